@@ -1,0 +1,12 @@
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY pyramid_app pyramid_app
+COPY annotation annotation
+COPY scoring scoring
+COPY frontend frontend
+COPY manage.py ./
+RUN pip install --no-cache-dir . && DEBUG=0 SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput
+EXPOSE 8000
+CMD ["gunicorn", "pyramid_app.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]

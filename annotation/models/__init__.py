@@ -1,0 +1,20 @@
+"""The domain model, one module per concept group.
+
+corpus: Dataset, Topic, ReferenceSummary, PeerSummary
+pyramid: Pyramid, SCU, Contributor, ContributorPart
+peer: PeerAnnotation, PeerMatch, PeerMatchPart
+work: Assignment
+results: AnnotationScore, TopicAgreement (stored results of background computations)
+"""
+from .corpus import Dataset, PeerSummary, ReferenceSummary, Topic
+from .peer import PeerAnnotation, PeerMatch, PeerMatchPart
+from .pyramid import SCU, Contributor, ContributorPart, Pyramid
+from .results import AnnotationScore, TopicAgreement
+from .work import Assignment
+
+__all__ = [
+    "Dataset", "Topic", "ReferenceSummary", "PeerSummary",
+    "Pyramid", "SCU", "Contributor", "ContributorPart",
+    "PeerAnnotation", "PeerMatch", "PeerMatchPart",
+    "Assignment", "AnnotationScore", "TopicAgreement",
+]

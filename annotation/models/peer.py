@@ -1,0 +1,93 @@
+"""Peer annotations: which SCUs a peer summary expresses, with the peer spans as evidence."""
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+
+from .corpus import PeerSummary
+from .pyramid import SCU, Pyramid
+from .spans import Span, validate_span
+
+
+class PeerAnnotation(models.Model):
+    """One annotator's reading of one peer against one pyramid.
+
+    The count of non-matching units is derived (matches without an SCU), like weights, so it can
+    never disagree with the evidence. ``revision`` is bumped by every change to its matches.
+    """
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        IN_PROGRESS = "in_progress", "In progress"
+        DONE = "done", "Done"
+
+    peer = models.ForeignKey(PeerSummary, on_delete=models.CASCADE, related_name="annotations")
+    pyramid = models.ForeignKey(Pyramid, on_delete=models.CASCADE, related_name="annotations")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="peer_annotations")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
+    source = models.CharField(max_length=500, blank=True, help_text="Where it came from, e.g. the imported file name.")
+    revision = models.PositiveBigIntegerField(default=0, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["peer", "annotator", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["peer", "pyramid", "annotator"], name="annotation_unique_per_annotator"),
+        ]
+
+    def __str__(self):
+        who = self.annotator.username if self.annotator_id else "unknown"
+        return f"Annotation of peer {self.peer} by {who}"
+
+    @property
+    def non_matching_count(self) -> int:
+        return sum(1 for m in self.matches.all() if m.scu_id is None)
+
+    def clean(self):
+        if self.peer_id and self.pyramid_id and self.peer.topic_id != self.pyramid.topic_id:
+            raise ValidationError({"pyramid": "The pyramid belongs to another topic than the peer summary."})
+
+
+class PeerMatch(models.Model):
+    """The peer expresses ``scu`` here (several matches of one SCU are repetitions).
+
+    A match without an SCU is a non-matching content unit (counted by the original score).
+    """
+
+    annotation = models.ForeignKey(PeerAnnotation, on_delete=models.CASCADE, related_name="matches")
+    scu = models.ForeignKey(SCU, null=True, blank=True, on_delete=models.CASCADE, related_name="peer_matches")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "peer matches"
+        ordering = ["annotation", "id"]
+
+    def __str__(self):
+        return f"Match of SCU {self.scu.uid}" if self.scu_id else "Non-matching unit"
+
+    def clean(self):
+        if self.scu_id and self.annotation_id and self.scu.pyramid_id != self.annotation.pyramid_id:
+            raise ValidationError({"scu": f"SCU {self.scu.uid} belongs to another pyramid than the annotation's."})
+
+
+class PeerMatchPart(Span):
+    """One continuous span of the peer summary's text that is evidence for a match."""
+
+    match = models.ForeignKey(PeerMatch, on_delete=models.CASCADE, related_name="parts")
+
+    class Meta(Span.Meta):
+        constraints = [
+            models.CheckConstraint(condition=Q(end__gt=models.F("start")), name="peer_part_nonempty", violation_error_message="A part must end after it starts."),
+        ]
+
+    def __str__(self):
+        return f"[{self.start}, {self.end})"
+
+    @property
+    def text(self) -> str:
+        return self.text_of(self.match.annotation.peer.text)
+
+    def clean(self):
+        if self.match_id:
+            validate_span(self.start, self.end, self.match.annotation.peer.text, "Part of the peer summary")

@@ -1,0 +1,103 @@
+"""Turn score-affecting saves into one recomputation per annotation after the commit.
+
+Every save or delete of an SCU, contributor, contributor part or peer match bumps the revision
+counters of what it can change (the pyramid or the annotation, and the topic) in the same
+transaction. After the commit, everything the transaction touched is handed to the scheduler
+once, however many rows changed (``annotation.services.recompute.schedule``). Bulk imports
+bypass signals and call ``touch_pyramid``/``touch_annotation`` themselves.
+"""
+from django.db import transaction
+from django.db.models import F
+from django.db.models.signals import post_delete, post_save
+
+from .models import SCU, Contributor, ContributorPart, PeerAnnotation, PeerMatch, Pyramid, Topic
+
+
+class _Pending:
+    """What one transaction changed; flushed to the scheduler by its on_commit callback."""
+
+    def __init__(self):
+        self.pyramids: set[int] = set()
+        self.annotations: set[int] = set()
+        self.topics: set[int] = set()
+
+    def flush(self):
+        from .services.recompute import schedule
+
+        schedule(pyramid_ids=self.pyramids, annotation_ids=self.annotations, topic_ids=self.topics)
+
+
+def _pending_for_transaction() -> _Pending:
+    """The pending set of the current transaction.
+
+    Django has no rollback hook, so a set is reused only while its callback is still registered
+    (a rolled-back transaction or savepoint drops the callback, and with it the set).
+    """
+    connection = transaction.get_connection()
+    pending = getattr(connection, "_pyramid_score_pending", None)
+    if pending is None or not any(entry[1] == pending.flush for entry in connection.run_on_commit):
+        pending = _Pending()
+        connection._pyramid_score_pending = pending
+        transaction.on_commit(pending.flush)
+    return pending
+
+
+def _record(*, pyramid_id=None, annotation_id=None, topic_id=None) -> None:
+    pending = _pending_for_transaction() if transaction.get_connection().in_atomic_block else _Pending()
+    if pyramid_id:
+        pending.pyramids.add(pyramid_id)
+    if annotation_id:
+        pending.annotations.add(annotation_id)
+    if topic_id:
+        pending.topics.add(topic_id)
+    if not transaction.get_connection().in_atomic_block:
+        pending.flush()
+
+
+def touch_pyramid(pyramid_id: int, topic_id: int) -> None:
+    """A pyramid changed: every score against it and its topic's agreement are now stale."""
+    Pyramid.objects.filter(pk=pyramid_id).update(revision=F("revision") + 1)
+    Topic.objects.filter(pk=topic_id).update(revision=F("revision") + 1)
+    _record(pyramid_id=pyramid_id, topic_id=topic_id)
+
+
+def touch_annotation(annotation_id: int, topic_id: int) -> None:
+    """An annotation changed: its scores and its topic's agreement are now stale."""
+    PeerAnnotation.objects.filter(pk=annotation_id).update(revision=F("revision") + 1)
+    Topic.objects.filter(pk=topic_id).update(revision=F("revision") + 1)
+    _record(annotation_id=annotation_id, topic_id=topic_id)
+
+
+def _touch_pyramid_of(**lookup) -> None:
+    for pyramid_id, topic_id in Pyramid.objects.filter(**lookup).values_list("id", "topic_id")[:1]:
+        touch_pyramid(pyramid_id, topic_id)
+
+
+def _on_scu(sender, instance, **kwargs):
+    _touch_pyramid_of(pk=instance.pyramid_id)
+
+
+def _on_contributor(sender, instance, **kwargs):
+    _touch_pyramid_of(scus=instance.scu_id)
+
+
+def _on_contributor_part(sender, instance, **kwargs):
+    _touch_pyramid_of(scus__contributors=instance.contributor_id)
+
+
+def _on_peer_match(sender, instance, **kwargs):
+    for annotation_id, topic_id in PeerAnnotation.objects.filter(pk=instance.annotation_id).values_list("id", "pyramid__topic_id"):
+        touch_annotation(annotation_id, topic_id)
+
+
+def _on_annotation_deleted(sender, instance, **kwargs):
+    # Its scores go with it; the topic's agreement no longer includes it.
+    Topic.objects.filter(pyramids=instance.pyramid_id).update(revision=F("revision") + 1)
+    for topic_id in Topic.objects.filter(pyramids=instance.pyramid_id).values_list("id", flat=True):
+        _record(topic_id=topic_id)
+
+
+for model, handler in [(SCU, _on_scu), (Contributor, _on_contributor), (ContributorPart, _on_contributor_part), (PeerMatch, _on_peer_match)]:
+    post_save.connect(handler, sender=model, dispatch_uid=f"score-events-save-{model.__name__}")
+    post_delete.connect(handler, sender=model, dispatch_uid=f"score-events-delete-{model.__name__}")
+post_delete.connect(_on_annotation_deleted, sender=PeerAnnotation, dispatch_uid="score-events-delete-annotation")

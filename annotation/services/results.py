@@ -1,0 +1,146 @@
+"""Score and agreement rows: the one implementation behind exports, stored results and dashboards.
+
+Row keys are a public contract (``export_scores``/``export_agreement``, the API's CSV/JSON): keep them.
+"""
+from collections import defaultdict
+from collections.abc import Iterable
+
+from scoring.agreement import alpha_dice_summary, peer_matrix
+from scoring.correlation import mean_abs_difference, pearson
+from scoring.model import Convention
+from scoring.scores import reference_annotation, score_peer, score_reference
+
+from ..models import PeerAnnotation, Pyramid, Topic
+from .scoring_inputs import load_annotations, load_pyramids
+
+SCORE_KEYS = (
+    "dataset", "topic", "summary", "kind", "annotator", "modified", "modified_jk", "original",
+    "matched_scus", "repetitions", "non_matching", "observed_weight", "convention",
+)
+AGREEMENT_KEYS = (
+    "dataset", "topic", "annotators", "peers", "alpha_dice_mean", "alpha_dice_pooled", "alpha_dice_by_peer",
+    "pearson_modified", "pearson_ci", "mean_abs_diff_modified", "units_pooled", "convention",
+)
+
+
+def _score_row(score, *, dataset, topic, summary, kind, annotator) -> dict:
+    values = score.as_dict()
+    row = {"dataset": dataset, "topic": topic, "summary": summary, "kind": kind, "annotator": annotator}
+    row.update({key: values[key] for key in SCORE_KEYS if key in values})
+    row["undefined"] = values["undefined"]
+    return row
+
+
+def score_annotations(annotations: Iterable[PeerAnnotation], convention: Convention) -> dict[int, "object"]:
+    """annotation id -> PeerScore, loading every pyramid and annotation in a fixed number of queries."""
+    annotations = list(annotations)
+    pyramids = load_pyramids(a.pyramid_id for a in annotations)
+    inputs = load_annotations(a.pk for a in annotations)
+    return {a.pk: score_peer(pyramids[a.pyramid_id], inputs[a.pk], convention) for a in annotations}
+
+
+def score_rows(topics, convention: Convention = Convention.NIST, *, include_references: bool = True) -> list[dict]:
+    """One row per peer annotation and (optionally) per reference summary of each pyramid.
+
+    A reference is scored against the pyramid of the other references, its annotation being the
+    SCUs it contributes to; its annotator is the pyramid's creator.
+    """
+    convention = Convention(convention)
+    annotations = list(
+        PeerAnnotation.objects.filter(pyramid__topic__in=topics)
+        .select_related("peer__topic__dataset", "annotator")
+        .order_by("peer__topic__dataset__name", "peer__topic__external_id", "peer__external_id", "annotator__username", "id")
+    )
+    scores = score_annotations(annotations, convention)
+    rows = [
+        _score_row(
+            scores[a.pk], dataset=a.peer.topic.dataset.name, topic=a.peer.topic.external_id,
+            summary=a.peer.external_id, kind="peer", annotator=a.annotator.username if a.annotator_id else "",
+        )
+        for a in annotations
+    ]
+    if include_references:
+        pyramids = list(
+            Pyramid.objects.filter(topic__in=topics).select_related("topic__dataset", "creator").order_by("topic__external_id", "id")
+        )
+        inputs = load_pyramids(p.pk for p in pyramids)
+        for p in pyramids:
+            for ref in inputs[p.pk].references:
+                annotation = reference_annotation(inputs[p.pk], ref, convention)
+                rows.append(_score_row(
+                    score_reference(inputs[p.pk], ref, annotation, convention),
+                    dataset=p.topic.dataset.name, topic=p.topic.external_id, summary=ref, kind="reference",
+                    annotator=p.creator.username if p.creator_id else "",
+                ))
+    return rows
+
+
+def agreement_rows(topics, convention: Convention = Convention.NIST) -> list[dict]:
+    """Agreement per topic over the peers that two or more annotators annotated with one pyramid."""
+    convention = Convention(convention)
+    annotations = list(
+        PeerAnnotation.objects.filter(pyramid__topic__in=topics, annotator__isnull=False)
+        .select_related("peer", "annotator", "pyramid__topic__dataset")
+    )
+    by_peer = defaultdict(list)  # (topic id, pyramid id, peer external id) -> annotations
+    for a in annotations:
+        by_peer[(a.pyramid.topic_id, a.pyramid_id, a.peer.external_id)].append(a)
+    shared = {key: group for key, group in by_peer.items() if len({a.annotator_id for a in group}) >= 2}
+    if not shared:
+        return []
+    involved = [a for group in shared.values() for a in group]
+    pyramids = load_pyramids({a.pyramid_id for a in involved})
+    inputs = load_annotations(a.pk for a in involved)
+    topics_by_id = {a.pyramid.topic_id: a.pyramid.topic for a in involved}
+    rows = []
+    for topic_id, topic in sorted(topics_by_id.items(), key=lambda item: item[1].external_id):
+        keys = sorted(key for key in shared if key[0] == topic_id)
+        several_pyramids = len({key[1] for key in keys}) > 1
+        per_peer, modified = {}, defaultdict(dict)  # modified[annotator][peer] = score
+        for _, pyramid_id, peer in keys:
+            label = f"{peer} (pyramid {pyramid_id})" if several_pyramids else peer
+            pyramid = pyramids[pyramid_id]
+            group = shared[(topic_id, pyramid_id, peer)]
+            per_peer[label] = peer_matrix([s.uid for s in pyramid.scus], {a.annotator.username: dict(inputs[a.pk].matches) for a in group})
+            for a in group:
+                modified[a.annotator.username][label] = score_peer(pyramid, inputs[a.pk], convention).modified
+        summary = alpha_dice_summary(per_peer)
+        rows.append({
+            "dataset": topic.dataset.name,
+            "topic": topic.external_id,
+            "annotators": sorted(modified),
+            "peers": len(per_peer),
+            "alpha_dice_mean": summary.mean,
+            "alpha_dice_pooled": summary.pooled.value,
+            "alpha_dice_by_peer": {
+                peer: {"value": alpha.value, "units": alpha.units, "reason": alpha.reason} for peer, alpha in summary.by_peer.items()
+            },
+            **_score_comparison(modified),
+            "units_pooled": summary.pooled.units,
+            "convention": convention.value,
+        })
+    return rows
+
+
+def _score_comparison(modified: dict[str, dict[str, float | None]]) -> dict:
+    """Pearson r (95% Fisher-z interval) and mean absolute difference of two annotators' modified scores.
+
+    With more than two annotators, the pair that shares the most peers (then by name) is compared.
+    """
+    names = sorted(modified)
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    a, b = min(pairs, key=lambda pair: (-len(modified[pair[0]].keys() & modified[pair[1]].keys()), pair))
+    common = sorted(p for p in set(modified[a]) & set(modified[b]) if modified[a][p] is not None and modified[b][p] is not None)
+    x, y = [modified[a][p] for p in common], [modified[b][p] for p in common]
+    r = pearson(x, y) if common else None
+    return {
+        "pearson_modified": r.value if r else None,
+        "pearson_ci": [r.ci_low, r.ci_high] if r and r.ci_low is not None else None,
+        "mean_abs_diff_modified": mean_abs_difference(x, y) if common else None,
+        "compared_annotators": [a, b],
+    }
+
+
+def topics_of(dataset_name: str | None):
+    topics = Topic.objects.all()
+    return topics.filter(dataset__name=dataset_name) if dataset_name else topics

@@ -1,0 +1,61 @@
+"""Read pyramids and annotations from the database as the pure inputs of ``scoring``.
+
+Each loader runs a fixed number of queries however large the data (no per-row queries), because
+recomputation, exports and dashboards call them for hundreds of annotations at once.
+"""
+from collections import defaultdict
+from collections.abc import Iterable
+
+from scoring.model import SCU as ScoringSCU
+from scoring.model import Contributor as ScoringContributor
+from scoring.model import PeerAnnotation as ScoringAnnotation
+from scoring.model import Pyramid as ScoringPyramid
+
+from ..models import SCU, Contributor, ContributorPart, PeerMatch, Pyramid
+
+
+def load_pyramids(pyramid_ids: Iterable[int]) -> dict[int, ScoringPyramid]:
+    """pyramid id -> scoring pyramid (reference external ids; contributors by the references their parts lie in)."""
+    ids = list(set(pyramid_ids))
+    references = defaultdict(list)
+    for pyramid_id, external_id in Pyramid.references.through.objects.filter(pyramid_id__in=ids).values_list(
+        "pyramid_id", "referencesummary__external_id"
+    ):
+        references[pyramid_id].append(external_id)
+    uids = defaultdict(list)
+    for pyramid_id, scu_id, uid in SCU.objects.filter(pyramid_id__in=ids).values_list("pyramid_id", "id", "uid"):
+        uids[pyramid_id].append((scu_id, uid))
+    contributor_refs: dict[int, set[str]] = {}
+    contributors_of = defaultdict(list)
+    for contributor_id, scu_id, ref in Contributor.objects.filter(scu__pyramid_id__in=ids).values_list(
+        "id", "scu_id", "reference__external_id"
+    ):
+        contributor_refs[contributor_id] = {ref}
+        contributors_of[scu_id].append(contributor_id)
+    for contributor_id, ref in ContributorPart.objects.filter(contributor__scu__pyramid_id__in=ids).values_list(
+        "contributor_id", "reference__external_id"
+    ):
+        contributor_refs[contributor_id].add(ref)
+    return {
+        pyramid_id: ScoringPyramid(
+            references=tuple(sorted(references[pyramid_id])),
+            scus=tuple(
+                ScoringSCU(uid, tuple(ScoringContributor(frozenset(contributor_refs[c])) for c in contributors_of[scu_id]))
+                for scu_id, uid in sorted(uids[pyramid_id], key=lambda pair: pair[1])
+            ),
+        )
+        for pyramid_id in ids
+    }
+
+
+def load_annotations(annotation_ids: Iterable[int]) -> dict[int, ScoringAnnotation]:
+    """annotation id -> SCU uid counts (repetitions) and the number of non-matching units."""
+    ids = list(set(annotation_ids))
+    counts: dict[int, dict[int, int]] = {i: {} for i in ids}
+    non_matching = dict.fromkeys(ids, 0)
+    for annotation_id, uid in PeerMatch.objects.filter(annotation_id__in=ids).values_list("annotation_id", "scu__uid"):
+        if uid is None:
+            non_matching[annotation_id] += 1
+        else:
+            counts[annotation_id][uid] = counts[annotation_id].get(uid, 0) + 1
+    return {i: ScoringAnnotation(counts[i], non_matching[i]) for i in ids}

@@ -1,0 +1,14 @@
+"""The Celery application.
+
+Configuration comes from Django settings (``CELERY_*``). Without ``REDIS_URL`` the settings switch
+Celery to eager mode, so a bare checkout runs every task in-process and needs nothing installed.
+"""
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
+
+app = Celery("pyramid")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

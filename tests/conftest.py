@@ -1,0 +1,115 @@
+"""Shared fixtures. Tests that need a real service declare it with a marker (see pyproject.toml).
+
+Unconfigured services make those tests skip with the reason, so `make test` passes on a bare
+machine; with REQUIRE_SERVICES=1 (CI) a missing service fails the test instead.
+"""
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO.parent / "shared" / "data"
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM_FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]
+
+
+def require(ok, reason: str) -> None:
+    """Skip with ``reason`` unless REQUIRE_SERVICES=1, where a missing service is a failure."""
+    if ok:
+        return
+    if os.environ.get("REQUIRE_SERVICES") == "1":
+        pytest.fail(f"REQUIRE_SERVICES=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def redis_available() -> bool:
+    if not settings.REDIS_URL:
+        return False
+    import redis
+
+    try:
+        return redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        return False
+
+
+def chromium_path() -> str | None:
+    return os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
+
+
+def shared_data(*parts: str) -> Path:
+    """A path under ../shared/data, skipping the test (never failing) when the data is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real data not available: {path} is absent (it lives beside the repository in ../shared/data)")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _required_services(request):
+    marker = request.node.get_closest_marker
+    if marker("postgres"):
+        from django.db import connection
+
+        require(connection.vendor == "postgresql", "this test needs PostgreSQL: set DATABASE_URL=postgres://...")
+    if marker("redis") or marker("worker"):
+        require(redis_available(), "this test needs Redis: set REDIS_URL=redis://... to a running server")
+    if marker("browser"):
+        require(chromium_path(), "this test needs Debian's chromium (apt-get install chromium) or CHROMIUM_PATH")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _clean_redis():
+    """Start from an empty Redis database: no queued task or pending key from an earlier run."""
+    if redis_available():
+        import redis
+
+        redis.Redis.from_url(settings.REDIS_URL).flushdb()
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache():
+    from django.core.cache import cache
+
+    try:
+        cache.clear()
+    except Exception:
+        pass
+
+
+@pytest.fixture
+def celery_worker(transactional_db):
+    """A real Celery worker thread consuming from Redis, against the test database."""
+    require(redis_available(), "a real Celery worker needs Redis: set REDIS_URL")
+    from celery.contrib.testing.worker import start_worker
+
+    from pyramid_app.celery import app
+
+    with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False, loglevel="WARNING", shutdown_timeout=10) as worker:
+        yield worker
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian's Chromium driven by Playwright (never a downloaded browser)."""
+    path = chromium_path()
+    require(path, "browser tests need Debian's chromium (apt-get install chromium) or CHROMIUM_PATH")
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
