@@ -6,6 +6,9 @@ transaction. After the commit, everything the transaction touched is handed to t
 once, however many rows changed (``annotation.services.recompute.schedule``). Bulk imports
 bypass signals and call ``touch_pyramid``/``touch_annotation`` themselves.
 """
+import threading
+from contextlib import contextmanager
+
 from django.db import transaction
 from django.db.models import F
 from django.db.models.signals import post_delete, post_save
@@ -42,15 +45,41 @@ def _pending_for_transaction() -> _Pending:
     return pending
 
 
+_batch = threading.local()
+
+
+@contextmanager
+def batched_scheduling():
+    """Collect every change made inside and schedule them once at the end (imports of many files).
+
+    Extra ids from a rolled-back file only cost a recomputation that finds nothing new.
+    """
+    if getattr(_batch, "pending", None) is not None:
+        yield
+        return
+    _batch.pending = _Pending()
+    try:
+        yield
+    finally:
+        pending, _batch.pending = _batch.pending, None
+        pending.flush()
+
+
 def _record(*, pyramid_id=None, annotation_id=None, topic_id=None) -> None:
-    pending = _pending_for_transaction() if transaction.get_connection().in_atomic_block else _Pending()
+    batch = getattr(_batch, "pending", None)
+    if batch is not None:
+        pending = batch
+    elif transaction.get_connection().in_atomic_block:
+        pending = _pending_for_transaction()
+    else:
+        pending = _Pending()
     if pyramid_id:
         pending.pyramids.add(pyramid_id)
     if annotation_id:
         pending.annotations.add(annotation_id)
     if topic_id:
         pending.topics.add(topic_id)
-    if not transaction.get_connection().in_atomic_block:
+    if batch is None and not transaction.get_connection().in_atomic_block:
         pending.flush()
 
 

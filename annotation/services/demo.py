@@ -6,9 +6,10 @@ non-matching unit. Loading is idempotent: an existing demo dataset is left as it
 """
 from dataclasses import dataclass
 
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.db import transaction
 
+from ..roles import ANNOTATOR, COORDINATOR, role_group
 from ..models import (
     SCU, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary,
     Pyramid, ReferenceSummary, Topic,
@@ -81,9 +82,9 @@ ANNOTATIONS = {
 USERS = [
     # username, password, group, staff, superuser
     ("admin", "demo-admin", None, True, True),
-    ("coordinator", "demo-coordinator", "coordinator", True, False),
-    ("alice", "demo-alice", "annotator", False, False),
-    ("bob", "demo-bob", "annotator", False, False),
+    ("coordinator", "demo-coordinator", COORDINATOR, True, False),
+    ("alice", "demo-alice", ANNOTATOR, False, False),
+    ("bob", "demo-bob", ANNOTATOR, False, False),
 ]
 
 
@@ -106,7 +107,7 @@ def _users() -> dict[str, User]:
             user.set_password(password)
             user.save()
         if group:
-            user.groups.add(Group.objects.get(name=group))
+            user.groups.add(role_group(group))
         users[username] = user
     return users
 

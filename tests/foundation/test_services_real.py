@@ -35,10 +35,10 @@ def test_browser_logs_in_and_sees_assignments(chromium, live_server, transaction
     load_demo()
     page = chromium.new_page(viewport={"width": 1280, "height": 800})
     page.goto(f"{live_server.url}/")
-    assert "/admin/login/" in page.url
+    assert "/accounts/login/" in page.url
     page.fill("#id_username", "alice")
     page.fill("#id_password", "demo-alice")
-    page.click("input[type=submit]")
+    page.click("button[type=submit]")
     page.goto(f"{live_server.url}/")
     page.wait_for_selector("text=Your assignments")
     rows = page.locator("tbody tr")

@@ -1,0 +1,45 @@
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from annotation.services.ducview_import import import_paths
+
+
+class Command(BaseCommand):
+    help = "Import DUCView .pyr and .pan files (files or directories, recursively). Re-importing adds nothing twice."
+
+    def add_arguments(self, parser):
+        parser.add_argument("paths", nargs="+", help=".pyr/.pan files or directories")
+        parser.add_argument("--dataset", help="dataset name (default: the name of the first directory given)")
+        parser.add_argument("--verbose-report", action="store_true", help="list every repair, unplaced part and legacy issue")
+
+    def handle(self, *args, paths, dataset=None, verbose_report=False, **options):
+        first = Path(paths[0])
+        dataset = dataset or (first if first.is_dir() else first.parent).resolve().name
+        show_bar = sys.stderr.isatty()
+
+        def progress(files):
+            return tqdm(files, desc="importing", unit="file", disable=not show_bar)
+
+        try:
+            report = import_paths(paths, dataset, progress)
+        except FileNotFoundError as error:
+            raise CommandError(str(error)) from None
+        self.stdout.write(f"Dataset: {dataset}")
+        for line in report.summary_lines():
+            self.stdout.write("  " + line)
+        for title, items in [("Legacy rule violations (kept, flagged on the contributors)", report.legacy),
+                             ("Parts that could not be placed (left out)", report.unplaced),
+                             ("Repairs", report.repairs if verbose_report else [])]:
+            if items:
+                self.stdout.write(f"{title}:")
+                for item in items:
+                    self.stdout.write("  " + item)
+        if report.repairs and not verbose_report:
+            self.stdout.write(f"({len(report.repairs)} repairs; --verbose-report lists them)")
+        for item in report.rejected:
+            self.stderr.write(self.style.ERROR("rejected " + item))
+        if report.rejected:
+            raise CommandError(f"{len(report.rejected)} file(s) rejected; nothing of them was written")

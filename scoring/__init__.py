@@ -1,0 +1,52 @@
+"""Pure-Python scoring core of the pyramid app (no Django here, on purpose).
+
+``model`` describes pyramids and annotations, ``scores`` computes the pyramid scores (NIST and
+SacreROUGE conventions, jackknife), ``agreement`` alpha_Dice between annotators, ``correlation``
+Pearson/Spearman/Kendall with sample sizes and reasons.
+"""
+
+from .agreement import (
+    Alpha,
+    AgreementSummary,
+    alpha_dice,
+    alpha_dice_summary,
+    dice_distance,
+    peer_matrix,
+)
+from .correlation import Correlation, kendall, mean_abs_difference, pearson, spearman
+from .model import SCU, Contributor, Convention, PeerAnnotation, Pyramid
+from .scores import (
+    PeerScore,
+    compute_xa,
+    reference_annotation,
+    round_half_up,
+    score_peer,
+    score_reference,
+    scu_vector,
+)
+
+__all__ = [
+    "Alpha",
+    "AgreementSummary",
+    "Contributor",
+    "Convention",
+    "Correlation",
+    "PeerAnnotation",
+    "PeerScore",
+    "Pyramid",
+    "SCU",
+    "alpha_dice",
+    "alpha_dice_summary",
+    "compute_xa",
+    "dice_distance",
+    "kendall",
+    "mean_abs_difference",
+    "peer_matrix",
+    "pearson",
+    "reference_annotation",
+    "round_half_up",
+    "score_peer",
+    "score_reference",
+    "scu_vector",
+    "spearman",
+]

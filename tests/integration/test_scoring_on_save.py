@@ -1,0 +1,123 @@
+"""Saving anything that changes a score recomputes it after the commit, once per burst, never
+letting an older result overwrite a newer one, and surviving a broker outage."""
+import threading
+import time
+from unittest import mock
+
+import pytest
+from celery.signals import task_postrun
+from kombu.exceptions import OperationalError
+
+from annotation.models import SCU, AnnotationScore, PeerAnnotation, TopicAgreement
+from annotation.services.demo import load_demo
+from annotation.services.editing import add_contributor, add_match
+from annotation.services.recompute import _store_score, recompute_annotations
+
+
+def scores_of(annotation, convention="nist"):
+    return AnnotationScore.objects.filter(annotation=annotation, convention=convention).first()
+
+
+def wait_until(predicate, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+@pytest.fixture
+def demo_annotation(transactional_db):
+    load_demo()
+    return PeerAnnotation.objects.get(annotator__username="bob", peer__external_id="2")
+
+
+def test_an_older_result_never_overwrites_a_newer_one(demo_annotation):
+    a = demo_annotation
+    assert _store_score(a.pk, "test", (5, 5), {"modified": "new"})
+    assert not _store_score(a.pk, "test", (4, 9), {"modified": "older pyramid"})
+    assert not _store_score(a.pk, "test", (9, 4), {"modified": "older annotation"})
+    assert AnnotationScore.objects.get(annotation=a, convention="test").values == {"modified": "new"}
+    assert _store_score(a.pk, "test", (5, 6), {"modified": "newer"})
+    assert AnnotationScore.objects.get(annotation=a, convention="test").values == {"modified": "newer"}
+
+
+def test_eager_mode_recomputes_on_every_commit(demo_annotation, settings):
+    """Without a broker (the embedded default) tasks run in-process right after the commit."""
+    assert settings.CELERY_TASK_ALWAYS_EAGER or settings.REDIS_URL
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("REDIS_URL is set: the worker tests below cover this path")
+    a = demo_annotation
+    before = scores_of(a).values["modified"]
+    add_match(a, SCU.objects.get(pyramid=a.pyramid, uid=3), [(36, 68)])  # "It had been closed because of rust"
+    after = scores_of(a)
+    assert after.is_current and after.values["modified"] == pytest.approx(before + 3 / 15)
+
+
+def test_changing_the_pyramid_restales_every_annotation_against_it(demo_annotation, settings):
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("eager-mode check")
+    a = demo_annotation
+    reference_d = a.pyramid.references.get(external_id="D")
+    scu8 = SCU.objects.get(pyramid=a.pyramid, uid=8)
+    add_contributor(scu8, reference_d, [(0, 20)])  # weight of SCU 8: 1 -> 2; sum 20 -> Xa = 5
+    for annotation in PeerAnnotation.objects.filter(pyramid=a.pyramid):
+        assert scores_of(annotation).is_current
+    assert scores_of(a).values["observed_weight"] == 4 + 2  # SCUs 1 and 8
+
+
+@pytest.fixture
+def task_log():
+    """(task name, args) of every task a worker runs in this process."""
+    runs, lock = [], threading.Lock()
+
+    def record(sender=None, args=None, **kwargs):
+        with lock:
+            runs.append((sender.name, list(args or [])))
+
+    task_postrun.connect(record, weak=False)
+    yield runs
+    task_postrun.disconnect(record)
+
+
+@pytest.mark.worker
+def test_a_burst_of_saves_costs_one_recomputation(celery_worker, demo_annotation, task_log, settings):
+    settings.SCORE_DEBOUNCE_SECONDS = 1.0
+    a = demo_annotation
+    assert wait_until(lambda: scores_of(a) is not None and scores_of(a).is_current)
+    task_log.clear()
+    scu5 = SCU.objects.get(pyramid=a.pyramid, uid=5)
+    for _ in range(8):  # eight separate transactions in quick succession
+        add_match(a, scu5, [(0, 7)])
+    assert wait_until(lambda: scores_of(a).is_current)
+    runs = [args for name, args in task_log if name == "scoring.recompute_scores" and a.pk in args[0]]
+    assert 1 <= len(runs) <= 2, runs
+    # 1 distinct SCU more (weight 2), 7 repetitions: D = 5 + 2.
+    assert scores_of(a).values["observed_weight"] == 7 and scores_of(a).values["repetitions"] == 7
+    assert wait_until(lambda: TopicAgreement.objects.get(topic=a.peer.topic).is_current)
+
+
+@pytest.mark.worker
+def test_broker_down_save_succeeds_then_a_worker_catches_up(transactional_db, settings, django_db_blocker):
+    from celery.contrib.testing.worker import start_worker
+
+    from pyramid_app.celery import app
+    from scoring.tasks import recompute_scores
+
+    assert settings.REDIS_URL, "guarded by the worker marker"
+    load_demo()  # scores queued; no worker yet
+    a = PeerAnnotation.objects.get(annotator__username="bob", peer__external_id="2")
+    with mock.patch.object(recompute_scores, "apply_async", side_effect=OperationalError("broker down")):
+        add_match(a, SCU.objects.get(pyramid=a.pyramid, uid=3), [(36, 68)])  # the save itself succeeds
+    assert a.matches.count() == 4
+    assert scores_of(a) is None or not scores_of(a).is_current, "a score computed before the save must show as stale"
+    with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=10):
+        assert wait_until(lambda: scores_of(a) is not None and scores_of(a).is_current)
+    assert scores_of(a).values["matched_scus"] == 3  # SCUs 1, 3, 8
+
+
+def test_recompute_is_idempotent_and_reports_writes(demo_annotation):
+    a = demo_annotation
+    assert recompute_annotations([a.pk]) == 2  # both conventions
+    assert scores_of(a, "sacrerouge").is_current
