@@ -114,14 +114,26 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
 
 REST_FRAMEWORK = {
+    # Token first: an anonymous request is answered 401 with "WWW-Authenticate: Token".
+    # Session requests (the browser) keep CSRF protection.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 100,
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
 }
-SPECTACULAR_SETTINGS = {"TITLE": "pyramid API", "VERSION": "0.1.0"}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "pyramid API",
+    "VERSION": "0.1.0",
+    "ENUM_NAME_OVERRIDES": {
+        "WorkStatusEnum": "annotation.models.pyramid.Pyramid.Status",  # same choices as PeerAnnotation.Status
+        "AssignmentStatusEnum": "annotation.models.work.Assignment.Status",
+    },
+}
 
 # --- Uploads and imports ---------------------------------------------------------------------
 IMPORT_MAX_BYTES = get_int("IMPORT_MAX_BYTES", 20 * 1024 * 1024)

@@ -2,6 +2,8 @@
 
 Row keys are a public contract (``export_scores``/``export_agreement``, the API's CSV/JSON): keep them.
 """
+import csv
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -139,6 +141,17 @@ def _score_comparison(modified: dict[str, dict[str, float | None]]) -> dict:
         "mean_abs_diff_modified": mean_abs_difference(x, y) if common else None,
         "compared_annotators": [a, b],
     }
+
+
+def write_rows(stream, rows: list[dict], keys: tuple[str, ...], fmt: str) -> None:
+    """Write rows as JSON (every key) or CSV (the columns ``keys``; nested values as JSON)."""
+    if fmt == "json":
+        stream.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+        return
+    writer = csv.DictWriter(stream, fieldnames=list(keys), extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: json.dumps(v) if isinstance(v, (dict, list)) else ("" if v is None else v) for k, v in row.items()})
 
 
 def topics_of(dataset_name: str | None):

@@ -1,20 +1,7 @@
-"""What export_scores and export_agreement share: output formats and options."""
-import csv
-import json
-
+"""What export_scores and export_agreement share: their options (rows are written by services.results.write_rows)."""
 from django.core.management.base import BaseCommand, CommandError
 
 from scoring.model import Convention
-
-
-def write_rows(stream, rows: list[dict], keys: tuple[str, ...], fmt: str) -> None:
-    if fmt == "json":
-        stream.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
-        return
-    writer = csv.DictWriter(stream, fieldnames=list(keys), extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: json.dumps(v) if isinstance(v, (dict, list)) else ("" if v is None else v) for k, v in row.items()})
 
 
 class ExportCommand(BaseCommand):
@@ -30,7 +17,7 @@ class ExportCommand(BaseCommand):
 
     def handle(self, *args, dataset=None, convention="nist", format="json", **options):
         from annotation.models import Dataset
-        from annotation.services.results import topics_of
+        from annotation.services.results import topics_of, write_rows
 
         if dataset and not Dataset.objects.filter(name=dataset).exists():
             raise CommandError(f"no dataset named {dataset!r}")

@@ -1,0 +1,88 @@
+"""List filters: every list can be narrowed by the dataset and topic it belongs to, and by
+annotator and status where those exist (``?dataset=1&topic=2&annotator=3&status=done``)."""
+from django_filters import rest_framework as filters
+
+from ..models import SCU, Assignment, Contributor, PeerAnnotation, PeerMatch, PeerSummary, Pyramid, ReferenceSummary, Topic
+
+
+def _ids(path: str) -> filters.NumberFilter:
+    return filters.NumberFilter(field_name=path)
+
+
+class TopicFilter(filters.FilterSet):
+    dataset = _ids("dataset")
+
+    class Meta:
+        model = Topic
+        fields = ["dataset", "external_id"]
+
+
+class ReferenceSummaryFilter(filters.FilterSet):
+    dataset = _ids("topic__dataset")
+
+    class Meta:
+        model = ReferenceSummary
+        fields = ["dataset", "topic", "external_id"]
+
+
+class PeerSummaryFilter(filters.FilterSet):
+    dataset = _ids("topic__dataset")
+
+    class Meta:
+        model = PeerSummary
+        fields = ["dataset", "topic", "external_id"]
+
+
+class PyramidFilter(filters.FilterSet):
+    dataset = _ids("topic__dataset")
+    annotator = _ids("creator")
+
+    class Meta:
+        model = Pyramid
+        fields = ["dataset", "topic", "annotator", "status"]
+
+
+class SCUFilter(filters.FilterSet):
+    dataset = _ids("pyramid__topic__dataset")
+    topic = _ids("pyramid__topic")
+
+    class Meta:
+        model = SCU
+        fields = ["dataset", "topic", "pyramid", "uid"]
+
+
+class ContributorFilter(filters.FilterSet):
+    dataset = _ids("scu__pyramid__topic__dataset")
+    topic = _ids("scu__pyramid__topic")
+    pyramid = _ids("scu__pyramid")
+
+    class Meta:
+        model = Contributor
+        fields = ["dataset", "topic", "pyramid", "scu", "reference"]
+
+
+class PeerAnnotationFilter(filters.FilterSet):
+    dataset = _ids("pyramid__topic__dataset")
+    topic = _ids("pyramid__topic")
+
+    class Meta:
+        model = PeerAnnotation
+        fields = ["dataset", "topic", "pyramid", "peer", "annotator", "status"]
+
+
+class PeerMatchFilter(filters.FilterSet):
+    dataset = _ids("annotation__pyramid__topic__dataset")
+    topic = _ids("annotation__pyramid__topic")
+    annotator = _ids("annotation__annotator")
+
+    class Meta:
+        model = PeerMatch
+        fields = ["dataset", "topic", "annotator", "annotation", "scu"]
+
+
+class AssignmentFilter(filters.FilterSet):
+    dataset = _ids("topic__dataset")
+
+    class Meta:
+        model = Assignment
+        fields = ["dataset", "topic", "annotator", "task", "status"]

@@ -1,0 +1,26 @@
+"""Renderers for file downloads chosen with ``?format=`` (DRF's format parameter).
+
+The view builds the file itself (the content depends on the format, not only its encoding); these
+renderers let DRF's content negotiation accept the format names and pass the text through. Error
+responses (dicts) are rendered as JSON.
+"""
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+
+
+class FileRenderer(BaseRenderer):
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        if isinstance(data, (str, bytes)):
+            return data
+        return JSONRenderer().render(data)
+
+
+class CSVRenderer(FileRenderer):
+    media_type = "text/csv"
+    format = "csv"
+
+
+class DUCViewRenderer(FileRenderer):
+    media_type = "application/xml"
+    format = "ducview"

@@ -1,0 +1,324 @@
+"""Serializers: strict about their input, validating through the models and services.
+
+- Unknown or read-only keys are refused (a typo must not be silently ignored); keys that identify
+  an object's place (its topic, pyramid, ...) cannot change after creation.
+- Related ids are looked up among the objects the requesting user may see, so an id you may not
+  see is "does not exist" (400), never a leak.
+- Model ``clean`` rules and the editing services give field-level messages; their Django
+  ``ValidationError`` becomes a 400 with the same fields.
+"""
+from contextlib import contextmanager
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
+from rest_framework import serializers
+
+from ..models import (
+    SCU, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart,
+    PeerSummary, Pyramid, ReferenceSummary, Topic,
+)
+from ..models.spans import validate_span
+from ..services import editing
+from . import permissions
+
+
+@contextmanager
+def django_errors_as_drf():
+    """Re-raise a model/service ValidationError as DRF's, keeping its field names."""
+    try:
+        yield
+    except DjangoValidationError as error:
+        detail = error.message_dict if hasattr(error, "error_dict") else {"non_field_errors": error.messages}
+        raise serializers.ValidationError(detail) from error
+
+
+class StrictMixin:
+    """Refuse input keys that are not writable fields of this serializer."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            errors = {}
+            for key in data:
+                field = self.fields.get(key)
+                if field is None:
+                    errors[key] = ["Unknown field."]
+                elif field.read_only:
+                    errors[key] = ["This field is read-only."]
+            if errors:
+                raise serializers.ValidationError(errors)
+        return super().to_internal_value(data)
+
+
+class StrictModelSerializer(StrictMixin, serializers.ModelSerializer):
+    """ModelSerializer that scopes related ids to the user, refuses moves and runs ``full_clean``.
+
+    ``Meta.create_only``: fields that may be given on creation only (where the object lives, and
+    texts that spans point into).
+    """
+
+    def get_fields(self):
+        fields = super().get_fields()
+        request = self.context.get("request")
+        for field in fields.values():
+            related = getattr(field, "child_relation", field)
+            queryset = getattr(related, "queryset", None)
+            if request is not None and queryset is not None and queryset.model in permissions.RULES:
+                related.queryset = permissions.visible(request.user, queryset)
+        return fields
+
+    def to_internal_value(self, data):
+        if self.instance is not None and isinstance(data, dict):
+            moved = {key: ["Cannot be changed after creation."] for key in getattr(self.Meta, "create_only", ()) if key in data}
+            if moved:
+                raise serializers.ValidationError(moved)
+        return super().to_internal_value(data)
+
+    def _save(self, instance, validated_data):
+        many = {name: validated_data.pop(name) for name in list(validated_data) if name in self._many_to_many()}
+        for name, value in validated_data.items():
+            setattr(instance, name, value)
+        with transaction.atomic():
+            with django_errors_as_drf():
+                instance.full_clean()
+            instance.save()
+            for name, value in many.items():
+                getattr(instance, name).set(value)
+        return instance
+
+    def _many_to_many(self):
+        return {f.name for f in self.Meta.model._meta.many_to_many}
+
+    def create(self, validated_data):
+        return self._save(self.Meta.model(), validated_data)
+
+    def update(self, instance, validated_data):
+        return self._save(instance, validated_data)
+
+
+class DatasetSerializer(StrictModelSerializer):
+    class Meta:
+        model = Dataset
+        fields = ["id", "name", "description", "coordinators", "created_at"]
+        read_only_fields = ["created_at"]
+
+
+class TopicSerializer(StrictModelSerializer):
+    class Meta:
+        model = Topic
+        fields = ["id", "dataset", "external_id", "title", "narrative", "revision"]
+        create_only = ["dataset"]
+
+
+class ReferenceSummarySerializer(StrictModelSerializer):
+    class Meta:
+        model = ReferenceSummary
+        fields = ["id", "topic", "external_id", "text"]
+        create_only = ["topic", "text"]
+
+
+class PeerSummarySerializer(StrictModelSerializer):
+    class Meta:
+        model = PeerSummary
+        fields = ["id", "topic", "external_id", "system_id", "text"]
+        create_only = ["topic", "text"]
+
+
+class PyramidSerializer(StrictModelSerializer):
+    """A pyramid; its creator is whoever creates it."""
+
+    creator = serializers.PrimaryKeyRelatedField(read_only=True)
+
+    class Meta:
+        model = Pyramid
+        fields = ["id", "topic", "creator", "references", "status", "source", "revision", "created_at", "updated_at"]
+        create_only = ["topic"]
+
+    def validate(self, attrs):
+        topic = attrs.get("topic") or self.instance.topic
+        foreign = [r.external_id for r in attrs.get("references", ()) if r.topic_id != topic.pk]
+        if foreign:
+            raise serializers.ValidationError({"references": [f"Reference {', '.join(foreign)} belongs to another topic than the pyramid."]})
+        return attrs
+
+    def create(self, validated_data):
+        validated_data["creator"] = self.context["request"].user
+        return super().create(validated_data)
+
+
+class SCUSerializer(StrictModelSerializer):
+    """An SCU; ``weight`` is its number of contributors (derived, read-only)."""
+
+    weight = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = SCU
+        fields = ["id", "pyramid", "uid", "label", "comment", "weight"]
+        create_only = ["pyramid"]
+
+
+class SpanSerializer(StrictMixin, serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
+    start = serializers.IntegerField(min_value=0)
+    end = serializers.IntegerField(min_value=0)
+
+
+def validate_spans(spans: list[dict], text: str, what: str) -> list[tuple[int, int]]:
+    """Check every span against the text (the models' rule), reporting errors per part index."""
+    errors, any_error = [], False
+    for span in spans:
+        try:
+            validate_span(span["start"], span["end"], text, what)
+            errors.append({})
+        except DjangoValidationError as error:
+            errors.append(error.message_dict)
+            any_error = True
+    if any_error:
+        raise serializers.ValidationError({"parts": errors})
+    return [(span["start"], span["end"]) for span in spans]
+
+
+class ContributorSerializer(StrictModelSerializer):
+    """A contributor with its parts, created whole (``editing.add_contributor``) or not at all."""
+
+    parts = SpanSerializer(many=True, allow_empty=False)
+
+    class Meta:
+        model = Contributor
+        fields = ["id", "scu", "reference", "comment", "legacy_issue", "parts"]
+        read_only_fields = ["legacy_issue"]
+
+    def validate(self, attrs):
+        reference = attrs["reference"]
+        attrs["parts"] = validate_spans(attrs["parts"], reference.text, f"Part of reference {reference.external_id}")
+        return attrs
+
+    def create(self, validated_data):
+        with django_errors_as_drf():
+            return editing.add_contributor(
+                validated_data["scu"], validated_data["reference"], validated_data["parts"], validated_data.get("comment", ""),
+            )
+
+
+class PeerAnnotationSerializer(StrictModelSerializer):
+    """One annotator's reading of a peer; its annotator is whoever creates it."""
+
+    annotator = serializers.PrimaryKeyRelatedField(read_only=True)
+
+    class Meta:
+        model = PeerAnnotation
+        fields = ["id", "peer", "pyramid", "annotator", "status", "source", "revision", "created_at", "updated_at"]
+        create_only = ["peer", "pyramid"]
+        validators = []  # uniqueness per annotator is checked by full_clean, once the annotator is set
+
+    def create(self, validated_data):
+        validated_data["annotator"] = self.context["request"].user
+        return super().create(validated_data)
+
+
+class PeerMatchSerializer(StrictModelSerializer):
+    """A match (``scu`` null: a non-matching unit) with its peer spans, created by ``editing.add_match``."""
+
+    parts = SpanSerializer(many=True, allow_empty=False)
+
+    class Meta:
+        model = PeerMatch
+        fields = ["id", "annotation", "scu", "parts"]
+
+    def validate(self, attrs):
+        attrs["parts"] = validate_spans(attrs["parts"], attrs["annotation"].peer.text, "Part of the peer summary")
+        return attrs
+
+    def create(self, validated_data):
+        with django_errors_as_drf():
+            return editing.add_match(validated_data["annotation"], validated_data.get("scu"), validated_data["parts"])
+
+
+class AssignmentSerializer(StrictModelSerializer):
+    created_by = serializers.PrimaryKeyRelatedField(read_only=True)
+
+    class Meta:
+        model = Assignment
+        fields = ["id", "topic", "annotator", "task", "status", "created_by", "created_at"]
+        create_only = ["topic", "annotator", "task"]
+
+    def create(self, validated_data):
+        validated_data["created_by"] = self.context["request"].user
+        return super().create(validated_data)
+
+
+# --- One-request reads -----------------------------------------------------------------------
+
+class ContributorPartSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ContributorPart
+        fields = ["id", "reference", "start", "end"]
+
+
+class FullContributorSerializer(serializers.ModelSerializer):
+    parts = ContributorPartSerializer(many=True)
+
+    class Meta:
+        model = Contributor
+        fields = ["id", "reference", "comment", "legacy_issue", "parts"]
+
+
+class FullSCUSerializer(serializers.ModelSerializer):
+    weight = serializers.IntegerField()
+    contributors = FullContributorSerializer(many=True)
+
+    class Meta:
+        model = SCU
+        fields = ["id", "uid", "label", "comment", "weight", "contributors"]
+
+
+class PyramidFullSerializer(serializers.ModelSerializer):
+    """A pyramid with everything its page needs: reference texts, SCUs with weights, contributors, parts."""
+
+    references = ReferenceSummarySerializer(many=True)
+    scus = FullSCUSerializer(many=True)
+
+    class Meta:
+        model = Pyramid
+        fields = ["id", "topic", "creator", "status", "source", "revision", "references", "scus"]
+
+
+class WeightedSCUSerializer(serializers.ModelSerializer):
+    weight = serializers.IntegerField()
+
+    class Meta:
+        model = SCU
+        fields = ["id", "uid", "label", "comment", "weight"]
+
+
+class MatchPartSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PeerMatchPart
+        fields = ["id", "start", "end"]
+
+
+class FullMatchSerializer(serializers.ModelSerializer):
+    parts = MatchPartSerializer(many=True)
+
+    class Meta:
+        model = PeerMatch
+        fields = ["id", "scu", "parts"]
+
+
+class AnnotationFullSerializer(serializers.ModelSerializer):
+    """An annotation with its peer text, matches, the pyramid's weighted SCUs and its current scores.
+
+    ``scores`` maps each convention to the stored values only while they are current; a stale or
+    missing score is absent (it is being recomputed).
+    """
+
+    peer = PeerSummarySerializer()
+    matches = FullMatchSerializer(many=True)
+    scus = WeightedSCUSerializer(many=True, source="pyramid.scus.all")
+    scores = serializers.SerializerMethodField()
+
+    class Meta:
+        model = PeerAnnotation
+        fields = ["id", "pyramid", "annotator", "status", "source", "revision", "peer", "matches", "scus", "scores"]
+
+    def get_scores(self, annotation) -> dict:
+        return {score.convention: score.values for score in annotation.scores.all() if score.is_current}

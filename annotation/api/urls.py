@@ -1,0 +1,26 @@
+"""The API under /api/: one router for the objects, the token endpoint, the OpenAPI schema and docs."""
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from . import views
+
+router = DefaultRouter()
+router.register("datasets", views.DatasetViewSet, basename="dataset")
+router.register("topics", views.TopicViewSet, basename="topic")
+router.register("references", views.ReferenceSummaryViewSet, basename="reference")
+router.register("peers", views.PeerSummaryViewSet, basename="peer")
+router.register("pyramids", views.PyramidViewSet, basename="pyramid")
+router.register("scus", views.SCUViewSet, basename="scu")
+router.register("contributors", views.ContributorViewSet, basename="contributor")
+router.register("annotations", views.PeerAnnotationViewSet, basename="annotation")
+router.register("matches", views.PeerMatchViewSet, basename="match")
+router.register("assignments", views.AssignmentViewSet, basename="assignment")
+
+app_name = "api"
+urlpatterns = [
+    path("auth/token/", views.TokenView.as_view(), name="token"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    *router.urls,
+]

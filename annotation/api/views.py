@@ -1,0 +1,249 @@
+"""API views: thin wrappers over querysets scoped by ``permissions`` and the services.
+
+Every viewset filters its queryset with ``permissions.visible`` (what you may not see is a 404)
+and checks ``permissions.can_change`` / ``check_create`` before a write (what you may not do is a
+403). List querysets prefetch what their serializers read, so a page costs a fixed number of
+queries.
+"""
+from io import StringIO
+
+from django.db.models import Count, Prefetch
+from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status, viewsets
+from rest_framework.authtoken.models import Token
+from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotAuthenticated, ValidationError
+from rest_framework.permissions import AllowAny
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from scoring.model import Convention
+
+from ..models import (
+    SCU, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
+    ReferenceSummary, Topic,
+)
+from ..services import results
+from . import filters, permissions, serializers
+from .renderers import CSVRenderer, DUCViewRenderer
+
+WEIGHTED_SCUS = SCU.objects.annotate(weight=Count("contributors")).order_by("uid")
+
+
+class ScopedViewSet(viewsets.ModelViewSet):
+    """CRUD over the objects the user may see; writes checked per object (and per parent on create)."""
+
+    permission_classes = [permissions.CanChange]
+    base_queryset = None
+
+    def get_queryset(self):
+        return permissions.visible(self.request.user, self.base_queryset.all())
+
+    def perform_create(self, serializer):
+        permissions.check_create(self.request.user, serializer.Meta.model, serializer.validated_data)
+        serializer.save()
+        self._reload(serializer)
+
+    def perform_update(self, serializer):
+        serializer.save()
+        self._reload(serializer)
+
+    def _reload(self, serializer):
+        """Answer a write with the object as a read shows it (derived fields such as weight included)."""
+        serializer.instance = self.base_queryset.get(pk=serializer.instance.pk)
+
+
+class FormatNegotiationMixin:
+    """An unknown ``?format=`` is bad input (400), not DRF's default 404."""
+
+    def perform_content_negotiation(self, request, force=False):
+        try:
+            return super().perform_content_negotiation(request, force)
+        except Http404:
+            formats = ", ".join(r.format for r in self.get_renderers())
+            raise ValidationError({"format": [f"Unknown format; choose one of: {formats}."]}) from None
+
+
+def attachment(response: Response, filename: str) -> Response:
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+FORMAT_PARAM = OpenApiParameter("format", str, description="file format")
+CONVENTION_PARAM = OpenApiParameter("convention", str, enum=[c.value for c in Convention], default=Convention.NIST.value)
+
+
+class DatasetViewSet(FormatNegotiationMixin, ScopedViewSet):
+    """Datasets. Only superusers create them; ``scores`` and ``agreement`` are for its coordinators."""
+
+    base_queryset = Dataset.objects.prefetch_related("coordinators")
+    serializer_class = serializers.DatasetSerializer
+
+    def _rows(self, request, rows_of, keys, name):
+        dataset = self.get_object()
+        try:
+            convention = Convention(request.query_params.get("convention", Convention.NIST.value))
+        except ValueError:
+            raise ValidationError({"convention": [f"Choose one of: {', '.join(c.value for c in Convention)}."]}) from None
+        rows = rows_of(dataset.topics.all(), convention)
+        if request.accepted_renderer.format == "csv":
+            out = StringIO()
+            results.write_rows(out, rows, keys, "csv")
+            return attachment(Response(out.getvalue()), f"{name}-{dataset.pk}-{convention.value}.csv")
+        return Response(rows)
+
+    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM], responses={200: dict})
+    @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
+    def scores(self, request, pk=None):
+        """Scores of every peer annotation and reference summary (the keys of ``export_scores``)."""
+        return self._rows(request, results.score_rows, results.SCORE_KEYS, "scores")
+
+    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM], responses={200: dict})
+    @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
+    def agreement(self, request, pk=None):
+        """Agreement per topic (the keys of ``export_agreement``)."""
+        return self._rows(request, results.agreement_rows, results.AGREEMENT_KEYS, "agreement")
+
+
+class TopicViewSet(ScopedViewSet):
+    base_queryset = Topic.objects.all()
+    serializer_class = serializers.TopicSerializer
+    filterset_class = filters.TopicFilter
+
+
+class ReferenceSummaryViewSet(ScopedViewSet):
+    base_queryset = ReferenceSummary.objects.all()
+    serializer_class = serializers.ReferenceSummarySerializer
+    filterset_class = filters.ReferenceSummaryFilter
+
+
+class PeerSummaryViewSet(ScopedViewSet):
+    base_queryset = PeerSummary.objects.all()
+    serializer_class = serializers.PeerSummarySerializer
+    filterset_class = filters.PeerSummaryFilter
+
+
+class PyramidViewSet(FormatNegotiationMixin, ScopedViewSet):
+    base_queryset = Pyramid.objects.prefetch_related("references")
+    serializer_class = serializers.PyramidSerializer
+    filterset_class = filters.PyramidFilter
+    full_queryset = Pyramid.objects.prefetch_related(
+        Prefetch("references", queryset=ReferenceSummary.objects.order_by("external_id")),
+        Prefetch("scus", queryset=WEIGHTED_SCUS.prefetch_related(
+            Prefetch("contributors", queryset=Contributor.objects.order_by("reference__external_id", "id").prefetch_related(
+                Prefetch("parts", queryset=ContributorPart.objects.order_by("reference_id", "start")),
+            )),
+        )),
+    )
+
+    def get_queryset(self):
+        if self.action in ("full", "export"):
+            return permissions.visible(self.request.user, self.full_queryset.all())
+        return super().get_queryset()
+
+    @extend_schema(responses=serializers.PyramidFullSerializer)
+    @action(detail=True, serializer_class=serializers.PyramidFullSerializer)
+    def full(self, request, pk=None):
+        """Everything a pyramid page needs in one request, in a fixed number of queries."""
+        return Response(serializers.PyramidFullSerializer(self.get_object(), context=self.get_serializer_context()).data)
+
+    @extend_schema(parameters=[FORMAT_PARAM], responses={200: serializers.PyramidFullSerializer})
+    @action(detail=True, renderer_classes=[JSONRenderer, DUCViewRenderer])
+    def export(self, request, pk=None):
+        """The pyramid as a file: ``json`` (the ``full`` document) or ``ducview`` (.pyr)."""
+        pyramid = self.get_object()
+        data = serializers.PyramidFullSerializer(pyramid, context=self.get_serializer_context()).data
+        return attachment(Response(data), f"pyramid-{pyramid.pk}.json")
+
+
+class SCUViewSet(ScopedViewSet):
+    base_queryset = WEIGHTED_SCUS
+    serializer_class = serializers.SCUSerializer
+    filterset_class = filters.SCUFilter
+
+
+class ContributorViewSet(ScopedViewSet):
+    """Contributors are created whole with their parts and deleted whole (moving one is a later action)."""
+
+    base_queryset = Contributor.objects.prefetch_related(Prefetch("parts", queryset=ContributorPart.objects.order_by("start")))
+    serializer_class = serializers.ContributorSerializer
+    filterset_class = filters.ContributorFilter
+    http_method_names = ["get", "post", "delete", "head", "options"]
+
+
+class PeerAnnotationViewSet(FormatNegotiationMixin, ScopedViewSet):
+    base_queryset = PeerAnnotation.objects.all()
+    serializer_class = serializers.PeerAnnotationSerializer
+    filterset_class = filters.PeerAnnotationFilter
+    full_queryset = PeerAnnotation.objects.select_related("peer", "pyramid").prefetch_related(
+        Prefetch("matches", queryset=PeerMatch.objects.order_by("id").prefetch_related(
+            Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start")),
+        )),
+        Prefetch("pyramid__scus", queryset=WEIGHTED_SCUS),
+        "scores",
+    )
+
+    def get_queryset(self):
+        if self.action in ("full", "export"):
+            return permissions.visible(self.request.user, self.full_queryset.all())
+        return super().get_queryset()
+
+    @extend_schema(responses=serializers.AnnotationFullSerializer)
+    @action(detail=True, serializer_class=serializers.AnnotationFullSerializer)
+    def full(self, request, pk=None):
+        """Everything an annotation page needs in one request, in a fixed number of queries."""
+        return Response(serializers.AnnotationFullSerializer(self.get_object(), context=self.get_serializer_context()).data)
+
+    @extend_schema(parameters=[FORMAT_PARAM], responses={200: serializers.AnnotationFullSerializer})
+    @action(detail=True, renderer_classes=[JSONRenderer, DUCViewRenderer])
+    def export(self, request, pk=None):
+        """The annotation as a file: ``json`` (the ``full`` document) or ``ducview`` (.pan)."""
+        annotation = self.get_object()
+        data = serializers.AnnotationFullSerializer(annotation, context=self.get_serializer_context()).data
+        return attachment(Response(data), f"annotation-{annotation.pk}.json")
+
+
+class PeerMatchViewSet(ScopedViewSet):
+    """Matches are created whole with their peer spans and deleted whole."""
+
+    base_queryset = PeerMatch.objects.prefetch_related(Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start")))
+    serializer_class = serializers.PeerMatchSerializer
+    filterset_class = filters.PeerMatchFilter
+    http_method_names = ["get", "post", "delete", "head", "options"]
+
+
+class AssignmentViewSet(ScopedViewSet):
+    base_queryset = Assignment.objects.all()
+    serializer_class = serializers.AssignmentSerializer
+    filterset_class = filters.AssignmentFilter
+
+
+class TokenView(APIView):
+    """Your API token for scripts (``Authorization: Token <key>``).
+
+    POST returns your token, creating it on first use; authenticate with your session or token,
+    or send ``username`` and ``password``. DELETE revokes it (the next POST makes a new one).
+    """
+
+    permission_classes = [AllowAny]
+    serializer_class = AuthTokenSerializer
+
+    @extend_schema(request=AuthTokenSerializer, responses={200: dict, 201: dict})
+    def post(self, request):
+        user = request.user
+        if not user.is_authenticated:
+            credentials = AuthTokenSerializer(data=request.data, context={"request": request})
+            credentials.is_valid(raise_exception=True)
+            user = credentials.validated_data["user"]
+        token, created = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key}, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request):
+        if not request.user.is_authenticated:
+            raise NotAuthenticated()
+        Token.objects.filter(user=request.user).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
