@@ -9,9 +9,11 @@
 """
 from contextlib import contextmanager
 
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from rest_framework import serializers
+from rest_framework.settings import api_settings
 
 from ..models import (
     SCU, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart,
@@ -22,13 +24,19 @@ from ..services import editing
 from . import permissions
 
 
+NON_FIELD_ERRORS_KEY = api_settings.NON_FIELD_ERRORS_KEY
+
+
 @contextmanager
 def django_errors_as_drf():
     """Re-raise a model/service ValidationError as DRF's, keeping its field names."""
     try:
         yield
     except DjangoValidationError as error:
-        detail = error.message_dict if hasattr(error, "error_dict") else {"non_field_errors": error.messages}
+        if hasattr(error, "error_dict"):
+            detail = {(NON_FIELD_ERRORS_KEY if key == NON_FIELD_ERRORS else key): value for key, value in error.message_dict.items()}
+        else:
+            detail = {NON_FIELD_ERRORS_KEY: error.messages}
         raise serializers.ValidationError(detail) from error
 
 
@@ -163,16 +171,14 @@ class SpanSerializer(StrictMixin, serializers.Serializer):
 
 
 def validate_spans(spans: list[dict], text: str, what: str) -> list[tuple[int, int]]:
-    """Check every span against the text (the models' rule), reporting errors per part index."""
-    errors, any_error = [], False
-    for span in spans:
+    """Check every span against the text (the models' rule); errors are keyed by part index, as DRF does."""
+    errors = {}
+    for index, span in enumerate(spans):
         try:
             validate_span(span["start"], span["end"], text, what)
-            errors.append({})
         except DjangoValidationError as error:
-            errors.append(error.message_dict)
-            any_error = True
-    if any_error:
+            errors[index] = error.message_dict
+    if errors:
         raise serializers.ValidationError({"parts": errors})
     return [(span["start"], span["end"]) for span in spans]
 
@@ -186,6 +192,7 @@ class ContributorSerializer(StrictModelSerializer):
         model = Contributor
         fields = ["id", "scu", "reference", "comment", "legacy_issue", "parts"]
         read_only_fields = ["legacy_issue"]
+        validators = []  # the service reports a second contributor from one reference on the field "reference"
 
     def validate(self, attrs):
         reference = attrs["reference"]

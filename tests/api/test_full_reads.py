@@ -1,0 +1,71 @@
+"""The one-request reads: complete documents in a number of SQL queries independent of size."""
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotation.models import SCU, AnnotationScore, PeerAnnotation, PeerSummary, Pyramid
+from annotation.services.editing import add_contributor, add_match
+
+from ..foundation.factories import topic
+from .conftest import client_for
+
+
+def build(n: int, admin):
+    """A topic with n SCUs of weight 2 (two-part contributors) and a peer matching every SCU."""
+    words = " ".join(f"word{i:03d}" for i in range(2 * n))
+    t, refs = topic(f"N{n}", "Sizes", A=words, B=words)
+    pyramid = Pyramid.objects.create(topic=t, creator=admin)
+    pyramid.references.set(refs.values())
+    peer = PeerSummary.objects.create(topic=t, external_id="1", text=words)
+    annotation = PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator=admin)
+    for i in range(n):
+        scu = SCU.objects.create(pyramid=pyramid, uid=i + 1, label=f"SCU {i}")
+        spans = [(16 * i, 16 * i + 7), (16 * i + 8, 16 * i + 15)]
+        for ref in refs.values():
+            add_contributor(scu, ref, spans)
+        add_match(annotation, scu, spans)
+    return pyramid, annotation
+
+
+def queries(client, url) -> tuple[int, dict]:
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(url)
+    assert response.status_code == 200
+    return len(captured), response.json()
+
+
+@pytest.mark.parametrize("role", ["admin", "coord"])
+def test_constant_queries_for_small_and_large(world, role):
+    user = world.users[role]
+    small, large = build(3, world.users["admin"]), build(9, world.users["admin"])
+    for pyramid, _ in (small, large):
+        pyramid.topic.dataset.coordinators.add(world.users["coord"])
+    client = client_for(user)
+    for kind, index in (("pyramids", 0), ("annotations", 1)):
+        n_small, doc_small = queries(client, f"/api/{kind}/{small[index].pk}/full/")
+        n_large, doc_large = queries(client, f"/api/{kind}/{large[index].pk}/full/")
+        assert n_small == n_large, f"{kind}: {n_small} queries for 3 SCUs but {n_large} for 9"
+        assert n_large <= 6, f"{kind}: {n_large} queries"  # object, 4 prefetches (5); the session adds none (forced auth)
+        assert len(doc_large["scus"]) == 9
+
+
+def test_pyramid_full_document(world, as_user):
+    doc = as_user("alice").get(f"/api/pyramids/{world.pyramid.pk}/full/").json()
+    assert [r["text"] for r in doc["references"]] == ["Alpha beta gamma.", "Delta epsilon zeta."]
+    assert [(s["uid"], s["weight"]) for s in doc["scus"]] == [(1, 1), (2, 0)]
+    contributor = doc["scus"][0]["contributors"][0]
+    assert contributor["reference"] == world.refs["A"].pk
+    assert [(p["start"], p["end"]) for p in contributor["parts"]] == [(0, 5)]
+
+
+def test_annotation_full_document_shows_only_current_scores(world, as_user):
+    annotation = PeerAnnotation.objects.select_related("pyramid").get(pk=world.annotation.pk)  # live revisions
+    AnnotationScore.objects.create(annotation=annotation, convention="nist", values={"modified": 0.5},
+                                   pyramid_revision=annotation.pyramid.revision, annotation_revision=annotation.revision)
+    AnnotationScore.objects.create(annotation=annotation, convention="sacrerouge", values={"modified": 0.4},
+                                   pyramid_revision=annotation.pyramid.revision - 1, annotation_revision=annotation.revision)
+    doc = as_user("alice").get(f"/api/annotations/{annotation.pk}/full/").json()
+    assert doc["peer"]["text"] == "Alpha is here, zeta too."
+    assert doc["matches"] == [{"id": world.match.pk, "scu": world.scu1.pk, "parts": [{"id": world.match.parts.get().pk, "start": 0, "end": 5}]}]
+    assert [(s["uid"], s["weight"]) for s in doc["scus"]] == [(1, 1), (2, 0)]
+    assert doc["scores"] == {"nist": {"modified": 0.5}}, "the stale sacrerouge score is left out"
