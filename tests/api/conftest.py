@@ -21,9 +21,13 @@ from ..foundation.factories import topic
 ROLES = ("anon", "alice", "bob", "carol", "coord", "other_coord", "admin")
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def world(db):
-    # No passwords: hashing them would dominate the run time (the token tests set one).
     users = {name: User.objects.create_user(name) for name in ROLES if name not in ("anon", "admin")}
     users["admin"] = User.objects.create_superuser("admin", email=None, password=None)
     t1, refs = topic("T1", "D1", A="Alpha beta gamma.", B="Delta epsilon zeta.")

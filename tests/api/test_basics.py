@@ -1,0 +1,91 @@
+"""Authentication (tokens, sessions with CSRF), the OpenAPI schema and docs, pagination, filters."""
+import pytest
+from django.contrib.auth.models import User
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotation.models import SCU
+
+
+def test_token_create_use_and_revoke(world):
+    alice = world.users["alice"]
+    alice.set_password("s3cret-pw")
+    alice.save()
+    client = APIClient()
+    assert client.post("/api/auth/token/", {"username": "alice", "password": "wrong"}, format="json").status_code == 400
+    created = client.post("/api/auth/token/", {"username": "alice", "password": "s3cret-pw"}, format="json")
+    assert created.status_code == 201
+    key = created.json()["token"]
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get(f"/api/pyramids/{world.pyramid.pk}/").status_code == 200
+    again = client.post("/api/auth/token/")
+    assert again.status_code == 200 and again.json()["token"] == key, "authenticated: the same token back"
+    assert client.delete("/api/auth/token/").status_code == 204
+    assert not Token.objects.filter(user=alice).exists()
+    assert client.get(f"/api/pyramids/{world.pyramid.pk}/").status_code == 401, "a revoked token no longer works"
+
+
+def test_token_revoke_needs_authentication(db):
+    assert APIClient().delete("/api/auth/token/").status_code == 401
+
+
+def test_anonymous_is_told_how_to_authenticate(db):
+    response = APIClient().get("/api/datasets/")
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"
+
+
+def test_session_writes_need_csrf(world):
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(world.users["alice"])
+    url = f"/api/scus/{world.scu1.pk}/"
+    assert client.get(url).status_code == 200
+    refused = client.patch(url, {"label": "no token"}, format="json")
+    assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
+    token = client.get("/accounts/login/").cookies["csrftoken"].value
+    assert client.patch(url, {"label": "with token"}, format="json", HTTP_X_CSRFTOKEN=token).status_code == 200
+    assert SCU.objects.get(pk=world.scu1.pk).label == "with token"
+
+
+def test_schema_and_docs(world, as_user):
+    schema = APIClient().get("/api/schema/", {"format": "json"})
+    assert schema.status_code == 200
+    paths = schema.json()["paths"]
+    for path in ["/api/pyramids/{id}/full/", "/api/annotations/{id}/export/", "/api/datasets/{id}/scores/", "/api/auth/token/", "/api/contributors/"]:
+        assert path in paths, path
+    assert APIClient().get("/api/docs/").status_code == 200
+
+
+def test_pagination(world, as_user):
+    SCU.objects.bulk_create(SCU(pyramid=world.pyramid, uid=uid, label=f"{uid}") for uid in range(3, 153))
+    page = as_user("alice").get("/api/scus/").json()
+    assert page["count"] == 152 and len(page["results"]) == 100 and page["next"].endswith("page=2")
+    assert len(as_user("alice").get("/api/scus/", {"page": 2}).json()["results"]) == 52
+
+
+@pytest.mark.parametrize("endpoint,query,expected", [
+    ("topics", {"dataset": "D2"}, 0),
+    ("topics", {"dataset": "D1"}, 1),
+    ("references", {"topic": "t1"}, 2),
+    ("pyramids", {"annotator": "alice", "status": "draft"}, 1),
+    ("pyramids", {"annotator": "bob"}, 0),
+    ("annotations", {"annotator": "alice", "dataset": "D1", "status": "draft"}, 1),
+    ("annotations", {"status": "done"}, 0),
+    ("matches", {"annotator": "alice", "topic": "t1"}, 1),
+    ("assignments", {"annotator": "bob", "dataset": "D1"}, 1),
+    ("assignments", {"task": "annotate_peers"}, 2),
+    ("contributors", {"pyramid": "pyramid"}, 1),
+])
+def test_filters(world, as_user, endpoint, query, expected):
+    objects = {**world.users, "D1": world.d1, "D2": world.d2, "t1": world.t1, "pyramid": world.pyramid}
+    params = {key: objects[value].pk if value in objects else value for key, value in query.items()}
+    assert as_user("admin").get(f"/api/{endpoint}/", params).json()["count"] == expected
+
+
+def test_invalid_filter_value_is_400(world, as_user):
+    assert as_user("admin").get("/api/topics/", {"dataset": "x"}).status_code == 400
+
+
+def test_users_without_role_see_no_dataset(db):
+    client = APIClient()
+    client.force_authenticate(User.objects.create_user("nobody"))
+    assert client.get("/api/datasets/").json()["count"] == 0
