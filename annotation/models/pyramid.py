@@ -109,10 +109,6 @@ class ContributorPart(Span):
     contributor = models.ForeignKey(Contributor, on_delete=models.CASCADE, related_name="parts")
     reference = models.ForeignKey(ReferenceSummary, on_delete=models.CASCADE, related_name="contributor_parts")
 
-    class Meta(Span.Meta):
-        constraints = [
-            models.CheckConstraint(condition=Q(end__gt=models.F("start")), name="contributor_part_nonempty", violation_error_message="A part must end after it starts."),
-        ]
 
     def __str__(self):
         return f"[{self.start}, {self.end}) of {self.reference.external_id}"
