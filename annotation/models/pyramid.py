@@ -26,6 +26,7 @@ class Pyramid(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
     source = models.CharField(max_length=500, blank=True, help_text="Where it came from, e.g. the imported file name.")
     revision = models.PositiveBigIntegerField(default=0, editable=False)
+    last_uid = models.PositiveIntegerField(default=0, editable=False, help_text="Highest SCU uid ever given out: uids are never reused, so history stays unambiguous.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
