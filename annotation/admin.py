@@ -159,3 +159,16 @@ class TopicAgreementAdmin(admin.ModelAdmin):
     list_display = ("topic", "topic_revision", "computed_at")
     search_fields = ("topic__external_id",)
     readonly_fields = ("values",)
+
+
+from .models import Judgment  # noqa: E402  (appended with its admin, to keep edits of this file local)
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    """Imported judgments (content responsiveness...), browsed by dataset, topic and metric."""
+
+    list_display = ("topic", "summary", "metric", "value", "source")
+    list_filter = ("metric", "topic__dataset")
+    search_fields = ("summary", "metric", "topic__external_id", "source")
+    list_select_related = ("topic__dataset",)
