@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.db.models import Count
 
 from .models import (
-    SCU, AnnotationScore, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch,
+    SCU, AnnotationScore, Assignment, Change, Contributor, ContributorPart, Dataset, Judgment, PeerAnnotation, PeerMatch,
     PeerMatchPart, PeerSummary, Pyramid, ReferenceSummary, Topic, TopicAgreement,
 )
 
@@ -103,7 +103,7 @@ class SCUAdmin(admin.ModelAdmin):
 @admin.register(Contributor)
 class ContributorAdmin(admin.ModelAdmin):
     list_display = ("id", "scu", "reference", "label", "legacy_issue")
-    list_filter = ("scu__pyramid__topic__dataset",)
+    list_filter = ("scu__pyramid__topic__dataset", ("legacy_issue", admin.EmptyFieldListFilter))
     search_fields = ("scu__label", "comment", "legacy_issue", "parts__reference__external_id")
     list_select_related = ("scu", "reference__topic")
     inlines = [ContributorPartInline]
@@ -159,3 +159,30 @@ class TopicAgreementAdmin(admin.ModelAdmin):
     list_display = ("topic", "topic_revision", "computed_at")
     search_fields = ("topic__external_id",)
     readonly_fields = ("values",)
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    """Imported judgments (content responsiveness...), browsed by dataset, topic and metric."""
+
+    list_display = ("topic", "summary", "metric", "value", "source")
+    list_filter = ("metric", "topic__dataset")
+    search_fields = ("summary", "metric", "topic__external_id", "source")
+    list_select_related = ("topic__dataset",)
+
+
+@admin.register(Change)
+class ChangeAdmin(admin.ModelAdmin):
+    """The audit history: who changed which pyramid or annotation, when, and how (read-only)."""
+
+    list_display = ("created_at", "user", "action", "summary", "pyramid", "annotation", "revision", "undo_state")
+    list_filter = ("action", "undo_state")
+    search_fields = ("summary", "user__username")
+    list_select_related = ("user", "pyramid__topic", "annotation__peer__topic")
+    readonly_fields = [f.name for f in Change._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

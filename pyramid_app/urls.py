@@ -7,5 +7,6 @@ urlpatterns = [
     path("api/", include("annotation.api.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("datasets/", include("frontend.dashboards.urls")),
     path("", include("frontend.urls")),
 ]

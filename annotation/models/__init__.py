@@ -5,16 +5,20 @@ pyramid: Pyramid, SCU, Contributor, ContributorPart
 peer: PeerAnnotation, PeerMatch, PeerMatchPart
 work: Assignment
 results: AnnotationScore, TopicAgreement (stored results of background computations)
+history: Change (audit history, undo/redo)
 """
 from .corpus import Dataset, PeerSummary, ReferenceSummary, Topic
+from .history import Change
 from .peer import PeerAnnotation, PeerMatch, PeerMatchPart
 from .pyramid import SCU, Contributor, ContributorPart, Pyramid
 from .results import AnnotationScore, TopicAgreement
 from .work import Assignment
+from .judgments import Judgment
 
 __all__ = [
     "Dataset", "Topic", "ReferenceSummary", "PeerSummary",
     "Pyramid", "SCU", "Contributor", "ContributorPart",
     "PeerAnnotation", "PeerMatch", "PeerMatchPart",
-    "Assignment", "AnnotationScore", "TopicAgreement",
+    "Assignment", "AnnotationScore", "TopicAgreement", "Change",
+    "Judgment",
 ]

@@ -76,10 +76,6 @@ class PeerMatchPart(Span):
 
     match = models.ForeignKey(PeerMatch, on_delete=models.CASCADE, related_name="parts")
 
-    class Meta(Span.Meta):
-        constraints = [
-            models.CheckConstraint(condition=Q(end__gt=models.F("start")), name="peer_part_nonempty", violation_error_message="A part must end after it starts."),
-        ]
 
     def __str__(self):
         return f"[{self.start}, {self.end})"

@@ -26,6 +26,7 @@ class Pyramid(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
     source = models.CharField(max_length=500, blank=True, help_text="Where it came from, e.g. the imported file name.")
     revision = models.PositiveBigIntegerField(default=0, editable=False)
+    last_uid = models.PositiveIntegerField(default=0, editable=False, help_text="Highest SCU uid ever given out: uids are never reused, so history stays unambiguous.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -109,10 +110,6 @@ class ContributorPart(Span):
     contributor = models.ForeignKey(Contributor, on_delete=models.CASCADE, related_name="parts")
     reference = models.ForeignKey(ReferenceSummary, on_delete=models.CASCADE, related_name="contributor_parts")
 
-    class Meta(Span.Meta):
-        constraints = [
-            models.CheckConstraint(condition=Q(end__gt=models.F("start")), name="contributor_part_nonempty", violation_error_message="A part must end after it starts."),
-        ]
 
     def __str__(self):
         return f"[{self.start}, {self.end}) of {self.reference.external_id}"

@@ -31,6 +31,12 @@ class Span(models.Model):
     class Meta:
         abstract = True
         ordering = ["start", "end"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(end__gt=models.F("start")), name="%(app_label)s_%(class)s_nonempty",
+                violation_error_message="A part must end after it starts.",
+            ),
+        ]
 
     def text_of(self, text: str) -> str:
         return text[self.start:self.end]

@@ -1,0 +1,51 @@
+"""Readers and writers of annotation file formats (pure Python, no Django).
+
+DUCView (.pyr pyramids, .pan peer annotations) and NIST file names.
+"""
+
+from .ducview import (
+    DEFAULT_MAX_BYTES,
+    NON_MATCHING_LABEL,
+    SCU,
+    Contributor,
+    LegacyIssue,
+    Part,
+    PeerAnnotationFile,
+    PeerMatch,
+    PeerPart,
+    Pyramid,
+    Reference,
+    Reject,
+    Repair,
+    Report,
+    parse_peer_annotation,
+    parse_pyramid,
+    write_peer_annotation,
+    write_pyramid,
+)
+from .errors import DucViewError
+from .nist_names import NistName, parse_nist_filename
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "NON_MATCHING_LABEL",
+    "SCU",
+    "Contributor",
+    "DucViewError",
+    "LegacyIssue",
+    "NistName",
+    "Part",
+    "PeerAnnotationFile",
+    "PeerMatch",
+    "PeerPart",
+    "Pyramid",
+    "Reference",
+    "Reject",
+    "Repair",
+    "Report",
+    "parse_nist_filename",
+    "parse_peer_annotation",
+    "parse_pyramid",
+    "write_peer_annotation",
+    "write_pyramid",
+]

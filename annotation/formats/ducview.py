@@ -1,0 +1,502 @@
+"""Read and write DUCView pyramid (.pyr) and peer annotation (.pan) files.
+
+Pure Python (no Django). Reading is here, writing in :mod:`annotation.formats.writer`, the
+dataclasses in :mod:`annotation.formats.model`, the splitting of the pyramid text into
+references (header regex, ids, blank lines, base offsets) in :mod:`annotation.formats.references`
+and the placing of mismatched labels in :mod:`annotation.formats.relocate`.
+
+Conventions of the dataclasses:
+
+* Offsets are 0-based, end-exclusive, in Python code points. ``Part`` offsets index the text
+  of ONE reference (``Reference.text``), ``PeerPart`` offsets the peer text. (The files store
+  offsets into the whole pyramid text, in Java UTF-16 code units; both are converted.)
+* A ``Contributor``'s ``label`` is the file's label, re-derived from the placed parts (texts in
+  text order joined with ``...``) when one of its parts had to be repaired or was rejected.
+  The writer always derives it. The same holds for ``PeerMatch.label``.
+* Parts keep the order of the file; peer matches are listed in the order of the pyramid's SCUs
+  (repetitions of one SCU in file order), which is also the order the writer uses.
+
+Reading never returns something partial: a file that cannot be read raises
+:class:`DucViewError`. Parts whose label cannot be placed are left out and listed in
+``Report.rejects``; what was repaired is in ``Report.repairs``; legacy oddities that are kept
+as they are (contributors spanning two references, two contributors of one SCU from the same
+reference) are in ``Report.legacy``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from xml.etree.ElementTree import Element, ParseError
+
+import defusedxml
+import defusedxml.ElementTree as DET
+
+from ._text import Utf16Offsets, derived_label, short
+from .errors import DucViewError
+from .model import (
+    NON_MATCHING_LABEL,
+    SCU,
+    Contributor,
+    LegacyIssue,
+    Part,
+    PeerAnnotationFile,
+    PeerMatch,
+    PeerPart,
+    Pyramid,
+    Reference,
+    Reject,
+    Repair,
+    Report,
+)
+from .references import RefSpan, split_references
+from .relocate import DEFAULT_WINDOW, locate_span
+from .writer import write_peer_annotation, write_pyramid
+
+__all__ = [
+    "Reference",
+    "Part",
+    "Contributor",
+    "SCU",
+    "Pyramid",
+    "PeerPart",
+    "PeerMatch",
+    "PeerAnnotationFile",
+    "Repair",
+    "Reject",
+    "LegacyIssue",
+    "Report",
+    "DucViewError",
+    "DEFAULT_MAX_BYTES",
+    "NON_MATCHING_LABEL",
+    "parse_pyramid",
+    "parse_peer_annotation",
+    "write_pyramid",
+    "write_peer_annotation",
+]
+
+DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+
+
+# --------------------------------------------------------------------------- XML reading
+
+
+_INT_RE = re.compile(r"[+-]?[0-9]{1,12}")
+_XML_DECL_ENCODING_RE = re.compile(rb"^\s*<\?xml[^>]*encoding\s*=\s*['\"]([A-Za-z0-9._-]+)")
+
+
+def _load_xml(data: bytes, max_bytes: int, report: Report) -> Element:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be bytes, not {type(data).__name__}")
+    data = bytes(data)
+    if len(data) > max_bytes:
+        raise DucViewError(f"the file is {len(data)} bytes, over the limit of {max_bytes} bytes")
+    if not data.strip():
+        raise DucViewError("the file is empty")
+    try:
+        return _fromstring(data)
+    except DucViewError as first:
+        # A file saved in Windows-1252 without an encoding declaration: retry decoded as such.
+        m = _XML_DECL_ENCODING_RE.match(data)
+        declared = m.group(1).decode().lower() if m else None
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff") or declared not in (None, "utf-8", "utf8"):
+            raise
+        try:
+            data.decode("utf-8")
+            raise first  # valid UTF-8: the error is not an encoding problem
+        except UnicodeDecodeError:
+            pass
+        root = _fromstring(data.decode("cp1252", errors="replace"))
+        report.repairs.append(
+            Repair("encoding", "the file is not valid UTF-8: read it as Windows-1252", "file")
+        )
+        return root
+
+
+def _fromstring(data: bytes | str) -> Element:
+    try:
+        # An inline DTD is accepted (every DUCView file has one); entity declarations
+        # (billion laughs) and external entities/DTDs are refused.
+        return DET.fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
+    except defusedxml.DefusedXmlException as exc:
+        raise DucViewError(f"forbidden XML construct (entities are not allowed): {exc}") from None
+    except ParseError as exc:
+        raise DucViewError(f"malformed XML: {exc}") from None
+
+
+def _attr(el: Element, name: str, where: str) -> str:
+    value = el.get(name)
+    if value is None:
+        raise DucViewError(f"{where}: <{el.tag}> has no {name!r} attribute")
+    return value
+
+
+def _int_attr(el: Element, name: str, where: str) -> int:
+    value = _attr(el, name, where)
+    if not _INT_RE.fullmatch(value.strip()):
+        raise DucViewError(f"{where}: <{el.tag}> attribute {name}={value!r} is not an integer "
+                           "(of at most 12 digits)")
+    return int(value.strip())
+
+
+def _lines_text(text_el: Element, where: str) -> str:
+    lines = []
+    for i, line in enumerate(text_el):
+        if line.tag != "line":
+            raise DucViewError(f"{where}: <text> holds a <{line.tag}> element (only <line>)")
+        if len(line):
+            raise DucViewError(f"{where}: <line> {i + 1} holds a <{line[0].tag}> element")
+        lines.append(line.text or "")
+    # Literal CRLF/CR line ends are normalised to LF by the XML parser. A CR written as &#13;
+    # survives it: it becomes a LF too (same length, so the stored offsets stay valid).
+    return "\n".join(lines).replace("\r", "\n")
+
+
+# --------------------------------------------------------------------------- placing parts
+
+
+@dataclass
+class _Located:
+    start: int
+    end: int
+    ref: RefSpan
+
+
+def _where(scope: str, uid: int, ci: int, pi: int | None = None, clabel: str | None = None) -> str:
+    what = "peer SCU" if scope == "peer" else "SCU"
+    s = f"{what} {uid}, contributor {ci + 1}"
+    if clabel is not None:
+        s += f" ({short(clabel, 40)})"
+    if pi is not None:
+        s += f", part {pi + 1}"
+    return s
+
+
+def _place(
+    text: str,
+    label: str,
+    start: int,
+    end: int,
+    where: str,
+    scope: str,
+    uid: int,
+    ci: int,
+    pi: int,
+    report: Report,
+) -> tuple[int, int] | None:
+    if start == end and label == "":
+        report.rejects.append(
+            Reject("empty_part", f"{where}: empty part at [{start}, {end}) left out",
+                   scope, uid, ci, pi, label, (start, end))
+        )
+        return None
+    placement = locate_span(text, label, start, end, window=DEFAULT_WINDOW)
+    if placement is None:
+        report.rejects.append(
+            Reject(
+                "unplaced",
+                f"{where}: label {short(label)} not found near stored [{start}, {end}) "
+                f"(text there: {short(text[start:end])}); part left out",
+                scope, uid, ci, pi, label, (start, end),
+            )
+        )
+        return None
+    if placement.kind == "exact":
+        return start, end
+    if placement.kind == "label":
+        msg = (f"{where}: label {short(label)} differs from the text at [{start}, {end}) "
+               f"only in whitespace/encoding; offsets kept")
+    else:
+        msg = (f"{where}: label {short(label)} not at stored [{start}, {end}) "
+               f"(text there: {short(text[start:end])}); placed at "
+               f"[{placement.start}, {placement.end})")
+    report.repairs.append(
+        Repair(placement.kind, msg, scope, uid, ci, pi, label, (start, end),
+               (placement.start, placement.end))
+    )
+    return placement.start, placement.end
+
+
+def _in_reference(
+    text: str,
+    start: int,
+    end: int,
+    refs: list[RefSpan],
+    where: str,
+    uid: int,
+    ci: int,
+    pi: int,
+    label: str,
+    report: Report,
+) -> _Located | None:
+    for ref in refs:
+        if ref.base <= start and end <= ref.end:
+            return _Located(start, end, ref)
+    # A span that overlaps one reference and exceeds it only by blanks (e.g. a trailing newline
+    # into the trimmed blank lines) is clipped to the reference.
+    for ref in refs:
+        s, e = max(start, ref.base), min(end, ref.end)
+        if s < e and text[start:s].strip() == "" and text[e:end].strip() == "":
+            report.repairs.append(
+                Repair("clipped",
+                       f"{where}: span [{start}, {end}) exceeds reference {ref.id} by blanks; "
+                       f"clipped to [{s}, {e})",
+                       "pyramid", uid, ci, pi, label, (start, end), (s, e))
+            )
+            return _Located(s, e, ref)
+    overlapping = [r.id for r in refs if max(start, r.base) < min(end, r.end)]
+    if len(overlapping) > 1:
+        kind, why = "crosses_references", f"crosses references {', '.join(overlapping)}"
+    else:
+        kind, why = "outside_references", "lies outside every reference text (in a header?)"
+    report.rejects.append(
+        Reject(kind, f"{where}: span [{start}, {end}) {why}; part left out",
+               "pyramid", uid, ci, pi, label, (start, end))
+    )
+    return None
+
+
+# --------------------------------------------------------------------------- pyramid
+
+
+def _parse_pyramid_element(el: Element, report: Report, where: str) -> Pyramid:
+    regex_el = el.find("startDocumentRegEx")
+    header_regex = None
+    if regex_el is not None:
+        header_regex = "".join(regex_el.itertext())
+        if not header_regex.strip():
+            header_regex = None
+    text_el = el.find("text")
+    if text_el is None:
+        raise DucViewError(f"{where}: <pyramid> has no <text> element")
+    text = _lines_text(text_el, f"{where} <text>")
+    split = split_references(text, header_regex)
+    if split.note:
+        report.repairs.append(
+            Repair("header_regex",
+                   f"{where}: {split.note}; used the default header regex {split.regex_used!r}",
+                   "pyramid")
+        )
+    refs = split.refs
+    u16 = Utf16Offsets(text)
+
+    m = re.match(r"#([0-9]+)[ \t]*(?:\n|$)", text)
+    if m and int(m.group(1)) != len(refs):
+        report.legacy.append(
+            LegacyIssue("reference_count_mismatch",
+                        f"{where}: the text announces {m.group(1)} references, "
+                        f"{len(refs)} headers were found",
+                        references=tuple(r.id for r in refs))
+        )
+
+    scus: list[SCU] = []
+    seen: set[int] = set()
+    for si, scu_el in enumerate(el.findall("scu")):
+        swhere = f"{where} <scu> {si + 1}"
+        uid = _int_attr(scu_el, "uid", swhere)
+        if uid == 0:
+            raise DucViewError(f"{swhere}: uid 0 is reserved for non-matching peer content")
+        if uid in seen:
+            raise DucViewError(f"{swhere}: duplicate SCU uid {uid}")
+        seen.add(uid)
+        swhere = f"{where} SCU {uid}"
+        label = _attr(scu_el, "label", swhere)
+        comment = scu_el.get("comment") or ""
+        contributors: list[Contributor] = []
+        contributor_els = scu_el.findall("contributor")
+        for ci, c_el in enumerate(contributor_els):
+            cwhere = f"{swhere}, <contributor> {ci + 1}"
+            clabel = _attr(c_el, "label", cwhere)
+            ccomment = c_el.get("comment") or ""
+            parts: list[tuple[int, int, RefSpan]] = []
+            changed = False
+            part_els = c_el.findall("part")
+            raw = []
+            for pi, p_el in enumerate(part_els):
+                pwhere = f"{cwhere}, <part> {pi + 1}"
+                plabel = _attr(p_el, "label", pwhere)
+                s16 = _int_attr(p_el, "start", pwhere)
+                e16 = _int_attr(p_el, "end", pwhere)
+                if not (0 <= s16 <= e16 <= u16.u16_len):
+                    raise DucViewError(
+                        f"{pwhere}: span start={s16} end={e16} is outside the text "
+                        f"(length {u16.u16_len})"
+                    )
+                raw.append((plabel, u16.to_cp(s16), u16.to_cp(e16)))
+            for pi, (plabel, s, e) in enumerate(raw):
+                w = _where("pyramid", uid, ci, pi, clabel)
+                placed = _place(text, plabel, s, e, w, "pyramid", uid, ci, pi, report)
+                if placed is None:
+                    changed = True
+                    continue
+                if placed != (s, e) or text[placed[0]:placed[1]] != plabel:
+                    changed = True
+                loc = _in_reference(text, placed[0], placed[1], refs, w, uid, ci, pi, plabel,
+                                    report)
+                if loc is None:
+                    changed = True
+                    continue
+                if (loc.start, loc.end) != placed:
+                    changed = True
+                parts.append((loc.start, loc.end, loc.ref))
+            if not parts:
+                report.rejects.append(
+                    Reject("empty_contributor",
+                           f"{_where('pyramid', uid, ci, None, clabel)}: no part left; "
+                           "contributor left out",
+                           "pyramid", uid, ci, None, clabel)
+                )
+                continue
+            if changed:
+                clabel = derived_label([text[s:e] for s, e, _ in sorted(parts, key=lambda p: p[0])])
+            contributors.append(
+                Contributor(clabel, ccomment,
+                            [Part(ref.id, s - ref.base, e - ref.base) for s, e, ref in parts])
+            )
+        if not contributors:
+            report.rejects.append(
+                Reject("empty_scu", f"SCU {uid} ({short(label, 40)}): no contributor left; "
+                       "SCU left out", "pyramid", uid, None, None, label)
+            )
+            continue
+        scus.append(SCU(uid, label, comment, contributors))
+        _legacy_checks(scus[-1], {r.id: i for i, r in enumerate(refs)}, report)
+
+    references = [Reference(r.id, r.header, text[r.base : r.end]) for r in refs]
+    return Pyramid(references, scus, header_regex)
+
+
+def _legacy_checks(scu: SCU, ref_order: dict[str, int], report: Report) -> None:
+    by_ref: dict[str, list[int]] = defaultdict(list)
+    for ci, c in enumerate(scu.contributors):
+        refs = list(dict.fromkeys(p.reference for p in c.parts))
+        if len(refs) > 1:
+            report.legacy.append(
+                LegacyIssue("cross_reference_contributor",
+                            f"SCU {scu.uid}: contributor {ci + 1} "
+                            f"({short(c.label, 40)}) has parts in references "
+                            f"{', '.join(refs)}; kept as it is",
+                            scu.uid, (ci,), tuple(refs))
+            )
+        # the contributor's reference is the one holding its first part in text order
+        home = min(c.parts, key=lambda p: (ref_order[p.reference], p.start)).reference
+        by_ref[home].append(ci)
+    for ref, cis in by_ref.items():
+        if len(cis) > 1:
+            report.legacy.append(
+                LegacyIssue("same_reference_contributors",
+                            f"SCU {scu.uid}: contributors "
+                            f"{', '.join(str(ci + 1) for ci in cis)} all come from reference "
+                            f"{ref}; kept as they are",
+                            scu.uid, tuple(cis), (ref,))
+            )
+
+
+def parse_pyramid(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Pyramid, Report]:
+    """Parse a .pyr file (a .pan is accepted too: its pyramid is returned)."""
+    report = Report()
+    root = _load_xml(data, max_bytes, report)
+    if root.tag == "peerAnnotation":
+        el = root.find("pyramid")
+        if el is None:
+            raise DucViewError("<peerAnnotation> has no <pyramid> element")
+        root = el
+    if root.tag != "pyramid":
+        raise DucViewError(f"the root element is <{root.tag}>, expected <pyramid>")
+    return _parse_pyramid_element(root, report, "pyramid"), report
+
+
+# --------------------------------------------------------------------------- peer annotation
+
+
+def parse_peer_annotation(
+    data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> tuple[PeerAnnotationFile, Report]:
+    """Parse a .pan file: the pyramid it holds, the peer text and the peer's SCU matches."""
+    report = Report()
+    root = _load_xml(data, max_bytes, report)
+    if root.tag != "peerAnnotation":
+        raise DucViewError(f"the root element is <{root.tag}>, expected <peerAnnotation>")
+    pyr_el = root.find("pyramid")
+    if pyr_el is None:
+        raise DucViewError("<peerAnnotation> has no <pyramid> element")
+    ann = root.find("annotation")
+    if ann is None:
+        raise DucViewError("<peerAnnotation> has no <annotation> element")
+    pyramid = _parse_pyramid_element(pyr_el, report, "pyramid")
+    text_el = ann.find("text")
+    if text_el is None:
+        raise DucViewError("<annotation> has no <text> element")
+    text = _lines_text(text_el, "annotation <text>")
+    u16 = Utf16Offsets(text)
+
+    file_uids = {int(u) for u in (s.get("uid", "").strip() for s in pyr_el.findall("scu"))
+                 if _INT_RE.fullmatch(u)}
+    kept_uids = {s.uid for s in pyramid.scus}
+    by_uid: dict[int, list[PeerMatch]] = defaultdict(list)
+    non_matching: list[PeerMatch] = []
+    comments: dict[int, str] = {}
+    for si, ps_el in enumerate(ann.findall("peerscu")):
+        swhere = f"annotation <peerscu> {si + 1}"
+        uid = _int_attr(ps_el, "uid", swhere)
+        _attr(ps_el, "label", swhere)
+        if uid != 0 and uid not in file_uids:
+            raise DucViewError(f"{swhere}: uid {uid} is not an SCU of the pyramid")
+        if ps_el.get("comment"):
+            comments[uid] = ps_el.get("comment") or ""
+        for ci, c_el in enumerate(ps_el.findall("contributor")):
+            cwhere = f"{swhere} (uid {uid}), <contributor> {ci + 1}"
+            clabel = _attr(c_el, "label", cwhere)
+            ccomment = c_el.get("comment") or ""
+            raw = []
+            for pi, p_el in enumerate(c_el.findall("part")):
+                pwhere = f"{cwhere}, <part> {pi + 1}"
+                plabel = _attr(p_el, "label", pwhere)
+                s16 = _int_attr(p_el, "start", pwhere)
+                e16 = _int_attr(p_el, "end", pwhere)
+                if not (0 <= s16 <= e16 <= u16.u16_len):
+                    raise DucViewError(
+                        f"{pwhere}: span start={s16} end={e16} is outside the peer text "
+                        f"(length {u16.u16_len})"
+                    )
+                raw.append((plabel, u16.to_cp(s16), u16.to_cp(e16)))
+            parts: list[PeerPart] = []
+            changed = False
+            for pi, (plabel, s, e) in enumerate(raw):
+                w = _where("peer", uid, ci, pi, clabel)
+                placed = _place(text, plabel, s, e, w, "peer", uid, ci, pi, report)
+                if placed is None:
+                    changed = True
+                    continue
+                changed |= placed != (s, e) or text[placed[0]:placed[1]] != plabel
+                parts.append(PeerPart(*placed))
+            if not parts:
+                report.rejects.append(
+                    Reject("empty_contributor",
+                           f"{_where('peer', uid, ci, None, clabel)}: no part left; "
+                           "contributor left out", "peer", uid, ci, None, clabel)
+                )
+                continue
+            if uid != 0 and uid not in kept_uids:
+                report.rejects.append(
+                    Reject("scu_dropped",
+                           f"{_where('peer', uid, ci, None, clabel)}: its SCU was left out of "
+                           "the pyramid; match left out", "peer", uid, ci, None, clabel)
+                )
+                continue
+            if changed:
+                clabel = derived_label([text[p.start:p.end]
+                                         for p in sorted(parts, key=lambda p: p.start)])
+            match = PeerMatch(uid, clabel, ccomment, parts)
+            (non_matching if uid == 0 else by_uid[uid]).append(match)
+
+    matches = [m for scu in pyramid.scus for m in by_uid.get(scu.uid, [])]
+    score = None
+    score_el = root.find("score")
+    if score_el is not None:
+        score = {child.tag: (child.text or "").strip() for child in score_el}
+    return (
+        PeerAnnotationFile(pyramid, text, matches, non_matching, score, comments),
+        report,
+    )

@@ -1,0 +1,8 @@
+"""Exception raised by the DUCView format readers and writers."""
+
+
+class DucViewError(ValueError):
+    """A DUCView file (or a NIST file name) that cannot be read or written.
+
+    The message says what is wrong and where (element, SCU uid, contributor, part, offsets).
+    """

@@ -1,0 +1,225 @@
+"""Split the whole text of a DUCView pyramid into reference summaries.
+
+DUCView stores all reference summaries in one text and finds where each one starts with
+``startDocumentRegEx`` (a Java regex; DUCView takes ``Matcher.start()`` of every match as a
+document start). We use the match to find a *header block* and the text between two header
+blocks as one reference:
+
+* The header block is made of whole lines: from the line holding the first non-blank character
+  of the match to the end of the line holding its last character (a match that ends with a
+  newline, or with blanks at the start of the next line, ends on the previous line).
+* The *header line* is the first line of the block that is neither blank nor a decoration line
+  (3 or more ``-`` or ``=``). Real headers: ``D0601.M.250.A.A`` (DUC 2006),
+  `` D0701.M.250.A.A`` (DUC 2007, with a leading blank), ``-- TCstudent1 --``, ``1.txt``
+  (PyrEval). ``Reference.header`` is that line exactly as it is (DUC 2007 headers keep their
+  leading blank: the DUC 2007 regexes need it).
+* The reference id is the last ``.``-separated field of the header with surrounding
+  dashes/blanks and a ``.txt`` extension removed (``D0601.M.250.A.A`` -> ``A``,
+  ``-- TCstudent1 --`` -> ``TCstudent1``, ``1.txt`` -> ``1``). A block without a header line
+  (the PyrEval ``---`` separators) gets its 1-based position as header and id. If two ids
+  collide, the whole headers are used as ids; if those collide too the file is refused.
+* A reference's text runs from the end of its header block to the start of the next one (or
+  the end of the text) **without its leading and trailing blank or decoration lines**
+  (so ``Reference.text`` never starts or ends with an empty line; trailing blanks on its last
+  line are kept). Its *base* is the global offset of its first character;
+  local offset = global offset - base.
+* Text before the first header block (``#4`` and blank lines in the DUC files) belongs to no
+  reference.
+
+Without ``startDocumentRegEx`` (8 DUC pyramids, some PyrEval ones) :data:`DEFAULT_HEADER_REGEX`
+is used (a dash line, a header line made of one word such as ``D0601.M.250.A.A``, a dash line),
+then, if it finds nothing, bare dash lines (each one starts a reference).
+A file regex that Python cannot compile, that looks catastrophic (quantified groups,
+back-references, over 1000 characters) or that matches nothing is replaced by the default and
+the caller reports it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import DucViewError
+
+__all__ = [
+    "DEFAULT_HEADER_REGEX",
+    "BARE_SEPARATOR_REGEX",
+    "RefSpan",
+    "Split",
+    "split_references",
+    "compile_header_regex",
+    "reference_ids",
+    "header_id",
+    "java_escape",
+]
+
+# Java- and Python-compatible.
+DEFAULT_HEADER_REGEX = r"(?m)^[ \t]*-{3,}[ \t]*\n[ \t]*[^\s-]\S*[ \t]*\n[ \t]*-{3,}[ \t]*$"
+BARE_SEPARATOR_REGEX = r"(?m)^[ \t]*-{3,}[ \t]*$"
+MAX_REGEX_LENGTH = 1000
+
+_DECORATION_RE = re.compile(r"[ \t]*(?:[-=]{3,}[ \t]*)?")
+_QUANTIFIED_GROUP_RE = re.compile(r"(?<!\\)\)\s*(?:[*+{]|\?(?![:=!<]))")
+_BACKREF_RE = re.compile(r"\\(?:[1-9]|k<)")
+_JAVA_QUOTE_RE = re.compile(r"\\Q(.*?)(?:\\E|$)", re.S)
+_EXTENSION_RE = re.compile(r"\.(?:txt|text|sum|summ|summary)$", re.I)
+
+
+@dataclass(frozen=True)
+class RefSpan:
+    id: str
+    header: str
+    base: int  # global offset of the first character of the reference text
+    end: int  # global offset just after its last character
+    region_start: int  # end of the header block
+    region_end: int  # start of the next header block (or end of text)
+
+
+@dataclass(frozen=True)
+class Split:
+    refs: list[RefSpan]
+    regex_used: str
+    note: str | None  # why the file regex was not used, if it was not
+
+
+def java_escape(s: str) -> str:
+    """Escape a literal for a regex valid in both Java and Python (every ASCII non-alphanumeric
+    character gets a backslash, which both engines accept)."""
+    return "".join("\\" + c if (c.isascii() and not c.isalnum()) else c for c in s)
+
+
+def compile_header_regex(regex: str) -> tuple[re.Pattern[str] | None, str | None]:
+    """Compile a (Java) header regex for Python; return (pattern, None) or (None, reason)."""
+    if not regex.strip():
+        return None, "the startDocumentRegEx is empty"
+    if len(regex) > MAX_REGEX_LENGTH:
+        return None, f"the startDocumentRegEx is longer than {MAX_REGEX_LENGTH} characters"
+    if _BACKREF_RE.search(regex) or _QUANTIFIED_GROUP_RE.search(regex):
+        return None, (
+            "the startDocumentRegEx has a quantified group or a back-reference "
+            "(refused: could take exponential time)"
+        )
+    py = _JAVA_QUOTE_RE.sub(lambda m: re.escape(m.group(1)), regex)
+    try:
+        # Java's \s, \d, \w are ASCII-only by default.
+        return re.compile(py, re.ASCII), None
+    except re.error as exc:
+        return None, f"the startDocumentRegEx is not a valid (Python) regex: {exc}"
+
+
+def _line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
+
+
+def _line_end(text: str, pos: int) -> int:
+    """Offset just after the newline ending the line containing pos (or len(text))."""
+    nl = text.find("\n", pos)
+    return len(text) if nl < 0 else nl + 1
+
+
+def _is_filler(line: str) -> bool:
+    return _DECORATION_RE.fullmatch(line) is not None
+
+
+def header_id(header: str) -> str:
+    core = header.strip().strip("-=*#~_ \t")
+    core = _EXTENSION_RE.sub("", core)
+    if "." in core:
+        last = core.rsplit(".", 1)[1].strip()
+        if last:
+            return last
+    return core
+
+
+def reference_ids(headers: list[str]) -> list[str]:
+    """Reference ids for the given header lines (see module docstring)."""
+    ids = [header_id(h) or str(i + 1) for i, h in enumerate(headers)]
+    if len(set(ids)) == len(ids):
+        return ids
+    ids = [h.strip() or str(i + 1) for i, h in enumerate(headers)]
+    if len(set(ids)) == len(ids):
+        return ids
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    raise DucViewError(f"several references have the same header {dup[0]!r}")
+
+
+def _blocks(text: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    blocks: list[tuple[int, int]] = []
+    for m in pattern.finditer(text):
+        s, e = m.start(), m.end()
+        if e <= s:
+            continue
+        # start: skip blanks/newlines at the start of the match
+        while s < e and text[s] in " \t\r\n":
+            s += 1
+        if s >= e:
+            continue
+        bstart = _line_start(text, s)
+        # end: a match ending at a line start (or in the blanks that open a line) ends before it
+        ls = _line_start(text, e)
+        bend = ls if text[ls:e].strip() == "" else _line_end(text, e - 1)
+        if bend <= bstart:
+            bend = _line_end(text, s)
+        if blocks and bstart < blocks[-1][1]:
+            continue  # overlaps the previous header block
+        blocks.append((bstart, bend))
+    return blocks
+
+
+def _header_line(text: str, bstart: int, bend: int) -> str | None:
+    for line in text[bstart:bend].split("\n"):
+        if line.strip() and not _is_filler(line):
+            return line
+    return None
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """Drop leading and trailing blank/decoration lines of text[start:end]."""
+    lines = text[start:end].split("\n")
+    offs = []
+    pos = start
+    for line in lines:
+        offs.append(pos)
+        pos += len(line) + 1
+    keep = [i for i, line in enumerate(lines) if not _is_filler(line)]
+    if not keep:
+        return start, start
+    first, last = keep[0], keep[-1]
+    return offs[first], offs[last] + len(lines[last])
+
+
+def split_references(text: str, header_regex: str | None) -> Split:
+    """Split ``text`` into references; raises DucViewError if no header is found."""
+    note = None
+    blocks: list[tuple[int, int]] = []
+    used = None
+    if header_regex is not None:
+        pattern, note = compile_header_regex(header_regex)
+        if pattern is not None:
+            blocks = _blocks(text, pattern)
+            used = header_regex
+            if not blocks:
+                note = "the startDocumentRegEx matches no header in the text"
+    if not blocks:
+        for default in (DEFAULT_HEADER_REGEX, BARE_SEPARATOR_REGEX):
+            blocks = _blocks(text, re.compile(default, re.ASCII))
+            used = default
+            if blocks:
+                break
+    if not blocks:
+        raise DucViewError(
+            "no reference header found in the pyramid text "
+            + (f"({note}; " if note else "(")
+            + "expected lines such as '---------------', 'D0601.M.250.A.A', '---------------')"
+        )
+    headers: list[str] = []
+    for i, (bs, be) in enumerate(blocks):
+        headers.append(_header_line(text, bs, be) or str(i + 1))
+    ids = reference_ids(headers)
+    refs = []
+    for i, (bs, be) in enumerate(blocks):
+        region_end = blocks[i + 1][0] if i + 1 < len(blocks) else len(text)
+        base, end = _trim(text, be, region_end)
+        refs.append(RefSpan(ids[i], headers[i], base, end, be, region_end))
+    assert used is not None
+    return Split(refs, used, note)

@@ -1,0 +1,81 @@
+"""An annotator's work: what each assignment is about, how far it is, where to continue.
+
+Documents are created when the annotator first opens them: a pyramid from all the topic's
+references for a build assignment, a peer annotation against the topic's pyramid for each peer.
+"""
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from ..models import Assignment, PeerAnnotation, PeerSummary, Pyramid
+
+
+@dataclass
+class Progress:
+    done: int
+    total: int
+    text: str
+
+
+def pyramid_to_annotate_against(topic) -> Pyramid | None:
+    """The topic's pyramid for peer annotation: a finished one if any, else the newest."""
+    pyramids = topic.pyramids.order_by("-id")
+    return pyramids.filter(status=Pyramid.Status.DONE).first() or pyramids.first()
+
+
+def progress(assignment: Assignment) -> Progress:
+    if assignment.task == Assignment.Task.BUILD_PYRAMID:
+        pyramid = Pyramid.objects.filter(topic=assignment.topic, creator=assignment.annotator).order_by("-id").first()
+        scus = pyramid.scus.count() if pyramid else 0
+        return Progress(1 if pyramid and pyramid.status == Pyramid.Status.DONE else 0, 1, f"{scus} SCU{'s' if scus != 1 else ''}" if pyramid else "not started")
+    total = assignment.topic.peersummarys.count()
+    done = PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator, status=PeerAnnotation.Status.DONE).count()
+    return Progress(done, total, f"{done} of {total} peers done")
+
+
+@transaction.atomic
+def pyramid_for_building(assignment: Assignment) -> Pyramid:
+    """The annotator's own pyramid for the topic (started with all the topic's references)."""
+    pyramid = Pyramid.objects.filter(topic=assignment.topic, creator=assignment.annotator).order_by("-id").first()
+    if pyramid is None:
+        pyramid = Pyramid.objects.create(topic=assignment.topic, creator=assignment.annotator, status=Pyramid.Status.IN_PROGRESS)
+        pyramid.references.set(assignment.topic.referencesummarys.all())
+    if assignment.status == Assignment.Status.ASSIGNED:
+        assignment.status = Assignment.Status.IN_PROGRESS
+        assignment.save(update_fields=["status"])
+    return pyramid
+
+
+@transaction.atomic
+def annotation_for(assignment: Assignment, peer: PeerSummary | None = None) -> PeerAnnotation:
+    """The annotator's annotation of ``peer`` (default: the first peer not done yet)."""
+    pyramid = pyramid_to_annotate_against(assignment.topic)
+    if pyramid is None:
+        raise ValidationError("This topic has no pyramid yet: peers can be annotated once its pyramid exists.")
+    if peer is None:
+        done = PeerAnnotation.objects.filter(annotator=assignment.annotator, pyramid=pyramid, status=PeerAnnotation.Status.DONE).values("peer_id")
+        peers = assignment.topic.peersummarys.order_by("external_id")
+        peer = peers.exclude(pk__in=done).first() or peers.first()
+        if peer is None:
+            raise ValidationError("This topic has no peer summaries to annotate.")
+    elif peer.topic_id != assignment.topic_id:
+        raise ValidationError("This peer summary belongs to another topic.")
+    annotation, _ = PeerAnnotation.objects.get_or_create(
+        peer=peer, pyramid=pyramid, annotator=assignment.annotator, defaults={"status": PeerAnnotation.Status.IN_PROGRESS}
+    )
+    if assignment.status == Assignment.Status.ASSIGNED:
+        assignment.status = Assignment.Status.IN_PROGRESS
+        assignment.save(update_fields=["status"])
+    return annotation
+
+
+def mark_done(assignment: Assignment) -> None:
+    """Finish an assignment: its pyramid, or all its annotations, are marked done with it."""
+    with transaction.atomic():
+        if assignment.task == Assignment.Task.BUILD_PYRAMID:
+            Pyramid.objects.filter(topic=assignment.topic, creator=assignment.annotator).update(status=Pyramid.Status.DONE)
+        else:
+            PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator).update(status=PeerAnnotation.Status.DONE)
+        assignment.status = Assignment.Status.DONE
+        assignment.save(update_fields=["status"])

@@ -1,0 +1,40 @@
+"""What an annotator does to a peer annotation: match spans to SCUs, mark non-matching content.
+
+Like the pyramid actions, each runs on the locked annotation, checks the client's revision and
+is recorded for the audit history and undo/redo.
+"""
+from django.core.exceptions import ValidationError
+
+from ..models import SCU, PeerAnnotation, PeerMatch
+from .editing import Spans, add_match
+from .history import Outcome, annotation_action
+
+
+def _describe(scu: SCU | None) -> str:
+    return f"SCU {scu.uid}" if scu else "a non-matching unit"
+
+
+def match_span(annotation: PeerAnnotation, user, *, scu: SCU | None, spans: Spans, expected_revision=None) -> Outcome:
+    """The peer expresses ``scu`` at these spans (again: a repetition); ``scu=None``: non-matching content."""
+    return annotation_action(annotation.pk, user, action="add_match", mutate=lambda a: add_match(a, scu, spans),
+                             summary=lambda m: f"Matched {_describe(scu)}", expected_revision=expected_revision)
+
+
+def remove_match(match: PeerMatch, user, *, expected_revision=None) -> Outcome:
+    scu = match.scu
+    return annotation_action(match.annotation_id, user, action="remove_match", mutate=lambda a: match.delete(),
+                             summary=lambda _: f"Removed a match of {_describe(scu)}", expected_revision=expected_revision)
+
+
+def move_match(match: PeerMatch, scu: SCU | None, user, *, expected_revision=None) -> Outcome:
+    old = match.scu
+
+    def mutate(annotation):
+        if scu is not None and scu.pyramid_id != annotation.pyramid_id:
+            raise ValidationError({"scu": f"SCU {scu.uid} belongs to another pyramid than the annotation's."})
+        match.scu = scu
+        match.save(update_fields=["scu"])
+        return match
+
+    return annotation_action(match.annotation_id, user, action="move_match", mutate=mutate,
+                             summary=lambda _: f"Moved a match from {_describe(old)} to {_describe(scu)}", expected_revision=expected_revision)

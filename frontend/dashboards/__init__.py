@@ -1,0 +1,1 @@
+"""Coordinator dashboards: progress, agreement, scores, meta-evaluation (see urls.py)."""

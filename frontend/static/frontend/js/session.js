@@ -1,0 +1,131 @@
+// A document (pyramid or peer annotation) edited through the API, one action at a time.
+//
+// Every write carries the revision last seen (If-Match); the server answers with the new one, or
+// 409 with what changed meanwhile. Actions are sent in order; while the network is down they wait
+// in a queue that is shown to the user and sent when the connection is back. Nothing is applied
+// optimistically: the page re-renders from the server's answer, so it always shows what is saved.
+
+export class ActionError extends Error {
+  constructor(message, fields = {}) { super(message); this.fields = fields; }
+}
+
+function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+function messageOf(body) {
+  if (!body || typeof body !== "object") return "The server refused the change.";
+  if (body.detail) return String(body.detail);
+  const parts = [];
+  for (const [field, value] of Object.entries(body)) {
+    const text = Array.isArray(value) ? value.join(" ") : typeof value === "object" ? messageOf(value) : String(value);
+    parts.push(field === "non_field_errors" ? text : `${field}: ${text}`);
+  }
+  return parts.join(" ") || "The server refused the change.";
+}
+
+export class DocumentSession extends EventTarget {
+  /** fullUrl: GET -> the whole document, with its revision in the ETag header. */
+  constructor(fullUrl) {
+    super();
+    this.fullUrl = fullUrl;
+    this.revision = null;
+    this.queue = [];      // [{method, url, body, label, resolve, reject}]
+    this.sending = false;
+    this.status = "saved"; // saved | saving | offline | failed | conflict
+    window.addEventListener("online", () => this.flush());
+  }
+
+  setStatus(status, detail = "") {
+    this.status = status;
+    this.dispatchEvent(new CustomEvent("status", { detail: { status, pending: this.queue.length, message: detail } }));
+  }
+
+  async load() {
+    const response = await fetch(this.fullUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (!response.ok) throw new ActionError(`Could not load (${response.status}).`);
+    this.revision = response.headers.get("ETag")?.replaceAll('"', "") ?? null;
+    const body = await response.json();
+    this.dispatchEvent(new CustomEvent("loaded", { detail: body }));
+    return body;
+  }
+
+  /** Queue a write; resolves with the server's answer once saved. */
+  send(method, url, body = undefined, label = "") {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ method, url, body, label, resolve, reject });
+      this.flush();
+    });
+  }
+
+  retry() { this.flush(); }
+
+  async flush() {
+    if (this.sending) return;
+    this.sending = true;
+    try {
+      while (this.queue.length) {
+        const item = this.queue[0];
+        this.setStatus("saving");
+        let response;
+        try {
+          response = await fetch(item.url, {
+            method: item.method,
+            credentials: "same-origin",
+            headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken(), "If-Match": `"${this.revision}"` },
+            body: item.body === undefined ? undefined : JSON.stringify(item.body),
+          });
+        } catch (networkError) {
+          this.setStatus("offline", `Offline: ${this.queue.length} change(s) not saved yet; they will be sent when the connection is back.`);
+          setTimeout(() => this.flush(), 3000);
+          return;
+        }
+        const payload = response.status === 204 ? {} : await response.json().catch(() => ({}));
+        if (response.status >= 500) {
+          this.setStatus("failed", `Saving failed (server error ${response.status}): ${this.queue.length} change(s) not saved.`);
+          return; // kept in the queue for retry()
+        }
+        this.queue.shift();
+        if (response.status === 409) {
+          this.revision = payload.revision ?? this.revision;
+          this.rejectAll(new ActionError("Changed elsewhere: your change was not applied."));
+          this.setStatus("conflict", messageOf(payload));
+          this.dispatchEvent(new CustomEvent("conflict", { detail: payload }));
+          item.reject(new ActionError("Changed elsewhere.", payload));
+          return;
+        }
+        if (!response.ok) {
+          item.reject(new ActionError(messageOf(payload), payload));
+          this.setStatus(this.queue.length ? "saving" : "saved");
+          continue;
+        }
+        if (payload.revision !== undefined) this.revision = String(payload.revision);
+        else if (response.headers.get("ETag")) this.revision = response.headers.get("ETag").replaceAll('"', "");
+        item.resolve(payload);
+      }
+      this.setStatus("saved");
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  rejectAll(error) {
+    for (const item of this.queue.splice(0)) item.reject(error);
+  }
+}
+
+/** Keep a status element (role=status) in step with a session. */
+export function bindStatus(session, element, retryButton) {
+  const labels = { saved: "All changes saved", saving: "Saving…", offline: "Offline", failed: "Not saved", conflict: "Conflict" };
+  session.addEventListener("status", (event) => {
+    const { status, message } = event.detail;
+    element.dataset.status = status;
+    element.textContent = message || labels[status];
+    if (retryButton) retryButton.hidden = status !== "failed";
+  });
+  if (retryButton) retryButton.addEventListener("click", () => session.retry());
+  window.addEventListener("beforeunload", (event) => {
+    if (session.queue.length) { event.preventDefault(); event.returnValue = ""; }
+  });
+}

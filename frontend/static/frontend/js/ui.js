@@ -1,0 +1,53 @@
+// Small DOM helpers shared by the editors. Text always goes in as text nodes: user text is never HTML.
+
+export const $ = (selector, scope = document) => scope.querySelector(selector);
+export const $$ = (selector, scope = document) => [...scope.querySelectorAll(selector)];
+
+/** el("div", {class: "x", "data-id": 3}, "text", childElement) */
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === "value") node.value = value;
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children) if (child !== "" && child !== null && child !== undefined) node.append(child);
+  return node;
+}
+
+export function showBanner(root, message) {
+  const banner = $(".banner", root);
+  banner.textContent = message;
+  banner.hidden = false;
+}
+
+export function hideBanner(root) {
+  $(".banner", root).hidden = true;
+}
+
+/** True while the user types in a field (shortcuts must not fire then). */
+export function isTyping(event) {
+  const target = event.target;
+  return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+}
+
+/** A small menu at the pointer: items [{label, pick}]. */
+export function openChooser(root, event, items) {
+  const menu = $(".chooser", root);
+  menu.replaceChildren(el("p", { class: "muted" }, "Several SCUs cover this text:"));
+  for (const item of items) {
+    const button = el("button", { type: "button", role: "menuitem" }, item.label);
+    button.addEventListener("click", () => { closeChooser(root); item.pick(); });
+    menu.append(button);
+  }
+  menu.style.left = `${event.pageX}px`;
+  menu.style.top = `${event.pageY}px`;
+  menu.hidden = false;
+  menu.querySelector("button")?.focus();
+  setTimeout(() => document.addEventListener("click", () => closeChooser(root), { once: true }), 0);
+}
+
+export function closeChooser(root) {
+  const menu = $(".chooser", root);
+  if (menu) menu.hidden = true;
+}

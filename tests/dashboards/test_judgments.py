@@ -1,0 +1,137 @@
+"""Importing judgments: CSV and DUC score tables, every bad row reported, all or nothing."""
+import pytest
+from django.contrib import admin
+from django.test import override_settings
+from django.urls import path, reverse
+
+from annotation.models import Judgment, PeerSummary
+from annotation.services.judgments import (
+    JudgmentImportError, import_duc_table, import_judgments_csv, parse_duc_table, read_duc_header,
+)
+
+from . import toy
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def dataset():
+    return toy.build()
+
+
+def stored():
+    return {(j.topic.external_id, j.summary, j.metric): j.value for j in Judgment.objects.select_related("topic")}
+
+
+def test_csv_import_and_reimport(dataset):
+    text = "topic,summary,metric,value\nT1,1,content,3\nT1,A,content,5\nT2,01,content,2.5\nT2,3,rouge_2,0.08\n"
+    result = import_judgments_csv(dataset, text, source="judged.csv")
+    assert (result.created, result.updated, result.unchanged) == (4, 0, 0)
+    assert result.metrics == ("content", "rouge_2")
+    # "01" names peer "1" (ids compared as numbers) and is stored as the peer's own id; A is a reference.
+    assert stored() == {("T1", "1", "content"): 3, ("T1", "A", "content"): 5, ("T2", "1", "content"): 2.5,
+                        ("T2", "3", "rouge_2"): 0.08}
+    assert set(Judgment.objects.values_list("source", flat=True)) == {"judged.csv"}
+    again = import_judgments_csv(dataset, "value,metric,summary,topic,note\n4,content,1,T1,x\n5,content,A,T1,\n", "judged.csv")
+    assert (again.created, again.updated, again.unchanged) == (0, 1, 1)
+    assert stored()[("T1", "1", "content")] == 4 and Judgment.objects.count() == 4
+
+
+def test_every_bad_row_is_reported_and_nothing_is_written(dataset):
+    text = (
+        "topic,summary,metric,value\n"
+        "T1,1,content,3\n"          # 2 fine
+        "T9,1,content,3\n"          # 3 unknown topic
+        "T1,7,content,3\n"          # 4 unknown summary
+        "T1,2,,abc\n"               # 5 empty metric and bad value
+        "T1,2,content,nan\n"        # 6 not finite
+        "T1,2\n"                    # 7 too few fields
+        "\n"                        # 8 blank: ignored
+        "T1,01,content,2\n"         # 9 conflicts with line 2 (01 = 1)
+        "T1,3,content,1\n"          # 10 fine
+        "T1,3,content,1\n"          # 11 same value again: accepted once
+    )
+    with pytest.raises(JudgmentImportError) as error:
+        import_judgments_csv(dataset, text)
+    lines = [e.split(":")[0] for e in error.value.errors]
+    assert lines == ["line 3", "line 4", "line 5", "line 6", "line 7", "line 9"]
+    messages = "\n".join(error.value.errors)
+    assert "no topic 'T9' in dataset 'Toy'" in messages
+    assert "topic T1 has no peer or reference summary '7'" in messages
+    assert "metric is empty; value 'abc' is not a finite number" in messages
+    assert "but line 2 gives 3" in messages
+    assert "6 bad row(s), nothing imported" in str(error.value)
+    assert Judgment.objects.count() == 0
+
+
+def test_csv_header_is_required(dataset):
+    with pytest.raises(JudgmentImportError, match="missing: metric"):
+        import_judgments_csv(dataset, "topic,summary,score,value\nT1,1,content,3\n")
+    with pytest.raises(JudgmentImportError, match="missing"):
+        import_judgments_csv(dataset, "")
+    with pytest.raises(JudgmentImportError, match="no dataset named 'Nope'"):
+        import_judgments_csv("Nope", "topic,summary,metric,value\nT1,1,content,3\n")
+
+
+def test_ambiguous_summary_id_is_rejected(dataset):
+    PeerSummary.objects.create(topic=dataset.topics.get(external_id="T1"), external_id="A", text="peer A")
+    with pytest.raises(JudgmentImportError, match="names both a peer and a reference"):
+        import_judgments_csv(dataset.name, "topic,summary,metric,value\nT1,A,content,3\n")
+
+
+HEADER_2006 = ("setid     peerid     modifiedscore     numSCUs     numrepetitions     annotatorid     pyramidcreator     "
+               "lingqual1     lingqual2     lingqual3     lingqual4     lingqual5     content\r\n\r\n")
+TABLE_2006 = (
+    "T1\t1\t0.8\t2\t0\t100\tV\t4\t4\t5\t5\t4\t3\t\n"
+    "T1\t1\t0.6\t1\t0\t101\tV\t4\t4\t5\t5\t4\t3\t\n"      # second annotator: same judgments
+    "T1\t2\t0.4\t1\t0\t100\tV\t3\t3\t3\t3\t3\t2\t\n"
+    "T2\t03\t0.2\t1\t0\t100\tV\t\t\t\t\t\t\t\n"            # no judgments at all (as DUC 2006 D0647)
+)
+HEADER_2007 = "setid     peerid     modifiedscore     numSCUs     numrepetitions     lingqual1     lingqual2     lingqual3     lingqual4     lingqual5     content\n"
+
+
+def test_duc_2006_table(dataset, tmp_path):
+    (tmp_path / "2006-header.txt").write_text(HEADER_2006)
+    table = tmp_path / "2006_modified_scores.txt"
+    table.write_text(TABLE_2006)
+    result = import_duc_table(dataset, table)
+    assert (result.created, result.duplicates, result.empty, result.source) == (2, 1, 1, "2006_modified_scores.txt")
+    assert stored() == {("T1", "1", "content_responsiveness"): 3, ("T1", "2", "content_responsiveness"): 2}
+    with_quality = import_duc_table(dataset, table, linguistic=True)
+    assert with_quality.metrics == ("content_responsiveness", *(f"linguistic_quality_{i}" for i in range(1, 6)))
+    assert (with_quality.created, with_quality.unchanged, with_quality.empty) == (10, 2, 6)
+    assert stored()[("T1", "1", "linguistic_quality_3")] == 5
+
+
+def test_duc_2007_table_has_no_annotator_column(dataset, tmp_path):
+    header = tmp_path / "2007-header.txt"
+    header.write_text(HEADER_2007)
+    table = tmp_path / "2007_modified_scores.txt"
+    table.write_text("T2\t2\t0.8\t2\t0\t4\t5\t5\t4\t4\t4\nT2\t3\t0.2\t1\t0\t2\t3\t4\t5\t3\t1\n")
+    import_duc_table(dataset, table, header, linguistic=True)
+    assert stored()[("T2", "2", "content_responsiveness")] == 4
+    assert stored()[("T2", "3", "linguistic_quality_1")] == 2
+
+
+def test_duc_table_errors():
+    columns = read_duc_header(HEADER_2007)
+    assert columns[:3] == ["setid", "peerid", "modifiedscore"] and columns[-1] == "content"
+    parsed = parse_duc_table("T1\t1\t0.5\nT1\t2\t0.1\t1\t0\t4\t5\t5\t4\t4\tgood\n", columns)
+    assert parsed.errors == ["line 1: 3 cell(s), expected at least 11", "line 2: value 'good' is not a finite number"]
+    assert parse_duc_table("T1 1 0.5", ["setid", "peerid"]).errors[0].startswith("header: no column named content")
+
+
+urlpatterns = [path("admin/", admin.site.urls)]   # the admin alone, whatever the site's other pages do
+
+
+@override_settings(ROOT_URLCONF=__name__)
+def test_admin_lists_filters_and_searches_judgments(dataset, client, django_user_model):
+    import_judgments_csv(dataset, "topic,summary,metric,value\nT1,1,content,3\nT2,B,rouge_2,0.25\n", "j.csv")
+    client.force_login(django_user_model.objects.create_superuser("boss", "boss@example.org", "pw"))
+    url = reverse("admin:annotation_judgment_changelist")
+    page = client.get(url).content.decode()
+    assert "content" in page and "rouge_2" in page and "j.csv" in page
+    assert client.get(url, {"metric": "content"}).context["cl"].result_count == 1
+    assert list(client.get(url, {"q": "T2"}).context["cl"].result_list) == [Judgment.objects.get(metric="rouge_2")]
+    judgment = Judgment.objects.get(metric="rouge_2")
+    assert client.get(reverse("admin:annotation_judgment_change", args=[judgment.pk])).status_code == 200
