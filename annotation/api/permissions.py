@@ -7,9 +7,10 @@ The rule (README, "API"):
 - Annotators see only topics they have an ``Assignment`` for, and annotation is blind:
   - the topic's dataset, reference and peer summaries: read-only;
   - pyramids (with their SCUs and contributors): their own, while they have a ``build_pyramid``
-    assignment for the topic (read and write); with an ``annotate_peers`` assignment, every
-    pyramid of the topic, read-only (they annotate peers against it). A pyramid builder without
-    an ``annotate_peers`` assignment never sees another annotator's pyramid;
+    assignment for the topic (read and write). With an ``annotate_peers`` assignment they may
+    also read (never write) the pyramids peers are annotated against: the topic's *finished*
+    pyramids (status ``done``) and any pyramid one of their own annotations is against. So
+    nobody ever sees another annotator's pyramid while it is being built;
   - peer annotations (with their matches): only their own, while they have an ``annotate_peers``
     assignment for the topic; never another annotator's;
   - assignments: their own, read-only.
@@ -39,13 +40,15 @@ class Rule:
 
     ``topic``/``dataset``: lookup paths to the topic and dataset ids; ``owner``: lookup path to
     the annotator who owns the object (pyramid creator or annotation annotator), if any;
-    ``kind``: which annotator rule applies (see the module docstring).
+    ``pyramid``: lookup path to the pyramid, for pyramid parts; ``kind``: which annotator rule
+    applies (see the module docstring).
     """
 
     kind: str
     topic: str | None
     dataset: str
     owner: str | None = None
+    pyramid: str | None = None
 
 
 RULES: dict[type[Model], Rule] = {
@@ -54,12 +57,16 @@ RULES: dict[type[Model], Rule] = {
     ReferenceSummary: Rule("corpus", "topic", "topic__dataset"),
     PeerSummary: Rule("corpus", "topic", "topic__dataset"),
     Assignment: Rule("assignment", "topic", "topic__dataset", owner="annotator"),
-    Pyramid: Rule("pyramid", "topic", "topic__dataset", owner="creator"),
-    SCU: Rule("pyramid", "pyramid__topic", "pyramid__topic__dataset", owner="pyramid__creator"),
-    Contributor: Rule("pyramid", "scu__pyramid__topic", "scu__pyramid__topic__dataset", owner="scu__pyramid__creator"),
+    Pyramid: Rule("pyramid", "topic", "topic__dataset", owner="creator", pyramid=""),
+    SCU: Rule("pyramid", "pyramid__topic", "pyramid__topic__dataset", owner="pyramid__creator", pyramid="pyramid"),
+    Contributor: Rule("pyramid", "scu__pyramid__topic", "scu__pyramid__topic__dataset", owner="scu__pyramid__creator", pyramid="scu__pyramid"),
     PeerAnnotation: Rule("annotation", "pyramid__topic", "pyramid__topic__dataset", owner="annotator"),
     PeerMatch: Rule("annotation", "annotation__pyramid__topic", "annotation__pyramid__topic__dataset", owner="annotation__annotator"),
 }
+
+
+def _at(path: str, lookup: str) -> str:
+    return f"{path}__{lookup}" if path else lookup
 
 
 def _assigned_topics(user, task=None) -> QuerySet:
@@ -79,6 +86,13 @@ def _owned(rule: Rule, user) -> Q:
     return Q(**{rule.owner: user})
 
 
+def _annotated_against(rule: Rule, user) -> Q:
+    """Pyramids a peer annotator reads: the topic's finished ones and those their annotations use."""
+    own_annotations = PeerAnnotation.objects.filter(annotator=user, pyramid__topic__in=_assigned_topics(user, ANNOTATE))
+    finished = Q(**{_at(rule.pyramid, "status"): Pyramid.Status.DONE})
+    return (_in_topics(rule, user, ANNOTATE) & finished) | Q(**{_at(rule.pyramid, "pk__in"): own_annotations.values("pyramid_id")})
+
+
 def read_filter(model: type[Model], user) -> Q:
     rule = RULES[model]
     if rule.kind == "dataset":
@@ -88,7 +102,7 @@ def read_filter(model: type[Model], user) -> Q:
     elif rule.kind == "assignment":
         annotator = _owned(rule, user)
     elif rule.kind == "pyramid":
-        annotator = (_owned(rule, user) & _in_topics(rule, user, BUILD)) | _in_topics(rule, user, ANNOTATE)
+        annotator = (_owned(rule, user) & _in_topics(rule, user, BUILD)) | _annotated_against(rule, user)
     else:  # annotation
         annotator = _owned(rule, user) & _in_topics(rule, user, ANNOTATE)
     return _coordinated(rule, user) | annotator

@@ -15,6 +15,8 @@ from django.db import transaction
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
+from scoring.model import Convention
+
 from ..models import (
     SCU, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart,
     PeerSummary, Pyramid, ReferenceSummary, Topic,
@@ -25,6 +27,7 @@ from . import permissions
 
 
 NON_FIELD_ERRORS_KEY = api_settings.NON_FIELD_ERRORS_KEY
+SCORE_CONVENTION = Convention.NIST.value  # the documents show the official scores; exports offer both
 
 
 @contextmanager
@@ -253,7 +256,26 @@ class AssignmentSerializer(StrictModelSerializer):
         return super().create(validated_data)
 
 
-# --- One-request reads -----------------------------------------------------------------------
+# --- One-request reads (the documents of docs/editing-api.md) -----------------------------
+
+class CanEditMixin(serializers.Serializer):
+    can_edit = serializers.SerializerMethodField()
+
+    def get_can_edit(self, obj) -> bool:
+        return permissions.can_change(self.context["request"].user, obj)
+
+
+class TopicBriefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Topic
+        fields = ["id", "external_id", "title"]
+
+
+class TextSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ReferenceSummary
+        fields = ["id", "external_id", "text"]
+
 
 class ContributorPartSerializer(serializers.ModelSerializer):
     class Meta:
@@ -262,11 +284,14 @@ class ContributorPartSerializer(serializers.ModelSerializer):
 
 
 class FullContributorSerializer(serializers.ModelSerializer):
+    """A contributor with its DUCView label (its parts' texts joined with '...') and parts."""
+
+    label = serializers.CharField()
     parts = ContributorPartSerializer(many=True)
 
     class Meta:
         model = Contributor
-        fields = ["id", "reference", "comment", "legacy_issue", "parts"]
+        fields = ["id", "reference", "label", "comment", "legacy_issue", "parts"]
 
 
 class FullSCUSerializer(serializers.ModelSerializer):
@@ -278,23 +303,45 @@ class FullSCUSerializer(serializers.ModelSerializer):
         fields = ["id", "uid", "label", "comment", "weight", "contributors"]
 
 
-class PyramidFullSerializer(serializers.ModelSerializer):
-    """A pyramid with everything its page needs: reference texts, SCUs with weights, contributors, parts."""
+class PyramidContentSerializer(serializers.ModelSerializer):
+    """What an annotator reads of the pyramid a peer is annotated against."""
 
-    references = ReferenceSummarySerializer(many=True)
+    references = TextSerializer(many=True)
     scus = FullSCUSerializer(many=True)
 
     class Meta:
         model = Pyramid
-        fields = ["id", "topic", "creator", "status", "source", "revision", "references", "scus"]
+        fields = ["id", "revision", "references", "scus"]
 
 
-class WeightedSCUSerializer(serializers.ModelSerializer):
-    weight = serializers.IntegerField()
+def _current(score) -> bool:
+    return score is not None and score.is_current
+
+
+class PyramidFullSerializer(CanEditMixin, PyramidContentSerializer):
+    """A pyramid with everything its page needs, and the stored scores of the annotations against
+    it that the user may see (``current: false``: being recomputed, so no value is given)."""
+
+    topic = TopicBriefSerializer()
+    scores = serializers.SerializerMethodField()
 
     class Meta:
-        model = SCU
-        fields = ["id", "uid", "label", "comment", "weight"]
+        model = Pyramid
+        fields = ["id", "revision", "status", "can_edit", "topic", "creator", "references", "scus", "scores"]
+
+    def get_scores(self, pyramid) -> list[dict]:
+        rows = []
+        for annotation in pyramid.visible_annotations:
+            score = next(iter(annotation.scores.all()), None)
+            current = _current(score)
+            rows.append({
+                "annotation": annotation.pk, "peer": annotation.peer.external_id,
+                "annotator": annotation.annotator.username if annotation.annotator_id else "",
+                "modified": score.values.get("modified") if current else None,
+                "original": score.values.get("original") if current else None,
+                "convention": SCORE_CONVENTION, "current": current,
+            })
+        return rows
 
 
 class MatchPartSerializer(serializers.ModelSerializer):
@@ -311,21 +358,27 @@ class FullMatchSerializer(serializers.ModelSerializer):
         fields = ["id", "scu", "parts"]
 
 
-class AnnotationFullSerializer(serializers.ModelSerializer):
-    """An annotation with its peer text, matches, the pyramid's weighted SCUs and its current scores.
+class PeerTextSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PeerSummary
+        fields = ["id", "external_id", "text"]
 
-    ``scores`` maps each convention to the stored values only while they are current; a stale or
-    missing score is absent (it is being recomputed).
-    """
 
-    peer = PeerSummarySerializer()
+class AnnotationFullSerializer(CanEditMixin, serializers.ModelSerializer):
+    """An annotation with its peer text, matches (``scu: null`` = non-matching), the pyramid it is
+    against (references, SCUs with weights and contributors) and its stored score; ``values`` is
+    given only while the score is current."""
+
+    peer = PeerTextSerializer()
+    pyramid = PyramidContentSerializer()
     matches = FullMatchSerializer(many=True)
-    scus = WeightedSCUSerializer(many=True, source="pyramid.scus.all")
-    scores = serializers.SerializerMethodField()
+    score = serializers.SerializerMethodField()
 
     class Meta:
         model = PeerAnnotation
-        fields = ["id", "pyramid", "annotator", "status", "source", "revision", "peer", "matches", "scus", "scores"]
+        fields = ["id", "revision", "status", "can_edit", "annotator", "peer", "pyramid", "matches", "score"]
 
-    def get_scores(self, annotation) -> dict:
-        return {score.convention: score.values for score in annotation.scores.all() if score.is_current}
+    def get_score(self, annotation) -> dict:
+        score = next(iter(annotation.scores.all()), None)
+        current = _current(score)
+        return {"convention": SCORE_CONVENTION, "current": current, "values": score.values if current else None}

@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 from scoring.model import Convention
 
 from ..models import (
-    SCU, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
+    SCU, AnnotationScore, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
     ReferenceSummary, Topic,
 )
 from ..services import results
@@ -33,7 +33,18 @@ from .renderers import CSVRenderer, DUCViewRenderer
 WEIGHTED_SCUS = SCU.objects.annotate(weight=Count("contributors")).order_by("uid")
 
 
-class ScopedViewSet(viewsets.ModelViewSet):
+class FormatNegotiationMixin:
+    """An unknown ``?format=`` is bad input (400), not DRF's default 404."""
+
+    def perform_content_negotiation(self, request, force=False):
+        try:
+            return super().perform_content_negotiation(request, force)
+        except Http404:
+            formats = ", ".join(r.format for r in self.get_renderers())
+            raise ValidationError({"format": [f"Unknown format; choose one of: {formats}."]}) from None
+
+
+class ScopedViewSet(FormatNegotiationMixin, viewsets.ModelViewSet):
     """CRUD over the objects the user may see; writes checked per object (and per parent on create)."""
 
     permission_classes = [permissions.CanChange]
@@ -56,17 +67,6 @@ class ScopedViewSet(viewsets.ModelViewSet):
         serializer.instance = self.base_queryset.get(pk=serializer.instance.pk)
 
 
-class FormatNegotiationMixin:
-    """An unknown ``?format=`` is bad input (400), not DRF's default 404."""
-
-    def perform_content_negotiation(self, request, force=False):
-        try:
-            return super().perform_content_negotiation(request, force)
-        except Http404:
-            formats = ", ".join(r.format for r in self.get_renderers())
-            raise ValidationError({"format": [f"Unknown format; choose one of: {formats}."]}) from None
-
-
 def attachment(response: Response, filename: str) -> Response:
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
@@ -76,7 +76,7 @@ FORMAT_PARAM = OpenApiParameter("format", str, description="file format")
 CONVENTION_PARAM = OpenApiParameter("convention", str, enum=[c.value for c in Convention], default=Convention.NIST.value)
 
 
-class DatasetViewSet(FormatNegotiationMixin, ScopedViewSet):
+class DatasetViewSet(ScopedViewSet):
     """Datasets. Only superusers create them; ``scores`` and ``agreement`` are for its coordinators."""
 
     base_queryset = Dataset.objects.prefetch_related("coordinators")
@@ -126,37 +126,50 @@ class PeerSummaryViewSet(ScopedViewSet):
     filterset_class = filters.PeerSummaryFilter
 
 
-class PyramidViewSet(FormatNegotiationMixin, ScopedViewSet):
+def pyramid_content(prefix: str = "") -> list[Prefetch]:
+    """Prefetches for a pyramid's references and weighted SCUs with contributors and parts (4 queries)."""
+    return [
+        Prefetch(f"{prefix}references", queryset=ReferenceSummary.objects.order_by("external_id")),
+        Prefetch(f"{prefix}scus", queryset=WEIGHTED_SCUS.prefetch_related(
+            Prefetch("contributors", queryset=Contributor.objects.order_by("reference__external_id", "id").prefetch_related(
+                Prefetch("parts", queryset=ContributorPart.objects.select_related("reference").order_by("reference_id", "start")),
+            )),
+        )),
+    ]
+
+
+def nist_scores() -> Prefetch:
+    return Prefetch("scores", queryset=AnnotationScore.objects.filter(convention=serializers.SCORE_CONVENTION))
+
+
+class PyramidViewSet(ScopedViewSet):
     base_queryset = Pyramid.objects.prefetch_related("references")
     serializer_class = serializers.PyramidSerializer
     filterset_class = filters.PyramidFilter
-    full_queryset = Pyramid.objects.prefetch_related(
-        Prefetch("references", queryset=ReferenceSummary.objects.order_by("external_id")),
-        Prefetch("scus", queryset=WEIGHTED_SCUS.prefetch_related(
-            Prefetch("contributors", queryset=Contributor.objects.order_by("reference__external_id", "id").prefetch_related(
-                Prefetch("parts", queryset=ContributorPart.objects.order_by("reference_id", "start")),
-            )),
-        )),
-    )
 
     def get_queryset(self):
         if self.action in ("full", "export"):
-            return permissions.visible(self.request.user, self.full_queryset.all())
+            annotations = permissions.visible(self.request.user, PeerAnnotation.objects.select_related("peer", "annotator"))
+            full = Pyramid.objects.select_related("topic").prefetch_related(
+                *pyramid_content(),
+                Prefetch("annotations", queryset=annotations.order_by("peer__external_id", "id").prefetch_related(nist_scores()),
+                         to_attr="visible_annotations"),
+            )
+            return permissions.visible(self.request.user, full)
         return super().get_queryset()
 
     @extend_schema(responses=serializers.PyramidFullSerializer)
     @action(detail=True, serializer_class=serializers.PyramidFullSerializer)
     def full(self, request, pk=None):
         """Everything a pyramid page needs in one request, in a fixed number of queries."""
-        return Response(serializers.PyramidFullSerializer(self.get_object(), context=self.get_serializer_context()).data)
+        return Response(self.get_serializer(self.get_object()).data)
 
     @extend_schema(parameters=[FORMAT_PARAM], responses={200: serializers.PyramidFullSerializer})
-    @action(detail=True, renderer_classes=[JSONRenderer, DUCViewRenderer])
+    @action(detail=True, renderer_classes=[JSONRenderer, DUCViewRenderer], serializer_class=serializers.PyramidFullSerializer)
     def export(self, request, pk=None):
         """The pyramid as a file: ``json`` (the ``full`` document) or ``ducview`` (.pyr)."""
         pyramid = self.get_object()
-        data = serializers.PyramidFullSerializer(pyramid, context=self.get_serializer_context()).data
-        return attachment(Response(data), f"pyramid-{pyramid.pk}.json")
+        return attachment(Response(self.get_serializer(pyramid).data), f"pyramid-{pyramid.pk}.json")
 
 
 class SCUViewSet(ScopedViewSet):
@@ -174,7 +187,7 @@ class ContributorViewSet(ScopedViewSet):
     http_method_names = ["get", "post", "delete", "head", "options"]
 
 
-class PeerAnnotationViewSet(FormatNegotiationMixin, ScopedViewSet):
+class PeerAnnotationViewSet(ScopedViewSet):
     base_queryset = PeerAnnotation.objects.all()
     serializer_class = serializers.PeerAnnotationSerializer
     filterset_class = filters.PeerAnnotationFilter
@@ -182,8 +195,8 @@ class PeerAnnotationViewSet(FormatNegotiationMixin, ScopedViewSet):
         Prefetch("matches", queryset=PeerMatch.objects.order_by("id").prefetch_related(
             Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start")),
         )),
-        Prefetch("pyramid__scus", queryset=WEIGHTED_SCUS),
-        "scores",
+        *pyramid_content("pyramid__"),
+        nist_scores(),
     )
 
     def get_queryset(self):
@@ -195,15 +208,14 @@ class PeerAnnotationViewSet(FormatNegotiationMixin, ScopedViewSet):
     @action(detail=True, serializer_class=serializers.AnnotationFullSerializer)
     def full(self, request, pk=None):
         """Everything an annotation page needs in one request, in a fixed number of queries."""
-        return Response(serializers.AnnotationFullSerializer(self.get_object(), context=self.get_serializer_context()).data)
+        return Response(self.get_serializer(self.get_object()).data)
 
     @extend_schema(parameters=[FORMAT_PARAM], responses={200: serializers.AnnotationFullSerializer})
-    @action(detail=True, renderer_classes=[JSONRenderer, DUCViewRenderer])
+    @action(detail=True, renderer_classes=[JSONRenderer, DUCViewRenderer], serializer_class=serializers.AnnotationFullSerializer)
     def export(self, request, pk=None):
         """The annotation as a file: ``json`` (the ``full`` document) or ``ducview`` (.pan)."""
         annotation = self.get_object()
-        data = serializers.AnnotationFullSerializer(annotation, context=self.get_serializer_context()).data
-        return attachment(Response(data), f"annotation-{annotation.pk}.json")
+        return attachment(Response(self.get_serializer(annotation).data), f"annotation-{annotation.pk}.json")
 
 
 class PeerMatchViewSet(ScopedViewSet):

@@ -2,9 +2,9 @@
 
 Dataset D1 (coordinated by ``coord``) has topic T1 with references A, B and peers 1, 2.
 - alice: build_pyramid and annotate_peers on T1; owns the pyramid (SCUs 1, 2; one contributor)
-  and the annotation of peer 1 (one match);
+  (finished) and the annotation of peer 1 (one match);
 - bob: build_pyramid on T1 only (must never see alice's pyramid or annotation);
-- carol: annotate_peers on T1 only (may read the topic's pyramids, never alice's annotation);
+- carol: annotate_peers on T1 only (may read the topic's finished pyramids, never alice's annotation);
 - other_coord coordinates dataset D2 only; admin is a superuser.
 """
 from types import SimpleNamespace
@@ -39,7 +39,7 @@ def world(db):
     peer2 = PeerSummary.objects.create(topic=t1, external_id="2", text="Nothing relevant.")
     for name, task in [("alice", "build_pyramid"), ("alice", "annotate_peers"), ("bob", "build_pyramid"), ("carol", "annotate_peers")]:
         Assignment.objects.create(topic=t1, annotator=users[name], task=task, created_by=users["coord"])
-    pyramid = Pyramid.objects.create(topic=t1, creator=users["alice"])
+    pyramid = Pyramid.objects.create(topic=t1, creator=users["alice"], status=Pyramid.Status.DONE)
     pyramid.references.set(refs.values())
     scu1 = SCU.objects.create(pyramid=pyramid, uid=1, label="Alpha")
     scu2 = SCU.objects.create(pyramid=pyramid, uid=2, label="Zeta")

@@ -66,7 +66,7 @@ def test_pagination(world, as_user):
     ("topics", {"dataset": "D2"}, 0),
     ("topics", {"dataset": "D1"}, 1),
     ("references", {"topic": "t1"}, 2),
-    ("pyramids", {"annotator": "alice", "status": "draft"}, 1),
+    ("pyramids", {"annotator": "alice", "status": "done"}, 1),
     ("pyramids", {"annotator": "bob"}, 0),
     ("annotations", {"annotator": "alice", "dataset": "D1", "status": "draft"}, 1),
     ("annotations", {"status": "done"}, 0),

@@ -45,27 +45,47 @@ def test_constant_queries_for_small_and_large(world, role):
         n_small, doc_small = queries(client, f"/api/{kind}/{small[index].pk}/full/")
         n_large, doc_large = queries(client, f"/api/{kind}/{large[index].pk}/full/")
         assert n_small == n_large, f"{kind}: {n_small} queries for 3 SCUs but {n_large} for 9"
-        assert n_large <= 6, f"{kind}: {n_large} queries"  # object, 4 prefetches (5); the session adds none (forced auth)
-        assert len(doc_large["scus"]) == 9
+        # the object, 4 for the pyramid's content, 2-3 for matches/annotations/scores, 1 for can_edit
+        assert n_large <= 9, f"{kind}: {n_large} queries"
+        assert len((doc_large if kind == "pyramids" else doc_large["pyramid"])["scus"]) == 9
+
+
+def store_score(annotation, convention, modified, *, stale=False):
+    annotation = PeerAnnotation.objects.select_related("pyramid").get(pk=annotation.pk)  # live revisions
+    AnnotationScore.objects.create(annotation=annotation, convention=convention, values={"modified": modified, "original": 0.1},
+                                   pyramid_revision=annotation.pyramid.revision - stale, annotation_revision=annotation.revision)
 
 
 def test_pyramid_full_document(world, as_user):
+    store_score(world.annotation, "nist", 0.5)
     doc = as_user("alice").get(f"/api/pyramids/{world.pyramid.pk}/full/").json()
+    assert doc["can_edit"] is True and doc["topic"] == {"id": world.t1.pk, "external_id": "T1", "title": ""}
     assert [r["text"] for r in doc["references"]] == ["Alpha beta gamma.", "Delta epsilon zeta."]
     assert [(s["uid"], s["weight"]) for s in doc["scus"]] == [(1, 1), (2, 0)]
     contributor = doc["scus"][0]["contributors"][0]
-    assert contributor["reference"] == world.refs["A"].pk
+    assert contributor["reference"] == world.refs["A"].pk and contributor["label"] == "Alpha"
     assert [(p["start"], p["end"]) for p in contributor["parts"]] == [(0, 5)]
+    assert doc["scores"] == [{"annotation": world.annotation.pk, "peer": "1", "annotator": "alice", "modified": 0.5,
+                              "original": 0.1, "convention": "nist", "current": True}]
+    carol = as_user("carol").get(f"/api/pyramids/{world.pyramid.pk}/full/").json()
+    assert carol["can_edit"] is False and carol["scores"] == [], "carol may not see alice's annotation, nor its score"
 
 
-def test_annotation_full_document_shows_only_current_scores(world, as_user):
-    annotation = PeerAnnotation.objects.select_related("pyramid").get(pk=world.annotation.pk)  # live revisions
-    AnnotationScore.objects.create(annotation=annotation, convention="nist", values={"modified": 0.5},
-                                   pyramid_revision=annotation.pyramid.revision, annotation_revision=annotation.revision)
-    AnnotationScore.objects.create(annotation=annotation, convention="sacrerouge", values={"modified": 0.4},
-                                   pyramid_revision=annotation.pyramid.revision - 1, annotation_revision=annotation.revision)
-    doc = as_user("alice").get(f"/api/annotations/{annotation.pk}/full/").json()
-    assert doc["peer"]["text"] == "Alpha is here, zeta too."
+def test_pyramid_full_never_shows_a_stale_score_as_current(world, as_user):
+    store_score(world.annotation, "nist", 0.5, stale=True)
+    [row] = as_user("alice").get(f"/api/pyramids/{world.pyramid.pk}/full/").json()["scores"]
+    assert row["current"] is False and row["modified"] is None
+
+
+@pytest.mark.parametrize("stale", [False, True])
+def test_annotation_full_document(world, as_user, stale):
+    store_score(world.annotation, "nist", 0.5, stale=stale)
+    store_score(world.annotation, "sacrerouge", 0.4)
+    doc = as_user("alice").get(f"/api/annotations/{world.annotation.pk}/full/").json()
+    assert doc["can_edit"] is True
+    assert doc["peer"] == {"id": world.peer1.pk, "external_id": "1", "text": "Alpha is here, zeta too."}
     assert doc["matches"] == [{"id": world.match.pk, "scu": world.scu1.pk, "parts": [{"id": world.match.parts.get().pk, "start": 0, "end": 5}]}]
-    assert [(s["uid"], s["weight"]) for s in doc["scus"]] == [(1, 1), (2, 0)]
-    assert doc["scores"] == {"nist": {"modified": 0.5}}, "the stale sacrerouge score is left out"
+    assert [(s["uid"], s["weight"], len(s["contributors"])) for s in doc["pyramid"]["scus"]] == [(1, 1, 1), (2, 0, 0)]
+    assert [r["external_id"] for r in doc["pyramid"]["references"]] == ["A", "B"]
+    expected = {"convention": "nist", "current": not stale, "values": None if stale else {"modified": 0.5, "original": 0.1}}
+    assert doc["score"] == expected, "only a current score carries values"

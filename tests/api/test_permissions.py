@@ -17,7 +17,7 @@ ENDPOINTS = {
     "topics": (Topic, "t1", lambda w: {"dataset": w.d1.pk, "external_id": "T2"}, {"title": "changed"}),
     "references": (ReferenceSummary, "ref_a", lambda w: {"topic": w.t1.pk, "external_id": "C", "text": "Gamma."}, {"external_id": "Z"}),
     "peers": (PeerSummary, "peer1", lambda w: {"topic": w.t1.pk, "external_id": "3", "text": "Peer."}, {"system_id": "sys"}),
-    "pyramids": (Pyramid, "pyramid", lambda w: {"topic": w.t1.pk, "references": [r.pk for r in w.refs.values()]}, {"status": "done"}),
+    "pyramids": (Pyramid, "pyramid", lambda w: {"topic": w.t1.pk, "references": [r.pk for r in w.refs.values()]}, {"status": "in_progress"}),
     "scus": (SCU, "scu1", lambda w: {"pyramid": w.pyramid.pk, "uid": 3, "label": "New"}, {"label": "relabelled"}),
     "contributors": (Contributor, "contributor", lambda w: {"scu": w.scu2.pk, "reference": w.refs["B"].pk, "parts": [{"start": 14, "end": 18}]}, None),
     "annotations": (PeerAnnotation, "annotation", lambda w: {"peer": w.peer2.pk, "pyramid": w.pyramid.pk}, {"status": "done"}),
@@ -139,3 +139,24 @@ def test_unassigned_annotator_sees_nothing(world, as_user):
     client = client_for(User.objects.create_user("dave"))
     for endpoint in ENDPOINTS:
         assert client.get(f"/api/{endpoint}/").json()["count"] == 0, endpoint
+
+
+def test_annotation_is_blind(world, as_user):
+    """Nobody sees a pyramid being built by someone else; peer annotators see finished pyramids and
+    the pyramids of their own annotations, never another annotator's annotation."""
+    from annotation.models import Assignment
+
+    bobs = Pyramid.objects.create(topic=world.t1, creator=world.users["bob"], status=Pyramid.Status.IN_PROGRESS)
+    visible = lambda role: {p["id"] for p in as_user(role).get("/api/pyramids/").json()["results"]}  # noqa: E731
+    assert visible("bob") == {bobs.pk}, "a builder sees only his own pyramid"
+    assert visible("alice") == {world.pyramid.pk}, "alice also annotates peers, but bob's pyramid is unfinished"
+    assert visible("carol") == {world.pyramid.pk}
+    carols = PeerAnnotation.objects.create(peer=world.peer2, pyramid=bobs, annotator=world.users["carol"])
+    assert visible("carol") == {world.pyramid.pk, bobs.pk}, "the pyramid her own annotation is against"
+    assert as_user("carol").patch(f"/api/pyramids/{bobs.pk}/", {"status": "done"}, format="json").status_code == 403
+    assert {a["id"] for a in as_user("carol").get("/api/annotations/").json()["results"]} == {carols.pk}
+    Assignment.objects.filter(annotator=world.users["carol"]).delete()
+    assert visible("carol") == set(), "without the assignment, nothing"
+    bobs.status = Pyramid.Status.DONE
+    bobs.save()
+    assert visible("alice") == {world.pyramid.pk, bobs.pk}
