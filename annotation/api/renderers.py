@@ -2,18 +2,16 @@
 
 The view builds the file itself (the content depends on the format, not only its encoding); these
 renderers let DRF's content negotiation accept the format names and pass the text through. Error
-responses (dicts) are rendered as JSON.
+responses are switched to JSON by the views (``FormatNegotiationMixin``).
 """
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import BaseRenderer
 
 
 class FileRenderer(BaseRenderer):
     charset = "utf-8"
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
-        if isinstance(data, (str, bytes)):
-            return data
-        return JSONRenderer().render(data)
+        return data
 
 
 class CSVRenderer(FileRenderer):

@@ -22,19 +22,21 @@ from rest_framework.views import APIView
 
 from scoring.model import Convention
 
+from ..formats import DucViewError
 from ..models import (
     SCU, AnnotationScore, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
     ReferenceSummary, Topic,
 )
-from ..services import results
+from ..services import ducview_export, results
 from . import filters, permissions, serializers
-from .renderers import CSVRenderer, DUCViewRenderer
+from .renderers import CSVRenderer, DUCViewRenderer, FileRenderer
 
 WEIGHTED_SCUS = SCU.objects.annotate(weight=Count("contributors")).order_by("uid")
 
 
 class FormatNegotiationMixin:
-    """An unknown ``?format=`` is bad input (400), not DRF's default 404."""
+    """An unknown ``?format=`` is bad input (400), not DRF's default 404; errors are JSON whatever
+    file format was asked for."""
 
     def perform_content_negotiation(self, request, force=False):
         try:
@@ -42,6 +44,12 @@ class FormatNegotiationMixin:
         except Http404:
             formats = ", ".join(r.format for r in self.get_renderers())
             raise ValidationError({"format": [f"Unknown format; choose one of: {formats}."]}) from None
+
+    def handle_exception(self, exc):
+        response = super().handle_exception(exc)
+        if isinstance(getattr(self.request, "accepted_renderer", None), FileRenderer):
+            self.request.accepted_renderer, self.request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
+        return response
 
 
 class ScopedViewSet(FormatNegotiationMixin, viewsets.ModelViewSet):
@@ -70,6 +78,14 @@ class ScopedViewSet(FormatNegotiationMixin, viewsets.ModelViewSet):
 def attachment(response: Response, filename: str) -> Response:
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+def as_ducview(export, obj) -> bytes:
+    """The DUCView file, or a 400 saying why this object cannot be one (e.g. an SCU without contributors)."""
+    try:
+        return export(obj)
+    except DucViewError as error:
+        raise ValidationError({"format": [f"Cannot be written as DUCView: {error}"]}) from None
 
 
 FORMAT_PARAM = OpenApiParameter("format", str, description="file format")
@@ -169,6 +185,8 @@ class PyramidViewSet(ScopedViewSet):
     def export(self, request, pk=None):
         """The pyramid as a file: ``json`` (the ``full`` document) or ``ducview`` (.pyr)."""
         pyramid = self.get_object()
+        if request.accepted_renderer.format == "ducview":
+            return attachment(Response(as_ducview(ducview_export.export_pyramid, pyramid)), f"{pyramid.topic.external_id}.{pyramid.pk}.pyr")
         return attachment(Response(self.get_serializer(pyramid).data), f"pyramid-{pyramid.pk}.json")
 
 
@@ -191,7 +209,7 @@ class PeerAnnotationViewSet(ScopedViewSet):
     base_queryset = PeerAnnotation.objects.all()
     serializer_class = serializers.PeerAnnotationSerializer
     filterset_class = filters.PeerAnnotationFilter
-    full_queryset = PeerAnnotation.objects.select_related("peer", "pyramid").prefetch_related(
+    full_queryset = PeerAnnotation.objects.select_related("peer__topic", "pyramid").prefetch_related(
         Prefetch("matches", queryset=PeerMatch.objects.order_by("id").prefetch_related(
             Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start")),
         )),
@@ -215,6 +233,9 @@ class PeerAnnotationViewSet(ScopedViewSet):
     def export(self, request, pk=None):
         """The annotation as a file: ``json`` (the ``full`` document) or ``ducview`` (.pan)."""
         annotation = self.get_object()
+        if request.accepted_renderer.format == "ducview":
+            name = f"{annotation.peer.topic.external_id}.{annotation.peer.external_id}.{annotation.pk}.pan"
+            return attachment(Response(as_ducview(ducview_export.export_annotation, annotation)), name)
         return attachment(Response(self.get_serializer(annotation).data), f"annotation-{annotation.pk}.json")
 
 

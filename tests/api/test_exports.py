@@ -10,6 +10,7 @@ from django.core.management import call_command
 
 from annotation.models import Dataset
 from annotation.services.demo import load_demo
+from annotation.services.editing import add_contributor
 
 from .conftest import client_for
 
@@ -60,3 +61,37 @@ def test_json_export_is_the_full_document_as_a_file(world, as_user, kind):
     response = client.get(f"/api/{kind}/{pk}/export/", {"format": "json"})
     assert response.status_code == 200 and "attachment" in response["Content-Disposition"]
     assert response.json() == client.get(f"/api/{kind}/{pk}/full/").json()
+
+
+@pytest.mark.parametrize("kind", ["pyramids", "annotations"])
+def test_ducview_export_is_the_services_file(world, as_user, kind):
+    from annotation.services.ducview_export import export_annotation, export_pyramid
+
+    add_contributor(world.scu2, world.refs["B"], [(14, 18)])
+    obj, export, suffix = (world.pyramid, export_pyramid, ".pyr") if kind == "pyramids" else (world.annotation, export_annotation, ".pan")
+    response = as_user("alice").get(f"/api/{kind}/{obj.pk}/export/", {"format": "ducview"})
+    assert response.status_code == 200 and response["Content-Type"].startswith("application/xml")
+    assert response["Content-Disposition"].endswith(f'{suffix}"')
+    assert response.content == export(obj)
+
+
+def test_ducview_export_reads_back(world, as_user):
+    from annotation.formats import parse_peer_annotation, parse_pyramid
+
+    add_contributor(world.scu2, world.refs["B"], [(14, 18)])
+    pyramid, _ = parse_pyramid(as_user("alice").get(f"/api/pyramids/{world.pyramid.pk}/export/", {"format": "ducview"}).content)
+    assert [(scu.uid, len(scu.contributors)) for scu in pyramid.scus] == [(1, 1), (2, 1)]
+    pan, _ = parse_peer_annotation(as_user("alice").get(f"/api/annotations/{world.annotation.pk}/export/", {"format": "ducview"}).content)
+    assert [m.scu_uid for m in pan.matches] == [1] and pan.text == world.peer1.text
+
+
+def test_export_of_an_invisible_object_is_404_in_every_format(world, as_user):
+    for fmt in ("json", "ducview"):
+        response = as_user("bob").get(f"/api/annotations/{world.annotation.pk}/export/", {"format": fmt})
+        assert response.status_code == 404 and response.json() == {"detail": "No PeerAnnotation matches the given query."}
+
+
+def test_what_ducview_cannot_hold_is_a_400(world, as_user):
+    response = as_user("alice").get(f"/api/pyramids/{world.pyramid.pk}/export/", {"format": "ducview"})
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    assert "SCU 2: no contributor" in response.json()["format"][0]
