@@ -22,7 +22,7 @@ from ..models import (
     PeerSummary, Pyramid, ReferenceSummary, Topic,
 )
 from ..models.spans import validate_span
-from ..services import editing
+from ..services import peer_actions, pyramid_actions
 from . import permissions
 
 
@@ -156,17 +156,6 @@ class PyramidSerializer(StrictModelSerializer):
         return super().create(validated_data)
 
 
-class SCUSerializer(StrictModelSerializer):
-    """An SCU; ``weight`` is its number of contributors (derived, read-only)."""
-
-    weight = serializers.IntegerField(read_only=True)
-
-    class Meta:
-        model = SCU
-        fields = ["id", "pyramid", "uid", "label", "comment", "weight"]
-        create_only = ["pyramid"]
-
-
 class SpanSerializer(StrictMixin, serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     start = serializers.IntegerField(min_value=0)
@@ -186,8 +175,50 @@ def validate_spans(spans: list[dict], text: str, what: str) -> list[tuple[int, i
     return [(span["start"], span["end"]) for span in spans]
 
 
+def _user(serializer):
+    return serializer.context["request"].user
+
+
+class SCUSerializer(StrictModelSerializer):
+    """An SCU, created from its first contributor's span(s) in one reference (``create_scu``: the
+    uid is the next free one). ``weight`` is its number of contributors (derived, read-only).
+    Changes go through ``pyramid_actions``, so each is one entry of the pyramid's history."""
+
+    weight = serializers.IntegerField(read_only=True)
+    reference = serializers.PrimaryKeyRelatedField(queryset=ReferenceSummary.objects.all(), write_only=True)
+    parts = SpanSerializer(many=True, allow_empty=False, write_only=True)
+
+    class Meta:
+        model = SCU
+        fields = ["id", "pyramid", "uid", "label", "comment", "weight", "reference", "parts"]
+        read_only_fields = ["uid"]
+        create_only = ["pyramid", "reference", "parts"]
+
+    def validate(self, attrs):
+        if self.instance is None:
+            if "comment" in attrs:
+                raise serializers.ValidationError({"comment": ["Comment the SCU once it exists (PATCH)."]})
+            reference = attrs["reference"]
+            attrs["parts"] = validate_spans(attrs["parts"], reference.text, f"Part of reference {reference.external_id}")
+        return attrs
+
+    def create(self, validated_data):
+        with django_errors_as_drf():
+            return pyramid_actions.create_scu(
+                validated_data["pyramid"], _user(self), label=validated_data["label"],
+                reference=validated_data["reference"], spans=validated_data["parts"],
+            ).value
+
+    def update(self, instance, validated_data):
+        if not validated_data:
+            return instance
+        with django_errors_as_drf():
+            return pyramid_actions.update_scu(instance, _user(self), label=validated_data.get("label"), comment=validated_data.get("comment")).value
+
+
 class ContributorSerializer(StrictModelSerializer):
-    """A contributor with its parts, created whole (``editing.add_contributor``) or not at all."""
+    """A contributor with its parts, added whole or not at all (``add_contributor_to``, which uses
+    ``editing.add_contributor``); only its comment changes afterwards."""
 
     parts = SpanSerializer(many=True, allow_empty=False)
 
@@ -195,18 +226,27 @@ class ContributorSerializer(StrictModelSerializer):
         model = Contributor
         fields = ["id", "scu", "reference", "comment", "legacy_issue", "parts"]
         read_only_fields = ["legacy_issue"]
+        create_only = ["scu", "reference", "parts"]
         validators = []  # the service reports a second contributor from one reference on the field "reference"
 
     def validate(self, attrs):
-        reference = attrs["reference"]
-        attrs["parts"] = validate_spans(attrs["parts"], reference.text, f"Part of reference {reference.external_id}")
+        if self.instance is None:
+            reference = attrs["reference"]
+            attrs["parts"] = validate_spans(attrs["parts"], reference.text, f"Part of reference {reference.external_id}")
         return attrs
 
     def create(self, validated_data):
         with django_errors_as_drf():
-            return editing.add_contributor(
-                validated_data["scu"], validated_data["reference"], validated_data["parts"], validated_data.get("comment", ""),
-            )
+            return pyramid_actions.add_contributor_to(
+                validated_data["scu"], _user(self), reference=validated_data["reference"],
+                spans=validated_data["parts"], comment=validated_data.get("comment", ""),
+            ).value
+
+    def update(self, instance, validated_data):
+        if "comment" not in validated_data:
+            return instance
+        with django_errors_as_drf():
+            return pyramid_actions.update_contributor(instance, _user(self), comment=validated_data["comment"]).value
 
 
 class PeerAnnotationSerializer(StrictModelSerializer):
@@ -226,21 +266,32 @@ class PeerAnnotationSerializer(StrictModelSerializer):
 
 
 class PeerMatchSerializer(StrictModelSerializer):
-    """A match (``scu`` null: a non-matching unit) with its peer spans, created by ``editing.add_match``."""
+    """A match (``scu`` null: a non-matching unit) with its peer spans (``peer_actions.match_span``,
+    which uses ``editing.add_match``); changing ``scu`` afterwards moves it."""
 
     parts = SpanSerializer(many=True, allow_empty=False)
 
     class Meta:
         model = PeerMatch
         fields = ["id", "annotation", "scu", "parts"]
+        create_only = ["annotation", "parts"]
 
     def validate(self, attrs):
-        attrs["parts"] = validate_spans(attrs["parts"], attrs["annotation"].peer.text, "Part of the peer summary")
+        if self.instance is None:
+            attrs["parts"] = validate_spans(attrs["parts"], attrs["annotation"].peer.text, "Part of the peer summary")
         return attrs
 
     def create(self, validated_data):
         with django_errors_as_drf():
-            return editing.add_match(validated_data["annotation"], validated_data.get("scu"), validated_data["parts"])
+            return peer_actions.match_span(
+                validated_data["annotation"], _user(self), scu=validated_data.get("scu"), spans=validated_data["parts"],
+            ).value
+
+    def update(self, instance, validated_data):
+        if "scu" not in validated_data:
+            return instance
+        with django_errors_as_drf():
+            return peer_actions.move_match(instance, validated_data["scu"], _user(self)).value
 
 
 class AssignmentSerializer(StrictModelSerializer):

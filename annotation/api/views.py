@@ -1,5 +1,8 @@
 """API views: thin wrappers over querysets scoped by ``permissions`` and the services.
 
+Changes to SCUs, contributors and peer matches go through ``pyramid_actions``/``peer_actions``
+(each one locked, validated and recorded in the document's history, like the editors' actions).
+
 Every viewset filters its queryset with ``permissions.visible`` (what you may not see is a 404)
 and checks ``permissions.can_change`` / ``check_create`` before a write (what you may not do is a
 403). List querysets prefetch what their serializers read, so a page costs a fixed number of
@@ -27,7 +30,7 @@ from ..models import (
     SCU, AnnotationScore, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
     ReferenceSummary, Topic,
 )
-from ..services import ducview_export, results
+from ..services import ducview_export, peer_actions, pyramid_actions, results
 from . import filters, permissions, serializers
 from .renderers import CSVRenderer, DUCViewRenderer, FileRenderer
 
@@ -56,6 +59,9 @@ class ScopedViewSet(FormatNegotiationMixin, viewsets.ModelViewSet):
     """CRUD over the objects the user may see; writes checked per object (and per parent on create)."""
 
     permission_classes = [permissions.CanChange]
+    # No PUT: where an object lives (its topic, pyramid, ...) is fixed at creation, so a full
+    # replacement cannot be expressed; PATCH changes what may change.
+    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
     base_queryset = None
 
     def get_queryset(self):
@@ -195,14 +201,21 @@ class SCUViewSet(ScopedViewSet):
     serializer_class = serializers.SCUSerializer
     filterset_class = filters.SCUFilter
 
+    def perform_destroy(self, instance):
+        """Refused (400) while peers are matched to it."""
+        with serializers.django_errors_as_drf():
+            pyramid_actions.delete_scu(instance, self.request.user)
+
 
 class ContributorViewSet(ScopedViewSet):
-    """Contributors are created whole with their parts and deleted whole (moving one is a later action)."""
-
     base_queryset = Contributor.objects.prefetch_related(Prefetch("parts", queryset=ContributorPart.objects.order_by("start")))
     serializer_class = serializers.ContributorSerializer
     filterset_class = filters.ContributorFilter
-    http_method_names = ["get", "post", "delete", "head", "options"]
+
+    def perform_destroy(self, instance):
+        """Removing an SCU's last contributor removes the SCU (refused while peers are matched to it)."""
+        with serializers.django_errors_as_drf():
+            pyramid_actions.remove_contributor(instance, self.request.user)
 
 
 class PeerAnnotationViewSet(ScopedViewSet):
@@ -240,12 +253,12 @@ class PeerAnnotationViewSet(ScopedViewSet):
 
 
 class PeerMatchViewSet(ScopedViewSet):
-    """Matches are created whole with their peer spans and deleted whole."""
-
     base_queryset = PeerMatch.objects.prefetch_related(Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start")))
     serializer_class = serializers.PeerMatchSerializer
     filterset_class = filters.PeerMatchFilter
-    http_method_names = ["get", "post", "delete", "head", "options"]
+
+    def perform_destroy(self, instance):
+        peer_actions.remove_match(instance, self.request.user)
 
 
 class AssignmentViewSet(ScopedViewSet):

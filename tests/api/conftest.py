@@ -1,8 +1,8 @@
 """A small world with one user of every role, and API clients logged in as each of them.
 
 Dataset D1 (coordinated by ``coord``) has topic T1 with references A, B and peers 1, 2.
-- alice: build_pyramid and annotate_peers on T1; owns the pyramid (SCUs 1, 2; one contributor)
-  (finished) and the annotation of peer 1 (one match);
+- alice: build_pyramid and annotate_peers on T1; owns the (finished) pyramid (SCU 1 "Alpha" from
+  A, SCU 2 "Zeta" from B) and the annotation of peer 1 (one match, of SCU 1);
 - bob: build_pyramid on T1 only (must never see alice's pyramid or annotation);
 - carol: annotate_peers on T1 only (may read the topic's finished pyramids, never alice's annotation);
 - other_coord coordinates dataset D2 only; admin is a superuser.
@@ -44,11 +44,12 @@ def world(db):
     scu1 = SCU.objects.create(pyramid=pyramid, uid=1, label="Alpha")
     scu2 = SCU.objects.create(pyramid=pyramid, uid=2, label="Zeta")
     contributor = add_contributor(scu1, refs["A"], [(0, 5)])
+    zeta = add_contributor(scu2, refs["B"], [(14, 18)])
     annotation = PeerAnnotation.objects.create(peer=peer1, pyramid=pyramid, annotator=users["alice"])
     match = add_match(annotation, scu1, [(0, 5)])
     return SimpleNamespace(
         users=users, d1=d1, d2=d2, t1=t1, refs=refs, peer1=peer1, peer2=peer2, pyramid=pyramid, scu1=scu1, scu2=scu2,
-        contributor=contributor, annotation=annotation, match=match,
+        contributor=contributor, zeta=zeta, annotation=annotation, match=match,
         assignment=Assignment.objects.get(annotator=users["alice"], task="build_pyramid"),
     )
 

@@ -73,10 +73,11 @@ def test_pagination(world, as_user):
     ("matches", {"annotator": "alice", "topic": "t1"}, 1),
     ("assignments", {"annotator": "bob", "dataset": "D1"}, 1),
     ("assignments", {"task": "annotate_peers"}, 2),
-    ("contributors", {"pyramid": "pyramid"}, 1),
+    ("contributors", {"pyramid": "pyramid"}, 2),
+    ("contributors", {"pyramid": "pyramid", "reference": "ref_b"}, 1),
 ])
 def test_filters(world, as_user, endpoint, query, expected):
-    objects = {**world.users, "D1": world.d1, "D2": world.d2, "t1": world.t1, "pyramid": world.pyramid}
+    objects = {**world.users, "D1": world.d1, "D2": world.d2, "t1": world.t1, "pyramid": world.pyramid, "ref_b": world.refs["B"]}
     params = {key: objects[value].pk if value in objects else value for key, value in query.items()}
     assert as_user("admin").get(f"/api/{endpoint}/", params).json()["count"] == expected
 

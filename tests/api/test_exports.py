@@ -8,9 +8,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from annotation.models import Dataset
+from annotation.models import SCU, Dataset
 from annotation.services.demo import load_demo
-from annotation.services.editing import add_contributor
 
 from .conftest import client_for
 
@@ -67,7 +66,6 @@ def test_json_export_is_the_full_document_as_a_file(world, as_user, kind):
 def test_ducview_export_is_the_services_file(world, as_user, kind):
     from annotation.services.ducview_export import export_annotation, export_pyramid
 
-    add_contributor(world.scu2, world.refs["B"], [(14, 18)])
     obj, export, suffix = (world.pyramid, export_pyramid, ".pyr") if kind == "pyramids" else (world.annotation, export_annotation, ".pan")
     response = as_user("alice").get(f"/api/{kind}/{obj.pk}/export/", {"format": "ducview"})
     assert response.status_code == 200 and response["Content-Type"].startswith("application/xml")
@@ -78,7 +76,6 @@ def test_ducview_export_is_the_services_file(world, as_user, kind):
 def test_ducview_export_reads_back(world, as_user):
     from annotation.formats import parse_peer_annotation, parse_pyramid
 
-    add_contributor(world.scu2, world.refs["B"], [(14, 18)])
     pyramid, _ = parse_pyramid(as_user("alice").get(f"/api/pyramids/{world.pyramid.pk}/export/", {"format": "ducview"}).content)
     assert [(scu.uid, len(scu.contributors)) for scu in pyramid.scus] == [(1, 1), (2, 1)]
     pan, _ = parse_peer_annotation(as_user("alice").get(f"/api/annotations/{world.annotation.pk}/export/", {"format": "ducview"}).content)
@@ -92,6 +89,7 @@ def test_export_of_an_invisible_object_is_404_in_every_format(world, as_user):
 
 
 def test_what_ducview_cannot_hold_is_a_400(world, as_user):
+    SCU.objects.create(pyramid=world.pyramid, uid=3, label="Imported without contributors")
     response = as_user("alice").get(f"/api/pyramids/{world.pyramid.pk}/export/", {"format": "ducview"})
     assert response.status_code == 400 and response["Content-Type"] == "application/json"
-    assert "SCU 2: no contributor" in response.json()["format"][0]
+    assert "SCU 3: no contributor" in response.json()["format"][0]

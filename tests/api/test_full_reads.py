@@ -61,7 +61,7 @@ def test_pyramid_full_document(world, as_user):
     doc = as_user("alice").get(f"/api/pyramids/{world.pyramid.pk}/full/").json()
     assert doc["can_edit"] is True and doc["topic"] == {"id": world.t1.pk, "external_id": "T1", "title": ""}
     assert [r["text"] for r in doc["references"]] == ["Alpha beta gamma.", "Delta epsilon zeta."]
-    assert [(s["uid"], s["weight"]) for s in doc["scus"]] == [(1, 1), (2, 0)]
+    assert [(s["uid"], s["weight"]) for s in doc["scus"]] == [(1, 1), (2, 1)]
     contributor = doc["scus"][0]["contributors"][0]
     assert contributor["reference"] == world.refs["A"].pk and contributor["label"] == "Alpha"
     assert [(p["start"], p["end"]) for p in contributor["parts"]] == [(0, 5)]
@@ -85,7 +85,7 @@ def test_annotation_full_document(world, as_user, stale):
     assert doc["can_edit"] is True
     assert doc["peer"] == {"id": world.peer1.pk, "external_id": "1", "text": "Alpha is here, zeta too."}
     assert doc["matches"] == [{"id": world.match.pk, "scu": world.scu1.pk, "parts": [{"id": world.match.parts.get().pk, "start": 0, "end": 5}]}]
-    assert [(s["uid"], s["weight"], len(s["contributors"])) for s in doc["pyramid"]["scus"]] == [(1, 1, 1), (2, 0, 0)]
+    assert [(s["uid"], s["weight"], len(s["contributors"])) for s in doc["pyramid"]["scus"]] == [(1, 1, 1), (2, 1, 1)]
     assert [r["external_id"] for r in doc["pyramid"]["references"]] == ["A", "B"]
     expected = {"convention": "nist", "current": not stale, "values": None if stale else {"modified": 0.5, "original": 0.1}}
     assert doc["score"] == expected, "only a current score carries values"

@@ -73,7 +73,7 @@ def test_contributor_from_a_reference_of_another_topic(world, post, as_user):
     errors = post("/api/contributors/", {"scu": world.scu2.pk, "reference": refs["A"].pk, "parts": [{"start": 0, "end": 5}]})
     assert "does not exist" in errors["reference"][0], "alice is not assigned to T2: its references are unknown to her"
     response = as_user("coord").post("/api/contributors/", {"scu": world.scu2.pk, "reference": refs["A"].pk, "parts": [{"start": 0, "end": 5}]}, format="json")
-    assert response.status_code == 400 and "another topic" in response.json()["reference"][0]
+    assert response.status_code == 400 and "not one of the pyramid's references" in response.json()["reference"][0]
     assert not Contributor.objects.filter(reference=refs["A"]).exists()
 
 
@@ -99,7 +99,7 @@ def test_second_annotation_of_the_same_peer(world, post):
 
 def test_unknown_and_read_only_fields_are_refused(world, post):
     errors = post("/api/scus/", {"pyramid": world.pyramid.pk, "uid": 3, "label": "x", "wieght": 3, "weight": 3})
-    assert errors == {"wieght": ["Unknown field."], "weight": ["This field is read-only."]}
+    assert errors == {"wieght": ["Unknown field."], "weight": ["This field is read-only."], "uid": ["This field is read-only."]}
     errors = post("/api/contributors/", contributor(world, [{"start": 0, "end": 5, "text": "Alpha"}]))
     assert errors == {"parts": {"0": {"text": ["Unknown field."]}}}
     errors = post(f"/api/scus/{world.scu1.pk}/", {"label": "ok", "colour": "red"}, method="patch")
@@ -114,14 +114,27 @@ def test_moving_an_object_is_refused(world, post):
 
 
 @pytest.mark.parametrize("payload,field", [
-    ({"uid": "abc", "label": "x"}, "uid"),
-    ({"uid": 0, "label": "x"}, "non_field_errors"),  # the model's check constraint: "uid 0 is reserved"
-    ({"uid": 1, "label": "x"}, "non_field_errors"),
-    ({"uid": 3, "label": ["x"]}, "label"),
-    ({"uid": 3}, "label"),
+    ({"label": ""}, "label"),
+    ({"label": "   "}, "label"),  # the action's rule: a label is not blank
+    ({"label": ["x"]}, "label"),
+    ({}, "label"),
+    ({"label": "x", "reference": "A"}, "reference"),
+    ({"label": "x", "comment": "later"}, "comment"),
 ])
 def test_wrong_scu_values(world, post, payload, field):
-    assert field in post("/api/scus/", {"pyramid": world.pyramid.pk, **payload})
+    base = {"pyramid": world.pyramid.pk, "reference": world.refs["A"].pk, "parts": [{"start": 6, "end": 10}]}
+    assert field in post("/api/scus/", {**base, **payload})
+
+
+def test_scu_span_outside_the_reference(world, post):
+    errors = post("/api/scus/", {"pyramid": world.pyramid.pk, "label": "x", "reference": world.refs["A"].pk, "parts": [{"start": 6, "end": 99}]})
+    assert "past the end" in errors["parts"]["0"]["end"][0]
+
+
+def test_matched_scu_cannot_be_deleted(world, as_user):
+    response = as_user("alice").delete(f"/api/scus/{world.scu1.pk}/")
+    assert response.status_code == 400 and "remove those matches first" in response.json()["scu"][0]
+    assert SCU.objects.filter(pk=world.scu1.pk).exists()
 
 
 @pytest.mark.parametrize("parts", ["0-5", [[0, 5]], [{"start": "a", "end": 5}], [{"start": 0}], {"start": 0, "end": 5}])

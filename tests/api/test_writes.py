@@ -1,0 +1,47 @@
+"""Writes to SCUs, contributors and matches are the editors' actions: recorded in the document's
+history (so undo and the audit trail see them) and with their rules."""
+from annotation.models import SCU, Change, Contributor, PeerMatch
+
+
+def test_scu_created_from_a_span_with_the_next_uid(world, as_user):
+    response = as_user("alice").post("/api/scus/", {"pyramid": world.pyramid.pk, "label": "Gamma", "reference": world.refs["A"].pk,
+                                                    "parts": [{"start": 11, "end": 16}]}, format="json")
+    assert response.status_code == 201
+    body = response.json()
+    assert (body["uid"], body["weight"], body["label"]) == (3, 1, "Gamma")
+    assert SCU.objects.get(pk=body["id"]).contributors.get().parts.get().start == 11
+    change = Change.objects.filter(pyramid=world.pyramid).first()
+    assert (change.action, change.user) == ("create_scu", world.users["alice"])
+
+
+def test_edits_are_recorded_with_their_user(world, as_user):
+    coord = as_user("coord")
+    assert coord.patch(f"/api/scus/{world.scu1.pk}/", {"label": "Alpha again"}, format="json").status_code == 200
+    assert coord.patch(f"/api/contributors/{world.contributor.pk}/", {"comment": "checked"}, format="json").status_code == 200
+    assert coord.patch(f"/api/matches/{world.match.pk}/", {"scu": world.scu2.pk}, format="json").json()["scu"] == world.scu2.pk
+    assert list(Change.objects.order_by("id").values_list("action", "user__username")) == [
+        ("update_scu", "coord"), ("update_contributor", "coord"), ("move_match", "coord"),
+    ]
+
+
+def test_removing_the_last_contributor_removes_the_scu(world, as_user):
+    assert as_user("alice").delete(f"/api/contributors/{world.zeta.pk}/").status_code == 204
+    assert not SCU.objects.filter(pk=world.scu2.pk).exists()
+    assert Change.objects.get().action == "remove_contributor"
+
+
+def test_contributor_reference_must_be_one_of_the_pyramids(world, as_user):
+    world.pyramid.references.remove(world.refs["B"])
+    response = as_user("alice").post("/api/contributors/", {"scu": world.scu1.pk, "reference": world.refs["B"].pk,
+                                                           "parts": [{"start": 0, "end": 5}]}, format="json")
+    assert response.status_code == 400 and "not one of the pyramid's references" in response.json()["reference"][0]
+    assert Contributor.objects.count() == 2 and not Change.objects.exists()
+
+
+def test_match_and_unmatch(world, as_user):
+    client = as_user("alice")
+    created = client.post("/api/matches/", {"annotation": world.annotation.pk, "scu": None, "parts": [{"start": 6, "end": 13}]}, format="json")
+    assert created.status_code == 201 and created.json()["scu"] is None
+    assert client.delete(f"/api/matches/{created.json()['id']}/").status_code == 204
+    assert PeerMatch.objects.count() == 1
+    assert list(Change.objects.order_by("id").values_list("action", flat=True)) == ["add_match", "remove_match"]
