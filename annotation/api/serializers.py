@@ -146,9 +146,16 @@ class PyramidSerializer(StrictModelSerializer):
 
     def validate(self, attrs):
         topic = attrs.get("topic") or self.instance.topic
-        foreign = [r.external_id for r in attrs.get("references", ()) if r.topic_id != topic.pk]
+        references = attrs.get("references", ())
+        foreign = sorted(r.external_id for r in references if r.topic_id != topic.pk)
         if foreign:
             raise serializers.ValidationError({"references": [f"Reference {', '.join(foreign)} belongs to another topic than the pyramid."]})
+        if self.instance is not None and "references" in attrs:
+            # Weights count references: one with contributors cannot leave the pyramid.
+            used = set(ContributorPart.objects.filter(contributor__scu__pyramid=self.instance).values_list("reference__external_id", flat=True))
+            dropped = sorted(used - {r.external_id for r in references})
+            if dropped:
+                raise serializers.ValidationError({"references": [f"Reference {', '.join(dropped)} has contributors in this pyramid: remove them first."]})
         return attrs
 
     def create(self, validated_data):

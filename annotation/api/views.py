@@ -275,7 +275,6 @@ class TokenView(APIView):
     """
 
     permission_classes = [AllowAny]
-    serializer_class = AuthTokenSerializer
 
     @extend_schema(request=AuthTokenSerializer, responses={200: dict, 201: dict})
     def post(self, request):

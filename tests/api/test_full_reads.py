@@ -89,3 +89,16 @@ def test_annotation_full_document(world, as_user, stale):
     assert [r["external_id"] for r in doc["pyramid"]["references"]] == ["A", "B"]
     expected = {"convention": "nist", "current": not stale, "values": None if stale else {"modified": 0.5, "original": 0.1}}
     assert doc["score"] == expected, "only a current score carries values"
+
+
+def test_lists_cost_the_same_however_many_rows(world):
+    from annotation.api.urls import router
+    from annotation.models import Assignment
+
+    client = client_for(world.users["admin"])
+    endpoints = [prefix for prefix, _, _ in router.registry]
+    before = {endpoint: queries(client, f"/api/{endpoint}/")[0] for endpoint in endpoints}
+    pyramid, _ = build(3, world.users["admin"])
+    Assignment.objects.create(topic=pyramid.topic, annotator=world.users["bob"], task="annotate_peers")
+    after = {endpoint: queries(client, f"/api/{endpoint}/")[0] for endpoint in endpoints}
+    assert after == before

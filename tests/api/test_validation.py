@@ -144,3 +144,9 @@ def test_wrong_part_types(world, post, parts):
 
 def test_body_must_be_an_object(world, post):
     assert "non_field_errors" in post("/api/scus/", [{"pyramid": world.pyramid.pk, "uid": 3, "label": "x"}])
+
+
+def test_a_reference_with_contributors_stays_in_the_pyramid(world, as_user):
+    response = as_user("alice").patch(f"/api/pyramids/{world.pyramid.pk}/", {"references": [world.refs["A"].pk]}, format="json")
+    assert response.status_code == 400 and "Reference B has contributors" in response.json()["references"][0]
+    assert world.pyramid.references.count() == 2
