@@ -167,11 +167,25 @@ def check_create(user, model: type[Model], data: dict) -> None:
         raise PermissionDenied("You may not create this here.")
 
 
+def check_destroy(user, obj: Model) -> None:
+    """Deleting a pyramid deletes every peer annotation against it: annotators may delete their
+    pyramid only while nobody else has annotated against it (coordinators may always)."""
+    if isinstance(obj, Pyramid) and not user.is_superuser and not Pyramid.objects.filter(_coordinated(RULES[Pyramid], user), pk=obj.pk).exists():
+        if obj.annotations.exclude(annotator=user).exists():
+            raise PermissionDenied("Other annotators' peer annotations use this pyramid: only a coordinator may delete it.")
+
+
 class CanChange(permissions.IsAuthenticated):
     """Reads of visible objects are allowed (querysets are already filtered); writes need ``can_change``."""
 
     def has_object_permission(self, request, view, obj):
-        return request.method in permissions.SAFE_METHODS or can_change(request.user, obj)
+        if request.method in permissions.SAFE_METHODS:
+            return True
+        if not can_change(request.user, obj):
+            return False
+        if request.method == "DELETE":
+            check_destroy(request.user, obj)
+        return True
 
 
 class IsCoordinatorOf(permissions.IsAuthenticated):

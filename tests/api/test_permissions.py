@@ -161,3 +161,10 @@ def test_annotation_is_blind(world, as_user):
     bobs.status = Pyramid.Status.DONE
     bobs.save()
     assert visible("alice") == {world.pyramid.pk, bobs.pk}
+
+
+def test_an_annotator_cannot_delete_a_pyramid_others_annotate_against(world, as_user):
+    PeerAnnotation.objects.create(peer=world.peer2, pyramid=world.pyramid, annotator=world.users["carol"])
+    response = as_user("alice").delete(f"/api/pyramids/{world.pyramid.pk}/")
+    assert response.status_code == 403 and "only a coordinator" in response.json()["detail"]
+    assert as_user("coord").delete(f"/api/pyramids/{world.pyramid.pk}/").status_code == 204
