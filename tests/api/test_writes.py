@@ -45,3 +45,17 @@ def test_match_and_unmatch(world, as_user):
     assert client.delete(f"/api/matches/{created.json()['id']}/").status_code == 204
     assert PeerMatch.objects.count() == 1
     assert list(Change.objects.order_by("id").values_list("action", flat=True)) == ["add_match", "remove_match"]
+
+
+def test_a_write_makes_the_stored_score_stale_until_recomputed(world, as_user):
+    from annotation.services.recompute import recompute_annotations
+
+    client = as_user("alice")
+    url = f"/api/annotations/{world.annotation.pk}/full/"
+    recompute_annotations([world.annotation.pk])  # what the worker does after a commit
+    assert client.get(url).json()["score"]["current"] is True
+    client.post("/api/matches/", {"annotation": world.annotation.pk, "scu": world.scu2.pk, "parts": [{"start": 19, "end": 23}]}, format="json")
+    assert client.get(url).json()["score"] == {"convention": "nist", "current": False, "values": None}
+    recompute_annotations([world.annotation.pk])
+    score = client.get(url).json()["score"]
+    assert score["current"] is True and score["values"]["matched_scus"] == 2
