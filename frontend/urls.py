@@ -5,5 +5,9 @@ from . import views
 app_name = "frontend"
 urlpatterns = [
     path("", views.home, name="home"),
+    path("assignments/<int:pk>/open/", views.open_assignment, name="open-assignment"),
+    path("assignments/<int:pk>/done/", views.finish_assignment, name="finish-assignment"),
+    path("pyramids/<int:pk>/build/", views.builder, name="builder"),
+    path("annotations/<int:pk>/", views.annotator, name="annotator"),
     path("healthz", views.healthz, name="healthz"),
 ]

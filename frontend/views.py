@@ -1,18 +1,75 @@
-"""Pages. Every page requires a login; the health check is the only public URL."""
+"""Pages. Every page requires a login and checks the object against the API's access rule;
+the health check is the only public URL. The editors load and save through the API."""
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.db import connection
-from django.http import JsonResponse
-from django.shortcuts import render
+from django.http import Http404, HttpResponseForbidden, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
-from annotation.models import Assignment, Dataset
+from annotation.api.permissions import can_change, visible
+from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid
+from annotation.services import assignments as work
 
 
 @login_required
 def home(request):
-    """The user's start page: their assignments, and the datasets they coordinate."""
-    assignments = Assignment.objects.filter(annotator=request.user).select_related("topic__dataset")
+    """The user's start page: their assignments with progress, and the datasets they coordinate."""
+    rows = [(a, work.progress(a)) for a in Assignment.objects.filter(annotator=request.user).select_related("topic__dataset")]
     datasets = Dataset.objects.all() if request.user.is_superuser else request.user.coordinated_datasets.all()
-    return render(request, "frontend/home.html", {"assignments": assignments, "datasets": datasets})
+    return render(request, "frontend/home.html", {"assignments": rows, "datasets": datasets})
+
+
+def _own_assignment(request, pk) -> Assignment:
+    return get_object_or_404(Assignment.objects.select_related("topic"), pk=pk, annotator=request.user)
+
+
+@login_required
+@require_POST
+def open_assignment(request, pk):
+    """Continue an assignment: the annotator's pyramid, or the next peer to annotate."""
+    assignment = _own_assignment(request, pk)
+    try:
+        if assignment.task == Assignment.Task.BUILD_PYRAMID:
+            return redirect("frontend:builder", pk=work.pyramid_for_building(assignment).pk)
+        peer = None
+        if request.POST.get("peer"):
+            peer = get_object_or_404(assignment.topic.peersummarys, pk=request.POST["peer"])
+        return redirect("frontend:annotator", pk=work.annotation_for(assignment, peer).pk)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return redirect("frontend:home")
+
+
+@login_required
+@require_POST
+def finish_assignment(request, pk):
+    assignment = _own_assignment(request, pk)
+    work.mark_done(assignment)
+    messages.success(request, f"{assignment.get_task_display()} of {assignment.topic.external_id} marked as done.")
+    return redirect("frontend:home")
+
+
+def _document(request, model, pk):
+    obj = visible(request.user, model.objects.filter(pk=pk)).first()
+    if obj is None:
+        raise Http404("No such document, or not yours to see.")
+    return obj
+
+
+@login_required
+def builder(request, pk):
+    pyramid = _document(request, Pyramid, pk)
+    if not can_change(request.user, pyramid):
+        return HttpResponseForbidden("You may read this pyramid but not edit it.")
+    return render(request, "frontend/builder.html", {"pyramid": pyramid})
+
+
+@login_required
+def annotator(request, pk):
+    annotation = _document(request, PeerAnnotation, pk)
+    return render(request, "frontend/annotator.html", {"annotation": annotation, "can_edit": can_change(request.user, annotation)})
 
 
 def healthz(request):

@@ -22,8 +22,9 @@ from ..models import (
     PeerSummary, Pyramid, ReferenceSummary, Topic,
 )
 from ..models.spans import validate_span
-from ..services import peer_actions, pyramid_actions
+from ..services import assignments, peer_actions, pyramid_actions
 from . import permissions
+from .versions import expected_revision
 
 
 NON_FIELD_ERRORS_KEY = api_settings.NON_FIELD_ERRORS_KEY
@@ -186,6 +187,11 @@ def _user(serializer):
     return serializer.context["request"].user
 
 
+def _revision(serializer) -> int | None:
+    """The document revision the client last read (If-Match), checked by the action under its lock."""
+    return expected_revision(serializer.context["request"]) if serializer.context.get("versioned") else None
+
+
 class SCUSerializer(StrictModelSerializer):
     """An SCU, created from its first contributor's span(s) in one reference (``create_scu``: the
     uid is the next free one). ``weight`` is its number of contributors (derived, read-only).
@@ -213,14 +219,15 @@ class SCUSerializer(StrictModelSerializer):
         with django_errors_as_drf():
             return pyramid_actions.create_scu(
                 validated_data["pyramid"], _user(self), label=validated_data["label"],
-                reference=validated_data["reference"], spans=validated_data["parts"],
+                reference=validated_data["reference"], spans=validated_data["parts"], expected_revision=_revision(self),
             ).value
 
     def update(self, instance, validated_data):
         if not validated_data:
             return instance
         with django_errors_as_drf():
-            return pyramid_actions.update_scu(instance, _user(self), label=validated_data.get("label"), comment=validated_data.get("comment")).value
+            return pyramid_actions.update_scu(instance, _user(self), label=validated_data.get("label"), comment=validated_data.get("comment"),
+                                              expected_revision=_revision(self)).value
 
 
 class ContributorSerializer(StrictModelSerializer):
@@ -246,14 +253,14 @@ class ContributorSerializer(StrictModelSerializer):
         with django_errors_as_drf():
             return pyramid_actions.add_contributor_to(
                 validated_data["scu"], _user(self), reference=validated_data["reference"],
-                spans=validated_data["parts"], comment=validated_data.get("comment", ""),
+                spans=validated_data["parts"], comment=validated_data.get("comment", ""), expected_revision=_revision(self),
             ).value
 
     def update(self, instance, validated_data):
         if "comment" not in validated_data:
             return instance
         with django_errors_as_drf():
-            return pyramid_actions.update_contributor(instance, _user(self), comment=validated_data["comment"]).value
+            return pyramid_actions.update_contributor(instance, _user(self), comment=validated_data["comment"], expected_revision=_revision(self)).value
 
 
 class PeerAnnotationSerializer(StrictModelSerializer):
@@ -292,13 +299,14 @@ class PeerMatchSerializer(StrictModelSerializer):
         with django_errors_as_drf():
             return peer_actions.match_span(
                 validated_data["annotation"], _user(self), scu=validated_data.get("scu"), spans=validated_data["parts"],
+                expected_revision=_revision(self),
             ).value
 
     def update(self, instance, validated_data):
         if "scu" not in validated_data:
             return instance
         with django_errors_as_drf():
-            return peer_actions.move_match(instance, validated_data["scu"], _user(self)).value
+            return peer_actions.move_match(instance, validated_data["scu"], _user(self), expected_revision=_revision(self)).value
 
 
 class AssignmentSerializer(StrictModelSerializer):
@@ -431,10 +439,24 @@ class AnnotationFullSerializer(CanEditMixin, serializers.ModelSerializer):
     pyramid = PyramidContentSerializer()
     matches = FullMatchSerializer(many=True)
     score = serializers.SerializerMethodField()
+    next = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
 
     class Meta:
         model = PeerAnnotation
-        fields = ["id", "revision", "status", "can_edit", "annotator", "peer", "pyramid", "matches", "score"]
+        fields = ["id", "revision", "status", "can_edit", "annotator", "peer", "pyramid", "matches", "score", "next", "progress"]
+
+    def _walk(self, annotation) -> dict:
+        if not hasattr(self, "_walked"):
+            self._walked = assignments.walk(annotation)
+        return self._walked
+
+    def get_next(self, annotation) -> dict | None:
+        """The next peer of the topic the annotator has not finished (None: all done, or not an assignment)."""
+        return self._walk(annotation)["next"]
+
+    def get_progress(self, annotation) -> dict | None:
+        return self._walk(annotation)["progress"]
 
     def get_score(self, annotation) -> dict:
         score = next(iter(annotation.scores.all()), None)

@@ -32,6 +32,7 @@ from ..models import (
 )
 from ..services import ducview_export, peer_actions, pyramid_actions, results
 from . import filters, permissions, serializers
+from .actions import ContributorActions, HistoryActions, SCUActions, VersionedMixin
 from .renderers import CSVRenderer, DUCViewRenderer, FileRenderer
 
 WEIGHTED_SCUS = SCU.objects.annotate(weight=Count("contributors")).order_by("uid")
@@ -164,13 +165,14 @@ def nist_scores() -> Prefetch:
     return Prefetch("scores", queryset=AnnotationScore.objects.filter(convention=serializers.SCORE_CONVENTION))
 
 
-class PyramidViewSet(ScopedViewSet):
+class PyramidViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
+    versioned_writes = False  # status and references are metadata; content writes go through SCUs and contributors
     base_queryset = Pyramid.objects.prefetch_related("references")
     serializer_class = serializers.PyramidSerializer
     filterset_class = filters.PyramidFilter
 
     def get_queryset(self):
-        if self.action in ("full", "export"):
+        if self.action in ("full", "export", "history", "undo", "redo"):
             annotations = permissions.visible(self.request.user, PeerAnnotation.objects.select_related("peer", "annotator"))
             full = Pyramid.objects.select_related("topic").prefetch_related(
                 *pyramid_content(),
@@ -196,7 +198,7 @@ class PyramidViewSet(ScopedViewSet):
         return attachment(Response(self.get_serializer(pyramid).data), f"pyramid-{pyramid.pk}.json")
 
 
-class SCUViewSet(ScopedViewSet):
+class SCUViewSet(SCUActions, VersionedMixin, ScopedViewSet):
     base_queryset = WEIGHTED_SCUS
     serializer_class = serializers.SCUSerializer
     filterset_class = filters.SCUFilter
@@ -204,10 +206,10 @@ class SCUViewSet(ScopedViewSet):
     def perform_destroy(self, instance):
         """Refused (400) while peers are matched to it."""
         with serializers.django_errors_as_drf():
-            pyramid_actions.delete_scu(instance, self.request.user)
+            pyramid_actions.delete_scu(instance, self.request.user, expected_revision=self.destroy_revision())
 
 
-class ContributorViewSet(ScopedViewSet):
+class ContributorViewSet(ContributorActions, VersionedMixin, ScopedViewSet):
     base_queryset = Contributor.objects.prefetch_related(Prefetch("parts", queryset=ContributorPart.objects.order_by("start")))
     serializer_class = serializers.ContributorSerializer
     filterset_class = filters.ContributorFilter
@@ -215,10 +217,12 @@ class ContributorViewSet(ScopedViewSet):
     def perform_destroy(self, instance):
         """Removing an SCU's last contributor removes the SCU (refused while peers are matched to it)."""
         with serializers.django_errors_as_drf():
-            pyramid_actions.remove_contributor(instance, self.request.user)
+            pyramid_actions.remove_contributor(instance, self.request.user, expected_revision=self.destroy_revision())
 
 
-class PeerAnnotationViewSet(ScopedViewSet):
+class PeerAnnotationViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
+    versioned_writes = False  # status is metadata; content writes go through matches
+    document_kind = "annotation"
     base_queryset = PeerAnnotation.objects.all()
     serializer_class = serializers.PeerAnnotationSerializer
     filterset_class = filters.PeerAnnotationFilter
@@ -252,13 +256,13 @@ class PeerAnnotationViewSet(ScopedViewSet):
         return attachment(Response(self.get_serializer(annotation).data), f"annotation-{annotation.pk}.json")
 
 
-class PeerMatchViewSet(ScopedViewSet):
+class PeerMatchViewSet(VersionedMixin, ScopedViewSet):
     base_queryset = PeerMatch.objects.prefetch_related(Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start")))
     serializer_class = serializers.PeerMatchSerializer
     filterset_class = filters.PeerMatchFilter
 
     def perform_destroy(self, instance):
-        peer_actions.remove_match(instance, self.request.user)
+        peer_actions.remove_match(instance, self.request.user, expected_revision=self.destroy_revision())
 
 
 class AssignmentViewSet(ScopedViewSet):

@@ -79,3 +79,27 @@ def mark_done(assignment: Assignment) -> None:
             PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator).update(status=PeerAnnotation.Status.DONE)
         assignment.status = Assignment.Status.DONE
         assignment.save(update_fields=["status"])
+
+
+def walk(annotation: PeerAnnotation) -> dict:
+    """Where the annotator stands in this topic: progress, and the next peer not done yet.
+
+    ``next`` names the assignment (to open a peer not annotated yet), the peer, and the existing
+    annotation if there is one. A fixed number of queries: it is part of the annotation document.
+    """
+    assignment = Assignment.objects.filter(topic_id=annotation.peer.topic_id, annotator_id=annotation.annotator_id,
+                                           task=Assignment.Task.ANNOTATE_PEERS).first()
+    if assignment is None or annotation.annotator_id is None:
+        return {"next": None, "progress": None}
+    peers = list(PeerSummary.objects.filter(topic_id=annotation.peer.topic_id).order_by("external_id").values_list("id", "external_id"))
+    mine = dict(PeerAnnotation.objects.filter(pyramid_id=annotation.pyramid_id, annotator_id=annotation.annotator_id).values_list("peer_id", "status"))
+    done = {peer for peer, status in mine.items() if status == PeerAnnotation.Status.DONE}
+    order = [pid for pid, _ in peers]
+    at = order.index(annotation.peer_id) if annotation.peer_id in order else -1
+    candidates = [p for p in peers[at + 1:] + peers[:at + 1] if p[0] not in done and p[0] != annotation.peer_id]
+    following = None
+    if candidates:
+        peer_id, external_id = candidates[0]
+        existing = PeerAnnotation.objects.filter(peer_id=peer_id, pyramid_id=annotation.pyramid_id, annotator_id=annotation.annotator_id).values_list("id", flat=True).first()
+        following = {"assignment": assignment.pk, "peer": external_id, "peer_id": peer_id, "annotation": existing}
+    return {"next": following, "progress": {"done": len(done), "total": len(peers)}}

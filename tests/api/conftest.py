@@ -54,8 +54,11 @@ def world(db):
     )
 
 
-def client_for(user) -> APIClient:
+def client_for(user, if_match: str | None = "*") -> APIClient:
+    """An API client; writes carry ``If-Match: *`` unless told otherwise (versions: test_versions.py)."""
     client = APIClient()
+    if if_match is not None:
+        client.credentials(HTTP_IF_MATCH=if_match)
     if user is not None:
         client.force_authenticate(user)
     return client

@@ -38,11 +38,13 @@ def test_session_writes_need_csrf(world):
     client = APIClient(enforce_csrf_checks=True)
     client.force_login(world.users["alice"])
     url = f"/api/scus/{world.scu1.pk}/"
-    assert client.get(url).status_code == 200
-    refused = client.patch(url, {"label": "no token"}, format="json")
+    read = client.get(url)
+    assert read.status_code == 200
+    etag = read["ETag"]  # the pyramid's revision: writes must name it
+    refused = client.patch(url, {"label": "no token"}, format="json", HTTP_IF_MATCH=etag)
     assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
     token = client.get("/accounts/login/").cookies["csrftoken"].value
-    assert client.patch(url, {"label": "with token"}, format="json", HTTP_X_CSRFTOKEN=token).status_code == 200
+    assert client.patch(url, {"label": "with token"}, format="json", HTTP_X_CSRFTOKEN=token, HTTP_IF_MATCH=etag).status_code == 200
     assert SCU.objects.get(pk=world.scu1.pk).label == "with token"
 
 

@@ -46,7 +46,7 @@ def test_constant_queries_for_small_and_large(world, role):
         n_large, doc_large = queries(client, f"/api/{kind}/{large[index].pk}/full/")
         assert n_small == n_large, f"{kind}: {n_small} queries for 3 SCUs but {n_large} for 9"
         # the object, 4 for the pyramid's content, 2-3 for matches/annotations/scores, 1 for can_edit
-        assert n_large <= 9, f"{kind}: {n_large} queries"
+        assert n_large <= 13, f"{kind}: {n_large} queries"  # the annotation adds 4 for next/progress
         assert len((doc_large if kind == "pyramids" else doc_large["pyramid"])["scus"]) == 9
 
 

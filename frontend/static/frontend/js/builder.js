@@ -176,6 +176,7 @@ function highlight() {
 // ---------------------------------------------------------------------------- selection
 
 function select(scuId, contributorId = null) {
+  if (state.selectedScu === scuId && state.selectedContributor === contributorId) return; // re-rendering would eat a double-click
   state.selectedScu = scuId;
   state.selectedContributor = contributorId;
   renderScus();
@@ -218,6 +219,7 @@ function onTextMouseUp(event) {
 // ---------------------------------------------------------------------------- actions
 
 async function act(promise, { keepSelection = false } = {}) {
+  root.dataset.busy = "1"; // until the page shows the server's answer (tests and the UI wait on it)
   try {
     const result = await promise;
     if (!keepSelection) state.selection = null;
@@ -230,6 +232,8 @@ async function act(promise, { keepSelection = false } = {}) {
     renderTexts();
     highlight();
     return null;
+  } finally {
+    delete root.dataset.busy;
   }
 }
 
@@ -246,8 +250,8 @@ function requireSelection() {
 async function newScu() {
   if (!requireSelection()) return;
   const s = state.selection;
-  const result = await act(session.send("POST", `${API}pyramids/${PYRAMID}/scus/`, { label: selectionText(), reference: s.reference, parts: [{ start: s.start, end: s.end }] }));
-  if (result?.scu) { state.editing = result.scu.id; select(result.scu.id, result.scu.contributors?.[0]?.id ?? null); }
+  const result = await act(session.send("POST", `${API}scus/`, { pyramid: Number(PYRAMID), label: selectionText(), reference: s.reference, parts: [{ start: s.start, end: s.end }] }));
+  if (result?.id) { state.editing = result.id; select(result.id); }
 }
 
 async function addContributor() {
@@ -261,7 +265,7 @@ async function addContributor() {
       "Select that contributor and press P to add the text as a part of it, or choose another SCU.");
     return;
   }
-  await act(session.send("POST", `${API}scus/${scu.id}/contributors/`, { reference: s.reference, parts: [{ start: s.start, end: s.end }] }));
+  await act(session.send("POST", `${API}contributors/`, { scu: scu.id, reference: s.reference, parts: [{ start: s.start, end: s.end }] }));
 }
 
 async function addPart() {
