@@ -176,3 +176,4 @@ LOGGING = {
 # Saves within this many seconds are recomputed together (one task per annotation per burst).
 SCORE_DEBOUNCE_SECONDS = float(get_str("SCORE_DEBOUNCE_SECONDS", "0.5"))
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+CELERY_IMPORTS = ["scoring.dashboard_tasks"]

@@ -14,6 +14,7 @@ from .pyramid import SCU, Contributor, ContributorPart, Pyramid
 from .results import AnnotationScore, TopicAgreement
 from .work import Assignment
 from .judgments import Judgment
+from .dashboard import DatasetDashboard
 
 __all__ = [
     "Dataset", "Topic", "ReferenceSummary", "PeerSummary",
@@ -21,4 +22,5 @@ __all__ = [
     "PeerAnnotation", "PeerMatch", "PeerMatchPart",
     "Assignment", "AnnotationScore", "TopicAgreement", "Change",
     "Judgment",
+    "DatasetDashboard",
 ]

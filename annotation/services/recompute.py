@@ -125,6 +125,9 @@ def recompute_topics(topic_ids: Iterable[int]) -> int:
             except IntegrityError:
                 updated = 0
         written += updated
+    from .dashboard_snapshots import schedule_for_topics
+
+    schedule_for_topics(ids)
     return written
 
 

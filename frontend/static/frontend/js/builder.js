@@ -20,6 +20,7 @@ const state = {
   selection: null,             // {reference, start, end} in code points: kept until used
   filter: "",
   editing: null,               // scu id whose label is being edited
+  commenting: null,            // {kind: "scu" | "contributor", id} whose comment is being edited
 };
 
 // ---------------------------------------------------------------------------- loading
@@ -123,12 +124,17 @@ function scuElement(scu) {
   const label = state.editing === scu.id ? labelEditor(scu) : el("span", { class: "label", title: "Double-click or press E to relabel" }, scu.label);
   item.append(el("div", { class: "scu-head" }, check, el("span", { class: "weight", title: "Weight" }, String(scu.weight)), label,
     scu.comment ? el("span", { class: "has-comment", title: scu.comment }, "💬") : ""));
+  if (state.commenting?.kind === "scu" && state.commenting.id === scu.id) item.append(commentEditor(scu.comment, (text) => saveComment("scu", scu, text)));
+  else if (scu.comment) item.append(el("p", { class: "comment" }, scu.comment));
   const contributors = el("ul", { class: "contributors" });
   for (const c of scu.contributors) {
     const li = el("li", { class: `contrib${c.id === state.selectedContributor ? " selected" : ""}`, "data-id": c.id, draggable: "true", title: c.comment || "" },
       el("span", { class: "ref-tag" }, referenceName(c.reference)), el("span", { class: "contrib-text" }, c.label));
     if (c.legacy_issue) li.append(el("span", { class: "legacy", title: c.legacy_issue }, "legacy"));
+    if (c.comment) li.append(el("span", { class: "has-comment", title: c.comment }, "💬"));
     contributors.append(li);
+    if (state.commenting?.kind === "contributor" && state.commenting.id === c.id)
+      contributors.append(el("li", { class: "comment-row" }, commentEditor(c.comment, (text) => saveComment("contributor", c, text))));
   }
   item.append(contributors);
   return item;
@@ -144,6 +150,18 @@ function labelEditor(scu) {
   });
   input.addEventListener("blur", () => { if (state.editing === scu.id) saveLabel(scu, input.value); });
   return input;
+}
+
+function commentEditor(value, save) {
+  const box = el("textarea", { class: "comment-edit", rows: "2", placeholder: "Comment (Enter to save, Shift+Enter for a new line, Esc to cancel)", "aria-label": "Comment" });
+  box.value = value || "";
+  queueMicrotask(() => box.focus());
+  box.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); save(box.value); }
+    if (event.key === "Escape") { event.preventDefault(); state.commenting = null; renderScus(); highlight(); }
+    event.stopPropagation();
+  });
+  return box;
 }
 
 function renderScores() {
@@ -306,6 +324,19 @@ async function saveLabel(scu, label) {
   await act(session.send("PATCH", `${API}scus/${scu.id}/`, { label }), { keepSelection: true });
 }
 
+function startComment() {
+  if (state.selectedContributor) state.commenting = { kind: "contributor", id: state.selectedContributor };
+  else if (state.selectedScu) state.commenting = { kind: "scu", id: state.selectedScu };
+  else { showBanner(root, "Select an SCU or a contributor to comment on."); return; }
+  renderScus();
+}
+
+async function saveComment(kind, obj, comment) {
+  state.commenting = null;
+  if (comment === (obj.comment || "")) { renderScus(); highlight(); return; }
+  await act(session.send("PATCH", `${API}${kind === "scu" ? "scus" : "contributors"}/${obj.id}/`, { comment }), { keepSelection: true });
+}
+
 async function copyLabel() {
   const scu = state.scuOfContributor.get(state.selectedContributor);
   if (!scu) { showBanner(root, "Select a contributor whose text should become the label."); return; }
@@ -337,6 +368,7 @@ function move(step) {
 const ACTIONS = {
   "new-scu": newScu, "add-contributor": addContributor, "add-part": addPart, merge: () => merge(),
   undo: () => history("undo"), redo: () => history("redo"), help: () => $("dialog.help", root).showModal(),
+  comment: startComment, split, delete: remove, "copy-label": copyLabel,
 };
 
 // ---------------------------------------------------------------------------- events
@@ -407,7 +439,7 @@ document.addEventListener("keydown", (event) => {
   if (ctrl && key === "y") { event.preventDefault(); history("redo"); return; }
   if (ctrl || event.altKey) return;
   const handlers = {
-    n: newScu, a: addContributor, p: addPart, m: () => merge(), s: split, c: copyLabel, "/": () => $(".filter", root).focus(),
+    n: newScu, a: addContributor, p: addPart, m: () => merge(), s: split, c: copyLabel, ";": startComment, "/": () => $(".filter", root).focus(),
     e: () => { if (state.selectedScu) { state.editing = state.selectedScu; renderScus(); } },
     f2: () => { if (state.selectedScu) { state.editing = state.selectedScu; renderScus(); } },
     x: () => { if (state.selectedScu) toggleChecked(state.selectedScu); },

@@ -1,0 +1,613 @@
+"""Coordinator dashboards: progress and assignments, agreement, scores, meta-evaluation.
+
+Every page is for the coordinators of its dataset (and superusers): an anonymous user is sent to
+the login page, a user who coordinates nothing gets 403, a dataset the user does not coordinate is
+a 404 (``coordinates`` decides, in one place). The figures come from the stored dashboard snapshot
+(``annotation.services.dashboard_snapshots``), computed in the background; the page polls
+``status.json`` and swaps in the new figures when a new snapshot lands. Plots are SVG drawn here.
+"""
+from __future__ import annotations
+
+import io
+import math
+from functools import wraps
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import Count, Q
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.dateformat import format as format_date
+from django.utils.text import slugify
+from django.views.decorators.http import require_POST
+
+from annotation.models import SCU, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
+from annotation.roles import COORDINATOR
+from annotation.services.assignments import progress
+from annotation.services.dashboard_snapshots import NOISE, schedule, snapshot_for
+from annotation.services.dashboards import METAEVAL_KEYS, SYSTEM_KEYS
+from annotation.services.judgments import JudgmentImportError, parse_duc_table, parse_judgments_csv, read_duc_header, save_judgments
+from annotation.services.results import AGREEMENT_KEYS, SCORE_KEYS, score_annotations, write_rows
+from annotation.services.scoring_inputs import load_annotations, load_pyramids
+from scoring.agreement import alpha_dice, peer_matrix
+from scoring.model import Convention
+
+from .forms import AssignmentFilter, AssignmentForm, JudgmentUploadForm, StatusForm, judgment_max_bytes
+
+CONVENTIONS = [c.value for c in Convention]
+SCORES = ("original", "modified", "modified_jk")
+
+
+# --- who may see what ---------------------------------------------------------------------------
+
+def coordinates(user, dataset) -> bool:
+    """May ``user`` see and run ``dataset``'s dashboards? Superusers and the dataset's coordinators."""
+    return bool(user.is_authenticated and (user.is_superuser or dataset.coordinators.filter(pk=user.pk).exists()))
+
+
+def _has_coordinator_role(user) -> bool:
+    """Decides 403 (an annotator) against 404 (a coordinator of other datasets)."""
+    return user.is_superuser or user.groups.filter(name=COORDINATOR).exists() or user.coordinated_datasets.exists()
+
+
+def coordinator_view(view):
+    @login_required
+    @wraps(view)
+    def wrapped(request, *args, dataset_id=None, **kwargs):
+        if not _has_coordinator_role(request.user):
+            raise PermissionDenied("The dashboards are for coordinators.")
+        if dataset_id is None:
+            return view(request, *args, **kwargs)
+        dataset = get_object_or_404(Dataset, pk=dataset_id)
+        if not coordinates(request.user, dataset):
+            raise Http404("No such dataset among those you coordinate.")
+        return view(request, dataset, *args, **kwargs)
+
+    return wrapped
+
+
+# --- shared page parts ----------------------------------------------------------------------
+
+def _as_of(moment) -> str:
+    return format_date(timezone.localtime(moment), "Y-m-d H:i:s T")
+
+
+TABS = [("overview", "Overview"), ("agreement", "Agreement"), ("scores", "Scores"), ("metaeval", "Meta-evaluation")]
+
+
+def _frame(dataset, active: str, snapshot=None, current=True, **extra) -> dict:
+    context = {
+        "dataset": dataset, "active": active,
+        "tabs": [{"url": reverse(f"dashboards:{name}", args=[dataset.pk]), "label": label, "active": name == active} for name, label in TABS],
+        "snapshot": snapshot, "current": current,
+    }
+    if snapshot is not None:
+        context |= {"computed_at_iso": snapshot.computed_at.isoformat(), "as_of": _as_of(snapshot.computed_at)}
+    return context | extra
+
+
+def _convention(request) -> str:
+    value = request.GET.get("convention", "nist")
+    return value if value in CONVENTIONS else "nist"
+
+
+def _query(request, **changes) -> str:
+    """The current query string with some parameters changed (None removes one)."""
+    params = {k: v for k, v in request.GET.items()}
+    for key, value in changes.items():
+        if value is None:
+            params.pop(key, None)
+        else:
+            params[key] = value
+    return "?" + urlencode(params) if params else "?"
+
+
+def _links(request, param: str, options, current: str) -> list[dict]:
+    """A segmented control: one link per option, the other parameters kept."""
+    return [{"label": label, "url": _query(request, **{param: value}), "on": value == current} for value, label in options]
+
+
+def _convention_links(request, convention: str) -> list[dict]:
+    return _links(request, "convention", [(c, c) for c in CONVENTIONS], convention)
+
+
+def _sorted(rows: list[dict], sort: str, allowed: tuple[str, ...], default: str) -> tuple[list[dict], str]:
+    """Rows sorted by ``sort`` (a key, "-" for descending); missing values always last."""
+    key = sort.lstrip("-")
+    if key not in allowed:
+        sort, key = default, default.lstrip("-")
+    descending = sort.startswith("-")
+
+    def order(row):
+        v = row.get(key)
+        if isinstance(v, str):
+            return (0, _natural(v))
+        return (0, (v,)) if v is not None else (1, ())
+
+    present = [r for r in rows if r.get(key) is not None]
+    missing = [r for r in rows if r.get(key) is None]
+    return sorted(present, key=order, reverse=descending) + missing, sort
+
+
+def _natural(text: str) -> tuple:
+    """"2" before "10", letters after numbers (peer ids and system ids are mostly numbers)."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in _split_digits(text))
+
+
+def _split_digits(text: str) -> list[str]:
+    parts, current = [], ""
+    for ch in text:
+        if current and ch.isdigit() != current[-1].isdigit():
+            parts.append(current)
+            current = ""
+        current += ch
+    return parts + ([current] if current else [])
+
+
+def _headers(request, param: str, columns: list[tuple[str, str]], current: str) -> list[dict]:
+    """Sortable column headers: clicking sorts descending for numbers first, then toggles."""
+    out = []
+    for key, label in columns:
+        active = current.lstrip("-") == key
+        descending = current.startswith("-")
+        target = (key if descending else f"-{key}") if active else (key if key in TEXT_COLUMNS else f"-{key}")
+        out.append({"key": key, "label": label, "url": _query(request, **{param: target}), "active": active,
+                    "direction": ("descending" if descending else "ascending") if active else ""})
+    return out
+
+
+TEXT_COLUMNS = {"system", "kind", "topic", "summary", "annotator"}
+
+
+def _download(rows, keys, fmt: str, filename: str) -> HttpResponse:
+    stream = io.StringIO()
+    write_rows(stream, rows, tuple(keys), fmt)
+    content_type = "application/json" if fmt == "json" else "text/csv; charset=utf-8"
+    response = HttpResponse(stream.getvalue(), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
+    return response
+
+
+def _nice_top(value: float) -> float:
+    """The smallest tenth at or above ``value`` (at least 0.1): the top of a score axis."""
+    return max(0.1, math.ceil(round(value, 9) * 10) / 10)
+
+
+def _ticks(top: float) -> list[float]:
+    step = 0.1 if top <= 0.6 else 0.2
+    return [round(i * step, 10) for i in range(int(round(top / step)) + 1)]
+
+
+# --- dataset list and overview --------------------------------------------------------------
+
+@coordinator_view
+def dataset_list(request):
+    user = request.user
+    datasets = Dataset.objects.all() if user.is_superuser else user.coordinated_datasets.all()
+    datasets = datasets.annotate(
+        n_topics=Count("topics", distinct=True),
+        n_annotations=Count("topics__pyramids__annotations", distinct=True),
+        n_assignments=Count("topics__assignments", distinct=True),
+    ).order_by("name")
+    return render(request, "dashboards/list.html", {"datasets": datasets})
+
+
+def _annotator_names(dataset) -> list[str]:
+    return sorted(set(Assignment.objects.filter(topic__dataset=dataset).values_list("annotator__username", flat=True)))
+
+
+def _overview_context(request, dataset, form=None, status_errors=None) -> dict:
+    filters = AssignmentFilter(request.GET or None, annotators=_annotator_names(dataset))
+    wanted = filters.values()
+    topics = list(dataset.topics.order_by("external_id"))
+    assignments = list(Assignment.objects.filter(topic__dataset=dataset).select_related("annotator", "topic").order_by("task", "annotator__username"))
+    pyramids = {row["topic"]: row for row in Pyramid.objects.filter(topic__dataset=dataset).values("topic").annotate(
+        n=Count("id"), done=Count("id", filter=Q(status=Pyramid.Status.DONE)))}
+    peers = dict(PeerSummary.objects.filter(topic__dataset=dataset).values("topic").annotate(n=Count("id")).values_list("topic", "n"))
+    annotated = {row["peer__topic"]: row for row in PeerAnnotation.objects.filter(peer__topic__dataset=dataset).values("peer__topic").annotate(
+        peers=Count("peer", distinct=True), done=Count("peer", distinct=True, filter=Q(status=PeerAnnotation.Status.DONE)),
+        annotations=Count("id"), annotators=Count("annotator", distinct=True))}
+    by_cell: dict[tuple, list] = {}
+    for a in assignments:
+        by_cell.setdefault((a.topic_id, a.task), []).append(a)
+    status_errors = status_errors or {}
+
+    def matches(a):
+        return ((not wanted["task"] or a.task == wanted["task"]) and (not wanted["annotator"] or a.annotator.username == wanted["annotator"])
+                and (not wanted["status"] or wanted["status"] == "unassigned" or a.status == wanted["status"]))
+
+    filtering = any(wanted.values())
+    rows = []
+    for topic in topics:
+        cells, keep = [], not filtering
+        for task, label in Assignment.Task.choices:
+            items = []
+            for a in by_cell.get((topic.pk, task), []):
+                if wanted["status"] != "unassigned" and matches(a):
+                    p = progress(a)
+                    items.append({"assignment": a, "progress": p, "percent": round(100 * p.done / p.total) if p.total else 0,
+                                  "errors": status_errors.get(a.pk)})
+            unassigned = not by_cell.get((topic.pk, task))
+            if items or (wanted["status"] == "unassigned" and unassigned and (not wanted["task"] or wanted["task"] == task)):
+                keep = True
+            cells.append({"task": task, "label": label, "items": items, "unassigned": unassigned,
+                          "hidden": len(by_cell.get((topic.pk, task), [])) - len(items)})
+        if not keep:
+            continue
+        p, ann = pyramids.get(topic.pk, {}), annotated.get(topic.pk, {})
+        rows.append({"topic": topic, "cells": cells, "pyramids": p.get("n", 0), "pyramids_done": p.get("done", 0),
+                     "peers": peers.get(topic.pk, 0), "peers_annotated": ann.get("peers", 0), "peers_done": ann.get("done", 0),
+                     "annotations": ann.get("annotations", 0), "annotators": ann.get("annotators", 0)})
+    totals = {
+        "topics": len(topics),
+        "pyramids_done": sum(1 for t in topics if pyramids.get(t.pk, {}).get("done")),
+        "peers": sum(peers.values()), "peers_done": sum(r.get("done", 0) for r in annotated.values()),
+        "double": sum(1 for r in annotated.values() if r["annotators"] >= 2),
+        "assignments": len(assignments), "assignments_done": sum(a.status == Assignment.Status.DONE for a in assignments),
+    }
+    return _frame(dataset, "overview", rows=rows, totals=totals, filters=filters, filtering=filtering,
+                  form=form or AssignmentForm(dataset=dataset), statuses=Assignment.Status.choices,
+                  filter_query=request.GET.urlencode())
+
+
+@coordinator_view
+def overview(request, dataset):
+    return render(request, "dashboards/overview.html", _overview_context(request, dataset))
+
+
+def _back_to_overview(request, dataset):
+    """Back to the overview with the filters the form was posted from (only the known ones)."""
+    from django.http import QueryDict
+
+    kept = QueryDict(request.POST.get("filters", ""))
+    params = {k: kept[k] for k in ("task", "status", "annotator") if kept.get(k)}
+    url = reverse("dashboards:overview", args=[dataset.pk])
+    return redirect(url + ("?" + urlencode(params) if params else ""))
+
+
+@require_POST
+@coordinator_view
+def assignment_create(request, dataset):
+    form = AssignmentForm(request.POST, dataset=dataset)
+    if form.is_valid():
+        a = form.save(created_by=request.user)
+        if a is not None:
+            messages.success(request, f"Assigned {a.annotator.username} to {a.get_task_display().lower()} on {a.topic.external_id}.")
+            return _back_to_overview(request, dataset)
+    return render(request, "dashboards/overview.html", _overview_context(request, dataset, form=form), status=400)
+
+
+def _assignment(dataset, assignment_id) -> Assignment:
+    return get_object_or_404(Assignment.objects.select_related("annotator", "topic"), pk=assignment_id, topic__dataset=dataset)
+
+
+@require_POST
+@coordinator_view
+def assignment_update(request, dataset, assignment_id):
+    a = _assignment(dataset, assignment_id)
+    form = StatusForm(request.POST)
+    if not form.is_valid():
+        return render(request, "dashboards/overview.html", _overview_context(request, dataset, status_errors={a.pk: form.errors["status"]}), status=400)
+    a.status = form.cleaned_data["status"]
+    a.save(update_fields=["status"])
+    messages.success(request, f"{a.annotator.username} — {a.get_task_display().lower()} on {a.topic.external_id}: {a.get_status_display().lower()}.")
+    return _back_to_overview(request, dataset)
+
+
+@require_POST
+@coordinator_view
+def assignment_delete(request, dataset, assignment_id):
+    a = _assignment(dataset, assignment_id)
+    a.delete()
+    messages.success(request, f"Removed {a.annotator.username}'s assignment to {a.get_task_display().lower()} on {a.topic.external_id} (work already done is kept).")
+    return _back_to_overview(request, dataset)
+
+
+# --- status of the stored figures -----------------------------------------------------------
+
+@coordinator_view
+def status(request, dataset):
+    snapshot, current = snapshot_for(dataset)
+    return JsonResponse({"computed_at": snapshot.computed_at.isoformat(), "current": current, "as_of": _as_of(snapshot.computed_at)})
+
+
+# --- agreement ------------------------------------------------------------------------------
+
+def _matrix(pairs: list[dict]) -> dict:
+    names = sorted({p["a"] for p in pairs} | {p["b"] for p in pairs})
+    cell = {(p["a"], p["b"]): p for p in pairs} | {(p["b"], p["a"]): p for p in pairs}
+    return {"names": names, "rows": [{"name": a, "cells": [{"self": a == b, "pair": cell.get((a, b))} for b in names]} for a in names]}
+
+
+def _scatter(points: list[dict], highlight: str | None = None) -> dict:
+    """Annotator A's score (x) against annotator B's (y), same scale on both axes, with the diagonal."""
+    size, margin = 340, 46
+    plot = size - margin - 14
+    values = [v for p in points for v in (p["x"], p["y"])]
+    top = _nice_top(max(values, default=0.1))
+
+    def at(v):
+        return round(plot * v / top, 2)
+
+    return {
+        "size": size, "margin": margin, "plot": plot, "top": top,
+        "ticks": [{"value": t, "pos": at(t)} for t in _ticks(top)],
+        "points": [p | {"cx": margin + at(p["x"]), "cy": 14 + plot - at(p["y"]), "highlight": p["peer"] == highlight} for p in points],
+        "diagonal": {"x1": margin, "y1": 14 + plot, "x2": margin + plot, "y2": 14},
+        "bottom": 14 + plot,
+    }
+
+
+def _topic_agreement(payload: dict, convention: str, topic: str):
+    figures = payload["conventions"][convention]
+    row = next((r for r in figures["agreement"] if r["topic"] == topic), None)
+    if row is None:
+        return None, None
+    return row, figures["agreement_details"][topic]
+
+
+def _comparison(row, detail) -> dict:
+    a, b = detail["compared"]
+    points = [{"peer": p["peer"], "x": p["modified"][a], "y": p["modified"][b], "flagged": p["flagged"], "diff": p["diff"]}
+              for p in detail["peers"] if p["modified"].get(a) is not None and p["modified"].get(b) is not None]
+    return {"a": a, "b": b, "points": points}
+
+
+@coordinator_view
+def agreement(request, dataset):
+    snapshot, current = snapshot_for(dataset)
+    convention = _convention(request)
+    figures = snapshot.data["conventions"][convention]
+    rows = [{"row": r, "detail": figures["agreement_details"][r["topic"]]} for r in figures["agreement"]]
+    return render(request, "dashboards/agreement.html", _frame(
+        dataset, "agreement", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), rows=rows,
+        matrix=_matrix(snapshot.data["pairs"]), noise=NOISE, query=request.GET.urlencode()))
+
+
+@coordinator_view
+def agreement_topic(request, dataset, topic):
+    snapshot, current = snapshot_for(dataset)
+    convention = _convention(request)
+    row, detail = _topic_agreement(snapshot.data, convention, topic)
+    if row is None:
+        raise Http404("No peer of this topic was annotated by two annotators.")
+    comparison = _comparison(row, detail)
+    peers = [p | {"a_score": p["modified"].get(comparison["a"]), "b_score": p["modified"].get(comparison["b"])}
+             for p in sorted(detail["peers"], key=lambda p: _natural(p["peer"]))]
+    return render(request, "dashboards/agreement_topic.html", _frame(
+        dataset, "agreement", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), topic=topic, row=row,
+        detail=detail, peers=peers, comparison=comparison, scatter=_scatter(comparison["points"]), noise=NOISE))
+
+
+def peer_drilldown(topic: Topic, peer: PeerSummary, pyramid: Pyramid, convention: Convention) -> dict:
+    """SCU by SCU, what each annotator found in one peer (counts), computed from the data."""
+    annotations = list(PeerAnnotation.objects.filter(peer=peer, pyramid=pyramid, annotator__isnull=False)
+                       .select_related("annotator").order_by("annotator__username"))
+    scoring_pyramid = load_pyramids([pyramid.pk])[pyramid.pk]
+    inputs = load_annotations(a.pk for a in annotations)
+    names = [a.annotator.username for a in annotations]
+    weights = {s.uid: scoring_pyramid.weight(s, convention) for s in scoring_pyramid.scus}
+    labels = dict(SCU.objects.filter(pyramid=pyramid).values_list("uid", "label"))
+    counts = {a.annotator.username: dict(inputs[a.pk].matches) for a in annotations}
+    matrix = peer_matrix([s.uid for s in scoring_pyramid.scus], counts)
+    alpha = alpha_dice(matrix) if len(names) >= 2 else None
+    scus = []
+    for uid in sorted(weights, key=lambda u: (-weights[u], u)):
+        found = [counts[n].get(uid, 0) for n in names]
+        if any(found):
+            scus.append({"uid": uid, "weight": weights[uid], "label": labels.get(uid, ""), "counts": found,
+                         "disagree": len(set(found)) > 1})
+    scores = score_annotations(annotations, convention)
+    per_annotator = [{"name": a.annotator.username, "score": scores[a.pk], "non_matching": inputs[a.pk].non_matching} for a in annotations]
+    return {"names": names, "scus": scus, "alpha": alpha, "annotators": per_annotator,
+            "units": len(weights), "nobody": len(weights) - len(scus),
+            "disagreements": sum(s["disagree"] for s in scus)}
+
+
+@coordinator_view
+def agreement_peer(request, dataset, topic, peer):
+    topic_obj = get_object_or_404(Topic, dataset=dataset, external_id=topic)
+    peer_obj = get_object_or_404(PeerSummary, topic=topic_obj, external_id=peer)
+    pyramids = Pyramid.objects.filter(annotations__peer=peer_obj).distinct().order_by("id")
+    wanted = request.GET.get("pyramid")
+    pyramid = pyramids.filter(pk=wanted).first() if wanted and wanted.isdigit() else pyramids.first()
+    if pyramid is None:
+        raise Http404("Nobody annotated this peer.")
+    snapshot, current = snapshot_for(dataset)
+    convention = _convention(request)
+    drill = peer_drilldown(topic_obj, peer_obj, pyramid, Convention(convention))
+    row, detail = _topic_agreement(snapshot.data, convention, topic)
+    context = {"topic": topic, "peer": peer_obj, "pyramid": pyramid, "pyramids": list(pyramids), "drill": drill,
+               "convention": convention, "convention_links": _convention_links(request, convention), "noise": NOISE, "row": row, "detail": detail}
+    if row is not None:
+        label = next((p["peer"] for p in detail["peers"] if p["summary"] == peer and p["pyramid"] == pyramid.pk), peer)
+        comparison = _comparison(row, detail)
+        context |= {"comparison": comparison, "scatter": _scatter(comparison["points"], highlight=label),
+                    "this": next((p for p in detail["peers"] if p["peer"] == label), None)}
+    names = drill["names"]
+    if len(names) >= 2:
+        a, b = (context["comparison"]["a"], context["comparison"]["b"]) if row is not None else names[:2]
+        values = {x["name"]: x["score"].modified for x in drill["annotators"]}
+        if values.get(a) is not None and values.get(b) is not None:
+            diff = abs(values[a] - values[b])
+            context["peer_diff"] = {"a": a, "b": b, "value": diff, "flagged": diff > NOISE}
+    return render(request, "dashboards/agreement_peer.html", _frame(dataset, "agreement", snapshot, current, **context))
+
+
+@coordinator_view
+def agreement_export(request, dataset, fmt):
+    snapshot, _ = snapshot_for(dataset)
+    convention = _convention(request)
+    rows = snapshot.data["conventions"][convention]["agreement"]
+    return _download(rows, AGREEMENT_KEYS, fmt, f"{slugify(dataset.name)}-agreement-{convention}")
+
+
+# --- scores ---------------------------------------------------------------------------------
+
+TOPIC_COLUMNS = [("topic", "Topic"), ("summary", "Summary"), ("kind", "Kind"), ("annotator", "Annotator"),
+                 ("modified", "Modified"), ("modified_jk", "Modified (jk)"), ("original", "Original"),
+                 ("matched_scus", "SCUs"), ("repetitions", "Rep."), ("non_matching", "Non-match."), ("observed_weight", "Weight")]
+SYSTEM_COLUMNS = [("system", "System"), ("kind", "Kind"), ("topics", "Topics"),
+                  ("original", "Original"), ("modified", "Modified"), ("modified_jk", "Modified (jk)")]
+
+
+def _score_view(request, snapshot) -> dict:
+    convention = _convention(request)
+    references = request.GET.get("references", "0") == "1"
+    figures = snapshot.data["conventions"][convention]
+    per_topic = [r for r in figures["per_topic"] if references or r["kind"] == "peer"]
+    per_system = [r for r in figures["per_system"] if references or r["kind"] == "peer"]
+    return {"convention": convention, "references": references, "compared": "modified_jk" if references else "modified",
+            "per_topic": per_topic, "per_system": per_system, "tiers": figures["tiers"]}
+
+
+def system_plot(rows: list[dict], score: str) -> dict:
+    """One mark per system: its mean over topics, mean ± sd (a bar) and min–max (a line)."""
+    items = sorted((r for r in rows if r[score] is not None), key=lambda r: (-r[score], _natural(r["system"])))
+    width, height = 1040, 300
+    left, right, top_m, bottom = 48, 12, 14, 44
+    plot_w, plot_h = width - left - right, height - top_m - bottom
+    top = _nice_top(max((r[f"{score}_max"] for r in items), default=0.1))
+    step = plot_w / max(len(items), 1)
+
+    def y(v):
+        return round(top_m + plot_h * (1 - min(max(v, 0), top) / top), 2)
+
+    bar = round(min(14, step * 0.45), 2)
+    marks = []
+    for i, r in enumerate(items):
+        sd = r[f"{score}_sd"]
+        x = round(left + step * (i + 0.5), 2)
+        sd_box = None
+        if sd is not None:
+            hi, lo = y(r[score] + sd), y(r[score] - sd)
+            sd_box = {"x": round(x - bar / 2, 2), "y": hi, "w": bar, "h": round(lo - hi, 2)}
+        marks.append({"sd_box": sd_box,
+            "system": r["system"], "kind": r["kind"], "x": x, "mean": r[score], "sd": sd,
+            "n": r[f"{score}_n"], "min": r[f"{score}_min"], "max": r[f"{score}_max"],
+            "y": y(r[score]), "y_min": y(r[f"{score}_min"]), "y_max": y(r[f"{score}_max"]),
+        })
+    return {"width": width, "height": height, "left": left, "right": width - right, "top": top_m, "bottom": top_m + plot_h,
+            "marks": marks, "score": score, "rotate": step < 22,
+            "ticks": [{"value": t, "y": y(t)} for t in _ticks(top)], "label_y": top_m + plot_h + 16}
+
+
+def tier_plots(tiers: list[dict]) -> list[dict]:
+    """A small bar chart per pyramid: how many SCUs in each tier (weight)."""
+    width, height, left, bottom = 190, 104, 8, 84
+    out = []
+    for h in tiers:
+        top = max((t["scus"] for t in h["tiers"]), default=0) or 1
+        step = (width - 2 * left) / max(len(h["tiers"]), 1)
+        bars = []
+        for i, t in enumerate(h["tiers"]):
+            bar_h = round(64 * t["scus"] / top, 2)
+            bars.append({"weight": t["weight"], "scus": t["scus"], "x": round(left + i * step + step * 0.12, 2), "w": round(step * 0.76, 2),
+                         "y": round(bottom - bar_h, 2), "h": bar_h, "cx": round(left + i * step + step / 2, 2)})
+        out.append(h | {"bars": bars, "width": width, "height": height, "bottom": bottom})
+    return out
+
+
+@coordinator_view
+def scores(request, dataset):
+    snapshot, current = snapshot_for(dataset)
+    view = _score_view(request, snapshot)
+    compared = view["compared"]
+    per_system, system_sort = _sorted(view["per_system"], request.GET.get("sort", ""), tuple(k for k, _ in SYSTEM_COLUMNS), f"-{compared}")
+    topic_filter = request.GET.get("topic", "")
+    topic_rows = [r for r in view["per_topic"] if not topic_filter or r["topic"] == topic_filter]
+    topic_rows, topic_sort = _sorted(topic_rows, request.GET.get("tsort", ""), tuple(k for k, _ in TOPIC_COLUMNS), "topic")
+    topics = sorted({r["topic"] for r in view["per_topic"]})
+    downloads = {f"{table}_{fmt}": reverse("dashboards:scores_export", args=[dataset.pk, fmt]) + "?" + urlencode(
+        {"convention": view["convention"], "references": int(view["references"]), "table": table})
+        for table in ("topics", "systems") for fmt in ("csv", "json")}
+    plot = system_plot(view["per_system"], compared)
+    view = {k: v for k, v in view.items() if k != "per_system"}
+    return render(request, "dashboards/scores.html", _frame(
+        dataset, "scores", snapshot, current, **view, convention_links=_convention_links(request, view["convention"]), per_system=per_system, topic_rows=topic_rows,
+        system_headers=_headers(request, "sort", SYSTEM_COLUMNS, system_sort), topic_headers=_headers(request, "tsort", TOPIC_COLUMNS, topic_sort),
+        plot=plot, tier_plots=tier_plots(view["tiers"]), topics=topics, topic_filter=topic_filter,
+        downloads=downloads, reference_links=_links(request, "references", [("0", "peers only"), ("1", "peers + references")], "1" if view["references"] else "0")))
+
+
+@coordinator_view
+def scores_export(request, dataset, fmt):
+    snapshot, _ = snapshot_for(dataset)
+    view = _score_view(request, snapshot)
+    table = request.GET.get("table", "topics")
+    if table == "systems":
+        return _download(view["per_system"], SYSTEM_KEYS, fmt, f"{slugify(dataset.name)}-systems-{view['convention']}")
+    return _download(view["per_topic"], SCORE_KEYS, fmt, f"{slugify(dataset.name)}-scores-{view['convention']}")
+
+
+# --- meta-evaluation ------------------------------------------------------------------------
+
+def _metaeval_rows(snapshot, convention: str, score: str) -> list[dict]:
+    """Peers only with ``modified``, peers + references with ``modified_jk`` (SacreROUGE's footing
+    for references), unless one score is asked for."""
+    tables = snapshot.data["conventions"][convention]["metaeval"]
+    if score in tables:
+        return tables[score]
+    return [r for r in tables["modified"] if r["summarizers"] == "peers"] + [r for r in tables["modified_jk"] if r["summarizers"] == "peers+references"]
+
+
+def _metaeval_groups(rows: list[dict]) -> list[dict]:
+    groups: dict[str, list] = {}
+    for r in rows:
+        groups.setdefault(r["metric"], []).append(r)
+    order = {("peers", "summary"): 0, ("peers", "system"): 1, ("peers+references", "summary"): 2, ("peers+references", "system"): 3}
+    return [{"metric": m, "rows": sorted(rs, key=lambda r: order[(r["summarizers"], r["level"])])} for m, rs in sorted(groups.items())]
+
+
+@coordinator_view
+def metaeval(request, dataset):
+    form, errors, status_code = JudgmentUploadForm(), None, 200
+    if request.method == "POST":
+        form = JudgmentUploadForm(request.POST, request.FILES)
+        if form.is_valid():
+            data = form.cleaned_data
+            if data["format"] == "csv":
+                parsed = parse_judgments_csv(data["text"])
+            else:
+                parsed = parse_duc_table(data["text"], read_duc_header(data["header_text"]), linguistic=data["linguistic"])
+            try:
+                result = save_judgments(dataset, parsed, source=data["file"].name[:500])
+            except JudgmentImportError as error:
+                errors = error.errors
+            else:
+                transaction.on_commit(lambda: schedule([dataset.pk]))
+                parts = [f"{result.created} new", f"{result.updated} updated", f"{result.unchanged} unchanged"]
+                if result.duplicates:
+                    parts.append(f"{result.duplicates} repeated rows accepted once")
+                if result.empty:
+                    parts.append(f"{result.empty} empty cells (no judgment)")
+                messages.success(request, f"Imported {', '.join(result.metrics) or 'nothing'} from {result.source}: {', '.join(parts)}.")
+                query = request.GET.urlencode()
+                return redirect(reverse("dashboards:metaeval", args=[dataset.pk]) + (f"?{query}" if query else ""))
+        status_code = 400
+    snapshot, current = snapshot_for(dataset)
+    convention = _convention(request)
+    score = request.GET.get("score", "auto")
+    rows = _metaeval_rows(snapshot, convention, score)
+    sources = (Judgment.objects.filter(topic__dataset=dataset).values("metric").annotate(n=Count("id"), topics=Count("topic", distinct=True), sources=Count("source", distinct=True)).order_by("metric"))
+    downloads = {fmt: reverse("dashboards:metaeval_export", args=[dataset.pk, fmt]) + "?" + urlencode({"convention": convention, "score": score})
+                 for fmt in ("csv", "json")}
+    return render(request, "dashboards/metaeval.html", _frame(
+        dataset, "metaeval", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), score=score,
+        groups=_metaeval_groups(rows), form=form, errors=errors, shown_errors=(errors or [])[:200], metrics=list(sources),
+        max_bytes=judgment_max_bytes(), downloads=downloads,
+        score_links=_links(request, "score", [("auto", "SacreROUGE (modified; modified_jk with references)"), ("modified", "modified"), ("modified_jk", "modified_jk")], score)),
+        status=status_code)
+
+
+@coordinator_view
+def metaeval_export(request, dataset, fmt):
+    snapshot, _ = snapshot_for(dataset)
+    convention = _convention(request)
+    rows = [{k: v for k, v in r.items() if k != "skipped"} for r in _metaeval_rows(snapshot, convention, request.GET.get("score", "auto"))]
+    return _download(rows, METAEVAL_KEYS, fmt, f"{slugify(dataset.name)}-metaeval-{convention}")

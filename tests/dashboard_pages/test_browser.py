@@ -1,0 +1,151 @@
+"""The dashboards in Debian's Chromium: real DUC 2006 data (D0631 annotated twice, by 114 and 115),
+and figures that update by themselves while the page is open. Screenshots go to test-artifacts/."""
+import re
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from annotation.models import SCU, Dataset, PeerAnnotation, Pyramid
+from annotation.roles import COORDINATOR, role_group
+from annotation.services import dashboard_snapshots as snapshots
+from annotation.services.dashboards import score_dashboard
+from annotation.services.editing import add_match
+from annotation.services.results import agreement_rows, topics_of
+
+from ..conftest import shared_data
+from .helpers import build_toy, fmt
+
+pytestmark = pytest.mark.browser
+PASSWORD = "coordinate-it-2026"
+
+
+def coordinator_of(dataset):
+    user = get_user_model().objects.create_user("coord", password=PASSWORD)
+    user.groups.add(role_group(COORDINATOR))
+    dataset.coordinators.add(user)
+    return user
+
+
+def logged_in_page(chromium, live_server):
+    page = chromium.new_page(viewport={"width": 1280, "height": 800})
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", "coord")
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
+    return page, errors
+
+
+@pytest.mark.realdata
+def test_real_data_dashboards(chromium, live_server, transactional_db, artifacts):
+    path = shared_data("duc2006")
+    call_command("import_ducview", str(path), stdout=StringIO())   # dashboards computed at the end (eager tasks)
+    dataset = Dataset.objects.get(name="duc2006")
+    coordinator_of(dataset)
+    page, errors = logged_in_page(chromium, live_server)
+    base = f"{live_server.url}/datasets/{dataset.pk}"
+
+    # Overview: 20 topics, D0631 annotated twice; assign a third annotator for agreement.
+    page.goto(f"{live_server.url}/datasets/")
+    page.click("text=duc2006")
+    assert page.locator("table.overview tbody tr").count() == 20
+    assert "×2 annotators" in page.locator('tr[data-topic="D0631"]').inner_text()
+    page.select_option("#id_topic", value=str(dataset.topics.get(external_id="D0631").pk))
+    third = PeerAnnotation.objects.filter(peer__topic__dataset=dataset).exclude(peer__topic__external_id="D0631").values_list(
+        "annotator__username", flat=True).order_by("annotator__username").first()
+    page.select_option("#id_annotator", label=third)
+    page.select_option("#id_task", value="annotate_peers")
+    page.click("form[data-assign-form] button[type=submit]")
+    page.wait_for_selector(".msg.success")
+    assert f"Assigned {third} to annotate peers on D0631." in page.locator(".messages").inner_text()
+    assert "0 of 22 peers done" in page.locator('tr[data-topic="D0631"] td[data-task="annotate_peers"]').inner_text()
+    page.screenshot(path=str(artifacts / "dashboards-overview.png"), full_page=False)
+
+    # Agreement: the D0631 row with its 22 peers, the pair matrix, a drill-down.
+    page.goto(f"{base}/agreement/")
+    [row] = agreement_rows(topics_of("duc2006"))
+    d0631 = page.locator('tr[data-topic="D0631"]')
+    assert d0631.locator("[data-peers]").inner_text() == "22"
+    assert fmt(row["alpha_dice_mean"]) in d0631.locator("[data-alpha-mean]").inner_text()
+    assert "22 peers, 1386 units" in d0631.locator("[data-alpha-mean]").inner_text()
+    assert fmt(row["alpha_dice_pooled"]) in d0631.locator("[data-alpha-pooled]").inner_text()
+    pearson = d0631.locator("[data-pearson]").inner_text()
+    assert fmt(row["pearson_modified"]) in pearson and "95% CI" in pearson and "n = 22" in pearson
+    assert fmt(row["alpha_dice_pooled"]) in page.locator('[data-matrix] td[data-pair="114-115"]').first.inner_text()
+    page.screenshot(path=str(artifacts / "dashboards-agreement.png"), full_page=True)
+    page.click('tr[data-topic="D0631"] a')
+    assert page.locator("table.per-peer tbody tr").count() == 22
+    assert page.locator("[data-scatter] circle.point").count() == 22
+    page.screenshot(path=str(artifacts / "dashboards-agreement-D0631.png"), full_page=True)
+    page.locator("table.per-peer tbody tr").first.locator("text=SCU by SCU").click()
+    page.wait_for_selector("table.counts")
+    assert page.locator("table.counts tr[data-scu]").count() > 0
+    assert page.locator("[data-scatter] circle.highlight").count() == 1
+    page.screenshot(path=str(artifacts / "dashboards-agreement-drilldown.png"), full_page=True)
+
+    # Scores: sortable, one mark per system in the SVG plot.
+    page.goto(f"{base}/scores/")
+    board = score_dashboard("duc2006", include_references=False)
+    assert page.locator("[data-system-plot] svg circle.system-mark").count() == len(board["per_system"]) == 22
+    page.click('table.per-system th a[data-sort="system"]')
+    page.wait_for_url(re.compile(r"sort=system"))
+    systems = page.locator("table.per-system tbody tr").evaluate_all("rows => rows.map(r => r.dataset.system)")
+    assert systems == sorted(systems, key=int)
+    page.click('table.per-system th a[data-sort="modified"]')
+    page.wait_for_url(re.compile(r"sort=-modified"))
+    first = page.locator("table.per-system tbody tr").first
+    best = max(board["per_system"], key=lambda r: r["modified"])
+    assert first.get_attribute("data-system") == best["system"] and fmt(best["modified"], 4) in first.inner_text()
+    page.screenshot(path=str(artifacts / "dashboards-scores.png"), full_page=False)
+    page.goto(f"{base}/scores/?references=1")
+    assert page.locator("[data-system-plot] svg circle.system-mark").count() == 22 + 10   # + references A-J
+    assert page.locator("[data-tiers] figure").count() == Pyramid.objects.filter(topic__dataset=dataset).count() == 21
+
+    # Meta-evaluation: upload DUC's content responsiveness (table + header file).
+    page.goto(f"{base}/metaeval/")
+    page.check('input[name=format][value=duc]')
+    page.set_input_files("input[name=file]", str(path / "scoring" / "2006_modified_scores.txt"))
+    page.set_input_files("input[name=header]", str(path / "scoring" / "2006-header.txt"))
+    page.click("form[data-upload] button[type=submit]")
+    page.wait_for_selector(".msg.success")
+    assert "434 new" in page.locator(".messages").inner_text()
+    group = page.locator('tbody[data-metric="content_responsiveness"]')
+    system_row = group.locator('tr[data-summarizers="peers"][data-level="system"]')
+    assert system_row.locator("[data-n]").inner_text().startswith("22")
+    assert group.locator('tr[data-summarizers="peers"][data-level="summary"] [data-n]').inner_text().startswith("20")
+    assert re.match(r"0\.\d{3}", system_row.locator('[data-method="pearson"]').inner_text())
+    page.screenshot(path=str(artifacts / "dashboards-metaeval.png"), full_page=True)
+    assert not errors
+    page.close()
+
+
+def test_figures_update_while_watching(chromium, live_server, transactional_db, artifacts, monkeypatch):
+    dataset = build_toy()
+    coordinator_of(dataset)
+    snapshots.recompute_dataset(dataset.pk)
+    page, errors = logged_in_page(chromium, live_server)
+    page.goto(f"{live_server.url}/datasets/{dataset.pk}/scores/?topic=T2")
+    row = page.locator("table.per-topic tbody tr").nth(2)   # T2, peer 3: SCU 3 only, 1/5
+    assert row.locator("td").nth(4).inner_text() == "0.2000"
+    assert page.locator("[data-updating]").is_hidden()
+    as_of = page.locator("[data-as-of]").inner_text()
+
+    # The worker is busy: the save commits, the figures are stale and the page says so.
+    monkeypatch.setattr(snapshots, "schedule", lambda ids: None)
+    annotation = PeerAnnotation.objects.get(peer__topic__dataset=dataset, peer__topic__external_id="T2", peer__external_id="3")
+    add_match(annotation, SCU.objects.get(pyramid=annotation.pyramid, uid=1), [(10, 14)])
+    page.wait_for_selector("[data-updating]:not([hidden])", timeout=10_000)
+    page.screenshot(path=str(artifacts / "dashboards-updating.png"), full_page=False)
+    assert row.locator("td").nth(4).inner_text() == "0.2000"
+
+    # The worker catches up: the new figure appears without a reload, the badge goes.
+    monkeypatch.undo()
+    page.wait_for_function("() => document.querySelectorAll('table.per-topic tbody tr')[2].children[4].textContent === '0.8000'", timeout=10_000)
+    page.wait_for_selector("[data-updating][hidden]", state="attached", timeout=10_000)
+    assert page.locator("[data-as-of]").inner_text() >= as_of
+    assert not errors
+    page.close()
