@@ -164,3 +164,21 @@ def test_blind_annotation_in_the_browser(annotator, chromium, live_server):
     wait_saved(second)
     assert second.locator(".peer-text .seg.covered").count() == 0, "quinn starts from a blank annotation of the same peer"
     context.close()
+
+
+def test_next_peer_flow_with_progress(annotator, live_server):
+    page, annotation, dam, valley = annotator
+    from annotation.models import PeerSummary
+
+    PeerSummary.objects.create(topic=annotation.peer.topic, external_id="2", text="The valley flooded after the dam failed.")
+    page.reload()
+    wait_saved(page)
+    assert "0 of 2 peers done" in page.text_content(".progress-text")
+    first_url = page.url
+    page.click("[data-action=done]")
+    page.wait_for_url(lambda url: url != first_url and "/annotations/" in url)
+    wait_saved(page)
+    assert "peer 2" in page.text_content("h1")
+    assert "1 of 2 peers done" in page.text_content(".progress-text")
+    annotation.refresh_from_db()
+    assert annotation.status == PeerAnnotation.Status.DONE

@@ -204,3 +204,48 @@ def test_unicode_offsets_match_python(builder):
     for c in Contributor.objects.filter(scu__pyramid=pyramid):
         for p in c.parts.all():
             assert REFERENCES[c.reference.external_id][p.start:p.end].strip() == REFERENCES[c.reference.external_id][p.start:p.end]
+
+
+def test_comments_offline_edits_and_mark_as_done(builder, live_server, artifacts):
+    page, user, topic, context = builder
+    pyramid = Pyramid.objects.get(topic=topic, creator=user)
+    program_select(page, ref(page, "A"), "Engineers blamed the old concrete")
+    page.keyboard.press("n")
+    page.wait_for_selector(".label-edit")
+    page.keyboard.press("Enter")
+    wait_saved(page)
+    scu = SCU.objects.get(pyramid=pyramid, uid=1)
+    page.keyboard.press(";")                                          # comment the SCU
+    page.wait_for_selector(".comment-edit")
+    page.keyboard.type("Check the cause with the coordinator")
+    page.keyboard.press("Enter")
+    wait_saved(page)
+    page.click(f'.contrib[data-id="{scu.contributors.get().pk}"]')
+    page.keyboard.press(";")                                          # comment the contributor
+    page.wait_for_selector(".comment-edit")
+    page.keyboard.type("cause, not effect")
+    page.keyboard.press("Enter")
+    wait_saved(page)
+    scu.refresh_from_db()
+    assert scu.comment == "Check the cause with the coordinator" and scu.contributors.get().comment == "cause, not effect"
+
+    context.set_offline(True)                                         # the network goes away mid-work
+    program_select(page, ref(page, "B"), "Café owners")
+    page.keyboard.press("n")
+    page.wait_for_function("() => document.querySelector('.save-status').dataset.status === 'offline'")
+    assert "not saved yet" in page.text_content(".save-status")
+    page.screenshot(path=str(artifacts / "builder-offline.png"))
+    assert SCU.objects.filter(pyramid=pyramid).count() == 1
+    context.set_offline(False)                                        # back: the pending edit is sent
+    page.wait_for_selector(".label-edit", timeout=15000)
+    page.keyboard.press("Enter")
+    wait_saved(page)
+    assert SCU.objects.filter(pyramid=pyramid).count() == 2
+
+    page.goto(f"{live_server.url}/")                                  # the home page: progress, mark as done
+    assert "2 SCUs" in page.inner_text("table.assignments")
+    page.click("button:has-text('Mark as done')")
+    page.wait_for_selector(".messages")
+    assert "Done" in page.inner_text("table.assignments")
+    pyramid.refresh_from_db()
+    assert pyramid.status == Pyramid.Status.DONE
