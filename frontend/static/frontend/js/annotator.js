@@ -1,7 +1,7 @@
 // The peer annotator: select text in the peer summary, choose the SCU it expresses (click, or type
 // to filter and Enter), or mark it as content in no SCU. Every match is saved at once; the score
 // panel shows the server's computation and says "updating" until it is current.
-import { ActionError, DocumentSession, bindStatus } from "./session.js";
+import { DocumentSession, actionRunner, bindStatus } from "./session.js";
 import { TextIndex, renderSpans, selectedSpan } from "./textspans.js";
 import { $, $$, el, showBanner, hideBanner, isTyping, openChooser, closeChooser } from "./ui.js";
 
@@ -138,23 +138,10 @@ function renderScore() {
 
 // ---------------------------------------------------------------------------- actions
 
-async function act(promise, { keepSelection = false } = {}) {
-  root.dataset.busy = "1"; // until the page shows the server's answer (tests and the UI wait on it)
-  try {
-    const result = await promise;
-    if (!keepSelection) state.selection = null;
-    hideBanner(root);
-    await reload();
-    return result;
-  } catch (error) {
-    if (error instanceof ActionError && error.fields?.changes) return null;
-    showBanner(root, error.message || String(error));
-    renderPeer();
-    return null;
-  } finally {
-    delete root.dataset.busy;
-  }
-}
+const act = actionRunner(root, {
+  reload, clearSelection: () => { state.selection = null; }, afterError: renderPeer,
+  showError: (message) => showBanner(root, message), hideError: () => hideBanner(root),
+});
 
 function match(scuId = state.selectedScu) {
   if (!state.selection) { showBanner(root, "Select the words of the peer summary that express the SCU first."); return; }

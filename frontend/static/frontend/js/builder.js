@@ -1,6 +1,6 @@
 // The pyramid builder: select text in a reference, make SCUs, add contributors and parts, merge,
 // move, split, relabel; every action is one API call, saved at once, undoable on the server.
-import { ActionError, DocumentSession, bindStatus } from "./session.js";
+import { DocumentSession, actionRunner, bindStatus } from "./session.js";
 import { TextIndex, coverage, renderSpans, selectedSpan } from "./textspans.js";
 import { $, $$, el, showBanner, hideBanner, isTyping, openChooser, closeChooser } from "./ui.js";
 
@@ -236,24 +236,10 @@ function onTextMouseUp(event) {
 
 // ---------------------------------------------------------------------------- actions
 
-async function act(promise, { keepSelection = false } = {}) {
-  root.dataset.busy = "1"; // until the page shows the server's answer (tests and the UI wait on it)
-  try {
-    const result = await promise;
-    if (!keepSelection) state.selection = null;
-    hideBanner(root);
-    await reload();
-    return result;
-  } catch (error) {
-    if (error instanceof ActionError && error.fields?.changes) return null; // conflict: handled by its event
-    showBanner(root, error.message || String(error));
-    renderTexts();
-    highlight();
-    return null;
-  } finally {
-    delete root.dataset.busy;
-  }
-}
+const act = actionRunner(root, {
+  reload, clearSelection: () => { state.selection = null; }, afterError: () => { renderTexts(); highlight(); },
+  showError: (message) => showBanner(root, message), hideError: () => hideBanner(root),
+});
 
 function selectionText() {
   const s = state.selection;

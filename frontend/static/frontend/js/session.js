@@ -129,3 +129,28 @@ export function bindStatus(session, element, retryButton) {
     if (session.queue.length) { event.preventDefault(); event.returnValue = ""; }
   });
 }
+
+/**
+ * The editors' way to run one action: the page is marked busy until it shows the server's answer
+ * (tests and the UI wait on that); a refusal is shown in the banner, a conflict is left to the
+ * session's "conflict" event. ``clearSelection`` runs after a success unless ``keepSelection``.
+ */
+export function actionRunner(root, { reload, clearSelection, afterError, showError, hideError }) {
+  return async function act(promise, { keepSelection = false } = {}) {
+    root.dataset.busy = "1";
+    try {
+      const result = await promise;
+      if (!keepSelection) clearSelection();
+      hideError();
+      await reload();
+      return result;
+    } catch (error) {
+      if (error instanceof ActionError && error.fields?.changes) return null;
+      showError(error.message || String(error));
+      afterError();
+      return null;
+    } finally {
+      delete root.dataset.busy;
+    }
+  };
+}
