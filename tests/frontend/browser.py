@@ -6,7 +6,7 @@ from django.contrib.auth.models import User
 PASSWORD = "a-long-test-password"
 
 REFERENCES = {
-    "A": "The dam burst at night and the valley flooded. Engineers blamed the old concrete.",
+    "A": "The dam burst at night and the valley flooded.\nEngineers blamed the old concrete.",
     "B": "Café owners 🎉 said the flood hit Zoe\u0308's street first; the dam had failed.",
     "C": "大坝在夜间决堤，山谷被淹。工程师归咎于旧混凝土。",
     "D": "הסכר קרס בלילה והעמק הוצף.",

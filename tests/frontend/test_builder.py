@@ -249,3 +249,17 @@ def test_comments_offline_edits_and_mark_as_done(builder, live_server, artifacts
     assert "Done" in page.inner_text("table.assignments")
     pyramid.refresh_from_db()
     assert pyramid.status == Pyramid.Status.DONE
+
+
+def test_a_selection_across_lines_gives_a_one_line_label(builder):
+    page, user, topic, _ = builder
+    drag_select(page, ref(page, "A"), "valley flooded.\nEngineers blamed")
+    page.keyboard.press("n")
+    page.wait_for_selector(".label-edit")
+    assert page.input_value(".label-edit") == "valley flooded. Engineers blamed"
+    page.keyboard.press("Enter")
+    wait_saved(page)
+    scu = SCU.objects.get(pyramid__topic=topic, uid=1)
+    assert scu.label == "valley flooded. Engineers blamed"
+    assert spans(scu) == {"A": ["valley flooded.\nEngineers blamed"]}          # the offsets keep the exact text
+    assert not Change.objects.filter(action="update_scu").exists()            # Enter on the prefilled label saves nothing more

@@ -39,7 +39,7 @@ async function reload() {
 let scoreTimer = null;
 function pollScore() {
   clearTimeout(scoreTimer);
-  if (!state.doc.score?.current) scoreTimer = setTimeout(() => reload().catch(() => {}), 1000);
+  if (!state.doc.score?.current) scoreTimer = setTimeout(() => reload().catch(() => {}), 600);
 }
 
 // ---------------------------------------------------------------------------- rendering

@@ -254,7 +254,8 @@ function requireSelection() {
 async function newScu() {
   if (!requireSelection()) return;
   const s = state.selection;
-  const result = await act(session.send("POST", `${API}scus/`, { pyramid: Number(PYRAMID), label: selectionText(), reference: s.reference, parts: [{ start: s.start, end: s.end }] }));
+  const label = selectionText().replace(/\s+/gu, " ").trim(); // a selection across lines is one label line
+  const result = await act(session.send("POST", `${API}scus/`, { pyramid: Number(PYRAMID), label, reference: s.reference, parts: [{ start: s.start, end: s.end }] }));
   if (result?.id) { state.editing = result.id; select(result.id); }
 }
 
