@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test install install-test migrate demo worker bench clean
+.PHONY: run test install install-test migrate demo worker bench bench-api clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ worker: install
 ## Benchmarks (print numbers; not tests)
 bench: install-test
 	$(PY) bench/import_and_score.py
+
+## REST API under load: 20 concurrent clients against gunicorn (prints latency percentiles)
+bench-api: install-test
+	$(PY) bench/api_load.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache test-artifacts

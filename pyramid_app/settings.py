@@ -77,8 +77,10 @@ TEMPLATES = [
 DATABASE_URL = get_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=get_int("DB_CONN_MAX_AGE", 60))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # SQLite serialises writers; wait instead of failing with "database is locked".
+    # SQLite serialises writers; wait instead of failing with "database is locked", and take the
+    # write lock at BEGIN so a reader turning writer cannot deadlock with another writer.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, Celery and the cache ------------------------------------------------------------

@@ -7,13 +7,14 @@ made since; nothing is written in either case (``If-Match: *`` knowingly skips t
 the ``ETag`` header (and ``revision`` in action bodies).
 """
 from django.db.models import Model
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from ..models import SCU, Change, Contributor, PeerAnnotation, PeerMatch, Pyramid
-from ..services import history, peer_actions, pyramid_actions
+from ..services import history, pyramid_actions
 from . import permissions
 from .serializers import StrictMixin, django_errors_as_drf
 from .versions import expected_revision
@@ -209,6 +210,7 @@ class HistoryActions:
         """Redo your last undone change."""
         return self._revert(request, redo=True)
 
+    @extend_schema(responses=ChangeSerializer(many=True))
     @action(detail=True, methods=["get"], serializer_class=ChangeSerializer)
     def history(self, request, pk=None):
         """Who changed what, when, before and after. Coordinators see everyone's changes; others their own."""

@@ -1,12 +1,19 @@
 """List filters: every list can be narrowed by the dataset and topic it belongs to, and by
 annotator and status where those exist (``?dataset=1&topic=2&annotator=3&status=done``)."""
+from django import forms
 from django_filters import rest_framework as filters
 
 from ..models import SCU, Assignment, Contributor, PeerAnnotation, PeerMatch, PeerSummary, Pyramid, ReferenceSummary, Topic
 
 
-def _ids(path: str) -> filters.NumberFilter:
-    return filters.NumberFilter(field_name=path)
+class IdFilter(filters.NumberFilter):
+    """An object id: a whole number within the database's integer range (larger ones are a 400, not a crash)."""
+
+    field_class = forms.IntegerField
+
+
+def _ids(path: str) -> IdFilter:
+    return IdFilter(field_name=path, min_value=0, max_value=2**63 - 1)
 
 
 class TopicFilter(filters.FilterSet):

@@ -22,3 +22,10 @@ class CSVRenderer(FileRenderer):
 class DUCViewRenderer(FileRenderer):
     media_type = "application/xml"
     format = "ducview"
+
+
+class SacreRougeRenderer(FileRenderer):
+    """SacreROUGE's JSON lines (``annotation.services.sacrerouge_export``): one object a line."""
+
+    media_type = "application/jsonl"
+    format = "sacrerouge"

@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from . import views
+from . import transfer  # dataset import and archive
 
 router = DefaultRouter()
 router.register("datasets", views.DatasetViewSet, basename="dataset")
@@ -23,4 +24,6 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     *router.urls,
+    path("datasets/<int:pk>/import/", transfer.DatasetImportView.as_view(), name="dataset-import"),
+    path("datasets/<int:pk>/archive/", transfer.DatasetArchiveView.as_view(), name="dataset-archive"),
 ]

@@ -12,7 +12,7 @@ from io import StringIO
 
 from django.db.models import Count, Prefetch
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
@@ -30,10 +30,10 @@ from ..models import (
     SCU, AnnotationScore, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
     ReferenceSummary, Topic,
 )
-from ..services import ducview_export, peer_actions, pyramid_actions, results
+from ..services import ducview_export, peer_actions, pyramid_actions, results, sacrerouge_export
 from . import filters, permissions, serializers
 from .actions import ContributorActions, HistoryActions, SCUActions, VersionedMixin
-from .renderers import CSVRenderer, DUCViewRenderer, FileRenderer
+from .renderers import CSVRenderer, DUCViewRenderer, FileRenderer, SacreRougeRenderer
 
 WEIGHTED_SCUS = SCU.objects.annotate(weight=Count("contributors")).order_by("uid")
 
@@ -96,6 +96,9 @@ def as_ducview(export, obj) -> bytes:
 
 
 FORMAT_PARAM = OpenApiParameter("format", str, description="file format")
+ROWS_RESPONSE = OpenApiResponse(
+    {"type": "array", "items": {"type": "object", "additionalProperties": True}}, description="one object per row (JSON), or the same rows as CSV"
+)
 CONVENTION_PARAM = OpenApiParameter("convention", str, enum=[c.value for c in Convention], default=Convention.NIST.value)
 
 
@@ -118,13 +121,13 @@ class DatasetViewSet(ScopedViewSet):
             return attachment(Response(out.getvalue()), f"{name}-{dataset.pk}-{convention.value}.csv")
         return Response(rows)
 
-    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM], responses={200: dict})
+    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM], responses={200: ROWS_RESPONSE})
     @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
     def scores(self, request, pk=None):
         """Scores of every peer annotation and reference summary (the keys of ``export_scores``)."""
         return self._rows(request, results.score_rows, results.SCORE_KEYS, "scores")
 
-    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM], responses={200: dict})
+    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM], responses={200: ROWS_RESPONSE})
     @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
     def agreement(self, request, pk=None):
         """Agreement per topic (the keys of ``export_agreement``)."""
@@ -189,12 +192,14 @@ class PyramidViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
         return Response(self.get_serializer(self.get_object()).data)
 
     @extend_schema(parameters=[FORMAT_PARAM], responses={200: serializers.PyramidFullSerializer})
-    @action(detail=True, renderer_classes=[JSONRenderer, DUCViewRenderer], serializer_class=serializers.PyramidFullSerializer)
+    @action(detail=True, renderer_classes=[JSONRenderer, DUCViewRenderer, SacreRougeRenderer], serializer_class=serializers.PyramidFullSerializer)
     def export(self, request, pk=None):
         """The pyramid as a file: ``json`` (the ``full`` document) or ``ducview`` (.pyr)."""
         pyramid = self.get_object()
         if request.accepted_renderer.format == "ducview":
             return attachment(Response(as_ducview(ducview_export.export_pyramid, pyramid)), f"{pyramid.topic.external_id}.{pyramid.pk}.pyr")
+        if request.accepted_renderer.format == "sacrerouge":
+            return attachment(Response(sacrerouge_export.pyramid_jsonl(pyramid)), sacrerouge_export.pyramid_filename(pyramid))
         return attachment(Response(self.get_serializer(pyramid).data), f"pyramid-{pyramid.pk}.json")
 
 
@@ -246,13 +251,15 @@ class PeerAnnotationViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
         return Response(self.get_serializer(self.get_object()).data)
 
     @extend_schema(parameters=[FORMAT_PARAM], responses={200: serializers.AnnotationFullSerializer})
-    @action(detail=True, renderer_classes=[JSONRenderer, DUCViewRenderer], serializer_class=serializers.AnnotationFullSerializer)
+    @action(detail=True, renderer_classes=[JSONRenderer, DUCViewRenderer, SacreRougeRenderer], serializer_class=serializers.AnnotationFullSerializer)
     def export(self, request, pk=None):
         """The annotation as a file: ``json`` (the ``full`` document) or ``ducview`` (.pan)."""
         annotation = self.get_object()
         if request.accepted_renderer.format == "ducview":
             name = f"{annotation.peer.topic.external_id}.{annotation.peer.external_id}.{annotation.pk}.pan"
             return attachment(Response(as_ducview(ducview_export.export_annotation, annotation)), name)
+        if request.accepted_renderer.format == "sacrerouge":
+            return attachment(Response(sacrerouge_export.annotation_jsonl(annotation)), sacrerouge_export.annotation_filename(annotation))
         return attachment(Response(self.get_serializer(annotation).data), f"annotation-{annotation.pk}.json")
 
 

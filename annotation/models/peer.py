@@ -2,7 +2,6 @@
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import Q
 
 from .corpus import PeerSummary
 from .pyramid import SCU, Pyramid

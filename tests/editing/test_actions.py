@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
-from annotation.models import SCU, Change, Contributor, PeerAnnotation, Pyramid
+from annotation.models import SCU, Change
 from annotation.services import peer_actions as peer
 from annotation.services import pyramid_actions as act
 from annotation.services.history import Conflict, redo, scu_states, undo

@@ -2,7 +2,6 @@
 keyboard, a repetition, a non-matching unit, undo, Unicode offsets, blind annotation, and a score
 panel that shows exactly what export_scores gives, computed by a real Celery worker on Redis."""
 import json
-import time
 from io import StringIO
 
 import pytest

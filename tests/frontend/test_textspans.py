@@ -1,6 +1,5 @@
 """The shared text-offset module, run in Debian's Chromium: what the browser selects is what
 Python slices, for emoji, combining marks, CJK and right-to-left text."""
-import json
 
 import pytest
 

@@ -1,0 +1,159 @@
+"""Moving whole datasets in and out: DUCView uploads and the dataset archive.
+
+- ``POST /api/datasets/{id}/import/`` (multipart/form-data, field ``files``, repeated): ``.pyr``
+  and ``.pan`` files, or ``.zip`` archives of them, imported as ``import_ducview`` imports them;
+  answers the import report. See ``annotation.services.upload_import`` for the limits.
+- ``GET /api/datasets/{id}/archive/``: a zip of the dataset's pyramids and annotations (NIST-like
+  names, importable again), ``scores.csv``, ``agreement.csv`` and ``manifest.json``
+  (``annotation.services.dataset_archive``).
+
+Both are for the dataset's coordinators (and superusers): a dataset you may not see is a 404,
+one you see but do not coordinate (an annotator's) is a 403.
+"""
+import re
+
+from django.conf import settings
+from django.http import FileResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import APIException, PermissionDenied, ValidationError
+from rest_framework.parsers import MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from scoring.model import Convention
+
+from ..models import Dataset, PeerAnnotation, Pyramid
+from ..services import dataset_archive, upload_import
+from . import permissions
+
+
+class RequestTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request is too large."
+    default_code = "request_too_large"
+
+
+def max_request_bytes() -> int | None:
+    """The largest upload request accepted: DATA_UPLOAD_MAX_MEMORY_SIZE (None: no limit, as Django)."""
+    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
+def coordinated_dataset(request, pk) -> Dataset:
+    """The dataset if the user coordinates it; 404 if they may not see it, 403 if they only see it."""
+    dataset = get_object_or_404(permissions.visible(request.user, Dataset.objects.all()), pk=pk)
+    if not permissions.can_change(request.user, dataset):
+        raise PermissionDenied("Only the dataset's coordinators may do this.")
+    return dataset
+
+
+class ImportReportSerializer(serializers.Serializer):
+    """``ImportReport.as_dict()`` of ``annotation.services.ducview_import``, plus what was ignored."""
+
+    files = serializers.IntegerField(help_text="DUCView files read")
+    topics = serializers.IntegerField(help_text="topics created")
+    pyramids_created = serializers.IntegerField()
+    pyramids_reused = serializers.IntegerField()
+    scus = serializers.IntegerField(help_text="SCUs created")
+    annotations_created = serializers.IntegerField()
+    annotations_existing = serializers.IntegerField()
+    repairs = serializers.ListField(child=serializers.CharField(), help_text="parts relocated near their stored offsets")
+    unplaced = serializers.ListField(child=serializers.CharField(), help_text="parts that could not be placed")
+    legacy = serializers.ListField(child=serializers.CharField(), help_text="legacy rule violations kept and flagged")
+    rejected = serializers.ListField(child=serializers.CharField(), help_text="files not imported, with the reason")
+    ignored = serializers.ListField(child=serializers.CharField(), help_text="archive members that are not DUCView files")
+
+
+UPLOAD_SCHEMA = {
+    "multipart/form-data": {
+        "type": "object",
+        "properties": {"files": {"type": "array", "items": {"type": "string", "format": "binary"},
+                                 "description": ".pyr/.pan files or .zip archives of them"}},
+        "required": ["files"],
+    }
+}
+
+
+class DatasetImportView(APIView):
+    """Import DUCView files (``.pyr``, ``.pan``) or ``.zip`` archives of them into this dataset.
+
+    Each file is imported in its own transaction (a rejected file writes nothing and is listed with
+    the reason); re-importing adds nothing twice. A refused upload (bad zip, unsafe paths, over a
+    size limit, another kind of file) is a 400 and imports nothing; a request larger than
+    ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is a 413.
+    """
+
+    permission_classes = [IsAuthenticated]
+    parser_classes = [MultiPartParser]
+
+    def initial(self, request, *args, **kwargs):
+        # Before authentication: a session's CSRF check would already read (and spool) the body.
+        limit = max_request_bytes()
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if limit is not None and length > limit:
+            raise RequestTooLarge(f"The upload is {length} bytes; at most {limit} are accepted (DATA_UPLOAD_MAX_MEMORY_SIZE).")
+        super().initial(request, *args, **kwargs)
+
+    @extend_schema(
+        request=UPLOAD_SCHEMA,
+        responses={
+            200: ImportReportSerializer,
+            400: OpenApiResponse(description="no files, a bad or unsafe zip, a file over a limit, or another kind of file; nothing imported"),
+            403: OpenApiResponse(description="you see the dataset but do not coordinate it"),
+            404: OpenApiResponse(description="no such dataset, or you may not see it"),
+            413: OpenApiResponse(description="the request is larger than DATA_UPLOAD_MAX_MEMORY_SIZE"),
+        },
+    )
+    def post(self, request, pk):
+        dataset = coordinated_dataset(request, pk)
+        uploads = [upload for key in request.FILES for upload in request.FILES.getlist(key)]
+        if not uploads:
+            raise ValidationError({"files": ["No file: send .pyr/.pan files or .zip archives of them as multipart/form-data, field 'files'."]})
+        try:
+            files, ignored = upload_import.collect_files(uploads)
+        except upload_import.UploadRejected as error:
+            raise ValidationError({"files": [f"{error} (nothing was imported)"]}) from None
+        report = upload_import.import_files(files, dataset)
+        return Response({**report.as_dict(), "ignored": ignored})
+
+
+def archive_filename(dataset: Dataset) -> str:
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", dataset.name).strip("-.") or "dataset"
+    return f"{slug}-{dataset.pk}.zip"
+
+
+class DatasetArchiveView(APIView):
+    """The whole dataset as a zip: every pyramid (``.pyr``) and peer annotation (``.pan``) under
+    NIST-like names, ``scores.csv`` and ``agreement.csv`` (the rows of ``export_scores`` and
+    ``export_agreement`` in the chosen convention) and ``manifest.json``. Importing the zip into
+    another dataset gives the same scores."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("convention", str, enum=[c.value for c in Convention], default=Convention.NIST.value,
+                                     description="convention of scores.csv and agreement.csv")],
+        responses={
+            (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="the archive"),
+            400: OpenApiResponse(description="unknown convention"),
+            403: OpenApiResponse(description="you see the dataset but do not coordinate it"),
+            404: OpenApiResponse(description="no such dataset, or you may not see it"),
+        },
+    )
+    def get(self, request, pk):
+        dataset = coordinated_dataset(request, pk)
+        try:
+            convention = Convention(request.query_params.get("convention", Convention.NIST.value))
+        except ValueError:
+            raise ValidationError({"convention": [f"Choose one of: {', '.join(c.value for c in Convention)}."]}) from None
+        user = request.user
+        pyramids = permissions.visible(user, Pyramid.objects.filter(topic__dataset=dataset))
+        annotations = permissions.visible(user, PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset))
+        spool, _ = dataset_archive.build_archive(dataset, pyramids, annotations, convention)
+        return FileResponse(spool, as_attachment=True, filename=archive_filename(dataset), content_type="application/zip")

@@ -1,0 +1,153 @@
+"""Import uploaded DUCView files and zip archives of them, with every size bounded.
+
+Used by ``POST /api/datasets/{id}/import/``. Everything that is uploaded is checked before
+anything is imported, so a refused upload (a zip bomb, a path escaping the archive, a file over
+the size limit, a file that is neither .pyr, .pan nor .zip) writes nothing. Then each DUCView file
+is imported by ``ducview_import.import_file`` in its own transaction (pyramids first, scores
+recomputed once at the end), exactly as ``import_ducview`` does: a file rejected there (malformed,
+hostile XML, not a NIST name, inconsistent with what is stored) writes nothing and is listed in
+the report.
+
+Limits (``Limits.from_settings``):
+- each DUCView file, uploaded or inside a zip: ``settings.IMPORT_MAX_BYTES`` (decompressed size,
+  counted while reading: the sizes a zip declares are not trusted);
+- all files decompressed from one request: ``IMPORT_MAX_ARCHIVE_BYTES`` (settings, default 64 MiB;
+  DUC 2006 is 28 MB) and ``IMPORT_MAX_ARCHIVE_MEMBERS`` entries per zip (default 5,000);
+- the request itself is bounded by the view (``DATA_UPLOAD_MAX_MEMORY_SIZE``).
+Zip members must be relative paths without ``..``; encrypted members and nested archives are
+refused; other files in a zip (e.g. the ``scores.csv`` of a dataset archive, macOS ``__MACOSX/``
+entries) are ignored and listed.
+"""
+import posixpath
+import re
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from django.conf import settings
+
+from ..models import Dataset
+from ..score_events import batched_scheduling
+from .ducview_import import EXTENSIONS, ImportReport, import_file
+
+ARCHIVE_EXTENSIONS = (".zip",)
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+class UploadRejected(Exception):
+    """The upload as a whole is refused; the message says why (nothing was imported)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    file_bytes: int
+    total_bytes: int
+    archive_members: int
+
+    @classmethod
+    def from_settings(cls) -> "Limits":
+        return cls(
+            file_bytes=settings.IMPORT_MAX_BYTES,
+            total_bytes=getattr(settings, "IMPORT_MAX_ARCHIVE_BYTES", 64 * 1024 * 1024),
+            archive_members=getattr(settings, "IMPORT_MAX_ARCHIVE_MEMBERS", 5000),
+        )
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MiB"
+
+
+def _suffix(name: str) -> str:
+    return PurePosixPath(name.lower()).suffix
+
+
+def safe_member_name(name: str) -> str:
+    """The member's path if it stays inside the archive; UploadRejected otherwise."""
+    path = name.replace("\\", "/")
+    if "\x00" in path or path.startswith("/") or _DRIVE.match(path):
+        raise UploadRejected(f"{name!r}: absolute paths are not allowed in an archive")
+    if ".." in path.split("/"):
+        raise UploadRejected(f"{name!r}: '..' is not allowed in an archive's paths")
+    return posixpath.normpath(path)
+
+
+class _Budget:
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.used = 0
+
+    def take(self, size: int, what: str) -> None:
+        if size > self.limits.file_bytes:
+            raise UploadRejected(f"{what}: larger than the {_mib(self.limits.file_bytes)} a DUCView file may have")
+        self.used += size
+        if self.used > self.limits.total_bytes:
+            raise UploadRejected(f"{what}: the upload decompresses to more than {_mib(self.limits.total_bytes)}")
+
+
+def _read_archive(upload, name: str, budget: _Budget, files: list, ignored: list) -> None:
+    limits = budget.limits
+    try:
+        with zipfile.ZipFile(upload) as archive:
+            members = archive.infolist()
+            if len(members) > limits.archive_members:
+                raise UploadRejected(f"{name}: more than {limits.archive_members} entries")
+            wanted = []
+            for info in members:
+                path = safe_member_name(info.filename)
+                if info.is_dir():
+                    continue
+                base = posixpath.basename(path)
+                if path.startswith("__MACOSX/") or base.startswith("._"):
+                    ignored.append(f"{name}/{path}: macOS metadata")
+                elif _suffix(path) in ARCHIVE_EXTENSIONS:
+                    raise UploadRejected(f"{name}/{path}: archives inside archives are not opened")
+                elif _suffix(path) not in EXTENSIONS:
+                    ignored.append(f"{name}/{path}: not a .pyr or .pan file")
+                elif info.flag_bits & 0x1:
+                    raise UploadRejected(f"{name}/{path}: encrypted archive members are not supported")
+                elif info.file_size > limits.file_bytes:  # declared size: refuse early, but never trust it
+                    budget.take(info.file_size, f"{name}/{path}")
+                else:
+                    wanted.append((info, path))
+            for info, path in wanted:
+                with archive.open(info) as member:
+                    data = member.read(limits.file_bytes + 1)
+                budget.take(len(data), f"{name}/{path}")
+                files.append((path, data))
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError, OSError) as error:
+        raise UploadRejected(f"{name}: not a valid zip archive ({error})") from None
+
+
+def collect_files(uploads, limits: Limits | None = None) -> tuple[list[tuple[str, bytes]], list[str]]:
+    """The DUCView files of ``uploads`` (objects with ``name``, ``size``, ``read()``), and what was ignored.
+
+    Raises UploadRejected, having imported nothing, if anything is over a limit or unsafe.
+    """
+    limits = limits or Limits.from_settings()
+    budget = _Budget(limits)
+    files: list[tuple[str, bytes]] = []
+    ignored: list[str] = []
+    for upload in uploads:
+        name = posixpath.basename((upload.name or "").replace("\\", "/")) or "(unnamed)"
+        suffix = _suffix(name)
+        if suffix in EXTENSIONS:
+            if upload.size is not None and upload.size > limits.file_bytes:
+                budget.take(upload.size, name)
+            data = upload.read(limits.file_bytes + 1)
+            budget.take(len(data), name)
+            files.append((name, data))
+        elif suffix in ARCHIVE_EXTENSIONS:
+            _read_archive(upload, name, budget, files, ignored)
+        else:
+            raise UploadRejected(f"{name}: only .pyr and .pan files, or .zip archives of them, can be imported")
+    return files, ignored
+
+
+def import_files(files: list[tuple[str, bytes]], dataset: Dataset) -> ImportReport:
+    """Import each file in its own transaction, pyramids first; scores are scheduled once at the end."""
+    report = ImportReport()
+    with batched_scheduling():
+        for name, data in sorted(files, key=lambda item: (_suffix(item[0]) != ".pyr", item[0])):
+            import_file(name, data, dataset, report)
+    return report
