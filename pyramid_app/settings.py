@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "annotation",
     "scoring",
     "frontend",
@@ -127,6 +128,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # Password guessing through the token endpoint is slowed down (per client address or user).
+    "DEFAULT_THROTTLE_RATES": {"token": get_str("TOKEN_RATE", "10/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "pyramid API",
@@ -135,6 +138,10 @@ SPECTACULAR_SETTINGS = {
         "WorkStatusEnum": "annotation.models.pyramid.Pyramid.Status",  # same choices as PeerAnnotation.Status
         "AssignmentStatusEnum": "annotation.models.work.Assignment.Status",
     },
+    # The interactive docs are served from this app's static files, never from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Uploads and imports ---------------------------------------------------------------------

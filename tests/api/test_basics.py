@@ -99,3 +99,14 @@ def test_schema_is_valid_and_complete(db, tmp_path):
     from django.core.management import call_command
 
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yml"))
+
+
+def test_token_endpoint_slows_password_guessing(world):
+    client = APIClient()
+    answers = [client.post("/api/auth/token/", {"username": "alice", "password": f"guess-{i}"}, format="json").status_code for i in range(11)]
+    assert answers[:10] == [400] * 10 and answers[10] == 429
+
+
+def test_api_docs_are_served_without_a_cdn(world, as_user):
+    page = as_user("alice").get("/api/docs/").content.decode()
+    assert "cdn.jsdelivr" not in page and "/static/drf_spectacular_sidecar/" in page
