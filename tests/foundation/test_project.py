@@ -117,3 +117,21 @@ def test_settings_refuse_dev_secret_key_without_debug():
 def test_settings_reject_malformed_booleans():
     result = _settings_in_subprocess({"DEBUG": "maybe"}, "1")
     assert result.returncode != 0 and "DEBUG='maybe' is not a boolean" in result.stderr
+
+
+def test_docker_compose_runs_the_production_shape():
+    """No Docker engine runs where the tests do, so the file is checked for what `docker compose up`
+    needs: the four services, health checks, and the app configured for PostgreSQL, Redis and workers."""
+    import yaml
+
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert set(services) == {"db", "redis", "web", "worker"}
+    assert all("healthcheck" in service for service in services.values())
+    for name in ("web", "worker"):
+        env = services[name]["environment"]
+        assert env["DATABASE_URL"].startswith("postgres://") and env["REDIS_URL"].startswith("redis://")
+        assert env["DEBUG"] == "0" and "SECRET_KEY" in env
+        assert services[name]["depends_on"] == {"db": {"condition": "service_healthy"}, "redis": {"condition": "service_healthy"}}
+    assert "gunicorn pyramid_app.wsgi" in services["web"]["command"] and "migrate" in services["web"]["command"]
+    assert services["worker"]["command"].startswith("celery -A pyramid_app worker")

@@ -181,3 +181,17 @@ def test_next_peer_flow_with_progress(annotator, live_server):
     assert "1 of 2 peers done" in page.text_content(".progress-text")
     annotation.refresh_from_db()
     assert annotation.status == PeerAnnotation.Status.DONE
+
+
+def test_move_a_match_to_another_scu(annotator):
+    page, annotation, dam, valley = annotator
+    program_select(page, ".peer-text", "valley was flooded")
+    page.keyboard.press("Escape")
+    page.click(f'.scu[data-id="{dam.pk}"]')                           # a mistake: matched to the wrong SCU
+    wait_saved(page)
+    page.click(".peer-text .seg.covered >> text=valley was flooded")  # select the match...
+    page.click(f'.scu[data-id="{valley.pk}"]')                        # ...and the right SCU
+    page.keyboard.press("m")
+    wait_saved(page)
+    match = annotation.matches.get()
+    assert match.scu_id == valley.pk and [annotation.peer.text[p.start:p.end] for p in match.parts.all()] == ["valley was flooded"]

@@ -263,3 +263,22 @@ def test_a_selection_across_lines_gives_a_one_line_label(builder):
     assert scu.label == "valley flooded. Engineers blamed"
     assert spans(scu) == {"A": ["valley flooded.\nEngineers blamed"]}          # the offsets keep the exact text
     assert not Change.objects.filter(action="update_scu").exists()            # Enter on the prefilled label saves nothing more
+
+
+def test_clicking_text_of_several_scus_offers_a_chooser(builder):
+    page, user, topic, _ = builder
+    pyramid = Pyramid.objects.get(topic=topic, creator=user)
+    for phrase in ["dam burst at night", "burst at night and the valley"]:   # two SCUs overlapping on "burst at night"
+        program_select(page, ref(page, "A"), phrase)
+        page.keyboard.press("n")
+        page.wait_for_selector(".label-edit")
+        page.keyboard.press("Enter")
+        wait_saved(page)
+    page.keyboard.press("Escape")
+    page.click(f'{ref(page, "A")} .seg.covered >> text=burst at night')
+    chooser = page.wait_for_selector(".chooser:not([hidden])")
+    options = [b.text_content() for b in chooser.query_selector_all("button")]
+    assert options == ["(1) dam burst at night", "(1) burst at night and the valley"]
+    chooser.query_selector_all("button")[1].click()
+    second = SCU.objects.get(pyramid=pyramid, uid=2)
+    assert page.get_attribute(".scu.selected", "data-id") == str(second.pk)
