@@ -33,7 +33,7 @@ from ..models import (
 )
 from ..services import ducview_export, peer_actions, pyramid_actions, results, sacrerouge_export
 from . import filters, permissions, serializers
-from .actions import ContributorActions, HistoryActions, SCUActions, VersionedMixin
+from .actions import ContributorActions, HistoryActions, RepresentationVersionMixin, SCUActions, VersionedMixin
 from .renderers import CSVRenderer, DUCViewRenderer, FileRenderer, SacreRougeRenderer
 
 WEIGHTED_SCUS = SCU.objects.annotate(weight=Count("contributors")).order_by("uid")
@@ -103,7 +103,7 @@ ROWS_RESPONSE = OpenApiResponse(
 CONVENTION_PARAM = OpenApiParameter("convention", str, enum=[c.value for c in Convention], default=Convention.NIST.value)
 
 
-class DatasetViewSet(ScopedViewSet):
+class DatasetViewSet(RepresentationVersionMixin, ScopedViewSet):
     """Datasets. Only superusers create them; ``scores`` and ``agreement`` are for its coordinators."""
 
     base_queryset = Dataset.objects.prefetch_related("coordinators")
@@ -135,19 +135,19 @@ class DatasetViewSet(ScopedViewSet):
         return self._rows(request, results.agreement_rows, results.AGREEMENT_KEYS, "agreement")
 
 
-class TopicViewSet(ScopedViewSet):
+class TopicViewSet(RepresentationVersionMixin, ScopedViewSet):
     base_queryset = Topic.objects.all()
     serializer_class = serializers.TopicSerializer
     filterset_class = filters.TopicFilter
 
 
-class ReferenceSummaryViewSet(ScopedViewSet):
+class ReferenceSummaryViewSet(RepresentationVersionMixin, ScopedViewSet):
     base_queryset = ReferenceSummary.objects.all()
     serializer_class = serializers.ReferenceSummarySerializer
     filterset_class = filters.ReferenceSummaryFilter
 
 
-class PeerSummaryViewSet(ScopedViewSet):
+class PeerSummaryViewSet(RepresentationVersionMixin, ScopedViewSet):
     base_queryset = PeerSummary.objects.all()
     serializer_class = serializers.PeerSummarySerializer
     filterset_class = filters.PeerSummaryFilter
@@ -273,7 +273,7 @@ class PeerMatchViewSet(VersionedMixin, ScopedViewSet):
         peer_actions.remove_match(instance, self.request.user, expected_revision=self.destroy_revision())
 
 
-class AssignmentViewSet(ScopedViewSet):
+class AssignmentViewSet(RepresentationVersionMixin, ScopedViewSet):
     base_queryset = Assignment.objects.all()
     serializer_class = serializers.AssignmentSerializer
     filterset_class = filters.AssignmentFilter

@@ -133,3 +133,14 @@ def test_who_may_use_the_actions(world, role, expected):
     assert SCU.objects.filter(pyramid=world.pyramid, uid=2).exists()
     if expected != 200:
         assert not Change.objects.filter(action="merge_scus").exists()
+
+
+@pytest.mark.parametrize("path,change", [("topics/{t}/", {"title": "New title"}), ("assignments/{a}/", {"status": "done"})])
+def test_metadata_objects_have_versions_too(world, path, change):
+    coord = client_for(world.users["coord"], if_match=None)
+    url = "/api/" + path.format(t=world.t1.pk, a=world.assignment.pk)
+    seen = coord.get(url)["ETag"]
+    assert coord.patch(url, change, format="json", HTTP_IF_MATCH=seen).status_code == 200   # current version: applied
+    stale = coord.patch(url, change, format="json", HTTP_IF_MATCH=seen)                      # same version again: stale now
+    assert stale.status_code == 409 and stale.json()["current"]
+    assert coord.patch(url, change, format="json").status_code == 200                      # no If-Match: metadata is not a document
