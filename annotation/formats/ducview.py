@@ -163,6 +163,21 @@ class _Located:
     ref: RefSpan
 
 
+def _read_parts(contributor_el: Element, cwhere: str, u16: "_Utf16", text_name: str) -> list[tuple[str, int, int]]:
+    """(label, start, end) of each <part> of a contributor, offsets converted from the file's
+    UTF-16 to code points; a span outside the text is an error naming the element."""
+    raw = []
+    for pi, p_el in enumerate(contributor_el.findall("part")):
+        pwhere = f"{cwhere}, <part> {pi + 1}"
+        plabel = _attr(p_el, "label", pwhere)
+        s16 = _int_attr(p_el, "start", pwhere)
+        e16 = _int_attr(p_el, "end", pwhere)
+        if not (0 <= s16 <= e16 <= u16.u16_len):
+            raise DucViewError(f"{pwhere}: span start={s16} end={e16} is outside {text_name} (length {u16.u16_len})")
+        raw.append((plabel, u16.to_cp(s16), u16.to_cp(e16)))
+    return raw
+
+
 def _where(scope: str, uid: int, ci: int, pi: int | None = None, clabel: str | None = None) -> str:
     what = "peer SCU" if scope == "peer" else "SCU"
     s = f"{what} {uid}, contributor {ci + 1}"
@@ -311,19 +326,7 @@ def _parse_pyramid_element(el: Element, report: Report, where: str) -> Pyramid:
             ccomment = c_el.get("comment") or ""
             parts: list[tuple[int, int, RefSpan]] = []
             changed = False
-            part_els = c_el.findall("part")
-            raw = []
-            for pi, p_el in enumerate(part_els):
-                pwhere = f"{cwhere}, <part> {pi + 1}"
-                plabel = _attr(p_el, "label", pwhere)
-                s16 = _int_attr(p_el, "start", pwhere)
-                e16 = _int_attr(p_el, "end", pwhere)
-                if not (0 <= s16 <= e16 <= u16.u16_len):
-                    raise DucViewError(
-                        f"{pwhere}: span start={s16} end={e16} is outside the text "
-                        f"(length {u16.u16_len})"
-                    )
-                raw.append((plabel, u16.to_cp(s16), u16.to_cp(e16)))
+            raw = _read_parts(c_el, cwhere, u16, "the text")
             for pi, (plabel, s, e) in enumerate(raw):
                 w = _where("pyramid", uid, ci, pi, clabel)
                 placed = _place(text, plabel, s, e, w, "pyramid", uid, ci, pi, report)
@@ -449,18 +452,7 @@ def parse_peer_annotation(
             cwhere = f"{swhere} (uid {uid}), <contributor> {ci + 1}"
             clabel = _attr(c_el, "label", cwhere)
             ccomment = c_el.get("comment") or ""
-            raw = []
-            for pi, p_el in enumerate(c_el.findall("part")):
-                pwhere = f"{cwhere}, <part> {pi + 1}"
-                plabel = _attr(p_el, "label", pwhere)
-                s16 = _int_attr(p_el, "start", pwhere)
-                e16 = _int_attr(p_el, "end", pwhere)
-                if not (0 <= s16 <= e16 <= u16.u16_len):
-                    raise DucViewError(
-                        f"{pwhere}: span start={s16} end={e16} is outside the peer text "
-                        f"(length {u16.u16_len})"
-                    )
-                raw.append((plabel, u16.to_cp(s16), u16.to_cp(e16)))
+            raw = _read_parts(c_el, cwhere, u16, "the peer text")
             parts: list[PeerPart] = []
             changed = False
             for pi, (plabel, s, e) in enumerate(raw):
