@@ -121,8 +121,8 @@ def _on_peer_match(sender, instance, **kwargs):
 
 def _on_annotation_deleted(sender, instance, **kwargs):
     # Its scores go with it; the topic's agreement no longer includes it.
-    Topic.objects.filter(pyramids=instance.pyramid_id).update(revision=F("revision") + 1)
-    for topic_id in Topic.objects.filter(pyramids=instance.pyramid_id).values_list("id", flat=True):
+    for topic_id in Pyramid.objects.filter(pk=instance.pyramid_id).values_list("topic_id", flat=True):
+        Topic.objects.filter(pk=topic_id).update(revision=F("revision") + 1)
         _record(topic_id=topic_id)
 
 

@@ -3,8 +3,8 @@
 DUCView (.pyr pyramids, .pan peer annotations) and NIST file names.
 """
 
-from .ducview import (
-    DEFAULT_MAX_BYTES,
+from .ducview import DEFAULT_MAX_BYTES, parse_peer_annotation, parse_pyramid
+from .model import (
     NON_MATCHING_LABEL,
     SCU,
     Contributor,
@@ -18,11 +18,8 @@ from .ducview import (
     Reject,
     Repair,
     Report,
-    parse_peer_annotation,
-    parse_pyramid,
-    write_peer_annotation,
-    write_pyramid,
 )
+from .writer import write_peer_annotation, write_pyramid
 from .errors import DucViewError
 from .nist_names import NistName, parse_nist_filename
 

@@ -36,7 +36,6 @@ import defusedxml.ElementTree as DET
 from ._text import Utf16Offsets, derived_label, short
 from .errors import DucViewError
 from .model import (
-    NON_MATCHING_LABEL,
     SCU,
     Contributor,
     LegacyIssue,
@@ -52,29 +51,8 @@ from .model import (
 )
 from .references import RefSpan, split_references
 from .relocate import DEFAULT_WINDOW, locate_span
-from .writer import write_peer_annotation, write_pyramid
 
-__all__ = [
-    "Reference",
-    "Part",
-    "Contributor",
-    "SCU",
-    "Pyramid",
-    "PeerPart",
-    "PeerMatch",
-    "PeerAnnotationFile",
-    "Repair",
-    "Reject",
-    "LegacyIssue",
-    "Report",
-    "DucViewError",
-    "DEFAULT_MAX_BYTES",
-    "NON_MATCHING_LABEL",
-    "parse_pyramid",
-    "parse_peer_annotation",
-    "write_pyramid",
-    "write_peer_annotation",
-]
+__all__ = ["DEFAULT_MAX_BYTES", "parse_pyramid", "parse_peer_annotation"]
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 
@@ -163,7 +141,7 @@ class _Located:
     ref: RefSpan
 
 
-def _read_parts(contributor_el: Element, cwhere: str, u16: "_Utf16", text_name: str) -> list[tuple[str, int, int]]:
+def _read_parts(contributor_el: Element, cwhere: str, u16: Utf16Offsets, text_name: str) -> list[tuple[str, int, int]]:
     """(label, start, end) of each <part> of a contributor, offsets converted from the file's
     UTF-16 to code points; a span outside the text is an error naming the element."""
     raw = []
