@@ -4,8 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Production is the default (DEBUG off); the local commands ask for development mode explicitly.
+DEV := DEBUG=1
 
-.PHONY: run test install install-test migrate demo worker bench bench-api clean
+.PHONY: run test install install-test migrate demo worker bench bench-api bench-import fuzz clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,30 +25,38 @@ install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
 migrate: install
-	$(PY) manage.py migrate --noinput
+	$(DEV) $(PY) manage.py migrate --noinput
 
 demo: migrate
-	$(PY) manage.py load_demo
+	$(DEV) $(PY) manage.py load_demo
 
 ## Set up (venv, dependencies, SQLite database, demo data and users) and serve on http://127.0.0.1:8000
 run: demo
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	$(DEV) $(PY) manage.py runserver $(HOST):$(PORT)
 
 ## The whole test suite; services that are not configured are skipped (CI configures all of them)
 test: install-test
 	$(PY) -m pytest
 
-## A Celery worker (needs REDIS_URL)
+## A Celery worker with the periodic sweep of stale results (needs REDIS_URL)
 worker: install
-	$(VENV)/bin/celery -A pyramid_app worker --loglevel=info
+	$(VENV)/bin/celery -A pyramid_app worker --beat --schedule $(VENV)/celerybeat-schedule --loglevel=info
 
 ## Benchmarks (print numbers; not tests)
 bench: install-test
-	$(PY) bench/import_and_score.py
+	$(DEV) $(PY) bench/import_and_score.py
+
+## import_ducview + export_scores against SacreROUGE 0.2.5 on DUC 2006 (SACREROUGE_PYTHON: a throw-away venv, see the script)
+bench-import: install-test
+	$(PY) bench/import_vs_sacrerouge.py
+
+## DUCView importer fuzzing, long: many more examples than CI, fresh randomness (FUZZ_EXAMPLES=...)
+fuzz: install-test
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-2000} $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
 
 ## REST API under load: 20 concurrent clients against gunicorn (prints latency percentiles)
 bench-api: install-test
-	$(PY) bench/api_load.py
+	$(DEV) $(PY) bench/api_load.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache test-artifacts

@@ -8,3 +8,5 @@ class AnnotationConfig(AppConfig):
     def ready(self):
         # Score-affecting saves schedule a recomputation (see annotation/score_events.py).
         from . import score_events  # noqa: F401
+        # A password change revokes the user's API token (see annotation/api/token_revocation.py).
+        from .api import token_revocation  # noqa: F401

@@ -3,6 +3,10 @@ from django.contrib.auth.models import Group
 
 ANNOTATOR = "annotator"
 COORDINATOR = "coordinator"
+# Annotators named by imported DUCView files: identities that own annotations, never login
+# accounts (inactive, unusable password). Not a role: they get no assignments.
+IMPORTED_ANNOTATOR = "imported annotator"
+IMPORTED_MARK = "(imported annotator: cannot log in)"
 
 
 def role_group(name: str) -> Group:

@@ -7,8 +7,10 @@ the server and a `celery -A pyramid_app worker` run as subprocesses with REDIS_U
 production. The bench user gets an annotate_peers assignment on the topic whose pyramid has the
 most SCUs and opens a peer with the home page's Start button. Then, --matches times: a 2-word
 phrase of the peer selected programmatically (successive windows), a click on an SCU not matched
-yet; measured from the click until the score panel shows the new score as current (`.score-state`
-without `updating`, and the modified score or the observed weight changed in `.score-grid`).
+yet; measured from the click (1) until the match and the provisional score computed in the page are
+painted (the SCU's found mark and a changed `.score-grid`, checked on every animation frame), (2)
+until the page says everything is saved, (3) until the score panel shows the stored score of that
+revision (`.score-state` without `updating`).
 
     REDIS_URL=redis://127.0.0.1:6379/9 python bench/annotator_ui.py [--matches 50] [--server gunicorn|runserver]
 """
@@ -68,7 +70,7 @@ def main():
     redis.Redis.from_url(redis_url).flushdb()
     log_dir = b.make_log_dir()
     errors: list[str] = []
-    score_ms, save_ms, shown = [], [], []
+    score_ms, save_ms, paint_ms, shown = [], [], [], []
     with b.celery_worker(child_env, log_dir, redis_url) as control, b.server(args.server, child_env, log_dir) as base, \
             b.chromium(args.chromium) as browser:
         idle = b.wait_worker_idle(control)
@@ -88,22 +90,26 @@ def main():
             b.select_range(page, ".peer-text", start, end)
             page.wait_for_function("() => document.querySelector('.peer-text .seg.pending')")
             before = page.evaluate(GRID)
-            page.evaluate("() => { window.__saved = undefined; window.__t0 = undefined; }")
+            page.evaluate("() => { window.__saved = undefined; window.__painted = undefined; window.__t0 = undefined; }")
             page.click(f'.scu-list .scu[data-id="{scu}"]')
             result = page.wait_for_function(
                 f"""([scu, before]) => {{
                     if (window.__t0 === undefined) return false;
                     const now = performance.now();
-                    if (window.__saved === undefined && document.querySelector(`.scu[data-id="${{scu}}"] .found`) && ({b.SAVED_JS}))
+                    const found = document.querySelector(`.scu[data-id="${{scu}}"] .found`);
+                    if (window.__painted === undefined && found && ({GRID})()['Matched SCUs'] !== before['Matched SCUs'])
+                        window.__painted = now - window.__t0;
+                    if (window.__saved === undefined && found && ({b.SAVED_JS}))
                         window.__saved = now - window.__t0;
                     if (window.__saved === undefined) return false;
                     const state = document.querySelector('.score-state');
                     if (!state || state.classList.contains('updating')) return false;
                     const grid = ({GRID})();
                     if (grid['Modified score'] === before['Modified score'] && grid['Observed weight (D)'] === before['Observed weight (D)']) return false;
-                    return [window.__saved, now - window.__t0, grid];
+                    return [window.__saved, now - window.__t0, grid, window.__painted];
                 }}""", arg=[scu, before], polling="raf", timeout=60_000).json_value()
             save_ms.append(result[0])
+            paint_ms.append(result[3])
             score_ms.append(result[1])
             shown.append(result[2])
             if errors:
@@ -127,10 +133,11 @@ def main():
     print()
     print(f"annotator /annotations/{annotation.pk}/ (topic {topic.external_id}, peer {annotation.peer.external_id}, "
           f"pyramid of {pyramid.n} SCUs); the worker was idle {idle:.1f} s after it answered a ping")
-    print(f"  click on an SCU until the new score is shown as current, {len(score_ms)} matches: {b.summary(score_ms)}")
-    print(f"    of which the match saved and shown (POST matches/ + GET full/ + render): {b.summary(save_ms)}")
+    print(f"  click on an SCU until the match and the provisional score are painted, {len(paint_ms)} matches: {b.summary(paint_ms)}")
+    print(f"  click until the match is saved (POST matches/, the answer's matches applied): {b.summary(save_ms)}")
+    print(f"  click until the stored score of that revision is shown: {b.summary(score_ms)}")
     print(f"    the rest: the task's countdown (SCORE_DEBOUNCE_SECONDS={settings.SCORE_DEBOUNCE_SECONDS:g}), the worker "
-          f"recomputing, and the page polling full/ every 1 s while the score is stale")
+          f"recomputing, and the page reading score/ (150 ms after the save, then 1.5 times less often each time, at most every 3 s) while the score is stale")
     last = shown[-1]
     print(f"  final score shown (= stored): modified {last['Modified score']}, observed weight {last['Observed weight (D)']}, "
           f"matched SCUs {last['Matched SCUs']}")

@@ -14,8 +14,8 @@ seconds have passed or it has done --iterations rounds, repeats one round:
 - export DUCView       GET  /api/pyramids/{id}/export/?format=ducview
 - remove contributor   DELETE /api/contributors/{id}/  (If-Match), so the pyramid keeps its size
 
-Every write recomputes the scores of the peer annotations against the pyramid: in the request
-without REDIS_URL (eager tasks), on a Celery worker subprocess with it. Printed: p50/p95/p99 per
+Every write recomputes the scores of the peer annotations against the pyramid, never in the
+request: on the server's background thread without REDIS_URL, on a Celery worker subprocess with it. Printed: p50/p95/p99 per
 operation and requests per second over the measured window (after one unmeasured warm-up round
 per client). Loopback only; it stops by itself.
 
@@ -269,7 +269,7 @@ def main():
     scus = [p.n for p in pyramids]
     print(f"{len(pyramids)} pyramids ({'synthetic' if synthetic else args.data}): {min(scus)}-{max(scus)} SCUs, "
           f"{sum(p.peers for p in pyramids)} peer annotations against them ({PeerAnnotation.objects.count()} in all)", flush=True)
-    machine = b.machine_line("gunicorn (3 sync workers)", "on a Celery worker (Redis)" if redis_url else "eager, in the write request (no REDIS_URL)")
+    machine = b.machine_line("gunicorn (3 sync workers)", "on a Celery worker (Redis)" if redis_url else "in-process background thread after the commit (no REDIS_URL)")
     b.close_db_connections()
 
     log_dir = Path(tempfile.mkdtemp(prefix="pyramid-bench-logs-"))

@@ -28,6 +28,7 @@ def main():
     tmp = tempfile.mkdtemp()
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmp}/bench.sqlite3")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
+    os.environ.setdefault("DEBUG", "1")  # development mode: the built-in secret key
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     import django
 

@@ -2,13 +2,14 @@
 the health check is the only public URL. The editors load and save through the API."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.staticfiles.storage import staticfiles_storage
 from django.core.exceptions import ValidationError
 from django.db import connection
-from django.http import Http404, HttpResponseForbidden, JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.api.permissions import can_change, visible
+from annotation.api.permissions import can_change, may_create_dataset, visible
 from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid
 from annotation.services import assignments as work
 
@@ -18,7 +19,7 @@ def home(request):
     """The user's start page: their assignments with progress, and the datasets they coordinate."""
     rows = [(a, work.progress(a)) for a in Assignment.objects.filter(annotator=request.user).select_related("topic__dataset")]
     datasets = Dataset.objects.all() if request.user.is_superuser else request.user.coordinated_datasets.all()
-    return render(request, "frontend/home.html", {"assignments": rows, "datasets": datasets})
+    return render(request, "frontend/home.html", {"assignments": rows, "datasets": datasets, "may_create_dataset": may_create_dataset(request.user)})
 
 
 def _own_assignment(request, pk) -> Assignment:
@@ -62,7 +63,11 @@ def _document(request, model, pk):
 def builder(request, pk):
     pyramid = _document(request, Pyramid, pk)
     if not can_change(request.user, pyramid):
-        return HttpResponseForbidden("You may read this pyramid but not edit it.")
+        # Say why (a finished pyramid is fixed while peers are annotated against it), not a bare 403.
+        annotations = pyramid.annotations.filter(annotator=request.user).select_related("peer").order_by("peer__external_id")
+        context = {"pyramid": pyramid, "annotations": annotations, "scu_count": pyramid.scus.count(),
+                   "reference_count": pyramid.references.count()}
+        return render(request, "frontend/builder_readonly.html", context, status=403)
     return render(request, "frontend/builder.html", {"pyramid": pyramid})
 
 
@@ -73,7 +78,13 @@ def annotator(request, pk):
 
 
 def healthz(request):
-    """Liveness for docker-compose and load balancers: the process is up and the database answers."""
+    """Health for docker-compose and load balancers: the database answers and the pages can be
+    served (in production the static files must have been collected: without the manifest every
+    page answers 500, so the check says 503 with the reason instead of a misleading 200)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
+    try:
+        staticfiles_storage.url("frontend/base.css")
+    except ValueError as error:
+        return JsonResponse({"status": "error", "reason": f"static files are not collected (run `manage.py collectstatic`): {error}"}, status=503)
     return JsonResponse({"status": "ok"})

@@ -1,11 +1,13 @@
 """Django settings, read from environment variables only (see README, "Configuration").
 
 Two shapes:
-- nothing set: SQLite in the project folder and Celery tasks run in-process (eager), so a bare
-  checkout works with nothing else installed;
-- ``DATABASE_URL`` and ``REDIS_URL`` set: PostgreSQL, Redis as broker/result backend/cache, and
-  Celery workers do the work (the production shape, the one CI tests).
+- nothing set: SQLite in the project folder and the Celery tasks run in-process, on a background
+  thread after the commit (``annotation/background.py``), so a bare checkout works with nothing
+  else installed;
+- ``DATABASE_URL`` and ``REDIS_URL`` set: PostgreSQL, Redis as broker and cache, and Celery
+  workers (with beat's periodic sweep) do the work (the production shape, the one CI tests).
 """
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -15,7 +17,9 @@ from .env import get_bool, get_int, get_list, get_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-DEBUG = get_bool("DEBUG", True)
+# Production is the default: development mode (debug pages, the built-in secret key, static files
+# served from the app folders) is asked for explicitly with DEBUG=1 (`make run`, the test suite).
+DEBUG = get_bool("DEBUG", False)
 
 DEV_SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
 SECRET_KEY = get_str("SECRET_KEY", DEV_SECRET_KEY)
@@ -35,13 +39,14 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "csp",
+    "axes",
     "rest_framework",
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "annotation",
-    "scoring",
     "frontend",
 ]
 
@@ -54,6 +59,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes requires: turns a lockout signalled during authentication into a 429.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "pyramid_app.urls"
@@ -76,7 +84,9 @@ TEMPLATES = [
 
 # --- Database -------------------------------------------------------------------------------
 DATABASE_URL = get_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=get_int("DB_CONN_MAX_AGE", 60))}
+# Health checks: a persistent connection the server dropped (restart, pg_terminate_backend) is
+# replaced at the start of the next request instead of failing it.
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=get_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite serialises writers; wait instead of failing with "database is locked", and take the
     # write lock at BEGIN so a reader turning writer cannot deadlock with another writer.
@@ -88,9 +98,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = get_str("REDIS_URL", "")
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    # Short timeouts: when Redis is unreachable a page that checks the cache must not hang.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                          "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1}}}
 else:
     CELERY_BROKER_URL = "memory://localhost/"
     CELERY_TASK_ALWAYS_EAGER = True
@@ -100,18 +111,57 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_TASK_ACKS_LATE = True
-# A save must not hang when the broker is down: fail fast, mark the score stale instead.
-CELERY_BROKER_CONNECTION_TIMEOUT = 2
-CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "socket_connect_timeout": 2}
+# Results are stored in the database by the tasks themselves: no result backend (publishing a
+# task with one waited ~19 s per save for an unreachable Redis).
+CELERY_TASK_IGNORE_RESULT = True
+# Tasks are published by a background thread (annotation/background.py), never by a request; still
+# fail fast when Redis is unreachable, the sweep publishes the stale work again later.
+CELERY_BROKER_CONNECTION_TIMEOUT = 1
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "max_retries": 1, "interval_start": 0, "interval_step": 0.2, "socket_connect_timeout": 1, "socket_timeout": 10,
+    # A task taken by a worker that was killed goes back to the queue after this many seconds
+    # (kombu's default is an hour); the tasks are idempotent, so a long one running twice is harmless.
+    "visibility_timeout": get_int("CELERY_VISIBILITY_TIMEOUT", 45),
+    "unacked_restore_interval": 5, "unacked_restore_throttle": 1,
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The periodic sweep (`celery -A pyramid_app worker --beat`, or a separate `celery beat`): nothing
+# stays stale forever, whatever was lost (Redis down, a worker killed).
+CELERY_BEAT_SCHEDULE = {
+    "recompute-stale": {"task": "annotation.recompute_stale", "schedule": float(get_int("SWEEP_SECONDS", 30))},
+    "recompute-stale-dashboards": {"task": "annotation.recompute_stale_dashboards", "schedule": float(get_int("SWEEP_SECONDS", 30)) * 2},
+    "recompute-stale-lightweight": {"task": "annotation.recompute_stale_lightweight", "schedule": float(get_int("SWEEP_SECONDS", 30)) * 2},
+}
 
 # --- Auth -----------------------------------------------------------------------------------
+# How many reverse proxies in front of the app append to X-Forwarded-For (and set
+# X-Forwarded-Proto). 0: the client address is the connection's (REMOTE_ADDR) and forwarded
+# headers are ignored, so a client cannot choose the address that throttles and lockouts count.
+TRUSTED_PROXY_COUNT = get_int("TRUSTED_PROXY_COUNT", 0)
+if TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured(f"TRUSTED_PROXY_COUNT={TRUSTED_PROXY_COUNT} must be 0 or more")
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Password guessing: django-axes counts failed logins on the login pages, the admin's and the API
+# token endpoint (every path through ``authenticate(request=...)``) and locks out a username
+# (from any address) and an address (for any username) after LOGIN_FAILURE_LIMIT failures, for
+# LOGIN_LOCKOUT_MINUTES after the last one. The address comes from ``client_address`` (never a
+# client-chosen X-Forwarded-For unless TRUSTED_PROXY_COUNT says a proxy sets it).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = get_int("LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=get_int("LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "pyramid_app.client_address.client_address"
+AXES_LOCKOUT_CALLABLE = "pyramid_app.lockout.lockout_response"
+AXES_VERBOSE = False
+if AXES_FAILURE_LIMIT < 1:
+    raise ImproperlyConfigured(f"LOGIN_FAILURE_LIMIT={AXES_FAILURE_LIMIT} must be 1 or more")
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
@@ -125,11 +175,16 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # The browsable API from a template without inline styles (the Content Security Policy).
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "annotation.api.renderers.BrowsableAPIRenderer"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # Id filters never look the id up (no existence oracle: annotation/api/filters.py).
+    "DEFAULT_FILTER_BACKENDS": ["annotation.api.filters.FilterBackend"],
     # Password guessing through the token endpoint is slowed down (per client address or user).
     "DEFAULT_THROTTLE_RATES": {"token": get_str("TOKEN_RATE", "10/min")},
+    # Throttles and lockouts count the same client address (pyramid_app/client_address.py).
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "pyramid API",
@@ -146,6 +201,12 @@ SPECTACULAR_SETTINGS = {
 
 # --- Uploads and imports ---------------------------------------------------------------------
 IMPORT_MAX_BYTES = get_int("IMPORT_MAX_BYTES", 20 * 1024 * 1024)
+# Time for patterns a DUCView file supplies (its header regex, searches for mislabelled parts):
+# per file, and per import (request or command); past it the file is refused as hostile.
+IMPORT_PATTERN_SECONDS_PER_FILE = float(get_str("IMPORT_PATTERN_SECONDS_PER_FILE", "0.5"))
+IMPORT_PATTERN_SECONDS = float(get_str("IMPORT_PATTERN_SECONDS", "10"))
+# Annotator identities (no login) one import may create from names in files (DUC 2006 has 21).
+IMPORT_MAX_NEW_ANNOTATORS = get_int("IMPORT_MAX_NEW_ANNOTATORS", 30)
 DATA_UPLOAD_MAX_MEMORY_SIZE = get_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 
@@ -156,6 +217,11 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "frontend.vendor.PlotlyFinder",   # static/vendor/plotly.min.js from the plotly package
+]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -165,13 +231,42 @@ STORAGES = {
     },
 }
 
-# --- Production hardening (only when DEBUG is off) -------------------------------------------
+# --- Production hardening ---------------------------------------------------------------------
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+if TRUSTED_PROXY_COUNT:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 if not DEBUG:
     SESSION_COOKIE_SECURE = get_bool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
-    SECURE_CONTENT_TYPE_NOSNIFF = True
-    SECURE_REFERRER_POLICY = "same-origin"
-    X_FRAME_OPTIONS = "DENY"
+    SECURE_SSL_REDIRECT = get_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # health checks probe the app over plain HTTP from inside
+    SECURE_HSTS_SECONDS = get_int("HSTS_SECONDS", 365 * 24 * 3600)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+
+# --- Content Security Policy (django-csp) ------------------------------------------------------
+# Pages load code and styles only from this site: no inline <script>, style= attribute, on*=
+# handler or javascript: URL runs, so injected markup cannot execute (tests/security/test_csp.py
+# loads every page in Chromium and fails on any violation).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+
+# Debug and error reports never show credentials (passwords inside DATABASE_URL, REDIS_URL, ...).
+DEFAULT_EXCEPTION_REPORTER_FILTER = "pyramid_app.error_reports.CredentialFilter"
 
 LOGGING = {
     "version": 1,
@@ -182,7 +277,9 @@ LOGGING = {
 }
 
 # --- Scoring on save -------------------------------------------------------------------------
-# Saves within this many seconds are recomputed together (one task per annotation per burst).
-SCORE_DEBOUNCE_SECONDS = float(get_str("SCORE_DEBOUNCE_SECONDS", "0.5"))
+# Extra wait before a published recomputation runs (0: none; bursts coalesce anyway, see
+# annotation/background.py and recompute.dispatch).
+SCORE_DEBOUNCE_SECONDS = float(get_str("SCORE_DEBOUNCE_SECONDS", "0"))
+# Crowd pages and endpoints (lightweight pyramids), per client address: slows scripted floods.
+CROWD_RATE = get_str("CROWD_RATE", "600/min")
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
-CELERY_IMPORTS = ["scoring.dashboard_tasks"]

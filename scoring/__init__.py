@@ -3,6 +3,14 @@
 ``model`` describes pyramids and annotations, ``scores`` computes the pyramid scores (NIST and
 SacreROUGE conventions, jackknife), ``agreement`` alpha_Dice between annotators, ``correlation``
 Pearson/Spearman/Kendall with sample sizes and reasons.
+
+Statistics over systems (which differences are real): ``intervals`` (bootstrap intervals of system
+means and of meta-evaluation correlations), ``significance`` (paired permutation tests, Holm,
+groups, SCU-level tests), ``stability`` (ranking vs number of references and of topics), ``power``
+(topics needed), all seeded; ``batch_correlation`` computes correlations on many resamples at once.
+
+Lightweight Pyramids: ``lightweight`` scores crowd answers (worker filter, majority labels,
+summary and system scores, topic alpha), ``lite_statements`` filters and samples their statements.
 """
 
 from .agreement import (

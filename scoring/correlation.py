@@ -16,7 +16,14 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy import stats
+
+
+def _stats():
+    """scipy.stats, imported on first use: it takes seconds to import, and every process that
+    loads the models (commands, workers) imports this module without needing it."""
+    from scipy import stats
+
+    return stats
 
 
 @dataclass(frozen=True)
@@ -65,7 +72,7 @@ def pearson(x: Sequence[float], y: Sequence[float], confidence: float = 0.95) ->
     reason = _undefined(xs, ys)
     if reason:
         return Correlation("pearson", None, len(xs), confidence=confidence, reason=reason)
-    res = stats.pearsonr(xs, ys)
+    res = _stats().pearsonr(xs, ys)
     r = float(res.statistic)
     if len(xs) <= 3:
         return Correlation(
@@ -94,12 +101,12 @@ def _rank(method: str, func, x, y) -> Correlation:
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> Correlation:
     """Spearman's rho (``scipy.stats.spearmanr``); no confidence interval."""
-    return _rank("spearman", stats.spearmanr, x, y)
+    return _rank("spearman", _stats().spearmanr, x, y)
 
 
 def kendall(x: Sequence[float], y: Sequence[float]) -> Correlation:
     """Kendall's tau-b (``scipy.stats.kendalltau``, which handles ties); no interval."""
-    return _rank("kendall", stats.kendalltau, x, y)
+    return _rank("kendall", _stats().kendalltau, x, y)
 
 
 def mean_abs_difference(x: Sequence[float], y: Sequence[float]) -> float | None:

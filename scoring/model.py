@@ -211,16 +211,20 @@ class Pyramid:
         """
         if ref_id not in self.references:
             raise ValueError(f"{ref_id!r} is not a reference of this pyramid")
+        return self.restricted_to([r for r in self.references if r != ref_id])
+
+    def restricted_to(self, keep: Iterable[str]) -> "Pyramid":
+        """The pyramid of the references in ``keep`` (the others removed as by ``without_reference``)."""
+        kept = frozenset(keep)
+        unknown = kept - set(self.references)
+        if unknown:
+            raise ValueError(f"{sorted(unknown)} are not references of this pyramid")
         scus = []
         for s in self.scus:
-            contribs = tuple(
-                Contributor(c.references - {ref_id})
-                for c in s.contributors
-                if c.references - {ref_id}
-            )
+            contribs = tuple(Contributor(c.references & kept) for c in s.contributors if c.references & kept)
             if contribs:
                 scus.append(SCU(s.uid, contribs))
-        return Pyramid(tuple(r for r in self.references if r != ref_id), tuple(scus))
+        return Pyramid(tuple(r for r in self.references if r in kept), tuple(scus))
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ stand, Xa rounded half UP on the exact mean (``Fraction``; never Python's banker
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
@@ -134,18 +134,58 @@ def _effective(pyramid: Pyramid, convention: Convention) -> Pyramid:
     return pyramid.as_sacrerouge() if convention is Convention.SACREROUGE else pyramid
 
 
-def _core(pyramid: Pyramid, annotation: PeerAnnotation, convention: Convention) -> dict:
-    """All scores but the jackknife, against ``pyramid`` exactly as given."""
-    weights = pyramid.weights(convention)
+def _observed(weights: Mapping[int, int], annotation: PeerAnnotation) -> tuple[dict[int, int], int]:
+    """The matches of SCUs taking part (uid -> count) and D, the sum of their weights (each SCU once)."""
     kept = {u: c for u, c in annotation.matches.items() if u in weights}
+    return kept, sum(weights[u] for u in kept)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """What the scores need of one pyramid under one convention: n, and uid -> weight for the SCUs
+    taking part (weight >= 1) with the weights largest first."""
+
+    n: int
+    by_uid: Mapping[int, int]
+    desc: tuple[int, ...]
+
+    @classmethod
+    def of(cls, pyramid: Pyramid, convention: Convention) -> "Weights":
+        """Weights of ``pyramid`` exactly as given (apply ``_effective`` first for SACREROUGE)."""
+        by_uid = pyramid.weights(convention)
+        return cls(pyramid.n, MappingProxyType(by_uid), tuple(sorted(by_uid.values(), reverse=True)))
+
+
+@dataclass(frozen=True)
+class PreparedPyramid:
+    """A pyramid made ready to score many peers under one convention: its weights and those of its
+    n jackknife pyramids are computed once here, not once per peer (``score_peer`` = ``prepare``
+    then ``score_prepared``; recomputation after an edit scores every peer of a pyramid this way)."""
+
+    convention: Convention
+    uids: frozenset[int]
+    base: Weights
+    jackknife: tuple[tuple[str, Weights], ...]  # (left-out reference, weights); empty when n < 2
+
+
+def prepare(pyramid: Pyramid, convention: Convention = Convention.NIST) -> PreparedPyramid:
+    convention = Convention(convention)
+    base = _effective(pyramid, convention)
+    jackknife = tuple((ref, Weights.of(base.without_reference(ref), convention)) for ref in base.references) if base.n >= 2 else ()
+    return PreparedPyramid(convention, frozenset(s.uid for s in pyramid.scus), Weights.of(base, convention), jackknife)
+
+
+def _core(w: Weights, annotation: PeerAnnotation, convention: Convention) -> dict:
+    """All scores but the jackknife, against the pyramid whose weights are ``w``."""
+    weights = w.by_uid
+    kept, d = _observed(weights, annotation)
     dropped = tuple(sorted(u for u in annotation.matches if u not in weights))
-    d = sum(weights[u] for u in kept)
     matched = len(kept)
     reps = sum(c - 1 for c in kept.values())
     nm = annotation.non_matching
     size = matched + reps + nm
-    w_desc = sorted(weights.values(), reverse=True)
-    n = pyramid.n
+    w_desc = w.desc
+    n = w.n
     undefined: dict[str, str] = {}
     empty = "empty pyramid: no SCU with a contributor"
 
@@ -225,14 +265,14 @@ def _core(pyramid: Pyramid, annotation: PeerAnnotation, convention: Convention) 
     )
 
 
-def _jackknife(base: Pyramid, annotation: PeerAnnotation, convention: Convention):
+def _jackknife(prepared: PreparedPyramid, annotation: PeerAnnotation):
     """(mean, per-reference scores, reason) of leave-one-reference-out modified scores."""
-    if base.n < 2:
-        return None, (), f"jackknife needs at least 2 references (n = {base.n})"
+    if prepared.base.n < 2:
+        return None, (), f"jackknife needs at least 2 references (n = {prepared.base.n})"
     scores = []
     reason = None
-    for ref in base.references:
-        part = _core(base.without_reference(ref), annotation, convention)
+    for ref, weights in prepared.jackknife:
+        part = _core(weights, annotation, prepared.convention)
         scores.append((ref, part["modified"]))
         if part["modified"] is None and reason is None:
             reason = f"undefined without reference {ref!r}: {part['undefined']['modified']}"
@@ -241,20 +281,25 @@ def _jackknife(base: Pyramid, annotation: PeerAnnotation, convention: Convention
     return math.fsum(v for _, v in scores) / len(scores), tuple(scores), None
 
 
+def score_prepared(prepared: PreparedPyramid, annotation: PeerAnnotation) -> PeerScore:
+    """Scores of a peer against a prepared pyramid (the same as ``score_peer``)."""
+    unknown = sorted(u for u in annotation.matches if u not in prepared.uids)
+    if unknown:
+        raise ValueError(f"annotation matches SCU uid(s) not in the pyramid: {unknown}")
+    core = _core(prepared.base, annotation, prepared.convention)
+    jk, per_ref, reason = _jackknife(prepared, annotation)
+    if reason is not None:
+        core["undefined"]["modified_jk"] = reason
+    return PeerScore(modified_jk=jk, jackknife=per_ref, **core)
+
+
 def score_peer(
     pyramid: Pyramid,
     annotation: PeerAnnotation,
     convention: Convention = Convention.NIST,
 ) -> PeerScore:
     """Scores of a peer (a summary that is not one of the pyramid's references)."""
-    convention = Convention(convention)
-    _check_uids(pyramid, annotation)
-    base = _effective(pyramid, convention)
-    core = _core(base, annotation, convention)
-    jk, per_ref, reason = _jackknife(base, annotation, convention)
-    if reason is not None:
-        core["undefined"]["modified_jk"] = reason
-    return PeerScore(modified_jk=jk, jackknife=per_ref, **core)
+    return score_prepared(prepare(pyramid, convention), annotation)
 
 
 def score_reference(
@@ -275,7 +320,7 @@ def score_reference(
         raise ValueError(f"{reference_id!r} is not a reference of this pyramid")
     _check_uids(pyramid, annotation)
     reduced = _effective(pyramid, convention).without_reference(reference_id)
-    core = _core(reduced, annotation, convention)
+    core = _core(Weights.of(reduced, convention), annotation, convention)
     if core["modified"] is None:
         core["undefined"]["modified_jk"] = core["undefined"]["modified"]
     return PeerScore(
@@ -312,3 +357,21 @@ def scu_vector(pyramid: Pyramid, annotation: PeerAnnotation) -> tuple[int, ...]:
     _check_uids(pyramid, annotation)
     ordered = sorted(pyramid.scus, key=lambda s: s.uid)
     return tuple(1 if s.uid in annotation.matches else 0 for s in ordered)
+
+
+def modified_against(pyramid: Pyramid, annotations: Sequence[PeerAnnotation],
+                     convention: Convention = Convention.NIST) -> list[float | None]:
+    """The modified score of each annotation against ``pyramid`` taken as it is (no jackknife).
+
+    Matches of SCUs the pyramid lacks count nowhere, as in the jackknife: for pyramids built from a
+    subset of the references (``scoring.stability``), many annotations at once (the weights and
+    MaxWeight(Xa) are computed once). Under SACREROUGE pass a pyramid filtered by
+    ``Pyramid.as_sacrerouge`` before references were removed, as SacreROUGE filters first.
+    """
+    convention = Convention(convention)
+    base = _effective(pyramid, convention)
+    denominator = _core(Weights.of(base, convention), PeerAnnotation(), convention)
+    if denominator["modified"] is None:
+        return [None] * len(annotations)
+    weights = base.weights(convention)
+    return [_observed(weights, a)[1] / denominator["max_weight_xa"] for a in annotations]

@@ -74,6 +74,29 @@ def _clean_redis():
 
 
 @pytest.fixture(autouse=True)
+def _synchronous_recomputation():
+    """Recomputation runs in the saving thread (as eager Celery did), so a test reads results right
+    after a save; tests of the background thread itself use ``background_runner``."""
+    from annotation.background import runner
+
+    runner.synchronous = True
+    yield
+    runner.synchronous = False
+
+
+@pytest.fixture
+def background_runner(transactional_db):
+    """The in-process background runner as production runs it (its own thread and connections);
+    ``wait()`` for it. Stopped afterwards, so no thread touches the database of a later test."""
+    from annotation.background import runner
+
+    runner.synchronous = False
+    runner.reset()
+    yield runner
+    runner.stop()
+
+
+@pytest.fixture(autouse=True)
 def _clear_cache():
     from django.core.cache import cache
 

@@ -13,12 +13,12 @@ from django.db.models import Model
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from ..models import SCU, Change, Contributor, PeerAnnotation, PeerMatch, Pyramid
 from ..services import history, pyramid_actions
-from . import permissions
+from . import deltas, permissions
 from .serializers import StrictMixin, django_errors_as_drf
 from .versions import expected_revision
 
@@ -65,10 +65,18 @@ class VersionedMixin:
     def handle_exception(self, exc):
         if isinstance(exc, history.Conflict):
             return conflict_response(exc)
+        if isinstance(exc, history.Gone):  # deleted by a concurrent request while this one waited
+            exc = NotFound(str(exc))
         return super().handle_exception(exc)
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
+        outcome = getattr(self, "_outcome", None)
+        if outcome is not None and 200 <= response.status_code < 300:
+            # The revision this write produced (not re-read: another user may have written since).
+            response["ETag"] = f'"{outcome.revision}"'
+            if isinstance(response.data, dict):
+                response.data.update(revision=outcome.revision, delta=deltas.delta(outcome))
         document = getattr(self, "_document", None)
         if document and 200 <= response.status_code < 300 and "ETag" not in response:
             revision = self._known_revision if request.method in ("GET", "HEAD") else None
@@ -90,6 +98,11 @@ class VersionedMixin:
     def perform_create(self, serializer):
         super().perform_create(serializer)
         self._document = document_of(serializer.instance)
+        self._outcome = getattr(serializer, "outcome", None)
+
+    def perform_update(self, serializer):
+        super().perform_update(serializer)
+        self._outcome = getattr(serializer, "outcome", None)
 
     def destroy_revision(self) -> int | None:
         """The If-Match revision for a delete (428 without one), or None if deletes are not versioned."""
@@ -97,8 +110,13 @@ class VersionedMixin:
 
 
 def _answer(outcome: history.Outcome, **extra) -> Response:
-    body = {"revision": outcome.revision, "change": {"id": outcome.change.pk, "summary": outcome.change.summary} if outcome.change else None, **extra}
+    body = {"revision": outcome.revision, "change": {"id": outcome.change.pk, "summary": outcome.change.summary} if outcome.change else None,
+            **extra, "delta": deltas.delta(outcome)}
     return Response(body, headers={"ETag": f'"{outcome.revision}"'})
+
+
+# SCUs merged in one request (a pyramid has about 100 SCUs; the bound keeps one request's work small).
+MAX_MERGE_SOURCES = 100
 
 
 class PartInput(StrictMixin, serializers.Serializer):
@@ -115,7 +133,7 @@ class SplitInput(StrictMixin, serializers.Serializer):
 
 
 class MergeInput(StrictMixin, serializers.Serializer):
-    sources = serializers.ListField(child=serializers.IntegerField(), allow_empty=False)
+    sources = serializers.ListField(child=serializers.IntegerField(), allow_empty=False, max_length=MAX_MERGE_SOURCES)
 
 
 def _input(serializer_class, request) -> dict:

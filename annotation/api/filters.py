@@ -1,5 +1,9 @@
 """List filters: every list can be narrowed by the dataset and topic it belongs to, and by
-annotator and status where those exist (``?dataset=1&topic=2&annotator=3&status=done``)."""
+annotator and status where those exist (``?dataset=1&topic=2&annotator=3&status=done``).
+
+Every id filter is a plain number, never looked up: an id the user may not see and an id that does
+not exist both narrow the (already visible-only) list to nothing, so a filter is no existence
+oracle. Malformed ids are a 400 for everyone alike."""
 from django import forms
 from django_filters import rest_framework as filters
 
@@ -16,7 +20,24 @@ def _ids(path: str) -> IdFilter:
     return IdFilter(field_name=path, min_value=0, max_value=2**63 - 1)
 
 
-class TopicFilter(filters.FilterSet):
+class FilterSet(filters.FilterSet):
+    """Relations listed in ``Meta.fields`` filter by id as ``_ids`` does (django-filter's default
+    would check the id against every object of the related model: 400 for a missing one)."""
+
+    @classmethod
+    def filter_for_field(cls, field, field_name, lookup_expr=None):
+        if field.is_relation:
+            return _ids(field_name)
+        return super().filter_for_field(field, field_name, lookup_expr)
+
+
+class FilterBackend(filters.DjangoFilterBackend):
+    """The API's filter backend: views with only ``filterset_fields`` get the same id filters."""
+
+    filterset_base = FilterSet
+
+
+class TopicFilter(FilterSet):
     dataset = _ids("dataset")
 
     class Meta:
@@ -24,7 +45,7 @@ class TopicFilter(filters.FilterSet):
         fields = ["dataset", "external_id"]
 
 
-class ReferenceSummaryFilter(filters.FilterSet):
+class ReferenceSummaryFilter(FilterSet):
     dataset = _ids("topic__dataset")
 
     class Meta:
@@ -32,7 +53,7 @@ class ReferenceSummaryFilter(filters.FilterSet):
         fields = ["dataset", "topic", "external_id"]
 
 
-class PeerSummaryFilter(filters.FilterSet):
+class PeerSummaryFilter(FilterSet):
     dataset = _ids("topic__dataset")
 
     class Meta:
@@ -40,7 +61,7 @@ class PeerSummaryFilter(filters.FilterSet):
         fields = ["dataset", "topic", "external_id"]
 
 
-class PyramidFilter(filters.FilterSet):
+class PyramidFilter(FilterSet):
     dataset = _ids("topic__dataset")
     annotator = _ids("creator")
 
@@ -49,7 +70,7 @@ class PyramidFilter(filters.FilterSet):
         fields = ["dataset", "topic", "annotator", "status"]
 
 
-class SCUFilter(filters.FilterSet):
+class SCUFilter(FilterSet):
     dataset = _ids("pyramid__topic__dataset")
     topic = _ids("pyramid__topic")
 
@@ -58,7 +79,7 @@ class SCUFilter(filters.FilterSet):
         fields = ["dataset", "topic", "pyramid", "uid"]
 
 
-class ContributorFilter(filters.FilterSet):
+class ContributorFilter(FilterSet):
     dataset = _ids("scu__pyramid__topic__dataset")
     topic = _ids("scu__pyramid__topic")
     pyramid = _ids("scu__pyramid")
@@ -68,7 +89,7 @@ class ContributorFilter(filters.FilterSet):
         fields = ["dataset", "topic", "pyramid", "scu", "reference"]
 
 
-class PeerAnnotationFilter(filters.FilterSet):
+class PeerAnnotationFilter(FilterSet):
     dataset = _ids("pyramid__topic__dataset")
     topic = _ids("pyramid__topic")
 
@@ -77,7 +98,7 @@ class PeerAnnotationFilter(filters.FilterSet):
         fields = ["dataset", "topic", "pyramid", "peer", "annotator", "status"]
 
 
-class PeerMatchFilter(filters.FilterSet):
+class PeerMatchFilter(FilterSet):
     dataset = _ids("annotation__pyramid__topic__dataset")
     topic = _ids("annotation__pyramid__topic")
     annotator = _ids("annotation__annotator")
@@ -87,7 +108,7 @@ class PeerMatchFilter(filters.FilterSet):
         fields = ["dataset", "topic", "annotator", "annotation", "scu"]
 
 
-class AssignmentFilter(filters.FilterSet):
+class AssignmentFilter(FilterSet):
     dataset = _ids("topic__dataset")
 
     class Meta:

@@ -4,6 +4,11 @@ The rule (README, "API"):
 
 - Superusers: everything.
 - Coordinators (``Dataset.coordinators``): everything inside the datasets they coordinate.
+  Coordinators (the ``coordinator`` role, or coordinating any dataset) create datasets, and
+  become the new dataset's coordinators.
+- Lightweight pyramids (runs, their statements, tasks and answers) belong to the dataset's
+  coordinators only; crowd workers never log in: a crowd link's token opens only that link's
+  work (``annotation/services/lightweight_work.py``), one task at a time.
 - Annotators see only topics they have an ``Assignment`` for, and annotation is blind:
   - the topic's dataset, reference and peer summaries: read-only;
   - pyramids (with their SCUs and contributors): their own, while they have a ``build_pyramid``
@@ -25,8 +30,11 @@ from django.db.models import Model, Q, QuerySet
 from rest_framework import permissions
 from rest_framework.exceptions import PermissionDenied
 
+from ..roles import COORDINATOR
+
 from ..models import (
-    SCU, Assignment, Contributor, Dataset, PeerAnnotation, PeerMatch, PeerSummary, Pyramid, ReferenceSummary, Topic,
+    SCU, Assignment, Contributor, Dataset, LightweightPyramid, LiteStatement, LiteTask, PeerAnnotation, PeerMatch,
+    PeerSummary, Pyramid, ReferenceSummary, Topic,
 )
 
 BUILD = Assignment.Task.BUILD_PYRAMID
@@ -62,6 +70,9 @@ RULES: dict[type[Model], Rule] = {
     Contributor: Rule("pyramid", "scu__pyramid__topic", "scu__pyramid__topic__dataset", owner="scu__pyramid__creator", pyramid="scu__pyramid"),
     PeerAnnotation: Rule("annotation", "pyramid__topic", "pyramid__topic__dataset", owner="annotator"),
     PeerMatch: Rule("annotation", "annotation__pyramid__topic", "annotation__pyramid__topic__dataset", owner="annotation__annotator"),
+    LightweightPyramid: Rule("coordinated", None, "dataset"),
+    LiteStatement: Rule("coordinated", "topic", "pyramid__dataset"),
+    LiteTask: Rule("coordinated", "topic", "pyramid__dataset"),
 }
 
 
@@ -101,6 +112,8 @@ def read_filter(model: type[Model], user) -> Q:
         annotator = _in_topics(rule, user)
     elif rule.kind == "assignment":
         annotator = _owned(rule, user)
+    elif rule.kind == "coordinated":
+        annotator = NOTHING
     elif rule.kind == "pyramid":
         annotator = (_owned(rule, user) & _in_topics(rule, user, BUILD)) | _annotated_against(rule, user)
     else:  # annotation
@@ -135,6 +148,17 @@ def can_change(user, obj: Model) -> bool:
     return model.objects.filter(write_filter(model, user), pk=obj.pk).exists()
 
 
+def is_coordinator(user) -> bool:
+    """Coordinators: members of the coordinator role, and anyone who coordinates a dataset."""
+    return bool(user.is_authenticated and (
+        user.is_superuser or user.groups.filter(name=COORDINATOR).exists() or Dataset.objects.filter(coordinators=user).exists()))
+
+
+def may_create_dataset(user) -> bool:
+    """Coordinators start datasets (and become their coordinators, ``services.datasets``)."""
+    return is_coordinator(user)
+
+
 def check_create(user, model: type[Model], data: dict) -> None:
     """Raise PermissionDenied unless ``user`` may create a ``model`` from these validated fields.
 
@@ -144,7 +168,7 @@ def check_create(user, model: type[Model], data: dict) -> None:
     if user.is_superuser:
         return
     if model is Dataset:
-        allowed = False
+        allowed = may_create_dataset(user)
     elif model is Topic:
         allowed = can_change(user, data["dataset"])
     elif model in (ReferenceSummary, PeerSummary, Assignment):
@@ -161,6 +185,8 @@ def check_create(user, model: type[Model], data: dict) -> None:
         allowed = can_change(user, topic) or Assignment.objects.filter(annotator=user, topic=topic, task=ANNOTATE).exists()
     elif model is PeerMatch:
         allowed = can_change(user, data["annotation"])
+    elif model is LightweightPyramid:
+        allowed = can_change(user, data["dataset"])
     else:
         allowed = False
     if not allowed:

@@ -4,6 +4,7 @@ The view builds the file itself (the content depends on the format, not only its
 renderers let DRF's content negotiation accept the format names and pass the text through. Error
 responses are switched to JSON by the views (``FormatNegotiationMixin``).
 """
+from rest_framework import renderers
 from rest_framework.renderers import BaseRenderer
 
 
@@ -29,3 +30,9 @@ class SacreRougeRenderer(FileRenderer):
 
     media_type = "application/jsonl"
     format = "sacrerouge"
+
+
+class BrowsableAPIRenderer(renderers.BrowsableAPIRenderer):
+    """DRF's browsable API from a CSP-clean template (``frontend/templates/api/browsable.html``)."""
+
+    template = "api/browsable.html"

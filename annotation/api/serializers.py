@@ -12,8 +12,9 @@ from contextlib import contextmanager
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
-from rest_framework import serializers
+from rest_framework import exceptions, serializers
 from rest_framework.settings import api_settings
+from rest_framework.validators import UniqueTogetherValidator
 
 from scoring.model import Convention
 
@@ -21,8 +22,8 @@ from ..models import (
     SCU, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart,
     PeerSummary, Pyramid, ReferenceSummary, Topic,
 )
-from ..models.spans import validate_span
-from ..services import assignments, peer_actions, pyramid_actions
+from ..models.spans import MAX_PARTS, validate_span
+from ..services import assignments, peer_actions, pyramid_actions, recompute
 from . import permissions
 from .versions import expected_revision
 
@@ -187,6 +188,12 @@ def _user(serializer):
     return serializer.context["request"].user
 
 
+def _done(serializer, outcome):
+    """Keep the action's outcome for the view (its revision and delta go into the answer); the object."""
+    serializer.outcome = outcome
+    return outcome.value
+
+
 def _revision(serializer) -> int | None:
     """The document revision the client last read (If-Match), checked by the action under its lock."""
     return expected_revision(serializer.context["request"]) if serializer.context.get("versioned") else None
@@ -199,7 +206,7 @@ class SCUSerializer(StrictModelSerializer):
 
     weight = serializers.IntegerField(read_only=True)
     reference = serializers.PrimaryKeyRelatedField(queryset=ReferenceSummary.objects.all(), write_only=True)
-    parts = SpanSerializer(many=True, allow_empty=False, write_only=True)
+    parts = SpanSerializer(many=True, allow_empty=False, max_length=MAX_PARTS, write_only=True)
 
     class Meta:
         model = SCU
@@ -217,24 +224,24 @@ class SCUSerializer(StrictModelSerializer):
 
     def create(self, validated_data):
         with django_errors_as_drf():
-            return pyramid_actions.create_scu(
+            return _done(self, pyramid_actions.create_scu(
                 validated_data["pyramid"], _user(self), label=validated_data["label"],
                 reference=validated_data["reference"], spans=validated_data["parts"], expected_revision=_revision(self),
-            ).value
+            ))
 
     def update(self, instance, validated_data):
         if not validated_data:
             return instance
         with django_errors_as_drf():
-            return pyramid_actions.update_scu(instance, _user(self), label=validated_data.get("label"), comment=validated_data.get("comment"),
-                                              expected_revision=_revision(self)).value
+            return _done(self, pyramid_actions.update_scu(instance, _user(self), label=validated_data.get("label"), comment=validated_data.get("comment"),
+                                                          expected_revision=_revision(self)))
 
 
 class ContributorSerializer(StrictModelSerializer):
     """A contributor with its parts, added whole or not at all (``add_contributor_to``, which uses
     ``editing.add_contributor``); only its comment changes afterwards."""
 
-    parts = SpanSerializer(many=True, allow_empty=False)
+    parts = SpanSerializer(many=True, allow_empty=False, max_length=MAX_PARTS)
 
     class Meta:
         model = Contributor
@@ -251,16 +258,16 @@ class ContributorSerializer(StrictModelSerializer):
 
     def create(self, validated_data):
         with django_errors_as_drf():
-            return pyramid_actions.add_contributor_to(
+            return _done(self, pyramid_actions.add_contributor_to(
                 validated_data["scu"], _user(self), reference=validated_data["reference"],
                 spans=validated_data["parts"], comment=validated_data.get("comment", ""), expected_revision=_revision(self),
-            ).value
+            ))
 
     def update(self, instance, validated_data):
         if "comment" not in validated_data:
             return instance
         with django_errors_as_drf():
-            return pyramid_actions.update_contributor(instance, _user(self), comment=validated_data["comment"], expected_revision=_revision(self)).value
+            return _done(self, pyramid_actions.update_contributor(instance, _user(self), comment=validated_data["comment"], expected_revision=_revision(self)))
 
 
 class PeerAnnotationSerializer(StrictModelSerializer):
@@ -283,7 +290,7 @@ class PeerMatchSerializer(StrictModelSerializer):
     """A match (``scu`` null: a non-matching unit) with its peer spans (``peer_actions.match_span``,
     which uses ``editing.add_match``); changing ``scu`` afterwards moves it."""
 
-    parts = SpanSerializer(many=True, allow_empty=False)
+    parts = SpanSerializer(many=True, allow_empty=False, max_length=MAX_PARTS)
 
     class Meta:
         model = PeerMatch
@@ -297,16 +304,16 @@ class PeerMatchSerializer(StrictModelSerializer):
 
     def create(self, validated_data):
         with django_errors_as_drf():
-            return peer_actions.match_span(
+            return _done(self, peer_actions.match_span(
                 validated_data["annotation"], _user(self), scu=validated_data.get("scu"), spans=validated_data["parts"],
                 expected_revision=_revision(self),
-            ).value
+            ))
 
     def update(self, instance, validated_data):
         if "scu" not in validated_data:
             return instance
         with django_errors_as_drf():
-            return peer_actions.move_match(instance, validated_data["scu"], _user(self), expected_revision=_revision(self)).value
+            return _done(self, peer_actions.move_match(instance, validated_data["scu"], _user(self), expected_revision=_revision(self)))
 
 
 class AssignmentSerializer(StrictModelSerializer):
@@ -316,6 +323,20 @@ class AssignmentSerializer(StrictModelSerializer):
         model = Assignment
         fields = ["id", "topic", "annotator", "task", "status", "created_by", "created_at"]
         create_only = ["topic", "annotator", "task"]
+
+    def get_validators(self):
+        """No uniqueness check while validating: it would tell anyone who may not assign here that
+        another annotator has this task (400) where everyone else gets the 403. The model's
+        ``full_clean`` checks it on save, after the view's permission check."""
+        return [v for v in super().get_validators() if not isinstance(v, UniqueTogetherValidator)]
+
+    def validate_topic(self, topic):
+        """Who may not assign in this topic is told so before the other fields are looked up
+        (otherwise "user 7 does not exist" vs 403 would tell which user ids exist)."""
+        request = self.context.get("request")
+        if self.instance is None and request is not None and not permissions.can_change(request.user, topic):
+            raise exceptions.PermissionDenied("You may not create this here.")
+        return topic
 
     def create(self, validated_data):
         validated_data["created_by"] = self.context["request"].user
@@ -390,10 +411,16 @@ class PyramidFullSerializer(CanEditMixin, PyramidContentSerializer):
 
     topic = TopicBriefSerializer()
     scores = serializers.SerializerMethodField()
+    scores_delayed = serializers.SerializerMethodField()
 
     class Meta:
         model = Pyramid
-        fields = ["id", "revision", "status", "can_edit", "topic", "creator", "references", "scus", "scores"]
+        fields = ["id", "revision", "status", "can_edit", "topic", "creator", "references", "scus", "scores", "scores_delayed"]
+
+    def get_scores_delayed(self, pyramid) -> str | None:
+        """Why scores that are not current cannot be recomputed now (e.g. Redis unreachable); None otherwise."""
+        rows = self.get_scores(pyramid)
+        return recompute.scoring_delayed() if any(not row["current"] for row in rows) else None
 
     def get_scores(self, pyramid) -> list[dict]:
         rows = []
@@ -461,4 +488,33 @@ class AnnotationFullSerializer(CanEditMixin, serializers.ModelSerializer):
     def get_score(self, annotation) -> dict:
         score = next(iter(annotation.scores.all()), None)
         current = _current(score)
-        return {"convention": SCORE_CONVENTION, "current": current, "values": score.values if current else None}
+        return {"convention": SCORE_CONVENTION, "current": current, "values": score.values if current else None,
+                "delayed": None if current else recompute.scoring_delayed()}
+
+
+class StoredScoreSerializer(serializers.ModelSerializer):
+    """An annotation's stored scores: ``current`` while computed from its present revision and its
+    pyramid's; ``scores`` (convention -> ``PeerScore.as_dict()``) only then; ``delayed`` says why
+    stale scores cannot be recomputed now (e.g. Redis unreachable)."""
+
+    pyramid_revision = serializers.IntegerField(source="pyramid.revision")
+    current = serializers.SerializerMethodField()
+    scores = serializers.SerializerMethodField()
+    delayed = serializers.SerializerMethodField()
+
+    class Meta:
+        model = PeerAnnotation
+        fields = ["id", "revision", "pyramid_revision", "current", "scores", "delayed"]
+
+    def _current(self, annotation) -> dict:
+        return {s.convention: s.values for s in annotation.scores.all()
+                if (s.annotation_revision, s.pyramid_revision) == (annotation.revision, annotation.pyramid.revision)}
+
+    def get_current(self, annotation) -> bool:
+        return len(self._current(annotation)) == len(Convention)
+
+    def get_scores(self, annotation) -> dict | None:
+        return self._current(annotation) if self.get_current(annotation) else None
+
+    def get_delayed(self, annotation) -> str | None:
+        return None if self.get_current(annotation) else recompute.scoring_delayed()

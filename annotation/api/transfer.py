@@ -50,6 +50,21 @@ def coordinated_dataset(request, pk) -> Dataset:
     return dataset
 
 
+class FileOutcomeSerializer(serializers.Serializer):
+    """One file of an import: what happened to it and where its names came from."""
+
+    file = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["pyr", "pan"])
+    status = serializers.ChoiceField(choices=["imported", "already present", "rejected"])
+    reason = serializers.CharField(help_text="why it was rejected (empty otherwise)")
+    topic = serializers.CharField(required=False, allow_null=True)
+    topic_from = serializers.CharField(required=False, allow_null=True, help_text="file name, content, option or file stem")
+    peer = serializers.CharField(required=False, allow_null=True)
+    peer_from = serializers.CharField(required=False, allow_null=True)
+    annotator = serializers.CharField(required=False, allow_null=True)
+    annotator_from = serializers.CharField(required=False, allow_null=True)
+
+
 class ImportReportSerializer(serializers.Serializer):
     """``ImportReport.as_dict()`` of ``annotation.services.ducview_import``, plus what was ignored."""
 
@@ -64,6 +79,8 @@ class ImportReportSerializer(serializers.Serializer):
     unplaced = serializers.ListField(child=serializers.CharField(), help_text="parts that could not be placed")
     legacy = serializers.ListField(child=serializers.CharField(), help_text="legacy rule violations kept and flagged")
     rejected = serializers.ListField(child=serializers.CharField(), help_text="files not imported, with the reason")
+    annotators_created = serializers.ListField(child=serializers.CharField(), help_text="annotator identities created (inactive users that cannot log in)")
+    outcomes = serializers.ListField(child=FileOutcomeSerializer(), help_text="every file's fate, and where its topic, peer and annotator came from")
     ignored = serializers.ListField(child=serializers.CharField(), help_text="archive members that are not DUCView files")
 
 
@@ -81,9 +98,11 @@ class DatasetImportView(APIView):
     """Import DUCView files (``.pyr``, ``.pan``) or ``.zip`` archives of them into this dataset.
 
     Each file is imported in its own transaction (a rejected file writes nothing and is listed with
-    the reason); re-importing adds nothing twice. A refused upload (bad zip, unsafe paths, over a
-    size limit, another kind of file) is a 400 and imports nothing; a request larger than
-    ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is a 413.
+    the reason); re-importing adds nothing twice. Any file name imports (topic, peer and annotator
+    from the NIST name, else the content, else the file stem; ``outcomes`` says which). A refused
+    upload (bad zip, unsafe paths, over a size limit, another kind of file) is a 400 and imports
+    nothing; a request where some files were rejected is a 400 with the full report; a request
+    larger than ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is a 413.
     """
 
     permission_classes = [IsAuthenticated]
@@ -104,7 +123,10 @@ class DatasetImportView(APIView):
         request=UPLOAD_SCHEMA,
         responses={
             200: ImportReportSerializer,
-            400: OpenApiResponse(description="no files, a bad or unsafe zip, a file over a limit, or another kind of file; nothing imported"),
+            400: OpenApiResponse(description="no files, a bad or unsafe zip, a file over a limit, or another kind of file: nothing "
+                                             "imported (`files` says why); or some files were rejected: the import report (as for 200) "
+                                             "with `detail`, where `rejected` and `outcomes` give each file's reason (the other files were "
+                                             "imported, each whole)"),
             403: OpenApiResponse(description="you see the dataset but do not coordinate it"),
             404: OpenApiResponse(description="no such dataset, or you may not see it"),
             413: OpenApiResponse(description="the request is larger than DATA_UPLOAD_MAX_MEMORY_SIZE"),
@@ -120,7 +142,13 @@ class DatasetImportView(APIView):
         except upload_import.UploadRejected as error:
             raise ValidationError({"files": [f"{error} (nothing was imported)"]}) from None
         report = upload_import.import_files(files, dataset)
-        return Response({**report.as_dict(), "ignored": ignored})
+        body = {**report.as_dict(), "ignored": ignored}
+        if report.rejected:
+            n = len(report.rejected)
+            body["detail"] = (f"{n} of {report.files} files {'was' if n == 1 else 'were'} rejected (see 'rejected'); "
+                              "each of the others was imported whole.")
+            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        return Response(body)
 
 
 def archive_filename(dataset: Dataset) -> str:

@@ -1,10 +1,11 @@
 """The API under /api/: one router for the objects, the token endpoint, the OpenAPI schema and docs."""
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from . import views
 from . import transfer  # dataset import and archive
+from . import lightweight
 
 router = DefaultRouter()
 router.register("datasets", views.DatasetViewSet, basename="dataset")
@@ -17,13 +18,17 @@ router.register("contributors", views.ContributorViewSet, basename="contributor"
 router.register("annotations", views.PeerAnnotationViewSet, basename="annotation")
 router.register("matches", views.PeerMatchViewSet, basename="match")
 router.register("assignments", views.AssignmentViewSet, basename="assignment")
+router.register("lightweight", lightweight.LightweightPyramidViewSet, basename="lightweight")
+router.register("lite-statements", lightweight.LiteStatementViewSet, basename="lite-statement")
+router.register("lite-tasks", lightweight.LiteTaskViewSet, basename="lite-task")
 
 app_name = "api"
 urlpatterns = [
     path("auth/token/", views.TokenView.as_view(), name="token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema", template_name="api/swagger_ui.html"), name="docs"),
     *router.urls,
     path("datasets/<int:pk>/import/", transfer.DatasetImportView.as_view(), name="dataset-import"),
+    path("crowd/<str:token>/", lightweight.CrowdTaskView.as_view(), name="crowd-task"),
     path("datasets/<int:pk>/archive/", transfer.DatasetArchiveView.as_view(), name="dataset-archive"),
 ]

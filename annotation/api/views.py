@@ -10,6 +10,7 @@ queries.
 """
 from io import StringIO
 
+from django.db import transaction
 from django.db.models import Count, Prefetch
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -24,6 +25,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from pyramid_app.lockout import lockout_response
 from scoring.model import Convention
 
 from ..formats import DucViewError
@@ -31,10 +33,12 @@ from ..models import (
     SCU, AnnotationScore, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
     ReferenceSummary, Topic,
 )
-from ..services import ducview_export, peer_actions, pyramid_actions, results, sacrerouge_export
+from ..services import datasets, ducview_export, peer_actions, pyramid_actions, results, sacrerouge_export, suggestions, system_statistics
+from ..services.dashboard_snapshots import snapshot_for
 from . import filters, permissions, serializers
 from .actions import ContributorActions, HistoryActions, RepresentationVersionMixin, SCUActions, VersionedMixin
 from .renderers import CSVRenderer, DUCViewRenderer, FileRenderer, SacreRougeRenderer
+from .throttling import ResilientThrottleMixin
 
 WEIGHTED_SCUS = SCU.objects.annotate(weight=Count("contributors")).order_by("uid")
 
@@ -71,12 +75,14 @@ class ScopedViewSet(FormatNegotiationMixin, viewsets.ModelViewSet):
 
     def perform_create(self, serializer):
         permissions.check_create(self.request.user, serializer.Meta.model, serializer.validated_data)
-        serializer.save()
-        self._reload(serializer)
+        with transaction.atomic():  # the answer is read in the write's transaction: a concurrent delete waits
+            serializer.save()
+            self._reload(serializer)
 
     def perform_update(self, serializer):
-        serializer.save()
-        self._reload(serializer)
+        with transaction.atomic():
+            serializer.save()
+            self._reload(serializer)
 
     def _reload(self, serializer):
         """Answer a write with the object as a read shows it (derived fields such as weight included)."""
@@ -100,39 +106,85 @@ FORMAT_PARAM = OpenApiParameter("format", str, description="file format")
 ROWS_RESPONSE = OpenApiResponse(
     {"type": "array", "items": {"type": "object", "additionalProperties": True}}, description="one object per row (JSON), or the same rows as CSV"
 )
+STATISTICS_TABLE_PARAM = OpenApiParameter("table", str, enum=list(system_statistics.TABLES), default="systems")
 CONVENTION_PARAM = OpenApiParameter("convention", str, enum=[c.value for c in Convention], default=Convention.NIST.value)
+SUGGESTIONS_RESPONSE = OpenApiResponse({"type": "object", "properties": {"suggestions": {"type": "array", "items": {
+    "type": "object", "properties": {
+        "scu": {"type": "integer"}, "source": {"type": "string", "enum": ["pyramid", "earlier"]}, "why": {"type": "string"},
+        "parts": {"type": "array", "items": {"type": "object", "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}}}},
+    }}}}}, description="suggested matches in text order")
+UNFINISHED_PARAM = OpenApiParameter(
+    "include_unfinished", bool, default=False,
+    description="also count annotations not marked done that have at least one match (rows carry their status)")
 
 
 class DatasetViewSet(RepresentationVersionMixin, ScopedViewSet):
-    """Datasets. Only superusers create them; ``scores`` and ``agreement`` are for its coordinators."""
+    """Datasets. Coordinators create them and become their coordinators; ``scores`` and
+    ``agreement`` are for its coordinators."""
 
     base_queryset = Dataset.objects.prefetch_related("coordinators")
     serializer_class = serializers.DatasetSerializer
 
-    def _rows(self, request, rows_of, keys, name):
-        dataset = self.get_object()
+    def perform_create(self, serializer):
+        permissions.check_create(self.request.user, Dataset, serializer.validated_data)
+        with transaction.atomic():
+            datasets.add_creator(serializer.save(), self.request.user)
+        self._reload(serializer)
+
+    @staticmethod
+    def _convention(request) -> Convention:
         try:
-            convention = Convention(request.query_params.get("convention", Convention.NIST.value))
+            return Convention(request.query_params.get("convention", Convention.NIST.value))
         except ValueError:
             raise ValidationError({"convention": [f"Choose one of: {', '.join(c.value for c in Convention)}."]}) from None
-        rows = rows_of(dataset.topics.all(), convention)
+
+    def _rows(self, request, rows_of, keys, name):
+        dataset = self.get_object()
+        convention = self._convention(request)
+        unfinished = request.query_params.get("include_unfinished", "false").lower()
+        if unfinished not in ("true", "false", "1", "0"):
+            raise ValidationError({"include_unfinished": ["Say true or false."]})
+        include_unfinished = unfinished in ("true", "1")
+        rows = rows_of(dataset.topics.all(), convention, include_unfinished=include_unfinished)
+        keys = keys(include_unfinished)
         if request.accepted_renderer.format == "csv":
             out = StringIO()
             results.write_rows(out, rows, keys, "csv")
             return attachment(Response(out.getvalue()), f"{name}-{dataset.pk}-{convention.value}.csv")
         return Response(rows)
 
-    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM], responses={200: ROWS_RESPONSE})
+    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM, UNFINISHED_PARAM], responses={200: ROWS_RESPONSE})
     @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
     def scores(self, request, pk=None):
         """Scores of every peer annotation and reference summary (the keys of ``export_scores``)."""
-        return self._rows(request, results.score_rows, results.SCORE_KEYS, "scores")
+        return self._rows(request, results.score_rows, results.score_keys, "scores")
 
-    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM], responses={200: ROWS_RESPONSE})
+    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM, UNFINISHED_PARAM], responses={200: ROWS_RESPONSE})
     @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
     def agreement(self, request, pk=None):
         """Agreement per topic (the keys of ``export_agreement``)."""
-        return self._rows(request, results.agreement_rows, results.AGREEMENT_KEYS, "agreement")
+        return self._rows(request, results.agreement_rows, lambda include_unfinished: results.AGREEMENT_KEYS, "agreement")
+
+
+    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM, STATISTICS_TABLE_PARAM], responses={200: ROWS_RESPONSE})
+    @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
+    def statistics(self, request, pk=None):
+        """Which differences are real: one table of the stored dashboard statistics (``systems``:
+        means with 95% bootstrap intervals and groups; ``pairs``: paired permutation tests with
+        Holm-adjusted p-values; ``scu_tests``; ``power``; ``stability``; ``metaeval``: intervals of
+        the meta-evaluation correlations). Seeds and settings are in every row."""
+        dataset = self.get_object()
+        convention = self._convention(request)
+        table = request.query_params.get("table", "systems")
+        if table not in system_statistics.TABLES:
+            raise ValidationError({"table": [f"Choose one of: {', '.join(system_statistics.TABLES)}."]})
+        snapshot, _ = snapshot_for(dataset)
+        rows, keys = system_statistics.download_rows(snapshot.data["conventions"][convention.value], table)
+        if request.accepted_renderer.format == "csv":
+            out = StringIO()
+            results.write_rows(out, rows, keys, "csv")
+            return attachment(Response(out.getvalue()), f"statistics-{table}-{dataset.pk}-{convention.value}.csv")
+        return Response(rows)
 
 
 class TopicViewSet(RepresentationVersionMixin, ScopedViewSet):
@@ -212,7 +264,7 @@ class SCUViewSet(SCUActions, VersionedMixin, ScopedViewSet):
     def perform_destroy(self, instance):
         """Refused (400) while peers are matched to it."""
         with serializers.django_errors_as_drf():
-            pyramid_actions.delete_scu(instance, self.request.user, expected_revision=self.destroy_revision())
+            self._outcome = pyramid_actions.delete_scu(instance, self.request.user, expected_revision=self.destroy_revision())
 
 
 class ContributorViewSet(ContributorActions, VersionedMixin, ScopedViewSet):
@@ -223,7 +275,7 @@ class ContributorViewSet(ContributorActions, VersionedMixin, ScopedViewSet):
     def perform_destroy(self, instance):
         """Removing an SCU's last contributor removes the SCU (refused while peers are matched to it)."""
         with serializers.django_errors_as_drf():
-            pyramid_actions.remove_contributor(instance, self.request.user, expected_revision=self.destroy_revision())
+            self._outcome = pyramid_actions.remove_contributor(instance, self.request.user, expected_revision=self.destroy_revision())
 
 
 class PeerAnnotationViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
@@ -243,6 +295,8 @@ class PeerAnnotationViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
     def get_queryset(self):
         if self.action in ("full", "export"):
             return permissions.visible(self.request.user, self.full_queryset.all())
+        if self.action == "score":
+            return permissions.visible(self.request.user, PeerAnnotation.objects.select_related("pyramid").prefetch_related("scores"))
         return super().get_queryset()
 
     @extend_schema(responses=serializers.AnnotationFullSerializer)
@@ -250,6 +304,21 @@ class PeerAnnotationViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
     def full(self, request, pk=None):
         """Everything an annotation page needs in one request, in a fixed number of queries."""
         return Response(self.get_serializer(self.get_object()).data)
+
+    @extend_schema(responses=serializers.StoredScoreSerializer)
+    @action(detail=True, serializer_class=serializers.StoredScoreSerializer)
+    def score(self, request, pk=None):
+        """The stored scores (both conventions) and whether they are current: cheap to poll after a
+        write until the score of the revision you hold has arrived."""
+        return Response(self.get_serializer(self.get_object()).data)
+
+    @extend_schema(responses={200: SUGGESTIONS_RESPONSE})
+    @action(detail=True)
+    def suggestions(self, request, pk=None):
+        """Autoannotate: matches suggested from the pyramid (contributor words in a peer sentence) and
+        from the annotator's own other annotations of the topic (never another annotator's work),
+        each for the annotator to accept or reject; nothing is written."""
+        return Response({"suggestions": suggestions.suggestions_for(self.get_object())})
 
     @extend_schema(parameters=[FORMAT_PARAM], responses={200: serializers.AnnotationFullSerializer})
     @action(detail=True, renderer_classes=[JSONRenderer, DUCViewRenderer, SacreRougeRenderer], serializer_class=serializers.AnnotationFullSerializer)
@@ -270,13 +339,17 @@ class PeerMatchViewSet(VersionedMixin, ScopedViewSet):
     filterset_class = filters.PeerMatchFilter
 
     def perform_destroy(self, instance):
-        peer_actions.remove_match(instance, self.request.user, expected_revision=self.destroy_revision())
+        self._outcome = peer_actions.remove_match(instance, self.request.user, expected_revision=self.destroy_revision())
 
 
 class AssignmentViewSet(RepresentationVersionMixin, ScopedViewSet):
     base_queryset = Assignment.objects.all()
     serializer_class = serializers.AssignmentSerializer
     filterset_class = filters.AssignmentFilter
+
+
+class TokenThrottle(ResilientThrottleMixin, ScopedRateThrottle):
+    """Slows password guessing; keeps counting (per process) while Redis is unreachable."""
 
 
 class TokenView(APIView):
@@ -287,7 +360,7 @@ class TokenView(APIView):
     """
 
     permission_classes = [AllowAny]
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [TokenThrottle]
     throttle_scope = "token"
 
     @extend_schema(request=AuthTokenSerializer, responses={200: dict, 201: dict})
@@ -295,7 +368,10 @@ class TokenView(APIView):
         user = request.user
         if not user.is_authenticated:
             credentials = AuthTokenSerializer(data=request.data, context={"request": request})
-            credentials.is_valid(raise_exception=True)
+            if not credentials.is_valid():
+                if getattr(request, "axes_locked_out", False):  # set by django-axes during authenticate()
+                    return lockout_response(request)
+                raise ValidationError(credentials.errors)
             user = credentials.validated_data["user"]
         token, created = Token.objects.get_or_create(user=user)
         return Response({"token": token.key}, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

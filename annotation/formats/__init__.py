@@ -21,9 +21,19 @@ from .model import (
 )
 from .writer import write_peer_annotation, write_pyramid
 from .errors import DucViewError
-from .nist_names import NistName, parse_nist_filename
+from .nist_names import NistName, parse_nist_filename, peer_key
+from .identity import CONTENT, FILE_NAME, FILE_STEM, OPTION, FileIdentity, Named, NameOptions, identify
 
 __all__ = [
+    "CONTENT",
+    "FILE_NAME",
+    "FILE_STEM",
+    "OPTION",
+    "FileIdentity",
+    "Named",
+    "NameOptions",
+    "identify",
+    "peer_key",
     "DEFAULT_MAX_BYTES",
     "NON_MATCHING_LABEL",
     "SCU",

@@ -25,6 +25,7 @@ reference) are in ``Report.legacy``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from .model import (
     Repair,
     Report,
 )
+from .bounds import WorkBudget
 from .references import RefSpan, split_references
 from .relocate import DEFAULT_WINDOW, locate_span
 
@@ -61,7 +63,9 @@ DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 
 
 _INT_RE = re.compile(r"[+-]?[0-9]{1,12}")
-_XML_DECL_ENCODING_RE = re.compile(rb"^\s*<\?xml[^>]*encoding\s*=\s*['\"]([A-Za-z0-9._-]+)")
+_XML_DECL_RE = re.compile(rb"^\s*<\?xml[^>]*\?>")
+_XML_DECL_ENCODING_RE = re.compile(rb"^\s*<\?xml[^>]*encoding\s*=\s*['\"]([^'\"]{0,40})")
+UID_MAX = 2**31 - 1  # DUCView's uids are Java ints; the database column too
 
 
 def _load_xml(data: bytes, max_bytes: int, report: Report) -> Element:
@@ -75,21 +79,51 @@ def _load_xml(data: bytes, max_bytes: int, report: Report) -> Element:
     try:
         return _fromstring(data)
     except DucViewError as first:
-        # A file saved in Windows-1252 without an encoding declaration: retry decoded as such.
-        m = _XML_DECL_ENCODING_RE.match(data)
-        declared = m.group(1).decode().lower() if m else None
-        if data[:2] in (b"\xff\xfe", b"\xfe\xff") or declared not in (None, "utf-8", "utf8"):
+        if first.args[0].startswith("forbidden"):
             raise
+        for text, why in _decodings(data):
+            try:
+                root = _fromstring(text)
+            except DucViewError:
+                continue
+            report.repairs.append(Repair("encoding", why, "file"))
+            return root
+        raise first from None
+
+
+def _decodings(data: bytes) -> list[tuple[str, str]]:
+    """Readings of a file the XML parser failed on, to try in turn: (text, what was done).
+
+    A file saved in Windows-1252 without saying so, a declaration naming an encoding the parser
+    does not know or a wrong one: the declared codec if Python has it, else UTF-8, else
+    Windows-1252. None when the bytes are valid UTF-8 as declared (a real XML error).
+    """
+    if data[:3] == b"\xef\xbb\xbf" or data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return []  # a byte order mark: the parser read the encoding right
+    m = _XML_DECL_ENCODING_RE.match(data)
+    declared = m.group(1).decode("ascii", "replace").strip().lower() if m else None
+    body = _XML_DECL_RE.sub(b"", data, count=1)
+    out = []
+    if declared not in (None, "utf-8", "utf8"):
         try:
-            data.decode("utf-8")
-            raise first  # valid UTF-8: the error is not an encoding problem
+            out.append((body.decode(declared), f"the file declares encoding {declared!r}; read it as such"))
+        except (LookupError, UnicodeDecodeError, ValueError):
+            pass
+        try:
+            out.append((body.decode("utf-8"),
+                         f"the file declares encoding {declared!r}, which cannot be used; read it as UTF-8"))
         except UnicodeDecodeError:
             pass
-        root = _fromstring(data.decode("cp1252", errors="replace"))
-        report.repairs.append(
-            Repair("encoding", "the file is not valid UTF-8: read it as Windows-1252", "file")
-        )
-        return root
+    else:
+        try:
+            body.decode("utf-8")
+            return []  # valid UTF-8 as declared: the error is not an encoding problem
+        except UnicodeDecodeError:
+            pass
+    out.append((body.decode("cp1252", errors="replace"),
+                "the file is not valid UTF-8" + (f" (it declares {declared!r})" if declared else "")
+                + ": read it as Windows-1252"))
+    return out
 
 
 def _fromstring(data: bytes | str) -> Element:
@@ -99,7 +133,8 @@ def _fromstring(data: bytes | str) -> Element:
         return DET.fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
     except defusedxml.DefusedXmlException as exc:
         raise DucViewError(f"forbidden XML construct (entities are not allowed): {exc}") from None
-    except ParseError as exc:
+    except (ParseError, LookupError, ValueError, UnicodeError) as exc:
+        # LookupError: an encoding the parser does not know; ValueError: e.g. a NUL in a str
         raise DucViewError(f"malformed XML: {exc}") from None
 
 
@@ -141,18 +176,20 @@ class _Located:
     ref: RefSpan
 
 
-def _read_parts(contributor_el: Element, cwhere: str, u16: Utf16Offsets, text_name: str) -> list[tuple[str, int, int]]:
+def _read_parts(contributor_el: Element, cwhere: str, u16: Utf16Offsets, text: str) -> list[tuple[str, int, int]]:
     """(label, start, end) of each <part> of a contributor, offsets converted from the file's
-    UTF-16 to code points; a span outside the text is an error naming the element."""
+    UTF-16 to code points. Offsets outside the text or reversed are kept as they are (the
+    placing repairs or drops them); a part without a label takes the text at its offsets."""
     raw = []
     for pi, p_el in enumerate(contributor_el.findall("part")):
         pwhere = f"{cwhere}, <part> {pi + 1}"
-        plabel = _attr(p_el, "label", pwhere)
         s16 = _int_attr(p_el, "start", pwhere)
         e16 = _int_attr(p_el, "end", pwhere)
-        if not (0 <= s16 <= e16 <= u16.u16_len):
-            raise DucViewError(f"{pwhere}: span start={s16} end={e16} is outside {text_name} (length {u16.u16_len})")
-        raw.append((plabel, u16.to_cp(s16), u16.to_cp(e16)))
+        s, e = (u16.to_cp(v) if 0 <= v <= u16.u16_len else v for v in (s16, e16))
+        plabel = p_el.get("label")
+        if plabel is None:
+            plabel = text[s:e] if 0 <= s <= e <= len(text) else ""
+        raw.append((plabel, s, e))
     return raw
 
 
@@ -177,27 +214,35 @@ def _place(
     ci: int,
     pi: int,
     report: Report,
+    budget: WorkBudget,
 ) -> tuple[int, int] | None:
+    valid = 0 <= start <= end <= len(text) and (start < end or label == "")
     if start == end and label == "":
         report.rejects.append(
             Reject("empty_part", f"{where}: empty part at [{start}, {end}) left out",
                    scope, uid, ci, pi, label, (start, end))
         )
         return None
-    placement = locate_span(text, label, start, end, window=DEFAULT_WINDOW)
+    # Reversed or out-of-range offsets: search around them, clamped to the text.
+    lo, hi = (max(0, min(v, len(text))) for v in sorted((start, end)))
+    placement = locate_span(text, label, lo, hi, window=DEFAULT_WINDOW, budget=budget)
     if placement is None:
         report.rejects.append(
             Reject(
                 "unplaced",
                 f"{where}: label {short(label)} not found near stored [{start}, {end}) "
-                f"(text there: {short(text[start:end])}); part left out",
+                f"(text there: {short(text[lo:hi])}); part left out",
                 scope, uid, ci, pi, label, (start, end),
             )
         )
         return None
-    if placement.kind == "exact":
+    if placement.kind == "exact" and valid:
         return start, end
-    if placement.kind == "label":
+    if not valid:
+        msg = (f"{where}: stored offsets [{start}, {end}) are "
+               f"{'outside the text' if min(start, end) < 0 or max(start, end) > len(text) else 'reversed' if end < start else 'empty'}; label {short(label)} "
+               f"placed at [{placement.start}, {placement.end})")
+    elif placement.kind == "label":
         msg = (f"{where}: label {short(label)} differs from the text at [{start}, {end}) "
                f"only in whitespace/encoding; offsets kept")
     else:
@@ -205,8 +250,8 @@ def _place(
                f"(text there: {short(text[start:end])}); placed at "
                f"[{placement.start}, {placement.end})")
     report.repairs.append(
-        Repair(placement.kind, msg, scope, uid, ci, pi, label, (start, end),
-               (placement.start, placement.end))
+        Repair(placement.kind if valid else "bad_offsets", msg, scope, uid, ci, pi, label,
+               (start, end), (placement.start, placement.end))
     )
     return placement.start, placement.end
 
@@ -253,7 +298,7 @@ def _in_reference(
 # --------------------------------------------------------------------------- pyramid
 
 
-def _parse_pyramid_element(el: Element, report: Report, where: str) -> Pyramid:
+def _parse_pyramid_element(el: Element, report: Report, where: str, budget: WorkBudget) -> Pyramid:
     regex_el = el.find("startDocumentRegEx")
     header_regex = None
     if regex_el is not None:
@@ -264,7 +309,7 @@ def _parse_pyramid_element(el: Element, report: Report, where: str) -> Pyramid:
     if text_el is None:
         raise DucViewError(f"{where}: <pyramid> has no <text> element")
     text = _lines_text(text_el, f"{where} <text>")
-    split = split_references(text, header_regex)
+    split = split_references(text, header_regex, budget)
     if split.note:
         report.repairs.append(
             Repair("header_regex",
@@ -290,24 +335,27 @@ def _parse_pyramid_element(el: Element, report: Report, where: str) -> Pyramid:
         uid = _int_attr(scu_el, "uid", swhere)
         if uid == 0:
             raise DucViewError(f"{swhere}: uid 0 is reserved for non-matching peer content")
+        if not 0 < uid <= UID_MAX:
+            raise DucViewError(f"{swhere}: uid {uid} is out of range (1 to {UID_MAX})")
         if uid in seen:
             raise DucViewError(f"{swhere}: duplicate SCU uid {uid}")
         seen.add(uid)
         swhere = f"{where} SCU {uid}"
-        label = _attr(scu_el, "label", swhere)
+        label = scu_el.get("label")
         comment = scu_el.get("comment") or ""
         contributors: list[Contributor] = []
         contributor_els = scu_el.findall("contributor")
         for ci, c_el in enumerate(contributor_els):
             cwhere = f"{swhere}, <contributor> {ci + 1}"
-            clabel = _attr(c_el, "label", cwhere)
+            clabel = c_el.get("label")
             ccomment = c_el.get("comment") or ""
             parts: list[tuple[int, int, RefSpan]] = []
-            changed = False
-            raw = _read_parts(c_el, cwhere, u16, "the text")
+            changed = clabel is None
+            clabel = clabel or ""
+            raw = _read_parts(c_el, cwhere, u16, text)
             for pi, (plabel, s, e) in enumerate(raw):
                 w = _where("pyramid", uid, ci, pi, clabel)
-                placed = _place(text, plabel, s, e, w, "pyramid", uid, ci, pi, report)
+                placed = _place(text, plabel, s, e, w, "pyramid", uid, ci, pi, report, budget)
                 if placed is None:
                     changed = True
                     continue
@@ -337,15 +385,36 @@ def _parse_pyramid_element(el: Element, report: Report, where: str) -> Pyramid:
             )
         if not contributors:
             report.rejects.append(
-                Reject("empty_scu", f"SCU {uid} ({short(label, 40)}): no contributor left; "
+                Reject("empty_scu", f"SCU {uid} ({short(label or '', 40)}): no contributor left; "
                        "SCU left out", "pyramid", uid, None, None, label)
             )
             continue
+        if label is None:
+            label = contributors[0].label
+            report.repairs.append(Repair("missing_label", f"SCU {uid} has no label: "
+                                         f"took its first contributor's, {short(label, 40)}",
+                                         "pyramid", uid))
         scus.append(SCU(uid, label, comment, contributors))
         _legacy_checks(scus[-1], {r.id: i for i, r in enumerate(refs)}, report)
 
     references = [Reference(r.id, r.header, text[r.base : r.end]) for r in refs]
     return Pyramid(references, scus, header_regex)
+
+
+def _memoised_pyramid(data: bytes, el: Element, report: Report, budget: WorkBudget, memo: dict | None) -> Pyramid:
+    start, end = data.find(b"<pyramid"), data.rfind(b"</pyramid>")
+    if memo is None or start < 0 or end < start:
+        return _parse_pyramid_element(el, report, "pyramid", budget)
+    # The same bytes read the same way (the encoding repairs so far are part of the key).
+    key = (hashlib.sha1(data[start:end]).digest(), data[: data.find(b">") + 1], tuple(r.message for r in report.repairs))
+    if key not in memo:
+        own = Report()
+        memo[key] = (_parse_pyramid_element(el, own, "pyramid", budget), own)
+    pyramid, own = memo[key]
+    report.repairs += own.repairs
+    report.rejects += own.rejects
+    report.legacy += own.legacy
+    return pyramid
 
 
 def _legacy_checks(scu: SCU, ref_order: dict[str, int], report: Report) -> None:
@@ -374,8 +443,12 @@ def _legacy_checks(scu: SCU, ref_order: dict[str, int], report: Report) -> None:
             )
 
 
-def parse_pyramid(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[Pyramid, Report]:
-    """Parse a .pyr file (a .pan is accepted too: its pyramid is returned)."""
+def parse_pyramid(
+    data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, budget: WorkBudget | None = None
+) -> tuple[Pyramid, Report]:
+    """Parse a .pyr file (a .pan is accepted too: its pyramid is returned).
+
+    ``budget`` bounds the time spent on patterns the file supplies (default: one second)."""
     report = Report()
     root = _load_xml(data, max_bytes, report)
     if root.tag == "peerAnnotation":
@@ -385,16 +458,21 @@ def parse_pyramid(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[P
         root = el
     if root.tag != "pyramid":
         raise DucViewError(f"the root element is <{root.tag}>, expected <pyramid>")
-    return _parse_pyramid_element(root, report, "pyramid"), report
+    return _parse_pyramid_element(root, report, "pyramid", budget or WorkBudget()), report
 
 
 # --------------------------------------------------------------------------- peer annotation
 
 
 def parse_peer_annotation(
-    data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES
+    data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, budget: WorkBudget | None = None,
+    pyramids: dict | None = None,
 ) -> tuple[PeerAnnotationFile, Report]:
-    """Parse a .pan file: the pyramid it holds, the peer text and the peer's SCU matches."""
+    """Parse a .pan file: the pyramid it holds, the peer text and the peer's SCU matches.
+
+    ``pyramids``, a dict kept across the files of one import, memoises the embedded pyramids by
+    their bytes: the .pan files of a topic carry the same pyramid, read once (the returned
+    ``Pyramid`` is then shared: treat it as read-only)."""
     report = Report()
     root = _load_xml(data, max_bytes, report)
     if root.tag != "peerAnnotation":
@@ -405,7 +483,8 @@ def parse_peer_annotation(
     ann = root.find("annotation")
     if ann is None:
         raise DucViewError("<peerAnnotation> has no <annotation> element")
-    pyramid = _parse_pyramid_element(pyr_el, report, "pyramid")
+    budget = budget or WorkBudget()
+    pyramid = _memoised_pyramid(data, pyr_el, report, budget, pyramids)
     text_el = ann.find("text")
     if text_el is None:
         raise DucViewError("<annotation> has no <text> element")
@@ -421,21 +500,21 @@ def parse_peer_annotation(
     for si, ps_el in enumerate(ann.findall("peerscu")):
         swhere = f"annotation <peerscu> {si + 1}"
         uid = _int_attr(ps_el, "uid", swhere)
-        _attr(ps_el, "label", swhere)
         if uid != 0 and uid not in file_uids:
             raise DucViewError(f"{swhere}: uid {uid} is not an SCU of the pyramid")
         if ps_el.get("comment"):
             comments[uid] = ps_el.get("comment") or ""
         for ci, c_el in enumerate(ps_el.findall("contributor")):
             cwhere = f"{swhere} (uid {uid}), <contributor> {ci + 1}"
-            clabel = _attr(c_el, "label", cwhere)
+            clabel = c_el.get("label")
             ccomment = c_el.get("comment") or ""
-            raw = _read_parts(c_el, cwhere, u16, "the peer text")
+            raw = _read_parts(c_el, cwhere, u16, text)
             parts: list[PeerPart] = []
-            changed = False
+            changed = clabel is None
+            clabel = clabel or ""
             for pi, (plabel, s, e) in enumerate(raw):
                 w = _where("peer", uid, ci, pi, clabel)
-                placed = _place(text, plabel, s, e, w, "peer", uid, ci, pi, report)
+                placed = _place(text, plabel, s, e, w, "peer", uid, ci, pi, report, budget)
                 if placed is None:
                     changed = True
                     continue

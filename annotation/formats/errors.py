@@ -6,3 +6,10 @@ class DucViewError(ValueError):
 
     The message says what is wrong and where (element, SCU uid, contributor, part, offsets).
     """
+
+
+class LightweightFormatError(ValueError):
+    """A lightweight-pyramid file (statement CSV, MTurk results, Lite2-3Pyramid folder) that cannot be read.
+
+    The message says what is wrong and where (row, column, file).
+    """

@@ -14,6 +14,12 @@ Pyramids::
     D0601.pyr          topic D0601
     D0701-AGHI.pyr     topic D0701, built from the models A, G, H and I
     D0703-A.pyr        topic D0703-A (a single letter after '-' belongs to the topic id)
+    D0703-A.BCDE.pyr   topic D0703-A, models B, C, D and E
+    D0801-A.M.100.A.pyr  topic D0801-A (the fields after the topic as in a summary's name)
+
+Topic ids of other years keep their suffixes (``d311i`` in DUC 2005, ``D0801-A`` in TAC).
+:func:`looks_like_topic_id` tells whether a pyramid's name is such an id (``D0601``) or just a
+name someone gave the file (``MATTER``): the importer then prefers the file's content.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from dataclasses import dataclass
 
 from .errors import DucViewError
 
-__all__ = ["NistName", "parse_nist_filename"]
+__all__ = ["NistName", "looks_like_topic_id", "parse_nist_filename", "peer_key"]
 
 _TOPIC = r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*"
 _PAN_RE = re.compile(
@@ -33,8 +39,21 @@ _PAN_RE = re.compile(
     re.ASCII,
 )
 _PYR_RE = re.compile(
-    r"(?P<base>[A-Za-z][A-Za-z0-9]*)(?:-(?P<suffix>[A-Za-z0-9]+))?\.pyr", re.ASCII
+    r"(?P<base>[A-Za-z][A-Za-z0-9]*)(?:-(?P<suffix>[A-Za-z0-9]+))?"
+    r"(?:\.(?P<models>[A-Z]{2,})|\.M\.[0-9]+(?:\.[A-Za-z0-9]+){0,2})?\.pyr",
+    re.ASCII,
 )
+_TOPIC_ID_RE = re.compile(r"[A-Za-z]{1,3}[0-9]{3,}[A-Za-z]{0,3}(?:-[A-Za-z0-9]{1,4})?", re.ASCII)
+
+
+def looks_like_topic_id(topic: str) -> bool:
+    """A DUC/TAC topic id (``D0601``, ``d311i``, ``D0703-A``, ``T0001``), not a free name."""
+    return _TOPIC_ID_RE.fullmatch(topic) is not None
+
+
+def peer_key(peer: str) -> str:
+    """A peer id in comparable form: without leading zeros (``'01'`` -> ``'1'``, ``'A'`` -> ``'A'``)."""
+    return str(int(peer)) if peer.isascii() and peer.isdigit() else peer
 
 
 @dataclass(frozen=True)
@@ -53,9 +72,7 @@ class NistName:
     @property
     def peer_key(self) -> str | None:
         """The peer id without leading zeros (``'01'`` -> ``'1'``, ``'A'`` -> ``'A'``)."""
-        if self.peer is None:
-            return None
-        return str(int(self.peer)) if self.peer.isdigit() else self.peer
+        return None if self.peer is None else peer_key(self.peer)
 
 
 def parse_nist_filename(name: str) -> NistName:
@@ -80,11 +97,11 @@ def parse_nist_filename(name: str) -> NistName:
     if m:
         suffix = m["suffix"]
         if suffix is None:
-            return NistName(None, m["base"], None, None, None, kind="pyr")
+            return NistName(None, m["base"], None, None, None, kind="pyr", models=m["models"])
         if len(suffix) >= 2 and suffix.isalpha() and suffix.isupper():
             # D0701-AGHI: the letters of the model summaries the pyramid was built from.
             return NistName(None, m["base"], None, None, None, kind="pyr", models=suffix)
-        return NistName(None, f"{m['base']}-{suffix}", None, None, None, kind="pyr")
+        return NistName(None, f"{m['base']}-{suffix}", None, None, None, kind="pyr", models=m["models"])
     raise DucViewError(
         f"{base!r} is not a NIST file name: expected ANNOTATOR.TOPIC.M.LEN.ASSESSOR.PEER.pan, "
         "TOPIC.M.LEN.ASSESSOR.PEER.pan or TOPIC[-MODELS].pyr"

@@ -31,7 +31,9 @@ is used (a dash line, a header line made of one word such as ``D0601.M.250.A.A``
 then, if it finds nothing, bare dash lines (each one starts a reference).
 A file regex that Python cannot compile, that looks catastrophic (quantified groups,
 back-references, over 1000 characters) or that matches nothing is replaced by the default and
-the caller reports it.
+the caller reports it. The file's regex runs on the ``regex`` package under a time bound
+(:class:`~annotation.formats.bounds.WorkBudget`): one that backtracks past it refuses the file
+as hostile (:class:`~annotation.formats.bounds.HostileInput`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import regex
+
+from .bounds import WorkBudget
 from .errors import DucViewError
 
 __all__ = [
@@ -88,22 +93,26 @@ def java_escape(s: str) -> str:
     return "".join("\\" + c if (c.isascii() and not c.isalnum()) else c for c in s)
 
 
-def compile_header_regex(regex: str) -> tuple[re.Pattern[str] | None, str | None]:
-    """Compile a (Java) header regex for Python; return (pattern, None) or (None, reason)."""
-    if not regex.strip():
+def compile_header_regex(source: str) -> tuple[regex.Pattern[str] | None, str | None]:
+    """Compile a (Java) header regex for Python; return (pattern, None) or (None, reason).
+
+    The pattern is a ``regex`` package pattern (Python ``re`` syntax, version 0), so that it
+    can be run with a timeout: it comes from the file."""
+    if not source.strip():
         return None, "the startDocumentRegEx is empty"
-    if len(regex) > MAX_REGEX_LENGTH:
+    if len(source) > MAX_REGEX_LENGTH:
         return None, f"the startDocumentRegEx is longer than {MAX_REGEX_LENGTH} characters"
-    if _BACKREF_RE.search(regex) or _QUANTIFIED_GROUP_RE.search(regex):
+    if _BACKREF_RE.search(source) or _QUANTIFIED_GROUP_RE.search(source):
         return None, (
             "the startDocumentRegEx has a quantified group or a back-reference "
             "(refused: could take exponential time)"
         )
-    py = _JAVA_QUOTE_RE.sub(lambda m: re.escape(m.group(1)), regex)
+    py = _JAVA_QUOTE_RE.sub(lambda m: re.escape(m.group(1)), source)
     try:
+        re.compile(py)  # the same syntax as the defaults and the writer: Python's own
         # Java's \s, \d, \w are ASCII-only by default.
-        return re.compile(py, re.ASCII), None
-    except re.error as exc:
+        return regex.compile(py, regex.ASCII | regex.VERSION0), None
+    except (re.error, regex.error, OverflowError, RecursionError) as exc:
         return None, f"the startDocumentRegEx is not a valid (Python) regex: {exc}"
 
 
@@ -143,9 +152,16 @@ def reference_ids(headers: list[str]) -> list[str]:
     raise DucViewError(f"several references have the same header {dup[0]!r}")
 
 
-def _blocks(text: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+def _matches(text: str, pattern, budget: WorkBudget | None):
+    if budget is None:  # our own patterns: linear
+        return list(pattern.finditer(text))
+    with budget.run("the startDocumentRegEx") as timeout:
+        return list(pattern.finditer(text, timeout=timeout))
+
+
+def _blocks(text: str, pattern, budget: WorkBudget | None = None) -> list[tuple[int, int]]:
     blocks: list[tuple[int, int]] = []
-    for m in pattern.finditer(text):
+    for m in _matches(text, pattern, budget):
         s, e = m.start(), m.end()
         if e <= s:
             continue
@@ -188,15 +204,16 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return offs[first], offs[last] + len(lines[last])
 
 
-def split_references(text: str, header_regex: str | None) -> Split:
-    """Split ``text`` into references; raises DucViewError if no header is found."""
+def split_references(text: str, header_regex: str | None, budget: WorkBudget | None = None) -> Split:
+    """Split ``text`` into references; raises DucViewError if no header is found, HostileInput
+    if the file's regex runs past ``budget`` (default: a fresh per-file budget)."""
     note = None
     blocks: list[tuple[int, int]] = []
     used = None
     if header_regex is not None:
         pattern, note = compile_header_regex(header_regex)
         if pattern is not None:
-            blocks = _blocks(text, pattern)
+            blocks = _blocks(text, pattern, budget or WorkBudget())
             used = header_regex
             if not blocks:
                 note = "the startDocumentRegEx matches no header in the text"

@@ -15,13 +15,22 @@ a run of non-ASCII characters, ``?`` or U+FFFD in the label matches such a run i
 (``Chr\\ufffdtien`` / ``Chr?tien`` / ``Chrétien`` / mojibake ``ChrÃ©tien``), typographic quotes
 and dashes match their ASCII forms, and an HTML-escaped or mojibake label is tried unescaped or
 repaired too. Among the matches within ``window`` characters of the stored span the nearest wins.
+
+The patterns are built from labels, which come from the file, and some of them can backtrack
+(runs of non-ASCII wildcards next to quote classes that also match ``?``): they run on the
+``regex`` package with the time left in the file's :class:`~annotation.formats.bounds.WorkBudget`.
 """
 
 from __future__ import annotations
 
 import html
 import re
+import time
 from dataclasses import dataclass
+
+import regex
+
+from .bounds import WorkBudget
 
 __all__ = ["Placement", "locate_span", "DEFAULT_WINDOW"]
 
@@ -51,7 +60,7 @@ class Placement:
     kind: str  # "exact" | "label" (same offsets, label differs in whitespace/encoding) | "moved"
 
 
-def _pattern(label: str) -> re.Pattern[str] | None:
+def _pattern(label: str) -> regex.Pattern[str] | None:
     tokens: list[str] = []
     wild = False
     for ch in label:
@@ -69,7 +78,7 @@ def _pattern(label: str) -> re.Pattern[str] | None:
             wild = False
     if not tokens:
         return None
-    return re.compile(_SEP.join(tokens))
+    return regex.compile(_SEP.join(tokens), regex.VERSION0)
 
 
 def _candidates(label: str) -> list[str]:
@@ -88,29 +97,49 @@ def _candidates(label: str) -> list[str]:
 
 
 def locate_span(
-    text: str, label: str, start: int, end: int, *, window: int = DEFAULT_WINDOW
+    text: str, label: str, start: int, end: int, *, window: int = DEFAULT_WINDOW,
+    budget: WorkBudget | None = None,
 ) -> Placement | None:
     """Where ``label`` lies in ``text``, given its stored offsets ``[start, end)``.
 
     Returns ``None`` when the label cannot be placed within ``window`` characters of the stored
-    span (or is empty while the stored span is not).
+    span (or is empty while the stored span is not). Stored offsets outside the text, or with
+    ``end < start``, are searched around as they are. Raises
+    :class:`~annotation.formats.bounds.HostileInput` when the search runs past ``budget``
+    (default: a fresh per-file budget).
     """
     if 0 <= start <= end <= len(text) and text[start:end] == label:
         return Placement(start, end, "exact")
     if len(label) > MAX_LABEL:
         return None
+    budget = budget or WorkBudget()
+    with budget.run("locating a label that does not match its text") as timeout:
+        return _search(text, label, start, end, window, timeout)
+
+
+def _search(text: str, label: str, start: int, end: int, window: int, seconds: float) -> Placement | None:
+    deadline = time.perf_counter() + seconds
+
+    def timeout() -> float:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            raise TimeoutError
+        return left
+
     patterns = [p for p in (_pattern(c) for c in _candidates(label)) if p is not None]
     if not patterns:
         return None
     if 0 <= start <= end <= len(text):
         for pat in patterns:
-            if pat.fullmatch(text, start, end):
+            if pat.fullmatch(text, start, end, timeout=timeout()):
                 return Placement(start, end, "label")
     lo = max(0, min(start, end) - window)
     hi = min(len(text), max(start, end) + window)
     best: tuple[int, int, int] | None = None
     for pat in patterns:
-        for m in pat.finditer(text, lo, hi):
+        if lo >= hi:
+            break
+        for m in pat.finditer(text, lo, hi, timeout=timeout()):
             dist = abs(m.start() - start) + abs(m.end() - end)
             if best is None or dist < best[0]:
                 best = (dist, m.start(), m.end())

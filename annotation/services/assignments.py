@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from ..models import Assignment, PeerAnnotation, PeerSummary, Pyramid
+from ..natural_order import natural_key
 
 
 @dataclass
@@ -31,7 +32,7 @@ def progress(assignment: Assignment) -> Progress:
         return Progress(1 if pyramid and pyramid.status == Pyramid.Status.DONE else 0, 1, f"{scus} SCU{'s' if scus != 1 else ''}" if pyramid else "not started")
     total = assignment.topic.peersummarys.count()
     done = PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator, status=PeerAnnotation.Status.DONE).count()
-    return Progress(done, total, f"{done} of {total} peers done")
+    return Progress(done, total, f"{done} of {total} peer{'s' if total != 1 else ''} done")
 
 
 @transaction.atomic
@@ -49,14 +50,18 @@ def pyramid_for_building(assignment: Assignment) -> Pyramid:
 
 @transaction.atomic
 def annotation_for(assignment: Assignment, peer: PeerSummary | None = None) -> PeerAnnotation:
-    """The annotator's annotation of ``peer`` (default: the first peer not done yet)."""
+    """The annotator's annotation of ``peer`` (default: the first peer not done yet, in natural order).
+
+    The annotation is created here, empty and in progress: it counts in no score nor agreement
+    until it is finished (``results.counted``)."""
     pyramid = pyramid_to_annotate_against(assignment.topic)
     if pyramid is None:
         raise ValidationError("This topic has no pyramid yet: peers can be annotated once its pyramid exists.")
     if peer is None:
-        done = PeerAnnotation.objects.filter(annotator=assignment.annotator, pyramid=pyramid, status=PeerAnnotation.Status.DONE).values("peer_id")
-        peers = assignment.topic.peersummarys.order_by("external_id")
-        peer = peers.exclude(pk__in=done).first() or peers.first()
+        done = set(PeerAnnotation.objects.filter(annotator=assignment.annotator, pyramid=pyramid, status=PeerAnnotation.Status.DONE)
+                   .values_list("peer_id", flat=True))
+        peers = sorted(assignment.topic.peersummarys.all(), key=lambda p: natural_key(p.external_id))
+        peer = next((p for p in peers if p.pk not in done), peers[0] if peers else None)
         if peer is None:
             raise ValidationError("This topic has no peer summaries to annotate.")
     elif peer.topic_id != assignment.topic_id:
@@ -91,7 +96,7 @@ def walk(annotation: PeerAnnotation) -> dict:
                                            task=Assignment.Task.ANNOTATE_PEERS).first()
     if assignment is None or annotation.annotator_id is None:
         return {"next": None, "progress": None}
-    peers = list(PeerSummary.objects.filter(topic_id=annotation.peer.topic_id).order_by("external_id").values_list("id", "external_id"))
+    peers = sorted(PeerSummary.objects.filter(topic_id=annotation.peer.topic_id).values_list("id", "external_id"), key=lambda p: natural_key(p[1]))
     mine = dict(PeerAnnotation.objects.filter(pyramid_id=annotation.pyramid_id, annotator_id=annotation.annotator_id).values_list("peer_id", "status"))
     done = {peer for peer, status in mine.items() if status == PeerAnnotation.Status.DONE}
     order = [pid for pid, _ in peers]

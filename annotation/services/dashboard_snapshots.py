@@ -2,8 +2,9 @@
 background and read by the pages (``frontend/dashboards``), so the pages stay fast on real data.
 
 - ``fingerprint(dataset)`` describes the live state the figures depend on: per topic its revision
-  (bumped by every score-affecting change, ``annotation/score_events.py``), its annotations and
-  pyramids (creating an empty annotation or a pyramid bumps no revision but adds a score row), the
+  (bumped by every score-affecting change, ``annotation/score_events.py``), its annotations (how
+  many, which, how many finished: finishing one bumps no revision but adds its score row, see
+  ``results.counted``) and pyramids (creating a pyramid bumps no revision but adds score rows), the
   pyramids' references; the peers' system ids; a digest of the imported judgments. A snapshot is
   *current* while its fingerprint equals the live one. (Stored ``AnnotationScore``/``TopicAgreement``
   rows are not read: the figures are computed from the data itself with the same services as the
@@ -13,14 +14,17 @@ background and read by the pages (``frontend/dashboards``), so the pages stay fa
   read from an older state: a slow task never overwrites a newer snapshot.
 - Score rows of topics whose fingerprint did not change are reused from the previous snapshot, so a
   change in one topic rescores one topic (the rows are the ``export_scores`` rows, in their order).
-- ``schedule(dataset_ids)`` enqueues ``scoring.recompute_dashboards`` once per burst (the debounced
-  ``recompute._enqueue``); ``recompute_topics`` calls ``schedule_for_topics`` when it is done.
+- ``schedule(dataset_ids)`` hands the datasets to the background runner (``recompute._enqueue``),
+  which runs or publishes ``annotation.recompute_dashboards`` once per burst; ``recompute_topics``
+  calls ``schedule_for_topics`` when it is done.
 
 Payload (JSON): ``conventions[nist|sacrerouge]`` -> ``per_topic`` (export rows, references
 included), ``per_system`` (``dashboards.system_rows``), ``tiers`` (``dashboards.tier_histograms``),
 ``agreement`` (``results.agreement_rows``, the ``export_agreement`` rows), ``agreement_details``
 (per topic: per-peer alpha and both annotators' scores, reasons, the units behind each figure) and
-``metaeval[modified|modified_jk]`` (``dashboards.metaeval_table`` rows); ``pairs`` (alpha_Dice
+``metaeval[modified|modified_jk]`` (``dashboards.metaeval_table`` rows), ``metaeval_intervals``
+(bootstrap intervals of the correlations shown by default) and ``statistics`` (intervals of system
+means, pairwise tests, groups, SCU-level tests, stability curves, power: ``system_statistics``); ``pairs`` (alpha_Dice
 pooled per annotator pair, the same under both conventions); ``judgments`` (metric -> count).
 """
 from __future__ import annotations
@@ -32,7 +36,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from scoring.agreement import alpha_dice, alpha_dice_summary, peer_matrix
@@ -41,13 +45,13 @@ from scoring.metaeval import meta_evaluate
 from scoring.model import Convention
 
 from ..models import Dataset, DatasetDashboard, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
-from . import dashboards
-from .results import agreement_rows, score_annotations, score_rows
+from . import dashboards, system_statistics
+from .results import agreement_rows, counted, score_annotations, score_rows
 from .scoring_inputs import load_annotations, load_pyramids
 
 log = logging.getLogger(__name__)
 
-VERSION = 1                       # bump when the payload's shape changes: old snapshots are then stale
+VERSION = 2                       # bump when the payload's shape changes: old snapshots are then stale
 NOISE = 0.06                      # two independent annotations differ by about this much (2007 paper, 4.2)
 METAEVAL_SCORES = ("modified", "modified_jk")
 
@@ -67,12 +71,13 @@ def _judgment_digest(dataset: Dataset) -> dict:
 def fingerprint(dataset: Dataset) -> dict:
     """The live state the dashboard's figures depend on (JSON-native: compared with stored ones)."""
     topics: dict[str, dict] = {
-        str(pk): {"external_id": ext, "revision": int(rev), "annotations": [0, 0], "pyramids": [0, 0, 0], "references": [0, 0]}
+        str(pk): {"external_id": ext, "revision": int(rev), "annotations": [0, 0, 0], "pyramids": [0, 0, 0], "references": [0, 0]}
         for pk, ext, rev in Topic.objects.filter(dataset=dataset).values_list("id", "external_id", "revision")
     }
-    for topic_id, n, ids in (PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset).values("pyramid__topic")
-                             .annotate(n=Count("id"), ids=Sum("id")).values_list("pyramid__topic", "n", "ids")):
-        topics[str(topic_id)]["annotations"] = [int(n), int(ids or 0)]
+    for topic_id, n, ids, done in (PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset).values("pyramid__topic")
+                                   .annotate(n=Count("id"), ids=Sum("id"), done=Count("id", filter=Q(status=PeerAnnotation.Status.DONE)))
+                                   .values_list("pyramid__topic", "n", "ids", "done")):
+        topics[str(topic_id)]["annotations"] = [int(n), int(ids or 0), int(done)]
     for topic_id, n, ids, revisions in (Pyramid.objects.filter(topic__dataset=dataset).values("topic")
                                         .annotate(n=Count("id"), ids=Sum("id"), revisions=Sum("revision"))
                                         .values_list("topic", "n", "ids", "revisions")):
@@ -115,9 +120,11 @@ def _rows(topics: list[Topic], convention: Convention, reusable: set[int], previ
     return [r for t in topics for r in peers[t.external_id]] + [r for t in topics for r in references[t.external_id]]
 
 
-def _metaeval(dataset: Dataset, convention: Convention, rows: list[dict], summarizers: dict, judgments: list, score: str) -> list[dict]:
+def _metaeval(dataset: Dataset, convention: Convention, rows: list[dict], summarizers: dict, judgments: list, score: str,
+              intervals: list) -> list[dict]:
     """``dashboards.metaeval_table(...)["rows"]`` from rows already computed (it would rescore every
-    summary for each score; the tests check that both give the same table)."""
+    summary for each score; the tests check that both give the same table). Bootstrap intervals of
+    the rows shown by default are appended to ``intervals``."""
     pyramid_metric = f"pyramid_{score}"
     observations = dashboards._observations(rows, judgments, summarizers, score, pyramid_metric).get(dataset.name, [])
     table = []
@@ -125,6 +132,9 @@ def _metaeval(dataset: Dataset, convention: Convention, rows: list[dict], summar
         for label, kinds in dashboards.SUMMARIZERS.items():
             meta = meta_evaluate((o for k, o in observations if k in kinds), pyramid_metric, metric)
             rows_ = dashboards._table_rows(meta, dataset=dataset.name, convention=convention, score=score, metric=metric, summarizers=label)
+            if (label, score) in system_statistics.METAEVAL_INTERVALS:
+                intervals.append({"metric": metric, "summarizers": label, "score": score,
+                                  "levels": system_statistics.correlation_intervals(meta.pairs.values)})
             skipped = {str(t): reason for t, reason in meta.summary["pearson"].skipped.items()}
             rows_[0]["skipped"] = skipped
             table += rows_
@@ -135,7 +145,7 @@ def _shared_groups(topics) -> dict[tuple, list[PeerAnnotation]]:
     """(topic id, pyramid id, peer external id) -> annotations, for peers two or more annotators
     annotated with one pyramid (the grouping of ``results.agreement_rows``)."""
     by_peer = defaultdict(list)
-    annotations = (PeerAnnotation.objects.filter(pyramid__topic__in=topics, annotator__isnull=False)
+    annotations = (counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics, annotator__isnull=False))
                    .select_related("peer", "annotator", "pyramid__topic"))
     for a in annotations:
         by_peer[(a.pyramid.topic_id, a.pyramid_id, a.peer.external_id)].append(a)
@@ -229,6 +239,7 @@ def compute_payload(dataset: Dataset, live: dict, previous: DatasetDashboard | N
     pyramids = load_pyramids({a.pyramid_id for a in involved})
     inputs = load_annotations(a.pk for a in involved)
     topics_by_id = {t.pk: t for t in topics}
+    peer_inputs = system_statistics.load_peer_inputs(topics_qs)
     conventions = {}
     for convention in Convention:
         old = previous.data["conventions"][convention.value] if names else {"agreement": [], "agreement_details": {}}
@@ -237,14 +248,19 @@ def compute_payload(dataset: Dataset, live: dict, previous: DatasetDashboard | N
         agreement = sorted([r for r in old["agreement"] if r["topic"] in names] + fresh, key=lambda r: r["topic"])
         details = {t: d for t, d in old["agreement_details"].items() if t in names}
         details |= _agreement_details(stale_shared, fresh, topics_by_id, convention, pyramids, inputs)
+        metaeval_intervals: list[dict] = []
+        metaeval = {score: _metaeval(dataset, convention, rows, summarizers, judgments, score, metaeval_intervals) if judgments else []
+                    for score in METAEVAL_SCORES}
         conventions[convention.value] = {
             "per_topic": rows,
             "per_system": dashboards.system_rows(rows, summarizers, convention),
             "tiers": dashboards.tier_histograms(dataset.name, convention),
             "agreement": agreement,
             "agreement_details": dict(sorted(details.items())),
-            "metaeval": {score: _metaeval(dataset, convention, rows, summarizers, judgments, score) if judgments else []
-                         for score in METAEVAL_SCORES},
+            "metaeval": metaeval,
+            "metaeval_intervals": metaeval_intervals,
+            "statistics": system_statistics.compute(dataset.name, rows, lambda r: dashboards._summarizer_of(r, summarizers), convention,
+                                                    peer_inputs),
         }
     metrics: dict[str, int] = defaultdict(int)
     for j in judgments:
@@ -303,7 +319,7 @@ def snapshot_for(dataset: Dataset) -> tuple[DatasetDashboard, bool]:
     if is_current(snapshot, live):
         return snapshot, True
     schedule([dataset.pk])
-    # With eager tasks (no broker) the recomputation has already run: read it back.
+    # Run synchronously (tests) the recomputation has already happened: read it back.
     snapshot = DatasetDashboard.objects.get(dataset=dataset)
     return snapshot, is_current(snapshot, live)
 
@@ -313,11 +329,9 @@ def snapshot_for(dataset: Dataset) -> tuple[DatasetDashboard, bool]:
 def schedule(dataset_ids: Iterable[int]) -> None:
     """Enqueue one dashboard recomputation per dataset and burst. Never raises."""
     try:
-        from scoring.dashboard_tasks import recompute_dashboards
-
         from .recompute import _enqueue
 
-        _enqueue(recompute_dashboards, "dashboard", dataset_ids)
+        _enqueue("dashboard", dataset_ids)
     except Exception:
         log.exception("scheduling dashboard recomputation failed; the dashboards stay stale until viewed")
 
@@ -325,9 +339,9 @@ def schedule(dataset_ids: Iterable[int]) -> None:
 def schedule_for_topics(topic_ids: Iterable[int]) -> None:
     """The dashboards of these topics' datasets (after their scores and agreement were recomputed).
 
-    Only with workers: in-process (eager) mode the saver would wait for a whole dataset's
-    dashboard on every edit, so there the dashboard is recomputed when a coordinator looks
-    (``status.json`` and the pages recompute a stale snapshot).
+    Only with workers: in-process, the one background thread would recompute a whole dataset's
+    dashboard after every burst of edits, delaying the next scores; there the dashboard is
+    recomputed when a coordinator looks (``status.json`` and the pages schedule a stale snapshot).
     """
     from pyramid_app.celery import app
 

@@ -73,7 +73,7 @@ def annotation_name(annotation: PeerAnnotation, number: str | None) -> str:
     topic, peer = annotation.peer.topic.external_id, annotation.peer.external_id
     try:
         original = formats.parse_nist_filename(annotation.source)
-        if original.kind == "pan" and original.topic == topic and original.peer_key == peer and original.annotator == number:
+        if original.kind == "pan" and original.topic == topic and original.peer_key == formats.peer_key(peer) and original.annotator == number:
             return annotation.source.replace("\\", "/").rsplit("/", 1)[-1]
     except DucViewError:
         pass

@@ -9,23 +9,58 @@ Identity, so that re-importing never duplicates: topics by (dataset, id), summar
 (topic, id) and text, pyramids by content (a .pan carries a copy of its pyramid and is attached
 to an identical pyramid of the topic if there is one), annotations by (peer, pyramid, annotator).
 """
-from collections.abc import Callable, Iterable
+import logging
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
 from .. import formats
+from ..formats.bounds import WorkBudget
 from ..models import (
     SCU, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
     ReferenceSummary, Topic,
 )
-from ..roles import ANNOTATOR, role_group
+from ..roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
 from ..score_events import batched_scheduling, touch_annotation, touch_pyramid
 
 EXTENSIONS = (".pyr", ".pan")
+log = logging.getLogger(__name__)
+_PAN_ROOT = re.compile(rb"<peerAnnotation[\s>]")
+_PYR_ROOT = re.compile(rb"<pyramid[\s>]")
+
+
+@dataclass
+class ImportCache:
+    """What one import has already read and stored: embedded pyramids parsed once (by their
+    bytes); topics, their references, pyramids by (topic, content) and SCU ids by pyramid, as
+    the database holds them after the files that were imported (a rejected file adds nothing)."""
+
+    parsed: dict = field(default_factory=dict)
+    stored: dict = field(default_factory=dict)
+
+
+class _FileMemo:
+    """The import's cache as one file sees it: reads fall through to what this file stored;
+    what it stores reaches the import's cache only once the file is in (``commit``)."""
+
+    def __init__(self, cache: ImportCache | None):
+        self.shared = cache.stored if cache is not None else {}
+        self.own: dict = {}
+
+    def get(self, key):
+        return self.own.get(key, self.shared.get(key))
+
+    def put(self, key, value):
+        self.own[key] = value
+        return value
+
+    def commit(self) -> None:
+        self.shared.update(self.own)
 
 
 class ImportRejected(Exception):
@@ -45,6 +80,8 @@ class ImportReport:
     unplaced: list[str] = field(default_factory=list)
     legacy: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
+    annotators_created: list[str] = field(default_factory=list)
+    outcomes: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -57,7 +94,21 @@ class ImportReport:
             f"SCUs created: {self.scus}",
             f"peer annotations: {self.annotations_created} created, {self.annotations_existing} already present",
             f"repairs: {len(self.repairs)}; parts not placed: {len(self.unplaced)}; legacy rule violations kept: {len(self.legacy)}",
+            f"annotator identities created (they cannot log in): {len(self.annotators_created)}",
+            "names from: " + (self.sources_line() or "no file imported"),
         ]
+
+    def sources_line(self) -> str:
+        """How many topics/peers/annotators came from each source, e.g. 'topic: 20 file name, 2 content'."""
+        parts = []
+        for key in ("topic", "peer", "annotator"):
+            counts: dict[str, int] = {}
+            for outcome in self.outcomes:
+                if outcome.get(f"{key}_from"):
+                    counts[outcome[f"{key}_from"]] = counts.get(outcome[f"{key}_from"], 0) + 1
+            if counts:
+                parts.append(f"{key}: " + ", ".join(f"{n} {source}" for source, n in counts.items()))
+        return "; ".join(parts)
 
 
 def find_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -65,51 +116,141 @@ def find_files(paths: Iterable[str | Path]) -> list[Path]:
     found = []
     for path in map(Path, paths):
         if path.is_dir():
-            found += [p for p in path.rglob("*") if p.suffix in EXTENSIONS and p.is_file()]
+            found += [p for p in path.rglob("*") if p.suffix.lower() in EXTENSIONS and p.is_file()]
         elif path.exists():
             found.append(path)
         else:
             raise FileNotFoundError(f"{path}: no such file or directory")
-    return sorted(set(found), key=lambda p: (p.suffix != ".pyr", str(p)))
+    return sorted(set(found), key=lambda p: (p.suffix.lower() != ".pyr", str(p)))
 
 
-def import_paths(paths, dataset_name: str, progress: Callable[[Iterable], Iterable] = iter) -> ImportReport:
+def import_budget() -> WorkBudget:
+    """Seconds one import may spend on patterns its files supply (``IMPORT_PATTERN_SECONDS``)."""
+    return WorkBudget(settings.IMPORT_PATTERN_SECONDS)
+
+
+def import_paths(paths, dataset_name: str, progress: Callable[[Iterable], Iterable] = iter,
+                 options: formats.NameOptions | None = None) -> ImportReport:
     files = find_files(paths)
     report = ImportReport()
     dataset, _ = Dataset.objects.get_or_create(name=dataset_name)
+    budget, cache = import_budget(), ImportCache()
     with batched_scheduling():
-        for path in progress(files):
-            import_file(path.name, path.read_bytes(), dataset, report)
+        for path in in_transactions(progress(files)):
+            import_file(path.name, path.read_bytes(), dataset, report, budget, options, cache)
     return report
 
 
-def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport) -> None:
-    """Import one file whole or not at all; problems go to ``report``."""
+COMMIT_EVERY = 50
+
+
+def in_transactions(items: Iterable, size: int = COMMIT_EVERY) -> Iterator:
+    """Yield ``items`` with each run of ``size`` of them inside one transaction.
+
+    Each file is still all-or-nothing (``import_file`` uses a savepoint inside it); committing
+    every 50 files instead of every file halves an import's time (a commit waits for the disk),
+    while the write lock is still released regularly for other users."""
+    batch: list = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            with transaction.atomic():
+                yield from batch
+            batch = []
+    if batch:
+        with transaction.atomic():
+            yield from batch
+
+
+def file_kind(name: str, data: bytes) -> str:
+    """'pan' or 'pyr': the root element when it can be seen in the bytes, else the extension."""
+    is_pan = _PAN_ROOT.search(data) is not None
+    if is_pan or _PYR_ROOT.search(data) is not None:
+        return "pan" if is_pan else "pyr"
+    return "pan" if name.lower().endswith(".pan") else "pyr"
+
+
+def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, budget: WorkBudget | None = None,
+                options: formats.NameOptions | None = None, cache: ImportCache | None = None) -> None:
+    """Import one file whole or not at all; what happened goes to ``report``, nothing is raised.
+
+    ``budget`` is the import's time for file-supplied patterns (each file gets at most
+    ``IMPORT_PATTERN_SECONDS_PER_FILE`` of it); ``options`` name topic, peer and annotator where
+    the file name does not (see :mod:`annotation.formats.identity`)."""
     report.files += 1
+    limits = {"max_bytes": settings.IMPORT_MAX_BYTES,
+              "budget": (budget or import_budget()).for_file(settings.IMPORT_PATTERN_SECONDS_PER_FILE)}
+    kind = file_kind(name, data)
+    outcome = {"file": name, "kind": kind, "status": "rejected", "reason": ""}
+    report.outcomes.append(outcome)
+    created_before = len(report.annotators_created)
     try:
-        nist = formats.parse_nist_filename(name)
-        if name.endswith(".pyr"):
-            pyramid, parse_report = formats.parse_pyramid(data, max_bytes=settings.IMPORT_MAX_BYTES)
-            with transaction.atomic():
-                topic = _topic(dataset, nist.topic, report)
-                _pyramid(topic, pyramid, parse_report.legacy, name, report)
+        if kind == "pyr":
+            pyramid, parse_report = formats.parse_pyramid(data, **limits)
         else:
-            pan, parse_report = formats.parse_peer_annotation(data, max_bytes=settings.IMPORT_MAX_BYTES)
-            with transaction.atomic():
-                topic = _topic(dataset, nist.topic, report)
-                db_pyramid = _pyramid(topic, pan.pyramid, parse_report.legacy, name, report)
-                _annotation(topic, db_pyramid, pan, nist, name, report)
+            pan, parse_report = formats.parse_peer_annotation(data, pyramids=cache.parsed if cache else None, **limits)
+            pyramid = pan.pyramid
+        who = formats.identify(name, kind, pyramid, options or formats.NameOptions())
+        outcome.update(_described(who))
+        _check_lengths(who, pyramid)
+        memo = _FileMemo(cache)
+        with transaction.atomic():
+            topic = _topic(dataset, who.topic.value, report, memo)
+            db_pyramid = _pyramid(topic, pyramid, parse_report.legacy, name, report, memo)
+            if kind == "pyr":
+                outcome["status"] = "imported"
+            else:
+                created = _annotation(topic, db_pyramid, pan, who, name, report, memo)
+                outcome["status"] = "imported" if created else "already present"
     except (formats.DucViewError, ImportRejected) as error:
-        report.rejected.append(f"{name}: {error}")
-        return
+        return _reject(report, outcome, str(error), created_before)
+    except DatabaseError as error:  # a constraint the checks above missed: still this file only
+        log.warning("import of %s refused by the database: %s", name, error)
+        return _reject(report, outcome, f"the database refused it ({type(error).__name__}: {str(error)[:200]})", created_before)
+    except Exception as error:  # never a 500 and never the other files: the report says it
+        log.exception("unexpected error importing %s", name)
+        return _reject(report, outcome, f"unexpected error while importing ({type(error).__name__}); nothing of it was written",
+                       created_before)
+    memo.commit()  # the file is in: later files may use what it stored
     report.repairs += [f"{name}: {r.message}" for r in parse_report.repairs]
+    report.repairs += [f"{name}: {note}" for note in who.notes]
     report.unplaced += [f"{name}: {r.message}" for r in parse_report.rejects]
 
 
-def _topic(dataset: Dataset, external_id: str, report: ImportReport) -> Topic:
+def _reject(report: ImportReport, outcome: dict, reason: str, created_before: int) -> None:
+    outcome["reason"] = reason
+    report.rejected.append(f"{outcome['file']}: {reason}")
+    del report.annotators_created[created_before:]  # rolled back with the file
+
+
+def _described(who: formats.FileIdentity) -> dict:
+    out = {"topic": who.topic.value, "topic_from": who.topic.source}
+    for key, named in (("peer", who.peer), ("annotator", who.annotator)):
+        out[key], out[f"{key}_from"] = (named.value, named.source) if named else (None, None)
+    return out
+
+
+def _check_lengths(who: formats.FileIdentity, pyramid: formats.Pyramid) -> None:
+    """Ids longer than their columns are refused here, with the reason (never a database error)."""
+    limit = Topic._meta.get_field("external_id").max_length
+    checks = [("topic", who.topic), ("peer", who.peer)] + [("reference", formats.Named(r.id, "content")) for r in pyramid.references]
+    for what, named in checks:
+        if named is not None and len(named.value) > limit:
+            hint = f"; name it with --{what}" if named.source in (formats.FILE_STEM, formats.FILE_NAME) and what != "reference" else ""
+            raise ImportRejected(f"the {what} id {named.value[:40]!r}... (from the {named.source}) is longer than {limit} characters{hint}")
+        if named is not None and not named.value.strip():
+            raise ImportRejected(f"the {what} id (from the {named.source}) is empty")
+    if who.annotator is not None and len(who.annotator.value) > User._meta.get_field("username").max_length:
+        raise ImportRejected(f"the annotator name {who.annotator.value[:40]!r}... is longer than a user name may be")
+
+
+def _topic(dataset: Dataset, external_id: str, report: ImportReport, memo: _FileMemo) -> Topic:
+    key = ("topic", dataset.pk, external_id)
+    if memo.get(key) is not None:
+        return memo.get(key)
     topic, created = Topic.objects.get_or_create(dataset=dataset, external_id=external_id)
     report.topics += created
-    return topic
+    return memo.put(key, topic)
 
 
 UNDECODABLE = {"\ufffd", "?"}
@@ -130,14 +271,16 @@ def check_same_text(stored: str, incoming: str, what: str, source: str, report: 
     raise ImportRejected(f"{what} is already stored with a different text")
 
 
-def _references(topic: Topic, references: list[formats.Reference], source: str, report: ImportReport) -> dict[str, ReferenceSummary]:
-    stored = {r.external_id: r for r in topic.referencesummarys.all()}
+def _references(topic: Topic, references: list[formats.Reference], source: str, report: ImportReport,
+                memo: _FileMemo) -> dict[str, ReferenceSummary]:
+    key = ("references", topic.pk)
+    stored = dict(memo.get(key) or {r.external_id: r for r in topic.referencesummarys.all()})
     for ref in references:
         if ref.id in stored:
             check_same_text(stored[ref.id].text, ref.text, f"reference {ref.id} of topic {topic.external_id}", source, report)
         else:
             stored[ref.id] = ReferenceSummary.objects.create(topic=topic, external_id=ref.id, text=ref.text)
-    return stored
+    return memo.put(key, stored)
 
 
 def _canonical_file_pyramid(pyramid: formats.Pyramid) -> tuple:
@@ -165,15 +308,20 @@ def _canonical_db_pyramid(pyramid: Pyramid) -> tuple:
     )
 
 
-def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport) -> Pyramid:
-    """The stored pyramid identical to this one, or a new one."""
-    references = _references(topic, pyramid.references, source, report)
+def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
+             memo: _FileMemo) -> Pyramid:
+    """The stored pyramid identical to this one, or a new one (found once per import: ``memo``)."""
+    references = _references(topic, pyramid.references, source, report, memo)
     wanted = _canonical_file_pyramid(pyramid)
+    key = ("pyramid", topic.pk, wanted)
+    if memo.get(key) is not None:
+        report.pyramids_reused += source.endswith(".pyr")
+        return memo.get(key)
     for candidate in topic.pyramids.all():
         if _canonical_db_pyramid(candidate) == wanted:
             report.pyramids_reused += source.endswith(".pyr")
-            return candidate
-    db_pyramid = Pyramid.objects.create(topic=topic, status=Pyramid.Status.DONE, source=source)
+            return memo.put(key, candidate)
+    db_pyramid = Pyramid.objects.create(topic=topic, status=Pyramid.Status.DONE, source=source[-500:])
     db_pyramid.references.set(references[r.id] for r in pyramid.references)
     legacy = legacy_flags(legacy_issues)
     report.legacy += [f"{source}: {issue.message}" for issue in legacy_issues]
@@ -196,7 +344,7 @@ def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str,
     report.pyramids_created += 1
     report.scus += len(scus)
     touch_pyramid(db_pyramid.pk, topic.pk)
-    return db_pyramid
+    return memo.put(key, db_pyramid)
 
 
 def legacy_flags(issues: Iterable[formats.LegacyIssue]) -> dict[tuple[int, int], str]:
@@ -215,29 +363,51 @@ def legacy_flags(issues: Iterable[formats.LegacyIssue]) -> dict[tuple[int, int],
     return flags
 
 
-def _annotator(username: str | None) -> User | None:
-    if not username:
+def _annotator(named: formats.Named | None, report: ImportReport) -> User | None:
+    """The user the annotation is by: an existing user of that name, or a new *imported
+    annotator identity*: inactive, with an unusable password, in the ``imported annotator``
+    group — it cannot log in. One import creates at most ``IMPORT_MAX_NEW_ANNOTATORS``."""
+    if named is None:
         return None
-    user, created = User.objects.get_or_create(username=username)
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-        user.groups.add(role_group(ANNOTATOR))
+    user = User.objects.filter(username=named.value).first()
+    if user is not None:
+        return user
+    limit = settings.IMPORT_MAX_NEW_ANNOTATORS
+    if len(report.annotators_created) >= limit:
+        raise ImportRejected(
+            f"its annotator {named.value!r} (from the {named.source}) would be a new annotator identity, and this "
+            f"import already created {limit} (IMPORT_MAX_NEW_ANNOTATORS)")
+    user = User(username=named.value, is_active=False, last_name=IMPORTED_MARK)
+    user.set_unusable_password()
+    user.save()
+    user.groups.add(role_group(IMPORTED_ANNOTATOR))
+    report.annotators_created.append(named.value)
     return user
 
 
-def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile, nist, source: str, report: ImportReport) -> None:
-    peer_id = nist.peer_key
-    peer, _ = PeerSummary.objects.get_or_create(topic=topic, external_id=peer_id, defaults={"text": pan.text})
-    check_same_text(peer.text, pan.text, f"peer {peer_id} of topic {topic.external_id}", source, report)
-    annotator = _annotator(nist.annotator)
+def _peer(topic: Topic, peer_id: str, text: str, memo: _FileMemo) -> PeerSummary:
+    """The topic's peer with this id compared as a number (``01`` is ``1``); created as written,
+    its system being the comparable id (peer ``01`` of D0647 is system ``1`` of every topic)."""
+    key = formats.peer_key(peer_id)
+    peers = dict(memo.get(("peers", topic.pk)) or {formats.peer_key(p.external_id): p for p in topic.peersummarys.all()})
+    if key not in peers:
+        peers[key] = PeerSummary.objects.create(topic=topic, external_id=peer_id, text=text, system_id="" if key == peer_id else key)
+    return memo.put(("peers", topic.pk), peers)[key]
+
+
+def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile, who: formats.FileIdentity, source: str,
+                report: ImportReport, memo: _FileMemo) -> bool:
+    """Store the peer annotation; False when it was already there."""
+    peer = _peer(topic, who.peer.value, pan.text, memo)
+    check_same_text(peer.text, pan.text, f"peer {peer.external_id} of topic {topic.external_id}", source, report)
+    annotator = _annotator(who.annotator, report)
     annotation, created = PeerAnnotation.objects.get_or_create(
-        peer=peer, pyramid=pyramid, annotator=annotator, defaults={"status": PeerAnnotation.Status.DONE, "source": source}
+        peer=peer, pyramid=pyramid, annotator=annotator, defaults={"status": PeerAnnotation.Status.DONE, "source": source[-500:]}
     )
     if not created:
         report.annotations_existing += 1
-        return
-    uids = dict(pyramid.scus.values_list("uid", "id"))
+        return False
+    uids = memo.get(("uids", pyramid.pk)) or memo.put(("uids", pyramid.pk), dict(pyramid.scus.values_list("uid", "id")))
     unknown = sorted({m.scu_uid for m in pan.matches} - set(uids))
     if unknown:
         raise ImportRejected(f"matches SCU uid(s) {unknown} that are not in its pyramid")
@@ -248,3 +418,4 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
     )
     report.annotations_created += 1
     touch_annotation(annotation.pk, topic.pk)
+    return True

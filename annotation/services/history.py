@@ -28,6 +28,20 @@ class Conflict(Exception):
         )
 
 
+class Gone(Exception):
+    """What an action works on was deleted meanwhile (by a concurrent request)."""
+
+
+def reread(obj):
+    """``obj`` as it is now. Actions call this under the document's lock for everything they depend
+    on, so a concurrent change committed while they waited for the lock is seen (never a count or
+    an object read before it). Raises ``Gone`` if it was deleted meanwhile."""
+    fresh = type(obj).objects.filter(pk=obj.pk).first()
+    if fresh is None:
+        raise Gone(f"This {type(obj)._meta.verbose_name} no longer exists: it was deleted meanwhile.")
+    return fresh
+
+
 @dataclass
 class Outcome:
     value: Any
@@ -134,6 +148,13 @@ def _record(target: dict, user, action: str, summary: str, before, after, *, und
     )
 
 
+def _unchanged(document) -> None:
+    """An action that changed nothing (e.g. a PATCH with the current values) records no change and
+    keeps the revision, so nobody else's next write gets a spurious 409."""
+    document.refresh_from_db(fields=["revision"])
+    return None
+
+
 def pyramid_action(pyramid_id: int, user, *, action: str, uids: Callable[[Pyramid], Iterable[int]], mutate: Callable[[Pyramid], Any],
                    summary: Callable[[Any], str], expected_revision: int | None = None) -> Outcome:
     """Run ``mutate`` on a locked pyramid and record the states of the SCUs ``uids`` names."""
@@ -143,7 +164,7 @@ def pyramid_action(pyramid_id: int, user, *, action: str, uids: Callable[[Pyrami
         before = scu_states(pyramid, touched)
         value = mutate(pyramid)
         after = scu_states(pyramid, touched)
-        change = _record({"pyramid": pyramid}, user, action, summary(value), before, after)
+        change = _record({"pyramid": pyramid}, user, action, summary(value), before, after) if after != before else _unchanged(pyramid)
         return Outcome(value, pyramid.revision, change)
 
 
@@ -154,7 +175,7 @@ def annotation_action(annotation_id: int, user, *, action: str, mutate: Callable
         before = annotation_state(annotation)
         value = mutate(annotation)
         after = annotation_state(annotation)
-        change = _record({"annotation": annotation}, user, action, summary(value), before, after)
+        change = _record({"annotation": annotation}, user, action, summary(value), before, after) if after != before else _unchanged(annotation)
         return Outcome(value, annotation.revision, change)
 
 

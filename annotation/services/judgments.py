@@ -9,9 +9,11 @@ Two formats:
   The 2006 table has an annotator column (D0631 appears twice, once per pyramid annotator) that the
   2007 table lacks: columns are found by name, never by position.
 
-Every row is checked before anything is written (topic of the dataset, summary of the topic, finite
-number), and every bad row is reported with its line number: a file with any bad row writes nothing
-(one transaction). Re-importing updates values in place (one value per topic, summary and metric).
+Every row is checked before anything is written (summary of the topic, finite number), and every
+problem is reported once with the lines it occurs on: a file with any bad row writes nothing (one
+transaction). Rows of topics that are not in the dataset are skipped and counted, not errors: a
+published table covers a whole year, a dataset often only some of its topics (but a file with no
+topic of the dataset at all is refused). Re-importing updates values in place (one value per topic, summary and metric).
 Peer ids are compared as numbers, as the DUCView import does (``01`` = ``1``). A key given twice
 with the same value (the two D0631 rows of the 2006 table) is accepted once; with different values
 it is an error naming both lines.
@@ -64,18 +66,31 @@ class ImportResult:
     duplicates: int          # repeated rows with the same value, accepted once
     empty: int               # empty cells of a DUC table (no judgment given)
     metrics: tuple[str, ...]
+    skipped_rows: int = 0    # lines of topics that are not in the dataset
+    skipped_topics: tuple[str, ...] = ()
+
+    @property
+    def skipped_text(self) -> str:
+        """"2340 rows of 43 topics not in this dataset skipped (D0701, D0702, ...)"."""
+        if not self.skipped_rows:
+            return ""
+        names = ", ".join(self.skipped_topics[:5]) + (", …" if len(self.skipped_topics) > 5 else "")
+        return (f"{self.skipped_rows} row{'s' if self.skipped_rows != 1 else ''} of {len(self.skipped_topics)} "
+                f"topic{'s' if len(self.skipped_topics) != 1 else ''} not in this dataset skipped ({names})")
 
     def as_dict(self) -> dict:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__} | {"metrics": list(self.metrics)}
+        return {name: getattr(self, name) for name in self.__dataclass_fields__} | {
+            "metrics": list(self.metrics), "skipped_topics": list(self.skipped_topics)}
 
 
 class JudgmentImportError(Exception):
-    """The file was rejected; ``errors`` lists every bad row as ``line N: why``. Nothing was written."""
+    """The file was rejected; ``errors`` lists every problem once, as ``line N: why`` or
+    ``lines N, M, ...: why``. Nothing was written."""
 
     def __init__(self, errors: list[str]):
         self.errors = list(errors)
         shown = "; ".join(self.errors[:20]) + ("; ..." if len(self.errors) > 20 else "")
-        super().__init__(f"{len(self.errors)} bad row(s), nothing imported: {shown}")
+        super().__init__(f"{len(self.errors)} problem{'s' if len(self.errors) != 1 else ''}, nothing imported: {shown}")
 
 
 def _number(text: str) -> float:
@@ -181,15 +196,16 @@ def _summaries(topic_ids) -> dict[int, dict[str, str | None]]:
     return found
 
 
-def _resolve(dataset: Dataset, rows: list[JudgmentRow], errors: list[str]) -> tuple[dict[tuple, tuple[float, int]], int]:
-    """(topic id, stored summary id, metric) -> (value, line); appends errors; returns duplicates too."""
+def _resolve(dataset: Dataset, rows: list[JudgmentRow], errors: list[str], skipped: dict[str, set[int]]) -> tuple[dict[tuple, tuple[float, int]], int]:
+    """(topic id, stored summary id, metric) -> (value, line); appends errors and the lines of
+    other topics to ``skipped``; returns duplicates too."""
     topics = dict(Topic.objects.filter(dataset=dataset).values_list("external_id", "id"))
     summaries = _summaries(topics.values())
     resolved: dict[tuple, tuple[float, int]] = {}
     duplicates = 0
     for row in rows:
         if row.topic not in topics:
-            errors.append(f"line {row.line}: no topic {row.topic!r} in dataset {dataset.name!r}")
+            skipped.setdefault(row.topic, set()).add(row.line)
             continue
         known = summaries[topics[row.topic]]
         key = _summary_key(row.summary)
@@ -239,19 +255,42 @@ def save_judgments(dataset: Dataset | str, parsed: Parsed, source: str = "") -> 
             raise JudgmentImportError([f"no dataset named {dataset!r}"])
         dataset = found
     errors = list(parsed.errors)
+    skipped: dict[str, set[int]] = {}
     with transaction.atomic():
-        resolved, duplicates = _resolve(dataset, parsed.rows, errors)
+        resolved, duplicates = _resolve(dataset, parsed.rows, errors, skipped)
+        if skipped and not resolved and not errors:
+            names = sorted(skipped)
+            errors.append(f"none of the file's {len(names)} topic{'s' if len(names) != 1 else ''} ({', '.join(names[:5])}"
+                          f"{', …' if len(names) > 5 else ''}) is a topic of dataset {dataset.name!r}")
         if errors:
-            raise JudgmentImportError(sorted(errors, key=_line_of))
+            raise JudgmentImportError(grouped(errors))
         created, updated, unchanged = _write(resolved, source)
     metrics = tuple(sorted({m for _, _, m in resolved}))
-    return ImportResult(source, created, updated, unchanged, duplicates, parsed.empty, metrics)
+    skipped_rows = sum(len(lines) for lines in skipped.values())
+    return ImportResult(source, created, updated, unchanged, duplicates, parsed.empty, metrics, skipped_rows, tuple(sorted(skipped)))
 
 
-def _line_of(message: str) -> int:
-    """Sort errors by line (header errors, without a number, first)."""
-    head = message.split(":", 1)[0]
-    return int(head[5:]) if head.startswith("line ") and head[5:].isdigit() else 0
+def grouped(errors: list[str], shown_lines: int = 10) -> list[str]:
+    """Each problem once, with the lines it occurs on (``lines 4, 9, 12: why``), in line order
+    (problems without a line, such as the header's, first)."""
+    lines_of: dict[str, list[int]] = {}
+    for message in errors:
+        head, sep, why = message.partition(": ")
+        if sep and head.startswith("line ") and head[5:].isdigit():
+            lines_of.setdefault(why, []).append(int(head[5:]))
+        else:
+            lines_of.setdefault(message, [])
+    out = []
+    for why, lines in sorted(lines_of.items(), key=lambda item: min(item[1], default=0)):
+        lines = sorted(set(lines))
+        if not lines:
+            out.append(why)
+        elif len(lines) == 1:
+            out.append(f"line {lines[0]}: {why}")
+        else:
+            more = f" and {len(lines) - shown_lines} more" if len(lines) > shown_lines else ""
+            out.append(f"lines {', '.join(map(str, lines[:shown_lines]))}{more}: {why}")
+    return out
 
 
 def import_judgments_csv(dataset: Dataset | str, text: str, source: str = "") -> ImportResult:

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 
 from ..models import SCU, PeerAnnotation, PeerMatch
 from .editing import Spans, add_match
-from .history import Outcome, annotation_action
+from .history import Outcome, annotation_action, reread
 
 
 def _describe(scu: SCU | None) -> str:
@@ -21,20 +21,29 @@ def match_span(annotation: PeerAnnotation, user, *, scu: SCU | None, spans: Span
 
 
 def remove_match(match: PeerMatch, user, *, expected_revision=None) -> Outcome:
-    scu = match.scu
-    return annotation_action(match.annotation_id, user, action="remove_match", mutate=lambda a: match.delete(),
-                             summary=lambda _: f"Removed a match of {_describe(scu)}", expected_revision=expected_revision)
+    fresh = {}
+
+    def mutate(annotation):
+        fresh["match"] = reread(match)  # under the lock: a concurrent delete is seen
+        fresh["scu"] = fresh["match"].scu
+        fresh["match"].delete()
+
+    return annotation_action(match.annotation_id, user, action="remove_match", mutate=mutate,
+                             summary=lambda _: f"Removed a match of {_describe(fresh['scu'])}", expected_revision=expected_revision)
 
 
 def move_match(match: PeerMatch, scu: SCU | None, user, *, expected_revision=None) -> Outcome:
-    old = match.scu
+    fresh = {}
 
     def mutate(annotation):
-        if scu is not None and scu.pyramid_id != annotation.pyramid_id:
-            raise ValidationError({"scu": f"SCU {scu.uid} belongs to another pyramid than the annotation's."})
-        match.scu = scu
-        match.save(update_fields=["scu"])
-        return match
+        m, target = reread(match), (reread(scu) if scu is not None else None)
+        if target is not None and target.pyramid_id != annotation.pyramid_id:
+            raise ValidationError({"scu": f"SCU {target.uid} belongs to another pyramid than the annotation's."})
+        fresh["old"] = m.scu
+        if m.scu_id != (target.pk if target else None):  # moving to where it is changes nothing (no new revision)
+            m.scu = target
+            m.save(update_fields=["scu"])
+        return m
 
     return annotation_action(match.annotation_id, user, action="move_match", mutate=mutate,
-                             summary=lambda _: f"Moved a match from {_describe(old)} to {_describe(scu)}", expected_revision=expected_revision)
+                             summary=lambda _: f"Moved a match from {_describe(fresh['old'])} to {_describe(scu)}", expected_revision=expected_revision)

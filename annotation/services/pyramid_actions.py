@@ -1,7 +1,8 @@
 """What an annotator does to a pyramid, as the builder and the API call it.
 
 Every action runs through ``history.pyramid_action``: the pyramid is locked, the client's
-revision checked, the rules validated before anything is written (a rejected action writes
+revision checked, everything the action depends on re-read under the lock (``history.reread``: a
+concurrent change that committed while it waited is seen), the rules validated before anything is written (a rejected action writes
 nothing and the message says why), and the change recorded for the audit history and undo.
 """
 from collections.abc import Sequence
@@ -10,8 +11,9 @@ from django.core.exceptions import ValidationError
 from django.db.models import Max
 
 from ..models import SCU, Contributor, ContributorPart, Pyramid, ReferenceSummary
+from ..models.spans import MAX_PARTS
 from .editing import Spans, add_contributor, add_part
-from .history import Outcome, ensure_unmatched, pyramid_action
+from .history import Gone, Outcome, ensure_unmatched, pyramid_action, reread
 
 
 def _reference(pyramid: Pyramid, reference: ReferenceSummary | int) -> ReferenceSummary:
@@ -30,11 +32,29 @@ def _next_uid(pyramid: Pyramid) -> int:
     return uid
 
 
+def _pyramid_of(contributor: Contributor) -> int:
+    """The pyramid to lock for an action on ``contributor`` (Gone if its SCU was deleted meanwhile)."""
+    pyramid_id = SCU.objects.filter(pk=contributor.scu_id).values_list("pyramid_id", flat=True).first()
+    if pyramid_id is None:
+        raise Gone("This contributor no longer exists: it was deleted meanwhile.")
+    return pyramid_id
+
+
 def _require_label(label: str) -> str:
     label = (label or "").strip()
     if not label:
         raise ValidationError({"label": "The label may not be empty."})
     return label
+
+
+def _separate_parts(spans: Spans) -> Spans:
+    """A contributor's parts may not overlap one another (as ``add_part_to`` refuses one that would)."""
+    ordered = sorted(enumerate(spans), key=lambda item: item[1][0])
+    for (i, (_, end_a)), (j, (start_b, _)) in zip(ordered, ordered[1:]):
+        if start_b < end_a:
+            first, second = sorted((i, j))
+            raise ValidationError({"parts": f"Part {second + 1} [{spans[second][0]}, {spans[second][1]}) overlaps part {first + 1} [{spans[first][0]}, {spans[first][1]})."})
+    return spans
 
 
 def create_scu(pyramid: Pyramid, user, *, label: str, reference, spans: Spans, expected_revision=None) -> Outcome:
@@ -48,7 +68,7 @@ def create_scu(pyramid: Pyramid, user, *, label: str, reference, spans: Spans, e
 
     def mutate(p):
         scu = SCU.objects.create(pyramid=p, uid=new["uid"], label=label)
-        add_contributor(scu, _reference(p, reference), spans)
+        add_contributor(scu, _reference(p, reference), _separate_parts(spans))
         return scu
 
     return pyramid_action(pyramid.pk, user, action="create_scu", uids=uids, mutate=mutate,
@@ -56,92 +76,135 @@ def create_scu(pyramid: Pyramid, user, *, label: str, reference, spans: Spans, e
 
 
 def add_contributor_to(scu: SCU, user, *, reference, spans: Spans, comment: str = "", expected_revision=None) -> Outcome:
+    fresh = {}
+
+    def uids(p):
+        fresh["scu"] = reread(scu)
+        return [fresh["scu"].uid]
+
     def mutate(p):
         ref = _reference(p, reference)
-        return add_contributor(scu, ref, spans, comment)
+        return add_contributor(fresh["scu"], ref, _separate_parts(spans), comment)
 
-    return pyramid_action(scu.pyramid_id, user, action="add_contributor", uids=lambda p: [scu.uid], mutate=mutate,
-                          summary=lambda c: f"Added a contributor from {c.reference.external_id} to SCU {scu.uid}", expected_revision=expected_revision)
+    return pyramid_action(scu.pyramid_id, user, action="add_contributor", uids=uids, mutate=mutate,
+                          summary=lambda c: f"Added a contributor from {c.reference.external_id} to SCU {fresh['scu'].uid}", expected_revision=expected_revision)
 
 
 def add_part_to(contributor: Contributor, user, *, start: int, end: int, expected_revision=None) -> Outcome:
     """Extend a contributor with one more span (discontinuous contributors)."""
-    uid = contributor.scu.uid
+    fresh = {}
+
+    def uids(p):
+        fresh["contributor"] = reread(contributor)
+        return [fresh["contributor"].scu.uid]
 
     def mutate(p):
-        overlapping = contributor.parts.filter(start__lt=end, end__gt=start).exists()
-        if overlapping:
+        c = fresh["contributor"]
+        if c.parts.filter(start__lt=end, end__gt=start).exists():
             raise ValidationError({"start": "This span overlaps a part the contributor already has."})
-        return add_part(contributor, start, end)
+        if c.parts.count() >= MAX_PARTS:
+            raise ValidationError({"start": f"A contributor has at most {MAX_PARTS} parts; this one has them all."})
+        return add_part(c, start, end)
 
-    return pyramid_action(contributor.scu.pyramid_id, user, action="add_part", uids=lambda p: [uid], mutate=mutate,
-                          summary=lambda part: f"Added a part to a contributor of SCU {uid}", expected_revision=expected_revision)
+    return pyramid_action(_pyramid_of(contributor), user, action="add_part", uids=uids, mutate=mutate,
+                          summary=lambda part: f"Added a part to a contributor of SCU {fresh['contributor'].scu.uid}", expected_revision=expected_revision)
 
 
 def remove_part(part: ContributorPart, user, *, expected_revision=None) -> Outcome:
-    contributor = part.contributor
-    uid = contributor.scu.uid
+    fresh = {}
+
+    def uids(p):
+        fresh["part"] = reread(part)
+        return [fresh["part"].contributor.scu.uid]
 
     def mutate(p):
-        if contributor.parts.count() == 1:
+        if fresh["part"].contributor.parts.count() == 1:
             raise ValidationError({"part": "This is the contributor's only part: remove the contributor instead."})
-        part.delete()
+        fresh["part"].delete()
 
-    return pyramid_action(contributor.scu.pyramid_id, user, action="remove_part", uids=lambda p: [uid], mutate=mutate,
-                          summary=lambda _: f"Removed a part of a contributor of SCU {uid}", expected_revision=expected_revision)
+    return pyramid_action(_pyramid_of(part.contributor), user, action="remove_part", uids=uids, mutate=mutate,
+                          summary=lambda _: f"Removed a part of a contributor of SCU {fresh['part'].contributor.scu.uid}", expected_revision=expected_revision)
 
 
 def remove_contributor(contributor: Contributor, user, *, expected_revision=None) -> Outcome:
-    scu = contributor.scu
+    fresh = {}
+
+    def uids(p):
+        fresh["contributor"] = reread(contributor)
+        return [fresh["contributor"].scu.uid]
 
     def mutate(p):
-        if scu.contributors.count() == 1:
-            ensure_unmatched([scu])
-            scu.delete()  # an SCU without contributors has no meaning
+        c = fresh["contributor"]
+        if c.scu.contributors.count() == 1:  # counted under the lock: a concurrent removal is seen
+            ensure_unmatched([c.scu])
+            c.scu.delete()  # an SCU without contributors has no meaning
         else:
-            contributor.delete()
+            c.delete()
 
-    return pyramid_action(scu.pyramid_id, user, action="remove_contributor", uids=lambda p: [scu.uid], mutate=mutate,
-                          summary=lambda _: f"Removed the contributor from {contributor.reference.external_id} of SCU {scu.uid}", expected_revision=expected_revision)
+    def summary(_):
+        c = fresh["contributor"]
+        return f"Removed the contributor from {c.reference.external_id} of SCU {c.scu.uid}"
+
+    return pyramid_action(_pyramid_of(contributor), user, action="remove_contributor", uids=uids, mutate=mutate,
+                          summary=summary, expected_revision=expected_revision)
 
 
 def delete_scu(scu: SCU, user, *, expected_revision=None) -> Outcome:
-    def mutate(p):
-        ensure_unmatched([scu])
-        scu.delete()
+    fresh = {}
 
-    return pyramid_action(scu.pyramid_id, user, action="delete_scu", uids=lambda p: [scu.uid], mutate=mutate,
-                          summary=lambda _: f"Deleted SCU {scu.uid} “{scu.label[:80]}”", expected_revision=expected_revision)
+    def uids(p):
+        fresh["scu"] = reread(scu)
+        return [fresh["scu"].uid]
+
+    def mutate(p):
+        ensure_unmatched([fresh["scu"]])
+        fresh["scu"].delete()
+
+    return pyramid_action(scu.pyramid_id, user, action="delete_scu", uids=uids, mutate=mutate,
+                          summary=lambda _: f"Deleted SCU {fresh['scu'].uid} “{fresh['scu'].label[:80]}”", expected_revision=expected_revision)
 
 
 def update_scu(scu: SCU, user, *, label: str | None = None, comment: str | None = None, expected_revision=None) -> Outcome:
     """Relabel and/or comment an SCU."""
-    def mutate(p):
-        fields = []
-        if label is not None:
-            scu.label = _require_label(label)
-            fields.append("label")
-        if comment is not None:
-            scu.comment = comment
-            fields.append("comment")
-        scu.save(update_fields=fields)
-        return scu
+    fresh = {}
 
-    return pyramid_action(scu.pyramid_id, user, action="update_scu", uids=lambda p: [scu.uid], mutate=mutate,
+    def uids(p):
+        fresh["scu"] = reread(scu)
+        return [fresh["scu"].uid]
+
+    def mutate(p):
+        s, fields = fresh["scu"], []
+        if label is not None and _require_label(label) != s.label:
+            s.label = _require_label(label)
+            fields.append("label")
+        if comment is not None and comment != s.comment:
+            s.comment = comment
+            fields.append("comment")
+        if fields:  # saving the same values would bump the revision and give others spurious 409s
+            s.save(update_fields=fields)
+        return s
+
+    return pyramid_action(scu.pyramid_id, user, action="update_scu", uids=uids, mutate=mutate,
                           summary=lambda s: f"Relabelled SCU {s.uid} “{s.label[:80]}”" if label is not None else f"Commented SCU {s.uid}",
                           expected_revision=expected_revision)
 
 
 def update_contributor(contributor: Contributor, user, *, comment: str, expected_revision=None) -> Outcome:
-    uid = contributor.scu.uid
+    fresh = {}
+
+    def uids(p):
+        fresh["contributor"] = reread(contributor)
+        return [fresh["contributor"].scu.uid]
 
     def mutate(p):
-        contributor.comment = comment
-        contributor.save(update_fields=["comment"])
-        return contributor
+        c = fresh["contributor"]
+        if comment != c.comment:  # the same comment again changes nothing (no new revision)
+            c.comment = comment
+            c.save(update_fields=["comment"])
+        return c
 
-    return pyramid_action(contributor.scu.pyramid_id, user, action="update_contributor", uids=lambda p: [uid], mutate=mutate,
-                          summary=lambda c: f"Commented a contributor of SCU {uid}", expected_revision=expected_revision)
+    return pyramid_action(_pyramid_of(contributor), user, action="update_contributor", uids=uids, mutate=mutate,
+                          summary=lambda c: f"Commented a contributor of SCU {c.scu.uid}", expected_revision=expected_revision)
 
 
 def _check_one_per_reference(target: SCU, incoming: Sequence[Contributor]) -> None:
@@ -158,26 +221,46 @@ def _check_one_per_reference(target: SCU, incoming: Sequence[Contributor]) -> No
                                       "remove or move one of them first."})
 
 
-def move_contributor(contributor: Contributor, target: SCU, user, *, expected_revision=None) -> Outcome:
-    source = contributor.scu
-    if target.pyramid_id != source.pyramid_id:
+def _check_move(contributor: Contributor, target: SCU) -> None:
+    if target.pyramid_id != contributor.scu.pyramid_id:
         raise ValidationError({"scu": "The target SCU belongs to another pyramid."})
-    if target.pk == source.pk:
+    if target.pk == contributor.scu_id:
         raise ValidationError({"scu": "The contributor is already in this SCU."})
 
+
+def move_contributor(contributor: Contributor, target: SCU, user, *, expected_revision=None) -> Outcome:
+    _check_move(contributor, target)
+    fresh = {}
+
+    def uids(p):
+        c, t = reread(contributor), reread(target)
+        _check_move(c, t)
+        fresh.update(contributor=c, target=t, source=c.scu)
+        return [c.scu.uid, t.uid]
+
     def mutate(p):
-        _check_one_per_reference(target, [contributor])
+        c, t, source = fresh["contributor"], fresh["target"], fresh["source"]
+        _check_one_per_reference(t, [c])
         if source.contributors.count() == 1:
             ensure_unmatched([source])
-        contributor.scu = target
-        contributor.save(update_fields=["scu"])
+        c.scu = t
+        c.save(update_fields=["scu"])
         if not source.contributors.exists():
             source.delete()
-        return contributor
+        return c
 
-    return pyramid_action(source.pyramid_id, user, action="move_contributor", uids=lambda p: [source.uid, target.uid], mutate=mutate,
-                          summary=lambda c: f"Moved the contributor from {c.reference.external_id} of SCU {source.uid} to SCU {target.uid}",
+    return pyramid_action(_pyramid_of(contributor), user, action="move_contributor", uids=uids, mutate=mutate,
+                          summary=lambda c: f"Moved the contributor from {c.reference.external_id} of SCU {fresh['source'].uid} to SCU {fresh['target'].uid}",
                           expected_revision=expected_revision)
+
+
+def _check_merge(target: SCU, sources: Sequence[SCU]) -> list[SCU]:
+    sources = [s for s in sources if s.pk != target.pk]
+    if not sources:
+        raise ValidationError({"sources": "Choose at least one other SCU to merge."})
+    if any(s.pyramid_id != target.pyramid_id for s in sources):
+        raise ValidationError({"sources": "Only SCUs of the same pyramid can be merged."})
+    return sources
 
 
 def merge_scus(target: SCU, sources: Sequence[SCU], user, *, expected_revision=None) -> Outcome:
@@ -185,43 +268,53 @@ def merge_scus(target: SCU, sources: Sequence[SCU], user, *, expected_revision=N
 
     A reference that would contribute twice is reported and nothing changes: the annotator decides.
     """
-    sources = [s for s in sources if s.pk != target.pk]
-    if not sources:
-        raise ValidationError({"sources": "Choose at least one other SCU to merge."})
-    if any(s.pyramid_id != target.pyramid_id for s in sources):
-        raise ValidationError({"sources": "Only SCUs of the same pyramid can be merged."})
+    _check_merge(target, sources)
+    fresh = {}
+
+    def uids(p):
+        t = reread(target)
+        fresh.update(target=t, sources=_check_merge(t, [reread(s) for s in sources]))
+        return [t.uid, *(s.uid for s in fresh["sources"])]
 
     def mutate(p):
-        incoming = list(Contributor.objects.filter(scu__in=sources).select_related("reference"))
-        _check_one_per_reference(target, incoming)
-        ensure_unmatched(sources)
-        Contributor.objects.filter(pk__in=[c.pk for c in incoming]).update(scu=target)
-        for source in sources:
+        t, merged = fresh["target"], fresh["sources"]
+        incoming = list(Contributor.objects.filter(scu__in=merged).select_related("reference"))
+        _check_one_per_reference(t, incoming)
+        ensure_unmatched(merged)
+        Contributor.objects.filter(pk__in=[c.pk for c in incoming]).update(scu=t)
+        for source in merged:
             source.delete()
-        return target
+        return t
 
-    return pyramid_action(target.pyramid_id, user, action="merge_scus", uids=lambda p: [target.uid, *(s.uid for s in sources)], mutate=mutate,
-                          summary=lambda t: f"Merged SCU(s) {', '.join(str(s.uid) for s in sources)} into SCU {t.uid}", expected_revision=expected_revision)
+    return pyramid_action(target.pyramid_id, user, action="merge_scus", uids=uids, mutate=mutate,
+                          summary=lambda t: f"Merged SCU(s) {', '.join(str(s.uid) for s in fresh['sources'])} into SCU {t.uid}",
+                          expected_revision=expected_revision)
+
+
+def _check_split(contributor: Contributor) -> None:
+    if contributor.scu.contributors.count() == 1:
+        raise ValidationError({"contributor": "This is the SCU's only contributor: there is nothing to split it from."})
 
 
 def split_contributor(contributor: Contributor, user, *, label: str | None = None, expected_revision=None) -> Outcome:
     """Take a contributor out of its SCU into a new SCU of its own (label defaults to its text)."""
-    source = contributor.scu
-    if source.contributors.count() == 1:
-        raise ValidationError({"contributor": "This is the SCU's only contributor: there is nothing to split it from."})
+    _check_split(contributor)
     new_label = _require_label(label if label is not None else contributor.label)
-    new = {}
+    fresh = {}
 
     def uids(p):
-        new["uid"] = _next_uid(p)
-        return [source.uid, new["uid"]]
+        c = reread(contributor)
+        _check_split(c)
+        fresh.update(contributor=c, source=c.scu, uid=_next_uid(p))
+        return [c.scu.uid, fresh["uid"]]
 
     def mutate(p):
-        scu = SCU.objects.create(pyramid=p, uid=new["uid"], label=new_label)
-        contributor.scu = scu
-        contributor.save(update_fields=["scu"])
+        scu = SCU.objects.create(pyramid=p, uid=fresh["uid"], label=new_label)
+        c = fresh["contributor"]
+        c.scu = scu
+        c.save(update_fields=["scu"])
         return scu
 
-    return pyramid_action(source.pyramid_id, user, action="split_contributor", uids=uids, mutate=mutate,
-                          summary=lambda scu: f"Split the contributor from {contributor.reference.external_id} off SCU {source.uid} into SCU {scu.uid}",
+    return pyramid_action(_pyramid_of(contributor), user, action="split_contributor", uids=uids, mutate=mutate,
+                          summary=lambda scu: f"Split the contributor from {fresh['contributor'].reference.external_id} off SCU {fresh['source'].uid} into SCU {scu.uid}",
                           expected_revision=expected_revision)

@@ -1,13 +1,22 @@
-"""Keep stored scores and agreement in step with the data, through Celery.
+"""Keep stored scores and agreement in step with the data, never inside a request.
 
-- ``schedule`` (called after a commit) enqueues one task per burst: an annotation or topic already
-  waiting in the queue is not enqueued again (a Redis key marks it as pending until the task starts).
+- ``schedule`` (called after a commit) hands what the commit made stale to the background runner
+  (``annotation/background.py``), whose thread calls ``dispatch``: without ``REDIS_URL`` it runs the
+  Celery task in-process (the same code a worker runs); with it, it publishes the task, once per
+  burst (an annotation or topic already waiting in the queue is not published again: a Redis key
+  marks it pending until the task starts, and expires after ``PENDING_TTL``, so a key left behind
+  by a killed worker blocks nothing for long).
+- Recomputation is incremental: annotations whose stored scores are current are skipped, each
+  pyramid is read once per burst, its weights and jackknife pyramids prepared once per convention
+  (``scoring.scores.prepare``) for all its peers, and the results stored in a few queries.
 - Results carry the revisions they were computed from and are written only if nothing newer is
   stored, so a slow task never overwrites a fresher result.
-- If the broker is down the save has already committed; the results are simply stale (their
-  revisions lag behind), and ``recompute_stale`` catches up when a worker starts.
+- If Redis is down the save has already committed and answered; the results are stale (their
+  revisions lag behind, and ``scoring_delayed`` tells the pages why), and the periodic sweep
+  ``schedule_stale`` (Celery beat, and every worker start) enqueues them once Redis is back.
 """
 import logging
+import time
 from collections.abc import Iterable
 
 from django.conf import settings
@@ -15,58 +24,80 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 
 from scoring.model import Convention
+from scoring.scores import prepare, score_prepared
 
+from ..background import runner
 from ..models import AnnotationScore, PeerAnnotation, Topic, TopicAgreement
-from .results import agreement_rows, score_annotations
+from .results import agreement_rows
+from .scoring_inputs import load_annotations, load_pyramids
 
 log = logging.getLogger(__name__)
-PENDING_TTL = 300  # seconds; a lost task stops blocking new ones after this
+PENDING_TTL = 60  # seconds; a key whose task was lost (worker killed) stops blocking new ones after this
 
 
 def _pending_key(kind: str, pk: int) -> str:
     return f"pyramid:pending:{kind}:{pk}"
 
 
-def _enqueue(task, kind: str, ids: Iterable[int]) -> None:
+def _task(kind: str):
+    from .. import lightweight_tasks, tasks
+
+    return {"annotation": tasks.recompute_scores, "topic": tasks.recompute_agreement, "dashboard": tasks.recompute_dashboards,
+            "lightweight": lightweight_tasks.recompute_lightweight}[kind]
+
+
+def _in_process() -> bool:
+    from pyramid_app.celery import app
+
+    return bool(app.conf.task_always_eager)
+
+
+def dispatch(kind: str, ids: Iterable[int]) -> None:
+    """Run (no broker) or publish (Celery) the recomputation of ``kind`` for ``ids``; called by the runner."""
     ids = sorted(set(ids))
     if not ids:
         return
+    task = _task(kind)
+    if _in_process():
+        task.apply(args=[ids], throw=True)
+        return
     try:
         fresh = [pk for pk in ids if cache.add(_pending_key(kind, pk), 1, timeout=PENDING_TTL)]
-    except Exception:  # the cache is Redis too; without it, enqueue everything
-        log.warning("cache unavailable: %s %s enqueued without de-duplication", kind, ids, exc_info=True)
+    except Exception:  # the cache is Redis too; without it, publish everything
+        log.warning("cache unavailable: %s %s published without de-duplication", kind, ids)
         fresh = ids
     if not fresh:
         return
     try:
-        task.apply_async(args=[fresh], countdown=settings.SCORE_DEBOUNCE_SECONDS)
+        task.apply_async(args=[fresh], countdown=settings.SCORE_DEBOUNCE_SECONDS or None)
     except Exception:
-        log.warning("could not enqueue %s for %s %s: they stay stale until a worker catches up", task.name, kind, fresh, exc_info=True)
-        try:
-            cache.delete_many([_pending_key(kind, pk) for pk in fresh])
-        except Exception:
-            pass
+        log.warning("could not publish %s for %s %s: they stay stale until the sweep finds them", task.name, kind, fresh)
+        _release(kind, fresh)
+
+
+def _enqueue(kind: str, ids: Iterable[int]) -> None:
+    runner.submit(kind, ids)
 
 
 def schedule(*, pyramid_ids=(), annotation_ids=(), topic_ids=()) -> None:
-    """Enqueue recomputation of everything a committed change made stale. Never raises."""
-    from scoring.tasks import recompute_agreement, recompute_scores
-
+    """Recompute everything a committed change made stale, in the background. Never raises."""
     try:
         ids = set(annotation_ids)
         if pyramid_ids:
             ids |= set(PeerAnnotation.objects.filter(pyramid_id__in=pyramid_ids).values_list("id", flat=True))
-        _enqueue(recompute_scores, "annotation", ids)
-        _enqueue(recompute_agreement, "topic", topic_ids)
+        _enqueue("annotation", ids)
+        _enqueue("topic", topic_ids)
     except Exception:
         log.exception("scheduling score recomputation failed; results stay stale until the next sweep")
 
 
 def _release(kind: str, ids: Iterable[int]) -> None:
+    if _in_process():
+        return
     try:
         cache.delete_many([_pending_key(kind, pk) for pk in ids])
     except Exception:
-        log.warning("cache unavailable while releasing pending %s keys", kind, exc_info=True)
+        log.warning("cache unavailable while releasing pending %s keys", kind)
 
 
 def _store_score(annotation_id: int, convention: str, revisions: tuple[int, int], values: dict) -> bool:
@@ -91,27 +122,74 @@ def _store_score(annotation_id: int, convention: str, revisions: tuple[int, int]
     return False
 
 
+def _store_scores(results: list[tuple[int, str, tuple[int, int], dict]]) -> int:
+    """``_store_score`` for many results in a few queries: the stored rows are locked, compared in
+    Python, updated and created in bulk. Returns how many were written."""
+    if not results:
+        return 0
+    try:
+        with transaction.atomic():
+            rows = {
+                (row.annotation_id, row.convention): row
+                for row in AnnotationScore.objects.select_for_update().filter(annotation_id__in={r[0] for r in results})
+            }
+            replaced, written = [], []
+            for annotation_id, convention, (p_rev, a_rev), values in results:
+                row = rows.get((annotation_id, convention))
+                if row is not None and not (row.pyramid_revision <= p_rev and row.annotation_revision <= a_rev):
+                    continue  # a newer result is stored
+                if row is not None:
+                    replaced.append(row.pk)
+                written.append(AnnotationScore(annotation_id=annotation_id, convention=convention, values=values,
+                                               pyramid_revision=p_rev, annotation_revision=a_rev))
+            # Replacing the locked rows is two statements (an UPDATE per row, or Django's CASE-built
+            # bulk_update, costs several times more); nothing refers to a score row's id.
+            AnnotationScore.objects.filter(pk__in=replaced).delete()
+            AnnotationScore.objects.bulk_create(written)
+            return len(written)
+    except IntegrityError:  # a row was created concurrently: one by one, comparing each
+        return sum(_store_score(*result) for result in results)
+
+
 def recompute_annotations(annotation_ids: Iterable[int]) -> int:
-    """Compute and store both conventions' scores of these annotations; returns how many were written."""
+    """Compute and store both conventions' scores of these annotations (those not current);
+    returns how many were written."""
     ids = list(annotation_ids)
     _release("annotation", ids)
     # Revisions are read before the data, so the data is never older than the revision it is stored under.
-    annotations = list(PeerAnnotation.objects.filter(pk__in=ids).select_related("pyramid"))
-    revisions = {a.pk: (a.pyramid.revision, a.revision) for a in annotations}
-    written = 0
+    revisions = {pk: (p_rev, a_rev) for pk, p_rev, a_rev in
+                 PeerAnnotation.objects.filter(pk__in=ids).values_list("id", "pyramid__revision", "revision")}
+    pyramid_of = dict(PeerAnnotation.objects.filter(pk__in=revisions).values_list("id", "pyramid_id"))
+    stored: dict[int, set] = {pk: set() for pk in revisions}
+    for pk, convention, p_rev, a_rev in AnnotationScore.objects.filter(annotation_id__in=revisions).values_list(
+        "annotation_id", "convention", "pyramid_revision", "annotation_revision"
+    ):
+        if (p_rev, a_rev) == revisions[pk]:
+            stored[pk].add(convention)
+    todo = [pk for pk in revisions if stored[pk] != {c.value for c in Convention}]
+    if not todo:
+        return 0
+    pyramids = load_pyramids({pyramid_of[pk] for pk in todo})
+    inputs = load_annotations(todo)
+    results = []
     for convention in Convention:
-        for pk, score in score_annotations(annotations, convention).items():
-            written += _store_score(pk, convention.value, revisions[pk], score.as_dict())
-    return written
+        prepared = {pyramid_id: prepare(pyramid, convention) for pyramid_id, pyramid in pyramids.items()}
+        for pk in todo:
+            score = score_prepared(prepared[pyramid_of[pk]], inputs[pk])
+            results.append((pk, convention.value, revisions[pk], score.as_dict()))
+    return _store_scores(results)
 
 
 def recompute_topics(topic_ids: Iterable[int]) -> int:
-    """Compute and store the agreement figures of these topics; returns how many were written."""
+    """Compute and store the agreement figures of these topics (those not current); returns how many were written."""
     ids = list(topic_ids)
     _release("topic", ids)
+    current = dict(TopicAgreement.objects.filter(topic_id__in=ids).values_list("topic_id", "topic_revision"))
     written = 0
     for topic in Topic.objects.filter(pk__in=ids).select_related("dataset"):
         revision = topic.revision
+        if current.get(topic.pk) == revision:
+            continue
         values = {}
         for convention in Convention:
             rows = agreement_rows(Topic.objects.filter(pk=topic.pk), convention)
@@ -148,11 +226,40 @@ def stale_work() -> tuple[list[int], list[int]]:
 
 
 def schedule_stale(chunk: int = 200) -> tuple[int, int]:
-    """Enqueue everything stale (on worker start and from ``manage.py recompute_stale``)."""
-    from scoring.tasks import recompute_agreement, recompute_scores
-
+    """Recompute (no broker) or publish everything stale: the periodic sweep (beat), every worker
+    start, ``manage.py recompute_stale``."""
     annotations, topics = stale_work()
     for start in range(0, len(annotations), chunk):
-        _enqueue(recompute_scores, "annotation", annotations[start:start + chunk])
-    _enqueue(recompute_agreement, "topic", topics)
+        dispatch("annotation", annotations[start:start + chunk])
+    dispatch("topic", topics)
     return len(annotations), len(topics)
+
+
+def sweep_in_process() -> None:
+    """The in-process runner's own sweep (with workers, beat runs ``schedule_stale`` instead)."""
+    if _in_process():
+        schedule_stale()
+
+
+# --- what the pages say about stale results ---------------------------------------------------
+
+_health = {"checked": float("-inf"), "reason": None}
+HEALTH_EVERY = 3.0  # seconds between checks of Redis by one process
+
+
+def scoring_delayed() -> str | None:
+    """Why stale results cannot be recomputed now (None: they will be shortly). Checks Redis at most
+    every few seconds, with a short timeout, so a page never waits for it."""
+    if _in_process():
+        return None
+    now = time.monotonic()
+    if now - _health["checked"] >= HEALTH_EVERY:
+        import redis
+
+        try:
+            redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=0.3, socket_timeout=0.3).ping()
+            reason = None
+        except Exception:
+            reason = "The scoring service is unreachable: scores are out of date and will be recomputed as soon as it is back."
+        _health.update(checked=now, reason=reason)
+    return _health["reason"]

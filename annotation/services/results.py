@@ -2,17 +2,19 @@
 
 Row keys are a public contract (``export_scores``/``export_agreement``, the API's CSV/JSON): keep them.
 """
-import csv
 import json
 from collections import defaultdict
 from collections.abc import Iterable
 
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
 from scoring.agreement import alpha_dice_summary, peer_matrix
 from scoring.correlation import mean_abs_difference, pearson
 from scoring.model import Convention
-from scoring.scores import reference_annotation, score_peer, score_reference
+from scoring.scores import prepare, reference_annotation, score_prepared, score_reference
 
-from ..models import PeerAnnotation, Pyramid, Topic
+from ..formats import csv_cells
+from ..models import PeerAnnotation, PeerMatch, Pyramid, Topic
 from .scoring_inputs import load_annotations, load_pyramids
 
 SCORE_KEYS = (
@@ -25,31 +27,58 @@ AGREEMENT_KEYS = (
 )
 
 
-def _score_row(score, *, dataset, topic, summary, kind, annotator) -> dict:
+def counted(annotations: QuerySet, *, include_unfinished: bool = False) -> QuerySet:
+    """The peer annotations that scores and agreement rest on: the one rule every consumer uses
+    (exports, the API's scores/agreement, stored topic agreement, dashboards).
+
+    By default only finished annotations (status ``done``) count: opening a peer creates an empty
+    in-progress annotation, and half-done work would pull scores and agreement down. On request
+    unfinished ones with at least one match are included as well (their rows say ``status``). An
+    annotation nobody worked on (unfinished and without a single match) never counts: it would be
+    scored 0, as if the annotator had found nothing in the peer.
+    """
+    done = Q(status=PeerAnnotation.Status.DONE)
+    if include_unfinished:
+        done |= Q(Exists(PeerMatch.objects.filter(annotation=OuterRef("pk"))))
+    return annotations.filter(done)
+
+
+def _score_row(score, *, dataset, topic, summary, kind, annotator, status) -> dict:
     values = score.as_dict()
     row = {"dataset": dataset, "topic": topic, "summary": summary, "kind": kind, "annotator": annotator}
     row.update({key: values[key] for key in SCORE_KEYS if key in values})
     row["undefined"] = values["undefined"]
+    row["status"] = status
     return row
 
 
+def score_keys(include_unfinished: bool = False) -> tuple[str, ...]:
+    """CSV columns of the score rows: with unfinished annotations included, their ``status`` too."""
+    return SCORE_KEYS + ("status",) if include_unfinished else SCORE_KEYS
+
+
 def score_annotations(annotations: Iterable[PeerAnnotation], convention: Convention) -> dict[int, "object"]:
-    """annotation id -> PeerScore, loading every pyramid and annotation in a fixed number of queries."""
+    """annotation id -> PeerScore, loading every pyramid and annotation in a fixed number of queries
+    and preparing each pyramid's weights (and jackknife pyramids) once."""
     annotations = list(annotations)
     pyramids = load_pyramids(a.pyramid_id for a in annotations)
     inputs = load_annotations(a.pk for a in annotations)
-    return {a.pk: score_peer(pyramids[a.pyramid_id], inputs[a.pk], convention) for a in annotations}
+    prepared = {pk: prepare(pyramid, convention) for pk, pyramid in pyramids.items()}  # once per pyramid, not per peer
+    return {a.pk: score_prepared(prepared[a.pyramid_id], inputs[a.pk]) for a in annotations}
 
 
-def score_rows(topics, convention: Convention = Convention.NIST, *, include_references: bool = True) -> list[dict]:
-    """One row per peer annotation and (optionally) per reference summary of each pyramid.
+def score_rows(topics, convention: Convention = Convention.NIST, *, include_references: bool = True,
+               include_unfinished: bool = False) -> list[dict]:
+    """One row per counted peer annotation (``counted``) and (optionally) per reference summary of
+    each pyramid.
 
     A reference is scored against the pyramid of the other references, its annotation being the
-    SCUs it contributes to; its annotator is the pyramid's creator.
+    SCUs it contributes to; its annotator is the pyramid's creator. Every row carries ``status``
+    (a reference's is ``done``).
     """
     convention = Convention(convention)
     annotations = list(
-        PeerAnnotation.objects.filter(pyramid__topic__in=topics)
+        counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics), include_unfinished=include_unfinished)
         .select_related("peer__topic__dataset", "annotator")
         .order_by("peer__topic__dataset__name", "peer__topic__external_id", "peer__external_id", "annotator__username", "id")
     )
@@ -58,6 +87,7 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
         _score_row(
             scores[a.pk], dataset=a.peer.topic.dataset.name, topic=a.peer.topic.external_id,
             summary=a.peer.external_id, kind="peer", annotator=a.annotator.username if a.annotator_id else "",
+            status=a.status,
         )
         for a in annotations
     ]
@@ -72,16 +102,17 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
                 rows.append(_score_row(
                     score_reference(inputs[p.pk], ref, annotation, convention),
                     dataset=p.topic.dataset.name, topic=p.topic.external_id, summary=ref, kind="reference",
-                    annotator=p.creator.username if p.creator_id else "",
+                    annotator=p.creator.username if p.creator_id else "", status=PeerAnnotation.Status.DONE.value,
                 ))
     return rows
 
 
-def agreement_rows(topics, convention: Convention = Convention.NIST) -> list[dict]:
-    """Agreement per topic over the peers that two or more annotators annotated with one pyramid."""
+def agreement_rows(topics, convention: Convention = Convention.NIST, *, include_unfinished: bool = False) -> list[dict]:
+    """Agreement per topic over the peers that two or more annotators annotated with one pyramid
+    (counted annotations only: ``counted``)."""
     convention = Convention(convention)
     annotations = list(
-        PeerAnnotation.objects.filter(pyramid__topic__in=topics, annotator__isnull=False)
+        counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics, annotator__isnull=False), include_unfinished=include_unfinished)
         .select_related("peer", "annotator", "pyramid__topic__dataset")
     )
     by_peer = defaultdict(list)  # (topic id, pyramid id, peer external id) -> annotations
@@ -93,6 +124,7 @@ def agreement_rows(topics, convention: Convention = Convention.NIST) -> list[dic
     involved = [a for group in shared.values() for a in group]
     pyramids = load_pyramids({a.pyramid_id for a in involved})
     inputs = load_annotations(a.pk for a in involved)
+    prepared = {pk: prepare(pyramid, convention) for pk, pyramid in pyramids.items()}
     topics_by_id = {a.pyramid.topic_id: a.pyramid.topic for a in involved}
     rows = []
     for topic_id, topic in sorted(topics_by_id.items(), key=lambda item: item[1].external_id):
@@ -105,7 +137,7 @@ def agreement_rows(topics, convention: Convention = Convention.NIST) -> list[dic
             group = shared[(topic_id, pyramid_id, peer)]
             per_peer[label] = peer_matrix([s.uid for s in pyramid.scus], {a.annotator.username: dict(inputs[a.pk].matches) for a in group})
             for a in group:
-                modified[a.annotator.username][label] = score_peer(pyramid, inputs[a.pk], convention).modified
+                modified[a.annotator.username][label] = score_prepared(prepared[pyramid_id], inputs[a.pk]).modified
         summary = alpha_dice_summary(per_peer)
         rows.append({
             "dataset": topic.dataset.name,
@@ -144,11 +176,12 @@ def _score_comparison(modified: dict[str, dict[str, float | None]]) -> dict:
 
 
 def write_rows(stream, rows: list[dict], keys: tuple[str, ...], fmt: str) -> None:
-    """Write rows as JSON (every key) or CSV (the columns ``keys``; nested values as JSON)."""
+    """Write rows as JSON (every key) or CSV (the columns ``keys``; nested values as JSON; formula
+    cells neutralised, see ``formats.csv_cells``)."""
     if fmt == "json":
         stream.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
         return
-    writer = csv.DictWriter(stream, fieldnames=list(keys), extrasaction="ignore", lineterminator="\n")
+    writer = csv_cells.DictWriter(stream, fieldnames=list(keys), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({k: json.dumps(v) if isinstance(v, (dict, list)) else ("" if v is None else v) for k, v in row.items()})

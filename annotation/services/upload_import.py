@@ -29,7 +29,7 @@ from django.conf import settings
 
 from ..models import Dataset
 from ..score_events import batched_scheduling
-from .ducview_import import EXTENSIONS, ImportReport, import_file
+from .ducview_import import EXTENSIONS, ImportCache, ImportReport, import_budget, import_file, in_transactions
 
 ARCHIVE_EXTENSIONS = (".zip",)
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -147,7 +147,8 @@ def collect_files(uploads, limits: Limits | None = None) -> tuple[list[tuple[str
 def import_files(files: list[tuple[str, bytes]], dataset: Dataset) -> ImportReport:
     """Import each file in its own transaction, pyramids first; scores are scheduled once at the end."""
     report = ImportReport()
+    budget, cache = import_budget(), ImportCache()
     with batched_scheduling():
-        for name, data in sorted(files, key=lambda item: (_suffix(item[0]) != ".pyr", item[0])):
-            import_file(name, data, dataset, report)
+        for name, data in in_transactions(sorted(files, key=lambda item: (_suffix(item[0]) != ".pyr", item[0]))):
+            import_file(name, data, dataset, report, budget, cache=cache)
     return report

@@ -18,6 +18,9 @@ urlpatterns = [
     path(D + "agreement/<str:topic>/<str:peer>/", views.agreement_peer, name="agreement_peer"),
     path(D + "scores/", views.scores, name="scores"),
     re_path(r"^(?P<dataset_id>[0-9]+)/scores\.(?P<fmt>csv|json)$", views.scores_export, name="scores_export"),
+    path(D + "significance/", views.significance, name="significance"),
+    re_path(r"^(?P<dataset_id>[0-9]+)/charts/(?P<chart>[a-z]+)\.csv$", views.chart_export, name="chart_export"),
+    re_path(r"^(?P<dataset_id>[0-9]+)/statistics\.(?P<fmt>csv|json)$", views.statistics_export, name="statistics_export"),
     path(D + "metaeval/", views.metaeval, name="metaeval"),
     re_path(r"^(?P<dataset_id>[0-9]+)/metaeval\.(?P<fmt>csv|json)$", views.metaeval_export, name="metaeval_export"),
 ]

@@ -4,12 +4,12 @@ Every page is for the coordinators of its dataset (and superusers): an anonymous
 the login page, a user who coordinates nothing gets 403, a dataset the user does not coordinate is
 a 404 (``coordinates`` decides, in one place). The figures come from the stored dashboard snapshot
 (``annotation.services.dashboard_snapshots``), computed in the background; the page polls
-``status.json`` and swaps in the new figures when a new snapshot lands. Plots are SVG drawn here.
+``status.json`` and swaps in the new figures when a new snapshot lands. Charts are drawn in the
+browser by plotly.js (served by the app, ``frontend/vendor.py``) from the rows of ``charts``.
 """
 from __future__ import annotations
 
 import io
-import math
 from functools import wraps
 from urllib.parse import urlencode
 
@@ -27,16 +27,21 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
 from annotation.models import SCU, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
+from annotation.natural_order import natural_key as _natural
 from annotation.roles import COORDINATOR
 from annotation.services.assignments import progress
 from annotation.services.dashboard_snapshots import NOISE, schedule, snapshot_for
+from annotation.services.recompute import scoring_delayed
 from annotation.services.dashboards import METAEVAL_KEYS, SYSTEM_KEYS
 from annotation.services.judgments import JudgmentImportError, parse_duc_table, parse_judgments_csv, read_duc_header, save_judgments
-from annotation.services.results import AGREEMENT_KEYS, SCORE_KEYS, score_annotations, write_rows
+from annotation.services.results import AGREEMENT_KEYS, SCORE_KEYS, counted, score_annotations, write_rows
+from annotation.services.system_statistics import TABLES as STATISTICS_TABLES
+from annotation.services.system_statistics import download_rows as statistics_rows
 from annotation.services.scoring_inputs import load_annotations, load_pyramids
 from scoring.agreement import alpha_dice, peer_matrix
 from scoring.model import Convention
 
+from . import charts
 from .forms import AssignmentFilter, AssignmentForm, JudgmentUploadForm, StatusForm, judgment_max_bytes
 
 CONVENTIONS = [c.value for c in Convention]
@@ -77,14 +82,15 @@ def _as_of(moment) -> str:
     return format_date(timezone.localtime(moment), "Y-m-d H:i:s T")
 
 
-TABS = [("overview", "Overview"), ("agreement", "Agreement"), ("scores", "Scores"), ("metaeval", "Meta-evaluation")]
+TABS = [("overview", "Overview"), ("agreement", "Agreement"), ("scores", "Scores"), ("significance", "Significance"),
+        ("metaeval", "Meta-evaluation")]
 
 
 def _frame(dataset, active: str, snapshot=None, current=True, **extra) -> dict:
     context = {
         "dataset": dataset, "active": active,
         "tabs": [{"url": reverse(f"dashboards:{name}", args=[dataset.pk]), "label": label, "active": name == active} for name, label in TABS],
-        "snapshot": snapshot, "current": current,
+        "snapshot": snapshot, "current": current, "delayed": None if current else scoring_delayed(),
     }
     if snapshot is not None:
         context |= {"computed_at_iso": snapshot.computed_at.isoformat(), "as_of": _as_of(snapshot.computed_at)}
@@ -134,21 +140,6 @@ def _sorted(rows: list[dict], sort: str, allowed: tuple[str, ...], default: str)
     return sorted(present, key=order, reverse=descending) + missing, sort
 
 
-def _natural(text: str) -> tuple:
-    """"2" before "10", letters after numbers (peer ids and system ids are mostly numbers)."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in _split_digits(text))
-
-
-def _split_digits(text: str) -> list[str]:
-    parts, current = [], ""
-    for ch in text:
-        if current and ch.isdigit() != current[-1].isdigit():
-            parts.append(current)
-            current = ""
-        current += ch
-    return parts + ([current] if current else [])
-
-
 def _headers(request, param: str, columns: list[tuple[str, str]], current: str) -> list[dict]:
     """Sortable column headers: clicking sorts descending for numbers first, then toggles."""
     out = []
@@ -171,16 +162,6 @@ def _download(rows, keys, fmt: str, filename: str) -> HttpResponse:
     response = HttpResponse(stream.getvalue(), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
     return response
-
-
-def _nice_top(value: float) -> float:
-    """The smallest tenth at or above ``value`` (at least 0.1): the top of a score axis."""
-    return max(0.1, math.ceil(round(value, 9) * 10) / 10)
-
-
-def _ticks(top: float) -> list[float]:
-    step = 0.1 if top <= 0.6 else 0.2
-    return [round(i * step, 10) for i in range(int(round(top / step)) + 1)]
 
 
 # --- dataset list and overview --------------------------------------------------------------
@@ -324,25 +305,6 @@ def _matrix(pairs: list[dict]) -> dict:
     return {"names": names, "rows": [{"name": a, "cells": [{"self": a == b, "pair": cell.get((a, b))} for b in names]} for a in names]}
 
 
-def _scatter(points: list[dict], highlight: str | None = None) -> dict:
-    """Annotator A's score (x) against annotator B's (y), same scale on both axes, with the diagonal."""
-    size, margin = 340, 46
-    plot = size - margin - 14
-    values = [v for p in points for v in (p["x"], p["y"])]
-    top = _nice_top(max(values, default=0.1))
-
-    def at(v):
-        return round(plot * v / top, 2)
-
-    return {
-        "size": size, "margin": margin, "plot": plot, "top": top,
-        "ticks": [{"value": t, "pos": at(t)} for t in _ticks(top)],
-        "points": [p | {"cx": margin + at(p["x"]), "cy": 14 + plot - at(p["y"]), "highlight": p["peer"] == highlight} for p in points],
-        "diagonal": {"x1": margin, "y1": 14 + plot, "x2": margin + plot, "y2": 14},
-        "bottom": 14 + plot,
-    }
-
-
 def _topic_agreement(payload: dict, convention: str, topic: str):
     figures = payload["conventions"][convention]
     row = next((r for r in figures["agreement"] if r["topic"] == topic), None)
@@ -381,12 +343,13 @@ def agreement_topic(request, dataset, topic):
              for p in sorted(detail["peers"], key=lambda p: _natural(p["peer"]))]
     return render(request, "dashboards/agreement_topic.html", _frame(
         dataset, "agreement", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), topic=topic, row=row,
-        detail=detail, peers=peers, comparison=comparison, scatter=_scatter(comparison["points"]), noise=NOISE))
+        detail=detail, peers=peers, comparison=comparison, noise=NOISE, agreement_chart=charts.agreement_rows(comparison),
+        agreement_csv=_chart_url(dataset, "agreement", {"convention": convention, "topic": topic})))
 
 
 def peer_drilldown(topic: Topic, peer: PeerSummary, pyramid: Pyramid, convention: Convention) -> dict:
     """SCU by SCU, what each annotator found in one peer (counts), computed from the data."""
-    annotations = list(PeerAnnotation.objects.filter(peer=peer, pyramid=pyramid, annotator__isnull=False)
+    annotations = list(counted(PeerAnnotation.objects.filter(peer=peer, pyramid=pyramid, annotator__isnull=False))
                        .select_related("annotator").order_by("annotator__username"))
     scoring_pyramid = load_pyramids([pyramid.pk])[pyramid.pk]
     inputs = load_annotations(a.pk for a in annotations)
@@ -427,7 +390,8 @@ def agreement_peer(request, dataset, topic, peer):
     if row is not None:
         label = next((p["peer"] for p in detail["peers"] if p["summary"] == peer and p["pyramid"] == pyramid.pk), peer)
         comparison = _comparison(row, detail)
-        context |= {"comparison": comparison, "scatter": _scatter(comparison["points"], highlight=label),
+        context |= {"comparison": comparison, "agreement_chart": charts.agreement_rows(comparison, highlight=label),
+                    "agreement_csv": _chart_url(dataset, "agreement", {"convention": convention, "topic": topic}),
                     "this": next((p for p in detail["peers"] if p["peer"] == label), None)}
     names = drill["names"]
     if len(names) >= 2:
@@ -466,53 +430,6 @@ def _score_view(request, snapshot) -> dict:
             "per_topic": per_topic, "per_system": per_system, "tiers": figures["tiers"]}
 
 
-def system_plot(rows: list[dict], score: str) -> dict:
-    """One mark per system: its mean over topics, mean ± sd (a bar) and min–max (a line)."""
-    items = sorted((r for r in rows if r[score] is not None), key=lambda r: (-r[score], _natural(r["system"])))
-    width, height = 1040, 300
-    left, right, top_m, bottom = 48, 12, 14, 44
-    plot_w, plot_h = width - left - right, height - top_m - bottom
-    top = _nice_top(max((r[f"{score}_max"] for r in items), default=0.1))
-    step = plot_w / max(len(items), 1)
-
-    def y(v):
-        return round(top_m + plot_h * (1 - min(max(v, 0), top) / top), 2)
-
-    bar = round(min(14, step * 0.45), 2)
-    marks = []
-    for i, r in enumerate(items):
-        sd = r[f"{score}_sd"]
-        x = round(left + step * (i + 0.5), 2)
-        sd_box = None
-        if sd is not None:
-            hi, lo = y(r[score] + sd), y(r[score] - sd)
-            sd_box = {"x": round(x - bar / 2, 2), "y": hi, "w": bar, "h": round(lo - hi, 2)}
-        marks.append({"sd_box": sd_box,
-            "system": r["system"], "kind": r["kind"], "x": x, "mean": r[score], "sd": sd,
-            "n": r[f"{score}_n"], "min": r[f"{score}_min"], "max": r[f"{score}_max"],
-            "y": y(r[score]), "y_min": y(r[f"{score}_min"]), "y_max": y(r[f"{score}_max"]),
-        })
-    return {"width": width, "height": height, "left": left, "right": width - right, "top": top_m, "bottom": top_m + plot_h,
-            "marks": marks, "score": score, "rotate": step < 22,
-            "ticks": [{"value": t, "y": y(t)} for t in _ticks(top)], "label_y": top_m + plot_h + 16}
-
-
-def tier_plots(tiers: list[dict]) -> list[dict]:
-    """A small bar chart per pyramid: how many SCUs in each tier (weight)."""
-    width, height, left, bottom = 190, 104, 8, 84
-    out = []
-    for h in tiers:
-        top = max((t["scus"] for t in h["tiers"]), default=0) or 1
-        step = (width - 2 * left) / max(len(h["tiers"]), 1)
-        bars = []
-        for i, t in enumerate(h["tiers"]):
-            bar_h = round(64 * t["scus"] / top, 2)
-            bars.append({"weight": t["weight"], "scus": t["scus"], "x": round(left + i * step + step * 0.12, 2), "w": round(step * 0.76, 2),
-                         "y": round(bottom - bar_h, 2), "h": bar_h, "cx": round(left + i * step + step / 2, 2)})
-        out.append(h | {"bars": bars, "width": width, "height": height, "bottom": bottom})
-    return out
-
-
 @coordinator_view
 def scores(request, dataset):
     snapshot, current = snapshot_for(dataset)
@@ -526,12 +443,18 @@ def scores(request, dataset):
     downloads = {f"{table}_{fmt}": reverse("dashboards:scores_export", args=[dataset.pk, fmt]) + "?" + urlencode(
         {"convention": view["convention"], "references": int(view["references"]), "table": table})
         for table in ("topics", "systems") for fmt in ("csv", "json")}
-    plot = system_plot(view["per_system"], compared)
+    stats = _view_statistics(snapshot, view["convention"], view["references"])
+    chart_params = {"convention": view["convention"], "references": int(view["references"])}
+    chart_data = {"systems": charts.system_rows(view["per_system"], stats, compared), "tiers": charts.tier_rows(view["tiers"])}
+    chart_csv = {name: _chart_url(dataset, name, chart_params) for name in chart_data}
     view = {k: v for k, v in view.items() if k != "per_system"}
+    intervals = {s["system"]: s for s in stats["systems"]}
+    per_system = [r | {"interval": intervals.get(r["system"]) if r["kind"] in KINDS[stats["name"]] else None} for r in per_system]
     return render(request, "dashboards/scores.html", _frame(
         dataset, "scores", snapshot, current, **view, convention_links=_convention_links(request, view["convention"]), per_system=per_system, topic_rows=topic_rows,
         system_headers=_headers(request, "sort", SYSTEM_COLUMNS, system_sort), topic_headers=_headers(request, "tsort", TOPIC_COLUMNS, topic_sort),
-        plot=plot, tier_plots=tier_plots(view["tiers"]), topics=topics, topic_filter=topic_filter,
+        chart_data=chart_data, chart_csv=chart_csv, pyramids=len(view["tiers"]), topics=topics, topic_filter=topic_filter, stats=stats,
+        statistics_downloads=_statistics_downloads(dataset, view["convention"]),
         downloads=downloads, reference_links=_links(request, "references", [("0", "peers only"), ("1", "peers + references")], "1" if view["references"] else "0")))
 
 
@@ -545,6 +468,112 @@ def scores_export(request, dataset, fmt):
     return _download(view["per_topic"], SCORE_KEYS, fmt, f"{slugify(dataset.name)}-scores-{view['convention']}")
 
 
+# --- significance ---------------------------------------------------------------------------
+
+KINDS = {"peers": ("peer",), "peers+references": ("peer", "reference")}
+
+
+def _view_statistics(snapshot, convention: str, references: bool) -> dict:
+    """The stored statistics of one view (peers on modified, or peers + references on modified_jk)."""
+    stats = snapshot.data["conventions"][convention]["statistics"]
+    name = "peers+references" if references else "peers"
+    return stats["views"][name] | {"name": name, "settings": stats["settings"], "percent": round(100 * stats["settings"]["confidence"])}
+
+
+def _statistics_downloads(dataset, convention: str) -> dict:
+    return {table: _export_url("dashboards:statistics_export", dataset, "csv", {"convention": convention, "table": table})
+            for table in STATISTICS_TABLES}
+
+
+def _export_url(name: str, dataset, fmt: str, params: dict) -> str:
+    return reverse(name, args=[dataset.pk, fmt]) + "?" + urlencode(params)
+
+
+def significance_matrix(systems: list[dict], pairs: list[dict]) -> list[dict]:
+    """One row per system (best first): per other system "better", "worse" or "same" at the
+    Holm-adjusted level, with the pair's figures for the cell's tooltip."""
+    by_pair = {}
+    for p in pairs:
+        by_pair[(p["a"], p["b"])] = (p, 1)
+        by_pair[(p["b"], p["a"])] = (p, -1)
+    names = [s["system"] for s in systems]
+    rows = []
+    for a in names:
+        cells = []
+        for b in names:
+            if a == b:
+                cells.append({"self": True})
+                continue
+            pair, sign = by_pair[(a, b)]
+            verdict = "untested" if pair["p_value"] is None else "same" if not pair["significant"] else ("better" if pair["better"] == a else "worse")
+            cells.append({"other": b, "verdict": verdict, "pair": pair,
+                          "difference": None if pair["difference"] is None else sign * pair["difference"]})
+        rows.append({"system": a, "cells": cells})
+    return rows
+
+
+def _curve(points: list[dict]) -> list[dict]:
+    return [p for p in points if p["mean"] is not None]
+
+
+@coordinator_view
+def significance(request, dataset):
+    snapshot, current = snapshot_for(dataset)
+    convention = _convention(request)
+    references = request.GET.get("references", "0") == "1"
+    stats = _view_statistics(snapshot, convention, references)
+    n = len(stats["systems"])
+    significant = sum(p["significant"] for p in stats["pairs"])
+    scu_tests = stats.get("scu_tests", [])
+    return render(request, "dashboards/significance.html", _frame(
+        dataset, "significance", snapshot, current, convention=convention, convention_links=_convention_links(request, convention),
+        references=references, reference_links=_links(request, "references", [("0", "peers only"), ("1", "peers + references")], "1" if references else "0"),
+        stats=stats, matrix=significance_matrix(stats["systems"], stats["pairs"]), pairs_total=n * (n - 1) // 2, significant=significant,
+        scu_tests=scu_tests, scu_significant=sum(t["significant"] for t in scu_tests),
+        stability=({"references": _curve(stats["reference_stability"])} if "reference_stability" in stats else {}) | {"topics": _curve(stats["topic_stability"])},
+        downloads=_statistics_downloads(dataset, convention), stability_charts={curve: [r for r in charts.stability_rows(stats) if r["curve"] == curve] for curve in ("references", "topics")},
+        stability_csv=_chart_url(dataset, "stability", {"convention": convention, "references": int(references)})))
+
+
+def _chart_url(dataset, chart: str, params: dict) -> str:
+    return reverse("dashboards:chart_export", args=[dataset.pk, chart]) + "?" + urlencode(params)
+
+
+@coordinator_view
+def chart_export(request, dataset, chart):
+    """The rows behind one chart as CSV (the same rows the page hands to the chart)."""
+    snapshot, _ = snapshot_for(dataset)
+    convention = _convention(request)
+    references = request.GET.get("references", "0") == "1"
+    if chart == "systems":
+        view = _score_view(request, snapshot)
+        rows = charts.system_rows(view["per_system"], _view_statistics(snapshot, convention, references), view["compared"])
+    elif chart == "tiers":
+        rows = charts.tier_rows(snapshot.data["conventions"][convention]["tiers"])
+    elif chart == "stability":
+        rows = charts.stability_rows(_view_statistics(snapshot, convention, references))
+    elif chart == "agreement":
+        row, detail = _topic_agreement(snapshot.data, convention, request.GET.get("topic", ""))
+        if row is None:
+            raise Http404("No peer of this topic was annotated by two annotators.")
+        rows = charts.agreement_rows(_comparison(row, detail))
+    else:
+        raise Http404("No such chart.")
+    suffix = "-references" if references and chart in ("systems", "stability") else ""
+    return _download(rows, charts.KEYS[chart], "csv", f"{slugify(dataset.name)}-{chart}-chart-{convention}{suffix}")
+
+
+@coordinator_view
+def statistics_export(request, dataset, fmt):
+    snapshot, _ = snapshot_for(dataset)
+    convention = _convention(request)
+    table = request.GET.get("table", "systems")
+    if table not in STATISTICS_TABLES:
+        raise Http404("No such statistics table.")
+    rows, keys = statistics_rows(snapshot.data["conventions"][convention], table)
+    return _download(rows, keys, fmt, f"{slugify(dataset.name)}-{table.replace('_', '-')}-{convention}")
+
+
 # --- meta-evaluation ------------------------------------------------------------------------
 
 def _metaeval_rows(snapshot, convention: str, score: str) -> list[dict]:
@@ -554,6 +583,17 @@ def _metaeval_rows(snapshot, convention: str, score: str) -> list[dict]:
     if score in tables:
         return tables[score]
     return [r for r in tables["modified"] if r["summarizers"] == "peers"] + [r for r in tables["modified_jk"] if r["summarizers"] == "peers+references"]
+
+
+def _with_intervals(rows: list[dict], found: list[dict]) -> list[dict]:
+    """Each row with its correlations' bootstrap intervals where they were computed (the rows shown
+    by default: peers on modified, peers + references on modified_jk)."""
+    by_key = {(f["metric"], f["summarizers"], f["score"]): f["levels"] for f in found}
+    out = []
+    for r in rows:
+        levels = by_key.get((r["metric"], r["summarizers"], r["score"]))
+        out.append(r | {"intervals": levels[r["level"]] if levels else None})
+    return out
 
 
 def _metaeval_groups(rows: list[dict]) -> list[dict]:
@@ -586,6 +626,8 @@ def metaeval(request, dataset):
                     parts.append(f"{result.duplicates} repeated rows accepted once")
                 if result.empty:
                     parts.append(f"{result.empty} empty cells (no judgment)")
+                if result.skipped_rows:
+                    parts.append(result.skipped_text)
                 messages.success(request, f"Imported {', '.join(result.metrics) or 'nothing'} from {result.source}: {', '.join(parts)}.")
                 query = request.GET.urlencode()
                 return redirect(reverse("dashboards:metaeval", args=[dataset.pk]) + (f"?{query}" if query else ""))
@@ -593,13 +635,14 @@ def metaeval(request, dataset):
     snapshot, current = snapshot_for(dataset)
     convention = _convention(request)
     score = request.GET.get("score", "auto")
-    rows = _metaeval_rows(snapshot, convention, score)
+    rows = _with_intervals(_metaeval_rows(snapshot, convention, score), snapshot.data["conventions"][convention]["metaeval_intervals"])
     sources = (Judgment.objects.filter(topic__dataset=dataset).values("metric").annotate(n=Count("id"), topics=Count("topic", distinct=True), sources=Count("source", distinct=True)).order_by("metric"))
     downloads = {fmt: reverse("dashboards:metaeval_export", args=[dataset.pk, fmt]) + "?" + urlencode({"convention": convention, "score": score})
                  for fmt in ("csv", "json")}
     return render(request, "dashboards/metaeval.html", _frame(
         dataset, "metaeval", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), score=score,
-        groups=_metaeval_groups(rows), form=form, errors=errors, shown_errors=(errors or [])[:200], metrics=list(sources),
+        groups=_metaeval_groups(rows), form=form, settings=snapshot.data["conventions"][convention]["statistics"]["settings"],
+        interval_download=_export_url("dashboards:statistics_export", dataset, "csv", {"convention": convention, "table": "metaeval"}), errors=errors, shown_errors=(errors or [])[:200], metrics=list(sources),
         max_bytes=judgment_max_bytes(), downloads=downloads,
         score_links=_links(request, "score", [("auto", "SacreROUGE (modified; modified_jk with references)"), ("modified", "modified"), ("modified_jk", "modified_jk")], score)),
         status=status_code)

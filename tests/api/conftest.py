@@ -45,7 +45,7 @@ def world(db):
     scu2 = SCU.objects.create(pyramid=pyramid, uid=2, label="Zeta")
     contributor = add_contributor(scu1, refs["A"], [(0, 5)])
     zeta = add_contributor(scu2, refs["B"], [(14, 18)])
-    annotation = PeerAnnotation.objects.create(peer=peer1, pyramid=pyramid, annotator=users["alice"])
+    annotation = PeerAnnotation.objects.create(peer=peer1, pyramid=pyramid, annotator=users["alice"], status=PeerAnnotation.Status.DONE)
     match = add_match(annotation, scu1, [(0, 5)])
     return SimpleNamespace(
         users=users, d1=d1, d2=d2, t1=t1, refs=refs, peer1=peer1, peer2=peer2, pyramid=pyramid, scu1=scu1, scu2=scu2,

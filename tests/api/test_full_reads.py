@@ -87,7 +87,7 @@ def test_annotation_full_document(world, as_user, stale):
     assert doc["matches"] == [{"id": world.match.pk, "scu": world.scu1.pk, "parts": [{"id": world.match.parts.get().pk, "start": 0, "end": 5}]}]
     assert [(s["uid"], s["weight"], len(s["contributors"])) for s in doc["pyramid"]["scus"]] == [(1, 1, 1), (2, 1, 1)]
     assert [r["external_id"] for r in doc["pyramid"]["references"]] == ["A", "B"]
-    expected = {"convention": "nist", "current": not stale, "values": None if stale else {"modified": 0.5, "original": 0.1}}
+    expected = {"convention": "nist", "current": not stale, "values": None if stale else {"modified": 0.5, "original": 0.1}, "delayed": None}
     assert doc["score"] == expected, "only a current score carries values"
 
 

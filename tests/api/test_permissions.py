@@ -20,7 +20,7 @@ ENDPOINTS = {
     "pyramids": (Pyramid, "pyramid", lambda w: {"topic": w.t1.pk, "references": [r.pk for r in w.refs.values()]}, {"status": "in_progress"}),
     "scus": (SCU, "scu2", lambda w: {"pyramid": w.pyramid.pk, "label": "New", "reference": w.refs["A"].pk, "parts": [{"start": 6, "end": 10}]}, {"label": "relabelled"}),
     "contributors": (Contributor, "zeta", lambda w: {"scu": w.scu2.pk, "reference": w.refs["A"].pk, "parts": [{"start": 11, "end": 16}]}, {"comment": "why"}),
-    "annotations": (PeerAnnotation, "annotation", lambda w: {"peer": w.peer2.pk, "pyramid": w.pyramid.pk}, {"status": "done"}),
+    "annotations": (PeerAnnotation, "annotation", lambda w: {"peer": w.peer2.pk, "pyramid": w.pyramid.pk}, {"status": "draft"}),   # the fixture's annotation is done
     "matches": (PeerMatch, "match", lambda w: {"annotation": w.annotation.pk, "scu": w.scu2.pk, "parts": [{"start": 19, "end": 23}]}, {"scu": None}),
     "assignments": (Assignment, "assignment", lambda w: {"topic": w.t1.pk, "annotator": w.users["bob"].pk, "task": "annotate_peers"}, {"status": "done"}),
 }
@@ -36,7 +36,7 @@ ASSIGN_WRITE =  "401  403  404  404   200   404   200"
 
 EXPECTED = {
     # endpoint: (retrieve, update, delete, create)
-    "datasets": (CORPUS_READ, CORPUS_WRITE, CORPUS_WRITE, "401 403 403 403 403 403 201"),
+    "datasets": (CORPUS_READ, CORPUS_WRITE, CORPUS_WRITE, "401 403 403 403 201 201 201"),
     "topics": (CORPUS_READ, CORPUS_WRITE, CORPUS_WRITE, "401 403 403 403 201 400 201"),
     "references": (CORPUS_READ, CORPUS_WRITE, CORPUS_WRITE, "401 403 403 403 201 400 201"),
     "peers": (CORPUS_READ, CORPUS_WRITE, CORPUS_WRITE, "401 403 403 403 201 400 201"),

@@ -97,17 +97,36 @@ def test_hostile_file_is_rejected_and_writes_nothing(world, as_user):
     before = counts()
     hostile = (FIXTURES / "hostile_billion_laughs.pyr").read_bytes()
     response = post_files(as_user("coord"), world.d1, upload("D0998.pyr", hostile), upload("D0997.pyr", (FIXTURES / "hostile_xxe.pyr").read_bytes()))
-    assert response.status_code == 200
+    assert response.status_code == 400
     report = response.json()
     assert len(report["rejected"]) == 2 and report["rejected"][0].startswith("D0997.pyr: ")
+    assert report["detail"] == "2 of 2 files were rejected (see 'rejected'); each of the others was imported whole."
     assert counts() == before
 
 
-def test_file_that_is_not_a_nist_name_is_rejected(world, as_user):
-    before = counts()
-    report = post_files(as_user("coord"), world.d1, upload("event_2006.pyr", PYR)).json()
-    assert report["rejected"] and "not a NIST file name" in report["rejected"][0]
-    assert counts() == before
+def test_some_files_rejected_is_a_400_listing_every_files_fate(world, as_user):
+    bad_uid = PYR.replace(b'uid="4"', b'uid="2147483648"', 1)
+    response = post_files(as_user("coord"), world.d1, upload(PYR_NAME, PYR), upload("D0998.pyr", bad_uid), upload(PAN_NAME, PAN))
+    assert response.status_code == 400, response.content
+    report = response.json()
+    fates = {o["file"]: (o["status"], o["reason"]) for o in report["outcomes"]}
+    assert fates[PYR_NAME] == ("imported", "") and fates[PAN_NAME] == ("imported", "")
+    assert fates["D0998.pyr"][0] == "rejected" and "uid 2147483648 is out of range" in fates["D0998.pyr"][1]
+    assert report["detail"].startswith("1 of 3 files was rejected")
+    assert not Topic.objects.filter(external_id="D0998").exists()
+    assert PeerAnnotation.objects.filter(pyramid__topic__external_id="D0999").count() == 1
+
+
+def test_any_file_name_imports_with_names_from_the_content_and_the_stem(world, as_user):
+    response = post_files(as_user("coord"), world.d1, upload("event_2006.pyr", PYR), upload("my peer.pan", PAN))
+    assert response.status_code == 200, response.content
+    report = response.json()
+    assert [(o["file"], o["status"], o["topic"], o["topic_from"], o["peer"], o["peer_from"]) for o in report["outcomes"]] == [
+        ("event_2006.pyr", "imported", "T0001", "content", None, None),
+        ("my peer.pan", "imported", "T0001", "content", "my peer", "file stem"),
+    ]
+    annotation = PeerAnnotation.objects.get(pyramid__topic__external_id="T0001")
+    assert (annotation.peer.topic.external_id, annotation.peer.external_id, annotation.annotator) == ("T0001", "my peer", None)
 
 
 def refused(response, fragment: str) -> None:

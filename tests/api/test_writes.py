@@ -55,7 +55,7 @@ def test_a_write_makes_the_stored_score_stale_until_recomputed(world, as_user):
     recompute_annotations([world.annotation.pk])  # what the worker does after a commit
     assert client.get(url).json()["score"]["current"] is True
     client.post("/api/matches/", {"annotation": world.annotation.pk, "scu": world.scu2.pk, "parts": [{"start": 19, "end": 23}]}, format="json")
-    assert client.get(url).json()["score"] == {"convention": "nist", "current": False, "values": None}
+    assert client.get(url).json()["score"] == {"convention": "nist", "current": False, "values": None, "delayed": None}
     recompute_annotations([world.annotation.pk])
     score = client.get(url).json()["score"]
     assert score["current"] is True and score["values"]["matched_scus"] == 2

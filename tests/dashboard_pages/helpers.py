@@ -21,7 +21,7 @@ def build_toy(name="Toy") -> Dataset:
     for peer_id, uids in ANN2_T1.items():
         peer = PeerSummary.objects.get(topic__dataset=dataset, topic__external_id="T1", external_id=peer_id)
         pyramid = peer.topic.pyramids.get()
-        annotation = PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator=ann2)
+        annotation = PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator=ann2, status="done")
         for i, uid in enumerate(uids):
             add_match(annotation, SCU.objects.get(pyramid=pyramid, uid=uid), [(5 * i, 5 * i + 4)])
     return dataset

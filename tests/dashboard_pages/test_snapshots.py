@@ -204,7 +204,7 @@ def test_saving_an_annotation_updates_the_dashboard(dataset, django_capture_on_c
 
 def test_recompute_topics_schedules_the_dashboards_only_with_workers(dataset, monkeypatch):
     from pyramid_app.celery import app
-    from scoring.dashboard_tasks import recompute_dashboards
+    from annotation.tasks import recompute_dashboards
 
     sent = []
     monkeypatch.setattr(recompute_dashboards, "apply_async", lambda args, **kw: sent.append(args))
@@ -219,7 +219,7 @@ def test_recompute_topics_schedules_the_dashboards_only_with_workers(dataset, mo
 
 
 def test_worker_catch_up_task(dataset):
-    from scoring.dashboard_tasks import recompute_stale_dashboards
+    from annotation.tasks import recompute_stale_dashboards
 
     assert recompute_stale_dashboards.apply().get() == 1
     assert snapshots.stale_datasets() == []

@@ -1,6 +1,9 @@
 """The dashboard pages over HTTP: who may see what, every figure as the services compute it,
 downloads equal to the management commands, assignment forms, judgment uploads, live status."""
+import csv
+import io
 import json
+import re
 from io import StringIO
 
 import pytest
@@ -47,8 +50,8 @@ def pages(dataset) -> list[str]:
     return [reverse(name, args=args) for name, args in [
         ("dashboards:overview", [d]), ("dashboards:agreement", [d]), ("dashboards:agreement_topic", [d, "T1"]),
         ("dashboards:agreement_peer", [d, "T1", "1"]), ("dashboards:scores", [d]), ("dashboards:metaeval", [d]),
-        ("dashboards:status", [d]),
-        *((f"dashboards:{what}_export", [d, fmt_]) for what in ("scores", "agreement", "metaeval") for fmt_ in ("csv", "json")),
+        ("dashboards:significance", [d]), ("dashboards:status", [d]),
+        *((f"dashboards:{what}_export", [d, fmt_]) for what in ("scores", "agreement", "metaeval", "statistics") for fmt_ in ("csv", "json")),
     ]]
 
 
@@ -127,8 +130,9 @@ def test_agreement_topic_page(dataset, coord):
     for peer, diff, flagged in [("1", 0.2, True), ("2", 0.0, False), ("3", 0.4, True)]:
         html = row_html(page, "data-peer", peer)
         assert fmt(diff) in html and (("badge flag" in html) == flagged)
-    assert page.count('class="point flagged"') == 2 and page.count('class="point"') == 1
-    assert 'class="diagonal"' in page
+    points = json.loads(re.search(r'<script id="chart-agreement" type="application/json">(.*?)</script>', page, re.S).group(1))
+    assert {p["peer"]: p["flagged"] for p in points} == {"1": True, "2": False, "3": True}
+    assert {p["peer"]: p["difference"] for p in points} == pytest.approx({"1": 0.2, "2": 0.0, "3": 0.4})
     assert coord.get(reverse("dashboards:agreement_topic", args=[dataset.pk, "T2"])).status_code == 404
 
 
@@ -163,12 +167,23 @@ def test_scores_page_figures(dataset, coord, convention, references):
         html = row_html(page, "data-system", r["system"])
         assert all(fmt(r[s], 4) in html for s in ("original", "modified", "modified_jk")), r["system"]
         assert fmt(r[f"{compared}_sd"]) in html
-    # The plot: one mark per system, ordered by the compared score.
-    plot = page.split("data-system-plot")[1].split("</figure>")[0]
-    assert plot.count('class="system-mark"') == len(board["per_system"]) == (6 if references else 3)
-    assert f"{compared} " in plot
+    # The chart's rows (json_script): one per system, ordered by the compared score, nothing clipped.
+    plotted = json.loads(re.search(r'<script id="chart-systems" type="application/json">(.*?)</script>', page, re.S).group(1))
+    assert len(plotted) == len(board["per_system"]) == (6 if references else 3)
+    assert [r["mean"] for r in plotted] == sorted((r[compared] for r in board["per_system"]), reverse=True)
+    by_system = {r["system"]: r for r in board["per_system"]}
+    for r in plotted:
+        assert (r["min"], r["max"], r["sd"]) == (by_system[r["system"]][f"{compared}_min"], by_system[r["system"]][f"{compared}_max"],
+                                                 by_system[r["system"]][f"{compared}_sd"])
+        assert r["low"] is None or r["low"] <= r["mean"] <= r["high"]
     assert page.count('<tr class="peer">') + page.count('<tr class="reference">') == len(board["per_topic"])
-    assert page.count('data-pyramid="') == 2   # a tier histogram per pyramid
+    tiers = json.loads(re.search(r'<script id="chart-tiers" type="application/json">(.*?)</script>', page, re.S).group(1))
+    assert len({t["pyramid"] for t in tiers}) == 2   # a tier histogram per pyramid
+    # Each chart's CSV link downloads the plotted rows.
+    link = re.search(r'<a class="chart-csv" href="([^"]+/charts/systems\.csv[^"]*)"', page).group(1).replace("&amp;", "&")
+    rows = list(csv.DictReader(io.StringIO(coord.get(link).content.decode())))
+    assert [r["system"] for r in rows] == [r["system"] for r in plotted]
+    assert [float(r["mean"]) for r in rows] == pytest.approx([r["mean"] for r in plotted])
 
 
 def test_scores_sorting(dataset, coord):
@@ -219,7 +234,7 @@ def test_create_assignments_and_a_second_annotator(dataset, users, coord):
     page = coord.get(reverse("dashboards:overview", args=[dataset.pk])).content.decode()
     assert "Assigned ann2 to annotate peers on T1." in page
     cell = page.split('data-topic="T1"')[1].split("</tr>")[0].split('data-task="annotate_peers"')[1]
-    assert "ann1" in cell and "ann2" in cell and "0 of 3 peers done" in cell
+    assert "ann1" in cell and "ann2" in cell and "3 of 3 peers done" in cell  # the toy annotations are finished
 
 
 def test_duplicate_and_invalid_assignments_write_nothing(dataset, users, coord):
@@ -306,8 +321,8 @@ def test_judgment_upload_errors_are_listed_by_line_and_nothing_is_written(datase
     bad = "topic,summary,metric,value\nT1,1,content,3\nT9,1,content,3\nT1,7,content,2\nT1,2,content,abc\n"
     response = upload(coord, dataset, "bad.csv", bad)
     page = response.content.decode()
-    assert response.status_code == 400 and "Nothing was imported: 3 problems." in page
-    assert "line 3: no topic &#x27;T9&#x27; in dataset &#x27;Toy&#x27;" in page and "line 4:" in page and "line 5:" in page
+    assert response.status_code == 400 and "Nothing was imported: 2 problems." in page
+    assert "T9" not in page and "line 4:" in page and "line 5:" in page  # another dataset's topic is skipped, not a problem
     assert not Judgment.objects.exists()
     response = upload(coord, dataset, "header.csv", "a,b\n1,2\n")
     assert response.status_code == 400 and "line 1: the header must name the columns" in response.content.decode()

@@ -1,5 +1,5 @@
 """With Redis and a real Celery worker: a save schedules the dashboard after the scores and the
-agreement, and the worker (which registers the task through CELERY_IMPORTS) stores a current one."""
+agreement, and the worker (which finds the task through autodiscovery) stores a current one."""
 import time
 
 import pytest
@@ -14,7 +14,7 @@ from .helpers import build_toy
 @pytest.mark.worker
 def test_worker_recomputes_the_dashboard_after_a_save(celery_worker, settings):
     assert settings.CELERY_TASK_ALWAYS_EAGER is False
-    assert "scoring.recompute_dashboards" in celery_worker.app.tasks
+    assert "annotation.recompute_dashboards" in celery_worker.app.tasks
     dataset = build_toy()   # autocommit: every save schedules work for the worker
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

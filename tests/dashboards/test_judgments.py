@@ -41,7 +41,7 @@ def test_every_bad_row_is_reported_and_nothing_is_written(dataset):
     text = (
         "topic,summary,metric,value\n"
         "T1,1,content,3\n"          # 2 fine
-        "T9,1,content,3\n"          # 3 unknown topic
+        "T9,1,content,3\n"          # 3 a topic of another dataset: skipped, not an error
         "T1,7,content,3\n"          # 4 unknown summary
         "T1,2,,abc\n"               # 5 empty metric and bad value
         "T1,2,content,nan\n"        # 6 not finite
@@ -54,13 +54,13 @@ def test_every_bad_row_is_reported_and_nothing_is_written(dataset):
     with pytest.raises(JudgmentImportError) as error:
         import_judgments_csv(dataset, text)
     lines = [e.split(":")[0] for e in error.value.errors]
-    assert lines == ["line 3", "line 4", "line 5", "line 6", "line 7", "line 9"]
+    assert lines == ["line 4", "line 5", "line 6", "line 7", "line 9"]
     messages = "\n".join(error.value.errors)
-    assert "no topic 'T9' in dataset 'Toy'" in messages
+    assert "T9" not in messages
     assert "topic T1 has no peer or reference summary '7'" in messages
     assert "metric is empty; value 'abc' is not a finite number" in messages
     assert "but line 2 gives 3" in messages
-    assert "6 bad row(s), nothing imported" in str(error.value)
+    assert "5 problems, nothing imported" in str(error.value)
     assert Judgment.objects.count() == 0
 
 
@@ -135,3 +135,34 @@ def test_admin_lists_filters_and_searches_judgments(dataset, client, django_user
     assert list(client.get(url, {"q": "T2"}).context["cl"].result_list) == [Judgment.objects.get(metric="rouge_2")]
     judgment = Judgment.objects.get(metric="rouge_2")
     assert client.get(reverse("admin:annotation_judgment_change", args=[judgment.pk])).status_code == 200
+
+
+def test_rows_of_other_topics_are_skipped_and_counted(dataset):
+    text = "topic,summary,metric,value\nT1,1,content,3\n" + "".join(f"D07{t:02d},{s},content,2\n" for t in range(1, 46) for s in range(1, 53))
+    result = import_judgments_csv(dataset, text, source="duc2007.csv")
+    assert (result.created, result.skipped_rows, len(result.skipped_topics)) == (1, 45 * 52, 45)
+    assert result.skipped_text == "2340 rows of 45 topics not in this dataset skipped (D0701, D0702, D0703, D0704, D0705, …)"
+    assert stored() == {("T1", "1", "content"): 3}
+
+
+def test_a_file_with_no_topic_of_the_dataset_is_refused(dataset):
+    with pytest.raises(JudgmentImportError) as error:
+        import_judgments_csv(dataset, "topic,summary,metric,value\nD0701,1,content,3\nD0702,1,content,3\n")
+    assert error.value.errors == ["none of the file's 2 topics (D0701, D0702) is a topic of dataset 'Toy'"]
+    assert not Judgment.objects.exists()
+
+
+def test_each_problem_is_listed_once_with_its_lines(dataset):
+    text = "topic,summary,metric,value\n" + "".join(f"T1,9,m{i},1\n" for i in range(14)) + "T1,1,content,x\n"
+    with pytest.raises(JudgmentImportError) as error:
+        import_judgments_csv(dataset, text)
+    assert error.value.errors == [
+        "lines 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 and 4 more: topic T1 has no peer or reference summary '9'",
+        "line 16: value 'x' is not a finite number",
+    ]
+    # a DUC table line gives one row per metric: its problem is still listed once
+    columns = read_duc_header(HEADER_2007)
+    with pytest.raises(JudgmentImportError) as error:
+        from annotation.services.judgments import save_judgments
+        save_judgments(dataset, parse_duc_table("T1\t9\t0.8\t2\t0\t4\t5\t5\t4\t4\t4\n", columns, linguistic=True))
+    assert error.value.errors == ["line 1: topic T1 has no peer or reference summary '9'"]

@@ -1,6 +1,7 @@
 """Real DUC 2006 data: the dashboards' figures against independent computations from NIST's own
 score table (``2006_modified_scores.txt`` holds both the modified score and content responsiveness)
 and from the pyramid files. Skips with the reason when ../shared/data is absent."""
+import itertools
 from collections import Counter, defaultdict
 from io import StringIO
 
@@ -123,3 +124,52 @@ def test_tier_histograms_equal_the_pyramid_files(duc2006):
             seen.add(h["topic"])
         assert sum(t["scus"] for t in h["tiers"]) == h["scus"]
     assert seen == set(expected)
+
+
+def test_statistics_on_duc2006(duc2006):
+    """Intervals, tests, stability and power on DUC 2006 against computations from NIST's table."""
+    from annotation.models import Topic
+    from annotation.services import system_statistics
+    from annotation.services.dashboards import _summarizer_of, _summarizers
+    from annotation.services.results import score_rows
+
+    path, _ = duc2006
+    table = nist_table(path / "scoring" / "2006_modified_scores.txt")
+    per_system = defaultdict(dict)
+    for (topic, peer), (modified, _) in table.items():
+        per_system[peer][topic] = modified
+    topics = Topic.objects.filter(dataset__name="duc2006")
+    summarizers = _summarizers(topics)
+    stats = system_statistics.compute("duc2006", score_rows(topics), lambda r: _summarizer_of(r, summarizers), "nist",
+                                      system_statistics.load_peer_inputs(topics))
+    peers = stats["views"]["peers"]
+    systems = {s["system"]: s for s in peers["systems"]}
+    assert len(systems) == 22
+    for s, by_topic in per_system.items():
+        assert systems[s]["mean"] == pytest.approx(np.mean(list(by_topic.values())), abs=5e-5)
+        assert systems[s]["low"] < systems[s]["mean"] < systems[s]["high"] and systems[s]["topics"] == 20
+    # Paired tests: an independent sign-flip Monte Carlo on the table's per-topic scores.
+    pairs = {(p["a"], p["b"]): p for p in peers["pairs"]}
+    assert len(pairs) == 231
+    rng = np.random.default_rng(0)
+    signs = rng.choice([-1.0, 1.0], (100_000, 20))
+    for a, b in [peers["systems"][0]["system"], peers["systems"][1]["system"]], [peers["systems"][0]["system"], peers["systems"][-1]["system"]]:
+        d = np.array([per_system[a][t] - per_system[b][t] for t in sorted(per_system[a])])
+        expected = (1 + np.sum(np.abs(signs @ d) >= abs(d.sum()) - 1e-9)) / (1 + len(signs))
+        assert pairs[(a, b)]["p_value"] == pytest.approx(expected, abs=0.006)
+        assert pairs[(a, b)]["p_holm"] >= pairs[(a, b)]["p_value"]
+    assert pairs[(peers["systems"][0]["system"], peers["systems"][-1]["system"])]["significant"]
+    # Every system in some group; groups in order of mean.
+    assert {s for g in peers["groups"] for s in g} == set(systems)
+    # SCU-level tests: one per pair, over the 20 topics both annotated against the same pyramid.
+    assert len(peers["scu_tests"]) == 231 and all(t["topics"] == 20 for t in peers["scu_tests"])
+    # Reference stability: 4 references per pyramid, every subset scored (4, 6, 4 of them).
+    curve = peers["reference_stability"]
+    assert [(p["k"], p["subsets"]) for p in curve] == [(1, 4), (2, 6), (3, 4)]
+    assert curve[0]["mean"] < curve[1]["mean"] < curve[2]["mean"] < 1
+    assert [p["k"] for p in peers["topic_stability"]] == list(range(1, 20))
+    # Power: the spread of per-topic differences of every pair, from the table.
+    sds = [np.std([per_system[a][t] - per_system[b][t] for t in per_system[a]], ddof=1)
+           for a, b in itertools.combinations(sorted(per_system), 2)]
+    assert peers["power"]["sd_quartiles"] == pytest.approx(list(np.quantile(sds, [0.25, 0.5, 0.75])), abs=1e-4)
+    print("\nDUC 2006 groups:", peers["groups"], "\nreference stability:", curve)

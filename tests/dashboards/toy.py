@@ -35,7 +35,7 @@ def build(name="Toy") -> Dataset:
         for peer_id, by_annotator in peers.items():
             peer = PeerSummary.objects.create(topic=topic, external_id=peer_id, text=TEXT)
             for username, uids in by_annotator.items():
-                annotation = PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator=users[username])
+                annotation = PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator=users[username], status="done")
                 for i, uid in enumerate(uids):
                     add_match(annotation, scus[uid], [(5 * i, 5 * i + 4)])
     return dataset

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from annotation.models import SCU, Change
 from annotation.services import peer_actions as peer
 from annotation.services import pyramid_actions as act
-from annotation.services.history import Conflict, redo, scu_states, undo
+from annotation.services.history import Conflict, Gone, redo, scu_states, undo
 
 from ..foundation.factories import annotation, pyramid, topic
 
@@ -161,6 +161,9 @@ def test_peer_actions_with_repetition_non_matching_and_undo(world):
         peer.match_span(ann, user, scu=a, spans=[(40, 99)])
     assert ann.matches.count() == 3
     ann.refresh_from_db()
+    with pytest.raises(Gone):  # undo recreated the matches: the old one is gone, nothing is removed in its name
+        peer.remove_match(nm, user, expected_revision=ann.revision)
+    nm = ann.matches.get(scu=None)
     with pytest.raises(Conflict):
         peer.remove_match(nm, user, expected_revision=ann.revision - 1)
     peer.remove_match(nm, user, expected_revision=ann.revision)

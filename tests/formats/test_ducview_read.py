@@ -315,10 +315,8 @@ def _mutated(old: bytes, new: bytes, name: str = "event.pyr") -> bytes:
         (_mutated(b'uid="4"', b'uid="' + b"9" * 5000 + b'"'), "is not an integer"),
         (_mutated(b'start="120"', b'start="6.6"'), "start='6.6' is not an integer"),
         (_mutated(b' start="120"', b""), "<part> has no 'start' attribute"),
-        (_mutated(b'<scu uid="7" label="Nobody was hurt"', b'<scu uid="7"'),
-         "SCU 7: <scu> has no 'label' attribute"),
-        (_mutated(b'end="385"', b'end="99999"'), "outside the text"),
-        (_mutated(b'start="120"', b'start="-1"'), "outside the text"),
+        (_mutated(b'uid="4"', b'uid="-4"'), "uid -4 is out of range"),
+        (_mutated(b'uid="4"', b'uid="2147483648"'), "uid 2147483648 is out of range"),
         (_mutated(b"<line>#3</line>", b"<line>#3<b>x</b></line>"), "holds a <b> element"),
         (_mutated(b"<line>#3</line>", b"<p>#3</p>"), "holds a <p> element"),
         (b"<pyramid><text><line>no header here</line></text></pyramid>",
@@ -328,6 +326,38 @@ def _mutated(old: bytes, new: bytes, name: str = "event.pyr") -> bytes:
 def test_malformed_pyramids_raise_with_a_clear_message(data, message):
     with pytest.raises(DucViewError, match=message.replace("(", r"\(")):
         parse_pyramid(data)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [
+        (b'end="385"', b'end="99999"', "bad_offsets"),
+        (b'start="120"', b'start="-1"', "bad_offsets"),
+        (b'start="367" end="385"', b'start="385" end="367"', "bad_offsets"),
+        (b'start="367" end="385"', b'start="367" end="367"', "bad_offsets"),
+        (b'start="367" end="385"', b'start="5" end="23"', "moved"),
+    ],
+)
+def test_glitched_offsets_are_relocated_by_their_label_and_reported(old, new, kind):
+    good, _ = parse_pyramid(fixture_bytes("event.pyr"))
+    pyramid, report = parse_pyramid(_mutated(old, new))
+    assert pyramid == good
+    assert [r.kind for r in report.repairs] == [kind]
+    assert not report.rejects
+
+
+def test_glitched_part_that_cannot_be_placed_is_dropped_and_reported():
+    pyramid, report = parse_pyramid(_mutated(b'label="no one was injured" start="367" end="385"',
+                                             b'label="nowhere" start="900000" end="3"'))
+    assert [r.kind for r in report.rejects][0] == "unplaced"
+    assert "900000" in report.rejects[0].message
+
+
+def test_missing_labels_are_derived():
+    good, _ = parse_pyramid(fixture_bytes("event.pyr"))
+    pyramid, report = parse_pyramid(_mutated(b'<scu uid="7" label="Nobody was hurt"', b'<scu uid="7"'))
+    assert {s.uid: s.label for s in pyramid.scus}[7] == {s.uid: s.contributors[0].label for s in good.scus}[7]
+    assert [r.kind for r in report.repairs] == ["missing_label"]
 
 
 def test_error_names_the_part():
@@ -342,9 +372,8 @@ def test_error_names_the_part():
     ("old", "new", "message"),
     [
         (b'<peerscu uid="4"', b'<peerscu uid="99"', "uid 99 is not an SCU of the pyramid"),
-        (b'<peerscu uid="7" label="(2) Nobody was hurt"', b'<peerscu uid="7"',
-         "<peerscu> has no 'label' attribute"),
-        (b'start="145" end="166"', b'start="145" end="999"', "outside the peer text"),
+        (b'<peerscu uid="7" label="(2) Nobody was hurt"', b'<peerscu uid="-7"',
+         "uid -7 is not an SCU"),
         (b"<annotation>", b"<annotatio>", "malformed XML"),
     ],
 )
@@ -361,3 +390,13 @@ def test_parse_peer_annotation_needs_a_pan():
 def test_bytes_required():
     with pytest.raises(TypeError):
         parse_pyramid("<pyramid/>")  # type: ignore[arg-type]
+
+
+def test_glitched_peer_offsets_are_repaired():
+    good, _ = parse_peer_annotation(fixture_bytes("event.pan"))
+    for new in (b'start="145" end="999"', b'start="166" end="145"'):
+        pan, report = parse_peer_annotation(_mutated(b'start="145" end="166"', new, "event.pan"))
+        assert pan.matches == good.matches
+        assert [(r.kind, r.scope) for r in report.repairs] == [("bad_offsets", "peer")]
+    pan, report = parse_peer_annotation(_mutated(b'<peerscu uid="7" label="(2) Nobody was hurt"', b'<peerscu uid="7"', "event.pan"))
+    assert pan.matches == good.matches and report.ok

@@ -243,7 +243,7 @@ def pyramids(draw) -> Pyramid:
     ids = draw(st.lists(st.sampled_from("ABCDEFGHIJ"), min_size=1, max_size=4, unique=True))
     refs = [Reference(i, f"R0042.M.100.Z.{i}", draw(reference_texts())) for i in ids]
     order = {r.id: k for k, r in enumerate(refs)}
-    uids = draw(st.lists(st.integers(-5, 500).filter(bool), min_size=0, max_size=5, unique=True))
+    uids = draw(st.lists(st.integers(1, 500), min_size=0, max_size=5, unique=True))
     scus = []
     for uid in uids:
         contributors = []

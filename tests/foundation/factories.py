@@ -18,4 +18,4 @@ def pyramid(t, references, uids=(1,)):
 
 def annotation(t, p, text="Peer text about alpha.", peer_id="1", annotator=None):
     peer = PeerSummary.objects.create(topic=t, external_id=peer_id, text=text)
-    return PeerAnnotation.objects.create(peer=peer, pyramid=p, annotator=annotator)
+    return PeerAnnotation.objects.create(peer=peer, pyramid=p, annotator=annotator, status=PeerAnnotation.Status.DONE)

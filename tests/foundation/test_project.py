@@ -94,7 +94,7 @@ def _settings_in_subprocess(env: dict, expression: str):
 
 
 def test_settings_embedded_defaults():
-    result = _settings_in_subprocess({}, "[s.DEBUG, s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME'], s.CELERY_TASK_ALWAYS_EAGER, s.CACHES['default']['BACKEND']]")
+    result = _settings_in_subprocess({"DEBUG": "1"}, "[s.DEBUG, s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME'], s.CELERY_TASK_ALWAYS_EAGER, s.CACHES['default']['BACKEND']]")
     debug, engine, name, eager, cache = json.loads(result.stdout)
     assert debug is True and engine == "django.db.backends.sqlite3" and name.endswith("db.sqlite3")
     assert eager is True and cache.endswith("LocMemCache")

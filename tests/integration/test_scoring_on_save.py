@@ -91,7 +91,7 @@ def test_a_burst_of_saves_costs_one_recomputation(celery_worker, demo_annotation
     for _ in range(8):  # eight separate transactions in quick succession
         add_match(a, scu5, [(0, 7)])
     assert wait_until(lambda: scores_of(a).is_current)
-    runs = [args for name, args in task_log if name == "scoring.recompute_scores" and a.pk in args[0]]
+    runs = [args for name, args in task_log if name == "annotation.recompute_scores" and a.pk in args[0]]
     assert 1 <= len(runs) <= 2, runs
     # 1 distinct SCU more (weight 2), 7 repetitions: D = 5 + 2.
     assert scores_of(a).values["observed_weight"] == 7 and scores_of(a).values["repetitions"] == 7
@@ -103,7 +103,7 @@ def test_broker_down_save_succeeds_then_a_worker_catches_up(transactional_db, se
     from celery.contrib.testing.worker import start_worker
 
     from pyramid_app.celery import app
-    from scoring.tasks import recompute_scores
+    from annotation.tasks import recompute_scores
 
     assert settings.REDIS_URL, "guarded by the worker marker"
     load_demo()  # scores queued; no worker yet
@@ -117,7 +117,14 @@ def test_broker_down_save_succeeds_then_a_worker_catches_up(transactional_db, se
     assert scores_of(a).values["matched_scus"] == 3  # SCUs 1, 3, 8
 
 
-def test_recompute_is_idempotent_and_reports_writes(demo_annotation):
+def test_recompute_writes_only_what_is_stale(demo_annotation):
     a = demo_annotation
-    assert recompute_annotations([a.pk]) == 2  # both conventions
-    assert scores_of(a, "sacrerouge").is_current
+    others = list(PeerAnnotation.objects.filter(pyramid=a.pyramid).exclude(pk=a.pk).values_list("id", flat=True))
+    everyone = [a.pk, *others]
+    recompute_annotations(everyone)
+    assert recompute_annotations(everyone) == 0  # all current: nothing recomputed
+    AnnotationScore.objects.filter(annotation=a, convention="sacrerouge").delete()
+    assert recompute_annotations(everyone) == 2 and scores_of(a, "sacrerouge").is_current  # a alone, both conventions
+    PeerAnnotation.objects.filter(pk=a.pk).update(revision=a.revision + 5)  # as an edit of a alone does
+    assert recompute_annotations(everyone) == 2  # a's two conventions, not the others'
+    assert scores_of(a).is_current and all(scores_of(o).is_current for o in PeerAnnotation.objects.filter(pk__in=others))

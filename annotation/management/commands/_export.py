@@ -11,14 +11,20 @@ class ExportCommand(BaseCommand):
         parser.add_argument("--dataset", help="only this dataset (default: all)")
         parser.add_argument("--convention", choices=[c.value for c in Convention], default=Convention.NIST.value)
         parser.add_argument("--format", choices=["json", "csv"], required=True)
+        parser.add_argument("--include-unfinished", action="store_true",
+                            help="also count annotations not marked done that have at least one match (rows say their status)")
 
-    def rows(self, topics, convention: Convention) -> list[dict]:
+    def rows(self, topics, convention: Convention, include_unfinished: bool) -> list[dict]:
         raise NotImplementedError
 
-    def handle(self, *args, dataset=None, convention="nist", format="json", **options):
+    def columns(self, include_unfinished: bool) -> tuple[str, ...]:
+        return self.keys
+
+    def handle(self, *args, dataset=None, convention="nist", format="json", include_unfinished=False, **options):
         from annotation.models import Dataset
         from annotation.services.results import topics_of, write_rows
 
         if dataset and not Dataset.objects.filter(name=dataset).exists():
             raise CommandError(f"no dataset named {dataset!r}")
-        write_rows(self.stdout, self.rows(topics_of(dataset), Convention(convention)), self.keys, format)
+        rows = self.rows(topics_of(dataset), Convention(convention), include_unfinished)
+        write_rows(self.stdout, rows, self.columns(include_unfinished), format)

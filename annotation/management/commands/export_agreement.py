@@ -7,5 +7,5 @@ class Command(ExportCommand):
     help = "Agreement per topic whose peers two or more annotators annotated (JSON or CSV on stdout)."
     keys = AGREEMENT_KEYS
 
-    def rows(self, topics, convention):
-        return agreement_rows(topics, convention)
+    def rows(self, topics, convention, include_unfinished):
+        return agreement_rows(topics, convention, include_unfinished=include_unfinished)

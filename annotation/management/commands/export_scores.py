@@ -1,4 +1,4 @@
-from annotation.services.results import SCORE_KEYS, score_rows
+from annotation.services.results import SCORE_KEYS, score_keys, score_rows
 
 from ._export import ExportCommand
 
@@ -7,5 +7,8 @@ class Command(ExportCommand):
     help = "Scores of every peer annotation and reference summary (JSON or CSV on stdout)."
     keys = SCORE_KEYS
 
-    def rows(self, topics, convention):
-        return score_rows(topics, convention)
+    def rows(self, topics, convention, include_unfinished):
+        return score_rows(topics, convention, include_unfinished=include_unfinished)
+
+    def columns(self, include_unfinished):
+        return score_keys(include_unfinished)

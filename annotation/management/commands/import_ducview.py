@@ -4,18 +4,25 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from annotation.formats import NameOptions
 from annotation.services.ducview_import import import_paths
 
 
 class Command(BaseCommand):
-    help = "Import DUCView .pyr and .pan files (files or directories, recursively). Re-importing adds nothing twice."
+    help = ("Import DUCView .pyr and .pan files (files or directories, recursively). Any file name imports: topic, peer "
+            "and annotator come from the NIST name, else the file's content, else the options, else the file stem. "
+            "Re-importing adds nothing twice.")
 
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", help=".pyr/.pan files or directories")
         parser.add_argument("--dataset", help="dataset name (default: the name of the first directory given)")
-        parser.add_argument("--verbose-report", action="store_true", help="list every repair, unplaced part and legacy issue")
+        parser.add_argument("--topic", help="topic of files whose name and content do not say it")
+        parser.add_argument("--annotator", help="annotator of .pan files whose name does not say it")
+        parser.add_argument("--peer", help="peer of .pan files whose name does not say it")
+        parser.add_argument("--verbose-report", action="store_true",
+                            help="list every file (where its names came from), repair, unplaced part and legacy issue")
 
-    def handle(self, *args, paths, dataset=None, verbose_report=False, **options):
+    def handle(self, *args, paths, dataset=None, topic=None, annotator=None, peer=None, verbose_report=False, **options):
         first = Path(paths[0])
         dataset = dataset or (first if first.is_dir() else first.parent).resolve().name
         show_bar = sys.stderr.isatty()
@@ -24,13 +31,15 @@ class Command(BaseCommand):
             return tqdm(files, desc="importing", unit="file", disable=not show_bar)
 
         try:
-            report = import_paths(paths, dataset, progress)
+            report = import_paths(paths, dataset, progress, NameOptions(topic=topic, annotator=annotator, peer=peer))
         except FileNotFoundError as error:
             raise CommandError(str(error)) from None
         self.stdout.write(f"Dataset: {dataset}")
         for line in report.summary_lines():
             self.stdout.write("  " + line)
-        for title, items in [("Legacy rule violations (kept, flagged on the contributors)", report.legacy),
+        files = [describe(outcome) for outcome in report.outcomes] if verbose_report else []
+        for title, items in [("Files", files),
+                             ("Legacy rule violations (kept, flagged on the contributors)", report.legacy),
                              ("Parts that could not be placed (left out)", report.unplaced),
                              ("Repairs", report.repairs if verbose_report else [])]:
             if items:
@@ -38,8 +47,15 @@ class Command(BaseCommand):
                 for item in items:
                     self.stdout.write("  " + item)
         if report.repairs and not verbose_report:
-            self.stdout.write(f"({len(report.repairs)} repairs; --verbose-report lists them)")
+            self.stdout.write(f"({len(report.repairs)} repairs; --verbose-report lists them and every file)")
         for item in report.rejected:
             self.stderr.write(self.style.ERROR("rejected " + item))
         if report.rejected:
             raise CommandError(f"{len(report.rejected)} file(s) rejected; nothing of them was written")
+
+
+def describe(outcome: dict) -> str:
+    """One file's fate: '114.D0631.M.250.D.10.pan: imported; topic D0631 (file name), peer 10 (file name), ...'."""
+    names = ", ".join(f"{key} {outcome[key]} ({outcome[key + '_from']})" for key in ("topic", "peer", "annotator") if outcome.get(key))
+    line = f"{outcome['file']}: {outcome['status']}" + (f"; {names}" if names else "")
+    return line + (f" — {outcome['reason']}" if outcome["reason"] else "")

@@ -13,6 +13,7 @@ async function refreshFigures() {
   const current = document.querySelector("[data-figures]");
   if (!fresh || !current) return false;
   current.replaceWith(document.importNode(fresh, true));
+  document.dispatchEvent(new CustomEvent("figures:replaced"));   // charts.js redraws
   return true;
 }
 

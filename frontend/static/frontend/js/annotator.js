@@ -1,45 +1,371 @@
-// The peer annotator: select text in the peer summary, choose the SCU it expresses (click, or type
-// to filter and Enter), or mark it as content in no SCU. Every match is saved at once; the score
-// panel shows the server's computation and says "updating" until it is current.
-import { DocumentSession, actionRunner, bindStatus } from "./session.js";
-import { TextIndex, renderSpans, selectedSpan } from "./textspans.js";
-import { $, $$, el, showBanner, hideBanner, isTyping, openChooser, closeChooser } from "./ui.js";
+// The peer annotator: select text in the peer summary (Shift+select adds a part: discontinuous
+// matches), choose the SCU it expresses (click, or type to filter and Enter), or mark it as
+// content in no SCU.
+//
+// Local first: an action changes the annotation held in memory and is painted at once, with the
+// score computed here from the same definitions as the server's (pyramidscore.js), marked
+// "provisional"; the write is queued (session.js: in order, If-Match, offline queue) and the
+// server's answer (the annotation's matches, its new revision) replaces the local guess, or the
+// action is rolled back and the reason shown. The stored score of that revision replaces the
+// provisional one when it arrives. Undo/redo are painted from the page's own record of its
+// actions and then taken from the server's answer.
+import { DocumentSession, bindStatus } from "./session.js";
+import { TextIndex, draggedSpan, renderSpans, selectedSpan } from "./textspans.js";
+import { scorePeer } from "./pyramidscore.js";
+import { $, $$, el, plural, showBanner, hideBanner, isTyping, openChooser, closeChooser } from "./ui.js";
 
 const root = document.getElementById("annotator");
 const API = root.dataset.api;
-const ANNOTATION = root.dataset.annotation;
+const ANNOTATION = Number(root.dataset.annotation);
 const canEdit = root.dataset.canEdit === "1";
 const session = new DocumentSession(root.dataset.fullUrl);
 bindStatus(session, $(".save-status", root), $(".retry", root));
 
 const state = {
-  doc: null,
+  doc: null,           // the annotation document; doc.matches = confirmed matches + pending actions
+  confirmed: [],       // the matches as the server last answered
+  revision: null,      // the revision those confirmed matches are
+  pending: [],         // actions painted but not answered yet: [{effect}]
+  ids: new Map(),      // local key of a match created here -> its id on the server
+  undo: [],            // effects that undo this page's confirmed actions (predictions for Ctrl+Z)
+  redo: [],
+  stored: null,        // {revision, score} the stored score last read
   peerIndex: null,
   refIndexes: new Map(),
   selectedScu: null,   // scu id (list highlight; target of Enter)
-  selectedMatch: null, // match id
-  selection: null,     // {start, end} in the peer text, code points
+  selectedMatch: null, // match id or local key
+  selection: [],       // parts [{start, end}] in the peer text, code points (several: discontinuous)
   filter: "",
   step: 0,             // which contributor of the selected SCU is shown in the references
+  suggestions: null,   // Autoannotate: the suggestions still to decide on (null: not suggesting)
 };
 
+let localKeys = 0;
 const fmt = (v) => (v === null || v === undefined ? "—" : Number(v).toFixed(4));
+const scuOf = (id) => state.doc.pyramid.scus.find((s) => s.id === id);
+const scuName = (scu) => `(${scu.weight}) ${scu.label}`;
+const quoted = (parts) => parts.map((p) => `“${state.peerIndex.slice(p.start, p.end)}”`).join(" … ");
+const resolve = (key) => state.ids.get(key) ?? key;
 
-// ---------------------------------------------------------------------------- loading
+// ---------------------------------------------------------------------------- the document
 
-async function reload() {
-  const previous = state.doc?.revision;
-  state.doc = await session.load();
-  if (state.selectedMatch && !state.doc.matches.some((m) => m.id === state.selectedMatch)) state.selectedMatch = null;
-  if (previous !== state.doc.revision || !state.peerIndex) render();
-  else renderScore();
+/** The confirmed matches with the pending actions applied: what the page shows. */
+function derive() {
+  let matches = state.confirmed.map((m) => ({ ...m }));
+  for (const { effect } of state.pending) if (effect) matches = applyEffect(matches, effect);
+  state.doc.matches = matches;
+  if (state.selectedMatch !== null && !matches.some((m) => m.id === resolve(state.selectedMatch))) state.selectedMatch = null;
+}
+
+function applyEffect(matches, effect) {
+  const key = resolve(effect.key);
+  if (effect.kind === "create") return [...matches, { id: key, scu: effect.scu, parts: effect.parts }];
+  if (effect.kind === "delete") return matches.filter((m) => m.id !== key);
+  if (effect.kind === "move") return matches.map((m) => (m.id === key ? { ...m, scu: effect.scu } : m));
+  return matches;
+}
+
+/** The effect that undoes ``effect`` (applied to ``matches``, before it). */
+function inverse(effect, matches) {
+  if (effect.kind === "create") return { kind: "delete", key: effect.key };
+  if (effect.kind === "delete") {
+    const m = matches.find((x) => x.id === resolve(effect.key));
+    return m ? { kind: "create", key: `local-${++localKeys}`, scu: m.scu, parts: m.parts } : null;
+  }
+  const m = matches.find((x) => x.id === resolve(effect.key));
+  return m ? { kind: "move", key: effect.key, scu: m.scu } : null;
+}
+
+async function load() {
+  const doc = await session.load();
+  state.doc = doc;
+  state.confirmed = doc.matches;
+  state.revision = doc.revision;
+  state.pending = [];
+  state.stored = { revision: doc.revision, score: doc.score };
+  state.peerIndex = new TextIndex(doc.peer.text);
+  derive();
+  render();
   pollScore();
 }
 
+// ---------------------------------------------------------------------------- actions
+
+/**
+ * Paint ``effect`` at once, then send the write; the answer's matches replace the guess (or the
+ * effect is rolled back with the reason). Resolves true once saved, false if refused.
+ */
+function perform(effect, method, url, body, { onSaved, record = true } = {}) {
+  const action = { effect };
+  const before = state.doc.matches;
+  state.pending.push(action);
+  if (record && effect) state.redo = [];
+  derive();
+  paint();
+  root.dataset.busy = "1";
+  const unqueue = () => { const at = state.pending.indexOf(action); if (at >= 0) state.pending.splice(at, 1); };
+  return session.send(method, url, body).then((answer) => {
+    unqueue();
+    if (effect?.kind === "create" && answer.id !== undefined) state.ids.set(effect.key, answer.id);
+    if (answer.delta) state.confirmed = answer.delta.matches;
+    else if (effect?.kind === "delete") state.confirmed = state.confirmed.filter((m) => m.id !== resolve(effect.key));
+    state.revision = answer.revision ?? Number(session.revision);
+    if (record && effect) { const undo = inverse(effect, before); if (undo) state.undo.push(undo); }
+    derive();
+    paint();
+    onSaved?.(answer);
+    settle();
+    return true;
+  }, (error) => {
+    unqueue();
+    derive();
+    paint();
+    settle();
+    if (!error.fields?.changes) showBanner(root, `Not saved: ${error.message || error}`); // a conflict has its own banner
+    return false;
+  });
+}
+
+function settle() {
+  if (!state.pending.length) delete root.dataset.busy;
+  pollScore();
+}
+
+/** Say what the last action did, naming its SCU (role=status: read out, shown until the next one). */
+function announce(message) {
+  $(".last-action", root).textContent = message;
+}
+
+function clearSelection() {
+  state.selection = [];
+  clearFilter();
+}
+
+/**
+ * Match the selection to an SCU. Only ever to an SCU the annotator sees: the one selected in the
+ * list as filtered now (a hidden SCU, e.g. the previous match's while the filter shows nothing, is
+ * never a target).
+ */
+function match(scuId = state.selectedScu) {
+  if (!state.selection.length) { showBanner(root, "Select the words of the peer summary that express the SCU first."); return; }
+  const shown = visibleScus();
+  if (!shown.length) {
+    showBanner(root, state.filter ? `No SCU label contains “${state.filter}”, so nothing was matched. Change the text you typed, or press Esc to clear it.` : "This pyramid has no SCUs to match.");
+    return;
+  }
+  const scu = shown.find((s) => s.id === scuId);
+  if (!scu) { showBanner(root, "Choose the SCU: click it, or type part of its label and press Enter."); return; }
+  const parts = state.selection;
+  const before = state.doc.matches.filter((m) => m.scu === scu.id).length;
+  const text = quoted(parts);
+  hideBanner(root);
+  clearSelection();
+  announce(before ? `Matched ${text} to ${scuName(scu)}: a repetition (found ${before + 1} times).` : `Matched ${text} to ${scuName(scu)}.`);
+  return create(scu.id, parts);
+}
+
+function create(scu, parts) {
+  const effect = { kind: "create", key: `local-${++localKeys}`, scu, parts };
+  return perform(effect, "POST", `${API}matches/`, { annotation: ANNOTATION, scu, parts });
+}
+
+function nonMatching() {
+  if (!state.selection.length) { showBanner(root, "Select the peer text that matches no SCU first."); return; }
+  const parts = state.selection;
+  hideBanner(root);
+  announce(`Marked ${quoted(parts)} as content in no SCU.`);
+  clearSelection();
+  return create(null, parts);
+}
+
+/** The URL of a match that may have been created here: known once its creation was answered. */
+function matchUrl(key) {
+  return () => {
+    const id = resolve(key);
+    if (typeof id !== "number") throw new Error("The match it refers to was not saved.");
+    return `${API}matches/${id}/`;
+  };
+}
+
+function removeMatch() {
+  const key = state.selectedMatch;
+  if (key === null) { showBanner(root, "Click a highlighted span of the peer to select its match first."); return; }
+  const m = state.doc.matches.find((x) => x.id === resolve(key));
+  hideBanner(root);
+  announce(`Removed the match of ${quoted(m.parts)}${m.scu === null ? " (no SCU)" : ` to ${scuName(scuOf(m.scu))}`}.`);
+  state.selectedMatch = null;
+  return perform({ kind: "delete", key }, "DELETE", matchUrl(key));
+}
+
+function moveMatch() {
+  const key = state.selectedMatch;
+  if (key === null || !state.selectedScu || !visibleScus().some((s) => s.id === state.selectedScu)) {
+    showBanner(root, "Select a match (click it in the peer) and the SCU to move it to.");
+    return;
+  }
+  const m = state.doc.matches.find((x) => x.id === resolve(key));
+  const scu = scuOf(state.selectedScu);
+  hideBanner(root);
+  announce(`Moved ${quoted(m.parts)} to ${scuName(scu)}.`);
+  return perform({ kind: "move", key, scu: scu.id }, "PATCH", matchUrl(key), { scu: scu.id });
+}
+
+/** Undo/redo on the server (the user's own last change), painted at once when this page knows it. */
+function history(kind) {
+  const stack = kind === "undo" ? state.undo : state.redo;
+  const other = kind === "undo" ? state.redo : state.undo;
+  const effect = stack.pop() ?? null;
+  const before = state.doc.matches;
+  announce(kind === "undo" ? "Undone." : "Redone.");
+  return perform(effect, "POST", `${API}annotations/${ANNOTATION}/${kind}/`, {}, {
+    record: false,
+    onSaved: () => { const back = effect && inverse(effect, before); if (back) other.push(back); },
+  }).then((ok) => { if (!ok && effect) stack.push(effect); return ok; });
+}
+
+// ---------------------------------------------------------------------------- Autoannotate
+
+/**
+ * Autoannotate: the server's suggestions (from the pyramid, and from this annotator's own other
+ * peers of the topic), shown one at a time: A accepts (a match like any other), R rejects, Esc
+ * stops. Nothing is matched without the key.
+ */
+async function suggest() {
+  showSuggestion(null, "Looking for suggestions…");
+  try {
+    const response = await fetch(`${API}annotations/${ANNOTATION}/suggestions/`, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (!response.ok) throw new Error(`the server answered ${response.status}`);
+    state.suggestions = (await response.json()).suggestions;
+  } catch (error) {
+    stopSuggesting();
+    showBanner(root, `Could not get suggestions: ${error.message}`);
+    return;
+  }
+  nextSuggestion();
+}
+
+/** Show the next suggestion still new (a match made meanwhile may already cover it). */
+function nextSuggestion() {
+  const taken = (s) => state.doc.matches.some((m) => m.scu === s.scu && m.parts.some((p) => s.parts.some((q) => p.start < q.end && q.start < p.end)));
+  while (state.suggestions?.length && taken(state.suggestions[0])) state.suggestions.shift();
+  const current = state.suggestions?.[0];
+  if (!current) { const had = state.suggestions !== null; stopSuggesting(); if (had) announce("No more suggestions."); return; }
+  clearFilter();
+  state.selection = current.parts.map((p) => ({ start: p.start, end: p.end }));
+  selectScu(current.scu);
+  const scu = scuOf(current.scu);
+  showSuggestion(current, `Suggestion (${plural(state.suggestions.length, "left", "left")}): ${quoted(state.selection)} → ${scuName(scu)}. ${current.why[0].toUpperCase()}${current.why.slice(1)}.`);
+}
+
+function showSuggestion(current, message) {
+  const bar = $(".suggestion-bar", root);
+  bar.hidden = false;
+  $(".suggestion-text", bar).textContent = message;
+  for (const button of $$("button", bar)) button.disabled = !current;
+}
+
+function stopSuggesting() {
+  state.suggestions = null;
+  $(".suggestion-bar", root).hidden = true;
+}
+
+function acceptSuggestion() {
+  const current = state.suggestions?.[0];
+  if (!current) return;
+  state.suggestions.shift();
+  const scu = scuOf(current.scu);
+  announce(`Matched ${quoted(current.parts)} to ${scuName(scu)} (suggestion accepted).`);
+  state.selection = [];
+  create(current.scu, current.parts.map((p) => ({ start: p.start, end: p.end })));
+  nextSuggestion();
+}
+
+function rejectSuggestion() {
+  if (!state.suggestions?.length) return;
+  state.suggestions.shift();
+  state.selection = [];
+  nextSuggestion();
+  renderPeer();
+}
+
+async function done() {
+  if (state.pending.length || session.pending) { showBanner(root, "Your last changes are still being saved; try again in a moment."); return; }
+  root.dataset.busy = "1";
+  try {
+    await session.send("PATCH", `${API}annotations/${ANNOTATION}/`, { status: "done" });
+  } catch (error) {
+    if (!error.fields?.changes) showBanner(root, `Not saved: ${error.message || error}`);
+    return;
+  } finally {
+    delete root.dataset.busy;
+  }
+  openNext(state.doc.next);
+}
+
+/** Go to the next peer: its annotation if it exists, else open it through the assignment (POST). */
+function openNext(next) {
+  if (!next) { showBanner(root, "All your peers of this topic are done."); return; }
+  if (next.annotation) { window.location.href = `/annotations/${next.annotation}/`; return; }
+  const form = el("form", { method: "post", action: `/assignments/${next.assignment}/open/`, hidden: true },
+    el("input", { type: "hidden", name: "csrfmiddlewaretoken", value: decodeURIComponent(document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/)?.[1] ?? "") }),
+    el("input", { type: "hidden", name: "peer", value: next.peer_id }));
+  document.body.append(form);
+  form.submit();
+}
+
+// ---------------------------------------------------------------------------- the score
+
+/**
+ * The stored score while it is the score of what is shown (no pending action, same revision,
+ * current); otherwise the score computed here, marked provisional.
+ */
+function renderScore() {
+  const stored = state.stored;
+  const confirmedNow = !state.pending.length && stored && stored.revision === state.revision && stored.score?.current;
+  const values = confirmedNow ? stored.score.values : scorePeer(state.doc.pyramid, state.doc.matches, "nist");
+  const panel = $(".score-panel", root);
+  panel.classList.toggle("provisional", !confirmedNow);
+  const badge = $(".score-state", root);
+  const delayed = !confirmedNow && !state.pending.length && stored?.score?.delayed;
+  badge.textContent = confirmedNow ? "confirmed" : delayed ? "provisional: scoring service unreachable" : "provisional";
+  badge.title = confirmedNow ? "The score the server computed and stored for this revision." : delayed || "Computed in your browser; the stored score follows.";
+  badge.classList.toggle("updating", !confirmedNow);
+  $(".convention", root).textContent = "(nist convention)";
+  const rows = [
+    ["Matched SCUs", values.matched_scus], ["Repetitions", values.repetitions], ["Non-matching units", values.non_matching],
+    ["Observed weight (D)", values.observed_weight], ["Original score", fmt(values.original)], ["Modified score", fmt(values.modified)],
+  ];
+  $(".score-grid", root).replaceChildren(...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", { "data-name": name }, String(value))]));
+}
+
 let scoreTimer = null;
+let scoreBusy = false;
+let scoreTries = { revision: null, count: 0 };
+/**
+ * Read the stored score (annotations/{id}/score/, the session's revision left alone) until it is
+ * that of the revision shown: soon after a change, then less often while no worker answers.
+ */
 function pollScore() {
   clearTimeout(scoreTimer);
-  if (!state.doc.score?.current) scoreTimer = setTimeout(() => reload().catch(() => {}), 600);
+  const wanted = state.revision;
+  if (state.pending.length || (state.stored?.revision === wanted && state.stored.score?.current)) return;
+  if (scoreTries.revision !== wanted) scoreTries = { revision: wanted, count: 0 };
+  const delay = Math.min(3000, 150 * 1.5 ** scoreTries.count++);
+  scoreTimer = setTimeout(async () => {
+    if (scoreBusy) return;
+    scoreBusy = true;
+    try {
+      const response = await fetch(`${API}annotations/${ANNOTATION}/score/`, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      if (response.ok) {
+        const stored = await response.json();
+        if (stored.revision === state.revision) {
+          state.stored = { revision: stored.revision, score: { current: stored.current, values: stored.scores?.nist, delayed: stored.delayed } };
+          renderScore();
+        }
+      }
+    } catch (error) { /* offline: try again */ }
+    finally { scoreBusy = false; pollScore(); }
+  }, delay);
 }
 
 // ---------------------------------------------------------------------------- rendering
@@ -55,30 +381,40 @@ function visibleScus() {
 
 function render() {
   const doc = state.doc;
-  $(".progress-text", root).textContent = doc.progress ? `Peer ${doc.peer.external_id} · ${doc.progress.done} of ${doc.progress.total} peers done` : "";
-  if (!state.peerIndex || state.peerIndex.text !== doc.peer.text) state.peerIndex = new TextIndex(doc.peer.text);
+  $(".progress-text", root).textContent = doc.progress ? `Peer ${doc.peer.external_id} · ${doc.progress.done} of ${plural(doc.progress.total, "peer")} done` : "";
+  paint();
+  renderRefs();
+  for (const button of $$(".toolbar button[data-action]", root)) if (button.dataset.action !== "help") button.disabled = !canEdit;
+}
+
+/** What an action changes: the peer's highlights, the SCU list's counts, the score. */
+function paint() {
   renderPeer();
   renderScus();
-  renderRefs();
   renderScore();
-  for (const button of $$(".toolbar button[data-action]", root)) if (!["help"].includes(button.dataset.action)) button.disabled = !canEdit;
 }
 
 function renderPeer() {
   const spans = [];
   for (const m of state.doc.matches) for (const p of m.parts) spans.push({ id: m.id, start: p.start, end: p.end });
-  if (state.selection) spans.push({ id: "sel", ...state.selection });
+  state.selection.forEach((p, i) => spans.push({ id: `sel${i}`, ...p }));
   renderSpans($(".peer-text", root), state.peerIndex, spans);
   const nonMatching = new Set(state.doc.matches.filter((m) => m.scu === null).map((m) => String(m.id)));
   const scu = state.selectedScu;
   const ofScu = new Set(state.doc.matches.filter((m) => scu !== null && m.scu === scu).map((m) => String(m.id)));
+  const unsaved = new Set(state.doc.matches.filter((m) => typeof m.id !== "number").map((m) => m.id));
+  const selected = String(resolve(state.selectedMatch));
   for (const seg of $$(".peer-text .seg", root)) {
     const ids = seg.dataset.ids ? seg.dataset.ids.split(" ") : [];
-    seg.classList.toggle("nm", ids.length > 0 && ids.every((id) => nonMatching.has(id)));
+    const matchIds = ids.filter((id) => !id.startsWith("sel"));
+    seg.classList.toggle("nm", matchIds.length > 0 && matchIds.every((id) => nonMatching.has(id)));
     seg.classList.toggle("hl", ids.some((id) => ofScu.has(id)));
-    seg.classList.toggle("hl-match", ids.includes(String(state.selectedMatch)));
-    seg.classList.toggle("pending", ids.includes("sel"));
+    seg.classList.toggle("hl-match", ids.includes(selected));
+    seg.classList.toggle("pending", ids.some((id) => id.startsWith("sel")));
+    seg.classList.toggle("unsaved", ids.some((id) => unsaved.has(id)));
   }
+  const parts = state.selection.length;
+  $(".selection-text", root).textContent = parts > 1 ? `${plural(parts, "part")} selected: one match (Shift+select adds a part)` : "";
 }
 
 function renderScus() {
@@ -86,20 +422,20 @@ function renderScus() {
   const counts = new Map();
   for (const m of state.doc.matches) if (m.scu !== null) counts.set(m.scu, (counts.get(m.scu) ?? 0) + 1);
   const scus = visibleScus();
-  $(".counts", root).textContent = `${scus.length} of ${state.doc.pyramid.scus.length} SCUs`;
+  $(".counts", root).textContent = `${scus.length} of ${plural(state.doc.pyramid.scus.length, "SCU")}`;
   list.replaceChildren();
   for (const scu of scus) {
     const found = counts.get(scu.id) ?? 0;
     const item = el("div", { class: `scu${scu.id === state.selectedScu ? " selected" : ""}`, "data-id": scu.id, role: "option", "aria-selected": String(scu.id === state.selectedScu) },
       el("div", { class: "scu-head" }, el("span", { class: "weight", title: "Weight" }, String(scu.weight)), el("span", { class: "label" }, scu.label),
-        found ? el("span", { class: "found", title: found > 1 ? `found ${found} times: ${found - 1} repetition(s)` : "found once" }, found > 1 ? `×${found}` : "✓") : ""));
+        found ? el("span", { class: "found", title: found > 1 ? `found ${found} times: ${plural(found - 1, "repetition")}` : "found once" }, found > 1 ? `×${found}` : "✓") : ""));
     list.append(item);
   }
   if (!scus.length) list.append(el("p", { class: "empty" }, state.filter ? "No SCU label contains that text." : "This pyramid has no SCUs."));
 }
 
 function renderRefs() {
-  const scu = state.doc.pyramid.scus.find((s) => s.id === state.selectedScu);
+  const scu = scuOf(state.selectedScu);
   const contributors = scu ? scu.contributors : [];
   state.step = contributors.length ? ((state.step % contributors.length) + contributors.length) % contributors.length : 0;
   $(".step-text", root).textContent = scu ? `contributor ${contributors.length ? state.step + 1 : 0} of ${contributors.length}` : "select an SCU";
@@ -119,68 +455,6 @@ function renderRefs() {
   }
 }
 
-function renderScore() {
-  const score = state.doc.score;
-  const panel = $(".score-panel", root);
-  const current = Boolean(score?.current);
-  panel.classList.toggle("updating", !current);
-  const badge = $(".score-state", root);
-  badge.textContent = current ? "up to date" : "updating…";
-  badge.classList.toggle("updating", !current);
-  $(".convention", root).textContent = score ? `(${score.convention} convention)` : "";
-  const v = current ? score.values : {};
-  const rows = [
-    ["Matched SCUs", v.matched_scus], ["Repetitions", v.repetitions], ["Non-matching units", v.non_matching],
-    ["Observed weight (D)", v.observed_weight], ["Original score", current ? fmt(v.original) : undefined], ["Modified score", current ? fmt(v.modified) : undefined],
-  ];
-  $(".score-grid", root).replaceChildren(...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", { "data-name": name }, value === undefined ? "…" : String(value))]));
-}
-
-// ---------------------------------------------------------------------------- actions
-
-const act = actionRunner(root, {
-  reload, clearSelection: () => { state.selection = null; }, afterError: renderPeer,
-  showError: (message) => showBanner(root, message), hideError: () => hideBanner(root),
-});
-
-function match(scuId = state.selectedScu) {
-  if (!state.selection) { showBanner(root, "Select the words of the peer summary that express the SCU first."); return; }
-  if (!scuId) { showBanner(root, "Choose the SCU: click it, or type part of its label and press Enter."); return; }
-  return act(session.send("POST", `${API}matches/`, { annotation: Number(ANNOTATION), scu: scuId, parts: [{ start: state.selection.start, end: state.selection.end }] }));
-}
-
-function nonMatching() {
-  if (!state.selection) { showBanner(root, "Select the peer text that matches no SCU first."); return; }
-  return act(session.send("POST", `${API}matches/`, { annotation: Number(ANNOTATION), scu: null, parts: [{ start: state.selection.start, end: state.selection.end }] }));
-}
-
-function removeMatch() {
-  if (!state.selectedMatch) { showBanner(root, "Click a highlighted span of the peer to select its match first."); return; }
-  return act(session.send("DELETE", `${API}matches/${state.selectedMatch}/`), { keepSelection: true });
-}
-
-function moveMatch() {
-  if (!state.selectedMatch || !state.selectedScu) { showBanner(root, "Select a match (click it in the peer) and the SCU to move it to."); return; }
-  return act(session.send("PATCH", `${API}matches/${state.selectedMatch}/`, { scu: state.selectedScu }), { keepSelection: true });
-}
-
-async function done() {
-  const ok = await act(session.send("PATCH", `${API}annotations/${ANNOTATION}/`, { status: "done" }), { keepSelection: true });
-  if (ok === null) return;
-  openNext(state.doc.next);
-}
-
-/** Go to the next peer: its annotation if it exists, else open it through the assignment (POST). */
-function openNext(next) {
-  if (!next) { showBanner(root, "All your peers of this topic are done."); return; }
-  if (next.annotation) { window.location.href = `/annotations/${next.annotation}/`; return; }
-  const form = el("form", { method: "post", action: `/assignments/${next.assignment}/open/`, hidden: true },
-    el("input", { type: "hidden", name: "csrfmiddlewaretoken", value: decodeURIComponent(document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/)?.[1] ?? "") }),
-    el("input", { type: "hidden", name: "peer", value: next.peer_id }));
-  document.body.append(form);
-  form.submit();
-}
-
 function selectScu(id, { scroll = true } = {}) {
   state.selectedScu = id;
   state.step = 0;
@@ -197,21 +471,26 @@ function moveInList(step) {
   selectScu(ids[Math.max(0, Math.min(ids.length - 1, at === -1 ? 0 : at + step))]);
 }
 
-function history(kind) {
-  return act(session.send("POST", `${API}annotations/${ANNOTATION}/${kind}/`, {}), { keepSelection: true });
-}
-
 const ACTIONS = {
-  match: () => match(), "non-matching": nonMatching, remove: removeMatch, move: moveMatch,
+  match: () => match(), "non-matching": nonMatching, remove: removeMatch, move: moveMatch, suggest,
+  accept: acceptSuggestion, reject: rejectSuggestion, stop: () => { stopSuggesting(); state.selection = []; renderPeer(); },
   undo: () => history("undo"), redo: () => history("redo"), help: () => $("dialog.help", root).showModal(), done,
 };
 
 // ---------------------------------------------------------------------------- events
 
+let dragStart = null; // {x, y} of the last mousedown in the peer text
+
+$(".peer-text", root).addEventListener("mousedown", (event) => { dragStart = { x: event.clientX, y: event.clientY }; });
 $(".peer-text", root).addEventListener("mouseup", (event) => {
-  const span = selectedSpan($(".peer-text", root), state.peerIndex);
+  const text = $(".peer-text", root);
+  // Shift+drag: the browser would extend a caret left elsewhere, so the dragged text is read from the pointer.
+  const span = event.shiftKey && dragStart ? draggedSpan(text, state.peerIndex, dragStart, { x: event.clientX, y: event.clientY }) : selectedSpan(text, state.peerIndex);
   if (span) {
-    state.selection = span;
+    const overlaps = state.selection.some((p) => p.start < span.end && span.start < p.end);
+    state.selection = event.shiftKey && state.selection.length && !overlaps
+      ? [...state.selection, span].sort((a, b) => a.start - b.start)
+      : [span];
     window.getSelection().removeAllRanges();
     hideBanner(root);
     renderPeer();
@@ -219,26 +498,28 @@ $(".peer-text", root).addEventListener("mouseup", (event) => {
     return;
   }
   const seg = event.target.closest(".seg");
-  const ids = (seg?.dataset.ids || "").split(" ").filter((id) => id && id !== "sel").map(Number);
-  const matches = state.doc.matches.filter((m) => ids.includes(m.id));
+  const ids = (seg?.dataset.ids || "").split(" ").filter((id) => id && !id.startsWith("sel"));
+  const matches = state.doc.matches.filter((m) => ids.includes(String(m.id)));
   const pick = (m) => { state.selectedMatch = m.id; if (m.scu !== null) selectScu(m.scu); else renderPeer(); };
   if (matches.length === 1) pick(matches[0]);
   else if (matches.length > 1) {
-    const label = (m) => (m.scu === null ? "No SCU (non-matching)" : `(${state.doc.pyramid.scus.find((s) => s.id === m.scu)?.weight}) ${state.doc.pyramid.scus.find((s) => s.id === m.scu)?.label}`);
+    const label = (m) => (m.scu === null ? "No SCU (non-matching)" : scuName(scuOf(m.scu)));
     openChooser(root, event, matches.map((m) => ({ label: label(m), pick: () => pick(m) })));
   }
 });
 
-$(".toolbar", root).addEventListener("click", (event) => {
-  const action = event.target.closest("[data-action]")?.dataset.action;
-  if (action) ACTIONS[action]();
-});
+for (const bar of [$(".toolbar", root), $(".suggestion-bar", root)]) {
+  bar.addEventListener("click", (event) => {
+    const action = event.target.closest("[data-action]")?.dataset.action;
+    if (action) ACTIONS[action]();
+  });
+}
 $(".scu-list", root).addEventListener("click", (event) => {
   const item = event.target.closest(".scu");
   if (!item) return;
   const id = Number(item.dataset.id);
-  if (state.selection && canEdit) { selectScu(id, { scroll: false }); match(id); }
-  else selectScu(id, { scroll: false });
+  selectScu(id, { scroll: false });
+  if (state.selection.length && canEdit) match(id);
 });
 $(".stepper", root).addEventListener("click", (event) => {
   const step = Number(event.target.closest("[data-step]")?.dataset.step);
@@ -246,30 +527,36 @@ $(".stepper", root).addEventListener("click", (event) => {
 });
 
 const filter = $(".filter", root);
+function clearFilter() {
+  filter.value = "";
+  state.filter = "";
+}
 filter.addEventListener("input", () => {
   state.filter = filter.value;
+  const shown = visibleScus();
+  // The selected SCU is always one the annotator sees: the first one found, or none.
+  if (state.filter || !shown.some((s) => s.id === state.selectedScu)) { state.selectedScu = shown[0]?.id ?? null; state.step = 0; renderRefs(); renderPeer(); }
   renderScus();
-  const first = visibleScus()[0];
-  if (state.filter && first) { state.selectedScu = first.id; renderScus(); }
 });
 filter.addEventListener("keydown", (event) => {
-  if (event.key === "Enter") { event.preventDefault(); if (state.selection && canEdit) match(); }
+  if (event.key === "Enter") { event.preventDefault(); if (state.selection.length && canEdit) match(); }
   else if (event.key === "ArrowDown") { event.preventDefault(); moveInList(1); }
   else if (event.key === "ArrowUp") { event.preventDefault(); moveInList(-1); }
-  else if (event.key === "Escape") { filter.value = ""; state.filter = ""; renderScus(); filter.blur(); }
+  else if (event.key === "Escape") { clearFilter(); renderScus(); filter.blur(); }
 });
 
 document.addEventListener("keydown", (event) => {
-  if (event.key === "Escape") { closeChooser(root); if (!isTyping(event)) { state.selection = null; state.selectedMatch = null; hideBanner(root); renderPeer(); } return; }
+  if (event.key === "Escape") { closeChooser(root); if (!isTyping(event)) { stopSuggesting(); state.selection = []; state.selectedMatch = null; hideBanner(root); renderPeer(); } return; }
   if (isTyping(event)) return;
   const ctrl = event.ctrlKey || event.metaKey;
   const key = event.key.toLowerCase();
-  if (ctrl && key === "z") { event.preventDefault(); history(event.shiftKey ? "redo" : "undo"); return; }
-  if (ctrl && key === "y") { event.preventDefault(); history("redo"); return; }
+  if (ctrl && key === "z") { event.preventDefault(); if (canEdit) history(event.shiftKey ? "redo" : "undo"); return; }
+  if (ctrl && key === "y") { event.preventDefault(); if (canEdit) history("redo"); return; }
   if (ctrl || event.altKey) return;
-  if (event.key === "N" && event.shiftKey) { event.preventDefault(); done(); return; }
+  if (event.key === "N" && event.shiftKey) { event.preventDefault(); if (canEdit) done(); return; }
+  if (state.suggestions && canEdit && ["a", "r"].includes(key)) { event.preventDefault(); (key === "a" ? acceptSuggestion : rejectSuggestion)(); return; }
   const handlers = {
-    enter: () => match(), u: nonMatching, delete: removeMatch, backspace: removeMatch, m: moveMatch,
+    s: suggest, enter: () => match(), u: nonMatching, delete: removeMatch, backspace: removeMatch, m: moveMatch,
     j: () => moveInList(1), arrowdown: () => moveInList(1), k: () => moveInList(-1), arrowup: () => moveInList(-1),
     "/": () => filter.focus(), "[": () => { state.step -= 1; renderRefs(); }, "]": () => { state.step += 1; renderRefs(); },
     "?": () => $("dialog.help", root).showModal(),
@@ -280,8 +567,10 @@ document.addEventListener("keydown", (event) => {
 
 session.addEventListener("conflict", async (event) => {
   const changes = (event.detail.changes || []).map((c) => c.summary);
+  await load().catch(() => {});
+  state.undo = [];
+  state.redo = [];
   showBanner(root, `This annotation was changed elsewhere, so your last change was not applied. Changed meanwhile: ${changes.join("; ") || "unknown"}. The page now shows the current state.`);
-  await reload();
 });
 
-reload().then(() => root.classList.add("ready")).catch((error) => showBanner(root, `Could not load the annotation: ${error.message}`));
+load().then(() => root.classList.add("ready")).catch((error) => showBanner(root, `Could not load the annotation: ${error.message}`));

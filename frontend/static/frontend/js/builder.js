@@ -1,131 +1,440 @@
 // The pyramid builder: select text in a reference, make SCUs, add contributors and parts, merge,
-// move, split, relabel; every action is one API call, saved at once, undoable on the server.
-import { DocumentSession, actionRunner, bindStatus } from "./session.js";
-import { TextIndex, coverage, renderSpans, selectedSpan } from "./textspans.js";
+// move, split, relabel. Local first: an action is applied to the document in memory and painted
+// at once (only the SCUs and texts that changed are repainted); the server's answer confirms it,
+// or refuses it, and then the change is rolled back and the reason shown. Writes still carry the
+// revision (no lost updates), wait in the session's queue while offline, and are recorded in the
+// server's history; undo/redo are painted at once the same way and applied on the server.
+import { ActionError, DocumentSession, bindStatus } from "./session.js";
+import { SpanView, TextIndex, coverage, draggedSpan, selectedSpan } from "./textspans.js";
 import { $, $$, el, showBanner, hideBanner, isTyping, openChooser, closeChooser } from "./ui.js";
+import { RuleBroken, applyAction, findContributor, findScu, matchIds, scusTouchedBy, statesOf, temporaryId } from "./pyramid_model.js";
+import { FindError, RegexFinder } from "./find.js";
 
 const root = document.getElementById("builder");
 const API = root.dataset.api;
-const PYRAMID = root.dataset.pyramid;
+const PYRAMID = Number(root.dataset.pyramid);
 const session = new DocumentSession(root.dataset.fullUrl);
 bindStatus(session, $(".save-status", root), $(".retry", root));
 
 const state = {
-  doc: null,
-  indexes: new Map(),         // reference id -> TextIndex
-  scuOfContributor: new Map(), // contributor id -> scu
+  doc: null,                   // what the page shows: the last confirmed document and the actions since
+  base: null,                  // the last document read whole from the server
+  log: [],                     // actions applied since ``base`` (confirmed or still on their way)
+  version: 0,                  // bumped on every change of ``doc`` (the regex finder's corpus)
+  indexes: new Map(),          // reference id -> TextIndex
   selectedScu: null,           // scu id
   selectedContributor: null,   // contributor id
   checked: new Set(),          // scu ids checked for merging
   selection: null,             // {reference, start, end} in code points: kept until used
   filter: "",
+  regex: false,                // the filter is a regular expression (run in a worker)
+  found: null,                 // Set of scu ids the regular expression matched; null: no regex filter
+  sort: "weight",              // weight | label | uid | position
+  collapseAll: false,
+  toggled: new Set(),          // SCUs folded the other way than collapseAll says
   editing: null,               // scu id whose label is being edited
   commenting: null,            // {kind: "scu" | "contributor", id} whose comment is being edited
+  draft: null,                 // {key, value, start, end, focused}: the open editor's text survives repaints
+  undo: [],                    // [{action, before, after}]: this page's own changes, newest last
+  redo: [],
 };
 
-// ---------------------------------------------------------------------------- loading
+// Server ids of objects created in this page, learnt from the answers and from re-reads.
+const known = { scus: new Map(), contributors: new Map(), parts: new Map() };
 
-async function reload() {
-  const previous = state.doc?.revision;
-  const doc = await session.load();
-  state.doc = doc;
-  state.scuOfContributor.clear();
-  for (const scu of doc.scus) for (const c of scu.contributors) state.scuOfContributor.set(c.id, scu);
-  if (state.selectedScu && !doc.scus.some((s) => s.id === state.selectedScu)) state.selectedScu = null;
-  if (state.selectedContributor && !state.scuOfContributor.has(state.selectedContributor)) state.selectedContributor = null;
-  for (const id of [...state.checked]) if (!doc.scus.some((s) => s.id === id)) state.checked.delete(id);
-  if (previous !== doc.revision || !$(".ref", root)) render();
-  else renderScores();
-  scheduleScorePolling();
+function latestId(kind, id) {
+  let seen = 0;
+  while (known[kind].has(id) && seen++ < 100) id = known[kind].get(id);
+  return id;
 }
 
-let scoreTimer = null;
-function scheduleScorePolling() {
-  clearTimeout(scoreTimer);
-  const scores = state.doc?.scores ?? [];
-  const updating = scores.some((s) => !s.current);
-  $(".scores-state", root).textContent = updating ? "· updating…" : scores.length ? "· up to date" : "";
-  if (updating) scoreTimer = setTimeout(() => reload().catch(() => {}), 1500);
+function serverId(kind, id) {
+  id = latestId(kind, id);
+  if (id < 0) throw new ActionError("This change builds on one the server refused, so it was not sent.");
+  return id;
 }
 
-// ---------------------------------------------------------------------------- rendering
+/** The uid the server gave the SCU ``action`` created: in the action (for replays), the page and the undo stacks. */
+function learnUid(action, uid) {
+  action.uid = uid;
+  const scu = findScu(state.doc, action.scu);
+  if (scu) scu.uid = uid;
+  for (const entry of [...state.undo, ...state.redo])
+    for (const states of [entry.before, entry.after]) { const saved = states.get(action.scu); if (saved) saved.uid = uid; }
+}
 
-function render() {
-  renderTexts();
-  renderScus();
+function learnIds(map) {
+  for (const kind of Object.keys(known)) for (const [from, to] of map[kind]) known[kind].set(from, to);
+}
+
+/** ``action`` with the ids of objects the server has created since put in (for replaying it on ``base``). */
+function resolved(action) {
+  const copy = { ...action };
+  if (copy.scu !== undefined) copy.scu = latestId("scus", copy.scu);
+  if (copy.contributor !== undefined) copy.contributor = latestId("contributors", copy.contributor);
+  if (copy.sources) copy.sources = copy.sources.map((id) => latestId("scus", id));
+  if (copy.states) copy.states = renameStates(copy.states, { scus: known.scus, contributors: known.contributors, parts: known.parts }, latestId);
+  return copy;
+}
+
+// ---------------------------------------------------------------------------- loading and confirming
+
+function adopt(doc) {
+  unsettled.clear();
+  state.base = doc;
+  state.doc = structuredClone(doc);
+  state.log = [];
+  state.version++;
+  for (const ref of doc.references) if (!state.indexes.has(ref.id)) state.indexes.set(ref.id, new TextIndex(ref.text));
+}
+
+async function load() {
+  adopt(await session.load());
+  keepValidSelection();
+  paint(null);
   renderScores();
+}
+
+/** States (statesOf) with ids renamed: ``map`` {scus, contributors, parts} or, with ``follow``, the known ids. */
+function renameStates(states, map, follow = null) {
+  const id = (kind, x) => (follow ? follow(kind, x) : map[kind].get(x) ?? x);
+  return new Map([...states].map(([key, scu]) => {
+    const copy = scu && structuredClone(scu);
+    if (copy) {
+      copy.id = id("scus", copy.id);
+      for (const c of copy.contributors) { c.id = id("contributors", c.id); for (const p of c.parts) p.id = id("parts", p.id); }
+    }
+    return [id("scus", key), copy];
+  }));
+}
+
+/** Rename ids in the page's state and undo stacks (objects the server created or recreated). */
+function rename(map) {
+  const scu = (id) => map.scus.get(id) ?? id;
+  const contributor = (id) => map.contributors.get(id) ?? id;
+  state.selectedScu = state.selectedScu === null ? null : scu(state.selectedScu);
+  state.selectedContributor = state.selectedContributor === null ? null : contributor(state.selectedContributor);
+  state.checked = new Set([...state.checked].map(scu));
+  state.toggled = new Set([...state.toggled].map(scu));
+  if (state.editing !== null) state.editing = scu(state.editing);
+  if (state.commenting) state.commenting = { ...state.commenting, id: (state.commenting.kind === "scu" ? scu : contributor)(state.commenting.id) };
+  if (state.draft) state.draft.key = state.draft.key.replace(/(-?\d+)$/, (id) => String((state.draft.key.startsWith("comment:contributor") ? contributor : scu)(Number(id))));
+  for (const entry of [...state.undo, ...state.redo]) { entry.before = renameStates(entry.before, map); entry.after = renameStates(entry.after, map); }
+}
+
+/**
+ * Read the whole document after the queued writes: learn the ids the server gave, and when no
+ * write is pending any more, show exactly what the server holds.
+ */
+async function refresh() {
+  const server = await session.refresh();
+  const map = matchIds(state.doc, server);
+  learnIds(map);
+  if (session.pending) { state.base.scores = server.scores; renderScores(); return; } // the writes still on their way are rebased on the next read
+  rename(map);
+  adopt(server);
+  keepValidSelection();
+  paint(null);
+  renderScores();
+}
+
+let refreshQueued = null;
+function scheduleRefresh() {
+  if (!refreshQueued) refreshQueued = refresh().catch(() => {}).finally(() => { refreshQueued = null; settle(); });
+}
+
+function keepValidSelection() {
+  if (state.selectedScu !== null && !findScu(state.doc, state.selectedScu)) state.selectedScu = null;
+  if (state.selectedContributor !== null && !findContributor(state.doc, state.selectedContributor)) state.selectedContributor = null;
+  for (const id of [...state.checked]) if (!findScu(state.doc, id)) state.checked.delete(id);
+  if (state.editing !== null && !findScu(state.doc, state.editing)) state.editing = null;
+}
+
+/** Busy (tests and benchmarks wait on it) while anything is queued: writes or the re-read after them. */
+function settle() {
+  if (session.queue.length || refreshQueued) root.dataset.busy = "1";
+  else delete root.dataset.busy;
+}
+
+/** Rebuild the shown document from the last confirmed one and the actions still standing. */
+function replay() {
+  const doc = structuredClone(state.base);
+  const standing = [];
+  for (const action of state.log) {
+    try { applyAction(doc, resolved(action), state.indexes); standing.push(action); } catch (error) { if (!(error instanceof RuleBroken)) throw error; }
+  }
+  state.doc = doc;
+  state.log = standing;
+  state.version++;
+  keepValidSelection();
+}
+
+const unsettled = new Set(); // uids of SCUs the server confirmed while later writes were still on their way
+
+/**
+ * The server confirmed ``action``: its answer's delta (docs/editing-api.md, the SCUs it touched,
+ * whole, by uid) becomes part of the confirmed document; once nothing is on its way any more the
+ * page takes the server's versions of those SCUs (their ids: new SCUs, undo/redo recreate them).
+ */
+function onConfirmed(action, answer) {
+  state.log = state.log.filter((a) => a !== action);
+  const delta = answer?.delta;
+  const base = state.base;
+  if (delta) {
+    learnIds(matchIds(state.doc, { scus: delta.scus }));
+    const removed = new Set(delta.removed_scus);
+    const fresh = new Map(delta.scus.map((scu) => [scu.uid, scu]));
+    base.scus = base.scus.filter((scu) => !removed.has(scu.uid) && !fresh.has(scu.uid));
+    base.scus.push(...delta.scus);
+    base.revision = delta.revision;
+    for (const score of base.scores ?? []) score.current = false;
+    for (const uid of [...removed, ...fresh.keys()]) unsettled.add(uid);
+  } else { // a delete answers 204, without a body: it did what the page did
+    try { applyAction(base, resolved(action), state.indexes); } catch (error) { if (!(error instanceof RuleBroken)) throw error; }
+    for (const id of scusTouchedBy(state.doc, action)) { const scu = findScu(state.doc, latestId("scus", id)); if (scu?.uid != null) unsettled.add(scu.uid); }
+  }
+  if (!session.pending && !state.log.length) settleIds();
+}
+
+/** Take the confirmed versions of the SCUs confirmed lately (all writes are in): same content, server ids. */
+function settleIds() {
+  const uids = new Set(unsettled);
+  unsettled.clear();
+  const local = state.doc.scus.filter((scu) => uids.has(scu.uid));
+  const server = state.base.scus.filter((scu) => uids.has(scu.uid));
+  const map = matchIds({ scus: local }, { scus: server });
+  learnIds(map);
+  rename(map);
+  const touched = new Set([...local.map((scu) => scu.id), ...server.map((scu) => scu.id)]);
+  const references = referencesOf(new Map(local.map((scu) => [scu.id, scu])), new Map(server.map((scu) => [scu.id, scu])));
+  state.doc.scus = state.doc.scus.filter((scu) => !uids.has(scu.uid)).concat(server.map((scu) => structuredClone(scu)));
+  state.doc.revision = state.base.revision;
+  state.version++;
+  keepValidSelection();
+  paint(touched, references);
+}
+
+/**
+ * Apply ``action`` here and now, then send ``request`` ({method, url, body}; url/body may be
+ * functions, called when sent). ``learn(answer)`` records the ids the answer gives.
+ * ``reread``: the answer does not say everything the page needs (e.g. ids of recreated objects).
+ */
+function perform(action, request, { learn = null, reread = false, undoable = true } = {}) {
+  const keys = scusTouchedBy(state.doc, action);
+  const before = statesOf(state.doc, keys);
+  try {
+    applyAction(state.doc, action, state.indexes);
+  } catch (error) {
+    if (!(error instanceof RuleBroken)) throw error;
+    showBanner(root, error.message);
+    return null;
+  }
+  state.version++;
+  state.log.push(action);
+  const after = statesOf(state.doc, keys);
+  if (undoable) { state.undo.push({ action, before, after }); state.redo = []; }
+  hideBanner(root);
+  paint(new Set(keys), referencesOf(before, after));
+  const sent = session.send(request.method, request.url, request.body);
+  root.dataset.busy = "1";
+  sent.then((answer) => {
+    learn?.(answer);
+    onConfirmed(action, answer);
+    if ((reread && !answer?.delta) || scoresOpen()) scheduleRefresh();
+  }).catch((error) => {
+    if (error instanceof ActionError && error.fields?.changes) return; // a conflict: the session's "conflict" handler reloads
+    state.log = state.log.filter((a) => a !== action);
+    state.undo = state.undo.filter((entry) => entry.action !== action);
+    state.redo = state.redo.filter((entry) => entry.action !== action);
+    rename(known); // what the server confirmed meanwhile carries its ids in ``base``
+    replay();
+    paint(null);
+    showBanner(root, `Not saved, so undone here: ${error.message || error}`);
+  }).finally(settle);
+  return sent;
+}
+
+// ---------------------------------------------------------------------------- painting
+
+const refViews = new Map(); // reference id -> {card, text, signature}
+const scuViews = new Map(); // scu id -> {item, signature}
+const tierViews = new Map(); // weight -> heading
+
+/**
+ * Repaint what changed. ``touched``: ids of the SCUs whose content may have changed;
+ * ``references``: ids of the texts whose highlights may have changed (null: any).
+ */
+function paint(touched = new Set(), references = touched === null ? null : new Set()) {
+  renderTexts(references);
+  renderScus(touched);
   highlight();
 }
 
-function contributorSpans(referenceId) {
-  const spans = [];
+/** Repaint after the text selection moved from ``previous`` (null or {reference, ...}) to state.selection. */
+function paintSelection(previous) {
+  paint(new Set(), new Set([previous?.reference, state.selection?.reference].filter((id) => id !== undefined)));
+}
+
+/** The references an SCU's states (statesOf) have parts in. */
+function referencesOf(...states) {
+  const ids = new Set();
+  for (const map of states) for (const scu of map.values()) for (const c of scu?.contributors ?? []) for (const p of c.parts) ids.add(p.reference);
+  return ids;
+}
+
+function contributorSpans(references) {
+  const byReference = new Map(state.doc.references.filter((r) => !references || references.has(r.id)).map((r) => [r.id, []]));
   for (const scu of state.doc.scus)
     for (const c of scu.contributors)
-      for (const p of c.parts) if (p.reference === referenceId) spans.push({ id: c.id, start: p.start, end: p.end });
-  return spans;
+      for (const p of c.parts) byReference.get(p.reference)?.push({ id: c.id, start: p.start, end: p.end });
+  return byReference;
 }
 
-function renderTexts() {
+function renderTexts(references = null) {
   const container = $(".texts", root);
-  container.replaceChildren();
-  for (const ref of state.doc.references) {
-    if (!state.indexes.has(ref.id) || state.indexes.get(ref.id).text !== ref.text) state.indexes.set(ref.id, new TextIndex(ref.text));
+  const spansOf = contributorSpans(references);
+  state.doc.references.forEach((ref, position) => {
+    if (references && !references.has(ref.id) && refViews.has(ref.id)) return;
     const index = state.indexes.get(ref.id);
-    const spans = contributorSpans(ref.id);
-    const share = Math.round(coverage(index, spans) * 100);
-    const text = el("div", { class: "ref-text", "data-ref": ref.id, lang: "" });
+    const spans = spansOf.get(ref.id);
     const sel = state.selection?.reference === ref.id ? [{ id: "sel", start: state.selection.start, end: state.selection.end }] : [];
-    renderSpans(text, index, [...spans, ...sel]);
-    const card = el("article", { class: "ref", "data-ref": ref.id },
-      el("header", {}, el("h2", {}, `Reference ${ref.external_id}`),
-        el("span", { class: "coverage", title: "Share of the text covered by contributors" },
-          el("span", { class: "bar" }, el("span", { style: `width:${share}%` })), `${share}% covered`)),
-      text);
-    container.append(card);
-  }
-}
-
-function matchesFilter(scu) {
-  if (!state.filter) return true;
-  const needle = state.filter.toLowerCase();
-  return scu.label.toLowerCase().includes(needle) || scu.contributors.some((c) => c.label.toLowerCase().includes(needle));
+    let view = refViews.get(ref.id);
+    if (!view) {
+      const text = el("div", { class: "ref-text", "data-ref": ref.id, lang: "" });
+      const share = el("span", { class: "coverage", title: "Share of the text covered by contributors" });
+      const card = el("article", { class: "ref", "data-ref": ref.id }, el("header", {}, el("h2", {}, `Reference ${ref.external_id}`), share), text);
+      view = { card, share, spans: new SpanView(text, index) };
+      refViews.set(ref.id, view);
+    }
+    if (container.children[position] !== view.card) container.insertBefore(view.card, container.children[position] ?? null);
+    if (!view.spans.update([...spans, ...sel])) return;
+    const percent = Math.round(coverage(index, spans) * 100);
+    const bar = el("span", { class: "bar" }, el("span", { class: `fill p${Math.round(percent / 5) * 5}` }));
+    view.share.replaceChildren(bar, `${percent}% covered`);
+  });
 }
 
 function referenceName(id) {
   return state.doc.references.find((r) => r.id === id)?.external_id ?? "?";
 }
 
-function renderScus() {
-  const list = $(".scu-list", root);
-  const scus = [...state.doc.scus].sort((a, b) => b.weight - a.weight || a.label.localeCompare(b.label));
-  const shown = scus.filter(matchesFilter);
-  $(".counts", root).textContent = `${shown.length === scus.length ? "" : `${shown.length} of `}${scus.length} SCUs`;
-  list.replaceChildren();
-  let tier = null;
-  for (const scu of shown) {
-    if (scu.weight !== tier) {
-      tier = scu.weight;
-      const count = scus.filter((s) => s.weight === tier).length;
-      list.append(el("h3", { class: "tier" }, `Weight ${tier}`, el("span", { class: "muted" }, ` · ${count} SCU${count === 1 ? "" : "s"}`)));
-    }
-    list.append(scuElement(scu));
-  }
-  if (!scus.length) list.append(el("p", { class: "empty" }, "No SCUs yet. Select text in a reference and press N."));
+function referencePosition() {
+  return new Map(state.doc.references.map((r, i) => [r.id, i]));
 }
 
+/** Where an SCU first appears in the texts: [reference position, start]. */
+function textPosition(scu, positions) {
+  let best = [Infinity, Infinity];
+  for (const c of scu.contributors) for (const p of c.parts) {
+    const here = [positions.get(p.reference) ?? Infinity, p.start];
+    if (here[0] < best[0] || (here[0] === best[0] && here[1] < best[1])) best = here;
+  }
+  return best;
+}
+
+const COLLATOR = new Intl.Collator(); // far quicker than localeCompare over 1,000 labels
+
+function sortedScus() {
+  const scus = [...state.doc.scus];
+  const byLabel = (a, b) => COLLATOR.compare(a.label, b.label);
+  if (state.sort === "label") return scus.sort((a, b) => byLabel(a, b) || (a.uid ?? Infinity) - (b.uid ?? Infinity));
+  if (state.sort === "uid") return scus.sort((a, b) => (a.uid ?? Infinity) - (b.uid ?? Infinity));
+  if (state.sort === "position") {
+    const positions = referencePosition();
+    const keys = new Map(scus.map((s) => [s.id, textPosition(s, positions)]));
+    return scus.sort((a, b) => keys.get(a.id)[0] - keys.get(b.id)[0] || keys.get(a.id)[1] - keys.get(b.id)[1] || byLabel(a, b));
+  }
+  return scus.sort((a, b) => b.weight - a.weight || byLabel(a, b));
+}
+
+function matchesFilter(scu) {
+  if (state.found) return state.found.has(scu.id) || scu.id < 0 && state.found.has(known.scus.get(scu.id));
+  if (!state.filter || state.regex) return true;
+  const needle = state.filter.toLowerCase();
+  return scu.label.toLowerCase().includes(needle) || scu.contributors.some((c) => c.label.toLowerCase().includes(needle));
+}
+
+function isCollapsed(id) { return state.collapseAll !== state.toggled.has(id); }
+
+function renderScus(touched = new Set()) {
+  const list = $(".scu-list", root);
+  const scus = sortedScus();
+  let shown = 0;
+  const tiers = new Map();
+  for (const scu of scus) tiers.set(scu.weight, (tiers.get(scu.weight) ?? 0) + 1);
+  const wanted = [];
+  const seen = new Set();
+  let tier = null;
+  for (const scu of scus) {
+    const visible = matchesFilter(scu);
+    if (visible) shown++;
+    if (state.sort === "weight" && scu.weight !== tier) {
+      tier = scu.weight;
+      let heading = tierViews.get(tier);
+      if (!heading) { heading = el("h3", { class: "tier" }); tierViews.set(tier, heading); }
+      const count = tiers.get(tier);
+      const text = `Weight ${tier} · ${count} SCU${count === 1 ? "" : "s"}`;
+      if (heading.dataset.text !== text) {
+        heading.dataset.text = text;
+        heading.replaceChildren(`Weight ${tier}`, el("span", { class: "muted" }, ` · ${count} SCU${count === 1 ? "" : "s"}`));
+      }
+      wanted.push(heading);
+    }
+    seen.add(scu.id);
+    const item = scuView(scu, touched === null || touched.has(scu.id));
+    item.hidden = !visible;
+    wanted.push(item);
+  }
+  for (const id of [...scuViews.keys()]) if (!seen.has(id)) scuViews.delete(id);
+  if (!scus.length) wanted.push(el("p", { class: "empty" }, "No SCUs yet. Select text in a reference and press N."));
+  else if (!shown) wanted.push(el("p", { class: "empty" }, "No SCU matches the filter."));
+  let cursor = list.firstChild;
+  for (const node of wanted) {
+    if (node === cursor) cursor = cursor.nextSibling;
+    else list.insertBefore(node, cursor);
+  }
+  while (cursor) { const next = cursor.nextSibling; cursor.remove(); cursor = next; }
+  const total = scus.length;
+  $(".counts", root).textContent = `${shown === total ? "" : `${shown} of `}${total} SCU${total === 1 ? "" : "s"}`;
+}
+
+/**
+ * The list item of an SCU, rebuilt only when what it shows changed: its content (compared only
+ * when ``touched``: a pyramid of 1,000 SCUs is not serialised at every key press) or the page's
+ * state about it (selected, checked, folded, being edited).
+ */
+function scuView(scu, touched) {
+  const selected = scu.id === state.selectedScu;
+  const ui = `${selected}|${selected && state.selectedContributor}|${state.checked.has(scu.id)}|${isCollapsed(scu.id)}|${state.editing === scu.id}|` +
+    `${state.commenting && (state.commenting.kind === "scu" ? state.commenting.id === scu.id : scu.contributors.some((c) => c.id === state.commenting.id))}`;
+  const view = scuViews.get(scu.id);
+  const content = touched || !view ? JSON.stringify(scu) : view.content;
+  if (view && view.ui === ui && view.content === content) return view.item;
+  const item = scuElement(scu);
+  if (view) { repainting = true; view.item.replaceWith(item); repainting = false; }
+  scuViews.set(scu.id, { item, ui, content });
+  return item;
+}
+
+let repainting = false; // an editor removed by a repaint must not save on its way out
+
 function scuElement(scu) {
+  const selected = scu.id === state.selectedScu;
+  const collapsed = isCollapsed(scu.id);
   const item = el("div", {
-    class: `scu${scu.id === state.selectedScu ? " selected" : ""}${state.checked.has(scu.id) ? " checked" : ""}`,
-    "data-id": scu.id, draggable: "true", role: "option", "aria-selected": String(scu.id === state.selectedScu),
+    class: `scu${selected ? " selected" : ""}${state.checked.has(scu.id) ? " checked" : ""}${collapsed ? " collapsed" : ""}`,
+    "data-id": scu.id, draggable: "true", role: "option", "aria-selected": String(selected),
   });
-  const check = el("input", { type: "checkbox", title: "Check for merging (X)", "aria-label": `Check SCU ${scu.uid} for merging` });
+  const check = el("input", { type: "checkbox", title: "Check for merging (X)", "aria-label": `Check SCU ${scu.uid ?? ""} for merging` });
   check.checked = state.checked.has(scu.id);
-  check.addEventListener("change", () => { toggleChecked(scu.id); });
+  const fold = el("button", { type: "button", class: "fold", "aria-expanded": String(!collapsed),
+    title: collapsed ? "Show the contributors (O)" : "Hide the contributors (O)", "aria-label": collapsed ? "Expand" : "Collapse" }, collapsed ? "▸" : "▾");
   const label = state.editing === scu.id ? labelEditor(scu) : el("span", { class: "label", title: "Double-click or press E to relabel" }, scu.label);
-  item.append(el("div", { class: "scu-head" }, check, el("span", { class: "weight", title: "Weight" }, String(scu.weight)), label,
+  item.append(el("div", { class: "scu-head" }, fold, check, el("span", { class: "weight", title: "Weight" }, String(scu.weight)), label,
     scu.comment ? el("span", { class: "has-comment", title: scu.comment }, "💬") : ""));
-  if (state.commenting?.kind === "scu" && state.commenting.id === scu.id) item.append(commentEditor(scu.comment, (text) => saveComment("scu", scu, text)));
+  if (state.commenting?.kind === "scu" && state.commenting.id === scu.id) item.append(commentEditor(`comment:scu:${scu.id}`, scu.comment, (text) => saveComment("scu", scu.id, scu.comment, text)));
   else if (scu.comment) item.append(el("p", { class: "comment" }, scu.comment));
+  if (collapsed) return item;
   const contributors = el("ul", { class: "contributors" });
   for (const c of scu.contributors) {
     const li = el("li", { class: `contrib${c.id === state.selectedContributor ? " selected" : ""}`, "data-id": c.id, draggable: "true", title: c.comment || "" },
@@ -134,75 +443,133 @@ function scuElement(scu) {
     if (c.comment) li.append(el("span", { class: "has-comment", title: c.comment }, "💬"));
     contributors.append(li);
     if (state.commenting?.kind === "contributor" && state.commenting.id === c.id)
-      contributors.append(el("li", { class: "comment-row" }, commentEditor(c.comment, (text) => saveComment("contributor", c, text))));
+      contributors.append(el("li", { class: "comment-row" }, commentEditor(`comment:contributor:${c.id}`, c.comment, (text) => saveComment("contributor", c.id, c.comment, text))));
   }
   item.append(contributors);
   return item;
 }
 
+/** Keep what is typed in an editor (and its caret) when a repaint rebuilds it. */
+function keepDraft(key, field, initial) {
+  const draft = state.draft?.key === key ? state.draft : null;
+  field.value = draft ? draft.value : initial;
+  const store = () => { state.draft = { key, value: field.value, start: field.selectionStart, end: field.selectionEnd }; };
+  field.addEventListener("input", store);
+  field.addEventListener("select", store);
+  field.addEventListener("keyup", store);
+  queueMicrotask(() => {
+    if (!field.isConnected) return;
+    field.focus();
+    if (draft) field.setSelectionRange(draft.start, draft.end); else if (field.select) field.select();
+  });
+}
+
 function labelEditor(scu) {
-  const input = el("input", { class: "label-edit", value: scu.label, "aria-label": `Label of SCU ${scu.uid}` });
-  queueMicrotask(() => { input.focus(); input.select(); });
+  const input = el("input", { class: "label-edit", "aria-label": `Label of SCU ${scu.uid ?? ""}` });
+  keepDraft(`label:${scu.id}`, input, scu.label);
   input.addEventListener("keydown", (event) => {
-    if (event.key === "Enter") { event.preventDefault(); saveLabel(scu, input.value); }
-    if (event.key === "Escape") { event.preventDefault(); state.editing = null; renderScus(); highlight(); }
+    if (event.key === "Enter") { event.preventDefault(); saveLabel(scu.id, input.value); }
+    if (event.key === "Escape") { event.preventDefault(); state.editing = null; state.draft = null; paint(); }
     event.stopPropagation();
   });
-  input.addEventListener("blur", () => { if (state.editing === scu.id) saveLabel(scu, input.value); });
+  input.addEventListener("blur", () => { if (!repainting && input.isConnected && state.editing === scu.id) saveLabel(scu.id, input.value); });
   return input;
 }
 
-function commentEditor(value, save) {
+function commentEditor(key, value, save) {
   const box = el("textarea", { class: "comment-edit", rows: "2", placeholder: "Comment (Enter to save, Shift+Enter for a new line, Esc to cancel)", "aria-label": "Comment" });
-  box.value = value || "";
-  queueMicrotask(() => box.focus());
+  keepDraft(key, box, value || "");
   box.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); save(box.value); }
-    if (event.key === "Escape") { event.preventDefault(); state.commenting = null; renderScus(); highlight(); }
+    if (event.key === "Escape") { event.preventDefault(); state.commenting = null; state.draft = null; paint(); }
     event.stopPropagation();
   });
   return box;
 }
 
+function scoresOpen() { return $(".scores", root).open; }
+
+let scoreTimer = null;
 function renderScores() {
+  const scores = state.base?.scores ?? [];
   const body = $(".scores tbody", root);
   body.replaceChildren();
   const fmt = (v) => (v === null || v === undefined ? "—" : v.toFixed(4));
-  for (const s of state.doc.scores ?? [])
+  for (const s of scores)
     body.append(el("tr", { class: s.current ? "" : "stale" }, el("td", {}, s.peer), el("td", {}, s.annotator || "—"),
       el("td", {}, s.current ? fmt(s.modified) : "updating…"), el("td", {}, s.current ? fmt(s.original) : "updating…")));
+  const updating = scores.some((s) => !s.current);
+  const delayed = state.base?.scores_delayed;  // why stale scores cannot be recomputed now (e.g. Redis unreachable)
+  $(".scores-state", root).textContent = updating ? (delayed ? `· out of date: ${delayed}` : "· updating…") : scores.length ? "· up to date" : "";
+  clearTimeout(scoreTimer);
+  if (updating && scoresOpen()) scoreTimer = setTimeout(scheduleRefresh, 1500);
+}
+
+let lit = []; // segments highlighted for the selected SCU
+
+function segmentsOf(id) {
+  return [...refViews.values()].flatMap((view) => view.spans.segmentsOf(id));
 }
 
 function highlight() {
-  const scu = state.doc.scus.find((s) => s.id === state.selectedScu);
-  const ids = new Set(scu ? scu.contributors.map((c) => String(c.id)) : []);
-  for (const seg of $$(".ref-text .seg", root)) {
-    const segIds = seg.dataset.ids ? seg.dataset.ids.split(" ") : [];
-    seg.classList.toggle("hl", segIds.some((id) => ids.has(id)));
-    seg.classList.toggle("hl-contrib", state.selectedContributor !== null && segIds.includes(String(state.selectedContributor)));
-    seg.classList.toggle("pending", segIds.includes("sel"));
+  for (const seg of lit) seg.classList.remove("hl", "hl-contrib");
+  lit = [];
+  const scu = state.selectedScu === null ? null : findScu(state.doc, state.selectedScu);
+  for (const c of scu?.contributors ?? []) {
+    for (const seg of segmentsOf(c.id)) {
+      seg.classList.add("hl");
+      if (c.id === state.selectedContributor) seg.classList.add("hl-contrib");
+      lit.push(seg);
+    }
   }
+  for (const seg of segmentsOf("sel")) seg.classList.add("pending");
   for (const button of $$("[data-action]", root)) {
     const a = button.dataset.action;
     if (a === "new-scu") button.disabled = !state.selection;
-    if (a === "add-contributor") button.disabled = !(state.selection && state.selectedScu);
-    if (a === "add-part") button.disabled = !(state.selection && state.selectedContributor);
-    if (a === "merge") button.disabled = !(state.selectedScu && [...state.checked].some((id) => id !== state.selectedScu));
+    if (a === "add-contributor") button.disabled = !(state.selection && state.selectedScu !== null);
+    if (a === "add-part") button.disabled = !(state.selection && state.selectedContributor !== null);
+    if (a === "merge") button.disabled = !(state.selectedScu !== null && [...state.checked].some((id) => id !== state.selectedScu));
   }
+  const contributors = scu ? orderedContributors(scu) : [];
+  const at = contributors.findIndex((c) => c.id === state.selectedContributor);
+  $(".step-text", root).textContent = scu ? `contributor ${at + 1 || "–"} of ${contributors.length}` : "no SCU selected";
+  for (const button of $$("[data-step]", root)) button.disabled = !contributors.length;
 }
 
 // ---------------------------------------------------------------------------- selection
 
-function select(scuId, contributorId = null) {
+function select(scuId, contributorId = null, { scrollText = true } = {}) {
   if (state.selectedScu === scuId && state.selectedContributor === contributorId) return; // re-rendering would eat a double-click
   state.selectedScu = scuId;
   state.selectedContributor = contributorId;
   renderScus();
   highlight();
-  const item = $(`.scu[data-id="${scuId}"]`, root);
-  item?.scrollIntoView({ block: "nearest" });
-  const first = contributorId ?? state.doc.scus.find((s) => s.id === scuId)?.contributors[0]?.id;
-  if (first) $(`.seg[data-ids~="${first}"]`, root)?.scrollIntoView({ block: "nearest" });
+  reveal(scuId, contributorId, scrollText);
+}
+
+/** Scroll the SCU into view in the list (and its contributor, or first one, in the texts). */
+function reveal(scuId, contributorId = null, scrollText = true) {
+  scuViews.get(scuId)?.item.scrollIntoView({ block: "nearest" });
+  const scu = findScu(state.doc, scuId);
+  const first = contributorId ?? scu?.contributors[0]?.id;
+  if (scrollText && first !== undefined && first !== null) segmentsOf(first)[0]?.scrollIntoView({ block: "nearest" });
+}
+
+/** The SCU's contributors in text order (reference, then start), as DUCView's < > walks them. */
+function orderedContributors(scu) {
+  const positions = referencePosition();
+  const key = (c) => [positions.get(c.reference) ?? Infinity, Math.min(...c.parts.map((p) => p.start))];
+  return [...scu.contributors].sort((a, b) => key(a)[0] - key(b)[0] || key(a)[1] - key(b)[1]);
+}
+
+function step(by) {
+  const scu = state.selectedScu === null ? null : findScu(state.doc, state.selectedScu);
+  if (!scu) { showBanner(root, "Select an SCU first; < and > then step through its contributors in the texts."); return; }
+  const contributors = orderedContributors(scu);
+  const at = contributors.findIndex((c) => c.id === state.selectedContributor);
+  const next = contributors[at === -1 ? (by > 0 ? 0 : contributors.length - 1) : (at + by + contributors.length) % contributors.length];
+  select(scu.id, next.id, { scrollText: false });
+  segmentsOf(next.id)[0]?.scrollIntoView({ block: "center" });
 }
 
 function toggleChecked(id) {
@@ -211,35 +578,56 @@ function toggleChecked(id) {
   highlight();
 }
 
+function toggleFold(id) {
+  if (state.toggled.has(id)) state.toggled.delete(id); else state.toggled.add(id);
+  renderScus();
+  highlight();
+}
+
+function foldAll() {
+  state.collapseAll = !state.collapseAll;
+  state.toggled.clear();
+  $(".fold-all", root).textContent = state.collapseAll ? "Expand" : "Collapse";
+  renderScus();
+  highlight();
+}
+
+let dragStart = null; // {x, y, text} of the last mousedown in a reference text
+
+function onTextMouseDown(event) {
+  const text = event.target.closest(".ref-text");
+  dragStart = text ? { x: event.clientX, y: event.clientY, text } : null;
+}
+
 function onTextMouseUp(event) {
   const text = event.target.closest(".ref-text");
   if (!text) return;
   const reference = Number(text.dataset.ref);
-  const span = selectedSpan(text, state.indexes.get(reference));
+  const index = state.indexes.get(reference);
+  const span = event.shiftKey && dragStart?.text === text
+    ? draggedSpan(text, index, dragStart, { x: event.clientX, y: event.clientY })
+    : selectedSpan(text, index);
   if (span) {
+    const previous = state.selection;
     state.selection = { reference, ...span };
     window.getSelection().removeAllRanges();
     hideBanner(root);
-    if (event.shiftKey && state.selectedContributor) { addPart(); return; }
-    renderTexts();
-    highlight();
+    if (event.shiftKey && state.selectedContributor !== null) { addPart(); return; }
+    paintSelection(previous);
     return;
   }
   // A click (no selection) on highlighted text selects its SCU, with a chooser when several overlap.
   const seg = event.target.closest(".seg");
   const ids = (seg?.dataset.ids || "").split(" ").filter((id) => id && id !== "sel").map(Number);
-  const scus = [...new Map(ids.map((id) => [state.scuOfContributor.get(id).id, [state.scuOfContributor.get(id), id]])).values()];
+  const owners = new Map();
+  for (const id of ids) { const found = findContributor(state.doc, id); if (found && !owners.has(found.scu.id)) owners.set(found.scu.id, [found.scu, id]); }
+  const scus = [...owners.values()];
   if (scus.length === 1) select(scus[0][0].id, scus[0][1]);
   else if (scus.length > 1)
     openChooser(root, event, scus.map(([scu, contributorId]) => ({ label: `(${scu.weight}) ${scu.label}`, pick: () => select(scu.id, contributorId) })));
 }
 
 // ---------------------------------------------------------------------------- actions
-
-const act = actionRunner(root, {
-  reload, clearSelection: () => { state.selection = null; }, afterError: () => { renderTexts(); highlight(); },
-  showError: (message) => showBanner(root, message), hideError: () => hideBanner(root),
-});
 
 function selectionText() {
   const s = state.selection;
@@ -251,106 +639,185 @@ function requireSelection() {
   return true;
 }
 
-async function newScu() {
+function newScu() {
   if (!requireSelection()) return;
   const s = state.selection;
   const label = selectionText().replace(/\s+/gu, " ").trim(); // a selection across lines is one label line
-  const result = await act(session.send("POST", `${API}scus/`, { pyramid: Number(PYRAMID), label, reference: s.reference, parts: [{ start: s.start, end: s.end }] }));
-  if (result?.id) { state.editing = result.id; select(result.id); }
+  const action = { kind: "create_scu", scu: temporaryId(), contributor: temporaryId(), part: temporaryId(), label, reference: s.reference, start: s.start, end: s.end };
+  const previous = [state.selectedScu, state.selectedContributor];
+  state.selection = null;
+  state.editing = action.scu;
+  state.draft = null;
+  [state.selectedScu, state.selectedContributor] = [action.scu, null]; // painted with the action: one repaint
+  const sent = perform(action, { method: "POST", url: `${API}scus/`, body: { pyramid: PYRAMID, label, reference: s.reference, parts: [{ start: s.start, end: s.end }] } }, {
+    reread: true, // the answer names the SCU, not its contributor
+    learn: (answer) => { known.scus.set(action.scu, answer.id); learnUid(action, answer.uid); },
+  });
+  if (sent) reveal(action.scu, null, false);
+  else { state.selection = s; state.editing = null; [state.selectedScu, state.selectedContributor] = previous; }
 }
 
-async function addContributor() {
+function addContributor() {
   if (!requireSelection()) return;
-  const scu = state.doc.scus.find((x) => x.id === state.selectedScu);
+  const scu = state.selectedScu === null ? null : findScu(state.doc, state.selectedScu);
   if (!scu) { showBanner(root, "Select the SCU to add the text to (click it in the list)."); return; }
   const s = state.selection;
   const twin = scu.contributors.find((c) => c.reference === s.reference && !c.legacy_issue);
   if (twin) {
-    showBanner(root, `SCU ${scu.uid} already has a contributor from reference ${referenceName(s.reference)}: an SCU takes at most one contributor per reference. ` +
+    showBanner(root, `SCU ${scu.uid ?? ""} already has a contributor from reference ${referenceName(s.reference)}: an SCU takes at most one contributor per reference. ` +
       "Select that contributor and press P to add the text as a part of it, or choose another SCU.");
     return;
   }
-  await act(session.send("POST", `${API}contributors/`, { scu: scu.id, reference: s.reference, parts: [{ start: s.start, end: s.end }] }));
+  const action = { kind: "add_contributor", scu: scu.id, contributor: temporaryId(), part: temporaryId(), reference: s.reference, start: s.start, end: s.end };
+  state.selection = null;
+  perform(action, { method: "POST", url: `${API}contributors/`, body: () => ({ scu: serverId("scus", action.scu), reference: s.reference, parts: [{ start: s.start, end: s.end }] }) },
+    { learn: (answer) => known.contributors.set(action.contributor, answer.id) });
 }
 
-async function addPart() {
+function addPart() {
   if (!requireSelection()) return;
-  const contributorId = state.selectedContributor;
-  const scu = state.scuOfContributor.get(contributorId);
-  const contributor = scu?.contributors.find((c) => c.id === contributorId);
-  if (!contributor) { showBanner(root, "Select the contributor to extend (click it in the SCU list)."); return; }
+  const found = state.selectedContributor === null ? null : findContributor(state.doc, state.selectedContributor);
+  if (!found) { showBanner(root, "Select the contributor to extend (click it in the SCU list)."); return; }
+  const { contributor } = found;
   if (contributor.reference !== state.selection.reference) {
     showBanner(root, `The selected contributor lies in reference ${referenceName(contributor.reference)}; a part must come from the same reference.`);
-    renderTexts(); highlight();
+    paint();
     return;
   }
-  await act(session.send("POST", `${API}contributors/${contributorId}/parts/`, { start: state.selection.start, end: state.selection.end }));
+  const s = state.selection;
+  const action = { kind: "add_part", contributor: contributor.id, part: temporaryId(), start: s.start, end: s.end };
+  state.selection = null;
+  if (!perform(action, { method: "POST", url: () => `${API}contributors/${serverId("contributors", action.contributor)}/parts/`, body: { start: s.start, end: s.end } },
+    { learn: (answer) => known.parts.set(action.part, answer.part.id) })) { state.selection = s; paintSelection(null); }
 }
 
-async function merge(targetId = state.selectedScu, sources = [...state.checked]) {
+function merge(targetId = state.selectedScu, sources = [...state.checked]) {
   sources = sources.filter((id) => id !== targetId);
-  if (!targetId || !sources.length) { showBanner(root, "Check the SCUs to merge (X) and select the one to merge them into."); return; }
-  const done = await act(session.send("POST", `${API}scus/${targetId}/merge/`, { sources }), { keepSelection: true });
-  if (done) { state.checked.clear(); select(targetId); }
+  if (targetId === null || !sources.length) { showBanner(root, "Check the SCUs to merge (X) and select the one to merge them into."); return; }
+  const action = { kind: "merge", scu: targetId, sources };
+  const previous = [state.selectedScu, state.selectedContributor, new Set(state.checked)];
+  [state.selectedScu, state.selectedContributor] = [targetId, null];
+  state.checked.clear();
+  if (perform(action, { method: "POST", url: () => `${API}scus/${serverId("scus", targetId)}/merge/`, body: () => ({ sources: sources.map((id) => serverId("scus", id)) }) }))
+    reveal(targetId);
+  else { [state.selectedScu, state.selectedContributor, state.checked] = previous; paint(); }
 }
 
-async function moveContributor(contributorId, targetScuId) {
-  await act(session.send("POST", `${API}contributors/${contributorId}/move/`, { scu: targetScuId }), { keepSelection: true });
+function moveContributor(contributorId, targetScuId) {
+  const action = { kind: "move", contributor: contributorId, scu: targetScuId };
+  perform(action, { method: "POST", url: () => `${API}contributors/${serverId("contributors", contributorId)}/move/`, body: () => ({ scu: serverId("scus", targetScuId) }) });
 }
 
-async function split() {
-  if (!state.selectedContributor) { showBanner(root, "Select a contributor to split off."); return; }
-  const result = await act(session.send("POST", `${API}contributors/${state.selectedContributor}/split/`, {}), { keepSelection: true });
-  if (result?.scu) { state.editing = result.scu.id; select(result.scu.id); }
+function split() {
+  if (state.selectedContributor === null) { showBanner(root, "Select a contributor to split off."); return; }
+  const action = { kind: "split", contributor: state.selectedContributor, scu: temporaryId() };
+  const previous = [state.selectedScu, state.selectedContributor];
+  [state.selectedScu, state.editing, state.draft] = [action.scu, action.scu, null];
+  const sent = perform(action, { method: "POST", url: () => `${API}contributors/${serverId("contributors", action.contributor)}/split/`, body: {} }, {
+    learn: (answer) => { known.scus.set(action.scu, answer.scu.id); learnUid(action, answer.scu.uid); },
+  });
+  if (sent) reveal(action.scu, action.contributor);
+  else { [state.selectedScu, state.selectedContributor] = previous; state.editing = null; paint(); }
 }
 
-async function saveLabel(scu, label) {
+function saveLabel(scuId, label) {
   state.editing = null;
+  state.draft = null;
+  const scu = findScu(state.doc, scuId);
   label = label.trim();
-  if (!label || label === scu.label) { renderScus(); highlight(); return; }
-  await act(session.send("PATCH", `${API}scus/${scu.id}/`, { label }), { keepSelection: true });
+  if (!scu || !label || label === scu.label) { paint(); return; }
+  perform({ kind: "update_scu", scu: scuId, label }, { method: "PATCH", url: () => `${API}scus/${serverId("scus", scuId)}/`, body: { label } });
 }
 
 function startComment() {
-  if (state.selectedContributor) state.commenting = { kind: "contributor", id: state.selectedContributor };
-  else if (state.selectedScu) state.commenting = { kind: "scu", id: state.selectedScu };
+  if (state.selectedContributor !== null) state.commenting = { kind: "contributor", id: state.selectedContributor };
+  else if (state.selectedScu !== null) state.commenting = { kind: "scu", id: state.selectedScu };
   else { showBanner(root, "Select an SCU or a contributor to comment on."); return; }
-  renderScus();
+  state.draft = null;
+  paint();
 }
 
-async function saveComment(kind, obj, comment) {
+function saveComment(kind, id, old, comment) {
   state.commenting = null;
-  if (comment === (obj.comment || "")) { renderScus(); highlight(); return; }
-  await act(session.send("PATCH", `${API}${kind === "scu" ? "scus" : "contributors"}/${obj.id}/`, { comment }), { keepSelection: true });
+  state.draft = null;
+  if (comment === (old || "")) { paint(); return; }
+  if (kind === "scu") perform({ kind: "update_scu", scu: id, comment }, { method: "PATCH", url: () => `${API}scus/${serverId("scus", id)}/`, body: { comment } });
+  else perform({ kind: "update_contributor", contributor: id, comment }, { method: "PATCH", url: () => `${API}contributors/${serverId("contributors", id)}/`, body: { comment } });
 }
 
-async function copyLabel() {
-  const scu = state.scuOfContributor.get(state.selectedContributor);
-  if (!scu) { showBanner(root, "Select a contributor whose text should become the label."); return; }
-  const contributor = scu.contributors.find((c) => c.id === state.selectedContributor);
-  await act(session.send("PATCH", `${API}scus/${scu.id}/`, { label: contributor.label }), { keepSelection: true });
+function copyLabel() {
+  const found = state.selectedContributor === null ? null : findContributor(state.doc, state.selectedContributor);
+  if (!found) { showBanner(root, "Select a contributor whose text should become the label."); return; }
+  const { scu, contributor } = found;
+  perform({ kind: "update_scu", scu: scu.id, label: contributor.label }, { method: "PATCH", url: () => `${API}scus/${serverId("scus", scu.id)}/`, body: { label: contributor.label } });
 }
 
-async function remove() {
-  if (state.selectedContributor) {
-    await act(session.send("DELETE", `${API}contributors/${state.selectedContributor}/`), { keepSelection: true });
-  } else if (state.selectedScu) {
-    const scu = state.doc.scus.find((s) => s.id === state.selectedScu);
-    if (confirm(`Delete SCU ${scu.uid} “${scu.label}” and its ${scu.contributors.length} contributor(s)? (Undo with Ctrl+Z)`))
-      await act(session.send("DELETE", `${API}scus/${scu.id}/`), { keepSelection: true });
+function remove() {
+  if (state.selectedContributor !== null) {
+    const id = state.selectedContributor;
+    state.selectedContributor = null;
+    perform({ kind: "remove_contributor", contributor: id }, { method: "DELETE", url: () => `${API}contributors/${serverId("contributors", id)}/` });
+  } else if (state.selectedScu !== null) {
+    const scu = findScu(state.doc, state.selectedScu);
+    const count = scu.contributors.length;
+    if (window.confirm(`Delete SCU ${scu.uid ?? ""} “${scu.label}” and its ${count} contributor${count === 1 ? "" : "s"}? (Undo with Ctrl+Z)`))
+      perform({ kind: "delete_scu", scu: scu.id }, { method: "DELETE", url: () => `${API}scus/${serverId("scus", scu.id)}/` });
   }
 }
 
-async function history(kind) {
-  await act(session.send("POST", `${API}pyramids/${PYRAMID}/${kind}/`, {}), { keepSelection: true });
+/**
+ * Undo/redo this page's own last change at once (its recorded states put back), then on the
+ * server, which recreates what it restores (new ids: re-read). Without a change of this page to
+ * go back to (e.g. after a reload) the server's history decides, and the page shows its answer.
+ */
+function history(kind) {
+  const [from, to] = kind === "undo" ? [state.undo, state.redo] : [state.redo, state.undo];
+  const request = { method: "POST", url: `${API}pyramids/${PYRAMID}/${kind}/`, body: {} };
+  const entry = from.pop();
+  if (!entry) {
+    const sent = session.send(request.method, request.url, request.body);
+    root.dataset.busy = "1";
+    sent.then(scheduleRefresh, (error) => { if (!error.fields?.changes) showBanner(root, error.message); }).finally(settle);
+    return;
+  }
+  const action = { kind: "restore", states: kind === "undo" ? entry.before : entry.after };
+  if (perform(action, request, { reread: true, undoable: false })) to.push(entry);
+  else from.push(entry);
 }
 
-function move(step) {
-  const ids = $$(".scu", root).map((item) => Number(item.dataset.id));
+function move(by) {
+  const ids = $$(".scu:not([hidden])", root).map((item) => Number(item.dataset.id));
   if (!ids.length) return;
   const at = ids.indexOf(state.selectedScu);
-  select(ids[Math.max(0, Math.min(ids.length - 1, at === -1 ? 0 : at + step))]);
+  select(ids[Math.max(0, Math.min(ids.length - 1, at === -1 ? 0 : at + by))]);
 }
+
+// ---------------------------------------------------------------------------- finding
+
+const finder = new RegexFinder();
+
+function corpus() {
+  return state.doc.scus.map((scu) => [scu.id, [scu.label, ...scu.contributors.map((c) => c.label)]]);
+}
+
+async function applyFilter() {
+  const message = $(".find-error", root);
+  message.hidden = true;
+  if (!state.regex || !state.filter) { state.found = null; paint(); return; }
+  try {
+    const found = await finder.search(state.filter, state.version, corpus);
+    if (found === null) return; // superseded by a newer search
+    state.found = found;
+  } catch (error) {
+    if (!(error instanceof FindError)) throw error;
+    state.found = new Set();
+    message.textContent = error.message;
+    message.hidden = false;
+  }
+  paint();
+}
+
+// ---------------------------------------------------------------------------- events
 
 const ACTIONS = {
   "new-scu": newScu, "add-contributor": addContributor, "add-part": addPart, merge: () => merge(),
@@ -358,32 +825,44 @@ const ACTIONS = {
   comment: startComment, split, delete: remove, "copy-label": copyLabel,
 };
 
-// ---------------------------------------------------------------------------- events
-
+$(".texts", root).addEventListener("mousedown", onTextMouseDown);
 $(".texts", root).addEventListener("mouseup", onTextMouseUp);
 $(".toolbar", root).addEventListener("click", (event) => {
   const action = event.target.closest("[data-action]")?.dataset.action;
   if (action) ACTIONS[action]();
 });
-$(".filter", root).addEventListener("input", (event) => { state.filter = event.target.value; renderScus(); highlight(); });
+$(".filter", root).addEventListener("input", (event) => { state.filter = event.target.value; applyFilter(); });
+$(".regex", root).addEventListener("change", (event) => { state.regex = event.target.checked; applyFilter(); });
+$(".sort", root).addEventListener("change", (event) => { state.sort = event.target.value; paint(); });
+$(".fold-all", root).addEventListener("click", foldAll);
+for (const button of $$("[data-step]", root)) button.addEventListener("click", () => step(Number(button.dataset.step)));
+$(".scores", root).addEventListener("toggle", () => { if (scoresOpen()) scheduleRefresh(); });
 
 const list = $(".scu-list", root);
 list.addEventListener("click", (event) => {
   if (event.target.matches("input")) return;
-  const contributor = event.target.closest(".contrib");
   const scu = event.target.closest(".scu");
-  if (scu) select(Number(scu.dataset.id), contributor ? Number(contributor.dataset.id) : null);
+  if (!scu) return;
+  if (event.target.closest(".fold")) { toggleFold(Number(scu.dataset.id)); return; }
+  const contributor = event.target.closest(".contrib");
+  select(Number(scu.dataset.id), contributor ? Number(contributor.dataset.id) : null);
+});
+list.addEventListener("change", (event) => {
+  const scu = event.target.closest(".scu");
+  if (scu && event.target.matches("input[type=checkbox]")) toggleChecked(Number(scu.dataset.id));
 });
 list.addEventListener("dblclick", (event) => {
   const scu = event.target.closest(".scu");
-  if (scu && event.target.closest(".label")) { state.editing = Number(scu.dataset.id); renderScus(); }
+  if (scu && event.target.closest(".label")) { state.editing = Number(scu.dataset.id); state.draft = null; paint(); }
 });
+let hovered = [];
 list.addEventListener("mouseover", (event) => {
-  const scu = state.doc?.scus.find((s) => s.id === Number(event.target.closest(".scu")?.dataset.id));
-  const ids = new Set(scu ? scu.contributors.map((c) => String(c.id)) : []);
-  for (const seg of $$(".ref-text .seg", root)) seg.classList.toggle("hover", (seg.dataset.ids || "").split(" ").some((id) => ids.has(id)));
+  const scu = state.doc ? findScu(state.doc, Number(event.target.closest(".scu")?.dataset.id)) : null;
+  for (const seg of hovered) seg.classList.remove("hover");
+  hovered = scu ? scu.contributors.flatMap((c) => segmentsOf(c.id)) : [];
+  for (const seg of hovered) seg.classList.add("hover");
 });
-list.addEventListener("mouseleave", () => { for (const seg of $$(".seg.hover", root)) seg.classList.remove("hover"); });
+list.addEventListener("mouseleave", () => { for (const seg of hovered) seg.classList.remove("hover"); hovered = []; });
 
 // Drag an SCU onto another to merge; drag a contributor onto an SCU to move it.
 list.addEventListener("dragstart", (event) => {
@@ -416,7 +895,7 @@ list.addEventListener("drop", (event) => {
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape") {
     closeChooser(root);
-    if (!isTyping(event)) { state.selection = null; state.checked.clear(); hideBanner(root); render(); }
+    if (!isTyping(event)) { const previous = state.selection; state.selection = null; state.checked.clear(); hideBanner(root); paintSelection(previous); }
     return;
   }
   if (isTyping(event)) return;
@@ -425,23 +904,28 @@ document.addEventListener("keydown", (event) => {
   if (ctrl && key === "z") { event.preventDefault(); history(event.shiftKey ? "redo" : "undo"); return; }
   if (ctrl && key === "y") { event.preventDefault(); history("redo"); return; }
   if (ctrl || event.altKey) return;
+  const relabel = () => { if (state.selectedScu !== null) { state.editing = state.selectedScu; state.draft = null; paint(); } };
   const handlers = {
     n: newScu, a: addContributor, p: addPart, m: () => merge(), s: split, c: copyLabel, ";": startComment, "/": () => $(".filter", root).focus(),
-    e: () => { if (state.selectedScu) { state.editing = state.selectedScu; renderScus(); } },
-    f2: () => { if (state.selectedScu) { state.editing = state.selectedScu; renderScus(); } },
-    x: () => { if (state.selectedScu) toggleChecked(state.selectedScu); },
+    e: relabel, f2: relabel,
+    x: () => { if (state.selectedScu !== null) toggleChecked(state.selectedScu); },
+    o: () => { if (state.selectedScu !== null) toggleFold(state.selectedScu); },
+    "<": () => step(-1), ">": () => step(1), ",": () => step(-1), ".": () => step(1),
     delete: remove, backspace: remove, j: () => move(1), arrowdown: () => move(1), k: () => move(-1), arrowup: () => move(-1),
     "?": () => $("dialog.help", root).showModal(),
   };
-  const handler = handlers[key] ?? handlers[event.key];
+  const handler = handlers[event.key] ?? handlers[key];
   if (handler) { event.preventDefault(); handler(); }
 });
 
 session.addEventListener("conflict", async (event) => {
   const changes = (event.detail.changes || []).map((c) => `${c.summary}${c.user ? ` (${c.user})` : ""}`);
+  state.undo = [];
+  state.redo = [];
+  await load();
   showBanner(root, `This pyramid was changed elsewhere, so your last change was not applied. Changed meanwhile: ${changes.join("; ") || "unknown"}. ` +
     "The page now shows the current state; your text selection is kept.");
-  await reload();
+  settle();
 });
 
-reload().then(() => root.classList.add("ready")).catch((error) => showBanner(root, `Could not load the pyramid: ${error.message}`));
+load().then(() => root.classList.add("ready")).catch((error) => showBanner(root, `Could not load the pyramid: ${error.message}`));

@@ -2,8 +2,10 @@
 //
 // Every write carries the revision last seen (If-Match); the server answers with the new one, or
 // 409 with what changed meanwhile. Actions are sent in order; while the network is down they wait
-// in a queue that is shown to the user and sent when the connection is back. Nothing is applied
-// optimistically: the page re-renders from the server's answer, so it always shows what is saved.
+// in a queue that is shown to the user and sent when the connection is back. An editor may paint a
+// change before it is saved (local first): ``url`` and ``body`` may then be functions, called
+// when the write is sent, so ids the server gave to earlier changes are known by then; reads
+// queued with ``refresh`` see exactly the writes queued before them.
 
 export class ActionError extends Error {
   constructor(message, fields = {}) { super(message); this.fields = fields; }
@@ -18,9 +20,8 @@ function messageOf(body) {
   if (!body || typeof body !== "object") return "The server refused the change.";
   if (body.detail) return String(body.detail);
   const parts = [];
-  for (const [field, value] of Object.entries(body)) {
-    const text = Array.isArray(value) ? value.join(" ") : typeof value === "object" ? messageOf(value) : String(value);
-    parts.push(field === "non_field_errors" ? text : `${field}: ${text}`);
+  for (const value of Object.values(body)) { // the messages say what is wrong; field names are the API's words, not the user's
+    parts.push(Array.isArray(value) ? value.join(" ") : typeof value === "object" ? messageOf(value) : String(value));
   }
   return parts.join(" ") || "The server refused the change.";
 }
@@ -37,9 +38,12 @@ export class DocumentSession extends EventTarget {
     window.addEventListener("online", () => this.flush());
   }
 
+  /** Writes not yet saved (queued reads do not count). */
+  get pending() { return this.queue.filter((item) => !item.read).length; }
+
   setStatus(status, detail = "") {
     this.status = status;
-    this.dispatchEvent(new CustomEvent("status", { detail: { status, pending: this.queue.length, message: detail } }));
+    this.dispatchEvent(new CustomEvent("status", { detail: { status, pending: this.pending, queued: this.queue.length, message: detail } }));
   }
 
   async load() {
@@ -47,6 +51,7 @@ export class DocumentSession extends EventTarget {
     if (!response.ok) throw new ActionError(`Could not load (${response.status}).`);
     this.revision = response.headers.get("ETag")?.replaceAll('"', "") ?? null;
     const body = await response.json();
+    if (this.status === "conflict" && !this.pending) this.setStatus("saved"); // the current state is shown: resolved
     this.dispatchEvent(new CustomEvent("loaded", { detail: body }));
     return body;
   }
@@ -59,6 +64,14 @@ export class DocumentSession extends EventTarget {
     });
   }
 
+  /** Queue a read of the whole document after the writes queued so far; resolves with it. */
+  refresh() {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ read: true, method: "GET", url: this.fullUrl, resolve, reject });
+      this.flush();
+    });
+  }
+
   retry() { this.flush(); }
 
   async flush() {
@@ -67,23 +80,34 @@ export class DocumentSession extends EventTarget {
     try {
       while (this.queue.length) {
         const item = this.queue[0];
-        this.setStatus("saving");
+        if (!item.read) this.setStatus("saving");
+        let url, body;
+        try {
+          url = typeof item.url === "function" ? item.url() : item.url;
+          body = typeof item.body === "function" ? item.body() : item.body;
+        } catch (error) { // e.g. it names an object whose creation the server refused
+          this.queue.shift();
+          item.reject(error instanceof ActionError ? error : new ActionError(error.message || String(error)));
+          continue;
+        }
         let response;
         try {
-          response = await fetch(item.url, {
-            method: item.method,
-            credentials: "same-origin",
-            headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken(), "If-Match": `"${this.revision}"` },
-            body: item.body === undefined ? undefined : JSON.stringify(item.body),
+          const headers = item.read ? { Accept: "application/json" }
+            : { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken(), "If-Match": `"${this.revision}"` };
+          response = await fetch(url, {
+            method: item.method, credentials: "same-origin", headers,
+            body: body === undefined ? undefined : JSON.stringify(body),
           });
         } catch (networkError) {
-          this.setStatus("offline", `Offline: ${this.queue.length} change(s) not saved yet; they will be sent when the connection is back.`);
+          const pending = this.pending;
+          this.setStatus("offline", `Offline: ${pending} change${pending === 1 ? "" : "s"} not saved yet; they will be sent when the connection is back.`);
           setTimeout(() => this.flush(), 3000);
           return;
         }
         const payload = response.status === 204 ? {} : await response.json().catch(() => ({}));
         if (response.status >= 500) {
-          this.setStatus("failed", `Saving failed (server error ${response.status}): ${this.queue.length} change(s) not saved.`);
+          const pending = this.pending;
+          this.setStatus("failed", `Saving failed (server error ${response.status}): ${pending} change${pending === 1 ? "" : "s"} not saved.`);
           return; // kept in the queue for retry()
         }
         this.queue.shift();
@@ -97,12 +121,14 @@ export class DocumentSession extends EventTarget {
         }
         if (!response.ok) {
           item.reject(new ActionError(messageOf(payload), payload));
-          this.setStatus(this.queue.length ? "saving" : "saved");
+          if (this.pending) this.setStatus("saving");
           continue;
         }
         if (payload.revision !== undefined) this.revision = String(payload.revision);
         else if (response.headers.get("ETag")) this.revision = response.headers.get("ETag").replaceAll('"', "");
+        if (!item.read) this.setStatus(this.pending ? "saving" : "saved");
         item.resolve(payload);
+        await null; // let the editor learn from this answer (e.g. new ids) before the next write is built
       }
       this.setStatus("saved");
     } finally {
@@ -126,7 +152,7 @@ export function bindStatus(session, element, retryButton) {
   });
   if (retryButton) retryButton.addEventListener("click", () => session.retry());
   window.addEventListener("beforeunload", (event) => {
-    if (session.queue.length) { event.preventDefault(); event.returnValue = ""; }
+    if (session.pending) { event.preventDefault(); event.returnValue = ""; }
   });
 }
 

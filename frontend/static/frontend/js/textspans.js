@@ -88,14 +88,9 @@ function boundaryOffset(container, node, childIndex) {
   return probe.toString().length;
 }
 
-/**
- * The current selection inside ``container`` as code point offsets, snapped to words;
- * null when there is no usable selection there.
- */
-export function selectedSpan(container, index) {
-  const selection = window.getSelection();
-  if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
-  const raw = rangeOffsets(container, selection.getRangeAt(0));
+/** A DOM Range inside ``container`` as code point offsets snapped to words; null when it holds no word there. */
+function spanOfRange(container, index, range) {
+  const raw = rangeOffsets(container, range);
   if (!raw) return null;
   const snapped = snapToWords(index.text, raw.start, raw.end);
   if (!snapped) return null;
@@ -103,38 +98,144 @@ export function selectedSpan(container, index) {
 }
 
 /**
- * Render ``index.text`` into ``container`` with highlights.
- * spans: [{id, start, end}] in code points (they may overlap). Each piece of text becomes a
- * <span class="seg"> whose data-ids lists the spans covering it ("" when none). Text is set with
- * textContent only: user text is never parsed as HTML.
+ * The current selection inside ``container`` as code point offsets, snapped to words;
+ * null when there is no usable selection there.
  */
-export function renderSpans(container, index, spans) {
-  const cuts = new Set([0, index.text.length]);
-  const u16 = spans.map((s) => ({ id: String(s.id), start: index.toUtf16(s.start), end: index.toUtf16(s.end) }));
-  for (const s of u16) { cuts.add(s.start); cuts.add(s.end); }
-  const points = [...cuts].sort((a, b) => a - b);
-  const fragment = document.createDocumentFragment();
+export function selectedSpan(container, index) {
+  const selection = window.getSelection();
+  if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
+  return spanOfRange(container, index, selection.getRangeAt(0));
+}
+
+/** The caret position under a viewport point as a collapsed Range, or null. */
+function caretAt(x, y) {
+  if (document.caretPositionFromPoint) {
+    const position = document.caretPositionFromPoint(x, y);
+    if (!position) return null;
+    const range = document.createRange();
+    range.setStart(position.offsetNode, position.offset);
+    return range;
+  }
+  return document.caretRangeFromPoint?.(x, y) ?? null;
+}
+
+/**
+ * The text dragged over between two viewport points ({x, y}: mousedown and mouseup), snapped to
+ * words, as code point offsets; null when it holds no word of ``container``. Shift+drag needs it:
+ * the browser extends whatever caret it left elsewhere (another text, the SCU list) instead of
+ * selecting what was dragged over.
+ */
+export function draggedSpan(container, index, from, to) {
+  const a = caretAt(from.x, from.y), b = caretAt(to.x, to.y);
+  if (!a || !b || !container.contains(a.startContainer) || !container.contains(b.startContainer)) return null;
+  const range = document.createRange();
+  if (a.compareBoundaryPoints(Range.START_TO_START, b) <= 0) { range.setStart(a.startContainer, a.startOffset); range.setEnd(b.startContainer, b.startOffset); }
+  else { range.setStart(b.startContainer, b.startOffset); range.setEnd(a.startContainer, a.startOffset); }
+  return range.collapsed ? null : spanOfRange(container, index, range);
+}
+
+/** The pieces of [from, to) (UTF-16) cut by ``u16`` spans: [{a, b, ids}] (ids in the spans' order). */
+function pieces(u16, from, to) {
+  const cuts = new Set([from, to]);
+  for (const s of u16) { if (s.start > from && s.start < to) cuts.add(s.start); if (s.end > from && s.end < to) cuts.add(s.end); }
+  const points = [...cuts].sort((x, y) => x - y);
+  const byStart = [...u16].sort((x, y) => x.start - y.start);
+  const out = [];
+  let next = 0, active = [];
   for (let i = 0; i + 1 < points.length; i++) {
     const [a, b] = [points[i], points[i + 1]];
-    const el = document.createElement("span");
-    el.className = "seg";
-    const ids = u16.filter((s) => s.start <= a && s.end >= b).map((s) => s.id);
-    el.dataset.ids = ids.join(" ");
-    if (ids.length) el.classList.add("covered");
-    el.textContent = index.text.slice(a, b);
-    fragment.append(el);
+    while (next < byStart.length && byStart[next].start <= a) active.push(byStart[next++]);
+    active = active.filter((s) => s.end > a); // ends are cut points: past a means reaching b
+    if (active.length > 1) active.sort((x, y) => x.order - y.order);
+    out.push({ a, b, ids: active.map((s) => s.id) });
   }
-  container.replaceChildren(fragment);
+  return out;
 }
+
+/**
+ * A text shown with highlights, kept in step with a list of spans: ``update(spans)`` replaces only
+ * the segments where the spans changed, so a text with hundreds of spans is not rebuilt (nor its
+ * text shaped again) for one new span. spans: [{id, start, end}] in code points (they may
+ * overlap). Each piece of text is a <span class="seg"> whose data-ids lists the spans covering it
+ * ("" when none). Text is set with textContent only: user text is never parsed as HTML.
+ */
+export class SpanView {
+  constructor(container, index) {
+    this.container = container;
+    this.index = index;
+    this.keys = null;      // "id:start:end" of the spans shown
+    this.segments = [];    // [{el, a, b, ids}] in text order (UTF-16 offsets)
+  }
+
+  /** Show ``spans``; returns true when something was repainted. */
+  update(spans) {
+    const index = this.index;
+    const u16 = spans.map((s, order) => ({ id: String(s.id), order, start: index.toUtf16(s.start), end: index.toUtf16(s.end) }));
+    const keys = new Set(u16.map((s) => `${s.id}:${s.start}:${s.end}`));
+    if (this.keys === null) {
+      this.segments = pieces(u16, 0, index.text.length).map((p) => this.segment(p));
+      this.container.replaceChildren(...this.segments.map((s) => s.el));
+      this.keys = keys;
+      return true;
+    }
+    if (!this.segments.length) { this.keys = null; return this.update(spans); }
+    let lo = Infinity, hi = -Infinity; // the stretch of text whose spans changed
+    const widen = (key) => { const [, start, end] = key.split(":").map(Number); lo = Math.min(lo, start); hi = Math.max(hi, end); };
+    for (const key of keys) if (!this.keys.has(key)) widen(key);
+    for (const key of this.keys) if (!keys.has(key)) widen(key);
+    this.keys = keys;
+    if (lo > hi) return false;
+    let first = this.segments.findIndex((s) => s.b > lo);
+    let last = first;
+    while (last + 1 < this.segments.length && this.segments[last + 1].a < hi) last++;
+    // Widen to cuts that remain (an old cut no span makes any more must disappear with its segment).
+    const cuts = new Set([0, index.text.length]);
+    for (const s of u16) { cuts.add(s.start); cuts.add(s.end); }
+    while (!cuts.has(this.segments[first].a)) first--;
+    while (!cuts.has(this.segments[last].b)) last++;
+    const [from, to] = [this.segments[first].a, this.segments[last].b];
+    const fresh = pieces(u16.filter((s) => s.start < to && s.end > from).map((s) => ({ ...s, start: Math.max(s.start, from), end: Math.min(s.end, to) })), from, to)
+      .map((p) => this.segment(p));
+    this.segments[last].el.after(...fresh.map((s) => s.el));
+    for (let i = first; i <= last; i++) this.segments[i].el.remove();
+    this.segments.splice(first, last - first + 1, ...fresh);
+    return true;
+  }
+
+  segment({ a, b, ids }) {
+    const el = document.createElement("span");
+    el.className = ids.length ? "seg covered" : "seg";
+    el.dataset.ids = ids.join(" ");
+    el.textContent = this.index.text.slice(a, b);
+    return { el, a, b, ids };
+  }
+
+  /** The segments covered by span ``id``. */
+  segmentsOf(id) {
+    const key = String(id);
+    return this.segments.filter((s) => s.ids.includes(key)).map((s) => s.el);
+  }
+}
+
+/** Render ``index.text`` into ``container`` with highlights (a SpanView shown once). */
+export function renderSpans(container, index, spans) {
+  new SpanView(container, index).update(spans);
+}
+
+const NON_SPACE = new WeakMap(); // TextIndex -> {mask, total}: which code points are not white space
 
 /** Share of the text's non-space characters covered by at least one span (0..1). */
 export function coverage(index, spans) {
+  if (!NON_SPACE.has(index)) {
+    const mask = new Uint8Array(index.length);
+    let cp = 0, total = 0;
+    for (const ch of index.text) { if (!/\s/u.test(ch)) { mask[cp] = 1; total++; } cp++; }
+    NON_SPACE.set(index, { mask, total });
+  }
+  const { mask, total } = NON_SPACE.get(index);
   const covered = new Uint8Array(index.length);
   for (const s of spans) covered.fill(1, s.start, s.end);
-  let total = 0, hit = 0, cp = 0;
-  for (const ch of index.text) {
-    if (!/\s/u.test(ch)) { total++; hit += covered[cp]; }
-    cp++;
-  }
+  let hit = 0;
+  for (let cp = 0; cp < covered.length; cp++) hit += covered[cp] & mask[cp];
   return total ? hit / total : 0;
 }

@@ -3,16 +3,23 @@
 export const $ = (selector, scope = document) => scope.querySelector(selector);
 export const $$ = (selector, scope = document) => [...scope.querySelectorAll(selector)];
 
-/** el("div", {class: "x", "data-id": 3}, "text", childElement) */
+/** el("div", {class: "x", "data-id": 3}, "text", childElement)
+ *  No style= or on*= attributes: the Content Security Policy blocks them (use node.style, addEventListener). */
 export function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
     if (value === undefined || value === null || value === false) continue;
+    if (name === "style" || name.startsWith("on")) throw new Error(`el(): the CSP forbids the ${name} attribute`);
     if (name === "value") node.value = value;
     else node.setAttribute(name, value === true ? "" : String(value));
   }
   for (const child of children) if (child !== "" && child !== null && child !== undefined) node.append(child);
   return node;
+}
+
+/** "1 SCU", "3 SCUs", "1 change", "0 changes". */
+export function plural(n, one, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 export function showBanner(root, message) {

@@ -1,0 +1,73 @@
+"""Time bounds on the work a DUCView file can make us do with patterns it controls.
+
+Two kinds of pattern come from the file: its ``startDocumentRegEx`` (a regex written by whoever
+made the file) and the search patterns built from labels that do not match their text (see
+:mod:`annotation.formats.relocate`). Either can backtrack catastrophically (an 832-byte ``.pyr``
+took a web worker for a minute). Both run on the ``regex`` package, whose matching takes a
+``timeout``, and the time they take is charged to one :class:`WorkBudget` per file: when it is
+spent the file is refused as hostile, with the reason, instead of holding a worker. Real DUC
+files spend a few milliseconds of it.
+
+An import may give its files budgets drawn from one import-wide budget
+(:meth:`WorkBudget.for_file`), so a zip of many hostile files is refused in bounded time too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from .errors import DucViewError
+
+__all__ = ["DEFAULT_FILE_SECONDS", "HostileInput", "WorkBudget"]
+
+DEFAULT_FILE_SECONDS = 0.5
+
+
+class HostileInput(DucViewError):
+    """The file makes the reader do more work than any real DUCView file needs."""
+
+
+class WorkBudget:
+    """Seconds of untrusted pattern matching allowed (for one file, or for a whole import)."""
+
+    def __init__(self, seconds: float = DEFAULT_FILE_SECONDS, *, parent: WorkBudget | None = None):
+        self.seconds = seconds
+        self.used = 0.0
+        self.parent = parent
+
+    def for_file(self, seconds: float = DEFAULT_FILE_SECONDS) -> WorkBudget:
+        """A budget for one file of this import: ``seconds``, charged to this budget too."""
+        return WorkBudget(seconds, parent=self)
+
+    def remaining(self) -> float:
+        own = self.seconds - self.used
+        return min(own, self.parent.remaining()) if self.parent is not None else own
+
+    def _charge(self, seconds: float) -> None:
+        self.used += seconds
+        if self.parent is not None:
+            self.parent._charge(seconds)
+
+    @contextmanager
+    def run(self, what: str) -> Iterator[float]:
+        """Run untrusted matching inside: yields the timeout to pass to ``regex``; a timeout (or a
+        budget already spent) becomes :class:`HostileInput` naming ``what``."""
+        left = self.remaining()
+        if left <= 0:
+            raise self._exhausted(what)
+        start = time.perf_counter()
+        try:
+            yield left
+        except TimeoutError:
+            raise self._exhausted(what) from None
+        finally:
+            self._charge(time.perf_counter() - start)
+
+    def _exhausted(self, what: str) -> HostileInput:
+        if self.parent is not None and self.parent.remaining() <= 0 < self.seconds - self.used:
+            return HostileInput(f"{what}: this import's time for file-supplied patterns "
+                                f"({self.parent.seconds:g} s in all) is spent; file refused")
+        return HostileInput(f"{what} takes longer than {self.seconds:g} s "
+                            "(catastrophic backtracking?); refused as hostile")

@@ -1,0 +1,117 @@
+"""Which topic, peer and annotator a DUCView file is about. File names are hints, not rules.
+
+Files are renamed by the people who pass them on, and every DUC/TAC year named them its own
+way, so any name imports. Each of the three comes from the first source that gives it:
+
+* **topic**: the NIST file name (:mod:`annotation.formats.nist_names`; for a ``.pyr`` only when
+  its stem is a topic id such as ``D0601``, not a free name such as ``MATTER``), else the
+  **content** (the header lines of the embedded pyramid, ``D0601.M.250.A.A``, all naming one
+  topic), else the ``topic`` option, else the file stem;
+* **peer** (``.pan`` only): the NIST file name, else the ``peer`` option, else the file stem;
+* **annotator**: the NIST file name (DUC 2006 names start with the annotator's number), else the
+  ``annotator`` option, else nobody.
+
+:class:`FileIdentity` says which source gave each value, so the import report can tell. Peer
+ids are kept as written (``01``); :func:`~annotation.formats.nist_names.peer_key` compares them.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+
+from .errors import DucViewError
+from .model import Pyramid
+from .nist_names import looks_like_topic_id, parse_nist_filename
+
+__all__ = ["FILE_NAME", "CONTENT", "OPTION", "FILE_STEM", "Named", "NameOptions", "FileIdentity",
+           "content_topic", "file_stem", "identify"]
+
+FILE_NAME, CONTENT, OPTION, FILE_STEM = "file name", "content", "option", "file stem"
+
+_HEADER_TOPIC_RE = re.compile(
+    r"\s*(?P<topic>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)\.M\.[0-9]+\.[A-Za-z0-9]+\.[A-Za-z0-9]+\s*", re.ASCII
+)
+_EXTENSION_RE = re.compile(r"\.(?:pyr|pan|xml)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Named:
+    value: str
+    source: str  # FILE_NAME | CONTENT | OPTION | FILE_STEM
+
+
+@dataclass(frozen=True)
+class NameOptions:
+    """What the person importing said (command options); used where the file name says nothing."""
+
+    topic: str | None = None
+    annotator: str | None = None
+    peer: str | None = None
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    topic: Named
+    peer: Named | None  # .pan files only
+    annotator: Named | None  # None: nobody known
+    notes: tuple[str, ...] = ()  # where the sources disagree (the first source wins)
+
+
+def file_stem(name: str) -> str:
+    """The file's base name without its DUCView extension (the whole base name if that leaves
+    nothing but blanks)."""
+    base = posixpath.basename(name.replace("\\", "/")).strip()
+    return _EXTENSION_RE.sub("", base).strip() or base or "unnamed"
+
+
+def content_topic(pyramid: Pyramid) -> str | None:
+    """The topic every reference header names (``D0601.M.250.A.A`` -> ``D0601``), if they agree."""
+    topics = set()
+    for ref in pyramid.references:
+        m = _HEADER_TOPIC_RE.fullmatch(ref.header)
+        if m is None:
+            return None
+        topics.add(m["topic"])
+    return topics.pop() if len(topics) == 1 else None
+
+
+def identify(name: str, kind: str, pyramid: Pyramid, options: NameOptions = NameOptions()) -> FileIdentity:
+    """Topic, peer (``kind == 'pan'``) and annotator of a file, each with its source."""
+    try:
+        nist = parse_nist_filename(name)
+    except DucViewError:
+        nist = None
+    if nist is not None and nist.kind != kind:
+        nist = None  # a pyramid's name on a peer annotation, or the other way round
+    if nist is not None and kind == "pyr" and not looks_like_topic_id(nist.topic):
+        nist = None
+    stem = file_stem(name)
+    in_content = content_topic(pyramid)
+    notes = []
+    if nist is not None:
+        topic = Named(nist.topic, FILE_NAME)
+        if in_content is not None and in_content.lower() != nist.topic.lower() and not nist.topic.lower().startswith(in_content.lower() + "-"):
+            notes.append(f"the file name says topic {nist.topic}, its reference headers say {in_content}: used the file name")
+    elif in_content is not None:
+        topic = Named(in_content, CONTENT)
+    elif options.topic:
+        topic = Named(options.topic, OPTION)
+    else:
+        topic = Named(stem, FILE_STEM)
+    peer = None
+    if kind == "pan":
+        if nist is not None:
+            peer = Named(nist.peer, FILE_NAME)
+        elif options.peer:
+            peer = Named(options.peer, OPTION)
+        else:
+            peer = Named(stem, FILE_STEM)
+    if nist is not None and nist.annotator:
+        annotator = Named(nist.annotator, FILE_NAME)
+    elif options.annotator:
+        annotator = Named(options.annotator, OPTION)
+    else:
+        annotator = None
+    return FileIdentity(topic, peer, annotator, tuple(notes))

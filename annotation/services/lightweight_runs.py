@@ -1,0 +1,34 @@
+"""A lightweight-pyramid run's revision and the background recomputation of its scores.
+
+Every change that can alter a run's scores (answers, tasks, statements, settings) calls
+:func:`touch` inside its transaction: the revision goes up and, after the commit, one
+recomputation is scheduled on the background runner (``annotation/background.py``: published to
+Celery with Redis, run in-process without it, as every task of the app). A burst of changes (a crowd
+submitting) costs one recomputation, as the expert scores do (``services.recompute``).
+"""
+from django.db import transaction
+from django.db.models import F
+
+from ..models import LightweightPyramid
+from .recompute import _enqueue, _release
+
+PENDING_KIND = "lightweight"
+
+
+def touch(run: LightweightPyramid, notify: bool = True) -> None:
+    """Bump the run's revision; with ``notify``, recompute after the commit (a caller changing
+    many things in several transactions passes False and calls :func:`schedule` once at the end)."""
+    LightweightPyramid.objects.filter(pk=run.pk).update(revision=F("revision") + 1)
+    run.refresh_from_db(fields=["revision"])
+    if notify:
+        transaction.on_commit(lambda: schedule([run.pk]))
+
+
+def schedule(run_ids) -> None:
+    """Enqueue the recomputation of these runs (never raises: a stale result is caught up later)."""
+    _enqueue(PENDING_KIND, run_ids)
+
+
+def started(run_ids) -> None:
+    """A recomputation has started: later changes enqueue a new one."""
+    _release(PENDING_KIND, run_ids)

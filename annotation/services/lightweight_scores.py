@@ -1,0 +1,121 @@
+"""Scores of a lightweight-pyramid run: database rows in, ``scoring.lightweight`` out, and back.
+
+- :func:`compute` reads a run's tasks and answers in a fixed number of queries and evaluates them
+  with the run's settings (or overrides, for exports "what if").
+- :func:`recompute` stores the result (``LiteResult``) unless a newer one is there; it runs on a
+  Celery worker after every change (``annotation.lightweight_tasks``), in-process without Redis.
+- :func:`rows` gives the export levels (summary, system, worker, label) as the command line, the
+  API and the pages show them.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from django.db import IntegrityError, transaction
+
+from scoring.lightweight import Assignment, Result, Settings, evaluate
+
+from ..models import LightweightPyramid, LiteAssignment, LiteResult, LiteStatement, LiteTask
+from ..models.lightweight import ANSWER_BLANK, ANSWER_PRESENT
+
+LEVELS = {
+    "summary": ("topic", "system", "summary", "present", "statements", "score"),
+    "system": ("system", "score", "summaries"),
+    "worker": ("worker", "agreement", "pairs", "removed"),
+    "label": ("topic", "summary", "statement", "label", "answers"),
+}
+
+
+def settings_of(run: LightweightPyramid, **overrides) -> Settings:
+    values = {"agreement": run.agreement, "threshold": run.threshold, "blank": run.blank, "topic_filter": run.topic_filter}
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return Settings(**values)
+
+
+def _answer(code: str) -> bool | None:
+    return None if code == ANSWER_BLANK else code == ANSWER_PRESENT
+
+
+def scoring_input(run: LightweightPyramid) -> list[Assignment]:
+    """Every assignment of the run as scoring input; statements are named by their external ids."""
+    statements = dict(LiteStatement.objects.filter(pyramid=run).values_list("id", "external_id"))
+    tasks = {
+        pk: (topic, peer, ids)
+        for pk, topic, peer, ids in LiteTask.objects.filter(pyramid=run).values_list(
+            "id", "topic__external_id", "peer__external_id", "statement_ids")
+    }
+    out = []
+    for task_id, worker, answers in LiteAssignment.objects.filter(task__pyramid=run).values_list(
+            "task_id", "worker_id", "answers").order_by("id"):
+        topic, peer, ids = tasks[task_id]
+        out.append(Assignment(
+            task=task_id, topic=topic, summary=peer, worker=worker or None,
+            answers=tuple((statements[s], _answer(c)) for s, c in zip(ids, answers)),
+        ))
+    return out
+
+
+def compute(run: LightweightPyramid, settings: Settings | None = None) -> Result:
+    return evaluate(scoring_input(run), settings or settings_of(run))
+
+
+def rows(result: Result, level: str) -> list[dict]:
+    """The export rows of one level (keys as ``LEVELS``; worker rows also carry ``reason``)."""
+    if level == "summary":
+        return [{"topic": s.topic, "system": s.system, "summary": s.summary, "present": s.present,
+                 "statements": s.statements, "score": s.score}
+                for s in sorted(result.summaries, key=lambda s: (s.topic, s.summary))]
+    if level == "system":
+        return [{"system": s.system, "score": s.score, "summaries": s.summaries, "stdev": s.stdev,
+                 "min": s.minimum, "max": s.maximum} for s in result.systems]
+    if level == "worker":
+        return [{"worker": w.worker, "agreement": w.agreement, "pairs": w.pairs, "removed": w.removed, "reason": w.reason} for w in sorted(result.workers, key=lambda w: (w.agreement is None, w.agreement or 0, w.worker))]
+    if level == "label":
+        return [{"topic": l.topic, "summary": l.summary, "statement": l.statement, "label": int(l.present),
+                 "answers": l.answers, "present_answers": l.present_answers}
+                for l in sorted(result.labels, key=lambda l: (l.topic, l.summary, _natural(l.statement)))]
+    raise ValueError(f"unknown level {level!r}: choose one of {', '.join(LEVELS)}")
+
+
+def _natural(statement_id: str):
+    return (0, int(statement_id), "") if str(statement_id).isdigit() else (1, 0, str(statement_id))
+
+
+def payload(result: Result) -> dict:
+    """What is stored and served: every level but labels (those are exported on demand)."""
+    return {
+        "summaries": rows(result, "summary"),
+        "systems": rows(result, "system"),
+        "workers": rows(result, "worker"),
+        "topics": [{"topic": t.topic, "alpha": t.alpha, "tasks": t.tasks, "dropped": t.dropped}
+                   for t in sorted(result.topics, key=lambda t: t.topic)],
+    }
+
+
+def recompute(run_id: int) -> bool:
+    """Compute and store a run's scores; False when the run is gone or a newer result is stored."""
+    run = LightweightPyramid.objects.filter(pk=run_id).first()
+    if run is None:
+        return False
+    revision = run.revision
+    settings = settings_of(run)
+    data = payload(compute(run, settings))
+    values = {"revision": revision, "settings": {k: getattr(v, "value", v) for k, v in asdict(settings).items()}, "payload": data}
+    updated = LiteResult.objects.filter(pyramid_id=run_id, revision__lte=revision).update(**values)
+    if updated:
+        return True
+    try:
+        with transaction.atomic():
+            LiteResult.objects.create(pyramid_id=run_id, **values)
+        return True
+    except IntegrityError:
+        return False   # a newer result was stored meanwhile
+
+
+def stored(run: LightweightPyramid) -> tuple[dict | None, bool]:
+    """(stored payload or None, whether it is current)."""
+    result = LiteResult.objects.filter(pyramid=run).first()
+    if result is None:
+        return None, False
+    return result.payload, result.revision == run.revision
+

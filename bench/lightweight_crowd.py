@@ -1,0 +1,161 @@
+"""Benchmark: a crowd on the in-app judging page (prints numbers; not a test).
+
+--workers crowd workers (threads, each its own HTTP session, loopback) open the judging link of a
+lightweight pyramid served by gunicorn (3 sync workers, as docker-compose) on PostgreSQL, with a
+real Celery worker recomputing the scores (REDIS_URL required). Each worker gives its id, then
+--tasks times loads its next task page, reads for --think seconds on average (0: a burst, every
+worker at once) and submits an answer for every statement (16), as the page's form does (CSRF
+included). Data: synthetic, made here: --topics topics x 8 peers x 2
+batches of 16 statements, 5 judges per task.
+
+Printed: p50/p95/p99 latency of "load task page" and "submit answers", errors, and the check that
+every submitted answer is stored exactly once (one row per completion code, no duplicates).
+
+    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/lightweight_crowd.py [--workers 200] [--tasks 3] [--think 10]
+"""
+import argparse
+import os
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _browser as b  # noqa: E402  (shared plumbing: database, gunicorn subprocess, Celery worker)
+
+TASK = re.compile(r'name="task" value="(\d+)"')
+ANSWER = re.compile(r'name="(a\d+)"')
+CODE = re.compile(r"data-completion-code>([0-9A-F]{8})<")
+
+
+def make_data(topics: int) -> str:
+    """The run, its tasks and a judging link; returns the link's token."""
+    from annotation.models import CrowdLink, Dataset, LightweightPyramid, LiteStatement, PeerSummary, ReferenceSummary, Topic
+    from annotation.services.lightweight_work import create_tasks
+
+    dataset = Dataset.objects.create(name="crowd-bench")
+    run = LightweightPyramid.objects.create(dataset=dataset, name="crowd", judges_per_task=5)
+    for t in range(topics):
+        topic = Topic.objects.create(dataset=dataset, external_id=f"T{t:03d}")
+        refs = [ReferenceSummary.objects.create(topic=topic, external_id=r, text=f"Reference {r} of topic {t}.") for r in "ABCD"]
+        for p in range(8):
+            PeerSummary.objects.create(topic=topic, external_id=f"T{t:03d}.M.100.A.{p}",
+                                       text=f"Peer {p} says the harbour of town {t} reopened after the storm. " * 6)
+        LiteStatement.objects.bulk_create([
+            LiteStatement(pyramid=run, topic=topic, reference=refs[k % 4], external_id=f"q{k}", batch=1 + k // 16,
+                          text=f"Statement {k} about the harbour of town {t} and its reopening")
+            for k in range(32)
+        ])
+    print(f"tasks: {create_tasks(run)}", flush=True)
+    return CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING).token
+
+
+def percentile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))] * 1000 if values else float("nan")
+
+
+def crowd_worker(base, token, name, tasks, timings, errors, codes, barrier, think):
+    import random
+
+    import requests
+
+    rng = random.Random(name)
+
+    session = requests.Session()
+    url = f"{base}/lightweight/crowd/{token}/"
+
+    def timed(kind, method, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            response = session.request(method, *args, timeout=60, **kwargs)
+        except requests.RequestException as error:
+            errors.append(f"{kind}: {error}")
+            return None
+        timings[kind].append(time.perf_counter() - start)
+        if response.status_code != 200:
+            errors.append(f"{kind}: HTTP {response.status_code}")
+            return None
+        return response
+
+    barrier.wait()
+    page = timed("load task page", "GET", url)
+    if page is None:
+        return
+    page = timed("give worker id", "POST", url, data={"worker": name, "csrfmiddlewaretoken": session.cookies.get("csrftoken")})
+    for n in range(tasks):
+        if n:
+            page = timed("load task page", "GET", url)
+        if page is None:
+            return
+        task = TASK.search(page.text)
+        if task is None:
+            errors.append("no task left" if "no more tasks" in page.text else "task page without a task")
+            return
+        answers = {name_: ("present" if i % 3 else "absent") for i, name_ in enumerate(dict.fromkeys(ANSWER.findall(page.text)))}
+        time.sleep(rng.uniform(0, 2 * think))   # reading the summary and the statements
+        done = timed("submit answers", "POST", url, data={"task": task.group(1), **answers,
+                                                          "csrfmiddlewaretoken": session.cookies.get("csrftoken")})
+        if done is None:
+            return
+        code = CODE.search(done.text)
+        if code is None:
+            errors.append("submission without a completion code")
+            return
+        codes.append((name, int(task.group(1)), code.group(1)))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=200)
+    parser.add_argument("--tasks", type=int, default=3, help="tasks judged by each worker")
+    parser.add_argument("--topics", type=int, default=25)
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="mean seconds a worker spends on a task page before submitting (uniform 0..2x; 0 = a burst)")
+    args = parser.parse_args()
+    redis_url = os.environ.get("REDIS_URL")
+    if not redis_url or not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        sys.exit("set DATABASE_URL=postgres://... and REDIS_URL=redis://...: the crowd benchmark runs the production shape")
+    env = b.setup_django()
+    env["CROWD_RATE"] = "1000000/min"   # every simulated worker comes from 127.0.0.1
+    from collections import defaultdict
+
+    from django.core.management import call_command
+
+    from annotation.models import LiteAssignment
+
+    call_command("flush", interactive=False, verbosity=0)
+    call_command("migrate", verbosity=0)
+    token = make_data(args.topics)
+    b.close_db_connections()
+    log_dir = b.make_log_dir()
+    timings, errors, codes = defaultdict(list), [], []
+    with b.celery_worker(env, log_dir, redis_url) as control, b.server("gunicorn", env, log_dir) as base:
+        b.wait_worker_idle(control)
+        print(b.machine_line("gunicorn, 3 sync workers", "Celery worker (2 processes) on Redis"), f"load average {os.getloadavg()[0]:.1f}")
+        barrier = threading.Barrier(args.workers)
+        threads = [threading.Thread(target=crowd_worker, args=(base, token, f"W{i:04d}", args.tasks, timings, errors, codes, barrier, args.think))
+                   for i in range(args.workers)]
+        start = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        seconds = time.perf_counter() - start
+    stored = LiteAssignment.objects.filter(task__pyramid__dataset__name="crowd-bench")
+    rows = {(a.worker_id, a.task_id): a.completion_code for a in stored}
+    once = len(rows) == stored.count() == len(codes) and all(rows.get((w, t)) == c for w, t, c in codes)
+    requests_done = sum(len(v) for v in timings.values())
+    print(f"{args.workers} workers x {args.tasks} tasks (think time {args.think:g} s on average) in {seconds:.1f} s, {requests_done / seconds:.1f} requests/s, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    for kind, values in timings.items():
+        print(f"  {kind:16s} n={len(values):4d}  p50 {percentile(values, 50):6.0f} ms  p95 {percentile(values, 95):6.0f} ms  "
+              f"p99 {percentile(values, 99):6.0f} ms")
+    print(f"errors: {len(errors)}" + (f" (first: {errors[:3]})" if errors else ""))
+    print(f"submissions: {len(codes)} completion codes, {stored.count()} stored rows, each stored once: {once}")
+    b.cleanup(False, log_dir)
+
+
+if __name__ == "__main__":
+    main()

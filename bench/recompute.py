@@ -1,0 +1,82 @@
+"""Benchmark: recomputation after one edit on DUC 2006 topic D0603 (114 SCUs, 22 peer annotations),
+both conventions with the jackknife, as the background runner does it (``recompute_annotations``).
+
+Prints numbers; it is not a test. Uses DATABASE_URL if set, else a fresh SQLite file.
+
+    python bench/recompute.py [--data ../shared/data/duc2006] [--topic D0603] [--rounds 30]
+"""
+import argparse
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def percentile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, round(q / 100 * (len(values) - 1)))]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "duc2006"))
+    parser.add_argument("--topic", default="D0603")
+    parser.add_argument("--rounds", type=int, default=30)
+    args = parser.parse_args()
+    data = Path(args.data)
+    files = [data / "allpyramids" / f"{args.topic}.pyr", *sorted((data / "allpans").glob(f"*.{args.topic}.*.pan"))]
+    if not files[0].exists():
+        sys.exit(f"no {files[0]}: the DUC 2006 data lives in ../shared/data/duc2006")
+    tmp = tempfile.mkdtemp()
+    os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmp}/bench.sqlite3")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
+    os.environ.setdefault("DEBUG", "1")  # a local benchmark: development settings
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.db.models import F
+
+    from annotation.background import runner
+    from annotation.models import PeerAnnotation, Pyramid
+    from annotation.services.ducview_import import import_paths
+    from annotation.services.recompute import recompute_annotations
+
+    if connection.vendor == "postgresql":
+        call_command("flush", interactive=False, verbosity=0)
+    call_command("migrate", verbosity=0)
+    runner.synchronous = True
+    import_paths(files, "bench-recompute")
+    pyramid = Pyramid.objects.get(topic__external_id=args.topic)
+    ids = list(PeerAnnotation.objects.filter(pyramid=pyramid).values_list("id", flat=True))
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, database {connection.vendor}; "
+          f"{args.topic}: {pyramid.scus.count()} SCUs, {len(ids)} peer annotations")
+
+    def timed(edit):
+        times = []
+        for _ in range(args.rounds):
+            edit()
+            start = time.perf_counter()
+            written = recompute_annotations(ids)
+            times.append((time.perf_counter() - start) * 1000)
+        return times, written
+
+    pyramid_edit, written = timed(lambda: Pyramid.objects.filter(pk=pyramid.pk).update(revision=F("revision") + 1))
+    print(f"after a pyramid edit (all {len(ids)} annotations, {written} scores written): "
+          f"p50 {statistics.median(pyramid_edit):.1f} ms, p95 {percentile(pyramid_edit, 95):.1f} ms")
+    one = ids[0]
+    match_edit, written = timed(lambda: PeerAnnotation.objects.filter(pk=one).update(revision=F("revision") + 1))
+    print(f"after a match edit (1 annotation stale, {written} scores written): "
+          f"p50 {statistics.median(match_edit):.1f} ms, p95 {percentile(match_edit, 95):.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""Benchmark: the statistics of the dashboards on DUC 2006 (prints numbers; not a test).
+
+Imports ../shared/data/duc2006 with NIST's content responsiveness into a fresh SQLite file (or
+DATABASE_URL), then times, as a worker runs them inside the dashboard computation:
+- loading the SCU vectors and annotations (once per snapshot);
+- per convention, the system statistics: intervals of the means, every pairwise test (Holm),
+  groups, SCU-level tests, reference- and topic-stability curves, the power table;
+- per convention, the bootstrap intervals of the meta-evaluation correlations shown by default.
+
+    python bench/significance.py [--data ../shared/data/duc2006] [--repeat 3]
+"""
+import argparse
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "duc2006"))
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    data = Path(args.data)
+    if not data.is_dir():
+        sys.exit(f"no data at {data}")
+    tmp = tempfile.mkdtemp()
+    os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmp}/bench.sqlite3")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ.pop("REDIS_URL", None)   # nothing scheduled on a broker: this process times the work itself
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from annotation.models import Judgment, Topic
+    from annotation.services import dashboard_snapshots, dashboards, system_statistics
+    from annotation.services.ducview_import import import_paths
+    from annotation.services.judgments import import_duc_table
+    from annotation.services.results import score_rows
+    from scoring.model import Convention
+
+    if connection.vendor == "postgresql":
+        call_command("flush", interactive=False, verbosity=0)
+    call_command("migrate", verbosity=0)
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, "
+          f"Python {platform.python_version()}, database {connection.vendor}")
+    import_paths([str(data)], "duc2006")
+    import_duc_table("duc2006", data / "scoring" / "2006_modified_scores.txt")
+    topics = Topic.objects.filter(dataset__name="duc2006")
+    summarizers = dashboards._summarizers(topics)
+    judgments = list(Judgment.objects.filter(topic__dataset__name="duc2006").values_list(
+        "topic__dataset__name", "topic__external_id", "summary", "metric", "value"))
+    rows = {c: score_rows(topics, c) for c in Convention}   # the dashboard computes these anyway
+    dataset = topics.first().dataset
+
+    def once():
+        times = {}
+
+        def timed(key, func):
+            start, cpu = time.perf_counter(), time.process_time()
+            result = func()
+            times[key] = (time.perf_counter() - start, time.process_time() - cpu)
+            return result
+
+        peers = timed("load SCU vectors and annotations", lambda: system_statistics.load_peer_inputs(topics))
+        for c in Convention:
+            timed(f"system statistics ({c.value})", lambda: system_statistics.compute(
+                "duc2006", rows[c], lambda r: dashboards._summarizer_of(r, summarizers), c, peers))
+            found = []
+            timed(f"meta-evaluation with intervals ({c.value})", lambda: [
+                dashboard_snapshots._metaeval(dataset, c, rows[c], summarizers, judgments, score, found)
+                for score in dashboard_snapshots.METAEVAL_SCORES])
+        return times
+
+    # Wall time depends on the machine's load; the process's CPU time is what an idle worker would take.
+    runs = [once() for _ in range(args.repeat)]
+    for key in runs[0]:
+        wall, cpu = [r[key][0] for r in runs], [r[key][1] for r in runs]
+        print(f"{key}: {statistics.median(wall):.2f} s wall, {statistics.median(cpu):.2f} s CPU (median of {len(wall)})")
+    wall, cpu = [sum(v[0] for v in r.values()) for r in runs], [sum(v[1] for v in r.values()) for r in runs]
+    print(f"total, both conventions: {statistics.median(wall):.2f} s wall (min {min(wall):.2f}), "
+          f"{statistics.median(cpu):.2f} s CPU; load average now {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

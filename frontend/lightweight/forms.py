@@ -1,0 +1,80 @@
+"""Forms of the lightweight-pyramid pages (coordinator settings, crowd work)."""
+from django import forms
+
+from annotation.models import LightweightPyramid
+from annotation.services.lightweight_work import MAX_STATEMENT_CHARS, MAX_WORKER_ID
+
+
+class RunCreateForm(forms.ModelForm):
+    class Meta:
+        model = LightweightPyramid
+        fields = ["dataset", "name", "origin"]
+        labels = {"origin": "Statements come from"}
+
+    def __init__(self, *args, datasets=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["dataset"].queryset = datasets
+        self.fields["dataset"].empty_label = None
+
+
+class RunSettingsForm(forms.ModelForm):
+    class Meta:
+        model = LightweightPyramid
+        fields = ["guidance", "statements_per_writer", "writers_per_reference", "statements_per_reference", "judges_per_task",
+                  "seed", "agreement", "threshold", "blank", "topic_filter", "pay_writing", "pay_judging"]
+        labels = {
+            "agreement": "Worker agreement",
+            "threshold": "Remove workers below",
+            "blank": "Blank answers count as",
+            "topic_filter": "Leave out the topics with the lowest crowd agreement (%)",
+            "pay_writing": "Pay per statement-writing assignment ($)",
+            "pay_judging": "Pay per judging assignment ($)",
+        }
+        widgets = {"guidance": forms.Textarea(attrs={"rows": 3})}
+        help_texts = {"pay_writing": "", "pay_judging": "", "topic_filter": "Krippendorff's alpha per task, averaged per topic."}
+
+    def clean_statements_per_writer(self):
+        value = self.cleaned_data["statements_per_writer"]
+        if not 1 <= value <= 16:
+            raise forms.ValidationError("Between 1 and 16 statements per writer.")
+        return value
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(label="Results, statement list or Phase-1 results (CSV)")
+
+
+class WorkerForm(forms.Form):
+    worker = forms.CharField(label="Your worker id", max_length=MAX_WORKER_ID,
+                             widget=forms.TextInput(attrs={"autocomplete": "off", "autofocus": True}))
+
+
+class WritingForm(forms.Form):
+    """One text field per statement, all required."""
+
+    def __init__(self, *args, count: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        for k in range(1, count + 1):
+            self.fields[f"s{k}"] = forms.CharField(
+                label=f"Statement {k}", max_length=MAX_STATEMENT_CHARS,
+                error_messages={"required": f"Please write statement {k}."},
+                widget=forms.TextInput(attrs={"autocomplete": "off"}))
+
+    def texts(self) -> list[str]:
+        return [self.cleaned_data[name] for name in self.fields]
+
+
+class JudgingForm(forms.Form):
+    """One required present / not present choice per statement."""
+
+    CHOICES = [("present", "Present"), ("absent", "Not present")]
+
+    def __init__(self, *args, statements, **kwargs):
+        super().__init__(*args, **kwargs)
+        for n, statement in enumerate(statements, start=1):
+            self.fields[f"a{statement.pk}"] = forms.ChoiceField(
+                label=statement.text, choices=self.CHOICES, widget=forms.RadioSelect,
+                error_messages={"required": f"Please answer statement {n}."})
+
+    def answers(self) -> dict[str, str]:
+        return {name[1:]: value for name, value in self.cleaned_data.items()}

@@ -1,0 +1,287 @@
+"""Set-up pages: thin views over ``annotation.services`` (datasets, topic_setup, upload_import).
+
+Who: every page needs a login; a dataset's pages are for whoever may change the dataset under the
+one access rule (``annotation.api.permissions``): a dataset you may not see is a 404, one you see
+but may not change (an annotator's) a 403. Creating a dataset is for coordinators
+(``permissions.may_create_dataset``).
+
+Uploads are bounded before anything is read: a request larger than ``DATA_UPLOAD_MAX_MEMORY_SIZE``
+is refused from its Content-Length (``bounded_upload``); CSRF is still checked, after that.
+"""
+from functools import wraps
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import PasswordResetConfirmView
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import filesizeformat
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+
+from annotation.api import permissions
+from annotation.formats.summary_texts import PatternError
+from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid
+from annotation.services import datasets, people as accounts, topic_setup, upload_import
+
+from .forms import AccountForm, DatasetForm, ExistingUserForm, TopicTextsForm, TopicZipForm
+
+
+def dataset_view(view):
+    """Login, then the dataset through the access rule: 404 if not visible, 403 if not changeable."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request, dataset_id, *args, **kwargs):
+        dataset = get_object_or_404(permissions.visible(request.user, Dataset.objects.all()), pk=dataset_id)
+        if not permissions.can_change(request.user, dataset):
+            raise PermissionDenied("Only the dataset's coordinators may set it up.")
+        return view(request, dataset, *args, **kwargs)
+
+    return wrapped
+
+
+def max_request_bytes() -> int:
+    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
+def bounded_upload(view):
+    """Refuse a request body over the limit from its Content-Length, before anything reads it
+    (CsrfViewMiddleware would parse and spool it): csrf_exempt outside, csrf_protect inside, as
+    Django's documentation does for per-request upload handling."""
+    protected = csrf_protect(view)
+
+    @csrf_exempt
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if request.method == "POST" and length > max_request_bytes():
+            return render(request, "setup/too_large.html", {"size": filesizeformat(length), "limit": filesizeformat(max_request_bytes())}, status=413)
+        return protected(request, *args, **kwargs)
+
+    return wrapped
+
+
+def _tabs(dataset, active: str) -> list[dict]:
+    pages = [("setup:dataset", "Topics"), ("setup:topics_add", "Add topics"), ("setup:topics_zip", "Add topics from a zip"),
+             ("setup:ducview", "Import DUCView"), ("setup:people", "People"), ("setup:exports", "Export")]
+    return [{"url": reverse(name, args=[dataset.pk]), "label": label, "active": name == active} for name, label in pages]
+
+
+def _frame(dataset, active: str, **extra) -> dict:
+    return {"dataset": dataset, "tabs": _tabs(dataset, active), "active": active} | extra
+
+
+@login_required
+def dataset_create(request):
+    if not permissions.may_create_dataset(request.user):
+        raise PermissionDenied("Only coordinators start datasets; ask one to add you.")
+    form = DatasetForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        dataset = datasets.create_dataset(request.user, form.cleaned_data["name"], form.cleaned_data["description"])
+        messages.success(request, f"Dataset “{dataset.name}” created: you coordinate it. Add its topics next.")
+        return redirect("setup:dataset", dataset.pk)
+    return render(request, "setup/dataset_new.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@dataset_view
+def dataset(request, dataset):
+    topics = dataset.topics.annotate(
+        n_references=Count("referencesummarys", distinct=True), n_peers=Count("peersummarys", distinct=True),
+        n_pyramids=Count("pyramids", distinct=True),
+    ).order_by("external_id")
+    return render(request, "setup/dataset.html", _frame(dataset, "setup:dataset", topics=topics))
+
+
+def _is_fragment(request) -> bool:
+    """The page's script asks for the preview alone (the form and its files stay in the page)."""
+    return request.headers.get("X-Preview") == "fragment"
+
+
+def _n(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def _saved(request, dataset, plan):
+    """Write the plan and go to the topics with what was added; None if it was refused (the
+    plan then lists why)."""
+    try:
+        applied = topic_setup.apply(dataset, plan)
+    except topic_setup.PlanRejected:
+        return None
+    parts = [f"{_n(applied.topics, 'topic')}", f"{_n(applied.references, 'reference summary', 'reference summaries')}",
+             f"{_n(applied.peers, 'peer summary', 'peer summaries')}"]
+    note = f" ({_n(applied.present, 'summary was', 'summaries were')} already there)" if applied.present else ""
+    messages.success(request, f"Added {', '.join(parts)}{note}.")
+    return redirect("setup:dataset", dataset.pk)
+
+
+def _topics_form(request, dataset, form_class, make_plan, name: str):
+    """GET: the empty form. POST: the preview (the whole page, or only the preview for the page's
+    script), or, with action=save and a plan without problems, the plan written."""
+    template, active = f"setup/{name}.html", f"setup:{name}"
+    if request.method != "POST":
+        return render(request, template, _frame(dataset, active, form=form_class(), plan=None))
+    form = form_class(request.POST, request.FILES)
+    plan = make_plan(form) if form.is_valid() else None
+    if plan is not None and request.POST.get("action") == "save" and plan.ok:
+        saved = _saved(request, dataset, plan)
+        if saved is not None:
+            return saved
+    status = 400 if form.errors or (plan is not None and not plan.ok) else 200
+    context = _frame(dataset, active, form=form, plan=plan)
+    return render(request, "setup/_preview.html" if _is_fragment(request) else template, context, status=status)
+
+
+@bounded_upload
+@dataset_view
+def topics_add(request, dataset):
+    """One topic from pasted or uploaded texts, previewed before it is saved."""
+
+    def make_plan(form):
+        data = form.cleaned_data
+        try:
+            texts = {kind: topic_setup.read_text_upload(data[f"{field}_file"]) if data.get(f"{field}_file") else data.get(f"{field}_text", "")
+                     for kind, field in (("reference", "references"), ("peer", "peers"))}
+        except PatternError as error:
+            form.add_error(None, str(error))
+            return None
+        return topic_setup.plan_topic(dataset, data["topic"], data["title"], texts, data["header_pattern"])
+
+    return _topics_form(request, dataset, TopicTextsForm, make_plan, "topics_add")
+
+
+@bounded_upload
+@dataset_view
+def topics_zip(request, dataset):
+    """Many topics from a zip of text files named by patterns, previewed before they are saved."""
+
+    def make_plan(form):
+        data = form.cleaned_data
+        return topic_setup.plan_zip(dataset, data["archive"], data["reference_names"], data["peer_names"])
+
+    return _topics_form(request, dataset, TopicZipForm, make_plan, "topics_zip")
+
+
+@bounded_upload
+@dataset_view
+def ducview(request, dataset):
+    """Upload DUCView files or zips of them; the import report is shown (the API's import, the
+    same service: ``upload_import``)."""
+    context = _frame(dataset, "setup:ducview", limit=filesizeformat(max_request_bytes()), report=None, refused=None, ignored=[])
+    status = 200
+    if request.method == "POST":
+        uploads = request.FILES.getlist("files")
+        if not uploads:
+            context["refused"], status = "Choose one or more .pyr or .pan files, or .zip archives of them.", 400
+        else:
+            try:
+                files, ignored = upload_import.collect_files(uploads)
+            except upload_import.UploadRejected as error:
+                context["refused"], status = f"{error}. Nothing was imported.", 400
+            else:
+                report = upload_import.import_files(files, dataset)
+                context |= {"report": report, "ignored": ignored, "names": ", ".join(u.name for u in uploads)}
+    template = "setup/_import_report.html" if _is_fragment(request) else "setup/ducview.html"
+    return render(request, template, context, status=status)
+
+
+@dataset_view
+def exports(request, dataset):
+    """Every file the API exports for this dataset, as links to the API (the same access rule)."""
+    pyramids = (permissions.visible(request.user, Pyramid.objects.filter(topic__dataset=dataset))
+                .select_related("topic", "creator").annotate(n_annotations=Count("annotations")).order_by("topic__external_id", "pk"))
+    annotations = {}
+    for a in (permissions.visible(request.user, PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset))
+              .select_related("peer", "annotator").order_by("peer__external_id")):
+        annotations.setdefault(a.pyramid_id, []).append(a)
+    rows = [{"pyramid": p, "annotations": sorted(annotations.get(p.pk, []), key=lambda a: _natural(a.peer.external_id))} for p in pyramids]
+    return render(request, "setup/exports.html", _frame(dataset, "setup:exports", pyramids=rows, conventions=CONVENTIONS))
+
+
+CONVENTIONS = [{"value": "nist", "label": "NIST"}, {"value": "sacrerouge", "label": "SacreROUGE"}]
+
+
+def _natural(text: str) -> tuple:
+    return (0, int(text), "") if text.isdigit() else (1, 0, text)
+
+
+def _assigned_text(user, assigned, task: str) -> str:
+    label = Assignment.Task(task).label.lower()
+    text = ""
+    if assigned.created:
+        topics = ", ".join(a.topic.external_id for a in assigned.created)
+        text = f" Assigned to {label} on {_n(len(assigned.created), 'topic')}: {topics}."
+    if assigned.existing:
+        text += f" Already assigned on {', '.join(t.external_id for t in assigned.existing)}."
+    return text
+
+
+@dataset_view
+def people(request, dataset):
+    """Annotators of the dataset: new accounts (initial password or invitation link), existing
+    users added, assignments to many topics at once, new links for invitations not yet used."""
+    account_form = AccountForm(dataset=dataset, prefix="new")
+    existing_form = ExistingUserForm(dataset=dataset, prefix="existing")
+    invitation, status = None, 200
+    if request.method == "POST":
+        which = request.POST.get("form")
+        if which == "new":
+            account_form = AccountForm(request.POST, dataset=dataset, prefix="new")
+            if account_form.is_valid():
+                data = account_form.cleaned_data
+                try:
+                    user = accounts.create_annotator(data["username"], name=data["name"], email=data["email"],
+                                                     password=data["password"] if data["access"] == "password" else None)
+                except accounts.AccountError as error:
+                    account_form.add_error(error.field, str(error))
+                else:
+                    assigned = accounts.assign(user, account_form.chosen_topics(), data["task"], request.user)
+                    text = f"Account {user.username} created.{_assigned_text(user, assigned, data['task'])}"
+                    if data["access"] == "password":
+                        messages.success(request, text + " Give them their username and the initial password.")
+                        return redirect("setup:people", dataset.pk)
+                    # The link is a secret: shown once in this answer, never stored in a message.
+                    messages.success(request, text)
+                    invitation = {"user": user, "url": request.build_absolute_uri(accounts.invitation_path(user))}
+                    account_form = AccountForm(dataset=dataset, prefix="new")
+            if invitation is None:
+                status = 400
+        elif which == "existing":
+            existing_form = ExistingUserForm(request.POST, dataset=dataset, prefix="existing")
+            if existing_form.is_valid():
+                user, task = existing_form.user, existing_form.cleaned_data["task"]
+                assigned = accounts.assign(user, existing_form.chosen_topics(), task, request.user)
+                messages.success(request, f"{user.username} added.{_assigned_text(user, assigned, task)}")
+                return redirect("setup:people", dataset.pk)
+            status = 400
+        elif which == "link":
+            rows = {str(row["user"].pk): row["user"] for row in accounts.people_of(dataset)}
+            user = rows.get(request.POST.get("user", ""))
+            if user is None or not accounts.is_pending_invitation(user):
+                messages.error(request, "No invitation to renew: that person has joined already, or is not in this dataset.")
+                return redirect("setup:people", dataset.pk)
+            invitation = {"user": user, "url": request.build_absolute_uri(accounts.invitation_path(user)), "renewed": True}
+    return render(request, "setup/people.html", _frame(
+        dataset, "setup:people", people=accounts.people_of(dataset), coordinators=dataset.coordinators.order_by("username"),
+        account_form=account_form, existing_form=existing_form, invitation=invitation, has_topics=dataset.topics.exists(),
+        link_hours=settings.PASSWORD_RESET_TIMEOUT // 3600), status=status)
+
+
+class Invitation(PasswordResetConfirmView):
+    """An invited annotator chooses a password (Django's reset-token check), then is logged in."""
+
+    template_name = "setup/invitation.html"
+    post_reset_login = True
+    post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"   # django-axes is a second backend
+    success_url = "/"
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        messages.success(self.request, f"Welcome, {form.user.username}: your password is set. These are your assignments.")
+        return response

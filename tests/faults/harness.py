@@ -1,0 +1,180 @@
+"""A whole production stack of our own for the fault tests: a PostgreSQL cluster and a redis-server
+started from the machine's binaries on ports of their own (never the shared services), gunicorn
+and a Celery worker with beat. Each piece can be stopped, killed and started again."""
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+
+from ..conftest import REPO
+
+REDIS_PORTS = range(6391, 6396)
+POSTGRES_PORTS = range(55433, 55436)
+
+
+def postgres_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    return Path(found[-1]).parent if found else None
+
+
+def missing_binaries() -> str | None:
+    if not shutil.which("redis-server"):
+        return "redis-server is not installed"
+    if postgres_bin() is None:
+        return "PostgreSQL's server binaries (/usr/lib/postgresql/*/bin) are not installed"
+    return None
+
+
+def free_port(candidates=None) -> int:
+    for port in candidates or [0]:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError(f"no free port among {list(candidates)}")
+
+
+def wait_for(predicate, timeout: float, what: str, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+        except Exception:
+            value = None
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError(f"{what} did not happen within {timeout:.0f} s")
+
+
+def _as_postgres(cmd: list[str]) -> list[str]:
+    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
+
+
+class Postgres:
+    def __init__(self, root: Path):
+        self.port = free_port(POSTGRES_PORTS)
+        self.dir = root / "pg"
+        self.bin = postgres_bin()
+        self.dir.mkdir()
+        if os.geteuid() == 0:
+            shutil.chown(self.dir, "postgres", "postgres")
+        subprocess.run(_as_postgres([str(self.bin / "initdb"), "-D", str(self.dir), "-A", "trust", "-U", "postgres", "--no-sync"]),
+                       check=True, capture_output=True)
+
+    @property
+    def url(self) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/pyramid"
+
+    def start(self):
+        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off"
+        subprocess.run(_as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.dir), "-o", options, "-l", str(self.dir / "log"), "-w", "start"]),
+                       check=True, capture_output=True)
+        subprocess.run([str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "pyramid"], capture_output=True)
+
+    def stop(self):
+        subprocess.run(_as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.dir), "-m", "immediate", "-w", "stop"]), capture_output=True)
+
+    def sql(self, statement: str):
+        import psycopg
+
+        with psycopg.connect(f"host=127.0.0.1 port={self.port} user=postgres dbname=pyramid", autocommit=True) as conn:
+            return conn.execute(statement).fetchall()
+
+
+class Process:
+    """A child process we started (and only those are ever signalled)."""
+
+    def __init__(self, cmd: list[str], env: dict, log: Path):
+        self.cmd, self.env, self.log = cmd, env, log
+        self.proc: subprocess.Popen | None = None
+
+    def start(self):
+        self.proc = subprocess.Popen(self.cmd, env=self.env, cwd=REPO, stdout=self.log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+
+    def stop(self, sig=signal.SIGTERM, timeout: float = 20):
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        os.killpg(self.proc.pid, sig)  # its own session: the process and its children, nothing else
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def kill(self):
+        self.stop(signal.SIGKILL)
+
+
+class Stack:
+    def __init__(self):
+        self.root = Path(tempfile.mkdtemp(prefix="pyramid-faults-"))
+        os.chmod(self.root, 0o755)
+        self.postgres = Postgres(self.root)
+        self.redis_port = free_port(REDIS_PORTS)
+        self.web_port = free_port()
+        self.env = {
+            **{k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}},
+            "DATABASE_URL": self.postgres.url, "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
+            "DEBUG": "1", "ALLOWED_HOSTS": "127.0.0.1,localhost", "DJANGO_SETTINGS_MODULE": "pyramid_app.settings",
+            # Shorter than the defaults (45 s, 30 s) so the suite stays quick; the mechanism is the same.
+            "CELERY_VISIBILITY_TIMEOUT": "8", "SWEEP_SECONDS": "4",
+        }
+        self.redis = Process(["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+                             self.env, self.root / "redis.log")
+        self.web = Process([sys.executable, "-m", "gunicorn", "pyramid_app.wsgi", "-w", "2", "-b", f"127.0.0.1:{self.web_port}", "--timeout", "30"],
+                           self.env, self.root / "web.log")
+        self.worker = Process([sys.executable, "-m", "celery", "-A", "pyramid_app", "worker", "--beat", "-s", str(self.root / "beat"),
+                               "--pool", "solo", "--loglevel", "WARNING"], self.env, self.root / "worker.log")
+
+    def manage(self, *args: str):
+        subprocess.run([sys.executable, "manage.py", *args], env=self.env, cwd=REPO, check=True, capture_output=True)
+
+    def probe(self, *args: str) -> dict:
+        out = subprocess.run([sys.executable, str(REPO / "tests" / "faults" / "probe.py"), *args], env=self.env, cwd=REPO,
+                             check=True, capture_output=True, text=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    def start(self):
+        self.postgres.start()
+        self.redis.start()
+        wait_for(lambda: socket.create_connection(("127.0.0.1", self.redis_port), 1).close() or True, 20, "redis start")
+        self.manage("migrate", "--noinput")
+        self.manage("load_demo")
+        self.worker.start()
+        self.web.start()
+        wait_for(lambda: requests.get(self.url("/healthz"), timeout=2).ok, 60, "gunicorn start")
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.web_port}{path}"
+
+    def current(self, timeout: float = 60) -> dict:
+        """Wait until nothing is stale; the probe's last state."""
+        state = {}
+
+        def settled():
+            state.update(self.probe("state"))
+            return not (state["stale_annotations"] or state["stale_topics"] or state["stale_dashboards"])
+
+        wait_for(settled, timeout, "every score, agreement and dashboard current", interval=1)
+        return state
+
+    def close(self):
+        for process in (self.web, self.worker, self.redis):
+            process.stop()
+        self.postgres.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in self.root.glob("*.log"))

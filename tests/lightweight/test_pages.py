@@ -1,0 +1,80 @@
+"""The lightweight pages without a browser: who may open them, rate limiting, refused submissions."""
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from annotation.models import CrowdLink, Dataset, LightweightPyramid, PeerSummary
+from annotation.services import lightweight_work
+
+from ..foundation.factories import topic
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def run():
+    t, refs = topic("D1", "Storms", A="The storm hit the coast on Monday.", B="Ten boats sank in the harbour.")
+    PeerSummary.objects.create(topic=t, external_id="D1.M.100.A.7", text="A storm hit the coast.")
+    run = LightweightPyramid.objects.create(dataset=t.dataset, name="crowd", statements_per_writer=2,
+                                            writers_per_reference=1, statements_per_reference=1)
+    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"])
+    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"])
+    lightweight_work.sample(run)
+    lightweight_work.create_tasks(run)
+    return run
+
+
+def client_for(name, dataset=None):
+    user = get_user_model().objects.create_user(name)
+    if dataset:
+        dataset.coordinators.add(user)
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_run_pages_are_for_the_datasets_coordinators(run):
+    assert client_for("coord", run.dataset).get(f"/lightweight/{run.pk}/").status_code == 200
+    other = client_for("other", Dataset.objects.create(name="Other"))
+    assert other.get(f"/lightweight/{run.pk}/").status_code == 404
+    assert other.post(f"/lightweight/{run.pk}/do/filter/").status_code == 404
+    assert Client().get(f"/lightweight/{run.pk}/").status_code == 302   # to the login page
+    page = other.get("/lightweight/").content.decode()
+    assert f"/lightweight/{run.pk}/" not in page and "Storms" not in page   # not listed, not offered to create in
+
+
+def test_judging_refused_submission_keeps_answers_and_double_submission_counts_once(run):
+    link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING, batch=1)
+    crowd = Client()
+    url = f"/lightweight/crowd/{link.token}/"
+    assert "Your worker id" in crowd.get(url).content.decode()
+    assert crowd.post(url, {"worker": "two words"}).status_code == 200   # refused: asked again
+    crowd.post(url, {"worker": "j1"})
+    page = crowd.get(url).content.decode()
+    task = lightweight_work.next_task(link, "j1")
+    first, second = task.statement_ids
+    refused = crowd.post(url, {"task": task.pk, f"a{first}": "absent"})
+    assert refused.status_code == 400
+    html = refused.content.decode()
+    assert "Please answer statement 2." in html
+    assert html.count("checked") == 1 and 'value="absent"' in html.split("checked")[0].rsplit("<input", 1)[1]
+    done = crowd.post(url, {"task": task.pk, f"a{first}": "absent", f"a{second}": "present"})
+    again = crowd.post(url, {"task": task.pk, f"a{first}": "present", f"a{second}": "present"})
+    assert done.status_code == again.status_code == 200
+    assert done.context["code"] == again.context["code"]
+    assert task.assignments.get().answers == "np"
+    assert "no more tasks" in crowd.get(url).content.decode()   # the only batch-1 task is done by j1
+
+
+def test_crowd_pages_are_rate_limited(run, settings):
+    settings.CROWD_RATE = "3/min"
+    link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.WRITING)
+    crowd = Client()
+    statuses = [crowd.get(f"/lightweight/crowd/{link.token}/").status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+
+
+def test_inactive_or_unknown_links_are_404(run):
+    link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING, active=False)
+    assert Client().get(f"/lightweight/crowd/{link.token}/").status_code == 404
+    assert Client().get("/lightweight/crowd/nope/").status_code == 404
