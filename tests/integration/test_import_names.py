@@ -72,7 +72,8 @@ def test_imported_annotators_cannot_log_in():
     assert not user.is_active and not user.has_usable_password()
     assert list(user.groups.values_list("name", flat=True)) == [IMPORTED_ANNOTATOR]
     assert "cannot log in" in user.last_name
-    assert not Client().login(username="5", password="")
+    login = Client().post("/accounts/login/", {"username": "5", "password": ""})
+    assert login.status_code == 200 and "_auth_user_id" not in login.wsgi_request.session  # the form again, no session
     response = Client().post("/api/auth/token/", {"username": "5", "password": ""}, content_type="application/json")
     assert response.status_code == 400
 

@@ -36,6 +36,8 @@ NOT_PAGES = {
     "dashboards:scores_export": "download",
     "dashboards:metaeval_export": "download",
     "dashboards:statistics_export": "download",
+    "dashboards:chart_export": "download",
+    "lightweight:chart_csv": "download",
     "lightweight:action": "POST-only, redirects to the run page",
     "logout": "POST-only, redirects to the login page",
 }

@@ -30,6 +30,7 @@ def test_import_a_zip_with_progress_and_export_everything(chromium, live_server,
     page, errors = open_as(chromium, live_server, "coord")
     page.goto(f"{live_server.url}/setup/{people.dataset.pk}/")
     page.get_by_role("link", name="Import DUCView").click()
+    page.wait_for_selector("[data-upload-text]", state="attached")  # the import page, not the one the click left
     page.evaluate("""() => { window.progressSeen = [];
         new MutationObserver(() => window.progressSeen.push(document.querySelector('[data-upload-text]').textContent))
           .observe(document.querySelector('[data-upload-text]'), {childList: true, characterData: true, subtree: true}); }""")
