@@ -8,26 +8,20 @@ copy of the document instead of reloading it (docs/editing-api.md, "Deltas").
 """
 from django.db.models import Prefetch
 
-from ..models import SCU, Contributor, ContributorPart, PeerMatch, PeerMatchPart
+from ..models import PeerMatch, PeerMatchPart
 from ..services.history import Outcome
-from .serializers import FullMatchSerializer, FullSCUSerializer
+from .scu_documents import scu_documents
+from .serializers import FullMatchSerializer
 
-_SCUS = SCU.objects.prefetch_related(
-    Prefetch("contributors", queryset=Contributor.objects.order_by("reference__external_id", "id").prefetch_related(
-        Prefetch("parts", queryset=ContributorPart.objects.order_by("reference_id", "start")),
-    )),
-).order_by("uid")
 _MATCHES = PeerMatch.objects.order_by("id").prefetch_related(Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start")))
 
 
 def pyramid_delta(pyramid_id: int, revision: int, uids) -> dict:
     uids = sorted(set(uids))
-    scus = list(_SCUS.filter(pyramid_id=pyramid_id, uid__in=uids))
-    for scu in scus:
-        scu.weight = len(scu.contributors.all())
-    present = {scu.uid for scu in scus}
+    scus = scu_documents(pyramid_id, uids=uids)
+    present = {scu["uid"] for scu in scus}
     return {"document": "pyramid", "id": pyramid_id, "revision": revision,
-            "scus": FullSCUSerializer(scus, many=True).data, "removed_scus": [uid for uid in uids if uid not in present]}
+            "scus": scus, "removed_scus": [uid for uid in uids if uid not in present]}
 
 
 def annotation_delta(annotation_id: int, revision: int) -> dict:

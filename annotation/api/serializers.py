@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import exceptions, serializers
 from rest_framework.settings import api_settings
 from rest_framework.validators import UniqueTogetherValidator
@@ -25,6 +26,7 @@ from ..models import (
 from ..models.spans import MAX_PARTS, validate_span
 from ..services import assignments, peer_actions, pyramid_actions, recompute
 from . import permissions
+from .scu_documents import scu_documents
 from .versions import expected_revision
 
 
@@ -394,11 +396,16 @@ class PyramidContentSerializer(serializers.ModelSerializer):
     """What an annotator reads of the pyramid a peer is annotated against."""
 
     references = TextSerializer(many=True)
-    scus = FullSCUSerializer(many=True)
+    scus = serializers.SerializerMethodField()
 
     class Meta:
         model = Pyramid
         fields = ["id", "revision", "references", "scus"]
+
+    @extend_schema_field(FullSCUSerializer(many=True))
+    def get_scus(self, pyramid) -> list[dict]:
+        """Read as rows, not instances (scu_documents: the editors' first read of a large pyramid)."""
+        return scu_documents(pyramid.pk, {r.pk: r.text for r in pyramid.references.all()})
 
 
 def _current(score) -> bool:

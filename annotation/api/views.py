@@ -205,16 +205,9 @@ class PeerSummaryViewSet(RepresentationVersionMixin, ScopedViewSet):
     filterset_class = filters.PeerSummaryFilter
 
 
-def pyramid_content(prefix: str = "") -> list[Prefetch]:
-    """Prefetches for a pyramid's references and weighted SCUs with contributors and parts (4 queries)."""
-    return [
-        Prefetch(f"{prefix}references", queryset=ReferenceSummary.objects.order_by("external_id")),
-        Prefetch(f"{prefix}scus", queryset=WEIGHTED_SCUS.prefetch_related(
-            Prefetch("contributors", queryset=Contributor.objects.order_by("reference__external_id", "id").prefetch_related(
-                Prefetch("parts", queryset=ContributorPart.objects.select_related("reference").order_by("reference_id", "start")),
-            )),
-        )),
-    ]
+def pyramid_texts(prefix: str = "") -> Prefetch:
+    """The pyramid's references in name order; its SCUs are read as rows by the serializer (scu_documents)."""
+    return Prefetch(f"{prefix}references", queryset=ReferenceSummary.objects.order_by("external_id"))
 
 
 def nist_scores() -> Prefetch:
@@ -231,7 +224,7 @@ class PyramidViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
         if self.action in ("full", "export", "history", "undo", "redo"):
             annotations = permissions.visible(self.request.user, PeerAnnotation.objects.select_related("peer", "annotator"))
             full = Pyramid.objects.select_related("topic").prefetch_related(
-                *pyramid_content(),
+                pyramid_texts(),
                 Prefetch("annotations", queryset=annotations.order_by("peer__external_id", "id").prefetch_related(nist_scores()),
                          to_attr="visible_annotations"),
             )
@@ -288,7 +281,7 @@ class PeerAnnotationViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
         Prefetch("matches", queryset=PeerMatch.objects.order_by("id").prefetch_related(
             Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start")),
         )),
-        *pyramid_content("pyramid__"),
+        pyramid_texts("pyramid__"),
         nist_scores(),
     )
 

@@ -102,3 +102,28 @@ def test_lists_cost_the_same_however_many_rows(world):
     Assignment.objects.create(topic=pyramid.topic, annotator=world.users["bob"], task="annotate_peers")
     after = {endpoint: queries(client, f"/api/{endpoint}/")[0] for endpoint in endpoints}
     assert after == before
+
+
+def test_scus_read_as_rows_equal_the_model_serializer(world):
+    """scu_documents (rows, labels cut from the texts read once) gives exactly what the model
+    serializer gives, including a legacy contributor whose parts lie in two references."""
+    from django.db.models import Prefetch
+
+    from annotation.api.scu_documents import scu_documents
+    from annotation.api.serializers import FullSCUSerializer
+    from annotation.api.views import WEIGHTED_SCUS
+    from annotation.models import Contributor, ContributorPart
+
+    pyramid, _ = build(4, world.users["admin"])
+    scu = pyramid.scus.get(uid=2)
+    a, b = pyramid.references.order_by("external_id")
+    legacy = Contributor.objects.create(scu=scu, reference=a, legacy_issue="imported twin")
+    ContributorPart.objects.create(contributor=legacy, reference=b, start=8, end=15)
+    ContributorPart.objects.create(contributor=legacy, reference=a, start=16, end=23)
+    instances = WEIGHTED_SCUS.filter(pyramid=pyramid).prefetch_related(Prefetch(
+        "contributors", queryset=Contributor.objects.order_by("reference__external_id", "id").prefetch_related(
+            Prefetch("parts", queryset=ContributorPart.objects.order_by("reference_id", "start")))))
+    assert scu_documents(pyramid.pk) == FullSCUSerializer(instances, many=True).data
+    assert scu_documents(pyramid.pk, uids=[2, 99]) == FullSCUSerializer(instances.filter(uid=2), many=True).data
+    labels = [c["label"] for c in scu_documents(pyramid.pk, uids=[2])[0]["contributors"] if c["legacy_issue"]]
+    assert labels == ["word002...word001"], "the contributor's own reference first, then the other's"
