@@ -11,7 +11,8 @@ import pytest
 from django.conf import settings
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
+# The real data lives beside the repository; SHARED_DATA points elsewhere (a git worktree in another folder).
+SHARED_DATA = Path(os.environ.get("SHARED_DATA") or REPO.parent / "shared" / "data")
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM_FLAGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

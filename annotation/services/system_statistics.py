@@ -35,6 +35,7 @@ SETTINGS = {
     "mean_resamples": intervals.MEAN_RESAMPLES,
     "correlation_resamples": intervals.CORRELATION_RESAMPLES,
     "permutations": significance.PERMUTATIONS,
+    "exact_up_to": significance.EXACT_UP_TO,
     "alpha": significance.ALPHA,
     "power": power.POWER,
     "draws": stability.DRAWS,

@@ -1,7 +1,10 @@
 """The dashboards in Debian's Chromium: real DUC 2006 data (D0631 annotated twice, by 114 and 115),
-and figures that update by themselves while the page is open. Screenshots go to test-artifacts/."""
+its statistics against independent computations from NIST's table, and figures that update by
+themselves while the page is open. Screenshots go to test-artifacts/."""
 import re
 from io import StringIO
+
+import numpy as np
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -15,6 +18,7 @@ from annotation.services.editing import add_match
 from annotation.services.results import agreement_rows, topics_of
 
 from ..conftest import shared_data
+from ..dashboards import independent
 from .helpers import build_toy, fmt
 
 pytestmark = pytest.mark.browser
@@ -115,6 +119,8 @@ def test_real_data_dashboards(chromium, live_server, transactional_db, artifacts
     tiers = page.locator("[data-chart=tiers]").evaluate("e => e.data.length")
     assert tiers == Pyramid.objects.filter(topic__dataset=dataset).count() == 21
 
+    check_statistics_pages(page, base, path / "scoring" / "2006_modified_scores.txt", artifacts)
+
     # Meta-evaluation: upload DUC's content responsiveness (table + header file).
     page.goto(f"{base}/metaeval/")
     page.check('input[name=format][value=duc]')
@@ -132,6 +138,85 @@ def test_real_data_dashboards(chromium, live_server, transactional_db, artifacts
     page.screenshot(path=str(artifacts / "dashboards-metaeval.png"), full_page=True)
     assert not errors
     page.close()
+
+
+def shown_number(text: str) -> float:
+    [number] = re.findall(r"-?\d+\.\d+", text)
+    return float(number)
+
+
+def check_statistics_pages(page, base, table, artifacts):
+    """The Significance page and the scores page's intervals and power table (peers, modified,
+    NIST convention) against computations from NIST's own table (``dashboards/independent.py``)."""
+    per_system = independent.nist_modified(table)
+    page.goto(f"{base}/significance/")
+    settings = page.locator("[data-settings]").inner_text()
+    seed = int(re.search(r"Seed\s+(\d+)", settings).group(1))
+
+    # Means and their intervals, redone from the recipe with the seed the page shows.
+    rows = page.locator("[data-stat-systems] tbody tr")
+    assert rows.count() == len(per_system) == 22
+    intervals = {}
+    for i in range(rows.count()):
+        row = rows.nth(i)
+        system = row.get_attribute("data-system")
+        values = [per_system[system][t] for t in sorted(per_system[system])]
+        low, high = independent.percentile_bootstrap(values, seed=seed, resamples=9999, confidence=0.95)
+        shown_low, shown_high = (float(x) for x in row.locator("[data-interval]").inner_text().split(" – "))
+        # The table prints 4 decimals: each mean (and each resampled mean) is off by < 5e-5.
+        assert float(row.locator("td").nth(4).inner_text()) == pytest.approx(np.mean(values), abs=1e-4)
+        assert (shown_low, shown_high) == pytest.approx((low, high), abs=1.5e-4), system
+        intervals[system] = row.locator("[data-interval]").inner_text()
+
+    # The matrix: each cell's verdict and p-values against every sign pattern counted, Holm by hand.
+    tests = independent.pair_tests(per_system)
+    significant = {pair for pair, (_, _, p_holm) in tests.items() if p_holm < 0.05}
+    heading = page.locator("h2", has_text="Pairwise differences").inner_text()
+    assert f"{len(significant)} of 231 pairs differ significantly" in heading
+    cells = page.locator("[data-sig-matrix] td[data-a]").evaluate_all(
+        "cells => cells.map(c => [c.dataset.a, c.dataset.b, c.className, c.title])")
+    assert len(cells) == 22 * 21
+    for a, b, verdict, title in cells:
+        difference, p, p_holm = tests[frozenset((a, b))]
+        sign = 1 if a < b else -1
+        expected = "same" if frozenset((a, b)) not in significant else "better" if sign * difference > 0 else "worse"
+        assert verdict == expected, (a, b, title)
+        shown = dict(re.findall(r"(difference|p =|Holm-adjusted) (-?[\d.]+)", title))
+        assert float(shown["difference"]) == pytest.approx(sign * difference, abs=1e-4)
+        # The table's rounding moves a few of the 2^20 patterns across the observed sum.
+        assert float(shown["p ="]) == pytest.approx(p, abs=1e-3) and float(shown["Holm-adjusted"]) == pytest.approx(p_holm, rel=0.02, abs=1e-3)
+    assert sum(v == "better" for _, _, v, _ in cells) == len(significant)
+
+    # Stability: the points plotly.js drew are the table's, and the topic curve is the recipe's.
+    def drawn(curve):
+        chart = page.locator(f"[data-chart=stability][data-source=chart-stability-{curve}]")
+        page.wait_for_selector(f"[data-chart=stability][data-source=chart-stability-{curve}][data-drawn]")
+        return chart.evaluate("e => e.data.map(t => [t.x, t.y])")
+
+    def table_points(curve):
+        block = page.locator(f'[data-curve="{curve}"] table.curve tbody tr')
+        return {int(r.get_attribute("data-k")): float(r.locator("td").nth(1).inner_text()) for r in block.all()}
+
+    (k, high), (_, low), (_, mean) = drawn("topics")
+    topics = independent.topic_stability(per_system, seed=seed, draws=200)
+    assert k == list(range(1, 20)) and mean == pytest.approx([topics[x] for x in k], abs=2e-3)
+    assert mean == pytest.approx([table_points("topics")[x] for x in k], abs=5e-4)
+    assert all(lo <= m <= hi for lo, m, hi in zip(low, mean, high))
+    (k, _), _, (_, mean) = drawn("references")
+    assert k == [1, 2, 3] and mean == pytest.approx([table_points("references")[x] for x in k], abs=5e-4)
+    assert mean[0] < mean[1] < mean[2] < 1
+    page.screenshot(path=str(artifacts / "dashboards-significance.png"), full_page=True)
+
+    # Scores page: the same intervals, and the topics needed at the typical pair's spread.
+    page.goto(f"{base}/scores/")
+    for system, shown in intervals.items():
+        assert page.locator(f'table.per-system tr[data-system="{system}"] [data-interval]').inner_text() == shown
+    sd = independent.difference_sd_median(per_system)
+    for row in page.locator("[data-power] tr[data-difference]").all():
+        effect = float(row.get_attribute("data-difference")) / sd
+        n = int(row.locator("td").nth(1).inner_text())
+        assert independent.paired_t_power(n, effect, 0.05) >= 0.8 > independent.paired_t_power(n - 1, effect, 0.05), row.inner_text()
+    page.locator("[data-power]").screenshot(path=str(artifacts / "dashboards-scores-power.png"))
 
 
 def test_figures_update_while_watching(chromium, live_server, transactional_db, artifacts, monkeypatch):

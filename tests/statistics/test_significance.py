@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from scoring.significance import Comparison, PairedTest, groups, holm, paired_test, pairwise, scu_test
+from scoring.significance import Comparison, PairedTest, groups, holm, paired_test, pairwise, scu_test, sign_flip_p_value
 
 
 def enumerate_p(a, b):
@@ -44,14 +44,38 @@ def test_equal_sized_differences_use_the_binomial_and_agree_with_enumeration():
     assert got.exact and got.p_value == pytest.approx(enumerate_p(a, b))
 
 
+def every_pattern_p(d):
+    """The definition on all 2^n patterns: the sums of every pattern, built one difference at a time."""
+    sums = np.zeros(1)
+    for x in d:
+        sums = np.concatenate([sums + x, sums - x])
+    return float(np.mean(np.abs(sums) >= abs(np.sum(d)) - 1e-12))
+
+
+@pytest.mark.parametrize("n", [20, 23])
+def test_exact_for_a_duc_year_of_topics(n):
+    # 20 / 23 topics (DUC 2006 / 2007): every one of the 2^n patterns counts, the values have ties
+    # (scores rounded to 1/100) so patterns reach the observed sum exactly.
+    rng = np.random.default_rng(n)
+    a, b = np.round(rng.random(n), 2), np.round(rng.random(n) * 0.8, 2)
+    got = paired_test(a, b)
+    assert got.exact and got.p_value == pytest.approx(every_pattern_p((a - b)[a != b]), abs=1e-12)
+    # A tiny p-value, resolved (9,999 sampled patterns could say no less than 1e-4).
+    tiny = paired_test(a + 1, b)   # every difference positive: only all-plus and all-minus reach the sum
+    assert tiny.exact and tiny.p_value == pytest.approx(2 / 2 ** n)
+
+
 def test_sampled_p_value_is_close_to_the_exact_one_and_reproducible():
     rng = np.random.default_rng(5)
-    a, b = rng.random(16) + 0.1, rng.random(16)
-    exact = enumerate_p(a, b)
-    got = paired_test(a, b, resamples=20000, seed=3)
-    assert not got.exact and got.p_value == pytest.approx(exact, abs=0.01)
-    assert paired_test(a, b, resamples=20000, seed=3) == got
-    assert got.p_value > 0
+    d = rng.random(16) + 0.1 - rng.random(16)
+    exact = every_pattern_p(d)
+    got = sign_flip_p_value(d, resamples=20000, seed=3, exact_up_to=0)
+    assert not got[1] and got[0] == pytest.approx(exact, abs=0.01)
+    assert sign_flip_p_value(d, resamples=20000, seed=3, exact_up_to=0) == got
+    assert got[0] > 0
+    # Beyond EXACT_UP_TO differences the test samples.
+    many = paired_test(rng.random(40), rng.random(40), resamples=2000, seed=1)
+    assert not many.exact and many.resamples == 2000
 
 
 def test_identical_and_empty():

@@ -1,0 +1,111 @@
+"""Independent computations of the statistics the pages show, for the real-data tests: NIST's own
+score tables read directly, and each statistic written out from its definition with numpy, by
+another route than ``scoring/`` takes wherever one exists (all 2^n sign patterns counted by meet
+in the middle rather than sampled; the t-test's power by integrating over the chi-square rather
+than scipy's noncentral t). Where a figure rests on seeded draws (bootstrap intervals, topic
+stability), the draws are redone here from the documented recipe, so equal seeds give equal numbers.
+"""
+import itertools
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from scipy import integrate, stats
+
+
+def nist_modified(table: Path) -> dict[str, dict[str, float]]:
+    """peer system -> topic -> NIST's modified score (the mean of the annotators' rows where a topic
+    was annotated twice), from a DUC ``*_modified_scores.txt`` (topic, peer, modified, ...)."""
+    rows = defaultdict(list)
+    for line in table.read_text().splitlines():
+        cells = line.split("\t")
+        if len(cells) >= 3 and cells[0].strip():
+            rows[(cells[0], str(int(cells[1])))].append(float(cells[2]))
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for (topic, peer), values in rows.items():
+        out[peer][topic] = float(np.mean(values))
+    return dict(out)
+
+
+def percentile_bootstrap(values, *, seed: int, resamples: int, confidence: float) -> tuple[float, float]:
+    """The percentile interval of the mean: ``resamples`` resamples of the topics (positions drawn as
+    ``default_rng(seed).integers(0, n, (resamples, n))``), the quantiles of their means (linear)."""
+    values = np.asarray(values, dtype=float)
+    positions = np.random.default_rng(seed).integers(0, len(values), (resamples, len(values)))
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(values[positions].mean(axis=1), [alpha, 1 - alpha])
+    return float(low), float(high)
+
+
+def exact_sign_flip_p(differences) -> float:
+    """Two-sided p-value of sum(differences) over all 2^n sign patterns, each counted: the patterns
+    of the two halves are enumerated apart and paired by sorting (meet in the middle)."""
+    d = np.asarray(differences, dtype=float)
+    threshold = abs(d.sum()) - 1e-9
+
+    def sums(part):
+        return np.array([np.dot(signs, part) for signs in itertools.product((-1.0, 1.0), repeat=len(part))])
+
+    half = len(d) // 2
+    left, right = sums(d[:half]), np.sort(sums(d[half:]))
+    at_least = len(right) - np.searchsorted(right, threshold - left, side="left")    # left + right >= threshold
+    at_most = np.searchsorted(right, -threshold - left, side="right")                # left + right <= -threshold
+    return float((at_least + at_most).sum() / 2 ** len(d))
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's adjusted p-values, in the given order."""
+    order = np.argsort(p_values, kind="stable")
+    m = len(p_values)
+    adjusted, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def pair_tests(per_system: dict[str, dict[str, float]]) -> dict[frozenset, tuple[float, float, float]]:
+    """{a, b} -> (mean difference a - b with a < b by name, exact p, Holm-adjusted p) for every pair."""
+    names = sorted(per_system)
+    pairs = list(itertools.combinations(names, 2))
+    diffs = [np.array([per_system[a][t] - per_system[b][t] for t in sorted(per_system[a].keys() & per_system[b].keys())])
+             for a, b in pairs]
+    p = [exact_sign_flip_p(d) for d in diffs]
+    return {frozenset(pair): (float(d.mean()), pv, ph) for pair, d, pv, ph in zip(pairs, diffs, p, holm(p))}
+
+
+def topic_stability(per_system: dict[str, dict[str, float]], *, seed: int, draws: int) -> dict[int, float]:
+    """k -> mean Kendall tau-b (scipy) between the ranking over k random topics and the full ranking,
+    k = 1 .. topics - 1; per k, the topics of each draw are the first k of
+    ``argsort(rng.random((draws, topics)))`` (topics sorted by name), one generator for the curve."""
+    systems = sorted(per_system)
+    topics = sorted({t for scores in per_system.values() for t in scores})
+    matrix = np.array([[per_system[s][t] for t in topics] for s in systems])
+    full = matrix.mean(axis=1)
+    rng = np.random.default_rng(seed)
+    curve = {}
+    for k in range(1, len(topics)):
+        chosen = np.argsort(rng.random((draws, len(topics))), axis=1)[:, :k]
+        taus = [stats.kendalltau(full, matrix[:, c].mean(axis=1)).statistic for c in chosen]
+        curve[k] = float(np.nanmean(taus))
+    return curve
+
+
+def difference_sd_median(per_system: dict[str, dict[str, float]]) -> float:
+    """The median over system pairs of the sample sd of their per-topic differences."""
+    return float(np.median([np.std([per_system[a][t] - per_system[b][t] for t in per_system[a]], ddof=1)
+                            for a, b in itertools.combinations(sorted(per_system), 2)]))
+
+
+def paired_t_power(n: int, effect: float, alpha: float) -> float:
+    """Power of the two-sided one-sample t-test with n pairs at standardized effect ``effect``:
+    T = (Z + effect sqrt(n)) / sqrt(V / df), V chi-square(df), integrated over V."""
+    df = n - 1
+    critical = stats.t.ppf(1 - alpha / 2, df)
+    shift = effect * np.sqrt(n)
+
+    def given(v):
+        scale = critical * np.sqrt(v / df)
+        return (stats.norm.sf(scale - shift) + stats.norm.cdf(-scale - shift)) * stats.chi2.pdf(v, df)
+
+    return integrate.quad(given, stats.chi2.ppf(1e-12, df), stats.chi2.isf(1e-12, df), limit=200)[0]
