@@ -43,6 +43,14 @@ def counted(annotations: QuerySet, *, include_unfinished: bool = False) -> Query
     return annotations.filter(done)
 
 
+def not_counted(annotations: QuerySet) -> dict[str, int]:
+    """What ``counted`` leaves out by default, for pages to show apart: unfinished annotations with
+    matches (``in_progress``, countable on request) and opened but empty ones (``empty``, never)."""
+    unfinished = annotations.exclude(status=PeerAnnotation.Status.DONE)
+    in_progress = unfinished.filter(Exists(PeerMatch.objects.filter(annotation=OuterRef("pk")))).count()
+    return {"in_progress": in_progress, "empty": unfinished.count() - in_progress}
+
+
 def _score_row(score, *, dataset, topic, summary, kind, annotator, status) -> dict:
     values = score.as_dict()
     row = {"dataset": dataset, "topic": topic, "summary": summary, "kind": kind, "annotator": annotator}

@@ -34,7 +34,7 @@ from annotation.services.dashboard_snapshots import NOISE, schedule, snapshot_fo
 from annotation.services.recompute import scoring_delayed
 from annotation.services.dashboards import METAEVAL_KEYS, SYSTEM_KEYS
 from annotation.services.judgments import JudgmentImportError, parse_duc_table, parse_judgments_csv, read_duc_header, save_judgments
-from annotation.services.results import AGREEMENT_KEYS, SCORE_KEYS, counted, score_annotations, write_rows
+from annotation.services.results import AGREEMENT_KEYS, SCORE_KEYS, counted, not_counted, score_annotations, write_rows
 from annotation.services.system_statistics import TABLES as STATISTICS_TABLES
 from annotation.services.system_statistics import download_rows as statistics_rows
 from annotation.services.scoring_inputs import load_annotations, load_pyramids
@@ -450,8 +450,11 @@ def scores(request, dataset):
     view = {k: v for k, v in view.items() if k != "per_system"}
     intervals = {s["system"]: s for s in stats["systems"]}
     per_system = [r | {"interval": intervals.get(r["system"]) if r["kind"] in KINDS[stats["name"]] else None} for r in per_system]
+    unfinished = not_counted(PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset))
+    unfinished["csv"] = reverse("api:dataset-scores", args=[dataset.pk]) + "?" + urlencode(
+        {"format": "csv", "convention": view["convention"], "include_unfinished": "true"})
     return render(request, "dashboards/scores.html", _frame(
-        dataset, "scores", snapshot, current, **view, convention_links=_convention_links(request, view["convention"]), per_system=per_system, topic_rows=topic_rows,
+        dataset, "scores", snapshot, current, **view, unfinished=unfinished, convention_links=_convention_links(request, view["convention"]), per_system=per_system, topic_rows=topic_rows,
         system_headers=_headers(request, "sort", SYSTEM_COLUMNS, system_sort), topic_headers=_headers(request, "tsort", TOPIC_COLUMNS, topic_sort),
         chart_data=chart_data, chart_csv=chart_csv, pyramids=len(view["tiers"]), topics=topics, topic_filter=topic_filter, stats=stats,
         statistics_downloads=_statistics_downloads(dataset, view["convention"]),

@@ -384,3 +384,28 @@ def test_deleting_matches_is_seen(dataset, coord):
     page = coord.get(reverse("dashboards:agreement", args=[dataset.pk])).content.decode()
     [row] = agreement_rows(topics_of("Toy"))
     assert fmt(row["alpha_dice_pooled"]) in row_html(page, "data-topic", "T1")
+
+
+def test_unfinished_annotations_are_shown_apart_and_downloadable(dataset, coord, users):
+    url = reverse("dashboards:scores", args=[dataset.pk])
+    assert "data-unfinished" not in coord.get(url).content.decode()   # every annotation finished: nothing to say
+    t2 = Topic.objects.get(dataset=dataset, external_id="T2")
+    pyramid = t2.pyramids.get()
+    ann2 = PeerAnnotation.objects.filter(annotator__username="ann2").first().annotator
+    started = PeerAnnotation.objects.create(peer=t2.peersummarys.get(external_id="1"), pyramid=pyramid, annotator=ann2, status="in_progress")
+    add_match(started, SCU.objects.get(pyramid=pyramid, uid=1), [(0, 4)])
+    for peer in ("2", "3"):   # opened, nothing matched
+        PeerAnnotation.objects.create(peer=t2.peersummarys.get(external_id=peer), pyramid=pyramid, annotator=ann2, status="in_progress")
+    page = coord.get(url).content.decode()
+    note = re.search(r"<p[^>]*data-unfinished>(.*?)</p>", page, re.S).group(1)
+    text = re.sub(r"<[^>]+>", "", note)
+    assert "1 annotation in progress is not counted" in text and "2 opened but empty annotations never count" in text
+    # The page's figures leave it out; its link downloads the scores with it (and only it) added.
+    assert PeerAnnotation.objects.filter(pyramid=pyramid, annotator=ann2).count() == 3
+    link = re.search(r'href="([^"]+include_unfinished=true[^"]*)"', note).group(1).replace("&amp;", "&")
+    rows = list(csv.DictReader(io.StringIO(coord.get(link).content.decode())))
+    extra = [r for r in rows if r["status"] == "in_progress"]
+    assert [(r["topic"], r["summary"], r["annotator"]) for r in extra] == [("T2", "1", "ann2")]
+    assert float(extra[0]["modified"]) == pytest.approx(3 / 5)   # SCU 1, weight 3, of MaxWeight(2) = 5
+    default = list(csv.DictReader(io.StringIO(coord.get(link.replace("include_unfinished=true", "include_unfinished=false")).content.decode())))
+    assert len(default) == len(rows) - 1
