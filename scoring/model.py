@@ -181,6 +181,7 @@ class Pyramid:
 
     def weights(self, convention: Convention = Convention.NIST) -> dict[int, int]:
         """uid -> weight for every SCU that takes part in scoring (weight >= 1)."""
+        convention = Convention(convention)
         out = {}
         for s in self.scus:
             w = self.weight(s, convention)
@@ -199,8 +200,8 @@ class Pyramid:
         for s in self.scus:
             kept = _sacrerouge_kept_contributors(s)
             if kept is not None:
-                scus.append(SCU(s.uid, kept))
-        return Pyramid(self.references, tuple(scus))
+                scus.append(_derived(SCU, uid=s.uid, contributors=kept))
+        return _derived(Pyramid, references=self.references, scus=tuple(scus))
 
     def without_reference(self, ref_id: str) -> "Pyramid":
         """The pyramid of the other n-1 references.
@@ -221,10 +222,22 @@ class Pyramid:
             raise ValueError(f"{sorted(unknown)} are not references of this pyramid")
         scus = []
         for s in self.scus:
-            contribs = tuple(Contributor(c.references & kept) for c in s.contributors if c.references & kept)
+            contribs = tuple(c if c.references <= kept else _derived(Contributor, references=c.references & kept)
+                             for c in s.contributors if c.references & kept)
             if contribs:
-                scus.append(SCU(s.uid, contribs))
-        return Pyramid(tuple(r for r in self.references if r in kept), tuple(scus))
+                unchanged = len(contribs) == len(s.contributors) and all(a is b for a, b in zip(contribs, s.contributors))
+                scus.append(s if unchanged else _derived(SCU, uid=s.uid, contributors=contribs))
+        return _derived(Pyramid, references=tuple(r for r in self.references if r in kept), scus=tuple(scus))
+
+
+def _derived(cls, **fields):
+    """An instance of a frozen model class built from parts of a valid one (a subset of its SCUs,
+    contributors or references), which is valid by construction: the checks of ``__post_init__``
+    are skipped, as they cost more than the derivation itself when a jackknife builds n pyramids."""
+    obj = object.__new__(cls)
+    for name, value in fields.items():
+        object.__setattr__(obj, name, value)
+    return obj
 
 
 @dataclass(frozen=True)

@@ -148,12 +148,22 @@ class Weights:
     n: int
     by_uid: Mapping[int, int]
     desc: tuple[int, ...]
+    # What depends on the pyramid alone, computed once: the real mean SCU count per reference, Xa
+    # and MaxWeight(Xa); None when the pyramid has no references.
+    average: float | None
+    xa: int | None
+    max_weight_xa: int | None
 
     @classmethod
     def of(cls, pyramid: Pyramid, convention: Convention) -> "Weights":
         """Weights of ``pyramid`` exactly as given (apply ``_effective`` first for SACREROUGE)."""
         by_uid = pyramid.weights(convention)
-        return cls(pyramid.n, MappingProxyType(by_uid), tuple(sorted(by_uid.values(), reverse=True)))
+        desc = tuple(sorted(by_uid.values(), reverse=True))
+        n = pyramid.n
+        if n == 0:
+            return cls(n, MappingProxyType(by_uid), desc, None, None, None)
+        xa = compute_xa(sum(desc), n, convention)
+        return cls(n, MappingProxyType(by_uid), desc, float(Fraction(sum(desc), n)), xa, max_weight(desc, xa))
 
 
 @dataclass(frozen=True)
@@ -206,10 +216,7 @@ def _core(w: Weights, annotation: PeerAnnotation, convention: Convention) -> dic
         modified = None
         undefined["modified"] = "the pyramid has no reference summaries"
     else:
-        avg = Fraction(sum(w_desc), n)
-        average = float(avg)
-        xa = compute_xa(sum(w_desc), n, convention)
-        mw_xa = max_weight(w_desc, xa)
+        average, xa, mw_xa = w.average, w.xa, w.max_weight_xa
         if not w_desc:
             modified = None
             undefined["modified"] = empty

@@ -6,9 +6,11 @@
   burst (an annotation or topic already waiting in the queue is not published again: a Redis key
   marks it pending until the task starts, and expires after ``PENDING_TTL``, so a key left behind
   by a killed worker blocks nothing for long).
-- Recomputation is incremental: annotations whose stored scores are current are skipped, each
-  pyramid is read once per burst, its weights and jackknife pyramids prepared once per convention
-  (``scoring.scores.prepare``) for all its peers, and the results stored in a few queries.
+- Recomputation is incremental: annotations whose stored scores are current are skipped; a
+  pyramid's weights and jackknife pyramids are prepared once per convention
+  (``scoring.scores.prepare``) for all its peers and kept per process while its revision stands
+  (``prepared_pyramids``), so an annotation edit reads only that annotation's matches; the
+  results are stored in one statement.
 - Results carry the revisions they were computed from and are written only if nothing newer is
   stored, so a slow task never overwrites a fresher result.
 - If Redis is down the save has already committed and answered; the results are stale (their
@@ -21,18 +23,21 @@ from collections.abc import Iterable
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from scoring.model import Convention
-from scoring.scores import prepare, score_prepared
+from scoring.scores import score_prepared
 
 from ..background import runner
 from ..models import AnnotationScore, PeerAnnotation, Topic, TopicAgreement
 from .results import agreement_rows
-from .scoring_inputs import load_annotations, load_pyramids
+from .prepared_pyramids import prepared_pyramids
+from .scoring_inputs import load_annotations
 
 log = logging.getLogger(__name__)
 PENDING_TTL = 60  # seconds; a key whose task was lost (worker killed) stops blocking new ones after this
+_CONVENTIONS = {c.value for c in Convention}
 
 
 def _pending_key(kind: str, pk: int) -> str:
@@ -100,83 +105,74 @@ def _release(kind: str, ids: Iterable[int]) -> None:
         log.warning("cache unavailable while releasing pending %s keys", kind)
 
 
-def _store_score(annotation_id: int, convention: str, revisions: tuple[int, int], values: dict) -> bool:
-    """Write unless a result from a newer state is stored; True if written."""
-    pyramid_revision, annotation_revision = revisions
-    fields = {"values": values, "pyramid_revision": pyramid_revision, "annotation_revision": annotation_revision}
-    for _ in range(2):
-        updated = AnnotationScore.objects.filter(
-            annotation_id=annotation_id, convention=convention,
-            pyramid_revision__lte=pyramid_revision, annotation_revision__lte=annotation_revision,
-        ).update(**fields)
-        if updated:
-            return True
-        if AnnotationScore.objects.filter(annotation_id=annotation_id, convention=convention).exists():
-            return False  # a newer result is stored
-        try:
-            with transaction.atomic():
-                AnnotationScore.objects.create(annotation_id=annotation_id, convention=convention, **fields)
-            return True
-        except IntegrityError:
-            continue  # created concurrently: compare again
-    return False
-
-
 def _store_scores(results: list[tuple[int, str, tuple[int, int], dict]]) -> int:
-    """``_store_score`` for many results in a few queries: the stored rows are locked, compared in
-    Python, updated and created in bulk. Returns how many were written."""
+    """Write each result unless a result from a newer state is stored; returns how many were written.
+
+    One statement (``INSERT ... ON CONFLICT DO UPDATE ... WHERE``, the same SQL on SQLite and
+    PostgreSQL): each row is compared with what is stored atomically, so no lock, no read of the
+    stored values and no per-row statement is needed. Rows go in one order, so concurrent writers
+    lock them in the same order. A result whose annotation was deleted meanwhile is dropped."""
     if not results:
         return 0
+    table = AnnotationScore._meta.db_table
+    values_field, at_field = AnnotationScore._meta.get_field("values"), AnnotationScore._meta.get_field("computed_at")
+    now = at_field.get_db_prep_save(timezone.now(), connection)
+    rows = sorted(results, key=lambda r: (r[0], r[1]))
+    params = [p for a, c, (p_rev, a_rev), v in rows for p in (a, c, p_rev, a_rev, values_field.get_db_prep_save(v, connection), now)]
+    sql = (
+        f'INSERT INTO {table} (annotation_id, convention, pyramid_revision, annotation_revision, "values", computed_at) '
+        f'VALUES {", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(rows))} '
+        'ON CONFLICT (annotation_id, convention) DO UPDATE SET pyramid_revision = excluded.pyramid_revision, '
+        'annotation_revision = excluded.annotation_revision, "values" = excluded."values", computed_at = excluded.computed_at '
+        f"WHERE {table}.pyramid_revision <= excluded.pyramid_revision AND {table}.annotation_revision <= excluded.annotation_revision"
+    )
     try:
-        with transaction.atomic():
-            rows = {
-                (row.annotation_id, row.convention): row
-                for row in AnnotationScore.objects.select_for_update().filter(annotation_id__in={r[0] for r in results})
-            }
-            replaced, written = [], []
-            for annotation_id, convention, (p_rev, a_rev), values in results:
-                row = rows.get((annotation_id, convention))
-                if row is not None and not (row.pyramid_revision <= p_rev and row.annotation_revision <= a_rev):
-                    continue  # a newer result is stored
-                if row is not None:
-                    replaced.append(row.pk)
-                written.append(AnnotationScore(annotation_id=annotation_id, convention=convention, values=values,
-                                               pyramid_revision=p_rev, annotation_revision=a_rev))
-            # Replacing the locked rows is two statements (an UPDATE per row, or Django's CASE-built
-            # bulk_update, costs several times more); nothing refers to a score row's id.
-            AnnotationScore.objects.filter(pk__in=replaced).delete()
-            AnnotationScore.objects.bulk_create(written)
-            return len(written)
-    except IntegrityError:  # a row was created concurrently: one by one, comparing each
-        return sum(_store_score(*result) for result in results)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.rowcount
+    except IntegrityError:  # an annotation was deleted since it was read: store the others
+        alive = set(PeerAnnotation.objects.filter(pk__in={r[0] for r in rows}).values_list("id", flat=True))
+        kept = [r for r in rows if r[0] in alive]
+        if len(kept) == len(rows):
+            raise
+        return _store_scores(kept)
+
+
+def _store_score(annotation_id: int, convention: str, revisions: tuple[int, int], values: dict) -> bool:
+    """Write unless a result from a newer state is stored; True if written."""
+    return _store_scores([(annotation_id, convention, revisions, values)]) == 1
 
 
 def recompute_annotations(annotation_ids: Iterable[int]) -> int:
     """Compute and store both conventions' scores of these annotations (those not current);
-    returns how many were written."""
+    returns how many were written.
+
+    One query reads the revisions and what is stored; the pyramids come prepared from the
+    process's cache when their revision has not moved (an annotation edit), else are read and
+    prepared once; one query reads the matches, one statement stores the results."""
     ids = list(annotation_ids)
     _release("annotation", ids)
     # Revisions are read before the data, so the data is never older than the revision it is stored under.
-    revisions = {pk: (p_rev, a_rev) for pk, p_rev, a_rev in
-                 PeerAnnotation.objects.filter(pk__in=ids).values_list("id", "pyramid__revision", "revision")}
-    pyramid_of = dict(PeerAnnotation.objects.filter(pk__in=revisions).values_list("id", "pyramid_id"))
-    stored: dict[int, set] = {pk: set() for pk in revisions}
-    for pk, convention, p_rev, a_rev in AnnotationScore.objects.filter(annotation_id__in=revisions).values_list(
-        "annotation_id", "convention", "pyramid_revision", "annotation_revision"
+    revisions, pyramid_of, pyramid_state = {}, {}, {}
+    stored: dict[int, set] = {}
+    for pk, pyramid_id, a_rev, p_rev, created, convention, s_p_rev, s_a_rev in (
+        PeerAnnotation.objects.filter(pk__in=ids).order_by().values_list(
+            "id", "pyramid_id", "revision", "pyramid__revision", "pyramid__created_at",
+            "scores__convention", "scores__pyramid_revision", "scores__annotation_revision")
     ):
-        if (p_rev, a_rev) == revisions[pk]:
-            stored[pk].add(convention)
-    todo = [pk for pk in revisions if stored[pk] != {c.value for c in Convention}]
+        revisions[pk], pyramid_of[pk], pyramid_state[pyramid_id] = (p_rev, a_rev), pyramid_id, (created, p_rev)
+        current = stored.setdefault(pk, set())
+        if convention is not None and (s_p_rev, s_a_rev) == (p_rev, a_rev):
+            current.add(convention)
+    todo = sorted(pk for pk in revisions if stored[pk] != _CONVENTIONS)
     if not todo:
         return 0
-    pyramids = load_pyramids({pyramid_of[pk] for pk in todo})
+    prepared = prepared_pyramids({pyramid_of[pk]: pyramid_state[pyramid_of[pk]] for pk in todo})
     inputs = load_annotations(todo)
     results = []
-    for convention in Convention:
-        prepared = {pyramid_id: prepare(pyramid, convention) for pyramid_id, pyramid in pyramids.items()}
-        for pk in todo:
-            score = score_prepared(prepared[pyramid_of[pk]], inputs[pk])
-            results.append((pk, convention.value, revisions[pk], score.as_dict()))
+    for pk in todo:
+        for convention, pyramid in prepared[pyramid_of[pk]].items():
+            results.append((pk, convention.value, revisions[pk], score_prepared(pyramid, inputs[pk]).as_dict()))
     return _store_scores(results)
 
 

@@ -1,47 +1,54 @@
 """Read pyramids and annotations from the database as the pure inputs of ``scoring``.
 
 Each loader runs a fixed number of queries however large the data (no per-row queries), because
-recomputation, exports and dashboards call them for hundreds of annotations at once.
+recomputation, exports and dashboards call them for hundreds of annotations at once. The models'
+default orderings are cleared (``order_by()``): they join other tables only to sort rows that are
+grouped here anyway.
 """
 from collections import defaultdict
 from collections.abc import Iterable
+
+from django.db.models import F
 
 from scoring.model import SCU as ScoringSCU
 from scoring.model import Contributor as ScoringContributor
 from scoring.model import PeerAnnotation as ScoringAnnotation
 from scoring.model import Pyramid as ScoringPyramid
 
-from ..models import SCU, Contributor, ContributorPart, PeerMatch, Pyramid
+from ..models import SCU, ContributorPart, PeerMatch, Pyramid
 
 
 def load_pyramids(pyramid_ids: Iterable[int]) -> dict[int, ScoringPyramid]:
-    """pyramid id -> scoring pyramid (reference external ids; contributors by the references their parts lie in)."""
+    """pyramid id -> scoring pyramid (reference external ids; contributors by the references their
+    parts lie in). Three queries: the references, the SCUs with their contributors, and the parts
+    lying outside their contributor's reference (legacy data only)."""
     ids = list(set(pyramid_ids))
     references = defaultdict(list)
     for pyramid_id, external_id in Pyramid.references.through.objects.filter(pyramid_id__in=ids).values_list(
         "pyramid_id", "referencesummary__external_id"
     ):
         references[pyramid_id].append(external_id)
-    uids = defaultdict(list)
-    for pyramid_id, scu_id, uid in SCU.objects.filter(pyramid_id__in=ids).values_list("pyramid_id", "id", "uid"):
-        uids[pyramid_id].append((scu_id, uid))
+    scus: dict[int, dict[int, list]] = defaultdict(dict)  # pyramid -> uid -> [(reference, contributor id)]
     contributor_refs: dict[int, set[str]] = {}
-    contributors_of = defaultdict(list)
-    for contributor_id, scu_id, ref in Contributor.objects.filter(scu__pyramid_id__in=ids).values_list(
-        "id", "scu_id", "reference__external_id"
+    for pyramid_id, uid, contributor_id, ref in SCU.objects.filter(pyramid_id__in=ids).order_by().values_list(
+        "pyramid_id", "uid", "contributors__id", "contributors__reference__external_id"
     ):
-        contributor_refs[contributor_id] = {ref}
-        contributors_of[scu_id].append(contributor_id)
-    for contributor_id, ref in ContributorPart.objects.filter(contributor__scu__pyramid_id__in=ids).values_list(
-        "contributor_id", "reference__external_id"
+        contributors = scus[pyramid_id].setdefault(uid, [])
+        if contributor_id is not None:
+            contributors.append((ref, contributor_id))
+            contributor_refs[contributor_id] = {ref}
+    for contributor_id, ref in (
+        ContributorPart.objects.filter(contributor__scu__pyramid_id__in=ids).exclude(reference_id=F("contributor__reference_id"))
+        .order_by().values_list("contributor_id", "reference__external_id")
     ):
         contributor_refs[contributor_id].add(ref)
     return {
         pyramid_id: ScoringPyramid(
             references=tuple(sorted(references[pyramid_id])),
             scus=tuple(
-                ScoringSCU(uid, tuple(ScoringContributor(frozenset(contributor_refs[c])) for c in contributors_of[scu_id]))
-                for scu_id, uid in sorted(uids[pyramid_id], key=lambda pair: pair[1])
+                # contributors in the models' order (reference, then id), as every other reader sees them
+                ScoringSCU(uid, tuple(ScoringContributor(frozenset(contributor_refs[c])) for _, c in sorted(contributors)))
+                for uid, contributors in sorted(scus[pyramid_id].items())
             ),
         )
         for pyramid_id in ids
@@ -53,7 +60,7 @@ def load_annotations(annotation_ids: Iterable[int]) -> dict[int, ScoringAnnotati
     ids = list(set(annotation_ids))
     counts: dict[int, dict[int, int]] = {i: {} for i in ids}
     non_matching = dict.fromkeys(ids, 0)
-    for annotation_id, uid in PeerMatch.objects.filter(annotation_id__in=ids).values_list("annotation_id", "scu__uid"):
+    for annotation_id, uid in PeerMatch.objects.filter(annotation_id__in=ids).order_by().values_list("annotation_id", "scu__uid"):
         if uid is None:
             non_matching[annotation_id] += 1
         else:

@@ -128,3 +128,46 @@ def test_recompute_writes_only_what_is_stale(demo_annotation):
     PeerAnnotation.objects.filter(pk=a.pk).update(revision=a.revision + 5)  # as an edit of a alone does
     assert recompute_annotations(everyone) == 2  # a's two conventions, not the others'
     assert scores_of(a).is_current and all(scores_of(o).is_current for o in PeerAnnotation.objects.filter(pk__in=others))
+
+
+def test_stored_scores_equal_a_fresh_computation_while_pyramids_are_kept_prepared(demo_annotation):
+    """Recomputation keeps each pyramid prepared between edits (``prepared_pyramids``). After an edit
+    of an annotation (served by the kept pyramid), of the pyramid, and a renamed reference (which
+    bumps no revision: the kept pyramid must not name it the old way), what is stored equals what
+    a fresh computation gives, value for value."""
+    from annotation.models import ReferenceSummary
+    from annotation.services.results import score_annotations
+    from scoring.model import Convention
+
+    a = demo_annotation
+    everyone = list(PeerAnnotation.objects.filter(pyramid=a.pyramid))
+
+    def assert_stored_equal_fresh(annotations):
+        recompute_annotations([x.pk for x in everyone])
+        for convention in Convention:
+            fresh = {pk: score.as_dict() for pk, score in score_annotations(annotations, convention).items()}
+            stored = {s.annotation_id: s.values for s in AnnotationScore.objects.filter(annotation__in=annotations, convention=convention.value)}
+            assert stored == fresh and len(stored) == len(annotations)
+
+    assert_stored_equal_fresh(everyone)
+    add_match(a, SCU.objects.get(pyramid=a.pyramid, uid=3), [(36, 68)])
+    assert_stored_equal_fresh(everyone)
+    scu = SCU.objects.get(pyramid=a.pyramid, uid=3)
+    missing = a.pyramid.references.exclude(contributors__scu=scu).first()
+    add_contributor(scu, missing, [(0, 3)])
+    assert_stored_equal_fresh(everyone)
+    ReferenceSummary.objects.filter(pk=missing.pk).update(external_id="Z")
+    add_match(a, None, [(0, 3)])
+    assert_stored_equal_fresh([PeerAnnotation.objects.get(pk=a.pk)])
+    jackknifed = AnnotationScore.objects.get(annotation=a, convention="nist").values["jackknife"]
+    assert "Z" in {ref for ref, _ in jackknifed}
+
+
+def test_results_of_an_annotation_deleted_meanwhile_are_dropped_and_the_others_stored(demo_annotation):
+    from annotation.services.recompute import _store_scores
+
+    gone = PeerAnnotation.objects.exclude(pk=demo_annotation.pk).first()
+    gone_id = gone.pk
+    gone.delete()  # after its scores were computed, before they are stored
+    assert _store_scores([(demo_annotation.pk, "test", (1, 1), {"x": 1}), (gone_id, "test", (1, 1), {"x": 2})]) == 1
+    assert list(AnnotationScore.objects.filter(convention="test").values_list("annotation_id", flat=True)) == [demo_annotation.pk]
