@@ -109,3 +109,65 @@ def paired_t_power(n: int, effect: float, alpha: float) -> float:
         return (stats.norm.sf(scale - shift) + stats.norm.cdf(-scale - shift)) * stats.chi2.pdf(v, df)
 
     return integrate.quad(given, stats.chi2.ppf(1e-12, df), stats.chi2.isf(1e-12, df), limit=200)[0]
+
+
+def _round_half_up(x: float) -> int:
+    return int(np.floor(x + 0.5))
+
+
+def _modified(weights: dict[int, int], matched: set[int], references: int) -> float:
+    """D / MaxWeight(Xa) with Xa the mean SCUs per reference rounded half up (NIST's modified score)."""
+    ranked = sorted((w for w in weights.values() if w), reverse=True)
+    xa = _round_half_up(sum(ranked) / references)
+    return sum(weights.get(uid, 0) for uid in matched) / sum(ranked[:xa])
+
+
+def read_pans(folder: Path) -> list[tuple[str, str, object]]:
+    """(topic, peer system, parsed .pan) for every .pan file of a folder."""
+    from annotation import formats
+
+    out = []
+    for pan in sorted(folder.glob("*.pan")):
+        name = formats.parse_nist_filename(pan.name)
+        out.append((name.topic, name.peer, formats.parse_peer_annotation(pan.read_bytes())[0]))
+    return out
+
+
+def subset_scores(pans, k: int) -> dict[str, dict[str, list[float]]]:
+    """topic -> peer system -> its modified scores against the pyramids of every k of the topic's
+    references (subsets in the order of ``itertools.combinations`` over the sorted reference ids),
+    from the .pan files (``read_pans``; one annotation per peer): an SCU's weight is its
+    contributors from the kept references, an SCU without one vanishes. k = the number of
+    references gives the full pyramid's score."""
+    out: dict[str, dict[str, list[float]]] = defaultdict(dict)
+    weights_of = {}   # topic -> per subset: SCU uid -> weight (one pyramid per topic)
+    for topic, peer, parsed in pans:
+        if topic not in weights_of:
+            references = sorted(r.id for r in parsed.pyramid.references)
+            weights_of[topic] = [{scu.uid: sum(c.parts[0].reference in keep for c in scu.contributors) for scu in parsed.pyramid.scus}
+                                 for keep in itertools.combinations(references, k)]
+        matched = {m.scu_uid for m in parsed.matches}
+        scores = [_modified(weights, matched, k) for weights in weights_of[topic]]
+        assert peer not in out[topic], f"{topic}: peer {peer} annotated twice"
+        out[topic][peer] = scores
+    return dict(out)
+
+
+def reference_stability(pans, references: int, *, seed: int, draws: int) -> dict[int, float]:
+    """k -> mean Kendall tau-b between the full ranking and rankings where each topic is scored
+    against one of its k-reference pyramids, picked per draw as
+    ``rng.integers(0, subsets, draws)`` topic by topic (topics sorted), k = 1 .. references - 1,
+    one generator for the curve (every subset fits: no sampling of subsets)."""
+    full = subset_scores(pans, references)
+    topics = sorted(full)
+    systems = sorted({s for t in topics for s in full[t]})
+    full_means = np.array([np.mean([full[t][s][0] for t in topics]) for s in systems])
+    rng = np.random.default_rng(seed)
+    curve = {}
+    for k in range(1, references):
+        scored = subset_scores(pans, k)
+        per_topic = [np.array([scored[t][s] for s in systems]).T for t in topics]   # (subsets, systems)
+        picks = [rng.integers(0, len(scores), draws) for scores in per_topic]
+        means = np.mean([scores[pick] for scores, pick in zip(per_topic, picks)], axis=0)   # (draws, systems)
+        curve[k] = float(np.mean([stats.kendalltau(full_means, m).statistic for m in means]))
+    return curve

@@ -1,0 +1,143 @@
+"""Real DUC 2007 main (23 topics, 4 references, 13 peers each, one annotation per peer): the
+Significance and scores pages, as a coordinator gets them, against computations from NIST's score
+table and from the .pan files (``independent.py``). DUC 2006 is checked the same way in the browser
+(tests/dashboard_pages/test_browser.py). Skips with the reason when ../shared/data is absent."""
+import html
+import json
+import re
+from io import StringIO
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
+
+from . import independent
+from ..conftest import shared_data
+
+pytestmark = [pytest.mark.django_db, pytest.mark.realdata]
+TOPICS, SYSTEMS, PAIRS = 23, 13, 78
+
+
+@pytest.fixture(scope="module")
+def duc2007(django_db_setup, django_db_blocker):
+    """DUC 2007 main imported once for the module, its dashboard computed, and the pages a
+    coordinator sees (rolled back at the end)."""
+    path = shared_data("duc2007-main")
+    with django_db_blocker.unblock():
+        from django.contrib.auth import get_user_model
+        from django.db import transaction
+
+        from annotation.models import Dataset
+        from annotation.roles import COORDINATOR, role_group
+        from annotation.services import dashboard_snapshots
+
+        with transaction.atomic():
+            call_command("import_ducview", str(path), stdout=StringIO())
+            dataset = Dataset.objects.get(name="duc2007-main")
+            dashboard_snapshots.recompute_dataset(dataset.pk)
+            user = get_user_model().objects.create_user("coord-2007")
+            user.groups.add(role_group(COORDINATOR))
+            dataset.coordinators.add(user)
+            client = Client()
+            client.force_login(user)
+            pages = {name: client.get(reverse(f"dashboards:{name}", args=[dataset.pk])).content.decode()
+                     for name in ("significance", "scores")}
+            yield path, pages
+            transaction.set_rollback(True)
+
+
+@pytest.fixture(scope="module")
+def per_system(duc2007):
+    path, _ = duc2007
+    scores = independent.nist_modified(path / "scoring" / "2007_modified_scores.txt")
+    assert len(scores) == SYSTEMS and all(len(t) == TOPICS for t in scores.values())
+    return scores
+
+
+def seed_of(page: str) -> int:
+    return int(re.search(r"<dt>Seed</dt><dd>(\d+)</dd>", page).group(1))
+
+
+def system_rows(page: str) -> dict[str, tuple[float, float, float]]:
+    """system -> (mean, low, high) as the Significance page's systems table shows them."""
+    rows = re.findall(r'<tr class="peer" data-system="(\w+)">.*?<td class="num">([\d.]+)</td>\s*'
+                      r'<td class="num" data-interval>([\d.]+) – ([\d.]+)</td>', page, re.S)
+    return {s: (float(mean), float(low), float(high)) for s, mean, low, high in rows}
+
+
+def chart_rows(page: str, source: str) -> list[dict]:
+    return json.loads(re.search(rf'<script id="{source}" type="application/json">(.*?)</script>', page, re.S).group(1))
+
+
+def test_intervals(duc2007, per_system):
+    _, pages = duc2007
+    page = pages["significance"]
+    shown = system_rows(page)
+    assert len(shown) == SYSTEMS
+    seed = seed_of(page)
+    means = {s: np.mean(list(by_topic.values())) for s, by_topic in per_system.items()}
+    assert list(shown) == sorted(means, key=lambda s: -means[s])   # best first
+    for system, (mean, low, high) in shown.items():
+        values = [per_system[system][t] for t in sorted(per_system[system])]
+        expected = independent.percentile_bootstrap(values, seed=seed, resamples=9999, confidence=0.95)
+        # The table prints 4 decimals: each mean (and each resampled mean) is off by < 5e-5.
+        assert mean == pytest.approx(means[system], abs=1e-4)
+        assert (low, high) == pytest.approx(expected, abs=1.5e-4), system
+        # The scores page shows the same interval.
+        row = re.search(rf'<tr class="peer" data-system="{system}">(.*?)</tr>', pages["scores"], re.S).group(1)
+        assert f"{low:.4f} – {high:.4f}" in row
+
+
+def test_significance_matrix(duc2007, per_system):
+    _, pages = duc2007
+    page = pages["significance"]
+    tests = independent.pair_tests(per_system)
+    significant = {pair for pair, (_, _, p_holm) in tests.items() if p_holm < 0.05}
+    assert f"{len(significant)} of {PAIRS} pairs differ significantly" in page
+    cells = re.findall(r'<td class="(\w+)" data-a="(\w+)" data-b="(\w+)" title="([^"]*)"', page)
+    assert len(cells) == SYSTEMS * (SYSTEMS - 1)
+    for verdict, a, b, title in cells:
+        difference, p, p_holm = tests[frozenset((a, b))]
+        sign = 1 if a < b else -1
+        expected = "same" if frozenset((a, b)) not in significant else "better" if sign * difference > 0 else "worse"
+        assert verdict == expected, (a, b, title)
+        shown = dict(re.findall(r"(difference|p =|Holm-adjusted) (-?[\d.]+)", html.unescape(title)))
+        assert float(shown["difference"]) == pytest.approx(sign * difference, abs=1e-4)
+        # The table's rounding moves a few of the 2^23 patterns across the observed sum.
+        assert float(shown["p ="]) == pytest.approx(p, abs=1e-3)
+        assert float(shown["Holm-adjusted"]) == pytest.approx(p_holm, rel=0.02, abs=1e-3)
+    print(f"\nDUC 2007 main: {len(significant)} of {PAIRS} pairs significant (Holm, exact),",
+          sorted(tuple(sorted(p, key=int)) for p in significant))
+
+
+def test_stability_curves(duc2007, per_system):
+    path, pages = duc2007
+    page = pages["significance"]
+    seed = seed_of(page)
+    topics = chart_rows(page, "chart-stability-topics")
+    assert [r["k"] for r in topics] == list(range(1, TOPICS))
+    expected = independent.topic_stability(per_system, seed=seed, draws=200)
+    assert [r["mean"] for r in topics] == pytest.approx([expected[r["k"]] for r in topics], abs=2e-3)
+    # References: every k-subset of the 4 (4, 6, 4), rescored here from the .pan files.
+    references = chart_rows(page, "chart-stability-references")
+    assert [(r["k"], r["subsets"], r["draws"]) for r in references] == [(1, 4, 200), (2, 6, 200), (3, 4, 200)]
+    expected = independent.reference_stability(independent.read_pans(path / "allpans"), 4, seed=seed, draws=200)
+    # Equal means summed in another order may differ in the last bit, so a tie here is an order
+    # there: a few of the 200 x 78 pairs of a point flip (2 / 78 / 200 = 1.3e-4 each).
+    assert [r["mean"] for r in references] == pytest.approx([expected[k] for k in (1, 2, 3)], abs=1e-3)
+    for r in topics + references:   # the table under each chart shows the same points
+        assert f'<tr data-k="{r["k"]}"><td class="num">{r["k"]}</td><td class="num">{r["mean"]:.3f}</td>' in page
+    print("\nDUC 2007 main, tau by references:", {r["k"]: round(r["mean"], 3) for r in references},
+          "by topics:", {r["k"]: round(r["mean"], 3) for r in topics if r["k"] in (1, 5, 11, 22)})
+
+
+def test_topics_needed(duc2007, per_system):
+    _, pages = duc2007
+    sd = independent.difference_sd_median(per_system)
+    rows = re.findall(r'<tr data-difference="([\d.]+)"><td class="num">[\d.]+</td><td class="num">(\d+)</td>', pages["scores"])
+    assert len(rows) == 8
+    for difference, n in rows:
+        effect, n = float(difference) / sd, int(n)
+        assert independent.paired_t_power(n, effect, 0.05) >= 0.8 > independent.paired_t_power(n - 1, effect, 0.05)
