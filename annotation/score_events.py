@@ -97,6 +97,12 @@ def touch_annotation(annotation_id: int, topic_id: int) -> None:
     _record(annotation_id=annotation_id, topic_id=topic_id)
 
 
+def annotation_created(annotation_id: int, topic_id: int) -> None:
+    """A new annotation (created at revision 1) and its matches were stored: its topic's agreement is stale."""
+    Topic.objects.filter(pk=topic_id).update(revision=F("revision") + 1)
+    _record(annotation_id=annotation_id, topic_id=topic_id)
+
+
 def _touch_pyramid_of(**lookup) -> None:
     for pyramid_id, topic_id in Pyramid.objects.filter(**lookup).values_list("id", "topic_id")[:1]:
         touch_pyramid(pyramid_id, topic_id)

@@ -45,7 +45,7 @@ from scoring.metaeval import meta_evaluate
 from scoring.model import Convention
 
 from ..models import Dataset, DatasetDashboard, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
-from . import dashboards, system_statistics
+from . import dashboards
 from .results import agreement_rows, counted, score_annotations, score_rows
 from .scoring_inputs import load_annotations, load_pyramids
 
@@ -125,6 +125,8 @@ def _metaeval(dataset: Dataset, convention: Convention, rows: list[dict], summar
     """``dashboards.metaeval_table(...)["rows"]`` from rows already computed (it would rescore every
     summary for each score; the tests check that both give the same table). Bootstrap intervals of
     the rows shown by default are appended to ``intervals``."""
+    from . import system_statistics  # see compute_payload
+
     pyramid_metric = f"pyramid_{score}"
     observations = dashboards._observations(rows, judgments, summarizers, score, pyramid_metric).get(dataset.name, [])
     table = []
@@ -225,6 +227,10 @@ def _annotator_pairs(shared: dict, pyramids, inputs) -> list[dict]:
 
 def compute_payload(dataset: Dataset, live: dict, previous: DatasetDashboard | None = None) -> dict:
     """Every figure of the dashboard; topics unchanged since ``previous`` are not recomputed."""
+    # numpy and scipy.stats (most of a second): imported where the figures are computed, not by every
+    # process that schedules them (an import's recomputation of agreement calls ``schedule_for_topics``).
+    from . import system_statistics
+
     topics = list(Topic.objects.filter(dataset=dataset).order_by("external_id"))
     reusable = _reusable(dataset, topics, live, previous)
     names = {t.external_id for t in topics if t.pk in reusable}

@@ -26,7 +26,7 @@ from ..models import (
     ReferenceSummary, Topic,
 )
 from ..roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
-from ..score_events import batched_scheduling, touch_annotation, touch_pyramid
+from ..score_events import annotation_created, batched_scheduling, touch_pyramid
 
 EXTENSIONS = (".pyr", ".pan")
 log = logging.getLogger(__name__)
@@ -312,7 +312,10 @@ def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str,
              memo: _FileMemo) -> Pyramid:
     """The stored pyramid identical to this one, or a new one (found once per import: ``memo``)."""
     references = _references(topic, pyramid.references, source, report, memo)
-    wanted = _canonical_file_pyramid(pyramid)
+    # The .pan files of a topic share one parsed pyramid (``ImportCache.parsed``): its canonical
+    # form is computed once (the object is kept with it, so its id is not reused).
+    known = memo.get(("canonical", id(pyramid)))
+    wanted = known[1] if known is not None else memo.put(("canonical", id(pyramid)), (pyramid, _canonical_file_pyramid(pyramid)))[1]
     key = ("pyramid", topic.pk, wanted)
     if memo.get(key) is not None:
         report.pyramids_reused += source.endswith(".pyr")
@@ -363,15 +366,15 @@ def legacy_flags(issues: Iterable[formats.LegacyIssue]) -> dict[tuple[int, int],
     return flags
 
 
-def _annotator(named: formats.Named | None, report: ImportReport) -> User | None:
+def _annotator(named: formats.Named | None, report: ImportReport, memo: _FileMemo) -> User | None:
     """The user the annotation is by: an existing user of that name, or a new *imported
     annotator identity*: inactive, with an unusable password, in the ``imported annotator``
     group — it cannot log in. One import creates at most ``IMPORT_MAX_NEW_ANNOTATORS``."""
     if named is None:
         return None
-    user = User.objects.filter(username=named.value).first()
+    user = memo.get(("user", named.value)) or User.objects.filter(username=named.value).first()
     if user is not None:
-        return user
+        return memo.put(("user", named.value), user)
     limit = settings.IMPORT_MAX_NEW_ANNOTATORS
     if len(report.annotators_created) >= limit:
         raise ImportRejected(
@@ -382,7 +385,7 @@ def _annotator(named: formats.Named | None, report: ImportReport) -> User | None
     user.save()
     user.groups.add(role_group(IMPORTED_ANNOTATOR))
     report.annotators_created.append(named.value)
-    return user
+    return memo.put(("user", named.value), user)
 
 
 def _peer(topic: Topic, peer_id: str, text: str, memo: _FileMemo) -> PeerSummary:
@@ -400,13 +403,19 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
     """Store the peer annotation; False when it was already there."""
     peer = _peer(topic, who.peer.value, pan.text, memo)
     check_same_text(peer.text, pan.text, f"peer {peer.external_id} of topic {topic.external_id}", source, report)
-    annotator = _annotator(who.annotator, report)
-    annotation, created = PeerAnnotation.objects.get_or_create(
-        peer=peer, pyramid=pyramid, annotator=annotator, defaults={"status": PeerAnnotation.Status.DONE, "source": source[-500:]}
-    )
-    if not created:
+    annotator = _annotator(who.annotator, report, memo)
+    # Which (peer, annotator) pairs the pyramid has, read once per import (kept up to date by it).
+    key = ("annotated", pyramid.pk)
+    annotated = memo.get(key)
+    if annotated is None:
+        annotated = set(pyramid.annotations.values_list("peer_id", "annotator_id"))
+    if (peer.pk, annotator and annotator.pk) in annotated:
         report.annotations_existing += 1
         return False
+    # Created at revision 1, as a change of its matches would leave it (``touch_annotation``) without the UPDATE.
+    annotation = PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator=annotator, status=PeerAnnotation.Status.DONE,
+                                               source=source[-500:], revision=1)
+    memo.put(key, annotated | {(peer.pk, annotator and annotator.pk)})
     uids = memo.get(("uids", pyramid.pk)) or memo.put(("uids", pyramid.pk), dict(pyramid.scus.values_list("uid", "id")))
     unknown = sorted({m.scu_uid for m in pan.matches} - set(uids))
     if unknown:
@@ -417,5 +426,5 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
         PeerMatchPart(match=match, start=p.start, end=p.end) for match, (_, m) in zip(matches, entries) for p in m.parts
     )
     report.annotations_created += 1
-    touch_annotation(annotation.pk, topic.pk)
+    annotation_created(annotation.pk, topic.pk)
     return True

@@ -181,15 +181,14 @@ def recompute_topics(topic_ids: Iterable[int]) -> int:
     ids = list(topic_ids)
     _release("topic", ids)
     current = dict(TopicAgreement.objects.filter(topic_id__in=ids).values_list("topic_id", "topic_revision"))
+    stale = [topic for topic in Topic.objects.filter(pk__in=ids).select_related("dataset") if current.get(topic.pk) != topic.revision]
+    # One computation per convention for all of them (an import makes every topic stale at once);
+    # a topic without a peer annotated twice has no row.
+    rows = {convention: {(row["dataset"], row["topic"]): row for row in agreement_rows(stale, convention)} for convention in Convention}
     written = 0
-    for topic in Topic.objects.filter(pk__in=ids).select_related("dataset"):
+    for topic in stale:
         revision = topic.revision
-        if current.get(topic.pk) == revision:
-            continue
-        values = {}
-        for convention in Convention:
-            rows = agreement_rows(Topic.objects.filter(pk=topic.pk), convention)
-            values[convention.value] = rows[0] if rows else None
+        values = {convention.value: rows[convention].get((topic.dataset.name, topic.external_id)) for convention in Convention}
         updated = TopicAgreement.objects.filter(topic=topic, topic_revision__lte=revision).update(values=values, topic_revision=revision)
         if not updated and not TopicAgreement.objects.filter(topic=topic).exists():
             try:

@@ -14,7 +14,7 @@ from scoring.model import Convention
 from scoring.scores import prepare, reference_annotation, score_prepared, score_reference
 
 from ..formats import csv_cells
-from ..models import PeerAnnotation, PeerMatch, Pyramid, Topic
+from ..models import AnnotationScore, PeerAnnotation, PeerMatch, Pyramid, Topic
 from .scoring_inputs import load_annotations, load_pyramids
 
 SCORE_KEYS = (
@@ -51,8 +51,7 @@ def not_counted(annotations: QuerySet) -> dict[str, int]:
     return {"in_progress": in_progress, "empty": unfinished.count() - in_progress}
 
 
-def _score_row(score, *, dataset, topic, summary, kind, annotator, status) -> dict:
-    values = score.as_dict()
+def _score_row(values: dict, *, dataset, topic, summary, kind, annotator, status) -> dict:
     row = {"dataset": dataset, "topic": topic, "summary": summary, "kind": kind, "annotator": annotator}
     row.update({key: values[key] for key in SCORE_KEYS if key in values})
     row["undefined"] = values["undefined"]
@@ -75,6 +74,19 @@ def score_annotations(annotations: Iterable[PeerAnnotation], convention: Convent
     return {a.pk: score_prepared(prepared[a.pyramid_id], inputs[a.pk]) for a in annotations}
 
 
+def current_scores(annotations: list[PeerAnnotation], topics, convention: Convention) -> dict[int, dict]:
+    """annotation id -> its stored score values (``AnnotationScore``) in ``convention``, for those
+    stored from the revisions the annotation and its pyramid are at (``pyramid`` selected).
+
+    The background recomputation stores every score after each change, so an export or a dashboard
+    reads them instead of scoring every annotation again; what is stale or missing is left out
+    (the caller computes it)."""
+    revisions = {a.pk: (a.pyramid.revision, a.revision) for a in annotations}
+    stored = AnnotationScore.objects.filter(convention=convention.value, annotation__pyramid__topic__in=topics).values_list(
+        "annotation_id", "pyramid_revision", "annotation_revision", "values")
+    return {pk: values for pk, p_rev, a_rev, values in stored if revisions.get(pk) == (p_rev, a_rev)}
+
+
 def score_rows(topics, convention: Convention = Convention.NIST, *, include_references: bool = True,
                include_unfinished: bool = False) -> list[dict]:
     """One row per counted peer annotation (``counted``) and (optionally) per reference summary of
@@ -87,10 +99,12 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
     convention = Convention(convention)
     annotations = list(
         counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics), include_unfinished=include_unfinished)
-        .select_related("peer__topic__dataset", "annotator")
+        .select_related("peer__topic__dataset", "annotator", "pyramid")
         .order_by("peer__topic__dataset__name", "peer__topic__external_id", "peer__external_id", "annotator__username", "id")
     )
-    scores = score_annotations(annotations, convention)
+    scores = current_scores(annotations, topics, convention)
+    missing = score_annotations([a for a in annotations if a.pk not in scores], convention)
+    scores.update((pk, score.as_dict()) for pk, score in missing.items())
     rows = [
         _score_row(
             scores[a.pk], dataset=a.peer.topic.dataset.name, topic=a.peer.topic.external_id,
@@ -108,7 +122,7 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
             for ref in inputs[p.pk].references:
                 annotation = reference_annotation(inputs[p.pk], ref, convention)
                 rows.append(_score_row(
-                    score_reference(inputs[p.pk], ref, annotation, convention),
+                    score_reference(inputs[p.pk], ref, annotation, convention).as_dict(),
                     dataset=p.topic.dataset.name, topic=p.topic.external_id, summary=ref, kind="reference",
                     annotator=p.creator.username if p.creator_id else "", status=PeerAnnotation.Status.DONE.value,
                 ))

@@ -6,6 +6,9 @@ from scoring.model import Convention
 
 class ExportCommand(BaseCommand):
     keys: tuple[str, ...] = ()
+    # Data commands skip Django's system checks: the URL check imports every view (the API's pull in
+    # scipy), most of a second of start-up for a command that only reads (``manage.py check`` runs them).
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", help="only this dataset (default: all)")

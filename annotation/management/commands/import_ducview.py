@@ -12,6 +12,7 @@ class Command(BaseCommand):
     help = ("Import DUCView .pyr and .pan files (files or directories, recursively). Any file name imports: topic, peer "
             "and annotator come from the NIST name, else the file's content, else the options, else the file stem. "
             "Re-importing adds nothing twice.")
+    requires_system_checks = []  # as the exports (see ``_export.ExportCommand``): no view is needed to import
 
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", help=".pyr/.pan files or directories")
