@@ -9,4 +9,4 @@ COPY frontend frontend
 COPY manage.py ./
 RUN pip install --no-cache-dir . && DEBUG=0 SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput
 EXPOSE 8000
-CMD ["gunicorn", "pyramid_app.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]
+CMD ["gunicorn", "pyramid_app.wsgi", "-c", "pyramid_app/gunicorn_conf.py", "--bind", "0.0.0.0:8000"]

@@ -32,7 +32,7 @@ VENV_BIN = Path(sys.executable).parent
 def add_common_arguments(parser) -> None:
     parser.add_argument("--data", default=str(DUC2006), help="the DUC 2006 pyramids and peer annotations (default: %(default)s)")
     parser.add_argument("--server", choices=["gunicorn", "runserver"], default="gunicorn",
-                        help="gunicorn (3 sync workers, as docker-compose; static files by WhiteNoise) or "
+                        help="gunicorn (pyramid_app/gunicorn_conf.py, as docker-compose; static files by WhiteNoise) or "
                              "`manage.py runserver --insecure --noreload` (default: %(default)s)")
     parser.add_argument("--chromium", default=os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium")
     parser.add_argument("--keep-db", action="store_true", help="leave the temporary SQLite file (its path is printed)")
@@ -148,6 +148,35 @@ def database_label() -> str:
     return f"PostgreSQL {version} ({connection.settings_dict['NAME']} on {connection.settings_dict['HOST'] or 'socket'})"
 
 
+def cpu_seconds(pids) -> dict[int, float]:
+    """User + system CPU seconds of each live process among ``pids`` (Linux /proc; gone ones are left out)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    found = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found[pid] = (int(fields[11]) + int(fields[12])) / ticks
+    return found
+
+
+def process_tree(root: int) -> list[int]:
+    """``root`` and its descendants (e.g. a gunicorn master and its workers)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    tree, frontier = [root], [root]
+    while frontier:
+        frontier = [pid for pid, parent in parents.items() if parent in frontier]
+        tree += frontier
+    return tree
+
+
 def machine_line(server: str, tasks: str) -> str:
     return (f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
             f"database {database_label()}, server {server}, tasks {tasks}")
@@ -185,11 +214,12 @@ def _tail(path: Path, lines: int = 30) -> str:
 
 
 @contextlib.contextmanager
-def server(kind: str, env: dict, log_dir: Path):
-    """The app on http://127.0.0.1:<free port>, serving static files; yields its base URL."""
+def server(kind: str, env: dict, log_dir: Path, pids: list | None = None):
+    """The app on http://127.0.0.1:<free port>, serving static files; yields its base URL (and
+    appends the server's process id to ``pids``, for measuring its CPU time)."""
     port = free_port()
     if kind == "gunicorn":
-        command = [str(VENV_BIN / "gunicorn"), "pyramid_app.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "3", "--log-level", "warning"]
+        command = [str(VENV_BIN / "gunicorn"), "pyramid_app.wsgi", "-c", "pyramid_app/gunicorn_conf.py", "--bind", f"127.0.0.1:{port}", "--log-level", "warning"]
     else:
         command = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--insecure", "--noreload"]
     base = f"http://127.0.0.1:{port}"
@@ -207,6 +237,8 @@ def server(kind: str, env: dict, log_dir: Path):
             if time.monotonic() > deadline:
                 sys.exit(f"the server did not answer {base}/healthz within 60 s:\n{_tail(log_path)}")
             time.sleep(0.2)
+        if pids is not None:
+            pids.append(process.pid)
         yield base
 
 
@@ -228,6 +260,7 @@ def celery_worker(env: dict, log_dir: Path, redis_url: str):
                 break
             if time.monotonic() > deadline:
                 sys.exit(f"the Celery worker did not answer a ping within 60 s:\n{_tail(log_path)}")
+        control.bench_pid = process.pid
         yield control
         if process.poll() is not None:
             print(f"warning: the Celery worker exited early ({process.returncode}):\n{_tail(log_path)}")

@@ -1,6 +1,6 @@
 """Benchmark: concurrent REST API clients, each editing its own DUC-sized pyramid (prints numbers; not a test).
 
-The app runs under gunicorn on 127.0.0.1 (3 sync workers, as docker-compose), on PostgreSQL when
+The app runs under gunicorn on 127.0.0.1 (pyramid_app/gunicorn_conf.py, as docker-compose), on PostgreSQL when
 DATABASE_URL is set (flushed first, as the other benchmarks do) or a fresh SQLite file otherwise.
 Data: ../shared/data/duc2006 imported when present (20 topics: 4 references, 100+ SCUs and 22+
 peer annotations each), else a synthetic dataset of the same shape, made up here (--synthetic).
@@ -269,7 +269,7 @@ def main():
     scus = [p.n for p in pyramids]
     print(f"{len(pyramids)} pyramids ({'synthetic' if synthetic else args.data}): {min(scus)}-{max(scus)} SCUs, "
           f"{sum(p.peers for p in pyramids)} peer annotations against them ({PeerAnnotation.objects.count()} in all)", flush=True)
-    machine = b.machine_line("gunicorn (3 sync workers)", "on a Celery worker (Redis)" if redis_url else "in-process background thread after the commit (no REDIS_URL)")
+    machine = b.machine_line("gunicorn (pyramid_app/gunicorn_conf.py)", "on a Celery worker (Redis)" if redis_url else "in-process background thread after the commit (no REDIS_URL)")
     b.close_db_connections()
 
     log_dir = Path(tempfile.mkdtemp(prefix="pyramid-bench-logs-"))

@@ -1,17 +1,22 @@
 """Benchmark: a crowd on the in-app judging page (prints numbers; not a test).
 
 --workers crowd workers (threads, each its own HTTP session, loopback) open the judging link of a
-lightweight pyramid served by gunicorn (3 sync workers, as docker-compose) on PostgreSQL, with a
-real Celery worker recomputing the scores (REDIS_URL required). Each worker gives its id, then
---tasks times loads its next task page, reads for --think seconds on average (0: a burst, every
-worker at once) and submits an answer for every statement (16), as the page's form does (CSRF
-included). Data: synthetic, made here: --topics topics x 8 peers x 2
-batches of 16 statements, 5 judges per task.
+lightweight pyramid served by gunicorn (its production configuration, pyramid_app/gunicorn_conf.py) on
+PostgreSQL, with a real Celery worker recomputing the scores (REDIS_URL required). Each worker
+arrives (at once with --think 0, the burst; else at a seeded random moment within the first
+--think seconds, as a crowd recruited together does), gives its id, then --tasks times loads its
+next task page, reads for a seeded random time (uniform 0..2x --think: 0 means no reading at all)
+and submits an answer for every statement (16), as the page's form does (CSRF included). Data:
+synthetic, made here: --topics topics x 8 peers x 2 batches of 16 statements, 5 judges per task.
 
-Printed: p50/p95/p99 latency of "load task page" and "submit answers", errors, and the check that
-every submitted answer is stored exactly once (one row per completion code, no duplicates).
+Printed: p50/p95/p99 latency of "load task page" and "submit answers", errors, requests/s, the
+CPU seconds the app (gunicorn), PostgreSQL (this database's server processes), the Celery worker
+and this client spent, per task (one page + one submission), the load average before and after,
+and the check that every submitted answer is stored exactly once (one row per completion code, no
+duplicates). CPU per task is the robust figure on a shared machine; wall-clock latency depends on
+what else runs.
 
-    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/lightweight_crowd.py [--workers 200] [--tasks 3] [--think 10]
+    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/lightweight_crowd.py [--workers 200] [--tasks 3] [--think 20] [--seed 1]
 """
 import argparse
 import os
@@ -56,12 +61,12 @@ def percentile(values, q):
     return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))] * 1000 if values else float("nan")
 
 
-def crowd_worker(base, token, name, tasks, timings, errors, codes, barrier, think):
+def crowd_worker(base, token, name, tasks, timings, errors, codes, barrier, think, seed):
     import random
 
     import requests
 
-    rng = random.Random(name)
+    rng = random.Random(f"{seed}:{name}")
 
     session = requests.Session()
     url = f"{base}/lightweight/crowd/{token}/"
@@ -80,6 +85,7 @@ def crowd_worker(base, token, name, tasks, timings, errors, codes, barrier, thin
         return response
 
     barrier.wait()
+    time.sleep(rng.uniform(0, think))   # arriving: all at once in the burst, spread over the first think time else
     page = timed("load task page", "GET", url)
     if page is None:
         return
@@ -106,13 +112,37 @@ def crowd_worker(base, token, name, tasks, timings, errors, codes, barrier, thin
         codes.append((name, int(task.group(1)), code.group(1)))
 
 
+def gunicorn_line() -> str:
+    from pyramid_app import gunicorn_conf
+
+    return f"gunicorn ({gunicorn_conf.workers} {gunicorn_conf.worker_class} workers x {gunicorn_conf.threads} threads)"
+
+
+def database_pids() -> list[int]:
+    """The PostgreSQL server processes serving this database (but not this process's connection)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        return [pid for (pid,) in cursor.fetchall()]
+
+
+def warm_up(base: str, token: str, requests_per_worker: int = 20) -> None:
+    """A few anonymous page loads so every server worker has imported and compiled what the crowd page needs."""
+    import requests
+
+    for _ in range(requests_per_worker):
+        requests.get(f"{base}/lightweight/crowd/{token}/", timeout=60).raise_for_status()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=200)
     parser.add_argument("--tasks", type=int, default=3, help="tasks judged by each worker")
     parser.add_argument("--topics", type=int, default=25)
-    parser.add_argument("--think", type=float, default=0.0,
-                        help="mean seconds a worker spends on a task page before submitting (uniform 0..2x; 0 = a burst)")
+    parser.add_argument("--think", type=float, default=20.0,
+                        help="mean seconds a worker spends on a task page before submitting (uniform 0..2x; 0 = a burst, all arriving at once)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the arrival and reading times")
     args = parser.parse_args()
     redis_url = os.environ.get("REDIS_URL")
     if not redis_url or not os.environ.get("DATABASE_URL", "").startswith("postgres"):
@@ -131,29 +161,46 @@ def main():
     b.close_db_connections()
     log_dir = b.make_log_dir()
     timings, errors, codes = defaultdict(list), [], []
-    with b.celery_worker(env, log_dir, redis_url) as control, b.server("gunicorn", env, log_dir) as base:
+    server_pids = []
+    with b.celery_worker(env, log_dir, redis_url) as control, b.server("gunicorn", env, log_dir, server_pids) as base:
+        warm_up(base, token)
         b.wait_worker_idle(control)
-        print(b.machine_line("gunicorn, 3 sync workers", "Celery worker (2 processes) on Redis"), f"load average {os.getloadavg()[0]:.1f}")
+        print(b.machine_line(gunicorn_line(), "Celery worker (2 processes) on Redis"))
+        load_before = os.getloadavg()
+        processes = {"app": b.process_tree(server_pids[0]), "PostgreSQL": database_pids(), "Celery worker": b.process_tree(control.bench_pid)}
+        cpu_before = {kind: b.cpu_seconds(pids) for kind, pids in processes.items()}
         barrier = threading.Barrier(args.workers)
-        threads = [threading.Thread(target=crowd_worker, args=(base, token, f"W{i:04d}", args.tasks, timings, errors, codes, barrier, args.think))
+        threads = [threading.Thread(target=crowd_worker, args=(base, token, f"W{i:04d}", args.tasks, timings, errors, codes, barrier,
+                                                               args.think, args.seed))
                    for i in range(args.workers)]
-        start = time.perf_counter()
+        start, client_cpu = time.perf_counter(), time.process_time()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-        seconds = time.perf_counter() - start
+        seconds, client_cpu = time.perf_counter() - start, time.process_time() - client_cpu
+        b.wait_worker_idle(control)   # the recomputations the crowd caused are part of its cost
+        processes["PostgreSQL"] = database_pids()   # connections opened during the run (kept open: CONN_MAX_AGE)
+        cpu = {kind: sum(after - cpu_before[kind].get(pid, 0.0) for pid, after in b.cpu_seconds(pids).items())
+               for kind, pids in processes.items()}
+        load_after = os.getloadavg()
     stored = LiteAssignment.objects.filter(task__pyramid__dataset__name="crowd-bench")
     rows = {(a.worker_id, a.task_id): a.completion_code for a in stored}
     once = len(rows) == stored.count() == len(codes) and all(rows.get((w, t)) == c for w, t, c in codes)
     requests_done = sum(len(v) for v in timings.values())
-    print(f"{args.workers} workers x {args.tasks} tasks (think time {args.think:g} s on average) in {seconds:.1f} s, {requests_done / seconds:.1f} requests/s, "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{args.workers} workers x {args.tasks} tasks ({'a burst: all at once, no reading time' if not args.think else f'reading {args.think:g} s on average'}, "
+          f"seed {args.seed}) in {seconds:.1f} s, {requests_done / seconds:.1f} requests/s")
+    print("load average (1, 5, 15 min) before {:.1f} {:.1f} {:.1f}, after {:.1f} {:.1f} {:.1f}".format(*load_before, *load_after))
     for kind, values in timings.items():
         print(f"  {kind:16s} n={len(values):4d}  p50 {percentile(values, 50):6.0f} ms  p95 {percentile(values, 95):6.0f} ms  "
               f"p99 {percentile(values, 99):6.0f} ms")
     print(f"errors: {len(errors)}" + (f" (first: {errors[:3]})" if errors else ""))
     print(f"submissions: {len(codes)} completion codes, {stored.count()} stored rows, each stored once: {once}")
+    per_task = 1000 / max(1, len(codes))
+    print("CPU seconds: " + ", ".join(f"{kind} {value:.1f}" for kind, value in cpu.items()) + f", client {client_cpu:.1f}")
+    print(f"CPU per task (page + submission; {requests_done} requests for {len(codes)} tasks): app {cpu['app'] * per_task:.1f} ms + "
+          f"PostgreSQL {cpu['PostgreSQL'] * per_task:.1f} ms = {(cpu['app'] + cpu['PostgreSQL']) * per_task:.1f} ms "
+          f"(Celery worker {cpu['Celery worker'] * per_task:.1f} ms, client {client_cpu * per_task:.1f} ms)")
     b.cleanup(False, log_dir)
 
 

@@ -15,11 +15,14 @@ from .recompute import _enqueue, _release
 PENDING_KIND = "lightweight"
 
 
-def touch(run: LightweightPyramid, notify: bool = True) -> None:
+def touch(run: LightweightPyramid, notify: bool = True, reload: bool = True) -> None:
     """Bump the run's revision; with ``notify``, recompute after the commit (a caller changing
-    many things in several transactions passes False and calls :func:`schedule` once at the end)."""
+    many things in several transactions passes False and calls :func:`schedule` once at the end).
+    ``reload`` reads the new revision into ``run``; a crowd submission, which does not need it,
+    saves that query while it holds the run's row lock."""
     LightweightPyramid.objects.filter(pk=run.pk).update(revision=F("revision") + 1)
-    run.refresh_from_db(fields=["revision"])
+    if reload:
+        run.refresh_from_db(fields=["revision"])
     if notify:
         transaction.on_commit(lambda: schedule([run.pk]))
 

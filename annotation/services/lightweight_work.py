@@ -16,12 +16,13 @@ nothing twice and returns the first submission's completion code.
 from __future__ import annotations
 
 import secrets
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 
 from scoring.lite_statements import Statement, chunk, filter_statements, sample_batches, top_up
 
@@ -199,19 +200,27 @@ def create_tasks(run: LightweightPyramid) -> int:
 # --- Phase 2: judging ----------------------------------------------------------------------------
 
 def next_task(link: CrowdLink, worker: str) -> LiteTask | None:
-    """The link's task with the fewest answers that still needs judges and this worker has not done."""
+    """The link's task with the fewest answers that still needs judges and this worker has not done.
+
+    Among equally answered tasks each worker has its own fixed order (task id scrambled by a hash
+    of the worker id): a crowd arriving together spreads over the tasks instead of all 200 taking
+    the same one (which would end with that task judged 200 times and the rest not at all), and a
+    worker who reloads the page keeps the task it was shown. One query, the peer summary included.
+    """
     run = link.pyramid
-    tasks = LiteTask.objects.filter(pyramid=run)
+    tasks = LiteTask.objects.filter(pyramid=run).select_related("peer")
     if link.batch:
         tasks = tasks.filter(batch=link.batch)
+    spread = (F("id") * 2654435761 + zlib.crc32(worker.encode())) % 1_000_003   # Knuth's multiplicative hash
     return (tasks.exclude(assignments__worker_id=worker)
             .annotate(n=Count("assignments"))
             .filter(n__lt=run.judges_per_task)
-            .order_by("n", "id").first())
+            .order_by("n", spread, "id").first())
 
 
 def task_statements(task: LiteTask) -> list[LiteStatement]:
-    by_id = {s.pk: s for s in LiteStatement.objects.filter(pk__in=task.statement_ids)}
+    """The task's statements in the order shown (one query, only what the page shows)."""
+    by_id = {s.pk: s for s in LiteStatement.objects.filter(pk__in=task.statement_ids).only("id", "text")}
     return [by_id[pk] for pk in task.statement_ids]
 
 
@@ -231,8 +240,8 @@ def submit_judgments(link: CrowdLink, task: LiteTask, worker: str, answers: dict
             assignment = LiteAssignment.objects.create(
                 task=task, worker_id=worker, external_id=f"app:{worker}", origin=LiteAssignment.Origin.APP,
                 answers="".join(codes), completion_code=completion_code())
-            touch(link.pyramid)
-    except IntegrityError:   # the same worker submitted this task already: nothing twice
+            touch(link.pyramid, reload=False)   # last before the commit: the run's row is locked briefly
+    except IntegrityError:   # the same worker submitted this task already (a retry): nothing twice
         return LiteAssignment.objects.get(task=task, external_id=f"app:{worker}")
     return assignment
 

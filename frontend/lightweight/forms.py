@@ -62,19 +62,3 @@ class WritingForm(forms.Form):
 
     def texts(self) -> list[str]:
         return [self.cleaned_data[name] for name in self.fields]
-
-
-class JudgingForm(forms.Form):
-    """One required present / not present choice per statement."""
-
-    CHOICES = [("present", "Present"), ("absent", "Not present")]
-
-    def __init__(self, *args, statements, **kwargs):
-        super().__init__(*args, **kwargs)
-        for n, statement in enumerate(statements, start=1):
-            self.fields[f"a{statement.pk}"] = forms.ChoiceField(
-                label=statement.text, choices=self.CHOICES, widget=forms.RadioSelect,
-                error_messages={"required": f"Please answer statement {n}."})
-
-    def answers(self) -> dict[str, str]:
-        return {name[1:]: value for name, value in self.cleaned_data.items()}

@@ -31,9 +31,10 @@ from annotation.services.lightweight_runs import touch
 from annotation.services.results import write_rows
 
 from ..dashboards import charts
-from .forms import JudgingForm, RunCreateForm, RunSettingsForm, UploadForm, WorkerForm, WritingForm
+from .forms import RunCreateForm, RunSettingsForm, UploadForm, WorkerForm, WritingForm
 
 SAMPLE_REPORT = "lightweight-sample-report"
+JUDGING_ANSWERS = ("present", "absent")   # the values the judging page posts
 
 
 def _coordinated_datasets(user):
@@ -228,26 +229,33 @@ def _writing(request, link, worker):
 
 
 def _judging(request, link, worker):
+    """The judging page and its submission. The statements are rendered by the template directly,
+    not through a form of 16 radio fields: the page is what a crowd loads hundreds of times a
+    minute, and form rendering was most of its CPU. A submission needs only the task's statement
+    ids (no statement or summary text) unless it is refused and the page is shown again."""
     run = link.pyramid
+    chosen, missing, error = {}, set(), None
     if request.method == "POST":
-        task = get_object_or_404(LiteTask.objects.select_related("peer"), pk=_pk(request.POST.get("task")), pyramid=run)
-        statements = lightweight_work.task_statements(task)
-        form = JudgingForm(request.POST, statements=statements)
-        if form.is_valid():
-            try:
-                assignment = lightweight_work.submit_judgments(link, task, worker, form.answers())
+        task = get_object_or_404(LiteTask.objects.only("id", "pyramid_id", "batch", "peer_id", "statement_ids"),
+                                 pk=_pk(request.POST.get("task")), pyramid=run)
+        chosen = {pk: request.POST.get(f"a{pk}") for pk in task.statement_ids}
+        missing = {pk for pk, value in chosen.items() if value not in JUDGING_ANSWERS}
+        try:
+            if not missing:
+                assignment = lightweight_work.submit_judgments(link, task, worker, chosen)
                 return _done(request, link, worker, assignment.completion_code)
-            except lightweight_work.WorkError as error:
-                form.add_error(None, str(error))
+            error = "Please answer every statement: your other answers are kept."
+        except lightweight_work.WorkError as refused:
+            error = str(refused)
         status = 400
     else:
         task = lightweight_work.next_task(link, worker)
         if task is None:
             return render(request, "lightweight/crowd_message.html", {
                 "title": "Thank you", "message": "There are no more tasks for you here."})
-        statements = lightweight_work.task_statements(task)
-        form = JudgingForm(statements=statements)
         status = 200
+    judgments = [{"name": f"a{s.pk}", "text": s.text, "number": str(n), "chosen": chosen.get(s.pk), "missing": s.pk in missing}
+                 for n, s in enumerate(lightweight_work.task_statements(task), start=1)]   # strings: no number formatting
     done = LiteAssignment.objects.filter(task__pyramid=run, worker_id=worker).count()
-    return render(request, "lightweight/crowd_judge.html",
-                  {"link": link, "worker": worker, "task": task, "form": form, "done": done}, status=status)
+    return render(request, "lightweight/crowd_judge.html", {
+        "link": link, "worker": worker, "task": task, "judgments": judgments, "error": error, "done": done}, status=status)

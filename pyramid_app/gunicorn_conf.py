@@ -1,0 +1,17 @@
+"""gunicorn's settings for the production shape (Dockerfile, docker-compose.yml, bench/): read
+with ``gunicorn pyramid_app.wsgi -c pyramid_app/gunicorn_conf.py`` (run from the repository or /app).
+
+Threaded workers (gthread): a request spends part of its time waiting for PostgreSQL and Redis,
+during which a sync worker's core would idle; with several threads per process another request
+runs meanwhile, and HTTP keep-alive spares a connection per request. One process per core plus
+one keeps both cores of a small server busy without a crowd of processes fighting over them
+(measured with ``bench/lightweight_crowd.py``: README, "Lightweight pyramids"). Each thread holds
+its own database connection (``DB_CONN_MAX_AGE``): processes x threads connections.
+
+``WEB_CONCURRENCY`` (processes) and ``GUNICORN_THREADS`` override the defaults.
+"""
+import os
+
+workers = int(os.environ.get("WEB_CONCURRENCY", (os.cpu_count() or 1) + 1))
+worker_class = "gthread"
+threads = int(os.environ.get("GUNICORN_THREADS", 4))
