@@ -1,13 +1,16 @@
-"""Benchmark: the statistics of the dashboards on DUC 2006 (prints numbers; not a test).
+"""Benchmark: the statistics of the dashboards on DUC 2006 or 2007 (prints numbers; not a test).
 
-Imports ../shared/data/duc2006 with NIST's content responsiveness into a fresh SQLite file (or
-DATABASE_URL), then times, as a worker runs them inside the dashboard computation:
+Imports a DUC folder (default ../shared/data/duc2006; ../shared/data/duc2007-main for 2007) into a
+fresh SQLite file (or DATABASE_URL) with NIST's content responsiveness from the folder's score table
+(``scoring/<year>_modified_scores.txt`` and its header file), then times, as a worker runs them
+inside the dashboard computation:
 - loading the SCU vectors and annotations (once per snapshot);
 - per convention, the system statistics: intervals of the means, every pairwise test (Holm),
   groups, SCU-level tests, reference- and topic-stability curves, the power table;
-- per convention, the bootstrap intervals of the meta-evaluation correlations shown by default.
+- per convention, the bootstrap intervals of the meta-evaluation correlations shown by default;
+- the whole dashboard snapshot, as the worker's task computes and stores it.
 
-    python bench/significance.py [--data ../shared/data/duc2006] [--repeat 3]
+    python bench/significance.py [--data ../shared/data/duc2006 | ../shared/data/duc2007-main] [--repeat 3]
 """
 import argparse
 import os
@@ -41,7 +44,7 @@ def main():
     from django.core.management import call_command
     from django.db import connection
 
-    from annotation.models import Judgment, Topic
+    from annotation.models import DatasetDashboard, Judgment, Topic
     from annotation.services import dashboard_snapshots, dashboards, system_statistics
     from annotation.services.ducview_import import import_paths
     from annotation.services.judgments import import_duc_table
@@ -53,11 +56,14 @@ def main():
     call_command("migrate", verbosity=0)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, "
           f"Python {platform.python_version()}, database {connection.vendor}")
-    import_paths([str(data)], "duc2006")
-    import_duc_table("duc2006", data / "scoring" / "2006_modified_scores.txt")
-    topics = Topic.objects.filter(dataset__name="duc2006")
+    name = data.name
+    import_paths([str(data)], name)
+    for table in sorted((data / "scoring").glob("*_modified_scores.txt")):
+        import_duc_table(name, table)
+    topics = Topic.objects.filter(dataset__name=name)
     summarizers = dashboards._summarizers(topics)
-    judgments = list(Judgment.objects.filter(topic__dataset__name="duc2006").values_list(
+    print(f"{name}: {topics.count()} topics, {Judgment.objects.filter(topic__dataset__name=name).count()} judgments")
+    judgments = list(Judgment.objects.filter(topic__dataset__name=name).values_list(
         "topic__dataset__name", "topic__external_id", "summary", "metric", "value"))
     rows = {c: score_rows(topics, c) for c in Convention}   # the dashboard computes these anyway
     dataset = topics.first().dataset
@@ -74,7 +80,7 @@ def main():
         peers = timed("load SCU vectors and annotations", lambda: system_statistics.load_peer_inputs(topics))
         for c in Convention:
             timed(f"system statistics ({c.value})", lambda: system_statistics.compute(
-                "duc2006", rows[c], lambda r: dashboards._summarizer_of(r, summarizers), c, peers))
+                name, rows[c], lambda r: dashboards._summarizer_of(r, summarizers), c, peers))
             found = []
             timed(f"meta-evaluation with intervals ({c.value})", lambda: [
                 dashboard_snapshots._metaeval(dataset, c, rows[c], summarizers, judgments, score, found)
@@ -89,6 +95,16 @@ def main():
     wall, cpu = [sum(v[0] for v in r.values()) for r in runs], [sum(v[1] for v in r.values()) for r in runs]
     print(f"total, both conventions: {statistics.median(wall):.2f} s wall (min {min(wall):.2f}), "
           f"{statistics.median(cpu):.2f} s CPU; load average now {os.getloadavg()[0]:.1f}")
+    # What the worker runs: the whole snapshot (score tables, agreement, charts and the statistics
+    # above), computed from scratch (no previous snapshot's rows to reuse) and stored.
+    whole = []
+    for _ in range(args.repeat):
+        DatasetDashboard.objects.filter(dataset=dataset).delete()
+        start = time.perf_counter()
+        dashboard_snapshots.recompute_dataset(dataset.pk)
+        whole.append(time.perf_counter() - start)
+    print(f"whole dashboard snapshot from scratch (the worker's task): {statistics.median(whole):.2f} s wall (median of {len(whole)}); "
+          f"load average now {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
