@@ -26,13 +26,14 @@ reference) are in ``Report.legacy``.
 from __future__ import annotations
 
 import hashlib
+import pyexpat
 import re
+import xml.etree.ElementTree as ET
 from collections import defaultdict
 from dataclasses import dataclass
 from xml.etree.ElementTree import Element, ParseError
 
-import defusedxml
-import defusedxml.ElementTree as DET
+from defusedxml.common import EntitiesForbidden, ExternalReferenceForbidden
 
 from ._text import Utf16Offsets, derived_label, short
 from .errors import DucViewError
@@ -68,7 +69,7 @@ _XML_DECL_ENCODING_RE = re.compile(rb"^\s*<\?xml[^>]*encoding\s*=\s*['\"]([^'\"]
 UID_MAX = 2**31 - 1  # DUCView's uids are Java ints; the database column too
 
 
-def _load_xml(data: bytes, max_bytes: int, report: Report) -> Element:
+def _checked_bytes(data: bytes, max_bytes: int) -> bytes:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, not {type(data).__name__}")
     data = bytes(data)
@@ -76,8 +77,14 @@ def _load_xml(data: bytes, max_bytes: int, report: Report) -> Element:
         raise DucViewError(f"the file is {len(data)} bytes, over the limit of {max_bytes} bytes")
     if not data.strip():
         raise DucViewError("the file is empty")
+    return data
+
+
+def _load_xml(data: bytes, report: Report, span: _PyramidSpan | None = None) -> Element:
+    """The document's tree (``data`` already checked); ``span``, if given, is filled in with where
+    the root's first <pyramid> child lies in the bytes (when read without an encoding repair)."""
     try:
-        return _fromstring(data)
+        return _fromstring(data, span)
     except DucViewError as first:
         if first.args[0].startswith("forbidden"):
             raise
@@ -126,16 +133,64 @@ def _decodings(data: bytes) -> list[tuple[str, str]]:
     return out
 
 
-def _fromstring(data: bytes | str) -> Element:
+def _fromstring(data: bytes | str, span: _PyramidSpan | None = None) -> Element:
+    """Parse in two passes of expat's C code: the first builds nothing and refuses what defusedxml
+    refuses (an inline DTD is accepted, every DUCView file has one; entity declarations, billion
+    laughs, and external entities or DTDs are not), the second builds the tree with ElementTree's C
+    builder. Both are several times faster than defusedxml's parser, which calls Python for every
+    element. With ``span`` the first pass also notes where the first <pyramid> child lies."""
+    parser = pyexpat.ParserCreate()
+    parser.EntityDeclHandler = _forbid_entity
+    parser.UnparsedEntityDeclHandler = _forbid_unparsed_entity
+    parser.ExternalEntityRefHandler = _forbid_external
+    if span is not None:
+        span.follow(parser)
     try:
-        # An inline DTD is accepted (every DUCView file has one); entity declarations
-        # (billion laughs) and external entities/DTDs are refused.
-        return DET.fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
-    except defusedxml.DefusedXmlException as exc:
+        parser.Parse(data, True)
+        return ET.fromstring(data)
+    except (EntitiesForbidden, ExternalReferenceForbidden) as exc:
         raise DucViewError(f"forbidden XML construct (entities are not allowed): {exc}") from None
-    except (ParseError, LookupError, ValueError, UnicodeError) as exc:
+    except (pyexpat.ExpatError, ParseError, LookupError, ValueError, UnicodeError) as exc:
         # LookupError: an encoding the parser does not know; ValueError: e.g. a NUL in a str
         raise DucViewError(f"malformed XML: {exc}") from None
+
+
+def _forbid_entity(name, is_parameter_entity, value, base, sysid, pubid, notation_name):
+    raise EntitiesForbidden(name, value, base, sysid, pubid, notation_name)
+
+
+def _forbid_unparsed_entity(name, base, sysid, pubid, notation_name):
+    raise EntitiesForbidden(name, None, base, sysid, pubid, notation_name)
+
+
+def _forbid_external(context, base, sysid, pubid):
+    raise ExternalReferenceForbidden(context, base, sysid, pubid)
+
+
+class _PyramidSpan:
+    """Where the root's first <pyramid> child lies in a file's bytes, as expat reads it: from the
+    ``<`` of its start tag to just after its end tag (``end`` stays None for ``<pyramid/>`` or an
+    end tag written with blanks, which are then never memoised)."""
+
+    def __init__(self, data: bytes):
+        self.data, self.depth, self.start, self.end = data, 0, None, None
+        self.parser = None
+
+    def follow(self, parser) -> None:
+        self.parser = parser
+        parser.StartElementHandler = self._start
+        parser.EndElementHandler = self._end
+
+    def _start(self, name, attributes):
+        self.depth += 1
+        if self.depth == 2 and name == "pyramid" and self.start is None:
+            self.start = self.parser.CurrentByteIndex
+
+    def _end(self, name):
+        if self.depth == 2 and name == "pyramid" and self.start is not None and self.end is None:
+            at = self.parser.CurrentByteIndex
+            self.end = at + len(_PYRAMID_END) if self.data.startswith(_PYRAMID_END, at) else -1
+        self.depth -= 1
 
 
 def _attr(el: Element, name: str, where: str) -> str:
@@ -401,20 +456,44 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
     return Pyramid(references, scus, header_regex)
 
 
-def _memoised_pyramid(data: bytes, el: Element, report: Report, budget: WorkBudget, memo: dict | None) -> Pyramid:
-    start, end = data.find(b"<pyramid"), data.rfind(b"</pyramid>")
-    if memo is None or start < 0 or end < start:
-        return _parse_pyramid_element(el, report, "pyramid", budget)
-    # The same bytes read the same way (the encoding repairs so far are part of the key).
-    key = (hashlib.sha1(data[start:end]).digest(), data[: data.find(b">") + 1], tuple(r.message for r in report.repairs))
-    if key not in memo:
-        own = Report()
-        memo[key] = (_parse_pyramid_element(el, own, "pyramid", budget), own)
-    pyramid, own = memo[key]
-    report.repairs += own.repairs
-    report.rejects += own.rejects
-    report.legacy += own.legacy
-    return pyramid
+_PYRAMID_END = b"</pyramid>"
+
+
+@dataclass
+class _KnownPyramid:
+    """An embedded pyramid read once: what its first file gave (the parsed pyramid, the report of
+    its parsing, the uids its <scu> elements carry, kept or not)."""
+
+    pyramid: Pyramid
+    report: Report
+    file_uids: frozenset[int]
+
+
+def _prefix_key(data: bytes) -> tuple[bytes, int, int] | None:
+    """The memo key of a .pan's embedded pyramid: a digest of the file's bytes up to the first
+    ``</pyramid>`` after the first ``<pyramid``, and those two offsets.
+
+    The key covers everything before the pyramid too (declaration, DTD, root tag), so two files
+    with one key are the same bytes up to there, and expat, which reads left to right, reads that
+    prefix the same way in both: if the first file's pyramid element lay exactly there (checked
+    when it was memoised), so does the second's, and cutting it out leaves the rest of the document
+    as it is."""
+    start = data.find(b"<pyramid")
+    end = data.find(_PYRAMID_END, start) if start >= 0 else -1
+    if end < 0:
+        return None
+    end += len(_PYRAMID_END)
+    return hashlib.sha1(data[:end]).digest(), start, end
+
+
+def _without_known_pyramid(data: bytes, key) -> Element | None:
+    """The document with its (memoised) pyramid element cut out; None if that reading fails (the
+    whole file is then read as any other, for the right message or repair)."""
+    _, start, end = key
+    try:
+        return _fromstring(data[:start] + data[end:])
+    except DucViewError:
+        return None
 
 
 def _legacy_checks(scu: SCU, ref_order: dict[str, int], report: Report) -> None:
@@ -450,7 +529,7 @@ def parse_pyramid(
 
     ``budget`` bounds the time spent on patterns the file supplies (default: one second)."""
     report = Report()
-    root = _load_xml(data, max_bytes, report)
+    root = _load_xml(_checked_bytes(data, max_bytes), report)
     if root.tag == "peerAnnotation":
         el = root.find("pyramid")
         if el is None:
@@ -474,25 +553,39 @@ def parse_peer_annotation(
     their bytes: the .pan files of a topic carry the same pyramid, read once (the returned
     ``Pyramid`` is then shared: treat it as read-only)."""
     report = Report()
-    root = _load_xml(data, max_bytes, report)
+    budget = budget or WorkBudget()
+    data = _checked_bytes(data, max_bytes)
+    key = _prefix_key(data) if pyramids is not None else None
+    known = pyramids.get(key) if key is not None else None
+    root = _without_known_pyramid(data, key) if known is not None else None
+    span = None
+    if root is None:  # not seen yet (or not memoisable): the whole file
+        known, span = None, _PyramidSpan(data) if key is not None else None
+        root = _load_xml(data, report, span)
     if root.tag != "peerAnnotation":
         raise DucViewError(f"the root element is <{root.tag}>, expected <peerAnnotation>")
-    pyr_el = root.find("pyramid")
-    if pyr_el is None:
+    pyr_el = root.find("pyramid") if known is None else None
+    if pyr_el is None and known is None:
         raise DucViewError("<peerAnnotation> has no <pyramid> element")
     ann = root.find("annotation")
     if ann is None:
         raise DucViewError("<peerAnnotation> has no <annotation> element")
-    budget = budget or WorkBudget()
-    pyramid = _memoised_pyramid(data, pyr_el, report, budget, pyramids)
+    if known is None:
+        own = Report()
+        known = _KnownPyramid(_parse_pyramid_element(pyr_el, own, "pyramid", budget), own, frozenset(
+            int(u) for u in (s.get("uid", "").strip() for s in pyr_el.findall("scu")) if _INT_RE.fullmatch(u)))
+        if span is not None and (span.start, span.end) == key[1:] and not report.repairs:
+            pyramids[key] = known
+    pyramid, file_uids = known.pyramid, known.file_uids
+    report.repairs += known.report.repairs
+    report.rejects += known.report.rejects
+    report.legacy += known.report.legacy
     text_el = ann.find("text")
     if text_el is None:
         raise DucViewError("<annotation> has no <text> element")
     text = _lines_text(text_el, "annotation <text>")
     u16 = Utf16Offsets(text)
 
-    file_uids = {int(u) for u in (s.get("uid", "").strip() for s in pyr_el.findall("scu"))
-                 if _INT_RE.fullmatch(u)}
     kept_uids = {s.uid for s in pyramid.scus}
     by_uid: dict[int, list[PeerMatch]] = defaultdict(list)
     non_matching: list[PeerMatch] = []

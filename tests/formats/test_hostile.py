@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from annotation.formats import DucViewError, parse_pyramid
+from annotation.formats import DucViewError, parse_peer_annotation, parse_pyramid
 from annotation.formats.bounds import HostileInput, WorkBudget
 
 from .helpers import fixture_bytes
@@ -85,3 +85,52 @@ def test_unknown_or_wrong_encodings_are_read_with_a_repair(encoding):
 def test_bytes_that_are_no_xml_at_all_are_refused_with_the_reason():
     with pytest.raises(DucViewError, match="malformed XML"):
         parse_pyramid(b"\x00\x01\x02 not xml")
+
+
+# --- embedded pyramids read once per import (``parse_peer_annotation(..., pyramids=memo)``) -------
+
+def _both_ways(files: list[bytes]):
+    """Each file read with one memo across them and each read whole: the results, and the memo."""
+    memo: dict = {}
+    with_memo, whole = [], []
+    for data in files:
+        for out, kwargs in ((with_memo, {"pyramids": memo}), (whole, {})):
+            try:
+                out.append(parse_peer_annotation(data, **kwargs))
+            except DucViewError as error:
+                out.append(str(error))
+    return with_memo, whole, memo
+
+
+def test_an_embedded_pyramid_is_read_once_and_reads_as_the_whole_file():
+    pan = fixture_bytes("event.pan")
+    other_peer = pan.replace(b"</annotation>", b"<peerscu uid=\"0\" label=\"x\"></peerscu></annotation>")
+    with_memo, whole, memo = _both_ways([pan, other_peer, pan])
+    assert with_memo == whole and len(memo) == 1
+
+
+def test_a_memoised_pyramid_never_hides_what_is_wrong_with_the_rest_of_the_file():
+    pan = fixture_bytes("event.pan")
+    broken = pan.replace(b"</annotation>", b"</annotatio>")
+    no_annotation = pan[: pan.index(b"<annotation>")] + b"</peerAnnotation>"
+    with_memo, whole, _ = _both_ways([pan, broken, no_annotation])
+    assert with_memo == whole
+    assert "malformed XML" in with_memo[1] and "no <annotation>" in with_memo[2]
+
+
+def test_a_pyramid_whose_end_tag_cannot_be_found_in_the_bytes_is_not_memoised():
+    # ``</pyramid>`` inside a comment of the pyramid, and an end tag written with a blank: the
+    # bytes up to the first ``</pyramid>`` are not the pyramid element, so nothing is memoised.
+    pan = fixture_bytes("event.pan")
+    in_comment = pan.replace(b"<text>", b"<!-- </pyramid> --><text>", 1)
+    blank_end = pan.replace(b"</pyramid>", b"</pyramid >", 1)
+    for variant in (in_comment, blank_end):
+        with_memo, whole, memo = _both_ways([variant, variant])
+        assert with_memo == whole and not isinstance(whole[0], str) and memo == {}
+
+
+def test_entities_are_refused_with_a_memo_too():
+    pan = fixture_bytes("event.pan")
+    laughs = pan.replace(b"]>", b'<!ENTITY a "aaaa">]>', 1)
+    with_memo, whole, _ = _both_ways([pan, laughs])
+    assert with_memo == whole and "forbidden" in with_memo[1]
