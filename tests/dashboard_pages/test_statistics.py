@@ -143,3 +143,11 @@ def test_pages_downloads_and_api_show_the_stored_statistics(payload):
     assert api.get(f"/api/datasets/{dataset.pk}/statistics/?format=csv&table=power").content.decode().startswith("dataset,view,score,difference")
     api.force_authenticate(users["annotator"])
     assert api.get(f"/api/datasets/{dataset.pk}/statistics/").status_code in (403, 404)
+
+
+def test_p_values_below_the_printed_precision_are_never_zero():
+    from frontend.templatetags.statistics import p_value
+
+    assert p_value(2 / 2 ** 20) == "< 0.0001" and p_value(2 / 2 ** 20, "p") == "p < 0.0001"
+    assert p_value(0.01234) == "0.0123" and p_value(0.0001, "p") == "p = 0.0001"
+    assert p_value(None) == "—" and p_value(1.0) == "1.0000"

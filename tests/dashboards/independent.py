@@ -6,10 +6,12 @@ than scipy's noncentral t). Where a figure rests on seeded draws (bootstrap inte
 stability), the draws are redone here from the documented recipe, so equal seeds give equal numbers.
 """
 import itertools
+import re
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+import pytest
 from scipy import integrate, stats
 
 
@@ -72,6 +74,24 @@ def pair_tests(per_system: dict[str, dict[str, float]]) -> dict[frozenset, tuple
              for a, b in pairs]
     p = [exact_sign_flip_p(d) for d in diffs]
     return {frozenset(pair): (float(d.mean()), pv, ph) for pair, d, pv, ph in zip(pairs, diffs, p, holm(p))}
+
+
+def check_matrix_cell(a: str, b: str, verdict: str, title: str, tests: dict) -> None:
+    """One cell of the Significance page's matrix (row a, column b: its class and its tooltip, e.g.
+    "difference 0.0633 over 20 topics; p = 0.0002, Holm-adjusted p = 0.0427") against ``pair_tests``."""
+    difference, p, p_holm = tests[frozenset((a, b))]
+    sign = 1 if a < b else -1
+    expected = "same" if p_holm >= 0.05 else "better" if sign * difference > 0 else "worse"
+    assert verdict == expected, (a, b, title)
+    assert float(re.search(r"difference (-?[\d.]+)", title).group(1)) == pytest.approx(sign * difference, abs=1e-4)
+    shown = re.search(r"; p ([=<]) ([\d.]+), Holm-adjusted p ([=<]) ([\d.]+)", title)
+    # NIST's table rounds the scores to 4 decimals, which moves a few of the 2^n patterns across
+    # the observed sum: the tolerances.
+    for relation, number, value, tolerance in ((shown[1], shown[2], p, {"abs": 1e-3}), (shown[3], shown[4], p_holm, {"rel": 0.02, "abs": 1e-3})):
+        if relation == "<":
+            assert value < float(number) + tolerance["abs"], (a, b, title)
+        else:
+            assert float(number) == pytest.approx(value, **tolerance), (a, b, title)
 
 
 def topic_stability(per_system: dict[str, dict[str, float]], *, seed: int, draws: int) -> dict[int, float]:
