@@ -10,6 +10,7 @@ periodic sweep (``annotation.recompute_stale``, run by beat) enqueues them once 
 Bursts coalesce: ids submitted while the thread is busy are merged and handled together when it
 is free, so a flurry of saves costs one recomputation, and an idle thread starts at once (no fixed
 debounce wait). Work runs in a fixed order: scores, then agreement, then dashboards.
+A changed pyramid is submitted as such and turned into its annotations here, not in the request.
 
 Tests: ``wait()`` blocks until everything submitted so far is done, ``reset()`` drops what has not
 started; with ``synchronous`` set, ``submit`` does the work in the caller (eager, as tests that
@@ -25,7 +26,7 @@ from django.db import connections
 
 log = logging.getLogger(__name__)
 
-KINDS = ("annotation", "topic", "lightweight", "dashboard")
+KINDS = ("pyramid", "annotation", "topic", "lightweight", "dashboard")  # "pyramid": the annotations against it
 
 
 class Runner:

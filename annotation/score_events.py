@@ -2,7 +2,7 @@
 
 Every save or delete of an SCU, contributor, contributor part or peer match bumps the revision
 counters of what it can change (the pyramid or the annotation, and the topic) in the same
-transaction. After the commit, everything the transaction touched is handed to the scheduler
+transaction; inside an editing action (``document_action``) the action bumps them once instead. After the commit, everything the transaction touched is handed to the scheduler
 once, however many rows changed (``annotation.services.recompute.schedule``). Bulk imports
 bypass signals and call ``touch_pyramid``/``touch_annotation`` themselves.
 """
@@ -103,7 +103,43 @@ def annotation_created(annotation_id: int, topic_id: int) -> None:
     _record(annotation_id=annotation_id, topic_id=topic_id)
 
 
+class _Action:
+    """A document action in progress on this thread (``document_action``): what it writes is noted here."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.written = False
+
+
+_action = threading.local()
+
+
+@contextmanager
+def document_action(kind: str):
+    """Around one action on one locked document (``kind``: "pyramid" or "annotation";
+    ``services.history``): the rows of that document it saves or deletes bump nothing one by one
+    (each would cost a lookup of its pyramid and two updates); the action bumps the revisions once
+    when it ends, with ``touch_pyramid``/``touch_annotation``, if the yielded note says something
+    was written. Rows of the other kind of document still bump their own, as anywhere."""
+    outer = getattr(_action, "current", None)
+    _action.current = note = _Action(kind)
+    try:
+        yield note
+    finally:
+        _action.current = outer
+
+
+def _in_action(kind: str) -> bool:
+    note = getattr(_action, "current", None)
+    if note is None or note.kind != kind:
+        return False
+    note.written = True
+    return True
+
+
 def _touch_pyramid_of(**lookup) -> None:
+    if _in_action("pyramid"):
+        return
     for pyramid_id, topic_id in Pyramid.objects.filter(**lookup).values_list("id", "topic_id")[:1]:
         touch_pyramid(pyramid_id, topic_id)
 
@@ -121,6 +157,8 @@ def _on_contributor_part(sender, instance, **kwargs):
 
 
 def _on_peer_match(sender, instance, **kwargs):
+    if _in_action("annotation"):
+        return
     for annotation_id, topic_id in PeerAnnotation.objects.filter(pk=instance.annotation_id).values_list("id", "pyramid__topic_id"):
         touch_annotation(annotation_id, topic_id)
 

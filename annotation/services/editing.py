@@ -19,12 +19,21 @@ def _require_spans(spans: Spans) -> None:
         raise ValidationError({"parts": "At least one span is required."})
 
 
+def _validate(obj, *, held: Sequence[str], constraints: bool = True) -> None:
+    """``full_clean`` without re-checking that the rows in ``held`` exist: the caller passes
+    instances it read (an action, under the document's lock), and each check costs a query. The
+    model's ``clean`` still runs whole. ``constraints=False`` for spans, whose one constraint
+    (end > start) ``clean`` checks first (``validate_span``); the database enforces it anyway."""
+    obj.full_clean(exclude=held, validate_constraints=constraints)
+
+
 @transaction.atomic
 def add_contributor(scu: SCU, reference: ReferenceSummary, spans: Spans, comment: str = "") -> Contributor:
     """A new contributor of ``scu`` from ``reference`` with one part per span (several = discontinuous)."""
     _require_spans(spans)
     contributor = Contributor(scu=scu, reference=reference, comment=comment)
-    contributor.full_clean()
+    # Its conditional unique constraint (one contributor per reference) is what clean() checks.
+    _validate(contributor, held=["scu", "reference"])
     contributor.save()
     for start, end in spans:
         add_part(contributor, start, end)
@@ -35,7 +44,7 @@ def add_contributor(scu: SCU, reference: ReferenceSummary, spans: Spans, comment
 def add_part(contributor: Contributor, start: int, end: int) -> ContributorPart:
     """One more span of an existing contributor, in its own reference."""
     part = ContributorPart(contributor=contributor, reference=contributor.reference, start=start, end=end)
-    part.full_clean()
+    _validate(part, held=["contributor", "reference"], constraints=False)
     part.save()
     return part
 
@@ -45,10 +54,10 @@ def add_match(annotation: PeerAnnotation, scu: SCU | None, spans: Spans) -> Peer
     """The peer expresses ``scu`` at these spans (``scu=None``: a non-matching content unit)."""
     _require_spans(spans)
     match = PeerMatch(annotation=annotation, scu=scu)
-    match.full_clean()
+    _validate(match, held=["annotation", "scu"])
     match.save()
     for start, end in spans:
         part = PeerMatchPart(match=match, start=start, end=end)
-        part.full_clean()
+        _validate(part, held=["match"], constraints=False)
         part.save()
     return match

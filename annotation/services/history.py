@@ -7,6 +7,7 @@ before and after. Undo and redo apply those states back, refusing when the touch
 changed since (someone else's later work is never silently lost).
 """
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from ..models import SCU, Change, Contributor, ContributorPart, PeerAnnotation, PeerMatch, PeerMatchPart, Pyramid
+from ..score_events import document_action, touch_annotation, touch_pyramid
 
 
 class Conflict(Exception):
@@ -136,9 +138,23 @@ def _lock(model, pk: int, expected_revision: int | None):
     return obj
 
 
+@contextmanager
+def _revisions_bumped_once(kind: str, document):
+    """The rows an action writes bump the document's (and topic's) revision once, when it ends
+    (``score_events.document_action``); ``document.revision`` is then the new one (the row is
+    locked, so nobody else moved it)."""
+    with document_action(kind) as note:
+        yield
+    if note.written:
+        if kind == "pyramid":
+            touch_pyramid(document.pk, document.topic_id)
+        else:
+            touch_annotation(document.pk, Pyramid.objects.filter(pk=document.pyramid_id).values_list("topic_id", flat=True).get())
+        document.revision += 1
+
+
 def _record(target: dict, user, action: str, summary: str, before, after, *, undo_state=Change.UndoState.APPLIED, reverts=None) -> Change:
     document = target.get("pyramid") or target.get("annotation")
-    document.refresh_from_db(fields=["revision"])
     if undo_state == Change.UndoState.APPLIED and reverts is None:
         # A new action ends the redo stack of this user on this document.
         Change.objects.filter(**target, user=user, undo_state=Change.UndoState.UNDONE).update(undo_state=Change.UndoState.DISCARDED)
@@ -151,7 +167,6 @@ def _record(target: dict, user, action: str, summary: str, before, after, *, und
 def _unchanged(document) -> None:
     """An action that changed nothing (e.g. a PATCH with the current values) records no change and
     keeps the revision, so nobody else's next write gets a spurious 409."""
-    document.refresh_from_db(fields=["revision"])
     return None
 
 
@@ -162,7 +177,8 @@ def pyramid_action(pyramid_id: int, user, *, action: str, uids: Callable[[Pyrami
         pyramid = _lock(Pyramid, pyramid_id, expected_revision)
         touched = set(uids(pyramid))
         before = scu_states(pyramid, touched)
-        value = mutate(pyramid)
+        with _revisions_bumped_once("pyramid", pyramid):
+            value = mutate(pyramid)
         after = scu_states(pyramid, touched)
         change = _record({"pyramid": pyramid}, user, action, summary(value), before, after) if after != before else _unchanged(pyramid)
         return Outcome(value, pyramid.revision, change)
@@ -173,7 +189,8 @@ def annotation_action(annotation_id: int, user, *, action: str, mutate: Callable
     with transaction.atomic():
         annotation = _lock(PeerAnnotation, annotation_id, expected_revision)
         before = annotation_state(annotation)
-        value = mutate(annotation)
+        with _revisions_bumped_once("annotation", annotation):
+            value = mutate(annotation)
         after = annotation_state(annotation)
         change = _record({"annotation": annotation}, user, action, summary(value), before, after) if after != before else _unchanged(annotation)
         return Outcome(value, annotation.revision, change)
@@ -206,10 +223,11 @@ def _revert(target_kind: str, document_id: int, user, *, redo: bool, expected_re
         source, destination = (change.before, change.after) if redo else (change.after, change.before)
         if _current(target_kind, document, change) != source:
             raise ValidationError({"history": f"Cannot {'redo' if redo else 'undo'} “{change.summary}”: what it touched has changed since."})
-        if target_kind == "pyramid":
-            apply_scu_states(document, destination)
-        else:
-            apply_annotation_state(document, destination)
+        with _revisions_bumped_once(target_kind, document):
+            if target_kind == "pyramid":
+                apply_scu_states(document, destination)
+            else:
+                apply_annotation_state(document, destination)
         change.undo_state = Change.UndoState.APPLIED if redo else Change.UndoState.UNDONE
         change.save(update_fields=["undo_state"])
         verb = "Redo" if redo else "Undo"

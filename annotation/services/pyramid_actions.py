@@ -80,6 +80,7 @@ def add_contributor_to(scu: SCU, user, *, reference, spans: Spans, comment: str 
 
     def uids(p):
         fresh["scu"] = reread(scu)
+        fresh["scu"].pyramid = p  # the locked row: the contributor's checks read its topic without a query
         return [fresh["scu"].uid]
 
     def mutate(p):

@@ -62,6 +62,9 @@ def dispatch(kind: str, ids: Iterable[int]) -> None:
     ids = sorted(set(ids))
     if not ids:
         return
+    if kind == "pyramid":  # every annotation against these pyramids
+        dispatch("annotation", PeerAnnotation.objects.filter(pyramid_id__in=ids).values_list("id", flat=True))
+        return
     task = _task(kind)
     if _in_process():
         task.apply(args=[ids], throw=True)
@@ -87,10 +90,8 @@ def _enqueue(kind: str, ids: Iterable[int]) -> None:
 def schedule(*, pyramid_ids=(), annotation_ids=(), topic_ids=()) -> None:
     """Recompute everything a committed change made stale, in the background. Never raises."""
     try:
-        ids = set(annotation_ids)
-        if pyramid_ids:
-            ids |= set(PeerAnnotation.objects.filter(pyramid_id__in=pyramid_ids).values_list("id", flat=True))
-        _enqueue("annotation", ids)
+        _enqueue("pyramid", pyramid_ids)
+        _enqueue("annotation", annotation_ids)
         _enqueue("topic", topic_ids)
     except Exception:
         log.exception("scheduling score recomputation failed; results stay stale until the next sweep")

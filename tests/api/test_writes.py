@@ -59,3 +59,29 @@ def test_a_write_makes_the_stored_score_stale_until_recomputed(world, as_user):
     recompute_annotations([world.annotation.pk])
     score = client.get(url).json()["score"]
     assert score["current"] is True and score["values"]["matched_scus"] == 2
+
+
+def test_an_action_bumps_the_revisions_once_in_a_fixed_number_of_queries(world, as_user, django_assert_max_num_queries):
+    """A contributor with three parts, or a match with two spans, is four or three rows: the
+    document's and the topic's revisions move by one (the action's), and the request's queries do
+    not grow with the rows (each row once cost a lookup of its pyramid and two updates)."""
+    client = as_user("alice")
+    for document in (world.pyramid, world.t1, world.annotation):
+        document.refresh_from_db()
+    pyramid, topic = world.pyramid.revision, world.t1.revision
+    with django_assert_max_num_queries(40):
+        added = client.post("/api/contributors/", {"scu": world.scu1.pk, "reference": world.refs["B"].pk,
+                                                   "parts": [{"start": 0, "end": 5}, {"start": 6, "end": 13}, {"start": 14, "end": 18}]}, format="json")
+    assert added.status_code == 201 and added.json()["revision"] == pyramid + 1 and added["ETag"] == f'"{pyramid + 1}"'
+    world.pyramid.refresh_from_db()
+    world.t1.refresh_from_db()
+    assert (world.pyramid.revision, world.t1.revision) == (pyramid + 1, topic + 1)
+    assert Change.objects.get(action="add_contributor").revision == pyramid + 1
+    annotation = world.annotation.revision
+    with django_assert_max_num_queries(30):
+        matched = client.post("/api/matches/", {"annotation": world.annotation.pk, "scu": world.scu2.pk,
+                                                "parts": [{"start": 19, "end": 23}, {"start": 0, "end": 5}]}, format="json")
+    assert matched.status_code == 201 and matched.json()["revision"] == annotation + 1
+    world.annotation.refresh_from_db()
+    world.t1.refresh_from_db()
+    assert (world.annotation.revision, world.t1.revision) == (annotation + 1, topic + 2)
