@@ -191,3 +191,27 @@ def reference_stability(pans, references: int, *, seed: int, draws: int) -> dict
         means = np.mean([scores[pick] for scores, pick in zip(per_topic, picks)], axis=0)   # (draws, systems)
         curve[k] = float(np.mean([stats.kendalltau(full_means, m).statistic for m in means]))
     return curve
+
+
+def groups(ordered: list[str], significant: set[frozenset]) -> list[list[str]]:
+    """Runs of systems (in the shown order) with no significant pair inside, each run kept only if
+    no longer run contains it: every candidate run listed, the contained ones dropped."""
+    runs = [ordered[i:j + 1] for i in range(len(ordered)) for j in range(i, len(ordered))
+            if not any(frozenset(p) in significant for p in itertools.combinations(ordered[i:j + 1], 2))]
+    return [r for r in runs if not any(set(r) < set(other) for other in runs)]
+
+
+def system_correlation_interval(means: dict[str, tuple[float, float]], method: str, *, seed: int, resamples: int,
+                                confidence: float) -> tuple[float, float]:
+    """The system-level correlation's percentile interval: systems (sorted by name) drawn with
+    replacement as ``default_rng(seed).integers(0, systems, (resamples, systems))``, scipy's
+    correlation of the drawn systems' two means (a system drawn twice appears twice)."""
+    func = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}[method]
+    systems = sorted(means)
+    x, z = (np.array([means[s][i] for s in systems]) for i in (0, 1))
+    rows = np.random.default_rng(seed).integers(0, len(systems), (resamples, len(systems)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = np.array([func(x[r], z[r]).statistic if np.ptp(x[r]) and np.ptp(z[r]) else np.nan for r in rows])
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(values[np.isfinite(values)], [alpha, 1 - alpha])
+    return float(low), float(high)

@@ -1,6 +1,7 @@
 """Real DUC 2007 main (23 topics, 4 references, 13 peers each, one annotation per peer): the
-Significance and scores pages, as a coordinator gets them, against computations from NIST's score
-table and from the .pan files (``independent.py``). DUC 2006 is checked the same way in the browser
+Significance, scores and meta-evaluation pages, as a coordinator gets them, against computations
+from NIST's score table (modified score and content responsiveness) and from the .pan files
+(``independent.py``). DUC 2006 is checked the same way in the browser
 (tests/dashboard_pages/test_browser.py). Skips with the reason when ../shared/data is absent."""
 import html
 import json
@@ -9,6 +10,7 @@ from io import StringIO
 
 import numpy as np
 import pytest
+from scipy import stats
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
@@ -32,10 +34,12 @@ def duc2007(django_db_setup, django_db_blocker):
         from annotation.models import Dataset
         from annotation.roles import COORDINATOR, role_group
         from annotation.services import dashboard_snapshots
+        from annotation.services.judgments import import_duc_table
 
         with transaction.atomic():
             call_command("import_ducview", str(path), stdout=StringIO())
             dataset = Dataset.objects.get(name="duc2007-main")
+            import_duc_table(dataset, path / "scoring" / "2007_modified_scores.txt")   # content responsiveness
             dashboard_snapshots.recompute_dataset(dataset.pk)
             user = get_user_model().objects.create_user("coord-2007")
             user.groups.add(role_group(COORDINATOR))
@@ -43,7 +47,7 @@ def duc2007(django_db_setup, django_db_blocker):
             client = Client()
             client.force_login(user)
             pages = {name: client.get(reverse(f"dashboards:{name}", args=[dataset.pk])).content.decode()
-                     for name in ("significance", "scores")}
+                     for name in ("significance", "scores", "metaeval")}
             yield path, pages
             transaction.set_rollback(True)
 
@@ -100,6 +104,10 @@ def test_significance_matrix(duc2007, per_system):
     assert len(cells) == SYSTEMS * (SYSTEMS - 1)
     for verdict, a, b, title in cells:
         independent.check_matrix_cell(a, b, verdict, html.unescape(title), tests)
+    # Groups: letters on the systems table, from the exact verdicts.
+    letters = dict(re.findall(r'<tr class="peer" data-system="(\w+)">.*?<td class="letters">(\w*)</td>', page, re.S))
+    shown = [[s for s in letters if chr(ord("a") + i) in letters[s]] for i in range(len(set("".join(letters.values()))))]
+    assert shown == independent.groups(list(letters), significant)
     # SCU-level p-values go down to ~1e-30: printed as such, never as 0.
     assert "&lt; 0.0001</td>" in page and "0.0000<" not in page and "p = 0.0000" not in page
     print(f"\nDUC 2007 main: {len(significant)} of {PAIRS} pairs significant (Holm, exact),",
@@ -125,6 +133,26 @@ def test_stability_curves(duc2007, per_system):
         assert f'<tr data-k="{r["k"]}"><td class="num">{r["k"]}</td><td class="num">{r["mean"]:.3f}</td>' in page
     print("\nDUC 2007 main, tau by references:", {r["k"]: round(r["mean"], 3) for r in references},
           "by topics:", {r["k"]: round(r["mean"], 3) for r in topics if r["k"] in (1, 5, 11, 22)})
+
+
+def test_metaeval_intervals(duc2007, per_system):
+    """System level: modified against NIST's content responsiveness, each method's value and interval."""
+    path, pages = duc2007
+    page = pages["metaeval"]
+    content = {}
+    for line in (path / "scoring" / "2007_modified_scores.txt").read_text().splitlines():
+        cells = line.split("\t")
+        content.setdefault(str(int(cells[1])), []).append(float(cells[10]))
+    means = {s: (np.mean(list(per_system[s].values())), np.mean(content[s])) for s in per_system}
+    seed = int(re.search(r"seed (\d+)", page).group(1))
+    row = re.search(r'<tr data-summarizers="peers" data-level="system">(.*?)</tr>', page, re.S).group(1)
+    for method, func in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr), ("kendall", stats.kendalltau)):
+        cell = re.search(rf'data-method="{method}">([\d.-]+)<span class="ci" data-ci>\[([\d.-]+), ([\d.-]+)\]', row)
+        value, low, high = (float(x) for x in cell.groups())
+        x, z = zip(*means.values())
+        assert value == pytest.approx(func(x, z).statistic, abs=1e-3)
+        expected = independent.system_correlation_interval(means, method, seed=seed, resamples=1000, confidence=0.95)
+        assert (low, high) == pytest.approx(expected, abs=1.5e-3), method
 
 
 def test_topics_needed(duc2007, per_system):
