@@ -97,9 +97,11 @@ def touch_annotation(annotation_id: int, topic_id: int) -> None:
     _record(annotation_id=annotation_id, topic_id=topic_id)
 
 
-def annotation_created(annotation_id: int, topic_id: int) -> None:
-    """A new annotation (created at revision 1) and its matches were stored: its topic's agreement is stale."""
-    Topic.objects.filter(pk=topic_id).update(revision=F("revision") + 1)
+def annotation_created(annotation_id: int, topic_id: int, *, bump_topic: bool = True) -> None:
+    """A new annotation (created at revision 1) and its matches were stored: its topic's agreement
+    is stale (``bump_topic=False``: the caller bumped it in this transaction already)."""
+    if bump_topic:
+        Topic.objects.filter(pk=topic_id).update(revision=F("revision") + 1)
     _record(annotation_id=annotation_id, topic_id=topic_id)
 
 

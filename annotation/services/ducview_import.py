@@ -17,7 +17,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 
 from .. import formats
 from ..formats.bounds import WorkBudget
@@ -42,6 +42,7 @@ class ImportCache:
 
     parsed: dict = field(default_factory=dict)
     stored: dict = field(default_factory=dict)
+    transaction: int = 0  # counts the transactions of ``in_transactions``: what was done once in each
 
 
 class _FileMemo:
@@ -136,7 +137,7 @@ def import_paths(paths, dataset_name: str, progress: Callable[[Iterable], Iterab
     dataset, _ = Dataset.objects.get_or_create(name=dataset_name)
     budget, cache = import_budget(), ImportCache()
     with batched_scheduling():
-        for path in in_transactions(progress(files)):
+        for path in in_transactions(progress(files), cache=cache):
             import_file(path.name, path.read_bytes(), dataset, report, budget, options, cache)
     return report
 
@@ -144,8 +145,8 @@ def import_paths(paths, dataset_name: str, progress: Callable[[Iterable], Iterab
 COMMIT_EVERY = 50
 
 
-def in_transactions(items: Iterable, size: int = COMMIT_EVERY) -> Iterator:
-    """Yield ``items`` with each run of ``size`` of them inside one transaction.
+def in_transactions(items: Iterable, size: int = COMMIT_EVERY, cache: ImportCache | None = None) -> Iterator:
+    """Yield ``items`` with each run of ``size`` of them inside one transaction (counted in ``cache``).
 
     Each file is still all-or-nothing (``import_file`` uses a savepoint inside it); committing
     every 50 files instead of every file halves an import's time (a commit waits for the disk),
@@ -154,10 +155,14 @@ def in_transactions(items: Iterable, size: int = COMMIT_EVERY) -> Iterator:
     for item in items:
         batch.append(item)
         if len(batch) == size:
+            if cache is not None:
+                cache.transaction += 1
             with transaction.atomic():
                 yield from batch
             batch = []
     if batch:
+        if cache is not None:
+            cache.transaction += 1
         with transaction.atomic():
             yield from batch
 
@@ -200,7 +205,7 @@ def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, 
             if kind == "pyr":
                 outcome["status"] = "imported"
             else:
-                created = _annotation(topic, db_pyramid, pan, who, name, report, memo)
+                created = _annotation(topic, db_pyramid, pan, who, name, report, memo, cache.transaction if cache else None)
                 outcome["status"] = "imported" if created else "already present"
     except (formats.DucViewError, ImportRejected) as error:
         return _reject(report, outcome, str(error), created_before)
@@ -341,9 +346,8 @@ def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str,
             contributors.append(contributor)
             parts.append([(references[p.reference], p.start, p.end) for p in c.parts])
     Contributor.objects.bulk_create(contributors)
-    ContributorPart.objects.bulk_create(
-        ContributorPart(contributor=c, reference=ref, start=start, end=end) for c, spans in zip(contributors, parts) for ref, start, end in spans
-    )
+    insert_rows(ContributorPart, ("contributor", "reference", "start", "end"),
+                [(c.pk, ref.pk, start, end) for c, spans in zip(contributors, parts) for ref, start, end in spans])
     report.pyramids_created += 1
     report.scus += len(scus)
     touch_pyramid(db_pyramid.pk, topic.pk)
@@ -399,8 +403,10 @@ def _peer(topic: Topic, peer_id: str, text: str, memo: _FileMemo) -> PeerSummary
 
 
 def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile, who: formats.FileIdentity, source: str,
-                report: ImportReport, memo: _FileMemo) -> bool:
-    """Store the peer annotation; False when it was already there."""
+                report: ImportReport, memo: _FileMemo, in_transaction: int | None) -> bool:
+    """Store the peer annotation; False when it was already there. The topic's revision is bumped
+    once per transaction (``in_transaction``, see ``in_transactions``) while no file doing it was
+    rolled back: one UPDATE for a topic's 22 files, not 22."""
     peer = _peer(topic, who.peer.value, pan.text, memo)
     check_same_text(peer.text, pan.text, f"peer {peer.external_id} of topic {topic.external_id}", source, report)
     annotator = _annotator(who.annotator, report, memo)
@@ -422,9 +428,25 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
         raise ImportRejected(f"matches SCU uid(s) {unknown} that are not in its pyramid")
     entries = [(uids[m.scu_uid], m) for m in pan.matches] + [(None, m) for m in pan.non_matching]
     matches = PeerMatch.objects.bulk_create(PeerMatch(annotation=annotation, scu_id=scu_id) for scu_id, _ in entries)
-    PeerMatchPart.objects.bulk_create(
-        PeerMatchPart(match=match, start=p.start, end=p.end) for match, (_, m) in zip(matches, entries) for p in m.parts
-    )
+    insert_rows(PeerMatchPart, ("match", "start", "end"), [(match.pk, p.start, p.end) for match, (_, m) in zip(matches, entries) for p in m.parts])
     report.annotations_created += 1
-    annotation_created(annotation.pk, topic.pk)
+    bumped = ("topic bumped", topic.pk, in_transaction)
+    annotation_created(annotation.pk, topic.pk, bump_topic=in_transaction is None or memo.get(bumped) is None)
+    memo.put(bumped, True)
     return True
+
+
+def insert_rows(model, fields: tuple[str, ...], rows: list[tuple]) -> None:
+    """``bulk_create`` of rows of plain values (ids, integers) without a model instance per row: a
+    few multi-row INSERTs (no signals, as with ``bulk_create``)."""
+    if not rows:
+        return
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(model._meta.get_field(name).column) for name in fields)
+    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    per_statement = 900 // len(fields)  # within every backend's limit on parameters
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), per_statement):
+            chunk = rows[start:start + per_statement]
+            cursor.execute(f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES {', '.join([row] * len(chunk))}",
+                           [value for values in chunk for value in values])

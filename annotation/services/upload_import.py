@@ -149,6 +149,6 @@ def import_files(files: list[tuple[str, bytes]], dataset: Dataset) -> ImportRepo
     report = ImportReport()
     budget, cache = import_budget(), ImportCache()
     with batched_scheduling():
-        for name, data in in_transactions(sorted(files, key=lambda item: (_suffix(item[0]) != ".pyr", item[0]))):
+        for name, data in in_transactions(sorted(files, key=lambda item: (_suffix(item[0]) != ".pyr", item[0])), cache=cache):
             import_file(name, data, dataset, report, budget, cache=cache)
     return report
