@@ -16,6 +16,7 @@ from annotation.services.dashboards import metaeval_table, score_dashboard, tier
 from annotation.services.judgments import import_duc_table
 
 from ..conftest import shared_data
+from . import independent
 
 pytestmark = [pytest.mark.django_db, pytest.mark.realdata]
 SCIPY = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
@@ -148,17 +149,14 @@ def test_statistics_on_duc2006(duc2006):
     for s, by_topic in per_system.items():
         assert systems[s]["mean"] == pytest.approx(np.mean(list(by_topic.values())), abs=5e-5)
         assert systems[s]["low"] < systems[s]["mean"] < systems[s]["high"] and systems[s]["topics"] == 20
-    # Paired tests: an independent sign-flip Monte Carlo on the table's per-topic scores.
-    pairs = {(p["a"], p["b"]): p for p in peers["pairs"]}
+    # Paired tests: every one of the 2^20 sign patterns of the table's per-topic differences, Holm by hand.
+    pairs = {frozenset((p["a"], p["b"])): p for p in peers["pairs"]}
     assert len(pairs) == 231
-    rng = np.random.default_rng(0)
-    signs = rng.choice([-1.0, 1.0], (100_000, 20))
-    for a, b in [peers["systems"][0]["system"], peers["systems"][1]["system"]], [peers["systems"][0]["system"], peers["systems"][-1]["system"]]:
-        d = np.array([per_system[a][t] - per_system[b][t] for t in sorted(per_system[a])])
-        expected = (1 + np.sum(np.abs(signs @ d) >= abs(d.sum()) - 1e-9)) / (1 + len(signs))
-        assert pairs[(a, b)]["p_value"] == pytest.approx(expected, abs=0.006)
-        assert pairs[(a, b)]["p_holm"] >= pairs[(a, b)]["p_value"]
-    assert pairs[(peers["systems"][0]["system"], peers["systems"][-1]["system"])]["significant"]
+    exact = independent.pair_tests(per_system)
+    for pair, (_, p, p_holm) in exact.items():
+        assert pairs[pair]["exact"] and pairs[pair]["p_value"] == pytest.approx(p, abs=1e-3)   # the table rounds to 4 decimals
+        assert pairs[pair]["significant"] == (p_holm < 0.05)
+    assert sum(p["significant"] for p in pairs.values()) == 8
     # Every system in some group; groups in order of mean.
     assert {s for g in peers["groups"] for s in g} == set(systems)
     # SCU-level tests: one per pair, over the 20 topics both annotated against the same pyramid.
