@@ -285,6 +285,12 @@ LOGGING = {
 # Extra wait before a published recomputation runs (0: none; bursts coalesce anyway, see
 # annotation/background.py and recompute.dispatch).
 SCORE_DEBOUNCE_SECONDS = float(get_str("SCORE_DEBOUNCE_SECONDS", "0"))
+# The same for a lightweight pyramid's scores. A crowd submits a steady stream (200 workers: several
+# answers a second), and each recomputation reads the whole run: without a wait the worker would
+# rescore after nearly every answer, taking more CPU than the judging pages themselves. While
+# the task waits, every answer coalesces into it (recompute.dispatch); a crowd's scores need no
+# second-by-second freshness (bench/lightweight_crowd.py, README).
+LIGHTWEIGHT_SCORE_DELAY_SECONDS = float(get_str("LIGHTWEIGHT_SCORE_DELAY_SECONDS", "2"))
 # Crowd pages and endpoints (lightweight pyramids), per client address: slows scripted floods.
 CROWD_RATE = get_str("CROWD_RATE", "600/min")
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}

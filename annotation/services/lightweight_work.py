@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, Subquery
 
 from scoring.lite_statements import Statement, chunk, filter_statements, sample_batches, top_up
 
@@ -205,17 +205,20 @@ def next_task(link: CrowdLink, worker: str) -> LiteTask | None:
     Among equally answered tasks each worker has its own fixed order (task id scrambled by a hash
     of the worker id): a crowd arriving together spreads over the tasks instead of all 200 taking
     the same one (which would end with that task judged 200 times and the rest not at all), and a
-    worker who reloads the page keeps the task it was shown. One query, the peer summary included.
+    worker who reloads the page keeps the task it was shown. One query: the choice is made on task
+    ids alone (counting over whole rows with the summary text sorted them on disk) and the chosen
+    task is read with its peer summary.
     """
     run = link.pyramid
-    tasks = LiteTask.objects.filter(pyramid=run).select_related("peer")
+    tasks = LiteTask.objects.filter(pyramid=run)
     if link.batch:
         tasks = tasks.filter(batch=link.batch)
     spread = (F("id") * 2654435761 + zlib.crc32(worker.encode())) % 1_000_003   # Knuth's multiplicative hash
-    return (tasks.exclude(assignments__worker_id=worker)
-            .annotate(n=Count("assignments"))
-            .filter(n__lt=run.judges_per_task)
-            .order_by("n", spread, "id").first())
+    chosen = (tasks.exclude(assignments__worker_id=worker)
+              .values("id").annotate(n=Count("assignments"))
+              .filter(n__lt=run.judges_per_task)
+              .order_by("n", spread, "id").values("id")[:1])
+    return LiteTask.objects.select_related("peer").filter(pk__in=Subquery(chosen)).first()
 
 
 def task_statements(task: LiteTask) -> list[LiteStatement]:
