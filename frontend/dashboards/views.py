@@ -515,6 +515,18 @@ def significance_matrix(systems: list[dict], pairs: list[dict]) -> list[dict]:
     return rows
 
 
+def few_topics(pairs: list[dict], alpha: float) -> dict:
+    """Why pairs sharing few topics are seldom told apart: over n topics a sign-flip p-value is at
+    least 2/2^n, and Holm's first (strictest) threshold is alpha / tested pairs. ``needed``: the
+    fewest shared topics that can pass it; ``pairs``: tested pairs sharing fewer."""
+    tested = [p for p in pairs if p["p_value"] is not None]
+    threshold = alpha / max(len(tested), 1)
+    needed = 1
+    while 2 / 2 ** needed >= threshold:
+        needed += 1
+    return {"tested": len(tested), "threshold": threshold, "needed": needed, "pairs": sum(p["n"] < needed for p in tested)}
+
+
 def _curve(points: list[dict]) -> list[dict]:
     return [p for p in points if p["mean"] is not None]
 
@@ -532,6 +544,7 @@ def significance(request, dataset):
         dataset, "significance", snapshot, current, convention=convention, convention_links=_convention_links(request, convention),
         references=references, reference_links=_links(request, "references", [("0", "peers only"), ("1", "peers + references")], "1" if references else "0"),
         stats=stats, matrix=significance_matrix(stats["systems"], stats["pairs"]), pairs_total=n * (n - 1) // 2, significant=significant,
+        few=few_topics(stats["pairs"], stats["settings"]["alpha"]),
         scu_tests=scu_tests, scu_significant=sum(t["significant"] for t in scu_tests),
         stability=({"references": _curve(stats["reference_stability"])} if "reference_stability" in stats else {}) | {"topics": _curve(stats["topic_stability"])},
         downloads=_statistics_downloads(dataset, convention), stability_charts={curve: [r for r in charts.stability_rows(stats) if r["curve"] == curve] for curve in ("references", "topics")},

@@ -122,6 +122,10 @@ def test_pages_downloads_and_api_show_the_stored_statistics(payload):
         verdict = "same" if not p["significant"] else "better"
         assert f'class="{verdict}" data-a="{p["a"]}" data-b="{p["b"]}"' in html or p["p_value"] is None
     assert str(payload["conventions"]["nist"]["statistics"]["settings"]["seed"]) in html
+    # The toy's pairs share at most 3 topics: none can pass Holm's first threshold, and the page says why.
+    tested = [p for p in stats["pairs"] if p["p_value"] is not None]
+    assert f"corrected for the {len(tested)} pair{'s' if len(tested) != 1 else ''} tested (Holm)" in html
+    assert f"{len(tested)} of the {len(tested)} pair" in html and "data-few-topics" in html
     scores_html = coord.get(reverse("dashboards:scores", args=[dataset.pk])).content.decode()
     assert "Topics needed" in scores_html and "data-interval" in scores_html
     with_refs = coord.get(reverse("dashboards:significance", args=[dataset.pk]) + "?references=1&convention=sacrerouge")

@@ -4,6 +4,7 @@ from NIST's score table (modified score and content responsiveness) and from the
 (``independent.py``). DUC 2006 is checked the same way in the browser
 (tests/dashboard_pages/test_browser.py). Skips with the reason when ../shared/data is absent."""
 import html
+import itertools
 import json
 import re
 from io import StringIO
@@ -48,6 +49,7 @@ def duc2007(django_db_setup, django_db_blocker):
             client.force_login(user)
             pages = {name: client.get(reverse(f"dashboards:{name}", args=[dataset.pk])).content.decode()
                      for name in ("significance", "scores", "metaeval")}
+            pages["with references"] = client.get(reverse("dashboards:significance", args=[dataset.pk]) + "?references=1").content.decode()
             yield path, pages
             transaction.set_rollback(True)
 
@@ -112,6 +114,25 @@ def test_significance_matrix(duc2007, per_system):
     assert "&lt; 0.0001</td>" in page and "0.0000<" not in page and "p = 0.0000" not in page
     print(f"\nDUC 2007 main: {len(significant)} of {PAIRS} pairs significant (Holm, exact),",
           sorted(tuple(sorted(p, key=int)) for p in significant))
+
+
+def test_pairs_sharing_few_topics(duc2007, per_system):
+    """Peers + references: a reference wrote for 8-12 of the 23 topics (the pyramid files' names say
+    which), too few for any pair with it to pass Holm's first threshold over all pairs."""
+    path, pages = duc2007
+    topics_of = {s: set(by_topic) for s, by_topic in per_system.items()}
+    for pyramid in (path / "allpyramids").glob("*.pyr"):
+        topic, references = pyramid.stem.split("-")
+        for reference in references:
+            topics_of.setdefault(reference, set()).add(topic)
+    shared = [len(topics_of[a] & topics_of[b]) for a, b in itertools.combinations(sorted(topics_of), 2)]
+    tested = [n for n in shared if n]
+    needed = next(n for n in itertools.count(1) if 2 / 2 ** n < 0.05 / len(tested))
+    page = html.unescape(pages["with references"])
+    assert (len(shared), len(tested), needed) == (253, 251, 14)
+    assert f"corrected for the {len(tested)} pairs tested (Holm)" in page
+    assert f"needs {needed} or more shared topics. {sum(n < needed for n in tested)} of the {len(tested)} pairs tested share fewer." in page
+    assert "data-few-topics" not in pages["significance"]   # peers only: every pair shares the 23 topics
 
 
 def test_stability_curves(duc2007, per_system):
