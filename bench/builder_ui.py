@@ -9,7 +9,8 @@ references (weights 1-8, one 4-word contributor per reference and SCU). It is op
   (performance.now() in the page, recorded by a MutationObserver), over --loads page loads;
 - new SCU by keyboard: a short phrase of a reference selected programmatically (successive 2-word
   windows), then "n": from the key event (its timeStamp) to the frame showing the new SCU in the
-  list (a message posted from the requestAnimationFrame after the change, i.e. after that frame),
+  list, selected with its label editor (a message posted from the requestAnimationFrame after the
+  change, i.e. after that frame),
   and to the save status turning "saved" (the server confirmed it); Enter then keeps the prefilled
   label (nothing more to save), over --actions actions.
 
@@ -40,14 +41,14 @@ READY_OBSERVER = """(() => {
   window.addEventListener('keydown', (event) => {
     if (!isN(event)) return;
     window.__t0 = event.timeStamp; window.__painted = null; window.__paintedScus = null; window.__saved = null;
-    window.__before = document.querySelectorAll('.scu-list .scu').length;
   }, true);
   // Bubble phase on window: after the page's handler (on document) applied the change.
   window.addEventListener('keydown', (event) => {
     if (!isN(event)) return;
     window.__handled = performance.now() - window.__t0;
     requestAnimationFrame(() => {
-      const scus = document.querySelectorAll('.scu-list .scu').length;
+      // The list is windowed: the SCUs it holds, provided the new one (selected, its label being edited) is placed.
+      const scus = document.querySelector('.scu-list .scu.selected .label-edit') ? Number(document.querySelector('.scu-list').dataset.scus) : -1;
       const channel = new MessageChannel(); // runs after the frame this rAF belongs to
       channel.port1.onmessage = () => { window.__painted = performance.now() - window.__t0; window.__paintedScus = scus; };
       channel.port2.postMessage(0);
@@ -160,7 +161,7 @@ def main():
                 const n = performance.getEntriesByType('navigation')[0];
                 const full = performance.getEntriesByType('resource').find((r) => r.name.includes('/full/'));
                 return {doc: n.responseEnd, dcl: n.domContentLoadedEventEnd, full: full ? full.responseEnd - full.startTime : null,
-                        bytes: full ? full.decodedBodySize : null, scus: document.querySelectorAll('.scu-list .scu').length};
+                        bytes: full ? full.decodedBodySize : null, scus: Number(document.querySelector('.scu-list').dataset.scus)};
             }""")
             if timing["scus"] != initial_scus:
                 sys.exit(f"the builder shows {timing['scus']} SCUs, the pyramid has {initial_scus}")

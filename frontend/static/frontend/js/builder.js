@@ -9,6 +9,7 @@ import { SpanView, TextIndex, coverage, draggedSpan, selectedSpan } from "./text
 import { $, $$, el, showBanner, hideBanner, isTyping, openChooser, closeChooser } from "./ui.js";
 import { RuleBroken, applyAction, findContributor, findScu, matchIds, scusTouchedBy, statesOf, temporaryId } from "./pyramid_model.js";
 import { FindError, RegexFinder } from "./find.js";
+import { WindowedList } from "./windowed_list.js";
 
 const root = document.getElementById("builder");
 const API = root.dataset.api;
@@ -356,63 +357,83 @@ function matchesFilter(scu) {
 
 function isCollapsed(id) { return state.collapseAll !== state.toggled.has(id); }
 
+const scuList = new WindowedList($(".scu-list", root));
+let shownIds = []; // ids of the SCUs the list shows (filtered), in its order
+
+/** The list's row of an SCU; its shape names what decides its height before it is measured. */
+function scuRow(scu) {
+  const collapsed = isCollapsed(scu.id);
+  return { key: `scu:${scu.id}`, shape: collapsed ? "scu:collapsed" : `scu:${scu.contributors.length}`, render: () => scuView(scu) };
+}
+
+/**
+ * Lay out the SCU list: ordered, filtered, with weight headings; only the rows near the viewport
+ * are built and placed (WindowedList). ``touched``: ids of SCUs whose content may have changed
+ * (null: any), so their items are compared again when next placed.
+ */
 function renderScus(touched = new Set()) {
-  const list = $(".scu-list", root);
   const scus = sortedScus();
-  let shown = 0;
-  const tiers = new Map();
-  for (const scu of scus) tiers.set(scu.weight, (tiers.get(scu.weight) ?? 0) + 1);
-  const wanted = [];
-  const seen = new Set();
-  let tier = null;
-  for (const scu of scus) {
-    const visible = matchesFilter(scu);
-    if (visible) shown++;
-    if (state.sort === "weight" && scu.weight !== tier) {
-      tier = scu.weight;
-      let heading = tierViews.get(tier);
-      if (!heading) { heading = el("h3", { class: "tier" }); tierViews.set(tier, heading); }
-      const count = tiers.get(tier);
-      const text = `Weight ${tier} · ${count} SCU${count === 1 ? "" : "s"}`;
-      if (heading.dataset.text !== text) {
-        heading.dataset.text = text;
-        heading.replaceChildren(`Weight ${tier}`, el("span", { class: "muted" }, ` · ${count} SCU${count === 1 ? "" : "s"}`));
+  const present = new Set(scus.map((scu) => scu.id));
+  for (const [id, view] of scuViews) {
+    if (!present.has(id)) scuViews.delete(id);
+    else if (touched === null || touched.has(id)) view.stale = true; // its height is measured again when placed
+  }
+  const shown = scus.filter(matchesFilter);
+  shownIds = shown.map((scu) => scu.id);
+  const rows = [];
+  if (state.sort === "weight") {
+    const tiers = new Map();
+    for (const scu of scus) tiers.set(scu.weight, (tiers.get(scu.weight) ?? 0) + 1);
+    let tier = null;
+    for (const scu of shown) {
+      if (scu.weight !== tier) {
+        tier = scu.weight;
+        const weight = tier;
+        rows.push({ key: `tier:${weight}`, shape: "tier", render: () => tierHeading(weight, tiers.get(weight)) });
       }
-      wanted.push(heading);
+      rows.push(scuRow(scu));
     }
-    seen.add(scu.id);
-    const item = scuView(scu, touched === null || touched.has(scu.id));
-    item.hidden = !visible;
-    wanted.push(item);
-  }
-  for (const id of [...scuViews.keys()]) if (!seen.has(id)) scuViews.delete(id);
-  if (!scus.length) wanted.push(el("p", { class: "empty" }, "No SCUs yet. Select text in a reference and press N."));
-  else if (!shown) wanted.push(el("p", { class: "empty" }, "No SCU matches the filter."));
-  let cursor = list.firstChild;
-  for (const node of wanted) {
-    if (node === cursor) cursor = cursor.nextSibling;
-    else list.insertBefore(node, cursor);
-  }
-  while (cursor) { const next = cursor.nextSibling; cursor.remove(); cursor = next; }
+  } else rows.push(...shown.map(scuRow));
+  if (!scus.length) rows.push(messageRow("No SCUs yet. Select text in a reference and press N."));
+  else if (!shown.length) rows.push(messageRow("No SCU matches the filter."));
+  scuList.setRows(rows);
   const total = scus.length;
-  $(".counts", root).textContent = `${shown === total ? "" : `${shown} of `}${total} SCU${total === 1 ? "" : "s"}`;
+  scuList.container.dataset.scus = String(total);
+  $(".counts", root).textContent = `${shown.length === total ? "" : `${shown.length} of `}${total} SCU${total === 1 ? "" : "s"}`;
+}
+
+function tierHeading(weight, count) {
+  let heading = tierViews.get(weight);
+  if (!heading) { heading = el("h3", { class: "tier" }); tierViews.set(weight, heading); }
+  const text = `Weight ${weight} · ${count} SCU${count === 1 ? "" : "s"}`;
+  if (heading.dataset.text !== text) {
+    heading.dataset.text = text;
+    heading.replaceChildren(`Weight ${weight}`, el("span", { class: "muted" }, ` · ${count} SCU${count === 1 ? "" : "s"}`));
+  }
+  return heading;
+}
+
+const messages = new Map(); // text -> the <p> saying it
+function messageRow(text) {
+  if (!messages.has(text)) messages.set(text, el("p", { class: "empty" }, text));
+  return { key: `message:${text}`, shape: "message", render: () => messages.get(text) };
 }
 
 /**
  * The list item of an SCU, rebuilt only when what it shows changed: its content (compared only
- * when ``touched``: a pyramid of 1,000 SCUs is not serialised at every key press) or the page's
- * state about it (selected, checked, folded, being edited).
+ * when it was touched since: a pyramid of 1,000 SCUs is not serialised at every key press) or the
+ * page's state about it (selected, checked, folded, being edited).
  */
-function scuView(scu, touched) {
+function scuView(scu) {
   const selected = scu.id === state.selectedScu;
   const ui = `${selected}|${selected && state.selectedContributor}|${state.checked.has(scu.id)}|${isCollapsed(scu.id)}|${state.editing === scu.id}|` +
     `${state.commenting && (state.commenting.kind === "scu" ? state.commenting.id === scu.id : scu.contributors.some((c) => c.id === state.commenting.id))}`;
   const view = scuViews.get(scu.id);
-  const content = touched || !view ? JSON.stringify(scu) : view.content;
-  if (view && view.ui === ui && view.content === content) return view.item;
+  const content = !view || view.stale ? JSON.stringify(scu) : view.content;
+  if (view && view.ui === ui && view.content === content) { view.stale = false; return view.item; }
   const item = scuElement(scu);
-  if (view) { repainting = true; view.item.replaceWith(item); repainting = false; }
-  scuViews.set(scu.id, { item, ui, content });
+  if (view?.item.isConnected) { repainting = true; view.item.replaceWith(item); repainting = false; }
+  scuViews.set(scu.id, { item, ui, content, stale: false });
   return item;
 }
 
@@ -459,7 +480,7 @@ function keepDraft(key, field, initial) {
   field.addEventListener("keyup", store);
   queueMicrotask(() => {
     if (!field.isConnected) return;
-    field.focus();
+    field.focus({ preventScroll: true }); // the list revealed it (a scroll here would force a layout)
     if (draft) field.setSelectionRange(draft.start, draft.end); else if (field.select) field.select();
   });
 }
@@ -549,7 +570,7 @@ function select(scuId, contributorId = null, { scrollText = true } = {}) {
 
 /** Scroll the SCU into view in the list (and its contributor, or first one, in the texts). */
 function reveal(scuId, contributorId = null, scrollText = true) {
-  scuViews.get(scuId)?.item.scrollIntoView({ block: "nearest" });
+  scuList.reveal(`scu:${scuId}`);
   const scu = findScu(state.doc, scuId);
   const first = contributorId ?? scu?.contributors[0]?.id;
   if (scrollText && first !== undefined && first !== null) segmentsOf(first)[0]?.scrollIntoView({ block: "nearest" });
@@ -580,6 +601,7 @@ function toggleChecked(id) {
 
 function toggleFold(id) {
   if (state.toggled.has(id)) state.toggled.delete(id); else state.toggled.add(id);
+  scuList.forget(`scu:${id}`);
   renderScus();
   highlight();
 }
@@ -588,6 +610,7 @@ function foldAll() {
   state.collapseAll = !state.collapseAll;
   state.toggled.clear();
   $(".fold-all", root).textContent = state.collapseAll ? "Expand" : "Collapse";
+  scuList.forget();
   renderScus();
   highlight();
 }
@@ -735,6 +758,7 @@ function startComment() {
   else { showBanner(root, "Select an SCU or a contributor to comment on."); return; }
   state.draft = null;
   paint();
+  reveal(state.selectedScu, null, false); // its editor is built once the list places it
 }
 
 function saveComment(kind, id, old, comment) {
@@ -786,7 +810,7 @@ function history(kind) {
 }
 
 function move(by) {
-  const ids = $$(".scu:not([hidden])", root).map((item) => Number(item.dataset.id));
+  const ids = shownIds;
   if (!ids.length) return;
   const at = ids.indexOf(state.selectedScu);
   select(ids[Math.max(0, Math.min(ids.length - 1, at === -1 ? 0 : at + by))]);
@@ -800,10 +824,16 @@ function corpus() {
   return state.doc.scus.map((scu) => [scu.id, [scu.label, ...scu.contributors.map((c) => c.label)]]);
 }
 
+/** Repaint the list after the filter changed, keeping the selected SCU in view when it is shown. */
+function paintFound() {
+  paint();
+  if (state.selectedScu !== null && shownIds.includes(state.selectedScu)) scuList.reveal(`scu:${state.selectedScu}`);
+}
+
 async function applyFilter() {
   const message = $(".find-error", root);
   message.hidden = true;
-  if (!state.regex || !state.filter) { state.found = null; paint(); return; }
+  if (!state.regex || !state.filter) { state.found = null; paintFound(); return; }
   try {
     const found = await finder.search(state.filter, state.version, corpus);
     if (found === null) return; // superseded by a newer search
@@ -814,7 +844,7 @@ async function applyFilter() {
     message.textContent = error.message;
     message.hidden = false;
   }
-  paint();
+  paintFound();
 }
 
 // ---------------------------------------------------------------------------- events
@@ -904,7 +934,7 @@ document.addEventListener("keydown", (event) => {
   if (ctrl && key === "z") { event.preventDefault(); history(event.shiftKey ? "redo" : "undo"); return; }
   if (ctrl && key === "y") { event.preventDefault(); history("redo"); return; }
   if (ctrl || event.altKey) return;
-  const relabel = () => { if (state.selectedScu !== null) { state.editing = state.selectedScu; state.draft = null; paint(); } };
+  const relabel = () => { if (state.selectedScu !== null) { state.editing = state.selectedScu; state.draft = null; paint(); reveal(state.selectedScu, null, false); } };
   const handlers = {
     n: newScu, a: addContributor, p: addPart, m: () => merge(), s: split, c: copyLabel, ";": startComment, "/": () => $(".filter", root).focus(),
     e: relabel, f2: relabel,
