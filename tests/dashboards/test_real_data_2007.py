@@ -168,10 +168,12 @@ def test_metaeval_intervals(duc2007, per_system):
     seed = int(re.search(r"seed (\d+)", page).group(1))
     row = re.search(r'<tr data-summarizers="peers" data-level="system">(.*?)</tr>', page, re.S).group(1)
     for method, func in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr), ("kendall", stats.kendalltau)):
-        cell = re.search(rf'data-method="{method}">([\d.-]+)<span class="ci" data-ci>\[([\d.-]+), ([\d.-]+)\]', row)
-        value, low, high = (float(x) for x in cell.groups())
+        cell = re.search(rf'data-method="{method}">([\d.-]+)<span class="ci" data-ci>\[([\d.-]+), ([\d.-]+)\]</span>'
+                         rf'<span class="sub">p (=|&lt;) ([\d.]+)</span>', row)
+        value, low, high = (float(x) for x in cell.groups()[:3])
         x, z = zip(*means.values())
         assert value == pytest.approx(func(x, z).statistic, abs=1e-3)
+        assert cell[4] == "=" and float(cell[5]) == pytest.approx(func(x, z).pvalue, abs=2e-4)
         expected = independent.system_correlation_interval(means, method, seed=seed, resamples=1000, confidence=0.95)
         assert (low, high) == pytest.approx(expected, abs=1.5e-3), method
 
