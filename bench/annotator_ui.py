@@ -137,7 +137,7 @@ def main():
     print(f"  click until the match is saved (POST matches/, the answer's matches applied): {b.summary(save_ms)}")
     print(f"  click until the stored score of that revision is shown: {b.summary(score_ms)}")
     print(f"    the rest: the task's countdown (SCORE_DEBOUNCE_SECONDS={settings.SCORE_DEBOUNCE_SECONDS:g}), the worker "
-          f"recomputing, and the page reading score/ (150 ms after the save, then 1.5 times less often each time, at most every 3 s) while the score is stale")
+          f"recomputing, and the page reading score/ (60 ms after the save, then 1.5 times less often each time, at most every 3 s) while the score is stale")
     last = shown[-1]
     print(f"  final score shown (= stored): modified {last['Modified score']}, observed weight {last['Observed weight (D)']}, "
           f"matched SCUs {last['Matched SCUs']}")

@@ -291,6 +291,11 @@ SCORE_DEBOUNCE_SECONDS = float(get_str("SCORE_DEBOUNCE_SECONDS", "0"))
 # the task waits, every answer coalesces into it (recompute.dispatch); a crowd's scores need no
 # second-by-second freshness (bench/lightweight_crowd.py, README).
 LIGHTWEIGHT_SCORE_DELAY_SECONDS = float(get_str("LIGHTWEIGHT_SCORE_DELAY_SECONDS", "2"))
+# The wait before a published dashboard recomputation runs (a whole dataset's statistics: seconds
+# of CPU on DUC 2006). Saves meanwhile publish nothing more, so a burst of edits costs one; without
+# it every save started one, both worker processes were busy with dashboards, and an annotator's
+# score (milliseconds of work) waited seconds behind them.
+DASHBOARD_DEBOUNCE_SECONDS = float(get_str("DASHBOARD_DEBOUNCE_SECONDS", "5"))
 # Crowd pages and endpoints (lightweight pyramids), per client address: slows scripted floods.
 CROWD_RATE = get_str("CROWD_RATE", "600/min")
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}

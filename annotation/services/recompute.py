@@ -77,7 +77,8 @@ def dispatch(kind: str, ids: Iterable[int]) -> None:
     if not fresh:
         return
     try:
-        delay = settings.LIGHTWEIGHT_SCORE_DELAY_SECONDS if kind == "lightweight" else settings.SCORE_DEBOUNCE_SECONDS
+        delay = {"lightweight": settings.LIGHTWEIGHT_SCORE_DELAY_SECONDS, "dashboard": settings.DASHBOARD_DEBOUNCE_SECONDS}.get(
+            kind, settings.SCORE_DEBOUNCE_SECONDS)
         task.apply_async(args=[fresh], countdown=delay or None)
     except Exception:
         log.warning("could not publish %s for %s %s: they stay stale until the sweep finds them", task.name, kind, fresh)

@@ -202,12 +202,13 @@ def test_saving_an_annotation_updates_the_dashboard(dataset, django_capture_on_c
     assert row["modified"] == pytest.approx(4 / 5)   # SCU 3 (1) + SCU 1 (3) = 4 of MaxWeight 5
 
 
-def test_recompute_topics_schedules_the_dashboards_only_with_workers(dataset, monkeypatch):
+def test_recompute_topics_schedules_the_dashboards_only_with_workers(dataset, monkeypatch, settings):
+    """... and after a countdown: the saves of a burst publish one, and no score waits behind a dashboard per save."""
     from pyramid_app.celery import app
     from annotation.tasks import recompute_dashboards
 
     sent = []
-    monkeypatch.setattr(recompute_dashboards, "apply_async", lambda args, **kw: sent.append(args))
+    monkeypatch.setattr(recompute_dashboards, "apply_async", lambda args, **kw: sent.append((args, kw.get("countdown"))))
     recompute_topics(list(dataset.topics.values_list("id", flat=True)))
     assert sent == []  # in-process: no dashboard work on the saver's time
     app.conf.task_always_eager = False  # as with workers (restored: Celery's settings object is no plain attribute holder)
@@ -215,7 +216,7 @@ def test_recompute_topics_schedules_the_dashboards_only_with_workers(dataset, mo
         recompute_topics(list(dataset.topics.values_list("id", flat=True)))
     finally:
         app.conf.task_always_eager = True
-    assert sent == [[[dataset.pk]]]  # apply_async(args=[dataset ids])
+    assert sent == [([[dataset.pk]], settings.DASHBOARD_DEBOUNCE_SECONDS)] and settings.DASHBOARD_DEBOUNCE_SECONDS > 0  # apply_async(args=[dataset ids])
 
 
 def test_worker_catch_up_task(dataset):

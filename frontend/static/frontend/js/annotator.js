@@ -350,7 +350,8 @@ function pollScore() {
   const wanted = state.revision;
   if (state.pending.length || (state.stored?.revision === wanted && state.stored.score?.current)) return;
   if (scoreTries.revision !== wanted) scoreTries = { revision: wanted, count: 0 };
-  const delay = Math.min(3000, 150 * 1.5 ** scoreTries.count++);
+  // The worker stores a score tens of milliseconds after the save when idle: ask soon, then back off.
+  const delay = Math.min(3000, 60 * 1.5 ** scoreTries.count++);
   scoreTimer = setTimeout(async () => {
     if (scoreBusy) return;
     scoreBusy = true;
