@@ -12,9 +12,9 @@ synthetic, made here: --topics topics x 8 peers x 2 batches of 16 statements, 5 
 Printed: p50/p95/p99 latency of "load task page" and "submit answers", errors, requests/s, the
 CPU seconds the app (gunicorn), PostgreSQL (this database's server processes), the Celery worker
 and this client spent, per task (one page + one submission), the load average before and after,
-and the check that every submitted answer is stored exactly once (one row per completion code, no
-duplicates). CPU per task is the robust figure on a shared machine; wall-clock latency depends on
-what else runs.
+the check that every submitted answer is stored exactly once (one row per completion code, no
+duplicates) and how soon after the crowd the stored scores are current. CPU per task is the
+robust figure on a shared machine; wall-clock latency depends on what else runs.
 
     DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/lightweight_crowd.py [--workers 200] [--tasks 3] [--think 20] [--seed 1]
 """
@@ -127,6 +127,46 @@ def database_pids() -> list[int]:
         return [pid for (pid,) in cursor.fetchall()]
 
 
+class DatabaseCpu(threading.Thread):
+    """The CPU seconds of this database's server processes, sampled every half second while the crowd
+    works: a connection closed during the run (``DB_CONN_MAX_AGE``) takes its server process, and
+    its CPU time, with it, so one reading at the end would miss it."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.before = b.cpu_seconds(database_pids())
+        self.latest: dict[int, float] = {}
+        self.stopping = threading.Event()
+
+    def run(self):
+        from django.db import connection
+
+        try:
+            while not self.stopping.wait(0.5):
+                self.latest.update(b.cpu_seconds(database_pids()))
+        finally:
+            connection.close()
+
+    def stop(self) -> float:
+        self.stopping.set()
+        self.join()
+        self.latest.update(b.cpu_seconds(database_pids()))
+        return sum(after - self.before.get(pid, 0.0) for pid, after in self.latest.items())
+
+
+def wait_scores_current(timeout: float = 60) -> float | None:
+    """Seconds until the stored scores are those of the run's last answer (None: not within ``timeout``)."""
+    from annotation.models import LightweightPyramid, LiteResult
+
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        run = LightweightPyramid.objects.get(dataset__name="crowd-bench")
+        if LiteResult.objects.filter(pyramid=run, revision=run.revision).exists():
+            return time.monotonic() - start
+        time.sleep(0.2)
+    return None
+
+
 def warm_up(base: str, token: str, requests_per_worker: int = 20) -> None:
     """A few anonymous page loads so every server worker has imported and compiled what the crowd page needs."""
     import requests
@@ -167,8 +207,10 @@ def main():
         b.wait_worker_idle(control)
         print(b.machine_line(gunicorn_line(), "Celery worker (2 processes) on Redis"))
         load_before = os.getloadavg()
-        processes = {"app": b.process_tree(server_pids[0]), "PostgreSQL": database_pids(), "Celery worker": b.process_tree(control.bench_pid)}
+        processes = {"app": b.process_tree(server_pids[0]), "Celery worker": b.process_tree(control.bench_pid)}
         cpu_before = {kind: b.cpu_seconds(pids) for kind, pids in processes.items()}
+        database_cpu = DatabaseCpu()
+        database_cpu.start()
         barrier = threading.Barrier(args.workers)
         threads = [threading.Thread(target=crowd_worker, args=(base, token, f"W{i:04d}", args.tasks, timings, errors, codes, barrier,
                                                                args.think, args.seed))
@@ -179,10 +221,11 @@ def main():
         for t in threads:
             t.join()
         seconds, client_cpu = time.perf_counter() - start, time.process_time() - client_cpu
-        b.wait_worker_idle(control)   # the recomputations the crowd caused are part of its cost
-        processes["PostgreSQL"] = database_pids()   # connections opened during the run (kept open: CONN_MAX_AGE)
+        scores_after = wait_scores_current()   # the recomputations the crowd caused are part of its cost
+        b.wait_worker_idle(control)
         cpu = {kind: sum(after - cpu_before[kind].get(pid, 0.0) for pid, after in b.cpu_seconds(pids).items())
                for kind, pids in processes.items()}
+        cpu["PostgreSQL"] = database_cpu.stop()
         load_after = os.getloadavg()
     stored = LiteAssignment.objects.filter(task__pyramid__dataset__name="crowd-bench")
     rows = {(a.worker_id, a.task_id): a.completion_code for a in stored}
@@ -196,6 +239,8 @@ def main():
               f"p99 {percentile(values, 99):6.0f} ms")
     print(f"errors: {len(errors)}" + (f" (first: {errors[:3]})" if errors else ""))
     print(f"submissions: {len(codes)} completion codes, {stored.count()} stored rows, each stored once: {once}")
+    print("scores: " + (f"current {scores_after:.1f} s after the last worker finished" if scores_after is not None
+                        else "NOT current 60 s after the last worker finished"))
     per_task = 1000 / max(1, len(codes))
     print("CPU seconds: " + ", ".join(f"{kind} {value:.1f}" for kind, value in cpu.items()) + f", client {client_cpu:.1f}")
     print(f"CPU per task (page + submission; {requests_done} requests for {len(codes)} tasks): app {cpu['app'] * per_task:.1f} ms + "
