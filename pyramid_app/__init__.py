@@ -1,7 +1,18 @@
 """The Django project: settings, URLs and the Celery app.
 
-Importing the Celery app here makes ``shared_task`` bind to it whenever Django starts.
+The Celery app (``pyramid_app.celery``) is imported on first use, not whenever Django starts: every
+process imports this package (the settings live in it) and importing Celery costs a command about a
+fifth of a second. Tasks are only run or sent through ``annotation.services.recompute.dispatch``,
+which imports the app before it touches a task, so ``shared_task`` binds to it; a worker started with
+``celery -A pyramid_app`` loads ``pyramid_app.celery`` itself.
 """
-from .celery import app as celery_app
 
 __all__ = ("celery_app",)
+
+
+def __getattr__(name: str):
+    if name == "celery_app":
+        from .celery import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

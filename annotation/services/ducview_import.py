@@ -18,6 +18,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
 
 from .. import formats
 from ..formats.bounds import WorkBudget
@@ -427,8 +428,9 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
     if unknown:
         raise ImportRejected(f"matches SCU uid(s) {unknown} that are not in its pyramid")
     entries = [(uids[m.scu_uid], m) for m in pan.matches] + [(None, m) for m in pan.non_matching]
-    matches = PeerMatch.objects.bulk_create(PeerMatch(annotation=annotation, scu_id=scu_id) for scu_id, _ in entries)
-    insert_rows(PeerMatchPart, ("match", "start", "end"), [(match.pk, p.start, p.end) for match, (_, m) in zip(matches, entries) for p in m.parts])
+    now = PeerMatch._meta.get_field("created_at").get_db_prep_save(timezone.now(), connection)
+    match_ids = insert_rows(PeerMatch, ("annotation", "scu", "created_at"), [(annotation.pk, scu_id, now) for scu_id, _ in entries], returning=True)
+    insert_rows(PeerMatchPart, ("match", "start", "end"), [(pk, p.start, p.end) for pk, (_, m) in zip(match_ids, entries) for p in m.parts])
     report.annotations_created += 1
     bumped = ("topic bumped", topic.pk, in_transaction)
     annotation_created(annotation.pk, topic.pk, bump_topic=in_transaction is None or memo.get(bumped) is None)
@@ -436,17 +438,22 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
     return True
 
 
-def insert_rows(model, fields: tuple[str, ...], rows: list[tuple]) -> None:
-    """``bulk_create`` of rows of plain values (ids, integers) without a model instance per row: a
-    few multi-row INSERTs (no signals, as with ``bulk_create``)."""
-    if not rows:
-        return
+def insert_rows(model, fields: tuple[str, ...], rows: list[tuple], *, returning: bool = False) -> list[int]:
+    """``bulk_create`` of rows of values ready for the database (ids, integers, prepared
+    timestamps) without a model instance per row: a few multi-row INSERTs (no signals, as with
+    ``bulk_create``). With ``returning`` the new ids, in the order of ``rows`` (``RETURNING``, on
+    which ``bulk_create`` relies as well on SQLite and PostgreSQL)."""
     quote = connection.ops.quote_name
     columns = ", ".join(quote(model._meta.get_field(name).column) for name in fields)
     row = "(" + ", ".join(["%s"] * len(fields)) + ")"
     per_statement = 900 // len(fields)  # within every backend's limit on parameters
+    ids: list[int] = []
     with connection.cursor() as cursor:
         for start in range(0, len(rows), per_statement):
             chunk = rows[start:start + per_statement]
-            cursor.execute(f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES {', '.join([row] * len(chunk))}",
+            cursor.execute(f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES {', '.join([row] * len(chunk))}"
+                           + (f" RETURNING {quote(model._meta.pk.column)}" if returning else ""),
                            [value for values in chunk for value in values])
+            if returning:
+                ids += [pk for (pk,) in cursor.fetchall()]
+    return ids

@@ -36,6 +36,7 @@ from .prepared_pyramids import prepared_pyramids
 from .scoring_inputs import load_annotations
 
 log = logging.getLogger(__name__)
+STORE_CHUNK = 1000  # results per statement of _store_scores (6 parameters each; SQLite allows 32,766)
 PENDING_TTL = 60  # seconds; a key whose task was lost (worker killed) stops blocking new ones after this
 _CONVENTIONS = {c.value for c in Convention}
 
@@ -65,8 +66,9 @@ def dispatch(kind: str, ids: Iterable[int]) -> None:
     if kind == "pyramid":  # every annotation against these pyramids
         dispatch("annotation", PeerAnnotation.objects.filter(pyramid_id__in=ids).values_list("id", flat=True))
         return
+    in_process = _in_process()  # imports the Celery app before any task (see pyramid_app/__init__.py)
     task = _task(kind)
-    if _in_process():
+    if in_process:
         task.apply(args=[ids], throw=True)
         return
     try:
@@ -117,6 +119,9 @@ def _store_scores(results: list[tuple[int, str, tuple[int, int], dict]]) -> int:
     lock them in the same order. A result whose annotation was deleted meanwhile is dropped."""
     if not results:
         return 0
+    if len(results) > STORE_CHUNK:  # one statement's parameters stay within every backend's limit
+        ordered = sorted(results, key=lambda r: (r[0], r[1]))
+        return sum(_store_scores(ordered[start:start + STORE_CHUNK]) for start in range(0, len(ordered), STORE_CHUNK))
     table = AnnotationScore._meta.db_table
     values_field, at_field = AnnotationScore._meta.get_field("values"), AnnotationScore._meta.get_field("computed_at")
     now = at_field.get_db_prep_save(timezone.now(), connection)
