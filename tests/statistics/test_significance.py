@@ -78,6 +78,32 @@ def test_sampled_p_value_is_close_to_the_exact_one_and_reproducible():
     assert not many.exact and many.resamples == 2000
 
 
+def test_sampled_p_values_below_their_resolution_are_hoeffdings_bound():
+    # 46 topics (a TAC year), 60 systems: 1,770 pairs, Holm's first threshold 0.05 / 1770 = 2.8e-5,
+    # below the 1e-4 that 9,999 sampled patterns can say: clearly different systems must still differ.
+    rng = np.random.default_rng(7)
+    data = {str(i): {t: float(0.1 + 0.4 * i / 59 + rng.normal(0, 0.08)) for t in range(46)} for i in range(60)}
+    comparisons = pairwise(data, seed=1)
+    assert sum(c.significant for c in comparisons) > 800
+    strong = max(comparisons, key=lambda c: abs(c.test.difference))
+    d = np.array([data[strong.a][t] - data[strong.b][t] for t in range(46)])
+    assert strong.test.p_value == pytest.approx(2 * np.exp(-d.sum() ** 2 / (2 * np.dot(d, d))))
+    # The bound never undercuts the exact p-value (22 differences, sampled on purpose: the bound is
+    # at least 2 exp(-n / 2), below 1e-4 from 20 differences on); above the resolution the sampled
+    # value stands.
+    bounded = 0
+    for shift in (0.02, 0.05, 0.1, 1.0):
+        d = rng.normal(shift, 0.05, 22)
+        p, exact = sign_flip_p_value(d, exact_up_to=0)
+        assert not exact
+        if p < 1e-4:
+            bounded += 1
+            assert p == pytest.approx(2 * np.exp(-d.sum() ** 2 / (2 * np.dot(d, d)))) and p >= every_pattern_p(d)
+        else:
+            assert p == pytest.approx(every_pattern_p(d), abs=0.01)
+    assert bounded == 1
+
+
 def test_identical_and_empty():
     assert paired_test([0.2, 0.3], [0.2, 0.3]).p_value == 1.0
     empty = paired_test([], [])
