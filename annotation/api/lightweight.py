@@ -23,7 +23,7 @@ from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from ..formats.lightweight_csv import Phase2Task, write_phase2_input
-from ..models import CrowdLink, LightweightPyramid, LiteStatement, LiteTask, PeerSummary, Pyramid, ReferenceSummary
+from ..models import CrowdLink, LightweightPyramid, LiteStatement, LiteTask, Pyramid, ReferenceSummary
 from ..services import lightweight_dashboard, lightweight_import, lightweight_scores, lightweight_work
 from ..services.lightweight_runs import touch
 from . import permissions
@@ -291,7 +291,7 @@ class CrowdTaskView(APIView):
         task = lightweight_work.next_task(link, worker)
         if task is None:
             return Response({"done": True})
-        return Response({"kind": "judging", "task": task.pk, "summary": PeerSummary.objects.get(pk=task.peer_id).text,
+        return Response({"kind": "judging", "task": task.pk, "summary": task.peer.text,
                          "statements": [{"id": s.pk, "text": s.text} for s in lightweight_work.task_statements(task)]})
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
