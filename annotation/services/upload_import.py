@@ -29,7 +29,7 @@ from django.conf import settings
 
 from ..models import Dataset
 from ..score_events import batched_scheduling
-from .ducview_import import EXTENSIONS, ImportCache, ImportReport, import_budget, import_file, in_transactions
+from .ducview_import import EXTENSIONS, ImportCache, ImportReport, import_budget, import_file, in_transactions, older_objects_frozen
 
 ARCHIVE_EXTENSIONS = (".zip",)
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -148,7 +148,7 @@ def import_files(files: list[tuple[str, bytes]], dataset: Dataset) -> ImportRepo
     """Import each file in its own transaction, pyramids first; scores are scheduled once at the end."""
     report = ImportReport()
     budget, cache = import_budget(), ImportCache()
-    with batched_scheduling():
+    with batched_scheduling(), older_objects_frozen():
         for name, data in in_transactions(sorted(files, key=lambda item: (_suffix(item[0]) != ".pyr", item[0])), cache=cache):
             import_file(name, data, dataset, report, budget, cache=cache)
     return report

@@ -1,3 +1,4 @@
+import gc
 import sys
 from pathlib import Path
 
@@ -24,6 +25,7 @@ class Command(BaseCommand):
                             help="list every file (where its names came from), repair, unplaced part and legacy issue")
 
     def handle(self, *args, paths, dataset=None, topic=None, annotator=None, peer=None, verbose_report=False, **options):
+        gc.freeze()  # for the rest of the process, the import and its scoring (see ``older_objects_frozen``)
         first = Path(paths[0])
         dataset = dataset or (first if first.is_dir() else first.parent).resolve().name
         show_bar = sys.stderr.isatty()
