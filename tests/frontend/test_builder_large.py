@@ -96,4 +96,18 @@ def test_find_select_and_merge_far_down_a_1000_scu_pyramid(chromium, live_server
     wait_saved(page)
     assert not SCU.objects.filter(pyramid=pyramid, uid=1000).exists() and before.contributors.count() == 2
     page.screenshot(path=str(artifacts / "builder-large-after-merges.png"))
+
+    page.keyboard.press(">")                                           # step through the merged SCU's contributors
+    assert page.text_content(".step-text") == "contributor 1 of 2"
+    page.keyboard.press(">")
+    assert page.text_content(".step-text") == "contributor 2 of 2"
+    assert page.text_content(".ref-text .seg.hl-contrib") == "council w999r7"
+    page.keyboard.press("o")                                           # fold the selected SCU, then all of them
+    assert page.locator(".scu.selected .contributors").count() == 0
+    page.click("button.fold-all")
+    assert page.locator(".scu-list .contributors").count() == 0 and 0 < len(placed(page)) < 150
+    page.select_option(".sort", "uid")                                 # another order: the selected SCU stays in the list
+    page.keyboard.press("j")
+    assert page.text_content(".scu.selected .label") == "Unit 0995"
+    page.screenshot(path=str(artifacts / "builder-large-folded-by-uid.png"))
     context.close()
