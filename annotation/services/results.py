@@ -13,7 +13,6 @@ from scoring.correlation import mean_abs_difference, pearson
 from scoring.model import Convention
 from scoring.scores import prepare, reference_annotation, score_prepared, score_reference
 
-from ..formats import csv_cells
 from ..models import AnnotationScore, PeerAnnotation, PeerMatch, Pyramid, Topic
 from .scoring_inputs import load_annotations, load_pyramids
 
@@ -203,6 +202,8 @@ def write_rows(stream, rows: list[dict], keys: tuple[str, ...], fmt: str) -> Non
     if fmt == "json":
         stream.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
         return
+    from ..formats import csv_cells  # the formats package reads XML too: not imported by JSON exports
+
     writer = csv_cells.DictWriter(stream, fieldnames=list(keys), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
