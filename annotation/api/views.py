@@ -261,7 +261,8 @@ class SCUViewSet(SCUActions, VersionedMixin, ScopedViewSet):
 
 
 class ContributorViewSet(ContributorActions, VersionedMixin, ScopedViewSet):
-    base_queryset = Contributor.objects.prefetch_related(Prefetch("parts", queryset=ContributorPart.objects.order_by("start")))
+    # With its SCU: the document (pyramid) that versions a contributor is read with it.
+    base_queryset = Contributor.objects.select_related("scu").prefetch_related(Prefetch("parts", queryset=ContributorPart.objects.order_by("start")))
     serializer_class = serializers.ContributorSerializer
     filterset_class = filters.ContributorFilter
 

@@ -34,11 +34,12 @@ class Gone(Exception):
     """What an action works on was deleted meanwhile (by a concurrent request)."""
 
 
-def reread(obj):
-    """``obj`` as it is now. Actions call this under the document's lock for everything they depend
-    on, so a concurrent change committed while they waited for the lock is seen (never a count or
-    an object read before it). Raises ``Gone`` if it was deleted meanwhile."""
-    fresh = type(obj).objects.filter(pk=obj.pk).first()
+def reread(obj, *related: str):
+    """``obj`` as it is now, with the rows named in ``related`` (``select_related``: one query).
+    Actions call this under the document's lock for everything they depend on, so a concurrent
+    change committed while they waited for the lock is seen (never a count or an object read
+    before it). Raises ``Gone`` if it was deleted meanwhile."""
+    fresh = type(obj).objects.select_related(*related).filter(pk=obj.pk).first()
     if fresh is None:
         raise Gone(f"This {type(obj)._meta.verbose_name} no longer exists: it was deleted meanwhile.")
     return fresh

@@ -96,7 +96,7 @@ def add_part_to(contributor: Contributor, user, *, start: int, end: int, expecte
     fresh = {}
 
     def uids(p):
-        fresh["contributor"] = reread(contributor)
+        fresh["contributor"] = reread(contributor, "scu")
         return [fresh["contributor"].scu.uid]
 
     def mutate(p):
@@ -115,7 +115,7 @@ def remove_part(part: ContributorPart, user, *, expected_revision=None) -> Outco
     fresh = {}
 
     def uids(p):
-        fresh["part"] = reread(part)
+        fresh["part"] = reread(part, "contributor__scu")
         return [fresh["part"].contributor.scu.uid]
 
     def mutate(p):
@@ -131,7 +131,7 @@ def remove_contributor(contributor: Contributor, user, *, expected_revision=None
     fresh = {}
 
     def uids(p):
-        fresh["contributor"] = reread(contributor)
+        fresh["contributor"] = reread(contributor, "scu", "reference")
         return [fresh["contributor"].scu.uid]
 
     def mutate(p):
