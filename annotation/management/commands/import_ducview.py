@@ -3,7 +3,6 @@ import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
 from annotation.formats import NameOptions
 from annotation.services.ducview_import import import_paths
@@ -31,7 +30,11 @@ class Command(BaseCommand):
         show_bar = sys.stderr.isatty()
 
         def progress(files):
-            return tqdm(files, desc="importing", unit="file", disable=not show_bar)
+            if not show_bar:
+                return files
+            from tqdm import tqdm  # only for a terminal
+
+            return tqdm(files, desc="importing", unit="file")
 
         try:
             report = import_paths(paths, dataset, progress, NameOptions(topic=topic, annotator=annotator, peer=peer))
