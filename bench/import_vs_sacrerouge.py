@@ -99,7 +99,7 @@ def sacrerouge(python: str, data: Path) -> Timed:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "duc2006"))
+    parser.add_argument("--data", default=str(Path(os.environ.get("SHARED_DATA") or REPO.parent / "shared" / "data") / "duc2006"))
     parser.add_argument("--sacrerouge-python", default=os.environ.get("SACREROUGE_PYTHON", "/tmp/sr-venv/bin/python"))
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
