@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from ..conftest import SHARED_DATA
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-REPO = Path(__file__).resolve().parents[2]
-REAL_DATA = REPO.parent / "shared" / "data"
+REAL_DATA = SHARED_DATA  # ../shared/data, or where SHARED_DATA points (a worktree elsewhere)
 
 
 def fixture_bytes(name: str) -> bytes:
