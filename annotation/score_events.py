@@ -1,6 +1,7 @@
 """Turn score-affecting saves into one recomputation per annotation after the commit.
 
-Every save or delete of an SCU, contributor, contributor part or peer match bumps the revision
+Every save or delete of an SCU, contributor, contributor part or peer match (and a pyramid's set of
+references, or an edit of a reference) bumps the revision
 counters of what it can change (the pyramid or the annotation, and the topic) in the same
 transaction; inside an editing action (``document_action``) the action bumps them once instead. After the commit, everything the transaction touched is handed to the scheduler
 once, however many rows changed (``annotation.services.recompute.schedule``). Bulk imports
@@ -11,9 +12,9 @@ from contextlib import contextmanager
 
 from django.db import transaction
 from django.db.models import F
-from django.db.models.signals import post_delete, post_save
+from django.db.models.signals import m2m_changed, post_delete, post_save
 
-from .models import SCU, Contributor, ContributorPart, PeerAnnotation, PeerMatch, Pyramid, Topic
+from .models import SCU, Contributor, ContributorPart, PeerAnnotation, PeerMatch, Pyramid, ReferenceSummary, Topic
 
 
 class _Pending:
@@ -172,7 +173,31 @@ def _on_annotation_deleted(sender, instance, **kwargs):
         _record(topic_id=topic_id)
 
 
+def _on_pyramid_references(sender, instance, action, reverse, pk_set, **kwargs):
+    """A reference added to or removed from a pyramid changes n, so Xa and every modified score
+    against it (and the jackknife): the scores stored against it are stale."""
+    if action not in ("post_add", "post_remove", "post_clear"):
+        return
+    if not reverse:
+        touch_pyramid(instance.pk, instance.topic_id)
+        return
+    lookup = {"pk__in": pk_set} if pk_set is not None else {"references": instance}
+    for pyramid_id, topic_id in Pyramid.objects.filter(**lookup).values_list("id", "topic_id"):
+        touch_pyramid(pyramid_id, topic_id)
+
+
+def _on_reference_saved(sender, instance, created, **kwargs):
+    """A reference's id names its jackknife pyramid in the stored scores: an edited reference
+    leaves the scores of every pyramid it is part of stale (a new one is part of none yet)."""
+    if created:
+        return
+    for pyramid_id, topic_id in Pyramid.objects.filter(references=instance).values_list("id", "topic_id"):
+        touch_pyramid(pyramid_id, topic_id)
+
+
 for model, handler in [(SCU, _on_scu), (Contributor, _on_contributor), (ContributorPart, _on_contributor_part), (PeerMatch, _on_peer_match)]:
     post_save.connect(handler, sender=model, dispatch_uid=f"score-events-save-{model.__name__}")
     post_delete.connect(handler, sender=model, dispatch_uid=f"score-events-delete-{model.__name__}")
 post_delete.connect(_on_annotation_deleted, sender=PeerAnnotation, dispatch_uid="score-events-delete-annotation")
+m2m_changed.connect(_on_pyramid_references, sender=Pyramid.references.through, dispatch_uid="score-events-pyramid-references")
+post_save.connect(_on_reference_saved, sender=ReferenceSummary, dispatch_uid="score-events-reference-saved")

@@ -171,3 +171,46 @@ def test_results_of_an_annotation_deleted_meanwhile_are_dropped_and_the_others_s
     gone.delete()  # after its scores were computed, before they are stored
     assert _store_scores([(demo_annotation.pk, "test", (1, 1), {"x": 1}), (gone_id, "test", (1, 1), {"x": 2})]) == 1
     assert list(AnnotationScore.objects.filter(convention="test").values_list("annotation_id", flat=True)) == [demo_annotation.pk]
+
+
+def test_a_reference_added_to_or_removed_from_the_pyramid_or_renamed_restales_its_scores(demo_annotation):
+    """n (the number of references) sets Xa, and each reference names its jackknife pyramid: adding
+    one to the pyramid, taking one out, or renaming one must never leave the old values marked
+    current (stale until recomputed, or recomputed at once in eager mode)."""
+    from annotation.models import Pyramid, ReferenceSummary
+    from annotation.services.results import score_annotations
+    from scoring.model import Convention
+
+    a = demo_annotation
+    everyone = [x.pk for x in PeerAnnotation.objects.filter(pyramid=a.pyramid)]
+    recompute_annotations(everyone)
+    before = scores_of(a).values
+
+    def fresh():
+        return score_annotations([PeerAnnotation.objects.get(pk=a.pk)], Convention.NIST)[a.pk].as_dict()
+
+    def never_current_with_old_values():
+        stored = scores_of(a)
+        assert not stored.is_current or stored.values == fresh()
+        recompute_annotations(everyone)
+        stored = scores_of(a)
+        assert stored.is_current and stored.values == fresh()
+        return stored.values
+
+    def jackknifed(values):
+        return {ref for ref, _ in values["jackknife"]}
+
+    revision = Pyramid.objects.get(pk=a.pyramid_id).revision
+    extra = ReferenceSummary.objects.create(topic=a.pyramid.topic, external_id="E", text="A fifth reference.")
+    assert Pyramid.objects.get(pk=a.pyramid_id).revision == revision   # in no pyramid yet: nothing stale
+    a.pyramid.references.add(extra)
+    added = never_current_with_old_values()
+    assert added["xa"] != before["xa"] and "E" in jackknifed(added)
+
+    extra.external_id = "Renamed"
+    extra.save()
+    assert "Renamed" in jackknifed(never_current_with_old_values())
+
+    extra.pyramids.remove(a.pyramid)   # from the reference's side
+    removed = never_current_with_old_values()
+    assert removed["xa"] == before["xa"] and jackknifed(removed) == jackknifed(before)

@@ -175,9 +175,10 @@ export class WindowedList {
     const i = this.positions.get(key);
     if (i === undefined) return false;
     const [top, bottom] = [this.offsets[i] + this.padding, this.offsets[i + 1] + this.padding];
+    // Whole pixels, rounded towards the row (see scrollTo).
     let target = this.viewTop;
-    if (top < this.viewTop) target = top;
-    else if (bottom > this.viewTop + this.viewHeight) target = Math.min(top, bottom - this.viewHeight);
+    if (top < this.viewTop) target = Math.floor(top);
+    else if (bottom > this.viewTop + this.viewHeight) target = Math.min(Math.floor(top), Math.ceil(bottom - this.viewHeight));
     this.revealing = key;
     if (Math.abs(target - this.viewTop) < 0.5) return false;
     this.viewTop = target;
@@ -191,6 +192,7 @@ export class WindowedList {
    * where layout is fresh anyway, e.g. in a ResizeObserver callback).
    */
   scrollTo(top, now = false) {
+    top = Math.floor(top + 0.01); // the browser snaps scrollTop to whole pixels; rounding up would put a row aligned at the top half a pixel outside
     this.viewTop = top;
     if (now) { this.ownScroll = top; this.container.scrollTop = top; return; }
     if (this.scrollQueued) return;
