@@ -39,6 +39,7 @@ def main():
     from django.core.management import call_command
     from django.db import connection
 
+    from annotation.background import runner
     from annotation.models import LiteAssignment, LiteResult
     from annotation.services.lightweight_import import get_run, import_paths
 
@@ -55,7 +56,8 @@ def main():
             run = get_run(f"realsumm-{kind}", "imported")
             reports = import_paths(run, [folder])
             assert not any(r.error for r in reports), [r.error for r in reports if r.error]
-            result = LiteResult.objects.get(pyramid=run)   # stored by the recomputation at the end of the import
+            runner.wait()   # the recomputation the import scheduled, on the in-process background thread
+            result = LiteResult.objects.get(pyramid=run)
             scores[kind] = {r["system"]: r["score"] for r in result.payload["systems"]}
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         times.append(seconds)

@@ -15,3 +15,12 @@ import os
 workers = int(os.environ.get("WEB_CONCURRENCY", (os.cpu_count() or 1) + 1))
 worker_class = "gthread"
 threads = int(os.environ.get("GUNICORN_THREADS", 4))
+
+
+def post_worker_init(worker):
+    """Import every view before the worker takes its first request: resolving the URL
+    configuration imports the views and what they import (the API, scipy for the statistics), some
+    0.8 s that the first visitor of each worker would otherwise wait for."""
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns
