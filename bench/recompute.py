@@ -10,12 +10,12 @@ import os
 import platform
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from _django import fresh_database  # noqa: E402  (bench/ is on sys.path as the script's folder)
 
 
 def percentile(values, q):
@@ -33,15 +33,7 @@ def main():
     files = [data / "allpyramids" / f"{args.topic}.pyr", *sorted((data / "allpans").glob(f"*.{args.topic}.*.pan"))]
     if not files[0].exists():
         sys.exit(f"no {files[0]}: the DUC 2006 data lives in ../shared/data/duc2006")
-    tmp = tempfile.mkdtemp()
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmp}/bench.sqlite3")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
-    os.environ.setdefault("DEBUG", "1")  # a local benchmark: development settings
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    fresh_database()
     from django.db import connection
     from django.db.models import F
     from django.test.utils import CaptureQueriesContext
@@ -51,9 +43,6 @@ def main():
     from annotation.services.ducview_import import import_paths
     from annotation.services.recompute import recompute_annotations
 
-    if connection.vendor == "postgresql":
-        call_command("flush", interactive=False, verbosity=0)
-    call_command("migrate", verbosity=0)
     runner.synchronous = True
     import_paths(files, "bench-recompute")
     pyramid = Pyramid.objects.get(topic__external_id=args.topic)

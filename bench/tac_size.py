@@ -12,12 +12,12 @@ import os
 import platform
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from _django import fresh_database  # noqa: E402  (bench/ is on sys.path as the script's folder)
 
 WORDS = ("harbour council ferry bridge fishermen museum divers weather engineers mayor shop railway visitors lighthouse "
          "choir utility pier warning festival warehouse path barrier lights timetable market tunnel seawall boat island dunes "
@@ -81,15 +81,7 @@ def main():
     parser.add_argument("--peers", type=int, default=60)
     parser.add_argument("--second", type=int, default=10, help="peers per topic annotated by a second annotator")
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp())
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmp}/bench.sqlite3")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
-    os.environ.setdefault("DEBUG", "1")  # a local benchmark: development settings
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    tmp = fresh_database()
     from django.db import connection
 
     from annotation.background import runner
@@ -99,9 +91,6 @@ def main():
     from annotation.services.results import agreement_rows
     from scoring.model import Convention
 
-    if connection.vendor == "postgresql":
-        call_command("flush", interactive=False, verbosity=0)
-    call_command("migrate", verbosity=0)
     rng = random.Random(2026)
     data = tmp / "tac"
     data.mkdir()
