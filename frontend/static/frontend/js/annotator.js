@@ -10,7 +10,7 @@
 // provisional one when it arrives. Undo/redo are painted from the page's own record of its
 // actions and then taken from the server's answer.
 import { DocumentSession, bindStatus } from "./session.js";
-import { TextIndex, draggedSpan, renderSpans, selectedSpan } from "./textspans.js";
+import { SpanView, TextIndex, draggedSpan, selectedSpan } from "./textspans.js";
 import { scorePeer } from "./pyramidscore.js";
 import { $, $$, el, plural, showBanner, hideBanner, isTyping, openChooser, closeChooser } from "./ui.js";
 
@@ -31,7 +31,8 @@ const state = {
   redo: [],
   stored: null,        // {revision, score} the stored score last read
   peerIndex: null,
-  refIndexes: new Map(),
+  peerView: null,      // SpanView of the peer text: an action repaints only the words it changes
+  refViews: null,      // reference id -> SpanView (built once per load; a new SCU patches its contributors in)
   selectedScu: null,   // scu id (list highlight; target of Enter)
   selectedMatch: null, // match id or local key
   selection: [],       // parts [{start, end}] in the peer text, code points (several: discontinuous)
@@ -84,6 +85,8 @@ async function load() {
   state.pending = [];
   state.stored = { revision: doc.revision, score: doc.score };
   state.peerIndex = new TextIndex(doc.peer.text);
+  state.peerView = new SpanView($(".peer-text", root), state.peerIndex);
+  state.refViews = null;
   derive();
   render();
   pollScore();
@@ -399,7 +402,7 @@ function renderPeer() {
   const spans = [];
   for (const m of state.doc.matches) for (const p of m.parts) spans.push({ id: m.id, start: p.start, end: p.end });
   state.selection.forEach((p, i) => spans.push({ id: `sel${i}`, ...p }));
-  renderSpans($(".peer-text", root), state.peerIndex, spans);
+  state.peerView.update(spans);
   const nonMatching = new Set(state.doc.matches.filter((m) => m.scu === null).map((m) => String(m.id)));
   const scu = state.selectedScu;
   const ofScu = new Set(state.doc.matches.filter((m) => scu !== null && m.scu === scu).map((m) => String(m.id)));
@@ -440,19 +443,26 @@ function renderRefs() {
   const contributors = scu ? scu.contributors : [];
   state.step = contributors.length ? ((state.step % contributors.length) + contributors.length) % contributors.length : 0;
   $(".step-text", root).textContent = scu ? `contributor ${contributors.length ? state.step + 1 : 0} of ${contributors.length}` : "select an SCU";
-  const container = $(".texts", root);
-  container.replaceChildren();
-  for (const ref of state.doc.pyramid.references) {
-    if (!state.refIndexes.has(ref.id)) state.refIndexes.set(ref.id, new TextIndex(ref.text));
-    const spans = contributors.flatMap((c) => c.parts.filter((p) => p.reference === ref.id).map((p) => ({ id: c.id, start: p.start, end: p.end })));
-    const text = el("div", { class: "ref-text" });
-    renderSpans(text, state.refIndexes.get(ref.id), spans);
-    container.append(el("article", { class: "ref", "data-ref": ref.id }, el("header", {}, el("h2", {}, `Reference ${ref.external_id}`)), text));
+  if (!state.refViews) {
+    state.refViews = new Map();
+    const articles = state.doc.pyramid.references.map((ref) => {
+      const text = el("div", { class: "ref-text" });
+      state.refViews.set(ref.id, new SpanView(text, new TextIndex(ref.text)));
+      return el("article", { class: "ref", "data-ref": ref.id }, el("header", {}, el("h2", {}, `Reference ${ref.external_id}`)), text);
+    });
+    $(".texts", root).replaceChildren(...articles);
   }
+  for (const [ref, view] of state.refViews) {
+    view.update(contributors.flatMap((c) => c.parts.filter((p) => p.reference === ref).map((p) => ({ id: c.id, start: p.start, end: p.end }))));
+  }
+  for (const seg of $$(".refs-pane .seg.hl", root)) seg.classList.remove("hl");
   const current = contributors[state.step];
   if (current) {
     for (const seg of $$(`.refs-pane .seg[data-ids~="${current.id}"]`, root)) seg.classList.add("hl");
-    $(`.refs-pane .seg[data-ids~="${current.id}"]`, root)?.scrollIntoView({ block: "nearest" });
+    // Scrolled at the next frame: here it would force a layout of the page in the middle of a
+    // match (the list and the peer are repainted after), 5 ms of every click on an SCU.
+    const first = $(`.refs-pane .seg[data-ids~="${current.id}"]`, root);
+    requestAnimationFrame(() => first?.scrollIntoView({ block: "nearest" }));
   }
 }
 
