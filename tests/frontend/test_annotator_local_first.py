@@ -173,3 +173,24 @@ def test_autoannotate_suggestions_are_accepted_or_rejected_one_by_one(annotator,
     wait_saved(page)
     assert page.text_content(".last-action") == "No more suggestions."
     assert saved(annotation) == [(1, ["dam failed"])]
+
+
+def test_a_click_on_an_scu_patches_the_page(annotator):
+    """A match made by clicking an SCU repaints what it changed (issue 12: painted within 50 ms with
+    100-SCU pyramids): the other SCUs' items and the reference texts stay the same nodes; typing a
+    filter still narrows the list and clearing it brings every SCU back, with the match's count."""
+    page, context, annotation, dam, valley = annotator
+    keep = f"() => [document.querySelector('.scu[data-id=\"{valley.pk}\"]'), document.querySelector('.refs-pane .ref-text')]"
+    page.evaluate(f"() => {{ window.__kept = ({keep})(); }}")
+    drag_select(page, ".peer-text", "old dam failed at night")
+    page.click(f'.scu-list .scu[data-id="{dam.pk}"]')
+    assert page.text_content(f'.scu[data-id="{dam.pk}"] .found') == "✓"
+    assert page.get_attribute(f'.scu[data-id="{dam.pk}"]', "aria-selected") == "true"
+    assert page.evaluate(f"() => window.__kept.every((node, i) => node === ({keep})()[i])")
+    page.fill(".filter", "valley")
+    assert page.eval_on_selector_all(".scu-list .scu", "items => items.map(i => Number(i.dataset.id))") == [valley.pk]
+    page.fill(".filter", "")
+    assert sorted(page.eval_on_selector_all(".scu-list .scu", "items => items.map(i => Number(i.dataset.id))")) == sorted([dam.pk, valley.pk])
+    assert page.text_content(f'.scu[data-id="{dam.pk}"] .found') == "✓"
+    wait_saved(page)
+    assert saved(annotation) == [(1, ["old dam failed at night"])]

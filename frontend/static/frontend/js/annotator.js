@@ -427,15 +427,26 @@ function renderScus() {
   for (const m of state.doc.matches) if (m.scu !== null) counts.set(m.scu, (counts.get(m.scu) ?? 0) + 1);
   const scus = visibleScus();
   $(".counts", root).textContent = `${scus.length} of ${plural(state.doc.pyramid.scus.length, "SCU")}`;
-  list.replaceChildren();
-  for (const scu of scus) {
+  // An item is rebuilt only when what it shows changed, and the list only when the filter changed
+  // which SCUs it holds: a match repaints one or two items, not the page's layout of 100 SCUs.
+  const old = new Map($$(".scu", list).map((item) => [Number(item.dataset.id), item]));
+  const items = scus.map((scu) => {
     const found = counts.get(scu.id) ?? 0;
-    const item = el("div", { class: `scu${scu.id === state.selectedScu ? " selected" : ""}`, "data-id": scu.id, role: "option", "aria-selected": String(scu.id === state.selectedScu) },
-      el("div", { class: "scu-head" }, el("span", { class: "weight", title: "Weight" }, String(scu.weight)), el("span", { class: "label" }, scu.label),
-        found ? el("span", { class: "found", title: found > 1 ? `found ${found} times: ${plural(found - 1, "repetition")}` : "found once" }, found > 1 ? `×${found}` : "✓") : ""));
-    list.append(item);
-  }
+    const shows = JSON.stringify([scu.weight, scu.label, scu.id === state.selectedScu, found]);
+    const item = old.get(scu.id);
+    return item?.dataset.shows === shows ? item : scuItem(scu, found, shows);
+  });
+  if (items.length && items.length === list.children.length && scus.every((scu, i) => old.get(scu.id) === list.children[i])) {
+    items.forEach((item, i) => { if (list.children[i] !== item) list.children[i].replaceWith(item); });
+  } else list.replaceChildren(...items);
   if (!scus.length) list.append(el("p", { class: "empty" }, state.filter ? "No SCU label contains that text." : "This pyramid has no SCUs."));
+}
+
+function scuItem(scu, found, shows) {
+  const selected = scu.id === state.selectedScu;
+  return el("div", { class: `scu${selected ? " selected" : ""}`, "data-id": scu.id, "data-shows": shows, role: "option", "aria-selected": String(selected) },
+    el("div", { class: "scu-head" }, el("span", { class: "weight", title: "Weight" }, String(scu.weight)), el("span", { class: "label" }, scu.label),
+      found ? el("span", { class: "found", title: found > 1 ? `found ${found} times: ${plural(found - 1, "repetition")}` : "found once" }, found > 1 ? `×${found}` : "✓") : ""));
 }
 
 function renderRefs() {
