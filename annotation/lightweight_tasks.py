@@ -1,6 +1,6 @@
 """Celery task of the lightweight pyramids (found by the Celery app next to ``annotation.tasks``).
 
-A thin call into ``annotation.services.lightweight_scores``; without ``REDIS_URL`` the background
+A thin call into ``annotation.services.lightweight_runs``; without ``REDIS_URL`` the background
 runner (``annotation/background.py``) runs it in-process after the commit that scheduled it.
 """
 from celery import shared_task
@@ -9,11 +9,9 @@ from celery.signals import worker_ready
 
 @shared_task(name="annotation.recompute_lightweight", acks_late=True)
 def recompute_lightweight(run_ids: list[int]) -> int:
-    from .services.lightweight_runs import started
-    from .services.lightweight_scores import recompute
+    from .services.lightweight_runs import recompute_runs
 
-    started(run_ids)
-    return sum(recompute(pk) for pk in run_ids)
+    return recompute_runs(run_ids)
 
 
 @shared_task(name="annotation.recompute_stale_lightweight")

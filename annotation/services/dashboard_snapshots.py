@@ -349,9 +349,9 @@ def schedule_for_topics(topic_ids: Iterable[int]) -> None:
     dashboard after every burst of edits, delaying the next scores; there the dashboard is
     recomputed when a coordinator looks (``status.json`` and the pages schedule a stale snapshot).
     """
-    from pyramid_app.celery import app
+    from .recompute import _in_process
 
-    if app.conf.task_always_eager:
+    if _in_process():
         return
     try:
         ids = set(Topic.objects.filter(pk__in=list(topic_ids)).values_list("dataset_id", flat=True))

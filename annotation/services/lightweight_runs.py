@@ -32,6 +32,15 @@ def schedule(run_ids) -> None:
     _enqueue(PENDING_KIND, run_ids)
 
 
+def recompute_runs(run_ids) -> int:
+    """The lightweight task's work (``annotation.lightweight_tasks``; the in-process runner calls it
+    directly): the runs are marked started, so later changes enqueue anew, then recomputed."""
+    from .lightweight_scores import recompute
+
+    started(run_ids)
+    return sum(recompute(pk) for pk in run_ids)
+
+
 def started(run_ids) -> None:
     """A recomputation has started: later changes enqueue a new one."""
     _release(PENDING_KIND, run_ids)

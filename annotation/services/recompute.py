@@ -2,7 +2,7 @@
 
 - ``schedule`` (called after a commit) hands what the commit made stale to the background runner
   (``annotation/background.py``), whose thread calls ``dispatch``: without ``REDIS_URL`` it runs the
-  Celery task in-process (the same code a worker runs); with it, it publishes the task, once per
+  service the Celery task calls, in-process (the same code a worker runs); with it, it publishes the task, once per
   burst (an annotation or topic already waiting in the queue is not published again: a Redis key
   marks it pending until the task starts, and expires after ``PENDING_TTL``, so a key left behind
   by a killed worker blocks nothing for long).
@@ -18,6 +18,7 @@
   ``schedule_stale`` (Celery beat, and every worker start) enqueues them once Redis is back.
 """
 import logging
+import sys
 import time
 from collections.abc import Iterable
 
@@ -52,7 +53,21 @@ def _task(kind: str):
             "lightweight": lightweight_tasks.recompute_lightweight}[kind]
 
 
+def _work(kind: str):
+    """The service each task is a thin call into (``annotation/tasks.py``, ``lightweight_tasks.py``),
+    looked up when it runs: what the in-process runner calls directly."""
+    from . import dashboard_snapshots, lightweight_runs
+
+    return {"annotation": recompute_annotations, "topic": recompute_topics, "dashboard": dashboard_snapshots.recompute_datasets,
+            "lightweight": lightweight_runs.recompute_runs}[kind]
+
+
 def _in_process() -> bool:
+    """Run here rather than publish? Without a broker yes, and without importing Celery (0.1 s of
+    every command that saves, e.g. an import); once the Celery app is loaded its eager switch
+    decides (the settings set it from REDIS_URL; tests turn it)."""
+    if not settings.REDIS_URL and "pyramid_app.celery" not in sys.modules:
+        return True
     from pyramid_app.celery import app
 
     return bool(app.conf.task_always_eager)
@@ -66,11 +81,10 @@ def dispatch(kind: str, ids: Iterable[int]) -> None:
     if kind == "pyramid":  # every annotation against these pyramids
         dispatch("annotation", PeerAnnotation.objects.filter(pyramid_id__in=ids).values_list("id", flat=True))
         return
-    in_process = _in_process()  # imports the Celery app before any task (see pyramid_app/__init__.py)
-    task = _task(kind)
-    if in_process:
-        task.apply(args=[ids], throw=True)
+    if _in_process():
+        _work(kind)(ids)
         return
+    task = _task(kind)
     try:
         fresh = [pk for pk in ids if cache.add(_pending_key(kind, pk), 1, timeout=PENDING_TTL)]
     except Exception:  # the cache is Redis too; without it, publish everything
