@@ -10,9 +10,9 @@ from annotation.models import LightweightPyramid, LiteAssignment, LiteResult, Li
 from annotation.roles import COORDINATOR, role_group
 
 from ..foundation.factories import topic
+from ..frontend.browser import PASSWORD, login
 
 pytestmark = pytest.mark.browser
-PASSWORD = "lightweight-2026"
 REFERENCES = {
     "A": "The storm hit the northern coast on Monday. Ten fishing boats sank in the harbour. The mayor closed all schools.",
     "B": "A storm struck the coast early on Monday. The harbour lost ten boats. Schools stayed closed by order of the mayor.",
@@ -55,11 +55,7 @@ def test_coordinator_and_crowd_run_the_protocol(chromium, live_server, world, ar
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", "coord")
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
+    login(page, live_server.url, "coord")
 
     page.click("text=Lightweight")
     page.fill("#id_name", "crowd")
