@@ -133,13 +133,12 @@ def _store_scores(results: list[tuple[int, str, tuple[int, int], dict]]) -> int:
     lock them in the same order. A result whose annotation was deleted meanwhile is dropped."""
     if not results:
         return 0
-    if len(results) > STORE_CHUNK:  # one statement's parameters stay within every backend's limit
-        ordered = sorted(results, key=lambda r: (r[0], r[1]))
-        return sum(_store_scores(ordered[start:start + STORE_CHUNK]) for start in range(0, len(ordered), STORE_CHUNK))
+    rows = sorted(results, key=lambda r: (r[0], r[1]))
+    if len(rows) > STORE_CHUNK:  # one statement's parameters stay within every backend's limit
+        return sum(_store_scores(rows[start:start + STORE_CHUNK]) for start in range(0, len(rows), STORE_CHUNK))
     table = AnnotationScore._meta.db_table
     values_field, at_field = AnnotationScore._meta.get_field("values"), AnnotationScore._meta.get_field("computed_at")
     now = at_field.get_db_prep_save(timezone.now(), connection)
-    rows = sorted(results, key=lambda r: (r[0], r[1]))
     params = [p for a, c, (p_rev, a_rev), v in rows for p in (a, c, p_rev, a_rev, values_field.get_db_prep_save(v, connection), now)]
     sql = (
         f'INSERT INTO {table} (annotation_id, convention, pyramid_revision, annotation_revision, "values", computed_at) '
