@@ -8,6 +8,7 @@ once, however many rows changed (``annotation.services.recompute.schedule``). Bu
 bypass signals and call ``touch_pyramid``/``touch_annotation`` themselves.
 """
 import threading
+from collections.abc import Iterable
 from contextlib import contextmanager
 
 from django.db import transaction
@@ -66,7 +67,7 @@ def batched_scheduling():
         pending.flush()
 
 
-def _record(*, pyramid_id=None, annotation_id=None, topic_id=None) -> None:
+def _record(*, pyramid_ids: Iterable[int] = (), annotation_ids: Iterable[int] = (), topic_ids: Iterable[int] = ()) -> None:
     batch = getattr(_batch, "pending", None)
     if batch is not None:
         pending = batch
@@ -74,12 +75,9 @@ def _record(*, pyramid_id=None, annotation_id=None, topic_id=None) -> None:
         pending = _pending_for_transaction()
     else:
         pending = _Pending()
-    if pyramid_id:
-        pending.pyramids.add(pyramid_id)
-    if annotation_id:
-        pending.annotations.add(annotation_id)
-    if topic_id:
-        pending.topics.add(topic_id)
+    pending.pyramids.update(pyramid_ids)
+    pending.annotations.update(annotation_ids)
+    pending.topics.update(topic_ids)
     if batch is None and not transaction.get_connection().in_atomic_block:
         pending.flush()
 
@@ -88,22 +86,23 @@ def touch_pyramid(pyramid_id: int, topic_id: int) -> None:
     """A pyramid changed: every score against it and its topic's agreement are now stale."""
     Pyramid.objects.filter(pk=pyramid_id).update(revision=F("revision") + 1)
     Topic.objects.filter(pk=topic_id).update(revision=F("revision") + 1)
-    _record(pyramid_id=pyramid_id, topic_id=topic_id)
+    _record(pyramid_ids=[pyramid_id], topic_ids=[topic_id])
 
 
 def touch_annotation(annotation_id: int, topic_id: int) -> None:
     """An annotation changed: its scores and its topic's agreement are now stale."""
     PeerAnnotation.objects.filter(pk=annotation_id).update(revision=F("revision") + 1)
     Topic.objects.filter(pk=topic_id).update(revision=F("revision") + 1)
-    _record(annotation_id=annotation_id, topic_id=topic_id)
+    _record(annotation_ids=[annotation_id], topic_ids=[topic_id])
 
 
-def annotation_created(annotation_id: int, topic_id: int, *, bump_topic: bool = True) -> None:
-    """A new annotation (created at revision 1) and its matches were stored: its topic's agreement
-    is stale (``bump_topic=False``: the caller bumped it in this transaction already)."""
-    if bump_topic:
-        Topic.objects.filter(pk=topic_id).update(revision=F("revision") + 1)
-    _record(annotation_id=annotation_id, topic_id=topic_id)
+def annotations_created(annotation_ids: Iterable[int], topic_ids: Iterable[int]) -> None:
+    """New annotations (created at revision 1) and their matches were stored: their topics'
+    agreement is stale. One UPDATE for all the topics, however many annotations (an import)."""
+    topic_ids = set(topic_ids)
+    if topic_ids:
+        Topic.objects.filter(pk__in=topic_ids).update(revision=F("revision") + 1)
+    _record(annotation_ids=annotation_ids, topic_ids=topic_ids)
 
 
 class _Action:
@@ -170,7 +169,7 @@ def _on_annotation_deleted(sender, instance, **kwargs):
     # Its scores go with it; the topic's agreement no longer includes it.
     for topic_id in Pyramid.objects.filter(pk=instance.pyramid_id).values_list("topic_id", flat=True):
         Topic.objects.filter(pk=topic_id).update(revision=F("revision") + 1)
-        _record(topic_id=topic_id)
+        _record(topic_ids=[topic_id])
 
 
 def _on_pyramid_references(sender, instance, action, reverse, pk_set, **kwargs):

@@ -3,7 +3,7 @@
 Used by ``POST /api/datasets/{id}/import/``. Everything that is uploaded is checked before
 anything is imported, so a refused upload (a zip bomb, a path escaping the archive, a file over
 the size limit, a file that is neither .pyr, .pan nor .zip) writes nothing. Then each DUCView file
-is imported by ``ducview_import.import_file`` in its own transaction (pyramids first, scores
+is imported whole or not at all by ``ducview_import.import_all`` (pyramids first, scores
 recomputed once at the end), exactly as ``import_ducview`` does: a file rejected there (malformed,
 hostile XML, not a NIST name, inconsistent with what is stored) writes nothing and is listed in
 the report.
@@ -28,8 +28,7 @@ from pathlib import PurePosixPath
 from django.conf import settings
 
 from ..models import Dataset
-from ..score_events import batched_scheduling
-from .ducview_import import EXTENSIONS, ImportCache, ImportReport, import_budget, import_file, in_transactions, older_objects_frozen
+from .ducview_import import EXTENSIONS, ImportReport, import_all
 
 ARCHIVE_EXTENSIONS = (".zip",)
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -147,8 +146,5 @@ def collect_files(uploads, limits: Limits | None = None) -> tuple[list[tuple[str
 def import_files(files: list[tuple[str, bytes]], dataset: Dataset) -> ImportReport:
     """Import each file in its own transaction, pyramids first; scores are scheduled once at the end."""
     report = ImportReport()
-    budget, cache = import_budget(), ImportCache()
-    with batched_scheduling(), older_objects_frozen():
-        for name, data in in_transactions(sorted(files, key=lambda item: (_suffix(item[0]) != ".pyr", item[0])), cache=cache):
-            import_file(name, data, dataset, report, budget, cache=cache)
+    import_all(sorted(files, key=lambda item: (_suffix(item[0]) != ".pyr", item[0])), dataset, report)
     return report
