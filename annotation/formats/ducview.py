@@ -239,10 +239,13 @@ def _read_parts(contributor_el: Element, cwhere: str, u16: Utf16Offsets, text: s
     placing repairs or drops them); a part without a label takes the text at its offsets."""
     raw = []
     for pi, p_el in enumerate(contributor_el.findall("part")):
-        pwhere = f"{cwhere}, <part> {pi + 1}"
-        s16 = _int_attr(p_el, "start", pwhere)
-        e16 = _int_attr(p_el, "end", pwhere)
-        s, e = (u16.to_cp(v) if 0 <= v <= u16.u16_len else v for v in (s16, e16))
+        s16, e16 = p_el.get("start"), p_el.get("end")
+        if s16 and e16 and (s16 + e16).isascii() and s16.isdigit() and e16.isdigit() and len(s16) <= 12 and len(e16) <= 12:
+            s16, e16 = int(s16), int(e16)  # the usual case, without two calls of _int_attr (a part's share of a .pan)
+        else:
+            pwhere = f"{cwhere}, <part> {pi + 1}"
+            s16, e16 = _int_attr(p_el, "start", pwhere), _int_attr(p_el, "end", pwhere)
+        s, e = (u16.to_cp(v) if 0 <= v <= u16.u16_len else v for v in (s16, e16)) if u16.astral else (s16, e16)
         plabel = p_el.get("label")
         if plabel is None:
             plabel = text[s:e] if 0 <= s <= e <= len(text) else ""
@@ -250,14 +253,22 @@ def _read_parts(contributor_el: Element, cwhere: str, u16: Utf16Offsets, text: s
     return raw
 
 
-def _where(scope: str, uid: int, ci: int, pi: int | None = None, clabel: str | None = None) -> str:
-    what = "peer SCU" if scope == "peer" else "SCU"
-    s = f"{what} {uid}, contributor {ci + 1}"
-    if clabel is not None:
-        s += f" ({short(clabel, 40)})"
-    if pi is not None:
-        s += f", part {pi + 1}"
-    return s
+class _Where:
+    """Where a part is, for messages: formatted only if a message is written (most parts need none)."""
+
+    __slots__ = ("scope", "uid", "ci", "pi", "clabel")
+
+    def __init__(self, scope: str, uid: int, ci: int, pi: int | None = None, clabel: str | None = None):
+        self.scope, self.uid, self.ci, self.pi, self.clabel = scope, uid, ci, pi, clabel
+
+    def __str__(self) -> str:
+        what = "peer SCU" if self.scope == "peer" else "SCU"
+        s = f"{what} {self.uid}, contributor {self.ci + 1}"
+        if self.clabel is not None:
+            s += f" ({short(self.clabel, 40)})"
+        if self.pi is not None:
+            s += f", part {self.pi + 1}"
+        return s
 
 
 def _place(
@@ -265,7 +276,7 @@ def _place(
     label: str,
     start: int,
     end: int,
-    where: str,
+    where: _Where,
     scope: str,
     uid: int,
     ci: int,
@@ -318,7 +329,7 @@ def _in_reference(
     start: int,
     end: int,
     refs: list[RefSpan],
-    where: str,
+    where: _Where,
     uid: int,
     ci: int,
     pi: int,
@@ -411,8 +422,11 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
             clabel = clabel or ""
             raw = _read_parts(c_el, cwhere, u16, text)
             for pi, (plabel, s, e) in enumerate(raw):
-                w = _where("pyramid", uid, ci, pi, clabel)
-                placed = _place(text, plabel, s, e, w, "pyramid", uid, ci, pi, report, budget)
+                w = _Where("pyramid", uid, ci, pi, clabel)
+                if 0 <= s < e <= len(text) and text[s:e] == plabel:
+                    placed = (s, e)  # where its label says: the usual case, nothing to place
+                else:
+                    placed = _place(text, plabel, s, e, w, "pyramid", uid, ci, pi, report, budget)
                 if placed is None:
                     changed = True
                     continue
@@ -429,7 +443,7 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
             if not parts:
                 report.rejects.append(
                     Reject("empty_contributor",
-                           f"{_where('pyramid', uid, ci, None, clabel)}: no part left; "
+                           f"{_Where('pyramid', uid, ci, None, clabel)}: no part left; "
                            "contributor left out",
                            "pyramid", uid, ci, None, clabel)
                 )
@@ -490,11 +504,17 @@ def _prefix_key(data: bytes) -> tuple[bytes, int, int] | None:
 
 def _without_known_pyramid(data: bytes, key) -> Element | None:
     """The document with its (memoised) pyramid element cut out; None if that reading fails (the
-    whole file is then read as any other, for the right message or repair)."""
+    whole file is then read as any other, for the right message or repair).
+
+    One pass of the tree builder, without ``_fromstring``'s first pass that refuses entity
+    declarations and external references: everything up to the end of the pyramid (the XML
+    declaration, the DTD, the root tag) is byte for byte a prefix that pass already accepted in
+    the file the pyramid was memoised from (``_prefix_key``), and what follows lies inside the
+    root element, where a declaration is not well-formed XML (the builder refuses it)."""
     _, start, end = key
     try:
-        return _fromstring(data[:start] + data[end:])
-    except DucViewError:
+        return ET.fromstring(data[:start] + data[end:])
+    except (ParseError, LookupError, ValueError, UnicodeError):
         return None
 
 
@@ -608,8 +628,10 @@ def parse_peer_annotation(
             changed = clabel is None
             clabel = clabel or ""
             for pi, (plabel, s, e) in enumerate(raw):
-                w = _where("peer", uid, ci, pi, clabel)
-                placed = _place(text, plabel, s, e, w, "peer", uid, ci, pi, report, budget)
+                if 0 <= s < e <= len(text) and text[s:e] == plabel:
+                    parts.append(PeerPart(s, e))  # where its label says: the usual case, nothing to place
+                    continue
+                placed = _place(text, plabel, s, e, _Where("peer", uid, ci, pi, clabel), "peer", uid, ci, pi, report, budget)
                 if placed is None:
                     changed = True
                     continue
@@ -618,14 +640,14 @@ def parse_peer_annotation(
             if not parts:
                 report.rejects.append(
                     Reject("empty_contributor",
-                           f"{_where('peer', uid, ci, None, clabel)}: no part left; "
+                           f"{_Where('peer', uid, ci, None, clabel)}: no part left; "
                            "contributor left out", "peer", uid, ci, None, clabel)
                 )
                 continue
             if uid != 0 and uid not in kept_uids:
                 report.rejects.append(
                     Reject("scu_dropped",
-                           f"{_where('peer', uid, ci, None, clabel)}: its SCU was left out of "
+                           f"{_Where('peer', uid, ci, None, clabel)}: its SCU was left out of "
                            "the pyramid; match left out", "peer", uid, ci, None, clabel)
                 )
                 continue
