@@ -32,7 +32,7 @@ from scoring.scores import score_prepared
 
 from ..background import runner
 from ..models import AnnotationScore, PeerAnnotation, Topic, TopicAgreement
-from .results import agreement_rows
+from .results import agreement_rows_by_convention
 from .prepared_pyramids import prepared_pyramids
 from .scoring_inputs import load_annotations
 
@@ -205,7 +205,7 @@ def recompute_topics(topic_ids: Iterable[int]) -> int:
     stale = [topic for topic in Topic.objects.filter(pk__in=ids).select_related("dataset") if current.get(topic.pk) != topic.revision]
     # One computation per convention for all of them (an import makes every topic stale at once);
     # a topic without a peer annotated twice has no row.
-    rows = {convention: {(row["dataset"], row["topic"]): row for row in agreement_rows(stale, convention)} for convention in Convention}
+    rows = {convention: {(row["dataset"], row["topic"]): row for row in rows} for convention, rows in agreement_rows_by_convention(stale, Convention).items()}
     written = 0
     for topic in stale:
         revision = topic.revision

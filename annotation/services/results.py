@@ -5,6 +5,7 @@ Row keys are a public contract (``export_scores``/``export_agreement``, the API'
 import json
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
@@ -13,7 +14,7 @@ from scoring.correlation import mean_abs_difference, pearson
 from scoring.model import Convention
 from scoring.scores import prepare, reference_annotation, score_prepared, score_reference
 
-from ..models import AnnotationScore, PeerAnnotation, PeerMatch, Pyramid, Topic
+from ..models import SCU, AnnotationScore, PeerAnnotation, PeerMatch, Pyramid, Topic
 from .scoring_inputs import load_annotations, load_pyramids
 
 SCORE_KEYS = (
@@ -73,14 +74,14 @@ def score_annotations(annotations: Iterable[PeerAnnotation], convention: Convent
     return {a.pk: score_prepared(prepared[a.pyramid_id], inputs[a.pk]) for a in annotations}
 
 
-def current_scores(annotations: list[PeerAnnotation], topics, convention: Convention) -> dict[int, dict]:
+def current_scores(revisions: dict[int, tuple[int, int]], topics, convention: Convention) -> dict[int, dict]:
     """annotation id -> its stored score values (``AnnotationScore``) in ``convention``, for those
-    stored from the revisions the annotation and its pyramid are at (``pyramid`` selected).
+    stored from the revisions given (annotation id -> (pyramid revision, annotation revision),
+    read with the annotations).
 
     The background recomputation stores every score after each change, so an export or a dashboard
     reads them instead of scoring every annotation again; what is stale or missing is left out
     (the caller computes it)."""
-    revisions = {a.pk: (a.pyramid.revision, a.revision) for a in annotations}
     stored = AnnotationScore.objects.filter(convention=convention.value, annotation__pyramid__topic__in=topics).values_list(
         "annotation_id", "pyramid_revision", "annotation_revision", "values")
     return {pk: values for pk, p_rev, a_rev, values in stored if revisions.get(pk) == (p_rev, a_rev)}
@@ -101,7 +102,7 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
         .select_related("peer__topic__dataset", "annotator", "pyramid")
         .order_by("peer__topic__dataset__name", "peer__topic__external_id", "peer__external_id", "annotator__username", "id")
     )
-    scores = current_scores(annotations, topics, convention)
+    scores = current_scores({a.pk: (a.pyramid.revision, a.revision) for a in annotations}, topics, convention)
     missing = score_annotations([a for a in annotations if a.pk not in scores], convention)
     scores.update((pk, score.as_dict()) for pk, score in missing.items())
     rows = [
@@ -128,41 +129,79 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
     return rows
 
 
+class _Annotated(NamedTuple):
+    """What agreement needs of one counted annotation (read as values: no model instances, no texts)."""
+
+    pk: int
+    pyramid_id: int
+    topic_id: int
+    peer: str
+    annotator_id: int
+    annotator: str
+    revisions: tuple[int, int]  # (pyramid, annotation): which stored scores are current
+    topic: str
+    dataset: str
+
+
 def agreement_rows(topics, convention: Convention = Convention.NIST, *, include_unfinished: bool = False) -> list[dict]:
     """Agreement per topic over the peers that two or more annotators annotated with one pyramid
     (counted annotations only: ``counted``)."""
     convention = Convention(convention)
-    annotations = list(
+    return agreement_rows_by_convention(topics, (convention,), include_unfinished=include_unfinished)[convention]
+
+
+def agreement_rows_by_convention(topics, conventions: Iterable[Convention], *,
+                                 include_unfinished: bool = False) -> dict[Convention, list[dict]]:
+    """``agreement_rows`` for several conventions, reading the annotations and their matches once.
+    The annotators' modified scores are the stored ones where current (``current_scores``), else computed."""
+    conventions = [Convention(c) for c in conventions]
+    annotations = [_Annotated(pk, pyramid_id, topic_id, peer, annotator_id, annotator, (p_rev, a_rev), topic, dataset)
+                   for pk, pyramid_id, topic_id, peer, annotator_id, annotator, p_rev, a_rev, topic, dataset in (
         counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics, annotator__isnull=False), include_unfinished=include_unfinished)
-        .select_related("peer", "annotator", "pyramid__topic__dataset")
-    )
+        .order_by().values_list("id", "pyramid_id", "pyramid__topic_id", "peer__external_id", "annotator_id", "annotator__username",
+                                "pyramid__revision", "revision", "pyramid__topic__external_id", "pyramid__topic__dataset__name"))]
     by_peer = defaultdict(list)  # (topic id, pyramid id, peer external id) -> annotations
     for a in annotations:
-        by_peer[(a.pyramid.topic_id, a.pyramid_id, a.peer.external_id)].append(a)
+        by_peer[(a.topic_id, a.pyramid_id, a.peer)].append(a)
     shared = {key: group for key, group in by_peer.items() if len({a.annotator_id for a in group}) >= 2}
     if not shared:
-        return []
+        return {convention: [] for convention in conventions}
     involved = [a for group in shared.values() for a in group]
-    pyramids = load_pyramids({a.pyramid_id for a in involved})
+    uids = defaultdict(list)  # pyramid id -> its SCU uids, in order
+    for pyramid_id, uid in SCU.objects.filter(pyramid_id__in={a.pyramid_id for a in involved}).order_by("uid").values_list("pyramid_id", "uid"):
+        uids[pyramid_id].append(uid)
     inputs = load_annotations(a.pk for a in involved)
-    prepared = {pk: prepare(pyramid, convention) for pk, pyramid in pyramids.items()}
-    topics_by_id = {a.pyramid.topic_id: a.pyramid.topic for a in involved}
+    revisions = {a.pk: a.revisions for a in involved}
+    return {convention: _agreement_rows(shared, uids, inputs, _modified_scores(involved, revisions, topics, convention), convention)
+            for convention in conventions}
+
+
+def _modified_scores(annotations: list[_Annotated], revisions: dict[int, tuple[int, int]], topics,
+                     convention: Convention) -> dict[int, float | None]:
+    modified = {pk: values["modified"] for pk, values in current_scores(revisions, topics, convention).items()}
+    missing = score_annotations([a for a in annotations if a.pk not in modified], convention)
+    return modified | {pk: score.modified for pk, score in missing.items()}
+
+
+def _agreement_rows(shared: dict[tuple, list[_Annotated]], uids: dict[int, list[int]], inputs: dict, modified_of: dict[int, float | None],
+                    convention: Convention) -> list[dict]:
     rows = []
-    for topic_id, topic in sorted(topics_by_id.items(), key=lambda item: item[1].external_id):
+    topic_names = {key[0]: group[0].topic for key, group in shared.items()}
+    for topic_id in sorted(topic_names, key=topic_names.get):
         keys = sorted(key for key in shared if key[0] == topic_id)
         several_pyramids = len({key[1] for key in keys}) > 1
         per_peer, modified = {}, defaultdict(dict)  # modified[annotator][peer] = score
         for _, pyramid_id, peer in keys:
             label = f"{peer} (pyramid {pyramid_id})" if several_pyramids else peer
-            pyramid = pyramids[pyramid_id]
             group = shared[(topic_id, pyramid_id, peer)]
-            per_peer[label] = peer_matrix([s.uid for s in pyramid.scus], {a.annotator.username: dict(inputs[a.pk].matches) for a in group})
+            per_peer[label] = peer_matrix(uids[pyramid_id], {a.annotator: dict(inputs[a.pk].matches) for a in group})
             for a in group:
-                modified[a.annotator.username][label] = score_prepared(prepared[pyramid_id], inputs[a.pk]).modified
+                modified[a.annotator][label] = modified_of[a.pk]
         summary = alpha_dice_summary(per_peer)
+        first = shared[keys[0]][0]
         rows.append({
-            "dataset": topic.dataset.name,
-            "topic": topic.external_id,
+            "dataset": first.dataset,
+            "topic": first.topic,
             "annotators": sorted(modified),
             "peers": len(per_peer),
             "alpha_dice_mean": summary.mean,
