@@ -337,31 +337,33 @@ def _topic(dataset: Dataset, external_id: str, report: ImportReport, memo: _File
 UNDECODABLE = {"\ufffd", "?"}
 
 
-def check_same_text(stored: str, incoming: str, what: str, source: str, report: ImportReport) -> None:
-    """Accept the incoming copy of a stored text if it is the same text.
+def same_text_note(stored: str, incoming: str, what: str) -> str | None:
+    """Accept the incoming copy of a stored text if it is the same text: None, or the note for
+    the report when the copies differ only by undecodable characters.
 
     DUC files copy texts into every .pan; some copies lost undecodable characters differently
     (U+FFFD in one file, '?' in another). Such copies are the same text: the stored one is kept
     and the difference reported. Anything else is a real conflict and rejects the file.
     """
     if stored == incoming:
-        return
+        return None
     if len(stored) == len(incoming) and all(a == b or {a, b} <= UNDECODABLE for a, b in zip(stored, incoming)):
-        report.repairs.append(f"{source}: {what} differs from the stored text only by undecodable characters (U+FFFD/'?'); the stored text is kept")
-        return
+        return f"{what} differs from the stored text only by undecodable characters (U+FFFD/'?'); the stored text is kept"
     raise ImportRejected(f"{what} is already stored with a different text")
 
 
-def _references(topic: Topic, references: list[formats.Reference], source: str, report: ImportReport,
-                memo: _FileMemo) -> dict[str, ReferenceSummary]:
+def _references(topic: Topic, references: list[formats.Reference], memo: _FileMemo) -> tuple[dict[str, ReferenceSummary], list[str]]:
+    """The topic's references by id, those of ``references`` it lacks created; and the notes of
+    ``same_text_note`` on those it had."""
     key = ("references", topic.pk)
     stored = dict(memo.get(key) or {r.external_id: r for r in topic.referencesummarys.all()})
+    notes = []
     for ref in references:
         if ref.id in stored:
-            check_same_text(stored[ref.id].text, ref.text, f"reference {ref.id} of topic {topic.external_id}", source, report)
+            notes.append(same_text_note(stored[ref.id].text, ref.text, f"reference {ref.id} of topic {topic.external_id}"))
         else:
             stored[ref.id] = ReferenceSummary.objects.create(topic=topic, external_id=ref.id, text=ref.text)
-    return memo.put(key, stored)
+    return memo.put(key, stored), [note for note in notes if note]
 
 
 def _canonical_file_pyramid(pyramid: formats.Pyramid) -> tuple:
@@ -391,43 +393,55 @@ def _canonical_db_pyramid(pyramid: Pyramid) -> tuple:
 
 def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
              memo: _FileMemo) -> Pyramid:
-    """The stored pyramid identical to this one, or a new one (found once per import: ``memo``)."""
-    references = _references(topic, pyramid.references, source, report, memo)
-    # The .pan files of a topic share one parsed pyramid (``ImportCache.parsed``): its canonical
-    # form is computed once (the object is kept with it, so its id is not reused).
-    known = memo.get(("canonical", id(pyramid)))
-    wanted = known[1] if known is not None else memo.put(("canonical", id(pyramid)), (pyramid, _canonical_file_pyramid(pyramid)))[1]
+    """The stored pyramid identical to this one, or a new one (found once per import: ``memo``).
+
+    The .pan files of a topic share one parsed pyramid (``ImportCache.parsed``): the first one
+    finds (or creates) its stored pyramid; the others go straight to it, noting what checking its
+    references noted once more, for each file. (The memo keeps the parsed object, so its id is not
+    reused while the import runs.)"""
+    seen = memo.get(("parsed", topic.pk, id(pyramid)))
+    if seen is None:
+        seen = memo.put(("parsed", topic.pk, id(pyramid)), (pyramid, *_stored_pyramid(topic, pyramid, legacy_issues, source, report, memo)))
+    elif source.endswith(".pyr"):
+        report.pyramids_reused += 1
+    _, db_pyramid, notes = seen
+    report.repairs += [f"{source}: {note}" for note in notes]
+    return db_pyramid
+
+
+def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
+                    memo: _FileMemo) -> tuple[Pyramid, list[str]]:
+    references, notes = _references(topic, pyramid.references, memo)
+    wanted = _canonical_file_pyramid(pyramid)
     key = ("pyramid", topic.pk, wanted)
-    if memo.get(key) is not None:
+    found = memo.get(key)
+    if found is None:
+        found = next((candidate for candidate in topic.pyramids.all() if _canonical_db_pyramid(candidate) == wanted), None)
+    if found is not None:
         report.pyramids_reused += source.endswith(".pyr")
-        return memo.get(key)
-    for candidate in topic.pyramids.all():
-        if _canonical_db_pyramid(candidate) == wanted:
-            report.pyramids_reused += source.endswith(".pyr")
-            return memo.put(key, candidate)
+        return memo.put(key, found), notes
     db_pyramid = Pyramid.objects.create(topic=topic, status=Pyramid.Status.DONE, source=source[-500:])
-    db_pyramid.references.set(references[r.id] for r in pyramid.references)
+    # Rows without signals (touch_pyramid below marks what is stale, once)
+    Pyramid.references.through.objects.bulk_create(
+        [Pyramid.references.through(pyramid=db_pyramid, referencesummary=references[r.id]) for r in pyramid.references])
     legacy = legacy_flags(legacy_issues)
     report.legacy += [f"{source}: {issue.message}" for issue in legacy_issues]
     order = {r.id: i for i, r in enumerate(pyramid.references)}
-    scus = SCU.objects.bulk_create([SCU(pyramid=db_pyramid, uid=s.uid, label=s.label, comment=s.comment) for s in pyramid.scus])
+    scu_ids = insert_rows(SCU, ("pyramid", "uid", "label", "comment"),
+                          [(db_pyramid.pk, s.uid, s.label, s.comment) for s in pyramid.scus], returning=True)
     contributors, parts = [], []
-    for db_scu, scu in zip(scus, pyramid.scus):
+    for scu_id, scu in zip(scu_ids, pyramid.scus):
         for index, c in enumerate(scu.contributors):
             home = min(c.parts, key=lambda p: (order[p.reference], p.start)).reference  # as the parser decides
-            contributor = Contributor(
-                scu=db_scu, reference=references[home], comment=c.comment,
-                legacy_issue=legacy.get((scu.uid, index), "")[:500],
-            )
-            contributors.append(contributor)
-            parts.append([(references[p.reference], p.start, p.end) for p in c.parts])
-    Contributor.objects.bulk_create(contributors)
+            contributors.append((scu_id, references[home].pk, c.comment, legacy.get((scu.uid, index), "")[:500]))
+            parts.append([(references[p.reference].pk, p.start, p.end) for p in c.parts])
+    contributor_ids = insert_rows(Contributor, ("scu", "reference", "comment", "legacy_issue"), contributors, returning=True)
     insert_rows(ContributorPart, ("contributor", "reference", "start", "end"),
-                [(c.pk, ref.pk, start, end) for c, spans in zip(contributors, parts) for ref, start, end in spans])
+                [(pk, *span) for pk, spans in zip(contributor_ids, parts) for span in spans])
     report.pyramids_created += 1
-    report.scus += len(scus)
+    report.scus += len(scu_ids)
     touch_pyramid(db_pyramid.pk, topic.pk)
-    return memo.put(key, db_pyramid)
+    return memo.put(key, db_pyramid), notes
 
 
 def legacy_flags(issues: Iterable[formats.LegacyIssue]) -> dict[tuple[int, int], str]:
@@ -482,7 +496,9 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
                 report: ImportReport, memo: _FileMemo, rows: PendingRows) -> bool:
     """Add the peer annotation to ``rows``; False when it is already there (stored, or earlier in this import)."""
     peer = _peer(topic, who.peer.value, pan.text, memo, rows)
-    check_same_text(peer.text, pan.text, f"peer {peer.external_id} of topic {topic.external_id}", source, report)
+    note = same_text_note(peer.text, pan.text, f"peer {peer.external_id} of topic {topic.external_id}")
+    if note:
+        report.repairs.append(f"{source}: {note}")
     annotator = _annotator(who.annotator, report, memo)
     # Which (peer, annotator) pairs the pyramid has, read once per import (kept up to date by it);
     # peers by their comparable id, as a peer of this import may not be written yet.
