@@ -30,6 +30,7 @@ import pyexpat
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from xml.etree.ElementTree import Element, ParseError
 
@@ -193,19 +194,16 @@ class _PyramidSpan:
         self.depth -= 1
 
 
-def _attr(el: Element, name: str, where: str) -> str:
+def _int_attr(el: Element, name: str, where: Callable[[], str]) -> int:
+    """An integer attribute of at most 12 digits; ``where`` (called only for a message) says where
+    ``el`` is: most files hold tens of thousands of such attributes, all plain digits."""
     value = el.get(name)
-    if value is None:
-        raise DucViewError(f"{where}: <{el.tag}> has no {name!r} attribute")
-    return value
-
-
-def _int_attr(el: Element, name: str, where: str) -> int:
-    value = _attr(el, name, where)
-    if value.isascii() and value.isdigit() and len(value) <= 12:  # the usual case, in a third of the time
+    if value is not None and value.isascii() and value.isdigit() and len(value) <= 12:
         return int(value)
+    if value is None:
+        raise DucViewError(f"{where()}: <{el.tag}> has no {name!r} attribute")
     if not _INT_RE.fullmatch(value.strip()):
-        raise DucViewError(f"{where}: <{el.tag}> attribute {name}={value!r} is not an integer "
+        raise DucViewError(f"{where()}: <{el.tag}> attribute {name}={value!r} is not an integer "
                            "(of at most 12 digits)")
     return int(value.strip())
 
@@ -233,18 +231,14 @@ class _Located:
     ref: RefSpan
 
 
-def _read_parts(contributor_el: Element, cwhere: str, u16: Utf16Offsets, text: str) -> list[tuple[str, int, int]]:
+def _read_parts(contributor_el: Element, cwhere: Callable[[], str], u16: Utf16Offsets, text: str) -> list[tuple[str, int, int]]:
     """(label, start, end) of each <part> of a contributor, offsets converted from the file's
     UTF-16 to code points. Offsets outside the text or reversed are kept as they are (the
     placing repairs or drops them); a part without a label takes the text at its offsets."""
     raw = []
     for pi, p_el in enumerate(contributor_el.findall("part")):
-        s16, e16 = p_el.get("start"), p_el.get("end")
-        if s16 and e16 and (s16 + e16).isascii() and s16.isdigit() and e16.isdigit() and len(s16) <= 12 and len(e16) <= 12:
-            s16, e16 = int(s16), int(e16)  # the usual case, without two calls of _int_attr (a part's share of a .pan)
-        else:
-            pwhere = f"{cwhere}, <part> {pi + 1}"
-            s16, e16 = _int_attr(p_el, "start", pwhere), _int_attr(p_el, "end", pwhere)
+        pwhere = lambda: f"{cwhere()}, <part> {pi + 1}"  # noqa: E731 (only called at once, for a message)
+        s16, e16 = _int_attr(p_el, "start", pwhere), _int_attr(p_el, "end", pwhere)
         s, e = (u16.to_cp(v) if 0 <= v <= u16.u16_len else v for v in (s16, e16)) if u16.astral else (s16, e16)
         plabel = p_el.get("label")
         if plabel is None:
@@ -400,7 +394,7 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
     seen: set[int] = set()
     for si, scu_el in enumerate(el.findall("scu")):
         swhere = f"{where} <scu> {si + 1}"
-        uid = _int_attr(scu_el, "uid", swhere)
+        uid = _int_attr(scu_el, "uid", lambda: swhere)
         if uid == 0:
             raise DucViewError(f"{swhere}: uid 0 is reserved for non-matching peer content")
         if not 0 < uid <= UID_MAX:
@@ -414,7 +408,7 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
         contributors: list[Contributor] = []
         contributor_els = scu_el.findall("contributor")
         for ci, c_el in enumerate(contributor_els):
-            cwhere = f"{swhere}, <contributor> {ci + 1}"
+            cwhere = lambda: f"{swhere}, <contributor> {ci + 1}"  # noqa: E731
             clabel = c_el.get("label")
             ccomment = c_el.get("comment") or ""
             parts: list[tuple[int, int, RefSpan]] = []
@@ -613,14 +607,15 @@ def parse_peer_annotation(
     non_matching: list[PeerMatch] = []
     comments: dict[int, str] = {}
     for si, ps_el in enumerate(ann.findall("peerscu")):
-        swhere = f"annotation <peerscu> {si + 1}"
+        swhere = lambda: f"annotation <peerscu> {si + 1}"  # noqa: E731 (formatted for messages only: most peerscu are empty)
         uid = _int_attr(ps_el, "uid", swhere)
         if uid != 0 and uid not in file_uids:
-            raise DucViewError(f"{swhere}: uid {uid} is not an SCU of the pyramid")
-        if ps_el.get("comment"):
-            comments[uid] = ps_el.get("comment") or ""
+            raise DucViewError(f"{swhere()}: uid {uid} is not an SCU of the pyramid")
+        comment = ps_el.get("comment")
+        if comment:
+            comments[uid] = comment
         for ci, c_el in enumerate(ps_el.findall("contributor")):
-            cwhere = f"{swhere} (uid {uid}), <contributor> {ci + 1}"
+            cwhere = lambda: f"{swhere()} (uid {uid}), <contributor> {ci + 1}"  # noqa: E731
             clabel = c_el.get("label")
             ccomment = c_el.get("comment") or ""
             raw = _read_parts(c_el, cwhere, u16, text)
