@@ -1,7 +1,9 @@
 """Import DUCView files (.pyr pyramids, .pan peer annotations) into the database.
 
-Each file is imported in its own transaction: a file that is rejected (malformed, hostile,
-inconsistent with what is already stored) writes nothing, and the others still go in. The
+Each file is imported whole or not at all (``import_all``: 50 files per transaction, each in its
+own savepoint, their peer annotations written together when the batch ends): a file that is
+rejected (malformed, hostile, inconsistent with what is already stored) writes nothing, and the
+others still go in. The
 report lists every repair the parser made, every part it could not place, every legacy rule
 violation kept for the official scores, and every rejected file with the reason.
 
