@@ -68,7 +68,7 @@ def run_page(request, pk):
     settings_form = RunSettingsForm(instance=run)
     data = lightweight_dashboard.dashboard(run)
     comparison = data["comparison"]
-    links = list(run.links.filter(active=True))
+    links = list(run.links.order_by("-active", "kind", "batch", "created_at"))  # open ones first
     for link in links:
         link.url = request.build_absolute_uri(reverse("lightweight:crowd", args=[link.token]))
     return render(request, "lightweight/run.html", {
@@ -134,6 +134,12 @@ def run_action(request, pk, action):
         batch = int(action[-1]) if action[-1] in "12" else None
         CrowdLink.objects.create(pyramid=run, kind=kind, batch=batch)
         messages.success(request, "Link created: share it with your workers.")
+    elif action in ("close-link", "reopen-link"):
+        link = get_object_or_404(CrowdLink, pyramid=run, pk=_pk(request.POST.get("link")))
+        link.active = action == "reopen-link"
+        link.save(update_fields=["active"])
+        messages.success(request, "Link reopened: workers can use it again." if link.active else
+                         "Link closed: workers who open it are told it is closed; what they submitted is kept.")
     elif action == "upload":
         form = UploadForm(request.POST, request.FILES)
         if not form.is_valid():
@@ -178,7 +184,10 @@ def crowd(request, token):
     refused = _throttled(request)
     if refused:
         return refused
-    link = get_object_or_404(CrowdLink.objects.select_related("pyramid"), token=token, active=True)
+    link = get_object_or_404(CrowdLink.objects.select_related("pyramid"), token=token)
+    if not link.active:  # closed by the coordinators: say so (410), rather than a bare "not found"
+        return render(request, "lightweight/crowd_message.html", {
+            "title": "This link is closed", "message": "The work behind this link has ended. Thank you for your interest."}, status=410)
     worker = request.session.get(_session_key(link))
     if worker is None or "change" in request.GET:
         form = WorkerForm(request.POST or None) if request.method == "POST" and "worker" in request.POST else WorkerForm(

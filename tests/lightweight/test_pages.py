@@ -74,7 +74,39 @@ def test_crowd_pages_are_rate_limited(run, settings):
     assert statuses == [200, 200, 200, 429]
 
 
-def test_inactive_or_unknown_links_are_404(run):
+def test_closed_links_say_so_and_unknown_links_are_404(run):
     link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING, active=False)
-    assert Client().get(f"/lightweight/crowd/{link.token}/").status_code == 404
+    closed = Client().get(f"/lightweight/crowd/{link.token}/")
+    assert closed.status_code == 410 and "This link is closed" in closed.content.decode()
     assert Client().get("/lightweight/crowd/nope/").status_code == 404
+    assert Client().get(f"/api/crowd/{link.token}/").status_code == 404   # the API hands out no work either
+
+
+def test_coordinators_close_and_reopen_links_and_no_one_else_can(run):
+    link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING, batch=1)
+    other_run = LightweightPyramid.objects.create(dataset=Dataset.objects.create(name="Other"), name="theirs")
+    theirs = CrowdLink.objects.create(pyramid=other_run, kind=CrowdLink.Kind.WRITING)
+    crowd, url = Client(), f"/lightweight/crowd/{link.token}/"
+    crowd.post(url, {"worker": "j1"})
+    task = lightweight_work.next_task(link, "j1")
+    first, second = task.statement_ids
+    crowd.post(url, {"task": task.pk, f"a{first}": "absent", f"a{second}": "present"})
+
+    coordinator = client_for("coord", run.dataset)
+    page = coordinator.get(f"/lightweight/{run.pk}/").content.decode()
+    assert link.token in page and "Close</button>" in page
+    closed = coordinator.post(f"/lightweight/{run.pk}/do/close-link/", {"link": link.pk}, follow=True)
+    assert "Link closed" in closed.content.decode() and 'class="closed"' in closed.content.decode()
+    link.refresh_from_db()
+    assert not link.active and crowd.get(url).status_code == 410
+    assert task.assignments.get().answers == "np"   # what was submitted is kept (and still scored)
+    coordinator.post(f"/lightweight/{run.pk}/do/reopen-link/", {"link": link.pk})
+    link.refresh_from_db()
+    assert link.active and crowd.get(url).status_code == 200
+
+    # Another run's link through this run, a made-up id, a GET, someone else: nothing changes.
+    assert coordinator.post(f"/lightweight/{run.pk}/do/close-link/", {"link": theirs.pk}).status_code == 404
+    assert coordinator.post(f"/lightweight/{run.pk}/do/close-link/", {"link": "x"}).status_code == 404
+    assert coordinator.get(f"/lightweight/{run.pk}/do/close-link/?link={link.pk}").status_code == 302
+    assert client_for("other", other_run.dataset).post(f"/lightweight/{run.pk}/do/close-link/", {"link": link.pk}).status_code == 404
+    assert CrowdLink.objects.filter(active=True).count() == 2

@@ -139,4 +139,12 @@ def test_coordinator_and_crowd_run_the_protocol(chromium, live_server, world, ar
     assert "judge1" in workers and "judge2" in workers
     no_inline_code(served(page))
     page.screenshot(path=str(artifacts / "lightweight-run.png"), full_page=True)
+
+    # The judging is over: the coordinator closes the link; a worker opening it is told so.
+    page.locator('tr:has(input[data-link="judging-1"])').locator("text=Close").click()
+    assert "Link closed" in page.locator(".messages").inner_text()
+    assert page.locator('tr:has(input[data-link="judging-1"]) [data-link-status]').inner_text() == "closed"
+    page.locator("table.links").screenshot(path=str(artifacts / "lightweight-links.png"))
+    worker_page.goto(judging_url)
+    assert "This link is closed" in worker_page.locator("h1").inner_text()
     assert errors == []
