@@ -7,7 +7,9 @@ duplicated, uids out of range, files renamed. Whatever comes in:
 * the reader returns a pyramid/annotation with a report, or raises DucViewError with a message;
 * the importer never raises; each file is imported (and listed as such) or rejected with a
   reason that is not "unexpected error"; a rejected file writes nothing;
-* a clean file's scores do not depend on its name.
+* a clean file's scores do not depend on its name;
+* importing files together (a batch writes its peer annotations at its end) stores what importing
+  them one by one stores, and gives each file the same fate.
 
 CI runs a bounded number of examples with a fixed seed (about a minute in all); ``make fuzz``
 runs many more with fresh randomness (``FUZZ_EXAMPLES``).
@@ -22,7 +24,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from annotation import formats
 from annotation.models import Contributor, Dataset, PeerAnnotation, PeerMatch, PeerSummary, Pyramid, ReferenceSummary, SCU, Topic
-from annotation.services.ducview_import import ImportReport, import_file
+from annotation.services.ducview_import import ImportReport, import_all, import_file
 from annotation.services.results import score_rows
 from scoring.model import Convention
 
@@ -201,4 +203,34 @@ def test_a_clean_files_scores_do_not_depend_on_its_name(stem):
                 import_file(name, data, Dataset.objects.get_or_create(name=dataset_name)[0], report)
             assert not report.rejected, report.rejected
         assert _scores("nist") == _scores("renamed")
+        transaction.set_rollback(True)
+
+
+def _stored(dataset_name):
+    """Peers, annotations and matches of a dataset without database ids."""
+    return sorted(
+        (a.peer.topic.external_id, a.peer.external_id, a.peer.text, a.annotator.username if a.annotator_id else "", a.status,
+         a.revision, tuple(sorted((m.scu.uid if m.scu_id else 0, tuple(sorted((p.start, p.end) for p in m.parts.all())))
+                                  for m in a.matches.all())))
+        for a in PeerAnnotation.objects.filter(peer__topic__dataset__name=dataset_name).select_related("peer__topic", "annotator")
+    )
+
+
+@pytest.mark.django_db
+@settings(max_examples=EXAMPLES // 2 or 30, deadline=None, derandomize=not LONG,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+@given(st.lists(mutated(), min_size=1, max_size=4), st.integers(1, 3))
+def test_a_batch_stores_what_importing_file_by_file_stores(files, batch_size):
+    with transaction.atomic():
+        together = ImportReport()
+        import_all(files, Dataset.objects.create(name="together"), together, batch_size=batch_size)
+        one_by_one = ImportReport()
+        single = Dataset.objects.create(name="single")
+        for name, data in files:
+            import_file(name, data, single, one_by_one)
+        assert [(o["file"], o["status"], o["reason"]) for o in together.outcomes] == \
+            [(o["file"], o["status"], o["reason"]) for o in one_by_one.outcomes]
+        assert _stored("together") == _stored("single")
+        assert (together.annotations_created, together.annotations_existing) == (one_by_one.annotations_created,
+                                                                                 one_by_one.annotations_existing)
         transaction.set_rollback(True)
