@@ -119,3 +119,34 @@ class ExistingUserForm(_Assign):
         if not self.errors and not self.chosen_topics():
             self.add_error("topics", "Choose the topics to assign them to (or all topics).")
         return data
+
+
+class TopicRenameForm(forms.Form):
+    """A topic's id and title (the rules, a unique id among others: ``services.topic_editing``)."""
+
+    external_id = forms.CharField(max_length=100, label="Topic id", help_text="Unique within the dataset, for example D0601.")
+    title = forms.CharField(max_length=500, required=False, label="Title")
+
+
+class SummaryAddForm(forms.Form):
+    """One more reference or peer of the topic, pasted."""
+
+    KINDS = [("reference", "Reference summary"), ("peer", "Peer summary")]
+
+    kind = forms.ChoiceField(choices=KINDS, initial="peer", widget=forms.RadioSelect, label="Kind")
+    external_id = forms.CharField(max_length=100, label="Id", help_text="For example A for a reference, 12 for a system's peer.")
+    text = forms.CharField(strip=False, label="Text", widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}))
+
+
+class SummaryTextForm(forms.Form):
+    """The corrected text of a summary nothing rests on."""
+
+    text = forms.CharField(strip=False, label="Text", widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}))
+
+
+class TopicDeleteForm(forms.Form):
+    """Typing the topic's id confirms a delete; ``shown`` carries back the counts that were shown."""
+
+    confirm = forms.CharField(max_length=200, required=False, label="Type the topic id to confirm",
+                              widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false", "autocapitalize": "off"}))
+    shown = forms.CharField(max_length=500, required=False, widget=forms.HiddenInput)

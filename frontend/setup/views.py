@@ -1,4 +1,4 @@
-"""Set-up pages: thin views over ``annotation.services`` (datasets, topic_setup, upload_import).
+"""Set-up pages: thin views over ``annotation.services`` (datasets, topic_setup, topic_editing, upload_import).
 
 Who: every page needs a login; a dataset's pages are for whoever may change the dataset under the
 one access rule (``annotation.api.permissions``): a dataset you may not see is a 404, one you see
@@ -16,17 +16,20 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import PasswordResetConfirmView
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_POST
 
 from annotation.api import permissions
 from annotation.formats.summary_texts import PatternError
-from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid
-from annotation.services import datasets, people as accounts, topic_setup, upload_import
+from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid, Topic
+from annotation.services import datasets, people as accounts, topic_editing, topic_setup, upload_import
 
-from .forms import AccountForm, DatasetForm, ExistingUserForm, TopicTextsForm, TopicZipForm
+from .forms import (AccountForm, DatasetForm, ExistingUserForm, SummaryAddForm, SummaryTextForm, TopicDeleteForm, TopicRenameForm,
+                    TopicTextsForm, TopicZipForm)
 
 
 def dataset_view(view):
@@ -96,6 +99,135 @@ def dataset(request, dataset):
         n_pyramids=Count("pyramids", distinct=True),
     ).order_by("external_id")
     return render(request, "setup/dataset.html", _frame(dataset, "setup:dataset", topics=topics))
+
+
+# --- one topic: its page, its summaries, its deletion (rules: services.topic_editing) -----------
+
+def _topic(dataset, topic_id: int) -> Topic:
+    """The dataset's topic, or 404: a topic of another dataset is never shown to exist."""
+    return get_object_or_404(Topic, pk=topic_id, dataset=dataset)
+
+
+def _topic_page(request, dataset, topic, rename_form=None, add_form=None, status=200):
+    context = _frame(
+        dataset, "setup:dataset", topic=topic,
+        references=topic_editing.summary_rows(topic, "reference"), peers=topic_editing.summary_rows(topic, "peer"),
+        rename_form=rename_form or TopicRenameForm(initial={"external_id": topic.external_id, "title": topic.title}, prefix="topic"),
+        add_form=add_form or SummaryAddForm(prefix="add"),
+    )
+    return render(request, "setup/topic.html", context, status=status)
+
+
+@dataset_view
+def topic(request, dataset, topic_id):
+    """A topic's references and peers with what rests on each; renaming it; adding a summary."""
+    topic = _topic(dataset, topic_id)
+    if request.method != "POST":
+        return _topic_page(request, dataset, topic)
+    which = request.POST.get("form")
+    if which == "rename":
+        form = TopicRenameForm(request.POST, prefix="topic")
+        if form.is_valid():
+            old = topic.external_id
+            try:
+                renamed = topic_editing.rename_topic(topic, form.cleaned_data["external_id"], form.cleaned_data["title"])
+            except topic_editing.EditRefused as error:
+                form.add_error(error.field, str(error))
+            else:
+                messages.success(request, f"Topic {old} renamed {topic.external_id}." if renamed else f"Topic {topic.external_id} saved.")
+                return redirect("setup:topic", dataset.pk, topic.pk)
+        return _topic_page(request, dataset, topic, rename_form=form, status=400)
+    if which == "add":
+        form = SummaryAddForm(request.POST, prefix="add")
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                added = topic_editing.add_summary(topic, data["kind"], data["external_id"], data["text"])
+            except topic_editing.EditRefused as error:
+                form.add_error(error.field, str(error))
+            else:
+                messages.success(request, f"{data['kind'].capitalize()} {added.external_id} added to topic {topic.external_id}.")
+                return redirect("setup:topic", dataset.pk, topic.pk)
+        return _topic_page(request, dataset, topic, add_form=form, status=400)
+    return _topic_page(request, dataset, topic, status=400)
+
+
+def _summary_or_404(dataset, topic_id: int, kind: str, summary_id: int):
+    topic = _topic(dataset, topic_id)
+    row = topic_editing.summary_row(topic, kind, summary_id)
+    if row is None:
+        raise Http404(f"Topic {topic.external_id} has no such {kind}.")
+    return topic, row
+
+
+@dataset_view
+def summary(request, dataset, topic_id, kind, summary_id):
+    """One reference or peer: its text, editable while nothing rests on it, read-only with the
+    reasons otherwise; removal from here too."""
+    topic, row = _summary_or_404(dataset, topic_id, kind, summary_id)
+    form, refused, status = SummaryTextForm(initial={"text": row.summary.text}), None, 200
+    if request.method == "POST":
+        form = SummaryTextForm(request.POST)
+        if form.is_valid():
+            try:
+                changed = topic_editing.edit_text(topic, kind, summary_id, form.cleaned_data["text"])
+            except topic_editing.EditRefused as error:
+                if error.field:
+                    form.add_error(error.field, str(error))
+                else:
+                    refused = str(error)
+            else:
+                what = f"{kind.capitalize()} {row.summary.external_id}"
+                messages.success(request, f"{what}: text saved." if changed else f"{what}: the text is unchanged.")
+                return redirect("setup:topic", dataset.pk, topic.pk)
+        topic, row = _summary_or_404(dataset, topic_id, kind, summary_id)
+        status = 409 if refused else 400
+    return render(request, "setup/summary.html", _frame(dataset, "setup:dataset", topic=topic, row=row, kind=kind, form=form,
+                                                        refused=refused), status=status)
+
+
+@dataset_view
+@require_POST
+def summary_remove(request, dataset, topic_id, kind, summary_id):
+    """Remove a reference or peer nothing rests on (POST only), back to the topic with a message."""
+    topic, row = _summary_or_404(dataset, topic_id, kind, summary_id)
+    try:
+        topic_editing.remove_summary(topic, kind, summary_id)
+    except topic_editing.EditRefused as error:
+        messages.error(request, f"Nothing was removed. {error}")
+        return redirect("setup:summary", dataset.pk, topic.pk, kind, summary_id)
+    messages.success(request, f"{kind.capitalize()} {row.summary.external_id} removed from topic {topic.external_id}.")
+    return redirect("setup:topic", dataset.pk, topic.pk)
+
+
+def _listed(items: list[dict]) -> str:
+    words = [f"{item['count']} {item['label']}" for item in items]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+@dataset_view
+def topic_delete(request, dataset, topic_id):
+    """GET: what deleting the topic removes, counted. POST: the delete, once the coordinator typed
+    the topic id, and only if the counts are still those shown."""
+    topic = _topic(dataset, topic_id)
+    contents, changed, status = topic_editing.contents(topic), None, 200
+    form = TopicDeleteForm()
+    if request.method == "POST":
+        form = TopicDeleteForm(request.POST)
+        if form.is_valid():
+            try:
+                deleted = topic_editing.delete_topic(topic, form.cleaned_data["confirm"], form.cleaned_data["shown"])
+            except topic_editing.ChangedMeanwhile as error:
+                contents, changed = error.contents, str(error)
+            except topic_editing.EditRefused as error:
+                form.add_error(error.field, str(error))
+            else:
+                kept = [item for item in deleted.main if item["count"]]
+                messages.success(request, f"Topic {topic.external_id} deleted" + (f", with {_listed(kept)}." if kept else " (it held nothing)."))
+                return redirect("setup:dataset", dataset.pk)
+        status = 409 if changed else 400
+    return render(request, "setup/topic_delete.html", _frame(dataset, "setup:dataset", topic=topic, contents=contents, form=form,
+                                                             changed=changed), status=status)
 
 
 def _is_fragment(request) -> bool:

@@ -17,7 +17,7 @@ from django.utils.http import urlsafe_base64_encode
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from annotation.models import Assignment, CrowdLink, LightweightPyramid, PeerAnnotation, Pyramid
+from annotation.models import Assignment, CrowdLink, LightweightPyramid, PeerAnnotation, PeerSummary, Pyramid
 
 from ..dashboard_pages.helpers import build_toy
 
@@ -39,6 +39,7 @@ NOT_PAGES = {
     "dashboards:chart_export": "download",
     "lightweight:chart_csv": "download",
     "lightweight:action": "POST-only, redirects to the run page",
+    "setup:summary_remove": "POST-only, redirects to the topic page",
     "logout": "POST-only, redirects to the login page",
 }
 
@@ -46,6 +47,7 @@ NOT_PAGES = {
 def pages(world) -> list[tuple[str, str, str | None]]:
     """Every HTML page: (URL name, path, a selector that shows the page's own script has run)."""
     d, pyramid, annotation = world["dataset"].pk, world["pyramid"].pk, world["annotation"].pk
+    topic, reference, free_peer = world["topic"].pk, world["reference"].pk, world["free_peer"].pk
     return [
         ("login", reverse("login"), None),
         ("frontend:home", reverse("frontend:home"), None),
@@ -67,6 +69,10 @@ def pages(world) -> list[tuple[str, str, str | None]]:
         ("setup:dataset", reverse("setup:dataset", args=[d]), None),
         ("setup:topics_add", reverse("setup:topics_add", args=[d]), None),
         ("setup:topics_zip", reverse("setup:topics_zip", args=[d]), None),
+        ("setup:topic", reverse("setup:topic", args=[d, topic]), None),
+        ("setup:summary", reverse("setup:summary", args=[d, topic, "reference", reference]), None),  # fixed: read-only
+        ("setup:summary", reverse("setup:summary", args=[d, topic, "peer", free_peer]), None),      # editable: forms
+        ("setup:topic_delete", reverse("setup:topic_delete", args=[d, topic]), None),
         ("setup:ducview", reverse("setup:ducview", args=[d]), None),
         ("setup:people", reverse("setup:people", args=[d]), None),
         ("setup:exports", reverse("setup:exports", args=[d]), None),
@@ -106,7 +112,8 @@ class _Pk:
 
 
 def _fake_world():
-    return {"dataset": _Pk, "pyramid": _Pk, "annotation": _Pk, "run": _Pk, "crowd": "x", "invitation": "/accounts/invite/x/y/"}
+    return {"dataset": _Pk, "pyramid": _Pk, "annotation": _Pk, "run": _Pk, "crowd": "x", "invitation": "/accounts/invite/x/y/",
+            "topic": _Pk, "reference": _Pk, "free_peer": _Pk}
 
 
 # --- A static guard for templates no test renders --------------------------------------------
@@ -167,8 +174,10 @@ def world(transactional_db):
         invitation = reverse("invitation", args=[urlsafe_base64_encode(force_bytes(invited.pk)), default_token_generator.make_token(invited)])
         run = LightweightPyramid.objects.create(dataset=dataset, name="Crowd <i>run</i>")
         crowd = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.WRITING).token
+        free_peer = PeerSummary.objects.create(topic=pyramid.topic, external_id="9", text="Nothing rests <on> this peer yet.")
         yield {"dataset": dataset, "pyramid": pyramid, "annotation": annotation, "user": root, "invitation": invitation,
-               "run": run, "crowd": crowd}
+               "run": run, "crowd": crowd, "topic": pyramid.topic, "reference": pyramid.references.order_by("external_id").first(),
+               "free_peer": free_peer}
     finally:
         app.conf.task_always_eager, app.conf.task_eager_propagates = saved
 

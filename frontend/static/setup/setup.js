@@ -132,3 +132,12 @@ function showPasswordField() {
 }
 accessRadios.forEach((radio) => radio.addEventListener("change", showPasswordField));
 showPasswordField();
+
+// Deleting a topic: the button waits until the topic id is typed exactly (the server checks it too).
+const deleteButton = document.querySelector("[data-delete-form] [data-delete-button]");
+if (deleteButton) {
+  const typed = document.querySelector("[data-delete-form] input[name='confirm']");
+  const check = () => { deleteButton.disabled = typed.value.trim() !== deleteButton.dataset.confirmValue; };
+  typed.addEventListener("input", check);
+  check();
+}
