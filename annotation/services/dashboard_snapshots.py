@@ -343,12 +343,8 @@ def schedule(dataset_ids: Iterable[int]) -> None:
 
 
 def schedule_for_topics(topic_ids: Iterable[int]) -> None:
-    """The dashboards of these topics' datasets (after their scores and agreement were recomputed).
-
-    Only with workers: in-process, the one background thread would recompute a whole dataset's
-    dashboard after every burst of edits, delaying the next scores; there the dashboard is
-    recomputed when a coordinator looks (``status.json`` and the pages schedule a stale snapshot).
-    """
+    """The dashboards of these topics' datasets (after their scores and agreement were recomputed),
+    as ``schedule_with_workers`` (in-process: not even the query)."""
     from .recompute import _in_process
 
     if _in_process():
@@ -358,7 +354,18 @@ def schedule_for_topics(topic_ids: Iterable[int]) -> None:
     except Exception:
         log.exception("could not find the datasets of topics %s", topic_ids)
         return
-    schedule(ids)
+    schedule_with_workers(ids)
+
+
+def schedule_with_workers(dataset_ids: Iterable[int]) -> None:
+    """``schedule``, only with workers: in-process, the one background thread would recompute a
+    whole dataset's dashboard after every burst of edits, delaying the next scores; there the
+    dashboard is recomputed when a coordinator looks (``status.json`` and the pages schedule a
+    stale snapshot)."""
+    from .recompute import _in_process
+
+    if not _in_process():
+        schedule(dataset_ids)
 
 
 def stale_datasets() -> list[int]:

@@ -41,7 +41,7 @@ from ..models import (SCU, AnnotationScore, Assignment, Change, Contributor, Con
                       LiteAssignment, LiteStatement, LiteTask, LiteWriting, PeerAnnotation, PeerMatch, PeerSummary, Pyramid,
                       ReferenceSummary, Topic, TopicAgreement)
 from ..natural_order import natural_key
-from . import lightweight_runs
+from . import dashboard_snapshots, lightweight_runs
 
 KINDS = {"reference": ReferenceSummary, "peer": PeerSummary}
 
@@ -419,4 +419,6 @@ def delete_topic(topic: Topic, typed_id: str, shown: str) -> TopicContents:
             Topic.objects.filter(pk=topic.pk).delete()
         for run in runs:
             lightweight_runs.touch(run)
+        dataset_id = topic.dataset_id
+        transaction.on_commit(lambda: dashboard_snapshots.schedule_with_workers([dataset_id]))  # the topic leaves the dashboards
     return now
