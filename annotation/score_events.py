@@ -5,8 +5,8 @@ references, or an edit of a reference) bumps the revision
 counters of what it can change (the pyramid or the annotation, and the topic) in the same
 transaction; inside an editing action (``document_action``) the action bumps them once instead. After the commit, everything the transaction touched is handed to the scheduler
 once, however many rows changed (``annotation.services.recompute.schedule``). Bulk imports
-bypass signals and call ``touch_pyramid``/``touch_annotation`` themselves. A renamed topic bumps its
-topic (``touch_topic``); a deleted topic bumps nothing (``topics_deleted``: what it could make stale
+bypass signals and call ``touch_pyramid``/``touch_annotation`` themselves. A topic saved again (renamed)
+bumps its topic (``touch_topic``); a deleted topic bumps nothing (``topics_deleted``: what it could make stale
 goes in the same cascade; a DUC topic's delete takes 0.1 s instead of 2.4 s and 3,500 queries).
 """
 import threading
@@ -228,9 +228,17 @@ def _on_reference_saved(sender, instance, created, **kwargs):
         touch_pyramid(pyramid_id, topic_id)
 
 
+def _on_topic_saved(sender, instance, created, **kwargs):
+    """A topic's id names it in its stored agreement rows: a topic saved again (renamed on a
+    set-up page, through the API or the admin) leaves them stale (a new one has none yet)."""
+    if not created:
+        touch_topic(instance.pk)
+
+
 for model, handler in [(SCU, _on_scu), (Contributor, _on_contributor), (ContributorPart, _on_contributor_part), (PeerMatch, _on_peer_match)]:
     post_save.connect(handler, sender=model, dispatch_uid=f"score-events-save-{model.__name__}")
     post_delete.connect(handler, sender=model, dispatch_uid=f"score-events-delete-{model.__name__}")
 post_delete.connect(_on_annotation_deleted, sender=PeerAnnotation, dispatch_uid="score-events-delete-annotation")
 m2m_changed.connect(_on_pyramid_references, sender=Pyramid.references.through, dispatch_uid="score-events-pyramid-references")
 post_save.connect(_on_reference_saved, sender=ReferenceSummary, dispatch_uid="score-events-reference-saved")
+post_save.connect(_on_topic_saved, sender=Topic, dispatch_uid="score-events-topic-saved")

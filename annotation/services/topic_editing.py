@@ -234,9 +234,7 @@ def rename_topic(topic: Topic, external_id: str, title: str) -> bool:
     topic.external_id, topic.title = external_id, title
     try:
         with transaction.atomic():
-            topic.save(update_fields=["external_id", "title"])
-            if renamed:
-                score_events.touch_topic(topic.pk)
+            topic.save(update_fields=["external_id", "title"])  # its agreement is marked stale (score_events)
     except IntegrityError:  # taken meanwhile
         topic.external_id, topic.title = old
         raise EditRefused(f"Another topic of this dataset is called {external_id}: choose another id.", "external_id") from None

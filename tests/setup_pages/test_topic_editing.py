@@ -286,6 +286,20 @@ def test_renaming_makes_the_topics_agreement_stale_and_its_scores_stay(people, s
     assert recompute.recompute_topics([t1.pk]) == 1
 
 
+def test_a_topic_renamed_through_the_api_or_the_admin_has_its_agreement_stale_too(people, scored):
+    from rest_framework.test import APIClient
+
+    t1 = scored.topics["T1"]
+    client = APIClient()
+    client.force_authenticate(people.coord)
+    response = client.patch(f"/api/topics/{t1.pk}/", {"external_id": "T1-api"}, format="json", HTTP_IF_MATCH="*")
+    assert response.status_code == 200, response.content
+    assert not TopicAgreement.objects.get(topic=t1).is_current
+    assert TopicAgreement.objects.get(topic=scored.topics["T2"]).is_current
+    assert recompute.recompute_topics([t1.pk]) == 1
+    assert TopicAgreement.objects.get(topic=t1).values["nist"]["topic"] == "T1-api"
+
+
 def test_deleting_a_topic_deletes_its_stored_results_and_leaves_the_others_current(people, scored):
     t1, t2 = scored.topics["T1"], scored.topics["T2"]
     n_t2 = AnnotationScore.objects.filter(annotation__pyramid__topic=t2).count()
