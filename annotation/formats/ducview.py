@@ -194,16 +194,16 @@ class _PyramidSpan:
         self.depth -= 1
 
 
-def _int_attr(el: Element, name: str, where: Callable[[], str]) -> int:
-    """An integer attribute of at most 12 digits; ``where`` (called only for a message) says where
-    ``el`` is: most files hold tens of thousands of such attributes, all plain digits."""
+def _int_attr(el: Element, name: str, where: str | _Later) -> int:
+    """An integer attribute of at most 12 digits; ``where`` says where ``el`` is (most files hold
+    tens of thousands of such attributes, all plain digits: pass a ``_Later`` for those)."""
     value = el.get(name)
     if value is not None and value.isascii() and value.isdigit() and len(value) <= 12:
         return int(value)
     if value is None:
-        raise DucViewError(f"{where()}: <{el.tag}> has no {name!r} attribute")
+        raise DucViewError(f"{where}: <{el.tag}> has no {name!r} attribute")
     if not _INT_RE.fullmatch(value.strip()):
-        raise DucViewError(f"{where()}: <{el.tag}> attribute {name}={value!r} is not an integer "
+        raise DucViewError(f"{where}: <{el.tag}> attribute {name}={value!r} is not an integer "
                            "(of at most 12 digits)")
     return int(value.strip())
 
@@ -231,13 +231,13 @@ class _Located:
     ref: RefSpan
 
 
-def _read_parts(contributor_el: Element, cwhere: Callable[[], str], u16: Utf16Offsets, text: str) -> list[tuple[str, int, int]]:
+def _read_parts(contributor_el: Element, cwhere: _Later, u16: Utf16Offsets, text: str) -> list[tuple[str, int, int]]:
     """(label, start, end) of each <part> of a contributor, offsets converted from the file's
     UTF-16 to code points. Offsets outside the text or reversed are kept as they are (the
     placing repairs or drops them); a part without a label takes the text at its offsets."""
     raw = []
     for pi, p_el in enumerate(contributor_el.findall("part")):
-        pwhere = lambda: f"{cwhere()}, <part> {pi + 1}"  # noqa: E731 (only called at once, for a message)
+        pwhere = _Later(lambda: f"{cwhere}, <part> {pi + 1}")
         s16, e16 = _int_attr(p_el, "start", pwhere), _int_attr(p_el, "end", pwhere)
         s, e = (u16.to_cp(v) if 0 <= v <= u16.u16_len else v for v in (s16, e16)) if u16.astral else (s16, e16)
         plabel = p_el.get("label")
@@ -247,22 +247,31 @@ def _read_parts(contributor_el: Element, cwhere: Callable[[], str], u16: Utf16Of
     return raw
 
 
-class _Where:
-    """Where a part is, for messages: formatted only if a message is written (most parts need none)."""
+class _Later:
+    """A location in a file, for messages, formatted only if a message is written: most elements
+    need none, and formatting each one's location was a tenth of reading a .pan."""
 
-    __slots__ = ("scope", "uid", "ci", "pi", "clabel")
+    __slots__ = ("format",)
 
-    def __init__(self, scope: str, uid: int, ci: int, pi: int | None = None, clabel: str | None = None):
-        self.scope, self.uid, self.ci, self.pi, self.clabel = scope, uid, ci, pi, clabel
+    def __init__(self, format: Callable[[], str]):
+        self.format = format
 
     def __str__(self) -> str:
-        what = "peer SCU" if self.scope == "peer" else "SCU"
-        s = f"{what} {self.uid}, contributor {self.ci + 1}"
-        if self.clabel is not None:
-            s += f" ({short(self.clabel, 40)})"
-        if self.pi is not None:
-            s += f", part {self.pi + 1}"
+        return self.format()
+
+
+def _where(scope: str, uid: int, ci: int, pi: int | None = None, clabel: str | None = None) -> _Later:
+    """Where a contributor or a part is, as the messages about placing parts say it."""
+
+    def text() -> str:
+        s = f"{'peer SCU' if scope == 'peer' else 'SCU'} {uid}, contributor {ci + 1}"
+        if clabel is not None:
+            s += f" ({short(clabel, 40)})"
+        if pi is not None:
+            s += f", part {pi + 1}"
         return s
+
+    return _Later(text)
 
 
 def _place(
@@ -270,7 +279,7 @@ def _place(
     label: str,
     start: int,
     end: int,
-    where: _Where,
+    where: _Later,
     scope: str,
     uid: int,
     ci: int,
@@ -323,7 +332,7 @@ def _in_reference(
     start: int,
     end: int,
     refs: list[RefSpan],
-    where: _Where,
+    where: _Later,
     uid: int,
     ci: int,
     pi: int,
@@ -394,7 +403,7 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
     seen: set[int] = set()
     for si, scu_el in enumerate(el.findall("scu")):
         swhere = f"{where} <scu> {si + 1}"
-        uid = _int_attr(scu_el, "uid", lambda: swhere)
+        uid = _int_attr(scu_el, "uid", swhere)
         if uid == 0:
             raise DucViewError(f"{swhere}: uid 0 is reserved for non-matching peer content")
         if not 0 < uid <= UID_MAX:
@@ -408,7 +417,7 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
         contributors: list[Contributor] = []
         contributor_els = scu_el.findall("contributor")
         for ci, c_el in enumerate(contributor_els):
-            cwhere = lambda: f"{swhere}, <contributor> {ci + 1}"  # noqa: E731
+            cwhere = _Later(lambda: f"{swhere}, <contributor> {ci + 1}")
             clabel = c_el.get("label")
             ccomment = c_el.get("comment") or ""
             parts: list[tuple[int, int, RefSpan]] = []
@@ -416,7 +425,7 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
             clabel = clabel or ""
             raw = _read_parts(c_el, cwhere, u16, text)
             for pi, (plabel, s, e) in enumerate(raw):
-                w = _Where("pyramid", uid, ci, pi, clabel)
+                w = _where("pyramid", uid, ci, pi, clabel)
                 if 0 <= s < e <= len(text) and text[s:e] == plabel:
                     placed = (s, e)  # where its label says: the usual case, nothing to place
                 else:
@@ -437,7 +446,7 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
             if not parts:
                 report.rejects.append(
                     Reject("empty_contributor",
-                           f"{_Where('pyramid', uid, ci, None, clabel)}: no part left; "
+                           f"{_where('pyramid', uid, ci, None, clabel)}: no part left; "
                            "contributor left out",
                            "pyramid", uid, ci, None, clabel)
                 )
@@ -607,15 +616,15 @@ def parse_peer_annotation(
     non_matching: list[PeerMatch] = []
     comments: dict[int, str] = {}
     for si, ps_el in enumerate(ann.findall("peerscu")):
-        swhere = lambda: f"annotation <peerscu> {si + 1}"  # noqa: E731 (formatted for messages only: most peerscu are empty)
+        swhere = _Later(lambda: f"annotation <peerscu> {si + 1}")
         uid = _int_attr(ps_el, "uid", swhere)
         if uid != 0 and uid not in file_uids:
-            raise DucViewError(f"{swhere()}: uid {uid} is not an SCU of the pyramid")
+            raise DucViewError(f"{swhere}: uid {uid} is not an SCU of the pyramid")
         comment = ps_el.get("comment")
         if comment:
             comments[uid] = comment
         for ci, c_el in enumerate(ps_el.findall("contributor")):
-            cwhere = lambda: f"{swhere()} (uid {uid}), <contributor> {ci + 1}"  # noqa: E731
+            cwhere = _Later(lambda: f"{swhere} (uid {uid}), <contributor> {ci + 1}")
             clabel = c_el.get("label")
             ccomment = c_el.get("comment") or ""
             raw = _read_parts(c_el, cwhere, u16, text)
@@ -626,7 +635,7 @@ def parse_peer_annotation(
                 if 0 <= s < e <= len(text) and text[s:e] == plabel:
                     parts.append(PeerPart(s, e))  # where its label says: the usual case, nothing to place
                     continue
-                placed = _place(text, plabel, s, e, _Where("peer", uid, ci, pi, clabel), "peer", uid, ci, pi, report, budget)
+                placed = _place(text, plabel, s, e, _where("peer", uid, ci, pi, clabel), "peer", uid, ci, pi, report, budget)
                 if placed is None:
                     changed = True
                     continue
@@ -635,14 +644,14 @@ def parse_peer_annotation(
             if not parts:
                 report.rejects.append(
                     Reject("empty_contributor",
-                           f"{_Where('peer', uid, ci, None, clabel)}: no part left; "
+                           f"{_where('peer', uid, ci, None, clabel)}: no part left; "
                            "contributor left out", "peer", uid, ci, None, clabel)
                 )
                 continue
             if uid != 0 and uid not in kept_uids:
                 report.rejects.append(
                     Reject("scu_dropped",
-                           f"{_Where('peer', uid, ci, None, clabel)}: its SCU was left out of "
+                           f"{_where('peer', uid, ci, None, clabel)}: its SCU was left out of "
                            "the pyramid; match left out", "peer", uid, ci, None, clabel)
                 )
                 continue
