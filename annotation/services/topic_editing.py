@@ -202,8 +202,8 @@ def summary_rows(topic: Topic, kind: str, only: int | None = None) -> list[Summa
             pointing[reference_id].add(contributor_id)
         for reference_id, contributors in pointing.items():
             rows[reference_id].contributors = len(contributors)
-        for model_, field in ((LiteStatement, "reference"), (LiteWriting, "reference")):
-            for reference_id, n in model_.objects.filter(**{f"{field}__in": rows}).values(field).annotate(n=Count("id")).values_list(field, "n"):
+        for model_, key in ((LiteStatement, "reference"), (LiteWriting, "reference")):
+            for reference_id, n in model_.objects.filter(**{f"{key}__in": rows}).values(key).annotate(n=Count("id")).values_list(key, "n"):
                 rows[reference_id].crowd += n
     else:
         for peer_id, annotator, status in (PeerAnnotation.objects.filter(peer__in=rows).order_by("annotator__username", "id")

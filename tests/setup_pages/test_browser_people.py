@@ -7,7 +7,6 @@ from django.contrib.auth.models import User
 from annotation.models import Assignment, Topic
 
 from .browser import open_as
-from .conftest import PASSWORD
 
 pytestmark = pytest.mark.browser
 

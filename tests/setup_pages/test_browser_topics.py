@@ -1,7 +1,6 @@
 """A coordinator starts a dataset and adds topics in Chromium: pasted texts with a preview, a
 preview that goes stale when the input changes, a zip of NIST-named files. Screenshots in
 test-artifacts/setup-*.png."""
-import io
 import zipfile
 
 import pytest

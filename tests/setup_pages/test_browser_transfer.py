@@ -1,7 +1,6 @@
 """DUCView files in and out through the pages, in Chromium: a zip uploaded with progress and the
 import report shown (imported, rejected with the reason, skipped), then every export button
 downloads what the API serves. Screenshots in test-artifacts/setup-import*.png, setup-exports.png."""
-import io
 import json
 import zipfile
 

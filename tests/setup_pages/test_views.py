@@ -4,7 +4,6 @@ from django.test import Client
 
 from annotation.models import Dataset, Topic
 
-from .conftest import PASSWORD
 
 PAGES = ["/setup/{d}/", "/setup/{d}/topics/add/", "/setup/{d}/topics/zip/", "/setup/{d}/import/", "/setup/{d}/people/", "/setup/{d}/export/"]
 
