@@ -296,6 +296,12 @@ LIGHTWEIGHT_SCORE_DELAY_SECONDS = float(get_str("LIGHTWEIGHT_SCORE_DELAY_SECONDS
 # it every save started one, both worker processes were busy with dashboards, and an annotator's
 # score (milliseconds of work) waited seconds behind them.
 DASHBOARD_DEBOUNCE_SECONDS = float(get_str("DASHBOARD_DEBOUNCE_SECONDS", "5"))
+# How long a crowd worker shown a judging task holds one of its answer slots (MTurk's assignment
+# duration): workers arriving together are then handed different tasks instead of all answering
+# the one that lacks a single answer. Long enough for a slow reader (a task takes a few minutes);
+# short enough that a task left open in an abandoned tab goes back to the crowd soon. An answer
+# sent after its hold expired is still stored (the work was done), possibly one over the count.
+LIGHTWEIGHT_RESERVATION_SECONDS = get_int("LIGHTWEIGHT_RESERVATION_SECONDS", 900)
 # Crowd pages and endpoints (lightweight pyramids), per client address: slows scripted floods.
 CROWD_RATE = get_str("CROWD_RATE", "600/min")
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}

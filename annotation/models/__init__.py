@@ -6,7 +6,7 @@ peer: PeerAnnotation, PeerMatch, PeerMatchPart
 work: Assignment
 results: AnnotationScore, TopicAgreement (stored results of background computations)
 history: Change (audit history, undo/redo)
-lightweight: LightweightPyramid, LiteStatement, LiteWriting, LiteTask, LiteAssignment, CrowdLink, LiteResult
+lightweight: LightweightPyramid, LiteStatement, LiteWriting, LiteTask, LiteAssignment, LiteReservation, CrowdLink, LiteResult
 """
 from .corpus import Dataset, PeerSummary, ReferenceSummary, Topic
 from .history import Change
@@ -16,7 +16,7 @@ from .results import AnnotationScore, TopicAgreement
 from .work import Assignment
 from .judgments import Judgment
 from .dashboard import DatasetDashboard
-from .lightweight import CrowdLink, LightweightPyramid, LiteAssignment, LiteResult, LiteStatement, LiteTask, LiteWriting
+from .lightweight import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteTask, LiteWriting
 
 __all__ = [
     "Dataset", "Topic", "ReferenceSummary", "PeerSummary",
@@ -25,5 +25,5 @@ __all__ = [
     "Assignment", "AnnotationScore", "TopicAgreement", "Change",
     "Judgment",
     "DatasetDashboard",
-    "LightweightPyramid", "LiteStatement", "LiteWriting", "LiteTask", "LiteAssignment", "CrowdLink", "LiteResult",
+    "LightweightPyramid", "LiteStatement", "LiteWriting", "LiteTask", "LiteAssignment", "LiteReservation", "CrowdLink", "LiteResult",
 ]

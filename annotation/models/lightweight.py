@@ -10,6 +10,10 @@ holds the settings.
 Answers are stored compactly: one ``LiteAssignment`` per worker and task with one character per
 task statement (``p`` present, ``n`` absent, ``b`` blank), aligned with ``LiteTask.statement_ids``.
 REALSumm is 7,743 such rows rather than 81,581 answer rows.
+
+While a crowd worker reads a task, one of its ``judges_per_task`` slots is held for it by a
+``LiteReservation`` (MTurk's accepted assignment), so workers arriving together are not all shown
+the task that lacks one answer.
 """
 import secrets
 from decimal import Decimal
@@ -134,6 +138,27 @@ class LiteAssignment(models.Model):
     class Meta:
         ordering = ["task_id", "submitted_at", "id"]
         constraints = [models.UniqueConstraint(fields=["task", "external_id"], name="lite_assignment_unique")]
+
+
+class LiteReservation(models.Model):
+    """A crowd worker's hold on one answer slot of a task while it judges it, until ``expires_at``
+    (``LIGHTWEIGHT_RESERVATION_SECONDS`` after the page was last shown): as MTurk reserves an
+    assignment when a worker accepts a HIT. A task hands out no more slots than its answers and
+    live reservations leave; an expired reservation counts for nothing (and its row is deleted
+    when the task is next reserved); the worker's answer deletes it."""
+
+    # No index of its own on the task: the (task, expires_at) index below starts with it (and
+    # serves the cascade when a task is deleted).
+    task = models.ForeignKey(LiteTask, on_delete=models.CASCADE, related_name="reservations", db_index=False)
+    worker_id = models.CharField(max_length=LiteAssignment._meta.get_field("worker_id").max_length)
+    expires_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        # Worker first: the unique index also finds the worker's own reservations.
+        constraints = [models.UniqueConstraint(fields=["worker_id", "task"], name="lite_reservation_once")]
+        # "Live reservations of these tasks" (task_id = ? AND expires_at > now) is an index range.
+        indexes = [models.Index(fields=["task", "expires_at"], name="lite_reservation_live")]
 
 
 class CrowdLink(models.Model):
