@@ -277,6 +277,10 @@ class CrowdTaskView(APIView):
 
     @extend_schema(parameters=[OpenApiParameter("worker", str)], responses={200: OpenApiTypes.OBJECT})
     def get(self, request, token):
+        """``?worker=``: the worker's next task (judging: held for it ``LIGHTWEIGHT_RESERVATION_SECONDS``,
+        the same task again until answered) or reference (writing); ``{"done": true}`` when nothing
+        is left for it; ``{"done": false, "retry_after": seconds, "detail": ...}`` (and ``Retry-After``)
+        when every judging task left is held by other workers now."""
         link = crowd_link(token)
         try:
             worker = lightweight_work.clean_worker_id(request.query_params.get("worker", ""))
@@ -290,7 +294,12 @@ class CrowdTaskView(APIView):
                              "guidance": link.pyramid.guidance, "statements": link.pyramid.statements_per_writer})
         task = lightweight_work.next_task(link, worker)
         if task is None:
-            return Response({"done": True})
+            wait = lightweight_work.seconds_until_free(link, worker)
+            if wait is None:
+                return Response({"done": True})
+            # Every task left is held by other workers: one may come back when a hold expires.
+            return Response({"done": False, "retry_after": wait, "detail": lightweight_work.ALL_RESERVED},
+                            headers={"Retry-After": str(wait)})
         return Response({"kind": "judging", "task": task.pk, "summary": task.peer.text,
                          "statements": [{"id": s.pk, "text": s.text} for s in lightweight_work.task_statements(task)]})
 

@@ -237,6 +237,19 @@ def _writing(request, link, worker):
                   {"link": link, "worker": worker, "reference": reference, "form": form, "done": done}, status=status)
 
 
+def _no_task(request, link, worker):
+    """No task for this worker: none left, or every one it could judge held by other workers now
+    (one may come back when a hold expires, so the worker is asked to return, not thanked off)."""
+    wait = lightweight_work.seconds_until_free(link, worker)
+    if wait is None:
+        return render(request, "lightweight/crowd_message.html", {
+            "title": "Thank you", "message": "There are no more tasks for you here."})
+    response = render(request, "lightweight/crowd_message.html", {
+        "title": "Please come back soon", "message": lightweight_work.ALL_RESERVED})
+    response["Retry-After"] = str(wait)
+    return response
+
+
 def _judging(request, link, worker):
     """The judging page and its submission. The statements are rendered by the template directly,
     not through a form of 16 radio fields: the page is what a crowd loads hundreds of times a
@@ -260,8 +273,7 @@ def _judging(request, link, worker):
     else:
         task = lightweight_work.next_task(link, worker)
         if task is None:
-            return render(request, "lightweight/crowd_message.html", {
-                "title": "Thank you", "message": "There are no more tasks for you here."})
+            return _no_task(request, link, worker)
         status = 200
     judgments = [{"name": f"a{s.pk}", "text": s.text, "number": str(n), "chosen": chosen.get(s.pk), "missing": s.pk in missing}
                  for n, s in enumerate(lightweight_work.task_statements(task), start=1)]   # strings: no number formatting
