@@ -1,0 +1,165 @@
+"""Judging slots held while a crowd worker reads a task (MTurk's accepted assignments): workers
+arriving together get different tasks, a reload keeps the task, an expired hold frees its slot,
+an answer takes the slot's place (even late), and a worker with nothing free is told to come back.
+The races run on real PostgreSQL, where the task's row lock is what keeps them apart."""
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from annotation.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteTask, PeerSummary
+from annotation.services import lightweight_work
+
+from ..foundation.factories import topic
+from .test_crowd_submissions import at_once
+
+RACE_WORKERS = 12
+
+
+def judging_link(peers: int, judges: int) -> CrowdLink:
+    """A judging link over one batch of ``peers`` tasks (one per peer, two statements each)."""
+    t, refs = topic("D1", "Storms", A="The storm hit the coast on Monday.", B="Ten boats sank in the harbour.")
+    for p in range(peers):
+        PeerSummary.objects.create(topic=t, external_id=f"D1.M.100.A.{p}", text=f"Peer {p}: a storm hit the coast.")
+    run = LightweightPyramid.objects.create(dataset=t.dataset, name="crowd", statements_per_writer=2,
+                                            writers_per_reference=1, statements_per_reference=1, judges_per_task=judges)
+    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"])
+    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"])
+    lightweight_work.sample(run)
+    assert lightweight_work.create_tasks(run) == 2 * peers
+    return CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING, batch=1)
+
+
+def answer(link, task, worker):
+    return lightweight_work.submit_judgments(link, task, worker, {pk: "present" for pk in task.statement_ids})
+
+
+def expire(**holds):
+    LiteReservation.objects.filter(**holds).update(expires_at=timezone.now() - timedelta(seconds=1))
+
+
+def live_holds(link) -> dict[int, int]:
+    """Live holds per task of the link's run."""
+    counts: dict[int, int] = {}
+    for task in LiteReservation.objects.filter(task__pyramid=link.pyramid, expires_at__gt=timezone.now()).values_list("task_id", flat=True):
+        counts[task] = counts.get(task, 0) + 1
+    return counts
+
+
+@pytest.mark.django_db
+def test_two_workers_are_given_different_tasks_when_each_needs_one_judge():
+    link = judging_link(peers=2, judges=1)
+    first, second = lightweight_work.next_task(link, "j1"), lightweight_work.next_task(link, "j2")
+    assert first.pk != second.pk
+    assert lightweight_work.next_task(link, "j3") is None   # both slots held
+    assert 890 <= lightweight_work.seconds_until_free(link, "j3") <= 900
+    assert lightweight_work.progress(link.pyramid)["reserved"] == 2
+
+
+@pytest.mark.django_db
+def test_a_reload_shows_the_same_task_and_renews_its_hold():
+    link = judging_link(peers=4, judges=3)
+    task = lightweight_work.next_task(link, "j1")
+    LiteReservation.objects.filter(worker_id="j1").update(expires_at=timezone.now() + timedelta(seconds=5))
+    assert lightweight_work.next_task(link, "j1").pk == task.pk
+    hold = LiteReservation.objects.get(worker_id="j1")
+    assert hold.task_id == task.pk and hold.expires_at > timezone.now() + timedelta(seconds=890)
+
+
+@pytest.mark.django_db
+def test_an_expired_hold_frees_its_slot():
+    link = judging_link(peers=1, judges=1)
+    task = lightweight_work.next_task(link, "j1")
+    assert lightweight_work.next_task(link, "j2") is None
+    expire(worker_id="j1")
+    assert lightweight_work.progress(link.pyramid)["reserved"] == 0
+    assert lightweight_work.next_task(link, "j2").pk == task.pk
+    assert lightweight_work.next_task(link, "j1") is None   # its slot went to j2 meanwhile
+    assert live_holds(link) == {task.pk: 1}
+    # j1's own hold came back to it after expiring: the expired row is renewed, not duplicated
+    expire(worker_id="j2")
+    assert lightweight_work.next_task(link, "j1").pk == task.pk
+    assert LiteReservation.objects.filter(worker_id="j1").count() == 1 and live_holds(link) == {task.pk: 1}
+
+
+@pytest.mark.django_db
+def test_an_answer_takes_the_place_of_its_hold_and_clears_expired_ones():
+    link = judging_link(peers=1, judges=3)
+    task = lightweight_work.next_task(link, "j1")
+    lightweight_work.next_task(link, "j2")
+    expire(worker_id="j2")
+    answer(link, task, "j1")
+    assert not LiteReservation.objects.exists()   # j1's hold became its answer, j2's expired one is gone
+    assert lightweight_work.next_task(link, "j1") is None   # answered: nothing more for j1
+
+
+@pytest.mark.django_db
+def test_a_late_answer_is_stored_even_when_the_task_is_full_by_then():
+    link = judging_link(peers=1, judges=1)
+    task = lightweight_work.next_task(link, "j1")
+    expire(worker_id="j1")
+    assert lightweight_work.next_task(link, "j2").pk == task.pk
+    answer(link, task, "j2")
+    late = answer(link, task, "j1")   # after its hold expired and the slot went to j2
+    assert late.pk and LiteAssignment.objects.filter(task=task).count() == 2
+    assert not LiteReservation.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_worker_whose_tasks_are_all_held_is_told_to_come_back_on_the_page_and_in_the_api():
+    link = judging_link(peers=1, judges=1)
+    url, api = f"/lightweight/crowd/{link.token}/", f"/api/crowd/{link.token}/"
+    first, second = Client(), Client()
+    first.post(url, {"worker": "j1"})
+    assert 'name="task"' in first.get(url).content.decode()   # j1 holds the only task
+    second.post(url, {"worker": "j2"})
+    waiting = second.get(url)
+    assert waiting.status_code == 200 and 800 < int(waiting["Retry-After"]) <= 900
+    assert lightweight_work.ALL_RESERVED in waiting.content.decode() and "no more tasks" not in waiting.content.decode()
+    held = APIClient().get(api, {"worker": "j2"})
+    assert held.status_code == 200 and held["Retry-After"]
+    assert held.data == {"done": False, "retry_after": int(held["Retry-After"]), "detail": lightweight_work.ALL_RESERVED}
+    assert APIClient().get(api, {"worker": "j1"}).data["task"] == LiteTask.objects.get(batch=1).pk   # j1 still holds it
+
+    task = LiteTask.objects.get(batch=1)
+    first.post(url, {"task": task.pk, **{f"a{pk}": "present" for pk in task.statement_ids}})
+    assert "There are no more tasks for you here." in second.get(url).content.decode()   # answered: nothing left
+    assert APIClient().get(api, {"worker": "j2"}).data == {"done": True}
+
+
+@pytest.mark.postgres
+def test_workers_arriving_together_never_share_a_task_that_needs_one_judge(transactional_db):
+    link = judging_link(peers=RACE_WORKERS, judges=1)
+    workers = [f"j{i}" for i in range(RACE_WORKERS)]
+    tasks = at_once([lambda w=w: lightweight_work.next_task(link, w) for w in workers])
+    assert None not in tasks and len({t.pk for t in tasks}) == RACE_WORKERS
+    assert live_holds(link) == {t.pk: 1 for t in tasks}
+
+
+@pytest.mark.postgres
+def test_workers_arriving_together_fill_tasks_of_two_judges_without_overfilling(transactional_db):
+    link = judging_link(peers=RACE_WORKERS // 2, judges=2)
+    tasks = at_once([lambda w=w: lightweight_work.next_task(link, w) for w in (f"j{i}" for i in range(RACE_WORKERS))])
+    assert None not in tasks
+    assert live_holds(link) == {pk: 2 for pk in LiteTask.objects.filter(batch=1).values_list("pk", flat=True)}
+
+
+@pytest.mark.postgres
+def test_the_last_slot_of_a_task_goes_to_one_of_the_workers_asking_at_once(transactional_db):
+    """All workers want the same slot: without the task's lock several would count it free (each
+    reads before the others commit); repeated, so the threads surely overlap."""
+    link = judging_link(peers=1, judges=1)
+    for round_ in range(5):
+        LiteReservation.objects.all().delete()
+        tasks = at_once([lambda w=w: lightweight_work.next_task(link, w) for w in (f"r{round_}w{i}" for i in range(RACE_WORKERS))])
+        assert sum(t is not None for t in tasks) == 1, round_
+        assert sum(live_holds(link).values()) == 1, round_
+
+
+@pytest.mark.postgres
+def test_one_worker_in_several_tabs_holds_one_slot(transactional_db):
+    link = judging_link(peers=RACE_WORKERS, judges=1)
+    tasks = at_once([lambda: lightweight_work.next_task(link, "j1") for _ in range(4)])
+    assert len({t.pk for t in tasks}) == 1 and LiteReservation.objects.filter(worker_id="j1").count() == 1
