@@ -13,8 +13,10 @@ Printed: p50/p95/p99 latency of "load task page" and "submit answers", errors, r
 CPU seconds the app (gunicorn), PostgreSQL (this database's server processes), the Celery worker
 and this client spent, per task (one page + one submission), the load average before and after,
 the check that every submitted answer is stored exactly once (one row per completion code, no
-duplicates) and how soon after the crowd the stored scores are current. CPU per task is the
-robust figure on a shared machine; wall-clock latency depends on what else runs.
+duplicates), that no task got more answers than its judges (each page view holds a slot,
+LIGHTWEIGHT_RESERVATION_SECONDS) and no hold is left, and how soon after the crowd the stored
+scores are current. CPU per task is the robust figure on a shared machine; wall-clock latency
+depends on what else runs.
 
     DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/lightweight_crowd.py [--workers 200] [--tasks 3] [--think 20] [--seed 1]
 """
@@ -97,7 +99,8 @@ def crowd_worker(base, token, name, tasks, timings, errors, codes, barrier, thin
             return
         task = TASK.search(page.text)
         if task is None:
-            errors.append("no task left" if "no more tasks" in page.text else "task page without a task")
+            errors.append("no task left" if "no more tasks" in page.text else
+                          "all tasks held by others" if "being judged right now" in page.text else "task page without a task")
             return
         answers = {name_: ("present" if i % 3 else "absent") for i, name_ in enumerate(dict.fromkeys(ANSWER.findall(page.text)))}
         time.sleep(rng.uniform(0, 2 * think))   # reading the summary and the statements
@@ -192,8 +195,9 @@ def main():
     from collections import defaultdict
 
     from django.core.management import call_command
+    from django.db.models import Count, F
 
-    from annotation.models import LiteAssignment
+    from annotation.models import LiteAssignment, LiteReservation, LiteTask
 
     call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)
@@ -239,6 +243,9 @@ def main():
               f"p99 {percentile(values, 99):6.0f} ms")
     print(f"errors: {len(errors)}" + (f" (first: {errors[:3]})" if errors else ""))
     print(f"submissions: {len(codes)} completion codes, {stored.count()} stored rows, each stored once: {once}")
+    tasks = LiteTask.objects.filter(pyramid__dataset__name="crowd-bench").annotate(n=Count("assignments"))
+    print(f"tasks with more answers than judges: {tasks.filter(n__gt=F('pyramid__judges_per_task')).count()}; "
+          f"holds left: {LiteReservation.objects.filter(task__pyramid__dataset__name='crowd-bench').count()}")
     print("scores: " + (f"current {scores_after:.1f} s after the last worker finished" if scores_after is not None
                         else "NOT current 60 s after the last worker finished"))
     per_task = 1000 / max(1, len(codes))
