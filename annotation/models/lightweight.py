@@ -144,8 +144,9 @@ class LiteReservation(models.Model):
     """A crowd worker's hold on one answer slot of a task while it judges it, until ``expires_at``
     (``LIGHTWEIGHT_RESERVATION_SECONDS`` after the page was last shown): as MTurk reserves an
     assignment when a worker accepts a HIT. A task hands out no more slots than its answers and
-    live reservations leave; an expired reservation counts for nothing (and its row is deleted
-    when the task is next reserved); the worker's answer deletes it."""
+    live reservations leave; an expired reservation counts for nothing (its row goes with the
+    task's next answer, or becomes the worker's new hold if it comes back to the task); the
+    worker's answer deletes it."""
 
     # No index of its own on the task: the (task, expires_at) index below starts with it (and
     # serves the cascade when a task is deleted).
