@@ -36,11 +36,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count
 
 from .. import score_events
+from ..formats.nist_names import peer_key
 from ..formats.summary_texts import MAX_ID, normalise
 from ..models import (SCU, AnnotationScore, Assignment, Change, Contributor, ContributorPart, Judgment, LightweightPyramid,
                       LiteAssignment, LiteStatement, LiteTask, LiteWriting, PeerAnnotation, PeerMatch, PeerSummary, Pyramid,
                       ReferenceSummary, Topic, TopicAgreement)
 from ..natural_order import natural_key
+from ..wording import count_noun
 from . import dashboard_snapshots, lightweight_runs
 
 KINDS = {"reference": ReferenceSummary, "peer": PeerSummary}
@@ -63,11 +65,6 @@ class ChangedMeanwhile(EditRefused):
 
 
 # --- ids --------------------------------------------------------------------------------------
-
-def _id_key(external_id: str) -> str:
-    """Numeric ids compare as numbers (``01`` = ``1``), as the imports match peers."""
-    return str(int(external_id)) if external_id.isdigit() else external_id
-
 
 def clean_id(value: str, what: str) -> str:
     """The id without surrounding spaces, or EditRefused: empty, longer than the column, or with a
@@ -117,7 +114,7 @@ class SummaryRow:
         """Why its text may not change nor it be removed, one sentence each (empty: it may)."""
         reasons = []
         if self.contributors:
-            reasons.append(f"{_n(self.contributors, 'pyramid contributor')} {_verb(self.contributors, 'points', 'point')} "
+            reasons.append(f"{count_noun(self.contributors, 'pyramid contributor')} {_verb(self.contributors, 'points', 'point')} "
                            "into this text by character offsets.")
         built = [p for p in self.pyramids if p["contributors"]]
         if built:
@@ -125,14 +122,14 @@ class SummaryRow:
                            "the SCUs were read against this text.")
         if self.annotations:
             who = ", ".join(f"{a['annotator']} ({a['status']})" for a in self.annotations)
-            reasons.append(f"{_n(len(self.annotations), 'peer annotation')} ({who}) {_verb(len(self.annotations), 'points', 'point')} "
+            reasons.append(f"{count_noun(len(self.annotations), 'peer annotation')} ({who}) {_verb(len(self.annotations), 'points', 'point')} "
                            "into this text by character offsets.")
         if self.judgments:
-            reasons.append(f"{_n(len(self.judgments), 'imported judgment')} ({', '.join(self.judgments)}) "
+            reasons.append(f"{count_noun(len(self.judgments), 'imported judgment')} ({', '.join(self.judgments)}) "
                            f"{_verb(len(self.judgments), 'was', 'were')} made on this text.")
         if self.crowd:
             what = "crowd statement" if self.kind == "reference" else "crowd judging task"
-            reasons.append(f"{_n(self.crowd, what)} of a lightweight pyramid {_verb(self.crowd, 'rests', 'rest')} on this text.")
+            reasons.append(f"{count_noun(self.crowd, what)} of a lightweight pyramid {_verb(self.crowd, 'rests', 'rest')} on this text.")
         return reasons
 
     @property
@@ -150,19 +147,15 @@ class SummaryRow:
         parts = []
         if self.kind == "reference":
             if self.pyramids:
-                note = f"{_n(self.contributors, 'contributor')} here" if self.contributors else ("no SCUs yet" if not any(p["contributors"] for p in self.pyramids) else "")
+                note = f"{count_noun(self.contributors, 'contributor')} here" if self.contributors else ("no SCUs yet" if not any(p["contributors"] for p in self.pyramids) else "")
                 parts.append(_pyramid_names(self.pyramids) + (f" ({note})" if note else ""))
         elif self.annotations:
-            parts.append(_n(len(self.annotations), "annotation"))
+            parts.append(count_noun(len(self.annotations), "annotation"))
         if self.judgments:
-            parts.append(_n(len(self.judgments), "judgment"))
+            parts.append(count_noun(len(self.judgments), "judgment"))
         if self.crowd:
-            parts.append(_n(self.crowd, "crowd statement" if self.kind == "reference" else "crowd task"))
+            parts.append(count_noun(self.crowd, "crowd statement" if self.kind == "reference" else "crowd task"))
         return ", ".join(parts)
-
-
-def _n(count: int, one: str, many: str | None = None) -> str:
-    return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
 def _verb(count: int, one: str, many: str) -> str:
@@ -254,9 +247,9 @@ def add_summary(topic: Topic, kind: str, external_id: str, text: str) -> Referen
     model = KINDS[kind]
     external_id = _on_field(clean_id, external_id, kind, on="external_id")
     text = clean_text(text)
-    key = _id_key(external_id)
+    key = peer_key(external_id)
     for existing in model.objects.filter(topic=topic).values_list("external_id", flat=True):
-        if existing == external_id or (kind == "peer" and _id_key(existing) == key):
+        if existing == external_id or (kind == "peer" and peer_key(existing) == key):  # as the imports match peers
             raise EditRefused(f"Topic {topic.external_id} has a {kind} {existing} already: choose another id "
                               "(or open it to correct its text).", "external_id")
     try:

@@ -27,6 +27,7 @@ from annotation.api import permissions
 from annotation.formats.summary_texts import PatternError
 from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid, Topic
 from annotation.services import datasets, people as accounts, topic_editing, topic_setup, upload_import
+from annotation.wording import count_noun
 
 from .forms import (AccountForm, DatasetForm, ExistingUserForm, SummaryAddForm, SummaryTextForm, TopicDeleteForm, TopicRenameForm,
                     TopicTextsForm, TopicZipForm)
@@ -235,10 +236,6 @@ def _is_fragment(request) -> bool:
     return request.headers.get("X-Preview") == "fragment"
 
 
-def _n(count: int, one: str, many: str | None = None) -> str:
-    return f"{count} {one if count == 1 else (many or one + 's')}"
-
-
 def _saved(request, dataset, plan):
     """Write the plan and go to the topics with what was added; None if it was refused (the
     plan then lists why)."""
@@ -246,9 +243,9 @@ def _saved(request, dataset, plan):
         applied = topic_setup.apply(dataset, plan)
     except topic_setup.PlanRejected:
         return None
-    parts = [f"{_n(applied.topics, 'topic')}", f"{_n(applied.references, 'reference summary', 'reference summaries')}",
-             f"{_n(applied.peers, 'peer summary', 'peer summaries')}"]
-    note = f" ({_n(applied.present, 'summary was', 'summaries were')} already there)" if applied.present else ""
+    parts = [f"{count_noun(applied.topics, 'topic')}", f"{count_noun(applied.references, 'reference summary', 'reference summaries')}",
+             f"{count_noun(applied.peers, 'peer summary', 'peer summaries')}"]
+    note = f" ({count_noun(applied.present, 'summary was', 'summaries were')} already there)" if applied.present else ""
     messages.success(request, f"Added {', '.join(parts)}{note}.")
     return redirect("setup:dataset", dataset.pk)
 
@@ -348,7 +345,7 @@ def _assigned_text(user, assigned, task: str) -> str:
     text = ""
     if assigned.created:
         topics = ", ".join(a.topic.external_id for a in assigned.created)
-        text = f" Assigned to {label} on {_n(len(assigned.created), 'topic')}: {topics}."
+        text = f" Assigned to {label} on {count_noun(len(assigned.created), 'topic')}: {topics}."
     if assigned.existing:
         text += f" Already assigned on {', '.join(t.external_id for t in assigned.existing)}."
     return text
