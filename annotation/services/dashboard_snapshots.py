@@ -46,7 +46,7 @@ from scoring.model import Convention
 
 from ..models import Dataset, DatasetDashboard, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
 from . import dashboards
-from .results import agreement_rows, counted, score_annotations, score_rows
+from .results import agreement_rows_by_convention, score_annotations, score_rows, shared_groups
 from .scoring_inputs import load_annotations, load_pyramids
 
 log = logging.getLogger(__name__)
@@ -143,17 +143,6 @@ def _metaeval(dataset: Dataset, convention: Convention, rows: list[dict], summar
     return table
 
 
-def _shared_groups(topics) -> dict[tuple, list[PeerAnnotation]]:
-    """(topic id, pyramid id, peer external id) -> annotations, for peers two or more annotators
-    annotated with one pyramid (the grouping of ``results.agreement_rows``)."""
-    by_peer = defaultdict(list)
-    annotations = (counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics, annotator__isnull=False))
-                   .select_related("peer", "annotator", "pyramid__topic"))
-    for a in annotations:
-        by_peer[(a.pyramid.topic_id, a.pyramid_id, a.peer.external_id)].append(a)
-    return {key: group for key, group in by_peer.items() if len({a.annotator_id for a in group}) >= 2}
-
-
 def _agreement_details(shared: dict, rows: list[dict], topics_by_id: dict, convention: Convention, pyramids, inputs) -> dict:
     """topic -> per-peer alpha and both compared annotators' scores, with reasons and units."""
     by_topic = {r["topic"]: r for r in rows}
@@ -173,8 +162,8 @@ def _agreement_details(shared: dict, rows: list[dict], topics_by_id: dict, conve
             label = f"{peer} (pyramid {pyramid_id})" if several else peer
             group = shared[(topic_id, pyramid_id, peer)]
             matrices[label] = peer_matrix([s.uid for s in pyramids[pyramid_id].scus],
-                                          {a.annotator.username: dict(inputs[a.pk].matches) for a in group})
-            found = {a.annotator.username: scores[a.pk] for a in group}
+                                          {a.annotator: dict(inputs[a.pk].matches) for a in group})
+            found = {a.annotator: scores[a.pk] for a in group}
             modified = {name: s.modified for name, s in found.items()}
             a, b = modified.get(a_name), modified.get(b_name)
             diff = abs(a - b) if a is not None and b is not None else None
@@ -201,14 +190,14 @@ def _agreement_details(shared: dict, rows: list[dict], topics_by_id: dict, conve
 
 def _annotator_pairs(shared: dict, pyramids, inputs) -> list[dict]:
     """alpha_Dice pooled per annotator pair over every peer both annotated (same pyramid)."""
-    names = sorted({a.annotator.username for group in shared.values() for a in group})
+    names = sorted({a.annotator for group in shared.values() for a in group})
     out = []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             pooled: dict[str, dict] = {a: {}, b: {}}
             peers, topics = 0, set()
             for key, group in shared.items():
-                found = {x.annotator.username: x for x in group}
+                found = {x.annotator: x for x in group}
                 if a not in found or b not in found:
                     continue
                 matrix = peer_matrix([s.uid for s in pyramids[key[1]].scus],
@@ -239,18 +228,19 @@ def compute_payload(dataset: Dataset, live: dict, previous: DatasetDashboard | N
     summarizers = dashboards._summarizers(topics_qs)
     judgments = list(Judgment.objects.filter(topic__dataset=dataset).values_list(
         "topic__dataset__name", "topic__external_id", "summary", "metric", "value"))
-    shared = _shared_groups(topics_qs)
+    shared = shared_groups(topics_qs)
     stale_shared = {k: g for k, g in shared.items() if k[0] not in reusable}
     involved = [a for group in shared.values() for a in group]
     pyramids = load_pyramids({a.pyramid_id for a in involved})
     inputs = load_annotations(a.pk for a in involved)
     topics_by_id = {t.pk: t for t in topics}
     peer_inputs = system_statistics.load_peer_inputs(topics_qs)
+    fresh_agreement = agreement_rows_by_convention(stale_topics, Convention) if stale_shared else {c: [] for c in Convention}
     conventions = {}
     for convention in Convention:
         old = previous.data["conventions"][convention.value] if names else {"agreement": [], "agreement_details": {}}
         rows = _rows(topics, convention, reusable, previous)
-        fresh = agreement_rows(stale_topics, convention) if stale_shared else []
+        fresh = fresh_agreement[convention]
         agreement = sorted([r for r in old["agreement"] if r["topic"] in names] + fresh, key=lambda r: r["topic"])
         details = {t: d for t, d in old["agreement_details"].items() if t in names}
         details |= _agreement_details(stale_shared, fresh, topics_by_id, convention, pyramids, inputs)

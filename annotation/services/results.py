@@ -129,7 +129,7 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
     return rows
 
 
-class _Annotated(NamedTuple):
+class Annotated(NamedTuple):
     """What agreement needs of one counted annotation (read as values: no model instances, no texts)."""
 
     pk: int
@@ -155,15 +155,7 @@ def agreement_rows_by_convention(topics, conventions: Iterable[Convention], *,
     """``agreement_rows`` for several conventions, reading the annotations and their matches once.
     The annotators' modified scores are the stored ones where current (``current_scores``), else computed."""
     conventions = [Convention(c) for c in conventions]
-    annotations = [_Annotated(pk, pyramid_id, topic_id, peer, annotator_id, annotator, (p_rev, a_rev), topic, dataset)
-                   for pk, pyramid_id, topic_id, peer, annotator_id, annotator, p_rev, a_rev, topic, dataset in (
-        counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics, annotator__isnull=False), include_unfinished=include_unfinished)
-        .order_by().values_list("id", "pyramid_id", "pyramid__topic_id", "peer__external_id", "annotator_id", "annotator__username",
-                                "pyramid__revision", "revision", "pyramid__topic__external_id", "pyramid__topic__dataset__name"))]
-    by_peer = defaultdict(list)  # (topic id, pyramid id, peer external id) -> annotations
-    for a in annotations:
-        by_peer[(a.topic_id, a.pyramid_id, a.peer)].append(a)
-    shared = {key: group for key, group in by_peer.items() if len({a.annotator_id for a in group}) >= 2}
+    shared = shared_groups(topics, include_unfinished=include_unfinished)
     if not shared:
         return {convention: [] for convention in conventions}
     involved = [a for group in shared.values() for a in group]
@@ -176,14 +168,28 @@ def agreement_rows_by_convention(topics, conventions: Iterable[Convention], *,
             for convention in conventions}
 
 
-def _modified_scores(annotations: list[_Annotated], revisions: dict[int, tuple[int, int]], topics,
+def shared_groups(topics, *, include_unfinished: bool = False) -> dict[tuple[int, int, str], list[Annotated]]:
+    """(topic id, pyramid id, peer external id) -> the counted annotations of that peer with that
+    pyramid, for the peers two or more annotators annotated: what agreement is computed over."""
+    by_peer = defaultdict(list)
+    for pk, pyramid_id, topic_id, peer, annotator_id, annotator, p_rev, a_rev, topic, dataset in (
+        counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics, annotator__isnull=False), include_unfinished=include_unfinished)
+        .order_by().values_list("id", "pyramid_id", "pyramid__topic_id", "peer__external_id", "annotator_id", "annotator__username",
+                                "pyramid__revision", "revision", "pyramid__topic__external_id", "pyramid__topic__dataset__name")
+    ):
+        by_peer[(topic_id, pyramid_id, peer)].append(
+            Annotated(pk, pyramid_id, topic_id, peer, annotator_id, annotator, (p_rev, a_rev), topic, dataset))
+    return {key: group for key, group in by_peer.items() if len({a.annotator_id for a in group}) >= 2}
+
+
+def _modified_scores(annotations: list[Annotated], revisions: dict[int, tuple[int, int]], topics,
                      convention: Convention) -> dict[int, float | None]:
     modified = {pk: values["modified"] for pk, values in current_scores(revisions, topics, convention).items()}
     missing = score_annotations([a for a in annotations if a.pk not in modified], convention)
     return modified | {pk: score.modified for pk, score in missing.items()}
 
 
-def _agreement_rows(shared: dict[tuple, list[_Annotated]], uids: dict[int, list[int]], inputs: dict, modified_of: dict[int, float | None],
+def _agreement_rows(shared: dict[tuple, list[Annotated]], uids: dict[int, list[int]], inputs: dict, modified_of: dict[int, float | None],
                     convention: Convention) -> list[dict]:
     rows = []
     topic_names = {key[0]: group[0].topic for key, group in shared.items()}
