@@ -202,8 +202,7 @@ def _on_annotation_deleted(sender, instance, **kwargs):
     if _in_deletion():
         return
     for topic_id in Pyramid.objects.filter(pk=instance.pyramid_id).values_list("topic_id", flat=True):
-        Topic.objects.filter(pk=topic_id).update(revision=F("revision") + 1)
-        _record(topic_ids=[topic_id])
+        touch_topic(topic_id)
 
 
 def _on_pyramid_references(sender, instance, action, reverse, pk_set, **kwargs):
