@@ -287,6 +287,8 @@ def _place(
     report: Report,
     budget: WorkBudget,
 ) -> tuple[int, int] | None:
+    if 0 <= start < end <= len(text) and text[start:end] == label:
+        return start, end  # where its label says: the usual case (no placement, no message)
     valid = 0 <= start <= end <= len(text) and (start < end or label == "")
     if start == end and label == "":
         report.rejects.append(
@@ -426,10 +428,7 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
             raw = _read_parts(c_el, cwhere, u16, text)
             for pi, (plabel, s, e) in enumerate(raw):
                 w = _where("pyramid", uid, ci, pi, clabel)
-                if 0 <= s < e <= len(text) and text[s:e] == plabel:
-                    placed = (s, e)  # where its label says: the usual case, nothing to place
-                else:
-                    placed = _place(text, plabel, s, e, w, "pyramid", uid, ci, pi, report, budget)
+                placed = _place(text, plabel, s, e, w, "pyramid", uid, ci, pi, report, budget)
                 if placed is None:
                     changed = True
                     continue
@@ -632,9 +631,6 @@ def parse_peer_annotation(
             changed = clabel is None
             clabel = clabel or ""
             for pi, (plabel, s, e) in enumerate(raw):
-                if 0 <= s < e <= len(text) and text[s:e] == plabel:
-                    parts.append(PeerPart(s, e))  # where its label says: the usual case, nothing to place
-                    continue
                 placed = _place(text, plabel, s, e, _where("peer", uid, ci, pi, clabel), "peer", uid, ci, pi, report, budget)
                 if placed is None:
                     changed = True
