@@ -22,7 +22,7 @@ def scu_documents(pyramid_id: int, texts: dict[int, str] | None = None, uids=Non
         scus, contributors, parts = scus.filter(uid__in=uids), contributors.filter(scu__uid__in=uids), parts.filter(contributor__scu__uid__in=uids)
     scu_rows = list(scus.order_by("uid").values_list("id", "uid", "label", "comment"))
     contributor_rows = list(contributors.order_by("reference__external_id", "id")
-                            .values_list("id", "scu_id", "reference_id", "comment", "legacy_issue"))
+                            .values_list("id", "scu_id", "reference_id", "comment", "legacy_issue", "review_note"))
     parts_of = defaultdict(list)
     for part in (parts.order_by("reference_id", "start")
                  .values_list("id", "contributor_id", "reference_id", "start", "end")):
@@ -32,12 +32,12 @@ def scu_documents(pyramid_id: int, texts: dict[int, str] | None = None, uids=Non
     if missing:  # a legacy contributor's part in a text the caller did not pass
         texts.update(ReferenceSummary.objects.filter(pk__in=missing).values_list("id", "text"))
     contributors_of = defaultdict(list)
-    for cid, scu_id, reference, comment, legacy_issue in contributor_rows:
+    for cid, scu_id, reference, comment, legacy_issue, review_note in contributor_rows:
         parts = parts_of.get(cid, [])
         in_order = sorted(parts, key=lambda p: (p[2] != reference, p[3]))  # as Contributor.label
         contributors_of[scu_id].append({
             "id": cid, "reference": reference, "label": "...".join(texts[p[2]][p[3]:p[4]] for p in in_order),
-            "comment": comment, "legacy_issue": legacy_issue,
+            "comment": comment, "legacy_issue": legacy_issue, "review_note": review_note,
             "parts": [{"id": p[0], "reference": p[2], "start": p[3], "end": p[4]} for p in parts],
         })
     return [{"id": sid, "uid": uid, "label": label, "comment": comment, "weight": len(contributors_of[sid]),

@@ -380,7 +380,7 @@ class FullContributorSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Contributor
-        fields = ["id", "reference", "label", "comment", "legacy_issue", "parts"]
+        fields = ["id", "reference", "label", "comment", "legacy_issue", "review_note", "parts"]
 
 
 class FullSCUSerializer(serializers.ModelSerializer):
@@ -451,11 +451,14 @@ class MatchPartSerializer(serializers.ModelSerializer):
 
 
 class FullMatchSerializer(serializers.ModelSerializer):
+    """A match with its parts; ``review_note`` says why an imported match needs a look (its
+    evidence kept at the file's offsets, its label found nowhere), '' otherwise."""
+
     parts = MatchPartSerializer(many=True)
 
     class Meta:
         model = PeerMatch
-        fields = ["id", "scu", "parts"]
+        fields = ["id", "scu", "review_note", "parts"]
 
 
 class PeerTextSerializer(serializers.ModelSerializer):

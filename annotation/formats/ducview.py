@@ -17,10 +17,17 @@ Conventions of the dataclasses:
   (repetitions of one SCU in file order), which is also the order the writer uses.
 
 Reading never returns something partial: a file that cannot be read raises
-:class:`DucViewError`. Parts whose label cannot be placed are left out and listed in
-``Report.rejects``; what was repaired is in ``Report.repairs``; legacy oddities that are kept
+:class:`DucViewError`. What was repaired is in ``Report.repairs``; legacy oddities that are kept
 as they are (contributors spanning two references, two contributors of one SCU from the same
 reference) are in ``Report.legacy``.
+
+Nothing the file's own tool counted is lost. DUCView marks and scores by offsets, never by labels,
+so a part whose label is found nowhere near its offsets (a stale label) stays at its stored
+offsets, clipped to the text, and is flagged (``review``: "offsets kept, label not found —
+review"; repair kind ``"kept"``). Only a part with nothing of the text at its offsets (outside the
+text, or empty) is left out (``Report.rejects``); a peer match left without parts still stays
+(flagged), so the peer's score is the file's. A pyramid contributor is left out only when none of
+its parts lies in a reference text (one entry in ``Report.rejects`` says why).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 from xml.etree.ElementTree import Element, ParseError
 
 from defusedxml.common import EntitiesForbidden, ExternalReferenceForbidden
@@ -224,6 +232,21 @@ def _lines_text(text_el: Element, where: str) -> str:
 # --------------------------------------------------------------------------- placing parts
 
 
+KEPT_NOTE = "offsets kept, label not found — review"
+EVIDENCE_LOST_NOTE = "no evidence left (its parts lie outside the text and their labels are nowhere in it) — review"
+
+
+class _Placed(NamedTuple):
+    start: int
+    end: int
+    kept: bool = False  # the label was found nowhere: the stored offsets are kept (``_kept``)
+
+
+def _review(notes: list[str]) -> str:
+    """The review note of a contributor or match from its parts' notes (each said once)."""
+    return "; ".join(dict.fromkeys(notes))
+
+
 @dataclass
 class _Located:
     start: int
@@ -286,9 +309,12 @@ def _place(
     pi: int,
     report: Report,
     budget: WorkBudget,
-) -> tuple[int, int] | None:
+) -> _Placed | None:
+    """Where a part lies: at its stored offsets when its label is there, else where its label is
+    found near them, else at its stored offsets still (``_kept``); None when nothing of the text is
+    there either (reported)."""
     if 0 <= start < end <= len(text) and text[start:end] == label:
-        return start, end  # where its label says: the usual case (no placement, no message)
+        return _Placed(start, end)  # where its label says: the usual case (no placement, no message)
     valid = 0 <= start <= end <= len(text) and (start < end or label == "")
     if start == end and label == "":
         report.rejects.append(
@@ -296,21 +322,15 @@ def _place(
                    scope, uid, ci, pi, label, (start, end))
         )
         return None
-    # Reversed or out-of-range offsets: search around them, clamped to the text.
+    # Reversed or out-of-range offsets: search around them, clamped to the text (offsets
+    # outside the text say nothing of where the label is: the whole text is searched then).
     lo, hi = (max(0, min(v, len(text))) for v in sorted((start, end)))
-    placement = locate_span(text, label, lo, hi, window=DEFAULT_WINDOW, budget=budget)
+    outside = min(start, end) < 0 or max(start, end) > len(text)
+    placement = locate_span(text, label, lo, hi, window=len(text) if outside else DEFAULT_WINDOW, budget=budget)
     if placement is None:
-        report.rejects.append(
-            Reject(
-                "unplaced",
-                f"{where}: label {short(label)} not found near stored [{start}, {end}) "
-                f"(text there: {short(text[lo:hi])}); part left out",
-                scope, uid, ci, pi, label, (start, end),
-            )
-        )
-        return None
+        return _kept(text, label, start, end, lo, hi, where, scope, uid, ci, pi, report)
     if placement.kind == "exact" and valid:
-        return start, end
+        return _Placed(start, end)
     if not valid:
         msg = (f"{where}: stored offsets [{start}, {end}) are "
                f"{'outside the text' if min(start, end) < 0 or max(start, end) > len(text) else 'reversed' if end < start else 'empty'}; label {short(label)} "
@@ -326,7 +346,32 @@ def _place(
         Repair(placement.kind if valid else "bad_offsets", msg, scope, uid, ci, pi, label,
                (start, end), (placement.start, placement.end))
     )
-    return placement.start, placement.end
+    return _Placed(placement.start, placement.end)
+
+
+def _kept(text: str, label: str, start: int, end: int, lo: int, hi: int, where: _Later, scope: str, uid: int,
+          ci: int, pi: int, report: Report) -> _Placed | None:
+    """A part whose label is found nowhere near its offsets: kept at its stored offsets (reversed
+    ones put in order), as DUCView, which marks and scores by offsets, kept it; reported for review.
+    A part whose offsets are outside the text (they say nothing then) or empty is left out, and
+    its contributor still counts (see the readers)."""
+    outside = min(start, end) < 0 or max(start, end) > len(text)
+    if lo < hi and not outside:
+        clipped = "" if (lo, hi) == (start, end) else f" as [{lo}, {hi})"
+        report.repairs.append(
+            Repair("kept",
+                   f"{where}: label {short(label)} not found near stored [{start}, {end}); offsets "
+                   f"kept{clipped} (text there: {short(text[lo:hi])}): review",
+                   scope, uid, ci, pi, label, (start, end), (lo, hi))
+        )
+        return _Placed(lo, hi, True)
+    where_stored = "outside the text" if outside else "empty"
+    report.rejects.append(
+        Reject("unplaced",
+               f"{where}: label {short(label)} not found in the text, and stored [{start}, {end}) is "
+               f"{where_stored}; part left out", scope, uid, ci, pi, label, (start, end))
+    )
+    return None
 
 
 def _in_reference(
@@ -340,10 +385,24 @@ def _in_reference(
     pi: int,
     label: str,
     report: Report,
+    kept: bool = False,
 ) -> _Located | None:
+    """The reference a placed span lies in. A span ``kept`` at its stored offsets (its label found
+    nowhere) that strays out of its reference is clipped to the reference it overlaps most."""
     for ref in refs:
         if ref.base <= start and end <= ref.end:
             return _Located(start, end, ref)
+    if kept:
+        overlaps = [(min(end, r.end) - max(start, r.base), -i) for i, r in enumerate(refs)]
+        size, i = max(overlaps, default=(0, 0))
+        if size > 0:
+            ref = refs[-i]
+            s, e = max(start, ref.base), min(end, ref.end)
+            report.repairs.append(
+                Repair("clipped", f"{where}: kept span [{start}, {end}) strays out of reference {ref.id}; "
+                       f"clipped to [{s}, {e})", "pyramid", uid, ci, pi, label, (start, end), (s, e))
+            )
+            return _Located(s, e, ref)
     # A span that overlaps one reference and exceeds it only by blanks (e.g. a trailing newline
     # into the trimmed blank lines) is clipped to the reference.
     for ref in refs:
@@ -426,27 +485,34 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
             changed = clabel is None
             clabel = clabel or ""
             raw = _read_parts(c_el, cwhere, u16, text)
+            notes: list[str] = []
+            rejected_before = len(report.rejects)
             for pi, (plabel, s, e) in enumerate(raw):
                 w = _where("pyramid", uid, ci, pi, clabel)
                 placed = _place(text, plabel, s, e, w, "pyramid", uid, ci, pi, report, budget)
                 if placed is None:
                     changed = True
                     continue
-                if placed != (s, e) or text[placed[0]:placed[1]] != plabel:
+                if placed.kept:
+                    notes.append(KEPT_NOTE)
+                if placed[:2] != (s, e) or text[placed.start:placed.end] != plabel:
                     changed = True
-                loc = _in_reference(text, placed[0], placed[1], refs, w, uid, ci, pi, plabel,
-                                    report)
+                loc = _in_reference(text, placed.start, placed.end, refs, w, uid, ci, pi, plabel,
+                                    report, placed.kept)
                 if loc is None:
                     changed = True
                     continue
-                if (loc.start, loc.end) != placed:
+                if (loc.start, loc.end) != placed[:2]:
                     changed = True
                 parts.append((loc.start, loc.end, loc.ref))
             if not parts:
+                # One entry for the contributor, saying why each of its parts went.
+                reasons = [r.message for r in report.rejects[rejected_before:]]
+                del report.rejects[rejected_before:]
                 report.rejects.append(
                     Reject("empty_contributor",
-                           f"{_where('pyramid', uid, ci, None, clabel)}: no part left; "
-                           "contributor left out",
+                           f"{_where('pyramid', uid, ci, None, clabel)}: no part could be placed, "
+                           f"contributor left out ({'; '.join(reasons)})",
                            "pyramid", uid, ci, None, clabel)
                 )
                 continue
@@ -454,7 +520,7 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
                 clabel = derived_label([text[s:e] for s, e, _ in sorted(parts, key=lambda p: p[0])])
             contributors.append(
                 Contributor(clabel, ccomment,
-                            [Part(ref.id, s - ref.base, e - ref.base) for s, e, ref in parts])
+                            [Part(ref.id, s - ref.base, e - ref.base) for s, e, ref in parts], _review(notes))
             )
         if not contributors:
             report.rejects.append(
@@ -628,6 +694,7 @@ def parse_peer_annotation(
             ccomment = c_el.get("comment") or ""
             raw = _read_parts(c_el, cwhere, u16, text)
             parts: list[PeerPart] = []
+            notes: list[str] = []
             changed = clabel is None
             clabel = clabel or ""
             for pi, (plabel, s, e) in enumerate(raw):
@@ -635,15 +702,17 @@ def parse_peer_annotation(
                 if placed is None:
                     changed = True
                     continue
-                changed |= placed != (s, e) or text[placed[0]:placed[1]] != plabel
-                parts.append(PeerPart(*placed))
+                if placed.kept:
+                    notes.append(KEPT_NOTE)
+                changed |= placed[:2] != (s, e) or text[placed.start:placed.end] != plabel
+                parts.append(PeerPart(placed.start, placed.end))
             if not parts:
-                report.rejects.append(
-                    Reject("empty_contributor",
-                           f"{_where('peer', uid, ci, None, clabel)}: no part left; "
-                           "contributor left out", "peer", uid, ci, None, clabel)
+                # DUCView scored the match whatever its parts: it stays, without evidence.
+                notes.append(EVIDENCE_LOST_NOTE)
+                report.repairs.append(
+                    Repair("kept", f"{_where('peer', uid, ci, None, clabel)}: {EVIDENCE_LOST_NOTE}; "
+                           "the match is kept (it counts, as in the file's own scores)", "peer", uid, ci, None, clabel)
                 )
-                continue
             if uid != 0 and uid not in kept_uids:
                 report.rejects.append(
                     Reject("scu_dropped",
@@ -654,7 +723,7 @@ def parse_peer_annotation(
             if changed:
                 clabel = derived_label([text[p.start:p.end]
                                          for p in sorted(parts, key=lambda p: p.start)])
-            match = PeerMatch(uid, clabel, ccomment, parts)
+            match = PeerMatch(uid, clabel, ccomment, parts, _review(notes))
             (non_matching if uid == 0 else by_uid[uid]).append(match)
 
     matches = [m for scu in pyramid.scus for m in by_uid.get(scu.uid, [])]

@@ -46,6 +46,7 @@ class Contributor:
     label: str
     comment: str
     parts: list[Part]
+    review: str = field(default="", compare=False)  # why a person should look at it ('': nothing); not content
 
 
 @dataclass
@@ -87,7 +88,8 @@ class PeerMatch:
     scu_uid: int  # 0 for non-matching content
     label: str
     comment: str
-    parts: list[PeerPart]
+    parts: list[PeerPart]  # empty only when the file's parts all lie outside the text (``review`` says so)
+    review: str = field(default="", compare=False)  # why a person should look at it ('': nothing); not content
 
 
 @dataclass
@@ -105,7 +107,8 @@ class PeerAnnotationFile:
 
 @dataclass(frozen=True)
 class Repair:
-    kind: str  # 'label' | 'moved' | 'clipped' | 'header_regex' | 'encoding'
+    kind: str  # 'label' | 'moved' | 'clipped' | 'kept' (label not found: stored offsets kept)
+    #            | 'bad_offsets' | 'missing_label' | 'header_regex' | 'encoding'
     message: str
     scope: str = "pyramid"  # 'pyramid' | 'peer' | 'file'
     scu_uid: int | None = None

@@ -51,11 +51,15 @@ class PeerAnnotation(models.Model):
 class PeerMatch(models.Model):
     """The peer expresses ``scu`` here (several matches of one SCU are repetitions).
 
-    A match without an SCU is a non-matching content unit (counted by the original score).
+    A match without an SCU is a non-matching content unit (counted by the original score). An
+    imported match keeps what its file's tool scored even when its evidence could not be placed
+    (``review_note`` says so, and the annotator shows it); it may then have no part.
     """
 
     annotation = models.ForeignKey(PeerAnnotation, on_delete=models.CASCADE, related_name="matches")
     scu = models.ForeignKey(SCU, null=True, blank=True, on_delete=models.CASCADE, related_name="peer_matches")
+    review_note = models.CharField(max_length=500, blank=True, help_text=(
+        "Why an imported match needs a look, e.g. its evidence kept at the file's offsets because its label was not found."))
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -70,6 +70,8 @@ class Contributor(models.Model):
     reference = models.ForeignKey(ReferenceSummary, on_delete=models.CASCADE, related_name="contributors")
     comment = models.TextField(blank=True)
     legacy_issue = models.CharField(max_length=500, blank=True, help_text="Why this imported contributor breaks the rules.")
+    review_note = models.CharField(max_length=500, blank=True, help_text=(
+        "Why an imported contributor needs a look, e.g. a part kept at the file's offsets because its label was not found."))
 
     class Meta:
         ordering = ["scu", "reference__external_id", "id"]

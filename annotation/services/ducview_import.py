@@ -91,6 +91,7 @@ class ImportReport:
     annotations_created: int = 0
     annotations_existing: int = 0
     repairs: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
     unplaced: list[str] = field(default_factory=list)
     legacy: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
@@ -118,7 +119,8 @@ class ImportReport:
             f"pyramids: {self.pyramids_created} created, {self.pyramids_reused} already present",
             f"SCUs created: {self.scus}",
             f"peer annotations: {self.annotations_created} created, {self.annotations_existing} already present",
-            f"repairs: {len(self.repairs)}; parts not placed: {len(self.unplaced)}; legacy rule violations kept: {len(self.legacy)}",
+            f"repairs: {len(self.repairs)}; offsets kept, label not found (review): {len(self.kept)}; "
+            f"left out: {len(self.unplaced)}; legacy rule violations kept: {len(self.legacy)}",
             f"annotator identities created (they cannot log in): {len(self.annotators_created)}",
             "names from: " + (self.sources_line() or "no file imported"),
         ]
@@ -275,9 +277,9 @@ def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, 
         memo = _FileMemo(cache)
         with transaction.atomic():
             topic = _topic(dataset, who.topic.value, report, memo)
-            db_pyramid = _pyramid(topic, pyramid, parse_report.legacy, name, report, memo)
+            db_pyramid, created = _pyramid(topic, pyramid, parse_report.legacy, name, report, memo)
             if kind == "pyr":
-                outcome["status"] = "imported"
+                outcome["status"] = "imported" if created else "already present"
             else:
                 created = _annotation(topic, db_pyramid, pan, who, name, report, memo, rows)
                 outcome["status"] = "imported" if created else "already present"
@@ -295,9 +297,13 @@ def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, 
     memo.commit()  # the file is in: later files may use what it stored
     if pending is not None:
         pending.absorb(rows)
-    report.repairs += [f"{name}: {r.message}" for r in parse_report.repairs]
+    # What reading the pyramid found is said once, by the file that stored it (a topic's .pan
+    # files all carry it); the rest is about this file.
+    said = [r for r in (*parse_report.repairs, *parse_report.rejects) if r.scope != "pyramid" or created]
+    report.repairs += [f"{name}: {r.message}" for r in said if isinstance(r, formats.Repair) and r.kind != "kept"]
     report.repairs += [f"{name}: {note}" for note in who.notes]
-    report.unplaced += [f"{name}: {r.message}" for r in parse_report.rejects]
+    report.kept += [f"{name}: {r.message}" for r in said if isinstance(r, formats.Repair) and r.kind == "kept"]
+    report.unplaced += [f"{name}: {r.message}" for r in said if isinstance(r, formats.Reject)]
 
 
 def _reject(report: ImportReport, outcome: dict, reason: str, before: dict) -> None:
@@ -394,21 +400,25 @@ def _canonical_db_pyramid(pyramid: Pyramid) -> tuple:
 
 
 def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
-             memo: _FileMemo) -> Pyramid:
-    """The stored pyramid identical to this one, or a new one (found once per import: ``memo``).
+             memo: _FileMemo) -> tuple[Pyramid, bool]:
+    """The stored pyramid identical to this one, or a new one (found once per import: ``memo``),
+    and whether this file created it.
 
     The .pan files of a topic share one parsed pyramid (``ImportCache.parsed``): the first one
     finds (or creates) its stored pyramid; the others go straight to it, noting what checking its
     references noted once more, for each file. (The memo keeps the parsed object, so its id is not
     reused while the import runs.)"""
     seen = memo.get(("parsed", topic.pk, id(pyramid)))
+    created = False
     if seen is None:
+        created_before = report.pyramids_created
         seen = memo.put(("parsed", topic.pk, id(pyramid)), (pyramid, *_stored_pyramid(topic, pyramid, legacy_issues, source, report, memo)))
+        created = report.pyramids_created > created_before
     elif source.endswith(".pyr"):
         report.pyramids_reused += 1
     _, db_pyramid, notes = seen
     report.repairs += [f"{source}: {note}" for note in notes]
-    return db_pyramid
+    return db_pyramid, created
 
 
 def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
@@ -435,9 +445,10 @@ def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, sourc
     for scu_id, scu in zip(scu_ids, pyramid.scus):
         for index, c in enumerate(scu.contributors):
             home = min(c.parts, key=lambda p: (order[p.reference], p.start)).reference  # as the parser decides
-            contributors.append((scu_id, references[home].pk, c.comment, legacy.get((scu.uid, index), "")[:500]))
+            contributors.append((scu_id, references[home].pk, c.comment, legacy.get((scu.uid, index), "")[:500], c.review[:500]))
             parts.append([(references[p.reference].pk, p.start, p.end) for p in c.parts])
-    contributor_ids = insert_rows(Contributor, ("scu", "reference", "comment", "legacy_issue"), contributors, returning=True)
+    contributor_ids = insert_rows(Contributor, ("scu", "reference", "comment", "legacy_issue", "review_note"), contributors,
+                                  returning=True)
     insert_rows(ContributorPart, ("contributor", "reference", "start", "end"),
                 [(pk, *span) for pk, spans in zip(contributor_ids, parts) for span in spans])
     report.pyramids_created += 1
@@ -554,8 +565,8 @@ class PendingRows:
             PeerAnnotation.objects.bulk_create([annotation for annotation, _, _ in self.annotations])
             now = PeerMatch._meta.get_field("created_at").get_db_prep_save(timezone.now(), connection)
             entries = [(annotation.pk, scu_id, match) for annotation, _, matches in self.annotations for scu_id, match in matches]
-            match_ids = insert_rows(PeerMatch, ("annotation", "scu", "created_at"), [(pk, scu_id, now) for pk, scu_id, _ in entries],
-                                    returning=True)
+            match_ids = insert_rows(PeerMatch, ("annotation", "scu", "review_note", "created_at"),
+                                    [(pk, scu_id, match.review[:500], now) for pk, scu_id, match in entries], returning=True)
             insert_rows(PeerMatchPart, ("match", "start", "end"),
                         [(pk, part.start, part.end) for pk, (_, _, match) in zip(match_ids, entries) for part in match.parts])
             annotations_created([annotation.pk for annotation, _, _ in self.annotations], {topic_id for _, topic_id, _ in self.annotations})

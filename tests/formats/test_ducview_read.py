@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from annotation.formats import (
@@ -165,7 +167,8 @@ def test_pyramid_repairs_rejects_and_legacy_issues():
     pyramid, report = parse_pyramid(fixture_bytes("event_repairs.pyr"))
     assert pyramid.references == EVENT_REFERENCES
     by_uid = {s.uid: s for s in pyramid.scus}
-    assert [s.uid for s in pyramid.scus] == [11, 4, 7, 25, 3, 50, 60, 70]  # SCU 40 left out
+    # every SCU kept with its weight: a contributor whose label is stale stays at its offsets
+    assert [(s.uid, s.weight) for s in pyramid.scus] == [(11, 1), (4, 1), (7, 1), (25, 1), (3, 1), (40, 1), (50, 1), (60, 3), (70, 1)]
     # label without the newline DUCView drops: offsets kept, label re-derived from the text
     assert by_uid[11].contributors == [
         Contributor("visitors.\nA storm", "", [Part("A", 56, 73)])]
@@ -175,8 +178,13 @@ def test_pyramid_repairs_rejects_and_legacy_issues():
     # whitespace and typographic quotes differ: offsets kept
     assert by_uid[7].contributors[0].parts == [Part("B", 86, 104)]
     assert by_uid[3].contributors[0].parts == [Part("B", 136, 186)]
-    # one of two parts unplaceable: the contributor keeps the other one
-    assert by_uid[25].contributors == [Contributor("began Friday", "", [Part("B", 122, 134)])]
+    # a part whose label is nowhere near stays at its stored offsets (the text there is what the
+    # file's own tool marked), flagged for review; the SCU keeps its weight
+    kept = "offsets kept, label not found — review"
+    assert [(c.label, c.review, [pyramid.part_text(p) for p in c.parts]) for c in by_uid[25].contributors] == [
+        ("The fair...began Friday", kept, ["began Friday", "The fair"])]
+    assert [(c.label, c.review, [pyramid.part_text(p) for p in c.parts]) for c in by_uid[40].contributors] == [
+        ("3,000 visitors", kept, ["3,000 visitors"])]
     # legacy issues are kept as they are
     assert by_uid[50].contributors[0].parts == [Part("A", 4, 14), Part("B", 55, 68)]
     assert [c.parts[0].reference for c in by_uid[60].contributors] == ["A", "C", "A"]
@@ -188,7 +196,9 @@ def test_pyramid_repairs_rejects_and_legacy_issues():
         ("label", 11, 0, 0, (110, 127), (110, 127)),
         ("moved", 4, 0, 0, (199, 231), (196, 228)),
         ("label", 7, 0, 0, (367, 385), (367, 385)),
+        ("kept", 25, 0, 1, (387, 395), (387, 395)),
         ("label", 3, 0, 0, (417, 467), (417, 467)),
+        ("kept", 40, 0, 0, (104, 118), (104, 118)),
         ("clipped", 70, 0, 0, (219, 230), (219, 229)),
     ]
     assert report.repairs[1] == Repair(
@@ -199,17 +209,13 @@ def test_pyramid_repairs_rejects_and_legacy_issues():
         "pyramid", 4, 0, 0, "the closing parade was cancelled", (199, 231), (196, 228),
     )
     assert [(r.kind, r.scu_uid, r.contributor, r.part, r.stored) for r in report.rejects] == [
-        ("unplaced", 25, 0, 1, (387, 395)),
-        ("unplaced", 40, 0, 0, (104, 118)),
-        ("empty_contributor", 40, 0, None, None),
-        ("empty_scu", 40, None, None, None),
         ("outside_references", 70, 0, 1, (248, 263)),
     ]
-    assert report.rejects[0] == Reject(
-        "unplaced",
+    assert report.repairs[3] == Repair(
+        "kept",
         "SCU 25, contributor 1 ('The fare...began Friday'), part 2: label 'The fare' not found "
-        "near stored [387, 395) (text there: 'The fair'); part left out",
-        "pyramid", 25, 0, 1, "The fare", (387, 395),
+        "near stored [387, 395); offsets kept (text there: 'The fair'): review",
+        "pyramid", 25, 0, 1, "The fare", (387, 395), (387, 395),
     )
     assert report.legacy == [
         LegacyIssue("cross_reference_contributor",
@@ -220,29 +226,31 @@ def test_pyramid_repairs_rejects_and_legacy_issues():
                     60, (0, 2), ("A",)),
     ]
     assert not report.ok
-    assert len(report.messages()) == 12
+    assert len(report.messages()) == len(report.repairs) + len(report.rejects) + len(report.legacy) == 7 + 1 + 2
 
 
 def test_peer_repairs_and_rejects():
     pan, report = parse_peer_annotation(fixture_bytes("peer_repairs.pan"))
     assert pan.text == PEER_TEXT
+    # stale labels ('a hurricane', 'stalls sold in'): their matches and parts stay at the stored
+    # offsets, as DUCView scored them, flagged for review
     assert pan.matches == [
         PeerMatch(11, "a storm knocked the main stage down", "", [PeerPart(48, 83)]),
-        PeerMatch(4, "The parade was cancelled", "", [PeerPart(119, 143)]),
+        PeerMatch(11, "a storm also", "", [PeerPart(89, 101)]),
+        PeerMatch(4, "The parade was cancelled...stalls sold out", "", [PeerPart(119, 143), PeerPart(150, 165)]),
         PeerMatch(25, "Friday.\nOn Saturday", "", [PeerPart(28, 47)]),
     ]
+    assert [m.review for m in pan.matches] == ["", "offsets kept, label not found — review", "offsets kept, label not found — review", ""]
     assert pan.non_matching == []
     assert [(r.kind, r.scope, r.scu_uid, r.contributor, r.part, r.stored, r.placed)
             for r in report.repairs] == [
         ("label", "peer", 25, 0, 0, (28, 47), (28, 47)),
         ("moved", "peer", 11, 0, 0, (50, 85), (48, 83)),
+        ("kept", "peer", 11, 1, 0, (89, 101), (89, 101)),
         ("label", "peer", 4, 0, 0, (119, 143), (119, 143)),
+        ("kept", "peer", 4, 0, 1, (150, 165), (150, 165)),
     ]
-    assert [(r.kind, r.scope, r.scu_uid, r.contributor, r.part) for r in report.rejects] == [
-        ("unplaced", "peer", 11, 1, 0),
-        ("empty_contributor", "peer", 11, 1, None),
-        ("unplaced", "peer", 4, 0, 1),
-    ]
+    assert report.rejects == []
 
 
 def test_astral_characters_use_java_utf16_offsets():
@@ -265,7 +273,7 @@ def test_astral_characters_use_java_utf16_offsets():
 
 def test_windows_1252_file_is_read_with_a_repair():
     data = fixture_bytes("event.pyr").replace(
-        b'label="Nobody was hurt"', 'label="Nobody was hurt, café"'.encode("cp1252"))
+        b'<scu uid="7" label="Nobody was hurt"', '<scu uid="7" label="Nobody was hurt, café"'.encode("cp1252"))
     pyramid, report = parse_pyramid(data)
     assert {s.uid: s.label for s in pyramid.scus}[7] == "Nobody was hurt, café"
     assert [(r.kind, r.scope) for r in report.repairs] == [("encoding", "file")]
@@ -346,11 +354,15 @@ def test_glitched_offsets_are_relocated_by_their_label_and_reported(old, new, ki
     assert not report.rejects
 
 
-def test_glitched_part_that_cannot_be_placed_is_dropped_and_reported():
+def test_part_outside_the_text_whose_label_is_nowhere_is_dropped_and_its_contributor_counted_once():
     pyramid, report = parse_pyramid(_mutated(b'label="no one was injured" start="367" end="385"',
                                              b'label="nowhere" start="900000" end="3"'))
-    assert [r.kind for r in report.rejects][0] == "unplaced"
-    assert "900000" in report.rejects[0].message
+    assert [(r.kind, r.scu_uid) for r in report.rejects] == [("empty_contributor", 7)]  # one entry, not one per part
+    assert "900000" in report.rejects[0].message and "outside the text" in report.rejects[0].message
+    # that contributor lies nowhere in the text (no reference to attach it to): the only case
+    # where a contributor goes, said once
+    good, _ = parse_pyramid(fixture_bytes("event.pyr"))
+    assert {s.uid: s.weight for s in pyramid.scus} == {s.uid: s.weight - (s.uid == 7) for s in good.scus}
 
 
 def test_missing_labels_are_derived():
@@ -400,3 +412,38 @@ def test_glitched_peer_offsets_are_repaired():
         assert [(r.kind, r.scope) for r in report.repairs] == [("bad_offsets", "peer")]
     pan, report = parse_peer_annotation(_mutated(b'<peerscu uid="7" label="(2) Nobody was hurt"', b'<peerscu uid="7"', "event.pan"))
     assert pan.matches == good.matches and report.ok
+
+
+def _scored_by_us(pan):
+    """The peer's NIST scores computed from the parsed file (weights = contributors as read)."""
+    from scoring.model import Convention, PeerAnnotation as ScoredPeer, Pyramid as ScoredPyramid
+    from scoring.scores import score_peer
+
+    pyramid = ScoredPyramid.of([r.id for r in pan.pyramid.references],
+                               {s.uid: [[p.reference for p in c.parts] for c in s.contributors] for s in pan.pyramid.scus})
+    found = Counter(m.scu_uid for m in pan.matches)
+    return score_peer(pyramid, ScoredPeer(dict(found), len(pan.non_matching)), Convention.NIST)
+
+
+def test_a_match_whose_label_is_stale_is_kept_and_scored_as_the_files_own_tool_did():
+    # SCU 4's match is labelled 'The closing parade was called off', found nowhere in the peer
+    # text; its offsets hold 'The parade was cancelled'. DUCView 1.5 scored it (the <score>).
+    pan, report = parse_peer_annotation(fixture_bytes("stale_label_v15.pan"))
+    assert [(m.scu_uid, [pan.text[p.start:p.end] for p in m.parts], m.review) for m in pan.matches if m.scu_uid == 4] == [
+        (4, ["The parade was cancelled"], "offsets kept, label not found — review")]
+    assert [(r.kind, r.scope, r.scu_uid) for r in report.repairs] == [("kept", "peer", 4)] and report.rejects == []
+    ours, theirs = _scored_by_us(pan), pan.score
+    assert (ours.size, ours.matched_scus, ours.observed_weight) == (
+        int(theirs["totalscu"]), int(theirs["uniquescu"]), int(theirs["totalWeight"]))
+    assert (round(ours.modified, 4), round(ours.original, 4)) == (float(theirs["coverageScore"]), float(theirs["qualityScore"]))
+
+
+def test_a_match_whose_parts_all_lie_outside_the_text_stays_without_evidence():
+    data = fixture_bytes("stale_label_v15.pan").replace(b'start="119" end="143"', b'start="900" end="924"')
+    pan, report = parse_peer_annotation(data)
+    assert [(m.parts, m.review) for m in pan.matches if m.scu_uid == 4] == [
+        ([], "no evidence left (its parts lie outside the text and their labels are nowhere in it) — review")]
+    assert [(r.kind, r.scu_uid, r.part) for r in report.rejects] == [("unplaced", 4, 0)]
+    assert "outside the text" in report.rejects[0].message
+    ours = _scored_by_us(pan)
+    assert (ours.matched_scus, ours.observed_weight) == (int(pan.score["uniquescu"]), int(pan.score["totalWeight"]))

@@ -408,6 +408,7 @@ function renderPeer() {
   const ofScu = new Set(state.doc.matches.filter((m) => scu !== null && m.scu === scu).map((m) => String(m.id)));
   const unsaved = new Set(state.doc.matches.filter((m) => typeof m.id !== "number").map((m) => m.id));
   const selected = String(resolve(state.selectedMatch));
+  const review = new Map(state.doc.matches.filter((m) => m.review_note).map((m) => [String(m.id), m.review_note]));
   for (const seg of $$(".peer-text .seg", root)) {
     const ids = seg.dataset.ids ? seg.dataset.ids.split(" ") : [];
     const matchIds = ids.filter((id) => !id.startsWith("sel"));
@@ -416,15 +417,29 @@ function renderPeer() {
     seg.classList.toggle("hl-match", ids.includes(selected));
     seg.classList.toggle("pending", ids.some((id) => id.startsWith("sel")));
     seg.classList.toggle("unsaved", ids.some((id) => unsaved.has(id)));
+    const notes = [...new Set(ids.filter((id) => review.has(id)).map((id) => review.get(id)))];
+    seg.classList.toggle("review", notes.length > 0);
+    if (notes.length) seg.title = notes.join("; "); else seg.removeAttribute("title");
   }
+  renderReviewSummary(review);
   const parts = state.selection.length;
   $(".selection-text", root).textContent = parts > 1 ? `${plural(parts, "part")} selected: one match (Shift+select adds a part)` : "";
+}
+
+/** Imported matches whose evidence the import could not place (``review_note``): said above the text. */
+function renderReviewSummary(review) {
+  const line = $(".review-summary", root);
+  const notes = [...new Set(review.values())];
+  line.hidden = !review.size;
+  line.textContent = review.size ? `${plural(review.size, "imported match", "imported matches")} to review (outlined; the SCU list marks ${review.size > 1 ? "them" : "it"}): ${notes.join("; ")}.` : "";
 }
 
 function renderScus() {
   const list = $(".scu-list", root);
   const counts = new Map();
+  const review = new Map();
   for (const m of state.doc.matches) if (m.scu !== null) counts.set(m.scu, (counts.get(m.scu) ?? 0) + 1);
+  for (const m of state.doc.matches) if (m.scu !== null && m.review_note) review.set(m.scu, [...new Set([...(review.get(m.scu) ?? []), m.review_note])]);
   const scus = visibleScus();
   $(".counts", root).textContent = `${scus.length} of ${plural(state.doc.pyramid.scus.length, "SCU")}`;
   // An item is rebuilt only when what it shows changed, and the list only when the filter changed
@@ -432,9 +447,10 @@ function renderScus() {
   const old = new Map($$(".scu", list).map((item) => [Number(item.dataset.id), item]));
   const items = scus.map((scu) => {
     const found = counts.get(scu.id) ?? 0;
-    const shows = JSON.stringify([scu.weight, scu.label, scu.id === state.selectedScu, found]);
+    const notes = review.get(scu.id) ?? [];
+    const shows = JSON.stringify([scu.weight, scu.label, scu.id === state.selectedScu, found, notes]);
     const item = old.get(scu.id);
-    return item?.dataset.shows === shows ? item : scuItem(scu, found, shows);
+    return item?.dataset.shows === shows ? item : scuItem(scu, found, shows, notes);
   });
   if (items.length && items.length === list.children.length && scus.every((scu, i) => old.get(scu.id) === list.children[i])) {
     items.forEach((item, i) => { if (list.children[i] !== item) list.children[i].replaceWith(item); });
@@ -442,11 +458,12 @@ function renderScus() {
   if (!scus.length) list.append(el("p", { class: "empty" }, state.filter ? "No SCU label contains that text." : "This pyramid has no SCUs."));
 }
 
-function scuItem(scu, found, shows) {
+function scuItem(scu, found, shows, notes = []) {
   const selected = scu.id === state.selectedScu;
   return el("div", { class: `scu${selected ? " selected" : ""}`, "data-id": scu.id, "data-shows": shows, role: "option", "aria-selected": String(selected) },
     el("div", { class: "scu-head" }, el("span", { class: "weight", title: "Weight" }, String(scu.weight)), el("span", { class: "label" }, scu.label),
-      found ? el("span", { class: "found", title: found > 1 ? `found ${found} times: ${plural(found - 1, "repetition")}` : "found once" }, found > 1 ? `×${found}` : "✓") : ""));
+      found ? el("span", { class: "found", title: found > 1 ? `found ${found} times: ${plural(found - 1, "repetition")}` : "found once" }, found > 1 ? `×${found}` : "✓") : ""),
+    notes.length ? el("p", { class: "review" }, notes.join("; ")) : "");
 }
 
 function renderRefs() {
@@ -522,7 +539,11 @@ $(".peer-text", root).addEventListener("mouseup", (event) => {
   const seg = event.target.closest(".seg");
   const ids = (seg?.dataset.ids || "").split(" ").filter((id) => id && !id.startsWith("sel"));
   const matches = state.doc.matches.filter((m) => ids.includes(String(m.id)));
-  const pick = (m) => { state.selectedMatch = m.id; if (m.scu !== null) selectScu(m.scu); else renderPeer(); };
+  const pick = (m) => {
+    state.selectedMatch = m.id;
+    if (m.review_note) announce(`This imported match: ${m.review_note}.`);
+    if (m.scu !== null) selectScu(m.scu); else renderPeer();
+  };
   if (matches.length === 1) pick(matches[0]);
   else if (matches.length > 1) {
     const label = (m) => (m.scu === null ? "No SCU (non-matching)" : scuName(scuOf(m.scu)));
