@@ -89,7 +89,10 @@ UPLOAD_SCHEMA = {
     "multipart/form-data": {
         "type": "object",
         "properties": {"files": {"type": "array", "items": {"type": "string", "format": "binary"},
-                                 "description": ".pyr/.pan files or .zip archives of them"}},
+                                 "description": ".pyr/.pan files or .zip archives of them"},
+                       "annotators": {"type": "string", "format": "binary",
+                                      "description": "optional: who annotated the peers whose file names do not say it, a text table "
+                                                     "TOPIC [PEER] ANNOTATOR (see annotation.formats.annotator_table)"}},
         "required": ["files"],
     }
 }
@@ -135,14 +138,18 @@ class DatasetImportView(APIView):
     )
     def post(self, request, pk):
         dataset = coordinated_dataset(request, pk)
-        uploads = [upload for key in request.FILES for upload in request.FILES.getlist(key)]
+        uploads = [upload for key in request.FILES if key != "annotators" for upload in request.FILES.getlist(key)]
         if not uploads:
             raise ValidationError({"files": ["No file: send .pyr/.pan files or .zip archives of them as multipart/form-data, field 'files'."]})
+        try:
+            annotators = upload_import.read_annotator_table(request.FILES.get("annotators"))
+        except upload_import.UploadRejected as error:
+            raise ValidationError({"annotators": [f"{error} (nothing was imported)"]}) from None
         try:
             files, ignored = upload_import.collect_files(uploads)
         except upload_import.UploadRejected as error:
             raise ValidationError({"files": [f"{error} (nothing was imported)"]}) from None
-        report = upload_import.import_files(files, dataset)
+        report = upload_import.import_files(files, dataset, annotators)
         body = {**report.as_dict(), "ignored": ignored}
         if report.rejected:
             n = len(report.rejected)

@@ -22,13 +22,18 @@ from .model import (
 from .writer import write_peer_annotation, write_pyramid
 from .errors import DucViewError
 from .nist_names import NistName, parse_nist_filename, peer_key
-from .identity import CONTENT, FILE_NAME, FILE_STEM, OPTION, FileIdentity, Named, NameOptions, identify
+from .identity import CONTENT, FILE_NAME, FILE_STEM, OPTION, TABLE, FileIdentity, Named, NameOptions, identify
+from .annotator_table import AnnotatorTable, AnnotatorTableError, parse_annotator_table
 
 __all__ = [
     "CONTENT",
     "FILE_NAME",
     "FILE_STEM",
     "OPTION",
+    "TABLE",
+    "AnnotatorTable",
+    "AnnotatorTableError",
+    "parse_annotator_table",
     "FileIdentity",
     "Named",
     "NameOptions",

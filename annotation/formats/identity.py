@@ -8,8 +8,11 @@ way, so any name imports. Each of the three comes from the first source that giv
   **content** (the header lines of the embedded pyramid, ``D0601.M.250.A.A``, all naming one
   topic), else the ``topic`` option, else the file stem;
 * **peer** (``.pan`` only): the NIST file name, else the ``peer`` option, else the file stem;
-* **annotator**: the NIST file name (DUC 2006 names start with the annotator's number), else the
-  ``annotator`` option, else nobody.
+* **annotator**: the NIST file name (DUC 2006 names start with the annotator's number: ``114.``
+  of ``114.D0631.M.250.D.10.pan``), else the ``annotators`` table (topic, or topic and peer ->
+  annotator: :mod:`annotation.formats.annotator_table`), else the ``annotator`` option, else
+  nobody (unknown). No other field of a name is read: not the length, not the assessor letter,
+  not the model letters of a pyramid's name.
 
 :class:`FileIdentity` says which source gave each value, so the import report can tell. Peer
 ids are kept as written (``01``); :func:`~annotation.formats.nist_names.peer_key` compares them.
@@ -21,14 +24,15 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from .annotator_table import AnnotatorTable
 from .errors import DucViewError
 from .model import Pyramid
 from .nist_names import looks_like_topic_id, parse_nist_filename
 
-__all__ = ["FILE_NAME", "CONTENT", "OPTION", "FILE_STEM", "Named", "NameOptions", "FileIdentity",
+__all__ = ["FILE_NAME", "CONTENT", "OPTION", "FILE_STEM", "TABLE", "Named", "NameOptions", "FileIdentity",
            "content_topic", "file_stem", "identify"]
 
-FILE_NAME, CONTENT, OPTION, FILE_STEM = "file name", "content", "option", "file stem"
+FILE_NAME, CONTENT, OPTION, FILE_STEM, TABLE = "file name", "content", "option", "file stem", "annotator table"
 
 _HEADER_TOPIC_RE = re.compile(
     r"\s*(?P<topic>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)\.M\.[0-9]+\.[A-Za-z0-9]+\.[A-Za-z0-9]+\s*", re.ASCII
@@ -49,6 +53,7 @@ class NameOptions:
     topic: str | None = None
     annotator: str | None = None
     peer: str | None = None
+    annotators: AnnotatorTable | None = None  # who annotated each topic (or peer), where a release says it
 
 
 @dataclass(frozen=True)
@@ -108,8 +113,13 @@ def identify(name: str, kind: str, pyramid: Pyramid, options: NameOptions = Name
             peer = Named(options.peer, OPTION)
         else:
             peer = Named(stem, FILE_STEM)
+    in_table = options.annotators.annotator(topic.value, peer.value if peer else None) if options.annotators else None
     if nist is not None and nist.annotator:
         annotator = Named(nist.annotator, FILE_NAME)
+        if in_table is not None and in_table != nist.annotator:
+            notes.append(f"the file name says annotator {nist.annotator}, the annotator table says {in_table}: used the file name")
+    elif in_table is not None:
+        annotator = Named(in_table, TABLE)
     elif options.annotator:
         annotator = Named(options.annotator, OPTION)
     else:

@@ -521,7 +521,16 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
         annotated = {(formats.peer_key(peer_id), annotator_id)
                      for peer_id, annotator_id in pyramid.annotations.values_list("peer__external_id", "annotator_id")}
     pair = (formats.peer_key(peer.external_id), annotator and annotator.pk)
+    content = _content(pan)
     if pair in annotated:
+        stored, where = memo.get(("content", pyramid.pk, pair)) or _stored_content(pyramid, peer, annotator)
+        if stored != content:
+            who = f"annotator {annotator.username}" if annotator else "an unknown annotator"
+            raise ImportRejected(
+                f"peer {peer.external_id} of topic {topic.external_id} already has an annotation by {who} ({where}) with other "
+                "matches: two annotators' files of one peer are never merged into one. If this file is another annotator's, "
+                "name them (ANNOTATOR.TOPIC.M.LEN.ASSESSOR.PEER.pan, or an annotator table); if it is the same annotator's, "
+                "that annotation changed since it was imported")
         report.annotations_existing += 1
         return False
     uids = memo.get(("uids", pyramid.pk)) or memo.put(("uids", pyramid.pk), dict(pyramid.scus.values_list("uid", "id")))
@@ -529,12 +538,29 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
     if unknown:
         raise ImportRejected(f"matches SCU uid(s) {unknown} that are not in its pyramid")
     memo.put(key, annotated | {pair})
+    memo.put(("content", pyramid.pk, pair), (content, f"from {source}"))
     # Created at revision 1, as a change of its matches would leave it (``touch_annotation``) without the UPDATE.
     rows.new_annotation(
         PeerAnnotation(peer=peer, pyramid=pyramid, annotator=annotator, status=PeerAnnotation.Status.DONE, source=source[-500:], revision=1),
         topic.pk, [(uids[m.scu_uid], m) for m in pan.matches] + [(None, m) for m in pan.non_matching])
     report.annotations_created += 1
     return True
+
+
+def _content(pan: formats.PeerAnnotationFile) -> tuple:
+    """What an annotation says, comparable with ``_stored_content``: (SCU uid, 0 for non-matching; spans) of each match."""
+    return tuple(sorted((m.scu_uid, tuple(sorted((p.start, p.end) for p in m.parts))) for m in (*pan.matches, *pan.non_matching)))
+
+
+def _stored_content(pyramid: Pyramid, peer: PeerSummary, annotator: User | None) -> tuple[tuple, str]:
+    """``_content`` of the stored annotation of this peer by this annotator, and where it came from."""
+    annotation = PeerAnnotation.objects.filter(pyramid=pyramid, peer=peer, annotator=annotator).order_by("id").first()
+    spans: dict[int, list] = {}
+    for match_id, start, end in PeerMatchPart.objects.filter(match__annotation=annotation).values_list("match_id", "start", "end"):
+        spans.setdefault(match_id, []).append((start, end))
+    content = tuple(sorted((uid or 0, tuple(sorted(spans.get(pk, []))))
+                           for pk, uid in annotation.matches.values_list("id", "scu__uid")))
+    return content, f"stored, from {annotation.source}" if annotation.source else "stored"
 
 
 class PendingRows:

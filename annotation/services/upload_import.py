@@ -27,6 +27,7 @@ from pathlib import PurePosixPath
 
 from django.conf import settings
 
+from .. import formats
 from ..models import Dataset
 from .ducview_import import EXTENSIONS, ImportReport, import_all
 
@@ -143,8 +144,21 @@ def collect_files(uploads, limits: Limits | None = None) -> tuple[list[tuple[str
     return files, ignored
 
 
-def import_files(files: list[tuple[str, bytes]], dataset: Dataset) -> ImportReport:
-    """Import each file in its own transaction, pyramids first; scores are scheduled once at the end."""
+def read_annotator_table(upload) -> formats.AnnotatorTable | None:
+    """The uploaded annotator table (None when none was sent); UploadRejected says what is wrong, where."""
+    if upload is None:
+        return None
+    data = upload.read(formats.annotator_table.MAX_BYTES + 1)
+    try:
+        return formats.parse_annotator_table(data, posixpath.basename((upload.name or "").replace("\\", "/")) or "annotator table")
+    except formats.AnnotatorTableError as error:
+        raise UploadRejected(str(error)) from None
+
+
+def import_files(files: list[tuple[str, bytes]], dataset: Dataset, annotators: formats.AnnotatorTable | None = None) -> ImportReport:
+    """Import each file in its own transaction, pyramids first; scores are scheduled once at the end.
+    ``annotators`` says who annotated the peers whose file names do not say it."""
     report = ImportReport()
-    import_all(sorted(files, key=lambda item: (_suffix(item[0]) != ".pyr", item[0])), dataset, report)
+    import_all(sorted(files, key=lambda item: (_suffix(item[0]) != ".pyr", item[0])), dataset, report,
+               formats.NameOptions(annotators=annotators))
     return report

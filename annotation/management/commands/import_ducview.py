@@ -4,14 +4,15 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.formats import NameOptions
+from annotation.formats import AnnotatorTableError, NameOptions, parse_annotator_table
 from annotation.services.ducview_import import import_paths
 
 
 class Command(BaseCommand):
-    help = ("Import DUCView .pyr and .pan files (files or directories, recursively). Any file name imports: topic, peer "
-            "and annotator come from the NIST name, else the file's content, else the options, else the file stem. "
-            "Re-importing adds nothing twice.")
+    help = ("Import DUCView .pyr and .pan files (files or directories, recursively). Any file name imports: the topic "
+            "comes from the NIST name, else the file's content, else --topic, else the file stem; the peer from the NIST "
+            "name, else --peer, else the file stem; the annotator from the name's leading number (DUC 2006), else the "
+            "--annotators table, else --annotator, else it is unknown. Re-importing adds nothing twice.")
     requires_system_checks = []  # as the exports (see ``_export.ExportCommand``): no view is needed to import
 
     def add_arguments(self, parser):
@@ -19,11 +20,23 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", help="dataset name (default: the name of the first directory given)")
         parser.add_argument("--topic", help="topic of files whose name and content do not say it")
         parser.add_argument("--annotator", help="annotator of .pan files whose name does not say it")
+        parser.add_argument("--annotators", metavar="TABLE",
+                            help="a table of who annotated each topic (TOPIC ANNOTATOR) or peer (TOPIC PEER ANNOTATOR), "
+                                 "e.g. DUC 2007's annotator-table.txt; used for files whose name does not say it")
         parser.add_argument("--peer", help="peer of .pan files whose name does not say it")
         parser.add_argument("--verbose-report", action="store_true",
                             help="list every file (where its names came from), repair, unplaced part and legacy issue")
 
-    def handle(self, *args, paths, dataset=None, topic=None, annotator=None, peer=None, verbose_report=False, **options):
+    def handle(self, *args, paths, dataset=None, topic=None, annotator=None, peer=None, annotators=None, verbose_report=False,
+               **options):
+        table = None
+        if annotators:
+            try:
+                table = parse_annotator_table(Path(annotators).read_bytes(), annotators)
+            except OSError as error:
+                raise CommandError(f"--annotators {annotators}: {error.strerror or error}") from None
+            except AnnotatorTableError as error:
+                raise CommandError(str(error)) from None
         gc.freeze()  # for the rest of the process, the import and its scoring (see ``older_objects_frozen``)
         first = Path(paths[0])
         dataset = dataset or (first if first.is_dir() else first.parent).resolve().name
@@ -37,7 +50,7 @@ class Command(BaseCommand):
             return tqdm(files, desc="importing", unit="file")
 
         try:
-            report = import_paths(paths, dataset, progress, NameOptions(topic=topic, annotator=annotator, peer=peer))
+            report = import_paths(paths, dataset, progress, NameOptions(topic=topic, annotator=annotator, peer=peer, annotators=table))
         except FileNotFoundError as error:
             raise CommandError(str(error)) from None
         self.stdout.write(f"Dataset: {dataset}")
@@ -46,7 +59,9 @@ class Command(BaseCommand):
         files = [describe(outcome) for outcome in report.outcomes] if verbose_report else []
         for title, items in [("Files", files),
                              ("Legacy rule violations (kept, flagged on the contributors)", report.legacy),
-                             ("Parts that could not be placed (left out)", report.unplaced),
+                             ("Offsets kept, label not found — review (kept, so the scores are the files' own; flagged in the editors)",
+                              report.kept),
+                             ("Left out: nothing of the text at the stored offsets (a peer match stays, flagged)", report.unplaced),
                              ("Repairs", report.repairs if verbose_report else [])]:
             if items:
                 self.stdout.write(f"{title}:")
