@@ -67,7 +67,7 @@ def test_report_leads_with_the_summary_and_opens_the_file_list_on_a_click(chromi
     page.wait_for_selector("#annotator.ready")
     summary = page.locator(".review-summary")
     assert summary.is_visible() and "offsets kept, label not found — review" in summary.inner_text()
-    outlined = page.locator(".peer-text .seg.review")
+    outlined = page.locator(".peer-text .seg.to-review")
     assert outlined.count() >= 1 and "The parade was cancelled" in " ".join(outlined.all_inner_texts())
     assert page.locator(".scu p.review").count() == 1
     outlined.first.click()

@@ -418,7 +418,7 @@ function renderPeer() {
     seg.classList.toggle("pending", ids.some((id) => id.startsWith("sel")));
     seg.classList.toggle("unsaved", ids.some((id) => unsaved.has(id)));
     const notes = [...new Set(ids.filter((id) => review.has(id)).map((id) => review.get(id)))];
-    seg.classList.toggle("review", notes.length > 0);
+    seg.classList.toggle("to-review", notes.length > 0);
     if (notes.length) seg.title = notes.join("; "); else seg.removeAttribute("title");
   }
   renderReviewSummary(review);
