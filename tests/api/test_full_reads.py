@@ -84,7 +84,7 @@ def test_annotation_full_document(world, as_user, stale):
     doc = as_user("alice").get(f"/api/annotations/{world.annotation.pk}/full/").json()
     assert doc["can_edit"] is True
     assert doc["peer"] == {"id": world.peer1.pk, "external_id": "1", "text": "Alpha is here, zeta too."}
-    assert doc["matches"] == [{"id": world.match.pk, "scu": world.scu1.pk, "parts": [{"id": world.match.parts.get().pk, "start": 0, "end": 5}]}]
+    assert doc["matches"] == [{"id": world.match.pk, "scu": world.scu1.pk, "review_note": "", "parts": [{"id": world.match.parts.get().pk, "start": 0, "end": 5}]}]
     assert [(s["uid"], s["weight"], len(s["contributors"])) for s in doc["pyramid"]["scus"]] == [(1, 1, 1), (2, 1, 1)]
     assert [r["external_id"] for r in doc["pyramid"]["references"]] == ["A", "B"]
     expected = {"convention": "nist", "current": not stale, "values": None if stale else {"modified": 0.5, "original": 0.1}, "delayed": None}

@@ -48,6 +48,7 @@ def test_import_a_zip_with_progress_and_export_everything(chromium, live_server,
     rejected = page.inner_text("[data-rejected]")
     assert "D0698.pyr" in rejected
     assert "1 archive member skipped" in page.inner_text("[data-ignored] summary")
+    page.get_by_text("Every file (3)").click()  # the per-file list opens on request
     assert "rejected" in page.inner_text("tr[data-outcome='event/D0698.pyr']")
     assert "imported" in page.inner_text("tr[data-outcome='event/101.D0699.M.250.A.3.pan']")
     pyramid = Pyramid.objects.get(topic__dataset=people.dataset, topic__external_id="D0699")
