@@ -277,9 +277,9 @@ def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, 
         memo = _FileMemo(cache)
         with transaction.atomic():
             topic = _topic(dataset, who.topic.value, report, memo)
-            db_pyramid, created = _pyramid(topic, pyramid, parse_report.legacy, name, report, memo)
+            db_pyramid, stored_it = _pyramid(topic, pyramid, parse_report.legacy, name, report, memo)
             if kind == "pyr":
-                outcome["status"] = "imported" if created else "already present"
+                outcome["status"] = "imported" if stored_it else "already present"
             else:
                 created = _annotation(topic, db_pyramid, pan, who, name, report, memo, rows)
                 outcome["status"] = "imported" if created else "already present"
@@ -299,7 +299,7 @@ def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, 
         pending.absorb(rows)
     # What reading the pyramid found is said once, by the file that stored it (a topic's .pan
     # files all carry it); the rest is about this file.
-    said = [r for r in (*parse_report.repairs, *parse_report.rejects) if r.scope != "pyramid" or created]
+    said = [r for r in (*parse_report.repairs, *parse_report.rejects) if r.scope != "pyramid" or stored_it]
     report.repairs += [f"{name}: {r.message}" for r in said if isinstance(r, formats.Repair) and r.kind != "kept"]
     report.repairs += [f"{name}: {note}" for note in who.notes]
     report.kept += [f"{name}: {r.message}" for r in said if isinstance(r, formats.Repair) and r.kind == "kept"]
@@ -560,7 +560,7 @@ def _stored_content(pyramid: Pyramid, peer: PeerSummary, annotator: User | None)
         spans.setdefault(match_id, []).append((start, end))
     content = tuple(sorted((uid or 0, tuple(sorted(spans.get(pk, []))))
                            for pk, uid in annotation.matches.values_list("id", "scu__uid")))
-    return content, f"stored, from {annotation.source}" if annotation.source else "stored"
+    return content, f"from {annotation.source}" if annotation.source else "stored"
 
 
 class PendingRows:

@@ -84,3 +84,28 @@ def test_every_import_path_keeps_the_stale_labelled_match_and_the_files_score(pa
     theirs = parse_peer_annotation(STALE)[0].score  # what DUCView computed and wrote into the file
     assert (ours.size, ours.matched_scus, ours.observed_weight, round(ours.modified, 4)) == (
         int(theirs["totalscu"]), int(theirs["uniquescu"]), int(theirs["totalWeight"]), float(theirs["coverageScore"]))
+
+
+def test_a_dropped_contributor_is_reported_once_per_import_and_a_reimport_says_already_present():
+    from annotation.services.ducview_import import ImportReport, import_all
+
+    # SCU 7's only part lies outside the text and its label is nowhere: the contributor goes.
+    # Both .pan files and the .pyr carry that pyramid; the report says it once, in one entry.
+    pyr = (FIXTURES / "event.pyr").read_bytes().replace(b'label="Nobody was hurt" start="175" end="190"',
+                                                        b'label="Nobody at all" start="900175" end="900190"')
+    pan = (FIXTURES / "event.pan").read_bytes().replace(b'label="Nobody was hurt" start="175" end="190"',
+                                                        b'label="Nobody at all" start="900175" end="900190"')
+    assert pan != (FIXTURES / "event.pan").read_bytes()
+    files = [("D0999.pyr", pyr), ("1.D0999.M.100.A.1.pan", pan), ("1.D0999.M.100.A.2.pan", pan)]
+    dataset = Dataset.objects.create(name="once")
+    report = ImportReport()
+    import_all(files, dataset, report)
+    assert report.rejected == [] and len(report.unplaced) == 1, report.unplaced
+    assert "SCU 7" in report.unplaced[0] and "contributor left out" in report.unplaced[0]
+    assert [o["status"] for o in report.outcomes] == ["imported"] * 3
+
+    again = ImportReport()
+    import_all(files, dataset, again)
+    assert (again.pyramids_created, again.pyramids_reused, again.annotations_created, again.annotations_existing) == (0, 1, 0, 2)
+    assert [o["status"] for o in again.outcomes] == ["already present"] * 3  # as the summary says
+    assert again.unplaced == []  # nothing of it was written again
