@@ -4,12 +4,17 @@ Each file is imported whole or not at all (``import_all``: 50 files per transact
 own savepoint, their peer annotations written together when the batch ends): a file that is
 rejected (malformed, hostile, inconsistent with what is already stored) writes nothing, and the
 others still go in. The
-report lists every repair the parser made, every part it could not place, every legacy rule
-violation kept for the official scores, and every rejected file with the reason.
+report lists every repair the parser made, every part kept at its stored offsets because its label
+was found nowhere (``kept``: the match or contributor counts, as in the file's own scores, and is
+flagged for review), every part left out, every legacy rule violation kept for the official
+scores, and every rejected file with the reason. What reading a pyramid found is reported once,
+by the file that stored it.
 
 Identity, so that re-importing never duplicates: topics by (dataset, id), summaries by
 (topic, id) and text, pyramids by content (a .pan carries a copy of its pyramid and is attached
 to an identical pyramid of the topic if there is one), annotations by (peer, pyramid, annotator).
+A second file of one peer and annotator (unknown included) with other matches is rejected: two
+annotators' files are never merged into one.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Import uploaded DUCView files and zip archives of them, with every size bounded.
 
-Used by ``POST /api/datasets/{id}/import/``. Everything that is uploaded is checked before
+Used by ``POST /api/datasets/{id}/import/`` and the set-up page *Import DUCView*, with an optional
+annotator table (``read_annotator_table``: who annotated the peers whose file names do not say it). Everything that is uploaded is checked before
 anything is imported, so a refused upload (a zip bomb, a path escaping the archive, a file over
 the size limit, a file that is neither .pyr, .pan nor .zip) writes nothing. Then each DUCView file
 is imported whole or not at all by ``ducview_import.import_all`` (pyramids first, scores
