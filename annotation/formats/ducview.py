@@ -23,7 +23,7 @@ reference) are in ``Report.legacy``.
 
 Nothing the file's own tool counted is lost. DUCView marks and scores by offsets, never by labels,
 so a part whose label is found nowhere near its offsets (a stale label) stays at its stored
-offsets, clipped to the text, and is flagged (``review``: "offsets kept, label not found —
+offsets (a pyramid part clipped to the reference it overlaps most), and is flagged (``review``: "offsets kept, label not found —
 review"; repair kind ``"kept"``). Only a part with nothing of the text at its offsets (outside the
 text, or empty) is left out (``Report.rejects``); a peer match left without parts still stays
 (flagged), so the peer's score is the file's. A pyramid contributor is left out only when none of
@@ -393,10 +393,8 @@ def _in_reference(
         if ref.base <= start and end <= ref.end:
             return _Located(start, end, ref)
     if kept:
-        overlaps = [(min(end, r.end) - max(start, r.base), -i) for i, r in enumerate(refs)]
-        size, i = max(overlaps, default=(0, 0))
-        if size > 0:
-            ref = refs[-i]
+        ref = max(refs, key=lambda r: min(end, r.end) - max(start, r.base), default=None)
+        if ref is not None and max(start, ref.base) < min(end, ref.end):
             s, e = max(start, ref.base), min(end, ref.end)
             report.repairs.append(
                 Repair("clipped", f"{where}: kept span [{start}, {end}) strays out of reference {ref.id}; "

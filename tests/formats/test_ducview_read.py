@@ -447,3 +447,14 @@ def test_a_match_whose_parts_all_lie_outside_the_text_stays_without_evidence():
     assert "outside the text" in report.rejects[0].message
     ours = _scored_by_us(pan)
     assert (ours.matched_scus, ours.observed_weight) == (int(pan.score["uniquescu"]), int(pan.score["totalWeight"]))
+
+
+def test_a_kept_pyramid_part_that_strays_into_a_header_is_clipped_to_its_reference():
+    # A stale label over [210, 240): the end of reference A, then blank lines and B's header.
+    pyramid, report = parse_pyramid(_mutated(b'label="Nobody was hurt" start="175" end="190"',
+                                             b'label="Nobody at all" start="210" end="240"'))
+    (part,) = {s.uid: s for s in pyramid.scus}[7].contributors[0].parts
+    a = pyramid.reference("A").text
+    assert (part.reference, part.end) == ("A", len(a)) and a[part.start:].strip().endswith("cancelled.")
+    assert [(r.kind, r.stored) for r in report.repairs] == [("kept", (210, 240)), ("clipped", (210, 240))]
+    assert report.rejects == []
