@@ -6,7 +6,7 @@ import zipfile
 
 import pytest
 
-from annotation.models import PeerAnnotation
+from annotation.models import PeerAnnotation, Pyramid
 
 from ..formats.helpers import fixture_bytes
 from .browser import open_as
@@ -73,4 +73,14 @@ def test_report_leads_with_the_summary_and_opens_the_file_list_on_a_click(chromi
     outlined.first.click()
     assert "offsets kept, label not found — review" in page.inner_text(".last-action")
     page.screenshot(path=str(artifacts / "annotator-review.png"), full_page=True)
+
+    # The builder marks the .pyr's contributors kept at their offsets (SCUs 25 and 40).
+    pyramid = Pyramid.objects.get(topic__dataset=people.dataset, source="event/D0699.pyr")
+    page.goto(f"{live_server.url}/pyramids/{pyramid.pk}/build/")
+    page.wait_for_selector(".ready")
+    badges = page.locator(".contrib .review")
+    assert badges.count() == 2 and set(badges.all_inner_texts()) == {"review"}
+    assert {badges.nth(i).get_attribute("title") for i in range(2)} == {"offsets kept, label not found — review"}
+    badges.first.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "builder-review.png"))
     assert errors == []

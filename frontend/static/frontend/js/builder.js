@@ -461,7 +461,7 @@ function scuElement(scu) {
     const li = el("li", { class: `contrib${c.id === state.selectedContributor ? " selected" : ""}`, "data-id": c.id, draggable: "true", title: c.comment || "" },
       el("span", { class: "ref-tag" }, referenceName(c.reference)), el("span", { class: "contrib-text" }, c.label));
     if (c.legacy_issue) li.append(el("span", { class: "legacy", title: c.legacy_issue }, "legacy"));
-    if (c.review_note) li.append(el("span", { class: "review", title: c.review_note }, c.review_note));
+    if (c.review_note) li.append(el("span", { class: "review", title: c.review_note }, "review"));
     if (c.comment) li.append(el("span", { class: "has-comment", title: c.comment }, "💬"));
     contributors.append(li);
     if (state.commenting?.kind === "contributor" && state.commenting.id === c.id)
