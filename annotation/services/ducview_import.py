@@ -282,12 +282,10 @@ def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, 
         memo = _FileMemo(cache)
         with transaction.atomic():
             topic = _topic(dataset, who.topic.value, report, memo)
-            db_pyramid, stored_it = _pyramid(topic, pyramid, parse_report.legacy, name, report, memo)
-            if kind == "pyr":
-                outcome["status"] = "imported" if stored_it else "already present"
-            else:
-                created = _annotation(topic, db_pyramid, pan, who, name, report, memo, rows)
-                outcome["status"] = "imported" if created else "already present"
+            db_pyramid, wrote_pyramid = _pyramid(topic, pyramid, parse_report.legacy, name, report, memo)
+            wrote_annotation = kind == "pan" and _annotation(topic, db_pyramid, pan, who, name, report, memo, rows)
+            wrote = wrote_annotation if kind == "pan" else wrote_pyramid
+            outcome["status"] = "imported" if wrote else "already present"
             if pending is None:
                 rows.flush()
     except (formats.DucViewError, ImportRejected) as error:
@@ -302,9 +300,10 @@ def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, 
     memo.commit()  # the file is in: later files may use what it stored
     if pending is not None:
         pending.absorb(rows)
-    # What reading the pyramid found is said once, by the file that stored it (a topic's .pan
-    # files all carry it); the rest is about this file.
-    said = [r for r in (*parse_report.repairs, *parse_report.rejects) if r.scope != "pyramid" or stored_it]
+    # What reading found is said by the file that stored it: a pyramid once (a topic's .pan files
+    # all carry it), an annotation when it is written (a re-import writes and says nothing again).
+    wrote_it = {"pyramid": wrote_pyramid, "peer": wrote_annotation, "file": True}
+    said = [r for r in (*parse_report.repairs, *parse_report.rejects) if wrote_it[r.scope]]
     report.repairs += [f"{name}: {r.message}" for r in said if isinstance(r, formats.Repair) and r.kind != "kept"]
     report.repairs += [f"{name}: {note}" for note in who.notes]
     report.kept += [f"{name}: {r.message}" for r in said if isinstance(r, formats.Repair) and r.kind == "kept"]

@@ -55,6 +55,7 @@ def test_report_leads_with_the_summary_and_opens_the_file_list_on_a_click(chromi
     # Again: nothing new, and every file says so as the summary does.
     _upload(page, archive)
     assert page.inner_text("[data-count=pyramids]") == "0" and page.inner_text("[data-count=annotations]") == "0"
+    assert page.locator("[data-kept]").count() == 0  # nothing was written again, nothing is said again
     page.get_by_text("Every file (3)").click()
     statuses = {row.get_attribute("data-outcome"): row.locator("td").nth(2).inner_text() for row in page.locator("tr[data-outcome]").all()}
     assert statuses == {"event/D0699.pyr": "already present", "event/101.D0699.M.100.A.3.pan": "already present",
