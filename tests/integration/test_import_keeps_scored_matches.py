@@ -4,6 +4,7 @@ flagged for review, and the stored score equals the file's DUCView 1.5 <score>. 
 ``import_ducview`` command, the API's transfer endpoint and the set-up page, each with the file
 uploaded as it is and inside a zip."""
 import io
+import re
 import zipfile
 from pathlib import Path
 
@@ -15,8 +16,9 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.formats import parse_peer_annotation
-from annotation.models import Dataset, PeerAnnotation, PeerMatch
+from annotation.formats import parse_peer_annotation, parse_pyramid
+from annotation.models import SCU, Dataset, PeerAnnotation, PeerMatch
+from annotation.services.ducview_import import ImportReport, import_all
 from annotation.services.scoring_inputs import load_annotations, load_pyramids
 from scoring.model import Convention
 from scoring.scores import score_peer
@@ -87,8 +89,6 @@ def test_every_import_path_keeps_the_stale_labelled_match_and_the_files_score(pa
 
 
 def test_a_dropped_contributor_is_reported_once_per_import_and_a_reimport_says_already_present():
-    from annotation.services.ducview_import import ImportReport, import_all
-
     # SCU 7's only part lies outside the text and its label is nowhere: the contributor goes.
     # Both .pan files and the .pyr carry that pyramid; the report says it once, in one entry.
     pyr = (FIXTURES / "event.pyr").read_bytes().replace(b'label="Nobody was hurt" start="175" end="190"',
@@ -109,3 +109,16 @@ def test_a_dropped_contributor_is_reported_once_per_import_and_a_reimport_says_a
     assert (again.pyramids_created, again.pyramids_reused, again.annotations_created, again.annotations_existing) == (0, 1, 0, 2)
     assert [o["status"] for o in again.outcomes] == ["already present"] * 3  # as the summary says
     assert again.unplaced == [] and again.kept == []  # nothing of it was written again
+
+
+def test_pyramid_contributors_whose_labels_are_stale_keep_their_scus_weights(tmp_path):
+    data = (FIXTURES / "event_repairs.pyr").read_bytes()
+    (tmp_path / "D0999.pyr").write_bytes(data)
+    call_command("import_ducview", str(tmp_path / "D0999.pyr"), dataset="weights", stdout=io.StringIO())
+    stored = {scu.uid: [c.review_note for c in scu.contributors.all()] for scu in SCU.objects.filter(pyramid__topic__dataset__name="weights")}
+    # Independently: the contributors the file lists under each SCU (SCU 70's part in a header goes, not the contributor).
+    in_file = {int(uid): len(re.findall(r"<contributor ", body))
+               for uid, body in re.findall(r'<scu uid="(\d+)"[^>]*>(.*?)</scu>', data.decode(), re.S)}
+    assert {uid: len(notes) for uid, notes in stored.items()} == in_file
+    assert stored[25] == stored[40] == [KEPT] and stored[4] == [""]
+    assert {s.uid: s.weight for s in parse_pyramid(data)[0].scus} == in_file
