@@ -9,7 +9,9 @@ top-up from the topic's other references.
 
 Phase 2: one task per peer summary and batch (16 statements with 4 references), judged by
 ``judges_per_task`` workers. A crowd link (token) opens the work of one phase / batch; a worker
-id is captured, every statement needs an answer, and a completion code is shown at the end.
+id is captured (typed, or from MTurk's or Prolific's URL parameters: ``lightweight_platforms``,
+recorded with the submission), every statement needs an answer, and a completion code is shown at
+the end (``lightweight_codes`` checks them against the platform's).
 Each worker answers a task at most once (a database constraint): a double submission stores
 nothing twice and returns the first submission's completion code. A worker shown a task holds one
 of its answer slots (``LiteReservation``, MTurk's accepted assignment) until it answers or

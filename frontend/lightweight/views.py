@@ -348,13 +348,14 @@ def _writing(request, link, worker, visit=None):
                   {"link": link, "worker": worker, "reference": reference, "form": form, "done": done, "visit": visit}, status=status)
 
 
-def _no_task(request, link, worker):
+def _no_task(request, link, worker, visit=None):
     """No task for this worker: none left, or every one it could judge held by other workers now
     (one may come back when a hold expires, so the worker is asked to return, not thanked off)."""
     wait = lightweight_work.seconds_until_free(link, worker)
     if wait is None:
-        return render(request, "lightweight/crowd_message.html", {
-            "title": "Thank you", "message": "There are no more tasks for you here."})
+        return render(request, "lightweight/crowd_message.html", {"title": "Thank you", "message": (
+            "There is no task left for you here: please return this HIT on MTurk." if visit and visit.platform == Platform.MTURK
+            else "There are no more tasks for you here.")})
     response = render(request, "lightweight/crowd_message.html", {
         "title": "Please come back soon", "message": lightweight_work.ALL_RESERVED})
     response["Retry-After"] = str(wait)
@@ -385,7 +386,7 @@ def _judging(request, link, worker, visit=None):
     else:
         task = lightweight_work.next_task(link, worker)
         if task is None:
-            return _no_task(request, link, worker)
+            return _no_task(request, link, worker, visit)
         status = 200
     judgments = [{"name": f"a{s.pk}", "text": s.text, "number": str(n), "chosen": chosen.get(s.pk), "missing": s.pk in missing}
                  for n, s in enumerate(lightweight_work.task_statements(task), start=1)]   # strings: no number formatting

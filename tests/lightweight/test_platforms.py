@@ -57,6 +57,8 @@ def test_mturk_worker_is_taken_from_the_url_recorded_and_hands_in_to_mturk():
     # The same assignment opened again shows its end again: one MTurk assignment, one task.
     again = crowd.get(url)
     assert again.context["code"] == stored.completion_code and LiteAssignment.objects.count() == 1
+    other_hit = crowd.get(url.replace(MTURK["assignmentId"], "3OTHERASSIGNMENT"))   # batch 1's only task is answered
+    assert "please return this HIT on MTurk" in other_hit.content.decode()
 
 
 def test_typed_ids_keep_the_csrf_check_and_record_no_platform(run):
