@@ -12,6 +12,7 @@ from annotation.models import CrowdLink, LiteAssignment, LiteReservation
 from annotation.roles import COORDINATOR, role_group
 from annotation.services.lightweight_privacy import is_pseudonym
 
+from ..conftest import CHROMIUM_FLAGS, chromium_path
 from ..frontend.browser import PASSWORD, login
 from .test_pages_browser import no_inline_code, served
 from .test_platforms import MTURK, PROLIFIC
@@ -152,4 +153,38 @@ def test_coordinator_checks_codes_and_pseudonymises(chromium, live_server, world
     assert "Worker ids pseudonymised" in page.locator(".messages").inner_text()
     assert all(is_pseudonym(a.worker_id) for a in LiteAssignment.objects.all())
     assert "A1WORKER" not in page.locator("#workers").inner_text()
+    assert errors == []
+
+
+def test_an_mturk_worker_judges_inside_mturks_frame(chromium, live_server, world, artifacts, request):
+    """As MTurk shows an external question: in a frame on MTurk's site, where the browser sends
+    this site's (SameSite) cookies neither for the session nor for the CSRF check."""
+    link = CrowdLink.objects.create(pyramid=world, kind=CrowdLink.Kind.JUDGING, batch=1)
+    task_url = f"{live_server.url}/lightweight/crowd/{link.token}/?{urlencode(MTURK)}"
+    # The test's MTurk is a public site framing localhost, which Chromium refuses (local network
+    # access); deployed, the app is a public site too.
+    browser = chromium.browser_type.launch(executable_path=chromium_path(), headless=True,
+                                           args=[*CHROMIUM_FLAGS, "--disable-features=LocalNetworkAccessChecks"])
+    request.addfinalizer(browser.close)
+    page = browser.new_context(viewport={"width": 1000, "height": 1000}).new_page()
+    errors, handed_in = [], []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.route("https://workersandbox.mturk.com/mturk/preview*", lambda route: route.fulfill(
+        status=200, content_type="text/html", body=f'<h1>HIT</h1><iframe src="{task_url}" width="900" height="800"></iframe>'))
+    page.route("https://workersandbox.mturk.com/mturk/externalSubmit", lambda route: (
+        handed_in.append(route.request.post_data), route.fulfill(status=200, body="<p>MTurk got it</p>", content_type="text/html")))
+    page.goto("https://workersandbox.mturk.com/mturk/preview?groupId=1")
+    frame = page.frame_locator("iframe")
+    answer_all(frame)
+    frame.get_by_role("button", name="Submit").click()
+    code = frame.locator("[data-completion-code]").inner_text()
+    assert LiteAssignment.objects.get(platform="mturk", worker_id=MTURK["workerId"]).completion_code == code
+    page.screenshot(path=str(artifacts / "lightweight-mturk-frame.png"))
+    frame.get_by_role("button", name="Submit to MTurk").click()
+    for _ in range(100):   # the frame's navigation to MTurk
+        if handed_in:
+            break
+        page.wait_for_timeout(100)
+    assert parse_qs(handed_in[0]) == {"assignmentId": [MTURK["assignmentId"]], "surveycode": [code]}
     assert errors == []
