@@ -49,13 +49,19 @@ def _replace(run: LightweightPyramid, new_id) -> int:
     for model, rows in ((LiteAssignment, LiteAssignment.objects.filter(task__pyramid=run)),
                         (LiteWriting, LiteWriting.objects.filter(pyramid=run))):
         items = list(rows.exclude(worker_id="").only("id", "worker_id", "external_id", *(
-            ["task_id"] if model is LiteAssignment else [])))
-        taken = {(item.task_id, item.external_id) for item in items} if model is LiteAssignment else set()
+            ["task_id"] if model is LiteAssignment else ["reference_id"])))
+        taken = ({(item.task_id, item.external_id) for item in items} if model is LiteAssignment
+                 else {(item.reference_id, item.worker_id) for item in items})
         updated = []
         for item in items:
             new = new_id(item.worker_id, item)
             if new == item.worker_id:
                 continue
+            if model is LiteWriting and new:
+                # The same worker wrote about this reference under its pseudonym and again under
+                # its id (one writing per worker and reference): the second keeps no id.
+                new = "" if (item.reference_id, new) in taken else new
+                taken.add((item.reference_id, new))
             if model is LiteAssignment and item.external_id == f"app:{item.worker_id}":
                 # A worker who answered a task under its pseudonym and again under its id (after
                 # a first pseudonymisation) keeps both answers apart.

@@ -119,3 +119,33 @@ def test_submissions_export_with_pseudonyms(run):
     hidden = list(csv.DictReader(io.StringIO(coordinator.get(f"/api/lightweight/{run.pk}/submissions/?format=csv&workers=pseudonyms").content.decode())))
     assert [r["worker"] for r in hidden] == [pseudonym(run, r["worker"]) for r in rows]
     assert client_for("other").get(f"/api/lightweight/{run.pk}/submissions/").status_code == 404
+
+
+def test_the_pseudonym_key_is_never_shown(run):
+    coordinator = client_for("coord", run.dataset)
+    for url in (f"/lightweight/{run.pk}/", f"/api/lightweight/{run.pk}/", f"/api/lightweight/{run.pk}/dashboard/",
+                f"/api/lightweight/{run.pk}/submissions/"):
+        assert run.pseudonym_key not in coordinator.get(url).content.decode(), url
+
+
+def test_the_command_line_export_carries_pseudonyms_and_says_what_was_counted(run):
+    from django.core.management import call_command
+
+    def export(**options):
+        out = io.StringIO()
+        call_command("export_lightweight", dataset=run.dataset.name, level="worker", format="csv", stdout=out, **options)
+        return out.getvalue().splitlines()
+
+    assert export(pseudonyms=True, verified_only=True) == ["worker,agreement,pairs,removed,counted"]   # nothing verified yet
+    rows = list(csv.DictReader(export(pseudonyms=True)))
+    assert {r["worker"] for r in rows} == {pseudonym(run, w) for w in ANSWERS} and {r["counted"] for r in rows} == {"all answers"}
+
+
+def test_a_writer_writing_again_after_pseudonymising_does_not_break_the_next_one(run):
+    from annotation.services.lightweight_privacy import pseudonymise
+
+    pseudonymise(run)
+    reference = LiteWriting.objects.get(worker_id=pseudonym(run, "w1")).reference
+    lightweight_work.submit_writing(run, reference, "w1", ["The storm hit the coast hard", "It was a Monday storm"])
+    assert pseudonymise(run) == 1
+    assert set(LiteWriting.objects.filter(reference=reference).values_list("worker_id", flat=True)) == {pseudonym(run, "w1"), ""}
