@@ -50,7 +50,7 @@ DEFAULT_THRESHOLD = 0.5
 AGREEMENT_DECIMALS = 3
 
 REMOVED_BELOW = "agreement below the threshold"
-KEPT_NO_PAIR = "no other worker answered the same task: kept"
+KEPT_NO_PAIR = "no other worker answered the same task"   # the pages say "kept: " before it
 KEPT_ANONYMOUS = "no worker id: cannot be filtered"
 
 

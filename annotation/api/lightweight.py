@@ -24,7 +24,8 @@ from rest_framework.views import APIView
 
 from ..formats.lightweight_csv import Phase2Task, write_phase2_input
 from ..models import CrowdLink, LightweightPyramid, LiteStatement, LiteTask, Pyramid, ReferenceSummary
-from ..services import lightweight_dashboard, lightweight_import, lightweight_scores, lightweight_work
+from ..services import lightweight_codes, lightweight_dashboard, lightweight_import, lightweight_scores, lightweight_work
+from ..services.lightweight_privacy import export_worker
 from ..services.lightweight_runs import touch
 from . import permissions
 from .renderers import CSVRenderer
@@ -39,8 +40,9 @@ class LightweightPyramidSerializer(drf.ModelSerializer):
         model = LightweightPyramid
         fields = ["id", "dataset", "name", "origin", "guidance", "agreement", "threshold", "blank", "topic_filter",
                   "statements_per_writer", "writers_per_reference", "statements_per_reference", "judges_per_task",
-                  "seed", "pay_writing", "pay_judging", "revision", "created_at"]
-        read_only_fields = ["revision", "created_at"]
+                  "seed", "pay_writing", "pay_judging", "prolific_code", "verified_only", "revision", "created_at",
+                  "workers_pseudonymised_at", "workers_deleted_at"]
+        read_only_fields = ["revision", "created_at", "workers_pseudonymised_at", "workers_deleted_at"]
 
     def validate_dataset(self, value):
         if self.instance is not None and value != self.instance.dataset:
@@ -109,10 +111,13 @@ class LightweightPyramidViewSet(ScopedViewSet):
         OpenApiParameter("level", str, enum=list(lightweight_scores.LEVELS), default="system"),
         OpenApiParameter("format", str, enum=["json", "csv"]),
         *[OpenApiParameter(n, str, required=False) for n in SCORE_SETTINGS],
+        OpenApiParameter("verified_only", bool, required=False, description="count only verified answers (default: the run's setting)"),
+        OpenApiParameter("workers", str, enum=["ids", "pseudonyms"], required=False),
     ], responses={200: ROWS_RESPONSE})
     @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer])
     def scores(self, request, pk=None):
-        """Rows of ``export_lightweight`` (computed now; settings parameters override the stored ones)."""
+        """Rows of ``export_lightweight`` (computed now; settings parameters override the stored ones;
+        every row says which answers were counted, ``counted``)."""
         run = self.get_object()
         level = request.query_params.get("level", "system")
         if level not in lightweight_scores.LEVELS:
@@ -121,12 +126,13 @@ class LightweightPyramidViewSet(ScopedViewSet):
             settings = lightweight_scores.settings_of(run, **_settings_from(request.query_params))
         except ValueError as error:
             raise ValidationError({"settings": [str(error)]}) from None
-        rows = lightweight_scores.rows(lightweight_scores.compute(run, settings), level)
+        rows, columns = lightweight_scores.export_rows(run, level, settings, _flag(request, "verified_only"),
+                                                       request.query_params.get("workers") == "pseudonyms")
         if request.accepted_renderer.format == "csv":
             from ..services.results import write_rows
 
             out = StringIO()
-            write_rows(out, rows, lightweight_scores.LEVELS[level], "csv")
+            write_rows(out, rows, columns, "csv")
             return attachment(Response(out.getvalue()), f"lightweight-{run.pk}-{level}.csv")
         return Response(rows)
 
@@ -210,6 +216,24 @@ class LightweightPyramidViewSet(ScopedViewSet):
             for t in tasks
         ])
         return attachment(Response(text), f"lightweight-{run.pk}-tasks.csv")
+
+    @extend_schema(parameters=[OpenApiParameter("format", str, enum=["json", "csv"]),
+                               OpenApiParameter("workers", str, enum=["ids", "pseudonyms"], required=False)],
+                   responses={200: ROWS_RESPONSE})
+    @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
+    def submissions(self, request, pk=None):
+        """Every crowd submission made in the app with its worker, platform ids and completion code,
+        and when the code was found in the platform's submissions (coordinators only)."""
+        run = self.get_object()
+        shown = export_worker(run, request.query_params.get("workers") == "pseudonyms")
+        rows = [{**row, "worker": shown(row["worker"])} for row in lightweight_codes.submissions(run)]
+        if request.accepted_renderer.format == "csv":
+            from ..services.results import write_rows
+
+            out = StringIO()
+            write_rows(out, rows, lightweight_codes.SUBMISSION_COLUMNS, "csv")
+            return attachment(Response(out.getvalue()), f"lightweight-{run.pk}-submissions.csv")
+        return Response(rows)
 
     @extend_schema(request=inline_serializer("CrowdLinkCreate", {
         "kind": drf.ChoiceField(CrowdLink.Kind.choices), "batch": drf.IntegerField(required=False, allow_null=True)}),
@@ -328,6 +352,15 @@ class CrowdTaskView(APIView):
         except lightweight_work.WorkError as error:
             raise ValidationError({"detail": [str(error)]}) from None
         return Response({"completion_code": done.completion_code}, status=201)
+
+
+def _flag(request, name: str) -> bool | None:
+    value = request.query_params.get(name)
+    if value in (None, ""):
+        return None
+    if value.lower() not in ("1", "true", "0", "false"):
+        raise ValidationError({name: ["true or false."]})
+    return value.lower() in ("1", "true")
 
 
 def _int(value, field: str) -> int:

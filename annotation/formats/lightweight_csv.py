@@ -20,6 +20,7 @@ import ast
 import csv
 import hashlib
 import io
+import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -267,3 +268,68 @@ def write_phase2_results(results: list[Phase2Result]) -> str:
         rows.append([r.assignment, r.worker or "", r.task.event, r.task.summary,
                      format_qid_list(q for q, _ in r.task.statements), r.task.summary_text, *texts, *answers])
     return _write(columns, rows)
+
+
+MAX_CODE_CHARS = 64
+MAX_WORKER_CHARS = 100
+# Columns of the platforms' submission lists: MTurk's batch results (the external question posts
+# the completion code as ``surveycode``; survey-link HITs name the field after their template) and
+# Prolific's submissions export.
+_WORKER_COLUMNS = ("WorkerId", "Participant id", "participant_id", "PROLIFIC_PID")
+_CODE_COLUMNS = ("Answer.surveycode", "Answer.surveyCode", "Completion code", "completion_code")
+
+
+def read_code_pairs(text: str) -> list[tuple[str, str]]:
+    """(worker id, completion code) pairs from a platform's submissions: MTurk's batch results CSV
+    (``WorkerId`` and ``Answer.surveycode``, or the one other ``Answer.*code*`` column), Prolific's
+    export (``Participant id``, ``Completion code``), or a pasted list of two columns (a worker and
+    a code per line, separated by a tab, a comma, a semicolon or spaces). Bounded: ``MAX_ROWS``
+    lines, ids of ``MAX_WORKER_CHARS`` and codes of ``MAX_CODE_CHARS`` characters at most;
+    errors name the line."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    first = text.split("\n", 1)[0]
+    if any(column in first for column in _WORKER_COLUMNS):
+        header, rows = _reader(text)
+        worker = next((c for c in _WORKER_COLUMNS if c in header), None)
+        code = next((c for c in _CODE_COLUMNS if c in header), None) or _only_code_column(header)
+        pairs = [(_cell(row, worker).strip(), _cell(row, code).strip()) for row in rows]
+        start = 2
+    else:
+        pairs, start = [], 1
+        for n, line in enumerate(text.splitlines(), start=1):
+            if n > MAX_ROWS:
+                raise LightweightFormatError(f"more than {MAX_ROWS} lines: split the list")
+            fields = [f.strip().strip('"') for f in _PAIR_SEPARATORS.split(line.strip())] if line.strip() else []
+            if not fields:
+                pairs.append(("", ""))   # skipped below, but keeps line numbers right
+                continue
+            if len(fields) != 2:
+                raise LightweightFormatError(f"line {n}: expected a worker id and a completion code, found {len(fields)} field(s)")
+            pairs.append((fields[0], fields[1]))
+        if pairs and "code" in pairs[0][1].lower():   # a header line ("worker,code")
+            pairs[0] = ("", "")
+    out = []
+    for n, (worker, code) in enumerate(pairs, start=start):
+        if not worker and not code:
+            continue
+        if not worker or not code:
+            raise LightweightFormatError(f"line {n}: the {'worker id' if not worker else 'completion code'} is empty")
+        if len(worker) > MAX_WORKER_CHARS or len(code) > MAX_CODE_CHARS:
+            raise LightweightFormatError(f"line {n}: a worker id has at most {MAX_WORKER_CHARS} characters "
+                                         f"and a completion code at most {MAX_CODE_CHARS}")
+        out.append((worker, code))
+    if not out:
+        raise LightweightFormatError("no (worker id, completion code) pair found")
+    return out
+
+
+_PAIR_SEPARATORS = re.compile(r"\s*[\t,;]\s*|\s+")
+
+
+def _only_code_column(header: list[str]) -> str:
+    codes = [c for c in header if c.startswith("Answer.") and "code" in c.lower()]
+    if len(codes) != 1:
+        raise LightweightFormatError("not a submissions list: no Answer.surveycode column (or several Answer.*code* columns)"
+                                     if not codes else f"several completion code columns ({', '.join(codes)}): keep one")
+    return codes[0]

@@ -19,7 +19,7 @@ import secrets
 from decimal import Decimal
 
 from django.conf import settings
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
 from scoring.lightweight import DEFAULT_THRESHOLD, AgreementMeasure, BlankPolicy
@@ -29,6 +29,13 @@ from .pyramid import SCU
 
 ANSWER_PRESENT, ANSWER_ABSENT, ANSWER_BLANK = "p", "n", "b"
 MAX_TASK_STATEMENTS = 64   # app tasks hold 16; an imported aggregated label line may hold more
+PROLIFIC_CODE_MAX = 40
+PROLIFIC_CODE_PATTERN = r"^[A-Za-z0-9]+$"
+PROLIFIC_CODE_MESSAGE = "A Prolific completion code is letters and digits only (as Prolific shows it)."
+
+
+def _pseudonym_key() -> str:
+    return secrets.token_hex(32)
 
 
 class LightweightPyramid(models.Model):
@@ -56,6 +63,16 @@ class LightweightPyramid(models.Model):
                                       help_text="Pay per statement-writing assignment (USD).")
     pay_judging = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0.45"),
                                       help_text="Pay per judging assignment (USD).")
+    prolific_code = models.CharField(
+        max_length=PROLIFIC_CODE_MAX, blank=True, validators=[RegexValidator(PROLIFIC_CODE_PATTERN, PROLIFIC_CODE_MESSAGE)],
+        help_text="The study's completion code on Prolific: Prolific workers are sent back with it when done.")
+    verified_only = models.BooleanField(
+        default=False, help_text="Count only the answers whose completion code was found in the platform's "
+                                 "submissions (as requesters approve assignments before they count).")
+    # Keys the worker-id pseudonyms of this run (``lightweight_privacy``); never shown or exported.
+    pseudonym_key = models.CharField(max_length=64, default=_pseudonym_key, editable=False)
+    workers_pseudonymised_at = models.DateTimeField(null=True, blank=True, editable=False)
+    workers_deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
     revision = models.PositiveBigIntegerField(default=0, editable=False)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -66,6 +83,27 @@ class LightweightPyramid(models.Model):
 
     def __str__(self):
         return f"{self.dataset.name} / {self.name}"
+
+
+class PlatformSubmission(models.Model):
+    """Where a crowd submission came from and whether the platform confirmed it: the worker's
+    platform (MTurk, Prolific, or none: an id typed on a shared link), the platform's ids of the
+    submission (MTurk's assignmentId and hitId; Prolific's SESSION_ID and STUDY_ID), and when the
+    completion code was found among the platform's submissions (``lightweight_codes``)."""
+
+    class Platform(models.TextChoices):
+        TYPED = "", "Typed id"
+        MTURK = "mturk", "MTurk"
+        PROLIFIC = "prolific", "Prolific"
+
+    platform = models.CharField(max_length=10, choices=Platform.choices, default=Platform.TYPED, blank=True)
+    platform_assignment = models.CharField(max_length=64, blank=True, db_index=True,
+                                           help_text="MTurk assignmentId / Prolific SESSION_ID")
+    platform_task = models.CharField(max_length=64, blank=True, help_text="MTurk hitId / Prolific STUDY_ID")
+    verified_at = models.DateTimeField(null=True, blank=True, help_text="when the code was found in the platform's submissions")
+
+    class Meta:
+        abstract = True
 
 
 class LiteStatement(models.Model):
@@ -89,19 +127,20 @@ class LiteStatement(models.Model):
         constraints = [models.UniqueConstraint(fields=["pyramid", "topic", "external_id"], name="lite_statement_unique")]
 
 
-class LiteWriting(models.Model):
+class LiteWriting(PlatformSubmission):
     """One worker's statement-writing assignment for one reference (phase 1)."""
 
     pyramid = models.ForeignKey(LightweightPyramid, on_delete=models.CASCADE, related_name="writings")
     reference = models.ForeignKey(ReferenceSummary, on_delete=models.CASCADE, related_name="lite_writings")
-    worker_id = models.CharField(max_length=100)
+    worker_id = models.CharField(max_length=100, blank=True, help_text="empty once the run's worker ids are deleted")
     external_id = models.CharField(max_length=100, blank=True, help_text="MTurk AssignmentId, if imported")
     completion_code = models.CharField(max_length=32, blank=True)
     submitted_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["pyramid_id", "reference_id", "submitted_at"]
-        constraints = [models.UniqueConstraint(fields=["pyramid", "reference", "worker_id"], name="lite_writing_once")]
+        constraints = [models.UniqueConstraint(fields=["pyramid", "reference", "worker_id"], condition=~models.Q(worker_id=""),
+                                               name="lite_writing_once")]
 
 
 class LiteTask(models.Model):
@@ -119,7 +158,7 @@ class LiteTask(models.Model):
         constraints = [models.UniqueConstraint(fields=["pyramid", "peer", "key"], name="lite_task_unique")]
 
 
-class LiteAssignment(models.Model):
+class LiteAssignment(PlatformSubmission):
     """One worker's answers to one task: one of ``p``/``n``/``b`` per task statement."""
 
     class Origin(models.TextChoices):

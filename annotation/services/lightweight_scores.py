@@ -5,7 +5,9 @@
 - :func:`recompute` stores the result (``LiteResult``) unless a newer one is there; it runs on a
   Celery worker after every change (``annotation.lightweight_tasks``), in-process without Redis.
 - :func:`rows` gives the export levels (summary, system, worker, label) as the command line, the
-  API and the pages show them.
+  API and the pages show them; :func:`export_rows` adds which answers were counted (the run's
+  ``verified_only``: all answers, or only those whose completion code the platform confirmed) and,
+  on request, worker pseudonyms.
 """
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ from django.db import IntegrityError, transaction
 
 from scoring.lightweight import Assignment, Result, Settings, evaluate
 
-from ..models import LightweightPyramid, LiteAssignment, LiteResult, LiteStatement, LiteTask
+from ..models import LightweightPyramid, LiteResult, LiteStatement, LiteTask
 from ..models.lightweight import ANSWER_BLANK, ANSWER_PRESENT
+from .lightweight_codes import counted_assignments, unverified
+from .lightweight_privacy import export_worker
 
 LEVELS = {
     "summary": ("topic", "system", "summary", "present", "statements", "score"),
@@ -36,8 +40,16 @@ def _answer(code: str) -> bool | None:
     return None if code == ANSWER_BLANK else code == ANSWER_PRESENT
 
 
-def scoring_input(run: LightweightPyramid) -> list[Assignment]:
-    """Every assignment of the run as scoring input; statements are named by their external ids."""
+COUNTED = {False: "all answers", True: "verified answers only"}
+
+
+def counting(run: LightweightPyramid, verified_only: bool | None = None) -> bool:
+    return run.verified_only if verified_only is None else verified_only
+
+
+def scoring_input(run: LightweightPyramid, verified_only: bool = False) -> list[Assignment]:
+    """The run's counted assignments (``counted_assignments``) as scoring input; statements are
+    named by their external ids."""
     statements = dict(LiteStatement.objects.filter(pyramid=run).values_list("id", "external_id"))
     tasks = {
         pk: (topic, peer, ids)
@@ -45,7 +57,7 @@ def scoring_input(run: LightweightPyramid) -> list[Assignment]:
             "id", "topic__external_id", "peer__external_id", "statement_ids")
     }
     out = []
-    for task_id, worker, answers in LiteAssignment.objects.filter(task__pyramid=run).values_list(
+    for task_id, worker, answers in counted_assignments(run, verified_only).values_list(
             "task_id", "worker_id", "answers").order_by("id"):
         topic, peer, ids = tasks[task_id]
         out.append(Assignment(
@@ -55,8 +67,22 @@ def scoring_input(run: LightweightPyramid) -> list[Assignment]:
     return out
 
 
-def compute(run: LightweightPyramid, settings: Settings | None = None) -> Result:
-    return evaluate(scoring_input(run), settings or settings_of(run))
+def compute(run: LightweightPyramid, settings: Settings | None = None, verified_only: bool | None = None) -> Result:
+    return evaluate(scoring_input(run, counting(run, verified_only)), settings or settings_of(run))
+
+
+def export_rows(run: LightweightPyramid, level: str, settings: Settings, verified_only: bool | None = None,
+                pseudonyms: bool = False) -> tuple[list[dict], tuple[str, ...]]:
+    """The rows and columns of one export level, each row saying which answers were counted
+    (``counted``); with ``pseudonyms`` the worker ids are the run's pseudonyms."""
+    verified_only = counting(run, verified_only)
+    out = rows(compute(run, settings, verified_only), level)
+    shown = export_worker(run, pseudonyms)
+    for row in out:
+        row["counted"] = COUNTED[verified_only]
+        if "worker" in row:
+            row["worker"] = shown(row["worker"])
+    return out, LEVELS[level] + ("counted",)
 
 
 def rows(result: Result, level: str) -> list[dict]:
@@ -99,8 +125,11 @@ def recompute(run_id: int) -> bool:
         return False
     revision = run.revision
     settings = settings_of(run)
-    data = payload(compute(run, settings))
-    values = {"revision": revision, "settings": {k: getattr(v, "value", v) for k, v in asdict(settings).items()}, "payload": data}
+    data = payload(compute(run, settings, run.verified_only))
+    data["counted"] = COUNTED[run.verified_only]
+    data["unverified"] = unverified(run).count()
+    values = {"revision": revision, "payload": data, "settings": {
+        **{k: getattr(v, "value", v) for k, v in asdict(settings).items()}, "verified_only": run.verified_only}}
     updated = LiteResult.objects.filter(pyramid_id=run_id, revision__lte=revision).update(**values)
     if updated:
         return True

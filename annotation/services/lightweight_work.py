@@ -9,7 +9,9 @@ top-up from the topic's other references.
 
 Phase 2: one task per peer summary and batch (16 statements with 4 references), judged by
 ``judges_per_task`` workers. A crowd link (token) opens the work of one phase / batch; a worker
-id is captured, every statement needs an answer, and a completion code is shown at the end.
+id is captured (typed, or from MTurk's or Prolific's URL parameters: ``lightweight_platforms``,
+recorded with the submission), every statement needs an answer, and a completion code is shown at
+the end (``lightweight_codes`` checks them against the platform's).
 Each worker answers a task at most once (a database constraint): a double submission stores
 nothing twice and returns the first submission's completion code. A worker shown a task holds one
 of its answer slots (``LiteReservation``, MTurk's accepted assignment) until it answers or
@@ -52,6 +54,7 @@ from .lightweight_import import task_key
 from .lightweight_runs import touch
 
 MAX_WORKER_ID = 100
+PSEUDONYM_PREFIX = "anon-"   # the run's pseudonyms of worker ids (``lightweight_privacy``)
 MAX_STATEMENT_CHARS = 500
 # next_task: tasks tried under their row lock per choice, and choices made afresh when every tried
 # task's last slot went to someone else meanwhile (each failed try means another worker got a task).
@@ -74,6 +77,8 @@ def clean_worker_id(value) -> str:
         raise WorkError("Please enter your worker id.")
     if len(worker) > MAX_WORKER_ID or any(ch.isspace() for ch in worker):
         raise WorkError(f"A worker id is one word of at most {MAX_WORKER_ID} characters.")
+    if worker.lower().startswith(PSEUDONYM_PREFIX):   # would pass for a pseudonymised worker
+        raise WorkError(f"A worker id may not begin with {PSEUDONYM_PREFIX!r}.")
     return worker
 
 
@@ -92,7 +97,8 @@ def next_reference(run: LightweightPyramid, worker: str) -> ReferenceSummary | N
             .order_by("writers", "topic__external_id", "external_id").first())
 
 
-def submit_writing(run: LightweightPyramid, reference: ReferenceSummary, worker: str, texts: list[str]) -> LiteWriting:
+def submit_writing(run: LightweightPyramid, reference: ReferenceSummary, worker: str, texts: list[str],
+                   record: dict | None = None) -> LiteWriting:
     """Store one worker's statements about one reference (all of them required)."""
     worker = clean_worker_id(worker)
     texts = [(t or "").strip() for t in texts]
@@ -105,7 +111,7 @@ def submit_writing(run: LightweightPyramid, reference: ReferenceSummary, worker:
     try:
         with transaction.atomic():
             writing = LiteWriting.objects.create(pyramid=run, reference=reference, worker_id=worker,
-                                                 completion_code=completion_code())
+                                                 completion_code=completion_code(), **(record or {}))
             LiteStatement.objects.bulk_create([
                 LiteStatement(pyramid=run, topic_id=reference.topic_id, external_id=f"w{writing.pk}.{k}", text=text,
                               reference=reference, source=reference.external_id, author=worker, writing=writing)
@@ -326,8 +332,9 @@ def task_statements(task: LiteTask) -> list[LiteStatement]:
     return [by_id[pk] for pk in task.statement_ids]
 
 
-def submit_judgments(link: CrowdLink, task: LiteTask, worker: str, answers: dict) -> LiteAssignment:
-    """Store one worker's answers to one task: ``answers`` maps every statement id to present / absent."""
+def submit_judgments(link: CrowdLink, task: LiteTask, worker: str, answers: dict, record: dict | None = None) -> LiteAssignment:
+    """Store one worker's answers to one task: ``answers`` maps every statement id to present / absent;
+    ``record``: the platform's ids of the submission (``lightweight_platforms.Visit.record``)."""
     worker = clean_worker_id(worker)
     if task.pyramid_id != link.pyramid_id or (link.batch and task.batch != link.batch):
         raise WorkError("This task is not part of this link.")
@@ -341,7 +348,7 @@ def submit_judgments(link: CrowdLink, task: LiteTask, worker: str, answers: dict
         with transaction.atomic():
             assignment = LiteAssignment.objects.create(
                 task=task, worker_id=worker, external_id=f"app:{worker}", origin=LiteAssignment.Origin.APP,
-                answers="".join(codes), completion_code=completion_code())
+                answers="".join(codes), completion_code=completion_code(), **(record or {}))
             # The slot held for the worker becomes its answer in the same commit, so the task's
             # answers and live holds together stay the same. Stored as well when the hold had
             # expired and the slot went to another worker meanwhile: the work was done, and the

@@ -15,25 +15,34 @@ import io
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.http import HttpResponse
+from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
 
 from annotation.api import permissions
 from annotation.api.lightweight import CrowdThrottle
+from annotation.formats.errors import LightweightFormatError
+from annotation.formats.lightweight_csv import read_code_pairs
 from annotation.models import (
     CrowdLink, Dataset, LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting, Pyramid, ReferenceSummary,
 )
-from annotation.services import lightweight_dashboard, lightweight_import, lightweight_work
+from annotation.services import (
+    lightweight_codes, lightweight_dashboard, lightweight_import, lightweight_platforms, lightweight_privacy, lightweight_work,
+)
+from annotation.services.lightweight_platforms import Platform
 from annotation.services.lightweight_runs import touch
 from annotation.services.results import write_rows
 
 from ..dashboards import charts
-from .forms import RunCreateForm, RunSettingsForm, UploadForm, WorkerForm, WritingForm
+from .forms import CodeCheckForm, ConfirmForm, RunCreateForm, RunSettingsForm, UploadForm, WorkerForm, WritingForm
 
 SAMPLE_REPORT = "lightweight-sample-report"
+CODE_REPORT = "lightweight-code-report"
+SUBMISSIONS_SHOWN = 200   # per table on the run page; the export has them all
 JUDGING_ANSWERS = ("present", "absent")   # the values the judging page posts
 
 
@@ -77,7 +86,21 @@ def run_page(request, pk):
         "lite_chart": charts.lite_rows(comparison["systems"]) if comparison else None,
         "lite_csv": reverse("lightweight:chart_csv", args=[run.pk]),
         "dropped": LiteStatement.objects.filter(pyramid=run, kept=False).select_related("topic")[:200],
+        **_workers_context(request, run),
     })
+
+
+def _workers_context(request, run) -> dict:
+    """The run page's workers part: submissions with their codes (verified ones apart from the
+    others), the last code check's report, the forms."""
+    return {
+        "verified": lightweight_codes.submissions(run, True, SUBMISSIONS_SHOWN),
+        "verified_count": lightweight_codes.count_submissions(run, True),
+        "unverified": lightweight_codes.submissions(run, False, SUBMISSIONS_SHOWN),
+        "unverified_count": lightweight_codes.count_submissions(run, False),
+        "code_report": request.session.pop(CODE_REPORT, None), "code_form": CodeCheckForm(),
+        "submissions_csv": f"/api/lightweight/{run.pk}/submissions/?format=csv",
+    }
 
 
 @login_required
@@ -105,7 +128,7 @@ def run_settings(request, pk):
     data = lightweight_dashboard.dashboard(run)
     return render(request, "lightweight/run.html", {
         "run": run, "settings_form": form, "upload_form": UploadForm(), "data": data, "links": [],
-        "lite_chart": None, "dropped": []}, status=400 if request.method == "POST" else 200)
+        "lite_chart": None, "dropped": [], **_workers_context(request, run)}, status=400 if request.method == "POST" else 200)
 
 
 @login_required
@@ -158,9 +181,36 @@ def run_action(request, pk, action):
                         messages.error(request, f"{upload.name}: {report.error}. Nothing was imported.")
                     else:
                         messages.success(request, report.line())
+    elif action == "check-codes":
+        _check_codes(request, run)
+    elif action in ("pseudonymise", "delete-workers"):
+        if not ConfirmForm(request.POST).is_valid():
+            messages.error(request, "Nothing was changed: tick the box to confirm.")
+        elif action == "pseudonymise":
+            count = lightweight_privacy.pseudonymise(run)
+            messages.success(request, f"Worker ids pseudonymised: {count} submission{'s' if count != 1 else ''} changed; the scores stay the same.")
+        else:
+            count = lightweight_privacy.delete_worker_ids(run)
+            messages.success(request, f"Worker ids deleted from {count} submission{'s' if count != 1 else ''}; the scores are being recomputed.")
     else:
         return HttpResponse("Unknown step.", status=404)
     return redirect("lightweight:run", pk=run.pk)
+
+
+def _check_codes(request, run) -> None:
+    """Check the platform's (worker, code) pairs; the report is shown once on the run page."""
+    form = CodeCheckForm(request.POST, request.FILES)
+    try:
+        if not form.is_valid():
+            raise ValidationError(" ".join(e for errors in form.errors.values() for e in errors))
+        pairs = read_code_pairs(form.text())
+    except (ValidationError, LightweightFormatError) as error:
+        messages.error(request, f"Nothing was checked: {' '.join(error.messages) if isinstance(error, ValidationError) else error}.")
+        return
+    report = lightweight_codes.check(run, pairs)
+    request.session[CODE_REPORT] = report.as_dict()
+    messages.success(request, f"{report.pairs} pair{'s' if report.pairs != 1 else ''} checked: {report.verified} submission"
+                              f"{'s' if report.verified != 1 else ''} newly verified, {report.unmatched_count} matching nothing.")
 
 
 # --- crowd ---------------------------------------------------------------------------------------
@@ -179,8 +229,15 @@ def _session_key(link: CrowdLink) -> str:
     return f"crowd-worker-{link.pk}"
 
 
+@csrf_exempt   # checked in the view, except on MTurk's framed pages (see below)
 def crowd(request, token):
-    """A crowd link: ask the worker id once, then hand out one piece of work at a time."""
+    """A crowd link: the worker id from the platform's URL parameters (MTurk, Prolific) or asked
+    once (kept in the session for that link), then one piece of work at a time.
+
+    MTurk shows the page in a frame on its own site, where the browser sends this site's cookies
+    neither for the session nor for the CSRF check: the worker is named by the URL on every
+    request, and those requests skip the CSRF check, which would protect nothing there (anyone
+    can post what the URL names). Every other submission is CSRF-checked as usual."""
     refused = _throttled(request)
     if refused:
         return refused
@@ -188,6 +245,21 @@ def crowd(request, token):
     if not link.active:  # closed by the coordinators: say so (410), rather than a bare "not found"
         return render(request, "lightweight/crowd_message.html", {
             "title": "This link is closed", "message": "The work behind this link has ended. Thank you for your interest."}, status=410)
+    try:
+        visit = lightweight_platforms.visit_of(request.GET)
+    except lightweight_work.WorkError as error:
+        return render(request, "lightweight/crowd_message.html", {"title": "This link cannot be used", "message": str(error)}, status=400)
+    mturk = visit is not None and visit.platform == Platform.MTURK
+    if request.method == "POST" and not mturk:
+        rejected = CsrfViewMiddleware(lambda r: None).process_view(request, None, (), {})
+        if rejected is not None:
+            return rejected
+    if visit is not None:
+        response = _platform_visit(request, link, visit)
+        if mturk:   # shown in MTurk's frame, and nowhere else's
+            response.xframe_options_exempt = True
+            response._csp_replace = {"frame-ancestors": list(lightweight_platforms.MTURK_SITES)}
+        return response
     worker = request.session.get(_session_key(link))
     if worker is None or "change" in request.GET:
         form = WorkerForm(request.POST or None) if request.method == "POST" and "worker" in request.POST else WorkerForm(
@@ -204,24 +276,63 @@ def crowd(request, token):
     return _judging(request, link, worker)
 
 
+def _platform_visit(request, link, visit):
+    """A worker sent by MTurk or Prolific: its id comes from the URL. MTurk's preview shows the
+    work without taking a hold or accepting answers; an MTurk assignment already handed in shows
+    its end again (one assignment, one piece of work)."""
+    if visit.preview:
+        return _preview(request, link)
+    done = lightweight_platforms.submitted(link, visit)
+    if done is not None:
+        return _done(request, link, visit.worker, done.completion_code, visit)
+    if link.kind == CrowdLink.Kind.WRITING:
+        return _writing(request, link, visit.worker, visit)
+    return _judging(request, link, visit.worker, visit)
+
+
+def _preview(request, link):
+    work = lightweight_platforms.preview_work(link)
+    status = 400 if request.method == "POST" else 200
+    error = "This is a preview: accept the HIT on MTurk to start." if request.method == "POST" else None
+    if work is None:
+        return render(request, "lightweight/crowd_message.html", {
+            "title": "Nothing to preview", "message": "There is no work behind this link yet."}, status=status)
+    if link.kind == CrowdLink.Kind.WRITING:
+        return render(request, "lightweight/crowd_write.html", {
+            "link": link, "reference": work, "form": WritingForm(count=link.pyramid.statements_per_writer),
+            "preview": True, "error": error}, status=status)
+    judgments = [{"name": f"a{s.pk}", "text": s.text, "number": str(n)}
+                 for n, s in enumerate(lightweight_work.task_statements(work), start=1)]
+    return render(request, "lightweight/crowd_judge.html", {
+        "link": link, "task": work, "judgments": judgments, "preview": True, "error": error}, status=status)
+
+
 def _pk(value) -> int:
     """A posted id, 0 (matches nothing) when it is not a small number."""
     return int(value) if isinstance(value, str) and value.isdigit() and len(value) < 10 else 0
 
 
-def _done(request, link, worker, code):
-    return render(request, "lightweight/crowd_done.html", {"link": link, "worker": worker, "code": code})
+def _done(request, link, worker, code, visit=None):
+    """The completion code, and the platform's way of handing the work in."""
+    ending = lightweight_platforms.ending(visit, code, link.pyramid.prolific_code)
+    response = render(request, "lightweight/crowd_done.html", {
+        "link": link, "worker": worker, "code": code, "ending": ending, "visit": visit,
+        "query": visit.query() if visit else ""})
+    if ending and "mturk" in ending:   # the form posts to MTurk's site
+        response._csp_update = {"form-action": [ending["origin"]]}
+    return response
 
 
-def _writing(request, link, worker):
+def _writing(request, link, worker, visit=None):
     run = link.pyramid
     if request.method == "POST":
         reference = get_object_or_404(ReferenceSummary, pk=_pk(request.POST.get("reference")), topic__dataset=run.dataset)
         form = WritingForm(request.POST, count=run.statements_per_writer)
         if form.is_valid():
             try:
-                writing = lightweight_work.submit_writing(run, reference, worker, form.texts())
-                return _done(request, link, worker, writing.completion_code)
+                writing = lightweight_work.submit_writing(run, reference, worker, form.texts(),
+                                                          record=visit.record() if visit else None)
+                return _done(request, link, worker, writing.completion_code, visit)
             except lightweight_work.WorkError as error:
                 form.add_error(None, str(error))
         status = 400
@@ -234,23 +345,24 @@ def _writing(request, link, worker):
         status = 200
     done = LiteWriting.objects.filter(pyramid=run, worker_id=worker).count()
     return render(request, "lightweight/crowd_write.html",
-                  {"link": link, "worker": worker, "reference": reference, "form": form, "done": done}, status=status)
+                  {"link": link, "worker": worker, "reference": reference, "form": form, "done": done, "visit": visit}, status=status)
 
 
-def _no_task(request, link, worker):
+def _no_task(request, link, worker, visit=None):
     """No task for this worker: none left, or every one it could judge held by other workers now
     (one may come back when a hold expires, so the worker is asked to return, not thanked off)."""
     wait = lightweight_work.seconds_until_free(link, worker)
     if wait is None:
-        return render(request, "lightweight/crowd_message.html", {
-            "title": "Thank you", "message": "There are no more tasks for you here."})
+        return render(request, "lightweight/crowd_message.html", {"title": "Thank you", "message": (
+            "There is no task left for you here: please return this HIT on MTurk." if visit and visit.platform == Platform.MTURK
+            else "There are no more tasks for you here.")})
     response = render(request, "lightweight/crowd_message.html", {
         "title": "Please come back soon", "message": lightweight_work.ALL_RESERVED})
     response["Retry-After"] = str(wait)
     return response
 
 
-def _judging(request, link, worker):
+def _judging(request, link, worker, visit=None):
     """The judging page and its submission. The statements are rendered by the template directly,
     not through a form of 16 radio fields: the page is what a crowd loads hundreds of times a
     minute, and form rendering was most of its CPU. A submission needs only the task's statement
@@ -264,8 +376,9 @@ def _judging(request, link, worker):
         missing = {pk for pk, value in chosen.items() if value not in JUDGING_ANSWERS}
         try:
             if not missing:
-                assignment = lightweight_work.submit_judgments(link, task, worker, chosen)
-                return _done(request, link, worker, assignment.completion_code)
+                assignment = lightweight_work.submit_judgments(link, task, worker, chosen,
+                                                               record=visit.record() if visit else None)
+                return _done(request, link, worker, assignment.completion_code, visit)
             error = "Please answer every statement: your other answers are kept."
         except lightweight_work.WorkError as refused:
             error = str(refused)
@@ -273,10 +386,11 @@ def _judging(request, link, worker):
     else:
         task = lightweight_work.next_task(link, worker)
         if task is None:
-            return _no_task(request, link, worker)
+            return _no_task(request, link, worker, visit)
         status = 200
     judgments = [{"name": f"a{s.pk}", "text": s.text, "number": str(n), "chosen": chosen.get(s.pk), "missing": s.pk in missing}
                  for n, s in enumerate(lightweight_work.task_statements(task), start=1)]   # strings: no number formatting
     done = LiteAssignment.objects.filter(task__pyramid=run, worker_id=worker).count()
     return render(request, "lightweight/crowd_judge.html", {
-        "link": link, "worker": worker, "task": task, "judgments": judgments, "error": error, "done": done}, status=status)
+        "link": link, "worker": worker, "task": task, "judgments": judgments, "error": error, "done": done,
+        "visit": visit}, status=status)

@@ -89,7 +89,9 @@ def test_small_results_file_levels_and_overrides(tmp_path):
         export("small", "system", threshold=2)
     out = io.StringIO()
     call_command("export_lightweight", dataset="small", level="label", format="csv", stdout=out)
-    assert out.getvalue().splitlines()[0] == "topic,summary,statement,label,answers"
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "topic,summary,statement,label,answers,counted"   # which answers the scores counted
+    assert all(line.endswith(",all answers") for line in lines[1:])
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import LightweightPyramid
-from annotation.services.lightweight_scores import LEVELS, compute, rows, settings_of
+from annotation.services.lightweight_scores import LEVELS, export_rows, settings_of
 from annotation.services.results import write_rows
 from scoring.lightweight import AgreementMeasure, BlankPolicy
 
@@ -18,9 +18,14 @@ class Command(BaseCommand):
         parser.add_argument("--blank", choices=[b.value for b in BlankPolicy])
         parser.add_argument("--topic-filter", type=float, help="percent of topics (lowest crowd alpha) to leave out")
         parser.add_argument("--format", choices=["json", "csv"], required=True)
+        counted = parser.add_mutually_exclusive_group()
+        counted.add_argument("--verified-only", dest="verified_only", action="store_true", default=None,
+                             help="count only the answers whose completion code the platform confirmed")
+        counted.add_argument("--all-answers", dest="verified_only", action="store_false", help="count every answer")
+        parser.add_argument("--pseudonyms", action="store_true", help="worker ids as the run's pseudonyms")
 
     def handle(self, *args, dataset, name=None, level, agreement=None, threshold=None, blank=None,
-               topic_filter=None, format="json", **options):
+               topic_filter=None, format="json", verified_only=None, pseudonyms=False, **options):
         runs = LightweightPyramid.objects.filter(dataset__name=dataset)
         if name:
             runs = runs.filter(name=name)
@@ -33,4 +38,5 @@ class Command(BaseCommand):
             settings = settings_of(runs[0], agreement=agreement, threshold=threshold, blank=blank, topic_filter=topic_filter)
         except ValueError as error:
             raise CommandError(str(error)) from None
-        write_rows(self.stdout, rows(compute(runs[0], settings), level), LEVELS[level], format)
+        out, columns = export_rows(runs[0], level, settings, verified_only, pseudonyms)
+        write_rows(self.stdout, out, columns, format)

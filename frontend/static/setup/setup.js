@@ -1,5 +1,7 @@
 // Set-up pages: preview a form's input without leaving the page (its files stay chosen), and
 // allow Save only while the preview shown is of the input as it is now.
+import { copyField } from "../frontend/js/copy.js";
+
 const previewForm = document.querySelector("[data-preview-form]");
 
 function previewState(form, ok, text) {
@@ -111,16 +113,7 @@ if (uploadForm) {
 // Invitation link: one click copies it.
 const copyButton = document.querySelector("[data-copy]");
 if (copyButton) {
-  copyButton.addEventListener("click", async () => {
-    const field = document.querySelector("[data-invitation-url]");
-    field.select();
-    try {
-      await navigator.clipboard.writeText(field.value);
-      copyButton.textContent = "Copied";
-    } catch {
-      copyButton.textContent = "Press Ctrl+C";
-    }
-  });
+  copyButton.addEventListener("click", () => copyField(document.querySelector("[data-invitation-url]"), copyButton));
 }
 
 // New account: the initial password field only when a password is chosen.

@@ -1,0 +1,31 @@
+"""A small crowd-written run for the page and service tests: one topic, two references, two
+statements each (one per batch), ``peers`` peer summaries, so one task per peer and batch."""
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from annotation.models import LightweightPyramid, PeerSummary
+from annotation.services import lightweight_work
+
+from ..foundation.factories import topic
+
+
+def small_run(peers: int = 1, judges: int = 5) -> LightweightPyramid:
+    t, refs = topic("D1", "Storms", A="The storm hit the coast on Monday.", B="Ten boats sank in the harbour.")
+    for k in range(peers):
+        PeerSummary.objects.create(topic=t, external_id=f"D1.M.100.A.{7 + 2 * k}", text=f"A storm hit the coast ({k}).")
+    run = LightweightPyramid.objects.create(dataset=t.dataset, name="crowd", statements_per_writer=2, judges_per_task=judges,
+                                            writers_per_reference=1, statements_per_reference=1)
+    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"])
+    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"])
+    lightweight_work.sample(run)
+    lightweight_work.create_tasks(run)
+    return run
+
+
+def client_for(name, dataset=None, **options) -> Client:
+    user = get_user_model().objects.create_user(name)
+    if dataset:
+        dataset.coordinators.add(user)
+    client = Client(**options)
+    client.force_login(user)
+    return client
