@@ -18,7 +18,7 @@ def distinct_keys(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0008_lite_reservation'),
+        ('annotation', '0009_review_notes'),
     ]
 
     operations = [
