@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from .accessibility import FINDINGS, AuditedBrowser
+
 REPO = Path(__file__).resolve().parent.parent
 # The real data lives beside the repository; SHARED_DATA points elsewhere (a git worktree in another folder).
 SHARED_DATA = Path(os.environ.get("SHARED_DATA") or REPO.parent / "shared" / "data")
@@ -129,8 +131,21 @@ def chromium():
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_FLAGS)
-        yield browser
+        yield AuditedBrowser(browser)
         browser.close()
+
+
+@pytest.fixture(autouse=True)
+def _accessible_pages(request):
+    """Every page a browser test loads is checked by axe-core (tests/accessibility.py): any WCAG 2
+    A/AA violation fails the test, whatever the test itself asserts."""
+    if "chromium" not in request.fixturenames:
+        yield
+        return
+    FINDINGS.lines.clear()
+    yield
+    found, FINDINGS.lines[:] = list(FINDINGS.lines), []
+    assert not found, "accessibility violations (axe-core, WCAG 2 A/AA):\n" + "\n".join(found)
 
 
 @pytest.fixture

@@ -55,9 +55,11 @@ class StatusForm(forms.Form):
 class AssignmentFilter(forms.Form):
     """GET filters of the overview (every field optional)."""
 
-    task = forms.ChoiceField(choices=[("", "Any task"), *Assignment.Task.choices], required=False)
-    status = forms.ChoiceField(choices=STATUS_FILTERS, required=False)
-    annotator = forms.ChoiceField(choices=[("", "Any annotator")], required=False)
+    task = forms.ChoiceField(choices=[("", "Any task"), *Assignment.Task.choices], required=False,
+                             widget=forms.Select(attrs={"aria-label": "Task"}))
+    status = forms.ChoiceField(choices=STATUS_FILTERS, required=False, widget=forms.Select(attrs={"aria-label": "Status"}))
+    annotator = forms.ChoiceField(choices=[("", "Any annotator")], required=False,
+                                  widget=forms.Select(attrs={"aria-label": "Annotator"}))
 
     def __init__(self, *args, annotators=(), **kwargs):
         super().__init__(*args, **kwargs)

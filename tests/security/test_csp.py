@@ -20,6 +20,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from annotation.models import Assignment, CrowdLink, LightweightPyramid, PeerAnnotation, PeerSummary, Pyramid
 
 from ..dashboard_pages.helpers import build_toy
+from .. import accessibility
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -213,6 +214,7 @@ def test_no_page_violates_the_policy(chromium, live_server, world):
             if ready:
                 tab.wait_for_selector(ready, timeout=10_000)
             tab.wait_for_timeout(150)
+            accessibility.check(tab)
             violations = tab.evaluate("window.__csp") or console   # the console only when the event missed it
             problems += [f"{name} ({path}): {violation}" for violation in violations]
             console.clear()

@@ -441,6 +441,9 @@ function renderScus() {
   for (const m of state.doc.matches) if (m.scu !== null) counts.set(m.scu, (counts.get(m.scu) ?? 0) + 1);
   for (const m of state.doc.matches) if (m.scu !== null && m.review_note) review.set(m.scu, [...new Set([...(review.get(m.scu) ?? []), m.review_note])]);
   const scus = visibleScus();
+  // A listbox must hold options: with none to show (a filter that finds nothing, an empty pyramid)
+  // the list is a plain group, so assistive technology is not told of a list it cannot enter.
+  list.setAttribute("role", scus.length ? "listbox" : "group");
   $(".counts", root).textContent = `${scus.length} of ${plural(state.doc.pyramid.scus.length, "SCU")}`;
   // An item is rebuilt only when what it shows changed, and the list only when the filter changed
   // which SCUs it holds: a match repaints one or two items, not the page's layout of 100 SCUs.

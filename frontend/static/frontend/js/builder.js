@@ -444,7 +444,7 @@ function scuElement(scu) {
   const collapsed = isCollapsed(scu.id);
   const item = el("div", {
     class: `scu${selected ? " selected" : ""}${state.checked.has(scu.id) ? " checked" : ""}${collapsed ? " collapsed" : ""}`,
-    "data-id": scu.id, draggable: "true", role: "option", "aria-selected": String(selected),
+    "data-id": scu.id, draggable: "true", "aria-current": String(selected),
   });
   const check = el("input", { type: "checkbox", title: "Check for merging (X)", "aria-label": `Check SCU ${scu.uid ?? ""} for merging` });
   check.checked = state.checked.has(scu.id);
