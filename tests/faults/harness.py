@@ -19,6 +19,9 @@ import requests
 from ..conftest import REPO
 
 REDIS_PORTS = range(6391, 6396)
+# The Celery processes, as docker-compose.yml runs them (the scores worker in one process here).
+SCORES_WORKER = ("worker", "-Q", "celery", "-n", "scores@%h", "--pool", "solo")
+DASHBOARDS_WORKER = ("worker", "-Q", "dashboards", "-n", "dashboards@%h", "--concurrency", "2")
 POSTGRES_PORTS = range(55433, 55436)
 
 
@@ -136,15 +139,14 @@ class Stack:
                              self.env, self.root / "redis.log")
         self.web = Process([sys.executable, "-m", "gunicorn", "pyramid_app.wsgi", "-w", "2", "-b", f"127.0.0.1:{self.web_port}", "--timeout", "30"],
                            self.env, self.root / "web.log")
-        self.worker = self.celery("worker", "-Q", "celery", "-n", "scores@%h", "--pool", "solo")
-        self.dashboards = self.celery("worker", "-Q", "dashboards", "-n", "dashboards@%h", "--concurrency", "2")
-        self.beat = self.celery("beat", "-s", str(self.root / "beat"))
+        self.worker = self.celery(*SCORES_WORKER, name="scores")
+        self.dashboards = self.celery(*DASHBOARDS_WORKER, name="dashboards")
+        self.beat = self.celery("beat", "-s", str(self.root / "beat"), name="beat")
 
-    def celery(self, *args: str, program: str = "celery", name: str = "") -> Process:
-        """A Celery process (``program``: a script that runs Celery's own command line)."""
-        command = [sys.executable, "-m", "celery"] if program == "celery" else [sys.executable, program]
-        name = name or (args[2].split("@")[0] if args[0] == "worker" else args[0])
-        return Process([*command, "-A", "pyramid_app", *args, "--loglevel", "WARNING"], self.env, self.root / f"{name}.log")
+    def celery(self, *args: str, name: str, program: str | None = None, env: dict | None = None) -> Process:
+        """A Celery process logging to ``name``.log (``program``: a script taking Celery's command line)."""
+        command = [sys.executable, program] if program else [sys.executable, "-m", "celery"]
+        return Process([*command, "-A", "pyramid_app", *args, "--loglevel", "WARNING"], {**self.env, **(env or {})}, self.root / f"{name}.log")
 
     def manage(self, *args: str):
         subprocess.run([sys.executable, "manage.py", *args], env=self.env, cwd=REPO, check=True, capture_output=True)

@@ -4,14 +4,16 @@ started again, Redis killed under a worker holding unacknowledged and delayed me
 SIGKILLed mid-burst and restarted, database connections terminated, concurrent deletes.
 Each asserts no 5xx, no save lost, and every score current (and equal to a fresh ``export_scores``)
 within a minute of recovery."""
+import json
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import requests
 
 from ..conftest import require
-from .harness import Stack, missing_binaries, wait_for
+from .harness import DASHBOARDS_WORKER, SCORES_WORKER, Stack, missing_binaries, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +128,62 @@ def test_worker_killed_mid_burst_everything_current_within_a_minute_of_restart(s
     restarted = time.monotonic()
     state = stack.current(60)
     assert time.monotonic() - restarted < 60 and state["mismatches"] == []
+
+
+def _runs(log: Path) -> list[dict]:
+    """The dashboard runs slow_worker.py recorded: one per start, with its end (None: still running)."""
+    runs, open_ = [], {}
+    for line in log.read_text().splitlines() if log.exists() else []:
+        event = json.loads(line)
+        if event["event"] == "start":
+            open_[event["pid"]] = {"ids": event["ids"], "start": event["at"], "end": None}
+            runs.append(open_[event["pid"]])
+        else:
+            open_.pop(event["pid"])["end"] = event["at"]
+    return runs
+
+
+def test_a_long_dashboard_runs_once_at_a_time_and_never_delays_a_score(stack, ids):
+    """Issue 24: a dashboard of minutes was delivered again every visibility timeout (45 s) and run
+    by both pool processes at once for 20 minutes; a score waited 13.7 minutes behind it. Here every
+    dashboard takes 40 s longer than the visibility timeout allows (both workers run slow_worker.py,
+    so a dashboard on the scores' queue would hold the scores up)."""
+    log = stack.root / "dashboard-runs.jsonl"
+    slow = {"program": str(Path(__file__).with_name("slow_worker.py")), "env": {"RUNS_LOG": str(log), "SLOW_DASHBOARD_SECONDS": "40"}}
+    normal = stack.worker, stack.dashboards
+    for process in normal:
+        process.stop()
+    stack.worker = stack.celery(*SCORES_WORKER, name="slow-scores", **slow)
+    stack.dashboards = stack.celery(*DASHBOARDS_WORKER, name="slow-dashboards", **slow)
+    bob = client(stack, "bob")
+    annotation = ids["annotations"]["bob:1"]
+    try:
+        for process in (stack.worker, stack.dashboards):
+            process.start()
+        assert bob.post(stack.url("/api/matches/"), json={"annotation": annotation, "scu": ids["scus"]["4"],
+                                                         "parts": [{"start": 0, "end": 5}]}, timeout=30).status_code == 201
+        wait_for(lambda: _runs(log), 60, "a dashboard recomputation started")
+        saved = time.monotonic()
+        assert bob.post(stack.url("/api/matches/"), json={"annotation": annotation, "scu": ids["scus"]["6"],
+                                                         "parts": [{"start": 6, "end": 9}]}, timeout=30).status_code == 201
+        wait_for(lambda: bob.get(stack.url(f"/api/annotations/{annotation}/score/"), timeout=10).json()["current"], 30,
+                 "the score current while the dashboard runs")
+        assert time.monotonic() - saved < 15
+        assert _runs(log)[0]["end"] is None  # the dashboard still runs
+        wait_for(lambda: all(run["end"] for run in _runs(log)) and time.monotonic() - saved > 50, 150, "the dashboards done")
+        runs = _runs(log)
+        # Delivered again while it ran (visibility timeout 20 s, the run over 40 s): skipped, never run alongside.
+        assert "delivered again while it still runs: this copy is skipped" in (stack.root / "slow-dashboards.log").read_text()
+        for i, a in enumerate(runs):
+            for b in runs[i + 1:]:
+                assert a["ids"] != b["ids"] or a["end"] <= b["start"] or b["end"] <= a["start"], runs
+    finally:
+        for process in (stack.worker, stack.dashboards):
+            process.stop()
+        stack.worker, stack.dashboards = normal
+        for process in normal:
+            process.start()
+    stack.current(120)
 
 
 def test_dropped_database_connections_cost_no_request(stack, ids):
