@@ -313,6 +313,14 @@ LIGHTWEIGHT_SCORE_DELAY_SECONDS = float(get_str("LIGHTWEIGHT_SCORE_DELAY_SECONDS
 # it every save started one, both worker processes were busy with dashboards, and an annotator's
 # score (milliseconds of work) waited seconds behind them.
 DASHBOARD_DEBOUNCE_SECONDS = float(get_str("DASHBOARD_DEBOUNCE_SECONDS", "5"))
+# The meta-evaluation's cost (a dashboard recomputation, on the dashboards worker) grows with the
+# judgments, their metrics and the bootstrap resamples of each correlation's interval: a 586 KB
+# upload (30,000 rows) made every recomputation take 4-5 minutes. An upload that would pass the
+# first two is refused with a message saying so (annotation/services/judgments.py); DUC 2006 and
+# 2007 with linguistic quality (6 metrics, ~11,000 judgments each) fit.
+METAEVAL_MAX_JUDGMENTS = get_int("METAEVAL_MAX_JUDGMENTS", 20000)
+METAEVAL_MAX_METRICS = get_int("METAEVAL_MAX_METRICS", 10)
+METAEVAL_RESAMPLES = get_int("METAEVAL_RESAMPLES", 1000)
 # How long a crowd worker shown a judging task holds one of its answer slots (MTurk's assignment
 # duration): workers arriving together are then handed different tasks instead of all answering
 # the one that lacks a single answer. Long enough for a slow reader (a task takes a few minutes);
