@@ -257,12 +257,12 @@ def _check_cost(dataset: Dataset, resolved: dict[tuple, tuple[float, int]]) -> N
     metrics = {m for _, _, m in stored} | {m for _, _, m in resolved}
     problems = []
     if total > settings.METAEVAL_MAX_JUDGMENTS:
-        problems.append(f"{total:,} judgments (at most {settings.METAEVAL_MAX_JUDGMENTS:,}, METAEVAL_MAX_JUDGMENTS)")
+        problems.append(f"{total:,} judgments (at most {settings.METAEVAL_MAX_JUDGMENTS:,}: METAEVAL_MAX_JUDGMENTS)")
     if len(metrics) > settings.METAEVAL_MAX_METRICS:
-        problems.append(f"{len(metrics)} metrics (at most {settings.METAEVAL_MAX_METRICS}, METAEVAL_MAX_METRICS)")
+        problems.append(f"{len(metrics)} metrics (at most {settings.METAEVAL_MAX_METRICS}: METAEVAL_MAX_METRICS)")
     if problems:
         raise JudgmentImportError([
-            f"nothing imported: with this file dataset {dataset.name!r} would have {' and '.join(problems)}. "
+            f"with this file dataset {dataset.name!r} would hold {' and '.join(problems)}. "
             "Every metric is meta-evaluated, with bootstrap intervals, each time the dashboard is recomputed; "
             "import fewer rows or metrics, or ask the administrator to raise the limits."])
 

@@ -346,14 +346,15 @@ def test_judgments_past_the_meta_evaluations_bounds_are_refused_at_upload(datase
     assert "at most 8 judgments over 2 metrics" in page
     response = upload(coord, dataset, "more.csv", rows("quality"))  # 12 judgments
     text = response.content.decode()
-    assert response.status_code == 400 and "nothing imported" in text and "12 judgments (at most 8, METAEVAL_MAX_JUDGMENTS)" in text
+    assert response.status_code == 400 and "Nothing was imported: 1 problem." in text
+    assert "dataset &#x27;Toy&#x27; would hold 12 judgments (at most 8: METAEVAL_MAX_JUDGMENTS)" in text
     assert Judgment.objects.count() == 6
     assert upload(coord, dataset, "again.csv", rows("content")).status_code == 302  # the same judgments again: no more of them
     settings.METAEVAL_MAX_JUDGMENTS = 100
     for metric in ("quality", "clarity"):
         response = upload(coord, dataset, f"{metric}.csv", rows(metric, topics=(1,)))
     text = response.content.decode()
-    assert response.status_code == 400 and "3 metrics (at most 2, METAEVAL_MAX_METRICS)" in text
+    assert response.status_code == 400 and "3 metrics (at most 2: METAEVAL_MAX_METRICS)" in text
     assert sorted(set(Judgment.objects.values_list("metric", flat=True))) == ["content", "quality"]
 
 
