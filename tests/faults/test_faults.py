@@ -109,7 +109,9 @@ def test_redis_killed_under_held_messages_the_workers_survive_and_scores_catch_u
     stack.redis.start()  # empty: the queues, the held messages and the pending keys are gone
     recovered = time.monotonic()
     state = stack.current(60)
-    assert time.monotonic() - recovered < 60 and state["mismatches"] == []
+    took = time.monotonic() - recovered
+    assert took < 60 and state["mismatches"] == [], took
+    print(f"Redis killed under held messages: everything current {took:.1f} s after it was back")
     for process in (stack.worker, stack.dashboards, stack.beat):
         assert process.proc.poll() is None, f"{process.log.name} exited: {process.log.read_text()[-2000:]}"
 
@@ -123,11 +125,15 @@ def test_worker_killed_mid_burst_everything_current_within_a_minute_of_restart(s
                                                                   "parts": [{"start": 0, "end": 3}]}, timeout=30).status_code)
     assert set(statuses) == {200, 201}
     stack.worker.kill()  # SIGKILL, whatever it was doing
+    killed = time.monotonic()
     time.sleep(1)
     stack.worker.start()
-    restarted = time.monotonic()
+    # 68.7 s with the defaults of then (visibility timeout 45 s, sweep every 30 s); the harness runs
+    # today's defaults, so this is the production bound, counted from the kill.
     state = stack.current(60)
-    assert time.monotonic() - restarted < 60 and state["mismatches"] == []
+    took = time.monotonic() - killed
+    assert took < 60 and state["mismatches"] == [], took
+    print(f"worker killed mid-burst: everything current {took:.1f} s after the kill")
 
 
 def _runs(log: Path) -> list[dict]:
