@@ -7,7 +7,7 @@ PORT ?= 8000
 # Production is the default (DEBUG off); the local commands ask for development mode explicitly.
 DEV := DEBUG=1
 
-.PHONY: run test install install-test migrate demo worker bench bench-api bench-import fuzz clean
+.PHONY: run test install install-test migrate demo worker beat bench bench-api bench-import fuzz clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,9 +38,16 @@ run: demo
 test: install-test
 	$(PY) -m pytest
 
-## A Celery worker with the periodic sweep of stale results (needs REDIS_URL)
+## Celery workers (needs REDIS_URL): scores, and dashboards on their own queue; start as many as you like
 worker: install
-	$(VENV)/bin/celery -A pyramid_app worker --beat --schedule $(VENV)/celerybeat-schedule --loglevel=info
+	trap 'kill 0' INT TERM EXIT; \
+	$(VENV)/bin/celery -A pyramid_app worker -Q celery -n scores@%h --loglevel=info & \
+	$(VENV)/bin/celery -A pyramid_app worker -Q dashboards -n dashboards@%h --loglevel=info & \
+	wait
+
+## Celery beat, the periodic sweep of stale results (needs REDIS_URL): exactly one per deployment
+beat: install
+	$(VENV)/bin/celery -A pyramid_app beat --schedule $(VENV)/celerybeat-schedule --loglevel=info
 
 ## Benchmarks (print numbers; not tests)
 bench: install-test

@@ -6,8 +6,10 @@ runner (``annotation/background.py``) runs it in-process after the commit that s
 from celery import shared_task
 from celery.signals import worker_ready
 
+from .task_lock import RunsAlone
 
-@shared_task(name="annotation.recompute_lightweight", acks_late=True)
+
+@shared_task(name="annotation.recompute_lightweight", acks_late=True, base=RunsAlone)
 def recompute_lightweight(run_ids: list[int]) -> int:
     from .services.lightweight_runs import recompute_runs
 

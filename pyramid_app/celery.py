@@ -2,6 +2,9 @@
 
 Configuration comes from Django settings (``CELERY_*``). Without ``REDIS_URL`` the settings switch
 Celery to eager mode, so a bare checkout runs every task in-process and needs nothing installed.
+With Redis: kombu's transport with a fix that keeps workers alive through a Redis outage
+(``pyramid_app/broker.py``); scores and dashboards on queues of their own, beat a process of its own
+(settings, docker-compose.yml).
 """
 import os
 

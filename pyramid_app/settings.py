@@ -103,6 +103,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = get_str("REDIS_URL", "")
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT = "pyramid_app.broker:Transport"  # kombu's, surviving a Redis outage (see there)
     CELERY_TASK_ALWAYS_EAGER = False
     # Short timeouts: when Redis is unreachable a page that checks the cache must not hang.
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
@@ -125,17 +126,33 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "max_retries": 1, "interval_start": 0, "interval_step": 0.2, "socket_connect_timeout": 1, "socket_timeout": 10,
     # A task taken by a worker that was killed goes back to the queue after this many seconds
-    # (kombu's default is an hour); the tasks are idempotent, so a long one running twice is harmless.
-    "visibility_timeout": get_int("CELERY_VISIBILITY_TIMEOUT", 45),
+    # (kombu's default is an hour). A task running longer is delivered again meanwhile; that copy
+    # is skipped (annotation/task_lock.py), so this can stay short: it bounds the recovery from a
+    # killed worker (tests/faults).
+    "visibility_timeout": get_int("CELERY_VISIBILITY_TIMEOUT", 20),
     "unacked_restore_interval": 5, "unacked_restore_throttle": 1,
 }
+# How long a running task's lock outlives its last renewal (its heartbeat renews it every third of
+# this): shorter than the visibility timeout, so the copy delivered again after a worker was
+# killed finds the lock expired and runs.
+TASK_LOCK_SECONDS = get_int("TASK_LOCK_SECONDS", 12)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# The periodic sweep (`celery -A pyramid_app worker --beat`, or a separate `celery beat`): nothing
-# stays stale forever, whatever was lost (Redis down, a worker killed).
+# Dashboards and statistics (minutes of CPU on a large dataset) have a queue of their own, consumed
+# by workers of their own (`-Q dashboards`; Makefile, docker-compose.yml, tests/faults), so a score
+# (milliseconds) never waits behind them. A worker started without -Q consumes both.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+DASHBOARD_QUEUE = "dashboards"
+CELERY_TASK_QUEUES = {CELERY_TASK_DEFAULT_QUEUE: {}, DASHBOARD_QUEUE: {}}
+CELERY_TASK_ROUTES = {"annotation.recompute_dashboards": {"queue": DASHBOARD_QUEUE},
+                      "annotation.recompute_stale_dashboards": {"queue": DASHBOARD_QUEUE}}
+# The periodic sweep: beat runs as a process of its own (`celery -A pyramid_app beat`, one per
+# deployment), never inside a worker, so adding workers never adds a second beat, and a worker
+# that dies does not take the sweep with it. Nothing stays stale forever, whatever was lost
+# (Redis down, a worker killed).
 CELERY_BEAT_SCHEDULE = {
-    "recompute-stale": {"task": "annotation.recompute_stale", "schedule": float(get_int("SWEEP_SECONDS", 30))},
-    "recompute-stale-dashboards": {"task": "annotation.recompute_stale_dashboards", "schedule": float(get_int("SWEEP_SECONDS", 30)) * 2},
-    "recompute-stale-lightweight": {"task": "annotation.recompute_stale_lightweight", "schedule": float(get_int("SWEEP_SECONDS", 30)) * 2},
+    "recompute-stale": {"task": "annotation.recompute_stale", "schedule": float(get_int("SWEEP_SECONDS", 15))},
+    "recompute-stale-dashboards": {"task": "annotation.recompute_stale_dashboards", "schedule": float(get_int("SWEEP_SECONDS", 15)) * 2},
+    "recompute-stale-lightweight": {"task": "annotation.recompute_stale_lightweight", "schedule": float(get_int("SWEEP_SECONDS", 15)) * 2},
 }
 
 # --- Auth -----------------------------------------------------------------------------------
@@ -296,6 +313,14 @@ LIGHTWEIGHT_SCORE_DELAY_SECONDS = float(get_str("LIGHTWEIGHT_SCORE_DELAY_SECONDS
 # it every save started one, both worker processes were busy with dashboards, and an annotator's
 # score (milliseconds of work) waited seconds behind them.
 DASHBOARD_DEBOUNCE_SECONDS = float(get_str("DASHBOARD_DEBOUNCE_SECONDS", "5"))
+# The meta-evaluation's cost (a dashboard recomputation, on the dashboards worker) grows with the
+# judgments, their metrics and the bootstrap resamples of each correlation's interval: a 586 KB
+# upload (30,000 rows) made every recomputation take 4-5 minutes. An upload that would pass the
+# first two is refused with a message saying so (annotation/services/judgments.py); DUC 2006 and
+# 2007 with linguistic quality (6 metrics, ~11,000 judgments each) fit.
+METAEVAL_MAX_JUDGMENTS = get_int("METAEVAL_MAX_JUDGMENTS", 20000)
+METAEVAL_MAX_METRICS = get_int("METAEVAL_MAX_METRICS", 10)
+METAEVAL_RESAMPLES = get_int("METAEVAL_RESAMPLES", 1000)
 # How long a crowd worker shown a judging task holds one of its answer slots (MTurk's assignment
 # duration): workers arriving together are then handed different tasks instead of all answering
 # the one that lacks a single answer. Long enough for a slow reader (a task takes a few minutes);

@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 
 from ..models import Dataset, Judgment, PeerSummary, ReferenceSummary, Topic
@@ -247,6 +248,25 @@ def _write(resolved: dict[tuple, tuple[float, int]], source: str) -> tuple[int, 
     return len(new), len(changed), unchanged
 
 
+def _check_cost(dataset: Dataset, resolved: dict[tuple, tuple[float, int]]) -> None:
+    """Refuse judgments that would make the dataset's meta-evaluation cost more than the settings
+    allow (``METAEVAL_MAX_JUDGMENTS``, ``METAEVAL_MAX_METRICS``): every dashboard recomputation
+    correlates each metric, with bootstrap intervals, in the background."""
+    stored = set(Judgment.objects.filter(topic__dataset=dataset).values_list("topic_id", "summary", "metric"))
+    total = len(stored | resolved.keys())
+    metrics = {m for _, _, m in stored} | {m for _, _, m in resolved}
+    problems = []
+    if total > settings.METAEVAL_MAX_JUDGMENTS:
+        problems.append(f"{total:,} judgments (at most {settings.METAEVAL_MAX_JUDGMENTS:,}: METAEVAL_MAX_JUDGMENTS)")
+    if len(metrics) > settings.METAEVAL_MAX_METRICS:
+        problems.append(f"{len(metrics)} metrics (at most {settings.METAEVAL_MAX_METRICS}: METAEVAL_MAX_METRICS)")
+    if problems:
+        raise JudgmentImportError([
+            f"with this file dataset {dataset.name!r} would hold {' and '.join(problems)}. "
+            "Every metric is meta-evaluated, with bootstrap intervals, each time the dashboard is recomputed; "
+            "import fewer rows or metrics, or ask the administrator to raise the limits."])
+
+
 def save_judgments(dataset: Dataset | str, parsed: Parsed, source: str = "") -> ImportResult:
     """Validate parsed rows against the dataset and write them all, or raise and write nothing."""
     if not isinstance(dataset, Dataset):
@@ -264,6 +284,7 @@ def save_judgments(dataset: Dataset | str, parsed: Parsed, source: str = "") -> 
                           f"{', …' if len(names) > 5 else ''}) is a topic of dataset {dataset.name!r}")
         if errors:
             raise JudgmentImportError(grouped(errors))
+        _check_cost(dataset, resolved)
         created, updated, unchanged = _write(resolved, source)
     metrics = tuple(sorted({m for _, _, m in resolved}))
     skipped_rows = sum(len(lines) for lines in skipped.values())

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from django.conf import settings as django_settings
 
 from scoring import intervals, power, significance, stability
 from scoring.aggregate import system_scores
@@ -33,7 +34,7 @@ SETTINGS = {
     "seed": 20070401,                       # any fixed number; shown so a reader can reproduce
     "confidence": intervals.CONFIDENCE,
     "mean_resamples": intervals.MEAN_RESAMPLES,
-    "correlation_resamples": intervals.CORRELATION_RESAMPLES,
+    "correlation_resamples": django_settings.METAEVAL_RESAMPLES,  # intervals.CORRELATION_RESAMPLES unless set
     "permutations": significance.PERMUTATIONS,
     "exact_up_to": significance.EXACT_UP_TO,
     "alpha": significance.ALPHA,
@@ -211,7 +212,8 @@ METAEVAL_INTERVAL_KEYS = ("dataset", "metric", "summarizers", "score", "level", 
 
 def correlation_intervals(pairs: dict, seed: int = SETTINGS["seed"]) -> dict[str, dict[str, dict]]:
     """level -> method -> the correlation with its bootstrap interval (``scoring.intervals``)."""
-    return {level: {method: intervals.correlation_interval(pairs, level, method, seed=seed).as_dict()
+    resamples = SETTINGS["correlation_resamples"]
+    return {level: {method: intervals.correlation_interval(pairs, level, method, seed=seed, resamples=resamples).as_dict()
                     for method in ("pearson", "spearman", "kendall")} for level in intervals.LEVELS}
 
 

@@ -13,6 +13,7 @@ import io
 from functools import wraps
 from urllib.parse import urlencode
 
+from django.conf import settings as django_settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -659,7 +660,8 @@ def metaeval(request, dataset):
         dataset, "metaeval", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), score=score,
         groups=_metaeval_groups(rows), form=form, settings=snapshot.data["conventions"][convention]["statistics"]["settings"],
         interval_download=_export_url("dashboards:statistics_export", dataset, "csv", {"convention": convention, "table": "metaeval"}), errors=errors, shown_errors=(errors or [])[:200], metrics=list(sources),
-        max_bytes=judgment_max_bytes(), downloads=downloads,
+        max_bytes=judgment_max_bytes(), downloads=downloads, max_judgments=f"{django_settings.METAEVAL_MAX_JUDGMENTS:,}",
+        max_metrics=django_settings.METAEVAL_MAX_METRICS,
         score_links=_links(request, "score", [("auto", "SacreROUGE (modified; modified_jk with references)"), ("modified", "modified"), ("modified_jk", "modified_jk")], score)),
         status=status_code)
 

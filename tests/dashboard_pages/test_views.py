@@ -336,6 +336,37 @@ def test_judgment_upload_errors_are_listed_by_line_and_nothing_is_written(datase
     assert not Judgment.objects.exists()
 
 
+def test_judgments_past_the_meta_evaluations_bounds_are_refused_at_upload(dataset, coord, settings):
+    """A 30,000-row upload made every dashboard recomputation take minutes: the bounds are settings,
+    counted with what the dataset already holds, and a refused file writes nothing."""
+    settings.METAEVAL_MAX_JUDGMENTS, settings.METAEVAL_MAX_METRICS = 8, 2
+    rows = lambda metric, topics=(1, 2): "topic,summary,metric,value\n" + "".join(f"T{t},{s},{metric},{s}\n" for t in topics for s in (1, 2, 3))  # noqa: E731
+    assert upload(coord, dataset, "content.csv", rows("content")).status_code == 302  # 6 judgments, 1 metric
+    page = coord.get(reverse("dashboards:metaeval", args=[dataset.pk])).content.decode()
+    assert "at most 8 judgments over 2 metrics" in page
+    response = upload(coord, dataset, "more.csv", rows("quality"))  # 12 judgments
+    text = response.content.decode()
+    assert response.status_code == 400 and "Nothing was imported: 1 problem." in text
+    assert "dataset &#x27;Toy&#x27; would hold 12 judgments (at most 8: METAEVAL_MAX_JUDGMENTS)" in text
+    assert Judgment.objects.count() == 6
+    assert upload(coord, dataset, "again.csv", rows("content")).status_code == 302  # the same judgments again: no more of them
+    settings.METAEVAL_MAX_JUDGMENTS = 100
+    for metric in ("quality", "clarity"):
+        response = upload(coord, dataset, f"{metric}.csv", rows(metric, topics=(1,)))
+    text = response.content.decode()
+    assert response.status_code == 400 and "3 metrics (at most 2: METAEVAL_MAX_METRICS)" in text
+    assert sorted(set(Judgment.objects.values_list("metric", flat=True))) == ["content", "quality"]
+
+
+def test_the_correlation_intervals_use_the_resamples_set(monkeypatch):
+    from annotation.services import system_statistics
+
+    pairs = {(f"T{t}", s): (float(s + t), float(s * s - t)) for t in range(3) for s in range(5)}
+    monkeypatch.setitem(system_statistics.SETTINGS, "correlation_resamples", 40)
+    found = system_statistics.correlation_intervals(pairs)
+    assert {figures["resamples"] for methods in found.values() for figures in methods.values()} == {40}
+
+
 def test_duc_table_upload(dataset, coord):
     header = SimpleUploadedFile("2006-header.txt", b"setid peerid modifiedscore annotatorid content\n")
     table = "T1\t1\t0.5\tx\t3\nT1\t2\t0.5\tx\t4\nT1\t3\t0.5\tx\t\nT2\t01\t0.5\tx\t2\n"

@@ -1,6 +1,7 @@
 """A whole production stack of our own for the fault tests: a PostgreSQL cluster and a redis-server
-started from the machine's binaries on ports of their own (never the shared services), gunicorn
-and a Celery worker with beat. Each piece can be stopped, killed and started again."""
+started from the machine's binaries on ports of their own (never the shared services), gunicorn,
+the two Celery workers (scores; dashboards, their own queue) and beat, as docker-compose.yml runs
+them, with the production timings. Each piece can be stopped, killed and started again."""
 import glob
 import json
 import os
@@ -18,6 +19,9 @@ import requests
 from ..conftest import REPO
 
 REDIS_PORTS = range(6391, 6396)
+# The Celery processes, as docker-compose.yml runs them (the scores worker in one process here).
+SCORES_WORKER = ("worker", "-Q", "celery", "-n", "scores@%h", "--pool", "solo")
+DASHBOARDS_WORKER = ("worker", "-Q", "dashboards", "-n", "dashboards@%h", "--concurrency", "2")
 POSTGRES_PORTS = range(55433, 55436)
 
 
@@ -128,15 +132,21 @@ class Stack:
             **{k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}},
             "DATABASE_URL": self.postgres.url, "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
             "DEBUG": "1", "ALLOWED_HOSTS": "127.0.0.1,localhost", "DJANGO_SETTINGS_MODULE": "pyramid_app.settings",
-            # Shorter than the defaults (45 s, 30 s) so the suite stays quick; the mechanism is the same.
-            "CELERY_VISIBILITY_TIMEOUT": "8", "SWEEP_SECONDS": "4",
         }
+        for name in ("CELERY_VISIBILITY_TIMEOUT", "SWEEP_SECONDS", "TASK_LOCK_SECONDS", "DASHBOARD_DEBOUNCE_SECONDS"):
+            self.env.pop(name, None)  # the recovery bounds asserted are those of the defaults
         self.redis = Process(["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
                              self.env, self.root / "redis.log")
         self.web = Process([sys.executable, "-m", "gunicorn", "pyramid_app.wsgi", "-w", "2", "-b", f"127.0.0.1:{self.web_port}", "--timeout", "30"],
                            self.env, self.root / "web.log")
-        self.worker = Process([sys.executable, "-m", "celery", "-A", "pyramid_app", "worker", "--beat", "-s", str(self.root / "beat"),
-                               "--pool", "solo", "--loglevel", "WARNING"], self.env, self.root / "worker.log")
+        self.worker = self.celery(*SCORES_WORKER, name="scores")
+        self.dashboards = self.celery(*DASHBOARDS_WORKER, name="dashboards")
+        self.beat = self.celery("beat", "-s", str(self.root / "beat"), name="beat")
+
+    def celery(self, *args: str, name: str, program: str | None = None, env: dict | None = None) -> Process:
+        """A Celery process logging to ``name``.log (``program``: a script taking Celery's command line)."""
+        command = [sys.executable, program] if program else [sys.executable, "-m", "celery"]
+        return Process([*command, "-A", "pyramid_app", *args, "--loglevel", "WARNING"], {**self.env, **(env or {})}, self.root / f"{name}.log")
 
     def manage(self, *args: str):
         subprocess.run([sys.executable, "manage.py", *args], env=self.env, cwd=REPO, check=True, capture_output=True)
@@ -152,8 +162,8 @@ class Stack:
         wait_for(lambda: socket.create_connection(("127.0.0.1", self.redis_port), 1).close() or True, 20, "redis start")
         self.manage("migrate", "--noinput")
         self.manage("load_demo")
-        self.worker.start()
-        self.web.start()
+        for process in (self.worker, self.dashboards, self.beat, self.web):
+            process.start()
         wait_for(lambda: requests.get(self.url("/healthz"), timeout=2).ok, 60, "gunicorn start")
 
     def url(self, path: str) -> str:
@@ -171,7 +181,7 @@ class Stack:
         return state
 
     def close(self):
-        for process in (self.web, self.worker, self.redis):
+        for process in (self.web, self.beat, self.dashboards, self.worker, self.redis):
             process.stop()
         self.postgres.stop()
         shutil.rmtree(self.root, ignore_errors=True)

@@ -121,17 +121,32 @@ def test_settings_reject_malformed_booleans():
 
 def test_docker_compose_runs_the_production_shape():
     """No Docker engine runs where the tests do, so the file is checked for what `docker compose up`
-    needs: the four services, health checks, and the app configured for PostgreSQL, Redis and workers."""
+    needs: the services, health checks, restart policies, and the app configured for PostgreSQL, Redis and workers."""
     import yaml
 
     compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert set(services) == {"db", "redis", "web", "worker"}
+    assert set(services) == {"db", "redis", "web", "worker", "dashboards", "beat"}
     assert all("healthcheck" in service for service in services.values())
-    for name in ("web", "worker"):
+    assert all(service["restart"] == "unless-stopped" for service in services.values())  # nothing waits for a person
+    for name in ("web", "worker", "dashboards", "beat"):
         env = services[name]["environment"]
         assert env["DATABASE_URL"].startswith("postgres://") and env["REDIS_URL"].startswith("redis://")
         assert env["DEBUG"] == "0" and "SECRET_KEY" in env
         assert services[name]["depends_on"] == {"db": {"condition": "service_healthy"}, "redis": {"condition": "service_healthy"}}
     assert "gunicorn pyramid_app.wsgi" in services["web"]["command"] and "migrate" in services["web"]["command"]
-    assert services["worker"]["command"].startswith("celery -A pyramid_app worker")
+    # Scores and dashboards on queues of their own; beat alone, so scaling workers never adds a beat.
+    assert services["worker"]["command"].startswith("celery -A pyramid_app worker -Q celery ")
+    assert services["dashboards"]["command"].startswith("celery -A pyramid_app worker -Q dashboards ")
+    assert services["beat"]["command"].startswith("celery -A pyramid_app beat ")
+    assert not any("--beat" in service.get("command", "") or " -B" in service.get("command", "") for service in services.values())
+
+
+def test_make_worker_consumes_both_queues_and_beat_runs_alone():
+    """`make worker` may be started on several machines: it must never start a beat of its own."""
+    makefile = (REPO / "Makefile").read_text()
+    worker = makefile.split("\nworker:", 1)[1].split("\n\n", 1)[0]
+    beat = makefile.split("\nbeat:", 1)[1].split("\n\n", 1)[0]
+    assert "worker -Q celery " in worker and "worker -Q dashboards " in worker
+    assert "--beat" not in worker and " -B" not in worker and " beat " not in worker
+    assert "celery -A pyramid_app beat " in beat
