@@ -213,6 +213,11 @@ IMPORT_PATTERN_SECONDS = float(get_str("IMPORT_PATTERN_SECONDS", "10"))
 # Annotator identities (no login) one import may create from names in files (DUC 2006 has 21).
 IMPORT_MAX_NEW_ANNOTATORS = get_int("IMPORT_MAX_NEW_ANNOTATORS", 30)
 DATA_UPLOAD_MAX_MEMORY_SIZE = get_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024)
+# Longest SCU label and SCU/contributor comment, on every path that writes one (API, imports):
+# every reader of a pyramid loads them all (the longest DUC 2006/2007 label has 268 characters,
+# the longest comment 97; a 2,000,000-character label made each reader's document 2.4 MB).
+LABEL_MAX_LENGTH = get_int("LABEL_MAX_LENGTH", 2000)
+COMMENT_MAX_LENGTH = get_int("COMMENT_MAX_LENGTH", 10000)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 
 # --- Internationalisation, static files ----------------------------------------------------
