@@ -85,11 +85,11 @@ def healthz(request):
     database takes writes (probed every few seconds at most: ``services.health``)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
-    failure = health.write_failure()
-    if failure is not None:
-        return JsonResponse({"status": "error", "reason": failure}, status=503)
     try:
         staticfiles_storage.url("frontend/base.css")
     except ValueError as error:
         return JsonResponse({"status": "error", "reason": f"static files are not collected (run `manage.py collectstatic`): {error}"}, status=503)
+    failure = health.write_failure()
+    if failure is not None:
+        return JsonResponse({"status": "error", "reason": failure}, status=503)
     return JsonResponse({"status": "ok"})
