@@ -40,6 +40,7 @@ found (all of it linear), and a text with more than :data:`MAX_HEADERS` headers 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 import regex
@@ -154,8 +155,7 @@ def reference_ids(headers: list[str]) -> list[str]:
     if len(set(ids)) == len(ids):
         return ids
     ids = [h.strip() or str(i + 1) for i, h in enumerate(headers)]
-    seen: set[str] = set()
-    dup = sorted({i for i in ids if i in seen or seen.add(i)})
+    dup = sorted(i for i, n in Counter(ids).items() if n > 1)
     if dup:
         raise DucViewError(f"several references have the same header {dup[0]!r}")
     return ids
