@@ -90,7 +90,7 @@ def _take(user, endpoint: str, key: str, body_hash: str) -> HttpResponse | None:
             raise
         return _in_progress()
     first = IdempotentRequest.objects.filter(user=user, endpoint=endpoint, key=key).first()
-    if first is None or first.status is None:  # forgotten meanwhile, or not committed yet (SQLite)
+    if first is None:  # expired and forgotten meanwhile: the client may send it again
         return _in_progress()
     if first.body_hash != body_hash:
         return JsonResponse({"detail": f"This {HEADER} was used for another request body to this endpoint: "

@@ -5,7 +5,7 @@ import time
 import uuid
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.api import actions
@@ -141,3 +141,33 @@ def test_concurrent_identical_requests_create_once(draft, transactional_db, monk
     created = [a for a in answers if a.status_code == 201]
     assert created and all(a.status_code in (201, 409) for a in answers)
     assert len({a.json()["id"] for a in created}) == 1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="lock waits need PostgreSQL")
+def test_a_key_held_too_long_answers_409_to_retry(draft, transactional_db, monkeypatch):
+    """While the first request with a key runs, the second waits at most WAIT_SECONDS, then 409."""
+    monkeypatch.setattr(idempotency, "WAIT_SECONDS", 0.5)
+    key, held, done = str(uuid.uuid4()), threading.Event(), threading.Event()
+    alice = draft.users["alice"]
+
+    def first_request_still_running():
+        try:
+            with transaction.atomic():
+                IdempotentRequest.objects.create(user=alice, endpoint="POST /api/scus/", key=key, body_hash="0" * 64)
+                held.set()
+                done.wait(30)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=first_request_still_running)
+    thread.start()
+    try:
+        assert held.wait(30)
+        started = time.monotonic()
+        answer = post(client_for(alice), "/api/scus/", new_scu(draft), key)
+        waited = time.monotonic() - started
+    finally:
+        done.set()
+        thread.join(30)
+    assert answer.status_code == 409 and answer.json()["code"] == "idempotency_in_progress" and answer["Retry-After"] == "1"
+    assert 0.4 < waited < 10 and not SCU.objects.filter(label="Gamma").exists()
