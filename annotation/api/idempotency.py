@@ -13,7 +13,8 @@ class IdempotentPostMixin:
     def dispatch(self, request, *args, **kwargs):
         if request.method != "POST" or idempotency.HEADER not in request.headers:
             return super().dispatch(request, *args, **kwargs)
-        request.body  # noqa: B018 -- read before authentication may parse a form: hashed, then parsed from memory
+        # Read (and kept) now: authenticating may parse a form body, after which it could not be hashed.
+        request.body
         user = self._user_of(request, *args, **kwargs)
         if user is None:  # answered as without the header (401, 403)
             return super().dispatch(request, *args, **kwargs)
