@@ -49,6 +49,13 @@ def recompute_stale_dashboards() -> int:
     return len(ids)
 
 
+@shared_task(name="annotation.forget_expired_idempotency_keys")
+def forget_expired_idempotency_keys() -> int:
+    from .services.idempotency import forget_expired
+
+    return forget_expired()
+
+
 @worker_ready.connect
 def _catch_up_on_start(sender=None, **kwargs):
     """Scores and dashboards that went stale while no worker (or no broker) was there are recomputed now."""

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from annotation.api.permissions import can_change, may_create_dataset, visible
 from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid
 from annotation.services import assignments as work
+from annotation.services import health
 
 
 @login_required
@@ -80,11 +81,15 @@ def annotator(request, pk):
 def healthz(request):
     """Health for docker-compose and load balancers: the database answers and the pages can be
     served (in production the static files must have been collected: without the manifest every
-    page answers 500, so the check says 503 with the reason instead of a misleading 200)."""
+    page answers 500, so the check says 503 with the reason instead of a misleading 200) and the
+    database takes writes (probed every few seconds at most: ``services.health``)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     try:
         staticfiles_storage.url("frontend/base.css")
     except ValueError as error:
         return JsonResponse({"status": "error", "reason": f"static files are not collected (run `manage.py collectstatic`): {error}"}, status=503)
+    failure = health.write_failure()
+    if failure is not None:
+        return JsonResponse({"status": "error", "reason": failure}, status=503)
     return JsonResponse({"status": "ok"})

@@ -153,6 +153,7 @@ CELERY_BEAT_SCHEDULE = {
     "recompute-stale": {"task": "annotation.recompute_stale", "schedule": float(get_int("SWEEP_SECONDS", 15))},
     "recompute-stale-dashboards": {"task": "annotation.recompute_stale_dashboards", "schedule": float(get_int("SWEEP_SECONDS", 15)) * 2},
     "recompute-stale-lightweight": {"task": "annotation.recompute_stale_lightweight", "schedule": float(get_int("SWEEP_SECONDS", 15)) * 2},
+    "forget-expired-idempotency-keys": {"task": "annotation.forget_expired_idempotency_keys", "schedule": 3600.0},
 }
 
 # --- Auth -----------------------------------------------------------------------------------
@@ -196,7 +197,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "annotation.api.idempotency.IdempotentSchema",
     # The browsable API from a template without inline styles (the Content Security Policy).
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "annotation.api.renderers.BrowsableAPIRenderer"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
@@ -230,6 +231,13 @@ IMPORT_PATTERN_SECONDS = float(get_str("IMPORT_PATTERN_SECONDS", "10"))
 # Annotator identities (no login) one import may create from names in files (DUC 2006 has 21).
 IMPORT_MAX_NEW_ANNOTATORS = get_int("IMPORT_MAX_NEW_ANNOTATORS", 30)
 DATA_UPLOAD_MAX_MEMORY_SIZE = get_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024)
+# Longest SCU label and SCU/contributor comment, on every path that writes one (API, imports):
+# every reader of a pyramid loads them all (the longest DUC 2006/2007 label has 268 characters,
+# the longest comment 97; a 2,000,000-character label made each reader's document 2.4 MB).
+LABEL_MAX_LENGTH = get_int("LABEL_MAX_LENGTH", 2000)
+COMMENT_MAX_LENGTH = get_int("COMMENT_MAX_LENGTH", 10000)
+# How long the answer to a POST sent with an Idempotency-Key is kept for retries (seconds).
+IDEMPOTENCY_KEY_SECONDS = get_int("IDEMPOTENCY_KEY_SECONDS", 24 * 3600)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 
 # --- Internationalisation, static files ----------------------------------------------------

@@ -37,6 +37,7 @@ from ..services import datasets, ducview_export, peer_actions, pyramid_actions, 
 from ..services.dashboard_snapshots import snapshot_for
 from . import filters, permissions, serializers
 from .actions import ContributorActions, HistoryActions, RepresentationVersionMixin, SCUActions, VersionedMixin
+from .idempotency import IdempotentPostMixin
 from .renderers import CSVRenderer, DUCViewRenderer, FileRenderer, SacreRougeRenderer
 from .throttling import ResilientThrottleMixin
 
@@ -61,7 +62,7 @@ class FormatNegotiationMixin:
         return response
 
 
-class ScopedViewSet(FormatNegotiationMixin, viewsets.ModelViewSet):
+class ScopedViewSet(IdempotentPostMixin, FormatNegotiationMixin, viewsets.ModelViewSet):
     """CRUD over the objects the user may see; writes checked per object (and per parent on create)."""
 
     permission_classes = [permissions.CanChange]

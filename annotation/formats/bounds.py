@@ -11,8 +11,12 @@ files spend a few milliseconds of it (21 ms for the costliest of DUC 2006 and 20
 The budget counts the CPU time of the reading thread, not the wall clock: on a busy machine the
 same work takes many times longer in wall time (a CI run at load 10 saw a real DUC 2007 file pass
 0.5 s), and a real file must not be refused as hostile because others were running. ``regex``'s
-own timeout is wall-clock, so it is given ``WALL_SLACK`` times the CPU left: a hostile pattern is
-still stopped within ``WALL_SLACK`` x the budget on an idle machine.
+own timeout is wall-clock, so each attempt is given the CPU time left as its wall-clock timeout
+(wall time is never shorter than the CPU time it holds, so no attempt can use more CPU than is
+left); an attempt that times out having used less (the thread waited for a core) is charged what
+it used and run again with what is left, until it finishes or the budget is spent. A hostile
+pattern is so stopped after the budget's CPU time, whatever the load (issue 24: a slack of 3 x
+the budget in wall time let an idle machine spend 3 x the budget).
 
 An import may give its files budgets drawn from one import-wide budget
 (:meth:`WorkBudget.for_file`), so a zip of many hostile files is refused in bounded time too.
@@ -21,15 +25,16 @@ An import may give its files budgets drawn from one import-wide budget
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from typing import TypeVar
 
 from .errors import DucViewError
 
 __all__ = ["DEFAULT_FILE_SECONDS", "HostileInput", "WorkBudget"]
 
 DEFAULT_FILE_SECONDS = 0.5
-WALL_SLACK = 3
+
+T = TypeVar("T")
 
 
 class HostileInput(DucViewError):
@@ -57,23 +62,25 @@ class WorkBudget:
         if self.parent is not None:
             self.parent._charge(seconds)
 
-    @contextmanager
-    def run(self, what: str) -> Iterator[float]:
-        """Run untrusted matching inside: yields the (wall-clock) timeout to pass to ``regex``; a
-        timeout (or a budget already spent) becomes :class:`HostileInput` naming ``what``."""
-        left = self.remaining()
-        if left <= 0:
-            raise self._exhausted(what)
-        start = time.thread_time()
-        try:
-            yield left * WALL_SLACK
-        except TimeoutError:
-            raise self._exhausted(what) from None
-        finally:
-            spent = time.thread_time() - start
-            self._charge(spent)
-        if spent > left:   # finished within regex's wall-clock slack, but past the CPU allowed
-            raise self._exhausted(what)
+    def call(self, what: str, work: Callable[[float], T]) -> T:
+        """``work(timeout)`` run within the CPU time left: ``work`` does untrusted matching and
+        raises ``TimeoutError`` past ``timeout`` wall-clock seconds (``regex``'s ``timeout=``); it is
+        run again while it timed out only because the thread waited (it should keep what it found,
+        to resume). Past the budget: :class:`HostileInput` naming ``what``."""
+        while True:
+            left = self.remaining()
+            if left <= 0:
+                raise self._exhausted(what)
+            start = time.thread_time()
+            try:
+                result = work(left)
+            except TimeoutError:
+                continue   # charged below; what is left (if anything) is tried again
+            finally:
+                self._charge(time.thread_time() - start)
+            if self.remaining() < 0:   # finished, but past the CPU allowed (work without a timeout)
+                raise self._exhausted(what)
+            return result
 
     def _exhausted(self, what: str) -> HostileInput:
         if self.parent is not None and self.parent.remaining() <= 0 < self.seconds - self.used:

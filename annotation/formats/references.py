@@ -33,12 +33,14 @@ A file regex that Python cannot compile, that looks catastrophic (quantified gro
 back-references, over 1000 characters) or that matches nothing is replaced by the default and
 the caller reports it. The file's regex runs on the ``regex`` package under a time bound
 (:class:`~annotation.formats.bounds.WorkBudget`): one that backtracks past it refuses the file
-as hostile (:class:`~annotation.formats.bounds.HostileInput`).
+as hostile (:class:`~annotation.formats.bounds.HostileInput`); so does the work on the headers
+found (all of it linear), and a text with more than :data:`MAX_HEADERS` headers is refused.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 import regex
@@ -62,11 +64,16 @@ __all__ = [
 DEFAULT_HEADER_REGEX = r"(?m)^[ \t]*-{3,}[ \t]*\n[ \t]*[^\s-]\S*[ \t]*\n[ \t]*-{3,}[ \t]*$"
 BARE_SEPARATOR_REGEX = r"(?m)^[ \t]*-{3,}[ \t]*$"
 MAX_REGEX_LENGTH = 1000
+# Headers one text may hold: real pyramids have 4 to 10 references and a topic a few dozen peers;
+# past this a text is refused (a pasted text of 300,000 header lines held a worker for minutes).
+MAX_HEADERS = 1000
 
 _DECORATION_RE = re.compile(r"[ \t]*(?:[-=]{3,}[ \t]*)?")
 _QUANTIFIED_GROUP_RE = re.compile(r"(?<!\\)\)\s*(?:[*+{]|\?(?![:=!<]))")
 _BACKREF_RE = re.compile(r"\\(?:[1-9]|k<)")
 _JAVA_QUOTE_RE = re.compile(r"\\Q(.*?)(?:\\E|$)", re.S)
+_DEFAULTS = {p: regex.compile(p, regex.ASCII | regex.VERSION0)
+             for p in (DEFAULT_HEADER_REGEX, BARE_SEPARATOR_REGEX)}
 _EXTENSION_RE = re.compile(r"\.(?:txt|text|sum|summ|summary)$", re.I)
 
 
@@ -141,45 +148,58 @@ def header_id(header: str) -> str:
 
 
 def reference_ids(headers: list[str]) -> list[str]:
-    """Reference ids for the given header lines (see module docstring)."""
+    """Reference ids for the given header lines (see module docstring); linear in their number."""
+    if len(headers) > MAX_HEADERS:
+        raise too_many_headers()
     ids = [header_id(h) or str(i + 1) for i, h in enumerate(headers)]
     if len(set(ids)) == len(ids):
         return ids
     ids = [h.strip() or str(i + 1) for i, h in enumerate(headers)]
-    if len(set(ids)) == len(ids):
-        return ids
-    dup = sorted({i for i in ids if ids.count(i) > 1})
-    raise DucViewError(f"several references have the same header {dup[0]!r}")
+    dup = sorted(i for i, n in Counter(ids).items() if n > 1)
+    if dup:
+        raise DucViewError(f"several references have the same header {dup[0]!r}")
+    return ids
 
 
-def _matches(text: str, pattern, budget: WorkBudget | None):
-    if budget is None:  # our own patterns: linear
-        return list(pattern.finditer(text))
-    with budget.run("the startDocumentRegEx") as timeout:
-        return list(pattern.finditer(text, timeout=timeout))
+def too_many_headers() -> DucViewError:
+    return DucViewError(f"the text has more than {MAX_HEADERS} headers; at most {MAX_HEADERS} summaries "
+                        "can be read from one text (split it, or check that the header pattern "
+                        "matches only header lines)")
 
 
-def _blocks(text: str, pattern, budget: WorkBudget | None = None) -> list[tuple[int, int]]:
+def _blocks(text: str, pattern: regex.Pattern[str], budget: WorkBudget,
+            what: str = "the startDocumentRegEx") -> list[tuple[int, int]]:
+    """The header blocks the pattern finds, read within ``budget`` (matching and the work on each
+    match): a search that times out because the thread waited goes on after the last match."""
     blocks: list[tuple[int, int]] = []
-    for m in _matches(text, pattern, budget):
-        s, e = m.start(), m.end()
-        if e <= s:
-            continue
-        # start: skip blanks/newlines at the start of the match
-        while s < e and text[s] in " \t\r\n":
-            s += 1
-        if s >= e:
-            continue
-        bstart = _line_start(text, s)
-        # end: a match ending at a line start (or in the blanks that open a line) ends before it
-        ls = _line_start(text, e)
-        bend = ls if text[ls:e].strip() == "" else _line_end(text, e - 1)
-        if bend <= bstart:
-            bend = _line_end(text, s)
-        if blocks and bstart < blocks[-1][1]:
-            continue  # overlaps the previous header block
-        blocks.append((bstart, bend))
-    return blocks
+    resume = 0  # after a timeout, matching goes on from the end of the last non-empty match
+
+    def scan(timeout: float) -> list[tuple[int, int]]:
+        nonlocal resume
+        for m in pattern.finditer(text, resume, timeout=timeout):
+            s, e = m.start(), m.end()
+            if e <= s:
+                continue
+            resume = e
+            # start: skip blanks/newlines at the start of the match
+            while s < e and text[s] in " \t\r\n":
+                s += 1
+            if s >= e:
+                continue
+            bstart = _line_start(text, s)
+            # end: a match ending at a line start (or in the blanks that open a line) ends before it
+            ls = _line_start(text, e)
+            bend = ls if text[ls:e].strip() == "" else _line_end(text, e - 1)
+            if bend <= bstart:
+                bend = _line_end(text, s)
+            if blocks and bstart < blocks[-1][1]:
+                continue  # overlaps the previous header block
+            blocks.append((bstart, bend))
+            if len(blocks) > MAX_HEADERS:
+                raise too_many_headers()
+        return blocks
+
+    return budget.call(what, scan)
 
 
 def _header_line(text: str, bstart: int, bend: int) -> str | None:
@@ -207,19 +227,20 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
 def split_references(text: str, header_regex: str | None, budget: WorkBudget | None = None) -> Split:
     """Split ``text`` into references; raises DucViewError if no header is found, HostileInput
     if the file's regex runs past ``budget`` (default: a fresh per-file budget)."""
+    budget = budget or WorkBudget()
     note = None
     blocks: list[tuple[int, int]] = []
     used = None
     if header_regex is not None:
         pattern, note = compile_header_regex(header_regex)
         if pattern is not None:
-            blocks = _blocks(text, pattern, budget or WorkBudget())
+            blocks = _blocks(text, pattern, budget)
             used = header_regex
             if not blocks:
                 note = "the startDocumentRegEx matches no header in the text"
     if not blocks:
         for default in (DEFAULT_HEADER_REGEX, BARE_SEPARATOR_REGEX):
-            blocks = _blocks(text, re.compile(default, re.ASCII))
+            blocks = _blocks(text, _DEFAULTS[default], budget, "the default reference headers")
             used = default
             if blocks:
                 break
@@ -232,7 +253,7 @@ def split_references(text: str, header_regex: str | None, budget: WorkBudget | N
     headers: list[str] = []
     for i, (bs, be) in enumerate(blocks):
         headers.append(_header_line(text, bs, be) or str(i + 1))
-    ids = reference_ids(headers)
+    ids = budget.call("reading the reference headers", lambda _timeout: reference_ids(headers))
     refs = []
     for i, (bs, be) in enumerate(blocks):
         region_end = blocks[i + 1][0] if i + 1 < len(blocks) else len(text)

@@ -113,8 +113,8 @@ def locate_span(
     if len(label) > MAX_LABEL:
         return None
     budget = budget or WorkBudget()
-    with budget.run("locating a label that does not match its text") as timeout:
-        return _search(text, label, start, end, window, timeout)
+    return budget.call("locating a label that does not match its text",
+                       lambda timeout: _search(text, label, start, end, window, timeout))
 
 
 def _search(text: str, label: str, start: int, end: int, window: int, seconds: float) -> Placement | None:

@@ -5,7 +5,8 @@ names say which topic and summary they are (a zip of text files). Pure Python.
 The patterns come from the user, so they are untrusted: they are compiled with the ``regex``
 package (at most :data:`MAX_PATTERN` characters) and their matching is charged to one
 ``bounds.WorkBudget`` (``timeout`` seconds in all, as the DUCView importer bounds file-supplied
-patterns), so a catastrophic pattern is refused with a message instead of holding a worker.
+patterns), so a catastrophic pattern is refused with a message instead of holding a worker; a text
+holds at most ``references.MAX_HEADERS`` headers.
 
 Splitting follows DUCView's reading of ``startDocumentRegEx`` exactly as the importer does
 (``references``): the header block is the whole lines the match touches, the header line is its
@@ -74,15 +75,15 @@ def split_by_headers(text: str, pattern: str = DEFAULT_HEADER_PATTERN, timeout: 
     """The summaries of ``text``, each under a header the pattern matches (see the module docstring)."""
     text = normalise(text)
     compiled = compile_pattern(pattern, "the header pattern")
+    budget = WorkBudget(timeout)
     try:
-        blocks = references._blocks(text, compiled, WorkBudget(timeout))
+        blocks = references._blocks(text, compiled, budget, "the header pattern")
+        if not blocks:
+            raise PatternError("the header pattern matches no header in the text")
+        headers = [references._header_line(text, start, end) or str(i + 1) for i, (start, end) in enumerate(blocks)]
+        ids = budget.call("reading the headers", lambda _timeout: references.reference_ids(headers))
     except HostileInput:
         raise PatternError(_too_slow("the header pattern", timeout, "this text")) from None
-    if not blocks:
-        raise PatternError("the header pattern matches no header in the text")
-    headers = [references._header_line(text, start, end) or str(i + 1) for i, (start, end) in enumerate(blocks)]
-    try:
-        ids = references.reference_ids(headers)
     except DucViewError as error:
         raise PatternError(str(error)) from None
     notes = []
@@ -142,8 +143,7 @@ class NamePatterns:
         name = posixpath.basename(path)
         for kind, compiled, what in self.patterns:
             try:
-                with self.budget.run(what) as timeout:
-                    m = compiled.fullmatch(name, timeout=timeout)
+                m = self.budget.call(what, lambda timeout: compiled.fullmatch(name, timeout=timeout))
             except HostileInput:
                 raise PatternError(_too_slow(what, self.timeout, "these file names")) from None
             if m and m.group("topic") and m.group("id"):

@@ -6,10 +6,12 @@ peer: PeerAnnotation, PeerMatch, PeerMatchPart
 work: Assignment
 results: AnnotationScore, TopicAgreement (stored results of background computations)
 history: Change (audit history, undo/redo)
+idempotency: IdempotentRequest (answers to POSTs sent with an Idempotency-Key)
 lightweight: LightweightPyramid, LiteStatement, LiteWriting, LiteTask, LiteAssignment, LiteReservation, CrowdLink, LiteResult
 """
 from .corpus import Dataset, PeerSummary, ReferenceSummary, Topic
 from .history import Change
+from .idempotency import IdempotentRequest
 from .peer import PeerAnnotation, PeerMatch, PeerMatchPart
 from .pyramid import SCU, Contributor, ContributorPart, Pyramid
 from .results import AnnotationScore, TopicAgreement
@@ -22,7 +24,7 @@ __all__ = [
     "Dataset", "Topic", "ReferenceSummary", "PeerSummary",
     "Pyramid", "SCU", "Contributor", "ContributorPart",
     "PeerAnnotation", "PeerMatch", "PeerMatchPart",
-    "Assignment", "AnnotationScore", "TopicAgreement", "Change",
+    "Assignment", "AnnotationScore", "TopicAgreement", "Change", "IdempotentRequest",
     "Judgment",
     "DatasetDashboard",
     "LightweightPyramid", "LiteStatement", "LiteWriting", "LiteTask", "LiteAssignment", "LiteReservation", "CrowdLink", "LiteResult",

@@ -3,6 +3,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.utils.deconstruct import deconstructible
 
 from .corpus import ReferenceSummary, Topic
 from .spans import Span, validate_span
@@ -38,13 +39,43 @@ class Pyramid(models.Model):
         return f"Pyramid {self.pk} of {self.topic.external_id} by {who}"
 
 
+@deconstructible
+class LengthBound:
+    """At most ``settings.<setting>`` characters (``LABEL_MAX_LENGTH``, ``COMMENT_MAX_LENGTH``).
+
+    A model validator, so the API's serializers check it too; the services and the importers,
+    which write without ``full_clean``, call :meth:`problem`. The bound is read when checking: it
+    is a setting, not a column size, so raising it needs no migration."""
+
+    def __init__(self, setting: str, what: str):
+        self.setting, self.what = setting, what
+
+    def problem(self, value: str) -> str | None:
+        limit = getattr(settings, self.setting)
+        if len(value) <= limit:
+            return None
+        return f"The {self.what} has {len(value):,} characters; at most {limit:,} are allowed."
+
+    def __call__(self, value: str) -> None:
+        problem = self.problem(value)
+        if problem is not None:
+            raise ValidationError(problem, code="max_length")
+
+    def __eq__(self, other):
+        return isinstance(other, LengthBound) and (self.setting, self.what) == (other.setting, other.what)
+
+
+LABEL_LENGTH = LengthBound("LABEL_MAX_LENGTH", "label")
+COMMENT_LENGTH = LengthBound("COMMENT_MAX_LENGTH", "comment")
+
+
 class SCU(models.Model):
     """A Summary Content Unit. Its weight is derived from its contributors, never stored."""
 
     pyramid = models.ForeignKey(Pyramid, on_delete=models.CASCADE, related_name="scus")
     uid = models.PositiveIntegerField(help_text="Identifier within the pyramid (DUCView uid; 0 is reserved).")
-    label = models.TextField()
-    comment = models.TextField(blank=True)
+    label = models.TextField(validators=[LABEL_LENGTH])
+    comment = models.TextField(blank=True, validators=[COMMENT_LENGTH])
 
     class Meta:
         verbose_name = "SCU"
@@ -68,7 +99,7 @@ class Contributor(models.Model):
 
     scu = models.ForeignKey(SCU, on_delete=models.CASCADE, related_name="contributors")
     reference = models.ForeignKey(ReferenceSummary, on_delete=models.CASCADE, related_name="contributors")
-    comment = models.TextField(blank=True)
+    comment = models.TextField(blank=True, validators=[COMMENT_LENGTH])
     legacy_issue = models.CharField(max_length=500, blank=True, help_text="Why this imported contributor breaks the rules.")
     review_note = models.CharField(max_length=500, blank=True, help_text=(
         "Why an imported contributor needs a look, e.g. a part kept at the file's offsets because its label was not found."))

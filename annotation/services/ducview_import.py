@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from .. import formats
 from ..formats.bounds import WorkBudget
+from ..models.pyramid import COMMENT_LENGTH, LABEL_LENGTH
 from ..models import (
     SCU, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
     ReferenceSummary, Topic,
@@ -324,7 +325,8 @@ def _described(who: formats.FileIdentity) -> dict:
 
 
 def _check_lengths(who: formats.FileIdentity, pyramid: formats.Pyramid) -> None:
-    """Ids longer than their columns are refused here, with the reason (never a database error)."""
+    """Ids longer than their columns, labels and comments longer than the settings allow are refused
+    here, with the reason (never a database error)."""
     limit = Topic._meta.get_field("external_id").max_length
     checks = [("topic", who.topic), ("peer", who.peer)] + [("reference", formats.Named(r.id, "content")) for r in pyramid.references]
     for what, named in checks:
@@ -335,6 +337,13 @@ def _check_lengths(who: formats.FileIdentity, pyramid: formats.Pyramid) -> None:
             raise ImportRejected(f"the {what} id (from the {named.source}) is empty")
     if who.annotator is not None and len(who.annotator.value) > User._meta.get_field("username").max_length:
         raise ImportRejected(f"the annotator name {who.annotator.value[:40]!r}... is longer than a user name may be")
+    for scu in pyramid.scus:
+        texts = [(f"SCU {scu.uid}", LABEL_LENGTH, scu.label), (f"SCU {scu.uid}", COMMENT_LENGTH, scu.comment)]
+        texts += [(f"SCU {scu.uid}, contributor {i + 1}", COMMENT_LENGTH, c.comment) for i, c in enumerate(scu.contributors)]
+        for where, bound, text in texts:
+            problem = bound.problem(text)
+            if problem is not None:
+                raise ImportRejected(f"{where}: {problem[0].lower()}{problem[1:]}")
 
 
 def _topic(dataset: Dataset, external_id: str, report: ImportReport, memo: _FileMemo) -> Topic:

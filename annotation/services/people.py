@@ -3,7 +3,9 @@
 An account is made either with an initial password (the coordinator passes it on) or with an
 invitation: the account has no usable password until its owner opens the link and chooses one.
 The link is Django's password-reset token (``default_token_generator``): it expires after
-``PASSWORD_RESET_TIMEOUT`` and stops working once a password is set or the user logs in. A new
+``PASSWORD_RESET_TIMEOUT`` and stops working once a password is set or the user logs in. Making a
+new link revokes the earlier ones (the token signs the password field, and each link gets a new
+unusable password): a renewed invitation is what a coordinator does when a link went astray. A new
 link can be made only for an account that was invited and has never been used (no usable
 password, never logged in) and is not staff: a coordinator can never take over a working account.
 """
@@ -40,9 +42,12 @@ def is_pending_invitation(user) -> bool:
 
 
 def invitation_path(user) -> str:
-    """The path of a link that lets ``user`` choose their password (once, within the timeout)."""
+    """The path of a link that lets ``user`` choose their password (once, within the timeout);
+    every link made before it for ``user`` stops working."""
     if not is_pending_invitation(user):
         raise AccountError(f"{user.username} has already joined: they log in with their own password.")
+    user.set_unusable_password()   # a new random unusable hash: earlier tokens no longer verify
+    user.save(update_fields=["password"])
     uid = urlsafe_base64_encode(force_bytes(user.pk))
     return reverse("invitation", kwargs={"uidb64": uid, "token": default_token_generator.make_token(user)})
 

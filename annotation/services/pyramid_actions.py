@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Max
 
 from ..models import SCU, Contributor, ContributorPart, Pyramid, ReferenceSummary
+from ..models.pyramid import COMMENT_LENGTH, LABEL_LENGTH, LengthBound
 from ..models.spans import MAX_PARTS
 from .editing import Spans, add_contributor, add_part
 from .history import Gone, Outcome, ensure_unmatched, pyramid_action, reread
@@ -44,7 +45,14 @@ def _require_label(label: str) -> str:
     label = (label or "").strip()
     if not label:
         raise ValidationError({"label": "The label may not be empty."})
-    return label
+    return _bounded("label", label, LABEL_LENGTH)
+
+
+def _bounded(field: str, text: str, bound: LengthBound) -> str:
+    problem = bound.problem(text)
+    if problem is not None:
+        raise ValidationError({field: problem})
+    return text
 
 
 def _separate_parts(spans: Spans) -> Spans:
@@ -76,6 +84,7 @@ def create_scu(pyramid: Pyramid, user, *, label: str, reference, spans: Spans, e
 
 
 def add_contributor_to(scu: SCU, user, *, reference, spans: Spans, comment: str = "", expected_revision=None) -> Outcome:
+    _bounded("comment", comment, COMMENT_LENGTH)
     fresh = {}
 
     def uids(p):
@@ -167,6 +176,8 @@ def delete_scu(scu: SCU, user, *, expected_revision=None) -> Outcome:
 
 def update_scu(scu: SCU, user, *, label: str | None = None, comment: str | None = None, expected_revision=None) -> Outcome:
     """Relabel and/or comment an SCU."""
+    if comment is not None:
+        _bounded("comment", comment, COMMENT_LENGTH)
     fresh = {}
 
     def uids(p):
@@ -191,6 +202,7 @@ def update_scu(scu: SCU, user, *, label: str | None = None, comment: str | None 
 
 
 def update_contributor(contributor: Contributor, user, *, comment: str, expected_revision=None) -> Outcome:
+    _bounded("comment", comment, COMMENT_LENGTH)
     fresh = {}
 
     def uids(p):

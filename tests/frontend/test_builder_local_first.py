@@ -172,3 +172,32 @@ def test_order_collapse_step_and_find(builder, artifacts):
     page.wait_for_function("() => document.querySelectorAll('.scu:not([hidden])').length === 1")
     assert labels(page) == [slow] and page.is_hidden(".find-error")
     assert re.search(r"\d of 4 SCUs", page.text_content(".counts"))
+
+
+def test_a_create_whose_answer_was_lost_is_not_made_twice_on_retry(builder, artifacts):
+    """Issue 24: the server committed the SCU but the answer was a 500 (the connection was cut);
+    Retry sends the action again with the same Idempotency-Key and gets the first answer."""
+    page, user, topic, context = builder
+    pyramid = Pyramid.objects.get(topic=topic, creator=user)
+    keys = []
+
+    def committed_then_500(route):
+        keys.append(route.request.headers.get("idempotency-key"))
+        if len(keys) == 1:
+            route.fetch()  # the server does it (and commits) ...
+            route.fulfill(status=500, content_type="application/json", body='{"detail": "Server error."}')  # ... the answer is lost
+        else:
+            route.continue_()
+
+    page.route(re.compile(r".*/api/scus/$"), committed_then_500)
+    program_select(page, ref(page, "A"), "Engineers blamed the old concrete")
+    page.keyboard.press("n")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('.save-status').dataset.status === 'failed'")
+    assert SCU.objects.filter(pyramid=pyramid).count() == 1  # committed, though the page was told 500
+    page.click(".retry")
+    wait_saved(page)
+    assert len(keys) == 2 and keys[0] and keys[0] == keys[1]
+    assert SCU.objects.filter(pyramid=pyramid).count() == 1
+    assert labels(page) == ["Engineers blamed the old concrete"]
+    page.screenshot(path=str(artifacts / "builder-retry-after-lost-answer.png"))

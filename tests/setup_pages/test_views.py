@@ -92,3 +92,27 @@ def test_invitation_links_only_for_invited_people_of_the_dataset(people):
     # the annotator may not create accounts in a dataset she only sees
     assert _client(people.ann).post(url, {"form": "new", "new-username": "x", "new-access": "invite", "new-task": "annotate_peers"}).status_code == 403
     assert not accounts.User.objects.filter(username="x").exists()
+
+
+def _invitation_link(response) -> str:
+    import re
+    return re.search(r'value="https?://[^/"]+(/accounts/invite/[^"]+)"', response.content.decode()).group(1)
+
+
+def test_a_renewed_invitation_revokes_the_earlier_links(people):
+    """Issue 24: renewing a link (one went astray) left the old one working for its whole lifetime."""
+    from annotation.models import Assignment
+    from annotation.services import people as accounts
+
+    zoe = accounts.create_annotator("zoe")
+    Assignment.objects.create(topic=people.topic, annotator=zoe, task="annotate_peers")
+    url = f"/setup/{people.dataset.pk}/people/"
+    coord = _client(people.coord)
+    first = _invitation_link(coord.post(url, {"form": "link", "user": zoe.pk}))
+    renewed = coord.post(url, {"form": "link", "user": zoe.pk})
+    second = _invitation_link(renewed)
+    assert first != second
+    assert "This link no longer works" in Client().get(first, follow=True).content.decode()
+    page = Client().get(second, follow=True).content.decode()
+    assert "Choose a password to log in as <strong>zoe</strong>" in page
+    assert "Earlier links for zoe no longer work" in renewed.content.decode()

@@ -5,7 +5,8 @@
 // in a queue that is shown to the user and sent when the connection is back. An editor may paint a
 // change before it is saved (local first): ``url`` and ``body`` may then be functions, called
 // when the write is sent, so ids the server gave to earlier changes are known by then; reads
-// queued with ``refresh`` see exactly the writes queued before them.
+// queued with ``refresh`` see exactly the writes queued before them. Each POST carries an
+// Idempotency-Key kept with the queued action, so a retry after a lost answer is not done twice.
 
 export class ActionError extends Error {
   constructor(message, fields = {}) { super(message); this.fields = fields; }
@@ -14,6 +15,13 @@ export class ActionError extends Error {
 function csrfToken() {
   const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
   return match ? decodeURIComponent(match[1]) : "";
+}
+
+/** A new Idempotency-Key: random, made once per action and sent again with each retry of it, so a
+ * create whose answer was lost (a 500 after the commit, the network gone) is not made twice. */
+function newIdempotencyKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16)); // randomUUID needs HTTPS; this does not
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function messageOf(body) {
@@ -94,6 +102,7 @@ export class DocumentSession extends EventTarget {
         try {
           const headers = item.read ? { Accept: "application/json" }
             : { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken(), "If-Match": `"${this.revision}"` };
+          if (item.method === "POST") headers["Idempotency-Key"] = item.key ??= newIdempotencyKey();
           response = await fetch(url, {
             method: item.method, credentials: "same-origin", headers,
             body: body === undefined ? undefined : JSON.stringify(body),
@@ -109,6 +118,10 @@ export class DocumentSession extends EventTarget {
           const pending = this.pending;
           this.setStatus("failed", `Saving failed (server error ${response.status}): ${pending} change${pending === 1 ? "" : "s"} not saved.`);
           return; // kept in the queue for retry()
+        }
+        if (response.status === 409 && payload.code === "idempotency_in_progress") {
+          setTimeout(() => this.flush(), 1000); // its first attempt is still running: its answer comes next
+          return;
         }
         this.queue.shift();
         if (response.status === 409) {
