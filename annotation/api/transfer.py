@@ -138,10 +138,10 @@ class DatasetImportView(APIView):
         if not uploads:
             raise ValidationError({"files": ["No file: send .pyr/.pan files or .zip archives of them as multipart/form-data, field 'files'."]})
         try:
-            files, ignored = upload_import.collect_files(uploads)
+            files, ignored, archived = upload_import.collect_files(uploads)
         except upload_import.UploadRejected as error:
             raise ValidationError({"files": [f"{error} (nothing was imported)"]}) from None
-        report = upload_import.import_files(files, dataset)
+        report = upload_import.import_files(files, dataset, archived)
         body = {**report.as_dict(), "ignored": ignored}
         if report.rejected:
             n = len(report.rejected)

@@ -310,11 +310,11 @@ def ducview(request, dataset):
             context["refused"], status = "Choose one or more .pyr or .pan files, or .zip archives of them.", 400
         else:
             try:
-                files, ignored = upload_import.collect_files(uploads)
+                files, ignored, archived = upload_import.collect_files(uploads)
             except upload_import.UploadRejected as error:
                 context["refused"], status = f"{error}. Nothing was imported.", 400
             else:
-                report = upload_import.import_files(files, dataset)
+                report = upload_import.import_files(files, dataset, archived)
                 context |= {"report": report, "ignored": ignored, "names": ", ".join(u.name for u in uploads)}
     template = "setup/_import_report.html" if _is_fragment(request) else "setup/ducview.html"
     return render(request, template, context, status=status)
