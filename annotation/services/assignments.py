@@ -32,7 +32,7 @@ def progress(assignment: Assignment) -> Progress:
         scus = pyramid.scus.count() if pyramid else 0
         return Progress(1 if pyramid and pyramid.status == Pyramid.Status.DONE else 0, 1, f"{scus} SCU{'s' if scus != 1 else ''}" if pyramid else "not started")
     total = assignment.topic.peersummarys.count()
-    done = PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator, status=PeerAnnotation.Status.DONE).count()
+    done = counted(PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator)).count()
     return Progress(done, total, f"{done} of {total} peer{'s' if total != 1 else ''} done")
 
 

@@ -139,3 +139,17 @@ def _body(response) -> str:
         return archive.read("scores.csv").decode() + archive.read("agreement.csv").decode()
     text = response.content.decode()
     return json.dumps(json.loads(text)) if response.get("Content-Type", "").startswith("application/json") else text
+
+
+def test_progress_counts_by_the_same_rule(world):
+    """The overview's "annotators" of a topic and "topics annotated twice" are those of annotations
+    that count: T1 by ann1 and ann2, T2 by ann1 alone (walker only opened a peer of each)."""
+    dataset, users = world
+    pages = Client()
+    pages.force_login(users["coord"])
+    context = pages.get(reverse("dashboards:overview", args=[dataset.pk])).context
+    assert {row["topic"].external_id: row["annotators"] for row in context["rows"]} == {"T1": 2, "T2": 1}
+    assert context["totals"]["double"] == 1
+    walker = assignments.progress(dataset.topics.get(external_id="T1").assignments.get(annotator__username=WALKER))
+    assert (walker.done, walker.total) == (0, 4), "a finished assignment with nothing annotated is 0 of 4 peers done"
+
