@@ -17,7 +17,7 @@ from io import StringIO
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -172,6 +172,28 @@ def test_round_trip_of_unfinished_empty_and_doubly_annotated_peers():
     finished = PeerAnnotation.objects.get(peer__topic=t1, peer__external_id="1", annotator__username="ann2")
     add_match(finished, None, [(10, 14)])                     # a non-matching unit in a finished annotation
     assert_same(dataset, coordinator_of(dataset))
+
+
+def test_import_ducview_reads_the_archive_as_its_upload_does(tmp_path):
+    """The command line is another path in: the same dataset as the upload gives."""
+    dataset = build_toy("Command source")
+    t1 = dataset.topics.get(external_id="T1")
+    PeerSummary.objects.create(topic=t1, external_id="4", text="word " * 20)
+    opened(t1, "ann1", "4")
+    api = APIClient()
+    api.force_authenticate(coordinator_of(dataset))
+    path = tmp_path / "source.zip"
+    path.write_bytes(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content))
+    call_command("import_ducview", str(path), dataset="Command copy", stdout=StringIO())
+    assert annotations(Dataset.objects.get(name="Command copy")) == annotations(dataset)
+    exports = []
+    for name in ("Command source", "Command copy"):
+        stdout = StringIO()
+        call_command("export_scores", dataset=name, format="csv", include_unfinished=True, stdout=stdout)
+        exports.append(stdout.getvalue().replace(name, "<dataset>"))
+    assert exports[0] == exports[1]
+    with pytest.raises(CommandError, match="on its own"):
+        call_command("import_ducview", str(path), str(tmp_path), dataset="Mixed", stdout=StringIO())
 
 
 @pytest.mark.realdata
