@@ -9,7 +9,7 @@ from annotation.services import assignments
 from annotation.services.editing import add_contributor, add_match
 from annotation.services.results import counted, score_rows
 
-from .browser import PASSWORD, login, wait_saved, world
+from .browser import login, wait_saved, world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
