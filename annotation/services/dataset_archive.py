@@ -137,7 +137,7 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
     with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for pyramid in pyramids:
             entry = {"kind": "pyramid", "id": pyramid.pk, "topic": pyramid.topic.external_id,
-                     "creator": pyramid.creator.username if pyramid.creator_id else None, **_times(pyramid)}
+                     "creator": pyramid.creator.username if pyramid.creator_id else None, **_state(pyramid)}
             try:
                 path = folder("pyramids", pyramid.pk, pyramid.topic_id) + pyramid_name(pyramid)
                 add(archive, path, ducview_export.export_pyramid(pyramid), entry)
@@ -166,10 +166,11 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
 def _counting_facts(annotation: PeerAnnotation, scored) -> dict:
     """What decides whether and how the annotation counts, beyond the matches its .pan holds."""
     matches = sum(scored.matches.values())
-    return {**_times(annotation), "matches": matches, "non_matching": scored.non_matching, "empty": matches + scored.non_matching == 0}
+    return {**_state(annotation), "matches": matches, "non_matching": scored.non_matching, "empty": matches + scored.non_matching == 0}
 
 
-def _times(document) -> dict:
+def _state(document) -> dict:
+    """Status and times of an annotation or a pyramid."""
     return {"status": document.status, "created_at": document.created_at.isoformat(), "updated_at": document.updated_at.isoformat()}
 
 

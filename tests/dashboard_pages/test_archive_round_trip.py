@@ -1,7 +1,8 @@
 """A dataset exported as its archive and uploaded into a new dataset gives back every table the
 app offers, equal: scores (both conventions, with and without unfinished annotations, peers and
 references), agreement, statistics, charts, meta-evaluation, the management commands' exports and
-the overview's progress figures. Only the dataset's name may differ.
+the overview's progress figures. Only the dataset's name and database ids (the tiers chart's pyramid
+column) may differ.
 
 What makes this hard is what a .pan cannot say: an annotation that was only opened (empty,
 unfinished) must come back unfinished and empty, not as a finished annotation scored 0.0; an
