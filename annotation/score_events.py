@@ -115,6 +115,14 @@ def annotations_created(annotation_ids: Iterable[int], topic_ids: Iterable[int])
     _record(annotation_ids=annotation_ids, topic_ids=topic_ids)
 
 
+def _on_annotation_saved(sender, instance, **kwargs):
+    """An annotation created or marked done without a change of its matches must have its scores
+    stored all the same (one opened, or finished with nothing found, would have none, and the
+    pages would show it as being computed for ever); scheduling it costs nothing when they are
+    current. Nothing is bumped: no score changed."""
+    _record(annotation_ids=[instance.pk])
+
+
 class _Action:
     """A document action in progress on this thread (``document_action``): what it writes is noted here."""
 
@@ -238,6 +246,7 @@ for model, handler in [(SCU, _on_scu), (Contributor, _on_contributor), (Contribu
     post_save.connect(handler, sender=model, dispatch_uid=f"score-events-save-{model.__name__}")
     post_delete.connect(handler, sender=model, dispatch_uid=f"score-events-delete-{model.__name__}")
 post_delete.connect(_on_annotation_deleted, sender=PeerAnnotation, dispatch_uid="score-events-delete-annotation")
+post_save.connect(_on_annotation_saved, sender=PeerAnnotation, dispatch_uid="score-events-save-annotation")
 m2m_changed.connect(_on_pyramid_references, sender=Pyramid.references.through, dispatch_uid="score-events-pyramid-references")
 post_save.connect(_on_reference_saved, sender=ReferenceSummary, dispatch_uid="score-events-reference-saved")
 post_save.connect(_on_topic_saved, sender=Topic, dispatch_uid="score-events-topic-saved")

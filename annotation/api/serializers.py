@@ -414,7 +414,8 @@ def _current(score) -> bool:
 
 class PyramidFullSerializer(CanEditMixin, PyramidContentSerializer):
     """A pyramid with everything its page needs, and the stored scores of the annotations against
-    it that the user may see (``current: false``: being recomputed, so no value is given)."""
+    it that the user may see and that count (``results.counted``: finished ones; one only opened
+    is no score), ``current: false`` while being recomputed (no value is given then)."""
 
     topic = TopicBriefSerializer()
     scores = serializers.SerializerMethodField()

@@ -146,10 +146,10 @@ class DatasetImportView(APIView):
         except upload_import.UploadRejected as error:
             raise ValidationError({"annotators": [f"{error} (nothing was imported)"]}) from None
         try:
-            files, ignored = upload_import.collect_files(uploads)
+            files, ignored, archived = upload_import.collect_files(uploads)
         except upload_import.UploadRejected as error:
             raise ValidationError({"files": [f"{error} (nothing was imported)"]}) from None
-        report = upload_import.import_files(files, dataset, annotators)
+        report = upload_import.import_files(files, dataset, annotators, archived)
         body = {**report.as_dict(), "ignored": ignored}
         if report.rejected:
             n = len(report.rejected)

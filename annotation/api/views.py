@@ -223,7 +223,8 @@ class PyramidViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
 
     def get_queryset(self):
         if self.action in ("full", "export", "history", "undo", "redo"):
-            annotations = permissions.visible(self.request.user, PeerAnnotation.objects.select_related("peer", "annotator"))
+            # Scores of the annotations that count (``results.counted``): one only opened is no score.
+            annotations = results.counted(permissions.visible(self.request.user, PeerAnnotation.objects.select_related("peer", "annotator")))
             full = Pyramid.objects.select_related("topic").prefetch_related(
                 pyramid_texts(),
                 Prefetch("annotations", queryset=annotations.order_by("peer__external_id", "id").prefetch_related(nist_scores()),

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from ..models import Assignment, PeerAnnotation, PeerSummary, Pyramid
 from ..natural_order import natural_key
+from .results import counted
 
 
 @dataclass
@@ -31,7 +32,7 @@ def progress(assignment: Assignment) -> Progress:
         scus = pyramid.scus.count() if pyramid else 0
         return Progress(1 if pyramid and pyramid.status == Pyramid.Status.DONE else 0, 1, f"{scus} SCU{'s' if scus != 1 else ''}" if pyramid else "not started")
     total = assignment.topic.peersummarys.count()
-    done = PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator, status=PeerAnnotation.Status.DONE).count()
+    done = counted(PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator)).count()
     return Progress(done, total, f"{done} of {total} peer{'s' if total != 1 else ''} done")
 
 
@@ -76,12 +77,18 @@ def annotation_for(assignment: Assignment, peer: PeerSummary | None = None) -> P
 
 
 def mark_done(assignment: Assignment) -> None:
-    """Finish an assignment: its pyramid, or all its annotations, are marked done with it."""
+    """Finish an assignment: its pyramid, or its annotations, are marked done with it.
+
+    Of the annotations, those with work in them (``results.counted`` with unfinished ones): a peer
+    the annotator only opened on the way to another stays unfinished, so it never counts as a
+    peer in which nothing was found (a score of 0). Such a peer is finished on its own page."""
     with transaction.atomic():
         if assignment.task == Assignment.Task.BUILD_PYRAMID:
             Pyramid.objects.filter(topic=assignment.topic, creator=assignment.annotator).update(status=Pyramid.Status.DONE)
         else:
-            PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator).update(status=PeerAnnotation.Status.DONE)
+            worked = counted(PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator),
+                             include_unfinished=True)
+            PeerAnnotation.objects.filter(pk__in=list(worked.values_list("id", flat=True))).update(status=PeerAnnotation.Status.DONE)
         assignment.status = Assignment.Status.DONE
         assignment.save(update_fields=["status"])
 

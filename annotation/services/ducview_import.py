@@ -18,13 +18,15 @@ annotators' files are never merged into one.
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -41,7 +43,11 @@ from ..models import (
 from ..roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
 from ..score_events import annotations_created, batched_scheduling, touch_pyramid
 
+if TYPE_CHECKING:
+    from .dataset_archive import Archived
+
 EXTENSIONS = (".pyr", ".pan")
+ARCHIVE_MANIFEST = "archive manifest"  # where an annotator's name came from, beside formats.FILE_NAME etc.
 COMMIT_EVERY = 50  # files per transaction (``import_all``)
 log = logging.getLogger(__name__)
 _PAN_ROOT = re.compile(rb"<peerAnnotation[\s>]")
@@ -172,9 +178,12 @@ def import_paths(paths, dataset_name: str, progress: Callable[[Iterable], Iterab
 
 
 def import_all(files: Iterable[tuple[str, bytes | Path]], dataset: Dataset, report: ImportReport,
-               options: formats.NameOptions | None = None, batch_size: int = COMMIT_EVERY) -> None:
+               options: formats.NameOptions | None = None, batch_size: int = COMMIT_EVERY,
+               archived: Mapping[str, Archived] | None = None) -> None:
     """Import (name, bytes or path) pairs, pyramids first, ``batch_size`` files per transaction;
     scores are scheduled once at the end. Each file is still imported whole or not at all.
+    ``archived``: what a dataset archive's manifest says of its files, by name (status,
+    annotator or creator, times: ``import_file``).
 
     Committing every 50 files rather than every file halves an import's time (a commit waits for
     the disk), while the write lock is still released regularly for other users. Within a batch,
@@ -188,11 +197,11 @@ def import_all(files: Iterable[tuple[str, bytes | Path]], dataset: Dataset, repo
     with batched_scheduling(), older_objects_frozen():
         for batch in _batches(files, batch_size):
             try:
-                _import_batch(batch, dataset, report, budget, options, cache, PendingRows())
+                _import_batch(batch, dataset, report, budget, options, cache, PendingRows(), archived or {})
             except DatabaseError as error:
                 log.warning("the database refused the rows of a batch of %d files (%s); importing them one by one",
                             len(batch), error)
-                _import_batch(batch, dataset, report, budget, options, cache, None)
+                _import_batch(batch, dataset, report, budget, options, cache, None, archived or {})
 
 
 def _batches(items: Iterable, size: int) -> Iterator[list]:
@@ -207,14 +216,15 @@ def _batches(items: Iterable, size: int) -> Iterator[list]:
 
 
 def _import_batch(batch: list[tuple[str, bytes | Path]], dataset: Dataset, report: ImportReport, budget: WorkBudget,
-                  options: formats.NameOptions | None, cache: ImportCache, pending: PendingRows | None) -> None:
+                  options: formats.NameOptions | None, cache: ImportCache, pending: PendingRows | None,
+                  archived: Mapping[str, Archived]) -> None:
     """One transaction; if it fails, the report, the cache and the budget are as they were before it."""
     saved = report.checkpoint(), cache.checkpoint(), budget.used
     try:
         with transaction.atomic():
             for name, data in batch:
                 import_file(name, data if isinstance(data, bytes) else data.read_bytes(), dataset, report, budget, options,
-                            cache, pending)
+                            cache, pending, archived.get(name))
             if pending is not None:
                 pending.flush()
     except BaseException:
@@ -255,8 +265,12 @@ def file_kind(name: str, data: bytes) -> str:
 
 def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, budget: WorkBudget | None = None,
                 options: formats.NameOptions | None = None, cache: ImportCache | None = None,
-                pending: PendingRows | None = None) -> None:
+                pending: PendingRows | None = None, archived: Archived | None = None) -> None:
     """Import one file whole or not at all; what happened goes to ``report``, nothing is raised.
+
+    A file of a dataset archive (``archived``: what its manifest says) is stored with the status,
+    annotator (creator of a pyramid) and times the manifest gives; any other file is a finished
+    annotation or pyramid (NIST's are).
 
     ``budget`` is the import's time for file-supplied patterns (each file gets at most
     ``IMPORT_PATTERN_SECONDS_PER_FILE`` of it); ``options`` name topic, peer and annotator where
@@ -278,13 +292,16 @@ def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, 
             pan, parse_report = formats.parse_peer_annotation(data, pyramids=cache.parsed if cache else None, **limits)
             pyramid = pan.pyramid
         who = formats.identify(name, kind, pyramid, options or formats.NameOptions())
+        if archived is not None and kind == "pan":
+            who = dataclasses.replace(who, annotator=formats.Named(archived.user, ARCHIVE_MANIFEST) if archived.user else None)
         outcome.update(_described(who))
         _check_lengths(who, pyramid)
         memo = _FileMemo(cache)
         with transaction.atomic():
             topic = _topic(dataset, who.topic.value, report, memo)
-            db_pyramid, wrote_pyramid = _pyramid(topic, pyramid, parse_report.legacy, name, report, memo)
-            wrote_annotation = kind == "pan" and _annotation(topic, db_pyramid, pan, who, name, report, memo, rows)
+            db_pyramid, wrote_pyramid = _pyramid(topic, pyramid, parse_report.legacy, name, report, memo,
+                                                 archived if kind == "pyr" else None)
+            wrote_annotation = kind == "pan" and _annotation(topic, db_pyramid, pan, who, name, report, memo, rows, archived)
             wrote = wrote_annotation if kind == "pan" else wrote_pyramid
             outcome["status"] = "imported" if wrote else "already present"
             if pending is None:
@@ -413,7 +430,7 @@ def _canonical_db_pyramid(pyramid: Pyramid) -> tuple:
 
 
 def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
-             memo: _FileMemo) -> tuple[Pyramid, bool]:
+             memo: _FileMemo, archived: Archived | None = None) -> tuple[Pyramid, bool]:
     """The stored pyramid identical to this one, or a new one (found once per import: ``memo``),
     and whether this file created it.
 
@@ -425,7 +442,8 @@ def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str,
     created = False
     if seen is None:
         created_before = report.pyramids_created
-        seen = memo.put(("parsed", topic.pk, id(pyramid)), (pyramid, *_stored_pyramid(topic, pyramid, legacy_issues, source, report, memo)))
+        seen = memo.put(("parsed", topic.pk, id(pyramid)),
+                        (pyramid, *_stored_pyramid(topic, pyramid, legacy_issues, source, report, memo, archived)))
         created = report.pyramids_created > created_before
     elif source.endswith(".pyr"):
         report.pyramids_reused += 1
@@ -435,7 +453,7 @@ def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str,
 
 
 def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
-                    memo: _FileMemo) -> tuple[Pyramid, list[str]]:
+                    memo: _FileMemo, archived: Archived | None = None) -> tuple[Pyramid, list[str]]:
     references, notes = _references(topic, pyramid.references, memo)
     wanted = _canonical_file_pyramid(pyramid)
     key = ("pyramid", topic.pk, wanted)
@@ -445,7 +463,11 @@ def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, sourc
     if found is not None:
         report.pyramids_reused += source.endswith(".pyr")
         return memo.put(key, found), notes
-    db_pyramid = Pyramid.objects.create(topic=topic, status=Pyramid.Status.DONE, source=source[-500:])
+    creator = _annotator(formats.Named(archived.user, ARCHIVE_MANIFEST), report, memo) if archived and archived.user else None
+    db_pyramid = Pyramid.objects.create(topic=topic, creator=creator, status=archived.status if archived else Pyramid.Status.DONE,
+                                        source=source[-500:])
+    if archived and archived.created_at:  # after the INSERT, which stamps its own moment
+        Pyramid.objects.filter(pk=db_pyramid.pk).update(created_at=archived.created_at, updated_at=archived.updated_at)
     # Rows without signals (touch_pyramid below marks what is stale, once)
     Pyramid.references.through.objects.bulk_create(
         [Pyramid.references.through(pyramid=db_pyramid, referencesummary=references[r.id]) for r in pyramid.references])
@@ -487,7 +509,7 @@ def legacy_flags(issues: Iterable[formats.LegacyIssue]) -> dict[tuple[int, int],
 
 
 def _annotator(named: formats.Named | None, report: ImportReport, memo: _FileMemo) -> User | None:
-    """The user the annotation is by: an existing user of that name, or a new *imported
+    """The user the annotation is by (or the pyramid was built by): an existing user of that name, or a new *imported
     annotator identity*: inactive, with an unusable password, in the ``imported annotator``
     group — it cannot log in. One import creates at most ``IMPORT_MAX_NEW_ANNOTATORS``."""
     if named is None:
@@ -519,7 +541,7 @@ def _peer(topic: Topic, peer_id: str, text: str, memo: _FileMemo, rows: PendingR
 
 
 def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile, who: formats.FileIdentity, source: str,
-                report: ImportReport, memo: _FileMemo, rows: PendingRows) -> bool:
+                report: ImportReport, memo: _FileMemo, rows: PendingRows, archived: Archived | None = None) -> bool:
     """Add the peer annotation to ``rows``; False when it is already there (stored, or earlier in this import)."""
     peer = _peer(topic, who.peer.value, pan.text, memo, rows)
     note = same_text_note(peer.text, pan.text, f"peer {peer.external_id} of topic {topic.external_id}")
@@ -552,10 +574,15 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
         raise ImportRejected(f"matches SCU uid(s) {unknown} that are not in its pyramid")
     memo.put(key, annotated | {pair})
     memo.put(("content", pyramid.pk, pair), (content, f"from {source}"))
+    if archived is not None and archived.matches is not None and (archived.matches, archived.non_matching) != (len(pan.matches), len(pan.non_matching)):
+        report.repairs.append(f"{source}: the archive's manifest says {archived.matches} matches and {archived.non_matching} non-matching "
+                              f"units, the file holds {len(pan.matches)} and {len(pan.non_matching)}: its scores differ from the archive's")
+    status = archived.status if archived is not None else PeerAnnotation.Status.DONE
     # Created at revision 1, as a change of its matches would leave it (``touch_annotation``) without the UPDATE.
     rows.new_annotation(
-        PeerAnnotation(peer=peer, pyramid=pyramid, annotator=annotator, status=PeerAnnotation.Status.DONE, source=source[-500:], revision=1),
-        topic.pk, [(uids[m.scu_uid], m) for m in pan.matches] + [(None, m) for m in pan.non_matching])
+        PeerAnnotation(peer=peer, pyramid=pyramid, annotator=annotator, status=status, source=source[-500:], revision=1),
+        topic.pk, [(uids[m.scu_uid], m) for m in pan.matches] + [(None, m) for m in pan.non_matching],
+        (archived.created_at, archived.updated_at) if archived is not None and archived.created_at else None)
     report.annotations_created += 1
     return True
 
@@ -584,18 +611,24 @@ class PendingRows:
     def __init__(self):
         self.peers: list[PeerSummary] = []
         self.annotations: list[tuple[PeerAnnotation, int, list[tuple[int | None, formats.PeerMatch]]]] = []
+        self.times: list[tuple[PeerAnnotation, tuple]] = []  # (annotation, (created_at, updated_at)) kept from an archive
 
     def new_peer(self, peer: PeerSummary) -> PeerSummary:
         self.peers.append(peer)
         return peer
 
-    def new_annotation(self, annotation: PeerAnnotation, topic_id: int, matches: list[tuple[int | None, formats.PeerMatch]]) -> None:
-        """``matches``: (SCU id, match) pairs, the SCU id None for a non-matching unit."""
+    def new_annotation(self, annotation: PeerAnnotation, topic_id: int, matches: list[tuple[int | None, formats.PeerMatch]],
+                       times: tuple | None = None) -> None:
+        """``matches``: (SCU id, match) pairs, the SCU id None for a non-matching unit; ``times``:
+        its (created_at, updated_at) when they are kept (else the moment it is written)."""
         self.annotations.append((annotation, topic_id, matches))
+        if times is not None:
+            self.times.append((annotation, times))
 
     def absorb(self, other: PendingRows) -> None:
         self.peers += other.peers
         self.annotations += other.annotations
+        self.times += other.times
 
     def flush(self) -> None:
         if self.peers:
@@ -609,7 +642,11 @@ class PendingRows:
             insert_rows(PeerMatchPart, ("match", "start", "end"),
                         [(pk, part.start, part.end) for pk, (_, _, match) in zip(match_ids, entries) for part in match.parts])
             annotations_created([annotation.pk for annotation, _, _ in self.annotations], {topic_id for _, topic_id, _ in self.annotations})
-        self.peers, self.annotations = [], []
+        if self.times:  # after the INSERT, which stamps its own moment on every row
+            for annotation, (created_at, updated_at) in self.times:
+                annotation.created_at, annotation.updated_at = created_at, updated_at
+            PeerAnnotation.objects.bulk_update([annotation for annotation, _ in self.times], ["created_at", "updated_at"])
+        self.peers, self.annotations, self.times = [], [], []
 
 
 def insert_rows(model, fields: tuple[str, ...], rows: list[tuple], *, returning: bool = False) -> list[int]:

@@ -29,7 +29,8 @@ AGREEMENT_KEYS = (
 
 def counted(annotations: QuerySet, *, include_unfinished: bool = False) -> QuerySet:
     """The peer annotations that scores and agreement rest on: the one rule every consumer uses
-    (exports, the API's scores/agreement, stored topic agreement, dashboards).
+    (exports, the API's scores/agreement, stored topic agreement, dashboards and their progress,
+    the builder's score panel; ``counting`` is the same rule as a condition, for aggregates).
 
     By default only finished annotations (status ``done``) count: opening a peer creates an empty
     in-progress annotation, and half-done work would pull scores and agreement down. On request
@@ -37,10 +38,15 @@ def counted(annotations: QuerySet, *, include_unfinished: bool = False) -> Query
     annotation nobody worked on (unfinished and without a single match) never counts: it would be
     scored 0, as if the annotator had found nothing in the peer.
     """
+    return annotations.filter(counting(include_unfinished=include_unfinished))
+
+
+def counting(*, include_unfinished: bool = False) -> Q:
+    """The condition of ``counted`` on a peer annotation (e.g. ``Count(..., filter=counting())``)."""
     done = Q(status=PeerAnnotation.Status.DONE)
     if include_unfinished:
         done |= Q(Exists(PeerMatch.objects.filter(annotation=OuterRef("pk"))))
-    return annotations.filter(done)
+    return done
 
 
 def not_counted(annotations: QuerySet) -> dict[str, int]:

@@ -17,7 +17,9 @@ Limits (``Limits.from_settings``):
 - the request itself is bounded by the view (``DATA_UPLOAD_MAX_MEMORY_SIZE``).
 Zip members must be relative paths without ``..``; encrypted members and nested archives are
 refused; other files in a zip (e.g. the ``scores.csv`` of a dataset archive, macOS ``__MACOSX/``
-entries) are ignored and listed.
+entries) are ignored and listed. A zip with a ``manifest.json`` at its root is a dataset archive
+(``dataset_archive``): its manifest (bounded as a DUCView file) says each annotation's and
+pyramid's status, annotator or creator, and times, which the import restores; a manifest that cannot be read refuses the upload.
 """
 import posixpath
 import re
@@ -30,6 +32,8 @@ from django.conf import settings
 
 from .. import formats
 from ..models import Dataset
+from . import dataset_archive
+from .dataset_archive import Archived
 from .ducview_import import EXTENSIONS, ImportReport, import_all
 
 ARCHIVE_EXTENSIONS = (".zip",)
@@ -86,14 +90,14 @@ class _Budget:
             raise UploadRejected(f"{what}: the upload decompresses to more than {_mib(self.limits.total_bytes)}")
 
 
-def _read_archive(upload, name: str, budget: _Budget, files: list, ignored: list) -> None:
+def _read_archive(upload, name: str, budget: _Budget, files: list, ignored: list, archived: dict) -> None:
     limits = budget.limits
     try:
         with zipfile.ZipFile(upload) as archive:
             members = archive.infolist()
             if len(members) > limits.archive_members:
                 raise UploadRejected(f"{name}: more than {limits.archive_members} entries")
-            wanted = []
+            wanted, extras = [], {}  # extras: the dataset archive's manifest (and scores.csv) by name
             for info in members:
                 path = safe_member_name(info.filename)
                 if info.is_dir():
@@ -103,7 +107,7 @@ def _read_archive(upload, name: str, budget: _Budget, files: list, ignored: list
                     ignored.append(f"{name}/{path}: macOS metadata")
                 elif _suffix(path) in ARCHIVE_EXTENSIONS:
                     raise UploadRejected(f"{name}/{path}: archives inside archives are not opened")
-                elif _suffix(path) not in EXTENSIONS:
+                elif _suffix(path) not in EXTENSIONS and path not in (dataset_archive.MANIFEST, dataset_archive.SCORES):
                     ignored.append(f"{name}/{path}: not a .pyr or .pan file")
                 elif info.flag_bits & 0x1:
                     raise UploadRejected(f"{name}/{path}: encrypted archive members are not supported")
@@ -111,17 +115,33 @@ def _read_archive(upload, name: str, budget: _Budget, files: list, ignored: list
                     budget.take(info.file_size, f"{name}/{path}")
                 else:
                     wanted.append((info, path))
+                if path == dataset_archive.SCORES:  # not imported (read for an old manifest)
+                    ignored.append(f"{name}/{path}: not a .pyr or .pan file")
             for info, path in wanted:
                 with archive.open(info) as member:
                     data = member.read(limits.file_bytes + 1)
                 budget.take(len(data), f"{name}/{path}")
-                files.append((path, data))
+                if _suffix(path) in EXTENSIONS:
+                    files.append((path, data))
+                else:
+                    extras[path] = data
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError, OSError) as error:
         raise UploadRejected(f"{name}: not a valid zip archive ({error})") from None
+    if dataset_archive.MANIFEST not in extras:
+        return
+    try:
+        records = dataset_archive.read_manifest(extras[dataset_archive.MANIFEST], extras.get(dataset_archive.SCORES))
+    except dataset_archive.ManifestError as error:
+        raise UploadRejected(f"{name}: {error}") from None
+    twice = sorted(archived.keys() & records.keys())
+    if twice:
+        raise UploadRejected(f"{name}: another dataset archive of this upload describes {twice[0]!r} too: upload them one at a time")
+    archived.update(records)
 
 
-def collect_files(uploads, limits: Limits | None = None) -> tuple[list[tuple[str, bytes]], list[str]]:
-    """The DUCView files of ``uploads`` (objects with ``name``, ``size``, ``read()``), and what was ignored.
+def collect_files(uploads, limits: Limits | None = None) -> tuple[list[tuple[str, bytes]], list[str], dict[str, Archived]]:
+    """The DUCView files of ``uploads`` (objects with ``name``, ``size``, ``read()``), what was
+    ignored, and what the manifests of dataset archives among them say of their files (by name).
 
     Raises UploadRejected, having imported nothing, if anything is over a limit or unsafe.
     """
@@ -129,6 +149,7 @@ def collect_files(uploads, limits: Limits | None = None) -> tuple[list[tuple[str
     budget = _Budget(limits)
     files: list[tuple[str, bytes]] = []
     ignored: list[str] = []
+    archived: dict[str, Archived] = {}
     for upload in uploads:
         name = posixpath.basename((upload.name or "").replace("\\", "/")) or "(unnamed)"
         suffix = _suffix(name)
@@ -139,10 +160,10 @@ def collect_files(uploads, limits: Limits | None = None) -> tuple[list[tuple[str
             budget.take(len(data), name)
             files.append((name, data))
         elif suffix in ARCHIVE_EXTENSIONS:
-            _read_archive(upload, name, budget, files, ignored)
+            _read_archive(upload, name, budget, files, ignored, archived)
         else:
             raise UploadRejected(f"{name}: only .pyr and .pan files, or .zip archives of them, can be imported")
-    return files, ignored
+    return files, ignored, archived
 
 
 def read_annotator_table(upload) -> formats.AnnotatorTable | None:
@@ -156,10 +177,12 @@ def read_annotator_table(upload) -> formats.AnnotatorTable | None:
         raise UploadRejected(str(error)) from None
 
 
-def import_files(files: list[tuple[str, bytes]], dataset: Dataset, annotators: formats.AnnotatorTable | None = None) -> ImportReport:
+def import_files(files: list[tuple[str, bytes]], dataset: Dataset, annotators: formats.AnnotatorTable | None = None,
+                 archived: dict[str, Archived] | None = None) -> ImportReport:
     """Import each file in its own transaction, pyramids first; scores are scheduled once at the end.
-    ``annotators`` says who annotated the peers whose file names do not say it."""
+    ``annotators`` says who annotated the peers whose file names do not say it; ``archived``, what
+    dataset archives say of their files (``collect_files``)."""
     report = ImportReport()
     import_all(sorted(files, key=lambda item: (_suffix(item[0]) != ".pyr", item[0])), dataset, report,
-               formats.NameOptions(annotators=annotators))
+               formats.NameOptions(annotators=annotators), archived=archived)
     return report

@@ -35,7 +35,7 @@ from annotation.services.dashboard_snapshots import NOISE, schedule, snapshot_fo
 from annotation.services.recompute import scoring_delayed
 from annotation.services.dashboards import METAEVAL_KEYS, SYSTEM_KEYS
 from annotation.services.judgments import JudgmentImportError, parse_duc_table, parse_judgments_csv, read_duc_header, save_judgments
-from annotation.services.results import AGREEMENT_KEYS, SCORE_KEYS, counted, not_counted, score_annotations, write_rows
+from annotation.services.results import AGREEMENT_KEYS, SCORE_KEYS, counted, counting, not_counted, score_annotations, write_rows
 from annotation.services.system_statistics import TABLES as STATISTICS_TABLES
 from annotation.services.system_statistics import download_rows as statistics_rows
 from annotation.services.scoring_inputs import load_annotations, load_pyramids
@@ -192,8 +192,8 @@ def _overview_context(request, dataset, form=None, status_errors=None) -> dict:
         n=Count("id"), done=Count("id", filter=Q(status=Pyramid.Status.DONE)))}
     peers = dict(PeerSummary.objects.filter(topic__dataset=dataset).values("topic").annotate(n=Count("id")).values_list("topic", "n"))
     annotated = {row["peer__topic"]: row for row in PeerAnnotation.objects.filter(peer__topic__dataset=dataset).values("peer__topic").annotate(
-        peers=Count("peer", distinct=True), done=Count("peer", distinct=True, filter=Q(status=PeerAnnotation.Status.DONE)),
-        annotations=Count("id"), annotators=Count("annotator", distinct=True))}
+        peers=Count("peer", distinct=True), done=Count("peer", distinct=True, filter=counting()),
+        annotations=Count("id"), annotators=Count("annotator", distinct=True, filter=counting()))}  # a peer only opened is not annotated
     by_cell: dict[tuple, list] = {}
     for a in assignments:
         by_cell.setdefault((a.topic_id, a.task), []).append(a)

@@ -311,11 +311,11 @@ def ducview(request, dataset):
         else:
             try:
                 annotators = upload_import.read_annotator_table(request.FILES.get("annotators"))
-                files, ignored = upload_import.collect_files(uploads)
+                files, ignored, archived = upload_import.collect_files(uploads)
             except upload_import.UploadRejected as error:
                 context["refused"], status = f"{error}. Nothing was imported.", 400
             else:
-                report = upload_import.import_files(files, dataset, annotators)
+                report = upload_import.import_files(files, dataset, annotators, archived)
                 context |= {"report": report, "ignored": ignored, "names": ", ".join(u.name for u in uploads)}
     template = "setup/_import_report.html" if _is_fragment(request) else "setup/ducview.html"
     return render(request, template, context, status=status)

@@ -52,3 +52,15 @@ def row_html(html: str, attribute: str, value: str) -> str:
     match = re.search(rf'<tr[^>]*{attribute}="{re.escape(value)}"[^>]*>(.*?)</tr>', html, re.S)
     assert match, f"no row with {attribute}={value}"
     return match.group(1)
+
+
+def url_patterns(patterns=None, prefix: str = ""):
+    """(namespaced name, pattern) of every named URL of the project, walked from the URL conf (so a
+    view added later is seen by the tests that must classify every view)."""
+    from django.urls import URLResolver, get_resolver
+
+    for pattern in get_resolver().url_patterns if patterns is None else patterns:
+        if isinstance(pattern, URLResolver):
+            yield from url_patterns(pattern.url_patterns, f"{prefix}{pattern.namespace}:" if pattern.namespace else prefix)
+        elif pattern.name:
+            yield prefix + pattern.name, pattern

@@ -2,22 +2,26 @@ import gc
 import sys
 from pathlib import Path
 
+from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats import AnnotatorTableError, NameOptions, parse_annotator_table
-from annotation.services.ducview_import import import_paths
+from annotation.models import Dataset
+from annotation.services import upload_import
+from annotation.services.ducview_import import ImportReport, import_paths
 
 
 class Command(BaseCommand):
     help = ("Import DUCView .pyr and .pan files (files or directories, recursively). Any file name imports: the topic "
             "comes from the NIST name, else the file's content, else --topic, else the file stem; the peer from the NIST "
             "name, else --peer, else the file stem; the annotator from the name's leading number (DUC 2006), else the "
-            "--annotators table, else --annotator, else it is unknown. Re-importing adds nothing twice.")
+            "--annotators table, else --annotator, else it is unknown. Re-importing adds nothing twice. A dataset "
+            "archive (.zip, given alone) is imported as its upload is: statuses, annotators and times from its manifest.")
     requires_system_checks = []  # as the exports (see ``_export.ExportCommand``): no view is needed to import
 
     def add_arguments(self, parser):
-        parser.add_argument("paths", nargs="+", help=".pyr/.pan files or directories")
-        parser.add_argument("--dataset", help="dataset name (default: the name of the first directory given)")
+        parser.add_argument("paths", nargs="+", help=".pyr/.pan files or directories, or one dataset archive (.zip)")
+        parser.add_argument("--dataset", help="dataset name (default: the name of the first directory given, or the archive's)")
         parser.add_argument("--topic", help="topic of files whose name and content do not say it")
         parser.add_argument("--annotator", help="annotator of .pan files whose name does not say it")
         parser.add_argument("--annotators", metavar="TABLE",
@@ -39,7 +43,8 @@ class Command(BaseCommand):
                 raise CommandError(str(error)) from None
         gc.freeze()  # for the rest of the process, the import and its scoring (see ``older_objects_frozen``)
         first = Path(paths[0])
-        dataset = dataset or (first if first.is_dir() else first.parent).resolve().name
+        archive = first.suffix.lower() in upload_import.ARCHIVE_EXTENSIONS
+        dataset = dataset or (first.stem if archive else (first if first.is_dir() else first.parent).resolve().name)
         show_bar = sys.stderr.isatty()
 
         def progress(files):
@@ -50,8 +55,12 @@ class Command(BaseCommand):
             return tqdm(files, desc="importing", unit="file")
 
         try:
-            report = import_paths(paths, dataset, progress, NameOptions(topic=topic, annotator=annotator, peer=peer, annotators=table))
-        except FileNotFoundError as error:
+            if archive:
+                report = import_archive(paths, dataset)
+            else:
+                report = import_paths(paths, dataset, progress,
+                                      NameOptions(topic=topic, annotator=annotator, peer=peer, annotators=table))
+        except (FileNotFoundError, upload_import.UploadRejected) as error:
             raise CommandError(str(error)) from None
         self.stdout.write(f"Dataset: {dataset}")
         for line in report.summary_lines():
@@ -73,6 +82,16 @@ class Command(BaseCommand):
             self.stderr.write(self.style.ERROR("rejected " + item))
         if report.rejected:
             raise CommandError(f"{len(report.rejected)} file(s) rejected; nothing of them was written")
+
+
+def import_archive(paths: list[str], dataset: str) -> ImportReport:
+    """A dataset archive imported as its upload is (``upload_import``: the same limits, and the
+    manifest's statuses, annotators and times), so every path gives the same dataset."""
+    if len(paths) != 1:
+        raise CommandError("a dataset archive (.zip) is imported on its own")
+    with open(paths[0], "rb") as stream:
+        files, _, archived = upload_import.collect_files([File(stream, name=Path(paths[0]).name)])
+    return upload_import.import_files(files, Dataset.objects.get_or_create(name=dataset)[0], archived)
 
 
 def describe(outcome: dict) -> str:
