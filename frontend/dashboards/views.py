@@ -38,6 +38,7 @@ from annotation.services.results import AGREEMENT_KEYS, SCORE_KEYS, counted, not
 from annotation.services.system_statistics import TABLES as STATISTICS_TABLES
 from annotation.services.system_statistics import download_rows as statistics_rows
 from annotation.services.scoring_inputs import load_annotations, load_pyramids
+from annotation.wording import count_noun
 from scoring.agreement import alpha_dice, peer_matrix
 from scoring.model import Convention
 
@@ -639,9 +640,9 @@ def metaeval(request, dataset):
                 transaction.on_commit(lambda: schedule([dataset.pk]))
                 parts = [f"{result.created} new", f"{result.updated} updated", f"{result.unchanged} unchanged"]
                 if result.duplicates:
-                    parts.append(f"{result.duplicates} repeated rows accepted once")
+                    parts.append(f"{count_noun(result.duplicates, 'repeated row')} accepted once")
                 if result.empty:
-                    parts.append(f"{result.empty} empty cells (no judgment)")
+                    parts.append(f"{count_noun(result.empty, 'empty cell')} (no judgment)")
                 if result.skipped_rows:
                     parts.append(result.skipped_text)
                 messages.success(request, f"Imported {', '.join(result.metrics) or 'nothing'} from {result.source}: {', '.join(parts)}.")

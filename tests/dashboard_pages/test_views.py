@@ -343,7 +343,7 @@ def test_duc_table_upload(dataset, coord):
     assert response.status_code == 302
     assert sorted(Judgment.objects.values_list("topic__external_id", "summary", "value")) == [("T1", "1", 3), ("T1", "2", 4), ("T2", "1", 2)]
     page = coord.get(response["Location"]).content.decode()
-    assert "1 empty cells (no judgment)" in page and "content_responsiveness" in page
+    assert "1 empty cell (no judgment)" in page and "content_responsiveness" in page   # count_noun: not "1 empty cells"
 
 
 # --- live figures ---------------------------------------------------------------------------
