@@ -24,7 +24,7 @@ from rest_framework.views import APIView
 
 from ..formats.lightweight_csv import Phase2Task, write_phase2_input
 from ..models import CrowdLink, LightweightPyramid, LiteStatement, LiteTask, Pyramid, ReferenceSummary
-from ..services import lightweight_dashboard, lightweight_import, lightweight_scores, lightweight_work
+from ..services import downloads, lightweight_dashboard, lightweight_import, lightweight_scores, lightweight_work
 from ..services.lightweight_runs import touch
 from . import permissions
 from .renderers import CSVRenderer
@@ -121,14 +121,17 @@ class LightweightPyramidViewSet(ScopedViewSet):
             settings = lightweight_scores.settings_of(run, **_settings_from(request.query_params))
         except ValueError as error:
             raise ValidationError({"settings": [str(error)]}) from None
-        rows = lightweight_scores.rows(lightweight_scores.compute(run, settings), level)
-        if request.accepted_renderer.format == "csv":
+        rows, keys = downloads.with_provenance(lightweight_scores.rows(lightweight_scores.compute(run, settings), level),
+                                               lightweight_scores.LEVELS[level], downloads.provenance(**vars(settings)))
+        fmt = request.accepted_renderer.format
+        name = downloads.download_name(run.dataset, f"lightweight-{run.name}-{level}", fmt)
+        if fmt == "csv":
             from ..services.results import write_rows
 
             out = StringIO()
-            write_rows(out, rows, lightweight_scores.LEVELS[level], "csv")
-            return attachment(Response(out.getvalue()), f"lightweight-{run.pk}-{level}.csv")
-        return Response(rows)
+            write_rows(out, rows, keys, "csv")
+            return attachment(Response(out.getvalue()), name)
+        return attachment(Response(rows), name) if fmt == "json" else Response(rows)
 
     @extend_schema(responses={200: inline_serializer("LightweightDashboard", {
         "progress": drf.DictField(), "costs": drf.DictField(), "current": drf.BooleanField(),
@@ -209,7 +212,7 @@ class LightweightPyramidViewSet(ScopedViewSet):
                        tuple((statements[s].external_id, statements[s].text) for s in t.statement_ids))
             for t in tasks
         ])
-        return attachment(Response(text), f"lightweight-{run.pk}-tasks.csv")
+        return attachment(Response(text), downloads.download_name(run.dataset, f"lightweight-{run.name}-tasks", "csv", qualifiers=[f"batch-{batch}" if batch else ""]))
 
     @extend_schema(request=inline_serializer("CrowdLinkCreate", {
         "kind": drf.ChoiceField(CrowdLink.Kind.choices), "batch": drf.IntegerField(required=False, allow_null=True)}),

@@ -33,7 +33,7 @@ from scoring.model import Convention
 from .. import formats
 from ..formats import DucViewError
 from ..models import Dataset, PeerAnnotation, Pyramid
-from . import ducview_export, results
+from . import downloads, ducview_export, results
 
 SPOOL_BYTES = 32 * 1024 * 1024
 FIRST_FREE_ANNOTATOR = 1001
@@ -97,7 +97,8 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
         return f"{kind}/pyramid-{pyramid_id}/" if len(per_topic[topic_id]) > 1 else f"{kind}/"
 
     manifest = {
-        "dataset": dataset.name, "convention": Convention(convention).value, "files": [], "skipped": [],
+        "dataset": dataset.name, "convention": Convention(convention).value,
+        **downloads.provenance(convention=convention), "files": [], "skipped": [],
         "annotators": {number: name for name, number in numbers.items() if number != name},
     }
     written = set()

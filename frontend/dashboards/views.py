@@ -23,12 +23,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateformat import format as format_date
-from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
 from annotation.models import SCU, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
 from annotation.natural_order import natural_key as _natural
 from annotation.roles import COORDINATOR
+from annotation.services import downloads
 from annotation.services.assignments import progress
 from annotation.services.dashboard_snapshots import NOISE, schedule, snapshot_for
 from annotation.services.recompute import scoring_delayed
@@ -47,6 +47,7 @@ from .forms import AssignmentFilter, AssignmentForm, JudgmentUploadForm, StatusF
 
 CONVENTIONS = [c.value for c in Convention]
 SCORES = ("original", "modified", "modified_jk")
+METAEVAL_SCORES = ("modified", "modified_jk")
 
 
 # --- who may see what ---------------------------------------------------------------------------
@@ -156,13 +157,21 @@ def _headers(request, param: str, columns: list[tuple[str, str]], current: str) 
 TEXT_COLUMNS = {"system", "kind", "topic", "summary", "annotator"}
 
 
-def _download(rows, keys, fmt: str, filename: str) -> HttpResponse:
+def _download(dataset, table: str, rows, keys, fmt: str, *, convention: str, qualifiers=(), **settings) -> HttpResponse:
+    """A table as a file named and stamped by ``services.downloads`` (``settings``: what else,
+    besides the convention, produced its numbers)."""
+    rows, keys = downloads.with_provenance(rows, keys, downloads.provenance(convention=convention, **settings))
     stream = io.StringIO()
-    write_rows(stream, rows, tuple(keys), fmt)
+    write_rows(stream, rows, keys, fmt)
     content_type = "application/json" if fmt == "json" else "text/csv; charset=utf-8"
     response = HttpResponse(stream.getvalue(), content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
+    response["Content-Disposition"] = downloads.content_disposition(
+        downloads.download_name(dataset, table, fmt, convention=convention, qualifiers=qualifiers))
     return response
+
+
+def _summaries(references: bool) -> str:
+    return "with-references" if references else "peers-only"
 
 
 # --- dataset list and overview --------------------------------------------------------------
@@ -409,7 +418,7 @@ def agreement_export(request, dataset, fmt):
     snapshot, _ = snapshot_for(dataset)
     convention = _convention(request)
     rows = snapshot.data["conventions"][convention]["agreement"]
-    return _download(rows, AGREEMENT_KEYS, fmt, f"{slugify(dataset.name)}-agreement-{convention}")
+    return _download(dataset, "agreement", rows, AGREEMENT_KEYS, fmt, convention=convention, include_unfinished=False)
 
 
 # --- scores ---------------------------------------------------------------------------------
@@ -467,9 +476,10 @@ def scores_export(request, dataset, fmt):
     snapshot, _ = snapshot_for(dataset)
     view = _score_view(request, snapshot)
     table = request.GET.get("table", "topics")
+    summaries = {"qualifiers": [_summaries(view["references"])], "references": view["references"], "include_unfinished": False}
     if table == "systems":
-        return _download(view["per_system"], SYSTEM_KEYS, fmt, f"{slugify(dataset.name)}-systems-{view['convention']}")
-    return _download(view["per_topic"], SCORE_KEYS, fmt, f"{slugify(dataset.name)}-scores-{view['convention']}")
+        return _download(dataset, "systems", view["per_system"], SYSTEM_KEYS, fmt, convention=view["convention"], **summaries)
+    return _download(dataset, "scores", view["per_topic"], SCORE_KEYS, fmt, convention=view["convention"], **summaries)
 
 
 # --- significance ---------------------------------------------------------------------------
@@ -576,8 +586,11 @@ def chart_export(request, dataset, chart):
         rows = charts.agreement_rows(_comparison(row, detail))
     else:
         raise Http404("No such chart.")
-    suffix = "-references" if references and chart in ("systems", "stability") else ""
-    return _download(rows, charts.KEYS[chart], "csv", f"{slugify(dataset.name)}-{chart}-chart-{convention}{suffix}")
+    settings = {"qualifiers": [_summaries(references)], "references": references,
+                "seed": snapshot.data["conventions"][convention]["statistics"]["settings"]["seed"]} if chart in ("systems", "stability") else {}
+    if chart == "agreement":
+        settings = {"qualifiers": [request.GET.get("topic", "")], "topic": request.GET.get("topic", "")}
+    return _download(dataset, f"{chart}-chart", rows, charts.KEYS[chart], "csv", convention=convention, **settings)
 
 
 @coordinator_view
@@ -587,8 +600,9 @@ def statistics_export(request, dataset, fmt):
     table = request.GET.get("table", "systems")
     if table not in STATISTICS_TABLES:
         raise Http404("No such statistics table.")
-    rows, keys = statistics_rows(snapshot.data["conventions"][convention], table)
-    return _download(rows, keys, fmt, f"{slugify(dataset.name)}-{table.replace('_', '-')}-{convention}")
+    figures = snapshot.data["conventions"][convention]
+    rows, keys = statistics_rows(figures, table)
+    return _download(dataset, f"statistics-{table}", rows, keys, fmt, convention=convention, seed=figures["statistics"]["settings"]["seed"])
 
 
 # --- meta-evaluation ------------------------------------------------------------------------
@@ -669,5 +683,6 @@ def metaeval(request, dataset):
 def metaeval_export(request, dataset, fmt):
     snapshot, _ = snapshot_for(dataset)
     convention = _convention(request)
-    rows = [{k: v for k, v in r.items() if k != "skipped"} for r in _metaeval_rows(snapshot, convention, request.GET.get("score", "auto"))]
-    return _download(rows, METAEVAL_KEYS, fmt, f"{slugify(dataset.name)}-metaeval-{convention}")
+    score = request.GET.get("score", "auto") if request.GET.get("score") in METAEVAL_SCORES else "auto"
+    rows = [{k: v for k, v in r.items() if k != "skipped"} for r in _metaeval_rows(snapshot, convention, score)]
+    return _download(dataset, "metaeval", rows, METAEVAL_KEYS, fmt, convention=convention, qualifiers=[score], score=score)
