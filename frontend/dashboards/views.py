@@ -34,7 +34,7 @@ from annotation.services.dashboard_snapshots import NOISE, schedule, snapshot_fo
 from annotation.services.recompute import scoring_delayed
 from annotation.services.dashboards import METAEVAL_KEYS, SYSTEM_KEYS
 from annotation.services.judgments import JudgmentImportError, parse_duc_table, parse_judgments_csv, read_duc_header, save_judgments
-from annotation.services.results import AGREEMENT_KEYS, SCORE_KEYS, counted, not_counted, score_annotations, write_rows
+from annotation.services.results import AGREEMENT_KEYS, SCORE_KEYS, counted, not_counted, score_annotations, shared_groups, write_rows
 from annotation.services.system_statistics import TABLES as STATISTICS_TABLES
 from annotation.services.system_statistics import download_rows as statistics_rows
 from annotation.services.scoring_inputs import load_annotations, load_pyramids
@@ -97,6 +97,15 @@ def _frame(dataset, active: str, snapshot=None, current=True, **extra) -> dict:
     if snapshot is not None:
         context |= {"computed_at_iso": snapshot.computed_at.isoformat(), "as_of": _as_of(snapshot.computed_at)}
     return context | extra
+
+
+def _shared_now(dataset, topic=None) -> str:
+    """How many peers two or more annotators have annotated now (live, not the stored figures), as
+    text ("" for none): an empty agreement section says "none yet" only when this is "" too, and
+    otherwise that their figures are on the way (the snapshot predates them)."""
+    topics = dataset.topics.all() if topic is None else dataset.topics.filter(external_id=topic)
+    n = len(shared_groups(topics))
+    return count_noun(n, "peer") if n else ""
 
 
 def _convention(request) -> str:
@@ -336,9 +345,10 @@ def agreement(request, dataset):
     convention = _convention(request)
     figures = snapshot.data["conventions"][convention]
     rows = [{"row": r, "detail": figures["agreement_details"][r["topic"]]} for r in figures["agreement"]]
+    shared_now = _shared_now(dataset) if not rows or not snapshot.data["pairs"] else ""
     return render(request, "dashboards/agreement.html", _frame(
         dataset, "agreement", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), rows=rows,
-        matrix=_matrix(snapshot.data["pairs"]), noise=NOISE, query=request.GET.urlencode()))
+        matrix=_matrix(snapshot.data["pairs"]), noise=NOISE, query=request.GET.urlencode(), shared_now=shared_now))
 
 
 @coordinator_view
@@ -347,7 +357,12 @@ def agreement_topic(request, dataset, topic):
     convention = _convention(request)
     row, detail = _topic_agreement(snapshot.data, convention, topic)
     if row is None:
-        raise Http404("No peer of this topic was annotated by two annotators.")
+        shared_now = _shared_now(dataset, topic)
+        if not shared_now:
+            raise Http404("No peer of this topic was annotated by two annotators.")
+        return render(request, "dashboards/agreement_topic.html", _frame(
+            dataset, "agreement", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), topic=topic,
+            shared_now=shared_now))
     comparison = _comparison(row, detail)
     peers = [p | {"a_score": p["modified"].get(comparison["a"]), "b_score": p["modified"].get(comparison["b"])}
              for p in sorted(detail["peers"], key=lambda p: _natural(p["peer"]))]
@@ -466,7 +481,8 @@ def scores(request, dataset):
     return render(request, "dashboards/scores.html", _frame(
         dataset, "scores", snapshot, current, **view, unfinished=unfinished, convention_links=_convention_links(request, view["convention"]), per_system=per_system, topic_rows=topic_rows,
         system_headers=_headers(request, "sort", SYSTEM_COLUMNS, system_sort), topic_headers=_headers(request, "tsort", TOPIC_COLUMNS, topic_sort),
-        chart_data=chart_data, chart_csv=chart_csv, pyramids=len(view["tiers"]), topics=topics, topic_filter=topic_filter, stats=stats,
+        chart_data=chart_data, chart_csv=chart_csv, pyramids=len(view["tiers"]), topics=topics,
+        pyramids_now=0 if view["tiers"] else Pyramid.objects.filter(topic__dataset=dataset).count(), topic_filter=topic_filter, stats=stats,
         statistics_downloads=_statistics_downloads(dataset, view["convention"]),
         downloads=downloads, reference_links=_links(request, "references", [("0", "peers only"), ("1", "peers + references")], "1" if view["references"] else "0")))
 
@@ -667,13 +683,14 @@ def metaeval(request, dataset):
     convention = _convention(request)
     score = request.GET.get("score", "auto")
     rows = _with_intervals(_metaeval_rows(snapshot, convention, score), snapshot.data["conventions"][convention]["metaeval_intervals"])
-    sources = (Judgment.objects.filter(topic__dataset=dataset).values("metric").annotate(n=Count("id"), topics=Count("topic", distinct=True), sources=Count("source", distinct=True)).order_by("metric"))
+    sources = list(Judgment.objects.filter(topic__dataset=dataset).values("metric").annotate(n=Count("id"), topics=Count("topic", distinct=True), sources=Count("source", distinct=True)).order_by("metric"))
     downloads = {fmt: reverse("dashboards:metaeval_export", args=[dataset.pk, fmt]) + "?" + urlencode({"convention": convention, "score": score})
                  for fmt in ("csv", "json")}
     return render(request, "dashboards/metaeval.html", _frame(
         dataset, "metaeval", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), score=score,
         groups=_metaeval_groups(rows), form=form, settings=snapshot.data["conventions"][convention]["statistics"]["settings"],
-        interval_download=_export_url("dashboards:statistics_export", dataset, "csv", {"convention": convention, "table": "metaeval"}), errors=errors, shown_errors=(errors or [])[:200], metrics=list(sources),
+        interval_download=_export_url("dashboards:statistics_export", dataset, "csv", {"convention": convention, "table": "metaeval"}), errors=errors, shown_errors=(errors or [])[:200], metrics=sources,
+        judgments_now=count_noun(sum(m["n"] for m in sources), "judgment"),
         max_bytes=judgment_max_bytes(), downloads=downloads,
         score_links=_links(request, "score", [("auto", "SacreROUGE (modified; modified_jk with references)"), ("modified", "modified"), ("modified_jk", "modified_jk")], score)),
         status=status_code)
