@@ -53,7 +53,7 @@ def test_agreement_empty_states_follow_the_data(monkeypatch):
     said = " ".join(empties(page))
     assert "No peer has been annotated" not in said and "No annotator pair shares a peer yet" not in said
     assert "1 peer annotated by two annotators since these figures were computed" in said and "updating…" in said
-    assert 'data-updating hidden' not in page   # the page-wide "updating" note is shown
+    assert '<p class="msg updating-note" data-updating-note>' in page   # the page-wide "updating" note is shown
     topic_page = client.get(topic_url)
     assert topic_page.status_code == 200 and "1 peer of T1 annotated by two annotators" in " ".join(empties(topic_page.content.decode()))
 
@@ -123,12 +123,12 @@ def test_figures_catch_up_in_the_browser(chromium, live_server, transactional_db
     figures = page.locator("[data-figures]")
     assert "6 judgments imported (below)" in figures.inner_text() and "No judgments imported yet" not in figures.inner_text()
     assert page.locator("table.judgments").inner_text().count("content") == 1
-    assert page.locator("p.updating-note[data-updating]").is_visible()
+    assert page.locator("p[data-updating-note]").is_visible()
     page.screenshot(path=str(artifacts / "dashboards-metaeval-updating.png"), full_page=True)
 
     monkeypatch.undo()   # the next poll schedules the recomputation, which runs: the table replaces the note
     page.wait_for_selector('[data-figures] tbody[data-metric="content"]', timeout=15_000)
-    page.wait_for_selector("p.updating-note[data-updating][hidden]", state="attached", timeout=15_000)
+    page.wait_for_selector("p[data-updating-note][hidden]", state="attached", timeout=15_000)
     assert page.locator("[data-figures] p.empty").count() == 0
     page.screenshot(path=str(artifacts / "dashboards-metaeval-caught-up.png"), full_page=True)
     assert not errors

@@ -32,7 +32,7 @@ async function poll(state) {
         }
       }
       const settled = Boolean(status.current) && status.computed_at === state.computedAt;
-      for (const mark of root.querySelectorAll("[data-updating]")) mark.hidden = settled;
+      for (const mark of root.querySelectorAll("[data-updating], [data-updating-note]")) mark.hidden = settled;
     }
   } catch (error) {
     // Offline or the server restarting: try again at the next tick.
