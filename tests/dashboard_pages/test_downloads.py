@@ -115,3 +115,36 @@ def test_download_names_are_ascii_and_distinct_by_their_settings():
     names = {downloads.download_name("d", "scores", "csv", convention=c, qualifiers=q, day=day)
              for c in ("nist", "sacrerouge") for q in ([], ["peers-only"], ["with-references"])}
     assert len(names) == 6
+
+
+@pytest.mark.browser
+def test_chromium_saves_downloads_under_their_names(chromium, live_server, transactional_db):
+    """Real clicks on the Export page and a dashboard: the names Chromium suggests (no more
+    ``download.json``, nor one name for both archives)."""
+    dataset = build_toy()
+    coordinator = make_users(dataset)["coord"]
+    coordinator.set_password("coordinate-it-2026")
+    coordinator.save()
+    page = chromium.new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", "coord")
+    page.fill("#id_password", "coordinate-it-2026")
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
+    today = timezone.localdate().isoformat()
+    page.goto(f"{live_server.url}/setup/{dataset.pk}/export/")
+    saved = {}
+    for export in ("archive-nist", "archive-sacrerouge", "scores-json-nist", "agreement-json-sacrerouge"):
+        with page.expect_download() as download:
+            page.click(f"[data-export={export}]")
+        saved[export] = download.value.suggested_filename
+    page.goto(f"{live_server.url}/datasets/{dataset.pk}/scores/?convention=sacrerouge")
+    with page.expect_download() as download:
+        page.click("section .downloads a:text('JSON')")
+    saved["dashboard"] = download.value.suggested_filename
+    assert saved == {
+        "archive-nist": f"Toy-archive-nist-{today}.zip", "archive-sacrerouge": f"Toy-archive-sacrerouge-{today}.zip",
+        "scores-json-nist": f"Toy-scores-nist-with-references-{today}.json", "agreement-json-sacrerouge": f"Toy-agreement-sacrerouge-{today}.json",
+        "dashboard": f"Toy-systems-sacrerouge-peers-only-{today}.json",
+    }
+    page.close()
