@@ -17,9 +17,13 @@ $(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
-	$(PY) -m pip install --quiet -e '.[test]'
-	touch $@ $(VENV)/.installed
+# The test extras alone, not `pip install -e '.[test]'`: that reinstalls the project itself, rewriting the
+# editable finder module in site-packages that every Django process has imported, and the autoreloader
+# of a `make run` serving meanwhile restarts the server on it.
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PY) -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["test"]))' > $(VENV)/test-requirements.txt
+	$(PY) -m pip install --quiet -r $(VENV)/test-requirements.txt
+	touch $@
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
@@ -30,7 +34,7 @@ migrate: install
 demo: migrate
 	$(DEV) $(PY) manage.py load_demo
 
-## Set up (venv, dependencies, SQLite database, demo data and users) and serve on http://127.0.0.1:8000
+## Set up (venv, dependencies, SQLite database, demo data and users) and serve on http://127.0.0.1:8000 (another port: make run PORT=8001)
 run: demo
 	$(DEV) $(PY) manage.py runserver $(HOST):$(PORT)
 

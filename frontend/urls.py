@@ -10,4 +10,5 @@ urlpatterns = [
     path("pyramids/<int:pk>/build/", views.builder, name="builder"),
     path("annotations/<int:pk>/", views.annotator, name="annotator"),
     path("healthz", views.healthz, name="healthz"),
+    path("favicon.ico", views.favicon, name="favicon"),
 ]

@@ -5,7 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.staticfiles.storage import staticfiles_storage
 from django.core.exceptions import ValidationError
 from django.db import connection
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -93,3 +93,9 @@ def healthz(request):
     if failure is not None:
         return JsonResponse({"status": "error", "reason": failure}, status=503)
     return JsonResponse({"status": "ok"})
+
+
+def favicon(request):
+    """``/favicon.ico``, which browsers ask for on every page that names no icon (the API's pages,
+    files opened directly): the icon the pages name, from the static files (public, like them)."""
+    return HttpResponseRedirect(staticfiles_storage.url("frontend/favicon.svg"))

@@ -7,6 +7,8 @@ Two shapes:
 - ``DATABASE_URL`` and ``REDIS_URL`` set: PostgreSQL, Redis as broker and cache, and Celery
   workers (with beat's periodic sweep) do the work (the production shape, the one CI tests).
 """
+import os
+import tempfile
 from datetime import timedelta
 from pathlib import Path
 
@@ -97,6 +99,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # every commit (only at checkpoints), which took 10-20 ms of each write. A crash of the server
     # process loses nothing; a power loss may lose the last commits, never the database's consistency.
     DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    # Tests on SQLite use a file like the one above (WAL, the busy timeout), not Django's default
+    # in-memory database with a shared cache: there table locks fail at once ("database table is
+    # locked") instead of waiting, and the background runner's thread writes beside the test's.
+    # One file per test process (Django creates it and deletes it afterwards).
+    DATABASES["default"]["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"pyramid-test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, Celery and the cache ------------------------------------------------------------

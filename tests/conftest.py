@@ -152,3 +152,21 @@ def _accessible_pages(request):
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+def without_provenance(content, fmt: str) -> str:
+    """A download's text without the provenance columns every download carries
+    (``services.downloads``: ``app_version``, ``settings``), as the management commands write it."""
+    import csv
+    import io
+    import json
+
+    text = content.decode() if isinstance(content, bytes) else content
+    if fmt == "json":
+        rows = [{k: v for k, v in row.items() if k not in ("app_version", "settings")} for row in json.loads(text)]
+        return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+    lines = list(csv.reader(io.StringIO(text)))
+    assert lines[0][-2:] == ["app_version", "settings"], lines[0]
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(line[:-2] for line in lines)
+    return out.getvalue()

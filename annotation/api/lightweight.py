@@ -24,7 +24,7 @@ from rest_framework.views import APIView
 
 from ..formats.lightweight_csv import Phase2Task, write_phase2_input
 from ..models import CrowdLink, LightweightPyramid, LiteStatement, LiteTask, Pyramid, ReferenceSummary
-from ..services import lightweight_codes, lightweight_dashboard, lightweight_import, lightweight_scores, lightweight_work
+from ..services import downloads, lightweight_codes, lightweight_dashboard, lightweight_import, lightweight_scores, lightweight_work
 from ..services.lightweight_privacy import export_worker
 from ..services.lightweight_runs import touch
 from . import permissions
@@ -128,13 +128,16 @@ class LightweightPyramidViewSet(ScopedViewSet):
             raise ValidationError({"settings": [str(error)]}) from None
         rows, columns = lightweight_scores.export_rows(run, level, settings, _flag(request, "verified_only"),
                                                        request.query_params.get("workers") == "pseudonyms")
-        if request.accepted_renderer.format == "csv":
+        rows, keys = downloads.with_provenance(rows, columns, downloads.provenance(**vars(settings)))
+        fmt = request.accepted_renderer.format
+        name = downloads.download_name(run.dataset, f"lightweight-{run.name}-{level}", fmt)
+        if fmt == "csv":
             from ..services.results import write_rows
 
             out = StringIO()
-            write_rows(out, rows, columns, "csv")
-            return attachment(Response(out.getvalue()), f"lightweight-{run.pk}-{level}.csv")
-        return Response(rows)
+            write_rows(out, rows, keys, "csv")
+            return attachment(Response(out.getvalue()), name)
+        return attachment(Response(rows), name) if fmt == "json" else Response(rows)
 
     @extend_schema(responses={200: inline_serializer("LightweightDashboard", {
         "progress": drf.DictField(), "costs": drf.DictField(), "current": drf.BooleanField(),
@@ -215,7 +218,7 @@ class LightweightPyramidViewSet(ScopedViewSet):
                        tuple((statements[s].external_id, statements[s].text) for s in t.statement_ids))
             for t in tasks
         ])
-        return attachment(Response(text), f"lightweight-{run.pk}-tasks.csv")
+        return attachment(Response(text), downloads.download_name(run.dataset, f"lightweight-{run.name}-tasks", "csv", qualifiers=[f"batch-{batch}" if batch else ""]))
 
     @extend_schema(parameters=[OpenApiParameter("format", str, enum=["json", "csv"]),
                                OpenApiParameter("workers", str, enum=["ids", "pseudonyms"], required=False)],
@@ -232,7 +235,7 @@ class LightweightPyramidViewSet(ScopedViewSet):
 
             out = StringIO()
             write_rows(out, rows, lightweight_codes.SUBMISSION_COLUMNS, "csv")
-            return attachment(Response(out.getvalue()), f"lightweight-{run.pk}-submissions.csv")
+            return attachment(Response(out.getvalue()), downloads.download_name(run.dataset, f"lightweight-{run.name}-submissions", "csv"))
         return Response(rows)
 
     @extend_schema(request=inline_serializer("CrowdLinkCreate", {

@@ -10,7 +10,6 @@
 Both are for the dataset's coordinators (and superusers): a dataset you may not see is a 404,
 one you see but do not coordinate (an annotator's) is a 403.
 """
-import re
 
 from django.conf import settings
 from django.http import FileResponse
@@ -27,7 +26,7 @@ from rest_framework.views import APIView
 from scoring.model import Convention
 
 from ..models import Dataset, PeerAnnotation, Pyramid
-from ..services import dataset_archive, upload_import
+from ..services import dataset_archive, downloads, upload_import
 from . import permissions
 
 
@@ -159,9 +158,8 @@ class DatasetImportView(APIView):
         return Response(body)
 
 
-def archive_filename(dataset: Dataset) -> str:
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", dataset.name).strip("-.") or "dataset"
-    return f"{slug}-{dataset.pk}.zip"
+def archive_filename(dataset: Dataset, convention: Convention) -> str:
+    return downloads.download_name(dataset, "archive", "zip", convention=convention)
 
 
 class DatasetArchiveView(APIView):
@@ -192,4 +190,4 @@ class DatasetArchiveView(APIView):
         pyramids = permissions.visible(user, Pyramid.objects.filter(topic__dataset=dataset))
         annotations = permissions.visible(user, PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset))
         spool, _ = dataset_archive.build_archive(dataset, pyramids, annotations, convention)
-        return FileResponse(spool, as_attachment=True, filename=archive_filename(dataset), content_type="application/zip")
+        return FileResponse(spool, as_attachment=True, filename=archive_filename(dataset, convention), content_type="application/zip")

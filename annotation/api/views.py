@@ -33,7 +33,7 @@ from ..models import (
     SCU, AnnotationScore, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
     ReferenceSummary, Topic,
 )
-from ..services import datasets, ducview_export, peer_actions, pyramid_actions, results, sacrerouge_export, suggestions, system_statistics
+from ..services import datasets, downloads, ducview_export, peer_actions, pyramid_actions, results, sacrerouge_export, suggestions, system_statistics
 from ..services.dashboard_snapshots import snapshot_for
 from . import filters, permissions, serializers
 from .actions import ContributorActions, HistoryActions, RepresentationVersionMixin, SCUActions, VersionedMixin
@@ -91,8 +91,18 @@ class ScopedViewSet(IdempotentPostMixin, FormatNegotiationMixin, viewsets.ModelV
 
 
 def attachment(response: Response, filename: str) -> Response:
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = downloads.content_disposition(filename)
     return response
+
+
+def document_name(obj, extension: str) -> str:
+    """``duc2006-D0631-pyramid-12-2026-11-26.pyr``, ``duc2006-D0631-peer-14-annotation-40-2026-11-26.pan``
+    (SacreROUGE's: ``....pyramids.jsonl``, ``....pyramid-annotations.jsonl``, its readers' names)."""
+    if isinstance(obj, Pyramid):
+        topic, table = obj.topic, f"{obj.topic.external_id}-pyramid-{obj.pk}"
+    else:
+        topic, table = obj.peer.topic, f"{obj.peer.topic.external_id}-peer-{obj.peer.external_id}-annotation-{obj.pk}"
+    return downloads.download_name(topic.dataset, table, extension)
 
 
 def as_ducview(export, obj) -> bytes:
@@ -139,26 +149,37 @@ class DatasetViewSet(RepresentationVersionMixin, ScopedViewSet):
         except ValueError:
             raise ValidationError({"convention": [f"Choose one of: {', '.join(c.value for c in Convention)}."]}) from None
 
-    def _rows(self, request, rows_of, keys, name):
+    def _rows(self, request, rows_of, keys, name, **settings):
         dataset = self.get_object()
         convention = self._convention(request)
         unfinished = request.query_params.get("include_unfinished", "false").lower()
         if unfinished not in ("true", "false", "1", "0"):
             raise ValidationError({"include_unfinished": ["Say true or false."]})
         include_unfinished = unfinished in ("true", "1")
-        rows = rows_of(dataset.topics.all(), convention, include_unfinished=include_unfinished)
-        keys = keys(include_unfinished)
-        if request.accepted_renderer.format == "csv":
+        rows, keys = downloads.with_provenance(rows_of(dataset.topics.all(), convention, include_unfinished=include_unfinished),
+                                               keys(include_unfinished), downloads.provenance(convention=convention, include_unfinished=include_unfinished, **settings))
+        qualifiers = ["with-references"] if settings.get("references") else []
+        return self._file(request, dataset, name, rows, keys, convention, qualifiers + (["with-unfinished"] if include_unfinished else []))
+
+    @staticmethod
+    def _file(request, dataset, table: str, rows, keys, convention, qualifiers=()) -> Response:
+        """Rows as CSV or JSON; a file named by ``downloads`` either way (not in the browsable API)."""
+        fmt = request.accepted_renderer.format
+        if fmt == "csv":
             out = StringIO()
             results.write_rows(out, rows, keys, "csv")
-            return attachment(Response(out.getvalue()), f"{name}-{dataset.pk}-{convention.value}.csv")
-        return Response(rows)
+            response = Response(out.getvalue())
+        else:
+            response = Response(rows)
+        if fmt in ("csv", "json"):
+            attachment(response, downloads.download_name(dataset, table, fmt, convention=convention, qualifiers=qualifiers))
+        return response
 
     @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM, UNFINISHED_PARAM], responses={200: ROWS_RESPONSE})
     @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
     def scores(self, request, pk=None):
         """Scores of every peer annotation and reference summary (the keys of ``export_scores``)."""
-        return self._rows(request, results.score_rows, results.score_keys, "scores")
+        return self._rows(request, results.score_rows, results.score_keys, "scores", references=True)
 
     @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM, UNFINISHED_PARAM], responses={200: ROWS_RESPONSE})
     @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
@@ -180,12 +201,10 @@ class DatasetViewSet(RepresentationVersionMixin, ScopedViewSet):
         if table not in system_statistics.TABLES:
             raise ValidationError({"table": [f"Choose one of: {', '.join(system_statistics.TABLES)}."]})
         snapshot, _ = snapshot_for(dataset)
-        rows, keys = system_statistics.download_rows(snapshot.data["conventions"][convention.value], table)
-        if request.accepted_renderer.format == "csv":
-            out = StringIO()
-            results.write_rows(out, rows, keys, "csv")
-            return attachment(Response(out.getvalue()), f"statistics-{table}-{dataset.pk}-{convention.value}.csv")
-        return Response(rows)
+        figures = snapshot.data["conventions"][convention.value]
+        rows, keys = downloads.with_provenance(*system_statistics.download_rows(figures, table), downloads.provenance(
+            convention=convention, seed=figures["statistics"]["settings"]["seed"]))
+        return self._file(request, dataset, f"statistics-{table}", rows, keys, convention)
 
 
 class TopicViewSet(RepresentationVersionMixin, ScopedViewSet):
@@ -245,10 +264,10 @@ class PyramidViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
         """The pyramid as a file: ``json`` (the ``full`` document) or ``ducview`` (.pyr)."""
         pyramid = self.get_object()
         if request.accepted_renderer.format == "ducview":
-            return attachment(Response(as_ducview(ducview_export.export_pyramid, pyramid)), f"{pyramid.topic.external_id}.{pyramid.pk}.pyr")
+            return attachment(Response(as_ducview(ducview_export.export_pyramid, pyramid)), document_name(pyramid, "pyr"))
         if request.accepted_renderer.format == "sacrerouge":
-            return attachment(Response(sacrerouge_export.pyramid_jsonl(pyramid)), sacrerouge_export.pyramid_filename(pyramid))
-        return attachment(Response(self.get_serializer(pyramid).data), f"pyramid-{pyramid.pk}.json")
+            return attachment(Response(sacrerouge_export.pyramid_jsonl(pyramid)), document_name(pyramid, "pyramids.jsonl"))
+        return attachment(Response(self.get_serializer(pyramid).data), document_name(pyramid, "json"))
 
 
 class SCUViewSet(SCUActions, VersionedMixin, ScopedViewSet):
@@ -322,11 +341,10 @@ class PeerAnnotationViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
         """The annotation as a file: ``json`` (the ``full`` document) or ``ducview`` (.pan)."""
         annotation = self.get_object()
         if request.accepted_renderer.format == "ducview":
-            name = f"{annotation.peer.topic.external_id}.{annotation.peer.external_id}.{annotation.pk}.pan"
-            return attachment(Response(as_ducview(ducview_export.export_annotation, annotation)), name)
+            return attachment(Response(as_ducview(ducview_export.export_annotation, annotation)), document_name(annotation, "pan"))
         if request.accepted_renderer.format == "sacrerouge":
-            return attachment(Response(sacrerouge_export.annotation_jsonl(annotation)), sacrerouge_export.annotation_filename(annotation))
-        return attachment(Response(self.get_serializer(annotation).data), f"annotation-{annotation.pk}.json")
+            return attachment(Response(sacrerouge_export.annotation_jsonl(annotation)), document_name(annotation, "pyramid-annotations.jsonl"))
+        return attachment(Response(self.get_serializer(annotation).data), document_name(annotation, "json"))
 
 
 class PeerMatchViewSet(VersionedMixin, ScopedViewSet):

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from ..models import Assignment, PeerAnnotation, PeerSummary, Pyramid
 from ..natural_order import natural_key
+from ..wording import count_noun
 from .results import counted
 
 
@@ -30,10 +31,10 @@ def progress(assignment: Assignment) -> Progress:
     if assignment.task == Assignment.Task.BUILD_PYRAMID:
         pyramid = Pyramid.objects.filter(topic=assignment.topic, creator=assignment.annotator).order_by("-id").first()
         scus = pyramid.scus.count() if pyramid else 0
-        return Progress(1 if pyramid and pyramid.status == Pyramid.Status.DONE else 0, 1, f"{scus} SCU{'s' if scus != 1 else ''}" if pyramid else "not started")
+        return Progress(1 if pyramid and pyramid.status == Pyramid.Status.DONE else 0, 1, count_noun(scus, "SCU") if pyramid else "not started")
     total = assignment.topic.peersummarys.count()
     done = counted(PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator)).count()
-    return Progress(done, total, f"{done} of {total} peer{'s' if total != 1 else ''} done")
+    return Progress(done, total, f"{done} of {count_noun(total, 'peer')} done")
 
 
 @transaction.atomic

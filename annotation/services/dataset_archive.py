@@ -52,7 +52,7 @@ from scoring.model import Convention
 from .. import formats
 from ..formats import DucViewError
 from ..models import Dataset, PeerAnnotation, Pyramid
-from . import ducview_export, results
+from . import downloads, ducview_export, results
 from .scoring_inputs import load_annotations
 
 SPOOL_BYTES = 32 * 1024 * 1024
@@ -121,7 +121,8 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
 
     counts = load_annotations(a.pk for a in annotations)
     manifest = {
-        "version": MANIFEST_VERSION, "dataset": dataset.name, "convention": Convention(convention).value, "files": [], "skipped": [],
+        "version": MANIFEST_VERSION, "dataset": dataset.name, "convention": Convention(convention).value,
+        **downloads.provenance(convention=convention), "files": [], "skipped": [],
         "annotators": {number: name for name, number in numbers.items() if number != name},
     }
     written = set()

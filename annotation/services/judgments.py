@@ -30,6 +30,7 @@ from django.conf import settings
 from django.db import transaction
 
 from ..models import Dataset, Judgment, PeerSummary, ReferenceSummary, Topic
+from ..wording import count_noun
 
 CSV_COLUMNS = ("topic", "summary", "metric", "value")
 DUC_CONTENT = {"content": "content_responsiveness"}
@@ -76,8 +77,7 @@ class ImportResult:
         if not self.skipped_rows:
             return ""
         names = ", ".join(self.skipped_topics[:5]) + (", …" if len(self.skipped_topics) > 5 else "")
-        return (f"{self.skipped_rows} row{'s' if self.skipped_rows != 1 else ''} of {len(self.skipped_topics)} "
-                f"topic{'s' if len(self.skipped_topics) != 1 else ''} not in this dataset skipped ({names})")
+        return f"{count_noun(self.skipped_rows, 'row')} of {count_noun(len(self.skipped_topics), 'topic')} not in this dataset skipped ({names})"
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__dataclass_fields__} | {
@@ -91,7 +91,7 @@ class JudgmentImportError(Exception):
     def __init__(self, errors: list[str]):
         self.errors = list(errors)
         shown = "; ".join(self.errors[:20]) + ("; ..." if len(self.errors) > 20 else "")
-        super().__init__(f"{len(self.errors)} problem{'s' if len(self.errors) != 1 else ''}, nothing imported: {shown}")
+        super().__init__(f"{count_noun(len(self.errors), 'problem')}, nothing imported: {shown}")
 
 
 def _number(text: str) -> float:
@@ -280,7 +280,7 @@ def save_judgments(dataset: Dataset | str, parsed: Parsed, source: str = "") -> 
         resolved, duplicates = _resolve(dataset, parsed.rows, errors, skipped)
         if skipped and not resolved and not errors:
             names = sorted(skipped)
-            errors.append(f"none of the file's {len(names)} topic{'s' if len(names) != 1 else ''} ({', '.join(names[:5])}"
+            errors.append(f"none of the file's {count_noun(len(names), 'topic')} ({', '.join(names[:5])}"
                           f"{', …' if len(names) > 5 else ''}) is a topic of dataset {dataset.name!r}")
         if errors:
             raise JudgmentImportError(grouped(errors))

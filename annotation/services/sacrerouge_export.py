@@ -219,10 +219,3 @@ def pyramid_jsonl(pyramid: Pyramid) -> str:
 def annotation_jsonl(annotation: PeerAnnotation) -> str:
     return to_jsonl([annotation_record(annotation)])
 
-
-def pyramid_filename(pyramid: Pyramid) -> str:
-    return f"{pyramid.topic.external_id}.{pyramid.pk}.pyramids.jsonl"
-
-
-def annotation_filename(annotation: PeerAnnotation) -> str:
-    return f"{annotation.peer.topic.external_id}.{annotation.peer.external_id}.{annotation.pk}.pyramid-annotations.jsonl"

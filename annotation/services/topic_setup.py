@@ -23,6 +23,7 @@ from django.db import IntegrityError, transaction
 from ..formats import summary_texts
 from ..formats.summary_texts import MAX_ID, NamePatterns, PatternError
 from ..models import Dataset, PeerSummary, ReferenceSummary, Topic
+from ..wording import count_noun
 from . import upload_import
 from .upload_import import Limits, UploadRejected
 
@@ -249,7 +250,7 @@ def plan_zip(dataset: Dataset, upload, reference_names: str, peer_names: str, li
         topic.summaries.append(SummaryPlan(named.kind, named.id, text, named.path))
     plan.topics = list(topics.values())
     if not plan.topics and not plan.problems:
-        plan.problems.append(f"no file in {name} matches the name patterns ({len(plan.ignored)} file{'s' if len(plan.ignored) != 1 else ''} ignored)")
+        plan.problems.append(f"no file in {name} matches the name patterns ({count_noun(len(plan.ignored), 'file')} ignored)")
     return _finish(dataset, plan)
 
 

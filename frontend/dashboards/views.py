@@ -24,21 +24,24 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateformat import format as format_date
-from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
 from annotation.models import SCU, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
 from annotation.natural_order import natural_key as _natural
 from annotation.roles import COORDINATOR
+from annotation.services import downloads
 from annotation.services.assignments import progress
 from annotation.services.dashboard_snapshots import NOISE, schedule, snapshot_for
 from annotation.services.recompute import scoring_delayed
 from annotation.services.dashboards import METAEVAL_KEYS, SYSTEM_KEYS
 from annotation.services.judgments import JudgmentImportError, parse_duc_table, parse_judgments_csv, read_duc_header, save_judgments
-from annotation.services.results import AGREEMENT_KEYS, SCORE_KEYS, counted, counting, not_counted, score_annotations, write_rows
+from annotation.services.results import (
+    AGREEMENT_KEYS, SCORE_KEYS, counted, counting, not_counted, score_annotations, shared_groups, write_rows,
+)
 from annotation.services.system_statistics import TABLES as STATISTICS_TABLES
 from annotation.services.system_statistics import download_rows as statistics_rows
 from annotation.services.scoring_inputs import load_annotations, load_pyramids
+from annotation.wording import count_noun
 from scoring.agreement import alpha_dice, peer_matrix
 from scoring.model import Convention
 
@@ -47,6 +50,7 @@ from .forms import AssignmentFilter, AssignmentForm, JudgmentUploadForm, StatusF
 
 CONVENTIONS = [c.value for c in Convention]
 SCORES = ("original", "modified", "modified_jk")
+METAEVAL_SCORES = ("modified", "modified_jk")
 
 
 # --- who may see what ---------------------------------------------------------------------------
@@ -96,6 +100,15 @@ def _frame(dataset, active: str, snapshot=None, current=True, **extra) -> dict:
     if snapshot is not None:
         context |= {"computed_at_iso": snapshot.computed_at.isoformat(), "as_of": _as_of(snapshot.computed_at)}
     return context | extra
+
+
+def _shared_now(dataset, topic=None) -> str:
+    """How many peers two or more annotators have annotated now (live, not the stored figures), as
+    text ("" for none): an empty agreement section says "none yet" only when this is "" too, and
+    otherwise that their figures are on the way (the snapshot predates them)."""
+    topics = dataset.topics.all() if topic is None else dataset.topics.filter(external_id=topic)
+    n = len(shared_groups(topics))
+    return count_noun(n, "peer") if n else ""
 
 
 def _convention(request) -> str:
@@ -156,13 +169,21 @@ def _headers(request, param: str, columns: list[tuple[str, str]], current: str) 
 TEXT_COLUMNS = {"system", "kind", "topic", "summary", "annotator"}
 
 
-def _download(rows, keys, fmt: str, filename: str) -> HttpResponse:
+def _download(dataset, table: str, rows, keys, fmt: str, *, convention: str, qualifiers=(), **settings) -> HttpResponse:
+    """A table as a file named and stamped by ``services.downloads`` (``settings``: what else,
+    besides the convention, produced its numbers)."""
+    rows, keys = downloads.with_provenance(rows, keys, downloads.provenance(convention=convention, **settings))
     stream = io.StringIO()
-    write_rows(stream, rows, tuple(keys), fmt)
+    write_rows(stream, rows, keys, fmt)
     content_type = "application/json" if fmt == "json" else "text/csv; charset=utf-8"
     response = HttpResponse(stream.getvalue(), content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
+    response["Content-Disposition"] = downloads.content_disposition(
+        downloads.download_name(dataset, table, fmt, convention=convention, qualifiers=qualifiers))
     return response
+
+
+def _summaries(references: bool) -> str:
+    return "with-references" if references else "peers-only"
 
 
 # --- dataset list and overview --------------------------------------------------------------
@@ -327,9 +348,10 @@ def agreement(request, dataset):
     convention = _convention(request)
     figures = snapshot.data["conventions"][convention]
     rows = [{"row": r, "detail": figures["agreement_details"][r["topic"]]} for r in figures["agreement"]]
+    shared_now = _shared_now(dataset) if not rows or not snapshot.data["pairs"] else ""
     return render(request, "dashboards/agreement.html", _frame(
         dataset, "agreement", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), rows=rows,
-        matrix=_matrix(snapshot.data["pairs"]), noise=NOISE, query=request.GET.urlencode()))
+        matrix=_matrix(snapshot.data["pairs"]), noise=NOISE, query=request.GET.urlencode(), shared_now=shared_now))
 
 
 @coordinator_view
@@ -338,7 +360,12 @@ def agreement_topic(request, dataset, topic):
     convention = _convention(request)
     row, detail = _topic_agreement(snapshot.data, convention, topic)
     if row is None:
-        raise Http404("No peer of this topic was annotated by two annotators.")
+        shared_now = _shared_now(dataset, topic)
+        if not shared_now:
+            raise Http404("No peer of this topic was annotated by two annotators.")
+        return render(request, "dashboards/agreement_topic.html", _frame(
+            dataset, "agreement", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), topic=topic,
+            shared_now=shared_now))
     comparison = _comparison(row, detail)
     peers = [p | {"a_score": p["modified"].get(comparison["a"]), "b_score": p["modified"].get(comparison["b"])}
              for p in sorted(detail["peers"], key=lambda p: _natural(p["peer"]))]
@@ -409,7 +436,7 @@ def agreement_export(request, dataset, fmt):
     snapshot, _ = snapshot_for(dataset)
     convention = _convention(request)
     rows = snapshot.data["conventions"][convention]["agreement"]
-    return _download(rows, AGREEMENT_KEYS, fmt, f"{slugify(dataset.name)}-agreement-{convention}")
+    return _download(dataset, "agreement", rows, AGREEMENT_KEYS, fmt, convention=convention, include_unfinished=False)
 
 
 # --- scores ---------------------------------------------------------------------------------
@@ -457,7 +484,8 @@ def scores(request, dataset):
     return render(request, "dashboards/scores.html", _frame(
         dataset, "scores", snapshot, current, **view, unfinished=unfinished, convention_links=_convention_links(request, view["convention"]), per_system=per_system, topic_rows=topic_rows,
         system_headers=_headers(request, "sort", SYSTEM_COLUMNS, system_sort), topic_headers=_headers(request, "tsort", TOPIC_COLUMNS, topic_sort),
-        chart_data=chart_data, chart_csv=chart_csv, pyramids=len(view["tiers"]), topics=topics, topic_filter=topic_filter, stats=stats,
+        chart_data=chart_data, chart_csv=chart_csv, pyramids=len(view["tiers"]), topics=topics,
+        pyramids_now=0 if view["tiers"] else Pyramid.objects.filter(topic__dataset=dataset).count(), topic_filter=topic_filter, stats=stats,
         statistics_downloads=_statistics_downloads(dataset, view["convention"]),
         downloads=downloads, reference_links=_links(request, "references", [("0", "peers only"), ("1", "peers + references")], "1" if view["references"] else "0")))
 
@@ -467,9 +495,10 @@ def scores_export(request, dataset, fmt):
     snapshot, _ = snapshot_for(dataset)
     view = _score_view(request, snapshot)
     table = request.GET.get("table", "topics")
+    summaries = {"qualifiers": [_summaries(view["references"])], "references": view["references"], "include_unfinished": False}
     if table == "systems":
-        return _download(view["per_system"], SYSTEM_KEYS, fmt, f"{slugify(dataset.name)}-systems-{view['convention']}")
-    return _download(view["per_topic"], SCORE_KEYS, fmt, f"{slugify(dataset.name)}-scores-{view['convention']}")
+        return _download(dataset, "systems", view["per_system"], SYSTEM_KEYS, fmt, convention=view["convention"], **summaries)
+    return _download(dataset, "scores", view["per_topic"], SCORE_KEYS, fmt, convention=view["convention"], **summaries)
 
 
 # --- significance ---------------------------------------------------------------------------
@@ -576,8 +605,11 @@ def chart_export(request, dataset, chart):
         rows = charts.agreement_rows(_comparison(row, detail))
     else:
         raise Http404("No such chart.")
-    suffix = "-references" if references and chart in ("systems", "stability") else ""
-    return _download(rows, charts.KEYS[chart], "csv", f"{slugify(dataset.name)}-{chart}-chart-{convention}{suffix}")
+    settings = {"qualifiers": [_summaries(references)], "references": references,
+                "seed": snapshot.data["conventions"][convention]["statistics"]["settings"]["seed"]} if chart in ("systems", "stability") else {}
+    if chart == "agreement":
+        settings = {"qualifiers": [request.GET.get("topic", "")], "topic": request.GET.get("topic", "")}
+    return _download(dataset, f"{chart}-chart", rows, charts.KEYS[chart], "csv", convention=convention, **settings)
 
 
 @coordinator_view
@@ -587,8 +619,9 @@ def statistics_export(request, dataset, fmt):
     table = request.GET.get("table", "systems")
     if table not in STATISTICS_TABLES:
         raise Http404("No such statistics table.")
-    rows, keys = statistics_rows(snapshot.data["conventions"][convention], table)
-    return _download(rows, keys, fmt, f"{slugify(dataset.name)}-{table.replace('_', '-')}-{convention}")
+    figures = snapshot.data["conventions"][convention]
+    rows, keys = statistics_rows(figures, table)
+    return _download(dataset, f"statistics-{table}", rows, keys, fmt, convention=convention, seed=figures["statistics"]["settings"]["seed"])
 
 
 # --- meta-evaluation ------------------------------------------------------------------------
@@ -640,9 +673,9 @@ def metaeval(request, dataset):
                 transaction.on_commit(lambda: schedule([dataset.pk]))
                 parts = [f"{result.created} new", f"{result.updated} updated", f"{result.unchanged} unchanged"]
                 if result.duplicates:
-                    parts.append(f"{result.duplicates} repeated rows accepted once")
+                    parts.append(f"{count_noun(result.duplicates, 'repeated row')} accepted once")
                 if result.empty:
-                    parts.append(f"{result.empty} empty cells (no judgment)")
+                    parts.append(f"{count_noun(result.empty, 'empty cell')} (no judgment)")
                 if result.skipped_rows:
                     parts.append(result.skipped_text)
                 messages.success(request, f"Imported {', '.join(result.metrics) or 'nothing'} from {result.source}: {', '.join(parts)}.")
@@ -653,13 +686,14 @@ def metaeval(request, dataset):
     convention = _convention(request)
     score = request.GET.get("score", "auto")
     rows = _with_intervals(_metaeval_rows(snapshot, convention, score), snapshot.data["conventions"][convention]["metaeval_intervals"])
-    sources = (Judgment.objects.filter(topic__dataset=dataset).values("metric").annotate(n=Count("id"), topics=Count("topic", distinct=True), sources=Count("source", distinct=True)).order_by("metric"))
+    sources = list(Judgment.objects.filter(topic__dataset=dataset).values("metric").annotate(n=Count("id"), topics=Count("topic", distinct=True), sources=Count("source", distinct=True)).order_by("metric"))
     downloads = {fmt: reverse("dashboards:metaeval_export", args=[dataset.pk, fmt]) + "?" + urlencode({"convention": convention, "score": score})
                  for fmt in ("csv", "json")}
     return render(request, "dashboards/metaeval.html", _frame(
         dataset, "metaeval", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), score=score,
         groups=_metaeval_groups(rows), form=form, settings=snapshot.data["conventions"][convention]["statistics"]["settings"],
-        interval_download=_export_url("dashboards:statistics_export", dataset, "csv", {"convention": convention, "table": "metaeval"}), errors=errors, shown_errors=(errors or [])[:200], metrics=list(sources),
+        interval_download=_export_url("dashboards:statistics_export", dataset, "csv", {"convention": convention, "table": "metaeval"}), errors=errors, shown_errors=(errors or [])[:200], metrics=sources,
+        judgments_now=count_noun(sum(m["n"] for m in sources), "judgment"),
         max_bytes=judgment_max_bytes(), downloads=downloads, max_judgments=f"{django_settings.METAEVAL_MAX_JUDGMENTS:,}",
         max_metrics=django_settings.METAEVAL_MAX_METRICS,
         score_links=_links(request, "score", [("auto", "SacreROUGE (modified; modified_jk with references)"), ("modified", "modified"), ("modified_jk", "modified_jk")], score)),
@@ -670,5 +704,6 @@ def metaeval(request, dataset):
 def metaeval_export(request, dataset, fmt):
     snapshot, _ = snapshot_for(dataset)
     convention = _convention(request)
-    rows = [{k: v for k, v in r.items() if k != "skipped"} for r in _metaeval_rows(snapshot, convention, request.GET.get("score", "auto"))]
-    return _download(rows, METAEVAL_KEYS, fmt, f"{slugify(dataset.name)}-metaeval-{convention}")
+    score = request.GET.get("score", "auto") if request.GET.get("score") in METAEVAL_SCORES else "auto"
+    rows = [{k: v for k, v in r.items() if k != "skipped"} for r in _metaeval_rows(snapshot, convention, score)]
+    return _download(dataset, "metaeval", rows, METAEVAL_KEYS, fmt, convention=convention, qualifiers=[score], score=score)

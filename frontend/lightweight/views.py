@@ -31,7 +31,8 @@ from annotation.models import (
     CrowdLink, Dataset, LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting, Pyramid, ReferenceSummary,
 )
 from annotation.services import (
-    lightweight_codes, lightweight_dashboard, lightweight_import, lightweight_platforms, lightweight_privacy, lightweight_work,
+    downloads, lightweight_codes, lightweight_dashboard, lightweight_import, lightweight_platforms, lightweight_privacy,
+    lightweight_scores, lightweight_work,
 )
 from annotation.services.lightweight_platforms import Platform
 from annotation.services.lightweight_runs import touch
@@ -109,9 +110,10 @@ def chart_csv(request, pk):
     run = _run(request, pk)
     comparison = lightweight_dashboard.dashboard(run)["comparison"]
     stream = io.StringIO()
-    write_rows(stream, charts.lite_rows(comparison["systems"]) if comparison else [], charts.LITE_KEYS, "csv")
+    write_rows(stream, *downloads.with_provenance(charts.lite_rows(comparison["systems"]) if comparison else [], charts.LITE_KEYS,
+                                                  downloads.provenance(**vars(lightweight_scores.settings_of(run)))), "csv")
     response = HttpResponse(stream.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="lightweight-{run.pk}-systems-chart.csv"'
+    response["Content-Disposition"] = downloads.content_disposition(downloads.download_name(run.dataset, f"lightweight-{run.name}-systems-chart", "csv"))
     return response
 
 

@@ -23,6 +23,7 @@ D = "<int:dataset_id>/"
 T = D + "topics/<int:topic_id>/"
 S = T + "<summary_kind:kind>s/<int:summary_id>/"
 urlpatterns = [
+    path("", views.landing, name="landing"),
     path("datasets/new/", views.dataset_create, name="dataset_new"),
     path(D, views.dataset, name="dataset"),
     path(D + "topics/add/", views.topics_add, name="topics_add"),

@@ -82,6 +82,15 @@ def _frame(dataset, active: str, **extra) -> dict:
 
 
 @login_required
+def landing(request):
+    """``/setup/``: the datasets one sets up are listed, each with its set-up link and "New dataset",
+    on the dataset list (one list of a coordinator's datasets, not a second copy here)."""
+    if not permissions.is_coordinator(request.user):
+        raise PermissionDenied("The set-up pages are for coordinators; ask one to add you to a dataset.")
+    return redirect("dashboards:list")
+
+
+@login_required
 def dataset_create(request):
     if not permissions.may_create_dataset(request.user):
         raise PermissionDenied("Only coordinators start datasets; ask one to add you.")

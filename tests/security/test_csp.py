@@ -29,6 +29,8 @@ NOT_PAGES = {
     "frontend:open-assignment": "POST-only, redirects to an editor",
     "frontend:finish-assignment": "POST-only, redirects home",
     "frontend:healthz": "JSON",
+    "frontend:favicon": "a redirect to the icon (a static file)",
+    "setup:landing": "a redirect to the dataset list (dashboards:list, checked)",
     "dashboards:assignment_create": "POST-only form target",
     "dashboards:assignment_update": "POST-only form target",
     "dashboards:assignment_delete": "POST-only form target",

@@ -128,7 +128,7 @@ export function drawCharts(root = document) {
     if (!source || !draw) continue;
     const rows = JSON.parse(source.textContent);
     if (!rows.length) {
-      element.textContent = "Nothing to plot yet.";
+      element.textContent = element.dataset.emptyText || "Nothing to plot yet.";
       element.classList.add("empty");
       continue;
     }

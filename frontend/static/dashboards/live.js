@@ -31,8 +31,8 @@ async function poll(state) {
           time.setAttribute("datetime", status.computed_at);
         }
       }
-      const badge = root.querySelector("[data-updating]");
-      if (badge) badge.hidden = Boolean(status.current) && status.computed_at === state.computedAt;
+      const settled = Boolean(status.current) && status.computed_at === state.computedAt;
+      for (const mark of root.querySelectorAll("[data-updating], [data-updating-note]")) mark.hidden = settled;
     }
   } catch (error) {
     // Offline or the server restarting: try again at the next tick.
