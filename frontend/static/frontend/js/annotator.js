@@ -136,7 +136,9 @@ function settle() {
 
 /** Say what the last action did, naming its SCU (role=status: read out, shown until the next one). */
 function announce(message) {
-  $(".last-action", root).textContent = message;
+  const line = $(".last-action", root);
+  line.textContent = message;
+  line.title = message; // the line keeps one row (no layout shift): a long message is cut, whole on hover
 }
 
 function clearSelection() {
@@ -560,8 +562,18 @@ filter.addEventListener("input", () => {
   if (state.filter || !shown.some((s) => s.id === state.selectedScu)) { state.selectedScu = shown[0]?.id ?? null; state.step = 0; renderRefs(); renderPeer(); }
   renderScus();
 });
+/**
+ * "/" always means "find an SCU": it focuses the filter and selects what it holds, so what is typed
+ * next replaces it ("/, type, Enter" works whatever the filter held). It is never typed into the
+ * filter: an SCU is found by the words around a "/" of its label.
+ */
+function focusFilter() {
+  filter.focus();
+  filter.select();
+}
 filter.addEventListener("keydown", (event) => {
-  if (event.key === "Enter") { event.preventDefault(); if (state.selection.length && canEdit) match(); }
+  if (event.key === "/") { event.preventDefault(); focusFilter(); }
+  else if (event.key === "Enter") { event.preventDefault(); if (state.selection.length && canEdit) match(); }
   else if (event.key === "ArrowDown") { event.preventDefault(); moveInList(1); }
   else if (event.key === "ArrowUp") { event.preventDefault(); moveInList(-1); }
   else if (event.key === "Escape") { clearFilter(); renderScus(); filter.blur(); }
@@ -580,7 +592,7 @@ document.addEventListener("keydown", (event) => {
   const handlers = {
     s: suggest, enter: () => match(), u: nonMatching, delete: removeMatch, backspace: removeMatch, m: moveMatch,
     j: () => moveInList(1), arrowdown: () => moveInList(1), k: () => moveInList(-1), arrowup: () => moveInList(-1),
-    "/": () => filter.focus(), "[": () => { state.step -= 1; renderRefs(); }, "]": () => { state.step += 1; renderRefs(); },
+    "/": focusFilter, "[": () => { state.step -= 1; renderRefs(); }, "]": () => { state.step += 1; renderRefs(); },
     "?": () => $("dialog.help", root).showModal(),
   };
   const handler = handlers[key] ?? handlers[event.key];
