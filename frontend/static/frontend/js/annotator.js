@@ -12,7 +12,7 @@
 import { DocumentSession, bindStatus } from "./session.js";
 import { SpanView, TextIndex, draggedSpan, selectedSpan } from "./textspans.js";
 import { scorePeer } from "./pyramidscore.js";
-import { $, $$, el, plural, showBanner, hideBanner, isTyping, openChooser, closeChooser } from "./ui.js";
+import { $, $$, el, plural, showBanner, hideBanner, isTyping, openChooser, closeChooser, bindTextSize } from "./ui.js";
 
 const root = document.getElementById("annotator");
 const API = root.dataset.api;
@@ -20,6 +20,7 @@ const ANNOTATION = Number(root.dataset.annotation);
 const canEdit = root.dataset.canEdit === "1";
 const session = new DocumentSession(root.dataset.fullUrl);
 bindStatus(session, $(".save-status", root), $(".retry", root));
+bindTextSize(root);
 
 const state = {
   doc: null,           // the annotation document; doc.matches = confirmed matches + pending actions
