@@ -328,7 +328,8 @@ function openNext(next) {
 function renderScore() {
   const stored = state.stored;
   const confirmedNow = !state.pending.length && stored && stored.revision === state.revision && stored.score?.current;
-  const values = confirmedNow ? stored.score.values : scorePeer(state.doc.pyramid, state.doc.matches, "nist");
+  const local = scorePeer(state.doc.pyramid, state.doc.matches, "nist");
+  const values = confirmedNow ? stored.score.values : local;
   const panel = $(".score-panel", root);
   panel.classList.toggle("provisional", !confirmedNow);
   const badge = $(".score-state", root);
@@ -337,11 +338,21 @@ function renderScore() {
   badge.title = confirmedNow ? "The score the server computed and stored for this revision." : delayed || "Computed in your browser; the stored score follows.";
   badge.classList.toggle("updating", !confirmedNow);
   $(".convention", root).textContent = "(nist convention)";
+  // DUCView's score dialog: the counts, the maximum attainable weights and the average SCU count
+  // per reference behind the two scores, and the SCUs the peer expresses several times.
+  const count = (v) => (v === null || v === undefined ? "—" : String(v));
   const rows = [
-    ["Matched SCUs", values.matched_scus], ["Repetitions", values.repetitions], ["Non-matching units", values.non_matching],
-    ["Observed weight (D)", values.observed_weight], ["Original score", fmt(values.original)], ["Modified score", fmt(values.modified)],
+    ["Matched SCUs", count(values.matched_scus)], ["Repetitions", count(values.repetitions)], ["Non-matching units", count(values.non_matching)],
+    ["Observed weight (D)", count(values.observed_weight)],
+    ["Max. weight of X SCUs", `${count(values.max_weight_x)} (X = ${count(values.size)})`],
+    ["Average SCUs per reference", values.average_scus === null || values.average_scus === undefined ? "—" : `${Number(values.average_scus).toFixed(2)} (Xa = ${count(values.xa)})`],
+    ["Max. weight of Xa SCUs", count(values.max_weight_xa)],
+    ["Original score", fmt(values.original)], ["Modified score", fmt(values.modified)],
   ];
-  $(".score-grid", root).replaceChildren(...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", { "data-name": name }, String(value))]));
+  $(".score-grid", root).replaceChildren(...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", { "data-name": name }, value)]));
+  const repeated = local.repeated.map(({ scu, count: times }) => el("li", {}, `${scuName(scuOf(scu))} `, el("span", { class: "times" }, `×${times}`)));
+  $(".score-repeated", root).replaceChildren(el("h3", {}, "SCUs found several times"),
+    repeated.length ? el("ul", {}, ...repeated) : el("p", { class: "muted" }, "none"));
 }
 
 let scoreTimer = null;
