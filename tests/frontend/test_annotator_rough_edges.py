@@ -95,3 +95,23 @@ def test_filter_hint_and_stepper_are_readable(annotator, artifacts, width):  # n
         apart = text["x"] + text["width"] <= other["x"] + 0.5 or other["x"] + other["width"] <= text["x"] + 0.5 \
             or text["y"] + text["height"] <= other["y"] + 0.5 or other["y"] + other["height"] <= text["y"] + 0.5
         assert apart, f"the stepper text {text} overlaps {other}"
+
+
+def test_the_text_size_control_scales_the_texts_and_is_remembered(annotator, artifacts):  # noqa: F811
+    page, annotation, dam, valley = annotator
+    sizes = lambda: page.evaluate("""() => ['.peer-text', '.refs-pane .ref-text', '.scu .label']
+        .map((s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize))""")  # noqa: E731
+    normal = sizes()
+    page.click(".text-size select")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")                                # normal -> large -> larger
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#annotator').dataset.textSize === 'larger'")
+    assert all(b > a * 1.25 for a, b in zip(normal, sizes())), (normal, sizes())
+    page.keyboard.press("j")                                        # the editor's keys work again at once
+    assert page.locator(".scu.selected").count() == 1
+    page.screenshot(path=str(artifacts / "annotator-text-larger.png"))
+    page.reload()
+    wait_saved(page)
+    assert page.input_value(".text-size select") == "larger"
+    assert all(b > a * 1.25 for a, b in zip(normal, sizes()))
