@@ -66,7 +66,7 @@ def test_the_first_action_moves_nothing_on_the_page(annotator, artifacts):  # no
         assert (a["x"], a["y"], a["width"]) == (b["x"], b["y"], b["width"]), f"{selector} moved: {a} -> {b}"
 
 
-@pytest.mark.parametrize("width", [1280, 1100])
+@pytest.mark.parametrize("width", [1280, 1100, 900])
 def test_filter_hint_and_stepper_are_readable(annotator, artifacts, width):  # noqa: F811
     page, annotation, dam, valley = annotator
     page.set_viewport_size({"width": width, "height": 800})
@@ -91,6 +91,8 @@ def test_filter_hint_and_stepper_are_readable(annotator, artifacts, width):  # n
     text = box(page, ".refs-pane .step-text")
     buttons = [box(page, f".refs-pane [data-step='{s}']") for s in (-1, 1)]
     heading = box(page, ".refs-head h2")
+    pane = box(page, ".refs-pane")
+    assert buttons[1]["x"] + buttons[1]["width"] <= min(pane["x"] + pane["width"], width), "the stepper is cut off"
     for other in [*buttons, heading]:
         apart = text["x"] + text["width"] <= other["x"] + 0.5 or other["x"] + other["width"] <= text["x"] + 0.5 \
             or text["y"] + text["height"] <= other["y"] + 0.5 or other["y"] + other["height"] <= text["y"] + 0.5
