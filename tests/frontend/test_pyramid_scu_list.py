@@ -8,9 +8,8 @@ from django.test import Client
 
 from annotation.models import Assignment, PeerAnnotation, PeerSummary
 
-from .browser import PASSWORD, login
+from .browser import PASSWORD, login, world
 from .test_annotator import build_pyramid
-from .browser import world
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
