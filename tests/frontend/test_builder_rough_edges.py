@@ -57,6 +57,21 @@ def test_keys_that_do_nothing_say_why(builder, artifacts):  # noqa: F811
     drag_select(page, ref(page, "B"), "the dam had failed", shift=True)   # Shift+select, no contributor selected
     assert "none is selected" in status(page)
     page.screenshot(path=str(artifacts / "builder-status-line.png"))
+    page.keyboard.press("Escape")
+    for _ in range(2):                                                # the relabelling, then the SCU: none left
+        page.keyboard.press("Control+z")
+        wait_saved(page)
+    assert page.locator(".scu").count() == 0
+    page.keyboard.press("e")
+    assert "Select an SCU" in status(page)
+    page.keyboard.press("Control+Shift+z")                            # the SCU is back
+    wait_saved(page)
+    page.reload()                                                     # nothing selected
+    wait_saved(page)
+    page.keyboard.press("o")
+    assert "Select an SCU" in status(page)
+    page.keyboard.press("j")                                          # now one is: the reason no longer holds
+    assert page.locator(".scu.selected").count() == 1 and status(page) == ""
 
 
 def test_the_stepper_counts_contributors_when_none_is_selected(builder):  # noqa: F811

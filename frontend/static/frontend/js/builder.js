@@ -580,6 +580,7 @@ function select(scuId, contributorId = null, { scrollText = true } = {}) {
   if (state.selectedScu === scuId && state.selectedContributor === contributorId) return; // re-rendering would eat a double-click
   state.selectedScu = scuId;
   state.selectedContributor = contributorId;
+  say(""); // a reason given for a key that did nothing no longer holds
   renderScus();
   highlight();
   reveal(scuId, contributorId, scrollText);
