@@ -8,6 +8,7 @@ urlpatterns = [
     path("assignments/<int:pk>/open/", views.open_assignment, name="open-assignment"),
     path("assignments/<int:pk>/done/", views.finish_assignment, name="finish-assignment"),
     path("pyramids/<int:pk>/build/", views.builder, name="builder"),
+    path("pyramids/<int:pk>/scus/", views.pyramid_scus, name="pyramid-scus"),
     path("annotations/<int:pk>/", views.annotator, name="annotator"),
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", views.favicon, name="favicon"),

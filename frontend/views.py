@@ -5,14 +5,14 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.staticfiles.storage import staticfiles_storage
 from django.core.exceptions import ValidationError
 from django.db import connection
-from django.http import Http404, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.api.permissions import can_change, may_create_dataset, visible
 from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid
 from annotation.services import assignments as work
-from annotation.services import health
+from annotation.services import health, scu_listing
 
 
 @login_required
@@ -66,10 +66,24 @@ def builder(request, pk):
     if not can_change(request.user, pyramid):
         # Say why (a finished pyramid is fixed while peers are annotated against it), not a bare 403.
         annotations = pyramid.annotations.filter(annotator=request.user).select_related("peer").order_by("peer__external_id")
-        context = {"pyramid": pyramid, "annotations": annotations, "scu_count": pyramid.scus.count(),
+        tiers = scu_listing.tiers(pyramid)
+        context = {"pyramid": pyramid, "annotations": annotations, "tiers": tiers, "scu_count": sum(len(t.scus) for t in tiers),
                    "reference_count": pyramid.references.count()}
         return render(request, "frontend/builder_readonly.html", context, status=403)
     return render(request, "frontend/builder.html", {"pyramid": pyramid})
+
+
+@login_required
+def pyramid_scus(request, pk):
+    """The pyramid's SCUs by tier with weight and label, to print (DUCView's SCU list), or with
+    ``?download=txt`` as a plain-text file; whoever may see the pyramid may list it."""
+    pyramid = _document(request, Pyramid, pk)
+    tiers = scu_listing.tiers(pyramid)
+    if request.GET.get("download") == "txt":
+        response = HttpResponse(scu_listing.as_text(pyramid, tiers), content_type="text/plain; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="pyramid-{pyramid.pk}-scus.txt"'
+        return response
+    return render(request, "frontend/pyramid_scus.html", {"pyramid": pyramid, "tiers": tiers, "scu_count": sum(len(t.scus) for t in tiers)})
 
 
 @login_required

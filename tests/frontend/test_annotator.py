@@ -139,6 +139,11 @@ def test_score_panel_shows_what_export_scores_gives(celery_worker, annotator, ar
         str(row["matched_scus"]), str(row["repetitions"]), str(row["non_matching"]), str(row["observed_weight"]))
     # Xa = round((3 + 2) / 4) = 1 -> MaxWeight 3; D = 5 -> modified 5/3 (a peer may exceed the average summary)
     assert row["modified"] == pytest.approx(5 / 3)
+    # DUCView's figures: weights 3 and 2 over 4 references -> 1.25 SCUs per reference, Xa = 1,
+    # MaxWeight(1) = 3; X = 2 SCUs + 1 repetition + 1 unit = 4 -> MaxWeight(4) = 3 + 2 = 5; the dam SCU twice.
+    assert (shown["Average SCUs per reference"], shown["Max. weight of Xa SCUs"], shown["Max. weight of X SCUs"]) == ("1.25 (Xa = 1)", "3", "5 (X = 4)")
+    repeated = page.locator(".score-repeated li").all_text_contents()
+    assert repeated == [f"(3) {dam.label} ×2"]
     page.screenshot(path=str(artifacts / "annotator-score.png"))
 
 

@@ -324,7 +324,7 @@ def test_a_finished_pyramid_explains_itself_to_a_peer_annotator(chromium, live_s
     response = page.goto(f"{live_server.url}/pyramids/{pyramid.pk}/build/")
     assert response.status == 403
     text = page.inner_text("main")
-    assert "finished" in text and "read it but not edit it" in text and "builder, who built it" in text
+    assert "finished" in text and "read only" in text and "builder, who built it" in text
     assert "0 SCUs from 4 reference summaries" in text
     page.screenshot(path=str(artifacts / "builder-finished-readonly.png"))
     page.click("text=Peer 1")                                            # the way on: their annotation

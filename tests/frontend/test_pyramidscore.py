@@ -11,7 +11,7 @@ from ..conftest import shared_data
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-KEYS = ("observed_weight", "matched_scus", "repetitions", "non_matching", "size", "xa", "max_weight_x", "max_weight_xa", "original", "modified")
+KEYS = ("observed_weight", "matched_scus", "repetitions", "non_matching", "size", "average_scus", "xa", "max_weight_x", "max_weight_xa", "original", "modified")
 
 
 @pytest.fixture
@@ -41,7 +41,11 @@ def as_document(pan):
 
 def python_scores(pyramid, annotation, convention):
     score = score_peer(pyramid, annotation, convention).as_dict()
-    return {key: score[key] for key in KEYS}
+    out = {key: score[key] for key in KEYS}
+    # The SCUs found several times, of those the Python core scored (its dropped matches count nowhere).
+    out["repeated"] = sorted(([uid, count] for uid, count in annotation.matches.items() if count > 1 and uid not in score["dropped_matches"]),
+                             key=lambda r: (-r[1], r[0]))
+    return out
 
 
 def test_hand_computed_example(page):
@@ -54,8 +58,11 @@ def test_hand_computed_example(page):
     nist, sacrerouge = page.evaluate("([p, m]) => [ps.scorePeer(p, m, 'nist'), ps.scorePeer(p, m, 'sacrerouge')]", [pyramid, matches])
     # nist: D = 3 + 1 = 4; X = 2 matched + 1 repetition + 1 = 4 -> MaxWeight(4) = 6; Xa = round(6/4 = 1.5) = 2 -> 5
     assert (nist["observed_weight"], nist["size"], nist["xa"], nist["original"], nist["modified"]) == (4, 4, 2, 4 / 6, 4 / 5)
+    # DUCView's figures: MaxWeight(X) = 3+2+1 = 6 (only 3 SCUs), MaxWeight(Xa) = 3+2 = 5, mean 6/4 SCUs, SCU 1 found twice
+    assert (nist["max_weight_x"], nist["max_weight_xa"], nist["average_scus"], nist["repeated"]) == (6, 5, 1.5, [{"scu": 1, "count": 2}])
     # sacrerouge drops SCU 3 (its contributor lies in two references): D = 3, X = 3, Xa = ceil(5/4) = 2 -> 5
     assert (sacrerouge["observed_weight"], sacrerouge["size"], sacrerouge["xa"], sacrerouge["original"], sacrerouge["modified"]) == (3, 3, 2, 3 / 5, 3 / 5)
+    assert (sacrerouge["average_scus"], sacrerouge["repeated"]) == (5 / 4, [{"scu": 1, "count": 2}])
 
 
 @pytest.mark.parametrize("corpus", ["duc2006", "duc2007-main"])
@@ -72,6 +79,8 @@ def test_every_duc_annotation_scores_as_in_python(page, corpus):
         documents,
     )
     assert len(shown) == len(paths) > 250
+    assert sum(1 for e in expected if e["nist"]["repeated"]) > 10, "the corpus has peers that repeat SCUs: the list is checked"
     for path, mine, theirs in zip(paths, shown, expected):
         for convention in ("nist", "sacrerouge"):
-            assert {k: mine[convention][k] for k in KEYS} == theirs[convention], f"{path.name} ({convention})"
+            shown_repeated = [[r["scu"], r["count"]] for r in mine[convention]["repeated"]]
+            assert {**{k: mine[convention][k] for k in KEYS}, "repeated": shown_repeated} == theirs[convention], f"{path.name} ({convention})"

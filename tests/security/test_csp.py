@@ -56,6 +56,7 @@ def pages(world) -> list[tuple[str, str, str | None]]:
         ("frontend:home", reverse("frontend:home"), None),
         ("frontend:builder", reverse("frontend:builder", args=[pyramid]), ".editor.ready"),
         ("frontend:annotator", reverse("frontend:annotator", args=[annotation]), ".editor.ready"),
+        ("frontend:pyramid-scus", reverse("frontend:pyramid-scus", args=[pyramid]), None),
         ("dashboards:list", reverse("dashboards:list"), None),
         ("dashboards:overview", reverse("dashboards:overview", args=[d]), None),
         ("dashboards:agreement", reverse("dashboards:agreement", args=[d]), None),

@@ -12,7 +12,7 @@
 import { DocumentSession, bindStatus } from "./session.js";
 import { SpanView, TextIndex, draggedSpan, selectedSpan } from "./textspans.js";
 import { scorePeer } from "./pyramidscore.js";
-import { $, $$, el, plural, showBanner, hideBanner, isTyping, openChooser, closeChooser } from "./ui.js";
+import { $, $$, el, plural, showBanner, hideBanner, isTyping, openChooser, closeChooser, bindTextSize } from "./ui.js";
 
 const root = document.getElementById("annotator");
 const API = root.dataset.api;
@@ -20,6 +20,7 @@ const ANNOTATION = Number(root.dataset.annotation);
 const canEdit = root.dataset.canEdit === "1";
 const session = new DocumentSession(root.dataset.fullUrl);
 bindStatus(session, $(".save-status", root), $(".retry", root));
+bindTextSize(root);
 
 const state = {
   doc: null,           // the annotation document; doc.matches = confirmed matches + pending actions
@@ -136,7 +137,9 @@ function settle() {
 
 /** Say what the last action did, naming its SCU (role=status: read out, shown until the next one). */
 function announce(message) {
-  $(".last-action", root).textContent = message;
+  const line = $(".last-action", root);
+  line.textContent = message;
+  line.title = message; // the line keeps one row (no layout shift): a long message is cut, whole on hover
 }
 
 function clearSelection() {
@@ -325,7 +328,8 @@ function openNext(next) {
 function renderScore() {
   const stored = state.stored;
   const confirmedNow = !state.pending.length && stored && stored.revision === state.revision && stored.score?.current;
-  const values = confirmedNow ? stored.score.values : scorePeer(state.doc.pyramid, state.doc.matches, "nist");
+  const local = scorePeer(state.doc.pyramid, state.doc.matches, "nist");
+  const values = confirmedNow ? stored.score.values : local;
   const panel = $(".score-panel", root);
   panel.classList.toggle("provisional", !confirmedNow);
   const badge = $(".score-state", root);
@@ -334,11 +338,21 @@ function renderScore() {
   badge.title = confirmedNow ? "The score the server computed and stored for this revision." : delayed || "Computed in your browser; the stored score follows.";
   badge.classList.toggle("updating", !confirmedNow);
   $(".convention", root).textContent = "(nist convention)";
+  // DUCView's score dialog: the counts, the maximum attainable weights and the average SCU count
+  // per reference behind the two scores, and the SCUs the peer expresses several times.
+  const count = (v) => (v === null || v === undefined ? "—" : String(v));
   const rows = [
-    ["Matched SCUs", values.matched_scus], ["Repetitions", values.repetitions], ["Non-matching units", values.non_matching],
-    ["Observed weight (D)", values.observed_weight], ["Original score", fmt(values.original)], ["Modified score", fmt(values.modified)],
+    ["Matched SCUs", count(values.matched_scus)], ["Repetitions", count(values.repetitions)], ["Non-matching units", count(values.non_matching)],
+    ["Observed weight (D)", count(values.observed_weight)],
+    ["Max. weight of X SCUs", `${count(values.max_weight_x)} (X = ${count(values.size)})`],
+    ["Average SCUs per reference", values.average_scus === null || values.average_scus === undefined ? "—" : `${Number(values.average_scus).toFixed(2)} (Xa = ${count(values.xa)})`],
+    ["Max. weight of Xa SCUs", count(values.max_weight_xa)],
+    ["Original score", fmt(values.original)], ["Modified score", fmt(values.modified)],
   ];
-  $(".score-grid", root).replaceChildren(...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", { "data-name": name }, String(value))]));
+  $(".score-grid", root).replaceChildren(...rows.flatMap(([name, value]) => [el("dt", {}, name), el("dd", { "data-name": name }, value)]));
+  const repeated = local.repeated.map(({ scu, count: times }) => el("li", {}, `${scuName(scuOf(scu))} `, el("span", { class: "times" }, `×${times}`)));
+  $(".score-repeated", root).replaceChildren(el("h3", {}, "SCUs found several times"),
+    repeated.length ? el("ul", {}, ...repeated) : el("p", { class: "muted" }, "none"));
 }
 
 let scoreTimer = null;
@@ -584,8 +598,18 @@ filter.addEventListener("input", () => {
   if (state.filter || !shown.some((s) => s.id === state.selectedScu)) { state.selectedScu = shown[0]?.id ?? null; state.step = 0; renderRefs(); renderPeer(); }
   renderScus();
 });
+/**
+ * "/" always means "find an SCU": it focuses the filter and selects what it holds, so what is typed
+ * next replaces it ("/, type, Enter" works whatever the filter held). It is never typed into the
+ * filter: an SCU is found by the words around a "/" of its label.
+ */
+function focusFilter() {
+  filter.focus();
+  filter.select();
+}
 filter.addEventListener("keydown", (event) => {
-  if (event.key === "Enter") { event.preventDefault(); if (state.selection.length && canEdit) match(); }
+  if (event.key === "/") { event.preventDefault(); focusFilter(); }
+  else if (event.key === "Enter") { event.preventDefault(); if (state.selection.length && canEdit) match(); }
   else if (event.key === "ArrowDown") { event.preventDefault(); moveInList(1); }
   else if (event.key === "ArrowUp") { event.preventDefault(); moveInList(-1); }
   else if (event.key === "Escape") { clearFilter(); renderScus(); filter.blur(); }
@@ -604,7 +628,7 @@ document.addEventListener("keydown", (event) => {
   const handlers = {
     s: suggest, enter: () => match(), u: nonMatching, delete: removeMatch, backspace: removeMatch, m: moveMatch,
     j: () => moveInList(1), arrowdown: () => moveInList(1), k: () => moveInList(-1), arrowup: () => moveInList(-1),
-    "/": () => filter.focus(), "[": () => { state.step -= 1; renderRefs(); }, "]": () => { state.step += 1; renderRefs(); },
+    "/": focusFilter, "[": () => { state.step -= 1; renderRefs(); }, "]": () => { state.step += 1; renderRefs(); },
     "?": () => $("dialog.help", root).showModal(),
   };
   const handler = handlers[key] ?? handlers[event.key];

@@ -6,7 +6,7 @@
 // server's history; undo/redo are painted at once the same way and applied on the server.
 import { ActionError, DocumentSession, bindStatus } from "./session.js";
 import { SpanView, TextIndex, coverage, draggedSpan, selectedSpan } from "./textspans.js";
-import { $, $$, el, showBanner, hideBanner, isTyping, openChooser, closeChooser } from "./ui.js";
+import { $, $$, el, plural, showBanner, hideBanner, isTyping, openChooser, closeChooser, bindTextSize } from "./ui.js";
 import { RuleBroken, applyAction, findContributor, findScu, matchIds, scusTouchedBy, statesOf, temporaryId } from "./pyramid_model.js";
 import { FindError, RegexFinder } from "./find.js";
 import { WindowedList } from "./windowed_list.js";
@@ -16,6 +16,7 @@ const API = root.dataset.api;
 const PYRAMID = Number(root.dataset.pyramid);
 const session = new DocumentSession(root.dataset.fullUrl);
 bindStatus(session, $(".save-status", root), $(".retry", root));
+bindTextSize(root);
 
 const state = {
   doc: null,                   // what the page shows: the last confirmed document and the actions since
@@ -235,6 +236,7 @@ function perform(action, request, { learn = null, reread = false, undoable = tru
   const after = statesOf(state.doc, keys);
   if (undoable) { state.undo.push({ action, before, after }); state.redo = []; }
   hideBanner(root);
+  say("");
   paint(new Set(keys), referencesOf(before, after));
   const sent = session.send(request.method, request.url, request.body);
   root.dataset.busy = "1";
@@ -253,6 +255,16 @@ function perform(action, request, { learn = null, reread = false, undoable = tru
     showBanner(root, `Not saved, so undone here: ${error.message || error}`);
   }).finally(settle);
   return sent;
+}
+
+/**
+ * The status line: what the last key or click did, or why it did nothing (a key that changes
+ * nothing always says why). Refusals and failures go to the banner (role=alert) instead.
+ */
+function say(message) {
+  const line = $(".last-action", root);
+  line.textContent = message;
+  line.title = message; // the line keeps one row (no layout shift): a long message is cut, whole on hover
 }
 
 // ---------------------------------------------------------------------------- painting
@@ -452,7 +464,7 @@ function scuElement(scu) {
     title: collapsed ? "Show the contributors (O)" : "Hide the contributors (O)", "aria-label": collapsed ? "Expand" : "Collapse" }, collapsed ? "▸" : "▾");
   const label = state.editing === scu.id ? labelEditor(scu) : el("span", { class: "label", title: "Double-click or press E to relabel" }, scu.label);
   item.append(el("div", { class: "scu-head" }, fold, check, el("span", { class: "weight", title: "Weight" }, String(scu.weight)), label,
-    scu.comment ? el("span", { class: "has-comment", title: scu.comment }, "💬") : ""));
+    scu.comment ? commentIcon(scu.comment) : ""));
   if (state.commenting?.kind === "scu" && state.commenting.id === scu.id) item.append(commentEditor(`comment:scu:${scu.id}`, scu.comment, (text) => saveComment("scu", scu.id, scu.comment, text)));
   else if (scu.comment) item.append(el("p", { class: "comment" }, scu.comment));
   if (collapsed) return item;
@@ -462,13 +474,18 @@ function scuElement(scu) {
       el("span", { class: "ref-tag" }, referenceName(c.reference)), el("span", { class: "contrib-text" }, c.label));
     if (c.legacy_issue) li.append(el("span", { class: "legacy", title: c.legacy_issue }, "legacy"));
     if (c.review_note) li.append(el("span", { class: "review", title: c.review_note }, "review"));
-    if (c.comment) li.append(el("span", { class: "has-comment", title: c.comment }, "💬"));
+    if (c.comment) li.append(commentIcon(c.comment));
     contributors.append(li);
     if (state.commenting?.kind === "contributor" && state.commenting.id === c.id)
       contributors.append(el("li", { class: "comment-row" }, commentEditor(`comment:contributor:${c.id}`, c.comment, (text) => saveComment("contributor", c.id, c.comment, text))));
   }
   item.append(contributors);
   return item;
+}
+
+/** A speech-bubble mark drawn in CSS (no emoji font needed), named for screen readers. */
+function commentIcon(comment) {
+  return el("span", { class: "has-comment", role: "img", "aria-label": `Comment: ${comment}`, title: comment });
 }
 
 /** Keep what is typed in an editor (and its caret) when a repaint rebuilds it. */
@@ -554,7 +571,7 @@ function highlight() {
   }
   const contributors = scu ? orderedContributors(scu) : [];
   const at = contributors.findIndex((c) => c.id === state.selectedContributor);
-  $(".step-text", root).textContent = scu ? `contributor ${at + 1 || "–"} of ${contributors.length}` : "no SCU selected";
+  $(".step-text", root).textContent = !scu ? "no SCU selected" : at === -1 ? plural(contributors.length, "contributor") : `contributor ${at + 1} of ${contributors.length}`;
   for (const button of $$("[data-step]", root)) button.disabled = !contributors.length;
 }
 
@@ -564,6 +581,7 @@ function select(scuId, contributorId = null, { scrollText = true } = {}) {
   if (state.selectedScu === scuId && state.selectedContributor === contributorId) return; // re-rendering would eat a double-click
   state.selectedScu = scuId;
   state.selectedContributor = contributorId;
+  say(""); // a reason given for a key that did nothing no longer holds
   renderScus();
   highlight();
   reveal(scuId, contributorId, scrollText);
@@ -586,8 +604,9 @@ function orderedContributors(scu) {
 
 function step(by) {
   const scu = state.selectedScu === null ? null : findScu(state.doc, state.selectedScu);
-  if (!scu) { showBanner(root, "Select an SCU first; < and > then step through its contributors in the texts."); return; }
+  if (!scu) { say("Select an SCU first; < and > then step through its contributors in the texts."); return; }
   const contributors = orderedContributors(scu);
+  if (!contributors.length) { say("The selected SCU has no contributors to step through."); return; }
   const at = contributors.findIndex((c) => c.id === state.selectedContributor);
   const next = contributors[at === -1 ? (by > 0 ? 0 : contributors.length - 1) : (at + by + contributors.length) % contributors.length];
   select(scu.id, next.id, { scrollText: false });
@@ -637,6 +656,7 @@ function onTextMouseUp(event) {
     window.getSelection().removeAllRanges();
     hideBanner(root);
     if (event.shiftKey && state.selectedContributor !== null) { addPart(); return; }
+    say(event.shiftKey ? "Shift+select adds a part to the selected contributor, and none is selected: the text is only selected (A adds it to the selected SCU)." : "");
     paintSelection(previous);
     return;
   }
@@ -654,12 +674,15 @@ function onTextMouseUp(event) {
 // ---------------------------------------------------------------------------- actions
 
 function selectionText() {
-  const s = state.selection;
+  return selectionTextOf(state.selection);
+}
+
+function selectionTextOf(s) {
   return s ? state.indexes.get(s.reference).slice(s.start, s.end) : "";
 }
 
 function requireSelection() {
-  if (!state.selection) { showBanner(root, "Select some text in a reference first."); return false; }
+  if (!state.selection) { say("Select some text in a reference first."); return false; }
   return true;
 }
 
@@ -684,7 +707,7 @@ function newScu() {
 function addContributor() {
   if (!requireSelection()) return;
   const scu = state.selectedScu === null ? null : findScu(state.doc, state.selectedScu);
-  if (!scu) { showBanner(root, "Select the SCU to add the text to (click it in the list)."); return; }
+  if (!scu) { say("Select the SCU to add the text to (click it in the list)."); return; }
   const s = state.selection;
   const twin = scu.contributors.find((c) => c.reference === s.reference && !c.legacy_issue);
   if (twin) {
@@ -693,15 +716,20 @@ function addContributor() {
     return;
   }
   const action = { kind: "add_contributor", scu: scu.id, contributor: temporaryId(), part: temporaryId(), reference: s.reference, start: s.start, end: s.end };
+  const previous = state.selectedContributor;
   state.selection = null;
-  perform(action, { method: "POST", url: `${API}contributors/`, body: () => ({ scu: serverId("scus", action.scu), reference: s.reference, parts: [{ start: s.start, end: s.end }] }) },
+  state.selectedContributor = action.contributor; // the new contributor is selected: Shift+select adds a part to it
+  const text = selectionTextOf(s);
+  const sent = perform(action, { method: "POST", url: `${API}contributors/`, body: () => ({ scu: serverId("scus", action.scu), reference: s.reference, parts: [{ start: s.start, end: s.end }] }) },
     { learn: (answer) => known.contributors.set(action.contributor, answer.id) });
+  if (sent) say(`Added “${text}” (reference ${referenceName(s.reference)}) to SCU ${scu.uid ?? ""} “${scu.label}”; it is selected: Shift+select adds a part to it.`);
+  else { state.selection = s; state.selectedContributor = previous; paintSelection(null); }
 }
 
 function addPart() {
   if (!requireSelection()) return;
   const found = state.selectedContributor === null ? null : findContributor(state.doc, state.selectedContributor);
-  if (!found) { showBanner(root, "Select the contributor to extend (click it in the SCU list)."); return; }
+  if (!found) { say("Select the contributor to extend (click it in the SCU list)."); return; }
   const { contributor } = found;
   if (contributor.reference !== state.selection.reference) {
     showBanner(root, `The selected contributor lies in reference ${referenceName(contributor.reference)}; a part must come from the same reference.`);
@@ -717,7 +745,7 @@ function addPart() {
 
 function merge(targetId = state.selectedScu, sources = [...state.checked]) {
   sources = sources.filter((id) => id !== targetId);
-  if (targetId === null || !sources.length) { showBanner(root, "Check the SCUs to merge (X) and select the one to merge them into."); return; }
+  if (targetId === null || !sources.length) { say("Check the SCUs to merge (X) and select the one to merge them into."); return; }
   const action = { kind: "merge", scu: targetId, sources };
   const previous = [state.selectedScu, state.selectedContributor, new Set(state.checked)];
   [state.selectedScu, state.selectedContributor] = [targetId, null];
@@ -728,12 +756,17 @@ function merge(targetId = state.selectedScu, sources = [...state.checked]) {
 }
 
 function moveContributor(contributorId, targetScuId) {
+  const found = findContributor(state.doc, contributorId);
+  const target = findScu(state.doc, targetScuId);
+  if (!found || !target) return;
+  if (found.scu.id === targetScuId) { say("The contributor already belongs to that SCU: drop it on another SCU to move it there."); return; }
   const action = { kind: "move", contributor: contributorId, scu: targetScuId };
-  perform(action, { method: "POST", url: () => `${API}contributors/${serverId("contributors", contributorId)}/move/`, body: () => ({ scu: serverId("scus", targetScuId) }) });
+  const sent = perform(action, { method: "POST", url: () => `${API}contributors/${serverId("contributors", contributorId)}/move/`, body: () => ({ scu: serverId("scus", targetScuId) }) });
+  if (sent) say(`Moved the contributor from reference ${referenceName(found.contributor.reference)} to SCU ${target.uid ?? ""} “${target.label}”.`);
 }
 
 function split() {
-  if (state.selectedContributor === null) { showBanner(root, "Select a contributor to split off."); return; }
+  if (state.selectedContributor === null) { say("Select a contributor to split off."); return; }
   const action = { kind: "split", contributor: state.selectedContributor, scu: temporaryId() };
   const previous = [state.selectedScu, state.selectedContributor];
   [state.selectedScu, state.editing, state.draft] = [action.scu, action.scu, null];
@@ -756,7 +789,7 @@ function saveLabel(scuId, label) {
 function startComment() {
   if (state.selectedContributor !== null) state.commenting = { kind: "contributor", id: state.selectedContributor };
   else if (state.selectedScu !== null) state.commenting = { kind: "scu", id: state.selectedScu };
-  else { showBanner(root, "Select an SCU or a contributor to comment on."); return; }
+  else { say("Select an SCU or a contributor to comment on."); return; }
   state.draft = null;
   paint();
   reveal(state.selectedScu, null, false); // its editor is built once the list places it
@@ -772,7 +805,7 @@ function saveComment(kind, id, old, comment) {
 
 function copyLabel() {
   const found = state.selectedContributor === null ? null : findContributor(state.doc, state.selectedContributor);
-  if (!found) { showBanner(root, "Select a contributor whose text should become the label."); return; }
+  if (!found) { say("Select a contributor whose text should become the label."); return; }
   const { scu, contributor } = found;
   perform({ kind: "update_scu", scu: scu.id, label: contributor.label }, { method: "PATCH", url: () => `${API}scus/${serverId("scus", scu.id)}/`, body: { label: contributor.label } });
 }
@@ -787,7 +820,7 @@ function remove() {
     const count = scu.contributors.length;
     if (window.confirm(`Delete SCU ${scu.uid ?? ""} “${scu.label}” and its ${count} contributor${count === 1 ? "" : "s"}? (Undo with Ctrl+Z)`))
       perform({ kind: "delete_scu", scu: scu.id }, { method: "DELETE", url: () => `${API}scus/${serverId("scus", scu.id)}/` });
-  }
+  } else say("Nothing to delete: select a contributor or an SCU first.");
 }
 
 /**
@@ -812,7 +845,7 @@ function history(kind) {
 
 function move(by) {
   const ids = shownIds;
-  if (!ids.length) return;
+  if (!ids.length) { say(state.doc.scus.length ? "No SCU matches the filter: there is nothing to walk through." : "No SCUs yet: select text in a reference and press N."); return; }
   const at = ids.indexOf(state.selectedScu);
   select(ids[Math.max(0, Math.min(ids.length - 1, at === -1 ? 0 : at + by))]);
 }
@@ -935,12 +968,12 @@ document.addEventListener("keydown", (event) => {
   if (ctrl && key === "z") { event.preventDefault(); history(event.shiftKey ? "redo" : "undo"); return; }
   if (ctrl && key === "y") { event.preventDefault(); history("redo"); return; }
   if (ctrl || event.altKey) return;
-  const relabel = () => { if (state.selectedScu !== null) { state.editing = state.selectedScu; state.draft = null; paint(); reveal(state.selectedScu, null, false); } };
+  const relabel = () => { if (state.selectedScu !== null) { state.editing = state.selectedScu; state.draft = null; paint(); reveal(state.selectedScu, null, false); } else say("Select an SCU to relabel first."); };
   const handlers = {
     n: newScu, a: addContributor, p: addPart, m: () => merge(), s: split, c: copyLabel, ";": startComment, "/": () => $(".filter", root).focus(),
     e: relabel, f2: relabel,
-    x: () => { if (state.selectedScu !== null) toggleChecked(state.selectedScu); },
-    o: () => { if (state.selectedScu !== null) toggleFold(state.selectedScu); },
+    x: () => { if (state.selectedScu !== null) toggleChecked(state.selectedScu); else say("Select an SCU to check for merging first."); },
+    o: () => { if (state.selectedScu !== null) toggleFold(state.selectedScu); else say("Select an SCU to collapse or expand first."); },
     "<": () => step(-1), ">": () => step(1), ",": () => step(-1), ".": () => step(1),
     delete: remove, backspace: remove, j: () => move(1), arrowdown: () => move(1), k: () => move(-1), arrowup: () => move(-1),
     "?": () => $("dialog.help", root).showModal(),

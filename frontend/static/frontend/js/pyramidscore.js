@@ -46,8 +46,11 @@ const maxWeight = (desc, k) => desc.slice(0, Math.max(k, 0)).reduce((a, b) => a 
 
 /**
  * The scores of a peer: {convention, observed_weight, matched_scus, repetitions, non_matching,
- * size, xa, max_weight_x, max_weight_xa, original, modified} (a score is null when its denominator
- * is 0, as in scoring/scores.py).
+ * size, average_scus, xa, max_weight_x, max_weight_xa, original, modified, repeated} (a score is
+ * null when its denominator is 0, as in scoring/scores.py). DUCView's score dialog also shows the
+ * maximum attainable weights (max_weight_x, max_weight_xa), the mean SCU count per reference before
+ * rounding (average_scus) and the SCUs the peer expresses several times: ``repeated``, [{scu,
+ * count}] of the SCUs taking part matched more than once, most often first (then by id).
  */
 export function scorePeer(pyramid, matches, convention = "nist") {
   const w = weights(pyramid, convention);
@@ -65,13 +68,16 @@ export function scorePeer(pyramid, matches, convention = "nist") {
   const desc = [...w.values()].sort((a, b) => b - a);
   const total = desc.reduce((a, b) => a + b, 0);
   const n = pyramid.references.length;
+  const repeated = [...counts].filter(([, count]) => count > 1).map(([scu, count]) => ({ scu, count }))
+    .sort((a, b) => b.count - a.count || a.scu - b.scu);
   const mwX = maxWeight(desc, size);
   const original = desc.length && size ? observed / mwX : null;
   const xa = n ? averageScuCount(total, n, convention) : null;
+  const average = n ? total / n : null; // scoring/scores.py: float(Fraction(total, n)), the same correctly rounded double
   const mwXa = n ? maxWeight(desc, xa) : null;
   const modified = n && desc.length && mwXa ? observed / mwXa : null;
   return {
     convention, observed_weight: observed, matched_scus: matched, repetitions, non_matching: nonMatching,
-    size, xa, max_weight_x: mwX, max_weight_xa: mwXa, original, modified,
+    size, average_scus: average, xa, max_weight_x: mwX, max_weight_xa: mwXa, original, modified, repeated,
   };
 }

@@ -58,3 +58,25 @@ export function closeChooser(root) {
   const menu = $(".chooser", root);
   if (menu) menu.hidden = true;
 }
+
+const TEXT_SIZE_KEY = "pyramid.textSize";
+const TEXT_SIZES = ["small", "normal", "large", "larger"];
+
+/**
+ * The text size control of an editor (its .text-size select): the summaries' and SCUs' text scale
+ * with it (editor.css reads data-text-size), and the choice is remembered in this browser for both
+ * editors (localStorage; a browser that refuses storage just does not remember).
+ */
+export function bindTextSize(root) {
+  const select = $(".text-size select", root);
+  let size = "normal";
+  try { size = localStorage.getItem(TEXT_SIZE_KEY) ?? size; } catch (error) { /* storage refused */ }
+  if (!TEXT_SIZES.includes(size)) size = "normal";
+  const apply = (value) => { root.dataset.textSize = value; select.value = value; };
+  apply(size);
+  select.addEventListener("change", () => {
+    apply(TEXT_SIZES.includes(select.value) ? select.value : "normal");
+    try { localStorage.setItem(TEXT_SIZE_KEY, root.dataset.textSize); } catch (error) { /* storage refused */ }
+    select.blur(); // the editor's keys work again at once
+  });
+}
