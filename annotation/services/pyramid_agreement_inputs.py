@@ -22,23 +22,23 @@ MIN_SIMILARITY = 0.9   # SequenceMatcher ratio below which two texts are not cop
 
 
 class _Projection:
-    """Maps offsets of ``source`` onto ``target``: exactly inside the common blocks; a boundary in
-    a changed stretch moves to the start of its counterpart (a span start) or its end (a span end),
-    so a span never loses the characters it covered."""
+    """Maps span boundaries of ``source`` onto ``target``. A span start goes to the counterpart of
+    the span's first character, a span end to just after the counterpart of its last one; a
+    character in a changed stretch has the whole replacement as counterpart (nothing for a
+    deletion). So text inserted inside a span joins it, text inserted at its edges does not."""
 
     def __init__(self, source: str, target: str):
         if source == target:
-            self.similarity, self._ops = 1.0, [("equal", 0, len(source), 0, len(target))]
+            self.similarity, ops = 1.0, [("equal", 0, len(source), 0, len(target))]
         else:
             matcher = difflib.SequenceMatcher(None, source, target, autojunk=False)
-            self.similarity, self._ops = matcher.ratio(), matcher.get_opcodes()
-        self._starts = [op[1] for op in self._ops]
+            self.similarity, ops = matcher.ratio(), matcher.get_opcodes()
+        self._blocks = [op for op in ops if op[1] < op[2]]   # inserted stretches hold no source character
+        self._starts = [op[1] for op in self._blocks]
 
     def __call__(self, offset: int, *, end: bool) -> int:
-        k = bisect.bisect_right(self._starts, offset) - 1
-        if end and k > 0 and self._starts[k] == offset:
-            k -= 1   # an end boundary belongs to the block it closes
-        tag, i1, i2, j1, j2 = self._ops[max(k, 0)]
+        char = offset - 1 if end else offset
+        tag, i1, _, j1, j2 = self._blocks[bisect.bisect_right(self._starts, char) - 1]
         if tag == "equal":
             return j1 + (offset - i1)
         return j2 if end else j1

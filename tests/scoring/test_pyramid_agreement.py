@@ -27,6 +27,7 @@ from scoring.pyramid_agreement import (
     score_agreement,
 )
 
+from ..conftest import shared_data
 from ._strategies import hsettings
 
 
@@ -319,3 +320,117 @@ def test_splitting_an_scu_lowers_recall_only(pair, data):
     # and the other way round (the split pyramid as the gold side) it is precision that drops
     back = compare(split, a).clustering
     assert back.pairwise_precision < 1 and back.bcubed_precision < 1 and back.bcubed_recall == 1
+
+
+# --- real data: the PyrEval MATTER pyramids ---------------------------------------------------------
+
+MATTER = ("12_10_09_MATTER.pyr", "Becky_MATTER.pyr", "Yinghui_12_10_09_MATTER.pyr",
+          "IA/12_10_09_MATTER_fixed.pyr", "IA/Yinghui_12_10_09_MATTER_fixed.pyr")
+
+
+@pytest.fixture(scope="module")
+def matter():
+    from annotation.formats.ducview import parse_pyramid
+    from annotation.services.pyramid_agreement_inputs import span_pyramids
+
+    folder = shared_data("pyreval-matter", "Scoring", "pyrs", "manual_pyramids")
+    parsed = [(name, parse_pyramid((folder / name).read_bytes())[0]) for name in MATTER]
+    return parsed, span_pyramids(parsed)
+
+
+def _squeezed(text):
+    return "".join(ch for ch in text if not ch.isspace() and ch != "'")
+
+
+@pytest.mark.realdata
+def test_matter_spans_land_on_the_same_words_of_the_first_pyramids_texts(matter):
+    parsed, spans = matter
+    canon = {r.id: r.text for r in parsed[0][1].references}
+    for (name, p), sp in zip(parsed, spans):
+        assert sp.references == tuple(canon)
+        assert [len(s.contributors) for s in sp.scus] == [len(s.contributors) for s in p.scus], name
+        for scu, sscu in zip(p.scus, sp.scus):
+            for c, sc in zip(scu.contributors, sscu.contributors):
+                # the files differ only in whitespace and apostrophes: the words must be the same
+                assert [_squeezed(p.part_text(part)) for part in c.parts] == \
+                    [_squeezed(canon[s.reference][s.start:s.end]) for s in sc.spans], (name, scu.uid)
+
+
+def _best_matching_total(weights):
+    """Largest total weight of a one-to-one matching, by linear programming (the bipartite matching
+    polytope is integral), not by the Hungarian method the module uses."""
+    from scipy.optimize import linprog
+
+    edges = [(i, j, w) for i, row in enumerate(weights) for j, w in enumerate(row) if w > 0]
+    if not edges:
+        return 0.0
+    rows, cols = len(weights), len(weights[0])
+    a_ub = np.zeros((rows + cols, len(edges)))
+    for k, (i, j, _) in enumerate(edges):
+        a_ub[i, k] = a_ub[rows + j, k] = 1
+    res = linprog([-w for _, _, w in edges], A_ub=a_ub, b_ub=np.ones(rows + cols), bounds=(0, 1), method="highs")
+    assert res.status == 0
+    return -res.fun
+
+
+@pytest.mark.realdata
+def test_matter_pairwise_figures_match_an_independent_computation(matter):
+    _, spans = matter
+    by_name = {p.name: p for p in spans}
+    results = pairwise(spans)
+    assert len(results) == len(MATTER) * (len(MATTER) - 1) // 2
+    for (na, nb), r in results.items():
+        a, b = by_name[na], by_name[nb]
+        ca, cb = contributors(a), contributors(b)
+        sets_a, sets_b = [chars(c) for _, c in ca], [chars(c) for _, c in cb]
+        overlap = [[2 * len(x & y) / (len(x) + len(y)) for y in sets_b] for x in sets_a]
+        eligible = [[d if d >= 0.5 else 0.0 for d in row] for row in overlap]
+        # the alignment is a one-to-one matching of eligible pairs with the largest total Dice
+        index_a, index_b = {k: i for i, (k, _) in enumerate(ca)}, {k: j for j, (k, _) in enumerate(cb)}
+        pairs = [(index_a[x.a], index_b[x.b]) for x in r.contributors.aligned]
+        assert len({i for i, _ in pairs}) == len({j for _, j in pairs}) == len(pairs)
+        assert [eligible[i][j] for i, j in pairs] == pytest.approx([x.dice for x in r.contributors.aligned])
+        assert all(eligible[i][j] > 0 for i, j in pairs)
+        assert sum(x.dice for x in r.contributors.aligned) == pytest.approx(_best_matching_total(eligible))
+        assert len(r.contributors.unmatched_a) == len(ca) - len(pairs)
+        assert len(r.contributors.unmatched_b) == len(cb) - len(pairs)
+        assert_figures(r, a, b)
+        # SCUs: the matching shares as many aligned contributors as the best one can
+        ua, ub = [s.uid for s in a.scus], [s.uid for s in b.scus]
+        shared = [[sum(1 for x in r.contributors.aligned if x.a[0] == s and x.b[0] == t) for t in ub] for s in ua]
+        assert sum(m.shared for m in r.scus.matched) == pytest.approx(_best_matching_total(shared))
+        assert len(r.scus.matched) + len(r.scus.unmatched_a) == len(ua)
+        weight = {("a", s.uid): len(s.contributors) for s in a.scus} | {("b", s.uid): len(s.contributors) for s in b.scus}
+        wa = [weight["a", m.a] for m in r.scus.matched]
+        wb = [weight["b", m.b] for m in r.scus.matched]
+        assert r.weights.n == len(wa)
+        assert r.weights.exact_share == pytest.approx(np.mean(np.array(wa) == np.array(wb)))
+        assert r.weights.mean_abs_difference == pytest.approx(np.mean(np.abs(np.array(wa) - np.array(wb))))
+        assert r.weights.pearson.value == pytest.approx(stats.pearsonr(wa, wb).statistic)
+        assert r.weights.spearman.value == pytest.approx(stats.spearmanr(wa, wb).statistic)
+
+
+def test_spans_of_another_copy_of_the_references_move_onto_the_first_pyramids_text():
+    from annotation.formats import model as pyr_file
+    from annotation.services.pyramid_agreement_inputs import span_pyramids
+
+    canon = "Matter has mass. It's made of atoms and molecules."
+    other = "Matter  has mass.\nIts made of atoms and  molecules."
+
+    def file(ref_id, text, words):
+        parts = [pyr_file.Part(ref_id, text.index(w), text.index(w) + len(w)) for w in words]
+        scus = [pyr_file.SCU(i + 1, w, "", [pyr_file.Contributor(w, "", [p])]) for i, (w, p) in enumerate(zip(words, parts))]
+        return pyr_file.Pyramid([pyr_file.Reference(ref_id, ref_id, text)], scus, None)
+
+    words = ["Matter  has", "mass.\nIts", "Its", "It", "made", "atoms and  molecules."]
+    first, second = span_pyramids([("first", file("1", canon, ["mass."])), ("second", file("TC1", other, words))])
+    assert first.references == second.references == ("1",)
+    moved = [canon[c.spans[0].start:c.spans[0].end] for s in second.scus for c in s.contributors]
+    # whitespace and the apostrophe inserted INSIDE a span join it; the one right after "It" does not
+    assert moved == ["Matter has", "mass. It's", "It's", "It", "made", "atoms and molecules."]
+    with pytest.raises(ValueError, match="not the first pyramid's"):
+        span_pyramids([("first", file("1", canon, ["mass."])), ("x", file("1", "Something else entirely.", ["else"]))])
+    with pytest.raises(ValueError, match="2 references"):
+        two = file("1", canon, ["mass."])
+        two.references.append(pyr_file.Reference("2", "2", canon))
+        span_pyramids([("first", file("1", canon, ["mass."])), ("two", two)])
