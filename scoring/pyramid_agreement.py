@@ -171,6 +171,16 @@ class ContributorAlignment:
     unmatched_a: tuple[ContributorKey, ...]
     unmatched_b: tuple[ContributorKey, ...]
 
+    @property
+    def mean_dice(self) -> float | None:
+        """How closely the aligned contributors' spans agree (1 = the same characters)."""
+        return math.fsum(x.dice for x in self.aligned) / len(self.aligned) if self.aligned else None
+
+    @property
+    def exact(self) -> int:
+        """Aligned contributors covering exactly the same characters in both pyramids."""
+        return sum(x.dice == 1 for x in self.aligned)
+
 
 def align_contributors(a: SpanPyramid, b: SpanPyramid, threshold: float = DEFAULT_THRESHOLD) -> ContributorAlignment:
     """One-to-one matching of the contributors by character-overlap Dice (module docstring, 1)."""

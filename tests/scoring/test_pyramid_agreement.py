@@ -158,6 +158,7 @@ def test_threshold_discontinuous_contributors_and_unmatched_sides():
     r = compare(a, b)
     assert [(x.a, x.b) for x in r.contributors.aligned] == [((1, 0), (3, 0))]
     assert r.contributors.aligned[0].dice == pytest.approx(0.8)
+    assert (r.contributors.mean_dice, r.contributors.exact) == (pytest.approx(0.8), 0)
     assert r.contributors.unmatched_a == ((1, 1), (2, 0))
     assert r.contributors.unmatched_b == ((3, 1),)
     # at a threshold of 1/3 the R2 pair (Dice 1/3) is aligned too
@@ -392,6 +393,8 @@ def test_matter_pairwise_figures_match_an_independent_computation(matter):
         assert [eligible[i][j] for i, j in pairs] == pytest.approx([x.dice for x in r.contributors.aligned])
         assert all(eligible[i][j] > 0 for i, j in pairs)
         assert sum(x.dice for x in r.contributors.aligned) == pytest.approx(_best_matching_total(eligible))
+        assert r.contributors.mean_dice == pytest.approx(np.mean([overlap[i][j] for i, j in pairs]))
+        assert r.contributors.exact == sum(sets_a[i] == sets_b[j] for i, j in pairs)
         assert len(r.contributors.unmatched_a) == len(ca) - len(pairs)
         assert len(r.contributors.unmatched_b) == len(cb) - len(pairs)
         assert_figures(r, a, b)
