@@ -353,7 +353,7 @@ def score_agreement(scores_a: Mapping[Hashable, float | None], scores_b: Mapping
                     noise: float = NOISE) -> ScoreAgreement:
     """Per-peer scores against pyramid A and against pyramid B (peer -> score, None = undefined)."""
     both = [p for p in scores_a if p in scores_b and scores_a[p] is not None and scores_b[p] is not None]
-    missing = tuple(sorted((p for p in set(scores_a) | set(scores_b) if p not in set(both)), key=str))
+    missing = tuple(sorted((set(scores_a) | set(scores_b)) - set(both), key=str))
     xs, ys = [scores_a[p] for p in both], [scores_b[p] for p in both]
     above = sum(abs(x - y) > noise for x, y in zip(xs, ys))
     return ScoreAgreement(len(both), pearson(xs, ys), mean_abs_difference(xs, ys), above,
