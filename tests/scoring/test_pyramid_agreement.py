@@ -171,13 +171,14 @@ def test_threshold_discontinuous_contributors_and_unmatched_sides():
 
 
 def test_scu_alignment_is_one_to_one_and_maximizes_shared_contributors():
-    # shared: (A1, B9) = 2, (A1, B10) = 1, (A2, B9) = 2, (A2, B10) = 0. Taking the largest first
-    # (A1-B9) leaves A2-B10, which shares nothing: total 2; A1-B10 plus A2-B9 totals 3.
-    refs = ["R1", "R2", "R3", "R4"]
-    a = pyr("A", refs, {1: [[("R1", 0, 9)], [("R2", 0, 9)], [("R3", 0, 9)]], 2: [[("R1", 20, 29)], [("R4", 0, 9)]]})
-    b = pyr("B", refs, {9: [[("R1", 0, 9)], [("R2", 0, 9)], [("R1", 20, 29)], [("R4", 0, 9)]], 10: [[("R3", 0, 9)]]})
+    # shared: (A1, B9) = 3, (A1, B10) = 2, (A2, B9) = 2, (A2, B10) = 0. Taking the largest first
+    # (A1-B9) leaves A2-B10, which shares nothing: total 3; A1-B10 plus A2-B9 totals 4.
+    refs = ["R1", "R2", "R3", "R4", "R5", "R6"]
+    a = pyr("A", refs, {1: [[(r, 0, 9)] for r in ("R1", "R2", "R3", "R5", "R6")], 2: [[("R1", 20, 29)], [("R4", 0, 9)]]})
+    b = pyr("B", refs, {9: [[("R1", 0, 9)], [("R2", 0, 9)], [("R3", 0, 9)], [("R1", 20, 29)], [("R4", 0, 9)]],
+                        10: [[("R5", 0, 9)], [("R6", 0, 9)]]})
     r = compare(a, b)
-    assert [(m.a, m.b, m.shared) for m in r.scus.matched] == [(1, 10, 1), (2, 9, 2)]
+    assert [(m.a, m.b, m.shared) for m in r.scus.matched] == [(1, 10, 2), (2, 9, 2)]
     shared = {(s, t): sum(1 for x in r.contributors.aligned if x.a[0] == s and x.b[0] == t) for s in (1, 2) for t in (9, 10)}
     best = max(sum(shared[s, t] for s, t in zip((1, 2), perm)) for perm in itertools.permutations((9, 10)))
     assert sum(m.shared for m in r.scus.matched) == best
