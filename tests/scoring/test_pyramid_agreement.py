@@ -6,7 +6,6 @@ package for alpha and ``scipy.stats`` for the correlations, never with the modul
 """
 
 import itertools
-import math
 
 import krippendorff
 import numpy as np
