@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
+NOISE = 0.06  # two independent annotations' scores differ by about this much (2007 paper, 4.2)
+
 
 def _stats():
     """scipy.stats, imported on first use: it takes seconds to import, and every process that

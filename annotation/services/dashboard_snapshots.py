@@ -40,7 +40,7 @@ from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from scoring.agreement import alpha_dice, alpha_dice_summary, peer_matrix
-from scoring.correlation import pearson
+from scoring.correlation import NOISE, pearson
 from scoring.metaeval import meta_evaluate
 from scoring.model import Convention
 
@@ -52,7 +52,6 @@ from .scoring_inputs import load_annotations, load_pyramids
 log = logging.getLogger(__name__)
 
 VERSION = 2                       # bump when the payload's shape changes: old snapshots are then stale
-NOISE = 0.06                      # two independent annotations differ by about this much (2007 paper, 4.2)
 METAEVAL_SCORES = ("modified", "modified_jk")
 
 
