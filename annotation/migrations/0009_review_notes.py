@@ -2,6 +2,9 @@
 
 from django.db import migrations, models
 
+from ._integrity import create as create_triggers
+from ._integrity import drop as drop_triggers
+
 
 class Migration(migrations.Migration):
 
@@ -10,6 +13,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.RunPython(drop_triggers, create_triggers),  # SQLite rebuilds the tables below; its triggers name them
         migrations.AddField(
             model_name='contributor',
             name='review_note',
@@ -20,4 +24,5 @@ class Migration(migrations.Migration):
             name='review_note',
             field=models.CharField(blank=True, help_text="Why an imported match needs a look, e.g. its evidence kept at the file's offsets because its label was not found.", max_length=500),
         ),
+        migrations.RunPython(create_triggers, drop_triggers),
     ]
