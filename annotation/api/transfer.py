@@ -148,7 +148,7 @@ class DatasetImportView(APIView):
             files, ignored, archived = upload_import.collect_files(uploads)
         except upload_import.UploadRejected as error:
             raise ValidationError({"files": [f"{error} (nothing was imported)"]}) from None
-        report = upload_import.import_files(files, dataset, annotators, archived)
+        report = upload_import.import_files(files, dataset, annotators=annotators, archived=archived)
         body = {**report.as_dict(), "ignored": ignored}
         if report.rejected:
             n = len(report.rejected)

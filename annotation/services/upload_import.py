@@ -177,7 +177,7 @@ def read_annotator_table(upload) -> formats.AnnotatorTable | None:
         raise UploadRejected(str(error)) from None
 
 
-def import_files(files: list[tuple[str, bytes]], dataset: Dataset, annotators: formats.AnnotatorTable | None = None,
+def import_files(files: list[tuple[str, bytes]], dataset: Dataset, *, annotators: formats.AnnotatorTable | None = None,
                  archived: dict[str, Archived] | None = None) -> ImportReport:
     """Import each file in its own transaction, pyramids first; scores are scheduled once at the end.
     ``annotators`` says who annotated the peers whose file names do not say it; ``archived``, what

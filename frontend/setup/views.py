@@ -324,7 +324,7 @@ def ducview(request, dataset):
             except upload_import.UploadRejected as error:
                 context["refused"], status = f"{error}. Nothing was imported.", 400
             else:
-                report = upload_import.import_files(files, dataset, annotators, archived)
+                report = upload_import.import_files(files, dataset, annotators=annotators, archived=archived)
                 context |= {"report": report, "ignored": ignored, "names": ", ".join(u.name for u in uploads)}
     template = "setup/_import_report.html" if _is_fragment(request) else "setup/ducview.html"
     return render(request, template, context, status=status)
