@@ -19,8 +19,9 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
+
+from pyramid_app.client_address import client_network
 
 from ..formats.lightweight_csv import Phase2Task, write_phase2_input
 from ..models import CrowdLink, LightweightPyramid, LiteStatement, LiteTask, Pyramid, ReferenceSummary
@@ -28,13 +29,14 @@ from ..services import lightweight_dashboard, lightweight_import, lightweight_sc
 from ..services.lightweight_runs import touch
 from . import permissions
 from .renderers import CSVRenderer
-from .throttling import ResilientThrottleMixin
+from .serializers import VisibleRelationsMixin
+from .throttling import CountingThrottle
 from .views import ROWS_RESPONSE, ScopedViewSet, attachment
 
 SCORE_SETTINGS = ("agreement", "threshold", "blank", "topic_filter")
 
 
-class LightweightPyramidSerializer(drf.ModelSerializer):
+class LightweightPyramidSerializer(VisibleRelationsMixin, drf.ModelSerializer):
     class Meta:
         model = LightweightPyramid
         fields = ["id", "dataset", "name", "origin", "guidance", "agreement", "threshold", "blank", "topic_filter",
@@ -255,13 +257,16 @@ class LiteTaskViewSet(viewsets.ReadOnlyModelViewSet):
         return permissions.visible(self.request.user, queryset)
 
 
-class CrowdThrottle(ResilientThrottleMixin, AnonRateThrottle):
-    """Crowd endpoints: per client address (``CROWD_RATE``)."""
+class CrowdThrottle(CountingThrottle):
+    """Crowd pages and endpoints: per client (``client_network``), logged in or not (``CROWD_RATE``)."""
 
     scope = "crowd"
 
     def get_rate(self):
         return django_settings.CROWD_RATE
+
+    def get_cache_key(self, request, view):
+        return f"throttle_crowd_{client_network(request)}"
 
 
 def crowd_link(token: str) -> CrowdLink:

@@ -162,6 +162,11 @@ class LiteReservation(models.Model):
         indexes = [models.Index(fields=["task", "expires_at"], name="lite_reservation_live")]
 
 
+# What a crowd link's token looks like (``secrets.token_urlsafe``): the crowd URLs match only this,
+# so anything else in the place of a token (a NUL byte, which PostgreSQL refuses) is a 404.
+CROWD_TOKEN_PATTERN = r"(?P<token>[-_A-Za-z0-9]{1,64})"
+
+
 class CrowdLink(models.Model):
     """A shareable link for crowds recruited elsewhere (Prolific, students): the token is the credential,
     and it opens only the statement-writing work or the judging tasks of one batch of one run."""

@@ -72,8 +72,8 @@ def clean_worker_id(value) -> str:
     worker = value.strip() if isinstance(value, str) else ""
     if not worker:
         raise WorkError("Please enter your worker id.")
-    if len(worker) > MAX_WORKER_ID or any(ch.isspace() for ch in worker):
-        raise WorkError(f"A worker id is one word of at most {MAX_WORKER_ID} characters.")
+    if len(worker) > MAX_WORKER_ID or not worker.isprintable() or any(ch.isspace() for ch in worker):
+        raise WorkError(f"A worker id is one word of at most {MAX_WORKER_ID} printable characters.")
     return worker
 
 

@@ -30,8 +30,16 @@ def test_only_the_datasets_coordinators_see_a_run(as_user, world):
         assert as_user(role).get("/api/lightweight/").data["count"] == 0
     assert as_user("admin").get(f"/api/lightweight/{run}/").status_code == 200
     body = {"dataset": world.d1.pk, "name": "mine"}
-    assert as_user("other_coord").post("/api/lightweight/", body, format="json").status_code == 403
-    assert as_user("alice").post("/api/lightweight/", body, format="json").status_code == 403
+    assert as_user("alice").post("/api/lightweight/", body, format="json").status_code == 403   # sees D1, may not change it
+
+
+def test_a_dataset_you_may_not_see_is_refused_as_one_that_does_not_exist(as_user, world):
+    """Otherwise 403 against "does not exist" would tell which dataset ids exist."""
+    hidden = as_user("other_coord").post("/api/lightweight/", {"dataset": world.d1.pk, "name": "mine"}, format="json")
+    missing = as_user("other_coord").post("/api/lightweight/", {"dataset": world.d1.pk + 1000, "name": "mine"}, format="json")
+    assert hidden.status_code == missing.status_code == 400
+    assert str(hidden.data["dataset"][0]).replace(str(world.d1.pk), "N") == str(missing.data["dataset"][0]).replace(str(world.d1.pk + 1000), "N")
+    assert "does not exist" in str(hidden.data["dataset"][0])
 
 
 def test_whole_protocol_through_the_api(as_user, world):
