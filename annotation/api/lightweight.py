@@ -4,6 +4,7 @@ crowd endpoints that a crowd link's token opens (one task at a time, rate limite
 Thin views over ``services.lightweight_*``; the access rule is ``permissions`` (runs, statements
 and tasks are coordinator objects; crowd workers never see anything but the task handed to them).
 """
+import hashlib
 from io import StringIO
 
 from django.conf import settings as django_settings
@@ -269,6 +270,13 @@ class CrowdThrottle(CountingThrottle):
         return f"throttle_crowd_{client_network(request)}"
 
 
+def crowd_client(request) -> lightweight_work.CrowdClient:
+    """Where a crowd request comes from (pages and API alike): its ``client_network`` and a hash of
+    its session cookie's key, if it sent one (the key itself is a credential: never stored)."""
+    key = request.session.session_key
+    return lightweight_work.CrowdClient(client_network(request), hashlib.sha256(key.encode()).hexdigest()[:32] if key else "")
+
+
 def crowd_link(token: str) -> CrowdLink:
     return get_object_or_404(CrowdLink.objects.select_related("pyramid"), token=token, active=True)
 
@@ -285,21 +293,27 @@ class CrowdTaskView(APIView):
         """``?worker=``: the worker's next task (judging: held for it ``LIGHTWEIGHT_RESERVATION_SECONDS``,
         the same task again until answered) or reference (writing); ``{"done": true}`` when nothing
         is left for it; ``{"done": false, "retry_after": seconds, "detail": ...}`` (and ``Retry-After``)
-        when every judging task left is held by other workers now."""
+        when every judging task left is held by other workers now, with status 429 when this client
+        (address, session) holds as many tasks as it may (``CROWD_HOLDS_PER_ADDRESS``, ...)."""
         link = crowd_link(token)
         try:
             worker = lightweight_work.clean_worker_id(request.query_params.get("worker", ""))
         except lightweight_work.WorkError as error:
             raise ValidationError({"worker": [str(error)]}) from None
+        client = crowd_client(request)
         if link.kind == CrowdLink.Kind.WRITING:
-            reference = lightweight_work.next_reference(link.pyramid, worker)
+            reference = lightweight_work.next_reference(link.pyramid, worker, client)
             if reference is None:
                 return Response({"done": True})
             return Response({"kind": "writing", "reference": reference.pk, "text": reference.text,
                              "guidance": link.pyramid.guidance, "statements": link.pyramid.statements_per_writer})
-        task = lightweight_work.next_task(link, worker)
+        try:
+            task = lightweight_work.next_task(link, worker, client)
+        except lightweight_work.HoldLimit as limit:
+            return Response({"done": False, "retry_after": limit.retry_after, "detail": str(limit)}, status=429,
+                            headers={"Retry-After": str(limit.retry_after)})
         if task is None:
-            wait = lightweight_work.seconds_until_free(link, worker)
+            wait = lightweight_work.seconds_until_free(link, worker, client)
             if wait is None:
                 return Response({"done": True})
             # Every task left is held by other workers: one may come back when a hold expires.
@@ -310,10 +324,11 @@ class CrowdTaskView(APIView):
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
     def post(self, request, token):
-        """Judging: ``{worker, task, answers: {statement id: "present"|"absent"}}``; writing:
-        ``{worker, reference, statements: [...]}``. Answers the completion code."""
+        """Judging: ``{worker, task, answers: {statement id: "present"|"absent"}}``, only for a task
+        held for the worker (GET) from this client; writing: ``{worker, reference, statements: [...]}``.
+        Answers the completion code."""
         link = crowd_link(token)
-        data = request.data
+        data, client = request.data, crowd_client(request)
         if not hasattr(data, "get"):
             raise ValidationError({"detail": ["A JSON object is required."]})
         try:
@@ -323,13 +338,13 @@ class CrowdTaskView(APIView):
                 texts = data.get("statements")
                 if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
                     raise ValidationError({"statements": ["A list of statements is required."]})
-                done = lightweight_work.submit_writing(link.pyramid, reference, data.get("worker", ""), texts)
+                done = lightweight_work.submit_writing(link.pyramid, reference, data.get("worker", ""), texts, client)
             else:
                 task = get_object_or_404(LiteTask, pk=_int(data.get("task"), "task"), pyramid=link.pyramid)
                 answers = data.get("answers")
                 if not isinstance(answers, dict) or len(answers) > 64:
                     raise ValidationError({"answers": ["An answer per statement is required."]})
-                done = lightweight_work.submit_judgments(link, task, data.get("worker", ""), answers)
+                done = lightweight_work.submit_judgments(link, task, data.get("worker", ""), answers, client)
         except lightweight_work.WorkError as error:
             raise ValidationError({"detail": [str(error)]}) from None
         return Response({"completion_code": done.completion_code}, status=201)

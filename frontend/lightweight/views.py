@@ -22,7 +22,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from annotation.api import permissions
-from annotation.api.lightweight import CrowdThrottle
+from annotation.api.lightweight import CrowdThrottle, crowd_client
 from annotation.models import (
     CrowdLink, Dataset, LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting, Pyramid, ReferenceSummary,
 )
@@ -214,19 +214,19 @@ def _done(request, link, worker, code):
 
 
 def _writing(request, link, worker):
-    run = link.pyramid
+    run, client = link.pyramid, crowd_client(request)
     if request.method == "POST":
         reference = get_object_or_404(ReferenceSummary, pk=_pk(request.POST.get("reference")), topic__dataset=run.dataset)
         form = WritingForm(request.POST, count=run.statements_per_writer)
         if form.is_valid():
             try:
-                writing = lightweight_work.submit_writing(run, reference, worker, form.texts())
+                writing = lightweight_work.submit_writing(run, reference, worker, form.texts(), client)
                 return _done(request, link, worker, writing.completion_code)
             except lightweight_work.WorkError as error:
                 form.add_error(None, str(error))
         status = 400
     else:
-        reference = lightweight_work.next_reference(run, worker)
+        reference = lightweight_work.next_reference(run, worker, client)
         if reference is None:
             return render(request, "lightweight/crowd_message.html", {
                 "title": "Thank you", "message": "There is no more statement writing for you here."})
@@ -237,10 +237,10 @@ def _writing(request, link, worker):
                   {"link": link, "worker": worker, "reference": reference, "form": form, "done": done}, status=status)
 
 
-def _no_task(request, link, worker):
+def _no_task(request, link, worker, client):
     """No task for this worker: none left, or every one it could judge held by other workers now
     (one may come back when a hold expires, so the worker is asked to return, not thanked off)."""
-    wait = lightweight_work.seconds_until_free(link, worker)
+    wait = lightweight_work.seconds_until_free(link, worker, client)
     if wait is None:
         return render(request, "lightweight/crowd_message.html", {
             "title": "Thank you", "message": "There are no more tasks for you here."})
@@ -255,7 +255,7 @@ def _judging(request, link, worker):
     not through a form of 16 radio fields: the page is what a crowd loads hundreds of times a
     minute, and form rendering was most of its CPU. A submission needs only the task's statement
     ids (no statement or summary text) unless it is refused and the page is shown again."""
-    run = link.pyramid
+    run, client = link.pyramid, crowd_client(request)
     chosen, missing, error = {}, set(), None
     if request.method == "POST":
         task = get_object_or_404(LiteTask.objects.only("id", "pyramid_id", "batch", "peer_id", "statement_ids"),
@@ -264,16 +264,22 @@ def _judging(request, link, worker):
         missing = {pk for pk, value in chosen.items() if value not in JUDGING_ANSWERS}
         try:
             if not missing:
-                assignment = lightweight_work.submit_judgments(link, task, worker, chosen)
+                assignment = lightweight_work.submit_judgments(link, task, worker, chosen, client)
                 return _done(request, link, worker, assignment.completion_code)
             error = "Please answer every statement: your other answers are kept."
         except lightweight_work.WorkError as refused:
             error = str(refused)
         status = 400
     else:
-        task = lightweight_work.next_task(link, worker)
+        try:
+            task = lightweight_work.next_task(link, worker, client)
+        except lightweight_work.HoldLimit as limit:
+            response = render(request, "lightweight/crowd_message.html", {"title": "Please come back soon", "message": str(limit)},
+                              status=429)
+            response["Retry-After"] = str(limit.retry_after)
+            return response
         if task is None:
-            return _no_task(request, link, worker)
+            return _no_task(request, link, worker, client)
         status = 200
     judgments = [{"name": f"a{s.pk}", "text": s.text, "number": str(n), "chosen": chosen.get(s.pk), "missing": s.pk in missing}
                  for n, s in enumerate(lightweight_work.task_statements(task), start=1)]   # strings: no number formatting
