@@ -396,8 +396,9 @@ def _renew(pk: int, params: dict) -> bool:
 def _hold(candidates: list[int], params: dict, free: int, now) -> int | None:
     """A new hold of the first candidate task with a slot left for this worker (``_RESERVE``, as
     ``_renew`` under the task's lock): None when none has. A task whose lock another request holds
-    right now is passed over (SKIP LOCKED) rather than waited for: with tasks completed one after
-    the other, a crowd asks for the same few at once. Under the client's lock, the client's live
+    right now is passed over (SKIP LOCKED) for the next candidate, and waited for only when no
+    other candidate had a slot: with tasks completed one after the other, a crowd asks for the
+    same few at once. Under the client's lock, the client's live
     holds are counted first: ``HoldLimit`` when it holds ``CROWD_HOLDS_PER_ADDRESS``, its session
     ``CROWD_HOLDS_PER_SESSION``, or it holds ``CROWD_HOLD_SHARE`` of the run's free slots (at least one)."""
     with transaction.atomic(), connection.cursor() as cursor:
@@ -411,11 +412,18 @@ def _hold(candidates: list[int], params: dict, free: int, now) -> int | None:
             if isinstance(soonest, str):   # SQLite
                 soonest = datetime.fromisoformat(soonest).replace(tzinfo=now.tzinfo)
             raise HoldLimit(max(1, math.ceil((soonest - now).total_seconds())) if soonest else 1)
+        busy = []
         for pk in candidates:
             if postgres:
                 cursor.execute(_LOCK_UNLESS_BUSY, [pk])
                 if cursor.fetchone() is None:
+                    busy.append(pk)
                     continue
+            cursor.execute(_RESERVE, {**params, "task": pk})
+            if cursor.rowcount == 1:
+                return pk
+        for pk in busy:   # only busy ones left: wait for them rather than send the worker away
+            cursor.execute(_LOCK, [pk])
             cursor.execute(_RESERVE, {**params, "task": pk})
             if cursor.rowcount == 1:
                 return pk
