@@ -13,9 +13,15 @@ id is captured, every statement needs an answer, and a completion code is shown 
 Each worker answers a task at most once (a database constraint): a double submission stores
 nothing twice and returns the first submission's completion code. A worker shown a task holds one
 of its answer slots (``LiteReservation``, MTurk's accepted assignment) until it answers or
-``LIGHTWEIGHT_RESERVATION_SECONDS`` pass, so a crowd arriving together never answers a task more
-often than asked; the only overfill is an answer sent after its hold expired and its slot went to
-another worker (stored all the same: the work was done), one per such late answer.
+``LIGHTWEIGHT_RESERVATION_SECONDS`` pass, and answers only against that hold, so a crowd arriving
+together never answers a task more often than asked; the only overfill is a late answer (its
+hold expired and the slot went to another worker), bounded per task by ``LIGHTWEIGHT_LATE_ANSWERS``.
+
+Worker ids are whatever a client types, so a script can pose as a crowd: the limits it must not
+escape are per client (``CrowdClient``: address and browser session). One client gives a task one
+answer and a reference one writing at most (database constraints), so it never decides a task's
+majority, and holds a bounded number of slots (``CROWD_HOLDS_PER_*``, ``CROWD_HOLD_SHARE``), so it
+cannot keep genuine workers out; a reference takes ``writers_per_reference`` writings at most.
 """
 from __future__ import annotations
 
