@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
@@ -334,13 +334,17 @@ ON CONFLICT (worker_id, task_id) DO UPDATE SET
     created_at = CASE WHEN {_HOLD}.expires_at > %(now)s THEN {_HOLD}.created_at ELSE excluded.created_at END,
     client = excluded.client, session = excluded.session, expires_at = excluded.expires_at
 WHERE {_HOLD}.expires_at <= %(now)s OR {_OURS.format(_HOLD + ".")}"""
-# The client's live holds: everywhere, with its session, in this run; and when the first expires.
+# The client's live holds: everywhere, with its session, in this run; when the first expires; and
+# the link's task this worker holds from this client, if another of its tabs took one meanwhile.
 _CLIENT_HOLDS = f"""
 SELECT (SELECT COUNT(*) FROM {_HOLD} WHERE client = %(client)s AND expires_at > %(now)s),
        (SELECT COUNT(*) FROM {_HOLD} WHERE session = NULLIF(%(session)s, '') AND expires_at > %(now)s),
        (SELECT COUNT(*) FROM {_HOLD} h JOIN {_TASK} t ON t.id = h.task_id
         WHERE t.pyramid_id = %(run)s AND h.client = %(client)s AND h.expires_at > %(now)s),
-       (SELECT MIN(expires_at) FROM {_HOLD} WHERE {_OURS.format("")} AND expires_at > %(now)s)"""
+       (SELECT MIN(expires_at) FROM {_HOLD} WHERE {_OURS.format("")} AND expires_at > %(now)s),
+       (SELECT MIN(h.task_id) FROM {_HOLD} h JOIN {_TASK} t ON t.id = h.task_id
+        WHERE h.worker_id = %(worker)s AND t.pyramid_id = %(run)s AND (%(batch)s = 0 OR t.batch = %(batch)s)
+          AND h.expires_at > %(now)s AND {_OURS.format("h.")})"""
 # Serializes one client's new holds (PostgreSQL advisory lock space), so its caps are counted exactly.
 _CLIENT_LOCK = "SELECT pg_advisory_xact_lock(24, hashtext(%s))"
 
@@ -402,34 +406,44 @@ def _renew(pk: int, params: dict) -> bool:
 def _hold(candidates: list[int], params: dict, free: int, now) -> int | None:
     """A new hold of the first candidate task with a slot left for this worker (``_RESERVE``, as
     ``_renew`` under the task's lock): None when none has. A task whose lock another request holds
-    right now is passed over (SKIP LOCKED) for the next candidate, and waited for only when no
-    other candidate had a slot: with tasks completed one after the other, a crowd asks for the
-    same few at once. Under the client's lock, the client's live
-    holds are counted first: ``HoldLimit`` when it holds ``CROWD_HOLDS_PER_ADDRESS``, its session
-    ``CROWD_HOLDS_PER_SESSION``, or it holds ``CROWD_HOLD_SHARE`` of the run's free slots (at least one)."""
+    right now is passed over (SKIP LOCKED) for the next candidate: with tasks completed one after
+    the other, a crowd asks for the same few at once. Only when no other candidate had a slot are
+    the busy ones waited for, each in a transaction of its own, which holds no other task's lock
+    while it waits (two requests each holding the task the other waits for would deadlock)."""
+    busy: list[int] = []
+    pk = _hold_one_of(candidates, params, free, now, busy)
+    for waited in busy:
+        if pk is not None:
+            break
+        pk = _hold_one_of([waited], params, free, now, None)
+    return pk
+
+
+def _hold_one_of(candidates: list[int], params: dict, free: int, now, busy: list | None) -> int | None:
+    """One transaction of ``_hold``: under the client's lock its live holds are counted first
+    (``HoldLimit`` when it holds ``CROWD_HOLDS_PER_ADDRESS``, its session ``CROWD_HOLDS_PER_SESSION``,
+    or it holds ``CROWD_HOLD_SHARE`` of the run's free slots, at least one), then the candidates are
+    tried: those locked by others are put in ``busy`` (None: waited for)."""
+    postgres = connection.vendor == "postgresql"
     with transaction.atomic(), connection.cursor() as cursor:
-        postgres = connection.vendor == "postgresql"
         if postgres:
             cursor.execute(_CLIENT_LOCK, [params["client"]])
         cursor.execute(_CLIENT_HOLDS, params)
-        address, session, in_run, soonest = cursor.fetchone()
+        address, session, in_run, soonest, held = cursor.fetchone()
+        if held is not None:   # the worker's other tab got it (this client's new holds wait for each other)
+            return held
         share = max(1, math.floor(settings.CROWD_HOLD_SHARE * (int(free) + in_run)))
         if address >= settings.CROWD_HOLDS_PER_ADDRESS or session >= settings.CROWD_HOLDS_PER_SESSION or in_run >= share:
             if isinstance(soonest, str):   # SQLite
                 soonest = datetime.fromisoformat(soonest).replace(tzinfo=now.tzinfo)
             raise HoldLimit(max(1, math.ceil((soonest - now).total_seconds())) if soonest else 1)
-        busy = []
         for pk in candidates:
             if postgres:
-                cursor.execute(_LOCK_UNLESS_BUSY, [pk])
-                if cursor.fetchone() is None:
-                    busy.append(pk)
+                cursor.execute(_LOCK if busy is None else _LOCK_UNLESS_BUSY, [pk])
+                if cursor.fetchone() is None:   # locked by another request (or the task is gone)
+                    if busy is not None:
+                        busy.append(pk)
                     continue
-            cursor.execute(_RESERVE, {**params, "task": pk})
-            if cursor.rowcount == 1:
-                return pk
-        for pk in busy:   # only busy ones left: wait for them rather than send the worker away
-            cursor.execute(_LOCK, [pk])
             cursor.execute(_RESERVE, {**params, "task": pk})
             if cursor.rowcount == 1:
                 return pk
@@ -480,30 +494,31 @@ def submit_judgments(link: CrowdLink, task: LiteTask, worker: str, answers: dict
         codes.append(ANSWER_PRESENT if value in ("present", ANSWER_PRESENT) else ANSWER_ABSENT)
     now = timezone.now()
     late = now - timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS)
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute(_LOCK, [task.pk])
-        earlier = LiteAssignment.objects.filter(task=task, external_id=f"app:{worker}").first()
-        if earlier is not None:   # a retry (double click, another tab): nothing twice
-            if not client.owns(earlier):
-                raise WorkError("This worker id has answered this task already.")
-            return earlier
-        hold = LiteReservation.objects.filter(task=task, worker_id=worker).first()
-        if hold is None or not client.owns(hold) or hold.expires_at <= late:
-            raise WorkError(NOT_HELD)
-        if hold.expires_at <= now:
-            taken = task.assignments.count() + task.reservations.filter(expires_at__gt=now).count()
-            if taken >= link.pyramid.judges_per_task + settings.LIGHTWEIGHT_LATE_ANSWERS:
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute(_LOCK, [task.pk])
+            hold = LiteReservation.objects.filter(task=task, worker_id=worker).first()
+            if hold is None:   # answered already (the answer took the hold's place)? a retry: nothing twice
+                earlier = LiteAssignment.objects.filter(task=task, external_id=f"app:{worker}").first()
+                if earlier is not None and client.owns(earlier):
+                    return earlier
+                raise WorkError("This worker id has answered this task already." if earlier else NOT_HELD)
+            if not client.owns(hold) or hold.expires_at <= late:
                 raise WorkError(NOT_HELD)
-        if task.assignments.filter(CrowdClient(hold.client, hold.session).rows()).exists():
-            raise WorkError("Someone on your connection has answered this task already; please open the link again for another.")
-        assignment = LiteAssignment.objects.create(
-            task=task, worker_id=worker, external_id=f"app:{worker}", origin=LiteAssignment.Origin.APP,
-            answers="".join(codes), completion_code=completion_code(), client=hold.client, session=hold.session)
-        # The task's holds expired past their late answer go too (this is where they are cleared).
-        LiteReservation.objects.filter(Q(pk=hold.pk) | Q(expires_at__lte=late), task=task).delete()
-        touch(link.pyramid, reload=False)   # last before the commit: the run's row is locked briefly
+            if hold.expires_at <= now:
+                taken = task.assignments.count() + task.reservations.filter(expires_at__gt=now).count()
+                if taken >= link.pyramid.judges_per_task + settings.LIGHTWEIGHT_LATE_ANSWERS:
+                    raise WorkError(NOT_HELD)
+            assignment = LiteAssignment.objects.create(
+                task=task, worker_id=worker, external_id=f"app:{worker}", origin=LiteAssignment.Origin.APP,
+                answers="".join(codes), completion_code=completion_code(), client=hold.client, session=hold.session)
+            # The task's holds expired past their late answer go too (this is where they are cleared).
+            LiteReservation.objects.filter(Q(pk=hold.pk) | Q(expires_at__lte=late), task=task).delete()
+            touch(link.pyramid, reload=False)   # last before the commit: the run's row is locked briefly
+    except IntegrityError:   # the client's other worker answered it (a late answer): one per client
+        raise WorkError("Someone on your connection has answered this task already; please open the link again for another.") from None
     return assignment
 
 

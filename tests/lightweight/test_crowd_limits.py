@@ -244,3 +244,16 @@ def test_writings_never_exceed_the_writers_asked_for(transactional_db, settings)
                        [lambda i=i: write(f"y{i}", "127.0.0.66") for i in range(8)])
     assert statuses.count(201) == 1 and LiteWriting.objects.filter(pyramid=run, reference=reference).count() == 2
     assert LiteWriting.objects.filter(pyramid=run, reference=reference, client="127.0.0.66").count() <= 1
+
+
+@pytest.mark.django_db
+def test_a_late_answer_is_refused_when_its_client_has_answered_the_task_meanwhile():
+    link = judging_link(peers=1, judges=2)
+    lab = lightweight_work.CrowdClient("127.0.0.50")
+    task = lightweight_work.next_task(link, "a1", lab)
+    expire(worker_id="a1")
+    assert lightweight_work.next_task(link, "a2", lab).pk == task.pk   # a1's hold expired: its slot is free again
+    lightweight_work.submit_judgments(link, task, "a2", {pk: "present" for pk in task.statement_ids}, lab)
+    with pytest.raises(lightweight_work.WorkError, match="Someone on your connection"):
+        lightweight_work.submit_judgments(link, task, "a1", {pk: "absent" for pk in task.statement_ids}, lab)
+    assert list(task.assignments.values_list("worker_id", flat=True)) == ["a2"]
