@@ -1,6 +1,7 @@
 """Benchmark: a crowd on the in-app judging page (prints numbers; not a test).
 
---workers crowd workers (threads, each its own HTTP session, loopback) open the judging link of a
+--workers crowd workers (threads, each its own HTTP session from its own loopback address, 127.0.x.y,
+so the production per-client limits apply as to a real crowd: CROWD_RATE, CROWD_HOLDS_*) open the judging link of a
 lightweight pyramid served by gunicorn (its production configuration, pyramid_app/gunicorn_conf.py) on
 PostgreSQL, with a real Celery worker recomputing the scores (REDIS_URL required). Each worker
 arrives (at once with --think 0, the burst; else at a seeded random moment within the first
@@ -14,7 +15,8 @@ CPU seconds the app (gunicorn), PostgreSQL (this database's server processes), t
 and this client spent, per task (one page + one submission), the load average before and after,
 the check that every submitted answer is stored exactly once (one row per completion code, no
 duplicates), that no task got more answers than its judges (each page view holds a slot,
-LIGHTWEIGHT_RESERVATION_SECONDS) and no hold is left, and how soon after the crowd the stored
+LIGHTWEIGHT_RESERVATION_SECONDS) and no hold is left, how many tasks were left started but not
+complete (tasks are completed before new ones start), and how soon after the crowd the stored
 scores are current. CPU per task is the robust figure on a shared machine; wall-clock latency
 depends on what else runs.
 
@@ -63,14 +65,25 @@ def percentile(values, q):
     return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))] * 1000 if values else float("nan")
 
 
-def crowd_worker(base, token, name, tasks, timings, errors, codes, barrier, think, seed):
+def worker_address(number: int) -> str:
+    """The loopback address a simulated worker connects from (all of 127.0.0.0/8 reaches the server)."""
+    return f"127.0.{1 + number // 250}.{1 + number % 250}"
+
+
+def crowd_worker(base, token, name, address, tasks, timings, errors, codes, barrier, think, seed):
     import random
 
     import requests
+    from requests.adapters import HTTPAdapter
+
+    class FromAddress(HTTPAdapter):
+        def init_poolmanager(self, *args, **kwargs):
+            super().init_poolmanager(*args, source_address=(address, 0), **kwargs)
 
     rng = random.Random(f"{seed}:{name}")
 
     session = requests.Session()
+    session.mount("http://", FromAddress())
     url = f"{base}/lightweight/crowd/{token}/"
 
     def timed(kind, method, *args, **kwargs):
@@ -190,8 +203,7 @@ def main():
     redis_url = os.environ.get("REDIS_URL")
     if not redis_url or not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         sys.exit("set DATABASE_URL=postgres://... and REDIS_URL=redis://...: the crowd benchmark runs the production shape")
-    env = b.setup_django()
-    env["CROWD_RATE"] = "1000000/min"   # every simulated worker comes from 127.0.0.1
+    env = b.setup_django()   # the production limits: every simulated worker has its own address
     from collections import defaultdict
 
     from django.core.management import call_command
@@ -216,8 +228,8 @@ def main():
         database_cpu = DatabaseCpu()
         database_cpu.start()
         barrier = threading.Barrier(args.workers)
-        threads = [threading.Thread(target=crowd_worker, args=(base, token, f"W{i:04d}", args.tasks, timings, errors, codes, barrier,
-                                                               args.think, args.seed))
+        threads = [threading.Thread(target=crowd_worker, args=(base, token, f"W{i:04d}", worker_address(i), args.tasks, timings, errors,
+                                                               codes, barrier, args.think, args.seed))
                    for i in range(args.workers)]
         start, client_cpu = time.perf_counter(), time.process_time()
         for t in threads:
@@ -245,6 +257,8 @@ def main():
     print(f"submissions: {len(codes)} completion codes, {stored.count()} stored rows, each stored once: {once}")
     tasks = LiteTask.objects.filter(pyramid__dataset__name="crowd-bench").annotate(n=Count("assignments"))
     print(f"tasks with more answers than judges: {tasks.filter(n__gt=F('pyramid__judges_per_task')).count()}; "
+          f"complete: {tasks.filter(n__gte=F('pyramid__judges_per_task')).count()}, "
+          f"started but not complete: {tasks.filter(n__gt=0, n__lt=F('pyramid__judges_per_task')).count()}; "
           f"holds left: {LiteReservation.objects.filter(task__pyramid__dataset__name='crowd-bench').count()}")
     print("scores: " + (f"current {scores_after:.1f} s after the last worker finished" if scores_after is not None
                         else "NOT current 60 s after the last worker finished"))

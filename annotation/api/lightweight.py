@@ -4,6 +4,7 @@ crowd endpoints that a crowd link's token opens (one task at a time, rate limite
 Thin views over ``services.lightweight_*``; the access rule is ``permissions`` (runs, statements
 and tasks are coordinator objects; crowd workers never see anything but the task handed to them).
 """
+import hashlib
 from io import StringIO
 
 from django.conf import settings as django_settings
@@ -19,8 +20,9 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
+
+from pyramid_app.client_address import client_network
 
 from ..formats.lightweight_csv import Phase2Task, write_phase2_input
 from ..models import CrowdLink, LightweightPyramid, LiteStatement, LiteTask, Pyramid, ReferenceSummary
@@ -29,13 +31,14 @@ from ..services.lightweight_privacy import export_worker
 from ..services.lightweight_runs import touch
 from . import permissions
 from .renderers import CSVRenderer
-from .throttling import ResilientThrottleMixin
+from .serializers import VisibleRelationsMixin
+from .throttling import CountingThrottle
 from .views import ROWS_RESPONSE, ScopedViewSet, attachment
 
 SCORE_SETTINGS = ("agreement", "threshold", "blank", "topic_filter")
 
 
-class LightweightPyramidSerializer(drf.ModelSerializer):
+class LightweightPyramidSerializer(VisibleRelationsMixin, drf.ModelSerializer):
     class Meta:
         model = LightweightPyramid
         fields = ["id", "dataset", "name", "origin", "guidance", "agreement", "threshold", "blank", "topic_filter",
@@ -282,13 +285,23 @@ class LiteTaskViewSet(viewsets.ReadOnlyModelViewSet):
         return permissions.visible(self.request.user, queryset)
 
 
-class CrowdThrottle(ResilientThrottleMixin, AnonRateThrottle):
-    """Crowd endpoints: per client address (``CROWD_RATE``)."""
+class CrowdThrottle(CountingThrottle):
+    """Crowd pages and endpoints: per client (``client_network``), logged in or not (``CROWD_RATE``)."""
 
     scope = "crowd"
 
     def get_rate(self):
         return django_settings.CROWD_RATE
+
+    def get_cache_key(self, request, view):
+        return f"throttle_crowd_{client_network(request)}"
+
+
+def crowd_client(request) -> lightweight_work.CrowdClient:
+    """Where a crowd request comes from (pages and API alike): its ``client_network`` and a hash of
+    its session cookie's key, if it sent one (the key itself is a credential: never stored)."""
+    key = request.session.session_key
+    return lightweight_work.CrowdClient(client_network(request), hashlib.sha256(key.encode()).hexdigest()[:32] if key else "")
 
 
 def crowd_link(token: str) -> CrowdLink:
@@ -307,21 +320,27 @@ class CrowdTaskView(APIView):
         """``?worker=``: the worker's next task (judging: held for it ``LIGHTWEIGHT_RESERVATION_SECONDS``,
         the same task again until answered) or reference (writing); ``{"done": true}`` when nothing
         is left for it; ``{"done": false, "retry_after": seconds, "detail": ...}`` (and ``Retry-After``)
-        when every judging task left is held by other workers now."""
+        when every judging task left is held by other workers now, with status 429 when this client
+        (address, session) holds as many tasks as it may (``CROWD_HOLDS_PER_ADDRESS``, ...)."""
         link = crowd_link(token)
         try:
             worker = lightweight_work.clean_worker_id(request.query_params.get("worker", ""))
         except lightweight_work.WorkError as error:
             raise ValidationError({"worker": [str(error)]}) from None
+        client = crowd_client(request)
         if link.kind == CrowdLink.Kind.WRITING:
-            reference = lightweight_work.next_reference(link.pyramid, worker)
+            reference = lightweight_work.next_reference(link.pyramid, worker, client)
             if reference is None:
                 return Response({"done": True})
             return Response({"kind": "writing", "reference": reference.pk, "text": reference.text,
                              "guidance": link.pyramid.guidance, "statements": link.pyramid.statements_per_writer})
-        task = lightweight_work.next_task(link, worker)
+        try:
+            task = lightweight_work.next_task(link, worker, client)
+        except lightweight_work.HoldLimit as limit:
+            return Response({"done": False, "retry_after": limit.retry_after, "detail": str(limit)}, status=429,
+                            headers={"Retry-After": str(limit.retry_after)})
         if task is None:
-            wait = lightweight_work.seconds_until_free(link, worker)
+            wait = lightweight_work.seconds_until_free(link, worker, client)
             if wait is None:
                 return Response({"done": True})
             # Every task left is held by other workers: one may come back when a hold expires.
@@ -332,10 +351,11 @@ class CrowdTaskView(APIView):
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
     def post(self, request, token):
-        """Judging: ``{worker, task, answers: {statement id: "present"|"absent"}}``; writing:
-        ``{worker, reference, statements: [...]}``. Answers the completion code."""
+        """Judging: ``{worker, task, answers: {statement id: "present"|"absent"}}``, only for a task
+        held for the worker (GET) from this client; writing: ``{worker, reference, statements: [...]}``.
+        Answers the completion code."""
         link = crowd_link(token)
-        data = request.data
+        data, client = request.data, crowd_client(request)
         if not hasattr(data, "get"):
             raise ValidationError({"detail": ["A JSON object is required."]})
         try:
@@ -345,13 +365,13 @@ class CrowdTaskView(APIView):
                 texts = data.get("statements")
                 if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
                     raise ValidationError({"statements": ["A list of statements is required."]})
-                done = lightweight_work.submit_writing(link.pyramid, reference, data.get("worker", ""), texts)
+                done = lightweight_work.submit_writing(link.pyramid, reference, data.get("worker", ""), texts, client)
             else:
                 task = get_object_or_404(LiteTask, pk=_int(data.get("task"), "task"), pyramid=link.pyramid)
                 answers = data.get("answers")
                 if not isinstance(answers, dict) or len(answers) > 64:
                     raise ValidationError({"answers": ["An answer per statement is required."]})
-                done = lightweight_work.submit_judgments(link, task, data.get("worker", ""), answers)
+                done = lightweight_work.submit_judgments(link, task, data.get("worker", ""), answers, client)
         except lightweight_work.WorkError as error:
             raise ValidationError({"detail": [str(error)]}) from None
         return Response({"completion_code": done.completion_code}, status=201)

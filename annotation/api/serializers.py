@@ -64,12 +64,9 @@ class StrictMixin:
         return super().to_internal_value(data)
 
 
-class StrictModelSerializer(StrictMixin, serializers.ModelSerializer):
-    """ModelSerializer that scopes related ids to the user, refuses moves and runs ``full_clean``.
-
-    ``Meta.create_only``: fields that may be given on creation only (where the object lives, and
-    texts that spans point into).
-    """
+class VisibleRelationsMixin:
+    """Related ids are looked up among the objects the requesting user may see: one you may not
+    see is "does not exist" (400) like one that does not exist."""
 
     def get_fields(self):
         fields = super().get_fields()
@@ -80,6 +77,14 @@ class StrictModelSerializer(StrictMixin, serializers.ModelSerializer):
             if request is not None and queryset is not None and queryset.model in permissions.RULES:
                 related.queryset = permissions.visible(request.user, queryset)
         return fields
+
+
+class StrictModelSerializer(StrictMixin, VisibleRelationsMixin, serializers.ModelSerializer):
+    """ModelSerializer that scopes related ids to the user, refuses moves and runs ``full_clean``.
+
+    ``Meta.create_only``: fields that may be given on creation only (where the object lives, and
+    texts that spans point into).
+    """
 
     def to_internal_value(self, data):
         if self.instance is not None and isinstance(data, dict):

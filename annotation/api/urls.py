@@ -1,8 +1,9 @@
 """The API under /api/: one router for the objects, the token endpoint, the OpenAPI schema and docs."""
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
+from ..models.lightweight import CROWD_TOKEN_PATTERN
 from . import views
 from . import transfer  # dataset import and archive
 from . import lightweight
@@ -29,6 +30,6 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema", template_name="api/swagger_ui.html"), name="docs"),
     *router.urls,
     path("datasets/<int:pk>/import/", transfer.DatasetImportView.as_view(), name="dataset-import"),
-    path("crowd/<str:token>/", lightweight.CrowdTaskView.as_view(), name="crowd-task"),
+    re_path(rf"^crowd/{CROWD_TOKEN_PATTERN}/$", lightweight.CrowdTaskView.as_view(), name="crowd-task"),
     path("datasets/<int:pk>/archive/", transfer.DatasetArchiveView.as_view(), name="dataset-archive"),
 ]

@@ -39,7 +39,7 @@ from . import filters, permissions, serializers
 from .actions import ContributorActions, HistoryActions, RepresentationVersionMixin, SCUActions, VersionedMixin
 from .idempotency import IdempotentPostMixin
 from .renderers import CSVRenderer, DUCViewRenderer, FileRenderer, SacreRougeRenderer
-from .throttling import ResilientThrottleMixin
+from .throttling import CountingThrottle
 
 WEIGHTED_SCUS = SCU.objects.annotate(weight=Count("contributors")).order_by("uid")
 
@@ -362,8 +362,8 @@ class AssignmentViewSet(RepresentationVersionMixin, ScopedViewSet):
     filterset_class = filters.AssignmentFilter
 
 
-class TokenThrottle(ResilientThrottleMixin, ScopedRateThrottle):
-    """Slows password guessing; keeps counting (per process) while Redis is unreachable."""
+class TokenThrottle(ScopedRateThrottle, CountingThrottle):
+    """Slows password guessing; counts atomically, and (per process) while Redis is unreachable."""
 
 
 class TokenView(APIView):

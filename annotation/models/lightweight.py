@@ -28,6 +28,23 @@ from .corpus import Dataset, PeerSummary, ReferenceSummary, Topic
 from .pyramid import SCU
 
 ANSWER_PRESENT, ANSWER_ABSENT, ANSWER_BLANK = "p", "n", "b"
+# Where crowd work came from (``lightweight_work.CrowdClient``): the client address (an IPv6 one's
+# /64) and a hash of the browser session; blank for imported work. One client gives a task (or a
+# reference) one answer at most, whatever worker ids it claims.
+CLIENT_CHARS = 64
+
+
+def client_fields():
+    return (models.CharField(max_length=CLIENT_CHARS, blank=True, default="", help_text="client address (IPv6: its /64)"),
+            models.CharField(max_length=CLIENT_CHARS, blank=True, default="", help_text="hash of the browser session"))
+
+
+def once_per_client(*fields: str, name: str) -> list:
+    """At most one row per client address and one per session among rows with the same ``fields``."""
+    return [models.UniqueConstraint(fields=[*fields, "client"], condition=~models.Q(client=""), name=f"{name}_client"),
+            models.UniqueConstraint(fields=[*fields, "session"], condition=~models.Q(session=""), name=f"{name}_session")]
+
+
 MAX_TASK_STATEMENTS = 64   # app tasks hold 16; an imported aggregated label line may hold more
 PROLIFIC_CODE_MAX = 40
 PROLIFIC_CODE_PATTERN = r"^[A-Za-z0-9]+$"
@@ -135,12 +152,14 @@ class LiteWriting(PlatformSubmission):
     worker_id = models.CharField(max_length=100, blank=True, help_text="empty once the run's worker ids are deleted")
     external_id = models.CharField(max_length=100, blank=True, help_text="MTurk AssignmentId, if imported")
     completion_code = models.CharField(max_length=32, blank=True)
+    client, session = client_fields()
     submitted_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["pyramid_id", "reference_id", "submitted_at"]
         constraints = [models.UniqueConstraint(fields=["pyramid", "reference", "worker_id"], condition=~models.Q(worker_id=""),
-                                               name="lite_writing_once")]
+                                               name="lite_writing_once"),
+                       *once_per_client("pyramid", "reference", name="lite_writing_once")]
 
 
 class LiteTask(models.Model):
@@ -172,33 +191,45 @@ class LiteAssignment(PlatformSubmission):
     origin = models.CharField(max_length=12, choices=Origin.choices, default=Origin.APP)
     answers = models.CharField(max_length=MAX_TASK_STATEMENTS)
     completion_code = models.CharField(max_length=32, blank=True)
+    client, session = client_fields()   # the hold's, which the answer took the place of
     submitted_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["task_id", "submitted_at", "id"]
-        constraints = [models.UniqueConstraint(fields=["task", "external_id"], name="lite_assignment_unique")]
+        constraints = [models.UniqueConstraint(fields=["task", "external_id"], name="lite_assignment_unique"),
+                       *once_per_client("task", name="lite_assignment_once")]
 
 
 class LiteReservation(models.Model):
     """A crowd worker's hold on one answer slot of a task while it judges it, until ``expires_at``
     (``LIGHTWEIGHT_RESERVATION_SECONDS`` after the page was last shown): as MTurk reserves an
     assignment when a worker accepts a HIT. A task hands out no more slots than its answers and
-    live reservations leave; an expired reservation counts for nothing (its row goes with the
-    task's next answer, or becomes the worker's new hold if it comes back to the task); the
-    worker's answer deletes it."""
+    live reservations leave, and one client (address, session) holds one of a task's slots at
+    most and a bounded number overall; an expired reservation holds no slot (it still admits the
+    worker's late answer for as long again, then goes with the task's next answer, or becomes the
+    worker's new hold if it comes back to the task); the worker's answer deletes it."""
 
     # No index of its own on the task: the (task, expires_at) index below starts with it (and
     # serves the cascade when a task is deleted).
     task = models.ForeignKey(LiteTask, on_delete=models.CASCADE, related_name="reservations", db_index=False)
     worker_id = models.CharField(max_length=LiteAssignment._meta.get_field("worker_id").max_length)
+    client, session = client_fields()   # who asked for it: only they may answer or renew it
     expires_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         # Worker first: the unique index also finds the worker's own reservations.
         constraints = [models.UniqueConstraint(fields=["worker_id", "task"], name="lite_reservation_once")]
-        # "Live reservations of these tasks" (task_id = ? AND expires_at > now) is an index range.
-        indexes = [models.Index(fields=["task", "expires_at"], name="lite_reservation_live")]
+        # "Live reservations of these tasks" (task_id = ? AND expires_at > now) is an index range,
+        # and so are a client's live reservations (its caps).
+        indexes = [models.Index(fields=["task", "expires_at"], name="lite_reservation_live"),
+                   models.Index(fields=["client", "expires_at"], name="lite_reservation_client"),
+                   models.Index(fields=["session", "expires_at"], name="lite_reservation_session")]
+
+
+# What a crowd link's token looks like (``secrets.token_urlsafe``): the crowd URLs match only this,
+# so anything else in the place of a token (a NUL byte, which PostgreSQL refuses) is a 404.
+CROWD_TOKEN_PATTERN = r"(?P<token>[-_A-Za-z0-9]{1,64})"
 
 
 class CrowdLink(models.Model):

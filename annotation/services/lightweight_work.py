@@ -15,9 +15,15 @@ the end (``lightweight_codes`` checks them against the platform's).
 Each worker answers a task at most once (a database constraint): a double submission stores
 nothing twice and returns the first submission's completion code. A worker shown a task holds one
 of its answer slots (``LiteReservation``, MTurk's accepted assignment) until it answers or
-``LIGHTWEIGHT_RESERVATION_SECONDS`` pass, so a crowd arriving together never answers a task more
-often than asked; the only overfill is an answer sent after its hold expired and its slot went to
-another worker (stored all the same: the work was done), one per such late answer.
+``LIGHTWEIGHT_RESERVATION_SECONDS`` pass, and answers only against that hold, so a crowd arriving
+together never answers a task more often than asked; the only overfill is a late answer (its
+hold expired and the slot went to another worker), bounded per task by ``LIGHTWEIGHT_LATE_ANSWERS``.
+
+Worker ids are whatever a client types, so a script can pose as a crowd: the limits it must not
+escape are per client (``CrowdClient``: address and browser session). One client gives a task one
+answer and a reference one writing at most (database constraints), so it never decides a task's
+majority, and holds a bounded number of slots (``CROWD_HOLDS_PER_*``, ``CROWD_HOLD_SHARE``), so it
+cannot keep genuine workers out; a reference takes ``writers_per_reference`` writings at most.
 """
 from __future__ import annotations
 
@@ -26,7 +32,7 @@ import secrets
 import zlib
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -61,6 +67,8 @@ MAX_STATEMENT_CHARS = 500
 RESERVE_CANDIDATES = 4
 RESERVE_ROUNDS = 3
 ALL_RESERVED = "All remaining tasks are being judged right now; try again in a few minutes."
+NOT_HELD = ("This task is no longer held for you (its time ran out and it went to other workers); "
+            "please open the link again for another.")
 
 
 class WorkError(ValueError):
@@ -75,8 +83,8 @@ def clean_worker_id(value) -> str:
     worker = value.strip() if isinstance(value, str) else ""
     if not worker:
         raise WorkError("Please enter your worker id.")
-    if len(worker) > MAX_WORKER_ID or any(ch.isspace() for ch in worker):
-        raise WorkError(f"A worker id is one word of at most {MAX_WORKER_ID} characters.")
+    if len(worker) > MAX_WORKER_ID or not worker.isprintable() or any(ch.isspace() for ch in worker):
+        raise WorkError(f"A worker id is one word of at most {MAX_WORKER_ID} printable characters.")
     if worker.lower().startswith(PSEUDONYM_PREFIX):   # would pass for a pseudonymised worker
         raise WorkError(f"A worker id may not begin with {PSEUDONYM_PREFIX!r}.")
     return worker
@@ -88,18 +96,60 @@ def topics_of(run: LightweightPyramid):
 
 # --- Phase 1: statements -------------------------------------------------------------------------
 
-def next_reference(run: LightweightPyramid, worker: str) -> ReferenceSummary | None:
-    """A reference that still needs writers and that this worker has not written about."""
-    return (ReferenceSummary.objects.filter(topic__dataset=run.dataset)
-            .exclude(lite_writings__pyramid=run, lite_writings__worker_id=worker)
-            .annotate(writers=Count("lite_writings", filter=Q(lite_writings__pyramid=run)))
-            .filter(writers__lt=run.writers_per_reference)
-            .order_by("writers", "topic__external_id", "external_id").first())
+@dataclass(frozen=True)
+class CrowdClient:
+    """Where a crowd request comes from: its address (``client_network``) and a hash of its browser
+    session ("" without one, e.g. a script on the API). Worker ids are whatever the client types,
+    so the limits that a script inventing ids must not escape are counted per client."""
+
+    address: str
+    session: str = ""
+
+    def owns(self, row) -> bool:
+        """Whether a hold (or an answer, a writing) came from this client: its address or its session."""
+        return row.client == self.address or bool(self.session and row.session == self.session)
+
+    def rows(self, prefix: str = "") -> Q:
+        """The rows of this client (``prefix``: the path to them)."""
+        mine = Q(**{f"{prefix}client": self.address})
+        return mine | Q(**{f"{prefix}session": self.session}) if self.session else mine
+
+
+class HoldLimit(WorkError):
+    """This client holds as many judging slots as it may (``CROWD_HOLDS_PER_*``, ``CROWD_HOLD_SHARE``)."""
+
+    def __init__(self, retry_after: int):
+        super().__init__("Too many tasks are being judged from your connection right now; finish one, "
+                         "or come back in a few minutes.")
+        self.retry_after = retry_after
+
+
+def _spread(worker: str, pk: int) -> int:
+    """A worker's own fixed order of ids (Knuth's multiplicative hash, keyed by the worker), which
+    spreads a crowd arriving together over equally needed tasks or references."""
+    return (pk * 2654435761 + zlib.crc32(worker.encode())) % 1000003
+
+
+def next_reference(run: LightweightPyramid, worker: str, client: CrowdClient) -> ReferenceSummary | None:
+    """A reference that still needs writers and that neither this worker nor its client has
+    written about: among those with the fewest writings, in the worker's own order."""
+    references = list(ReferenceSummary.objects.filter(topic__dataset=run.dataset)
+                      .exclude(pk__in=LiteWriting.objects.filter(Q(worker_id=worker) | client.rows(), pyramid=run).values("reference_id"))
+                      .annotate(writers=Count("lite_writings", filter=Q(lite_writings__pyramid=run)))
+                      .filter(writers__lt=run.writers_per_reference).values_list("id", "writers"))
+    if not references:
+        return None
+    fewest = min(writers for _, writers in references)
+    pk = min((pk for pk, writers in references if writers == fewest), key=lambda pk: _spread(worker, pk))
+    return ReferenceSummary.objects.get(pk=pk)
 
 
 def submit_writing(run: LightweightPyramid, reference: ReferenceSummary, worker: str, texts: list[str],
-                   record: dict | None = None) -> LiteWriting:
-    """Store one worker's statements about one reference (all of them required)."""
+                   client: CrowdClient, record: dict | None = None) -> LiteWriting:
+    """Store one worker's statements about one reference (all of them required); ``record``: the
+    platform's ids of the submission (``lightweight_platforms.Visit.record``). A reference takes
+    ``writers_per_reference`` writings and one per client at most: counted under the reference's
+    row lock, so writers sending at once cannot overfill it."""
     worker = clean_worker_id(worker)
     texts = [(t or "").strip() for t in texts]
     if len(texts) != run.statements_per_writer or not all(texts):
@@ -108,18 +158,26 @@ def submit_writing(run: LightweightPyramid, reference: ReferenceSummary, worker:
         raise WorkError(f"A statement has at most {MAX_STATEMENT_CHARS} characters.")
     if reference.topic.dataset_id != run.dataset_id:
         raise WorkError("This reference is not part of this evaluation.")
-    try:
-        with transaction.atomic():
-            writing = LiteWriting.objects.create(pyramid=run, reference=reference, worker_id=worker,
-                                                 completion_code=completion_code(), **(record or {}))
-            LiteStatement.objects.bulk_create([
-                LiteStatement(pyramid=run, topic_id=reference.topic_id, external_id=f"w{writing.pk}.{k}", text=text,
-                              reference=reference, source=reference.external_id, author=worker, writing=writing)
-                for k, text in enumerate(texts, start=1)
-            ])
-            touch(run)
-    except IntegrityError:
-        return LiteWriting.objects.get(pyramid=run, reference=reference, worker_id=worker)
+    with transaction.atomic():
+        ReferenceSummary.objects.select_for_update(no_key=True).filter(pk=reference.pk).exists()
+        writings = LiteWriting.objects.filter(pyramid=run, reference=reference)
+        earlier = writings.filter(worker_id=worker).first()
+        if earlier is not None:   # a retry: nothing twice, the same code (to the same client only)
+            if not client.owns(earlier):
+                raise WorkError("This worker id has written about this reference already.")
+            return earlier
+        if writings.count() >= run.writers_per_reference:
+            raise WorkError("This reference has all the statements it needs by now; please open the link again for another.")
+        if writings.filter(client.rows()).exists():
+            raise WorkError("Someone on your connection has written about this reference already; please open the link again for another.")
+        writing = LiteWriting.objects.create(pyramid=run, reference=reference, worker_id=worker, completion_code=completion_code(),
+                                             client=client.address, session=client.session, **(record or {}))
+        LiteStatement.objects.bulk_create([
+            LiteStatement(pyramid=run, topic_id=reference.topic_id, external_id=f"w{writing.pk}.{k}", text=text,
+                          reference=reference, source=reference.external_id, author=worker, writing=writing)
+            for k, text in enumerate(texts, start=1)
+        ])
+        touch(run)
     return writing
 
 
@@ -228,84 +286,121 @@ def _link_tasks(link: CrowdLink):
 # statements with the ORM took about 5 ms of CPU each on the 2-core machine, more than the database
 # spends on them (the whole page is about 20).
 _TASK, _ANSWER, _HOLD = (model._meta.db_table for model in (LiteTask, LiteAssignment, LiteReservation))
-# The link's tasks this worker has not answered: the one it holds first, then those with the
-# fewest answers and live holds together, among those that have fewer than the judges asked for;
-# ties in each worker's own order (task id scrambled by Knuth's multiplicative hash of the worker).
-# Answers are counted by a join and the run's live holds grouped once (hash joins): correlated
-# counts per task, evaluated for the filter and again for the order, took three times as long.
+# A row of this client: its address, or (when the request has one) its session.
+_OURS = "({0}client = %(client)s OR {0}session = NULLIF(%(session)s, ''))"
+# The link's tasks this worker may judge: not answered by the worker or its client, with no live
+# hold of another worker of its client. The one the worker holds first; then those with the most
+# answers and live holds together among those with fewer than the judges asked for, so tasks are
+# completed before new ones are started (three workers judge the same tasks, and have pairs for
+# their agreement); ties in each worker's own order (``_spread``), so a crowd arriving together
+# still spreads over the tasks equally taken instead of queueing for one. The third column: the
+# free slots of all these tasks (the share a client may take). Answers are counted by a join and
+# the run's live holds grouped once (hash joins): correlated counts per task, evaluated for the
+# filter and again for the order, took three times as long.
 _PROPOSALS = f"""
-SELECT t.id
+SELECT t.id, COALESCE(holds.mine, 0),
+       SUM(CASE WHEN COUNT(a.id) + COALESCE(holds.n, 0) < %(judges)s
+                THEN %(judges)s - COUNT(a.id) - COALESCE(holds.n, 0) ELSE 0 END) OVER ()
 FROM {_TASK} t
 LEFT JOIN {_ANSWER} a ON a.task_id = t.id
 LEFT JOIN (
-    SELECT h.task_id, COUNT(*) AS n, MAX(CASE WHEN h.worker_id = %(worker)s THEN 1 ELSE 0 END) AS mine
+    SELECT h.task_id, COUNT(*) AS n,
+           MAX(CASE WHEN h.worker_id = %(worker)s AND {_OURS.format("h.")} THEN 1 ELSE 0 END) AS mine,
+           MAX(CASE WHEN h.worker_id <> %(worker)s AND {_OURS.format("h.")} THEN 1 ELSE 0 END) AS ours
     FROM {_HOLD} h JOIN {_TASK} ht ON ht.id = h.task_id
     WHERE ht.pyramid_id = %(run)s AND h.expires_at > %(now)s
     GROUP BY h.task_id
 ) holds ON holds.task_id = t.id
 WHERE t.pyramid_id = %(run)s AND (%(batch)s = 0 OR t.batch = %(batch)s)
-  AND NOT EXISTS (SELECT 1 FROM {_ANSWER} done WHERE done.task_id = t.id AND done.worker_id = %(worker)s)
-GROUP BY t.id, holds.n, holds.mine
-HAVING holds.mine = 1 OR COUNT(a.id) + COALESCE(holds.n, 0) < %(judges)s
-ORDER BY COALESCE(holds.mine, 0) DESC, COUNT(a.id) + COALESCE(holds.n, 0), (t.id * 2654435761 + %(spread)s) %% 1000003, t.id
+  AND NOT EXISTS (SELECT 1 FROM {_ANSWER} done WHERE done.task_id = t.id
+                  AND (done.worker_id = %(worker)s OR {_OURS.format("done.")}))
+GROUP BY t.id, holds.n, holds.mine, holds.ours
+HAVING holds.mine = 1 OR (COUNT(a.id) + COALESCE(holds.n, 0) < %(judges)s AND COALESCE(holds.ours, 0) = 0)
+ORDER BY COALESCE(holds.mine, 0) DESC, COUNT(a.id) + COALESCE(holds.n, 0) DESC, (t.id * 2654435761 + %(spread)s) %% 1000003, t.id
 LIMIT %(limit)s"""
 _LOCK = f"SELECT id FROM {_TASK} WHERE id = %s FOR NO KEY UPDATE"
-# Hold a slot of the task, if the worker holds one already (renewed) or the task has one free, and
-# the worker has not answered it (in another tab, since the proposal). The worker's own expired
-# hold, if any, is the conflicting row: it becomes the new hold.
+_LOCK_UNLESS_BUSY = _LOCK + " SKIP LOCKED"
+# Hold a slot of the task, if the worker holds one already from this client (renewed), or the task
+# has one free and no live hold of another worker of this client; never when the worker or its
+# client has answered it (in another tab, since the proposal). The worker's own expired hold, if
+# any, is the conflicting row: it becomes the new hold (of this client); a live one of another
+# client stays as it is.
 _RESERVE = f"""
-INSERT INTO {_HOLD} (task_id, worker_id, expires_at, created_at)
-SELECT %(task)s, %(worker)s, %(until)s, %(now)s
+INSERT INTO {_HOLD} (task_id, worker_id, client, session, expires_at, created_at)
+SELECT %(task)s, %(worker)s, %(client)s, %(session)s, %(until)s, %(now)s
 WHERE EXISTS (SELECT 1 FROM {_TASK} WHERE id = %(task)s)
-  AND NOT EXISTS (SELECT 1 FROM {_ANSWER} WHERE task_id = %(task)s AND worker_id = %(worker)s)
-  AND (EXISTS (SELECT 1 FROM {_HOLD} WHERE worker_id = %(worker)s AND task_id = %(task)s AND expires_at > %(now)s)
-       OR (SELECT COUNT(*) FROM {_ANSWER} WHERE task_id = %(task)s)
-          + (SELECT COUNT(*) FROM {_HOLD} WHERE task_id = %(task)s AND expires_at > %(now)s) < %(judges)s)
+  AND NOT EXISTS (SELECT 1 FROM {_ANSWER} WHERE task_id = %(task)s AND (worker_id = %(worker)s OR {_OURS.format("")}))
+  AND (EXISTS (SELECT 1 FROM {_HOLD} WHERE worker_id = %(worker)s AND task_id = %(task)s AND expires_at > %(now)s
+               AND {_OURS.format("")})
+       OR ((SELECT COUNT(*) FROM {_ANSWER} WHERE task_id = %(task)s)
+           + (SELECT COUNT(*) FROM {_HOLD} WHERE task_id = %(task)s AND expires_at > %(now)s) < %(judges)s
+           AND NOT EXISTS (SELECT 1 FROM {_HOLD} WHERE task_id = %(task)s AND expires_at > %(now)s
+                           AND worker_id <> %(worker)s AND {_OURS.format("")})))
 ON CONFLICT (worker_id, task_id) DO UPDATE SET
     created_at = CASE WHEN {_HOLD}.expires_at > %(now)s THEN {_HOLD}.created_at ELSE excluded.created_at END,
-    expires_at = excluded.expires_at"""
+    client = excluded.client, session = excluded.session, expires_at = excluded.expires_at
+WHERE {_HOLD}.expires_at <= %(now)s OR {_OURS.format(_HOLD + ".")}"""
+# The client's live holds: everywhere, with its session, in this run; when the first expires; and
+# the link's task this worker holds from this client, if another of its tabs took one meanwhile.
+_CLIENT_HOLDS = f"""
+SELECT (SELECT COUNT(*) FROM {_HOLD} WHERE client = %(client)s AND expires_at > %(now)s),
+       (SELECT COUNT(*) FROM {_HOLD} WHERE session = NULLIF(%(session)s, '') AND expires_at > %(now)s),
+       (SELECT COUNT(*) FROM {_HOLD} h JOIN {_TASK} t ON t.id = h.task_id
+        WHERE t.pyramid_id = %(run)s AND h.client = %(client)s AND h.expires_at > %(now)s),
+       (SELECT MIN(expires_at) FROM {_HOLD} WHERE {_OURS.format("")} AND expires_at > %(now)s),
+       (SELECT MIN(h.task_id) FROM {_HOLD} h JOIN {_TASK} t ON t.id = h.task_id
+        WHERE h.worker_id = %(worker)s AND t.pyramid_id = %(run)s AND (%(batch)s = 0 OR t.batch = %(batch)s)
+          AND h.expires_at > %(now)s AND {_OURS.format("h.")})"""
+# Serializes one client's new holds (PostgreSQL advisory lock space), so its caps are counted exactly.
+_CLIENT_LOCK = "SELECT pg_advisory_xact_lock(24, hashtext(%s))"
 
 
-def next_task(link: CrowdLink, worker: str) -> LiteTask | None:
-    """The task this worker is to judge now, with one of its answer slots held for the worker until
-    ``LIGHTWEIGHT_RESERVATION_SECONDS`` from now; None when there is none for it right now (all
-    answered or held by others: ``seconds_until_free`` tells which).
+def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | None:
+    """The task this worker is to judge now, with one of its answer slots held for the worker (from
+    this client) until ``LIGHTWEIGHT_RESERVATION_SECONDS`` from now; None when there is none for it
+    right now (all answered or held by others: ``seconds_until_free`` tells which). Raises
+    ``HoldLimit`` when the client holds as many slots as it may.
 
     A task the worker holds and has not answered comes first, its hold renewed: a reload keeps the
-    task shown. Otherwise the link's task with the fewest answers and live holds together, among
-    those where they are fewer than ``judges_per_task`` and the worker has not answered. Among
-    equally taken tasks each worker has its own fixed order, so a crowd arriving together spreads
-    over the tasks instead of queueing for the same one. The choice is one query on task ids alone
-    (counting over whole rows with the summary text sorted them on disk); it is only a proposal,
-    which ``_reserve`` checks again under the task's lock: when the last slot went to someone else
-    meanwhile, the next proposal is tried, a bounded number of times.
+    task shown. Otherwise a task as ``_PROPOSALS`` orders them. The choice is one query on task ids
+    alone (counting over whole rows with the summary text sorted them on disk); it is only a
+    proposal, which ``_hold`` checks again under the task's lock: when the last slot went to
+    someone else meanwhile, the next proposal is tried, a bounded number of times.
     """
-    judges = link.pyramid.judges_per_task
     now = timezone.now()
     adapt = connection.ops.adapt_datetimefield_value
     params = {"run": link.pyramid_id, "batch": link.batch or 0, "worker": worker, "now": adapt(now),
               "until": adapt(now + timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS)),
-              "judges": judges, "spread": zlib.crc32(worker.encode()), "limit": RESERVE_CANDIDATES}
+              "client": client.address, "session": client.session,
+              "judges": link.pyramid.judges_per_task, "spread": zlib.crc32(worker.encode()), "limit": RESERVE_CANDIDATES}
     for _ in range(RESERVE_ROUNDS):
         with connection.cursor() as cursor:
             cursor.execute(_PROPOSALS, params)
-            candidates = [pk for (pk,) in cursor.fetchall()]
-        for pk in candidates:
-            if _reserve(pk, params):
-                return LiteTask.objects.select_related("peer").filter(pk=pk).first()
-        if len(candidates) < RESERVE_CANDIDATES:   # every task that had a free slot was tried
+            proposals = cursor.fetchall()
+        if proposals and proposals[0][1] and _renew(proposals[0][0], params):
+            return _shown(proposals[0][0])
+        candidates = [pk for pk, mine, _ in proposals if not mine]
+        if candidates:
+            pk = _hold(candidates, params, proposals[0][2], now)
+            if pk is not None:
+                return _shown(pk)
+        if len(proposals) < RESERVE_CANDIDATES:   # every task that had a free slot was tried
             return None
     return None
 
 
-def _reserve(pk: int, params: dict) -> bool:
-    """Hold a slot of task ``pk`` (see ``_RESERVE``); False when it has none left for this worker.
+def _shown(pk: int) -> LiteTask | None:
+    return LiteTask.objects.select_related("peer").filter(pk=pk).first()
+
+
+def _renew(pk: int, params: dict) -> bool:
+    """Renew the worker's live hold of task ``pk`` (``_RESERVE``); False when it has answered it meanwhile.
 
     Race-free: the task's row lock (PostgreSQL; SQLite takes its database-wide write lock at BEGIN)
-    makes this the only reservation of the task in progress, and the counts are read by a
+    makes this the only change of the task's slots in progress, and the counts are read by a
     statement issued once the lock is granted, so they include what the previous holder committed
     (a count inside the locking statement would come from its snapshot, taken before the wait).
-    FOR NO KEY UPDATE: an answer's insert, which takes KEY SHARE on its task, never waits for it.
+    FOR NO KEY UPDATE: an imported answer's insert, which takes KEY SHARE on its task, never waits.
     """
     with transaction.atomic(), connection.cursor() as cursor:
         if connection.vendor == "postgresql":
@@ -314,15 +409,66 @@ def _reserve(pk: int, params: dict) -> bool:
         return cursor.rowcount == 1
 
 
-def seconds_until_free(link: CrowdLink, worker: str) -> int | None:
+def _hold(candidates: list[int], params: dict, free: int, now) -> int | None:
+    """A new hold of the first candidate task with a slot left for this worker (``_RESERVE``, as
+    ``_renew`` under the task's lock): None when none has. A task whose lock another request holds
+    right now is passed over (SKIP LOCKED) for the next candidate: with tasks completed one after
+    the other, a crowd asks for the same few at once. Only when no other candidate had a slot are
+    the busy ones waited for, each in a transaction of its own, which holds no other task's lock
+    while it waits (two requests each holding the task the other waits for would deadlock)."""
+    busy: list[int] = []
+    pk = _hold_one_of(candidates, params, free, now, busy)
+    for waited in busy:
+        if pk is not None:
+            break
+        pk = _hold_one_of([waited], params, free, now, None)
+    return pk
+
+
+def _hold_one_of(candidates: list[int], params: dict, free: int, now, busy: list | None) -> int | None:
+    """One transaction of ``_hold``: under the client's lock its live holds are counted first
+    (``HoldLimit`` when it holds ``CROWD_HOLDS_PER_ADDRESS``, its session ``CROWD_HOLDS_PER_SESSION``,
+    or it holds ``CROWD_HOLD_SHARE`` of the run's free slots, at least one), then the candidates are
+    tried: those locked by others are put in ``busy`` (None: waited for)."""
+    postgres = connection.vendor == "postgresql"
+    with transaction.atomic(), connection.cursor() as cursor:
+        if postgres:
+            cursor.execute(_CLIENT_LOCK, [params["client"]])
+        cursor.execute(_CLIENT_HOLDS, params)
+        address, session, in_run, soonest, held = cursor.fetchone()
+        if held is not None:   # the worker's other tab got it (this client's new holds wait for each other)
+            return held
+        share = max(1, math.floor(settings.CROWD_HOLD_SHARE * (int(free) + in_run)))
+        if address >= settings.CROWD_HOLDS_PER_ADDRESS or session >= settings.CROWD_HOLDS_PER_SESSION or in_run >= share:
+            if isinstance(soonest, str):   # SQLite
+                soonest = datetime.fromisoformat(soonest).replace(tzinfo=now.tzinfo)
+            raise HoldLimit(max(1, math.ceil((soonest - now).total_seconds())) if soonest else 1)
+        for pk in candidates:
+            if postgres:
+                cursor.execute(_LOCK if busy is None else _LOCK_UNLESS_BUSY, [pk])
+                if cursor.fetchone() is None:   # locked by another request (or the task is gone)
+                    if busy is not None:
+                        busy.append(pk)
+                    continue
+            cursor.execute(_RESERVE, {**params, "task": pk})
+            if cursor.rowcount == 1:
+                return pk
+    return None
+
+
+def _open_tasks(link: CrowdLink, worker: str, client: CrowdClient):
+    """The link's tasks this worker could still judge: not answered by it or its client, nor by all the judges asked for."""
+    return (_link_tasks(link).exclude(pk__in=LiteAssignment.objects.filter(Q(worker_id=worker) | client.rows()).values("task_id"))
+            .values("id").annotate(n=Count("assignments")).filter(n__lt=link.pyramid.judges_per_task).values("id"))
+
+
+def seconds_until_free(link: CrowdLink, worker: str, client: CrowdClient) -> int | None:
     """After ``next_task`` found nothing: the seconds until the first hold by another worker on a
     task this worker could still judge expires (its slot may come back then), or None when nothing
-    is left for this worker (every task answered by it or fully answered)."""
+    is left for this worker (every task answered by it, its client, or fully answered)."""
     now = timezone.now()
-    open_tasks = (_link_tasks(link).exclude(assignments__worker_id=worker).values("id")
-                  .annotate(n=Count("assignments")).filter(n__lt=link.pyramid.judges_per_task).values("id"))
-    soonest = (LiteReservation.objects.filter(task__in=open_tasks, expires_at__gt=now).exclude(worker_id=worker)
-               .aggregate(soonest=Min("expires_at"))["soonest"])
+    soonest = (LiteReservation.objects.filter(task__in=_open_tasks(link, worker, client), expires_at__gt=now)
+               .exclude(worker_id=worker).aggregate(soonest=Min("expires_at"))["soonest"])
     return None if soonest is None else max(1, math.ceil((soonest - now).total_seconds()))
 
 
@@ -332,9 +478,19 @@ def task_statements(task: LiteTask) -> list[LiteStatement]:
     return [by_id[pk] for pk in task.statement_ids]
 
 
-def submit_judgments(link: CrowdLink, task: LiteTask, worker: str, answers: dict, record: dict | None = None) -> LiteAssignment:
+def submit_judgments(link: CrowdLink, task: LiteTask, worker: str, answers: dict, client: CrowdClient,
+                     record: dict | None = None) -> LiteAssignment:
     """Store one worker's answers to one task: ``answers`` maps every statement id to present / absent;
-    ``record``: the platform's ids of the submission (``lightweight_platforms.Visit.record``)."""
+    ``record``: the platform's ids of the submission (``lightweight_platforms.Visit.record``).
+
+    Only against the worker's hold of the task, from the client that holds it: the hold becomes
+    the answer in the same commit, so the task's answers and live holds together stay the same.
+    A late answer (its hold expired, within as long again) is stored while the task's answers and
+    live holds are fewer than ``judges_per_task + LIGHTWEIGHT_LATE_ANSWERS`` (the work was done;
+    the task may get that many answers more than asked), and never a second answer of one client.
+    All under the task's row lock, as the holds are handed out. A retry of a stored answer stores
+    nothing twice and gets its completion code (from the client that sent it).
+    """
     worker = clean_worker_id(worker)
     if task.pyramid_id != link.pyramid_id or (link.batch and task.batch != link.batch):
         raise WorkError("This task is not part of this link.")
@@ -344,20 +500,34 @@ def submit_judgments(link: CrowdLink, task: LiteTask, worker: str, answers: dict
         if value not in ("present", "absent", ANSWER_PRESENT, ANSWER_ABSENT):
             raise WorkError("Please answer every statement: present or not present.")
         codes.append(ANSWER_PRESENT if value in ("present", ANSWER_PRESENT) else ANSWER_ABSENT)
+    now = timezone.now()
+    late = now - timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS)
     try:
         with transaction.atomic():
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute(_LOCK, [task.pk])
+            hold = LiteReservation.objects.filter(task=task, worker_id=worker).first()
+            if hold is None:   # answered already (the answer took the hold's place)? a retry: nothing twice
+                earlier = LiteAssignment.objects.filter(task=task, external_id=f"app:{worker}").first()
+                if earlier is not None and client.owns(earlier):
+                    return earlier
+                raise WorkError("This worker id has answered this task already." if earlier else NOT_HELD)
+            if not client.owns(hold) or hold.expires_at <= late:
+                raise WorkError(NOT_HELD)
+            if hold.expires_at <= now:
+                taken = task.assignments.count() + task.reservations.filter(expires_at__gt=now).count()
+                if taken >= link.pyramid.judges_per_task + settings.LIGHTWEIGHT_LATE_ANSWERS:
+                    raise WorkError(NOT_HELD)
             assignment = LiteAssignment.objects.create(
                 task=task, worker_id=worker, external_id=f"app:{worker}", origin=LiteAssignment.Origin.APP,
-                answers="".join(codes), completion_code=completion_code(), **(record or {}))
-            # The slot held for the worker becomes its answer in the same commit, so the task's
-            # answers and live holds together stay the same. Stored as well when the hold had
-            # expired and the slot went to another worker meanwhile: the work was done, and the
-            # task gets one answer more than asked. The task's expired holds go too (they count
-            # for nothing; this is where they are cleared, in the same statement).
-            LiteReservation.objects.filter(Q(worker_id=worker) | Q(expires_at__lte=timezone.now()), task=task).delete()
+                answers="".join(codes), completion_code=completion_code(), client=hold.client, session=hold.session,
+                **(record or {}))
+            # The task's holds expired past their late answer go too (this is where they are cleared).
+            LiteReservation.objects.filter(Q(pk=hold.pk) | Q(expires_at__lte=late), task=task).delete()
             touch(link.pyramid, reload=False)   # last before the commit: the run's row is locked briefly
-    except IntegrityError:   # the same worker submitted this task already (a retry): nothing twice
-        return LiteAssignment.objects.get(task=task, external_id=f"app:{worker}")
+    except IntegrityError:   # the client's other worker answered it (a late answer): one per client
+        raise WorkError("Someone on your connection has answered this task already; please open the link again for another.") from None
     return assignment
 
 

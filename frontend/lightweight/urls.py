@@ -1,5 +1,7 @@
 """Lightweight-pyramid pages, mounted at /lightweight/ (namespace ``lightweight``)."""
-from django.urls import path
+from django.urls import path, re_path
+
+from annotation.models.lightweight import CROWD_TOKEN_PATTERN
 
 from . import views
 
@@ -10,5 +12,5 @@ urlpatterns = [
     path("<int:pk>/settings/", views.run_settings, name="settings"),
     path("<int:pk>/chart.csv", views.chart_csv, name="chart_csv"),
     path("<int:pk>/do/<slug:action>/", views.run_action, name="action"),
-    path("crowd/<str:token>/", views.crowd, name="crowd"),
+    re_path(rf"^crowd/{CROWD_TOKEN_PATTERN}/$", views.crowd, name="crowd"),
 ]

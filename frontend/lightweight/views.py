@@ -24,7 +24,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from annotation.api import permissions
-from annotation.api.lightweight import CrowdThrottle
+from annotation.api.lightweight import CrowdThrottle, crowd_client
 from annotation.formats.errors import LightweightFormatError
 from annotation.formats.lightweight_csv import read_code_pairs
 from annotation.models import (
@@ -326,20 +326,20 @@ def _done(request, link, worker, code, visit=None):
 
 
 def _writing(request, link, worker, visit=None):
-    run = link.pyramid
+    run, client = link.pyramid, crowd_client(request)
     if request.method == "POST":
         reference = get_object_or_404(ReferenceSummary, pk=_pk(request.POST.get("reference")), topic__dataset=run.dataset)
         form = WritingForm(request.POST, count=run.statements_per_writer)
         if form.is_valid():
             try:
-                writing = lightweight_work.submit_writing(run, reference, worker, form.texts(),
+                writing = lightweight_work.submit_writing(run, reference, worker, form.texts(), client,
                                                           record=visit.record() if visit else None)
                 return _done(request, link, worker, writing.completion_code, visit)
             except lightweight_work.WorkError as error:
                 form.add_error(None, str(error))
         status = 400
     else:
-        reference = lightweight_work.next_reference(run, worker)
+        reference = lightweight_work.next_reference(run, worker, client)
         if reference is None:
             return render(request, "lightweight/crowd_message.html", {
                 "title": "Thank you", "message": "There is no more statement writing for you here."})
@@ -350,10 +350,10 @@ def _writing(request, link, worker, visit=None):
                   {"link": link, "worker": worker, "reference": reference, "form": form, "done": done, "visit": visit}, status=status)
 
 
-def _no_task(request, link, worker, visit=None):
+def _no_task(request, link, worker, client, visit=None):
     """No task for this worker: none left, or every one it could judge held by other workers now
     (one may come back when a hold expires, so the worker is asked to return, not thanked off)."""
-    wait = lightweight_work.seconds_until_free(link, worker)
+    wait = lightweight_work.seconds_until_free(link, worker, client)
     if wait is None:
         return render(request, "lightweight/crowd_message.html", {"title": "Thank you", "message": (
             "There is no task left for you here: please return this HIT on MTurk." if visit and visit.platform == Platform.MTURK
@@ -369,7 +369,7 @@ def _judging(request, link, worker, visit=None):
     not through a form of 16 radio fields: the page is what a crowd loads hundreds of times a
     minute, and form rendering was most of its CPU. A submission needs only the task's statement
     ids (no statement or summary text) unless it is refused and the page is shown again."""
-    run = link.pyramid
+    run, client = link.pyramid, crowd_client(request)
     chosen, missing, error = {}, set(), None
     if request.method == "POST":
         task = get_object_or_404(LiteTask.objects.only("id", "pyramid_id", "batch", "peer_id", "statement_ids"),
@@ -378,7 +378,7 @@ def _judging(request, link, worker, visit=None):
         missing = {pk for pk, value in chosen.items() if value not in JUDGING_ANSWERS}
         try:
             if not missing:
-                assignment = lightweight_work.submit_judgments(link, task, worker, chosen,
+                assignment = lightweight_work.submit_judgments(link, task, worker, chosen, client,
                                                                record=visit.record() if visit else None)
                 return _done(request, link, worker, assignment.completion_code, visit)
             error = "Please answer every statement: your other answers are kept."
@@ -386,9 +386,15 @@ def _judging(request, link, worker, visit=None):
             error = str(refused)
         status = 400
     else:
-        task = lightweight_work.next_task(link, worker)
+        try:
+            task = lightweight_work.next_task(link, worker, client)
+        except lightweight_work.HoldLimit as limit:
+            response = render(request, "lightweight/crowd_message.html", {"title": "Please come back soon", "message": str(limit)},
+                              status=429)
+            response["Retry-After"] = str(limit.retry_after)
+            return response
         if task is None:
-            return _no_task(request, link, worker, visit)
+            return _no_task(request, link, worker, client, visit)
         status = 200
     judgments = [{"name": f"a{s.pk}", "text": s.text, "number": str(n), "chosen": chosen.get(s.pk), "missing": s.pk in missing}
                  for n, s in enumerate(lightweight_work.task_statements(task), start=1)]   # strings: no number formatting

@@ -6,6 +6,8 @@ from rest_framework.test import APIClient
 from annotation.formats.lightweight_csv import read_phase2_results
 from annotation.models import LiteAssignment, LiteStatement
 
+from ..lightweight.test_crowd_submissions import own
+
 pytestmark = pytest.mark.django_db
 
 STATEMENTS = {
@@ -30,8 +32,16 @@ def test_only_the_datasets_coordinators_see_a_run(as_user, world):
         assert as_user(role).get("/api/lightweight/").data["count"] == 0
     assert as_user("admin").get(f"/api/lightweight/{run}/").status_code == 200
     body = {"dataset": world.d1.pk, "name": "mine"}
-    assert as_user("other_coord").post("/api/lightweight/", body, format="json").status_code == 403
-    assert as_user("alice").post("/api/lightweight/", body, format="json").status_code == 403
+    assert as_user("alice").post("/api/lightweight/", body, format="json").status_code == 403   # sees D1, may not change it
+
+
+def test_a_dataset_you_may_not_see_is_refused_as_one_that_does_not_exist(as_user, world):
+    """Otherwise 403 against "does not exist" would tell which dataset ids exist."""
+    hidden = as_user("other_coord").post("/api/lightweight/", {"dataset": world.d1.pk, "name": "mine"}, format="json")
+    missing = as_user("other_coord").post("/api/lightweight/", {"dataset": world.d1.pk + 1000, "name": "mine"}, format="json")
+    assert hidden.status_code == missing.status_code == 400
+    assert str(hidden.data["dataset"][0]).replace(str(world.d1.pk), "N") == str(missing.data["dataset"][0]).replace(str(world.d1.pk + 1000), "N")
+    assert "does not exist" in str(hidden.data["dataset"][0])
 
 
 def test_whole_protocol_through_the_api(as_user, world):
@@ -41,6 +51,7 @@ def test_whole_protocol_through_the_api(as_user, world):
     crowd = APIClient()   # crowd workers are not logged in: the token is the credential
     assert crowd.get(f"/api/crowd/{writing}/").status_code == 400   # no worker id
     for worker in ("w1", "w2"):
+        crowd = APIClient(REMOTE_ADDR=f"127.0.0.{worker[1:]}")   # one answer per client: each worker its own
         work = crowd.get(f"/api/crowd/{writing}/", {"worker": worker}).data
         assert work["kind"] == "writing" and work["statements"] == 2
         ref = next(k for k, r in world.refs.items() if r.pk == work["reference"])
@@ -60,6 +71,7 @@ def test_whole_protocol_through_the_api(as_user, world):
     judging = coord.post(f"/api/lightweight/{run}/links/", {"kind": "judging", "batch": 1}, format="json").data["token"]
     codes = {}
     for worker, answer in (("j1", "present"), ("j2", "absent"), ("j1", "present"), ("j2", "absent")):
+        crowd = APIClient(REMOTE_ADDR=f"127.0.0.{worker[1:]}")
         task = crowd.get(f"/api/crowd/{judging}/", {"worker": worker}).data
         assert task["kind"] == "judging" and len(task["statements"]) == 2
         ids = [s["id"] for s in task["statements"]]
@@ -142,8 +154,8 @@ def test_mturk_round_trip_export_tasks_then_import_results(as_user, world):
     run = make_run(as_user, world, statements_per_reference=2)
     from annotation.models import LightweightPyramid
 
-    lightweight_work.submit_writing(LightweightPyramid.objects.get(pk=run), world.refs["A"], "w1", STATEMENTS["A"])
-    lightweight_work.submit_writing(LightweightPyramid.objects.get(pk=run), world.refs["B"], "w2", STATEMENTS["B"])
+    lightweight_work.submit_writing(LightweightPyramid.objects.get(pk=run), world.refs["A"], "w1", STATEMENTS["A"], own("w1"))
+    lightweight_work.submit_writing(LightweightPyramid.objects.get(pk=run), world.refs["B"], "w2", STATEMENTS["B"], own("w2"))
     coord.post(f"/api/lightweight/{run}/sample/", {}, format="json")
     assert coord.post(f"/api/lightweight/{run}/make-tasks/").data == {"created": 2}   # one batch of 4, 2 peers
     exported = coord.get(f"/api/lightweight/{run}/mturk-input/?format=csv").content.decode()

@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from annotation.models import CrowdLink, LightweightPyramid, LiteAssignment, PeerSummary
-from annotation.services import lightweight_work
+from annotation.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteTask, PeerSummary
+from annotation.services import lightweight_scores, lightweight_work
 
 from ..foundation.factories import topic
 
@@ -23,17 +23,27 @@ def link(db):
         PeerSummary.objects.create(topic=t, external_id=f"D1.M.100.A.{p}", text=f"Peer {p}: a storm hit the coast.")
     run = LightweightPyramid.objects.create(dataset=t.dataset, name="crowd", statements_per_writer=2,
                                             writers_per_reference=1, statements_per_reference=1, judges_per_task=3)
-    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"])
-    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"])
+    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1"))
+    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2"))
     lightweight_work.sample(run)
     assert lightweight_work.create_tasks(run) == 2 * PEERS
     return CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING, batch=1)
 
 
-def worker_client(link, worker: str) -> tuple[Client, str]:
-    client, url = Client(), f"/lightweight/crowd/{link.token}/"
+def own(worker: str) -> lightweight_work.CrowdClient:
+    """A client of this worker's own (an address no other worker shares)."""
+    return lightweight_work.CrowdClient(f"client of {worker}")
+
+
+def worker_client(link, worker: str, address: str = "127.0.0.1") -> tuple[Client, str]:
+    client, url = Client(REMOTE_ADDR=address), f"/lightweight/crowd/{link.token}/"
     assert client.post(url, {"worker": worker}).status_code == 302
     return client, url
+
+
+def shown_task(client: Client, url: str) -> LiteTask:
+    """The task the judging page shows this client (and holds for its worker)."""
+    return LiteTask.objects.get(pk=re.search(r'name="task" value="(\d+)"', client.get(url).content.decode()).group(1))
 
 
 def answers_for(task) -> dict:
@@ -68,8 +78,7 @@ def at_once(calls) -> list:
 @pytest.mark.django_db
 def test_a_submission_retried_twice_is_stored_once_with_one_code(link):
     client, url = worker_client(link, "j1")
-    client.get(url)
-    task = lightweight_work.next_task(link, "j1")
+    task = shown_task(client, url)
     revision = LightweightPyramid.objects.get(pk=link.pyramid_id).revision
     responses = [client.post(url, answers_for(task)) for _ in range(3)]   # the submission and two retries
     assert [r.status_code for r in responses] == [200, 200, 200]
@@ -81,8 +90,8 @@ def test_a_submission_retried_twice_is_stored_once_with_one_code(link):
 @pytest.mark.postgres
 def test_concurrent_retries_of_one_submission_store_it_once(link, transactional_db):
     """A double click and a retry arriving together: the constraint decides, all get the one code."""
-    task = lightweight_work.next_task(link, "j1")
     clients = [worker_client(link, "j1") for _ in range(4)]   # e.g. the worker's tabs, one session each
+    task = shown_task(*clients[0])
     responses = at_once([lambda c=c, u=u: c.post(u, answers_for(task)) for c, u in clients])
     assert [r.status_code for r in responses] == [200] * 4
     stored = LiteAssignment.objects.get(task=task, worker_id="j1")
@@ -92,8 +101,8 @@ def test_concurrent_retries_of_one_submission_store_it_once(link, transactional_
 @pytest.mark.postgres
 def test_concurrent_submissions_of_different_workers_are_all_stored(link, transactional_db):
     workers = [f"j{i}" for i in range(16)]
-    sessions = {w: worker_client(link, w) for w in workers}
-    tasks = {w: lightweight_work.next_task(link, w) for w in workers}
+    sessions = {w: worker_client(link, w, f"127.0.0.{i + 2}") for i, w in enumerate(workers)}
+    tasks = {w: shown_task(*sessions[w]) for w in workers}
     revision = LightweightPyramid.objects.get(pk=link.pyramid_id).revision
     responses = at_once([lambda w=w: sessions[w][0].post(sessions[w][1], answers_for(tasks[w])) for w in workers])
     assert [r.status_code for r in responses] == [200] * len(workers)
@@ -104,16 +113,35 @@ def test_concurrent_submissions_of_different_workers_are_all_stored(link, transa
 
 
 @pytest.mark.django_db
-def test_a_crowd_arriving_together_spreads_over_the_tasks(link):
-    """Before any answer every task is equally short of judges: workers must not all get the same one
-    (each holds its task, so the next worker sees it as taken), and a worker who reloads keeps its task."""
-    shown = {w: lightweight_work.next_task(link, w).pk for w in (f"j{i}" for i in range(PEERS))}
-    assert len(set(shown.values())) == PEERS
-    assert all(lightweight_work.next_task(link, w).pk == pk for w, pk in shown.items())
-    # the fewest answers and holds still come first: once every other task has an answer, the one
-    # left is next for a newcomer (the others keep the tasks they hold)
-    first = shown["j0"]
-    for task in link.pyramid.tasks.filter(batch=1).exclude(pk=first):
-        LiteAssignment.objects.create(task=task, worker_id="x", external_id="app:x", answers="pp")
-    assert lightweight_work.next_task(link, "newcomer").pk == first
-    assert all(lightweight_work.next_task(link, w).pk == pk for w, pk in shown.items())
+def test_a_task_is_completed_before_the_next_is_started_so_workers_have_pairs(link):
+    """Spreading each worker over its own tasks left 3 workers of 3-judge tasks with no task in
+    common: no pair, no agreement, no worker filter. Workers arriving one after another now join
+    the most advanced task; a reload keeps the task; those judged are judged by all three."""
+    workers = ["j1", "j2", "j3"]
+    shown = {w: lightweight_work.next_task(link, w, own(w)).pk for w in workers}
+    assert len(set(shown.values())) == 1   # all three on one task, 3 judges asked
+    assert all(lightweight_work.next_task(link, w, own(w)).pk == pk for w, pk in shown.items())
+    judged = {w: [] for w in workers}
+    for round_ in range(4):
+        for w in (workers if round_ % 2 else reversed(workers)):   # in turns, in changing order
+            task = lightweight_work.next_task(link, w, own(w))
+            lightweight_work.submit_judgments(link, task, w, {pk: "present" if (task.pk + round_) % 3 else "absent"
+                                                              for pk in task.statement_ids}, own(w))
+            judged[w].append(task.pk)
+    assert judged["j1"] == judged["j2"] == judged["j3"] and len(set(judged["j1"])) == 4
+    by_task = {}
+    for task, worker in LiteAssignment.objects.filter(task__pyramid=link.pyramid).values_list("task_id", "worker_id"):
+        by_task.setdefault(task, set()).add(worker)
+    assert list(by_task.values()) == [set(workers)] * 4   # no task half judged
+    scored = {row["worker"]: row for row in lightweight_scores.rows(lightweight_scores.compute(link.pyramid), "worker")}
+    assert all(scored[w]["pairs"] == 8 and scored[w]["agreement"] == 1.0 for w in workers)
+
+
+@pytest.mark.postgres
+def test_a_crowd_arriving_together_still_spreads_over_the_tasks(link, transactional_db):
+    """Completing tasks first must not send a crowd arriving at once to queue for one task: with
+    nothing started, each worker's own order spreads them (no task gets more than its judges)."""
+    tasks = at_once([lambda w=w: lightweight_work.next_task(link, w, own(w)) for w in (f"j{i}" for i in range(PEERS))])
+    assert None not in tasks
+    held = [t.pk for t in tasks]
+    assert max(held.count(pk) for pk in held) <= 3 and len(set(held)) >= PEERS // 3

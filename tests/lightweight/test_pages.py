@@ -7,6 +7,7 @@ from annotation.models import CrowdLink, Dataset, LightweightPyramid, PeerSummar
 from annotation.services import lightweight_work
 
 from ..foundation.factories import topic
+from .test_crowd_submissions import own, shown_task
 
 pytestmark = pytest.mark.django_db
 
@@ -17,8 +18,8 @@ def run():
     PeerSummary.objects.create(topic=t, external_id="D1.M.100.A.7", text="A storm hit the coast.")
     run = LightweightPyramid.objects.create(dataset=t.dataset, name="crowd", statements_per_writer=2,
                                             writers_per_reference=1, statements_per_reference=1)
-    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"])
-    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"])
+    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1"))
+    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2"))
     lightweight_work.sample(run)
     lightweight_work.create_tasks(run)
     return run
@@ -50,8 +51,7 @@ def test_judging_refused_submission_keeps_answers_and_double_submission_counts_o
     assert "Your worker id" in crowd.get(url).content.decode()
     assert crowd.post(url, {"worker": "two words"}).status_code == 200   # refused: asked again
     crowd.post(url, {"worker": "j1"})
-    page = crowd.get(url).content.decode()
-    task = lightweight_work.next_task(link, "j1")
+    task = shown_task(crowd, url)
     first, second = task.statement_ids
     refused = crowd.post(url, {"task": task.pk, f"a{first}": "absent"})
     assert refused.status_code == 400
@@ -88,7 +88,7 @@ def test_coordinators_close_and_reopen_links_and_no_one_else_can(run):
     theirs = CrowdLink.objects.create(pyramid=other_run, kind=CrowdLink.Kind.WRITING)
     crowd, url = Client(), f"/lightweight/crowd/{link.token}/"
     crowd.post(url, {"worker": "j1"})
-    task = lightweight_work.next_task(link, "j1")
+    task = shown_task(crowd, url)
     first, second = task.statement_ids
     crowd.post(url, {"task": task.pk, f"a{first}": "absent", f"a{second}": "present"})
 

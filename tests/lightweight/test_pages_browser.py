@@ -42,6 +42,9 @@ def world(transactional_db, settings, request):
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         request.getfixturevalue("celery_worker")   # scores are recomputed on a real worker
     settings.CROWD_RATE = "10000/min"
+    # Behind one trusted proxy, so each crowd worker's browser can come from its own address
+    # (X-Forwarded-For): one client (address or session) gives a task one answer.
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
     t, refs = topic("D1", "Storms", **REFERENCES)
     PeerSummary.objects.create(topic=t, external_id="D1.M.100.A.7", text="A storm hit the coast on Monday and ten boats sank.")
     PeerSummary.objects.create(topic=t, external_id="D1.M.100.A.9", text="Schools were closed.")
@@ -105,7 +108,9 @@ def test_coordinator_and_crowd_run_the_protocol(chromium, live_server, world, ar
     judging_url = page.locator('input[data-link="judging-1"]').input_value()
 
     # Crowd: two judges, by keyboard on a phone-sized screen; P / N answer and move on.
-    for worker, keys in (("judge1", "pp"), ("judge2", "pn")):
+    for number, (worker, keys) in enumerate((("judge1", "pp"), ("judge2", "pn")), start=2):
+        crowd.clear_cookies()   # each judge's own phone: its own address and session
+        worker_page.set_extra_http_headers({"X-Forwarded-For": f"127.0.0.{number}"})
         for _ in range(2):   # both peers of batch 1
             worker_page.goto(judging_url + "?change=1")
             worker_page.fill("#id_worker", worker)

@@ -13,7 +13,7 @@ from annotation.models import CrowdLink, LightweightPyramid, LiteAssignment, Lit
 from annotation.services import lightweight_work
 
 from ..foundation.factories import topic
-from .test_crowd_submissions import at_once
+from .test_crowd_submissions import at_once, own
 
 RACE_WORKERS = 12
 
@@ -25,19 +25,19 @@ def judging_link(peers: int, judges: int) -> CrowdLink:
         PeerSummary.objects.create(topic=t, external_id=f"D1.M.100.A.{p}", text=f"Peer {p}: a storm hit the coast.")
     run = LightweightPyramid.objects.create(dataset=t.dataset, name="crowd", statements_per_writer=2,
                                             writers_per_reference=1, statements_per_reference=1, judges_per_task=judges)
-    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"])
-    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"])
+    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1"))
+    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2"))
     lightweight_work.sample(run)
     assert lightweight_work.create_tasks(run) == 2 * peers
     return CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING, batch=1)
 
 
 def answer(link, task, worker):
-    return lightweight_work.submit_judgments(link, task, worker, {pk: "present" for pk in task.statement_ids})
+    return lightweight_work.submit_judgments(link, task, worker, {pk: "present" for pk in task.statement_ids}, own(worker))
 
 
-def expire(**holds):
-    LiteReservation.objects.filter(**holds).update(expires_at=timezone.now() - timedelta(seconds=1))
+def expire(ago: float = 1, **holds):
+    LiteReservation.objects.filter(**holds).update(expires_at=timezone.now() - timedelta(seconds=ago))
 
 
 def live_holds(link) -> dict[int, int]:
@@ -51,19 +51,19 @@ def live_holds(link) -> dict[int, int]:
 @pytest.mark.django_db
 def test_two_workers_are_given_different_tasks_when_each_needs_one_judge():
     link = judging_link(peers=2, judges=1)
-    first, second = lightweight_work.next_task(link, "j1"), lightweight_work.next_task(link, "j2")
+    first, second = lightweight_work.next_task(link, "j1", own("j1")), lightweight_work.next_task(link, "j2", own("j2"))
     assert first.pk != second.pk
-    assert lightweight_work.next_task(link, "j3") is None   # both slots held
-    assert 890 <= lightweight_work.seconds_until_free(link, "j3") <= 900
+    assert lightweight_work.next_task(link, "j3", own("j3")) is None   # both slots held
+    assert 890 <= lightweight_work.seconds_until_free(link, "j3", own("j3")) <= 900
     assert lightweight_work.progress(link.pyramid)["reserved"] == 2
 
 
 @pytest.mark.django_db
 def test_a_reload_shows_the_same_task_and_renews_its_hold():
     link = judging_link(peers=4, judges=3)
-    task = lightweight_work.next_task(link, "j1")
+    task = lightweight_work.next_task(link, "j1", own("j1"))
     LiteReservation.objects.filter(worker_id="j1").update(expires_at=timezone.now() + timedelta(seconds=5))
-    assert lightweight_work.next_task(link, "j1").pk == task.pk
+    assert lightweight_work.next_task(link, "j1", own("j1")).pk == task.pk
     hold = LiteReservation.objects.get(worker_id="j1")
     assert hold.task_id == task.pk and hold.expires_at > timezone.now() + timedelta(seconds=890)
 
@@ -71,36 +71,39 @@ def test_a_reload_shows_the_same_task_and_renews_its_hold():
 @pytest.mark.django_db
 def test_an_expired_hold_frees_its_slot():
     link = judging_link(peers=1, judges=1)
-    task = lightweight_work.next_task(link, "j1")
-    assert lightweight_work.next_task(link, "j2") is None
+    task = lightweight_work.next_task(link, "j1", own("j1"))
+    assert lightweight_work.next_task(link, "j2", own("j2")) is None
     expire(worker_id="j1")
     assert lightweight_work.progress(link.pyramid)["reserved"] == 0
-    assert lightweight_work.next_task(link, "j2").pk == task.pk
-    assert lightweight_work.next_task(link, "j1") is None   # its slot went to j2 meanwhile
+    assert lightweight_work.next_task(link, "j2", own("j2")).pk == task.pk
+    assert lightweight_work.next_task(link, "j1", own("j1")) is None   # its slot went to j2 meanwhile
     assert live_holds(link) == {task.pk: 1}
     # j1's own hold came back to it after expiring: the expired row is renewed, not duplicated
     expire(worker_id="j2")
-    assert lightweight_work.next_task(link, "j1").pk == task.pk
+    assert lightweight_work.next_task(link, "j1", own("j1")).pk == task.pk
     assert LiteReservation.objects.filter(worker_id="j1").count() == 1 and live_holds(link) == {task.pk: 1}
 
 
 @pytest.mark.django_db
-def test_an_answer_takes_the_place_of_its_hold_and_clears_expired_ones():
+def test_an_answer_takes_the_place_of_its_hold_and_clears_expired_ones(settings):
     link = judging_link(peers=1, judges=3)
-    task = lightweight_work.next_task(link, "j1")
-    lightweight_work.next_task(link, "j2")
+    task = lightweight_work.next_task(link, "j1", own("j1"))
+    lightweight_work.next_task(link, "j2", own("j2"))
+    lightweight_work.next_task(link, "j3", own("j3"))
     expire(worker_id="j2")
+    expire(settings.LIGHTWEIGHT_RESERVATION_SECONDS + 1, worker_id="j3")
     answer(link, task, "j1")
-    assert not LiteReservation.objects.exists()   # j1's hold became its answer, j2's expired one is gone
-    assert lightweight_work.next_task(link, "j1") is None   # answered: nothing more for j1
+    # j1's hold became its answer; j3's, expired past its late answer, is gone; j2 may still answer late
+    assert list(LiteReservation.objects.values_list("worker_id", flat=True)) == ["j2"]
+    assert lightweight_work.next_task(link, "j1", own("j1")) is None   # answered: nothing more for j1
 
 
 @pytest.mark.django_db
 def test_a_late_answer_is_stored_even_when_the_task_is_full_by_then():
     link = judging_link(peers=1, judges=1)
-    task = lightweight_work.next_task(link, "j1")
+    task = lightweight_work.next_task(link, "j1", own("j1"))
     expire(worker_id="j1")
-    assert lightweight_work.next_task(link, "j2").pk == task.pk
+    assert lightweight_work.next_task(link, "j2", own("j2")).pk == task.pk
     answer(link, task, "j2")
     late = answer(link, task, "j1")   # after its hold expired and the slot went to j2
     assert late.pk and LiteAssignment.objects.filter(task=task).count() == 2
@@ -133,7 +136,7 @@ def test_a_worker_whose_tasks_are_all_held_is_told_to_come_back_on_the_page_and_
 def test_workers_arriving_together_never_share_a_task_that_needs_one_judge(transactional_db):
     link = judging_link(peers=RACE_WORKERS, judges=1)
     workers = [f"j{i}" for i in range(RACE_WORKERS)]
-    tasks = at_once([lambda w=w: lightweight_work.next_task(link, w) for w in workers])
+    tasks = at_once([lambda w=w: lightweight_work.next_task(link, w, own(w)) for w in workers])
     assert None not in tasks and len({t.pk for t in tasks}) == RACE_WORKERS
     assert live_holds(link) == {t.pk: 1 for t in tasks}
 
@@ -141,7 +144,7 @@ def test_workers_arriving_together_never_share_a_task_that_needs_one_judge(trans
 @pytest.mark.postgres
 def test_workers_arriving_together_fill_tasks_of_two_judges_without_overfilling(transactional_db):
     link = judging_link(peers=RACE_WORKERS // 2, judges=2)
-    tasks = at_once([lambda w=w: lightweight_work.next_task(link, w) for w in (f"j{i}" for i in range(RACE_WORKERS))])
+    tasks = at_once([lambda w=w: lightweight_work.next_task(link, w, own(w)) for w in (f"j{i}" for i in range(RACE_WORKERS))])
     assert None not in tasks
     assert live_holds(link) == {pk: 2 for pk in LiteTask.objects.filter(batch=1).values_list("pk", flat=True)}
 
@@ -153,7 +156,7 @@ def test_the_last_slot_of_a_task_goes_to_one_of_the_workers_asking_at_once(trans
     link = judging_link(peers=1, judges=1)
     for round_ in range(5):
         LiteReservation.objects.all().delete()
-        tasks = at_once([lambda w=w: lightweight_work.next_task(link, w) for w in (f"r{round_}w{i}" for i in range(RACE_WORKERS))])
+        tasks = at_once([lambda w=w: lightweight_work.next_task(link, w, own(w)) for w in (f"r{round_}w{i}" for i in range(RACE_WORKERS))])
         assert sum(t is not None for t in tasks) == 1, round_
         assert sum(live_holds(link).values()) == 1, round_
 
@@ -161,5 +164,5 @@ def test_the_last_slot_of_a_task_goes_to_one_of_the_workers_asking_at_once(trans
 @pytest.mark.postgres
 def test_one_worker_in_several_tabs_holds_one_slot(transactional_db):
     link = judging_link(peers=RACE_WORKERS, judges=1)
-    tasks = at_once([lambda: lightweight_work.next_task(link, "j1") for _ in range(4)])
+    tasks = at_once([lambda: lightweight_work.next_task(link, "j1", own("j1")) for _ in range(4)])
     assert len({t.pk for t in tasks}) == 1 and LiteReservation.objects.filter(worker_id="j1").count() == 1
