@@ -9,9 +9,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from annotation.formats.errors import LightweightFormatError
 from annotation.formats.lightweight_csv import MAX_ROWS, read_code_pairs
 from annotation.models import CrowdLink, LiteAssignment, LiteTask
-from annotation.services import lightweight_codes, lightweight_scores, lightweight_work
+from annotation.services import lightweight_codes, lightweight_scores
 
-from .world import client_for, small_run
+from .world import client_for, judge_every_task, small_run
 
 pytestmark = pytest.mark.django_db
 # One task per peer and batch, 2 statements; judges answer each of their tasks the same way.
@@ -24,10 +24,9 @@ def run():
     run.threshold = 0   # no worker filter: the counted answers alone decide
     run.save()
     link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING)
-    for task in LiteTask.objects.filter(pyramid=run):
-        for worker, codes in ANSWERS.items():
-            lightweight_work.submit_judgments(link, task, worker, {pk: "present" if c == "p" else "absent"
-                                                                  for pk, c in zip(task.statement_ids, codes)})
+    for worker, codes in ANSWERS.items():
+        judge_every_task(link, worker, codes)
+    assert LiteAssignment.objects.count() == len(ANSWERS) * LiteTask.objects.filter(pyramid=run).count()
     return run
 
 

@@ -113,12 +113,11 @@ def test_coordinators_close_and_reopen_links_and_no_one_else_can(run):
 
 
 def test_worker_table_says_why_a_worker_is_kept_once(run):
-    from annotation.models import LiteTask
     from annotation.services import lightweight_scores
 
     link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING)
-    task = LiteTask.objects.filter(pyramid=run).first()
-    lightweight_work.submit_judgments(link, task, "alone", {pk: "present" for pk in task.statement_ids})
+    task = lightweight_work.next_task(link, "alone", own("alone"))
+    lightweight_work.submit_judgments(link, task, "alone", {pk: "present" for pk in task.statement_ids}, own("alone"))
     lightweight_scores.recompute(run.pk)
     html = client_for("coord", run.dataset).get(f"/lightweight/{run.pk}/").content.decode()
     row = html.split("<td>alone</td>")[1].split("</tr>")[0]

@@ -11,7 +11,8 @@ from annotation.models import CrowdLink, LiteAssignment, LiteReservation, LiteRe
 from annotation.services import lightweight_scores, lightweight_work
 from annotation.services.lightweight_privacy import pseudonym
 
-from .world import client_for, small_run
+from .test_crowd_submissions import own
+from .world import client_for, judge_every_task, small_run
 
 pytestmark = pytest.mark.django_db
 # Per task (2 statements): good1, good2 and good3 agree, bad answers the opposite (removed).
@@ -22,11 +23,11 @@ ANSWERS = {"good1": "pn", "good2": "pn", "good3": "pp", "bad": "np"}
 def run():
     run = small_run(peers=2)
     link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING)
-    for task in LiteTask.objects.filter(pyramid=run):
-        for worker, codes in ANSWERS.items():
-            answers = {pk: "present" if c == "p" else "absent" for pk, c in zip(task.statement_ids, codes)}
-            lightweight_work.submit_judgments(link, task, worker, answers, record={"platform": "mturk", "platform_assignment": f"A{worker}{task.pk}".upper()})
-    lightweight_work.next_task(CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING), "reader")   # a live hold
+    for worker, codes in ANSWERS.items():
+        judge_every_task(link, worker, codes, record=lambda task, w=worker: {
+            "platform": "mturk", "platform_assignment": f"A{w}{task.pk}".upper()})
+    assert LiteAssignment.objects.count() == len(ANSWERS) * LiteTask.objects.filter(pyramid=run).count()
+    lightweight_work.next_task(CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING), "reader", own("reader"))   # a live hold
     lightweight_scores.recompute(run.pk)
     return run
 
@@ -79,8 +80,9 @@ def test_a_worker_answering_again_after_pseudonymising_is_pseudonymised_alike(ru
 
     pseudonymise(run)
     link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING)
-    task = LiteTask.objects.filter(pyramid=run).first()
-    lightweight_work.submit_judgments(link, task, "good1", {pk: "present" for pk in task.statement_ids})   # the same task again
+    elsewhere = lightweight_work.CrowdClient("good1 elsewhere")   # its own client has answered every task
+    task = lightweight_work.next_task(link, "good1", elsewhere)   # one it has answered, under its pseudonym
+    lightweight_work.submit_judgments(link, task, "good1", {pk: "present" for pk in task.statement_ids}, elsewhere)
     pseudonymise(run)
     mine = LiteAssignment.objects.filter(task=task, worker_id=pseudonym(run, "good1"))
     assert mine.count() == 2 and raw_ids_left(run) == []
@@ -144,8 +146,11 @@ def test_the_command_line_export_carries_pseudonyms_and_says_what_was_counted(ru
 def test_a_writer_writing_again_after_pseudonymising_does_not_break_the_next_one(run):
     from annotation.services.lightweight_privacy import pseudonymise
 
+    run.writers_per_reference = 2
+    run.save()
     pseudonymise(run)
     reference = LiteWriting.objects.get(worker_id=pseudonym(run, "w1")).reference
-    lightweight_work.submit_writing(run, reference, "w1", ["The storm hit the coast hard", "It was a Monday storm"])
+    lightweight_work.submit_writing(run, reference, "w1", ["The storm hit the coast hard", "It was a Monday storm"],
+                                    lightweight_work.CrowdClient("w1 elsewhere"))   # its own client wrote about it
     assert pseudonymise(run) == 1
     assert set(LiteWriting.objects.filter(reference=reference).values_list("worker_id", flat=True)) == {pseudonym(run, "w1"), ""}
