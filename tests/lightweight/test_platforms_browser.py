@@ -25,6 +25,9 @@ pytestmark = pytest.mark.browser
 def world(transactional_db, settings):
     settings.CROWD_RATE = "10000/min"
     settings.CELERY_TASK_ALWAYS_EAGER = True
+    # Behind one trusted proxy, so each crowd worker's browser can come from its own address
+    # (X-Forwarded-For): one client (address or session) gives a task one answer.
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
     run = small_run(peers=2)
     run.prolific_code = "C0FFEE42"
     run.save()
@@ -32,6 +35,17 @@ def world(transactional_db, settings):
     user.groups.add(role_group(COORDINATOR))
     run.dataset.coordinators.add(user)
     return run
+
+
+def platform_page(text: str) -> str:
+    """A stand-in for the platform's own page (a whole document: every page loaded is audited)."""
+    return f'<!doctype html><html lang="en"><head><title>{text}</title></head><body><p>{text}</p></body></html>'
+
+
+def worker_page(chromium, number: int):
+    """A crowd worker's own browser, from its own address (127.0.0.N)."""
+    context = chromium.new_context(viewport={"width": 900, "height": 900}, extra_http_headers={"X-Forwarded-For": f"127.0.0.{number}"})
+    return context.new_page()
 
 
 def answer_all(page, choice="Present"):
@@ -78,8 +92,7 @@ def test_copy_buttons_copy_the_crowd_links(chromium, live_server, world, artifac
 def test_mturk_and_prolific_workers_hand_their_work_in_to_their_platform(chromium, live_server, world, artifacts):
     link = CrowdLink.objects.create(pyramid=world, kind=CrowdLink.Kind.JUDGING, batch=1)
     base = f"{live_server.url}/lightweight/crowd/{link.token}/"
-    context = chromium.new_context(viewport={"width": 900, "height": 900})
-    page = context.new_page()
+    page = worker_page(chromium, 2)
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None)
@@ -95,7 +108,7 @@ def test_mturk_and_prolific_workers_hand_their_work_in_to_their_platform(chromiu
     handed_in = []
     page.route("https://workersandbox.mturk.com/**", lambda route: (
         handed_in.append((route.request.method, route.request.url, route.request.post_data)),
-        route.fulfill(status=200, body="<p>MTurk got it</p>", content_type="text/html")))
+        route.fulfill(status=200, body=platform_page("MTurk got it"), content_type="text/html")))
     page.goto(f"{base}?{urlencode(MTURK)}")
     assert "MTurk worker" in page.locator(".crowd-who").inner_text() and page.locator("#id_worker").count() == 0
     answer_all(page)
@@ -109,8 +122,10 @@ def test_mturk_and_prolific_workers_hand_their_work_in_to_their_platform(chromiu
     method, url, body = handed_in[0]
     assert method == "POST" and parse_qs(body) == {"assignmentId": [MTURK["assignmentId"]], "surveycode": [code]}
 
-    # Prolific: the completion redirect with the study's code.
-    page.route("https://app.prolific.com/**", lambda route: route.fulfill(status=200, body="<p>Prolific</p>", content_type="text/html"))
+    # Prolific: the completion redirect with the study's code (another worker, on its own phone).
+    page = worker_page(chromium, 3)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.route("https://app.prolific.com/**", lambda route: route.fulfill(status=200, body=platform_page("Prolific"), content_type="text/html"))
     page.goto(f"{base}?{urlencode(PROLIFIC)}")
     answer_all(page, "Not present")
     page.click("text=Submit")
@@ -122,15 +137,16 @@ def test_mturk_and_prolific_workers_hand_their_work_in_to_their_platform(chromiu
 
 def test_coordinator_checks_codes_and_pseudonymises(chromium, live_server, world, artifacts):
     link = CrowdLink.objects.create(pyramid=world, kind=CrowdLink.Kind.JUDGING)
-    crowd = chromium.new_context(viewport={"width": 900, "height": 900}).new_page()
     codes = {}
-    for worker in ("A1WORKER", "A2WORKER"):
+    for number, worker in enumerate(("A1WORKER", "A2WORKER"), start=2):
+        crowd = worker_page(chromium, number)
         for _ in range(2):
             params = {**MTURK, "workerId": worker, "assignmentId": f"{worker}X{_}"}
             crowd.goto(f"{live_server.url}/lightweight/crowd/{link.token}/?{urlencode(params)}")
             answer_all(crowd)
             crowd.click("text=Submit")
             codes.setdefault(worker, []).append(crowd.locator("[data-completion-code]").inner_text())
+    assert set(LiteAssignment.objects.values_list("worker_id", "client").distinct()) == {("A1WORKER", "127.0.0.2"), ("A2WORKER", "127.0.0.3")}
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -173,7 +189,7 @@ def test_an_mturk_worker_judges_inside_mturks_frame(chromium, live_server, world
     page.route("https://workersandbox.mturk.com/mturk/preview*", lambda route: route.fulfill(
         status=200, content_type="text/html", body=f'<h1>HIT</h1><iframe src="{task_url}" width="900" height="800"></iframe>'))
     page.route("https://workersandbox.mturk.com/mturk/externalSubmit", lambda route: (
-        handed_in.append(route.request.post_data), route.fulfill(status=200, body="<p>MTurk got it</p>", content_type="text/html")))
+        handed_in.append(route.request.post_data), route.fulfill(status=200, body=platform_page("MTurk got it"), content_type="text/html")))
     page.goto("https://workersandbox.mturk.com/mturk/preview?groupId=1")
     frame = page.frame_locator("iframe")
     answer_all(frame)
