@@ -1,11 +1,15 @@
 """Worker ids are personal data: a run's coordinator can pseudonymise them or delete them.
 
 - :func:`pseudonymise` replaces every worker id of the run (answers, statement writings, statement
-  authors, holds, the stored scores) by :func:`pseudonym`: an HMAC-SHA256 of the id under the run's
+  authors, the stored scores) by :func:`pseudonym`: an HMAC-SHA256 of the id under the run's
   own secret key (``pseudonym_key``, never shown or exported), so the same worker keeps the same
   pseudonym everywhere in the run (the worker filter, and so the scores, do not change) and the id
   cannot be read back from it. The platforms' submission ids go too (through the platform they
   lead back to the worker). Answers that arrive later carry ids again: pseudonymise again.
+- Holds (``LiteReservation``) are work in progress: an answer is taken only against its worker's
+  own hold, so the holds that can still take one keep their worker's id (a worker reading a task
+  meanwhile hands its answer in; the answer then carries the id like any later one), and the
+  holds past answering go, ids and all (:func:`_drop_dead_holds`).
 - :func:`delete_worker_ids` removes them, with the same reach. The worker filter then has nothing
   to group answers by, so every remaining answer counts (the scores can change; the page says so).
 - Exports can carry pseudonyms without changing what is stored (:func:`export_worker`): the same
@@ -21,7 +25,7 @@ from django.utils import timezone
 
 from ..models import LightweightPyramid, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteWriting
 from .lightweight_runs import touch
-from .lightweight_work import PSEUDONYM_PREFIX
+from .lightweight_work import PSEUDONYM_PREFIX, answerable_after
 
 PSEUDONYM_HEX = 16   # 64 bits: no two workers of a run share one (a collision is ~ n² / 2^65)
 
@@ -87,10 +91,7 @@ def pseudonymise(run: LightweightPyramid) -> int:
         for statement in statements:
             statement.author = pseudonym(run, statement.author)
         LiteStatement.objects.bulk_update(statements, ["author"], batch_size=2000)
-        holds = list(LiteReservation.objects.filter(task__pyramid=run).only("id", "worker_id"))
-        for hold in holds:
-            hold.worker_id = pseudonym(run, hold.worker_id)
-        LiteReservation.objects.bulk_update(holds, ["worker_id"], batch_size=2000)
+        _drop_dead_holds(run)
         _forget_submission_ids(run)
         result = LiteResult.objects.filter(pyramid=run).first()
         if result is not None:   # the same scores under the new names until the recomputation
@@ -108,12 +109,17 @@ def delete_worker_ids(run: LightweightPyramid) -> int:
         run = LightweightPyramid.objects.select_for_update().get(pk=run.pk)
         changed = _replace(run, lambda worker, row: "")
         LiteStatement.objects.filter(pyramid=run).exclude(author="").update(author="")
-        LiteReservation.objects.filter(task__pyramid=run).delete()
+        _drop_dead_holds(run)
         _forget_submission_ids(run)
         LiteResult.objects.filter(pyramid=run).delete()   # it names workers; recomputed below
         LightweightPyramid.objects.filter(pk=run.pk).update(workers_deleted_at=timezone.now())
         touch(run)
     return changed
+
+
+def _drop_dead_holds(run: LightweightPyramid) -> None:
+    """Delete the run's holds past answering (the others are the workers' answers in progress)."""
+    LiteReservation.objects.filter(task__pyramid=run, expires_at__lte=answerable_after(timezone.now())).delete()
 
 
 def _forget_submission_ids(run: LightweightPyramid) -> None:

@@ -478,6 +478,12 @@ def task_statements(task: LiteTask) -> list[LiteStatement]:
     return [by_id[pk] for pk in task.statement_ids]
 
 
+def answerable_after(now: datetime) -> datetime:
+    """The hold expiry after which a hold can still take an answer (a late one: expired within as
+    long again as a hold lasts); holds expired by then are past answering."""
+    return now - timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS)
+
+
 def submit_judgments(link: CrowdLink, task: LiteTask, worker: str, answers: dict, client: CrowdClient,
                      record: dict | None = None) -> LiteAssignment:
     """Store one worker's answers to one task: ``answers`` maps every statement id to present / absent;
@@ -501,7 +507,7 @@ def submit_judgments(link: CrowdLink, task: LiteTask, worker: str, answers: dict
             raise WorkError("Please answer every statement: present or not present.")
         codes.append(ANSWER_PRESENT if value in ("present", ANSWER_PRESENT) else ANSWER_ABSENT)
     now = timezone.now()
-    late = now - timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS)
+    late = answerable_after(now)
     try:
         with transaction.atomic():
             if connection.vendor == "postgresql":

@@ -2,14 +2,16 @@
 coordinators only, with confirmation; exports can carry the pseudonyms."""
 import csv
 import io
+from datetime import timedelta
 
 import pytest
 from django.db.models import Q
 from django.test import Client
+from django.utils import timezone
 
 from annotation.models import CrowdLink, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteTask, LiteWriting
 from annotation.services import lightweight_scores, lightweight_work
-from annotation.services.lightweight_privacy import pseudonym
+from annotation.services.lightweight_privacy import delete_worker_ids, pseudonym, pseudonymise
 
 from .test_crowd_submissions import own
 from .world import client_for, judge_every_task, small_run
@@ -60,7 +62,7 @@ def test_pseudonymising_replaces_every_worker_id_and_keeps_the_scores(run):
     assert "tick the box" in refused.content.decode() and LiteAssignment.objects.filter(worker_id="bad").exists()
     page = coordinator.post(f"/lightweight/{run.pk}/do/pseudonymise/", {"confirm": "yes"}, follow=True)
     assert "Worker ids pseudonymised: 18 submissions changed" in page.content.decode()   # 16 answers, 2 writings
-    assert raw_ids_left(run) == []
+    assert raw_ids_left(run) == [LiteReservation.objects.get(worker_id="reader")]   # work in progress (below)
     assert scores(run) == before
     # One worker, one pseudonym, everywhere; the export made before names them the same way.
     bad = {a.worker_id for a in LiteAssignment.objects.filter(task__pyramid=run, answers__in=["np"])}
@@ -71,13 +73,10 @@ def test_pseudonymising_replaces_every_worker_id_and_keeps_the_scores(run):
     run.refresh_from_db()
     assert run.workers_pseudonymised_at is not None
     # Again: nothing left to change.
-    from annotation.services.lightweight_privacy import pseudonymise
     assert pseudonymise(run) == 0
 
 
 def test_a_worker_answering_again_after_pseudonymising_is_pseudonymised_alike(run):
-    from annotation.services.lightweight_privacy import pseudonymise
-
     pseudonymise(run)
     link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING)
     elsewhere = lightweight_work.CrowdClient("good1 elsewhere")   # its own client has answered every task
@@ -85,7 +84,7 @@ def test_a_worker_answering_again_after_pseudonymising_is_pseudonymised_alike(ru
     lightweight_work.submit_judgments(link, task, "good1", {pk: "present" for pk in task.statement_ids}, elsewhere)
     pseudonymise(run)
     mine = LiteAssignment.objects.filter(task=task, worker_id=pseudonym(run, "good1"))
-    assert mine.count() == 2 and raw_ids_left(run) == []
+    assert mine.count() == 2 and raw_ids_left(run) == [LiteReservation.objects.get(worker_id="reader")]   # in progress
 
 
 def test_deleting_worker_ids(run):
@@ -95,7 +94,7 @@ def test_deleting_worker_ids(run):
     assert not LiteWriting.objects.filter(pyramid=run).exclude(worker_id="").exists()
     for worker in ANSWERS:
         assert not LiteAssignment.objects.filter(external_id__contains=worker).exists()
-    assert not LiteReservation.objects.filter(task__pyramid=run).exists()
+    assert list(LiteReservation.objects.filter(task__pyramid=run).values_list("worker_id", flat=True)) == ["reader"]   # in progress
     assert not LiteStatement.objects.filter(pyramid=run).exclude(author="").exists()
     lightweight_scores.recompute(run.pk)
     assert lightweight_scores.compute(run).workers == ()   # nobody left to filter
@@ -144,8 +143,6 @@ def test_the_command_line_export_carries_pseudonyms_and_says_what_was_counted(ru
 
 
 def test_a_writer_writing_again_after_pseudonymising_does_not_break_the_next_one(run):
-    from annotation.services.lightweight_privacy import pseudonymise
-
     run.writers_per_reference = 2
     run.save()
     pseudonymise(run)
@@ -154,3 +151,25 @@ def test_a_writer_writing_again_after_pseudonymising_does_not_break_the_next_one
                                     lightweight_work.CrowdClient("w1 elsewhere"))   # its own client wrote about it
     assert pseudonymise(run) == 1
     assert set(LiteWriting.objects.filter(reference=reference).values_list("worker_id", flat=True)) == {pseudonym(run, "w1"), ""}
+
+
+@pytest.mark.parametrize("forget", [pseudonymise, delete_worker_ids])
+def test_a_worker_judging_meanwhile_hands_its_answer_in_and_the_next_run_of_it_takes_the_id(run, forget, settings):
+    """An answer is taken only against its worker's own hold: pseudonymising or deleting the ids
+    while a worker reads a task leaves that hold (and any still able to take a late answer) as it
+    is, and removes the holds past answering, which keep ids nothing needs any more."""
+    link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING)
+    held = LiteReservation.objects.get(worker_id="reader")
+    task = lightweight_work.next_task(link, "late", own("late"))
+    LiteReservation.objects.filter(worker_id="late").update(expires_at=timezone.now() - timedelta(seconds=60))   # a late answer may come
+    gone = lightweight_work.next_task(link, "gone", own("gone"))
+    LiteReservation.objects.filter(worker_id="gone").update(
+        expires_at=timezone.now() - timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS + 1))   # past answering
+    forget(run)
+    assert set(LiteReservation.objects.filter(task__pyramid=run).values_list("worker_id", flat=True)) == {"reader", "late"}
+    for worker, task in (("reader", held.task), ("late", task)):
+        lightweight_work.submit_judgments(link, task, worker, {pk: "present" for pk in task.statement_ids}, own(worker))
+    assert not LiteReservation.objects.filter(task__pyramid=run).exists() and gone is not None
+    forget(run)
+    lightweight_scores.recompute(run.pk)
+    assert raw_ids_left(run) == []
