@@ -163,7 +163,7 @@ def submit_writing(run: LightweightPyramid, reference: ReferenceSummary, worker:
         writings = LiteWriting.objects.filter(pyramid=run, reference=reference)
         earlier = writings.filter(worker_id=worker).first()
         if earlier is not None:   # a retry: nothing twice, the same code (to the same client only)
-            if not client.owns(earlier):
+            if not _retried(earlier, client, record):
                 raise WorkError("This worker id has written about this reference already.")
             return earlier
         if writings.count() >= run.writers_per_reference:
@@ -179,6 +179,14 @@ def submit_writing(run: LightweightPyramid, reference: ReferenceSummary, worker:
         ])
         touch(run)
     return writing
+
+
+def _retried(earlier: LiteAssignment | LiteWriting, client: CrowdClient, record: dict | None) -> bool:
+    """Whether a submission repeats ``earlier`` (a retry, answered with its completion code): from
+    the same client, and in the same platform assignment. An MTurk worker's second assignment can
+    show the task its first one holds (another tab); its submission is not the first one's, whose
+    code would have the second assignment paid for the same work."""
+    return client.owns(earlier) and earlier.platform_assignment == (record or {}).get("platform_assignment", "")
 
 
 def statements_from_expert(run: LightweightPyramid, pyramids) -> int:
@@ -516,7 +524,7 @@ def submit_judgments(link: CrowdLink, task: LiteTask, worker: str, answers: dict
             hold = LiteReservation.objects.filter(task=task, worker_id=worker).first()
             if hold is None:   # answered already (the answer took the hold's place)? a retry: nothing twice
                 earlier = LiteAssignment.objects.filter(task=task, external_id=f"app:{worker}").first()
-                if earlier is not None and client.owns(earlier):
+                if earlier is not None and _retried(earlier, client, record):
                     return earlier
                 raise WorkError("This worker id has answered this task already." if earlier else NOT_HELD)
             if not client.owns(hold) or hold.expires_at <= late:

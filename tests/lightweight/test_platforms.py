@@ -142,3 +142,35 @@ def test_mturk_statement_writing_is_recorded(run):
     writing = LiteWriting.objects.get(platform="mturk")
     assert (writing.worker_id, writing.platform_assignment, writing.platform_task) == (MTURK["workerId"], MTURK["assignmentId"], MTURK["hitId"])
     assert done.context["ending"]["fields"] == {"assignmentId": MTURK["assignmentId"], "surveycode": writing.completion_code}
+
+
+def test_an_mturk_workers_second_assignment_is_not_paid_by_the_first_ones_code():
+    """Two assignments of one MTurk worker in two tabs show the task the worker holds; once the
+    first hands it in, the second's submission is refused, not answered with the first's code."""
+    run = small_run(peers=2)
+    first = link_url(run, **MTURK)
+    second = first.replace(MTURK["assignmentId"], "3SECONDASSIGNMENT")
+    crowd = Client()
+    page, other_tab = crowd.get(first), crowd.get(second)
+    task = page.context["task"]
+    assert other_tab.context["task"] == task
+    done = crowd.post(first, {"task": task.pk, **answers_for(page)})
+    assert crowd.post(first, {"task": task.pk, **answers_for(page)}).context["code"] == done.context["code"]   # a retry
+    refused = crowd.post(second, {"task": task.pk, **answers_for(other_tab)})
+    assert refused.status_code == 400 and done.context["code"] not in refused.content.decode()
+    assert LiteAssignment.objects.get().platform_assignment == MTURK["assignmentId"]
+    assert crowd.get(second).context["task"] != task   # the second assignment gets a task of its own
+
+
+def test_an_mturk_writers_second_assignment_is_not_paid_by_the_first_ones_code(run):
+    from annotation.services import lightweight_work
+
+    run.writers_per_reference = 2
+    run.save()
+    client, texts = lightweight_work.CrowdClient("127.0.0.9"), ["The storm came on Monday", "The coast was hit hard"]
+    reference = lightweight_work.next_reference(run, "A1B2C3", client)
+    record = {"platform": "mturk", "platform_assignment": "A1", "platform_task": "H1"}
+    writing = lightweight_work.submit_writing(run, reference, "A1B2C3", texts, client, record=record)
+    assert lightweight_work.submit_writing(run, reference, "A1B2C3", texts, client, record=record) == writing   # a retry
+    with pytest.raises(lightweight_work.WorkError, match="written about this reference already"):
+        lightweight_work.submit_writing(run, reference, "A1B2C3", texts, client, record={**record, "platform_assignment": "A2"})
