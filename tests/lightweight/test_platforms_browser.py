@@ -2,7 +2,6 @@
 without the clipboard API), an MTurk worker handing a task in to MTurk, a Prolific worker sent back
 to Prolific, MTurk's preview, and the coordinator checking codes and pseudonymising worker ids.
 Screenshots go to test-artifacts/."""
-import re
 from urllib.parse import parse_qs, urlencode
 
 import pytest
