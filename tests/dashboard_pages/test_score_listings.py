@@ -44,6 +44,7 @@ NO_SCORES = {
     "dashboards:list": "datasets, with counts", "dashboards:overview": "progress and assignments", "dashboards:status": "whether figures are current",
     "dashboards:assignment_": "assignment forms",
     "frontend:home": "the user's assignments and progress", "frontend:annotator": "one annotation's editor (its own score so far)",
+    "frontend:pyramid-scus": "the pyramid's SCU labels by tier (printable list), no score", "frontend:favicon": "an icon",
     "frontend:open-assignment": "a redirect", "frontend:finish-assignment": "a form", "frontend:healthz": "health",
     "setup:": "dataset set-up: texts, people, files (exports link to the API)",
     "invitation": "an account", "login": "an account", "logout": "an account",

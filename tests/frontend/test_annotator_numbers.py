@@ -139,7 +139,7 @@ def test_opening_a_peer_counts_in_no_score_nor_agreement(study, chromium, live_s
     with_unfinished = api.get(f"/api/datasets/{topic.dataset_id}/scores/?include_unfinished=true").json()
     assert [r["annotator"] for r in with_unfinished if r["kind"] == "peer"] == ["pat", "quinn"]
     csv = api.get(f"/api/datasets/{topic.dataset_id}/scores/?format=csv&include_unfinished=true").content.decode()
-    assert csv.splitlines()[0].endswith(",convention,status") and "quinn" in csv
+    assert csv.splitlines()[0].endswith(",convention,status,app_version,settings") and "quinn" in csv
     assert api.get(f"/api/datasets/{topic.dataset_id}/agreement/").json() == []
     assert api.get(f"/api/datasets/{topic.dataset_id}/scores/?include_unfinished=maybe").status_code == 400
 
