@@ -2,6 +2,8 @@
 from django.conf import settings
 from django.db import models
 
+from .revisions import RevisionCounted
+
 
 class Dataset(models.Model):
     """A collection of topics evaluated together (e.g. "DUC 2006"); the unit of coordination."""
@@ -18,7 +20,7 @@ class Dataset(models.Model):
         return self.name
 
 
-class Topic(models.Model):
+class Topic(RevisionCounted, models.Model):
     """An input to summarise (a DUC document set such as ``D0631``).
 
     ``revision`` is bumped by every change that can alter any score or agreement figure of the

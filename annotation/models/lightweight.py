@@ -26,6 +26,7 @@ from scoring.lightweight import DEFAULT_THRESHOLD, AgreementMeasure, BlankPolicy
 
 from .corpus import Dataset, PeerSummary, ReferenceSummary, Topic
 from .pyramid import SCU
+from .revisions import RevisionCounted
 
 ANSWER_PRESENT, ANSWER_ABSENT, ANSWER_BLANK = "p", "n", "b"
 # Where crowd work came from (``lightweight_work.CrowdClient``): the client address (an IPv6 one's
@@ -55,7 +56,7 @@ def _pseudonym_key() -> str:
     return secrets.token_hex(32)
 
 
-class LightweightPyramid(models.Model):
+class LightweightPyramid(RevisionCounted, models.Model):
     class Origin(models.TextChoices):
         CROWD = "crowd", "Written by the crowd in the app"
         IMPORTED = "imported", "Imported"

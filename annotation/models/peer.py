@@ -5,10 +5,11 @@ from django.db import models
 
 from .corpus import PeerSummary
 from .pyramid import SCU, Pyramid
+from .revisions import RevisionCounted
 from .spans import Span, validate_span
 
 
-class PeerAnnotation(models.Model):
+class PeerAnnotation(RevisionCounted, models.Model):
     """One annotator's reading of one peer against one pyramid.
 
     The count of non-matching units is derived (matches without an SCU), like weights, so it can

@@ -6,10 +6,11 @@ from django.db.models import Q
 from django.utils.deconstruct import deconstructible
 
 from .corpus import ReferenceSummary, Topic
+from .revisions import RevisionCounted
 from .spans import Span, validate_span
 
 
-class Pyramid(models.Model):
+class Pyramid(RevisionCounted, models.Model):
     """A pyramid of SCUs built by one annotator from some (usually all) references of a topic.
 
     ``revision`` is bumped by every change to its SCUs, contributors or parts (they change weights,

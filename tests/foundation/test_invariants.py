@@ -140,3 +140,36 @@ def test_weight_and_non_matching_are_derived(setup):
     add_match(a, scus[1], [(0, 5)])
     add_match(a, None, [(15, 32)])
     assert a.non_matching_count == 1
+
+
+
+@pytest.mark.django_db
+def test_saving_an_instance_loaded_before_a_revision_bump_keeps_the_newer_revision():
+    """A status change saved from an instance read before its matches changed must not write the
+    old revision back: the score computed for the newer revision would then never be current."""
+    from django.db.models import F
+
+    from annotation.models import LightweightPyramid, Pyramid, Topic
+    from annotation.score_events import touch_annotation, touch_pyramid, touch_topic
+
+    t, refs = topic()
+    p, _ = pyramid(t, refs)
+    a = annotation(t, p)
+    run = LightweightPyramid.objects.create(dataset=t.dataset, name="run")
+    stale = [PeerAnnotation.objects.get(pk=a.pk), Pyramid.objects.get(pk=p.pk), Topic.objects.get(pk=t.pk),
+             LightweightPyramid.objects.get(pk=run.pk)]
+    before = [document.revision for document in stale]
+    touch_annotation(a.pk, t.pk)
+    touch_pyramid(p.pk, t.pk)
+    touch_topic(t.pk)
+    LightweightPyramid.objects.filter(pk=run.pk).update(revision=F("revision") + 1)
+    stale[0].status = PeerAnnotation.Status.IN_PROGRESS
+    stale[1].status = Pyramid.Status.IN_PROGRESS
+    stale[2].title = "Renamed"
+    stale[3].name = "renamed run"
+    for document in stale:
+        document.save()
+    after = [type(document).objects.get(pk=document.pk) for document in stale]
+    # the topic: three bumps, then its own save is one more (a renamed topic's agreement is stale)
+    assert [document.revision for document in after] == [before[0] + 1, before[1] + 1, before[2] + 4, before[3] + 1]
+    assert (after[0].status, after[1].status, after[2].title, after[3].name) == ("in_progress", "in_progress", "Renamed", "renamed run")
