@@ -1,37 +1,19 @@
 """The lightweight pages without a browser: who may open them, rate limiting, refused submissions."""
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.models import CrowdLink, Dataset, LightweightPyramid, PeerSummary
+from annotation.models import CrowdLink, Dataset, LightweightPyramid
 from annotation.services import lightweight_work
 
-from ..foundation.factories import topic
 from .test_crowd_submissions import own, shown_task
+from .world import client_for, small_run
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def run():
-    t, refs = topic("D1", "Storms", A="The storm hit the coast on Monday.", B="Ten boats sank in the harbour.")
-    PeerSummary.objects.create(topic=t, external_id="D1.M.100.A.7", text="A storm hit the coast.")
-    run = LightweightPyramid.objects.create(dataset=t.dataset, name="crowd", statements_per_writer=2,
-                                            writers_per_reference=1, statements_per_reference=1)
-    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1"))
-    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2"))
-    lightweight_work.sample(run)
-    lightweight_work.create_tasks(run)
-    return run
-
-
-def client_for(name, dataset=None):
-    user = get_user_model().objects.create_user(name)
-    if dataset:
-        dataset.coordinators.add(user)
-    client = Client()
-    client.force_login(user)
-    return client
+    return small_run()
 
 
 def test_run_pages_are_for_the_datasets_coordinators(run):
