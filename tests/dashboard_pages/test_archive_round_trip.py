@@ -230,15 +230,22 @@ def test_an_archive_without_the_new_fields_imports_with_the_documented_default()
     for entry in manifest["files"]:
         for key in ("status", "created_at", "updated_at", "matches", "non_matching", "empty"):
             entry.pop(key, None)
-    old = io.BytesIO()
-    with zipfile.ZipFile(old, "w") as archive:
-        for name in source.namelist():
-            archive.writestr(name, json.dumps(manifest) if name == "manifest.json" else source.read(name))
     copy = Dataset.objects.create(name="Old archive copy")
     copy.coordinators.add(coordinator)
-    answer = api.post(reverse("api:dataset-import", args=[copy.pk]), {"files": [SimpleUploadedFile("old.zip", old.getvalue())]}, format="multipart")
+    answer = api.post(reverse("api:dataset-import", args=[copy.pk]),
+                      {"files": [SimpleUploadedFile("old.zip", with_manifest(source, manifest))]}, format="multipart")
     assert answer.status_code == 200, answer.content
     assert [row[:4] for row in annotations(copy)] == [row[:4] for row in annotations(dataset)]
+
+
+
+def with_manifest(source: zipfile.ZipFile, manifest: dict) -> bytes:
+    """The archive ``source`` with ``manifest`` as its manifest.json."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name in source.namelist():
+            archive.writestr(name, json.dumps(manifest) if name == "manifest.json" else source.read(name))
+    return out.getvalue()
 
 
 @pytest.mark.parametrize("change,message", [
@@ -257,12 +264,9 @@ def test_a_manifest_that_cannot_be_read_refuses_the_upload(change, message):
     manifest = json.loads(source.read("manifest.json"))
     assert manifest["files"][2]["kind"] == "annotation"
     change(manifest)
-    bad = io.BytesIO()
-    with zipfile.ZipFile(bad, "w") as archive:
-        for name in source.namelist():
-            archive.writestr(name, json.dumps(manifest) if name == "manifest.json" else source.read(name))
     copy = Dataset.objects.create(name="Bad manifest copy")
     copy.coordinators.add(coordinator)
-    answer = api.post(reverse("api:dataset-import", args=[copy.pk]), {"files": [SimpleUploadedFile("bad.zip", bad.getvalue())]}, format="multipart")
+    answer = api.post(reverse("api:dataset-import", args=[copy.pk]),
+                      {"files": [SimpleUploadedFile("bad.zip", with_manifest(source, manifest))]}, format="multipart")
     assert answer.status_code == 400 and message in json.dumps(answer.json()), answer.content
     assert not copy.topics.exists(), "nothing is imported"
