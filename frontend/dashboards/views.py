@@ -468,7 +468,7 @@ def scores(request, dataset):
     topic_rows = [r for r in view["per_topic"] if not topic_filter or r["topic"] == topic_filter]
     topic_rows, topic_sort = _sorted(topic_rows, request.GET.get("tsort", ""), tuple(k for k, _ in TOPIC_COLUMNS), "topic")
     topics = sorted({r["topic"] for r in view["per_topic"]})
-    downloads = {f"{table}_{fmt}": reverse("dashboards:scores_export", args=[dataset.pk, fmt]) + "?" + urlencode(
+    links = {f"{table}_{fmt}": reverse("dashboards:scores_export", args=[dataset.pk, fmt]) + "?" + urlencode(
         {"convention": view["convention"], "references": int(view["references"]), "table": table})
         for table in ("topics", "systems") for fmt in ("csv", "json")}
     stats = _view_statistics(snapshot, view["convention"], view["references"])
@@ -487,7 +487,7 @@ def scores(request, dataset):
         chart_data=chart_data, chart_csv=chart_csv, pyramids=len(view["tiers"]), topics=topics,
         pyramids_now=0 if view["tiers"] else Pyramid.objects.filter(topic__dataset=dataset).count(), topic_filter=topic_filter, stats=stats,
         statistics_downloads=_statistics_downloads(dataset, view["convention"]),
-        downloads=downloads, reference_links=_links(request, "references", [("0", "peers only"), ("1", "peers + references")], "1" if view["references"] else "0")))
+        downloads=links, reference_links=_links(request, "references", [("0", "peers only"), ("1", "peers + references")], "1" if view["references"] else "0")))
 
 
 @coordinator_view
@@ -687,14 +687,14 @@ def metaeval(request, dataset):
     score = request.GET.get("score", "auto")
     rows = _with_intervals(_metaeval_rows(snapshot, convention, score), snapshot.data["conventions"][convention]["metaeval_intervals"])
     sources = list(Judgment.objects.filter(topic__dataset=dataset).values("metric").annotate(n=Count("id"), topics=Count("topic", distinct=True), sources=Count("source", distinct=True)).order_by("metric"))
-    downloads = {fmt: reverse("dashboards:metaeval_export", args=[dataset.pk, fmt]) + "?" + urlencode({"convention": convention, "score": score})
+    links = {fmt: reverse("dashboards:metaeval_export", args=[dataset.pk, fmt]) + "?" + urlencode({"convention": convention, "score": score})
                  for fmt in ("csv", "json")}
     return render(request, "dashboards/metaeval.html", _frame(
         dataset, "metaeval", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), score=score,
         groups=_metaeval_groups(rows), form=form, settings=snapshot.data["conventions"][convention]["statistics"]["settings"],
         interval_download=_export_url("dashboards:statistics_export", dataset, "csv", {"convention": convention, "table": "metaeval"}), errors=errors, shown_errors=(errors or [])[:200], metrics=sources,
         judgments_now=count_noun(sum(m["n"] for m in sources), "judgment"),
-        max_bytes=judgment_max_bytes(), downloads=downloads, max_judgments=f"{django_settings.METAEVAL_MAX_JUDGMENTS:,}",
+        max_bytes=judgment_max_bytes(), downloads=links, max_judgments=f"{django_settings.METAEVAL_MAX_JUDGMENTS:,}",
         max_metrics=django_settings.METAEVAL_MAX_METRICS,
         score_links=_links(request, "score", [("auto", "SacreROUGE (modified; modified_jk with references)"), ("modified", "modified"), ("modified_jk", "modified_jk")], score)),
         status=status_code)
