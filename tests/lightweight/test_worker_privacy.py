@@ -17,8 +17,10 @@ from .test_crowd_submissions import own
 from .world import client_for, judge_every_task, small_run
 
 pytestmark = pytest.mark.django_db
-# Per task (2 statements): good1, good2 and good3 agree, bad answers the opposite (removed).
-ANSWERS = {"good1": "pn", "good2": "pn", "good3": "pp", "bad": "np"}
+# Per task (2 statements): good1, good2 and good3 agree, rogue answers the opposite (removed).
+# Every id has a letter outside 0-9a-f: raw_ids_left looks for ids as substrings, and a hex-only id
+# ("bad") turns up by chance inside the hex pseudonyms (1 run in ~30).
+ANSWERS = {"good1": "pn", "good2": "pn", "good3": "pp", "rogue": "np"}
 
 
 @pytest.fixture
@@ -59,14 +61,14 @@ def test_pseudonymising_replaces_every_worker_id_and_keeps_the_scores(run):
     exported = client_for("coord", run.dataset).get(f"/api/lightweight/{run.pk}/scores/?level=worker&workers=pseudonyms").json()
     coordinator = client_for("coord2", run.dataset)
     refused = coordinator.post(f"/lightweight/{run.pk}/do/pseudonymise/", follow=True)   # not confirmed
-    assert "tick the box" in refused.content.decode() and LiteAssignment.objects.filter(worker_id="bad").exists()
+    assert "tick the box" in refused.content.decode() and LiteAssignment.objects.filter(worker_id="rogue").exists()
     page = coordinator.post(f"/lightweight/{run.pk}/do/pseudonymise/", {"confirm": "yes"}, follow=True)
     assert "Worker ids pseudonymised: 18 submissions changed" in page.content.decode()   # 16 answers, 2 writings
     assert raw_ids_left(run) == [LiteReservation.objects.get(worker_id="reader")]   # work in progress (below)
     assert scores(run) == before
     # One worker, one pseudonym, everywhere; the export made before names them the same way.
-    bad = {a.worker_id for a in LiteAssignment.objects.filter(task__pyramid=run, answers__in=["np"])}
-    assert bad == {pseudonym(run, "bad")} and len({a.worker_id for a in LiteAssignment.objects.filter(task__pyramid=run)}) == 4
+    rogue = {a.worker_id for a in LiteAssignment.objects.filter(task__pyramid=run, answers__in=["np"])}
+    assert rogue == {pseudonym(run, "rogue")} and len({a.worker_id for a in LiteAssignment.objects.filter(task__pyramid=run)}) == 4
     assert {r["worker"] for r in exported} == {a.worker_id for a in LiteAssignment.objects.filter(task__pyramid=run)}
     assert not LiteAssignment.objects.exclude(platform_assignment="").exists()   # leads back to the worker
     assert lightweight_scores.recompute(run.pk) and scores(run) == before
@@ -109,7 +111,7 @@ def test_only_the_runs_coordinators_may_and_only_by_a_csrf_checked_post(run):
     forged = client_for("coord", run.dataset, enforce_csrf_checks=True)
     assert forged.post(f"/lightweight/{run.pk}/do/delete-workers/", {"confirm": "yes"}).status_code == 403
     assert forged.get(f"/lightweight/{run.pk}/do/delete-workers/").status_code == 302   # a GET changes nothing
-    assert LiteAssignment.objects.filter(worker_id="bad").count() == 4
+    assert LiteAssignment.objects.filter(worker_id="rogue").count() == 4
 
 
 def test_submissions_export_with_pseudonyms(run):
