@@ -2,7 +2,7 @@
 from django.contrib import admin
 from django.db.models import Count
 
-from .models import (
+from annotation.models import (
     SCU, AnnotationScore, Assignment, Change, Contributor, ContributorPart, Dataset, Judgment, PeerAnnotation, PeerMatch,
     PeerMatchPart, PeerSummary, Pyramid, ReferenceSummary, Topic, TopicAgreement,
 )

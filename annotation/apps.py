@@ -6,7 +6,7 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Pyramids and annotations"
 
     def ready(self):
-        # Score-affecting saves schedule a recomputation (see annotation/score_events.py).
-        from . import score_events  # noqa: F401
-        # A password change revokes the user's API token (see annotation/api/token_revocation.py).
-        from .api import token_revocation  # noqa: F401
+        # Score-affecting saves schedule a recomputation (see annotation/peers/score_events.py).
+        from annotation.peers import score_events  # noqa: F401
+        # A password change revokes the user's API token (see annotation/access/token_revocation.py).
+        from annotation.access import token_revocation  # noqa: F401

@@ -112,7 +112,7 @@ def fresh_database_with_duc2006(data: str):
     from django.core.management import call_command
     from django.db import connection
 
-    from annotation.services.ducview_import import import_paths
+    from annotation.transfer.ducview_import import import_paths
 
     if connection.vendor == "postgresql":
         call_command("flush", interactive=False, verbosity=0)
@@ -331,7 +331,7 @@ def word_windows(page, selector: str, size: int = 2) -> list[tuple[int, int, str
 
 def select_range(page, selector: str, start: int, end: int) -> None:
     """Select [start, end) (UTF-16 offsets of the element's textContent) programmatically and
-    send the mouseup the editors listen to (as tests/frontend/browser.py program_select)."""
+    send the mouseup the editors listen to (as tests/browser/editors/browser.py program_select)."""
     page.evaluate(
         """([selector, start, end]) => {
             const root = document.querySelector(selector);

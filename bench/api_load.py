@@ -85,7 +85,7 @@ def synthetic_dataset(topics: int, scus: int, peers: int, seed: int = 2026) -> N
         SCU, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid, ReferenceSummary,
         Topic,
     )
-    from annotation.services.recompute import recompute_annotations, recompute_topics
+    from annotation.peers.recompute import recompute_annotations, recompute_topics
 
     rng = random.Random(seed)
     dataset = Dataset.objects.create(name="bench-synthetic")

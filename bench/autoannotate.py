@@ -1,7 +1,7 @@
 """Benchmark: Autoannotate suggestions against the expert annotations of DUC 2006 (prints numbers; not a test).
 
 For every .pan file (one annotator, one peer), suggestions are computed as the annotator page
-computes them (annotation/services/suggestions.py): from the pyramid (contributor words in a peer
+computes them (annotation/pyramids/suggestions.py): from the pyramid (contributor words in a peer
 sentence) and from the same annotator's earlier annotations of the topic, the peers being taken in
 numeric order (peer k sees the expert's matches of the peers before k, never another annotator's).
 A suggestion is an expert match when the expert matched the same SCU on an overlapping span.
@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT))
 
 from annotation.formats.ducview import parse_peer_annotation  # noqa: E402
 from annotation.formats.nist_names import parse_nist_filename  # noqa: E402
-from annotation.natural_order import natural_key  # noqa: E402
-from annotation.services.suggestions import from_earlier, from_pyramid, merge  # noqa: E402
+from annotation.corpus.natural_order import natural_key  # noqa: E402
+from annotation.pyramids.suggestions import from_earlier, from_pyramid, merge  # noqa: E402
 
 
 def spans(match) -> tuple[tuple[int, int], ...]:

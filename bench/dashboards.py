@@ -64,10 +64,10 @@ def main():
     from django.urls import reverse
 
     from annotation.models import SCU, Dataset, DatasetDashboard, PeerAnnotation
-    from annotation.services import dashboard_snapshots as snapshots
-    from annotation.services.ducview_import import import_paths
-    from annotation.services.editing import add_match
-    from annotation.services.judgments import import_duc_table
+    from annotation.dashboards import snapshots
+    from annotation.transfer.ducview_import import import_paths
+    from annotation.pyramids.editing import add_match
+    from annotation.dashboards.judgments import import_duc_table
 
     setup_test_environment()
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]

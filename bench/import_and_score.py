@@ -37,9 +37,9 @@ def main():
     from django.db import connection
 
     from annotation.models import PeerAnnotation
-    from annotation.services.ducview_import import import_paths
-    from annotation.services.results import score_annotations
-    from annotation.services.scoring_inputs import load_annotations, load_pyramids
+    from annotation.transfer.ducview_import import import_paths
+    from annotation.peers.results import score_annotations
+    from annotation.peers.scoring_inputs import load_annotations, load_pyramids
     from scoring.model import Convention
     from scoring.scores import score_peer
 

@@ -41,7 +41,7 @@ CODE = re.compile(r"data-completion-code>([0-9A-F]{8})<")
 def make_data(topics: int) -> str:
     """The run, its tasks and a judging link; returns the link's token."""
     from annotation.models import CrowdLink, Dataset, LightweightPyramid, LiteStatement, PeerSummary, ReferenceSummary, Topic
-    from annotation.services.lightweight_work import create_tasks
+    from annotation.lightweight.work import create_tasks
 
     dataset = Dataset.objects.create(name="crowd-bench")
     run = LightweightPyramid.objects.create(dataset=dataset, name="crowd", judges_per_task=5)

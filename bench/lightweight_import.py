@@ -39,9 +39,9 @@ def main():
     from django.core.management import call_command
     from django.db import connection
 
-    from annotation.background import runner
+    from annotation.jobs.queue import runner
     from annotation.models import LiteAssignment, LiteResult
-    from annotation.services.lightweight_import import get_run, import_paths
+    from annotation.lightweight.importing import get_run, import_paths
 
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, database {connection.vendor}, "
           f"load average {os.getloadavg()[0]:.1f}")

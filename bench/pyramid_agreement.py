@@ -1,7 +1,7 @@
 """Pyramid construction agreement on the PyrEval MATTER pyramids (prints figures; not a test).
 
 Reads independent DUCView pyramids of the same references with the project's .pyr reader, moves
-their spans onto the first file's copy of the texts (``annotation.services.pyramid_agreement_inputs``)
+their spans onto the first file's copy of the texts (``annotation.pyramids.agreement_inputs``)
 and prints, for every pair, the figures of ``scoring.pyramid_agreement`` (definitions there and in
 docs/pyramid-agreement.md): contributor alignment, clustering agreement, SCU alignment, weights,
 the same at other overlap thresholds, and the practical test: each reference scored (modified
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from annotation.formats.ducview import parse_pyramid  # noqa: E402
-from annotation.services.pyramid_agreement_inputs import span_pyramids  # noqa: E402
+from annotation.pyramids.agreement_inputs import span_pyramids  # noqa: E402
 from scoring.model import Convention  # noqa: E402
 from scoring.pyramid_agreement import pairwise, score_agreement  # noqa: E402
 from scoring.scores import reference_annotation, score_reference  # noqa: E402

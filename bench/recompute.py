@@ -38,10 +38,10 @@ def main():
     from django.db.models import F
     from django.test.utils import CaptureQueriesContext
 
-    from annotation.background import runner
+    from annotation.jobs.queue import runner
     from annotation.models import PeerAnnotation, Pyramid
-    from annotation.services.ducview_import import import_paths
-    from annotation.services.recompute import recompute_annotations
+    from annotation.transfer.ducview_import import import_paths
+    from annotation.peers.recompute import recompute_annotations
 
     runner.synchronous = True
     import_paths(files, "bench-recompute")

@@ -45,10 +45,12 @@ def main():
     from django.db import connection
 
     from annotation.models import DatasetDashboard, Judgment, Topic
-    from annotation.services import dashboard_snapshots, dashboards, system_statistics
-    from annotation.services.ducview_import import import_paths
-    from annotation.services.judgments import import_duc_table
-    from annotation.services.results import score_rows
+    from annotation.dashboards import snapshots as dashboard_snapshots
+    from annotation.dashboards import figures as dashboards
+    from annotation.dashboards import statistics as system_statistics
+    from annotation.transfer.ducview_import import import_paths
+    from annotation.dashboards.judgments import import_duc_table
+    from annotation.peers.results import score_rows
     from scoring.model import Convention
 
     if connection.vendor == "postgresql":

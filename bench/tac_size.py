@@ -84,11 +84,11 @@ def main():
     tmp = fresh_database()
     from django.db import connection
 
-    from annotation.background import runner
+    from annotation.jobs.queue import runner
     from annotation.models import AnnotationScore, PeerAnnotation, Topic
-    from annotation.services.ducview_import import import_paths
-    from annotation.services.recompute import stale_work
-    from annotation.services.results import agreement_rows
+    from annotation.transfer.ducview_import import import_paths
+    from annotation.peers.recompute import stale_work
+    from annotation.peers.results import agreement_rows
     from scoring.model import Convention
 
     rng = random.Random(2026)

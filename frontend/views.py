@@ -9,10 +9,11 @@ from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonRespons
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.api.permissions import can_change, may_create_dataset, visible
+from annotation.access.rules import can_change, may_create_dataset, visible
 from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid
-from annotation.services import assignments as work
-from annotation.services import health, scu_listing
+from annotation.corpus import assignments as work
+from annotation.jobs import health
+from annotation.pyramids import scu_listing
 
 
 @login_required

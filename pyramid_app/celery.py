@@ -15,4 +15,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
 app = Celery("pyramid")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
-app.autodiscover_tasks(related_name="lightweight_tasks")  # annotation/lightweight_tasks.py
+app.autodiscover_tasks(related_name="lightweight_tasks")  # annotation/lightweight/tasks.py

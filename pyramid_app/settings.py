@@ -2,7 +2,7 @@
 
 Two shapes:
 - nothing set: SQLite in the project folder and the Celery tasks run in-process, on a background
-  thread after the commit (``annotation/background.py``), so a bare checkout works with nothing
+  thread after the commit (``annotation/jobs/runner.py``), so a bare checkout works with nothing
   else installed;
 - ``DATABASE_URL`` and ``REDIS_URL`` set: PostgreSQL, Redis as broker and cache, and Celery
   workers (with beat's periodic sweep) do the work (the production shape, the one CI tests).
@@ -127,14 +127,14 @@ CELERY_TASK_ACKS_LATE = True
 # Results are stored in the database by the tasks themselves: no result backend (publishing a
 # task with one waited ~19 s per save for an unreachable Redis).
 CELERY_TASK_IGNORE_RESULT = True
-# Tasks are published by a background thread (annotation/background.py), never by a request; still
+# Tasks are published by a background thread (annotation/jobs/runner.py), never by a request; still
 # fail fast when Redis is unreachable, the sweep publishes the stale work again later.
 CELERY_BROKER_CONNECTION_TIMEOUT = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "max_retries": 1, "interval_start": 0, "interval_step": 0.2, "socket_connect_timeout": 1, "socket_timeout": 10,
     # A task taken by a worker that was killed goes back to the queue after this many seconds
     # (kombu's default is an hour). A task running longer is delivered again meanwhile; that copy
-    # is skipped (annotation/task_lock.py), so this can stay short: it bounds the recovery from a
+    # is skipped (annotation/jobs/task_lock.py), so this can stay short: it bounds the recovery from a
     # killed worker (tests/faults).
     "visibility_timeout": get_int("CELERY_VISIBILITY_TIMEOUT", 20),
     "unacked_restore_interval": 5, "unacked_restore_throttle": 1,
@@ -220,8 +220,8 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "pyramid API",
     "VERSION": "0.1.0",
     "ENUM_NAME_OVERRIDES": {
-        "WorkStatusEnum": "annotation.models.pyramid.Pyramid.Status",  # same choices as PeerAnnotation.Status
-        "AssignmentStatusEnum": "annotation.models.work.Assignment.Status",
+        "WorkStatusEnum": "annotation.pyramids.models.Pyramid.Status",  # same choices as PeerAnnotation.Status
+        "AssignmentStatusEnum": "annotation.corpus.models.Assignment.Status",
     },
     # The interactive docs are served from this app's static files, never from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -315,12 +315,12 @@ LOGGING = {
 
 # --- Scoring on save -------------------------------------------------------------------------
 # Extra wait before a published recomputation runs (0: none; bursts coalesce anyway, see
-# annotation/background.py and recompute.dispatch).
+# annotation/jobs/queue.py: dispatch).
 SCORE_DEBOUNCE_SECONDS = float(get_str("SCORE_DEBOUNCE_SECONDS", "0"))
 # The same for a lightweight pyramid's scores. A crowd submits a steady stream (200 workers: several
 # answers a second), and each recomputation reads the whole run: without a wait the worker would
 # rescore after nearly every answer, taking more CPU than the judging pages themselves. While
-# the task waits, every answer coalesces into it (recompute.dispatch); a crowd's scores need no
+# the task waits, every answer coalesces into it (jobs.queue.dispatch); a crowd's scores need no
 # second-by-second freshness (bench/lightweight_crowd.py, README).
 LIGHTWEIGHT_SCORE_DELAY_SECONDS = float(get_str("LIGHTWEIGHT_SCORE_DELAY_SECONDS", "2"))
 # The wait before a published dashboard recomputation runs (a whole dataset's statistics: seconds
@@ -331,7 +331,7 @@ DASHBOARD_DEBOUNCE_SECONDS = float(get_str("DASHBOARD_DEBOUNCE_SECONDS", "5"))
 # The meta-evaluation's cost (a dashboard recomputation, on the dashboards worker) grows with the
 # judgments, their metrics and the bootstrap resamples of each correlation's interval: a 586 KB
 # upload (30,000 rows) made every recomputation take 4-5 minutes. An upload that would pass the
-# first two is refused with a message saying so (annotation/services/judgments.py); DUC 2006 and
+# first two is refused with a message saying so (annotation/dashboards/judgments.py); DUC 2006 and
 # 2007 with linguistic quality (6 metrics, ~11,000 judgments each) fit.
 METAEVAL_MAX_JUDGMENTS = get_int("METAEVAL_MAX_JUDGMENTS", 20000)
 METAEVAL_MAX_METRICS = get_int("METAEVAL_MAX_METRICS", 10)

@@ -5,7 +5,7 @@ A system score is the mean of the system's scores over the topics it was evaluat
 much the topics disagree, so every mean here carries its number of topics, the sample standard
 deviation, the minimum and the maximum (what a spread plot draws).
 
-Pure Python, no Django: the dashboards feed it the rows of ``annotation.services.results`` and the
+Pure Python, no Django: the dashboards feed it the rows of ``annotation.peers.results`` and the
 meta-evaluation (``scoring.metaeval``) reuses the same averaging, so "a system's score" means one
 thing everywhere.
 """

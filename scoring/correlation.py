@@ -87,7 +87,7 @@ def pearson(x: Sequence[float], y: Sequence[float], confidence: float = 0.95) ->
 
 # Pearson is computed here rather than by scipy: the stored agreement of every topic needs it after
 # each import or edit, and importing scipy.stats costs a process most of a second of CPU. The values
-# agree with ``scipy.stats.pearsonr`` to about 1e-12 (tests/statistics/test_correlation.py).
+# agree with ``scipy.stats.pearsonr`` to about 1e-12 (tests/scoring/test_correlation_statistics.py).
 
 def _pearson_r(xs: list[float], ys: list[float]) -> float:
     mx, my = math.fsum(xs) / len(xs), math.fsum(ys) / len(ys)

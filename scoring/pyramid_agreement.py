@@ -69,7 +69,7 @@ DEFAULT_THRESHOLD = 0.5
 @dataclass(frozen=True)
 class Span:
     """Characters ``[start, end)`` of one reference summary's text (every pyramid compared must
-    index the same text: see ``annotation.services.pyramid_agreement_inputs`` for files whose
+    index the same text: see ``annotation.pyramids.agreement_inputs`` for files whose
     copies of the references differ in whitespace)."""
 
     reference: str

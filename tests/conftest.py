@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from .accessibility import FINDINGS, AuditedBrowser
+from tests.accessibility import FINDINGS, AuditedBrowser
 
 REPO = Path(__file__).resolve().parent.parent
 # The real data lives beside the repository; SHARED_DATA points elsewhere (a git worktree in another folder).
@@ -80,7 +80,7 @@ def _clean_redis():
 def _synchronous_recomputation():
     """Recomputation runs in the saving thread (as eager Celery did), so a test reads results right
     after a save; tests of the background thread itself use ``background_runner``."""
-    from annotation.background import runner
+    from annotation.jobs.queue import runner
 
     runner.synchronous = True
     yield
@@ -91,7 +91,7 @@ def _synchronous_recomputation():
 def background_runner(transactional_db):
     """The in-process background runner as production runs it (its own thread and connections);
     ``wait()`` for it. Stopped afterwards, so no thread touches the database of a later test."""
-    from annotation.background import runner
+    from annotation.jobs.queue import runner
 
     runner.synchronous = False
     runner.reset()

@@ -16,11 +16,13 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
-from ..models import SCU, Change, Contributor, PeerAnnotation, PeerMatch, Pyramid
-from ..services import history, pyramid_actions
-from . import deltas, permissions
-from .serializers import StrictMixin, django_errors_as_drf
-from .versions import expected_revision
+from annotation.models import SCU, Change, Contributor, PeerAnnotation, PeerMatch, Pyramid
+from annotation.history import changes as history
+from annotation.pyramids import actions as pyramid_actions
+from annotation.api import deltas
+from annotation.access import rules as permissions
+from annotation.api.serializers import StrictMixin, django_errors_as_drf
+from annotation.api.versions import expected_revision
 
 
 def document_of(obj: Model) -> tuple[type[Model], int]:

@@ -8,10 +8,10 @@ copy of the document instead of reloading it (docs/editing-api.md, "Deltas").
 """
 from django.db.models import Prefetch
 
-from ..models import PeerMatch, PeerMatchPart
-from ..services.history import Outcome
-from .scu_documents import scu_documents
-from .serializers import FullMatchSerializer
+from annotation.models import PeerMatch, PeerMatchPart
+from annotation.history.changes import Outcome
+from annotation.pyramids.scu_documents import scu_documents
+from annotation.api.serializers import FullMatchSerializer
 
 _MATCHES = PeerMatch.objects.order_by("id").prefetch_related(Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start")))
 

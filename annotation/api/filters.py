@@ -7,7 +7,7 @@ oracle. Malformed ids are a 400 for everyone alike."""
 from django import forms
 from django_filters import rest_framework as filters
 
-from ..models import SCU, Assignment, Contributor, PeerAnnotation, PeerMatch, PeerSummary, Pyramid, ReferenceSummary, Topic
+from annotation.models import SCU, Assignment, Contributor, PeerAnnotation, PeerMatch, PeerSummary, Pyramid, ReferenceSummary, Topic
 
 
 class IdFilter(filters.NumberFilter):

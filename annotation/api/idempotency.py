@@ -4,7 +4,7 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import APIException
 
-from ..services import idempotency
+from annotation.api import idempotency_keys as idempotency
 
 
 class IdempotentPostMixin:

@@ -26,7 +26,7 @@ class DUCViewRenderer(FileRenderer):
 
 
 class SacreRougeRenderer(FileRenderer):
-    """SacreROUGE's JSON lines (``annotation.services.sacrerouge_export``): one object a line."""
+    """SacreROUGE's JSON lines (``annotation.transfer.sacrerouge_export``): one object a line."""
 
     media_type = "application/jsonl"
     format = "sacrerouge"

@@ -19,15 +19,18 @@ from rest_framework.validators import UniqueTogetherValidator
 
 from scoring.model import Convention
 
-from ..models import (
+from annotation.models import (
     SCU, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart,
     PeerSummary, Pyramid, ReferenceSummary, Topic,
 )
-from ..models.spans import MAX_PARTS, validate_span
-from ..services import assignments, peer_actions, pyramid_actions, recompute
-from . import permissions
-from .scu_documents import scu_documents
-from .versions import expected_revision
+from annotation.pyramids.spans import MAX_PARTS, validate_span
+from annotation.corpus import assignments
+from annotation.peers import actions as peer_actions
+from annotation.pyramids import actions as pyramid_actions
+from annotation.jobs import queue
+from annotation.access import rules as permissions
+from annotation.pyramids.scu_documents import scu_documents
+from annotation.api.versions import expected_revision
 
 
 NON_FIELD_ERRORS_KEY = api_settings.NON_FIELD_ERRORS_KEY
@@ -433,7 +436,7 @@ class PyramidFullSerializer(CanEditMixin, PyramidContentSerializer):
     def get_scores_delayed(self, pyramid) -> str | None:
         """Why scores that are not current cannot be recomputed now (e.g. Redis unreachable); None otherwise."""
         rows = self.get_scores(pyramid)
-        return recompute.scoring_delayed() if any(not row["current"] for row in rows) else None
+        return queue.scoring_delayed() if any(not row["current"] for row in rows) else None
 
     def get_scores(self, pyramid) -> list[dict]:
         rows = []
@@ -505,7 +508,7 @@ class AnnotationFullSerializer(CanEditMixin, serializers.ModelSerializer):
         score = next(iter(annotation.scores.all()), None)
         current = _current(score)
         return {"convention": SCORE_CONVENTION, "current": current, "values": score.values if current else None,
-                "delayed": None if current else recompute.scoring_delayed()}
+                "delayed": None if current else queue.scoring_delayed()}
 
 
 class StoredScoreSerializer(serializers.ModelSerializer):
@@ -533,4 +536,4 @@ class StoredScoreSerializer(serializers.ModelSerializer):
         return self._current(annotation) if self.get_current(annotation) else None
 
     def get_delayed(self, annotation) -> str | None:
-        return None if self.get_current(annotation) else recompute.scoring_delayed()
+        return None if self.get_current(annotation) else queue.scoring_delayed()

@@ -3,10 +3,10 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from ..models.lightweight import CROWD_TOKEN_PATTERN
-from . import views
-from . import transfer  # dataset import and archive
-from . import lightweight
+from annotation.lightweight.models import CROWD_TOKEN_PATTERN
+from annotation.api import views
+from annotation.transfer import api as transfer  # dataset import and archive
+from annotation.lightweight import api as lightweight
 
 router = DefaultRouter()
 router.register("datasets", views.DatasetViewSet, basename="dataset")

@@ -28,18 +28,27 @@ from rest_framework.views import APIView
 from pyramid_app.lockout import lockout_response
 from scoring.model import Convention
 
-from ..formats import DucViewError
-from ..models import (
+from annotation.formats import DucViewError
+from annotation.models import (
     SCU, AnnotationScore, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
     ReferenceSummary, Topic,
 )
-from ..services import datasets, downloads, ducview_export, peer_actions, pyramid_actions, results, sacrerouge_export, suggestions, system_statistics
-from ..services.dashboard_snapshots import snapshot_for
-from . import filters, permissions, serializers
-from .actions import ContributorActions, HistoryActions, RepresentationVersionMixin, SCUActions, VersionedMixin
-from .idempotency import IdempotentPostMixin
-from .renderers import CSVRenderer, DUCViewRenderer, FileRenderer, SacreRougeRenderer
-from .throttling import CountingThrottle
+from annotation.corpus import datasets
+from annotation.transfer import downloads
+from annotation.transfer import ducview_export
+from annotation.peers import actions as peer_actions
+from annotation.pyramids import actions as pyramid_actions
+from annotation.peers import results
+from annotation.transfer import sacrerouge_export
+from annotation.pyramids import suggestions
+from annotation.dashboards import statistics as system_statistics
+from annotation.dashboards.snapshots import snapshot_for
+from annotation.api import filters, serializers
+from annotation.access import rules as permissions
+from annotation.api.actions import ContributorActions, HistoryActions, RepresentationVersionMixin, SCUActions, VersionedMixin
+from annotation.api.idempotency import IdempotentPostMixin
+from annotation.api.renderers import CSVRenderer, DUCViewRenderer, FileRenderer, SacreRougeRenderer
+from annotation.api.throttling import CountingThrottle
 
 WEIGHTED_SCUS = SCU.objects.annotate(weight=Count("contributors")).order_by("uid")
 

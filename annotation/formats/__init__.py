@@ -3,8 +3,8 @@
 DUCView (.pyr pyramids, .pan peer annotations) and NIST file names.
 """
 
-from .ducview import DEFAULT_MAX_BYTES, parse_peer_annotation, parse_pyramid
-from .model import (
+from annotation.formats.ducview import DEFAULT_MAX_BYTES, parse_peer_annotation, parse_pyramid
+from annotation.formats.model import (
     NON_MATCHING_LABEL,
     SCU,
     Contributor,
@@ -19,11 +19,11 @@ from .model import (
     Repair,
     Report,
 )
-from .writer import write_peer_annotation, write_pyramid
-from .errors import DucViewError
-from .nist_names import NistName, parse_nist_filename, peer_key
-from .identity import CONTENT, FILE_NAME, FILE_STEM, OPTION, TABLE, FileIdentity, Named, NameOptions, identify
-from .annotator_table import AnnotatorTable, AnnotatorTableError, parse_annotator_table
+from annotation.formats.writer import write_peer_annotation, write_pyramid
+from annotation.formats.errors import DucViewError
+from annotation.formats.nist_names import NistName, parse_nist_filename, peer_key
+from annotation.formats.identity import CONTENT, FILE_NAME, FILE_STEM, OPTION, TABLE, FileIdentity, Named, NameOptions, identify
+from annotation.formats.annotator_table import AnnotatorTable, AnnotatorTableError, parse_annotator_table
 
 __all__ = [
     "CONTENT",

@@ -25,8 +25,8 @@ import csv
 import re
 from dataclasses import dataclass, field
 
-from .errors import DucViewError
-from .nist_names import peer_key
+from annotation.formats.errors import DucViewError
+from annotation.formats.nist_names import peer_key
 
 __all__ = ["AnnotatorTable", "parse_annotator_table", "MAX_BYTES", "MAX_ROWS"]
 

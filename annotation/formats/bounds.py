@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from .errors import DucViewError
+from annotation.formats.errors import DucViewError
 
 __all__ = ["DEFAULT_FILE_SECONDS", "HostileInput", "WorkBudget"]
 

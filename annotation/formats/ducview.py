@@ -44,9 +44,9 @@ from xml.etree.ElementTree import Element, ParseError
 
 from defusedxml.common import EntitiesForbidden, ExternalReferenceForbidden
 
-from ._text import Utf16Offsets, derived_label, short
-from .errors import DucViewError
-from .model import (
+from annotation.formats._text import Utf16Offsets, derived_label, short
+from annotation.formats.errors import DucViewError
+from annotation.formats.model import (
     SCU,
     Contributor,
     LegacyIssue,
@@ -60,9 +60,9 @@ from .model import (
     Repair,
     Report,
 )
-from .bounds import WorkBudget
-from .references import RefSpan, split_references
-from .relocate import DEFAULT_WINDOW, locate_span
+from annotation.formats.bounds import WorkBudget
+from annotation.formats.references import RefSpan, split_references
+from annotation.formats.relocate import DEFAULT_WINDOW, locate_span
 
 __all__ = ["DEFAULT_MAX_BYTES", "parse_pyramid", "parse_peer_annotation"]
 

@@ -24,10 +24,10 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from .annotator_table import AnnotatorTable
-from .errors import DucViewError
-from .model import Pyramid
-from .nist_names import looks_like_topic_id, parse_nist_filename
+from annotation.formats.annotator_table import AnnotatorTable
+from annotation.formats.errors import DucViewError
+from annotation.formats.model import Pyramid
+from annotation.formats.nist_names import looks_like_topic_id, parse_nist_filename
 
 __all__ = ["FILE_NAME", "CONTENT", "OPTION", "FILE_STEM", "TABLE", "Named", "NameOptions", "FileIdentity",
            "content_topic", "file_stem", "identify"]

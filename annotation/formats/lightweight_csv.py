@@ -25,8 +25,8 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import csv_cells
-from .errors import LightweightFormatError
+from annotation.formats import csv_cells
+from annotation.formats.errors import LightweightFormatError
 
 MAX_ROWS = 200_000
 MAX_STATEMENTS_PER_TASK = 16

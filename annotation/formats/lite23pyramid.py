@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import LightweightFormatError
+from annotation.formats.errors import LightweightFormatError
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 

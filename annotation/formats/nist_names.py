@@ -28,7 +28,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from .errors import DucViewError
+from annotation.formats.errors import DucViewError
 
 __all__ = ["NistName", "looks_like_topic_id", "parse_nist_filename", "peer_key"]
 

@@ -45,8 +45,8 @@ from dataclasses import dataclass
 
 import regex
 
-from .bounds import WorkBudget
-from .errors import DucViewError
+from annotation.formats.bounds import WorkBudget
+from annotation.formats.errors import DucViewError
 
 __all__ = [
     "DEFAULT_HEADER_REGEX",

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import regex
 
-from .bounds import WorkBudget
+from annotation.formats.bounds import WorkBudget
 
 __all__ = ["Placement", "locate_span", "DEFAULT_WINDOW"]
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 import regex
 
-from . import references
-from .bounds import HostileInput, WorkBudget
-from .errors import DucViewError
+from annotation.formats import references
+from annotation.formats.bounds import HostileInput, WorkBudget
+from annotation.formats.errors import DucViewError
 
 MAX_PATTERN = 1000
 TIMEOUT = 1.0

@@ -25,10 +25,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from ._text import Utf16Offsets, derived_label, short
-from .errors import DucViewError
-from .model import NON_MATCHING_LABEL, PeerAnnotationFile, PeerMatch, Pyramid
-from .references import compile_header_regex, java_escape, reference_ids, split_references
+from annotation.formats._text import Utf16Offsets, derived_label, short
+from annotation.formats.errors import DucViewError
+from annotation.formats.model import NON_MATCHING_LABEL, PeerAnnotationFile, PeerMatch, Pyramid
+from annotation.formats.references import compile_header_regex, java_escape, reference_ids, split_references
 
 __all__ = ["write_pyramid", "write_peer_annotation", "SCORE_TAGS", "OPTIONAL_SCORE_TAGS"]
 

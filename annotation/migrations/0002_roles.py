@@ -1,7 +1,7 @@
 """The two roles every installation has: annotators and coordinators."""
 from django.db import migrations
 
-ROLES = ("annotator", "coordinator")  # annotation.roles; frozen here as migrations must be
+ROLES = ("annotator", "coordinator")  # annotation.access.roles; frozen here as migrations must be
 
 
 def create_roles(apps, schema_editor):

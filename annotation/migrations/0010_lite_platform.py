@@ -2,7 +2,7 @@
 
 import secrets
 
-import annotation.models.lightweight
+import annotation.lightweight.models
 import django.core.validators
 from django.db import migrations, models
 
@@ -34,7 +34,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='lightweightpyramid',
             name='pseudonym_key',
-            field=models.CharField(default=annotation.models.lightweight._pseudonym_key, editable=False, max_length=64),
+            field=models.CharField(default=annotation.lightweight.models._pseudonym_key, editable=False, max_length=64),
         ),
         migrations.RunPython(distinct_keys, migrations.RunPython.noop),
         migrations.AddField(

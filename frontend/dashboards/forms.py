@@ -95,7 +95,7 @@ class JudgmentUploadForm(forms.Form):
             if strict:
                 self.add_error(name, f"{upload.name} is not UTF-8 text (byte {error.start}).")
                 return None
-            return raw.decode("utf-8", errors="replace")  # as annotation.services.judgments reads DUC tables
+            return raw.decode("utf-8", errors="replace")  # as annotation.dashboards.judgments reads DUC tables
 
     def clean(self):
         data = super().clean()

@@ -3,7 +3,7 @@
 Every page is for the coordinators of its dataset (and superusers): an anonymous user is sent to
 the login page, a user who coordinates nothing gets 403, a dataset the user does not coordinate is
 a 404 (``coordinates`` decides, in one place). The figures come from the stored dashboard snapshot
-(``annotation.services.dashboard_snapshots``), computed in the background; the page polls
+(``annotation.dashboards.snapshots``), computed in the background; the page polls
 ``status.json`` and swaps in the new figures when a new snapshot lands. Charts are drawn in the
 browser by plotly.js (served by the app, ``frontend/vendor.py``) from the rows of ``charts``.
 """
@@ -27,21 +27,21 @@ from django.utils.dateformat import format as format_date
 from django.views.decorators.http import require_POST
 
 from annotation.models import SCU, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
-from annotation.natural_order import natural_key as _natural
-from annotation.roles import COORDINATOR
-from annotation.services import downloads
-from annotation.services.assignments import progress
-from annotation.services.dashboard_snapshots import NOISE, schedule, snapshot_for
-from annotation.services.recompute import scoring_delayed
-from annotation.services.dashboards import METAEVAL_KEYS, SYSTEM_KEYS
-from annotation.services.judgments import JudgmentImportError, parse_duc_table, parse_judgments_csv, read_duc_header, save_judgments
-from annotation.services.results import (
+from annotation.corpus.natural_order import natural_key as _natural
+from annotation.access.roles import COORDINATOR
+from annotation.transfer import downloads
+from annotation.corpus.assignments import progress
+from annotation.dashboards.snapshots import NOISE, schedule, snapshot_for
+from annotation.jobs.queue import scoring_delayed
+from annotation.dashboards.figures import METAEVAL_KEYS, SYSTEM_KEYS
+from annotation.dashboards.judgments import JudgmentImportError, parse_duc_table, parse_judgments_csv, read_duc_header, save_judgments
+from annotation.peers.results import (
     AGREEMENT_KEYS, SCORE_KEYS, counted, counting, not_counted, score_annotations, shared_groups, write_rows,
 )
-from annotation.services.system_statistics import TABLES as STATISTICS_TABLES
-from annotation.services.system_statistics import download_rows as statistics_rows
-from annotation.services.scoring_inputs import load_annotations, load_pyramids
-from annotation.wording import count_noun
+from annotation.dashboards.statistics import TABLES as STATISTICS_TABLES
+from annotation.dashboards.statistics import download_rows as statistics_rows
+from annotation.peers.scoring_inputs import load_annotations, load_pyramids
+from annotation.dashboards.wording import count_noun
 from scoring.agreement import alpha_dice, peer_matrix
 from scoring.model import Convention
 

@@ -2,8 +2,8 @@
 from django import forms
 
 from annotation.models import LightweightPyramid
-from annotation.services.lightweight_import import MAX_FILE_BYTES as MAX_UPLOAD_BYTES
-from annotation.services.lightweight_work import MAX_STATEMENT_CHARS, MAX_WORKER_ID
+from annotation.lightweight.importing import MAX_FILE_BYTES as MAX_UPLOAD_BYTES
+from annotation.lightweight.work import MAX_STATEMENT_CHARS, MAX_WORKER_ID
 
 
 class RunCreateForm(forms.ModelForm):

@@ -1,7 +1,7 @@
 """Lightweight-pyramid pages, mounted at /lightweight/ (namespace ``lightweight``)."""
 from django.urls import path, re_path
 
-from annotation.models.lightweight import CROWD_TOKEN_PATTERN
+from annotation.lightweight.models import CROWD_TOKEN_PATTERN
 
 from . import views
 

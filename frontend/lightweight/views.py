@@ -1,7 +1,7 @@
 """Lightweight-pyramid pages, mounted at /lightweight/ (namespace ``lightweight``).
 
 Coordinator pages (login; a run is visible and changeable under the one access rule,
-``annotation.api.permissions``: someone else's run is a 404): the list of runs, one run's page
+``annotation.access.rules``: someone else's run is a 404): the list of runs, one run's page
 (settings, statement writing, filtering, sampling with the short-reference report and the top-up,
 tasks, crowd links, uploads, progress, costs, scores and the comparison with expert scores).
 
@@ -23,20 +23,24 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
-from annotation.api import permissions
-from annotation.api.lightweight import CrowdThrottle, crowd_client
+from annotation.access import rules as permissions
+from annotation.lightweight.api import CrowdThrottle, crowd_client
 from annotation.formats.errors import LightweightFormatError
 from annotation.formats.lightweight_csv import read_code_pairs
 from annotation.models import (
     CrowdLink, Dataset, LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting, Pyramid, ReferenceSummary,
 )
-from annotation.services import (
-    downloads, lightweight_codes, lightweight_dashboard, lightweight_import, lightweight_platforms, lightweight_privacy,
-    lightweight_scores, lightweight_work,
-)
-from annotation.services.lightweight_platforms import Platform
-from annotation.services.lightweight_runs import touch
-from annotation.services.results import write_rows
+from annotation.transfer import downloads
+from annotation.lightweight import codes as lightweight_codes
+from annotation.lightweight import dashboard as lightweight_dashboard
+from annotation.lightweight import importing as lightweight_import
+from annotation.lightweight import platforms as lightweight_platforms
+from annotation.lightweight import privacy as lightweight_privacy
+from annotation.lightweight import scores as lightweight_scores
+from annotation.lightweight import work as lightweight_work
+from annotation.lightweight.platforms import Platform
+from annotation.lightweight.runs import touch
+from annotation.peers.results import write_rows
 
 from ..dashboards import charts
 from .forms import CodeCheckForm, ConfirmForm, RunCreateForm, RunSettingsForm, UploadForm, WorkerForm, WritingForm

@@ -1,7 +1,7 @@
 """Set-up pages: thin views over ``annotation.services`` (datasets, topic_setup, topic_editing, upload_import).
 
 Who: every page needs a login; a dataset's pages are for whoever may change the dataset under the
-one access rule (``annotation.api.permissions``): a dataset you may not see is a 404, one you see
+one access rule (``annotation.access.rules``): a dataset you may not see is a 404, one you see
 but may not change (an annotator's) a 403. Creating a dataset is for coordinators
 (``permissions.may_create_dataset``).
 
@@ -23,11 +23,15 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from annotation.api import permissions
+from annotation.access import rules as permissions
 from annotation.formats.summary_texts import PatternError
 from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid, Topic
-from annotation.services import datasets, people as accounts, topic_editing, topic_setup, upload_import
-from annotation.wording import count_noun
+from annotation.corpus import datasets
+from annotation.corpus import people as accounts
+from annotation.corpus import topic_editing
+from annotation.corpus import topic_setup
+from annotation.transfer import uploads as upload_import
+from annotation.dashboards.wording import count_noun
 
 from .forms import (AccountForm, DatasetForm, ExistingUserForm, SummaryAddForm, SummaryTextForm, TopicDeleteForm, TopicRenameForm,
                     TopicTextsForm, TopicZipForm)

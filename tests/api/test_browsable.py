@@ -1,7 +1,7 @@
 """The browsable API (what a logged-in browser sees at /api/) renders every page."""
 import pytest
 
-from .test_permissions import ENDPOINTS, target
+from tests.access.test_permissions import ENDPOINTS, target
 
 
 @pytest.mark.parametrize("role", ["alice", "coord"])

@@ -4,7 +4,7 @@ editor that applies the delta to its copy of the document has exactly what a rel
 the answer's revision is the one the write produced."""
 import pytest
 
-from .conftest import client_for
+from tests.api.world import client_for
 
 
 class Editor:

@@ -9,10 +9,10 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from annotation.models import SCU, Dataset
-from annotation.services.demo import load_demo
+from annotation.corpus.demo import load_demo
 
-from ..conftest import without_provenance
-from .conftest import client_for
+from tests.conftest import without_provenance
+from tests.api.world import client_for
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def test_json_export_is_the_full_document_as_a_file(world, as_user, kind):
 
 @pytest.mark.parametrize("kind", ["pyramids", "annotations"])
 def test_ducview_export_is_the_services_file(world, as_user, kind):
-    from annotation.services.ducview_export import export_annotation, export_pyramid
+    from annotation.transfer.ducview_export import export_annotation, export_pyramid
 
     obj, export, suffix = (world.pyramid, export_pyramid, ".pyr") if kind == "pyramids" else (world.annotation, export_annotation, ".pan")
     response = as_user("alice").get(f"/api/{kind}/{obj.pk}/export/", {"format": "ducview"})

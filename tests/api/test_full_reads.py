@@ -4,10 +4,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import SCU, AnnotationScore, PeerAnnotation, PeerSummary, Pyramid
-from annotation.services.editing import add_contributor, add_match
+from annotation.pyramids.editing import add_contributor, add_match
 
-from ..foundation.factories import topic
-from .conftest import client_for
+from tests.foundation.factories import topic
+from tests.api.world import client_for
 
 
 def build(n: int, admin):
@@ -109,7 +109,7 @@ def test_scus_read_as_rows_equal_the_model_serializer(world):
     serializer gives, including a legacy contributor whose parts lie in two references."""
     from django.db.models import Prefetch
 
-    from annotation.api.scu_documents import scu_documents
+    from annotation.pyramids.scu_documents import scu_documents
     from annotation.api.serializers import FullSCUSerializer
     from annotation.api.views import WEIGHTED_SCUS
     from annotation.models import Contributor, ContributorPart

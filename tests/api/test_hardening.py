@@ -4,8 +4,8 @@ unbounded work (lists in a request are bounded, with a 400 naming the limit), ov
 import pytest
 
 from annotation.models import Assignment, Contributor, ContributorPart, PeerMatch
-from annotation.models.spans import MAX_PARTS
-from annotation.services import pyramid_actions
+from annotation.pyramids.spans import MAX_PARTS
+from annotation.pyramids import actions as pyramid_actions
 
 MISSING = 987654321
 

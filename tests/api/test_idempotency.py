@@ -10,9 +10,10 @@ from django.utils import timezone
 
 from annotation.api import actions
 from annotation.models import SCU, IdempotentRequest
-from annotation.services import idempotency, pyramid_actions
+from annotation.api import idempotency_keys as idempotency
+from annotation.pyramids import actions as pyramid_actions
 
-from .conftest import client_for
+from tests.api.world import client_for
 
 
 @pytest.fixture

@@ -2,8 +2,8 @@
 poll cheaply after a write; stale scores say why when they cannot be recomputed now."""
 import pytest
 
-from annotation.services import recompute
-from annotation.services.recompute import recompute_annotations
+from annotation.jobs import queue
+from annotation.peers.recompute import recompute_annotations
 
 
 def test_score_is_current_until_a_write_and_hidden_from_others(world, as_user):
@@ -23,9 +23,9 @@ def test_score_is_current_until_a_write_and_hidden_from_others(world, as_user):
 
 
 def test_stale_scores_say_why_when_redis_is_unreachable(world, as_user, settings, monkeypatch):
-    monkeypatch.setattr(recompute, "_in_process", lambda: False)
+    monkeypatch.setattr(queue, "in_process", lambda: False)
     # A health record of its own: the "unreachable" it leaves must not reach the next test's pages.
-    monkeypatch.setattr(recompute, "_health", {"checked": float("-inf"), "reason": None})
+    monkeypatch.setattr(queue, "_health", {"checked": float("-inf"), "reason": None})
     settings.REDIS_URL = "redis://127.0.0.1:6395/0"  # nothing listens there (the fault tests' port range)
     body = as_user("alice").get(f"/api/annotations/{world.annotation.pk}/full/").json()
     assert body["score"]["current"] is False and "unreachable" in body["score"]["delayed"]

@@ -6,10 +6,10 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from annotation.models import SCU, Contributor
-from annotation.services import pyramid_actions
-from annotation.services.editing import add_contributor
+from annotation.pyramids import actions as pyramid_actions
+from annotation.pyramids.editing import add_contributor
 
-from .test_transfer import PYR, PYR_NAME, counts, post_files, upload, zipped
+from tests.transfer.test_api import PYR, PYR_NAME, counts, post_files, upload, zipped
 
 LABEL, COMMENT = 2000, 10000  # the defaults: real DUC labels have at most 268 characters, comments 97
 

@@ -3,8 +3,8 @@ import pytest
 
 from annotation.models import SCU, Contributor, ContributorPart, PeerAnnotation, PeerMatch, PeerMatchPart, Pyramid
 
-from ..foundation.factories import pyramid as make_pyramid
-from ..foundation.factories import topic as make_topic
+from tests.foundation.factories import pyramid as make_pyramid
+from tests.foundation.factories import topic as make_topic
 
 MODELS = (SCU, Contributor, ContributorPart, PeerAnnotation, PeerMatch, PeerMatchPart, Pyramid)
 

@@ -4,7 +4,7 @@ import pytest
 
 from annotation.models import SCU, Change, Contributor, PeerMatch
 
-from .conftest import client_for
+from tests.api.world import client_for
 
 
 def etag(response) -> str:

@@ -48,7 +48,7 @@ def test_match_and_unmatch(world, as_user):
 
 
 def test_a_write_makes_the_stored_score_stale_until_recomputed(world, as_user):
-    from annotation.services.recompute import recompute_annotations
+    from annotation.peers.recompute import recompute_annotations
 
     client = as_user("alice")
     url = f"/api/annotations/{world.annotation.pk}/full/"

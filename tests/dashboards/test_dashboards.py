@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from annotation.services.dashboards import METAEVAL_KEYS, SYSTEM_KEYS, metaeval_table, score_dashboard, tier_histograms
-from annotation.services.judgments import import_judgments_csv
-from annotation.services.results import SCORE_KEYS, score_rows, topics_of
+from annotation.dashboards.figures import METAEVAL_KEYS, SYSTEM_KEYS, metaeval_table, score_dashboard, tier_histograms
+from annotation.dashboards.judgments import import_judgments_csv
+from annotation.peers.results import SCORE_KEYS, score_rows, topics_of
 
-from . import toy
+from tests.dashboards import toy
 
 pytestmark = pytest.mark.django_db
 SCIPY = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}

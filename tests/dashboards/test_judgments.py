@@ -5,11 +5,11 @@ from django.test import override_settings
 from django.urls import path, reverse
 
 from annotation.models import Judgment, PeerSummary
-from annotation.services.judgments import (
+from annotation.dashboards.judgments import (
     JudgmentImportError, import_duc_table, import_judgments_csv, parse_duc_table, read_duc_header,
 )
 
-from . import toy
+from tests.dashboards import toy
 
 pytestmark = pytest.mark.django_db
 
@@ -163,6 +163,6 @@ def test_each_problem_is_listed_once_with_its_lines(dataset):
     # a DUC table line gives one row per metric: its problem is still listed once
     columns = read_duc_header(HEADER_2007)
     with pytest.raises(JudgmentImportError) as error:
-        from annotation.services.judgments import save_judgments
+        from annotation.dashboards.judgments import save_judgments
         save_judgments(dataset, parse_duc_table("T1\t9\t0.8\t2\t0\t4\t5\t5\t4\t4\t4\n", columns, linguistic=True))
     assert error.value.errors == ["line 1: topic T1 has no peer or reference summary '9'"]

@@ -12,11 +12,11 @@ from scipy import stats
 
 from annotation import formats
 from annotation.models import Judgment
-from annotation.services.dashboards import metaeval_table, score_dashboard, tier_histograms
-from annotation.services.judgments import import_duc_table
+from annotation.dashboards.figures import metaeval_table, score_dashboard, tier_histograms
+from annotation.dashboards.judgments import import_duc_table
 
-from ..conftest import shared_data
-from . import independent
+from tests.conftest import shared_data
+from tests.dashboards import independent
 
 pytestmark = [pytest.mark.django_db, pytest.mark.realdata]
 SCIPY = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
@@ -130,9 +130,9 @@ def test_tier_histograms_equal_the_pyramid_files(duc2006):
 def test_statistics_on_duc2006(duc2006):
     """Intervals, tests, stability and power on DUC 2006 against computations from NIST's table."""
     from annotation.models import Topic
-    from annotation.services import system_statistics
-    from annotation.services.dashboards import _summarizer_of, _summarizers
-    from annotation.services.results import score_rows
+    from annotation.dashboards import statistics as system_statistics
+    from annotation.dashboards.figures import _summarizer_of, _summarizers
+    from annotation.peers.results import score_rows
 
     path, _ = duc2006
     table = nist_table(path / "scoring" / "2006_modified_scores.txt")

@@ -2,7 +2,7 @@
 Significance, scores and meta-evaluation pages, as a coordinator gets them, against computations
 from NIST's score table (modified score and content responsiveness) and from the .pan files
 (``independent.py``). DUC 2006 is checked the same way in the browser
-(tests/dashboard_pages/test_browser.py). Skips with the reason when ../shared/data is absent."""
+(tests/browser/dashboards/test_dashboards.py). Skips with the reason when ../shared/data is absent."""
 import html
 import itertools
 import json
@@ -16,8 +16,8 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from . import independent
-from ..conftest import shared_data
+from tests.dashboards import independent
+from tests.conftest import shared_data
 
 pytestmark = [pytest.mark.django_db, pytest.mark.realdata]
 TOPICS, SYSTEMS, PAIRS = 23, 13, 78
@@ -33,9 +33,9 @@ def duc2007(django_db_setup, django_db_blocker):
         from django.db import transaction
 
         from annotation.models import Dataset
-        from annotation.roles import COORDINATOR, role_group
-        from annotation.services import dashboard_snapshots
-        from annotation.services.judgments import import_duc_table
+        from annotation.access.roles import COORDINATOR, role_group
+        from annotation.dashboards import snapshots as dashboard_snapshots
+        from annotation.dashboards.judgments import import_duc_table
 
         with transaction.atomic():
             call_command("import_ducview", str(path), stdout=StringIO())

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import requests
 
-from ..conftest import REPO
+from tests.conftest import REPO
 
 REDIS_PORTS = range(6391, 6396)
 # The Celery processes, as docker-compose.yml runs them (the scores worker in one process here).

@@ -21,8 +21,8 @@ from django.core.management import call_command  # noqa: E402
 
 def state() -> dict:
     from annotation.models import AnnotationScore, PeerAnnotation
-    from annotation.services.dashboard_snapshots import stale_datasets
-    from annotation.services.recompute import stale_work
+    from annotation.dashboards.snapshots import stale_datasets
+    from annotation.peers.recompute import stale_work
 
     annotations, topics = stale_work()
     mismatches = []

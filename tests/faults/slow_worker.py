@@ -19,7 +19,7 @@ django.setup()
 
 from celery.__main__ import main  # noqa: E402
 
-from annotation.services import dashboard_snapshots  # noqa: E402
+from annotation.dashboards import snapshots as dashboard_snapshots  # noqa: E402
 
 original = dashboard_snapshots.recompute_datasets
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from ..conftest import require
-from .harness import DASHBOARDS_WORKER, SCORES_WORKER, Stack, missing_binaries, wait_for
+from tests.conftest import require
+from tests.faults.harness import DASHBOARDS_WORKER, SCORES_WORKER, Stack, missing_binaries, wait_for
 
 
 @pytest.fixture(scope="module")

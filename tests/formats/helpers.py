@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ..conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 REAL_DATA = SHARED_DATA  # ../shared/data, or where SHARED_DATA points (a worktree elsewhere)

@@ -21,7 +21,7 @@ from annotation.formats import (
     parse_pyramid,
 )
 
-from .helpers import fixture_bytes
+from tests.formats.helpers import fixture_bytes
 
 REGEX = r"[-]*\n(\s*)T[0-9]*\.M\.100\.[A-Z]\.[A-Z]\n[-]*\n"
 TEXT_A = (

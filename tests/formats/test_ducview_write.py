@@ -27,7 +27,7 @@ from annotation.formats import (
     write_pyramid,
 )
 
-from .helpers import fixture_bytes, without_regex
+from tests.formats.helpers import fixture_bytes, without_regex
 
 JAVA_CHECK = Path(__file__).resolve().parent / "DucViewCheck.java"
 

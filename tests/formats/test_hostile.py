@@ -13,7 +13,7 @@ from annotation.formats.references import DEFAULT_HEADER_REGEX
 from annotation.formats.summary_texts import PatternError, split_by_headers
 from annotation.formats.bounds import HostileInput, WorkBudget
 
-from .helpers import fixture_bytes
+from tests.formats.helpers import fixture_bytes
 
 HEADER = "<pyramid><startDocumentRegEx><![CDATA[{regex}]]></startDocumentRegEx><text>{lines}</text>{scus}</pyramid>"
 

@@ -28,7 +28,7 @@ from annotation.formats import (
     write_pyramid,
 )
 
-from .helpers import REAL_DATA, without_regex
+from tests.formats.helpers import REAL_DATA, without_regex
 
 pytestmark = pytest.mark.realdata
 
@@ -196,7 +196,7 @@ def test_pyreval_pyramids_with_other_headers():
 
 
 def test_a_few_written_real_files_open_like_in_ducview(parsed, tmp_path):
-    from .test_ducview_write import run_java_check
+    from tests.formats.test_ducview_write import run_java_check
 
     wanted = {"D0614.pyr", "D0631.pyr", "D0707-BHIJ.pyr", "D0729-AGHJ.pyr",
               "D0740.M.250.I.1.pan", "119.D0647.M.250.B.01.pan", "D0706.M.250.B.6.pan"}

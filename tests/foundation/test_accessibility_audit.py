@@ -2,7 +2,7 @@
 without this, a broken injection would pass every page."""
 import pytest
 
-from .. import accessibility
+from tests import accessibility
 
 
 @pytest.mark.browser

@@ -5,9 +5,9 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from annotation.models import SCU, Contributor, ContributorPart, PeerAnnotation, PeerMatch, PeerMatchPart, ReferenceSummary
-from annotation.services.editing import add_contributor, add_match
+from annotation.pyramids.editing import add_contributor, add_match
 
-from .factories import annotation, pyramid, topic
+from tests.foundation.factories import annotation, pyramid, topic
 
 pytestmark = pytest.mark.django_db
 
@@ -150,7 +150,7 @@ def test_saving_an_instance_loaded_before_a_revision_bump_keeps_the_newer_revisi
     from django.db.models import F
 
     from annotation.models import LightweightPyramid, Pyramid, Topic
-    from annotation.score_events import touch_annotation, touch_pyramid, touch_topic
+    from annotation.peers.score_events import touch_annotation, touch_pyramid, touch_topic
 
     t, refs = topic()
     p, _ = pyramid(t, refs)

@@ -12,10 +12,10 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.models import AnnotationScore, Dataset, PeerAnnotation, Topic, TopicAgreement
-from annotation.services.demo import load_demo
-from annotation.services.recompute import recompute_annotations, recompute_topics
+from annotation.corpus.demo import load_demo
+from annotation.peers.recompute import recompute_annotations, recompute_topics
 
-from ..conftest import REPO
+from tests.conftest import REPO
 
 
 def test_migrations_are_complete(db):

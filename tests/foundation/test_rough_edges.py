@@ -10,9 +10,9 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from annotation.models import Dataset
-from annotation.roles import ANNOTATOR, COORDINATOR, role_group
+from annotation.access.roles import ANNOTATOR, COORDINATOR, role_group
 
-from ..conftest import REPO
+from tests.conftest import REPO
 
 
 def _make_dry_run(tmp_path, target: str, *args: str) -> str:

@@ -24,11 +24,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from annotation import formats
 from annotation.models import Contributor, Dataset, PeerAnnotation, PeerMatch, PeerSummary, Pyramid, ReferenceSummary, SCU, Topic
-from annotation.services.ducview_import import ImportReport, import_all, import_file
-from annotation.services.results import score_rows
+from annotation.transfer.ducview_import import ImportReport, import_all, import_file
+from annotation.peers.results import score_rows
 from scoring.model import Convention
 
-from ..conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA
 
 FIXTURES = Path(__file__).resolve().parent.parent / "formats" / "fixtures"
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0"))

@@ -9,9 +9,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from annotation.formats.errors import LightweightFormatError
 from annotation.formats.lightweight_csv import MAX_ROWS, read_code_pairs
 from annotation.models import CrowdLink, LiteAssignment, LiteTask
-from annotation.services import lightweight_codes, lightweight_scores
+from annotation.lightweight import codes as lightweight_codes
+from annotation.lightweight import scores as lightweight_scores
 
-from .world import client_for, judge_every_task, small_run
+from tests.lightweight.world import client_for, judge_every_task, small_run
 
 pytestmark = pytest.mark.django_db
 # One task per peer and batch, 2 statements; judges answer each of their tasks the same way.

@@ -11,10 +11,10 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation.models import CrowdLink, LiteAssignment, LiteReservation, LiteTask, LiteWriting, ReferenceSummary
-from annotation.services import lightweight_work
+from annotation.lightweight import work as lightweight_work
 
-from .test_crowd_submissions import at_once, own, shown_task
-from .test_reservations import answer, expire, judging_link
+from tests.lightweight.test_crowd_submissions import at_once, own, shown_task
+from tests.lightweight.test_reservations import answer, expire, judging_link
 
 FLOOD = 40
 

@@ -8,9 +8,10 @@ from django.db import connection
 from django.test import Client
 
 from annotation.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteTask, PeerSummary
-from annotation.services import lightweight_scores, lightweight_work
+from annotation.lightweight import scores as lightweight_scores
+from annotation.lightweight import work as lightweight_work
 
-from ..foundation.factories import topic
+from tests.foundation.factories import topic
 
 PEERS = 12
 

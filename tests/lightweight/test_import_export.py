@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import LightweightPyramid, LiteAssignment, LiteResult, LiteStatement, LiteTask
-from annotation.services.lightweight_scores import recompute
+from annotation.lightweight.scores import recompute
 from tests.conftest import shared_data
 
 ABS_BART = 0.48349483849483854

@@ -9,7 +9,7 @@ from django.test import Client
 
 from annotation.models import CrowdLink, LiteAssignment, LiteReservation, LiteWriting
 
-from .world import client_for, small_run
+from tests.lightweight.world import client_for, small_run
 
 pytestmark = pytest.mark.django_db
 MTURK = {"assignmentId": "3AMYWKA6YBLU92KSOGLNT786ESQ6OQ", "hitId": "3XU9MCX6VODXPI3L8I02CM94TFWR2S",
@@ -163,7 +163,7 @@ def test_an_mturk_workers_second_assignment_is_not_paid_by_the_first_ones_code()
 
 
 def test_an_mturk_writers_second_assignment_is_not_paid_by_the_first_ones_code(run):
-    from annotation.services import lightweight_work
+    from annotation.lightweight import work as lightweight_work
 
     run.writers_per_reference = 2
     run.save()

@@ -10,10 +10,10 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteTask, PeerSummary
-from annotation.services import lightweight_work
+from annotation.lightweight import work as lightweight_work
 
-from ..foundation.factories import topic
-from .test_crowd_submissions import at_once, own
+from tests.foundation.factories import topic
+from tests.lightweight.test_crowd_submissions import at_once, own
 
 RACE_WORKERS = 12
 

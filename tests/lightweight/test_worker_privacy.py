@@ -10,11 +10,12 @@ from django.test import Client
 from django.utils import timezone
 
 from annotation.models import CrowdLink, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteTask, LiteWriting
-from annotation.services import lightweight_scores, lightweight_work
-from annotation.services.lightweight_privacy import delete_worker_ids, pseudonym, pseudonymise
+from annotation.lightweight import scores as lightweight_scores
+from annotation.lightweight import work as lightweight_work
+from annotation.lightweight.privacy import delete_worker_ids, pseudonym, pseudonymise
 
-from .test_crowd_submissions import own
-from .world import client_for, judge_every_task, small_run
+from tests.lightweight.test_crowd_submissions import own
+from tests.lightweight.world import client_for, judge_every_task, small_run
 
 pytestmark = pytest.mark.django_db
 # Per task (2 statements): good1, good2 and good3 agree, rogue answers the opposite (removed).

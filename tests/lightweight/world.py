@@ -4,10 +4,10 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotation.models import LightweightPyramid, PeerSummary
-from annotation.services import lightweight_work
+from annotation.lightweight import work as lightweight_work
 
-from ..foundation.factories import topic
-from .test_crowd_submissions import own
+from tests.foundation.factories import topic
+from tests.lightweight.test_crowd_submissions import own
 
 
 def small_run(peers: int = 1, judges: int = 5) -> LightweightPyramid:

@@ -12,7 +12,7 @@ from nltk.metrics.agreement import AnnotationTask
 from scoring import alpha_dice, alpha_dice_summary, dice_distance, peer_matrix
 from scoring.agreement import NOT_COMPUTABLE_IDENTICAL, TOO_FEW_VALUES
 
-from ._strategies import hsettings
+from tests.scoring._strategies import hsettings
 
 
 def nltk_dice(a, b):

@@ -1,11 +1,11 @@
 """``scoring/`` is the pure-Python core: it imports nothing of Django, Celery or the apps built on
-it (Celery tasks live in ``annotation/tasks.py``, the app owning the database), so it can be reused
+it (Celery tasks live in ``annotation/peers/tasks.py``, the app owning the database), so it can be reused
 and tested alone and no import cycle can come back."""
 import ast
 import subprocess
 import sys
 
-from ..conftest import REPO
+from tests.conftest import REPO
 
 FORBIDDEN = ("django", "celery", "kombu", "rest_framework", "annotation", "frontend", "pyramid_app")
 

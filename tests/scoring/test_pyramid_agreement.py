@@ -26,8 +26,8 @@ from scoring.pyramid_agreement import (
     score_agreement,
 )
 
-from ..conftest import shared_data
-from ._strategies import hsettings
+from tests.conftest import shared_data
+from tests.scoring._strategies import hsettings
 
 
 def pyr(name, refs, scus):
@@ -332,7 +332,7 @@ MATTER = ("12_10_09_MATTER.pyr", "Becky_MATTER.pyr", "Yinghui_12_10_09_MATTER.py
 @pytest.fixture(scope="module")
 def matter():
     from annotation.formats.ducview import parse_pyramid
-    from annotation.services.pyramid_agreement_inputs import span_pyramids
+    from annotation.pyramids.agreement_inputs import span_pyramids
 
     folder = shared_data("pyreval-matter", "Scoring", "pyrs", "manual_pyramids")
     parsed = [(name, parse_pyramid((folder / name).read_bytes())[0]) for name in MATTER]
@@ -415,7 +415,7 @@ def test_matter_pairwise_figures_match_an_independent_computation(matter):
 
 def test_spans_of_another_copy_of_the_references_move_onto_the_first_pyramids_text():
     from annotation.formats import model as pyr_file
-    from annotation.services.pyramid_agreement_inputs import span_pyramids
+    from annotation.pyramids.agreement_inputs import span_pyramids
 
     canon = "Matter has mass. It's made of atoms and molecules."
     other = "Matter  has mass.\nIts made of atoms and  molecules."

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from scoring import Convention, PeerAnnotation, score_peer, score_reference
 from scoring.scores import SCORE_NAMES
 
-from ._strategies import annotations, hsettings, pyramid_and_annotation, pyramids, restrict
+from tests.scoring._strategies import annotations, hsettings, pyramid_and_annotation, pyramids, restrict
 
 NIST, SR = Convention.NIST, Convention.SACREROUGE
 BOTH = pytest.mark.parametrize("convention", [NIST, SR])

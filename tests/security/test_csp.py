@@ -19,8 +19,8 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotation.models import Assignment, CrowdLink, LightweightPyramid, PeerAnnotation, PeerSummary, Pyramid
 
-from ..dashboard_pages.helpers import build_toy
-from .. import accessibility
+from tests.dashboards.helpers import build_toy
+from tests import accessibility
 
 REPO = Path(__file__).resolve().parents[2]
 

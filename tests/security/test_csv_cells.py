@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from annotation.formats.csv_cells import DictWriter, neutralise, writer
-from annotation.services.results import write_rows
+from annotation.peers.results import write_rows
 
 REPO = Path(__file__).resolve().parents[2]
 ATTACKS = ["=HYPERLINK(\"http://evil.example\",\"x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)",

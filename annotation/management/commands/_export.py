@@ -25,7 +25,7 @@ class ExportCommand(BaseCommand):
 
     def handle(self, *args, dataset=None, convention="nist", format="json", include_unfinished=False, **options):
         from annotation.models import Dataset
-        from annotation.services.results import topics_of, write_rows
+        from annotation.peers.results import topics_of, write_rows
 
         if dataset and not Dataset.objects.filter(name=dataset).exists():
             raise CommandError(f"no dataset named {dataset!r}")

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import LightweightPyramid
-from annotation.services.lightweight_scores import LEVELS, export_rows, settings_of
-from annotation.services.results import write_rows
+from annotation.lightweight.scores import LEVELS, export_rows, settings_of
+from annotation.peers.results import write_rows
 from scoring.lightweight import AgreementMeasure, BlankPolicy
 
 

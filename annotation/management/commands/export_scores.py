@@ -1,6 +1,6 @@
-from annotation.services.results import SCORE_KEYS, score_keys, score_rows
+from annotation.peers.results import SCORE_KEYS, score_keys, score_rows
 
-from ._export import ExportCommand
+from annotation.management.commands._export import ExportCommand
 
 
 class Command(ExportCommand):

@@ -7,8 +7,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats import AnnotatorTableError, NameOptions, parse_annotator_table
 from annotation.models import Dataset
-from annotation.services import upload_import
-from annotation.services.ducview_import import ImportReport, import_paths
+from annotation.transfer import uploads as upload_import
+from annotation.transfer.ducview_import import ImportReport, import_paths
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.lightweight_import import get_run, import_paths
+from annotation.lightweight.importing import get_run, import_paths
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from annotation.services.demo import load_demo
+from annotation.corpus.demo import load_demo
 
 
 class Command(BaseCommand):

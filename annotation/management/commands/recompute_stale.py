@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from annotation.services.recompute import schedule_stale
+from annotation.peers.recompute import schedule_stale
 
 
 class Command(BaseCommand):

@@ -1,0 +1,62 @@
+"""The coordinator dashboards' figures of one dataset, computed in the background and stored.
+
+A snapshot carries the fingerprint of the state it was computed from (topic revisions, what each
+topic holds, the judgments) and the moment that state was read (``state_at``). It is current only
+while its fingerprint equals the live one (``annotation.dashboards.snapshots``), and a task
+writes its snapshot only if the stored one was read from an older state, so a slow task never
+overwrites a newer snapshot (as ``AnnotationScore`` and ``TopicAgreement`` do with revisions).
+"""
+import json
+
+from django.db import models
+
+from annotation.corpus.models import Dataset
+from annotation.corpus.models import Topic
+
+
+class DatasetDashboard(models.Model):
+    dataset = models.OneToOneField(Dataset, on_delete=models.CASCADE, related_name="dashboard")
+    payload = models.TextField(help_text="Every figure the dashboard pages show, as JSON text (see dashboard_snapshots). "
+                                         "Text rather than jsonb so rows keep their keys' order (downloads equal the exports).")
+    fingerprint = models.JSONField(help_text="The state the figures were computed from.")
+    state_at = models.DateTimeField(help_text="When that state was read (orders snapshots: newer never overwritten).")
+    computed_at = models.DateTimeField(auto_now=True)
+
+    @property
+    def data(self) -> dict:
+        """The payload decoded (once per payload text)."""
+        cached = self.__dict__.get("_data")
+        if cached is None or cached[0] is not self.payload:
+            cached = (self.payload, json.loads(self.payload))
+            self.__dict__["_data"] = cached
+        return cached[1]
+
+    def __str__(self):
+        return f"Dashboard of {self.dataset}"
+
+
+# Judgments imported from elsewhere (content responsiveness, linguistic quality, ROUGE...).
+#
+# The pyramid score is meta-evaluated against them (``scoring.metaeval``). A judgment is keyed by the
+# summary's external id rather than a foreign key because it may concern a peer OR a reference
+# summary (two tables), and an import must not depend on which of the two the id names; the import
+# service checks that the id names exactly one summary of the topic.
+
+
+class Judgment(models.Model):
+    """One value of one metric for one summary of a topic (one per topic, summary and metric)."""
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="judgments")
+    summary = models.CharField(max_length=100, help_text="External id of the peer or reference summary judged.")
+    metric = models.CharField(max_length=100, help_text="e.g. content_responsiveness")
+    value = models.FloatField()
+    source = models.CharField(max_length=500, blank=True, help_text="Where it came from, e.g. the imported file name.")
+
+    class Meta:
+        ordering = ["topic", "metric", "summary"]
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "summary", "metric"], name="judgment_unique_per_summary_metric"),
+        ]
+
+    def __str__(self):
+        return f"{self.metric} of {self.topic.external_id}.{self.summary} = {self.value:g}"

@@ -1,0 +1,245 @@
+"""Optimistic concurrency, audit history and undo/redo for pyramids and peer annotations.
+
+A pyramid (or a peer annotation) is edited as one document: every action locks its row, checks
+the revision the client last saw (``expected_revision``: a stale one raises ``Conflict`` with
+the changes made since), mutates, and records a ``Change`` with the state of what it touched
+before and after. Undo and redo apply those states back, refusing when the touched objects have
+changed since (someone else's later work is never silently lost).
+"""
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from annotation.models import SCU, Change, Contributor, ContributorPart, PeerAnnotation, PeerMatch, PeerMatchPart, Pyramid
+from annotation.peers.score_events import document_action, touch_annotation, touch_pyramid
+
+
+class Conflict(Exception):
+    """The client's revision is stale: someone changed the document since it last read it."""
+
+    def __init__(self, current_revision: int, changes: list[Change]):
+        self.current_revision = current_revision
+        self.changes = changes
+        super().__init__(
+            f"changed since you last loaded it (now at revision {current_revision}): "
+            + "; ".join(c.summary for c in changes[:5])
+        )
+
+
+class Gone(Exception):
+    """What an action works on was deleted meanwhile (by a concurrent request)."""
+
+
+def reread(obj, *related: str):
+    """``obj`` as it is now, with the rows named in ``related`` (``select_related``: one query).
+    Actions call this under the document's lock for everything they depend on, so a concurrent
+    change committed while they waited for the lock is seen (never a count or an object read
+    before it). Raises ``Gone`` if it was deleted meanwhile."""
+    fresh = type(obj).objects.select_related(*related).filter(pk=obj.pk).first()
+    if fresh is None:
+        raise Gone(f"This {type(obj)._meta.verbose_name} no longer exists: it was deleted meanwhile.")
+    return fresh
+
+
+@dataclass
+class Outcome:
+    value: Any
+    revision: int
+    change: Change | None
+
+
+# --- Snapshots -----------------------------------------------------------------------------
+
+def scu_states(pyramid: Pyramid, uids: Iterable[int]) -> dict[str, dict | None]:
+    """uid -> {label, comment, contributors: [{reference, comment, legacy_issue, parts}]} or None.
+
+    Keys are strings (JSON objects have string keys). Contributors are identified by their
+    reference and listed in a stable order, so equal states compare equal.
+    """
+    uids = set(uids)
+    states: dict[str, dict | None] = {str(uid): None for uid in uids}
+    scus = {s.pk: s for s in SCU.objects.filter(pyramid=pyramid, uid__in=uids)}
+    contributors = {}
+    for c in Contributor.objects.filter(scu_id__in=scus).select_related("reference").order_by("reference__external_id", "id"):
+        contributors[c.pk] = {"scu": c.scu_id, "reference": c.reference.external_id, "comment": c.comment, "legacy_issue": c.legacy_issue, "parts": []}
+    for contributor_id, ref, start, end in ContributorPart.objects.filter(contributor_id__in=contributors).order_by("reference__external_id", "start", "end").values_list(
+        "contributor_id", "reference__external_id", "start", "end"
+    ):
+        contributors[contributor_id]["parts"].append([ref, start, end])
+    for pk, scu in scus.items():
+        states[str(scu.uid)] = {
+            "label": scu.label, "comment": scu.comment,
+            "contributors": [{k: v for k, v in c.items() if k != "scu"} for c in contributors.values() if c["scu"] == pk],
+        }
+    return states
+
+
+def apply_scu_states(pyramid: Pyramid, states: dict[str, dict | None]) -> None:
+    """Make the SCUs named in ``states`` exactly as described (None: the SCU does not exist)."""
+    references = {r.external_id: r for r in pyramid.references.all()}
+    for key, state in states.items():
+        uid = int(key)
+        scu = SCU.objects.filter(pyramid=pyramid, uid=uid).first()
+        if state is None:
+            if scu is not None:
+                ensure_unmatched([scu])
+                scu.delete()
+            continue
+        if scu is None:
+            scu = SCU.objects.create(pyramid=pyramid, uid=uid, label=state["label"], comment=state["comment"])
+        elif (scu.label, scu.comment) != (state["label"], state["comment"]):
+            scu.label, scu.comment = state["label"], state["comment"]
+            scu.save(update_fields=["label", "comment"])
+        scu.contributors.all().delete()
+        for c in state["contributors"]:
+            contributor = Contributor.objects.create(scu=scu, reference=references[c["reference"]], comment=c["comment"], legacy_issue=c["legacy_issue"])
+            for ref, start, end in c["parts"]:
+                ContributorPart.objects.create(contributor=contributor, reference=references[ref], start=start, end=end)
+
+
+def ensure_unmatched(scus: Iterable[SCU]) -> None:
+    """Refuse to remove SCUs that peer annotations are matched against (their matches would go too)."""
+    for scu in scus:
+        count = PeerMatch.objects.filter(scu=scu).values("annotation").distinct().count()
+        if count:
+            raise ValidationError({"scu": f"SCU {scu.uid} is matched in {count} peer annotation(s); remove those matches first."})
+
+
+def annotation_state(annotation: PeerAnnotation) -> dict:
+    """{matches: [{scu: uid or None, parts: [[start, end], ...]}]} in a stable order."""
+    parts: dict[int, list] = {}
+    for match_id, start, end in PeerMatchPart.objects.filter(match__annotation=annotation).order_by("start", "end").values_list("match_id", "start", "end"):
+        parts.setdefault(match_id, []).append([start, end])
+    matches = [{"scu": uid, "parts": parts.get(pk, [])} for pk, uid in PeerMatch.objects.filter(annotation=annotation).values_list("id", "scu__uid")]
+    matches.sort(key=lambda m: (m["parts"], m["scu"] is None, m["scu"] or 0))
+    return {"matches": matches}
+
+
+def apply_annotation_state(annotation: PeerAnnotation, state: dict) -> None:
+    uids = dict(SCU.objects.filter(pyramid_id=annotation.pyramid_id).values_list("uid", "id"))
+    annotation.matches.all().delete()
+    for m in state["matches"]:
+        match = PeerMatch.objects.create(annotation=annotation, scu_id=uids[m["scu"]] if m["scu"] is not None else None)
+        PeerMatchPart.objects.bulk_create(PeerMatchPart(match=match, start=s, end=e) for s, e in m["parts"])
+
+
+# --- Actions -------------------------------------------------------------------------------
+
+def _lock(model, pk: int, expected_revision: int | None):
+    """Lock the document row for the transaction and check the client's revision."""
+    obj = model.objects.select_for_update().get(pk=pk)
+    if expected_revision is not None and expected_revision != obj.revision:
+        target = {"pyramid": obj} if model is Pyramid else {"annotation": obj}
+        since = list(Change.objects.filter(**target, revision__gt=expected_revision).order_by("id"))
+        raise Conflict(obj.revision, since)
+    return obj
+
+
+@contextmanager
+def _revisions_bumped_once(kind: str, document):
+    """The rows an action writes bump the document's (and topic's) revision once, when it ends
+    (``score_events.document_action``); ``document.revision`` is then the new one (the row is
+    locked, so nobody else moved it)."""
+    with document_action(kind) as note:
+        yield
+    if note.written:
+        if kind == "pyramid":
+            touch_pyramid(document.pk, document.topic_id)
+        else:
+            touch_annotation(document.pk, Pyramid.objects.filter(pk=document.pyramid_id).values_list("topic_id", flat=True).get())
+        document.revision += 1
+
+
+def _record(target: dict, user, action: str, summary: str, before, after, *, undo_state=Change.UndoState.APPLIED, reverts=None) -> Change:
+    document = target.get("pyramid") or target.get("annotation")
+    if undo_state == Change.UndoState.APPLIED and reverts is None:
+        # A new action ends the redo stack of this user on this document.
+        Change.objects.filter(**target, user=user, undo_state=Change.UndoState.UNDONE).update(undo_state=Change.UndoState.DISCARDED)
+    return Change.objects.create(
+        **target, user=user if user and user.is_authenticated else None, action=action, summary=summary[:500],
+        before=before, after=after, revision=document.revision, undo_state=undo_state, reverts=reverts,
+    )
+
+
+def _unchanged(document) -> None:
+    """An action that changed nothing (e.g. a PATCH with the current values) records no change and
+    keeps the revision, so nobody else's next write gets a spurious 409."""
+    return None
+
+
+def pyramid_action(pyramid_id: int, user, *, action: str, uids: Callable[[Pyramid], Iterable[int]], mutate: Callable[[Pyramid], Any],
+                   summary: Callable[[Any], str], expected_revision: int | None = None) -> Outcome:
+    """Run ``mutate`` on a locked pyramid and record the states of the SCUs ``uids`` names."""
+    with transaction.atomic():
+        pyramid = _lock(Pyramid, pyramid_id, expected_revision)
+        touched = set(uids(pyramid))
+        before = scu_states(pyramid, touched)
+        with _revisions_bumped_once("pyramid", pyramid):
+            value = mutate(pyramid)
+        after = scu_states(pyramid, touched)
+        change = _record({"pyramid": pyramid}, user, action, summary(value), before, after) if after != before else _unchanged(pyramid)
+        return Outcome(value, pyramid.revision, change)
+
+
+def annotation_action(annotation_id: int, user, *, action: str, mutate: Callable[[PeerAnnotation], Any],
+                      summary: Callable[[Any], str], expected_revision: int | None = None) -> Outcome:
+    with transaction.atomic():
+        annotation = _lock(PeerAnnotation, annotation_id, expected_revision)
+        before = annotation_state(annotation)
+        with _revisions_bumped_once("annotation", annotation):
+            value = mutate(annotation)
+        after = annotation_state(annotation)
+        change = _record({"annotation": annotation}, user, action, summary(value), before, after) if after != before else _unchanged(annotation)
+        return Outcome(value, annotation.revision, change)
+
+
+# --- Undo / redo ---------------------------------------------------------------------------
+
+def _current(target_kind: str, document, change: Change):
+    if target_kind == "pyramid":
+        return scu_states(document, map(int, change.after.keys() | change.before.keys()))
+    return annotation_state(document)
+
+
+def _revert(target_kind: str, document_id: int, user, *, redo: bool, expected_revision: int | None) -> Outcome:
+    model = Pyramid if target_kind == "pyramid" else PeerAnnotation
+    with transaction.atomic():
+        document = _lock(model, document_id, expected_revision)
+        target = {target_kind: document}
+        wanted_state = Change.UndoState.UNDONE if redo else Change.UndoState.APPLIED
+        candidates = Change.objects.filter(**target, user=user, undo_state=wanted_state, reverts__isnull=True)
+        if redo:
+            # The most recently undone first: order by the undo record that undid it.
+            undo_records = Change.objects.filter(**target, user=user, action="undo").order_by("-id").values_list("reverts_id", flat=True)
+            undone = set(candidates.values_list("id", flat=True))
+            change = next((Change.objects.get(pk=pk) for pk in undo_records if pk in undone), None)
+        else:
+            change = candidates.order_by("-id").first()
+        if change is None:
+            raise ValidationError({"history": "Nothing to redo." if redo else "Nothing to undo."})
+        source, destination = (change.before, change.after) if redo else (change.after, change.before)
+        if _current(target_kind, document, change) != source:
+            raise ValidationError({"history": f"Cannot {'redo' if redo else 'undo'} “{change.summary}”: what it touched has changed since."})
+        with _revisions_bumped_once(target_kind, document):
+            if target_kind == "pyramid":
+                apply_scu_states(document, destination)
+            else:
+                apply_annotation_state(document, destination)
+        change.undo_state = Change.UndoState.APPLIED if redo else Change.UndoState.UNDONE
+        change.save(update_fields=["undo_state"])
+        verb = "Redo" if redo else "Undo"
+        record = _record(target, user, "redo" if redo else "undo", f"{verb}: {change.summary}", source, destination,
+                         undo_state=Change.UndoState.NONE, reverts=change)
+        return Outcome(change, document.revision, record)
+
+
+def undo(target_kind: str, document_id: int, user, expected_revision: int | None = None) -> Outcome:
+    return _revert(target_kind, document_id, user, redo=False, expected_revision=expected_revision)
+
+
+def redo(target_kind: str, document_id: int, user, expected_revision: int | None = None) -> Outcome:
+    return _revert(target_kind, document_id, user, redo=True, expected_revision=expected_revision)

@@ -1,0 +1,141 @@
+"""The one background path: services publish work by name here, tasks call services.
+
+A service that made something stale calls :func:`publish` (after its commit); the background
+runner's thread (``runner``) then calls :func:`dispatch`, which either runs the service function
+in-process (no ``REDIS_URL``: the embedded default needs no worker) or sends the Celery task by
+its name, once per burst. Both are looked up in :data:`JOBS` by name, so this module imports no
+service and no task module, and a service never imports a task: the modules form no circle
+(``tests/foundation/test_import_cycles.py``). Each concept owns its tasks (``peers/tasks.py``,
+``dashboards/tasks.py``, ``lightweight/tasks.py``), thin calls into its services, as doccano's apps do.
+
+De-duplication: an id already waiting in the queue is not published again (a Redis key marks it
+pending until its task starts, :func:`release`, and expires after ``PENDING_TTL``, so a key left
+behind by a killed worker blocks nothing for long). If Redis is down the save has committed and
+answered; the results stay stale (``scoring_delayed`` tells the pages why) and the periodic sweep
+(beat, and every worker start) publishes them once Redis is back.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+from django.utils.module_loading import import_string
+
+from annotation.jobs.runner import Runner
+
+log = logging.getLogger(__name__)
+PENDING_TTL = 60  # seconds; a key whose task was lost (worker killed) stops blocking new ones after this
+
+
+@dataclass(frozen=True)
+class Job:
+    """One kind of background work. ``work``: the service function (dotted path) the task calls and
+    the in-process runner calls directly; ``task``: the Celery task's registered name (None: always
+    run here, it only turns ids into other jobs); ``delay``: the setting naming its countdown."""
+    work: str
+    task: str | None = None
+    delay: str = "SCORE_DEBOUNCE_SECONDS"
+
+
+JOBS = {
+    "pyramid": Job("annotation.peers.recompute.publish_annotations_of"),
+    "annotation": Job("annotation.peers.recompute.recompute_annotations", "annotation.recompute_scores"),
+    "topic": Job("annotation.peers.recompute.recompute_topics", "annotation.recompute_agreement"),
+    "lightweight": Job("annotation.lightweight.scores.recompute_runs", "annotation.recompute_lightweight",
+                       "LIGHTWEIGHT_SCORE_DELAY_SECONDS"),
+    "dashboard": Job("annotation.dashboards.snapshots.recompute_datasets", "annotation.recompute_dashboards",
+                     "DASHBOARD_DEBOUNCE_SECONDS"),
+}
+SWEEP = "annotation.peers.recompute.sweep_in_process"
+
+
+def _pending_key(kind: str, pk: int) -> str:
+    return f"pyramid:pending:{kind}:{pk}"
+
+
+def in_process() -> bool:
+    """Run here rather than publish? Without a broker yes, and without importing Celery (0.1 s of
+    every command that saves, e.g. an import); once the Celery app is loaded its eager switch
+    decides (the settings set it from REDIS_URL; tests turn it)."""
+    if not settings.REDIS_URL and "pyramid_app.celery" not in sys.modules:
+        return True
+    from pyramid_app.celery import app
+
+    return bool(app.conf.task_always_eager)
+
+
+def dispatch(kind: str, ids: Iterable[int]) -> None:
+    """Run (no broker) or send (Celery) the job ``kind`` for ``ids``; called by the runner's thread
+    and by the sweeps."""
+    ids = sorted(set(ids))
+    if not ids:
+        return
+    job = JOBS[kind]
+    if job.task is None or in_process():
+        import_string(job.work)(ids)
+        return
+    from pyramid_app.celery import app
+
+    try:
+        fresh = [pk for pk in ids if cache.add(_pending_key(kind, pk), 1, timeout=PENDING_TTL)]
+    except Exception:  # the cache is Redis too; without it, publish everything
+        log.warning("cache unavailable: %s %s published without de-duplication", kind, ids)
+        fresh = ids
+    if not fresh:
+        return
+    try:
+        app.send_task(job.task, args=[fresh], countdown=getattr(settings, job.delay) or None)
+    except Exception:
+        log.warning("could not publish %s for %s %s: they stay stale until the sweep finds them", job.task, kind, fresh)
+        release(kind, fresh)
+
+
+def publish(kind: str, ids: Iterable[int]) -> None:
+    """Recompute ``kind`` for ``ids`` soon, off the request. Never raises, never blocks."""
+    runner.submit(kind, ids)
+
+
+def release(kind: str, ids: Iterable[int]) -> None:
+    """A job's work has started for ``ids``: changes from now on publish it anew."""
+    if in_process():
+        return
+    try:
+        cache.delete_many([_pending_key(kind, pk) for pk in ids])
+    except Exception:
+        log.warning("cache unavailable while releasing pending %s keys", kind)
+
+
+def _sweep() -> None:
+    """Without workers nothing else sweeps: catch up on results left stale (by a crash, say)."""
+    import_string(SWEEP)()
+
+
+runner = Runner(dispatch, _sweep, sweep_every=60)
+
+# --- what the pages say about stale results ---------------------------------------------------
+
+_health = {"checked": float("-inf"), "reason": None}
+HEALTH_EVERY = 3.0  # seconds between checks of Redis by one process
+
+
+def scoring_delayed() -> str | None:
+    """Why stale results cannot be recomputed now (None: they will be shortly). Checks Redis at most
+    every few seconds, with a short timeout, so a page never waits for it."""
+    if in_process():
+        return None
+    now = time.monotonic()
+    if now - _health["checked"] >= HEALTH_EVERY:
+        import redis
+
+        try:
+            redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=0.3, socket_timeout=0.3).ping()
+            reason = None
+        except Exception:
+            reason = "The scoring service is unreachable: scores are out of date and will be recomputed as soon as it is back."
+        _health.update(checked=now, reason=reason)
+    return _health["reason"]

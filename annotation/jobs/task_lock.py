@@ -1,0 +1,102 @@
+"""A recomputation task never runs twice at the same time.
+
+Tasks are acknowledged late (a killed worker loses nothing), and kombu's Redis transport delivers
+a message again once it has been unacknowledged for the visibility timeout, whether or not a worker
+still runs it. A dashboard of a large meta-evaluation ran 238-292 s with a 45 s timeout: the same
+task was delivered 5 times, both pool processes computed the same figures for 20 minutes, and an
+annotator's score waited 13.7 minutes behind them.
+
+So each run holds a Redis lock keyed by the task's name and arguments, whose value is the task's
+id. A run that finds it held
+
+- by its own id: a copy of the very message being run, delivered again: skipped (acknowledged
+  without work; the running copy does it);
+- by another id: a newer request for the same work, whose data may be newer than what the running
+  copy read: retried after ``BUSY_RETRY_SECONDS``, so it runs once the first is done.
+
+The lock expires ``TASK_LOCK_SECONDS`` after its last renewal; a heartbeat thread renews it while
+the task runs, so a task of minutes keeps it, and a worker killed mid-task leaves it for at most
+that long (less than the visibility timeout: the copy delivered again then runs).
+Without Redis (eager tasks, no ``REDIS_URL``) nothing is locked: one thread runs everything.
+"""
+import hashlib
+import json
+import logging
+import threading
+
+from celery import Task
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+BUSY_RETRY_SECONDS = 2
+_clients: dict = {}
+
+
+def _redis():
+    import redis
+
+    client = _clients.get(settings.REDIS_URL)
+    if client is None:
+        client = _clients[settings.REDIS_URL] = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=5)
+    return client
+
+
+def lock_key(name: str, args) -> str:
+    digest = hashlib.sha256(json.dumps(list(args), sort_keys=True, default=str).encode()).hexdigest()[:32]
+    return f"pyramid:running:{name}:{digest}"
+
+
+class _Heartbeat(threading.Thread):
+    """Renews the lock every third of its lifetime until stopped."""
+
+    def __init__(self, lock):
+        super().__init__(name="pyramid-task-lock", daemon=True)
+        self.lock, self.stopped = lock, threading.Event()
+
+    def run(self):
+        import redis.exceptions
+
+        while not self.stopped.wait(self.lock.timeout / 3):
+            try:
+                self.lock.reacquire()
+            except redis.exceptions.LockError:
+                log.warning("the lock %s expired while its task ran; a copy may run alongside", self.lock.name)
+                return
+            except redis.exceptions.RedisError:
+                log.warning("could not renew the lock %s (Redis unreachable); trying again", self.lock.name)
+
+
+class RunsAlone(Task):
+    """Base of the recomputation tasks (``annotation/peers/tasks.py``, ``lightweight_tasks.py``)."""
+
+    def __call__(self, *args, **kwargs):
+        if self.request.is_eager or not settings.REDIS_URL:
+            return super().__call__(*args, **kwargs)
+        import redis.exceptions
+
+        task_id = self.request.id or ""
+        # thread_local=False: the heartbeat thread renews it with the token taken here
+        lock = _redis().lock(lock_key(self.name, args), timeout=settings.TASK_LOCK_SECONDS, thread_local=False)
+        try:
+            acquired = lock.acquire(blocking=False, token=task_id)
+            holder = None if acquired else _redis().get(lock.name)
+        except redis.exceptions.RedisError:
+            log.warning("Redis unreachable: %s runs without its lock", self.name)
+            return super().__call__(*args, **kwargs)
+        if not acquired:
+            if holder is not None and holder.decode() == task_id:
+                log.warning("%s[%s] is delivered again while it still runs: this copy is skipped", self.name, task_id)
+                return None
+            if holder is not None:
+                raise self.retry(countdown=BUSY_RETRY_SECONDS, max_retries=None)
+            return self.__call__(*args, **kwargs)  # released in between: take it now
+        heartbeat = _Heartbeat(lock)
+        heartbeat.start()
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            heartbeat.stopped.set()
+            try:
+                lock.release()
+            except redis.exceptions.RedisError:  # expired (LockNotOwnedError) or Redis gone: it expires by itself
+                pass

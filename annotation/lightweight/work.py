@@ -1,0 +1,578 @@
+"""Running the Lightweight Pyramid protocol in the app: statement writing, filtering, sampling,
+judging tasks, crowd submissions, costs.
+
+Phase 1: each reference is shown to ``writers_per_reference`` workers, each writes
+``statements_per_writer`` statements (all required). The released filters mark statements kept or
+dropped with the reason; a seeded sample puts ``statements_per_reference`` of each reference into
+batch 1 and as many more into batch 2, reporting references that run short and offering the
+top-up from the topic's other references.
+
+Phase 2: one task per peer summary and batch (16 statements with 4 references), judged by
+``judges_per_task`` workers. A crowd link (token) opens the work of one phase / batch; a worker
+id is captured (typed, or from MTurk's or Prolific's URL parameters: ``lightweight_platforms``,
+recorded with the submission), every statement needs an answer, and a completion code is shown at
+the end (``lightweight_codes`` checks them against the platform's).
+Each worker answers a task at most once (a database constraint): a double submission stores
+nothing twice and returns the first submission's completion code. A worker shown a task holds one
+of its answer slots (``LiteReservation``, MTurk's accepted assignment) until it answers or
+``LIGHTWEIGHT_RESERVATION_SECONDS`` pass, and answers only against that hold, so a crowd arriving
+together never answers a task more often than asked; the only overfill is a late answer (its
+hold expired and the slot went to another worker), bounded per task by ``LIGHTWEIGHT_LATE_ANSWERS``.
+
+Worker ids are whatever a client types, so a script can pose as a crowd: the limits it must not
+escape are per client (``CrowdClient``: address and browser session). One client gives a task one
+answer and a reference one writing at most (database constraints), so it never decides a task's
+majority, and holds a bounded number of slots (``CROWD_HOLDS_PER_*``, ``CROWD_HOLD_SHARE``), so it
+cannot keep genuine workers out; a reference takes ``writers_per_reference`` writings at most.
+"""
+from __future__ import annotations
+
+import math
+import secrets
+import zlib
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Min, Q
+from django.utils import timezone
+
+from scoring.lite_statements import Statement, chunk, filter_statements, sample_batches, top_up
+
+from annotation.models import (
+    SCU,
+    CrowdLink,
+    LightweightPyramid,
+    LiteAssignment,
+    LiteReservation,
+    LiteStatement,
+    LiteTask,
+    LiteWriting,
+    PeerSummary,
+    ReferenceSummary,
+    Topic,
+)
+from annotation.lightweight.models import ANSWER_ABSENT, ANSWER_PRESENT
+from annotation.lightweight.importing import task_key
+from annotation.lightweight.runs import touch
+
+MAX_WORKER_ID = 100
+PSEUDONYM_PREFIX = "anon-"   # the run's pseudonyms of worker ids (``lightweight_privacy``)
+MAX_STATEMENT_CHARS = 500
+# next_task: tasks tried under their row lock per choice, and choices made afresh when every tried
+# task's last slot went to someone else meanwhile (each failed try means another worker got a task).
+RESERVE_CANDIDATES = 4
+RESERVE_ROUNDS = 3
+ALL_RESERVED = "All remaining tasks are being judged right now; try again in a few minutes."
+NOT_HELD = ("This task is no longer held for you (its time ran out and it went to other workers); "
+            "please open the link again for another.")
+
+
+class WorkError(ValueError):
+    """A request the protocol cannot take (the message is shown to the worker or coordinator)."""
+
+
+def completion_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+def clean_worker_id(value) -> str:
+    worker = value.strip() if isinstance(value, str) else ""
+    if not worker:
+        raise WorkError("Please enter your worker id.")
+    if len(worker) > MAX_WORKER_ID or not worker.isprintable() or any(ch.isspace() for ch in worker):
+        raise WorkError(f"A worker id is one word of at most {MAX_WORKER_ID} printable characters.")
+    if worker.lower().startswith(PSEUDONYM_PREFIX):   # would pass for a pseudonymised worker
+        raise WorkError(f"A worker id may not begin with {PSEUDONYM_PREFIX!r}.")
+    return worker
+
+
+def topics_of(run: LightweightPyramid):
+    return Topic.objects.filter(dataset=run.dataset).order_by("external_id")
+
+
+# --- Phase 1: statements -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CrowdClient:
+    """Where a crowd request comes from: its address (``client_network``) and a hash of its browser
+    session ("" without one, e.g. a script on the API). Worker ids are whatever the client types,
+    so the limits that a script inventing ids must not escape are counted per client."""
+
+    address: str
+    session: str = ""
+
+    def owns(self, row) -> bool:
+        """Whether a hold (or an answer, a writing) came from this client: its address or its session."""
+        return row.client == self.address or bool(self.session and row.session == self.session)
+
+    def rows(self, prefix: str = "") -> Q:
+        """The rows of this client (``prefix``: the path to them)."""
+        mine = Q(**{f"{prefix}client": self.address})
+        return mine | Q(**{f"{prefix}session": self.session}) if self.session else mine
+
+
+class HoldLimit(WorkError):
+    """This client holds as many judging slots as it may (``CROWD_HOLDS_PER_*``, ``CROWD_HOLD_SHARE``)."""
+
+    def __init__(self, retry_after: int):
+        super().__init__("Too many tasks are being judged from your connection right now; finish one, "
+                         "or come back in a few minutes.")
+        self.retry_after = retry_after
+
+
+def _spread(worker: str, pk: int) -> int:
+    """A worker's own fixed order of ids (Knuth's multiplicative hash, keyed by the worker), which
+    spreads a crowd arriving together over equally needed tasks or references."""
+    return (pk * 2654435761 + zlib.crc32(worker.encode())) % 1000003
+
+
+def next_reference(run: LightweightPyramid, worker: str, client: CrowdClient) -> ReferenceSummary | None:
+    """A reference that still needs writers and that neither this worker nor its client has
+    written about: among those with the fewest writings, in the worker's own order."""
+    references = list(ReferenceSummary.objects.filter(topic__dataset=run.dataset)
+                      .exclude(pk__in=LiteWriting.objects.filter(Q(worker_id=worker) | client.rows(), pyramid=run).values("reference_id"))
+                      .annotate(writers=Count("lite_writings", filter=Q(lite_writings__pyramid=run)))
+                      .filter(writers__lt=run.writers_per_reference).values_list("id", "writers"))
+    if not references:
+        return None
+    fewest = min(writers for _, writers in references)
+    pk = min((pk for pk, writers in references if writers == fewest), key=lambda pk: _spread(worker, pk))
+    return ReferenceSummary.objects.get(pk=pk)
+
+
+def submit_writing(run: LightweightPyramid, reference: ReferenceSummary, worker: str, texts: list[str],
+                   client: CrowdClient, record: dict | None = None) -> LiteWriting:
+    """Store one worker's statements about one reference (all of them required); ``record``: the
+    platform's ids of the submission (``lightweight_platforms.Visit.record``). A reference takes
+    ``writers_per_reference`` writings and one per client at most: counted under the reference's
+    row lock, so writers sending at once cannot overfill it."""
+    worker = clean_worker_id(worker)
+    texts = [(t or "").strip() for t in texts]
+    if len(texts) != run.statements_per_writer or not all(texts):
+        raise WorkError(f"Please write all {run.statements_per_writer} statements.")
+    if any(len(t) > MAX_STATEMENT_CHARS for t in texts):
+        raise WorkError(f"A statement has at most {MAX_STATEMENT_CHARS} characters.")
+    if reference.topic.dataset_id != run.dataset_id:
+        raise WorkError("This reference is not part of this evaluation.")
+    with transaction.atomic():
+        ReferenceSummary.objects.select_for_update(no_key=True).filter(pk=reference.pk).exists()
+        writings = LiteWriting.objects.filter(pyramid=run, reference=reference)
+        earlier = writings.filter(worker_id=worker).first()
+        if earlier is not None:   # a retry: nothing twice, the same code (to the same client only)
+            if not _retried(earlier, client, record):
+                raise WorkError("This worker id has written about this reference already.")
+            return earlier
+        if writings.count() >= run.writers_per_reference:
+            raise WorkError("This reference has all the statements it needs by now; please open the link again for another.")
+        if writings.filter(client.rows()).exists():
+            raise WorkError("Someone on your connection has written about this reference already; please open the link again for another.")
+        writing = LiteWriting.objects.create(pyramid=run, reference=reference, worker_id=worker, completion_code=completion_code(),
+                                             client=client.address, session=client.session, **(record or {}))
+        LiteStatement.objects.bulk_create([
+            LiteStatement(pyramid=run, topic_id=reference.topic_id, external_id=f"w{writing.pk}.{k}", text=text,
+                          reference=reference, source=reference.external_id, author=worker, writing=writing)
+            for k, text in enumerate(texts, start=1)
+        ])
+        touch(run)
+    return writing
+
+
+def _retried(earlier: LiteAssignment | LiteWriting, client: CrowdClient, record: dict | None) -> bool:
+    """Whether a submission repeats ``earlier`` (a retry, answered with its completion code): from
+    the same client, and in the same platform assignment. An MTurk worker's second assignment can
+    show the task its first one holds (another tab); its submission is not the first one's, whose
+    code would have the second assignment paid for the same work."""
+    return client.owns(earlier) and earlier.platform_assignment == (record or {}).get("platform_assignment", "")
+
+
+def statements_from_expert(run: LightweightPyramid, pyramids) -> int:
+    """Statements from expert pyramids' SCU labels (one per SCU), so both methods meet on the same topics."""
+    new = []
+    have = set(LiteStatement.objects.filter(pyramid=run).values_list("topic_id", "external_id"))
+    for scu in SCU.objects.filter(pyramid__in=pyramids, pyramid__topic__dataset=run.dataset).select_related("pyramid"):
+        key = (scu.pyramid.topic_id, f"scu{scu.pyramid_id}.{scu.uid}")
+        if key not in have:
+            new.append(LiteStatement(pyramid=run, topic_id=key[0], external_id=key[1], text=scu.label, scu=scu,
+                                     source=f"pyramid {scu.pyramid_id}"))
+    with transaction.atomic():
+        LiteStatement.objects.bulk_create(new)
+        touch(run)
+    return len(new)
+
+
+def _reference_key(statement: LiteStatement):
+    return statement.reference_id or statement.source or f"topic{statement.topic_id}"
+
+
+def apply_filters(run: LightweightPyramid) -> dict[str, int]:
+    """Mark every statement kept or dropped with the released filters; returns counts by reason."""
+    statements = list(LiteStatement.objects.filter(pyramid=run).order_by("topic_id", "id"))
+    decisions = filter_statements([Statement(s.pk, (s.topic_id, _reference_key(s)), s.text) for s in statements])
+    by_id = {s.pk: s for s in statements}
+    counts: dict[str, int] = defaultdict(int)
+    for d in decisions:
+        s = by_id[d.id]
+        s.kept, s.filter_reason = d.kept, d.reason or ""
+        counts[d.reason or "kept"] += 1
+    with transaction.atomic():
+        LiteStatement.objects.bulk_update(statements, ["kept", "filter_reason"], batch_size=2000)
+        touch(run)
+    return dict(counts)
+
+
+@dataclass
+class SampleReport:
+    topic: str
+    batches: list[int]          # statements per batch
+    target: int
+    short: list[dict]           # {reference, batch, missing}; reference None = the topic ran out
+
+
+def sample(run: LightweightPyramid, top_up_short: bool = False) -> list[SampleReport]:
+    """Seeded sample of every topic's kept statements into batches 1 and 2 (replacing a previous sample)."""
+    reports = []
+    references = dict(ReferenceSummary.objects.filter(topic__dataset=run.dataset).values_list("id", "external_id"))
+    with transaction.atomic():
+        LiteStatement.objects.filter(pyramid=run).update(batch=None)
+        for topic in topics_of(run):
+            kept: dict = defaultdict(list)
+            for s in LiteStatement.objects.filter(pyramid=run, topic=topic, kept=True).order_by("id"):
+                kept[_reference_key(s)].append(s.pk)
+            if not kept:
+                continue
+            seed = run.seed * 1_000_003 + topic.pk
+            result = sample_batches(kept, seed, per_reference=run.statements_per_reference)
+            if top_up_short and result.short:
+                result = top_up(result, kept, seed)
+            for number, batch in enumerate(result.batches, start=1):
+                LiteStatement.objects.filter(pk__in=[s for _, s in batch]).update(batch=number)
+            reports.append(SampleReport(
+                topic.external_id, [len(b) for b in result.batches], result.target,
+                [{"reference": references.get(x.reference, x.reference) if x.reference is not None else None,
+                  "batch": x.batch, "missing": x.missing} for x in result.short],
+            ))
+        touch(run)
+    return reports
+
+
+def create_tasks(run: LightweightPyramid) -> int:
+    """One task per peer summary and batch (split into tasks of 16 statements); existing tasks stay."""
+    have = set(LiteTask.objects.filter(pyramid=run).values_list("peer_id", "key"))
+    new = []
+    peers = defaultdict(list)
+    for peer in PeerSummary.objects.filter(topic__dataset=run.dataset).order_by("id"):
+        peers[peer.topic_id].append(peer)
+    batches = defaultdict(list)
+    for pk, topic, external, batch in LiteStatement.objects.filter(pyramid=run, batch__isnull=False).order_by("id").values_list(
+            "id", "topic_id", "external_id", "batch"):
+        batches[(topic, batch)].append((pk, external))
+    for (topic, batch), statements in sorted(batches.items()):
+        for part in chunk(statements):
+            key = task_key([e for _, e in part])
+            for peer in peers[topic]:
+                if (peer.pk, key) not in have:
+                    new.append(LiteTask(pyramid=run, topic_id=topic, peer=peer, batch=batch, key=key,
+                                        statement_ids=[pk for pk, _ in part]))
+    with transaction.atomic():
+        LiteTask.objects.bulk_create(new, batch_size=2000)
+        touch(run)
+    return len(new)
+
+
+# --- Phase 2: judging ----------------------------------------------------------------------------
+
+def _link_tasks(link: CrowdLink):
+    tasks = LiteTask.objects.filter(pyramid_id=link.pyramid_id)
+    return tasks.filter(batch=link.batch) if link.batch else tasks
+
+
+# The judging page's hot path in SQL written out (PostgreSQL and SQLite alike): building these
+# statements with the ORM took about 5 ms of CPU each on the 2-core machine, more than the database
+# spends on them (the whole page is about 20).
+_TASK, _ANSWER, _HOLD = (model._meta.db_table for model in (LiteTask, LiteAssignment, LiteReservation))
+# A row of this client: its address, or (when the request has one) its session.
+_OURS = "({0}client = %(client)s OR {0}session = NULLIF(%(session)s, ''))"
+# The link's tasks this worker may judge: not answered by the worker or its client, with no live
+# hold of another worker of its client. The one the worker holds first; then those with the most
+# answers and live holds together among those with fewer than the judges asked for, so tasks are
+# completed before new ones are started (three workers judge the same tasks, and have pairs for
+# their agreement); ties in each worker's own order (``_spread``), so a crowd arriving together
+# still spreads over the tasks equally taken instead of queueing for one. The third column: the
+# free slots of all these tasks (the share a client may take). Answers are counted by a join and
+# the run's live holds grouped once (hash joins): correlated counts per task, evaluated for the
+# filter and again for the order, took three times as long.
+_PROPOSALS = f"""
+SELECT t.id, COALESCE(holds.mine, 0),
+       SUM(CASE WHEN COUNT(a.id) + COALESCE(holds.n, 0) < %(judges)s
+                THEN %(judges)s - COUNT(a.id) - COALESCE(holds.n, 0) ELSE 0 END) OVER ()
+FROM {_TASK} t
+LEFT JOIN {_ANSWER} a ON a.task_id = t.id
+LEFT JOIN (
+    SELECT h.task_id, COUNT(*) AS n,
+           MAX(CASE WHEN h.worker_id = %(worker)s AND {_OURS.format("h.")} THEN 1 ELSE 0 END) AS mine,
+           MAX(CASE WHEN h.worker_id <> %(worker)s AND {_OURS.format("h.")} THEN 1 ELSE 0 END) AS ours
+    FROM {_HOLD} h JOIN {_TASK} ht ON ht.id = h.task_id
+    WHERE ht.pyramid_id = %(run)s AND h.expires_at > %(now)s
+    GROUP BY h.task_id
+) holds ON holds.task_id = t.id
+WHERE t.pyramid_id = %(run)s AND (%(batch)s = 0 OR t.batch = %(batch)s)
+  AND NOT EXISTS (SELECT 1 FROM {_ANSWER} done WHERE done.task_id = t.id
+                  AND (done.worker_id = %(worker)s OR {_OURS.format("done.")}))
+GROUP BY t.id, holds.n, holds.mine, holds.ours
+HAVING holds.mine = 1 OR (COUNT(a.id) + COALESCE(holds.n, 0) < %(judges)s AND COALESCE(holds.ours, 0) = 0)
+ORDER BY COALESCE(holds.mine, 0) DESC, COUNT(a.id) + COALESCE(holds.n, 0) DESC, (t.id * 2654435761 + %(spread)s) %% 1000003, t.id
+LIMIT %(limit)s"""
+_LOCK = f"SELECT id FROM {_TASK} WHERE id = %s FOR NO KEY UPDATE"
+_LOCK_UNLESS_BUSY = _LOCK + " SKIP LOCKED"
+# Hold a slot of the task, if the worker holds one already from this client (renewed), or the task
+# has one free and no live hold of another worker of this client; never when the worker or its
+# client has answered it (in another tab, since the proposal). The worker's own expired hold, if
+# any, is the conflicting row: it becomes the new hold (of this client); a live one of another
+# client stays as it is.
+_RESERVE = f"""
+INSERT INTO {_HOLD} (task_id, worker_id, client, session, expires_at, created_at)
+SELECT %(task)s, %(worker)s, %(client)s, %(session)s, %(until)s, %(now)s
+WHERE EXISTS (SELECT 1 FROM {_TASK} WHERE id = %(task)s)
+  AND NOT EXISTS (SELECT 1 FROM {_ANSWER} WHERE task_id = %(task)s AND (worker_id = %(worker)s OR {_OURS.format("")}))
+  AND (EXISTS (SELECT 1 FROM {_HOLD} WHERE worker_id = %(worker)s AND task_id = %(task)s AND expires_at > %(now)s
+               AND {_OURS.format("")})
+       OR ((SELECT COUNT(*) FROM {_ANSWER} WHERE task_id = %(task)s)
+           + (SELECT COUNT(*) FROM {_HOLD} WHERE task_id = %(task)s AND expires_at > %(now)s) < %(judges)s
+           AND NOT EXISTS (SELECT 1 FROM {_HOLD} WHERE task_id = %(task)s AND expires_at > %(now)s
+                           AND worker_id <> %(worker)s AND {_OURS.format("")})))
+ON CONFLICT (worker_id, task_id) DO UPDATE SET
+    created_at = CASE WHEN {_HOLD}.expires_at > %(now)s THEN {_HOLD}.created_at ELSE excluded.created_at END,
+    client = excluded.client, session = excluded.session, expires_at = excluded.expires_at
+WHERE {_HOLD}.expires_at <= %(now)s OR {_OURS.format(_HOLD + ".")}"""
+# The client's live holds: everywhere, with its session, in this run; when the first expires; and
+# the link's task this worker holds from this client, if another of its tabs took one meanwhile.
+_CLIENT_HOLDS = f"""
+SELECT (SELECT COUNT(*) FROM {_HOLD} WHERE client = %(client)s AND expires_at > %(now)s),
+       (SELECT COUNT(*) FROM {_HOLD} WHERE session = NULLIF(%(session)s, '') AND expires_at > %(now)s),
+       (SELECT COUNT(*) FROM {_HOLD} h JOIN {_TASK} t ON t.id = h.task_id
+        WHERE t.pyramid_id = %(run)s AND h.client = %(client)s AND h.expires_at > %(now)s),
+       (SELECT MIN(expires_at) FROM {_HOLD} WHERE {_OURS.format("")} AND expires_at > %(now)s),
+       (SELECT MIN(h.task_id) FROM {_HOLD} h JOIN {_TASK} t ON t.id = h.task_id
+        WHERE h.worker_id = %(worker)s AND t.pyramid_id = %(run)s AND (%(batch)s = 0 OR t.batch = %(batch)s)
+          AND h.expires_at > %(now)s AND {_OURS.format("h.")})"""
+# Serializes one client's new holds (PostgreSQL advisory lock space), so its caps are counted exactly.
+_CLIENT_LOCK = "SELECT pg_advisory_xact_lock(24, hashtext(%s))"
+
+
+def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | None:
+    """The task this worker is to judge now, with one of its answer slots held for the worker (from
+    this client) until ``LIGHTWEIGHT_RESERVATION_SECONDS`` from now; None when there is none for it
+    right now (all answered or held by others: ``seconds_until_free`` tells which). Raises
+    ``HoldLimit`` when the client holds as many slots as it may.
+
+    A task the worker holds and has not answered comes first, its hold renewed: a reload keeps the
+    task shown. Otherwise a task as ``_PROPOSALS`` orders them. The choice is one query on task ids
+    alone (counting over whole rows with the summary text sorted them on disk); it is only a
+    proposal, which ``_hold`` checks again under the task's lock: when the last slot went to
+    someone else meanwhile, the next proposal is tried, a bounded number of times.
+    """
+    now = timezone.now()
+    adapt = connection.ops.adapt_datetimefield_value
+    params = {"run": link.pyramid_id, "batch": link.batch or 0, "worker": worker, "now": adapt(now),
+              "until": adapt(now + timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS)),
+              "client": client.address, "session": client.session,
+              "judges": link.pyramid.judges_per_task, "spread": zlib.crc32(worker.encode()), "limit": RESERVE_CANDIDATES}
+    for _ in range(RESERVE_ROUNDS):
+        with connection.cursor() as cursor:
+            cursor.execute(_PROPOSALS, params)
+            proposals = cursor.fetchall()
+        if proposals and proposals[0][1] and _renew(proposals[0][0], params):
+            return _shown(proposals[0][0])
+        candidates = [pk for pk, mine, _ in proposals if not mine]
+        if candidates:
+            pk = _hold(candidates, params, proposals[0][2], now)
+            if pk is not None:
+                return _shown(pk)
+        if len(proposals) < RESERVE_CANDIDATES:   # every task that had a free slot was tried
+            return None
+    return None
+
+
+def _shown(pk: int) -> LiteTask | None:
+    return LiteTask.objects.select_related("peer").filter(pk=pk).first()
+
+
+def _renew(pk: int, params: dict) -> bool:
+    """Renew the worker's live hold of task ``pk`` (``_RESERVE``); False when it has answered it meanwhile.
+
+    Race-free: the task's row lock (PostgreSQL; SQLite takes its database-wide write lock at BEGIN)
+    makes this the only change of the task's slots in progress, and the counts are read by a
+    statement issued once the lock is granted, so they include what the previous holder committed
+    (a count inside the locking statement would come from its snapshot, taken before the wait).
+    FOR NO KEY UPDATE: an imported answer's insert, which takes KEY SHARE on its task, never waits.
+    """
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(_LOCK, [pk])
+        cursor.execute(_RESERVE, {**params, "task": pk})
+        return cursor.rowcount == 1
+
+
+def _hold(candidates: list[int], params: dict, free: int, now) -> int | None:
+    """A new hold of the first candidate task with a slot left for this worker (``_RESERVE``, as
+    ``_renew`` under the task's lock): None when none has. A task whose lock another request holds
+    right now is passed over (SKIP LOCKED) for the next candidate: with tasks completed one after
+    the other, a crowd asks for the same few at once. Only when no other candidate had a slot are
+    the busy ones waited for, each in a transaction of its own, which holds no other task's lock
+    while it waits (two requests each holding the task the other waits for would deadlock)."""
+    busy: list[int] = []
+    pk = _hold_one_of(candidates, params, free, now, busy)
+    for waited in busy:
+        if pk is not None:
+            break
+        pk = _hold_one_of([waited], params, free, now, None)
+    return pk
+
+
+def _hold_one_of(candidates: list[int], params: dict, free: int, now, busy: list | None) -> int | None:
+    """One transaction of ``_hold``: under the client's lock its live holds are counted first
+    (``HoldLimit`` when it holds ``CROWD_HOLDS_PER_ADDRESS``, its session ``CROWD_HOLDS_PER_SESSION``,
+    or it holds ``CROWD_HOLD_SHARE`` of the run's free slots, at least one), then the candidates are
+    tried: those locked by others are put in ``busy`` (None: waited for)."""
+    postgres = connection.vendor == "postgresql"
+    with transaction.atomic(), connection.cursor() as cursor:
+        if postgres:
+            cursor.execute(_CLIENT_LOCK, [params["client"]])
+        cursor.execute(_CLIENT_HOLDS, params)
+        address, session, in_run, soonest, held = cursor.fetchone()
+        if held is not None:   # the worker's other tab got it (this client's new holds wait for each other)
+            return held
+        share = max(1, math.floor(settings.CROWD_HOLD_SHARE * (int(free) + in_run)))
+        if address >= settings.CROWD_HOLDS_PER_ADDRESS or session >= settings.CROWD_HOLDS_PER_SESSION or in_run >= share:
+            if isinstance(soonest, str):   # SQLite
+                soonest = datetime.fromisoformat(soonest).replace(tzinfo=now.tzinfo)
+            raise HoldLimit(max(1, math.ceil((soonest - now).total_seconds())) if soonest else 1)
+        for pk in candidates:
+            if postgres:
+                cursor.execute(_LOCK if busy is None else _LOCK_UNLESS_BUSY, [pk])
+                if cursor.fetchone() is None:   # locked by another request (or the task is gone)
+                    if busy is not None:
+                        busy.append(pk)
+                    continue
+            cursor.execute(_RESERVE, {**params, "task": pk})
+            if cursor.rowcount == 1:
+                return pk
+    return None
+
+
+def _open_tasks(link: CrowdLink, worker: str, client: CrowdClient):
+    """The link's tasks this worker could still judge: not answered by it or its client, nor by all the judges asked for."""
+    return (_link_tasks(link).exclude(pk__in=LiteAssignment.objects.filter(Q(worker_id=worker) | client.rows()).values("task_id"))
+            .values("id").annotate(n=Count("assignments")).filter(n__lt=link.pyramid.judges_per_task).values("id"))
+
+
+def seconds_until_free(link: CrowdLink, worker: str, client: CrowdClient) -> int | None:
+    """After ``next_task`` found nothing: the seconds until the first hold by another worker on a
+    task this worker could still judge expires (its slot may come back then), or None when nothing
+    is left for this worker (every task answered by it, its client, or fully answered)."""
+    now = timezone.now()
+    soonest = (LiteReservation.objects.filter(task__in=_open_tasks(link, worker, client), expires_at__gt=now)
+               .exclude(worker_id=worker).aggregate(soonest=Min("expires_at"))["soonest"])
+    return None if soonest is None else max(1, math.ceil((soonest - now).total_seconds()))
+
+
+def task_statements(task: LiteTask) -> list[LiteStatement]:
+    """The task's statements in the order shown (one query, only what the page shows)."""
+    by_id = {s.pk: s for s in LiteStatement.objects.filter(pk__in=task.statement_ids).only("id", "text")}
+    return [by_id[pk] for pk in task.statement_ids]
+
+
+def answerable_after(now: datetime) -> datetime:
+    """The hold expiry after which a hold can still take an answer (a late one: expired within as
+    long again as a hold lasts); holds expired by then are past answering."""
+    return now - timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS)
+
+
+def submit_judgments(link: CrowdLink, task: LiteTask, worker: str, answers: dict, client: CrowdClient,
+                     record: dict | None = None) -> LiteAssignment:
+    """Store one worker's answers to one task: ``answers`` maps every statement id to present / absent;
+    ``record``: the platform's ids of the submission (``lightweight_platforms.Visit.record``).
+
+    Only against the worker's hold of the task, from the client that holds it: the hold becomes
+    the answer in the same commit, so the task's answers and live holds together stay the same.
+    A late answer (its hold expired, within as long again) is stored while the task's answers and
+    live holds are fewer than ``judges_per_task + LIGHTWEIGHT_LATE_ANSWERS`` (the work was done;
+    the task may get that many answers more than asked), and never a second answer of one client.
+    All under the task's row lock, as the holds are handed out. A retry of a stored answer stores
+    nothing twice and gets its completion code (from the client that sent it).
+    """
+    worker = clean_worker_id(worker)
+    if task.pyramid_id != link.pyramid_id or (link.batch and task.batch != link.batch):
+        raise WorkError("This task is not part of this link.")
+    codes = []
+    for pk in task.statement_ids:
+        value = answers.get(str(pk), answers.get(pk))
+        if value not in ("present", "absent", ANSWER_PRESENT, ANSWER_ABSENT):
+            raise WorkError("Please answer every statement: present or not present.")
+        codes.append(ANSWER_PRESENT if value in ("present", ANSWER_PRESENT) else ANSWER_ABSENT)
+    now = timezone.now()
+    late = answerable_after(now)
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute(_LOCK, [task.pk])
+            hold = LiteReservation.objects.filter(task=task, worker_id=worker).first()
+            if hold is None:   # answered already (the answer took the hold's place)? a retry: nothing twice
+                earlier = LiteAssignment.objects.filter(task=task, external_id=f"app:{worker}").first()
+                if earlier is not None and _retried(earlier, client, record):
+                    return earlier
+                raise WorkError("This worker id has answered this task already." if earlier else NOT_HELD)
+            if not client.owns(hold) or hold.expires_at <= late:
+                raise WorkError(NOT_HELD)
+            if hold.expires_at <= now:
+                taken = task.assignments.count() + task.reservations.filter(expires_at__gt=now).count()
+                if taken >= link.pyramid.judges_per_task + settings.LIGHTWEIGHT_LATE_ANSWERS:
+                    raise WorkError(NOT_HELD)
+            assignment = LiteAssignment.objects.create(
+                task=task, worker_id=worker, external_id=f"app:{worker}", origin=LiteAssignment.Origin.APP,
+                answers="".join(codes), completion_code=completion_code(), client=hold.client, session=hold.session,
+                **(record or {}))
+            # The task's holds expired past their late answer go too (this is where they are cleared).
+            LiteReservation.objects.filter(Q(pk=hold.pk) | Q(expires_at__lte=late), task=task).delete()
+            touch(link.pyramid, reload=False)   # last before the commit: the run's row is locked briefly
+    except IntegrityError:   # the client's other worker answered it (a late answer): one per client
+        raise WorkError("Someone on your connection has answered this task already; please open the link again for another.") from None
+    return assignment
+
+
+# --- Progress and costs --------------------------------------------------------------------------
+
+def progress(run: LightweightPyramid) -> dict:
+    """The run's counts; ``reserved``: answer slots held for crowd workers now (judging under way)."""
+    tasks = LiteTask.objects.filter(pyramid=run).annotate(n=Count("assignments"))
+    total = tasks.count()
+    statements = LiteStatement.objects.filter(pyramid=run)
+    references = ReferenceSummary.objects.filter(topic__dataset=run.dataset).count()
+    return {
+        "references": references,
+        "writings": LiteWriting.objects.filter(pyramid=run).count(),
+        "writings_wanted": references * run.writers_per_reference,
+        "statements": statements.count(),
+        "kept": statements.filter(kept=True).count(),
+        "sampled": statements.filter(batch__isnull=False).count(),
+        "tasks": total,
+        "tasks_done": tasks.filter(n__gte=run.judges_per_task).count(),
+        "assignments": LiteAssignment.objects.filter(task__pyramid=run).count(),
+        "assignments_wanted": total * run.judges_per_task,
+        "reserved": LiteReservation.objects.filter(task__pyramid=run, expires_at__gt=timezone.now()).count(),
+    }
+
+
+def costs(run: LightweightPyramid, figures: dict | None = None) -> dict:
+    """Cost so far (paid assignments) and the estimate for the whole run, in USD."""
+    p = figures or progress(run)
+    paid_judging = LiteAssignment.objects.filter(task__pyramid=run).exclude(origin=LiteAssignment.Origin.AGGREGATED).count()
+    so_far = p["writings"] * run.pay_writing + paid_judging * run.pay_judging
+    estimate = p["writings_wanted"] * run.pay_writing + p["assignments_wanted"] * run.pay_judging
+    return {"so_far": str(so_far.quantize(Decimal("0.01"))), "estimate": str(Decimal(estimate).quantize(Decimal("0.01"))),
+            "pay_writing": str(run.pay_writing), "pay_judging": str(run.pay_judging)}

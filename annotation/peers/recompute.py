@@ -1,0 +1,183 @@
+"""Keep stored scores and agreement in step with the data, never inside a request.
+
+- ``schedule`` (called after a commit) publishes what the commit made stale through the one
+  background path (``annotation.jobs.queue``: run in-process without ``REDIS_URL``, the Celery
+  task ``annotation.recompute_scores`` / ``recompute_agreement`` with it, once per burst).
+- Recomputation is incremental: annotations whose stored scores are current are skipped; a
+  pyramid's weights and jackknife pyramids are prepared once per convention
+  (``scoring.scores.prepare``) for all its peers and kept per process while its revision stands
+  (``prepared_pyramids``), so an annotation edit reads only that annotation's matches; the
+  results are stored in one statement.
+- Results carry the revisions they were computed from and are written only if nothing newer is
+  stored, so a slow task never overwrites a fresher result.
+- If Redis is down the save has already committed and answered; the results are stale (their
+  revisions lag behind, and ``jobs.queue.scoring_delayed`` tells the pages why), and the periodic sweep
+  ``schedule_stale`` (Celery beat, and every worker start) enqueues them once Redis is back.
+"""
+import logging
+from collections.abc import Iterable
+
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from scoring.model import Convention
+from scoring.scores import score_prepared
+
+from annotation.jobs import queue
+from annotation.models import AnnotationScore, PeerAnnotation, Topic, TopicAgreement
+from annotation.peers.results import agreement_rows_by_convention
+from annotation.peers.prepared_pyramids import prepared_pyramids
+from annotation.peers.scoring_inputs import load_annotations
+
+log = logging.getLogger(__name__)
+STORE_CHUNK = 1000  # results per statement of _store_scores (6 parameters each; SQLite allows 32,766)
+_CONVENTIONS = {c.value for c in Convention}
+
+
+def schedule(*, pyramid_ids=(), annotation_ids=(), topic_ids=()) -> None:
+    """Recompute everything a committed change made stale, in the background. Never raises."""
+    try:
+        queue.publish("pyramid", pyramid_ids)
+        queue.publish("annotation", annotation_ids)
+        queue.publish("topic", topic_ids)
+    except Exception:
+        log.exception("scheduling score recomputation failed; results stay stale until the next sweep")
+
+
+def _store_scores(results: list[tuple[int, str, tuple[int, int], dict]]) -> int:
+    """Write each result unless a result from a newer state is stored; returns how many were written.
+
+    One statement (``INSERT ... ON CONFLICT DO UPDATE ... WHERE``, the same SQL on SQLite and
+    PostgreSQL): each row is compared with what is stored atomically, so no lock, no read of the
+    stored values and no per-row statement is needed. Rows go in one order, so concurrent writers
+    lock them in the same order. A result whose annotation was deleted meanwhile is dropped."""
+    if not results:
+        return 0
+    rows = sorted(results, key=lambda r: (r[0], r[1]))
+    if len(rows) > STORE_CHUNK:  # one statement's parameters stay within every backend's limit
+        return sum(_store_scores(rows[start:start + STORE_CHUNK]) for start in range(0, len(rows), STORE_CHUNK))
+    table = AnnotationScore._meta.db_table
+    values_field, at_field = AnnotationScore._meta.get_field("values"), AnnotationScore._meta.get_field("computed_at")
+    now = at_field.get_db_prep_save(timezone.now(), connection)
+    params = [p for a, c, (p_rev, a_rev), v in rows for p in (a, c, p_rev, a_rev, values_field.get_db_prep_save(v, connection), now)]
+    sql = (
+        f'INSERT INTO {table} (annotation_id, convention, pyramid_revision, annotation_revision, "values", computed_at) '
+        f'VALUES {", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(rows))} '
+        'ON CONFLICT (annotation_id, convention) DO UPDATE SET pyramid_revision = excluded.pyramid_revision, '
+        'annotation_revision = excluded.annotation_revision, "values" = excluded."values", computed_at = excluded.computed_at '
+        f"WHERE {table}.pyramid_revision <= excluded.pyramid_revision AND {table}.annotation_revision <= excluded.annotation_revision"
+    )
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.rowcount
+    except IntegrityError:  # an annotation was deleted since it was read: store the others
+        alive = set(PeerAnnotation.objects.filter(pk__in={r[0] for r in rows}).values_list("id", flat=True))
+        kept = [r for r in rows if r[0] in alive]
+        if len(kept) == len(rows):
+            raise
+        return _store_scores(kept)
+
+
+def _store_score(annotation_id: int, convention: str, revisions: tuple[int, int], values: dict) -> bool:
+    """Write unless a result from a newer state is stored; True if written."""
+    return _store_scores([(annotation_id, convention, revisions, values)]) == 1
+
+
+def publish_annotations_of(pyramid_ids: Iterable[int]) -> None:
+    """A changed pyramid's job: every annotation against it (turned into ids on the runner's
+    thread, not in the request that changed the pyramid)."""
+    queue.dispatch("annotation", PeerAnnotation.objects.filter(pyramid_id__in=pyramid_ids).values_list("id", flat=True))
+
+
+def recompute_annotations(annotation_ids: Iterable[int]) -> int:
+    """Compute and store both conventions' scores of these annotations (those not current);
+    returns how many were written.
+
+    One query reads the revisions and what is stored; the pyramids come prepared from the
+    process's cache when their revision has not moved (an annotation edit), else are read and
+    prepared once; one query reads the matches, one statement stores the results."""
+    ids = list(annotation_ids)
+    queue.release("annotation", ids)
+    # Revisions are read before the data, so the data is never older than the revision it is stored under.
+    revisions, pyramid_of, pyramid_state = {}, {}, {}
+    stored: dict[int, set] = {}
+    for pk, pyramid_id, a_rev, p_rev, created, convention, s_p_rev, s_a_rev in (
+        PeerAnnotation.objects.filter(pk__in=ids).order_by().values_list(
+            "id", "pyramid_id", "revision", "pyramid__revision", "pyramid__created_at",
+            "scores__convention", "scores__pyramid_revision", "scores__annotation_revision")
+    ):
+        revisions[pk], pyramid_of[pk], pyramid_state[pyramid_id] = (p_rev, a_rev), pyramid_id, (created, p_rev)
+        current = stored.setdefault(pk, set())
+        if convention is not None and (s_p_rev, s_a_rev) == (p_rev, a_rev):
+            current.add(convention)
+    todo = sorted(pk for pk in revisions if stored[pk] != _CONVENTIONS)
+    if not todo:
+        return 0
+    prepared = prepared_pyramids({pyramid_of[pk]: pyramid_state[pyramid_of[pk]] for pk in todo})
+    inputs = load_annotations(todo)
+    results = []
+    for pk in todo:
+        for convention, pyramid in prepared[pyramid_of[pk]].items():
+            results.append((pk, convention.value, revisions[pk], score_prepared(pyramid, inputs[pk]).as_dict()))
+    return _store_scores(results)
+
+
+def recompute_topics(topic_ids: Iterable[int]) -> int:
+    """Compute and store the agreement figures of these topics (those not current); returns how many were written."""
+    ids = list(topic_ids)
+    queue.release("topic", ids)
+    current = dict(TopicAgreement.objects.filter(topic_id__in=ids).values_list("topic_id", "topic_revision"))
+    stale = [topic for topic in Topic.objects.filter(pk__in=ids).select_related("dataset") if current.get(topic.pk) != topic.revision]
+    # One computation per convention for all of them (an import makes every topic stale at once);
+    # a topic without a peer annotated twice has no row.
+    rows = {convention: {(row["dataset"], row["topic"]): row for row in rows} for convention, rows in agreement_rows_by_convention(stale, Convention).items()}
+    written = 0
+    for topic in stale:
+        revision = topic.revision
+        values = {convention.value: rows[convention].get((topic.dataset.name, topic.external_id)) for convention in Convention}
+        updated = TopicAgreement.objects.filter(topic=topic, topic_revision__lte=revision).update(values=values, topic_revision=revision)
+        if not updated and not TopicAgreement.objects.filter(topic=topic).exists():
+            try:
+                with transaction.atomic():
+                    TopicAgreement.objects.create(topic=topic, topic_revision=revision, values=values)
+                updated = 1
+            except IntegrityError:
+                updated = 0
+        written += updated
+    from annotation.dashboards.snapshots import schedule_for_topics
+
+    schedule_for_topics(ids)
+    return written
+
+
+def stale_work() -> tuple[list[int], list[int]]:
+    """Annotations whose stored scores lag behind (or are missing), and topics likewise."""
+    stored = {}
+    for annotation_id, convention, p_rev, a_rev in AnnotationScore.objects.values_list(
+        "annotation_id", "convention", "pyramid_revision", "annotation_revision"
+    ):
+        stored[(annotation_id, convention)] = (p_rev, a_rev)
+    annotations = [
+        pk for pk, a_rev, p_rev in PeerAnnotation.objects.values_list("id", "revision", "pyramid__revision")
+        if any(stored.get((pk, c.value)) != (p_rev, a_rev) for c in Convention)
+    ]
+    agreed = dict(TopicAgreement.objects.values_list("topic_id", "topic_revision"))
+    topics = [pk for pk, rev in Topic.objects.filter(pyramids__annotations__isnull=False).distinct().values_list("id", "revision") if agreed.get(pk) != rev]
+    return annotations, topics
+
+
+def schedule_stale(chunk: int = 200) -> tuple[int, int]:
+    """Recompute (no broker) or publish everything stale: the periodic sweep (beat), every worker
+    start, ``manage.py recompute_stale``."""
+    annotations, topics = stale_work()
+    for start in range(0, len(annotations), chunk):
+        queue.dispatch("annotation", annotations[start:start + chunk])
+    queue.dispatch("topic", topics)
+    return len(annotations), len(topics)
+
+
+def sweep_in_process() -> None:
+    """The in-process runner's own sweep (with workers, beat runs ``schedule_stale`` instead)."""
+    if queue.in_process():
+        schedule_stale()

@@ -1,1 +1,0 @@
-"""Use cases of the annotation app; views, commands and tasks call these, never the ORM directly."""

@@ -1,0 +1,684 @@
+"""Import DUCView files (.pyr pyramids, .pan peer annotations) into the database.
+
+Each file is imported whole or not at all (``import_all``: 50 files per transaction, each in its
+own savepoint, their peer annotations written together when the batch ends): a file that is
+rejected (malformed, hostile, inconsistent with what is already stored) writes nothing, and the
+others still go in. The
+report lists every repair the parser made, every part kept at its stored offsets because its label
+was found nowhere (``kept``: the match or contributor counts, as in the file's own scores, and is
+flagged for review), every part left out, every legacy rule violation kept for the official
+scores, and every rejected file with the reason. What reading a pyramid found is reported once,
+by the file that stored it.
+
+Identity, so that re-importing never duplicates: topics by (dataset, id), summaries by
+(topic, id) and text, pyramids by content (a .pan carries a copy of its pyramid and is attached
+to an identical pyramid of the topic if there is one), annotations by (peer, pyramid, annotator).
+A second file of one peer and annotator (unknown included) with other matches is rejected: two
+annotators' files are never merged into one.
+"""
+from __future__ import annotations
+
+import dataclasses
+import gc
+import logging
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
+
+from annotation import formats
+from annotation.formats.bounds import WorkBudget
+from annotation.pyramids.models import COMMENT_LENGTH, LABEL_LENGTH
+from annotation.models import (
+    SCU, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
+    ReferenceSummary, Topic,
+)
+from annotation.access.roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
+from annotation.peers.score_events import annotations_created, batched_scheduling, touch_pyramid
+
+if TYPE_CHECKING:
+    from annotation.transfer.archive import Archived
+
+EXTENSIONS = (".pyr", ".pan")
+ARCHIVE_MANIFEST = "archive manifest"  # where an annotator's name came from, beside formats.FILE_NAME etc.
+COMMIT_EVERY = 50  # files per transaction (``import_all``)
+log = logging.getLogger(__name__)
+_PAN_ROOT = re.compile(rb"<peerAnnotation[\s>]")
+_PYR_ROOT = re.compile(rb"<pyramid[\s>]")
+
+
+@dataclass
+class ImportCache:
+    """What one import has already read and stored: embedded pyramids parsed once (by their
+    bytes); topics, their references, pyramids by (topic, content) and SCU ids by pyramid, as
+    the database holds them after the files that were imported (a rejected file adds nothing)."""
+
+    parsed: dict = field(default_factory=dict)
+    stored: dict = field(default_factory=dict)
+
+    def checkpoint(self) -> dict:
+        return dict(self.stored)  # its values are replaced, never changed in place
+
+    def restore(self, checkpoint: dict) -> None:
+        self.stored = checkpoint
+
+
+class _FileMemo:
+    """The import's cache as one file sees it: reads fall through to what this file stored;
+    what it stores reaches the import's cache only once the file is in (``commit``)."""
+
+    def __init__(self, cache: ImportCache | None):
+        self.shared = cache.stored if cache is not None else {}
+        self.own: dict = {}
+
+    def get(self, key):
+        return self.own.get(key, self.shared.get(key))
+
+    def put(self, key, value):
+        self.own[key] = value
+        return value
+
+    def commit(self) -> None:
+        self.shared.update(self.own)
+
+
+class ImportRejected(Exception):
+    """The file contradicts what is stored; the message says how."""
+
+
+@dataclass
+class ImportReport:
+    files: int = 0
+    topics: int = 0
+    pyramids_created: int = 0
+    pyramids_reused: int = 0
+    scus: int = 0
+    annotations_created: int = 0
+    annotations_existing: int = 0
+    repairs: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    unplaced: list[str] = field(default_factory=list)
+    legacy: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    annotators_created: list[str] = field(default_factory=list)
+    outcomes: list[dict] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+    def checkpoint(self) -> dict:
+        """What ``restore`` needs to forget what came after (counts, and lists only grow)."""
+        return {key: len(value) if isinstance(value, list) else value for key, value in self.__dict__.items()}
+
+    def restore(self, checkpoint: dict) -> None:
+        for key, value in checkpoint.items():
+            if isinstance(getattr(self, key), list):
+                del getattr(self, key)[value:]
+            else:
+                setattr(self, key, value)
+
+    def summary_lines(self) -> list[str]:
+        return [
+            f"files: {self.files} ({len(self.rejected)} rejected)",
+            f"topics created: {self.topics}",
+            f"pyramids: {self.pyramids_created} created, {self.pyramids_reused} already present",
+            f"SCUs created: {self.scus}",
+            f"peer annotations: {self.annotations_created} created, {self.annotations_existing} already present",
+            f"repairs: {len(self.repairs)}; offsets kept, label not found (review): {len(self.kept)}; "
+            f"left out: {len(self.unplaced)}; legacy rule violations kept: {len(self.legacy)}",
+            f"annotator identities created (they cannot log in): {len(self.annotators_created)}",
+            "names from: " + (self.sources_line() or "no file imported"),
+        ]
+
+    def sources_line(self) -> str:
+        """How many topics/peers/annotators came from each source, e.g. 'topic: 20 file name, 2 content'."""
+        parts = []
+        for key in ("topic", "peer", "annotator"):
+            counts: dict[str, int] = {}
+            for outcome in self.outcomes:
+                if outcome.get(f"{key}_from"):
+                    counts[outcome[f"{key}_from"]] = counts.get(outcome[f"{key}_from"], 0) + 1
+            if counts:
+                parts.append(f"{key}: " + ", ".join(f"{n} {source}" for source, n in counts.items()))
+        return "; ".join(parts)
+
+
+def find_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Files to import: the given files, and .pyr/.pan files under given directories; pyramids first."""
+    found = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found += [p for p in path.rglob("*") if p.suffix.lower() in EXTENSIONS and p.is_file()]
+        elif path.exists():
+            found.append(path)
+        else:
+            raise FileNotFoundError(f"{path}: no such file or directory")
+    return sorted(set(found), key=lambda p: (p.suffix.lower() != ".pyr", str(p)))
+
+
+def import_budget() -> WorkBudget:
+    """Seconds one import may spend on patterns its files supply (``IMPORT_PATTERN_SECONDS``)."""
+    return WorkBudget(settings.IMPORT_PATTERN_SECONDS)
+
+
+def import_paths(paths, dataset_name: str, progress: Callable[[Iterable], Iterable] = iter,
+                 options: formats.NameOptions | None = None) -> ImportReport:
+    files = find_files(paths)
+    report = ImportReport()
+    dataset, _ = Dataset.objects.get_or_create(name=dataset_name)
+    import_all(((path.name, path) for path in progress(files)), dataset, report, options)
+    return report
+
+
+def import_all(files: Iterable[tuple[str, bytes | Path]], dataset: Dataset, report: ImportReport,
+               options: formats.NameOptions | None = None, batch_size: int = COMMIT_EVERY,
+               archived: Mapping[str, Archived] | None = None) -> None:
+    """Import (name, bytes or path) pairs, pyramids first, ``batch_size`` files per transaction;
+    scores are scheduled once at the end. Each file is still imported whole or not at all.
+    ``archived``: what a dataset archive's manifest says of its files, by name (status,
+    annotator or creator, times: ``import_file``).
+
+    Committing every 50 files rather than every file halves an import's time (a commit waits for
+    the disk), while the write lock is still released regularly for other users. Within a batch,
+    the rows of the peer annotations (peers, annotations, matches, match parts) are kept until
+    the batch ends and then written together, a few multi-row INSERTs for all 50 files rather
+    than four or more statements each; a file rejected meanwhile adds none. Should the database
+    still refuse those rows (a constraint no check here knows, a concurrent import of the same
+    peers), the batch is rolled back and imported again file by file, each file then writing its
+    own rows in its own savepoint, so that only the culprit is refused, with the reason."""
+    budget, cache = import_budget(), ImportCache()
+    with batched_scheduling(), older_objects_frozen():
+        for batch in _batches(files, batch_size):
+            try:
+                _import_batch(batch, dataset, report, budget, options, cache, PendingRows(), archived or {})
+            except DatabaseError as error:
+                log.warning("the database refused the rows of a batch of %d files (%s); importing them one by one",
+                            len(batch), error)
+                _import_batch(batch, dataset, report, budget, options, cache, None, archived or {})
+
+
+def _batches(items: Iterable, size: int) -> Iterator[list]:
+    batch: list = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _import_batch(batch: list[tuple[str, bytes | Path]], dataset: Dataset, report: ImportReport, budget: WorkBudget,
+                  options: formats.NameOptions | None, cache: ImportCache, pending: PendingRows | None,
+                  archived: Mapping[str, Archived]) -> None:
+    """One transaction; if it fails, the report, the cache and the budget are as they were before it."""
+    saved = report.checkpoint(), cache.checkpoint(), budget.used
+    try:
+        with transaction.atomic():
+            for name, data in batch:
+                import_file(name, data if isinstance(data, bytes) else data.read_bytes(), dataset, report, budget, options,
+                            cache, pending, archived.get(name))
+            if pending is not None:
+                pending.flush()
+    except BaseException:
+        report.restore(saved[0])
+        cache.restore(saved[1])
+        budget.used = saved[2]
+        raise
+
+
+@contextmanager
+def older_objects_frozen() -> Iterator[None]:
+    """Keep the objects that exist before an import (Django, the app's modules: a few hundred
+    thousand) out of the garbage collector's passes while it runs (``gc.freeze``).
+
+    An import allocates enough to trigger hundreds of collections, and each full one scanned them
+    all again: a third of DUC 2006's import time went to the collector, and a collection that
+    starts while a label is searched for is charged to the file's pattern budget
+    (``IMPORT_PATTERN_SECONDS_PER_FILE``): one pause of 0.48 s under load refused a real file as
+    hostile. (``import_ducview`` freezes them for its whole process, scoring included: nothing to
+    do here then.)"""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def file_kind(name: str, data: bytes) -> str:
+    """'pan' or 'pyr': the root element when it can be seen in the bytes, else the extension."""
+    is_pan = _PAN_ROOT.search(data) is not None
+    if is_pan or _PYR_ROOT.search(data) is not None:
+        return "pan" if is_pan else "pyr"
+    return "pan" if name.lower().endswith(".pan") else "pyr"
+
+
+def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, budget: WorkBudget | None = None,
+                options: formats.NameOptions | None = None, cache: ImportCache | None = None,
+                pending: PendingRows | None = None, archived: Archived | None = None) -> None:
+    """Import one file whole or not at all; what happened goes to ``report``, nothing is raised.
+
+    A file of a dataset archive (``archived``: what its manifest says) is stored with the status,
+    annotator (creator of a pyramid) and times the manifest gives; any other file is a finished
+    annotation or pyramid (NIST's are).
+
+    ``budget`` is the import's time for file-supplied patterns (each file gets at most
+    ``IMPORT_PATTERN_SECONDS_PER_FILE`` of it); ``options`` name topic, peer and annotator where
+    the file name does not (see :mod:`annotation.formats.identity`). A .pan's rows go to
+    ``pending`` when given (written when the caller's batch ends, see ``import_all``), else they
+    are written here."""
+    report.files += 1
+    limits = {"max_bytes": settings.IMPORT_MAX_BYTES,
+              "budget": (budget or import_budget()).for_file(settings.IMPORT_PATTERN_SECONDS_PER_FILE)}
+    kind = file_kind(name, data)
+    outcome = {"file": name, "kind": kind, "status": "rejected", "reason": ""}
+    report.outcomes.append(outcome)
+    before = report.checkpoint()
+    rows = PendingRows()
+    try:
+        if kind == "pyr":
+            pyramid, parse_report = formats.parse_pyramid(data, **limits)
+        else:
+            pan, parse_report = formats.parse_peer_annotation(data, pyramids=cache.parsed if cache else None, **limits)
+            pyramid = pan.pyramid
+        who = formats.identify(name, kind, pyramid, options or formats.NameOptions())
+        if archived is not None and kind == "pan":
+            who = dataclasses.replace(who, annotator=formats.Named(archived.user, ARCHIVE_MANIFEST) if archived.user else None)
+        outcome.update(_described(who))
+        _check_lengths(who, pyramid)
+        memo = _FileMemo(cache)
+        with transaction.atomic():
+            topic = _topic(dataset, who.topic.value, report, memo)
+            db_pyramid, wrote_pyramid = _pyramid(topic, pyramid, parse_report.legacy, name, report, memo,
+                                                 archived if kind == "pyr" else None)
+            wrote_annotation = kind == "pan" and _annotation(topic, db_pyramid, pan, who, name, report, memo, rows, archived)
+            wrote = wrote_annotation if kind == "pan" else wrote_pyramid
+            outcome["status"] = "imported" if wrote else "already present"
+            if pending is None:
+                rows.flush()
+    except (formats.DucViewError, ImportRejected) as error:
+        return _reject(report, outcome, str(error), before)
+    except DatabaseError as error:  # a constraint the checks above missed: still this file only
+        log.warning("import of %s refused by the database: %s", name, error)
+        return _reject(report, outcome, f"the database refused it ({type(error).__name__}: {str(error)[:200]})", before)
+    except Exception as error:  # never a 500 and never the other files: the report says it
+        log.exception("unexpected error importing %s", name)
+        return _reject(report, outcome, f"unexpected error while importing ({type(error).__name__}); nothing of it was written",
+                       before)
+    memo.commit()  # the file is in: later files may use what it stored
+    if pending is not None:
+        pending.absorb(rows)
+    # What reading found is said by the file that stored it: a pyramid once (a topic's .pan files
+    # all carry it), an annotation when it is written (a re-import writes and says nothing again).
+    wrote_it = {"pyramid": wrote_pyramid, "peer": wrote_annotation, "file": True}
+    said = [r for r in (*parse_report.repairs, *parse_report.rejects) if wrote_it[r.scope]]
+    report.repairs += [f"{name}: {r.message}" for r in said if isinstance(r, formats.Repair) and r.kind != "kept"]
+    report.repairs += [f"{name}: {note}" for note in who.notes]
+    report.kept += [f"{name}: {r.message}" for r in said if isinstance(r, formats.Repair) and r.kind == "kept"]
+    report.unplaced += [f"{name}: {r.message}" for r in said if isinstance(r, formats.Reject)]
+
+
+def _reject(report: ImportReport, outcome: dict, reason: str, before: dict) -> None:
+    report.restore(before)  # what the file added (counts, annotators created) was rolled back with it
+    outcome["status"], outcome["reason"] = "rejected", reason
+    report.rejected.append(f"{outcome['file']}: {reason}")
+
+
+def _described(who: formats.FileIdentity) -> dict:
+    out = {"topic": who.topic.value, "topic_from": who.topic.source}
+    for key, named in (("peer", who.peer), ("annotator", who.annotator)):
+        out[key], out[f"{key}_from"] = (named.value, named.source) if named else (None, None)
+    return out
+
+
+def _check_lengths(who: formats.FileIdentity, pyramid: formats.Pyramid) -> None:
+    """Ids longer than their columns, labels and comments longer than the settings allow are refused
+    here, with the reason (never a database error)."""
+    limit = Topic._meta.get_field("external_id").max_length
+    checks = [("topic", who.topic), ("peer", who.peer)] + [("reference", formats.Named(r.id, "content")) for r in pyramid.references]
+    for what, named in checks:
+        if named is not None and len(named.value) > limit:
+            hint = f"; name it with --{what}" if named.source in (formats.FILE_STEM, formats.FILE_NAME) and what != "reference" else ""
+            raise ImportRejected(f"the {what} id {named.value[:40]!r}... (from the {named.source}) is longer than {limit} characters{hint}")
+        if named is not None and not named.value.strip():
+            raise ImportRejected(f"the {what} id (from the {named.source}) is empty")
+    if who.annotator is not None and len(who.annotator.value) > User._meta.get_field("username").max_length:
+        raise ImportRejected(f"the annotator name {who.annotator.value[:40]!r}... is longer than a user name may be")
+    for scu in pyramid.scus:
+        texts = [(f"SCU {scu.uid}", LABEL_LENGTH, scu.label), (f"SCU {scu.uid}", COMMENT_LENGTH, scu.comment)]
+        texts += [(f"SCU {scu.uid}, contributor {i + 1}", COMMENT_LENGTH, c.comment) for i, c in enumerate(scu.contributors)]
+        for where, bound, text in texts:
+            problem = bound.problem(text)
+            if problem is not None:
+                raise ImportRejected(f"{where}: {problem[0].lower()}{problem[1:]}")
+
+
+def _topic(dataset: Dataset, external_id: str, report: ImportReport, memo: _FileMemo) -> Topic:
+    key = ("topic", dataset.pk, external_id)
+    if memo.get(key) is not None:
+        return memo.get(key)
+    topic, created = Topic.objects.get_or_create(dataset=dataset, external_id=external_id)
+    report.topics += created
+    return memo.put(key, topic)
+
+
+UNDECODABLE = {"\ufffd", "?"}
+
+
+def same_text_note(stored: str, incoming: str, what: str) -> str | None:
+    """Accept the incoming copy of a stored text if it is the same text: None, or the note for
+    the report when the copies differ only by undecodable characters.
+
+    DUC files copy texts into every .pan; some copies lost undecodable characters differently
+    (U+FFFD in one file, '?' in another). Such copies are the same text: the stored one is kept
+    and the difference reported. Anything else is a real conflict and rejects the file.
+    """
+    if stored == incoming:
+        return None
+    if len(stored) == len(incoming) and all(a == b or {a, b} <= UNDECODABLE for a, b in zip(stored, incoming)):
+        return f"{what} differs from the stored text only by undecodable characters (U+FFFD/'?'); the stored text is kept"
+    raise ImportRejected(f"{what} is already stored with a different text")
+
+
+def _references(topic: Topic, references: list[formats.Reference], memo: _FileMemo) -> tuple[dict[str, ReferenceSummary], list[str]]:
+    """The topic's references by id, those of ``references`` it lacks created; and the notes of
+    ``same_text_note`` on those it had."""
+    key = ("references", topic.pk)
+    stored = dict(memo.get(key) or {r.external_id: r for r in topic.referencesummarys.all()})
+    notes = []
+    for ref in references:
+        if ref.id in stored:
+            notes.append(same_text_note(stored[ref.id].text, ref.text, f"reference {ref.id} of topic {topic.external_id}"))
+        else:
+            stored[ref.id] = ReferenceSummary.objects.create(topic=topic, external_id=ref.id, text=ref.text)
+    return memo.put(key, stored), [note for note in notes if note]
+
+
+def _canonical_file_pyramid(pyramid: formats.Pyramid) -> tuple:
+    return (
+        tuple(sorted(r.id for r in pyramid.references)),
+        tuple(sorted(
+            (s.uid, s.label, tuple(sorted(tuple(sorted((p.reference, p.start, p.end) for p in c.parts)) for c in s.contributors)))
+            for s in pyramid.scus
+        )),
+    )
+
+
+def _canonical_db_pyramid(pyramid: Pyramid) -> tuple:
+    parts: dict[int, list] = {}
+    for contributor_id, ref, start, end in ContributorPart.objects.filter(contributor__scu__pyramid=pyramid).values_list(
+        "contributor_id", "reference__external_id", "start", "end"
+    ):
+        parts.setdefault(contributor_id, []).append((ref, start, end))
+    contributors: dict[int, list] = {}
+    for scu_id, contributor_id in Contributor.objects.filter(scu__pyramid=pyramid).values_list("scu_id", "id"):
+        contributors.setdefault(scu_id, []).append(tuple(sorted(parts.get(contributor_id, []))))
+    return (
+        tuple(sorted(pyramid.references.values_list("external_id", flat=True))),
+        tuple(sorted((uid, label, tuple(sorted(contributors.get(pk, [])))) for pk, uid, label in pyramid.scus.values_list("id", "uid", "label"))),
+    )
+
+
+def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
+             memo: _FileMemo, archived: Archived | None = None) -> tuple[Pyramid, bool]:
+    """The stored pyramid identical to this one, or a new one (found once per import: ``memo``),
+    and whether this file created it.
+
+    The .pan files of a topic share one parsed pyramid (``ImportCache.parsed``): the first one
+    finds (or creates) its stored pyramid; the others go straight to it, noting what checking its
+    references noted once more, for each file. (The memo keeps the parsed object, so its id is not
+    reused while the import runs.)"""
+    seen = memo.get(("parsed", topic.pk, id(pyramid)))
+    created = False
+    if seen is None:
+        created_before = report.pyramids_created
+        seen = memo.put(("parsed", topic.pk, id(pyramid)),
+                        (pyramid, *_stored_pyramid(topic, pyramid, legacy_issues, source, report, memo, archived)))
+        created = report.pyramids_created > created_before
+    elif source.endswith(".pyr"):
+        report.pyramids_reused += 1
+    _, db_pyramid, notes = seen
+    report.repairs += [f"{source}: {note}" for note in notes]
+    return db_pyramid, created
+
+
+def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
+                    memo: _FileMemo, archived: Archived | None = None) -> tuple[Pyramid, list[str]]:
+    references, notes = _references(topic, pyramid.references, memo)
+    wanted = _canonical_file_pyramid(pyramid)
+    key = ("pyramid", topic.pk, wanted)
+    found = memo.get(key)
+    if found is None:
+        found = next((candidate for candidate in topic.pyramids.all() if _canonical_db_pyramid(candidate) == wanted), None)
+    if found is not None:
+        report.pyramids_reused += source.endswith(".pyr")
+        return memo.put(key, found), notes
+    creator = _annotator(formats.Named(archived.user, ARCHIVE_MANIFEST), report, memo) if archived and archived.user else None
+    db_pyramid = Pyramid.objects.create(topic=topic, creator=creator, status=archived.status if archived else Pyramid.Status.DONE,
+                                        source=source[-500:])
+    if archived and archived.created_at:  # after the INSERT, which stamps its own moment
+        Pyramid.objects.filter(pk=db_pyramid.pk).update(created_at=archived.created_at, updated_at=archived.updated_at)
+    # Rows without signals (touch_pyramid below marks what is stale, once)
+    Pyramid.references.through.objects.bulk_create(
+        [Pyramid.references.through(pyramid=db_pyramid, referencesummary=references[r.id]) for r in pyramid.references])
+    legacy = legacy_flags(legacy_issues)
+    report.legacy += [f"{source}: {issue.message}" for issue in legacy_issues]
+    order = {r.id: i for i, r in enumerate(pyramid.references)}
+    scu_ids = insert_rows(SCU, ("pyramid", "uid", "label", "comment"),
+                          [(db_pyramid.pk, s.uid, s.label, s.comment) for s in pyramid.scus], returning=True)
+    contributors, parts = [], []
+    for scu_id, scu in zip(scu_ids, pyramid.scus):
+        for index, c in enumerate(scu.contributors):
+            home = min(c.parts, key=lambda p: (order[p.reference], p.start)).reference  # as the parser decides
+            contributors.append((scu_id, references[home].pk, c.comment, legacy.get((scu.uid, index), "")[:500], c.review[:500]))
+            parts.append([(references[p.reference].pk, p.start, p.end) for p in c.parts])
+    contributor_ids = insert_rows(Contributor, ("scu", "reference", "comment", "legacy_issue", "review_note"), contributors,
+                                  returning=True)
+    insert_rows(ContributorPart, ("contributor", "reference", "start", "end"),
+                [(pk, *span) for pk, spans in zip(contributor_ids, parts) for span in spans])
+    report.pyramids_created += 1
+    report.scus += len(scu_ids)
+    touch_pyramid(db_pyramid.pk, topic.pk)
+    return memo.put(key, db_pyramid), notes
+
+
+def legacy_flags(issues: Iterable[formats.LegacyIssue]) -> dict[tuple[int, int], str]:
+    """(SCU uid, contributor index) -> why that contributor is flagged.
+
+    A cross-reference contributor is flagged; of several contributors from one reference, all but
+    the first are (so at most one ordinary contributor per reference remains, as the database wants).
+    """
+    flags = {}
+    for issue in issues:
+        if issue.kind == "cross_reference_contributor":
+            flags[(issue.scu_uid, issue.contributors[0])] = issue.message
+        elif issue.kind == "same_reference_contributors":
+            for index in issue.contributors[1:]:
+                flags.setdefault((issue.scu_uid, index), issue.message)
+    return flags
+
+
+def _annotator(named: formats.Named | None, report: ImportReport, memo: _FileMemo) -> User | None:
+    """The user the annotation is by (or the pyramid was built by): an existing user of that name, or a new *imported
+    annotator identity*: inactive, with an unusable password, in the ``imported annotator``
+    group — it cannot log in. One import creates at most ``IMPORT_MAX_NEW_ANNOTATORS``."""
+    if named is None:
+        return None
+    user = memo.get(("user", named.value)) or User.objects.filter(username=named.value).first()
+    if user is not None:
+        return memo.put(("user", named.value), user)
+    limit = settings.IMPORT_MAX_NEW_ANNOTATORS
+    if len(report.annotators_created) >= limit:
+        raise ImportRejected(
+            f"its annotator {named.value!r} (from the {named.source}) would be a new annotator identity, and this "
+            f"import already created {limit} (IMPORT_MAX_NEW_ANNOTATORS)")
+    user = User(username=named.value, is_active=False, last_name=IMPORTED_MARK)
+    user.set_unusable_password()
+    user.save()
+    user.groups.add(role_group(IMPORTED_ANNOTATOR))
+    report.annotators_created.append(named.value)
+    return memo.put(("user", named.value), user)
+
+
+def _peer(topic: Topic, peer_id: str, text: str, memo: _FileMemo, rows: PendingRows) -> PeerSummary:
+    """The topic's peer with this id compared as a number (``01`` is ``1``); created as written
+    (in ``rows``), its system being the comparable id (peer ``01`` of D0647 is system ``1`` of every topic)."""
+    key = formats.peer_key(peer_id)
+    peers = dict(memo.get(("peers", topic.pk)) or {formats.peer_key(p.external_id): p for p in topic.peersummarys.all()})
+    if key not in peers:
+        peers[key] = rows.new_peer(PeerSummary(topic=topic, external_id=peer_id, text=text, system_id="" if key == peer_id else key))
+    return memo.put(("peers", topic.pk), peers)[key]
+
+
+def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile, who: formats.FileIdentity, source: str,
+                report: ImportReport, memo: _FileMemo, rows: PendingRows, archived: Archived | None = None) -> bool:
+    """Add the peer annotation to ``rows``; False when it is already there (stored, or earlier in this import)."""
+    peer = _peer(topic, who.peer.value, pan.text, memo, rows)
+    note = same_text_note(peer.text, pan.text, f"peer {peer.external_id} of topic {topic.external_id}")
+    if note:
+        report.repairs.append(f"{source}: {note}")
+    annotator = _annotator(who.annotator, report, memo)
+    # Which (peer, annotator) pairs the pyramid has, read once per import (kept up to date by it);
+    # peers by their comparable id, as a peer of this import may not be written yet.
+    key = ("annotated", pyramid.pk)
+    annotated = memo.get(key)
+    if annotated is None:
+        annotated = {(formats.peer_key(peer_id), annotator_id)
+                     for peer_id, annotator_id in pyramid.annotations.values_list("peer__external_id", "annotator_id")}
+    pair = (formats.peer_key(peer.external_id), annotator and annotator.pk)
+    content = _content(pan)
+    if pair in annotated:
+        stored, where = memo.get(("content", pyramid.pk, pair)) or _stored_content(pyramid, peer, annotator)
+        if stored != content:
+            who = f"annotator {annotator.username}" if annotator else "an unknown annotator"
+            raise ImportRejected(
+                f"peer {peer.external_id} of topic {topic.external_id} already has an annotation by {who} ({where}) with other "
+                "matches: two annotators' files of one peer are never merged into one. If this file is another annotator's, "
+                "name them (ANNOTATOR.TOPIC.M.LEN.ASSESSOR.PEER.pan, or an annotator table); if it is the same annotator's, "
+                "that annotation changed since it was imported")
+        report.annotations_existing += 1
+        return False
+    uids = memo.get(("uids", pyramid.pk)) or memo.put(("uids", pyramid.pk), dict(pyramid.scus.values_list("uid", "id")))
+    unknown = sorted({m.scu_uid for m in pan.matches} - set(uids))
+    if unknown:
+        raise ImportRejected(f"matches SCU uid(s) {unknown} that are not in its pyramid")
+    memo.put(key, annotated | {pair})
+    memo.put(("content", pyramid.pk, pair), (content, f"from {source}"))
+    if archived is not None and archived.matches is not None and (archived.matches, archived.non_matching) != (len(pan.matches), len(pan.non_matching)):
+        report.repairs.append(f"{source}: the archive's manifest says {archived.matches} matches and {archived.non_matching} non-matching "
+                              f"units, the file holds {len(pan.matches)} and {len(pan.non_matching)}: its scores differ from the archive's")
+    status = archived.status if archived is not None else PeerAnnotation.Status.DONE
+    # Created at revision 1, as a change of its matches would leave it (``touch_annotation``) without the UPDATE.
+    rows.new_annotation(
+        PeerAnnotation(peer=peer, pyramid=pyramid, annotator=annotator, status=status, source=source[-500:], revision=1),
+        topic.pk, [(uids[m.scu_uid], m) for m in pan.matches] + [(None, m) for m in pan.non_matching],
+        (archived.created_at, archived.updated_at) if archived is not None and archived.created_at else None)
+    report.annotations_created += 1
+    return True
+
+
+def _content(pan: formats.PeerAnnotationFile) -> tuple:
+    """What an annotation says, comparable with ``_stored_content``: (SCU uid, 0 for non-matching; spans) of each match."""
+    return tuple(sorted((m.scu_uid, tuple(sorted((p.start, p.end) for p in m.parts))) for m in (*pan.matches, *pan.non_matching)))
+
+
+def _stored_content(pyramid: Pyramid, peer: PeerSummary, annotator: User | None) -> tuple[tuple, str]:
+    """``_content`` of the stored annotation of this peer by this annotator, and where it came from."""
+    annotation = PeerAnnotation.objects.filter(pyramid=pyramid, peer=peer, annotator=annotator).order_by("id").first()
+    spans: dict[int, list] = {}
+    for match_id, start, end in PeerMatchPart.objects.filter(match__annotation=annotation).values_list("match_id", "start", "end"):
+        spans.setdefault(match_id, []).append((start, end))
+    content = tuple(sorted((uid or 0, tuple(sorted(spans.get(pk, []))))
+                           for pk, uid in annotation.matches.values_list("id", "scu__uid")))
+    return content, f"from {annotation.source}" if annotation.source else "stored"
+
+
+class PendingRows:
+    """Peer annotations read but not written yet, with the peers they create: written by
+    ``flush`` in a few multi-row INSERTs whatever their number (``bulk_create`` sets the ids of
+    new peers, which their annotations then refer to)."""
+
+    def __init__(self):
+        self.peers: list[PeerSummary] = []
+        self.annotations: list[tuple[PeerAnnotation, int, list[tuple[int | None, formats.PeerMatch]]]] = []
+        self.times: list[tuple[PeerAnnotation, tuple]] = []  # (annotation, (created_at, updated_at)) kept from an archive
+
+    def new_peer(self, peer: PeerSummary) -> PeerSummary:
+        self.peers.append(peer)
+        return peer
+
+    def new_annotation(self, annotation: PeerAnnotation, topic_id: int, matches: list[tuple[int | None, formats.PeerMatch]],
+                       times: tuple | None = None) -> None:
+        """``matches``: (SCU id, match) pairs, the SCU id None for a non-matching unit; ``times``:
+        its (created_at, updated_at) when they are kept (else the moment it is written)."""
+        self.annotations.append((annotation, topic_id, matches))
+        if times is not None:
+            self.times.append((annotation, times))
+
+    def absorb(self, other: PendingRows) -> None:
+        self.peers += other.peers
+        self.annotations += other.annotations
+        self.times += other.times
+
+    def flush(self) -> None:
+        if self.peers:
+            PeerSummary.objects.bulk_create(self.peers)
+        if self.annotations:
+            PeerAnnotation.objects.bulk_create([annotation for annotation, _, _ in self.annotations])
+            now = PeerMatch._meta.get_field("created_at").get_db_prep_save(timezone.now(), connection)
+            entries = [(annotation.pk, scu_id, match) for annotation, _, matches in self.annotations for scu_id, match in matches]
+            match_ids = insert_rows(PeerMatch, ("annotation", "scu", "review_note", "created_at"),
+                                    [(pk, scu_id, match.review[:500], now) for pk, scu_id, match in entries], returning=True)
+            insert_rows(PeerMatchPart, ("match", "start", "end"),
+                        [(pk, part.start, part.end) for pk, (_, _, match) in zip(match_ids, entries) for part in match.parts])
+            annotations_created([annotation.pk for annotation, _, _ in self.annotations], {topic_id for _, topic_id, _ in self.annotations})
+        if self.times:  # after the INSERT, which stamps its own moment on every row
+            for annotation, (created_at, updated_at) in self.times:
+                annotation.created_at, annotation.updated_at = created_at, updated_at
+            PeerAnnotation.objects.bulk_update([annotation for annotation, _ in self.times], ["created_at", "updated_at"])
+        self.peers, self.annotations, self.times = [], [], []
+
+
+def insert_rows(model, fields: tuple[str, ...], rows: list[tuple], *, returning: bool = False) -> list[int]:
+    """``bulk_create`` of rows of values ready for the database (ids, integers, prepared
+    timestamps) without a model instance per row (no signals, as with ``bulk_create``). With
+    ``returning`` the new ids, in the order of ``rows`` (``RETURNING``, on which ``bulk_create``
+    relies as well).
+
+    On PostgreSQL one statement whatever the number of rows: the columns as arrays, ``INSERT ...
+    SELECT * FROM UNNEST(...)`` as ``bulk_create`` does since Django 5.2 (a multi-row VALUES of
+    thousands of literals spent most of its time in the server's parser: DUC 2006's 13,000
+    contributor parts took 0.34 s in 26 statements). Elsewhere a few multi-row INSERTs, each
+    within every backend's limit on parameters."""
+    if not rows:
+        return []
+    quote = connection.ops.quote_name
+    table, pk = quote(model._meta.db_table), quote(model._meta.pk.column)
+    columns = [model._meta.get_field(name) for name in fields]
+    names = ", ".join(quote(field.column) for field in columns)
+    tail = f" RETURNING {pk}" if returning else ""
+    ids: list[int] = []
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in columns)
+            cursor.execute(f"INSERT INTO {table} ({names}) SELECT * FROM UNNEST({arrays}){tail}", [list(column) for column in zip(*rows)])
+            return [pk for (pk,) in cursor.fetchall()] if returning else []
+        row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+        per_statement = 900 // len(fields)
+        for start in range(0, len(rows), per_statement):
+            chunk = rows[start:start + per_statement]
+            cursor.execute(f"INSERT INTO {table} ({names}) VALUES {', '.join([row] * len(chunk))}{tail}",
+                           [value for values in chunk for value in values])
+            if returning:
+                ids += [pk for (pk,) in cursor.fetchall()]
+    return ids

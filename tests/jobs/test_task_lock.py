@@ -1,0 +1,93 @@
+"""With Redis: a recomputation never runs twice at once (annotation/jobs/task_lock.py). A copy of the
+running message delivered again is skipped, also after the lock's own lifetime (the heartbeat
+renews it); a newer request for the same work is retried; a lock left by a killed worker expires."""
+import threading
+import time
+
+import pytest
+
+from annotation.jobs import task_lock
+from annotation.peers import tasks
+from annotation.peers import recompute
+
+pytestmark = pytest.mark.redis
+
+
+class Blocked:
+    """Stands in for the service a task calls: records each run, the first one waits for ``release``."""
+
+    def __init__(self):
+        self.runs, self.started, self.release = [], threading.Event(), threading.Event()
+
+    def __call__(self, ids):
+        self.runs.append(list(ids))
+        if len(self.runs) == 1:
+            self.started.set()
+            self.release.wait(20)
+        return len(ids)
+
+
+def run_as_worker(task, task_id, *args):
+    """Call the task as a worker's pool does: with a (non-eager) request of this id pushed."""
+    task.push_request(id=task_id, is_eager=False, args=args)
+    try:
+        return task(*args)
+    finally:
+        task.pop_request()
+
+
+@pytest.fixture
+def service(monkeypatch, settings):
+    settings.TASK_LOCK_SECONDS = 1  # renewed every third of a second while the task runs
+    blocked = Blocked()
+    monkeypatch.setattr(recompute, "recompute_annotations", blocked)  # the task looks it up when it runs
+    task_lock._redis().delete(task_lock.lock_key(tasks.recompute_scores.name, ([7, 8],)))
+    yield blocked
+    blocked.release.set()
+
+
+def test_a_copy_delivered_again_while_the_task_runs_is_skipped_even_past_the_locks_lifetime(service):
+    first = threading.Thread(target=run_as_worker, args=(tasks.recompute_scores, "task-a", [7, 8]))
+    first.start()
+    assert service.started.wait(10)
+    time.sleep(2.5)  # well past TASK_LOCK_SECONDS: only the heartbeat keeps the lock
+    assert run_as_worker(tasks.recompute_scores, "task-a", [7, 8]) is None
+    assert service.runs == [[7, 8]]  # the copy did not run
+    service.release.set()
+    first.join(10)
+    assert not task_lock._redis().exists(task_lock.lock_key(tasks.recompute_scores.name, ([7, 8],)))  # released
+    assert run_as_worker(tasks.recompute_scores, "task-a", [7, 8]) == 2  # once done, the work can run again
+    assert service.runs == [[7, 8], [7, 8]]
+
+
+def test_a_newer_request_for_the_same_work_waits_for_the_running_one(service, monkeypatch):
+    retried = []
+
+    class Retry(Exception):
+        pass
+
+    def retry(**kwargs):
+        retried.append(kwargs)
+        return Retry()
+
+    monkeypatch.setattr(tasks.recompute_scores, "retry", retry)
+    first = threading.Thread(target=run_as_worker, args=(tasks.recompute_scores, "task-a", [7, 8]))
+    first.start()
+    assert service.started.wait(10)
+    with pytest.raises(Retry):
+        run_as_worker(tasks.recompute_scores, "task-b", [7, 8])
+    assert retried == [{"countdown": task_lock.BUSY_RETRY_SECONDS, "max_retries": None}]
+    assert run_as_worker(tasks.recompute_scores, "task-c", [9]) == 1  # other work is not held up
+    service.release.set()
+    first.join(10)
+    assert service.runs == [[7, 8], [9]]
+
+
+def test_the_lock_of_a_killed_worker_expires_and_the_copy_runs(service):
+    service.release.set()
+    key = task_lock.lock_key(tasks.recompute_scores.name, ([7, 8],))
+    task_lock._redis().set(key, "task-a", px=1000)  # held by a worker that was killed: no heartbeat
+    assert run_as_worker(tasks.recompute_scores, "task-a", [7, 8]) is None
+    time.sleep(1.2)
+    assert run_as_worker(tasks.recompute_scores, "task-a", [7, 8]) == 2
+    assert service.runs == [[7, 8]]

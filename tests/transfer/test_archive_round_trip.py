@@ -1,0 +1,272 @@
+"""A dataset exported as its archive and uploaded into a new dataset gives back every table the
+app offers, equal: scores (both conventions, with and without unfinished annotations, peers and
+references), agreement, statistics, charts, meta-evaluation, the management commands' exports and
+the overview's progress figures. Only the dataset's name and database ids (the tiers chart's pyramid
+column) may differ.
+
+What makes this hard is what a .pan cannot say: an annotation that was only opened (empty,
+unfinished) must come back unfinished and empty, not as a finished annotation scored 0.0; an
+unfinished one with matches must stay unfinished; a finished empty one (a real 0) must stay
+finished; annotators keep their names and annotations their times.
+"""
+import csv
+import io
+import json
+import zipfile
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from annotation.api.renderers import CSVRenderer
+from annotation.models import SCU, Dataset, PeerAnnotation, PeerSummary
+from annotation.corpus import assignments
+from annotation.dashboards.snapshots import snapshot_for
+from annotation.pyramids.editing import add_match
+from annotation.dashboards.statistics import TABLES as STATISTICS_TABLES
+
+from tests.conftest import shared_data
+from tests.dashboards.helpers import build_toy, url_patterns
+
+pytestmark = pytest.mark.django_db
+CONVENTIONS = ("nist", "sacrerouge")
+
+
+def csv_exports(dataset) -> dict[str, list[dict]]:
+    """Every CSV download about a dataset's peer annotations: URL name -> the query of each table."""
+    agreed = [row["topic"] for row in snapshot_for(dataset)[0].data["conventions"]["nist"]["agreement"]]
+    chart_queries = [{"chart": chart} for chart in ("systems", "tiers", "stability")] + [{"chart": "agreement", "topic": t} for t in agreed]
+    return {
+        "dashboards:scores_export": [{"convention": c, "references": r, "table": t} for c in CONVENTIONS for r in (0, 1)
+                                     for t in ("topics", "systems")],
+        "dashboards:agreement_export": [{"convention": c} for c in CONVENTIONS],
+        "dashboards:statistics_export": [{"convention": c, "table": t} for c in CONVENTIONS for t in STATISTICS_TABLES],
+        "dashboards:metaeval_export": [{"convention": c, "score": s} for c in CONVENTIONS for s in ("auto", "modified", "modified_jk")],
+        "dashboards:chart_export": [q | {"convention": c, "references": r} for q in chart_queries for c in CONVENTIONS for r in (0, 1)],
+        "api:dataset-scores": [{"format": "csv", "convention": c, "include_unfinished": u} for c in CONVENTIONS for u in ("false", "true")],
+        "api:dataset-agreement": [{"format": "csv", "convention": c, "include_unfinished": u} for c in CONVENTIONS for u in ("false", "true")],
+        "api:dataset-statistics": [{"format": "csv", "convention": c, "table": t} for c in CONVENTIONS for t in STATISTICS_TABLES],
+    }
+
+
+EXPORTS = {"dashboards:scores_export", "dashboards:agreement_export", "dashboards:statistics_export", "dashboards:metaeval_export",
+           "dashboards:chart_export", "api:dataset-scores", "api:dataset-agreement", "api:dataset-statistics"}
+NOT_ABOUT_PEER_ANNOTATIONS = ("lightweight:", "api:lightweight-")  # crowd (lightweight) pyramids: no peer annotation
+
+
+def test_every_csv_download_is_compared():
+    """A new CSV download must be compared here (``csv_exports``) or be about something else than peer annotations."""
+    offered = set()
+    for name, pattern in url_patterns():
+        callback = pattern.callback
+        renderers = getattr(callback, "initkwargs", {}).get("renderer_classes") or ()
+        if ("csv" in str(pattern.pattern) or CSVRenderer in renderers) and not name.startswith(NOT_ABOUT_PEER_ANNOTATIONS):
+            offered.add(name)
+    assert offered == EXPORTS
+
+
+def tables(dataset, coordinator) -> dict[str, str]:
+    """Every table, the dataset's name blanked out."""
+    dashboards, api = Client(), APIClient()
+    dashboards.force_login(coordinator)
+    api.force_authenticate(coordinator)
+    out = {}
+    exports = csv_exports(dataset)
+    assert exports.keys() == EXPORTS
+    for name, queries in exports.items():
+        for query in queries:
+            if name == "dashboards:chart_export":
+                url = reverse(name, args=[dataset.pk, query["chart"]])
+            elif name.startswith("dashboards:"):
+                url = reverse(name, args=[dataset.pk, "csv"])
+            else:
+                url = reverse(name, args=[dataset.pk])
+            client = dashboards if name.startswith("dashboards:") else api
+            out[f"{name} {query}"] = _text(client.get(url, {k: v for k, v in query.items() if k != "chart"}))
+    for command in ("export_scores", "export_agreement"):
+        for convention in CONVENTIONS:
+            for unfinished in (False, True):
+                stdout = StringIO()
+                call_command(command, dataset=dataset.name, format="csv", convention=convention, include_unfinished=unfinished, stdout=stdout)
+                out[f"{command} {convention} {unfinished}"] = stdout.getvalue()
+    context = dashboards.get(reverse("dashboards:overview", args=[dataset.pk])).context
+    keys = ("pyramids", "pyramids_done", "peers", "peers_annotated", "peers_done", "annotations", "annotators")
+    out["progress"] = json.dumps([[row["topic"].external_id] + [row[k] for k in keys] for row in context["rows"]]
+                                 + [{k: v for k, v in context["totals"].items() if not k.startswith("assignments")}])
+    return {key: value.replace(dataset.name, "<dataset>") for key, value in out.items()}
+
+
+def _text(response) -> str:
+    """The CSV without its database ids (the ``pyramid`` column of the tiers chart)."""
+    assert response.status_code == 200, response.content[:300]
+    rows = list(csv.reader(StringIO(response.content.decode())))
+    kept = [i for i, column in enumerate(rows[0]) if column != "pyramid"] if rows else []
+    return "\n".join(",".join(row[i] for i in kept) for row in rows)
+
+
+def round_trip(dataset, coordinator) -> Dataset:
+    """The dataset's archive (the API's download) uploaded into a new dataset (the API's import)."""
+    api = APIClient()
+    api.force_authenticate(coordinator)
+    response = api.get(reverse("api:dataset-archive", args=[dataset.pk]))
+    assert response.status_code == 200
+    data = b"".join(response.streaming_content)
+    copy = Dataset.objects.create(name="Round-trip copy")
+    copy.coordinators.add(coordinator)
+    answer = api.post(reverse("api:dataset-import", args=[copy.pk]), {"files": [SimpleUploadedFile("archive.zip", data)]}, format="multipart")
+    assert answer.status_code == 200, answer.content[:2000]
+    report = answer.json()
+    assert report["rejected"] == [] and report["annotations_created"] == PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset).count()
+    assert not any("manifest" in note for note in report["repairs"]), report["repairs"]
+    return copy
+
+
+def annotations(dataset) -> list[tuple]:
+    return sorted(PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset).values_list(
+        "peer__topic__external_id", "peer__external_id", "annotator__username", "status", "created_at", "updated_at"))
+
+
+def assert_same(dataset, coordinator) -> None:
+    before = tables(dataset, coordinator)
+    copy = round_trip(dataset, coordinator)
+    after = tables(copy, coordinator)
+    assert after.keys() == before.keys()
+    for key in before:
+        assert after[key] == before[key], key
+    assert annotations(copy) == annotations(dataset), "status, annotator and times come back"
+
+
+# --- a dataset built as people build one ------------------------------------------------------
+
+def coordinator_of(dataset):
+    coordinator = get_user_model().objects.create_user("chief")
+    dataset.coordinators.add(coordinator)
+    return coordinator
+
+
+def opened(topic, username: str, peer_id: str) -> PeerAnnotation:
+    """What opening a peer in the annotator does: an empty annotation in progress (``annotation_for``)."""
+    user = get_user_model().objects.get_or_create(username=username)[0]
+    assignment = topic.assignments.get_or_create(annotator=user, task="annotate_peers")[0]
+    return assignments.annotation_for(assignment, topic.peersummarys.get(external_id=peer_id))
+
+
+def test_round_trip_of_unfinished_empty_and_doubly_annotated_peers():
+    dataset = build_toy("Round-trip source")  # T1: peers 1-3 annotated by ann1 and ann2; T2: by ann1; pyramids not finished
+    t1, t2 = dataset.topics.get(external_id="T1"), dataset.topics.get(external_id="T2")
+    for topic in (t1, t2):
+        PeerSummary.objects.create(topic=topic, external_id="4", text="word " * 20)
+    opened(t1, "ann1", "4")                                   # only opened: counts nowhere
+    unfinished = opened(t1, "ann2", "4")                      # unfinished with a match and a non-matching unit
+    add_match(unfinished, SCU.objects.get(pyramid=unfinished.pyramid, uid=1), [(0, 4)])
+    add_match(unfinished, None, [(5, 9)])
+    zero = opened(t2, "ann1", "4")                            # finished, found nothing: a real 0
+    zero.status = "done"
+    zero.save()
+    opened(t2, "ann2", "1")                                   # ann1 finished T2/1; ann2 only opened it
+    opened(t2, "ann3", "2")                                   # an annotator who only passed through
+    finished = PeerAnnotation.objects.get(peer__topic=t1, peer__external_id="1", annotator__username="ann2")
+    add_match(finished, None, [(10, 14)])                     # a non-matching unit in a finished annotation
+    assert_same(dataset, coordinator_of(dataset))
+
+
+def test_import_ducview_reads_the_archive_as_its_upload_does(tmp_path):
+    """The command line is another path in: the same dataset as the upload gives."""
+    dataset = build_toy("Command source")
+    t1 = dataset.topics.get(external_id="T1")
+    PeerSummary.objects.create(topic=t1, external_id="4", text="word " * 20)
+    opened(t1, "ann1", "4")
+    api = APIClient()
+    api.force_authenticate(coordinator_of(dataset))
+    path = tmp_path / "source.zip"
+    path.write_bytes(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content))
+    call_command("import_ducview", str(path), dataset="Command copy", stdout=StringIO())
+    assert annotations(Dataset.objects.get(name="Command copy")) == annotations(dataset)
+    exports = []
+    for name in ("Command source", "Command copy"):
+        stdout = StringIO()
+        call_command("export_scores", dataset=name, format="csv", include_unfinished=True, stdout=stdout)
+        exports.append(stdout.getvalue().replace(name, "<dataset>"))
+    assert exports[0] == exports[1]
+    with pytest.raises(CommandError, match="on its own"):
+        call_command("import_ducview", str(path), str(tmp_path), dataset="Mixed", stdout=StringIO())
+
+
+@pytest.mark.realdata
+def test_round_trip_of_duc_2006():
+    """All of DUC 2006 (462 finished annotations, 5 of them empty: real zeros), plus what the app
+    adds: a peer only opened by a new annotator, and an annotation of D0631 (annotated twice) reopened."""
+    path = shared_data("duc2006")
+    call_command("import_ducview", str(path / "allpyramids"), str(path / "allpans"), dataset="DUC 2006 source", stdout=StringIO())
+    dataset = Dataset.objects.get(name="DUC 2006 source")
+    d0631 = dataset.topics.get(external_id="D0631")
+    opened(d0631, "300", "10")
+    reopened = PeerAnnotation.objects.get(peer__topic=d0631, peer__external_id="14", annotator__username="115")
+    reopened.status = "in_progress"
+    reopened.save()
+    assert PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset, matches__isnull=True, status="done").count() == 5
+    assert_same(dataset, coordinator_of(dataset))
+
+
+def test_an_archive_without_the_new_fields_imports_with_the_documented_default():
+    """Version 1 (no status in the manifest): done when its scores.csv lists the annotation's score,
+    else in progress; the annotators' names from the manifest."""
+    dataset = build_toy("Old archive")
+    t1 = dataset.topics.get(external_id="T1")
+    PeerSummary.objects.create(topic=t1, external_id="4", text="word " * 20)
+    opened(t1, "ann1", "4")
+    coordinator = coordinator_of(dataset)
+    api = APIClient()
+    api.force_authenticate(coordinator)
+    data = b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content)
+    source = zipfile.ZipFile(io.BytesIO(data))
+    manifest = json.loads(source.read("manifest.json"))
+    del manifest["version"]
+    for entry in manifest["files"]:
+        for key in ("status", "created_at", "updated_at", "matches", "non_matching", "empty"):
+            entry.pop(key, None)
+    copy = Dataset.objects.create(name="Old archive copy")
+    copy.coordinators.add(coordinator)
+    answer = api.post(reverse("api:dataset-import", args=[copy.pk]),
+                      {"files": [SimpleUploadedFile("old.zip", with_manifest(source, manifest))]}, format="multipart")
+    assert answer.status_code == 200, answer.content
+    assert [row[:4] for row in annotations(copy)] == [row[:4] for row in annotations(dataset)]
+
+
+
+def with_manifest(source: zipfile.ZipFile, manifest: dict) -> bytes:
+    """The archive ``source`` with ``manifest`` as its manifest.json."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name in source.namelist():
+            archive.writestr(name, json.dumps(manifest) if name == "manifest.json" else source.read(name))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda m: m.update(version=7), "version '7'"),
+    (lambda m: m["files"][2].update(status="finished"), "files[2]: status 'finished'"),
+    (lambda m: m["files"][2].update(created_at="yesterday"), "files[2]: created_at must be an ISO 8601"),
+    (lambda m: m["files"][2].update(matches=-1), "files[2]: matches must be a count"),
+    (lambda m: m.update(files="none"), "no list of files"),
+])
+def test_a_manifest_that_cannot_be_read_refuses_the_upload(change, message):
+    dataset = build_toy("Bad manifest")
+    coordinator = coordinator_of(dataset)
+    api = APIClient()
+    api.force_authenticate(coordinator)
+    source = zipfile.ZipFile(io.BytesIO(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content)))
+    manifest = json.loads(source.read("manifest.json"))
+    assert manifest["files"][2]["kind"] == "annotation"
+    change(manifest)
+    copy = Dataset.objects.create(name="Bad manifest copy")
+    copy.coordinators.add(coordinator)
+    answer = api.post(reverse("api:dataset-import", args=[copy.pk]),
+                      {"files": [SimpleUploadedFile("bad.zip", with_manifest(source, manifest))]}, format="multipart")
+    assert answer.status_code == 400 and message in json.dumps(answer.json()), answer.content
+    assert not copy.topics.exists(), "nothing is imported"
