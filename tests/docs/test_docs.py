@@ -224,3 +224,13 @@ def test_every_setting_read_from_the_environment_is_documented_and_only_those():
         documented = table_variables(section(configuration, heading))
         assert read == documented, (f"pyramid_app/{module}: read, not documented {sorted(read - documented)}; "
                                     f"documented, not read {sorted(documented - read)}")
+
+
+def test_screenshots_are_small_and_each_is_shown_somewhere():
+    """Screenshots live in the repository forever (every clone downloads them): each under
+    200 KB, and none left behind when a guide stops showing it."""
+    images = sorted((REPO / "docs" / "images").glob("*.png"))
+    assert images
+    shown = {(path.parent / target).resolve() for path in DOCS for target in LINK.findall(prose(text_of(path)))}
+    assert [image.name for image in images if image.stat().st_size >= 200 * 1024] == []
+    assert [image.name for image in images if image.resolve() not in shown] == []
