@@ -5,7 +5,7 @@ Threaded workers (gthread): a request spends part of its time waiting for Postgr
 during which a sync worker's core would idle; with several threads per process another request
 runs meanwhile, and HTTP keep-alive spares a connection per request. One process per core plus
 one keeps both cores of a small server busy without a crowd of processes fighting over them
-(measured with ``bench/lightweight_crowd.py``: README, "Lightweight pyramids"). Each thread holds
+(measured with ``bench/lightweight_crowd.py``: docs/performance.md). Each thread holds
 its own database connection (``DB_CONN_MAX_AGE``): processes x threads connections.
 
 ``WEB_CONCURRENCY`` (processes) and ``GUNICORN_THREADS`` override the defaults.

@@ -1,4 +1,4 @@
-"""Django settings, read from environment variables only (see README, "Configuration").
+"""Django settings, read from environment variables only (see docs/configuration.md).
 
 Two shapes:
 - nothing set: SQLite in the project folder and the Celery tasks run in-process, on a background
@@ -321,7 +321,7 @@ SCORE_DEBOUNCE_SECONDS = float(get_str("SCORE_DEBOUNCE_SECONDS", "0"))
 # answers a second), and each recomputation reads the whole run: without a wait the worker would
 # rescore after nearly every answer, taking more CPU than the judging pages themselves. While
 # the task waits, every answer coalesces into it (jobs.queue.dispatch); a crowd's scores need no
-# second-by-second freshness (bench/lightweight_crowd.py, README).
+# second-by-second freshness (bench/lightweight_crowd.py, docs/performance.md).
 LIGHTWEIGHT_SCORE_DELAY_SECONDS = float(get_str("LIGHTWEIGHT_SCORE_DELAY_SECONDS", "2"))
 # The wait before a published dashboard recomputation runs (a whole dataset's statistics: seconds
 # of CPU on DUC 2006). Saves meanwhile publish nothing more, so a burst of edits costs one; without

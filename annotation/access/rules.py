@@ -1,6 +1,6 @@
 """Who may see and change what through the API: the one place the access rule lives.
 
-The rule (README, "API"):
+The rule (docs/api.md, "Who may do what"):
 
 - Superusers: everything.
 - Coordinators (``Dataset.coordinators``): everything inside the datasets they coordinate.
