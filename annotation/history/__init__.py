@@ -1,0 +1,3 @@
+"""The audit history of pyramids and peer annotations (every editing action recorded), the basis
+of undo and redo.
+"""
