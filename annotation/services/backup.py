@@ -118,13 +118,16 @@ def _sync(path: Path) -> None:
 def _sqlite_name() -> str:
     name = str(connection.settings_dict["NAME"])
     if name == ":memory:" or name.startswith("file::memory:") or "mode=memory" in name:
-        raise BackupError("the database is in memory: there is no file to back up")
+        raise BackupError("the database is in memory: there is no file to back up or restore into")
     return name
 
 
 def _sqlite_backup(partial: Path) -> None:
+    name = _sqlite_name()
+    if not Path(name).is_file():  # sqlite3 would create it, and back up an empty database
+        raise BackupError(f"there is no database at {name} (DATABASE_URL)")
     # A connection of its own, not Django's: the copy's read transaction is the backup's alone.
-    source = sqlite3.connect(_sqlite_name(), timeout=20)
+    source = sqlite3.connect(name, timeout=20)
     target = sqlite3.connect(partial)
     try:
         source.backup(target)  # pages=-1: one step, one read transaction (see the module's docstring)
