@@ -155,6 +155,8 @@ def test_a_backup_taken_while_people_edit_restores_to_the_same_instance(tmp_path
     assert len(before["history"]) == 4 and Change.objects.filter(undo_state="undone").count() == 1, "history, an action undone"
     assert len(before["scores"]) > 10 and before["agreement"] and before["dashboard"]
 
+    backup = tmp_path / "backups" / "pyramid.backup"
+    backup.parent.mkdir()
     holder, writer = Editor(held), Editor(busy)
     editors = (holder, writer)
     for editor in editors:
@@ -162,10 +164,10 @@ def test_a_backup_taken_while_people_edit_restores_to_the_same_instance(tmp_path
     try:
         until(lambda: holder.committed >= 2 and writer.committed >= 2, "both editors to commit", editors)
         holder.hold.set()
-        holder.held.wait(60)
+        assert holder.held.wait(60), "the holder's action is open"
         holder_committed, writer_before = holder.committed, writer.committed
         out, started = StringIO(), time.monotonic()
-        call_command("backup", str(tmp_path / "pyramid.backup"), stdout=out)  # while the holder's action is open
+        call_command("backup", str(backup), stdout=out)  # while the holder's action is open
         seconds, writer_after = time.monotonic() - started, writer.committed
         assert holder.committed == holder_committed and holder.is_alive(), "the backup never waited for the open action"
         holder.release.set()
@@ -177,9 +179,8 @@ def test_a_backup_taken_while_people_edit_restores_to_the_same_instance(tmp_path
             editor.stop.set()
             editor.join(60)
     assert holder.error is None and writer.error is None, (holder.error, writer.error)
-    backup = tmp_path / "pyramid.backup"
     assert out.getvalue().strip() == f"Wrote {backup} ({backup.stat().st_size:,} bytes, {connection.vendor} backup)."
-    assert [p.name for p in tmp_path.iterdir()] == ["pyramid.backup"], "no temporary file left behind"
+    assert [p.name for p in backup.parent.iterdir()] == ["pyramid.backup"], "no temporary file left behind"
     print(f"backup: {seconds:.2f} s, {backup.stat().st_size:,} bytes, the writer committed {writer_after - writer_before} action(s) meanwhile")
 
     first = manage(fresh_database, "restore", str(backup))
