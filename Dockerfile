@@ -1,6 +1,8 @@
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 WORKDIR /app
+# pg_dump and pg_restore for `manage.py backup` / `restore` (docs/backup.md); Debian's are as new as the server or newer.
+RUN apt-get update && apt-get install -y --no-install-recommends postgresql-client && rm -rf /var/lib/apt/lists/*
 COPY pyproject.toml README.md ./
 COPY pyramid_app pyramid_app
 COPY annotation annotation

@@ -9,6 +9,7 @@ page by itself and ``tests/foundation/test_architecture.py`` fails until the pag
 from __future__ import annotations
 
 import importlib
+import re
 import inspect
 import pkgutil
 from pathlib import Path
@@ -51,6 +52,12 @@ def _walk(patterns, prefix=""):
             yield route, pattern
 
 
+def readable(route: str) -> str:
+    """A route as people write it: ``^scus/(?P<pk>[^/.]+)/$`` (a DRF router's regex) is ``scus/<pk>/``."""
+    route = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"<\1>", route)
+    return route.replace("^", "").replace("$", "").replace("\\.", ".").replace("/?", "/")
+
+
 def _view_path(callback) -> str:
     view = getattr(callback, "view_class", None) or getattr(callback, "cls", None) or callback
     return f"{view.__module__}.{view.__qualname__}"
@@ -65,8 +72,7 @@ def url_patterns() -> list[str]:
         if route.startswith("admin/"):
             continue
         name = pattern.name or ""
-        route = route.replace("|", "\\|")
-        lines.append(f"| `/{route}` | {name} | `{_view_path(pattern.callback)}` |")
+        lines.append(f"| `/{readable(route)}` | {name} | `{_view_path(pattern.callback)}` |")
     return lines + [""]
 
 

@@ -1,5 +1,6 @@
 """Shared setup of the dashboard page tests: the toy dataset of tests/dashboards with a second
-annotator on every peer of T1 (so T1 has agreement figures on 3 peers), and the users of each role."""
+annotator on every peer of T1 (so T1 has agreement figures on 3 peers), the same as people leave
+it (``build_lived_in``), and the users of each role."""
 import re
 
 from django.contrib.auth import get_user_model
@@ -7,6 +8,7 @@ from django.template.defaultfilters import floatformat
 
 from annotation.models import SCU, Dataset, PeerAnnotation, PeerSummary
 from annotation.access.roles import ANNOTATOR, COORDINATOR, role_group
+from annotation.corpus import assignments
 from annotation.pyramids.editing import add_match
 
 from tests.dashboards import toy
@@ -25,6 +27,41 @@ def build_toy(name="Toy") -> Dataset:
         for i, uid in enumerate(uids):
             add_match(annotation, SCU.objects.get(pyramid=pyramid, uid=uid), [(5 * i, 5 * i + 4)])
     return dataset
+
+
+def build_lived_in(name: str) -> Dataset:
+    """The toy dataset as people leave it, with what a copy most easily gets wrong: annotations only
+    opened (empty, unfinished), unfinished with matches, finished and empty (a real 0), an annotator
+    who only passed through, non-matching units."""
+    dataset = build_toy(name)  # T1: peers 1-3 annotated by ann1 and ann2; T2: by ann1; pyramids not finished
+    t1, t2 = dataset.topics.get(external_id="T1"), dataset.topics.get(external_id="T2")
+    for topic in (t1, t2):
+        PeerSummary.objects.create(topic=topic, external_id="4", text="word " * 20)
+    opened(t1, "ann1", "4")                                   # only opened: counts nowhere
+    unfinished = opened(t1, "ann2", "4")                      # unfinished with a match and a non-matching unit
+    add_match(unfinished, SCU.objects.get(pyramid=unfinished.pyramid, uid=1), [(0, 4)])
+    add_match(unfinished, None, [(5, 9)])
+    zero = opened(t2, "ann1", "4")                            # finished, found nothing: a real 0
+    zero.status = "done"
+    zero.save()
+    opened(t2, "ann2", "1")                                   # ann1 finished T2/1; ann2 only opened it
+    opened(t2, "ann3", "2")                                   # an annotator who only passed through
+    finished = PeerAnnotation.objects.get(peer__topic=t1, peer__external_id="1", annotator__username="ann2")
+    add_match(finished, None, [(10, 14)])                     # a non-matching unit in a finished annotation
+    return dataset
+
+
+def coordinator_of(dataset):
+    coordinator = get_user_model().objects.create_user("chief")
+    dataset.coordinators.add(coordinator)
+    return coordinator
+
+
+def opened(topic, username: str, peer_id: str) -> PeerAnnotation:
+    """What opening a peer in the annotator does: an empty annotation in progress (``annotation_for``)."""
+    user = get_user_model().objects.get_or_create(username=username)[0]
+    assignment = topic.assignments.get_or_create(annotator=user, task="annotate_peers")[0]
+    return assignments.annotation_for(assignment, topic.peersummarys.get(external_id=peer_id))
 
 
 def make_users(dataset):

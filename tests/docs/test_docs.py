@@ -207,6 +207,8 @@ def test_make_targets_exist(path):
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
 def test_url_paths_resolve(path):
+    if path.name == "architecture.md":
+        pytest.skip("generated from the URL resolver itself (tests/foundation/test_architecture.py)")
     text = text_of(path)
     unresolved = []
     for url in url_paths(text) + (api_table_paths(text) if path.name == "api.md" else []):

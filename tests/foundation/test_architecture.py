@@ -43,7 +43,7 @@ def test_every_url_pattern_is_listed():
     routes = [r for r in _routes(get_resolver().url_patterns) if not r.startswith("admin/")]
     assert len(routes) > 50
     for route in routes:
-        assert f"| `/{route.replace('|', chr(92) + '|')}` |" in page(), route
+        assert f"| `/{architecture.readable(route)}` |" in page(), route
 
 
 def test_every_task_is_listed():

@@ -9,54 +9,25 @@ unfinished) must come back unfinished and empty, not as a finished annotation sc
 unfinished one with matches must stay unfinished; a finished empty one (a real 0) must stay
 finished; annotators keep their names and annotations their times.
 """
-import csv
 import io
 import json
 import zipfile
 from io import StringIO
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
-from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.api.renderers import CSVRenderer
-from annotation.models import SCU, Dataset, PeerAnnotation, PeerSummary
-from annotation.corpus import assignments
-from annotation.dashboards.snapshots import snapshot_for
-from annotation.pyramids.editing import add_match
-from annotation.dashboards.statistics import TABLES as STATISTICS_TABLES
+from annotation.models import Dataset, PeerAnnotation, PeerSummary
 
 from tests.conftest import shared_data
-from tests.dashboards.helpers import build_toy, url_patterns
+from tests.dashboards.every_table import EXPORTS, NOT_ABOUT_PEER_ANNOTATIONS, tables
+from tests.dashboards.helpers import build_lived_in, build_toy, coordinator_of, opened, url_patterns
 
 pytestmark = pytest.mark.django_db
-CONVENTIONS = ("nist", "sacrerouge")
-
-
-def csv_exports(dataset) -> dict[str, list[dict]]:
-    """Every CSV download about a dataset's peer annotations: URL name -> the query of each table."""
-    agreed = [row["topic"] for row in snapshot_for(dataset)[0].data["conventions"]["nist"]["agreement"]]
-    chart_queries = [{"chart": chart} for chart in ("systems", "tiers", "stability")] + [{"chart": "agreement", "topic": t} for t in agreed]
-    return {
-        "dashboards:scores_export": [{"convention": c, "references": r, "table": t} for c in CONVENTIONS for r in (0, 1)
-                                     for t in ("topics", "systems")],
-        "dashboards:agreement_export": [{"convention": c} for c in CONVENTIONS],
-        "dashboards:statistics_export": [{"convention": c, "table": t} for c in CONVENTIONS for t in STATISTICS_TABLES],
-        "dashboards:metaeval_export": [{"convention": c, "score": s} for c in CONVENTIONS for s in ("auto", "modified", "modified_jk")],
-        "dashboards:chart_export": [q | {"convention": c, "references": r} for q in chart_queries for c in CONVENTIONS for r in (0, 1)],
-        "api:dataset-scores": [{"format": "csv", "convention": c, "include_unfinished": u} for c in CONVENTIONS for u in ("false", "true")],
-        "api:dataset-agreement": [{"format": "csv", "convention": c, "include_unfinished": u} for c in CONVENTIONS for u in ("false", "true")],
-        "api:dataset-statistics": [{"format": "csv", "convention": c, "table": t} for c in CONVENTIONS for t in STATISTICS_TABLES],
-    }
-
-
-EXPORTS = {"dashboards:scores_export", "dashboards:agreement_export", "dashboards:statistics_export", "dashboards:metaeval_export",
-           "dashboards:chart_export", "api:dataset-scores", "api:dataset-agreement", "api:dataset-statistics"}
-NOT_ABOUT_PEER_ANNOTATIONS = ("lightweight:", "api:lightweight-")  # crowd (lightweight) pyramids: no peer annotation
 
 
 def test_every_csv_download_is_compared():
@@ -68,45 +39,6 @@ def test_every_csv_download_is_compared():
         if ("csv" in str(pattern.pattern) or CSVRenderer in renderers) and not name.startswith(NOT_ABOUT_PEER_ANNOTATIONS):
             offered.add(name)
     assert offered == EXPORTS
-
-
-def tables(dataset, coordinator) -> dict[str, str]:
-    """Every table, the dataset's name blanked out."""
-    dashboards, api = Client(), APIClient()
-    dashboards.force_login(coordinator)
-    api.force_authenticate(coordinator)
-    out = {}
-    exports = csv_exports(dataset)
-    assert exports.keys() == EXPORTS
-    for name, queries in exports.items():
-        for query in queries:
-            if name == "dashboards:chart_export":
-                url = reverse(name, args=[dataset.pk, query["chart"]])
-            elif name.startswith("dashboards:"):
-                url = reverse(name, args=[dataset.pk, "csv"])
-            else:
-                url = reverse(name, args=[dataset.pk])
-            client = dashboards if name.startswith("dashboards:") else api
-            out[f"{name} {query}"] = _text(client.get(url, {k: v for k, v in query.items() if k != "chart"}))
-    for command in ("export_scores", "export_agreement"):
-        for convention in CONVENTIONS:
-            for unfinished in (False, True):
-                stdout = StringIO()
-                call_command(command, dataset=dataset.name, format="csv", convention=convention, include_unfinished=unfinished, stdout=stdout)
-                out[f"{command} {convention} {unfinished}"] = stdout.getvalue()
-    context = dashboards.get(reverse("dashboards:overview", args=[dataset.pk])).context
-    keys = ("pyramids", "pyramids_done", "peers", "peers_annotated", "peers_done", "annotations", "annotators")
-    out["progress"] = json.dumps([[row["topic"].external_id] + [row[k] for k in keys] for row in context["rows"]]
-                                 + [{k: v for k, v in context["totals"].items() if not k.startswith("assignments")}])
-    return {key: value.replace(dataset.name, "<dataset>") for key, value in out.items()}
-
-
-def _text(response) -> str:
-    """The CSV without its database ids (the ``pyramid`` column of the tiers chart)."""
-    assert response.status_code == 200, response.content[:300]
-    rows = list(csv.reader(StringIO(response.content.decode())))
-    kept = [i for i, column in enumerate(rows[0]) if column != "pyramid"] if rows else []
-    return "\n".join(",".join(row[i] for i in kept) for row in rows)
 
 
 def round_trip(dataset, coordinator) -> Dataset:
@@ -141,37 +73,8 @@ def assert_same(dataset, coordinator) -> None:
     assert annotations(copy) == annotations(dataset), "status, annotator and times come back"
 
 
-# --- a dataset built as people build one ------------------------------------------------------
-
-def coordinator_of(dataset):
-    coordinator = get_user_model().objects.create_user("chief")
-    dataset.coordinators.add(coordinator)
-    return coordinator
-
-
-def opened(topic, username: str, peer_id: str) -> PeerAnnotation:
-    """What opening a peer in the annotator does: an empty annotation in progress (``annotation_for``)."""
-    user = get_user_model().objects.get_or_create(username=username)[0]
-    assignment = topic.assignments.get_or_create(annotator=user, task="annotate_peers")[0]
-    return assignments.annotation_for(assignment, topic.peersummarys.get(external_id=peer_id))
-
-
 def test_round_trip_of_unfinished_empty_and_doubly_annotated_peers():
-    dataset = build_toy("Round-trip source")  # T1: peers 1-3 annotated by ann1 and ann2; T2: by ann1; pyramids not finished
-    t1, t2 = dataset.topics.get(external_id="T1"), dataset.topics.get(external_id="T2")
-    for topic in (t1, t2):
-        PeerSummary.objects.create(topic=topic, external_id="4", text="word " * 20)
-    opened(t1, "ann1", "4")                                   # only opened: counts nowhere
-    unfinished = opened(t1, "ann2", "4")                      # unfinished with a match and a non-matching unit
-    add_match(unfinished, SCU.objects.get(pyramid=unfinished.pyramid, uid=1), [(0, 4)])
-    add_match(unfinished, None, [(5, 9)])
-    zero = opened(t2, "ann1", "4")                            # finished, found nothing: a real 0
-    zero.status = "done"
-    zero.save()
-    opened(t2, "ann2", "1")                                   # ann1 finished T2/1; ann2 only opened it
-    opened(t2, "ann3", "2")                                   # an annotator who only passed through
-    finished = PeerAnnotation.objects.get(peer__topic=t1, peer__external_id="1", annotator__username="ann2")
-    add_match(finished, None, [(10, 14)])                     # a non-matching unit in a finished annotation
+    dataset = build_lived_in("Round-trip source")
     assert_same(dataset, coordinator_of(dataset))
 
 
