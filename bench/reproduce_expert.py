@@ -87,6 +87,13 @@ def ducview_minimum(matches: list[tuple[int | None, str]], contributors: dict[in
     return 1 + 3 * (len(matches) - automatic), automatic
 
 
+def perfect_floor(matches: list[Match], opens: int) -> int:
+    """Our fewest actions for a peer if Autoannotate suggested every expert match right and nothing
+    else: ``opens`` (Start), S, a reading and A per match, a drag per part and "No SCU" per
+    non-matching unit (never suggested), "Done, next peer". What the counting rules allow at best."""
+    return opens + 2 + sum(2 if m.scu is not None else len(m.parts) + 1 for m in matches)
+
+
 def covered_share(expert_parts, suggested_parts) -> float:
     """Share of the expert match's characters that the suggestion covers."""
     total = sum(e - s for s, e in expert_parts)
@@ -242,11 +249,16 @@ POINTS = """([start, end]) => {
            inside: inside(a) && inside(z) };
 }"""
 
-SCROLL_TO = """([start, end]) => {
+# Scroll the peer text so that the line holding ``start`` (UTF-16) is its first one in sight.
+SCROLL_TO = """([start]) => {
   const root = document.querySelector('.peer-text');
   const w = document.createTreeWalker(root, NodeFilter.SHOW_TEXT); let off = 0;
   for (let n = w.nextNode(); n; n = w.nextNode()) {
-    if (off + n.data.length > start) { n.parentElement.scrollIntoView({ block: 'center' }); return; }
+    if (off + n.data.length > start) {
+      const r = document.createRange(); r.setStart(n, start - off); r.setEnd(n, start - off + 1);
+      root.scrollTop += r.getClientRects()[0].top - root.getBoundingClientRect().top - 8;
+      return;
+    }
     off += n.data.length;
   }
 }"""
@@ -291,9 +303,11 @@ class Robot:
         points = self.page.evaluate(POINTS, list(u16))
         if not points["inside"]:  # a person scrolls the text first: one action
             self.page.mouse.move(*points["from"])
-            self.page.evaluate(SCROLL_TO, list(u16))
+            self.page.evaluate(SCROLL_TO, [u16[0]])
             run.act("scroll")
             points = self.page.evaluate(POINTS, list(u16))
+            if not points["inside"]:
+                sys.exit(f"UTF-16 [{u16[0]}, {u16[1]}) of the peer does not fit in its pane: dragging across a scroll is not done")
         mouse = self.page.mouse
         if shift:
             self.page.keyboard.down("Shift")
@@ -304,6 +318,8 @@ class Robot:
         if shift:
             self.page.keyboard.up("Shift")
         self.settle(run, "select")
+        if not self.page.locator(".peer-text .seg.pending").count():
+            sys.exit(f"dragging from {points['from']} to {points['to']} over UTF-16 [{u16[0]}, {u16[1]}) selected nothing")
 
     def type(self, run: PeerRun, char: str) -> None:
         self.page.keyboard.type(char)
@@ -441,18 +457,16 @@ def busy_processes(count: int):
             process.wait()
 
 
-def machine_text() -> str:
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), "unknown CPU")
-    load = os.getloadavg()
-    return f"{model}, nproc {os.cpu_count()}, load average {load[0]:.1f} at the start"
+def cpu_model() -> str:
+    return next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                 if line.startswith("model name")), "unknown CPU")
 
 
 def main():
     shared = Path(os.environ.get("SHARED_DATA") or b.REPO.parent / "shared" / "data")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", choices=sorted(DATASETS), default="duc2006")
-    parser.add_argument("--topics", type=int, default=2, help="topics, spread evenly over the dataset (default: %(default)s)")
+    parser.add_argument("--topics", type=int, default=4, help="topics, spread evenly over the dataset (default: %(default)s)")
     parser.add_argument("--peers", type=int, default=6, help="peers per topic, in the annotator's order (default: %(default)s)")
     parser.add_argument("--stress", type=int, default=0, metavar="N", help="N CPU-bound busy processes beside the bench")
     b.add_common_arguments(parser)
@@ -490,8 +504,8 @@ def main():
 
     log_dir = b.make_log_dir()
     errors: list[str] = []
-    runs: list[tuple[str, PeerRun, int, int, str | None]] = []  # (topic, run, DUCView actions, autoannotated, mismatch)
-    started = time.monotonic()
+    runs: list[tuple] = []  # (topic, run, DUCView actions, autoannotated, mismatch, our floor with perfect suggestions)
+    started, load_before = time.monotonic(), os.getloadavg()[0]
     with contextlib.ExitStack() as stack:
         if redis_url:
             import redis
@@ -524,7 +538,7 @@ def main():
                 annotation_id = robot.navigate(run, "done", '.toolbar [data-action="done"]')
                 mismatch = compare(current, expert)
                 minimum, automatic = ducview_for(expert, peer.text)
-                runs.append((topic.external_id, run, minimum, automatic, mismatch))
+                runs.append((topic.external_id, run, minimum, automatic, mismatch, perfect_floor(matches_of(expert), int(k == 0))))
                 waits = ", ".join(f"{kind} {ms:.0f}" for kind, ms in sorted(run.waits, key=lambda w: -w[1])[:3])
                 print(f"{topic.external_id} peer {peer.external_id:>3}: {len(matches_of(expert)):2} expert matches, "
                       f"{run.total:3} actions ({format_actions(run.actions)}), DUCView {minimum:3} ({automatic} by its Autoannotate), "
@@ -533,7 +547,7 @@ def main():
                 b.close_db_connections()
         context.close()
     elapsed = time.monotonic() - started
-    report(runs, args, topics, machine, elapsed)
+    report(runs, args, topics, machine, elapsed, (load_before, os.getloadavg()[0]))
     if any(r[4] for r in runs):
         sys.exit("the stored annotation differs from the expert's for some peers (see above)")
 
@@ -542,31 +556,34 @@ def format_actions(actions: Counter) -> str:
     return " ".join(f"{kind} {n}" for kind, n in sorted(actions.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def report(runs, args, topics, machine, elapsed) -> None:
+def report(runs, args, topics, machine, elapsed, loads_avg) -> None:
     ours = sum(r[1].total for r in runs)
     ducview = sum(r[2] for r in runs)
+    floor = sum(r[5] for r in runs)
     peers = len(runs)
     waited = [r[1].waited_ms / 1000 for r in runs]
-    loads = [ms for r in runs for kind, ms in r[1].waits if kind in ("open", "done")]
-    others = [ms for r in runs for kind, ms in r[1].waits if kind not in ("open", "done")]
+    by_kind: dict[str, list[float]] = {}
     total = Counter()
     for r in runs:
         total.update(r[1].actions)
+        for kind, ms in r[1].waits:
+            by_kind.setdefault(kind, []).append(ms)
     goal = GOAL_WAIT_STRESS if args.stress else GOAL_WAIT_QUIET
     print()
-    print(f"{args.dataset}, topics {', '.join(topics)}, {args.peers} peers each ({peers} peers), "
-          f"{'beside ' + str(args.stress) + ' CPU-bound processes' if args.stress else 'quiet'}; {elapsed:.0f} s")
+    print(f"{args.dataset}, topics {', '.join(topics)}, the first {args.peers} peers of each ({peers} peers), "
+          f"{'beside ' + str(args.stress) + ' CPU-bound processes' if args.stress else 'no --stress'} "
+          f"(1-minute load average {loads_avg[0]:.1f} before, {loads_avg[1]:.1f} after); {elapsed:.0f} s")
     print(f"  stored annotation = expert's (SCUs, repetitions, non-matching units, stored score): {sum(r[4] is None for r in runs)} of {peers} peers")
-    print(f"  actions: ours {ours} ({ours / peers:.1f} per peer: {format_actions(total)}), DUCView 1.4 minimum {ducview} "
-          f"({ducview / peers:.1f} per peer; {sum(r[3] for r in runs)} matches by its Autoannotate); "
+    print(f"  actions: ours {ours} ({ours / peers:.1f} per peer: {format_actions(total)})")
+    print(f"    DUCView 1.4 minimum {ducview} ({ducview / peers:.1f} per peer; {sum(r[3] for r in runs)} matches by its Autoannotate); "
           f"ratio ours/DUCView {ratio_line(ours, ducview)} (goal <= {GOAL_RATIO})")
+    print(f"    ours if every expert match were suggested right and nothing else: {floor}, ratio {ratio_line(floor, ducview)}")
     print(f"  waiting per peer: median {b.median(waited):.2f} s, p95 {b.percentile(waited, 95):.2f} s, max {max(waited):.2f} s, "
           f"total {sum(waited):.1f} s (goal <= {goal} s per peer)")
-    print(f"    page loads (Start, Done, next peer): {b.summary(loads)}")
-    if others:
-        print(f"    other actions (until the next frame with everything saved): {b.summary(others)}")
+    for kind, values in sorted(by_kind.items(), key=lambda kv: -sum(kv[1])):
+        print(f"    {kind:>7}: {sum(values) / 1000 / peers:.2f} s per peer; {b.summary(values)}")
     print(f"  {machine}")
-    print(f"  CPU: {machine_text()}")
+    print(f"  CPU: {cpu_model()}, nproc {os.cpu_count()}")
 
 
 if __name__ == "__main__":

@@ -112,6 +112,9 @@ def test_reproducing_a_peer_counts_every_action_by_hand():
     # DUCView's minimum for the same peer: open it, then 3 matches by hand (no contributor text is exact).
     minimum, automatic = bench.ducview_minimum([(m.scu, " ".join(text[s:e] for s, e in m.parts)) for m in expert], {1: ["dams hold water"]})
     assert (minimum, automatic) == (10, 0)
+    # Perfect suggestions: S, read + A for SCUs 1 and 2 (4), a drag and "No SCU" for the unit (2), Done.
+    assert bench.perfect_floor(expert, opens=0) == 1 + 4 + 2 + 1
+    assert bench.perfect_floor([Match(None, ((0, 1), (3, 4)))], opens=1) == 1 + 1 + 3 + 1
 
 
 @pytest.mark.parametrize(("text", "cp", "u16"), [("abc", 2, 2), ("a\U0001F600b", 2, 3), ("\U0001F600\U0001F600x", 2, 4)])
