@@ -138,12 +138,15 @@ class PeerRun:
     peer: str
     todo: list[Match]
     actions: Counter = field(default_factory=Counter)
-    waits: list[tuple[str, float]] = field(default_factory=list)  # (kind, ms)
+    waits: list[tuple[str, float]] = field(default_factory=list)  # (kind, ms): until settled (saved, network idle)
+    painted: list[float] = field(default_factory=list)  # ms until the outcome was painted (local first: before the save)
 
-    def act(self, kind: str, wait_ms: float | None = None) -> None:
+    def act(self, kind: str, wait_ms: float | None = None, painted_ms: float | None = None) -> None:
         self.actions[kind] += 1
         if wait_ms is not None:
             self.waits.append((kind, wait_ms))
+        if painted_ms is not None:
+            self.painted.append(painted_ms)
 
     def judge(self, scu: int, parts) -> bool:
         """A suggestion shown: read it (one action), then accept it when it is right (consuming the
@@ -172,13 +175,13 @@ def ratio_line(ours: int, ducview: int) -> str:
 
 PROBE = """(() => {
   if (window.__bench) return;
-  const t = window.__bench = { last: 0, ready: null, inflight: 0 };
+  const t = window.__bench = { last: 0, ready: null, shown: null, inflight: 0 };
   const now = () => performance.timeOrigin + performance.now();
   // The events that complete an action (a key's keydown and input, a click or drag's release);
   // each restarts the wait. The last one is kept across page loads (a click that navigates).
   for (const type of ["keydown", "input", "mouseup", "click"]) {
     window.addEventListener(type, () => {
-      t.last = now(); t.ready = null;
+      t.last = now(); t.ready = null; t.shown = null;
       try { sessionStorage.setItem("benchLast", String(t.last)); } catch (e) { /* storage off */ }
     }, true);
   }
@@ -191,14 +194,17 @@ PROBE = """(() => {
     if (counted) answer.finally(() => { t.inflight--; });
     return answer;
   };
-  const settled = () => {
+  // Shown: the page painted the action's outcome and takes the next one (local first: a match is
+  // painted before the server answers). Settled: besides, nothing in flight and everything saved.
+  const shown = () => {
     const editor = document.querySelector(".editor");
-    if (!editor || !editor.classList.contains("ready") || editor.dataset.busy || t.inflight) return false;
-    if (document.querySelector(".save-status")?.dataset.status !== "saved") return false;
     const bar = document.querySelector(".suggestion-bar");
-    return !(bar && !bar.hidden && bar.querySelector("button:disabled") && !bar.textContent.includes("No more"));
+    return editor?.classList.contains("ready") && !(bar && !bar.hidden && bar.textContent.includes("Looking for suggestions"));
   };
+  const settled = () => shown() && !document.querySelector(".editor").dataset.busy && !t.inflight
+    && document.querySelector(".save-status")?.dataset.status === "saved";
   const loop = () => {
+    if (t.shown === null && shown()) t.shown = now();
     if (t.ready === null && settled()) t.ready = now();
     requestAnimationFrame(loop);
   };
@@ -206,8 +212,12 @@ PROBE = """(() => {
 })();"""
 
 READY = "() => window.__bench && window.__bench.ready !== null"
-WAITED = "() => window.__bench.ready - window.__bench.last"
-SINCE_CLICK = "() => window.__bench.ready - Number(sessionStorage.getItem('benchLast'))"
+WAITED = "() => [window.__bench.ready - window.__bench.last, window.__bench.shown - window.__bench.last]"
+SINCE_CLICK = "() => [window.__bench.ready, window.__bench.shown].map((t) => t - Number(sessionStorage.getItem('benchLast')))"
+
+# The page's saves of new matches (POST /api/matches/): [total ms, ms from the request sent to the answer's first byte].
+SAVES = ("() => performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname === '/api/matches/')"
+         ".map((e) => [e.duration, e.responseStart - e.requestStart])")
 
 # The SCU list as shown with an empty filter (annotator.js scusByWeight: weight, then label in the locale's order).
 ORDER = "() => [...document.querySelectorAll('.scu-list .scu')].map((i) => [Number(i.dataset.id), i.querySelector('.label').textContent])"
@@ -273,7 +283,7 @@ class Robot:
 
     def settle(self, run: PeerRun, kind: str, navigated: bool = False) -> None:
         self.page.wait_for_function(READY, timeout=60_000)
-        run.act(kind, self.page.evaluate(SINCE_CLICK if navigated else WAITED))
+        run.act(kind, *self.page.evaluate(SINCE_CLICK if navigated else WAITED))
         self.check()
 
     def check(self) -> None:
@@ -506,6 +516,7 @@ def main():
     errors: list[str] = []
     runs: list[tuple] = []  # (topic, run, DUCView actions, autoannotated, mismatch, our floor with perfect suggestions)
     started, load_before = time.monotonic(), os.getloadavg()[0]
+    saves: list[list[float]] = []  # [ms, ms until the first byte] of each POST /api/matches/
     with contextlib.ExitStack() as stack:
         if redis_url:
             import redis
@@ -534,7 +545,9 @@ def main():
                 if k == 0:
                     run.actions.update(opening.actions)
                     run.waits += opening.waits
+                    run.painted += opening.painted
                 reproduce_peer(robot, run, peer.text, page.evaluate(ORDER))
+                saves += page.evaluate(SAVES)
                 annotation_id = robot.navigate(run, "done", '.toolbar [data-action="done"]')
                 mismatch = compare(current, expert)
                 minimum, automatic = ducview_for(expert, peer.text)
@@ -542,12 +555,12 @@ def main():
                 waits = ", ".join(f"{kind} {ms:.0f}" for kind, ms in sorted(run.waits, key=lambda w: -w[1])[:3])
                 print(f"{topic.external_id} peer {peer.external_id:>3}: {len(matches_of(expert)):2} expert matches, "
                       f"{run.total:3} actions ({format_actions(run.actions)}), DUCView {minimum:3} ({automatic} by its Autoannotate), "
-                      f"ratio {ratio_line(run.total, minimum)}; waited {run.waited_ms / 1000:.2f} s (longest: {waits} ms); "
+                      f"ratio {ratio_line(run.total, minimum)}; waited {run.waited_ms / 1000:.2f} s, painted after {sum(run.painted) / 1000:.2f} s (longest waits: {waits} ms); "
                       f"{'stored = expert' if mismatch is None else 'MISMATCH: ' + mismatch}", flush=True)
                 b.close_db_connections()
         context.close()
     elapsed = time.monotonic() - started
-    report(runs, args, topics, machine, elapsed, (load_before, os.getloadavg()[0]))
+    report(runs, args, topics, machine, elapsed, (load_before, os.getloadavg()[0]), saves)
     if any(r[4] for r in runs):
         sys.exit("the stored annotation differs from the expert's for some peers (see above)")
 
@@ -556,12 +569,13 @@ def format_actions(actions: Counter) -> str:
     return " ".join(f"{kind} {n}" for kind, n in sorted(actions.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def report(runs, args, topics, machine, elapsed, loads_avg) -> None:
+def report(runs, args, topics, machine, elapsed, loads_avg, saves) -> None:
     ours = sum(r[1].total for r in runs)
     ducview = sum(r[2] for r in runs)
     floor = sum(r[5] for r in runs)
     peers = len(runs)
     waited = [r[1].waited_ms / 1000 for r in runs]
+    painted = [sum(r[1].painted) / 1000 for r in runs]
     by_kind: dict[str, list[float]] = {}
     total = Counter()
     for r in runs:
@@ -580,8 +594,13 @@ def report(runs, args, topics, machine, elapsed, loads_avg) -> None:
     print(f"    ours if every expert match were suggested right and nothing else: {floor}, ratio {ratio_line(floor, ducview)}")
     print(f"  waiting per peer: median {b.median(waited):.2f} s, p95 {b.percentile(waited, 95):.2f} s, max {max(waited):.2f} s, "
           f"total {sum(waited):.1f} s (goal <= {goal} s per peer)")
+    print(f"    until painted only (not waiting for saves): median {b.median(painted):.2f} s, p95 {b.percentile(painted, 95):.2f} s per peer")
+    print("    until everything is saved, by kind of action:")
     for kind, values in sorted(by_kind.items(), key=lambda kv: -sum(kv[1])):
         print(f"    {kind:>7}: {sum(values) / 1000 / peers:.2f} s per peer; {b.summary(values)}")
+    if saves:
+        print(f"    of which the saves of new matches (POST /api/matches/, Resource Timing): {b.summary([s[0] for s in saves])}; "
+              f"request sent until the answer's first byte: {b.summary([s[1] for s in saves])}")
     print(f"  {machine}")
     print(f"  CPU: {cpu_model()}, nproc {os.cpu_count()}")
 
