@@ -33,7 +33,7 @@ spacing aside; invoking Autoannotate, and removing the wrong matches it also mak
 a minimum).
 
     SHARED_DATA=../shared/data python bench/reproduce_expert.py [--dataset duc2006|duc2007-main]
-        [--topics 2] [--peers 6] [--stress N] [--server gunicorn|runserver]
+        [--topics 4] [--peers 6] [--stress N] [--server gunicorn|runserver]
 
 DATABASE_URL: PostgreSQL is flushed first (else a temporary SQLite file). With REDIS_URL (a Redis
 database this bench may flush) a real Celery worker computes the scores; without, the server does
@@ -56,7 +56,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _browser as b  # noqa: E402
 
-DATASETS = {"duc2006": "duc2006", "duc2007-main": "duc2007-main"}
+DATASETS = ("duc2006", "duc2007-main")  # folders of SHARED_DATA
 GOAL_RATIO = 0.5      # actions per peer, ours / DUCView's minimum
 GOAL_WAIT_QUIET = 0.5  # seconds of waiting per peer
 GOAL_WAIT_STRESS = 1.0
@@ -475,13 +475,14 @@ def cpu_model() -> str:
 def main():
     shared = Path(os.environ.get("SHARED_DATA") or b.REPO.parent / "shared" / "data")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", choices=sorted(DATASETS), default="duc2006")
+    parser.add_argument("--dataset", choices=DATASETS, default="duc2006")
     parser.add_argument("--topics", type=int, default=4, help="topics, spread evenly over the dataset (default: %(default)s)")
     parser.add_argument("--peers", type=int, default=6, help="peers per topic, in the annotator's order (default: %(default)s)")
     parser.add_argument("--stress", type=int, default=0, metavar="N", help="N CPU-bound busy processes beside the bench")
     b.add_common_arguments(parser)
+    parser.set_defaults(data=None)
     args = parser.parse_args()
-    args.data = str(shared / DATASETS[args.dataset]) if args.data == str(b.DUC2006) else args.data
+    args.data = args.data or str(shared / args.dataset)
     if args.topics < 1 or args.peers < 1 or args.stress < 0:
         sys.exit("--topics and --peers must be at least 1, --stress at least 0")
     b.check_prerequisites(args)
