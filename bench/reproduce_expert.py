@@ -492,8 +492,8 @@ def main():
         child_env.pop("REDIS_URL", None)
 
     from annotation.models import Assignment, PeerAnnotation, Topic
-    from annotation.natural_order import natural_key
-    from annotation.services.assignments import pyramid_to_annotate_against
+    from annotation.corpus.natural_order import natural_key
+    from annotation.corpus.assignments import pyramid_to_annotate_against
 
     folder = Path(args.data)
     topics = sample_topics(folder, args.topics)
