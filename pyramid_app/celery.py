@@ -14,5 +14,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
 
 app = Celery("pyramid")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
-app.autodiscover_tasks(related_name="lightweight_tasks")  # annotation/lightweight/tasks.py
+# Each concept owns its tasks module (annotation/<concept>/tasks.py, see annotation.jobs.queue):
+# Django's app list names only ``annotation``, whose own ``tasks`` module no longer exists.
+CONCEPTS_WITH_TASKS = ("api", "dashboards", "lightweight", "peers", "pyramids")
+app.autodiscover_tasks([f"annotation.{concept}" for concept in CONCEPTS_WITH_TASKS])

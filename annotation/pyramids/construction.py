@@ -1,0 +1,192 @@
+"""Pyramid construction agreement of a topic, computed in the background and stored per topic.
+
+A topic may have several pyramids by different annotators (built blind to each other in the app,
+or imported). The pyramids built from the same references (the same ``ReferenceSummary`` rows, so
+every span already indexes the same text: no re-alignment of texts is needed, unlike files of
+separate copies, ``agreement_inputs``) are compared two by two with
+``scoring.pyramid_agreement.compare`` (definitions there and in docs/pyramid-agreement.md):
+contributor alignment, pairwise and B-cubed clustering agreement, nominal alpha, SCU alignment and
+weight agreement. The practical test compares the scores of the peers annotated against both
+pyramids of a pair (annotations that count, ``peers.results.counted``; a peer annotated by several
+annotators against one pyramid gets their mean), per convention.
+
+Recomputation goes through the one background path: ``peers.recompute.schedule`` publishes the
+job ``construction`` (``jobs.queue.JOBS``) for every topic a commit made stale, the sweeps publish
+``stale_topics``; the task (``pyramids/tasks.py``) calls :func:`recompute_topics`. Results carry
+the topic revision they were computed from and never overwrite a newer one.
+"""
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count
+
+from scoring.model import Convention
+from scoring.pyramid_agreement import (
+    DEFAULT_THRESHOLD, PairAgreement, Span, SpanContributor, SpanPyramid, SpanSCU, compare, score_agreement,
+)
+
+from annotation.jobs import queue
+from annotation.models import ContributorPart, PeerAnnotation, Pyramid, PyramidAgreement, Topic
+from annotation.peers.results import counted, score_annotations
+
+THRESHOLD = DEFAULT_THRESHOLD
+
+
+def pyramid_name(pyramid: Pyramid) -> str:
+    """How pages and exports name a pyramid: its number and who built it (else where it came from)."""
+    who = pyramid.creator.username if pyramid.creator_id else (pyramid.source or "unknown")
+    return f"#{pyramid.pk} {who}"
+
+
+def span_pyramids(pyramids: list[Pyramid]) -> tuple[dict[int, SpanPyramid], dict[int, dict[tuple[int, int], int]]]:
+    """pyramid id -> its SCUs with their contributors' spans (named by the pyramid id), and pyramid
+    id -> (SCU uid, contributor index) -> contributor id (the stored alignment names contributors
+    by id). Contributors are taken in id order; one without a part has no span and is left out."""
+    ids = [p.pk for p in pyramids]
+    spans: dict[int, list[Span]] = defaultdict(list)
+    for contributor_id, reference, start, end in ContributorPart.objects.filter(
+            contributor__scu__pyramid_id__in=ids).order_by("contributor_id", "start", "id").values_list(
+            "contributor_id", "reference__external_id", "start", "end"):
+        spans[contributor_id].append(Span(reference, start, end))
+    contributors: dict[tuple[int, int], list[int]] = defaultdict(list)   # (pyramid, uid) -> contributor ids
+    uids: dict[int, list[int]] = defaultdict(list)
+    for pyramid_id, uid, contributor_id in Pyramid.objects.filter(pk__in=ids).order_by("pk", "scus__uid", "scus__contributors__id").values_list(
+            "pk", "scus__uid", "scus__contributors__id"):
+        if uid is None:
+            continue
+        if not uids[pyramid_id] or uids[pyramid_id][-1] != uid:
+            uids[pyramid_id].append(uid)
+        if contributor_id is not None and spans.get(contributor_id):
+            contributors[(pyramid_id, uid)].append(contributor_id)
+    references = {p.pk: tuple(sorted(r.external_id for r in p.references.all())) for p in pyramids}
+    out, keys = {}, {}
+    for p in pyramids:
+        scus = []
+        keys[p.pk] = {}
+        for uid in uids[p.pk]:
+            members = contributors[(p.pk, uid)]
+            keys[p.pk].update({(uid, i): pk for i, pk in enumerate(members)})
+            scus.append(SpanSCU(uid, tuple(SpanContributor(tuple(spans[pk])) for pk in members)))
+        out[p.pk] = SpanPyramid(str(p.pk), references[p.pk], tuple(scus))
+    return out, keys
+
+
+def _scores(pyramid_ids: list[int]) -> dict[str, dict[int, dict[int, float | None]]]:
+    """convention -> pyramid id -> peer id -> modified score (mean over the annotators of that
+    peer against that pyramid; None when undefined), for the annotations that count."""
+    annotations = list(counted(PeerAnnotation.objects.filter(pyramid_id__in=pyramid_ids)).order_by("id"))
+    out = {}
+    for convention in Convention:
+        scored = score_annotations(annotations, convention)
+        found: dict[tuple[int, int], list[float | None]] = defaultdict(list)
+        for a in annotations:
+            found[(a.pyramid_id, a.peer_id)].append(scored[a.pk].modified)
+        per_pyramid: dict[int, dict[int, float | None]] = defaultdict(dict)
+        for (pyramid_id, peer_id), values in found.items():
+            per_pyramid[pyramid_id][peer_id] = None if None in values else statistics.fmean(values)
+        out[convention.value] = per_pyramid
+    return out
+
+
+def _figures(pair: PairAgreement) -> dict:
+    c, s, w = pair.clustering, pair.scus, pair.weights
+    return {
+        "scus_a": pair.scus_a, "scus_b": pair.scus_b, "contributors_a": pair.contributors_a, "contributors_b": pair.contributors_b,
+        "aligned": len(pair.contributors.aligned), "unmatched_a": len(pair.contributors.unmatched_a),
+        "unmatched_b": len(pair.contributors.unmatched_b), "mean_dice": pair.contributors.mean_dice, "exact": pair.contributors.exact,
+        "pairs": c.pairs, "together_a": c.together_a, "together_b": c.together_b, "together_both": c.together_both,
+        "pairwise_precision": c.pairwise_precision, "pairwise_recall": c.pairwise_recall, "pairwise_f1": c.pairwise_f1,
+        "bcubed_precision": c.bcubed_precision, "bcubed_recall": c.bcubed_recall, "bcubed_f1": c.bcubed_f1,
+        "alpha": c.alpha.value, "alpha_reason": c.alpha.reason, "reason": c.reason,
+        "scus_matched": len(s.matched), "scus_identical": s.identical,
+        "weight_n": w.n, "weight_equal_share": w.exact_share, "weight_mad": w.mean_abs_difference,
+        "weight_pearson": w.pearson.value, "weight_spearman": w.spearman.value,
+    }
+
+
+def compute(topic: Topic) -> tuple[dict | None, dict[str, int]]:
+    """The stored values of ``topic`` (None: fewer than two pyramids of the same references) and
+    the revisions of its pyramids, read before their data."""
+    pyramids = list(topic.pyramids.select_related("creator").prefetch_related("references").order_by("pk"))
+    revisions = {str(p.pk): p.revision for p in pyramids}
+    groups: dict[frozenset[int], list[Pyramid]] = defaultdict(list)
+    for p in pyramids:
+        groups[frozenset(r.pk for r in p.references.all())].append(p)
+    compared = [p for references, group in groups.items() if len(group) >= 2 and references for p in group]
+    if not compared:
+        return None, revisions
+    spans, keys = span_pyramids(compared)
+    scores = _scores([p.pk for p in compared])
+    pairs = []
+    for group in groups.values():
+        if group[0] not in compared:
+            continue
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                result = compare(spans[a.pk], spans[b.pk], THRESHOLD)
+                practical = {}
+                for convention, per_pyramid in scores.items():
+                    sa = score_agreement(per_pyramid.get(a.pk, {}), per_pyramid.get(b.pk, {}))
+                    practical[convention] = {
+                        "n": sa.n, "pearson": sa.pearson.value, "ci_low": sa.pearson.ci_low, "ci_high": sa.pearson.ci_high,
+                        "pearson_reason": sa.pearson.reason, "ci_reason": sa.pearson.ci_reason, "mad": sa.mean_abs_difference,
+                        "above_noise": sa.above_noise, "share_above_noise": sa.share_above_noise, "noise": sa.noise,
+                    }
+                pairs.append({
+                    "a": a.pk, "b": b.pk, "a_name": pyramid_name(a), "b_name": pyramid_name(b),
+                    **_figures(result),
+                    "scores": practical,
+                    "scu_alignment": {
+                        "matched": [[m.a, m.b, m.shared, m.weight_a, m.weight_b] for m in result.scus.matched],
+                        "unmatched_a": list(result.scus.unmatched_a), "unmatched_b": list(result.scus.unmatched_b),
+                    },
+                    "aligned_contributors": [[keys[a.pk][x.a], keys[b.pk][x.b], x.dice] for x in result.contributors.aligned],
+                })
+    left_out = [pyramid_name(p) for p in pyramids if p not in compared]
+    return {"threshold": THRESHOLD, "pairs": pairs,
+            "pyramids": [{"id": p.pk, "name": pyramid_name(p), "status": p.status} for p in compared],
+            "left_out": left_out}, revisions
+
+
+def _store(topic: Topic, revision: int, values: dict, revisions: dict) -> int:
+    """Write unless a result of a newer revision is stored; 1 if written."""
+    updated = PyramidAgreement.objects.filter(topic=topic, topic_revision__lte=revision).update(
+        values=values, topic_revision=revision, pyramid_revisions=revisions)
+    if updated or PyramidAgreement.objects.filter(topic=topic).exists():
+        return updated
+    try:
+        with transaction.atomic():
+            PyramidAgreement.objects.create(topic=topic, topic_revision=revision, pyramid_revisions=revisions, values=values)
+    except IntegrityError:   # another worker stored it (or the topic was deleted) meanwhile
+        return 0
+    return 1
+
+
+def recompute_topics(topic_ids: Iterable[int]) -> int:
+    """Compute and store the construction agreement of these topics (those not current); a topic
+    with fewer than two comparable pyramids keeps no row. Returns how many rows were written."""
+    ids = list(topic_ids)
+    queue.release("construction", ids)
+    stored = dict(PyramidAgreement.objects.filter(topic_id__in=ids).values_list("topic_id", "topic_revision"))
+    written = 0
+    for topic in Topic.objects.filter(pk__in=ids).order_by("pk"):   # the revision is read before the data
+        if stored.get(topic.pk) == topic.revision:
+            continue
+        values, revisions = compute(topic)
+        if values is None:
+            PyramidAgreement.objects.filter(topic=topic, topic_revision__lte=topic.revision).delete()
+            continue
+        written += _store(topic, topic.revision, values, revisions)
+    return written
+
+
+def stale_topics() -> list[int]:
+    """Topics with two or more pyramids whose stored figures lag behind (or are missing), and
+    topics with a stored row but fewer pyramids now (their row goes)."""
+    several = dict(Topic.objects.annotate(n=Count("pyramids")).filter(n__gte=2).values_list("id", "revision"))
+    agreed = dict(PyramidAgreement.objects.values_list("topic_id", "topic_revision"))
+    return sorted({pk for pk, revision in several.items() if agreed.get(pk) != revision} | (set(agreed) - set(several)))
