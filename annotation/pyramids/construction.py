@@ -30,7 +30,7 @@ from scoring.pyramid_agreement import (
 )
 
 from annotation.jobs import queue
-from annotation.models import ContributorPart, PeerAnnotation, Pyramid, PyramidAgreement, Topic
+from annotation.models import SCU, ContributorPart, PeerAnnotation, Pyramid, PyramidAgreement, Topic
 from annotation.peers.results import counted, score_annotations
 
 THRESHOLD = DEFAULT_THRESHOLD
@@ -109,18 +109,23 @@ def _figures(pair: PairAgreement) -> dict:
 
 
 def compute(topic: Topic) -> tuple[dict | None, dict[str, int]]:
-    """The stored values of ``topic`` (None: fewer than two pyramids of the same references) and
-    the revisions of its pyramids, read before their data."""
+    """The stored values of ``topic`` (None: fewer than two pyramids; no pair and the reason when
+    no two of them are built from the same references) and the revisions of its pyramids, read
+    before their data."""
     pyramids = list(topic.pyramids.select_related("creator").prefetch_related("references").order_by("pk"))
     revisions = {str(p.pk): p.revision for p in pyramids}
     groups: dict[frozenset[int], list[Pyramid]] = defaultdict(list)
     for p in pyramids:
         groups[frozenset(r.pk for r in p.references.all())].append(p)
     compared = [p for references, group in groups.items() if len(group) >= 2 and references for p in group]
-    if not compared:
+    if len(pyramids) < 2:
         return None, revisions
+    if not compared:
+        return {"threshold": THRESHOLD, "pairs": [], "pyramids": [], "left_out": [pyramid_name(p) for p in pyramids],
+                "reason": "no two pyramids are built from the same references"}, revisions
     spans, keys = span_pyramids(compared)
     scores = _scores([p.pk for p in compared])
+    weights = {pk: {scu.uid: len(scu.contributors) for scu in pyramid.scus} for pk, pyramid in spans.items()}
     pairs = []
     for group in groups.values():
         if group[0] not in compared:
@@ -142,14 +147,15 @@ def compute(topic: Topic) -> tuple[dict | None, dict[str, int]]:
                     "scores": practical,
                     "scu_alignment": {
                         "matched": [[m.a, m.b, m.shared, m.weight_a, m.weight_b] for m in result.scus.matched],
-                        "unmatched_a": list(result.scus.unmatched_a), "unmatched_b": list(result.scus.unmatched_b),
+                        "unmatched_a": [[uid, weights[a.pk][uid]] for uid in result.scus.unmatched_a],
+                        "unmatched_b": [[uid, weights[b.pk][uid]] for uid in result.scus.unmatched_b],
                     },
                     "aligned_contributors": [[keys[a.pk][x.a], keys[b.pk][x.b], x.dice] for x in result.contributors.aligned],
                 })
     left_out = [pyramid_name(p) for p in pyramids if p not in compared]
     return {"threshold": THRESHOLD, "pairs": pairs,
             "pyramids": [{"id": p.pk, "name": pyramid_name(p), "status": p.status} for p in compared],
-            "left_out": left_out}, revisions
+            "left_out": left_out, "reason": None}, revisions
 
 
 def _store(topic: Topic, revision: int, values: dict, revisions: dict) -> int:
@@ -190,3 +196,97 @@ def stale_topics() -> list[int]:
     several = dict(Topic.objects.annotate(n=Count("pyramids")).filter(n__gte=2).values_list("id", "revision"))
     agreed = dict(PyramidAgreement.objects.values_list("topic_id", "topic_revision"))
     return sorted({pk for pk, revision in several.items() if agreed.get(pk) != revision} | (set(agreed) - set(several)))
+
+
+# --- what pages and exports list ------------------------------------------------------------------
+
+PAIR_KEYS = (
+    "dataset", "topic", "pyramid_a", "pyramid_b", "name_a", "name_b", "threshold", "scus_a", "scus_b", "contributors_a",
+    "contributors_b", "aligned", "unmatched_a", "unmatched_b", "mean_dice", "exact", "pairs", "together_a", "together_b",
+    "together_both", "pairwise_precision", "pairwise_recall", "pairwise_f1", "bcubed_precision", "bcubed_recall",
+    "bcubed_f1", "alpha", "alpha_reason", "scus_matched", "scus_identical", "weight_n", "weight_equal_share",
+    "weight_mad", "weight_pearson", "weight_spearman", "score_peers", "score_pearson", "score_ci_low", "score_ci_high",
+    "score_pearson_reason", "score_mad", "score_above_noise", "noise", "current", "computed_at",
+)
+SCU_KEYS = ("dataset", "topic", "pyramid_a", "pyramid_b", "kind", "uid_a", "label_a", "weight_a", "uid_b", "label_b",
+            "weight_b", "shared", "weight_difference", "current")
+SCU_KINDS = ("identical", "matched", "only_a", "only_b")   # drill-down order: what differs after what agrees
+
+
+def stored(topics) -> list[PyramidAgreement]:
+    """The stored construction agreement of these topics (a queryset), in topic order."""
+    return list(PyramidAgreement.objects.filter(topic__in=topics).select_related("topic__dataset").order_by("topic__external_id"))
+
+
+def pair_rows(agreements: Iterable[PyramidAgreement], convention: Convention) -> list[dict]:
+    """One row per compared pair of pyramids of each topic; the practical test in ``convention``."""
+    rows = []
+    for agreement in agreements:
+        current = agreement.is_current
+        for pair in agreement.values["pairs"]:
+            figures = {key: pair[key] for key in PAIR_KEYS if key in pair}
+            scores = pair["scores"][convention.value]
+            rows.append(figures | {
+                "dataset": agreement.topic.dataset.name, "topic": agreement.topic.external_id,
+                "pyramid_a": pair["a"], "pyramid_b": pair["b"], "name_a": pair["a_name"], "name_b": pair["b_name"],
+                "threshold": agreement.values["threshold"], "score_peers": scores["n"], "score_pearson": scores["pearson"],
+                "score_ci_low": scores["ci_low"], "score_ci_high": scores["ci_high"],
+                "score_pearson_reason": scores["pearson_reason"] or scores["ci_reason"], "score_mad": scores["mad"],
+                "score_above_noise": scores["above_noise"], "noise": scores["noise"], "current": current,
+                "computed_at": agreement.computed_at.isoformat(),
+            })
+    return rows
+
+
+def dataset_section(dataset, convention: Convention) -> dict:
+    """The agreement page's section: one row per compared pair, and the topics with two or more
+    pyramids and no stored figures yet (being computed)."""
+    agreements = stored(dataset.topics.all())
+    rows = pair_rows(agreements, convention)
+    several = dataset.topics.annotate(n=Count("pyramids")).filter(n__gte=2).values_list("external_id", flat=True)
+    return {"rows": rows, "pending": sorted(set(several) - {a.topic.external_id for a in agreements}),
+            "not_compared": [{"topic": a.topic.external_id, "reason": a.values["reason"], "pyramids": a.values["left_out"]}
+                             for a in agreements if not a.values["pairs"]],
+            "updating": any(not a.is_current for a in agreements)}
+
+
+def find_pair(agreement: PyramidAgreement, a: int, b: int) -> dict | None:
+    return next((p for p in agreement.values["pairs"] if (p["a"], p["b"]) == (a, b)), None)
+
+
+def scu_rows(agreement: PyramidAgreement, pair: dict) -> list[dict]:
+    """The SCU alignment of one pair, SCU by SCU (labels as they are now): identical matches,
+    other matches (contributors or weights differ), then the SCUs of either side left unmatched."""
+    labels = {(pyramid_id, uid): label for pyramid_id, uid, label in SCU.objects.filter(
+        pyramid_id__in=(pair["a"], pair["b"])).values_list("pyramid_id", "uid", "label")}
+    base = {"dataset": agreement.topic.dataset.name, "topic": agreement.topic.external_id, "pyramid_a": pair["a"],
+            "pyramid_b": pair["b"], "current": agreement.is_current}
+
+    def side(name, pyramid_id, uid, weight):
+        return {f"uid_{name}": uid, f"label_{name}": labels.get((pyramid_id, uid), ""), f"weight_{name}": weight}
+
+    rows = []
+    alignment = pair["scu_alignment"]
+    for uid_a, uid_b, shared, weight_a, weight_b in alignment["matched"]:
+        identical = shared == weight_a == weight_b
+        rows.append(base | {"kind": "identical" if identical else "matched"} | side("a", pair["a"], uid_a, weight_a)
+                    | side("b", pair["b"], uid_b, weight_b) | {"shared": shared, "weight_difference": weight_b - weight_a})
+    empty = {"uid": None, "label": "", "weight": None}
+    for name, other in (("a", "b"), ("b", "a")):
+        for uid, weight in alignment[f"unmatched_{name}"]:
+            rows.append(base | {"kind": f"only_{name}"} | side(name, pair[name], uid, weight)
+                        | {f"{k}_{other}": v for k, v in empty.items()} | {"shared": 0, "weight_difference": None})
+    return sorted(rows, key=lambda r: (SCU_KINDS.index(r["kind"]), r["uid_a"] or 0, r["uid_b"] or 0))
+
+
+TABLES = ("pairs", "scus")
+
+
+def table_rows(agreements: list[PyramidAgreement], table: str, convention: Convention) -> tuple[list[dict], tuple[str, ...]]:
+    """The rows and columns of a download: ``pairs`` (figures per pair) or ``scus`` (every pair's
+    SCU alignment, SCU by SCU)."""
+    if table == "pairs":
+        return pair_rows(agreements, convention), PAIR_KEYS
+    if table == "scus":
+        return [row for a in agreements for pair in a.values["pairs"] for row in scu_rows(a, pair)], SCU_KEYS
+    raise ValueError(f"unknown table {table!r}")
