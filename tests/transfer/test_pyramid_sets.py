@@ -5,6 +5,7 @@ pair-counting and B-cubed definitions written out, the krippendorff package for 
 the same figures computed from the files themselves (``agreement_inputs.span_pyramids``, the figures
 printed in docs/pyramid-agreement.md)."""
 import itertools
+from pathlib import Path
 
 import krippendorff
 import numpy as np
@@ -123,3 +124,14 @@ def test_the_stored_figures_are_those_of_the_files(matter, folder):
             assert stored[key] == pytest.approx(getattr(c, key)), (na, nb, key)
         assert stored["alpha"] == pytest.approx(c.alpha.value)
         assert stored["weight_mad"] == pytest.approx(result.weights.mean_abs_difference)
+    # and they are the figures docs/pyramid-agreement.md prints ("In the app")
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "pyramid-agreement.md").read_text().split("## In the app")[1]
+    printed = [line.split() for line in docs.split("```")[1].splitlines()[2:]]
+    assert len(printed) == 10
+    for (a, b), stored, words in zip(sorted(pairs), [pairs[k] for k in sorted(pairs)], printed):
+        def f(key):
+            return f"{stored[key]:.3f}"
+        assert words[0] == f"#{ids.index(a) + 1}" and words[2] == f"#{ids.index(b) + 1}"
+        assert words[4:] == [str(stored["aligned"]), "/".join(f(k) for k in ("pairwise_precision", "pairwise_recall", "pairwise_f1")),
+                             "/".join(f(k) for k in ("bcubed_precision", "bcubed_recall", "bcubed_f1")), f"{stored['alpha']:.2f}",
+                             f"{stored['scus_matched']}/{stored['scus_identical']}", str(stored["scores"]["nist"]["n"])]
