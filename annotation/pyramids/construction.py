@@ -42,7 +42,7 @@ def pyramid_name(pyramid: Pyramid) -> str:
     return f"#{pyramid.pk} {who}"
 
 
-def span_pyramids(pyramids: list[Pyramid]) -> tuple[dict[int, SpanPyramid], dict[int, dict[tuple[int, int], int]]]:
+def stored_span_pyramids(pyramids: list[Pyramid]) -> tuple[dict[int, SpanPyramid], dict[int, dict[tuple[int, int], int]]]:
     """pyramid id -> its SCUs with their contributors' spans (named by the pyramid id), and pyramid
     id -> (SCU uid, contributor index) -> contributor id (the stored alignment names contributors
     by id). Contributors are taken in id order; one without a part has no span and is left out."""
@@ -123,7 +123,7 @@ def compute(topic: Topic) -> tuple[dict | None, dict[str, int]]:
     if not compared:
         return {"threshold": THRESHOLD, "pairs": [], "pyramids": [], "left_out": [pyramid_name(p) for p in pyramids],
                 "reason": "no two pyramids are built from the same references"}, revisions
-    spans, keys = span_pyramids(compared)
+    spans, keys = stored_span_pyramids(compared)
     scores = _scores([p.pk for p in compared])
     weights = {pk: {scu.uid: len(scu.contributors) for scu in pyramid.scus} for pk, pyramid in spans.items()}
     pairs = []
