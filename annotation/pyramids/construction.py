@@ -13,10 +13,13 @@ annotators against one pyramid gets their mean), per convention.
 Recomputation goes through the one background path: ``peers.recompute.schedule`` publishes the
 job ``construction`` (``jobs.queue.JOBS``) for every topic a commit made stale, the sweeps publish
 ``stale_topics``; the task (``pyramids/tasks.py``) calls :func:`recompute_topics`. Results carry
-the topic revision they were computed from and never overwrite a newer one.
+the topic revision they were computed from and never overwrite a newer one; they also keep the
+revisions of the pyramids, so that an edit of a peer annotation (which moves the topic revision
+but no pyramid's) recomputes the practical test only and reuses the pairs' construction figures.
 """
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
@@ -108,10 +111,24 @@ def _figures(pair: PairAgreement) -> dict:
     }
 
 
-def compute(topic: Topic) -> tuple[dict | None, dict[str, int]]:
+def _construction(a: Pyramid, b: Pyramid, spans: dict, keys: dict, weights: dict) -> dict:
+    """The construction figures of one pair (everything but the scores and the names)."""
+    result = compare(spans[a.pk], spans[b.pk], THRESHOLD)
+    return _figures(result) | {
+        "scu_alignment": {
+            "matched": [[m.a, m.b, m.shared, m.weight_a, m.weight_b] for m in result.scus.matched],
+            "unmatched_a": [[uid, weights[a.pk][uid]] for uid in result.scus.unmatched_a],
+            "unmatched_b": [[uid, weights[b.pk][uid]] for uid in result.scus.unmatched_b],
+        },
+        "aligned_contributors": [[keys[a.pk][x.a], keys[b.pk][x.b], x.dice] for x in result.contributors.aligned],
+    }
+
+
+def compute(topic: Topic, previous: PyramidAgreement | None = None) -> tuple[dict | None, dict[str, int]]:
     """The stored values of ``topic`` (None: fewer than two pyramids; no pair and the reason when
     no two of them are built from the same references) and the revisions of its pyramids, read
-    before their data."""
+    before their data. The construction figures of ``previous`` (the stored row) are reused when
+    no pyramid has changed since (an edit of a peer annotation changes only the practical test)."""
     pyramids = list(topic.pyramids.select_related("creator").prefetch_related("references").order_by("pk"))
     revisions = {str(p.pk): p.revision for p in pyramids}
     groups: dict[frozenset[int], list[Pyramid]] = defaultdict(list)
@@ -123,35 +140,31 @@ def compute(topic: Topic) -> tuple[dict | None, dict[str, int]]:
     if not compared:
         return {"threshold": THRESHOLD, "pairs": [], "pyramids": [], "left_out": [pyramid_name(p) for p in pyramids],
                 "reason": "no two pyramids are built from the same references"}, revisions
-    spans, keys = stored_span_pyramids(compared)
+    reusable = {}
+    if previous is not None and previous.pyramid_revisions == revisions and previous.values.get("threshold") == THRESHOLD:
+        reusable = {(p["a"], p["b"]): p for p in previous.values["pairs"]}
+    inputs = None
     scores = _scores([p.pk for p in compared])
-    weights = {pk: {scu.uid: len(scu.contributors) for scu in pyramid.scus} for pk, pyramid in spans.items()}
     pairs = []
     for group in groups.values():
         if group[0] not in compared:
             continue
-        for i, a in enumerate(group):
-            for b in group[i + 1:]:
-                result = compare(spans[a.pk], spans[b.pk], THRESHOLD)
-                practical = {}
-                for convention, per_pyramid in scores.items():
-                    sa = score_agreement(per_pyramid.get(a.pk, {}), per_pyramid.get(b.pk, {}))
-                    practical[convention] = {
-                        "n": sa.n, "pearson": sa.pearson.value, "ci_low": sa.pearson.ci_low, "ci_high": sa.pearson.ci_high,
-                        "pearson_reason": sa.pearson.reason, "ci_reason": sa.pearson.ci_reason, "mad": sa.mean_abs_difference,
-                        "above_noise": sa.above_noise, "share_above_noise": sa.share_above_noise, "noise": sa.noise,
-                    }
-                pairs.append({
-                    "a": a.pk, "b": b.pk, "a_name": pyramid_name(a), "b_name": pyramid_name(b),
-                    **_figures(result),
-                    "scores": practical,
-                    "scu_alignment": {
-                        "matched": [[m.a, m.b, m.shared, m.weight_a, m.weight_b] for m in result.scus.matched],
-                        "unmatched_a": [[uid, weights[a.pk][uid]] for uid in result.scus.unmatched_a],
-                        "unmatched_b": [[uid, weights[b.pk][uid]] for uid in result.scus.unmatched_b],
-                    },
-                    "aligned_contributors": [[keys[a.pk][x.a], keys[b.pk][x.b], x.dice] for x in result.contributors.aligned],
-                })
+        for a, b in itertools.combinations(group, 2):
+            figures = {k: v for k, v in reusable.get((a.pk, b.pk), {}).items() if k not in ("a", "b", "a_name", "b_name", "scores")}
+            if not figures:
+                if inputs is None:   # read the pyramids once, only when a pair needs them
+                    spans, keys = stored_span_pyramids(compared)
+                    inputs = spans, keys, {pk: {scu.uid: len(scu.contributors) for scu in p.scus} for pk, p in spans.items()}
+                figures = _construction(a, b, *inputs)
+            practical = {}
+            for convention, per_pyramid in scores.items():
+                sa = score_agreement(per_pyramid.get(a.pk, {}), per_pyramid.get(b.pk, {}))
+                practical[convention] = {
+                    "n": sa.n, "pearson": sa.pearson.value, "ci_low": sa.pearson.ci_low, "ci_high": sa.pearson.ci_high,
+                    "pearson_reason": sa.pearson.reason, "ci_reason": sa.pearson.ci_reason, "mad": sa.mean_abs_difference,
+                    "above_noise": sa.above_noise, "share_above_noise": sa.share_above_noise, "noise": sa.noise,
+                }
+            pairs.append({"a": a.pk, "b": b.pk, "a_name": pyramid_name(a), "b_name": pyramid_name(b)} | figures | {"scores": practical})
     left_out = [pyramid_name(p) for p in pyramids if p not in compared]
     return {"threshold": THRESHOLD, "pairs": pairs,
             "pyramids": [{"id": p.pk, "name": pyramid_name(p), "status": p.status} for p in compared],
@@ -177,12 +190,13 @@ def recompute_topics(topic_ids: Iterable[int]) -> int:
     with fewer than two comparable pyramids keeps no row. Returns how many rows were written."""
     ids = list(topic_ids)
     queue.release("construction", ids)
-    stored = dict(PyramidAgreement.objects.filter(topic_id__in=ids).values_list("topic_id", "topic_revision"))
+    stored = {a.topic_id: a for a in PyramidAgreement.objects.filter(topic_id__in=ids)}
     written = 0
     for topic in Topic.objects.filter(pk__in=ids).order_by("pk"):   # the revision is read before the data
-        if stored.get(topic.pk) == topic.revision:
+        previous = stored.get(topic.pk)
+        if previous is not None and previous.topic_revision == topic.revision:
             continue
-        values, revisions = compute(topic)
+        values, revisions = compute(topic, previous)
         if values is None:
             PyramidAgreement.objects.filter(topic=topic, topic_revision__lte=topic.revision).delete()
             continue

@@ -9,9 +9,9 @@ import pytest
 from django.db import transaction
 from scipy import stats
 
-from annotation.models import SCU, AnnotationScore, Contributor, ContributorPart, Pyramid, PyramidAgreement, Topic
+from annotation.models import SCU, AnnotationScore, Contributor, ContributorPart, PeerAnnotation, Pyramid, PyramidAgreement, Topic
 from annotation.pyramids import construction
-from annotation.pyramids.editing import add_contributor
+from annotation.pyramids.editing import add_contributor, add_match
 from scoring.correlation import NOISE
 
 from tests.pyramids import construction_world as world
@@ -131,3 +131,25 @@ def test_topics_without_two_comparable_pyramids(topic):
     single = Topic.objects.create(dataset=topic.dataset, external_id="single")
     Pyramid.objects.create(topic=single)
     assert construction.recompute_topics([single.pk]) == 0 and not PyramidAgreement.objects.filter(topic=single).exists()
+
+
+def test_an_annotation_edit_recomputes_the_practical_test_and_reuses_the_pyramid_figures(topic, monkeypatch):
+    agreement, before = stored_pair(topic)
+    annotation = PeerAnnotation.objects.get(peer__external_id="p3", pyramid_id=before["b"])
+    add_match(annotation, SCU.objects.get(pyramid_id=before["b"], uid=3), [(20, 23)])   # p3 under pyramid 2: 1 + 3 = 4 of 5
+    assert not PyramidAgreement.objects.get(topic=topic).is_current
+
+    def no_comparison(*args, **kwargs):
+        raise AssertionError("no pyramid changed: the construction figures are reused")
+
+    monkeypatch.setattr(construction, "compare", no_comparison)
+    assert construction.recompute_topics([topic.pk]) == 1
+    agreement, after = stored_pair(topic)
+    assert agreement.is_current
+    assert {k: v for k, v in after.items() if k != "scores"} == {k: v for k, v in before.items() if k != "scores"}
+    assert after["scores"]["nist"]["mad"] == pytest.approx(before["scores"]["nist"]["mad"] + (4 / 5 - 1 / 5) / 4)
+    monkeypatch.undo()
+    SCU.objects.filter(pyramid_id=before["a"], uid=4).delete()   # a pyramid changed: everything is computed again
+    assert construction.recompute_topics([topic.pk]) == 1
+    _, changed = stored_pair(topic)
+    assert changed["unmatched_a"] == 0 and changed["scus_a"] == 3
