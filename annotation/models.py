@@ -1,7 +1,7 @@
 """The domain model, one module per concept group.
 
 corpus: Dataset, Topic, ReferenceSummary, PeerSummary
-pyramid: Pyramid, SCU, Contributor, ContributorPart
+pyramid: Pyramid, SCU, Contributor, ContributorPart, PyramidAgreement (stored construction agreement)
 peer: PeerAnnotation, PeerMatch, PeerMatchPart
 work: Assignment
 results: AnnotationScore, TopicAgreement (stored results of background computations)
@@ -13,7 +13,7 @@ from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Top
 from annotation.history.models import Change
 from annotation.api.models import IdempotentRequest
 from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
-from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid
+from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid, PyramidAgreement
 from annotation.peers.models import AnnotationScore, TopicAgreement
 from annotation.corpus.models import Assignment
 from annotation.dashboards.models import Judgment
@@ -22,7 +22,7 @@ from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAss
 
 __all__ = [
     "Dataset", "Topic", "ReferenceSummary", "PeerSummary",
-    "Pyramid", "SCU", "Contributor", "ContributorPart",
+    "Pyramid", "SCU", "Contributor", "ContributorPart", "PyramidAgreement",
     "PeerAnnotation", "PeerMatch", "PeerMatchPart",
     "Assignment", "AnnotationScore", "TopicAgreement", "Change", "IdempotentRequest",
     "Judgment",

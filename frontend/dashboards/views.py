@@ -42,6 +42,7 @@ from annotation.dashboards.statistics import TABLES as STATISTICS_TABLES
 from annotation.dashboards.statistics import download_rows as statistics_rows
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 from annotation.dashboards.wording import count_noun
+from annotation.pyramids import construction
 from scoring.agreement import alpha_dice, peer_matrix
 from scoring.model import Convention
 
@@ -351,7 +352,8 @@ def agreement(request, dataset):
     shared_now = _shared_now(dataset) if not rows or not snapshot.data["pairs"] else ""
     return render(request, "dashboards/agreement.html", _frame(
         dataset, "agreement", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), rows=rows,
-        matrix=_matrix(snapshot.data["pairs"]), noise=NOISE, query=request.GET.urlencode(), shared_now=shared_now))
+        matrix=_matrix(snapshot.data["pairs"]), noise=NOISE, query=request.GET.urlencode(), shared_now=shared_now,
+        construction=construction.dataset_section(dataset, Convention(convention))))
 
 
 @coordinator_view

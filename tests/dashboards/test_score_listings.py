@@ -43,6 +43,9 @@ NO_SCORES = {
     "api:api-root": "links", "api:docs": "documentation", "api:schema": "documentation", "api:token": "a token",
     "dashboards:list": "datasets, with counts", "dashboards:overview": "progress and assignments", "dashboards:status": "whether figures are current",
     "dashboards:assignment_": "assignment forms",
+    "dashboards:construction_": "pyramid construction agreement: figures per pair of pyramids (the practical test's "
+                                "correlations rest on counted annotations, construction.py), no annotation's score",
+    "api:dataset-pyramid-agreement": "pyramid construction agreement, as dashboards:construction_",
     "frontend:home": "the user's assignments and progress", "frontend:annotator": "one annotation's editor (its own score so far)",
     "frontend:pyramid-scus": "the pyramid's SCU labels by tier (printable list), no score", "frontend:favicon": "an icon",
     "frontend:open-assignment": "a redirect", "frontend:finish-assignment": "a form", "frontend:healthz": "health",
