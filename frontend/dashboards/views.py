@@ -26,6 +26,7 @@ from django.utils import timezone
 from django.utils.dateformat import format as format_date
 from django.views.decorators.http import require_POST
 
+from annotation.adjudication.services import adjudicated_version
 from annotation.models import SCU, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
 from annotation.corpus.natural_order import natural_key as _natural
 from annotation.access.roles import COORDINATOR
@@ -414,6 +415,7 @@ def agreement_peer(request, dataset, topic, peer):
     drill = peer_drilldown(topic_obj, peer_obj, pyramid, Convention(convention))
     row, detail = _topic_agreement(snapshot.data, convention, topic)
     context = {"topic": topic, "peer": peer_obj, "pyramid": pyramid, "pyramids": list(pyramids), "drill": drill,
+               "adjudicated": adjudicated_version(peer_obj, pyramid),
                "convention": convention, "convention_links": _convention_links(request, convention), "noise": NOISE, "row": row, "detail": detail}
     if row is not None:
         label = next((p["peer"] for p in detail["peers"] if p["summary"] == peer and p["pyramid"] == pyramid.pk), peer)
@@ -441,7 +443,7 @@ def agreement_export(request, dataset, fmt):
 
 # --- scores ---------------------------------------------------------------------------------
 
-TOPIC_COLUMNS = [("topic", "Topic"), ("summary", "Summary"), ("kind", "Kind"), ("annotator", "Annotator"),
+TOPIC_COLUMNS = [("topic", "Topic"), ("summary", "Summary"), ("kind", "Kind"), ("annotator", "Annotator"), ("version", "Version"),
                  ("modified", "Modified"), ("modified_jk", "Modified (jk)"), ("original", "Original"),
                  ("matched_scus", "SCUs"), ("repetitions", "Rep."), ("non_matching", "Non-match."), ("observed_weight", "Weight")]
 SYSTEM_COLUMNS = [("system", "System"), ("kind", "Kind"), ("topics", "Topics"),
