@@ -68,6 +68,7 @@ def listing_requests(dataset, pyramid_t1) -> dict[str, list[tuple[str, dict]]]:
         "dashboards:agreement": [(reverse("dashboards:agreement", args=[d]), q) for q in both],
         "dashboards:agreement_topic": [(reverse("dashboards:agreement_topic", args=[d, "T1"]), q) for q in both],
         "dashboards:agreement_peer": [(reverse("dashboards:agreement_peer", args=[d, t, p]), {}) for t, p in [("T1", "1"), ("T1", "4"), ("T2", "2")]],
+        "dashboards:adjudicate": [(reverse("dashboards:adjudicate", args=[d, "T1", "1", pyramid_t1.pk]), {})],
         "dashboards:significance": [(reverse("dashboards:significance", args=[d]), q) for q in both],
         "dashboards:metaeval": [(reverse("dashboards:metaeval", args=[d]), q) for q in both],
         "dashboards:scores_export": [(reverse("dashboards:scores_export", args=[d, f]), q | {"table": t, "references": 1})
