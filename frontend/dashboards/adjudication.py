@@ -37,9 +37,11 @@ def coordinator_only(view):
     return wrapped
 
 
-def _cells(item: services.Item, text: str) -> list[list[str]]:
-    """Per source, the evidence of each of its matches as text (parts joined by an ellipsis)."""
-    return [[" … ".join(text[s:e] for s, e in spans) for spans in matches] for matches in item.matches]
+def _cells(item: services.Item, text: str) -> list[list[dict]]:
+    """Per source, the evidence of each of its matches: its text (parts joined by an ellipsis) and
+    where it lies (the same words at two places are different evidence)."""
+    return [[{"quote": " … ".join(text[s:e] for s, e in spans), "at": ", ".join(f"{s}–{e}" for s, e in spans)} for spans in matches]
+            for matches in item.matches]
 
 
 @coordinator_only

@@ -9,9 +9,10 @@ from tests.dashboards.helpers import build_toy, make_users
 EXTRA = {"ann1": [(4, (15, 19)), (None, (20, 24))], "ann2": [(4, (10, 14))]}
 
 
-def build(name="Adjudication"):
+def build(name="Adjudication", users=True):
+    """(dataset, users of each role (``make_users``; None with ``users=False``), the peer, its pyramid)."""
     dataset = build_toy(name)
-    users = make_users(dataset)
+    users = make_users(dataset) if users else None
     peer = dataset.topics.get(external_id="T1").peersummarys.get(external_id="1")
     pyramid = peer.topic.pyramids.get()
     for username, matches in EXTRA.items():
