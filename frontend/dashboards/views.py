@@ -27,7 +27,7 @@ from django.utils.dateformat import format as format_date
 from django.views.decorators.http import require_POST
 
 from annotation.adjudication.services import adjudicated_version
-from annotation.models import SCU, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
+from annotation.models import SCU, Adjudication, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
 from annotation.corpus.natural_order import natural_key as _natural
 from annotation.access.roles import COORDINATOR
 from annotation.transfer import downloads
@@ -92,12 +92,17 @@ TABS = [("overview", "Overview"), ("agreement", "Agreement"), ("scores", "Scores
         ("metaeval", "Meta-evaluation")]
 
 
+SCORE_PAGES = ("scores", "significance", "metaeval")  # pages whose figures rest on scores: they say when some are adjudicated
+
+
 def _frame(dataset, active: str, snapshot=None, current=True, **extra) -> dict:
     context = {
         "dataset": dataset, "active": active,
         "tabs": [{"url": reverse(f"dashboards:{name}", args=[dataset.pk]), "label": label, "active": name == active} for name, label in TABS],
         "snapshot": snapshot, "current": current, "delayed": None if current else scoring_delayed(),
     }
+    if active in SCORE_PAGES:
+        context["adjudicated_peers"] = Adjudication.objects.filter(annotation__peer__topic__dataset=dataset).count()
     if snapshot is not None:
         context |= {"computed_at_iso": snapshot.computed_at.isoformat(), "as_of": _as_of(snapshot.computed_at)}
     return context | extra
@@ -352,7 +357,8 @@ def agreement(request, dataset):
     shared_now = _shared_now(dataset) if not rows or not snapshot.data["pairs"] else ""
     return render(request, "dashboards/agreement.html", _frame(
         dataset, "agreement", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), rows=rows,
-        matrix=_matrix(snapshot.data["pairs"]), noise=NOISE, query=request.GET.urlencode(), shared_now=shared_now))
+        matrix=_matrix(snapshot.data["pairs"]), noise=NOISE, query=request.GET.urlencode(), shared_now=shared_now,
+        adjudicated_peers=Adjudication.objects.filter(annotation__peer__topic__dataset=dataset).count()))
 
 
 @coordinator_view
