@@ -14,5 +14,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
 
 app = Celery("pyramid")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
-app.autodiscover_tasks(related_name="lightweight_tasks")  # annotation/lightweight/tasks.py
+# Each concept owns its tasks module (annotation/<concept>/tasks.py): a worker must register every one,
+# or it drops what the services publish ("unregistered task").
+app.autodiscover_tasks([f"annotation.{concept}" for concept in ("peers", "dashboards", "lightweight", "api")])

@@ -95,6 +95,8 @@ def test_annotators_never_see_the_adjudicated_version(world, django_capture_on_c
     coordinator = APIClient()
     coordinator.force_authenticate(users["coord"])
     assert coordinator.get(reverse("api:annotation-detail", args=[version.pk])).status_code == 200
+    assert client_of(users["coord"]).get(reverse("frontend:annotator", args=[version.pk])).status_code == 200, \
+        "the coordinator may open the adjudicated version in the editor (it has no annotator)"
 
 
 def test_pages_state_which_version_scores_rest_on(world, django_capture_on_commit_callbacks):
