@@ -19,6 +19,8 @@ class Adjudication(models.Model):
     sources = models.ManyToManyField(PeerAnnotation, related_name="adjudicated_in",
                                      help_text="The annotators' versions it settles (left unchanged).")
     decisions = models.JSONField(default=dict, help_text="What was decided: SCU uid (or 'non_matching') -> choice.")
+    source_revisions = models.JSONField(default=dict, help_text=(
+        "Source annotation id -> its revision when adjudicated: a source changed since is shown as such."))
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -27,3 +29,7 @@ class Adjudication(models.Model):
 
     def __str__(self):
         return f"Adjudication of annotation {self.annotation_id}"
+
+    def changed_sources(self, comparison) -> list[str]:
+        """The annotators whose version changed (or appeared) since this adjudication was saved."""
+        return [s.annotator for s in comparison.sources if self.source_revisions.get(str(s.pk)) != s.revision]

@@ -172,7 +172,8 @@ def adjudicate(peer: PeerSummary, pyramid: Pyramid, user, decisions: dict[str, s
         scus = {s.uid: s for s in SCU.objects.filter(pyramid=pyramid)}
         existing = adjudicated_version(peer, pyramid)
         version = existing or PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator=None, status=PeerAnnotation.Status.DONE)
-        version.source = f"Adjudicated by {user.username} from {', '.join(s.annotator for s in comparison.sources)}"
+        source = f"Adjudicated by {user.username} from {', '.join(s.annotator for s in comparison.sources)}"
+        version.source = source[:PeerAnnotation._meta.get_field("source").max_length]
         version.status = PeerAnnotation.Status.DONE
         version.save(update_fields=["source", "status", "updated_at"])
 
@@ -185,6 +186,7 @@ def adjudicate(peer: PeerSummary, pyramid: Pyramid, user, decisions: dict[str, s
         annotation_action(version.pk, user, action="adjudicate", mutate=replace_matches,
                           summary=lambda _: f"Adjudicated from {len(comparison.sources)} annotators' versions")
         record, _ = Adjudication.objects.update_or_create(
-            annotation=version, defaults={"adjudicator": user, "decisions": {i.key: chosen[i.key] for i in comparison.disagreements}})
+            annotation=version, defaults={"adjudicator": user, "decisions": {i.key: chosen[i.key] for i in comparison.disagreements},
+                                          "source_revisions": {str(s.pk): s.revision for s in comparison.sources}})
         record.sources.set([s.pk for s in comparison.sources])
         return version

@@ -79,4 +79,5 @@ def adjudicate(request, dataset, topic, peer, pyramid_id):
         dataset, "agreement", topic=topic, peer=peer_obj, pyramid=pyramid, comparison=comparison,
         disagreements=[r for r in rows if r["item"].disagreement], agreed=[r for r in rows if not r["item"].disagreement],
         sources=[{"source": s, "score": scored[s.pk]} for s in comparison.sources],
-        version=version, version_score=scored[version.pk] if version else None, action=here))
+        version=version, version_score=scored[version.pk] if version else None, action=here,
+        changed=version.adjudication.changed_sources(comparison) if version else []))

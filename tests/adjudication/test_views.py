@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import SCU, Assignment, PeerAnnotation
 from annotation.adjudication import services
+from annotation.pyramids.editing import add_match
 
 from tests.adjudication.world import build, versions
 
@@ -67,6 +68,11 @@ def test_save_needs_csrf_and_every_decision(world):
     page = coordinator.get(url).content.decode()
     assert "Adjudicated version saved" in page and "data-adjudicated-score" in page
     assert 'value="both" required checked' in page, "the saved decisions are shown again"
+    assert "data-changed-sources" not in page
+    # ann2 changes their version afterwards: the page says so (the scores keep resting on the adjudicated one).
+    add_match(versions(peer, pyramid)["ann2"], SCU.objects.get(pyramid=pyramid, uid=2), [(30, 34)])
+    page = coordinator.get(url).content.decode()
+    assert 'data-changed-sources>ann2 changed their version since' in page
 
 
 def test_text_is_escaped(world):
