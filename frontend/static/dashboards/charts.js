@@ -122,7 +122,7 @@ function systems(element, rows) {
     options: options(element, {
       datasets: { line: { showLine: false } },
       scales: { x: { offset: true, ticks: { autoSkip: false, maxRotation: names.length > 24 ? 60 : 0, minRotation: names.length > 24 ? 60 : 0 } },
-                y: { grace: "5%" } },
+                y: { beginAtZero: true, grace: "5%" } },   // scores: from 0, a little room above the highest
       tooltip: {
         filter: described,
         callbacks: {
@@ -141,7 +141,7 @@ function systems(element, rows) {
 function agreement(element, rows) {
   const c = COLORS();
   const top = Math.max(0.1, ...rows.flatMap((r) => [r.a_score, r.b_score])) * 1.08;
-  const range = { type: "linear", min: 0, max: top };
+  const range = { type: "linear", min: 0, max: top, ticks: { includeBounds: false } };
   return {
     type: "scatter",
     data: { datasets: [
@@ -214,7 +214,7 @@ function stability(element, rows) {
     options: options(element, {
       scales: {
         // Whole k only; a single k between its neighbours (k - 1 and k + 1), not on a hair-thin range.
-        x: { type: "linear", ticks: { stepSize: k.length > 12 ? 2 : 1, precision: 0 },
+        x: { type: "linear", bounds: "data", ticks: { stepSize: k.length > 12 ? 2 : 1, precision: 0 },
              ...(new Set(k).size === 1 ? { min: k[0] - 1, max: k[0] + 1 } : {}) },
         y: { min: Math.min(0, ...rows.map((r) => r.low)) - 0.02, max: 1.02, ticks: { includeBounds: false } },
       },
