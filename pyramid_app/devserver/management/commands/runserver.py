@@ -14,12 +14,13 @@ import hashlib
 import time
 from pathlib import Path
 
-from django.apps import apps
 from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.contrib.staticfiles.management.commands.runserver import Command as StaticfilesRunserver
 from django.core.management import call_command
 from django.utils.autoreload import autoreload_started
+
+from pyramid_app.staticfiles import own_static_folders
 
 FINGERPRINT = ".sources-fingerprint"
 
@@ -45,13 +46,6 @@ def collect_if_changed(stdout) -> None:
     call_command("collectstatic", interactive=False, verbosity=0)
     stamp.write_text(current)
     stdout.write(f"Static files collected, hashed and compressed into {root} in {time.perf_counter() - start:.1f} s")
-
-
-def own_static_folders() -> list[Path]:
-    """The ``static`` folders of the project's own apps (not of installed packages)."""
-    base = Path(settings.BASE_DIR).resolve()
-    folders = [Path(config.path) / "static" for config in apps.get_app_configs()]
-    return [f for f in folders if f.is_dir() and f.resolve().is_relative_to(base)]
 
 
 def watch_static(sender, **kwargs):
