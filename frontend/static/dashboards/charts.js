@@ -239,6 +239,7 @@ function lite(element, rows) {
       pointRadius: 4, pointHoverRadius: 5, pointBackgroundColor: alpha(c.accent, 0.85), pointBorderColor: "#fff", pointBorderWidth: 1,
     }] },
     options: options(element, {
+      scales: { x: { grace: "5%" }, y: { grace: "5%" } },   // no point on an edge
       tooltip: { callbacks: {
         title: (items) => `system ${point(items).row.system}: lightweight ${fixed(point(items).x)}, expert ${fixed(point(items).y)}`,
         label: (item) => `${item.raw.row.summaries} summaries`,
