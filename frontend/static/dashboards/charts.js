@@ -183,7 +183,7 @@ function tiers(element, rows) {
           backgroundColor: alpha(c.accent, 0.85), categoryPercentage: 0.9, barPercentage: 1,
         }] },
         options: {
-          animation: false, responsive: true, maintainAspectRatio: false, events: ["mousemove", "mouseout"],
+          animation: false, maintainAspectRatio: false, events: ["mousemove", "mouseout"],
           layout: { padding: { top: 4, right: 4 } },
           plugins: { legend: { display: false }, tooltip: { displayColors: false, callbacks: {
             title: () => "", label: (item) => `${p.topic}: weight ${item.raw.x}, ${item.raw.y} SCUs`,
@@ -265,6 +265,43 @@ function plot(canvas, config) {
   Chart.defaults.color = COLORS().fg;
   const chart = new Chart(canvas, { ...config, plugins: [errorBars, barLabels] });
   drawn.add(chart);
+  return chart;
+}
+
+// Small multiples (tiers): every cell laid out first, one cell measured, all drawn at that size,
+// and one observer resizing them all with the grid. A responsive chart measures its own box as it
+// is made, and each measure lays the whole page out again after the previous chart changed it:
+// 20 pyramids took 120-380 ms on the scores page, most of its scripts' time.
+const resizers = new WeakMap();
+
+function plotSmall(element, smalls) {
+  element.dataset.columns = String(Math.min(4, smalls.length));   // charts.css lays them out
+  const canvases = smalls.map((small) => {
+    const cell = document.createElement("div");
+    cell.className = "chart-cell";
+    const title = document.createElement("p");
+    title.className = "chart-title";
+    title.textContent = small.title;
+    cell.append(title);
+    element.append(cell);
+    return canvasIn(cell);
+  });
+  const box = canvases[0].parentNode;
+  const [width, height] = [box.clientWidth, box.clientHeight];
+  const charts = smalls.map((small, i) => {
+    Object.assign(canvases[i], { width, height });
+    return plot(canvases[i], { ...small.config, options: { ...small.config.options, responsive: false } });
+  });
+  const resizer = new ResizeObserver(() => {
+    if (!box.isConnected) {   // fresh figures replaced these (live.js): their charts are destroyed
+      resizer.disconnect();
+      return;
+    }
+    const [w, h] = [box.clientWidth, box.clientHeight];
+    for (const chart of charts) if (chart.width !== w || chart.height !== h) chart.resize(w, h);
+  });
+  resizer.observe(box);
+  resizers.set(element, resizer);
 }
 
 export function drawCharts(root = document) {
@@ -283,6 +320,7 @@ export function drawCharts(root = document) {
       chart?.destroy();
       drawn.delete(chart);
     }
+    resizers.get(element)?.disconnect();
     element.replaceChildren();
     const rows = JSON.parse(source.textContent);
     if (!rows.length) {
@@ -291,21 +329,8 @@ export function drawCharts(root = document) {
       continue;
     }
     const config = draw(element, rows);
-    if (Array.isArray(config)) {
-      element.dataset.columns = String(Math.min(4, config.length));   // charts.css lays them out
-      for (const small of config) {
-        const cell = document.createElement("div");
-        cell.className = "chart-cell";
-        const title = document.createElement("p");
-        title.className = "chart-title";
-        title.textContent = small.title;
-        cell.append(title);
-        element.append(cell);
-        plot(canvasIn(cell), small.config);
-      }
-    } else {
-      plot(canvasIn(element), config);
-    }
+    if (Array.isArray(config)) plotSmall(element, config);
+    else plot(canvasIn(element), config);
     element.dataset.drawn = String(rows.length);
   }
 }

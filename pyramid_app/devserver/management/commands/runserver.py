@@ -14,6 +14,7 @@ import hashlib
 import time
 from pathlib import Path
 
+from django.apps import apps
 from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.contrib.staticfiles.management.commands.runserver import Command as StaticfilesRunserver
@@ -30,7 +31,7 @@ def sources_fingerprint() -> str:
     storage that collects them."""
     digest = hashlib.sha256(settings.STORAGES["staticfiles"]["BACKEND"].encode())
     for finder in finders.get_finders():
-        for path, storage in finder.list(["CVS", ".*", "*~"]):
+        for path, storage in finder.list(apps.get_app_config("staticfiles").ignore_patterns):   # collectstatic's
             stat = Path(storage.path(path)).stat()
             digest.update(f"{getattr(storage, 'prefix', None) or ''}/{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()
