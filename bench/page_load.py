@@ -73,7 +73,7 @@ def main():
 
     d = f"/datasets/{dataset.pk}"
     pages = {
-        "scores (systems + 20 tier charts)": f"{d}/scores/?references=1",
+        "scores (systems + 21 tier charts)": f"{d}/scores/?references=1",
         "significance (2 stability charts)": f"{d}/significance/",
         "agreement D0631 (scatter)": f"{d}/agreement/D0631/",
         "dataset overview": f"{d}/",
