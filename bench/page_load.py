@@ -58,16 +58,19 @@ def main():
     from django.core.management import call_command
 
     from annotation.models import Assignment, Dataset, Topic
-
+    from annotation.services import assignments as work
     from annotation.services import dashboard_snapshots
 
     b.fresh_database_with_duc2006(args.data)
     call_command("collectstatic", interactive=False, verbosity=0)
     dataset = Dataset.objects.get(name="bench-duc2006")
-    dashboard_snapshots.recompute_dataset(dataset.pk)   # as a worker does after an import: pages read the stored figures
     user = get_user_model().objects.create_superuser("bench-pages", "bench@example.org", b.PASSWORD)
     topic = Topic.objects.get(dataset=dataset, external_id="D0631")
-    Assignment.objects.create(topic=topic, annotator=user, task=Assignment.Task.ANNOTATE_PEERS)
+    assignment = Assignment.objects.create(topic=topic, annotator=user, task=Assignment.Task.ANNOTATE_PEERS)
+    annotation = work.annotation_for(assignment, None)   # the peer the home page's Start button opens
+    # As a worker does after an import: the pages read current stored figures (computed after the
+    # peer was opened, so that no page schedules a recomputation in the server while it is measured).
+    dashboard_snapshots.recompute_dataset(dataset.pk)
     machine = b.machine_line(args.server, "in-process")
     b.close_db_connections()
 
@@ -77,7 +80,7 @@ def main():
         "significance (2 stability charts)": f"{d}/significance/",
         "agreement D0631 (scatter)": f"{d}/agreement/D0631/",
         "dataset overview": f"{d}/",
-        "annotator (a peer of D0631)": None,   # opened by the home page's Start button below
+        "annotator (a peer of D0631)": f"/annotations/{annotation.pk}/",
         "setup: datasets": "/setup/",
         "setup: the dataset": f"/setup/{dataset.pk}/",
     }
@@ -90,10 +93,6 @@ def main():
     with b.server(args.server, child_env, log_dir) as base, b.chromium(args.chromium) as browser:
         context, page = b.new_page(browser, errors)
         b.login(page, base, user.username)
-        page.click("button:has-text('Start')")
-        page.wait_for_url("**/annotations/*/")
-        page.wait_for_function(READY)
-        pages["annotator (a peer of D0631)"] = page.url.removeprefix(base)
         state = context.storage_state()
         context.close()
         for name, path in pages.items():
