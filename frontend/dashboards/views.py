@@ -5,7 +5,7 @@ the login page, a user who coordinates nothing gets 403, a dataset the user does
 a 404 (``coordinates`` decides, in one place). The figures come from the stored dashboard snapshot
 (``annotation.dashboards.snapshots``), computed in the background; the page polls
 ``status.json`` and swaps in the new figures when a new snapshot lands. Charts are drawn in the
-browser by plotly.js (served by the app, ``frontend/vendor.py``) from the rows of ``charts``.
+browser by Chart.js (served by the app, ``frontend/vendor.py``) from the rows of ``charts``.
 """
 from __future__ import annotations
 
