@@ -7,6 +7,7 @@ With Redis: kombu's transport with a fix that keeps workers alive through a Redi
 (settings, docker-compose.yml).
 """
 import os
+from pathlib import Path
 
 from celery import Celery
 
@@ -14,5 +15,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
 
 app = Celery("pyramid")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
-app.autodiscover_tasks(related_name="lightweight_tasks")  # annotation/lightweight/tasks.py
+# Each concept of the annotation app owns its tasks (``annotation/<concept>/tasks.py``; there is no
+# ``annotation/tasks.py`` for Celery's default discovery to find): a worker imports them all.
+_CONCEPTS = Path(__file__).resolve().parent.parent / "annotation"
+app.autodiscover_tasks(sorted(f"annotation.{tasks.parent.name}" for tasks in _CONCEPTS.glob("*/tasks.py")))
