@@ -1,5 +1,6 @@
 """A worker knows every task anything publishes: the jobs of the one background path
-(``annotation.jobs.queue.JOBS``) and beat's schedule (the sweeps, also sent by each worker as it starts). After annotation/ was grouped by concept, Celery's default discovery looked for an
+(``annotation.jobs.queue.JOBS``) and beat's schedule (the sweeps, also sent by each worker as it
+starts). After annotation/ was grouped by concept, Celery's default discovery looked for an
 ``annotation/tasks.py`` that no longer existed: a real worker registered none of them and discarded
 every message as unregistered (tests/scale caught it)."""
 import json
