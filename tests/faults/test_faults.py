@@ -155,7 +155,7 @@ def test_a_long_dashboard_runs_once_at_a_time_and_never_delays_a_score(stack, id
     dashboard takes 40 s longer than the visibility timeout allows (both workers run slow_worker.py,
     so a dashboard on the scores' queue would hold the scores up)."""
     log = stack.root / "dashboard-runs.jsonl"
-    slow = {"program": str(Path(__file__).with_name("slow_worker.py")), "env": {"RUNS_LOG": str(log), "SLOW_DASHBOARD_SECONDS": "40"}}
+    slow = {"program": str(Path(__file__).with_name("slow_worker.py")), "env": {"RUNS_LOG": str(log), "SLOW_SECONDS": "40"}}
     normal = stack.worker, stack.dashboards
     for process in normal:
         process.stop()
