@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -62,6 +63,22 @@ def wait_for(predicate, timeout: float, what: str, interval: float = 0.2):
             return value
         time.sleep(interval)
     raise TimeoutError(f"{what} did not happen within {timeout:.0f} s")
+
+
+def together(*calls):
+    """Run the calls at the same moment from their own threads; their responses."""
+    barrier, results = threading.Barrier(len(calls)), [None] * len(calls)
+
+    def run(i, call):
+        barrier.wait()
+        results[i] = call()
+
+    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return results
 
 
 def _as_postgres(cmd: list[str]) -> list[str]:

@@ -17,8 +17,7 @@ import requests
 from celery import Celery
 
 from tests.conftest import require
-from tests.faults.harness import missing_binaries, wait_for
-from tests.faults.test_faults import _together
+from tests.faults.harness import missing_binaries, together, wait_for
 from tests.scale.stack import HAPROXY, NODES, TwoNodes, served_by, session_from
 
 pytestmark = pytest.mark.scale
@@ -88,7 +87,7 @@ def test_no_lost_update_across_nodes(stack, ids):
     assert {node: served_by(r) for node, r in read.items()} == {"a": "a", "b": "b"}
     assert read["a"].headers["ETag"] == read["b"].headers["ETag"]
     scu = stack.url(f"/api/scus/{ids['scus']['2']}/")
-    answers = dict(zip(NODES, _together(*[
+    answers = dict(zip(NODES, together(*[
         lambda node=node: editors[node].patch(scu, json={"label": f"Relabelled on node {node}"}, timeout=30,
                                               headers={"If-Match": read[node].headers["ETag"]}) for node in NODES])))
     assert sorted(r.status_code for r in answers.values()) == [200, 409], {n: r.text for n, r in answers.items()}
