@@ -236,7 +236,7 @@ class Stack:
         for process in processes:  # all shut down at once, then each waited for
             process.send()
         for process in processes:
-            process.stop()
+            process.stop(timeout=5)
         self.postgres.stop()
         shutil.rmtree(self.root, ignore_errors=True)
 
