@@ -2,8 +2,8 @@
 redis-server, gunicorn with 2 workers, the scores and dashboards workers, beat): Redis stopped and
 started again, Redis killed under a worker holding unacknowledged and delayed messages, the worker
 SIGKILLed mid-burst and restarted, database connections terminated, concurrent deletes.
-Each asserts no 5xx, no save lost, and every score current (and equal to a fresh computation, ``probe.py``)
-within a minute of recovery."""
+Each asserts no 5xx, no save lost, and every score current (and equal to a fresh computation,
+``probe.py``) within a minute of recovery."""
 import json
 import time
 from pathlib import Path
