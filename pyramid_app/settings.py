@@ -255,6 +255,7 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
+# Where collectstatic writes and WhiteNoise serves from: each node of a deployment may have its own.
 STATIC_ROOT = Path(get_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
