@@ -69,16 +69,16 @@ def peer_case(annotation, scus=None, weights=None) -> PeerCase:
 
 
 def suggestions_for(annotation) -> list[dict]:
-    """The suggestions for a peer annotation, best first, each with its confidence; none for an SCU
-    the annotation already matches."""
+    """The suggestions for a peer annotation, best first, each with its confidence; none where the
+    annotation already matches the same SCU (overlapping spans)."""
     case = peer_case(annotation)
-    have = {scu for scu, _ in case.expert}
     out = []
     for c, confidence in ranked(case, load()):
-        if c.scu in have:
+        parts = c.exact or (c.span,)
+        if any(scu == c.scu and any(a < f and e < b for a, b in spans for e, f in parts) for scu, spans in case.expert):
             continue
         source = "earlier" if c.features["earlier_exact"] or (c.features["earlier_wshare"] > c.features["contributor_wshare"]) else "pyramid"
-        out.append(Suggestion(c.scu, c.exact or (c.span,), source, c.why, round(confidence, 3)).as_dict())
+        out.append(Suggestion(c.scu, parts, source, c.why, round(confidence, 3)).as_dict())
     return out
 
 

@@ -23,7 +23,6 @@ from annotation.pyramids.suggestion_features import Candidate, ScuText, candidat
 from annotation.pyramids.suggestions import MIN_WORDS
 
 FORMAT = 1                  # bump when FEATURES change: an older model file is then ignored
-PRECISION_TARGET = 0.85     # the threshold is the lowest one whose precision reaches this on held-out topics
 RULES_THRESHOLD = 0.6       # the hand-set rules: a contributor's share of content words, as DUCView-style autoannotate
 
 
@@ -62,16 +61,14 @@ def rules_confidence(c: Candidate) -> float:
 
 
 def ranked(case: PeerCase, model: Model | None) -> list[tuple[Candidate, float]]:
-    """The suggestions for a peer, best first: the most confident candidate of each SCU, when its
-    confidence reaches the model's threshold (the rules': any positive confidence)."""
+    """The suggestions for a peer, best first: every candidate whose confidence reaches the model's
+    threshold (the rules': any positive confidence). An SCU may be suggested in two clauses: experts
+    match repetitions too."""
     found = candidates(case.text, case.scus, case.weights, case.earlier)
     scores = model.confidences(found) if model else [rules_confidence(c) for c in found]
     threshold = model.threshold if model else 1e-9
-    best: dict[int, tuple[Candidate, float]] = {}
-    for c, p in zip(found, scores):
-        if p >= threshold and (c.scu not in best or p > best[c.scu][1]):
-            best[c.scu] = (c, p)
-    return sorted(best.values(), key=lambda cp: (-cp[1], cp[0].span[0], cp[0].scu))
+    chosen = [(c, p) for c, p in zip(found, scores) if p >= threshold]
+    return sorted(chosen, key=lambda cp: (-cp[1], cp[0].span[0], cp[0].scu))
 
 
 def examples(cases: Iterable[PeerCase]) -> tuple[list[list[float]], list[int], list[tuple[int, int]]]:
@@ -97,26 +94,20 @@ def _classifier():
     return HistGradientBoostingClassifier(max_iter=200, learning_rate=0.08, max_leaf_nodes=31, l2_regularization=1.0, random_state=0)
 
 
-def _threshold(probabilities: Sequence[float], where: Sequence[tuple[int, int]], y: Sequence[int], expert_total: int) -> float:
-    """The lowest threshold whose suggestions (the best candidate per SCU and peer) reach
-    ``PRECISION_TARGET`` precision on held-out predictions; the one of best F1 when none does."""
-    best: dict[tuple[int, int], tuple[float, int]] = {}
-    for p, key, label in zip(probabilities, where, y):
-        if key not in best or p > best[key][0]:
-            best[key] = (p, label)
-    chosen = sorted(best.values(), reverse=True)
-    right, f1_best, f1_at, target_at = 0, -1.0, 0.5, None
-    for n, (p, label) in enumerate(chosen, 1):
+def _threshold(probabilities: Sequence[float], y: Sequence[int], expert_total: int) -> float:
+    """The threshold of the best F1 on held-out predictions (precision and recall as the benchmark
+    counts them: right suggestions among those shown, expert matches found)."""
+    pairs = sorted(zip(probabilities, y), reverse=True)
+    right, best, at = 0, -1.0, 0.5
+    for n, (p, label) in enumerate(pairs, 1):
         right += label
-        if n < len(chosen) and chosen[n][0] == p:
+        if n < len(pairs) and pairs[n][0] == p:
             continue
         precision, recall = right / n, right / max(expert_total, 1)
-        if precision >= PRECISION_TARGET:
-            target_at = p
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        if f1 > f1_best:
-            f1_best, f1_at = f1, p
-    return target_at if target_at is not None else f1_at
+        if f1 > best:
+            best, at = f1, p
+    return at
 
 
 def fit(cases: Sequence[PeerCase], topics: Sequence[str], trained_on: str) -> Model:
@@ -131,7 +122,7 @@ def fit(cases: Sequence[PeerCase], topics: Sequence[str], trained_on: str) -> Mo
     with _one_thread():
         if folds >= 2:
             held_out = cross_val_predict(_classifier(), X, y, groups=groups, cv=GroupKFold(folds), method="predict_proba")[:, 1]
-            threshold = _threshold(held_out, where, y, sum(len(c.expert) for c in cases))
+            threshold = _threshold(held_out, y, sum(len(c.expert) for c in cases))
         else:
             threshold = 0.5
         classifier = _classifier().fit(X, y)
