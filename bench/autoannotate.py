@@ -79,6 +79,25 @@ def measure(found_cases, model):
     return shown, right / max(shown, 1), recalled / max(expert, 1), ms, misses, wrong
 
 
+def curve(found_cases, model):
+    """Precision and recall at every threshold on the reported year itself (an upper bound of what
+    choosing the threshold could give): the best recall at a precision and the best precision at a recall."""
+    items, total = [], 0
+    for k, case in enumerate(found_cases):
+        found = candidates(case.text, case.scus, case.weights, case.earlier)
+        for c, p in zip(found, model.confidences(found)):
+            items.append((p, [(k, j) for j, match in enumerate(case.expert) if is_right(c.scu, [c.span], [match])]))
+        total += len(case.expert)
+    items.sort(key=lambda item: -item[0])
+    points, right, recalled = [], 0, set()
+    for n, (p, satisfied) in enumerate(items, 1):
+        right += bool(satisfied)
+        recalled.update(satisfied)
+        points.append((right / n, len(recalled) / max(total, 1)))
+    return (lambda at_precision: max((r for p, r in points if p >= at_precision), default=0.0),
+            lambda at_recall: max((p for p, r in points if r >= at_recall), default=0.0))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     data = ROOT.parent / "shared" / "data"
@@ -104,6 +123,10 @@ def main():
             shown, precision, recall, ms, misses, wrong = measure(found, ranker)
             profiles[(name, source)] = (misses, wrong)
             print(f"{name:<8} {source:<8} {shown:>11} {shown / len(found):>8.1f} {precision:>9.3f} {recall:>7.3f} {ms:>7.1f}")
+    for source, found, goal in (("pyramid", [alone(c) for c in test], (0.75, 0.6)), ("both", test, (0.85, 0.75))):
+        recall_at, precision_at = curve(found, model)
+        print(f"model, {source}, any threshold: recall at precision >= {goal[0]}: {recall_at(goal[0]):.3f}; "
+              f"precision at recall >= {goal[1]}: {precision_at(goal[1]):.3f}")
     for source in ("pyramid", "both"):
         misses, wrong = profiles[("model", source)]
         print(f"model, {source}: misses by kind: " + "; ".join(f"{k} {v}" for k, v in misses.most_common()))

@@ -35,6 +35,8 @@ FEATURES = (
     "union_wshare",           # all contributors' and the label's lemmas pooled: weighted share
     "label_wshare",           # the SCU label's weighted share
     "sentence_cover",         # share of the sentence's idf mass that the SCU's words account for
+    "clause_wshare",          # the SCU's pooled lemmas: weighted share found within the suggested span
+    "clause_cover",           # share of the span's idf mass that the SCU's words account for
     "numbers_found",          # share of the SCU's numbers found (1 when it has none)
     "has_numbers",            # the SCU mentions numbers
     "names_found",            # share of the SCU's names found (1 when it has none)
@@ -188,6 +190,7 @@ def candidates(peer: str, scus: Sequence[ScuText], weights: dict[str, float],
             else:
                 span = _clause(peer, sentences[i], (hit_tokens[0][0], hit_tokens[-1][1])) if hit_tokens else sentences[i]
             best_lemmas = unit.lemmas[best] if best is not None else set()
+            in_span = {lem for lem, a, b in sentence_tokens[i] if a >= span[0] and b <= span[1]}
             features = {
                 "contributor_wshare": wshares[best] if best is not None else 0.0,
                 "contributor_share": len(best_lemmas & lems) / len(best_lemmas) if best_lemmas else 0.0,
@@ -197,6 +200,8 @@ def candidates(peer: str, scus: Sequence[ScuText], weights: dict[str, float],
                 "union_wshare": _mass(pooled & lems, weights) / pooled_mass,
                 "label_wshare": label_wshare,
                 "sentence_cover": _mass(pooled & lems, weights) / sentence_mass[i],
+                "clause_wshare": _mass(pooled & in_span, weights) / pooled_mass,
+                "clause_cover": _mass(pooled & in_span, weights) / (_mass(in_span, weights) or 1.0),
                 "numbers_found": len(unit.numbers & numbers) / len(unit.numbers) if unit.numbers else 1.0,
                 "has_numbers": 1.0 if unit.numbers else 0.0,
                 "names_found": len(unit.names & (names | lems)) / len(unit.names) if unit.names else 1.0,

@@ -61,13 +61,19 @@ def rules_confidence(c: Candidate) -> float:
 
 
 def ranked(case: PeerCase, model: Model | None) -> list[tuple[Candidate, float]]:
-    """The suggestions for a peer, best first: every candidate whose confidence reaches the model's
-    threshold (the rules': any positive confidence). An SCU may be suggested in two clauses: experts
-    match repetitions too."""
+    """The suggestions for a peer, best first: with a model, every candidate whose confidence reaches
+    its threshold (an SCU may be suggested in two clauses: experts match repetitions too); with the
+    rules, as DUCView-style autoannotate, each SCU's best clause when the rules give it any confidence."""
     found = candidates(case.text, case.scus, case.weights, case.earlier)
-    scores = model.confidences(found) if model else [rules_confidence(c) for c in found]
-    threshold = model.threshold if model else 1e-9
-    chosen = [(c, p) for c, p in zip(found, scores) if p >= threshold]
+    if model:
+        chosen = [(c, p) for c, p in zip(found, model.confidences(found)) if p >= model.threshold]
+    else:
+        best: dict[int, tuple[Candidate, float]] = {}
+        for c in found:
+            p = rules_confidence(c)
+            if p > 0 and (c.scu not in best or p > best[c.scu][1]):
+                best[c.scu] = (c, p)
+        chosen = list(best.values())
     return sorted(chosen, key=lambda cp: (-cp[1], cp[0].span[0], cp[0].scu))
 
 

@@ -121,14 +121,13 @@ def test_right_means_the_experts_scu_and_half_of_its_span():
     assert is_right(7, [(12, 18), (31, 36), (0, 100)], expert)
 
 
-def test_rules_rank_best_first_not_in_text_order():
-    peer = "Later the dam burst again. The dam burst at night. The valley was flooded, people said."
+def test_rules_rank_best_first_one_clause_per_scu():
+    peer = "Later the dam burst again. The valley flooded at night. The dam burst at night, people said."
     scus = [ScuText(1, "The dam burst at night", ["dam burst at night"]), ScuText(2, "The valley flooded", ["the valley flooded"]),
             ScuText(3, "Officials blamed the rain", ["officials blamed rain"])]
     out = ranked(PeerCase(peer, scus, word_weights([peer])), None)
-    assert [(c.scu, peer[slice(*c.span)]) for c, _ in out] == [
-        (1, "The dam burst at night"), (2, "The valley was flooded"), (1, "Later the dam burst again")]  # 3 of 3 words, 2 of 2, 2 of 3
-    assert [p for _, p in out] == [rules_confidence(c) for c, _ in out] == [0.9, 0.9, round(0.5 + 0.4 * 2 / 3, 3)]
+    assert [(c.scu, peer[slice(*c.span)]) for c, _ in out] == [(2, "The valley flooded at night"), (1, "The dam burst at night")]
+    assert [p for _, p in out] == [rules_confidence(c) for c, _ in out] == [0.9, 0.9]   # "Later the dam burst again": 2 of 3 words, beaten
 
 
 def _constructed_cases():
