@@ -13,6 +13,7 @@ and after the annotator's earlier peers (their own matches only: the blind rule)
 """
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -22,6 +23,7 @@ from pathlib import Path
 from annotation.pyramids.suggestion_features import Candidate, ScuText, candidates, is_right
 from annotation.pyramids.suggestions import MIN_WORDS
 
+logger = logging.getLogger(__name__)
 FORMAT = 1                  # bump when FEATURES change: an older model file is then ignored
 RULES_THRESHOLD = 0.6       # the hand-set rules: a contributor's share of content words, as DUCView-style autoannotate
 
@@ -169,7 +171,11 @@ def load(path: Path | None = None) -> Model | None:
     key = (str(path), stamp)
     if key not in _cache:
         _cache.clear()
-        model = joblib.load(path)
+        try:
+            model = joblib.load(path)
+        except Exception:  # a file of another version of the code or of scikit-learn: the rules serve
+            logger.warning("suggestions model %s could not be read; hand-set rules rank until train_suggestions runs", path, exc_info=True)
+            model = None
         _cache[key] = model if isinstance(model, Model) and model.format == FORMAT else None
     return _cache[key]
 

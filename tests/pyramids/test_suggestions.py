@@ -160,6 +160,8 @@ def test_a_trained_model_ranks_right_candidates_above_wrong_ones(tmp_path):
     assert {c.scu for c, _ in out} == {1, 2} and all(is_right(c.scu, [c.span], cases[0].expert) for c, _ in out)
     saved = save(model, tmp_path / "m.joblib")
     assert load(saved).threshold == model.threshold and load(tmp_path / "none.joblib") is None
+    (tmp_path / "broken.joblib").write_bytes(b"not a model")
+    assert load(tmp_path / "broken.joblib") is None                         # the rules serve
 
 
 def _pan_file(folder, annotator, peer_id, year):
