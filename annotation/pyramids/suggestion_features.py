@@ -5,7 +5,9 @@ benchmark, so that a model is trained on exactly the features it is later asked 
 
 A candidate is one SCU in one sentence of the peer. Its features say how much of the SCU's wording
 (each contributor's, and its label's) the sentence holds, weighted by the topic's own word weights
-(idf over the topic's texts: a word every summary of the topic uses tells little), whether the
+(idf over the topic's texts: a word every summary of the topic uses tells little) and by the
+pyramid's own (idf over its SCUs: a word many SCUs share does not tell which one a sentence
+expresses), which word pairs of a contributor occur as pairs, whether the
 numbers and names the SCU mentions are there, how strongly the same annotator's OWN earlier matches
 of that SCU (in other peers of the topic) resemble the sentence, and how the candidate compares with
 the other SCUs of the same sentence and the other sentences of the same SCU. The caller decides
@@ -35,6 +37,8 @@ FEATURES = (
     "union_wshare",           # all contributors' and the label's lemmas pooled: weighted share
     "label_wshare",           # the SCU label's weighted share
     "sentence_cover",         # share of the sentence's idf mass that the SCU's words account for
+    "scu_specific_wshare",    # the pooled lemmas' share found, weighted by idf over the pyramid's SCUs (words that tell SCUs apart)
+    "bigram_share",           # best contributor: share of its adjacent lemma pairs found adjacent in the sentence
     "clause_wshare",          # the SCU's pooled lemmas: weighted share found within the suggested span
     "clause_cover",           # share of the span's idf mass that the SCU's words account for
     "numbers_found",          # share of the SCU's numbers found (1 when it has none)
@@ -75,13 +79,18 @@ def tokens(text: str) -> list[tuple[str, int, int, str]]:
 
 def word_weights(texts: Iterable[str]) -> dict[str, float]:
     """The topic's own word weights: smoothed idf of each lemma over the topic's texts."""
-    texts = list(texts)
+    return word_weights_of_sets({t[0] for t in tokens(text)} for text in texts)
+
+
+def word_weights_of_sets(sets: Iterable[set[str]]) -> dict[str, float]:
+    """Smoothed idf of each lemma over sets of lemmas (e.g. the pyramid's SCUs: a word many SCUs
+    share does not tell which one a sentence expresses)."""
+    sets = list(sets)
     df: dict[str, int] = {}
-    for text in texts:
-        for lem in {t[0] for t in tokens(text)}:
+    for lemmas in sets:
+        for lem in lemmas:
             df[lem] = df.get(lem, 0) + 1
-    n = len(texts)
-    return {lem: math.log((1 + n) / (1 + d)) + 1 for lem, d in df.items()}
+    return {lem: math.log((1 + len(sets)) / (1 + d)) + 1 for lem, d in df.items()}
 
 
 def _names_numbers(text: str) -> tuple[set[str], set[str]]:
@@ -161,12 +170,16 @@ def candidates(peer: str, scus: Sequence[ScuText], weights: dict[str, float],
             earlier_lemmas.setdefault(scu, []).append(lems)
         earlier_peers.setdefault(scu, set()).add(where)
     any_earlier = 1.0 if earlier else 0.0
+    pooled_of = {unit.scu: set().union(*unit.lemmas, unit.label_lemmas) for unit in scus}
+    scu_weights = word_weights_of_sets(pooled_of.values())
+    sentence_bigrams = [set(zip([t[0] for t in toks], [t[0] for t in toks][1:])) for toks in sentence_tokens]
 
     out: list[Candidate] = []
     for unit in scus:
-        pooled = set().union(*unit.lemmas, unit.label_lemmas) if unit.lemmas or unit.label_lemmas else set()
+        pooled = pooled_of[unit.scu]
         if not pooled:
             continue
+        bigrams = [set(zip(lems, lems[1:])) for lems in ([t[0] for t in tokens(c)] for c in unit.contributors)]
         pooled_mass = _mass(pooled, weights)
         masses = [_mass(lems, weights) for lems in unit.lemmas]
         label_mass = _mass(unit.label_lemmas, weights)
@@ -200,6 +213,8 @@ def candidates(peer: str, scus: Sequence[ScuText], weights: dict[str, float],
                 "union_wshare": _mass(pooled & lems, weights) / pooled_mass,
                 "label_wshare": label_wshare,
                 "sentence_cover": _mass(pooled & lems, weights) / sentence_mass[i],
+                "scu_specific_wshare": _mass(pooled & lems, scu_weights) / _mass(pooled, scu_weights),
+                "bigram_share": max((len(b & sentence_bigrams[i]) / len(b) for b in bigrams if b), default=0.0),
                 "clause_wshare": _mass(pooled & in_span, weights) / pooled_mass,
                 "clause_cover": _mass(pooled & in_span, weights) / (_mass(in_span, weights) or 1.0),
                 "numbers_found": len(unit.numbers & numbers) / len(unit.numbers) if unit.numbers else 1.0,

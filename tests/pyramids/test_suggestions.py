@@ -16,7 +16,8 @@ from annotation.formats.model import Contributor, Part, PeerAnnotationFile, Peer
 from annotation.formats.model import Pyramid as PyramidFile
 from annotation.formats.writer import write_peer_annotation
 from annotation.pyramids.ranked_suggestions import study_cases
-from annotation.pyramids.suggestion_features import FEATURES, ScuText, candidates, covers, is_right, tokens, word_weights
+from annotation.pyramids.suggestion_features import (FEATURES, ScuText, candidates, covers, is_right, tokens, word_weights,
+                                                    word_weights_of_sets)
 from annotation.pyramids.suggestion_model import PeerCase, ducview_cases, examples, fit, load, ranked, rules_confidence, save
 from annotation.pyramids.suggestions import from_earlier
 
@@ -251,3 +252,19 @@ def test_api_returns_suggestions_best_first_with_a_confidence(study):
     case = PeerCase(text, list(scus.values()), word_weights([REF_A, REF_B, text, PeerSummary.objects.get(external_id="1").text]),
                     [(concrete.pk, ["aging concrete cracked"], "1")])
     assert [(s["scu"], s["confidence"]) for s in shown] == [(c.scu, p) for c, p in ranked(case, None)]
+
+
+def test_words_that_tell_scus_apart_weigh_more_and_phrases_count():
+    """"dam" is in every SCU of this pyramid, "spillway" in one: a sentence with "dam" alone holds
+    little of what tells the SCU apart; and word pairs found in order count as a phrase."""
+    scus = [ScuText(1, "The dam spillway broke", ["dam spillway broke"]), ScuText(2, "The dam was old", ["old dam"]),
+            ScuText(3, "The dam was rebuilt", ["dam rebuilt"])]
+    weights = word_weights_of_sets([{"dam", "spillway", "break"}, {"dam", "old"}, {"dam", "rebuild"}])
+    assert weights["dam"] == pytest.approx(math.log(4 / 4) + 1) and weights["spillway"] == pytest.approx(math.log(4 / 2) + 1)
+    peer = "The spillway broke. The dam held."
+    found = {(c.scu, c.sentence): c.features for c in candidates(peer, scus, {})}
+    spillway, dam = found[(1, 0)], found[(1, 1)]
+    total = weights["dam"] + weights["spillway"] + weights["break"]
+    assert spillway["scu_specific_wshare"] == pytest.approx((weights["spillway"] + weights["break"]) / total)
+    assert dam["scu_specific_wshare"] == pytest.approx(weights["dam"] / total)
+    assert spillway["bigram_share"] == 0.5 and dam["bigram_share"] == 0.0        # "spillway broke" of (dam spillway, spillway broke)
