@@ -1,84 +1,136 @@
-"""Benchmark: Autoannotate suggestions against the expert annotations of DUC 2006 (prints numbers; not a test).
+"""Benchmark: ranked Autoannotate suggestions against expert annotations (prints numbers; not a test).
 
-For every .pan file (one annotator, one peer), suggestions are computed as the annotator page
-computes them (annotation/pyramids/suggestions.py): from the pyramid (contributor words in a peer
-sentence) and from the same annotator's earlier annotations of the topic, the peers being taken in
-numeric order (peer k sees the expert's matches of the peers before k, never another annotator's).
-A suggestion is an expert match when the expert matched the same SCU on an overlapping span.
+Trains the ranking model (annotation/pyramids/suggestion_model.py, as `manage.py train_suggestions`
+does) on the DUCView .pan files of one year and reports on another year's, which the model never
+saw; also reports the hand-set rules that serve without a model. For every .pan file (one
+annotator, one peer) suggestions are computed as the annotator page computes them:
+- "pyramid": the pyramid alone (each peer as its annotator's first of the topic);
+- "both": the pyramid and the same annotator's earlier peers of the topic, the peers being taken
+  in natural order (peer k sees the expert's matches of the peers before k, never another annotator's).
 
-- recall: share of the expert's SCU matches for which some suggestion is an expert match;
-- precision: share of the suggestions that are expert matches.
+A suggestion is right when it names an SCU the expert matched in that peer and covers at least half
+of the expert's span (annotation/pyramids/suggestion_features.py: is_right).
+- precision: share of the suggestions that are right;
+- recall: share of the expert's SCU matches for which some suggestion is right.
+The misses and the wrong suggestions are profiled by kind.
 
-    python bench/autoannotate.py [--data ../shared/data/duc2006]
+    python bench/autoannotate.py --train ../shared/data/duc2006 --test ../shared/data/duc2007-main
 """
 import argparse
+import dataclasses
+import os
+import platform
 import sys
 import time
-from collections import defaultdict
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from annotation.formats.ducview import parse_peer_annotation  # noqa: E402
-from annotation.formats.nist_names import parse_nist_filename  # noqa: E402
-from annotation.corpus.natural_order import natural_key  # noqa: E402
-from annotation.pyramids.suggestions import from_earlier, from_pyramid, merge  # noqa: E402
+from annotation.pyramids import suggestion_model  # noqa: E402
+from annotation.pyramids.suggestion_features import candidates, covers, is_right  # noqa: E402
 
 
-def spans(match) -> tuple[tuple[int, int], ...]:
-    return tuple((p.start, p.end) for p in match.parts)
+def cases(folder: Path):
+    files = sorted((folder / "allpans").glob("*.pan"))
+    if not files:
+        sys.exit(f"no .pan files in {folder / 'allpans'}")
+    return suggestion_model.ducview_cases(files)
 
 
-def hits(suggestion, expert) -> bool:
-    return any(scu == suggestion.scu and any(a[0] < b[1] and b[0] < a[1] for a in parts for b in suggestion.parts) for scu, parts in expert)
+def alone(case):
+    return dataclasses.replace(case, earlier=())
+
+
+def measure(found_cases, model):
+    """(suggestions, precision, recall, ms per peer, misses by kind, wrong suggestions by kind)."""
+    shown = right = expert = recalled = 0
+    misses, wrong = Counter(), Counter()
+    started = time.perf_counter()
+    for case in found_cases:
+        out = suggestion_model.ranked(case, model)
+        shown += len(out)
+        for c, _ in out:
+            if is_right(c.scu, [c.span], case.expert):
+                right += 1
+            elif any(scu == c.scu for scu, _ in case.expert):
+                wrong["the expert's SCU, too little of its span"] += 1
+            else:
+                wrong["an SCU the expert did not match here"] += 1
+        expert += len(case.expert)
+        pool = None
+        for match in case.expert:
+            if any(is_right(c.scu, [c.span], [match]) for c, _ in out):
+                recalled += 1
+                continue
+            if pool is None:
+                pool = candidates(case.text, case.scus, case.weights, case.earlier)
+            mine = [c for c in pool if c.scu == match[0]]
+            if not mine:
+                misses["no candidate: the peer shares (almost) no words with the SCU"] += 1
+            elif not any(covers([c.span], match[1]) >= 0.5 for c in mine):
+                misses["candidate, but its span covers < half of the expert's"] += 1
+            elif any(c.scu == match[0] for c, _ in out):
+                misses["the SCU suggested, but in another clause"] += 1
+            else:
+                misses["a right candidate ranked below the threshold"] += 1
+    ms = 1000 * (time.perf_counter() - started) / max(len(found_cases), 1)
+    return shown, right / max(shown, 1), recalled / max(expert, 1), ms, misses, wrong
+
+
+def curve(found_cases, model):
+    """Precision and recall at every threshold on the reported year itself (an upper bound of what
+    choosing the threshold could give): the best recall at a precision and the best precision at a recall."""
+    items, total = [], 0
+    for k, case in enumerate(found_cases):
+        found = candidates(case.text, case.scus, case.weights, case.earlier)
+        for c, p in zip(found, model.confidences(found)):
+            items.append((p, [(k, j) for j, match in enumerate(case.expert) if is_right(c.scu, [c.span], [match])]))
+        total += len(case.expert)
+    items.sort(key=lambda item: -item[0])
+    points, right, recalled = [], 0, set()
+    for n, (p, satisfied) in enumerate(items, 1):
+        right += bool(satisfied)
+        recalled.update(satisfied)
+        points.append((right / n, len(recalled) / max(total, 1)))
+    return (lambda at_precision: max((r for p, r in points if p >= at_precision), default=0.0),
+            lambda at_recall: max((p for p, r in points if r >= at_recall), default=0.0))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "duc2006"))
+    data = ROOT.parent / "shared" / "data"
+    parser.add_argument("--train", default=str(data / "duc2006"), help="a DUC folder (with allpans/) to train on")
+    parser.add_argument("--test", default=str(data / "duc2007-main"), help="a DUC folder to report on")
     args = parser.parse_args()
-    folder = Path(args.data) / "allpans"
-    if not folder.is_dir():
-        sys.exit(f"no DUC data at {folder}")
-    groups = defaultdict(list)  # (annotator, topic) -> [(peer, pan)]
     started = time.perf_counter()
-    for path in sorted(folder.glob("*.pan")):
-        name = parse_nist_filename(path.name)
-        pan, _ = parse_peer_annotation(path.read_bytes())
-        groups[(name.annotator, name.topic)].append((name.peer, pan))
+    found = cases(Path(args.train))
+    train, topics = [case for *_, case in found], [topic for topic, *_ in found]
+    test = [case for *_, case in cases(Path(args.test))]
     read = time.perf_counter() - started
-    totals = {k: defaultdict(int) for k in ("pyramid", "earlier", "both")}
-    timing, peers = 0.0, 0
-    for (annotator, topic), items in sorted(groups.items()):
-        items.sort(key=lambda item: natural_key(item[0]))
-        for k, (peer, pan) in enumerate(items):
-            refs = {r.id: r.text for r in pan.pyramid.references}
-            contributors = [(scu.uid, " ".join(refs[p.reference][p.start:p.end] for p in c.parts))
-                            for scu in pan.pyramid.scus for c in scu.contributors if c.parts]
-            earlier = [(m.scu_uid, [items[j][1].text[p.start:p.end] for p in m.parts], items[j][0])
-                       for j in range(k) for m in items[j][1].matches]
-            t0 = time.perf_counter()
-            by_source = {"pyramid": merge([], from_pyramid(pan.text, contributors)),
-                         "earlier": merge([], from_earlier(pan.text, earlier))}
-            by_source["both"] = merge([], from_earlier(pan.text, earlier), from_pyramid(pan.text, contributors))
-            timing += time.perf_counter() - t0
-            peers += 1
-            expert = [(m.scu_uid, spans(m)) for m in pan.matches]
-            for source, found in by_source.items():
-                t = totals[source]
-                t["suggestions"] += len(found)
-                t["correct"] += sum(hits(s, expert) for s in found)
-                t["expert"] += len(expert)
-                t["recalled"] += sum(any(hits(s, [e]) for s in found) for e in expert)
-    print(f"DUC 2006: {peers} peer annotations, {len(groups)} (annotator, topic) groups; files read in {read:.1f} s; "
-          f"suggestions computed in {1000 * timing / peers:.1f} ms per peer")
-    print(f"{'source':<10} {'suggestions':>11} {'per peer':>8} {'precision':>9} {'recall':>7}")
-    for source, t in totals.items():
-        print(f"{source:<10} {t['suggestions']:>11} {t['suggestions'] / peers:>8.1f} {t['correct'] / max(t['suggestions'], 1):>9.3f} "
-              f"{t['recalled'] / max(t['expert'], 1):>7.3f}")
-    print("precision: share of suggestions that are expert matches (same SCU, overlapping span); "
-          "recall: share of expert matches that appear among the suggestions")
+    started = time.perf_counter()
+    model = suggestion_model.fit(train + [alone(c) for c in train if c.earlier],
+                                 topics + [t for t, c in zip(topics, train) if c.earlier], Path(args.train).name)
+    trained = time.perf_counter() - started
+    print(f"{platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+          f"train on {Path(args.train).name} ({len(train)} peer annotations), report on {Path(args.test).name} "
+          f"({len(test)}); files read in {read:.0f} s, model trained in {trained:.0f} s, threshold {model.threshold:.3f}")
+    print(f"{'ranking':<8} {'source':<8} {'suggestions':>11} {'per peer':>8} {'precision':>9} {'recall':>7} {'ms/peer':>7}")
+    profiles = {}
+    for name, ranker in (("rules", None), ("model", model)):
+        for source, found in (("pyramid", [alone(c) for c in test]), ("both", test)):
+            shown, precision, recall, ms, misses, wrong = measure(found, ranker)
+            profiles[(name, source)] = (misses, wrong)
+            print(f"{name:<8} {source:<8} {shown:>11} {shown / len(found):>8.1f} {precision:>9.3f} {recall:>7.3f} {ms:>7.1f}")
+    for source, found, goal in (("pyramid", [alone(c) for c in test], (0.75, 0.6)), ("both", test, (0.85, 0.75))):
+        recall_at, precision_at = curve(found, model)
+        print(f"model, {source}, any threshold: recall at precision >= {goal[0]}: {recall_at(goal[0]):.3f}; "
+              f"precision at recall >= {goal[1]}: {precision_at(goal[1]):.3f}")
+    for source in ("pyramid", "both"):
+        misses, wrong = profiles[("model", source)]
+        print(f"model, {source}: misses by kind: " + "; ".join(f"{k} {v}" for k, v in misses.most_common()))
+        print(f"model, {source}: wrong suggestions by kind: " + "; ".join(f"{k} {v}" for k, v in wrong.most_common()))
 
 
 if __name__ == "__main__":

@@ -373,3 +373,9 @@ if CROWD_HOLDS_PER_ADDRESS < 1 or CROWD_HOLDS_PER_SESSION < 1:
 if not 0 < CROWD_HOLD_SHARE <= 1:
     raise ImproperlyConfigured(f"CROWD_HOLD_SHARE={CROWD_HOLD_SHARE} must be above 0 and at most 1")
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+
+# --- Ranked suggestions -------------------------------------------------------------------------
+# Where `manage.py train_suggestions` keeps the model that ranks Autoannotate's suggestions
+# (annotation/pyramids/suggestion_model.py). It is derived from the annotations it was trained on
+# (DUC data may not be shipped), so it lives outside the repository; with no file, hand-set rules rank.
+SUGGESTIONS_MODEL = get_str("SUGGESTIONS_MODEL", str(BASE_DIR / "var" / "suggestions-model.joblib"))

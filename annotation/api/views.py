@@ -40,7 +40,7 @@ from annotation.peers import actions as peer_actions
 from annotation.pyramids import actions as pyramid_actions
 from annotation.peers import results
 from annotation.transfer import sacrerouge_export
-from annotation.pyramids import suggestions
+from annotation.pyramids import ranked_suggestions
 from annotation.dashboards import statistics as system_statistics
 from annotation.dashboards.snapshots import snapshot_for
 from annotation.api import filters, serializers
@@ -131,8 +131,9 @@ CONVENTION_PARAM = OpenApiParameter("convention", str, enum=[c.value for c in Co
 SUGGESTIONS_RESPONSE = OpenApiResponse({"type": "object", "properties": {"suggestions": {"type": "array", "items": {
     "type": "object", "properties": {
         "scu": {"type": "integer"}, "source": {"type": "string", "enum": ["pyramid", "earlier"]}, "why": {"type": "string"},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         "parts": {"type": "array", "items": {"type": "object", "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}}}},
-    }}}}}, description="suggested matches in text order")
+    }}}}}, description="suggested matches, best first (highest confidence)")
 UNFINISHED_PARAM = OpenApiParameter(
     "include_unfinished", bool, default=False,
     description="also count annotations not marked done that have at least one match (rows carry their status)")
@@ -341,10 +342,11 @@ class PeerAnnotationViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
     @extend_schema(responses={200: SUGGESTIONS_RESPONSE})
     @action(detail=True)
     def suggestions(self, request, pk=None):
-        """Autoannotate: matches suggested from the pyramid (contributor words in a peer sentence) and
-        from the annotator's own other annotations of the topic (never another annotator's work),
-        each for the annotator to accept or reject; nothing is written."""
-        return Response({"suggestions": suggestions.suggestions_for(self.get_object())})
+        """Autoannotate: matches suggested from the pyramid (its contributors' and labels' words in a peer
+        clause, weighted by the topic's word weights) and from the annotator's own other annotations of
+        the topic (never another annotator's work), best first with a confidence (a trained model's,
+        else hand-set rules'), each for the annotator to accept or reject; nothing is written."""
+        return Response({"suggestions": ranked_suggestions.suggestions_for(self.get_object())})
 
     @extend_schema(parameters=[FORMAT_PARAM], responses={200: serializers.AnnotationFullSerializer})
     @action(detail=True, renderer_classes=[JSONRenderer, DUCViewRenderer, SacreRougeRenderer], serializer_class=serializers.AnnotationFullSerializer)

@@ -1,12 +1,24 @@
-"""Autoannotate suggestions (annotation/pyramids/suggestions.py and GET annotations/{id}/suggestions/):
-what each source finds, and the blind rule: an annotator's suggestions never come from another
-annotator's work."""
+"""Autoannotate suggestions (annotation/pyramids/suggestions.py, suggestion_features.py,
+suggestion_model.py, ranked_suggestions.py and GET annotations/{id}/suggestions/): what each source
+finds, the features and the ranking, training from DUCView files, and the blind rule: an annotator's
+suggestions never come from another annotator's work."""
+import io
+import math
+
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
 
 from annotation.models import SCU, Assignment, PeerAnnotation, PeerSummary, Pyramid
 from annotation.pyramids.editing import add_contributor, add_match
-from annotation.pyramids.suggestions import Suggestion, from_earlier, from_pyramid, merge
+from annotation.formats.model import SCU as SCUFile
+from annotation.formats.model import Contributor, Part, PeerAnnotationFile, PeerMatch, PeerPart, Reference
+from annotation.formats.model import Pyramid as PyramidFile
+from annotation.formats.writer import write_peer_annotation
+from annotation.pyramids.ranked_suggestions import study_cases
+from annotation.pyramids.suggestion_features import FEATURES, ScuText, candidates, covers, is_right, tokens, word_weights
+from annotation.pyramids.suggestion_model import PeerCase, ducview_cases, examples, fit, load, ranked, rules_confidence, save
+from annotation.pyramids.suggestions import from_earlier
 
 from tests.foundation.factories import topic
 from tests.api.world import client_for
@@ -15,31 +27,12 @@ REF_A = "The dam burst at night and the valley flooded."
 REF_B = "Engineers blamed the old concrete of the dam."
 
 
-def test_from_pyramid_finds_most_content_words_of_a_contributor_in_one_sentence():
-    peer = "Nobody was hurt. At night the dams burst, and the town's valley was flooded by noon."
-    found = from_pyramid(peer, [(1, "dam burst at night"), (2, "the valley flooded"), (3, "engineers blamed the old concrete")])
-    by_scu = {s.scu: s for s in found}
-    assert set(by_scu) == {1, 2}
-    (start, end), = by_scu[1].parts
-    assert peer[start:end] == "night the dams burst" and by_scu[1].source == "pyramid"
-    assert by_scu[1].why == "3 of the 3 content words of a contributor"
-    (start, end), = by_scu[2].parts
-    assert peer[start:end] == "valley was flooded"
-
-
 def test_from_earlier_finds_the_same_words_whole_and_in_order():
     peer = "Officials said THE OLD  DAM\nfailed; the old damage was repaired."
     found = from_earlier(peer, [(5, ["the old dam failed"], "3"), (6, ["old dam", "repaired"], "4"), (7, ["dam"], "4"), (8, ["old dama"], "4")])
     assert [(s.scu, [peer[a:b] for a, b in s.parts]) for s in found] == [
         (5, ["THE OLD  DAM\nfailed"]), (6, ["OLD  DAM", "repaired"])]  # one word is too little; "dama" is no whole word
     assert found[0].why == "you matched the same words in peer 3"
-
-
-def test_merge_drops_what_the_annotation_has_and_orders_by_position():
-    a, b = Suggestion(1, ((10, 20),), "pyramid", ""), Suggestion(2, ((0, 5),), "pyramid", "")
-    again = Suggestion(1, ((12, 18),), "earlier", "")
-    assert merge([(1, ((15, 30),))], [a, b]) == [b]
-    assert merge([], [again], [a, b]) == [b, again]
 
 
 @pytest.fixture
@@ -69,10 +62,192 @@ def test_suggestions_api_and_the_blind_rule(study):
     assert xena.status_code == 200
     text = mine["xena"].peer.text
     shown = [(s["scu"], s["source"], [text[p["start"]:p["end"]] for p in s["parts"]]) for s in xena.json()["suggestions"]]
-    assert shown == [(concrete.pk, "earlier", ["aging concrete cracked"]), (dam.pk, "pyramid", ["dam burst at night"])]
+    assert shown == [(concrete.pk, "earlier", ["aging concrete cracked"]), (dam.pk, "pyramid", ["then the dam burst at night"])]
     yuri = client_for(users["yuri"]).get(f"/api/annotations/{mine['yuri'].pk}/suggestions/").json()["suggestions"]
     assert [(s["scu"], s["source"]) for s in yuri] == [(dam.pk, "pyramid")], "xena's work never reaches yuri"
     assert client_for(users["yuri"]).get(f"/api/annotations/{mine['xena'].pk}/suggestions/").status_code == 404
     add_match(mine["xena"], dam, [(text.index("dam"), text.index("dam") + 3)])   # what the annotation has is not suggested again
     again = client_for(users["xena"]).get(f"/api/annotations/{mine['xena'].pk}/suggestions/").json()["suggestions"]
     assert [s["scu"] for s in again] == [concrete.pk]
+
+
+# ---------------------------------------------------------------------------- features and ranking
+
+def test_tokens_are_lemmas_without_stop_words():
+    assert [t[0] for t in tokens("The dams were flooded by 3 rivers")] == ["dam", "flood", "3", "river"]
+
+
+def test_word_weights_are_the_topics_idf():
+    texts = ["The dam burst.", "A dam held.", "Rain fell on the dam."]
+    weights = word_weights(texts)
+    n = len(texts)
+    assert weights["dam"] == pytest.approx(math.log((1 + n) / (1 + 3)) + 1) == pytest.approx(1.0)  # in every text: tells little
+    assert weights["rain"] == pytest.approx(math.log((1 + n) / (1 + 1)) + 1)
+    assert weights["rain"] > weights["dam"]
+
+
+def test_candidate_features_say_how_much_of_the_scu_a_clause_holds():
+    peer = "Officials met on Monday. The old dam burst in 1998, flooding the valley below."
+    scus = [ScuText(1, "The dam burst in 1998", ["the dam burst in 1998"]),
+            ScuText(2, "The dam burst in 1997", ["dam burst 1997"]),
+            ScuText(3, "Officials met", ["officials met"])]
+    found = {c.scu: c for c in candidates(peer, scus, word_weights([peer]))}
+    one, two, three = found[1], found[2], found[3]
+    assert peer[slice(*one.span)] == "The old dam burst in 1998"      # widened to its clause, not the whole sentence
+    assert one.features["contributor_share"] == 1.0 and one.features["numbers_found"] == 1.0
+    assert two.features["numbers_found"] == 0.0 and two.features["has_numbers"] == 1.0   # the wrong year
+    assert one.features["rank_in_sentence"] == 0.0 and two.features["rank_in_sentence"] == 1.0
+    assert one.features["margin_in_sentence"] > 0 > two.features["margin_in_sentence"]
+    assert three.sentence == 0 and peer[slice(*three.span)] == "Officials met on Monday"
+    assert all(set(c.features) == set(FEATURES) for c in found.values())
+
+
+def test_earlier_matches_give_the_very_words_and_their_share():
+    peer = "Rescuers arrived late, and the aging concrete cracked."
+    scus = [ScuText(4, "The concrete was old", ["old concrete"])]
+    with_earlier = candidates(peer, scus, {}, [(4, ["aging concrete cracked"], "2"), (4, ["the concrete aged"], "3")])
+    (c,) = with_earlier
+    assert c.features["earlier_exact"] == 1.0 and peer[slice(*c.span)] == "aging concrete cracked"
+    assert c.features["earlier_count"] == pytest.approx(math.log(3)) and c.features["earlier_any"] == 1.0
+    (alone,) = candidates(peer, scus, {})
+    assert alone.features["earlier_exact"] == 0.0 and alone.features["earlier_wshare"] == 0.0 and alone.features["earlier_any"] == 0.0
+
+
+def test_right_means_the_experts_scu_and_half_of_its_span():
+    expert = [(7, [(10, 20), (30, 40)])]                       # 20 characters
+    assert covers([(10, 20)], expert[0][1]) == 0.5 and is_right(7, [(0, 20)], expert)
+    assert not is_right(7, [(10, 19)], expert)                  # 9 of 20
+    assert not is_right(8, [(0, 50)], expert)                   # another SCU
+    assert is_right(7, [(12, 18), (31, 36), (0, 100)], expert)
+
+
+def test_rules_rank_best_first_one_clause_per_scu():
+    peer = "Later the dam burst again. The valley flooded at night. The dam burst at night, people said."
+    scus = [ScuText(1, "The dam burst at night", ["dam burst at night"]), ScuText(2, "The valley flooded", ["the valley flooded"]),
+            ScuText(3, "Officials blamed the rain", ["officials blamed rain"])]
+    out = ranked(PeerCase(peer, scus, word_weights([peer])), None)
+    assert [(c.scu, peer[slice(*c.span)]) for c, _ in out] == [(2, "The valley flooded at night"), (1, "The dam burst at night")]
+    assert [p for _, p in out] == [rules_confidence(c) for c, _ in out] == [0.9, 0.9]   # "Later the dam burst again": 2 of 3 words, beaten
+
+
+def _constructed_cases():
+    """Small DUCView-like cases: an SCU is matched where its clause has the SCU's words and the right number."""
+    cases, topics = [], []
+    for k in range(24):
+        year, wrong = 1970 + k, 1930 + k
+        scus = [ScuText(1, f"The dam burst in {year}", [f"the dam burst in {year}", f"dam failed {year}"]),
+                ScuText(2, "Crops were lost", ["farmers lost their crops"]), ScuText(3, "Rain fell", ["heavy rain fell"])]
+        peer = f"The dam burst in {year}, and farmers lost crops. The dam burst again in {wrong}, said heavy critics."
+        first, second = peer.index("The dam burst in"), peer.index("farmers lost crops")
+        expert = [(1, [(first, first + len(f"The dam burst in {year}"))]), (2, [(second, second + len("farmers lost crops"))])]
+        cases.append(PeerCase(peer, scus, word_weights([peer]), (), expert))
+        topics.append(f"T{k % 4}")
+    return cases, topics
+
+
+def test_a_trained_model_ranks_right_candidates_above_wrong_ones(tmp_path):
+    cases, topics = _constructed_cases()
+    X, y, _ = examples(cases)
+    model = fit(cases, topics, "constructed")
+    probabilities = model.confidences([c for c in candidates(cases[0].text, cases[0].scus, cases[0].weights)])
+    found = candidates(cases[0].text, cases[0].scus, cases[0].weights)
+    right = [p for c, p in zip(found, probabilities) if is_right(c.scu, [c.span], cases[0].expert)]
+    wrong = [p for c, p in zip(found, probabilities) if not is_right(c.scu, [c.span], cases[0].expert)]
+    assert right and wrong and min(right) > max(wrong)
+    assert sum(y) and len(y) > sum(y)
+    out = ranked(cases[0], model)
+    assert [p for _, p in out] == sorted((p for _, p in out), reverse=True) and all(p >= model.threshold for _, p in out)
+    assert {c.scu for c, _ in out} == {1, 2} and all(is_right(c.scu, [c.span], cases[0].expert) for c, _ in out)
+    saved = save(model, tmp_path / "m.joblib")
+    assert load(saved).threshold == model.threshold and load(tmp_path / "none.joblib") is None
+    (tmp_path / "broken.joblib").write_bytes(b"not a model")
+    assert load(tmp_path / "broken.joblib") is None                         # the rules serve
+
+
+def _pan_file(folder, annotator, peer_id, year):
+    """A DUCView .pan (NIST-named) with a two-reference pyramid and the expert's matches."""
+    refs = [Reference("A", "D0901.M.250.A.A", f"The dam burst in {year}. Farmers lost their crops."),
+            Reference("B", "D0901.M.250.A.B", f"In {year} the dam failed. Heavy rain fell.")]
+
+    def part(ref, phrase):
+        text = refs[0 if ref == "A" else 1].text
+        return Part(ref, text.index(phrase), text.index(phrase) + len(phrase))
+    scus = [SCUFile(1, "The dam burst", "", [Contributor("", "", [part("A", f"The dam burst in {year}")]), Contributor("", "", [part("B", "the dam failed")])]),
+            SCUFile(2, "Crops were lost", "", [Contributor("", "", [part("A", "Farmers lost their crops")])]),
+            SCUFile(3, "Rain fell", "", [Contributor("", "", [part("B", "Heavy rain fell")])])]
+    peer = f"The dam burst in {year}, and farmers lost crops. The dam burst again in {year - 40}, said heavy critics."
+    a, b = peer.index(f"The dam burst in {year}"), peer.index("farmers lost crops")
+    matches = [PeerMatch(1, "", "", [PeerPart(a, a + len(f"The dam burst in {year}"))]), PeerMatch(2, "", "", [PeerPart(b, b + len("farmers lost crops"))])]
+    pan = PeerAnnotationFile(PyramidFile(refs, scus, None), peer, matches, [], None)
+    path = folder / f"{annotator}.D09{peer_id:02d}.M.250.A.{peer_id}.pan"
+    path.write_bytes(write_peer_annotation(pan))
+    return path
+
+
+def test_train_suggestions_command_learns_from_pan_files(tmp_path, db, settings):
+    folder = tmp_path / "pans"
+    folder.mkdir()
+    for k in range(1, 25):
+        _pan_file(folder, 100 + k % 2, k, 1960 + k)
+    (folder / "notes.txt").write_text("not a pan")
+    settings.SUGGESTIONS_MODEL = str(tmp_path / "var" / "model.joblib")
+    out = io.StringIO()
+    call_command("train_suggestions", str(folder), stdout=out)
+    assert "trained on 24 peer annotations (24 DUCView files, 0 study annotations)" in out.getvalue()
+    model = load()
+    assert model is not None and 0 < model.threshold < 1
+    case = ducview_cases([_pan_file(tmp_path, 200, 1, 2020)])[0][3]            # a peer it never saw
+    out = ranked(case, model)
+    assert {c.scu for c, _ in out} == {1, 2} and all(is_right(c.scu, [c.span], case.expert) for c, _ in out)
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("train_suggestions", str(tmp_path / "missing"))
+    with pytest.raises(CommandError, match="nothing to learn from"):
+        call_command("train_suggestions", "--no-study", str(tmp_path / "var"))
+
+
+def test_training_from_the_study_uses_finished_annotations_only(study):
+    users, mine, dam, concrete = study
+    (topic_id, case), = study_cases()                                           # xena's earlier peer is done
+    assert case.expert and case.text == PeerSummary.objects.get(external_id="1").text
+    assert [scu for scu, _ in case.expert] == [concrete.pk]
+
+
+def _shown(user, annotation):
+    return client_for(user).get(f"/api/annotations/{annotation.pk}/suggestions/").json()["suggestions"]
+
+
+@pytest.mark.parametrize("trained", [False, True])
+def test_blind_rule_another_annotators_annotation_of_the_peer_changes_nothing(study, tmp_path, settings, trained):
+    """Plant yuri's annotation of the very peer xena is annotating (and of her earlier peer): xena's
+    suggestions are identical with and without it, with the rules and with a trained model."""
+    users, mine, dam, concrete = study
+    settings.SUGGESTIONS_MODEL = str(tmp_path / "model.joblib")
+    if trained:
+        cases, topics = _constructed_cases()
+        save(fit(cases, topics, "constructed"))
+    before = _shown(users["xena"], mine["xena"])
+    text = mine["yuri"].peer.text
+    for phrase, scu in (("aging concrete cracked", dam), ("dam burst at night", concrete), ("Reports say", concrete)):
+        at = text.index(phrase)
+        add_match(mine["yuri"], scu, [(at, at + len(phrase))])                  # deliberately odd matches
+    mine["yuri"].status = "done"
+    mine["yuri"].save()
+    other_peer = PeerSummary.objects.get(external_id="1")
+    planted = PeerAnnotation.objects.create(peer=other_peer, pyramid=mine["yuri"].pyramid, annotator=users["yuri"], status="done")
+    add_match(planted, dam, [(0, len(other_peer.text))])
+    after = _shown(users["xena"], mine["xena"])
+    assert after == before and before
+
+
+def test_api_returns_suggestions_best_first_with_a_confidence(study):
+    users, mine, dam, concrete = study
+    shown = _shown(users["xena"], mine["xena"])
+    confidences = [s["confidence"] for s in shown]
+    assert len(shown) == 2 and all(0 < c <= 1 for c in confidences)
+    assert confidences == sorted(confidences, reverse=True)
+    text = mine["xena"].peer.text
+    # the same ranking as the rules computed independently from the features of each suggestion
+    scus = {dam.pk: ScuText(dam.pk, dam.label, [REF_A[4:22]]), concrete.pk: ScuText(concrete.pk, concrete.label, [REF_B[21:33]])}
+    case = PeerCase(text, list(scus.values()), word_weights([REF_A, REF_B, text, PeerSummary.objects.get(external_id="1").text]),
+                    [(concrete.pk, ["aging concrete cracked"], "1")])
+    assert [(s["scu"], s["confidence"]) for s in shown] == [(c.scu, p) for c, p in ranked(case, None)]

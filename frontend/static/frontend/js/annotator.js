@@ -233,8 +233,9 @@ function history(kind) {
 
 /**
  * Autoannotate: the server's suggestions (from the pyramid, and from this annotator's own other
- * peers of the topic), shown one at a time: A accepts (a match like any other), R rejects, Esc
- * stops. Nothing is matched without the key.
+ * peers of the topic), ranked by the server, shown one at a time, the most confident first (each
+ * with its confidence): A accepts (a match like any other), R rejects, Esc stops. Nothing is
+ * matched without the key.
  */
 async function suggest() {
   showSuggestion(null, "Looking for suggestions…");
@@ -260,7 +261,8 @@ function nextSuggestion() {
   state.selection = current.parts.map((p) => ({ start: p.start, end: p.end }));
   selectScu(current.scu);
   const scu = scuOf(current.scu);
-  showSuggestion(current, `Suggestion (${plural(state.suggestions.length, "left", "left")}): ${quoted(state.selection)} → ${scuName(scu)}. ${current.why[0].toUpperCase()}${current.why.slice(1)}.`);
+  const confidence = `${Math.round(100 * current.confidence)}% confident`;
+  showSuggestion(current, `Suggestion (${plural(state.suggestions.length, "left", "left")}, ${confidence}): ${quoted(state.selection)} → ${scuName(scu)}. ${current.why[0].toUpperCase()}${current.why.slice(1)}.`);
 }
 
 function showSuggestion(current, message) {

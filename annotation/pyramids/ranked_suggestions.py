@@ -1,0 +1,100 @@
+"""Autoannotate from the database: ranked suggestions for a peer annotation, and the study's finished
+annotations as training material.
+
+One builder (``peer_case``) reads what a suggestion may rest on, at suggestion time and at training
+time alike: the pyramid (SCU labels, contributors), the topic's texts (for its word weights) and the
+annotation's OWN annotator's other annotations against the same pyramid. Nothing of another
+annotator's annotation of any peer is read (the blind rule).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from annotation.pyramids.suggestion_features import ScuText, word_weights
+from annotation.pyramids.suggestion_model import PeerCase, load, ranked
+from annotation.pyramids.suggestions import Suggestion
+
+
+def _pyramid_scus(pyramid) -> list[ScuText]:
+    from annotation.models import ContributorPart
+
+    references = {r.pk: r.text for r in pyramid.references.all()}
+    texts: dict[int, list[str]] = {}
+    scu_of: dict[int, int] = {}
+    for contributor, scu, reference, start, end in (
+            ContributorPart.objects.filter(contributor__scu__pyramid=pyramid)
+            .values_list("contributor_id", "contributor__scu_id", "reference_id", "start", "end").order_by("contributor_id", "start")):
+        texts.setdefault(contributor, []).append(references.get(reference, "")[start:end])
+        scu_of[contributor] = scu
+    by_scu: dict[int, list[str]] = {}
+    for contributor, parts in texts.items():
+        by_scu.setdefault(scu_of[contributor], []).append(" ".join(parts))
+    return [ScuText(pk, label, by_scu.get(pk, [])) for pk, label in pyramid.scus.order_by("uid").values_list("pk", "label")]
+
+
+def _topic_weights(pyramid) -> dict[str, float]:
+    from annotation.models import PeerSummary
+
+    texts = [r.text for r in pyramid.references.all()]
+    texts += list(PeerSummary.objects.filter(topic_id=pyramid.topic_id).values_list("text", flat=True))
+    return word_weights(texts)
+
+
+def _earlier(annotation) -> list[tuple[int, list[str], str]]:
+    """The annotation's own annotator's matches in their other annotations against the same pyramid."""
+    from annotation.models import PeerMatchPart
+
+    if annotation.annotator_id is None:
+        return []
+    found: dict[int, tuple[int, list[str], str]] = {}
+    rows = (PeerMatchPart.objects.filter(match__annotation__annotator_id=annotation.annotator_id, match__annotation__pyramid_id=annotation.pyramid_id,
+                                         match__scu__isnull=False)
+            .exclude(match__annotation_id=annotation.pk)
+            .values_list("match_id", "match__scu_id", "match__annotation__peer__text", "match__annotation__peer__external_id", "start", "end")
+            .order_by("match_id", "start"))
+    for match, scu, text, external_id, start, end in rows:
+        found.setdefault(match, (scu, [], external_id))[1].append(text[start:end])
+    return list(found.values())
+
+
+def _matches(annotation) -> list[tuple[int, list[tuple[int, int]]]]:
+    return [(m.scu_id, [(p.start, p.end) for p in m.parts.all()])
+            for m in annotation.matches.filter(scu__isnull=False).prefetch_related("parts")]
+
+
+def peer_case(annotation, scus=None, weights=None) -> PeerCase:
+    """What the suggestions for ``annotation`` rest on, its own matches as ``expert``."""
+    return PeerCase(annotation.peer.text, scus if scus is not None else _pyramid_scus(annotation.pyramid),
+                    weights if weights is not None else _topic_weights(annotation.pyramid), _earlier(annotation), _matches(annotation))
+
+
+def suggestions_for(annotation) -> list[dict]:
+    """The suggestions for a peer annotation, best first, each with its confidence; none where the
+    annotation already matches the same SCU (overlapping spans)."""
+    case = peer_case(annotation)
+    out = []
+    for c, confidence in ranked(case, load()):
+        parts = c.exact or (c.span,)
+        if any(scu == c.scu and any(a < f and e < b for a, b in spans for e, f in parts) for scu, spans in case.expert):
+            continue
+        source = "earlier" if c.features["earlier_exact"] or (c.features["earlier_wshare"] > c.features["contributor_wshare"]) else "pyramid"
+        out.append(Suggestion(c.scu, parts, source, c.why, round(confidence, 3)).as_dict())
+    return out
+
+
+def study_cases() -> Iterator[tuple[str, PeerCase]]:
+    """(topic, case) for each finished annotation of the study with a known annotator, its matches as
+    the expert's (training material, as the annotations accumulate)."""
+    from annotation.models import PeerAnnotation
+
+    cache: dict[int, tuple[list[ScuText], dict[str, float]]] = {}
+    done = (PeerAnnotation.objects.filter(status=PeerAnnotation.Status.DONE, annotator__isnull=False)
+            .select_related("peer", "pyramid").order_by("pyramid_id", "annotator_id", "id"))
+    for annotation in done.iterator(chunk_size=200):
+        if annotation.pyramid_id not in cache:
+            cache.clear()
+            cache[annotation.pyramid_id] = (_pyramid_scus(annotation.pyramid), _topic_weights(annotation.pyramid))
+        scus, weights = cache[annotation.pyramid_id]
+        case = peer_case(annotation, scus, weights)
+        if case.expert:
+            yield str(annotation.pyramid.topic_id), case
