@@ -95,7 +95,9 @@ def dataset_correlation(dataset, expert_rows: list[dict], convention: Convention
     convention = Convention(convention)
     _, ranked_by = ranking()
     pyramids = list(Pyramid.objects.filter(topic__dataset=dataset).select_related("topic").order_by("pk"))
-    found = {p.pk: stored(p) for p in pyramids}
+    keys = {p.pk: _key(p) for p in pyramids}
+    cached = cache.get_many(list(keys.values()))
+    found = {pk: cached.get(key) for pk, key in keys.items()}
     missing = [pk for pk, value in found.items() if value is None]
     if missing:
         publish("automatic", missing)
