@@ -43,6 +43,14 @@ def alone(case):
     return dataclasses.replace(case, earlier=())
 
 
+def train(found, name: str):
+    """The model trained on ``cases(folder)`` as `manage.py train_suggestions` trains it: each peer
+    with its annotator's earlier peers, and again as the annotator's first (the pyramid alone)."""
+    train_cases, topics = [case for *_, case in found], [topic for topic, *_ in found]
+    return suggestion_model.fit(train_cases + [alone(c) for c in train_cases if c.earlier],
+                                topics + [t for t, c in zip(topics, train_cases) if c.earlier], name)
+
+
 def measure(found_cases, model):
     """(suggestions, precision, recall, ms per peer, misses by kind, wrong suggestions by kind)."""
     shown = right = expert = recalled = 0
@@ -106,15 +114,14 @@ def main():
     args = parser.parse_args()
     started = time.perf_counter()
     found = cases(Path(args.train))
-    train, topics = [case for *_, case in found], [topic for topic, *_ in found]
+    train_cases = [case for *_, case in found]
     test = [case for *_, case in cases(Path(args.test))]
     read = time.perf_counter() - started
     started = time.perf_counter()
-    model = suggestion_model.fit(train + [alone(c) for c in train if c.earlier],
-                                 topics + [t for t, c in zip(topics, train) if c.earlier], Path(args.train).name)
+    model = train(found, Path(args.train).name)
     trained = time.perf_counter() - started
     print(f"{platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
-          f"train on {Path(args.train).name} ({len(train)} peer annotations), report on {Path(args.test).name} "
+          f"train on {Path(args.train).name} ({len(train_cases)} peer annotations), report on {Path(args.test).name} "
           f"({len(test)}); files read in {read:.0f} s, model trained in {trained:.0f} s, threshold {model.threshold:.3f}")
     print(f"{'ranking':<8} {'source':<8} {'suggestions':>11} {'per peer':>8} {'precision':>9} {'recall':>7} {'ms/peer':>7}")
     profiles = {}

@@ -153,6 +153,7 @@ DASHBOARD_QUEUE = "dashboards"
 CELERY_TASK_QUEUES = {CELERY_TASK_DEFAULT_QUEUE: {}, DASHBOARD_QUEUE: {}}
 CELERY_TASK_ROUTES = {"annotation.recompute_dashboards": {"queue": DASHBOARD_QUEUE},
                       "annotation.recompute_construction": {"queue": DASHBOARD_QUEUE},  # seconds for several pyramids
+                      "annotation.compute_automatic_scores": {"queue": DASHBOARD_QUEUE},  # a fraction of a second per peer
                       "annotation.recompute_stale_dashboards": {"queue": DASHBOARD_QUEUE}}
 # The periodic sweep: beat runs as a process of its own (`celery -A pyramid_app beat`, one per
 # deployment), never inside a worker, so adding workers never adds a second beat, and a worker

@@ -47,6 +47,7 @@ JOBS = {
     "annotation": Job("annotation.peers.recompute.recompute_annotations", "annotation.recompute_scores"),
     "topic": Job("annotation.peers.recompute.recompute_topics", "annotation.recompute_agreement"),
     "construction": Job("annotation.pyramids.construction.recompute_topics", "annotation.recompute_construction"),
+    "automatic": Job("annotation.pyramids.automatic_peer_scores.compute_pyramids", "annotation.compute_automatic_scores"),
     "lightweight": Job("annotation.lightweight.scores.recompute_runs", "annotation.recompute_lightweight",
                        "LIGHTWEIGHT_SCORE_DELAY_SECONDS"),
     "dashboard": Job("annotation.dashboards.snapshots.recompute_datasets", "annotation.recompute_dashboards",

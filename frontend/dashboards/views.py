@@ -43,7 +43,7 @@ from annotation.dashboards.statistics import TABLES as STATISTICS_TABLES
 from annotation.dashboards.statistics import download_rows as statistics_rows
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 from annotation.dashboards.wording import count_noun
-from annotation.pyramids import construction
+from annotation.pyramids import automatic_peer_scores, construction
 from scoring.agreement import alpha_dice, peer_matrix
 from scoring.model import Convention
 
@@ -699,8 +699,10 @@ def metaeval(request, dataset):
     sources = list(Judgment.objects.filter(topic__dataset=dataset).values("metric").annotate(n=Count("id"), topics=Count("topic", distinct=True), sources=Count("source", distinct=True)).order_by("metric"))
     links = {fmt: reverse("dashboards:metaeval_export", args=[dataset.pk, fmt]) + "?" + urlencode({"convention": convention, "score": score})
                  for fmt in ("csv", "json")}
+    automatic = automatic_peer_scores.dataset_correlation(dataset, snapshot.data["conventions"][convention]["per_topic"], convention)
     return render(request, "dashboards/metaeval.html", _frame(
         dataset, "metaeval", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), score=score,
+        automatic=automatic,
         groups=_metaeval_groups(rows), form=form, settings=snapshot.data["conventions"][convention]["statistics"]["settings"],
         interval_download=_export_url("dashboards:statistics_export", dataset, "csv", {"convention": convention, "table": "metaeval"}), errors=errors, shown_errors=(errors or [])[:200], metrics=sources,
         judgments_now=count_noun(sum(m["n"] for m in sources), "judgment"),
