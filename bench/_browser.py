@@ -109,6 +109,12 @@ def _at_exit() -> None:
 
 def fresh_database_with_duc2006(data: str):
     """Flush (PostgreSQL) or create (SQLite), migrate, import DUC 2006; returns the import report."""
+    return fresh_database_with([data], "bench-duc2006", data)
+
+
+def fresh_database_with(paths: list, dataset_name: str, label: str):
+    """Flush (PostgreSQL) or create (SQLite), migrate, import the DUCView files or folders ``paths``
+    into the dataset ``dataset_name``; returns the import report."""
     from django.core.management import call_command
     from django.db import connection
 
@@ -118,8 +124,8 @@ def fresh_database_with_duc2006(data: str):
         call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)
     start = time.perf_counter()
-    report = import_paths([data], "bench-duc2006")
-    print(f"imported {data}: {report.files} files, {report.annotations_created} peer annotations "
+    report = import_paths(paths, dataset_name)
+    print(f"imported {label}: {report.files} files, {report.annotations_created} peer annotations "
           f"in {time.perf_counter() - start:.1f} s", flush=True)
     return report
 

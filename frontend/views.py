@@ -97,7 +97,7 @@ def healthz(request):
     """Health for docker-compose and load balancers: the database answers and the pages can be
     served (in production the static files must have been collected: without the manifest every
     page answers 500, so the check says 503 with the reason instead of a misleading 200) and the
-    database takes writes (probed every few seconds at most: ``services.health``)."""
+    database takes writes (probed every few seconds at most: ``jobs.health``)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     try:

@@ -14,5 +14,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
 
 app = Celery("pyramid")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
-app.autodiscover_tasks(related_name="lightweight_tasks")  # annotation/lightweight/tasks.py
+# Each concept of the annotation app owns its tasks (``<concept>/tasks.py``): they are packages
+# inside one Django app, not apps of their own, so they are named here.
+app.autodiscover_tasks(["annotation.peers", "annotation.dashboards", "annotation.lightweight", "annotation.api"])

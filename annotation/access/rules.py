@@ -155,7 +155,7 @@ def is_coordinator(user) -> bool:
 
 
 def may_create_dataset(user) -> bool:
-    """Coordinators start datasets (and become their coordinators, ``services.datasets``)."""
+    """Coordinators start datasets (and become their coordinators, ``corpus.datasets``)."""
     return is_coordinator(user)
 
 

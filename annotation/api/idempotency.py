@@ -1,4 +1,4 @@
-"""The API's POSTs honour an ``Idempotency-Key`` header (``services.idempotency``), and the
+"""The API's POSTs honour an ``Idempotency-Key`` header (``api.idempotency_keys``), and the
 OpenAPI schema says so."""
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter

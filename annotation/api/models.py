@@ -1,4 +1,4 @@
-"""Answers to POST requests sent with an ``Idempotency-Key`` (see ``services.idempotency``)."""
+"""Answers to POST requests sent with an ``Idempotency-Key`` (see ``api.idempotency_keys``)."""
 from django.conf import settings
 from django.db import models
 from django.utils import timezone

@@ -67,7 +67,7 @@ class _Heartbeat(threading.Thread):
 
 
 class RunsAlone(Task):
-    """Base of the recomputation tasks (``annotation/peers/tasks.py``, ``lightweight_tasks.py``)."""
+    """Base of the recomputation tasks (each concept's ``tasks.py``)."""
 
     def __call__(self, *args, **kwargs):
         if self.request.is_eager or not settings.REDIS_URL:

@@ -1,7 +1,7 @@
 """API of the lightweight pyramids: runs, statements, tasks (coordinators of the dataset), and the
 crowd endpoints that a crowd link's token opens (one task at a time, rate limited).
 
-Thin views over ``services.lightweight_*``; the access rule is ``permissions`` (runs, statements
+Thin views over the ``annotation.lightweight`` services; the access rule is ``permissions`` (runs, statements
 and tasks are coordinator objects; crowd workers never see anything but the task handed to them).
 """
 import hashlib

@@ -4,7 +4,7 @@ Every change that can alter a run's scores (answers, tasks, statements, settings
 :func:`touch` inside its transaction: the revision goes up and, after the commit, one
 recomputation is published on the one background path (``annotation.jobs.queue``: the Celery task
 with Redis, in-process without it, as every job of the app). A burst of changes (a crowd
-submitting) costs one recomputation, as the expert scores do (``services.recompute``).
+submitting) costs one recomputation, as the expert scores do (``peers.recompute``).
 """
 from django.db import transaction
 from django.db.models import F

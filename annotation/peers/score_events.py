@@ -137,7 +137,7 @@ _action = threading.local()
 @contextmanager
 def document_action(kind: str):
     """Around one action on one locked document (``kind``: "pyramid" or "annotation";
-    ``services.history``): the rows of that document it saves or deletes bump nothing one by one
+    ``history.changes``): the rows of that document it saves or deletes bump nothing one by one
     (each would cost a lookup of its pyramid and two updates); the action bumps the revisions once
     when it ends, with ``touch_pyramid``/``touch_annotation``, if the yielded note says something
     was written. Rows of the other kind of document still bump their own, as anywhere."""
@@ -154,7 +154,7 @@ _deleting = threading.local()
 
 @contextmanager
 def topics_deleted():
-    """Around the deletion of whole topics (``services.topic_editing.delete_topic``): the rows the
+    """Around the deletion of whole topics (``corpus.topic_editing.delete_topic``): the rows the
     cascade removes (SCUs, contributors, parts, matches, annotations) bump nothing. Everything they
     could make stale lies in the same topics and goes in the same cascade (stored scores and
     agreement included), so there is nothing left to mark; bumping would cost a lookup and two

@@ -170,7 +170,7 @@ TEXT_COLUMNS = {"system", "kind", "topic", "summary", "annotator"}
 
 
 def _download(dataset, table: str, rows, keys, fmt: str, *, convention: str, qualifiers=(), **settings) -> HttpResponse:
-    """A table as a file named and stamped by ``services.downloads`` (``settings``: what else,
+    """A table as a file named and stamped by ``transfer.downloads`` (``settings``: what else,
     besides the convention, produced its numbers)."""
     rows, keys = downloads.with_provenance(rows, keys, downloads.provenance(convention=convention, **settings))
     stream = io.StringIO()

@@ -9,7 +9,7 @@ Crowd pages (no login: a crowd link's token is the credential, and it opens one 
 the worker gives an id once (kept in the session for that link), writes statements or judges
 peers, every field required, and gets a completion code. A refused submission shows the page
 again with everything typed or chosen still there. Rate limited per client address.
-Thin views over ``annotation.services.lightweight_*``.
+Thin views over the ``annotation.lightweight`` services.
 """
 import io
 

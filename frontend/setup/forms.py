@@ -122,7 +122,7 @@ class ExistingUserForm(_Assign):
 
 
 class TopicRenameForm(forms.Form):
-    """A topic's id and title (the rules, a unique id among others: ``services.topic_editing``)."""
+    """A topic's id and title (the rules, a unique id among others: ``corpus.topic_editing``)."""
 
     external_id = forms.CharField(max_length=100, label="Topic id", help_text="Unique within the dataset, for example D0601.")
     title = forms.CharField(max_length=500, required=False, label="Title")

@@ -1,4 +1,4 @@
-"""Set-up pages: thin views over ``annotation.services`` (datasets, topic_setup, topic_editing, upload_import).
+"""Set-up pages: thin views over the corpus and transfer services (datasets, topic_setup, topic_editing, uploads).
 
 Who: every page needs a login; a dataset's pages are for whoever may change the dataset under the
 one access rule (``annotation.access.rules``): a dataset you may not see is a 404, one you see
@@ -115,7 +115,7 @@ def dataset(request, dataset):
     return render(request, "setup/dataset.html", _frame(dataset, "setup:dataset", topics=topics))
 
 
-# --- one topic: its page, its summaries, its deletion (rules: services.topic_editing) -----------
+# --- one topic: its page, its summaries, its deletion (rules: corpus.topic_editing) -----------
 
 def _topic(dataset, topic_id: int) -> Topic:
     """The dataset's topic, or 404: a topic of another dataset is never shown to exist."""

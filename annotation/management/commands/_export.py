@@ -1,4 +1,4 @@
-"""What export_scores and export_agreement share: their options (rows are written by services.results.write_rows)."""
+"""What export_scores and export_agreement share: their options (rows are written by peers.results.write_rows)."""
 from django.core.management.base import BaseCommand, CommandError
 
 from scoring.model import Convention

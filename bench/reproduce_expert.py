@@ -1,0 +1,610 @@
+"""Benchmark: a robot reproduces the experts' annotations in the peer annotator, in headless Debian Chromium (prints numbers; not a test).
+
+The whole job, not one key (issue 21). For each peer of a sample of topics, the robot is given the
+expert's annotation (the DUCView `.pan` file, imported by the project's own importer into a
+throw-away database) and reproduces it in the annotator the fastest way a person could, with the
+annotator's real keys and flows (frontend/static/frontend/js/annotator.js):
+
+- S (Autoannotate), then for each suggestion shown: read it (one action: a person reads it
+  before deciding), A when it is right (it names an SCU the expert matched and covers at least half
+  of that expert match's span: the criterion of issue 21), R otherwise;
+- each expert match still missing: a mouse drag over each of its parts (Shift+drag for the second
+  and later parts of a discontinuous match), then the SCU: one click when it is in sight in the SCU
+  list, else the shortest text typed into the filter (which the selection focuses) that puts it
+  first (Enter) or in sight (click);
+- each expert non-matching unit: the drag(s), then the "No SCU" button (U would be typed into the
+  focused filter);
+- "Done, next peer" (the first peer is opened with the home page's Start).
+
+Actions: every key press, click, drag (a selection) and scroll, the keys typed into the filter
+included, and one per suggestion shown. Waiting: measured in the page, from the input event that
+completes an action (keydown, input, mouseup, click) to the first animation frame at which the page
+is settled: the editor ready and not busy, no request in flight (the score's own polling aside:
+the page shows a provisional score meanwhile), everything saved, suggestions loaded. A page load
+("Done, next peer", Start) is measured from the click in the old page to that frame in the new one.
+
+After each peer the stored annotation is compared with the expert's in the database: the same SCUs
+with the same repetitions, the same number of non-matching units, and the same stored score (NIST
+convention, every value). Beside it, the minimum DUCView 1.4 needs for the same peer: one action to
+open it, and per expert match (non-matching units included: DUCView files them under its "All
+non-matching" SCU the same way) one selection, one SCU pick and one confirmation, except the
+matches its Autoannotate makes (the match's text equals a contributor's text of that SCU exactly,
+spacing aside; invoking Autoannotate, and removing the wrong matches it also makes, counted free:
+a minimum).
+
+    SHARED_DATA=../shared/data python bench/reproduce_expert.py [--dataset duc2006|duc2007-main]
+        [--topics 4] [--peers 6] [--stress N] [--server gunicorn|runserver]
+
+DATABASE_URL: PostgreSQL is flushed first (else a temporary SQLite file). With REDIS_URL (a Redis
+database this bench may flush) a real Celery worker computes the scores; without, the server does
+(in-process tasks).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _browser as b  # noqa: E402
+
+DATASETS = ("duc2006", "duc2007-main")  # folders of SHARED_DATA
+GOAL_RATIO = 0.5      # actions per peer, ours / DUCView's minimum
+GOAL_WAIT_QUIET = 0.5  # seconds of waiting per peer
+GOAL_WAIT_STRESS = 1.0
+
+
+# ---------------------------------------------------------------------------- pure parts (tested)
+
+@dataclass(frozen=True)
+class Match:
+    """An expert match: its SCU (None: a non-matching unit) and its parts, code point offsets in the peer."""
+    scu: int | None
+    parts: tuple[tuple[int, int], ...]
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+def ducview_minimum(matches: list[tuple[int | None, str]], contributors: dict[int, list[str]]) -> tuple[int, int]:
+    """DUCView 1.4's fewest actions for one peer: (actions, matches its Autoannotate makes).
+
+    ``matches``: the expert's matches as (SCU or None, the match's peer text, parts joined by a
+    space); ``contributors``: each SCU's contributor texts (parts joined by a space). One action opens
+    the peer; each match costs a selection, an SCU pick and a confirmation unless Autoannotate,
+    which matches a contributor's exact text, makes it."""
+    exact = {scu: {_normal(t) for t in texts} for scu, texts in contributors.items()}
+    automatic = sum(1 for scu, text in matches if scu is not None and _normal(text) in exact.get(scu, ()))
+    return 1 + 3 * (len(matches) - automatic), automatic
+
+
+def perfect_floor(matches: list[Match], opens: int) -> int:
+    """Our fewest actions for a peer if Autoannotate suggested every expert match right and nothing
+    else: ``opens`` (Start), S, a reading and A per match, a drag per part and "No SCU" per
+    non-matching unit (never suggested), "Done, next peer". What the counting rules allow at best."""
+    return opens + 2 + sum(2 if m.scu is not None else len(m.parts) + 1 for m in matches)
+
+
+def covered_share(expert_parts, suggested_parts) -> float:
+    """Share of the expert match's characters that the suggestion covers."""
+    total = sum(e - s for s, e in expert_parts)
+    inside = sum(max(0, min(e, f) - max(s, g)) for s, e in expert_parts for g, f in suggested_parts)
+    return inside / total if total else 0.0
+
+
+def scu_pick(target: int, order: list[tuple[int, str]], in_sight: set[int], rows: int) -> list[tuple[str, str | int]]:
+    """The fewest actions to pick SCU ``target`` once a selection has focused the (empty) filter:
+    [("click", id)] when it is in sight in the list, else the shortest text typed into the filter
+    (one action per key) after which it is first in the list (then Enter) or among its first
+    ``rows`` items, in sight (then a click). ``order``: the SCUs as the list shows them (weight,
+    then label: annotator.js scusByWeight), as (id, label); the filter keeps labels containing the
+    text, case aside. "/" is never typed (it means "find an SCU")."""
+    if target in in_sight:
+        return [("click", target)]
+    labels = {scu: label.lower() for scu, label in order}
+    label = labels[target]
+    for length in range(1, len(label) + 1):
+        best = None
+        for start in range(len(label) - length + 1):
+            needle = label[start:start + length]
+            if "/" in needle:
+                continue
+            shown = [scu for scu, _ in order if needle in labels[scu]]
+            if shown[0] == target:
+                best = (needle, "enter")
+                break
+            if best is None and target in shown[:rows]:
+                best = (needle, "click")
+        if best:
+            needle, finish = best
+            return [("type", ch) for ch in needle] + [(finish, target)]
+    raise ValueError(f"SCU {target} cannot be found by its label")
+
+
+@dataclass
+class PeerRun:
+    """One peer's reproduction: the expert's matches still to make, the actions taken and the waits.
+
+    The robot's decisions live here (pure), so that the counting is tested without a browser."""
+    peer: str
+    todo: list[Match]
+    actions: Counter = field(default_factory=Counter)
+    waits: list[tuple[str, float]] = field(default_factory=list)  # (kind, ms): until settled (saved, network idle)
+    painted: list[float] = field(default_factory=list)  # ms until the outcome was painted (local first: before the save)
+
+    def act(self, kind: str, wait_ms: float | None = None, painted_ms: float | None = None) -> None:
+        self.actions[kind] += 1
+        if wait_ms is not None:
+            self.waits.append((kind, wait_ms))
+        if painted_ms is not None:
+            self.painted.append(painted_ms)
+
+    def judge(self, scu: int, parts) -> bool:
+        """A suggestion shown: read it (one action), then accept it when it is right (consuming the
+        expert match it reproduces), else reject it. True: accept."""
+        self.act("read")
+        for match in self.todo:
+            if match.scu == scu and covered_share(match.parts, parts) >= 0.5:
+                self.todo.remove(match)
+                return True
+        return False
+
+    @property
+    def total(self) -> int:
+        return sum(self.actions.values())
+
+    @property
+    def waited_ms(self) -> float:
+        return sum(ms for _, ms in self.waits)
+
+
+def ratio_line(ours: int, ducview: int) -> str:
+    return f"{ours / ducview:.2f}" if ducview else "n/a"
+
+
+# ---------------------------------------------------------------------------- the page
+
+PROBE = """(() => {
+  if (window.__bench) return;
+  const t = window.__bench = { last: 0, ready: null, shown: null, inflight: 0 };
+  const now = () => performance.timeOrigin + performance.now();
+  // The events that complete an action (a key's keydown and input, a click or drag's release);
+  // each restarts the wait. The last one is kept across page loads (a click that navigates).
+  for (const type of ["keydown", "input", "mouseup", "click"]) {
+    window.addEventListener(type, () => {
+      t.last = now(); t.ready = null; t.shown = null;
+      try { sessionStorage.setItem("benchLast", String(t.last)); } catch (e) { /* storage off */ }
+    }, true);
+  }
+  const fetch = window.fetch;
+  window.fetch = function (input, init) {
+    const url = String(input?.url ?? input);
+    const counted = !url.includes("/score/");  // the stored score's polling: the page shows a provisional score meanwhile
+    if (counted) t.inflight++;
+    const answer = fetch.apply(this, arguments);
+    if (counted) answer.finally(() => { t.inflight--; });
+    return answer;
+  };
+  // Shown: the page painted the action's outcome and takes the next one (local first: a match is
+  // painted before the server answers). Settled: besides, nothing in flight and everything saved.
+  const shown = () => {
+    const editor = document.querySelector(".editor");
+    const bar = document.querySelector(".suggestion-bar");
+    return editor?.classList.contains("ready") && !(bar && !bar.hidden && bar.textContent.includes("Looking for suggestions"));
+  };
+  const settled = () => shown() && !document.querySelector(".editor").dataset.busy && !t.inflight
+    && document.querySelector(".save-status")?.dataset.status === "saved";
+  const loop = () => {
+    if (t.shown === null && shown()) t.shown = now();
+    if (t.ready === null && settled()) t.ready = now();
+    requestAnimationFrame(loop);
+  };
+  requestAnimationFrame(loop);
+})();"""
+
+READY = "() => window.__bench && window.__bench.ready !== null"
+WAITED = "() => [window.__bench.ready - window.__bench.last, window.__bench.shown - window.__bench.last]"
+SINCE_CLICK = "() => [window.__bench.ready, window.__bench.shown].map((t) => t - Number(sessionStorage.getItem('benchLast')))"
+
+# The page's saves of new matches (POST /api/matches/): [total ms, ms from the request sent to the answer's first byte].
+SAVES = ("() => performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname === '/api/matches/')"
+         ".map((e) => [e.duration, e.responseStart - e.requestStart])")
+
+# The SCU list as shown with an empty filter (annotator.js scusByWeight: weight, then label in the locale's order).
+ORDER = "() => [...document.querySelectorAll('.scu-list .scu')].map((i) => [Number(i.dataset.id), i.querySelector('.label').textContent])"
+
+SHOWN = """() => {
+  const bar = document.querySelector('.suggestion-bar');
+  if (!bar || bar.hidden || bar.querySelector('button:disabled')) return null;
+  const parts = []; let at = 0;
+  for (const seg of document.querySelectorAll('.peer-text .seg')) {
+    const n = seg.textContent.length;
+    if (seg.classList.contains('pending')) {
+      if (parts.length && parts[parts.length - 1][1] === at) parts[parts.length - 1][1] = at + n; else parts.push([at, at + n]);
+    }
+    at += n;
+  }
+  return { scu: Number(document.querySelector('.scu-list .scu.selected')?.dataset.id), parts };
+}"""
+
+IN_SIGHT = """() => {
+  const list = document.querySelector('.scu-list').getBoundingClientRect();
+  const top = Math.max(list.top, 0), bottom = Math.min(list.bottom, innerHeight);
+  const items = [...document.querySelectorAll('.scu-list .scu')];
+  const sight = items.filter((i) => { const r = i.getBoundingClientRect(); return r.top >= top && r.bottom <= bottom; });
+  const height = items.length ? items[0].getBoundingClientRect().height : 1;
+  return [sight.map((i) => Number(i.dataset.id)), Math.max(1, Math.floor((bottom - top) / height) - 1)];
+}"""
+
+POINTS = """([start, end]) => {
+  const root = document.querySelector('.peer-text');
+  const locate = (u16) => { const w = document.createTreeWalker(root, NodeFilter.SHOW_TEXT); let off = 0;
+    for (let n = w.nextNode(); n; n = w.nextNode()) { if (off + n.data.length > u16) return [n, u16 - off]; off += n.data.length; }
+    throw new Error(`offset ${u16} outside the text`); };
+  const rect = (u16, last) => { const r = document.createRange(); const [n, o] = locate(u16); r.setStart(n, o); r.setEnd(n, o + 1);
+    const rects = r.getClientRects(); return rects[last ? rects.length - 1 : 0]; };
+  const a = rect(start, false), z = rect(end - 1, true);
+  const view = root.getBoundingClientRect();
+  const inside = (r) => r.top >= Math.max(view.top, 0) && r.bottom <= Math.min(view.bottom, innerHeight);
+  return { from: [a.left + a.width / 4, a.top + a.height / 2], to: [a === z ? a.right - a.width / 4 : z.right - z.width / 4, z.top + z.height / 2],
+           inside: inside(a) && inside(z) };
+}"""
+
+# Scroll the peer text so that the line holding ``start`` (UTF-16) is its first one in sight.
+SCROLL_TO = """([start]) => {
+  const root = document.querySelector('.peer-text');
+  const w = document.createTreeWalker(root, NodeFilter.SHOW_TEXT); let off = 0;
+  for (let n = w.nextNode(); n; n = w.nextNode()) {
+    if (off + n.data.length > start) {
+      const r = document.createRange(); r.setStart(n, start - off); r.setEnd(n, start - off + 1);
+      root.scrollTop += r.getClientRects()[0].top - root.getBoundingClientRect().top - 8;
+      return;
+    }
+    off += n.data.length;
+  }
+}"""
+
+
+class Robot:
+    """Drives one browser page through the annotator, counting into the current PeerRun."""
+
+    def __init__(self, page, errors: list[str]):
+        self.page = page
+        self.errors = errors
+
+    def settle(self, run: PeerRun, kind: str, navigated: bool = False) -> None:
+        self.page.wait_for_function(READY, timeout=60_000)
+        run.act(kind, *self.page.evaluate(SINCE_CLICK if navigated else WAITED))
+        self.check()
+
+    def check(self) -> None:
+        if self.errors:
+            sys.exit(f"JavaScript error in the page: {self.errors[0]}")
+        banner = self.page.locator(".banner")
+        if banner.count() and banner.is_visible():
+            sys.exit(f"the annotator shows an error: {banner.text_content()}")
+
+    def key(self, run: PeerRun, kind: str, key: str) -> None:
+        self.page.keyboard.press(key)
+        self.settle(run, kind)
+
+    def click(self, run: PeerRun, kind: str, selector: str) -> None:
+        self.page.click(selector)
+        self.settle(run, kind)
+
+    def navigate(self, run: PeerRun, kind: str, selector: str) -> int:
+        """Click what opens the next peer; returns the new annotation's id."""
+        old = self.page.url
+        self.page.click(selector)
+        self.page.wait_for_url(lambda url: url != old and re.search(r"/annotations/\d+/$", url) is not None, timeout=60_000)
+        self.settle(run, kind, navigated=True)
+        return int(re.search(r"/annotations/(\d+)/$", self.page.url).group(1))
+
+    def drag(self, run: PeerRun, u16: tuple[int, int], shift: bool) -> None:
+        points = self.page.evaluate(POINTS, list(u16))
+        if not points["inside"]:  # a person scrolls the text first: one action
+            self.page.mouse.move(*points["from"])
+            self.page.evaluate(SCROLL_TO, [u16[0]])
+            run.act("scroll")
+            points = self.page.evaluate(POINTS, list(u16))
+            if not points["inside"]:
+                sys.exit(f"UTF-16 [{u16[0]}, {u16[1]}) of the peer does not fit in its pane: dragging across a scroll is not done")
+        mouse = self.page.mouse
+        if shift:
+            self.page.keyboard.down("Shift")
+        mouse.move(*points["from"])
+        mouse.down()
+        mouse.move(*points["to"], steps=2)
+        mouse.up()
+        if shift:
+            self.page.keyboard.up("Shift")
+        self.settle(run, "select")
+        if not self.page.locator(".peer-text .seg.pending").count():
+            sys.exit(f"dragging from {points['from']} to {points['to']} over UTF-16 [{u16[0]}, {u16[1]}) selected nothing")
+
+    def type(self, run: PeerRun, char: str) -> None:
+        self.page.keyboard.type(char)
+        self.settle(run, "type")
+
+    def shown(self, text: str) -> tuple[int, tuple[tuple[int, int], ...]] | None:
+        """The suggestion the page shows (its SCU, its parts in code points), or None."""
+        shown = self.page.evaluate(SHOWN)
+        return None if shown is None else (shown["scu"], tuple((to_cp(text, s), to_cp(text, e)) for s, e in shown["parts"]))
+
+    def sight(self) -> tuple[set[int], int]:
+        """The SCUs in sight in the list, and how many items it shows at once."""
+        ids, rows = self.page.evaluate(IN_SIGHT)
+        return set(ids), rows
+
+
+def to_u16(text: str, cp: int) -> int:
+    return len(text[:cp].encode("utf-16-le")) // 2
+
+
+def to_cp(text: str, u16: int) -> int:
+    return len(text.encode("utf-16-le")[:2 * u16].decode("utf-16-le"))
+
+
+def reproduce_peer(robot, run: PeerRun, text: str, order: list[tuple[int, str]]) -> None:
+    """Autoannotate first (accept right suggestions, reject the others), then the matches and
+    non-matching units still missing, in text order. ``robot``: a Robot (or a stand-in in tests)."""
+    robot.key(run, "suggest", "s")
+    while (shown := robot.shown(text)) is not None:
+        if run.judge(*shown):
+            robot.key(run, "accept", "a")
+        else:
+            robot.key(run, "reject", "r")
+    for match in sorted(run.todo, key=lambda m: m.parts[0]):
+        for i, (start, end) in enumerate(match.parts):
+            robot.drag(run, (to_u16(text, start), to_u16(text, end)), shift=i > 0)
+        if match.scu is None:
+            robot.click(run, "no-scu", '.toolbar [data-action="non-matching"]')
+            continue
+        in_sight, rows = robot.sight()
+        for kind, value in scu_pick(match.scu, order, in_sight, rows):
+            if kind == "type":
+                robot.type(run, value)
+            elif kind == "enter":
+                robot.key(run, "enter", "Enter")
+            else:
+                robot.click(run, "pick", f'.scu-list .scu[data-id="{value}"]')
+    run.todo.clear()
+
+
+# ---------------------------------------------------------------------------- the database
+
+def sample_topics(folder: Path, count: int) -> list[str]:
+    """``count`` topics spread evenly over the dataset's sorted topic ids (deterministic)."""
+    from annotation.formats.nist_names import parse_nist_filename
+
+    topics = sorted({parse_nist_filename(p.name).topic for p in (folder / "allpyramids").glob("*.pyr")})
+    if not topics:
+        sys.exit(f"no pyramids in {folder / 'allpyramids'}")
+    count = min(count, len(topics))
+    return [topics[i * len(topics) // count] for i in range(count)]
+
+
+def topic_files(folder: Path, topics: list[str]) -> list[Path]:
+    from annotation.formats.nist_names import parse_nist_filename
+
+    wanted = set(topics)
+    return sorted(p for sub in ("allpyramids", "allpans") for p in (folder / sub).iterdir()
+                  if p.suffix in (".pyr", ".pan") and parse_nist_filename(p.name).topic in wanted)
+
+
+def matches_of(annotation) -> list[Match]:
+    out = [Match(m.scu_id, tuple(sorted((p.start, p.end) for p in m.parts.all()))) for m in annotation.matches.prefetch_related("parts")]
+    return sorted((m for m in out if m.parts), key=lambda m: m.parts[0])
+
+
+def expert_of(peer, pyramid, robot_user):
+    """The expert's annotation of ``peer``: the imported one against the pyramid the annotator
+    uses (the first by file name when a topic was annotated twice, e.g. DUC 2006 D0631)."""
+    return peer.annotations.filter(pyramid=pyramid).exclude(annotator=robot_user).order_by("source").first()
+
+
+def ducview_for(expert, peer_text: str) -> tuple[int, int]:
+    from annotation.models import ContributorPart
+
+    references = {r.pk: r.text for r in expert.pyramid.references.all()}
+    contributors: dict[int, dict[int, list[str]]] = {}
+    for contributor, scu, reference, start, end in (ContributorPart.objects.filter(contributor__scu__pyramid=expert.pyramid)
+                                                    .values_list("contributor_id", "contributor__scu_id", "reference_id", "start", "end")
+                                                    .order_by("contributor_id", "start")):
+        contributors.setdefault(scu, {}).setdefault(contributor, []).append(references[reference][start:end])
+    texts = {scu: [" ".join(parts) for parts in by.values()] for scu, by in contributors.items()}
+    return ducview_minimum([(m.scu, " ".join(peer_text[s:e] for s, e in m.parts)) for m in matches_of(expert)], texts)
+
+
+def stored_score(annotation, timeout: float = 60.0) -> dict:
+    """The annotation's stored NIST score once it is current (computed by the worker or the server)."""
+    from annotation.models import AnnotationScore, PeerAnnotation
+
+    deadline = time.monotonic() + timeout
+    while True:
+        annotation = PeerAnnotation.objects.select_related("pyramid").get(pk=annotation.pk)
+        score = AnnotationScore.objects.filter(annotation=annotation, convention="nist").first()
+        if score and score.is_current:
+            return score.values
+        if time.monotonic() > deadline:
+            sys.exit(f"annotation {annotation.pk}: no current stored score after {timeout:.0f} s")
+        time.sleep(0.2)
+
+
+def compare(robot_annotation, expert) -> str | None:
+    """None when the robot's stored annotation equals the expert's (SCUs, repetitions, non-matching
+    units, stored score); else what differs."""
+    ours, theirs = Counter(m.scu for m in matches_of(robot_annotation)), Counter(m.scu for m in matches_of(expert))
+    if ours != theirs:
+        return f"matches differ: ours {dict(ours)}, expert {dict(theirs)}"
+    a, e = stored_score(robot_annotation), stored_score(expert)
+    if a != e:
+        return f"stored scores differ: ours {a}, expert {e}"
+    return None
+
+
+# ---------------------------------------------------------------------------- the run
+
+@contextlib.contextmanager
+def busy_processes(count: int):
+    """``count`` CPU-bound Python loops beside the bench (each in its own session), stopped after."""
+    processes = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(count)]
+    try:
+        yield [p.pid for p in processes]
+    finally:
+        for process in processes:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            process.wait()
+
+
+def cpu_model() -> str:
+    return next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                 if line.startswith("model name")), "unknown CPU")
+
+
+def main():
+    shared = Path(os.environ.get("SHARED_DATA") or b.REPO.parent / "shared" / "data")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", choices=DATASETS, default="duc2006")
+    parser.add_argument("--topics", type=int, default=4, help="topics, spread evenly over the dataset (default: %(default)s)")
+    parser.add_argument("--peers", type=int, default=6, help="peers per topic, in the annotator's order (default: %(default)s)")
+    parser.add_argument("--stress", type=int, default=0, metavar="N", help="N CPU-bound busy processes beside the bench")
+    b.add_common_arguments(parser)
+    parser.set_defaults(data=None)
+    args = parser.parse_args()
+    args.data = args.data or str(shared / args.dataset)
+    if args.topics < 1 or args.peers < 1 or args.stress < 0:
+        sys.exit("--topics and --peers must be at least 1, --stress at least 0")
+    b.check_prerequisites(args)
+    redis_url = os.environ.get("REDIS_URL", "")
+    child_env = b.setup_django(args.keep_db)
+    if not redis_url:
+        child_env.pop("REDIS_URL", None)
+
+    from annotation.models import Assignment, PeerAnnotation, Topic
+    from annotation.corpus.natural_order import natural_key
+    from annotation.corpus.assignments import pyramid_to_annotate_against
+
+    folder = Path(args.data)
+    topics = sample_topics(folder, args.topics)
+    b.fresh_database_with(topic_files(folder, topics), f"bench-{args.dataset}", f"{args.dataset} topics {', '.join(topics)}")
+    user = b.create_user("bench-robot")
+    plans = []  # (topic, assignment, pyramid, [(peer, expert)])
+    for external_id in topics:
+        topic = Topic.objects.get(external_id=external_id, dataset__name=f"bench-{args.dataset}")
+        pyramid = pyramid_to_annotate_against(topic)
+        assignment = Assignment.objects.create(topic=topic, annotator=user, task=Assignment.Task.ANNOTATE_PEERS)
+        peers = sorted(topic.peersummarys.all(), key=lambda p: natural_key(p.external_id))[:args.peers]
+        experts = [(peer, expert_of(peer, pyramid, user)) for peer in peers]
+        missing = [peer.external_id for peer, expert in experts if expert is None]
+        if missing:
+            sys.exit(f"topic {external_id}: no expert annotation against pyramid {pyramid.pk} for peers {missing}")
+        plans.append((topic, assignment, pyramid, experts))
+    machine = b.machine_line(args.server, "a Celery worker subprocess (Redis)" if redis_url else "in the server process")
+    b.close_db_connections()
+
+    log_dir = b.make_log_dir()
+    errors: list[str] = []
+    runs: list[tuple] = []  # (topic, run, DUCView actions, autoannotated, mismatch, our floor with perfect suggestions)
+    started, load_before = time.monotonic(), os.getloadavg()[0]
+    saves: list[list[float]] = []  # [ms, ms until the first byte] of each POST /api/matches/
+    with contextlib.ExitStack() as stack:
+        if redis_url:
+            import redis
+
+            redis.Redis.from_url(redis_url).flushdb()
+            control = stack.enter_context(b.celery_worker(child_env, log_dir, redis_url))
+            b.wait_worker_idle(control)
+        base = stack.enter_context(b.server(args.server, child_env, log_dir))
+        browser = stack.enter_context(b.chromium(args.chromium))
+        context, page = b.new_page(browser, errors)
+        context.add_init_script(PROBE)
+        b.login(page, base, user.username)
+        robot = Robot(page, errors)
+        stress = stack.enter_context(busy_processes(args.stress))
+        if stress:
+            print(f"{len(stress)} CPU-bound busy processes started beside the bench", flush=True)
+        for topic, assignment, pyramid, experts in plans:
+            page.goto(f"{base}/")
+            opening = PeerRun("open", [])
+            annotation_id = robot.navigate(opening, "open", f'form[action="/assignments/{assignment.pk}/open/"] button')
+            for k, (peer, expert) in enumerate(experts):
+                current = PeerAnnotation.objects.select_related("peer").get(pk=annotation_id)
+                if current.peer_id != peer.pk:
+                    sys.exit(f"the annotator opened peer {current.peer.external_id}, expected {peer.external_id}")
+                run = PeerRun(peer.external_id, matches_of(expert))
+                if k == 0:
+                    run.actions.update(opening.actions)
+                    run.waits += opening.waits
+                    run.painted += opening.painted
+                reproduce_peer(robot, run, peer.text, page.evaluate(ORDER))
+                saves += page.evaluate(SAVES)
+                annotation_id = robot.navigate(run, "done", '.toolbar [data-action="done"]')
+                mismatch = compare(current, expert)
+                minimum, automatic = ducview_for(expert, peer.text)
+                runs.append((topic.external_id, run, minimum, automatic, mismatch, perfect_floor(matches_of(expert), int(k == 0))))
+                waits = ", ".join(f"{kind} {ms:.0f}" for kind, ms in sorted(run.waits, key=lambda w: -w[1])[:3])
+                print(f"{topic.external_id} peer {peer.external_id:>3}: {len(matches_of(expert)):2} expert matches, "
+                      f"{run.total:3} actions ({format_actions(run.actions)}), DUCView {minimum:3} ({automatic} by its Autoannotate), "
+                      f"ratio {ratio_line(run.total, minimum)}; waited {run.waited_ms / 1000:.2f} s, painted after {sum(run.painted) / 1000:.2f} s (longest waits: {waits} ms); "
+                      f"{'stored = expert' if mismatch is None else 'MISMATCH: ' + mismatch}", flush=True)
+                b.close_db_connections()
+        context.close()
+    elapsed = time.monotonic() - started
+    report(runs, args, topics, machine, elapsed, (load_before, os.getloadavg()[0]), saves)
+    if any(r[4] for r in runs):
+        sys.exit("the stored annotation differs from the expert's for some peers (see above)")
+
+
+def format_actions(actions: Counter) -> str:
+    return " ".join(f"{kind} {n}" for kind, n in sorted(actions.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def report(runs, args, topics, machine, elapsed, loads_avg, saves) -> None:
+    ours = sum(r[1].total for r in runs)
+    ducview = sum(r[2] for r in runs)
+    floor = sum(r[5] for r in runs)
+    peers = len(runs)
+    waited = [r[1].waited_ms / 1000 for r in runs]
+    painted = [sum(r[1].painted) / 1000 for r in runs]
+    by_kind: dict[str, list[float]] = {}
+    total = Counter()
+    for r in runs:
+        total.update(r[1].actions)
+        for kind, ms in r[1].waits:
+            by_kind.setdefault(kind, []).append(ms)
+    goal = GOAL_WAIT_STRESS if args.stress else GOAL_WAIT_QUIET
+    print()
+    print(f"{args.dataset}, topics {', '.join(topics)}, the first {args.peers} peers of each ({peers} peers), "
+          f"{'beside ' + str(args.stress) + ' CPU-bound processes' if args.stress else 'no --stress'} "
+          f"(1-minute load average {loads_avg[0]:.1f} before, {loads_avg[1]:.1f} after); {elapsed:.0f} s")
+    print(f"  stored annotation = expert's (SCUs, repetitions, non-matching units, stored score): {sum(r[4] is None for r in runs)} of {peers} peers")
+    print(f"  actions: ours {ours} ({ours / peers:.1f} per peer: {format_actions(total)})")
+    print(f"    DUCView 1.4 minimum {ducview} ({ducview / peers:.1f} per peer; {sum(r[3] for r in runs)} matches by its Autoannotate); "
+          f"ratio ours/DUCView {ratio_line(ours, ducview)} (goal <= {GOAL_RATIO})")
+    print(f"    ours if every expert match were suggested right and nothing else: {floor}, ratio {ratio_line(floor, ducview)}")
+    print(f"  waiting per peer: median {b.median(waited):.2f} s, p95 {b.percentile(waited, 95):.2f} s, max {max(waited):.2f} s, "
+          f"total {sum(waited):.1f} s (goal <= {goal} s per peer)")
+    print(f"    until painted only (not waiting for saves): median {b.median(painted):.2f} s, p95 {b.percentile(painted, 95):.2f} s per peer")
+    print("    until everything is saved, by kind of action:")
+    for kind, values in sorted(by_kind.items(), key=lambda kv: -sum(kv[1])):
+        print(f"    {kind:>7}: {sum(values) / 1000 / peers:.2f} s per peer; {b.summary(values)}")
+    if saves:
+        print(f"    of which the saves of new matches (POST /api/matches/, Resource Timing): {b.summary([s[0] for s in saves])}; "
+              f"request sent until the answer's first byte: {b.summary([s[1] for s in saves])}")
+    print(f"  {machine}")
+    print(f"  CPU: {cpu_model()}, nproc {os.cpu_count()}")
+
+
+if __name__ == "__main__":
+    main()
