@@ -26,7 +26,7 @@ Printed: per class, requests, CPU ms per request of each process group and in to
 and p50/p95 latency at the concurrency used, and the goals of issue 22 beside them. CPU per
 request is the robust figure on a shared machine; requests/s and latency depend on what else runs.
 
-    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/request_cpu.py [--clients 20] [--window 20] [--crowd 50] [--rounds 4]
+    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/request_cpu.py [--clients 20] [--window 20] [--crowd 50] [--rounds 3]
 """
 import argparse
 import os
@@ -211,7 +211,7 @@ def main():
     parser.add_argument("--scus", type=int, default=120, help="SCUs per synthetic pyramid (default: %(default)s)")
     parser.add_argument("--peers", type=int, default=22, help="peer annotations per synthetic pyramid (default: %(default)s)")
     parser.add_argument("--crowd", type=int, default=50, help="concurrent crowd workers, each its own address (default: %(default)s)")
-    parser.add_argument("--rounds", type=int, default=4, help="crowd windows of each kind (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=3, help="crowd windows of each kind (default: %(default)s)")
     parser.add_argument("--topics", type=int, default=10, help="topics of the crowd's run (16 tasks each; default: %(default)s)")
     args = parser.parse_args()
     redis_url = os.environ.get("REDIS_URL")
@@ -244,6 +244,8 @@ def main():
         print(b.machine_line(crowd.gunicorn_line() + ", DEBUG off", "Celery worker (2 processes) on Redis"), flush=True)
 
         def window(name, actors, action, settle=None):
+            for actor in actors:   # idle since the last window (past gunicorn's keep-alive): connect anew, as a returning client does
+                actor.session.close()
             meter.start()
             timings, errors, seconds = concurrently(actors, action)
             if settle:
@@ -271,7 +273,8 @@ def main():
         concurrently(workers, lambda w, t, x: w.arrive(t, x))   # not measured: each worker holds its first task
 
         def crowd_drained():
-            crowd.wait_scores_current(120)
+            if crowd.wait_scores_current(120) is None:
+                sys.exit("the crowd run's scores were not current 120 s after the window")
             b.wait_worker_idle(control)
 
         for _ in range(args.rounds):
