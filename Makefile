@@ -1,4 +1,4 @@
-# Two commands on a fresh machine with Python 3.11: `make run` and `make test` (see README).
+# Two commands on a fresh machine with Python 3.11 and npm: `make run` and `make test` (see README).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -7,7 +7,7 @@ PORT ?= 8000
 # Production is the default (DEBUG off); the local commands ask for development mode explicitly.
 DEV := DEBUG=1
 
-.PHONY: run test install install-test migrate demo worker beat bench bench-api bench-import fuzz clean
+.PHONY: run test install install-test vendor migrate demo worker beat bench bench-api bench-import bench-pages fuzz clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,18 +28,25 @@ $(VENV)/.installed-test: $(VENV)/.installed
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
-migrate: install
+# The browser libraries the app serves (package.json, pinned by package-lock.json; frontend/vendor.py).
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+vendor: node_modules/.package-lock.json
+
+migrate: install vendor
 	$(DEV) $(PY) manage.py migrate --noinput
 
 demo: migrate
 	$(DEV) $(PY) manage.py load_demo
 
 ## Set up (venv, dependencies, SQLite database, demo data and users) and serve on http://127.0.0.1:8000 (another port: make run PORT=8001)
+# Static files collected, compressed and content-hashed as in production (COLLECTED_STATIC=1: see
+# pyramid_app/devserver); the server still restarts on any change, static files included.
 run: demo
-	$(DEV) $(PY) manage.py runserver $(HOST):$(PORT)
+	$(DEV) COLLECTED_STATIC=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
 ## The whole test suite; services that are not configured are skipped (CI configures all of them)
-test: install-test
+test: install-test vendor
 	$(PY) -m pytest
 
 ## Celery workers (needs REDIS_URL): scores, and dashboards on their own queue; start as many as you like
@@ -54,8 +61,12 @@ beat: install
 	$(VENV)/bin/celery -A pyramid_app beat --schedule $(VENV)/celerybeat-schedule --loglevel=info
 
 ## Benchmarks (print numbers; not tests)
-bench: install-test
+bench: install-test vendor
 	$(DEV) $(PY) bench/import_and_score.py
+
+## Page loads in Chromium: first visit (empty cache) until the charts are painted, warm p95, JavaScript per page
+bench-pages: install-test vendor
+	$(PY) bench/page_load.py
 
 ## import_ducview + export_scores against SacreROUGE 0.2.5 on DUC 2006 (SACREROUGE_PYTHON: a throw-away venv, see the script)
 bench-import: install-test
@@ -70,4 +81,4 @@ bench-api: install-test
 	$(DEV) $(PY) bench/api_load.py
 
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache test-artifacts
+	rm -rf $(VENV) node_modules db.sqlite3 staticfiles .pytest_cache test-artifacts

@@ -4,7 +4,7 @@ from django.db.models import Count
 
 from annotation.models import (
     SCU, AnnotationScore, Assignment, Change, Contributor, ContributorPart, Dataset, Judgment, PeerAnnotation, PeerMatch,
-    PeerMatchPart, PeerSummary, Pyramid, ReferenceSummary, Topic, TopicAgreement,
+    PeerMatchPart, PeerSummary, Pyramid, PyramidAgreement, ReferenceSummary, Topic, TopicAgreement,
 )
 
 
@@ -159,6 +159,15 @@ class TopicAgreementAdmin(admin.ModelAdmin):
     list_display = ("topic", "topic_revision", "computed_at")
     search_fields = ("topic__external_id",)
     readonly_fields = ("values",)
+
+
+@admin.register(PyramidAgreement)
+class PyramidAgreementAdmin(admin.ModelAdmin):
+    """Stored construction agreement of a topic's pyramids (``pyramids.construction``)."""
+
+    list_display = ("topic", "topic_revision", "computed_at")
+    search_fields = ("topic__external_id",)
+    readonly_fields = ("values", "pyramid_revisions")
 
 
 @admin.register(Judgment)

@@ -15,7 +15,7 @@ import pkgutil
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CONCEPTS = ("corpus", "access", "pyramids", "history", "peers", "lightweight", "dashboards", "transfer", "jobs", "api", "formats")
+CONCEPTS = ("corpus", "access", "pyramids", "history", "peers", "adjudication", "lightweight", "dashboards", "transfer", "jobs", "api", "formats")
 SCORING_MODULES = "scoring"
 
 

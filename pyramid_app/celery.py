@@ -14,6 +14,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
 
 app = Celery("pyramid")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-# Each concept of the annotation app owns its tasks (``<concept>/tasks.py``): they are packages
-# inside one Django app, not apps of their own, so they are named here.
-app.autodiscover_tasks(["annotation.peers", "annotation.dashboards", "annotation.lightweight", "annotation.api"])
+# Each concept owns its tasks module (annotation/<concept>/tasks.py, see annotation.jobs.queue):
+# Django's app list names only ``annotation``, whose own ``tasks`` module no longer exists.
+CONCEPTS_WITH_TASKS = ("api", "dashboards", "lightweight", "peers", "pyramids")
+app.autodiscover_tasks([f"annotation.{concept}" for concept in CONCEPTS_WITH_TASKS])

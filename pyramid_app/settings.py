@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "pyramid_app.devserver",   # its runserver, before staticfiles' (see COLLECTED_STATIC)
     "django.contrib.staticfiles",
     "csp",
     "axes",
@@ -151,6 +152,7 @@ CELERY_TASK_DEFAULT_QUEUE = "celery"
 DASHBOARD_QUEUE = "dashboards"
 CELERY_TASK_QUEUES = {CELERY_TASK_DEFAULT_QUEUE: {}, DASHBOARD_QUEUE: {}}
 CELERY_TASK_ROUTES = {"annotation.recompute_dashboards": {"queue": DASHBOARD_QUEUE},
+                      "annotation.recompute_construction": {"queue": DASHBOARD_QUEUE},  # seconds for several pyramids
                       "annotation.recompute_stale_dashboards": {"queue": DASHBOARD_QUEUE}}
 # The periodic sweep: beat runs as a process of its own (`celery -A pyramid_app beat`, one per
 # deployment), never inside a worker, so adding workers never adds a second beat, and a worker
@@ -253,20 +255,31 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where collectstatic writes and WhiteNoise serves from: each node of a deployment may have its own.
+STATIC_ROOT = Path(get_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    "frontend.vendor.PlotlyFinder",   # static/vendor/plotly.min.js from the plotly package
+    "frontend.vendor.VendorFinder",   # static/vendor/chart.umd.min.js from node_modules (package.json)
 ]
+# Static files as production serves them: collected into STATIC_ROOT under content-hashed names
+# with gzip copies (pyramid_app/staticfiles.py), served by WhiteNoise compressed and cached for a
+# year. Always without DEBUG; `make run` asks for it too (COLLECTED_STATIC=1: its runserver collects
+# on each start, pyramid_app/devserver), so that pages load there as in production. Off, with DEBUG
+# (the test suite): the app folders' files as they are, nothing to collect first.
+COLLECTED_STATIC = not DEBUG or get_bool("COLLECTED_STATIC", False)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
-        if DEBUG
-        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        "BACKEND": "pyramid_app.staticfiles.CollectedStaticStorage"
+        if COLLECTED_STATIC
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
+if COLLECTED_STATIC:
+    # WhiteNoise serves what was collected (with DEBUG it would look in the app folders instead).
+    WHITENOISE_USE_FINDERS = False
+    WHITENOISE_AUTOREFRESH = False
 
 # --- Production hardening ---------------------------------------------------------------------
 X_FRAME_OPTIONS = "DENY"

@@ -141,7 +141,12 @@ ContributorKey = tuple[int, int]   # (SCU uid, index of the contributor in that 
 
 
 def _contributors(p: SpanPyramid) -> list[tuple[ContributorKey, SpanContributor]]:
-    return [((s.uid, i), c) for s in p.scus for i, c in enumerate(s.contributors)]
+    """The contributors in a canonical order (SCU uid, then spans). The matchings break ties
+    between equally good alignments by position, so without it the figures would depend on the
+    order the SCUs and contributors were read in (a file's order, a database's ids), not only on
+    what the pyramids hold."""
+    keyed = [((s.uid, i), c) for s in p.scus for i, c in enumerate(s.contributors)]
+    return sorted(keyed, key=lambda kc: (kc[0][0], sorted((x.reference, x.start, x.end) for x in kc[1].spans)))
 
 
 def _assign(weights: list[list[float]]) -> list[tuple[int, int]]:
@@ -301,7 +306,7 @@ class SCUAlignment:
 
 def align_scus(a: SpanPyramid, b: SpanPyramid, alignment: ContributorAlignment) -> SCUAlignment:
     """One-to-one SCU matching maximizing the shared aligned contributors (module docstring, 3)."""
-    ua, ub = [s.uid for s in a.scus], [s.uid for s in b.scus]
+    ua, ub = sorted(s.uid for s in a.scus), sorted(s.uid for s in b.scus)   # canonical order, as ``_contributors``
     row, col = {u: i for i, u in enumerate(ua)}, {u: j for j, u in enumerate(ub)}
     shared = [[0] * len(ub) for _ in ua]
     for x in alignment.aligned:

@@ -26,6 +26,7 @@ from annotation.models import (
 from annotation.pyramids.spans import MAX_PARTS, validate_span
 from annotation.corpus import assignments
 from annotation.peers import actions as peer_actions
+from annotation.peers import results
 from annotation.pyramids import actions as pyramid_actions
 from annotation.jobs import queue
 from annotation.access import rules as permissions
@@ -446,6 +447,7 @@ class PyramidFullSerializer(CanEditMixin, PyramidContentSerializer):
             rows.append({
                 "annotation": annotation.pk, "peer": annotation.peer.external_id,
                 "annotator": annotation.annotator.username if annotation.annotator_id else "",
+                "version": results.version_of(annotation),
                 "modified": score.values.get("modified") if current else None,
                 "original": score.values.get("original") if current else None,
                 "convention": SCORE_CONVENTION, "current": current,

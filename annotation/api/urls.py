@@ -7,6 +7,7 @@ from annotation.lightweight.models import CROWD_TOKEN_PATTERN
 from annotation.api import views
 from annotation.transfer import api as transfer  # dataset import and archive
 from annotation.lightweight import api as lightweight
+from annotation.pyramids import api as pyramids
 
 router = DefaultRouter()
 router.register("datasets", views.DatasetViewSet, basename="dataset")
@@ -32,4 +33,5 @@ urlpatterns = [
     path("datasets/<int:pk>/import/", transfer.DatasetImportView.as_view(), name="dataset-import"),
     re_path(rf"^crowd/{CROWD_TOKEN_PATTERN}/$", lightweight.CrowdTaskView.as_view(), name="crowd-task"),
     path("datasets/<int:pk>/archive/", transfer.DatasetArchiveView.as_view(), name="dataset-archive"),
+    path("datasets/<int:pk>/pyramid-agreement/", pyramids.PyramidAgreementView.as_view(), name="dataset-pyramid-agreement"),
 ]

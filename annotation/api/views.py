@@ -251,8 +251,10 @@ class PyramidViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
 
     def get_queryset(self):
         if self.action in ("full", "export", "history", "undo", "redo"):
-            # Scores of the annotations that count (``results.counted``): one only opened is no score.
-            annotations = results.counted(permissions.visible(self.request.user, PeerAnnotation.objects.select_related("peer", "annotator")))
+            # Scores of the annotations that count (``results.counted``): one only opened is no score;
+            # the adjudicated version where there is one (coordinators only: it has no annotator).
+            annotations = results.with_version(results.counted(
+                permissions.visible(self.request.user, PeerAnnotation.objects.select_related("peer", "annotator")), for_scores=True))
             full = Pyramid.objects.select_related("topic").prefetch_related(
                 pyramid_texts(),
                 Prefetch("annotations", queryset=annotations.order_by("peer__external_id", "id").prefetch_related(nist_scores()),

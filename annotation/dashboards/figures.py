@@ -17,7 +17,7 @@ from annotation.peers.results import SCORE_KEYS, score_rows, topics_of
 from annotation.peers.scoring_inputs import load_pyramids
 
 SCORES = ("original", "modified", "modified_jk")
-SYSTEM_KEYS = ("dataset", "system", "kind", "topics", "convention") + tuple(
+SYSTEM_KEYS = ("dataset", "system", "kind", "topics", "adjudicated", "convention") + tuple(
     f"{score}{suffix}" for score in SCORES for suffix in ("", "_n", "_sd", "_min", "_max")
 )
 SUMMARIZERS = {"peers": ("peer",), "peers+references": ("peer", "reference")}
@@ -55,18 +55,23 @@ def system_rows(rows: list[dict], summarizers: dict, convention: Convention) -> 
     """One row per (dataset, kind, system): each score's mean over topics, n, sd, min and max.
 
     Several rows of one summary in one topic (two annotators, two pyramids) count once for that
-    topic (``aggregate.topic_means``). Ordered by dataset, kind, then modified score, best first.
+    topic (``aggregate.topic_means``). ``adjudicated``: how many of the topics' scores rest on an
+    adjudicated version (``results.version_of``). Ordered by dataset, kind, then modified score, best first.
     """
     def key(row):
         return (row["dataset"], *_summarizer_of(row, summarizers))
 
     by_score = {score: system_scores((r["topic"], key(r), r[score]) for r in rows) for score in SCORES}
     topics: dict[tuple, set] = {}
+    adjudicated: dict[tuple, set] = {}
     for r in rows:
         topics.setdefault(key(r), set()).add(r["topic"])
+        if r.get("version") == "adjudicated":
+            adjudicated.setdefault(key(r), set()).add(r["topic"])
     out = []
     for (dataset, kind, system), seen in topics.items():
-        row = {"dataset": dataset, "system": system, "kind": kind, "topics": len(seen), "convention": convention.value}
+        row = {"dataset": dataset, "system": system, "kind": kind, "topics": len(seen),
+               "adjudicated": len(adjudicated.get((dataset, kind, system), ())), "convention": convention.value}
         for score in SCORES:
             s = by_score[score].get((dataset, kind, system))
             figures = s.spread.as_dict() if s else dict.fromkeys(("n", "mean", "sd", "min", "max"))

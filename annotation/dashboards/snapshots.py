@@ -52,7 +52,7 @@ from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 
 log = logging.getLogger(__name__)
 
-VERSION = 2                       # bump when the payload's shape changes: old snapshots are then stale
+VERSION = 3                       # bump when the payload's shape changes: old snapshots are then stale
 METAEVAL_SCORES = ("modified", "modified_jk")
 
 

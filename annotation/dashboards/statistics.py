@@ -95,8 +95,9 @@ def view_statistics(data: dict[tuple[str, str], dict[str, float]], seed: int) ->
 
 
 def _peer_annotations(topics) -> list[PeerAnnotation]:
-    """The peer annotations behind the score rows (``results.score_rows`` selects the same ones)."""
-    return list(counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics)).select_related("peer", "pyramid__topic"))
+    """The peer annotations behind the score rows (``results.score_rows`` selects the same ones:
+    the adjudicated version of a peer where there is one)."""
+    return list(counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics), for_scores=True).select_related("peer", "pyramid__topic"))
 
 
 def _natural(system: str) -> tuple:

@@ -6,7 +6,7 @@ in-process (no ``REDIS_URL``: the embedded default needs no worker) or sends the
 its name, once per burst. Both are looked up in :data:`JOBS` by name, so this module imports no
 service and no task module, and a service never imports a task: the modules form no circle
 (``tests/foundation/test_import_cycles.py``). Each concept owns its tasks (``peers/tasks.py``,
-``dashboards/tasks.py``, ``lightweight/tasks.py``), thin calls into its services, as doccano's apps do.
+``pyramids/tasks.py``, ``dashboards/tasks.py``, ``lightweight/tasks.py``), thin calls into its services, as doccano's apps do.
 
 De-duplication: an id already waiting in the queue is not published again (a Redis key marks it
 pending until its task starts, :func:`release`, and expires after ``PENDING_TTL``, so a key left
@@ -47,6 +47,7 @@ JOBS = {
     "pyramid": Job("annotation.peers.recompute.publish_annotations_of"),
     "annotation": Job("annotation.peers.recompute.recompute_annotations", "annotation.recompute_scores"),
     "topic": Job("annotation.peers.recompute.recompute_topics", "annotation.recompute_agreement"),
+    "construction": Job("annotation.pyramids.construction.recompute_topics", "annotation.recompute_construction"),
     "lightweight": Job("annotation.lightweight.scores.recompute_runs", "annotation.recompute_lightweight",
                        "LIGHTWEIGHT_SCORE_DELAY_SECONDS"),
     "dashboard": Job("annotation.dashboards.snapshots.recompute_datasets", "annotation.recompute_dashboards",

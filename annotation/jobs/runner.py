@@ -26,7 +26,7 @@ from django.db import connections
 
 log = logging.getLogger(__name__)
 
-KINDS = ("pyramid", "annotation", "topic", "lightweight", "dashboard")  # the order a burst runs in ("pyramid": its annotations)
+KINDS = ("pyramid", "annotation", "topic", "construction", "lightweight", "dashboard")  # the order a burst runs in ("pyramid": its annotations)
 
 
 class Runner:

@@ -29,6 +29,7 @@ from annotation.models import AnnotationScore, PeerAnnotation, Topic, TopicAgree
 from annotation.peers.results import agreement_rows_by_convention
 from annotation.peers.prepared_pyramids import prepared_pyramids
 from annotation.peers.scoring_inputs import load_annotations
+from annotation.pyramids import construction
 
 log = logging.getLogger(__name__)
 STORE_CHUNK = 1000  # results per statement of _store_scores (6 parameters each; SQLite allows 32,766)
@@ -41,6 +42,7 @@ def schedule(*, pyramid_ids=(), annotation_ids=(), topic_ids=()) -> None:
         queue.publish("pyramid", pyramid_ids)
         queue.publish("annotation", annotation_ids)
         queue.publish("topic", topic_ids)
+        queue.publish("construction", topic_ids)   # pyramid construction agreement (``pyramids.construction``)
     except Exception:
         log.exception("scheduling score recomputation failed; results stay stale until the next sweep")
 
@@ -179,6 +181,7 @@ def schedule_stale(chunk: int = 200) -> tuple[int, int]:
     for start in range(0, len(annotations), chunk):
         queue.dispatch("annotation", annotations[start:start + chunk])
     queue.dispatch("topic", topics)
+    queue.dispatch("construction", construction.stale_topics())
     return len(annotations), len(topics)
 
 

@@ -14,11 +14,11 @@ from scoring.correlation import mean_abs_difference, pearson
 from scoring.model import Convention
 from scoring.scores import prepare, reference_annotation, score_prepared, score_reference
 
-from annotation.models import SCU, AnnotationScore, PeerAnnotation, PeerMatch, Pyramid, Topic
+from annotation.models import SCU, Adjudication, AnnotationScore, PeerAnnotation, PeerMatch, Pyramid, Topic
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 
 SCORE_KEYS = (
-    "dataset", "topic", "summary", "kind", "annotator", "modified", "modified_jk", "original",
+    "dataset", "topic", "summary", "kind", "annotator", "version", "modified", "modified_jk", "original",
     "matched_scus", "repetitions", "non_matching", "observed_weight", "convention",
 )
 AGREEMENT_KEYS = (
@@ -27,7 +27,7 @@ AGREEMENT_KEYS = (
 )
 
 
-def counted(annotations: QuerySet, *, include_unfinished: bool = False) -> QuerySet:
+def counted(annotations: QuerySet, *, include_unfinished: bool = False, for_scores: bool = False) -> QuerySet:
     """The peer annotations that scores and agreement rest on: the one rule every consumer uses
     (exports, the API's scores/agreement, stored topic agreement, dashboards and their progress,
     the builder's score panel; ``counting`` is the same rule as a condition, for aggregates).
@@ -37,16 +37,38 @@ def counted(annotations: QuerySet, *, include_unfinished: bool = False) -> Query
     unfinished ones with at least one match are included as well (their rows say ``status``). An
     annotation nobody worked on (unfinished and without a single match) never counts: it would be
     scored 0, as if the annotator had found nothing in the peer.
+
+    Adjudication (``annotation/adjudication``): agreement and progress (the default) count the
+    annotators' versions only, never an adjudicated version. Scores (``for_scores``) count the
+    adjudicated version of a peer and pyramid where there is one, instead of the annotators'
+    versions it settles; elsewhere the annotators' versions as before.
     """
-    return annotations.filter(counting(include_unfinished=include_unfinished))
+    return annotations.filter(counting(include_unfinished=include_unfinished, for_scores=for_scores))
 
 
-def counting(*, include_unfinished: bool = False) -> Q:
+def counting(*, include_unfinished: bool = False, for_scores: bool = False) -> Q:
     """The condition of ``counted`` on a peer annotation (e.g. ``Count(..., filter=counting())``)."""
     done = Q(status=PeerAnnotation.Status.DONE)
     if include_unfinished:
         done |= Q(Exists(PeerMatch.objects.filter(annotation=OuterRef("pk"))))
-    return done
+    adjudicated = Q(Exists(Adjudication.objects.filter(annotation=OuterRef("pk"))))
+    if not for_scores:
+        return done & ~adjudicated
+    settled = Q(Exists(Adjudication.objects.filter(annotation__peer=OuterRef("peer"), annotation__pyramid=OuterRef("pyramid"))))
+    return adjudicated | (done & ~settled)
+
+
+def version_of(annotation: PeerAnnotation) -> str:
+    """Which version a score rests on, as every table and export states it: ``adjudicated`` or the
+    annotator's user name (``adjudicated`` must be annotated on the queryset: ``with_version``)."""
+    if annotation.adjudicated:
+        return "adjudicated"
+    return annotation.annotator.username if annotation.annotator_id else ""
+
+
+def with_version(annotations: QuerySet) -> QuerySet:
+    """``annotations`` with ``adjudicated`` (bool) for ``version_of``."""
+    return annotations.annotate(adjudicated=Exists(Adjudication.objects.filter(annotation=OuterRef("pk"))))
 
 
 def not_counted(annotations: QuerySet) -> dict[str, int]:
@@ -57,8 +79,10 @@ def not_counted(annotations: QuerySet) -> dict[str, int]:
     return {"in_progress": in_progress, "empty": unfinished.count() - in_progress}
 
 
-def _score_row(values: dict, *, dataset, topic, summary, kind, annotator, status) -> dict:
-    row = {"dataset": dataset, "topic": topic, "summary": summary, "kind": kind, "annotator": annotator}
+def _score_row(values: dict, *, dataset, topic, summary, kind, annotator, status, version=None) -> dict:
+    """``version``: what the score rests on (``version_of``; a reference's, its pyramid's creator)."""
+    row = {"dataset": dataset, "topic": topic, "summary": summary, "kind": kind, "annotator": annotator,
+           "version": annotator if version is None else version}
     row.update({key: values[key] for key in SCORE_KEYS if key in values})
     row["undefined"] = values["undefined"]
     row["status"] = status
@@ -95,8 +119,9 @@ def current_scores(revisions: dict[int, tuple[int, int]], topics, convention: Co
 
 def score_rows(topics, convention: Convention = Convention.NIST, *, include_references: bool = True,
                include_unfinished: bool = False) -> list[dict]:
-    """One row per counted peer annotation (``counted``) and (optionally) per reference summary of
-    each pyramid.
+    """One row per peer annotation counted for scores (``counted(for_scores=True)``: the adjudicated
+    version where there is one) and (optionally) per reference summary of each pyramid. ``version``
+    says which version each row rests on (``version_of``).
 
     A reference is scored against the pyramid of the other references, its annotation being the
     SCUs it contributes to; its annotator is the pyramid's creator. Every row carries ``status``
@@ -104,7 +129,7 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
     """
     convention = Convention(convention)
     annotations = list(
-        counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics), include_unfinished=include_unfinished)
+        with_version(counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics), include_unfinished=include_unfinished, for_scores=True))
         .select_related("peer__topic__dataset", "annotator", "pyramid")
         .order_by("peer__topic__dataset__name", "peer__topic__external_id", "peer__external_id", "annotator__username", "id")
     )
@@ -115,7 +140,7 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
         _score_row(
             scores[a.pk], dataset=a.peer.topic.dataset.name, topic=a.peer.topic.external_id,
             summary=a.peer.external_id, kind="peer", annotator=a.annotator.username if a.annotator_id else "",
-            status=a.status,
+            status=a.status, version=version_of(a),
         )
         for a in annotations
     ]

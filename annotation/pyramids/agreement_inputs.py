@@ -12,10 +12,11 @@ the first pyramid's text through the character alignment of the two versions
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import difflib
 from collections.abc import Sequence
 
-from annotation.formats.model import Pyramid
+from annotation.formats.model import Part, Pyramid
 from scoring.pyramid_agreement import Span, SpanContributor, SpanPyramid, SpanSCU
 
 MIN_SIMILARITY = 0.9   # SequenceMatcher ratio below which two texts are not copies of one summary
@@ -44,17 +45,19 @@ class _Projection:
         return j2 if end else j1
 
 
-def span_pyramids(named: Sequence[tuple[str, Pyramid]]) -> tuple[SpanPyramid, ...]:
-    """``(name, parsed .pyr)`` pairs as span pyramids over the references of the first one."""
+def onto_first(named: Sequence[tuple[str, Pyramid]]) -> list[Pyramid]:
+    """``(name, parsed .pyr)`` pairs as pyramids over the references (ids, headers and texts) of
+    the first one, every part moved onto those texts. A part that moves onto nothing is dropped,
+    and so is a contributor left without parts; an SCU keeps its place even when it has no
+    contributor left (``transfer.pyramid_sets`` leaves such SCUs out: DUCView needs one)."""
     if not named:
-        return ()
+        return []
     _, first = named[0]
-    ids = [r.id for r in first.references]
     out = []
     cache: dict[tuple[str, str], _Projection] = {}   # files often share their copies of the texts
     for name, pyramid in named:
-        if len(pyramid.references) != len(ids):
-            raise ValueError(f"{name}: {len(pyramid.references)} references, the first pyramid has {len(ids)}")
+        if len(pyramid.references) != len(first.references):
+            raise ValueError(f"{name}: {len(pyramid.references)} references, the first pyramid has {len(first.references)}")
         projections = {}
         for ref, canon in zip(pyramid.references, first.references):
             key = (ref.text, canon.text)
@@ -68,14 +71,24 @@ def span_pyramids(named: Sequence[tuple[str, Pyramid]]) -> tuple[SpanPyramid, ..
         for scu in pyramid.scus:
             contributors = []
             for c in scu.contributors:
-                spans = []
+                parts = []
                 for part in c.parts:
                     canon_id, project = projections[part.reference]
                     start, end = project(part.start, end=False), project(part.end, end=True)
                     if end > start:
-                        spans.append(Span(canon_id, start, end))
-                if spans:
-                    contributors.append(SpanContributor(tuple(spans)))
-            scus.append(SpanSCU(scu.uid, tuple(contributors)))
-        out.append(SpanPyramid(name, tuple(ids), tuple(scus)))
-    return tuple(out)
+                        parts.append(Part(canon_id, start, end))
+                if parts:
+                    contributors.append(dataclasses.replace(c, parts=parts))
+            scus.append(dataclasses.replace(scu, contributors=contributors))
+        out.append(dataclasses.replace(pyramid, references=list(first.references), scus=scus))
+    return out
+
+
+def span_pyramids(named: Sequence[tuple[str, Pyramid]]) -> tuple[SpanPyramid, ...]:
+    """``(name, parsed .pyr)`` pairs as span pyramids over the references of the first one."""
+    return tuple(
+        SpanPyramid(name, tuple(r.id for r in p.references), tuple(
+            SpanSCU(scu.uid, tuple(SpanContributor(tuple(Span(part.reference, part.start, part.end) for part in c.parts))
+                                   for c in scu.contributors))
+            for scu in p.scus))
+        for (name, _), p in zip(named, onto_first(named)))

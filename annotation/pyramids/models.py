@@ -159,3 +159,23 @@ class ContributorPart(Span):
             contributor = self.contributor
             if self.reference_id != contributor.reference_id and not contributor.legacy_issue:
                 raise ValidationError({"reference": "A part must lie in its contributor's reference summary."})
+
+
+class PyramidAgreement(models.Model):
+    """Construction agreement of a topic's pyramids (``annotation.pyramids.construction``), stored
+    by the background job like ``TopicAgreement``: tagged with the topic revision it was computed
+    from (every change to a pyramid, a peer annotation or a reference of the topic bumps it, and
+    the practical test rests on the annotations), and written only if nothing newer is stored."""
+
+    topic = models.OneToOneField(Topic, on_delete=models.CASCADE, related_name="pyramid_agreement")
+    topic_revision = models.PositiveBigIntegerField()
+    pyramid_revisions = models.JSONField(help_text="pyramid id -> revision, of the pyramids compared")
+    values = models.JSONField()
+    computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"Pyramid construction agreement of {self.topic}"
+
+    @property
+    def is_current(self) -> bool:
+        return self.topic_revision == self.topic.revision

@@ -1,9 +1,9 @@
 """The data behind each dashboard chart, as flat rows: the page passes them to the browser with
-``json_script`` (``static/dashboards/charts.js`` draws them with plotly.js) and the chart's CSV
+``json_script`` (``static/dashboards/charts.js`` draws them with Chart.js) and the chart's CSV
 link downloads the very same rows, so what is plotted can always be checked.
 
-Axes are never clipped: plotly.js fits every range to the data (the hand-drawn SVG chart used to
-cut mean ± sd at 0 and at its top tick).
+Axes are never clipped: charts.js fits every range to the data, error bars included (the
+hand-drawn SVG chart used to cut mean ± sd at 0 and at its top tick).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Coordinator dashboards, mounted at /datasets/ (namespace ``dashboards``)."""
 from django.urls import path, re_path
 
-from . import views
+from . import adjudication, construction, views
 
 app_name = "dashboards"
 D = "<int:dataset_id>/"
@@ -16,6 +16,9 @@ urlpatterns = [
     re_path(r"^(?P<dataset_id>[0-9]+)/agreement\.(?P<fmt>csv|json)$", views.agreement_export, name="agreement_export"),
     path(D + "agreement/<str:topic>/", views.agreement_topic, name="agreement_topic"),
     path(D + "agreement/<str:topic>/<str:peer>/", views.agreement_peer, name="agreement_peer"),
+    path(D + "agreement/<str:topic>/<str:peer>/adjudicate/<int:pyramid_id>/", adjudication.adjudicate, name="adjudicate"),
+    path(D + "pyramid-agreement/<str:topic>/", construction.topic, name="construction_topic"),
+    re_path(r"^(?P<dataset_id>[0-9]+)/pyramid-agreement\.(?P<fmt>csv|json)$", construction.export, name="construction_export"),
     path(D + "scores/", views.scores, name="scores"),
     re_path(r"^(?P<dataset_id>[0-9]+)/scores\.(?P<fmt>csv|json)$", views.scores_export, name="scores_export"),
     path(D + "significance/", views.significance, name="significance"),

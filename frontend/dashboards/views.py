@@ -5,7 +5,7 @@ the login page, a user who coordinates nothing gets 403, a dataset the user does
 a 404 (``coordinates`` decides, in one place). The figures come from the stored dashboard snapshot
 (``annotation.dashboards.snapshots``), computed in the background; the page polls
 ``status.json`` and swaps in the new figures when a new snapshot lands. Charts are drawn in the
-browser by plotly.js (served by the app, ``frontend/vendor.py``) from the rows of ``charts``.
+browser by Chart.js (served by the app, ``frontend/vendor.py``) from the rows of ``charts``.
 """
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from django.utils import timezone
 from django.utils.dateformat import format as format_date
 from django.views.decorators.http import require_POST
 
-from annotation.models import SCU, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
+from annotation.adjudication.services import adjudicated_version
+from annotation.models import SCU, Adjudication, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
 from annotation.corpus.natural_order import natural_key as _natural
 from annotation.access.roles import COORDINATOR
 from annotation.transfer import downloads
@@ -42,6 +43,7 @@ from annotation.dashboards.statistics import TABLES as STATISTICS_TABLES
 from annotation.dashboards.statistics import download_rows as statistics_rows
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 from annotation.dashboards.wording import count_noun
+from annotation.pyramids import construction
 from scoring.agreement import alpha_dice, peer_matrix
 from scoring.model import Convention
 
@@ -91,12 +93,17 @@ TABS = [("overview", "Overview"), ("agreement", "Agreement"), ("scores", "Scores
         ("metaeval", "Meta-evaluation")]
 
 
+SCORE_PAGES = ("scores", "significance", "metaeval")  # pages whose figures rest on scores: they say when some are adjudicated
+
+
 def _frame(dataset, active: str, snapshot=None, current=True, **extra) -> dict:
     context = {
         "dataset": dataset, "active": active,
         "tabs": [{"url": reverse(f"dashboards:{name}", args=[dataset.pk]), "label": label, "active": name == active} for name, label in TABS],
         "snapshot": snapshot, "current": current, "delayed": None if current else scoring_delayed(),
     }
+    if active in SCORE_PAGES:
+        context["adjudicated_peers"] = Adjudication.objects.filter(annotation__peer__topic__dataset=dataset).count()
     if snapshot is not None:
         context |= {"computed_at_iso": snapshot.computed_at.isoformat(), "as_of": _as_of(snapshot.computed_at)}
     return context | extra
@@ -351,7 +358,9 @@ def agreement(request, dataset):
     shared_now = _shared_now(dataset) if not rows or not snapshot.data["pairs"] else ""
     return render(request, "dashboards/agreement.html", _frame(
         dataset, "agreement", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), rows=rows,
-        matrix=_matrix(snapshot.data["pairs"]), noise=NOISE, query=request.GET.urlencode(), shared_now=shared_now))
+        matrix=_matrix(snapshot.data["pairs"]), noise=NOISE, query=request.GET.urlencode(), shared_now=shared_now,
+        construction=construction.dataset_section(dataset, Convention(convention)),
+        adjudicated_peers=Adjudication.objects.filter(annotation__peer__topic__dataset=dataset).count()))
 
 
 @coordinator_view
@@ -414,6 +423,7 @@ def agreement_peer(request, dataset, topic, peer):
     drill = peer_drilldown(topic_obj, peer_obj, pyramid, Convention(convention))
     row, detail = _topic_agreement(snapshot.data, convention, topic)
     context = {"topic": topic, "peer": peer_obj, "pyramid": pyramid, "pyramids": list(pyramids), "drill": drill,
+               "adjudicated": adjudicated_version(peer_obj, pyramid),
                "convention": convention, "convention_links": _convention_links(request, convention), "noise": NOISE, "row": row, "detail": detail}
     if row is not None:
         label = next((p["peer"] for p in detail["peers"] if p["summary"] == peer and p["pyramid"] == pyramid.pk), peer)
@@ -441,7 +451,7 @@ def agreement_export(request, dataset, fmt):
 
 # --- scores ---------------------------------------------------------------------------------
 
-TOPIC_COLUMNS = [("topic", "Topic"), ("summary", "Summary"), ("kind", "Kind"), ("annotator", "Annotator"),
+TOPIC_COLUMNS = [("topic", "Topic"), ("summary", "Summary"), ("kind", "Kind"), ("annotator", "Annotator"), ("version", "Version"),
                  ("modified", "Modified"), ("modified_jk", "Modified (jk)"), ("original", "Original"),
                  ("matched_scus", "SCUs"), ("repetitions", "Rep."), ("non_matching", "Non-match."), ("observed_weight", "Weight")]
 SYSTEM_COLUMNS = [("system", "System"), ("kind", "Kind"), ("topics", "Topics"),

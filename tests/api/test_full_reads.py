@@ -65,7 +65,7 @@ def test_pyramid_full_document(world, as_user):
     contributor = doc["scus"][0]["contributors"][0]
     assert contributor["reference"] == world.refs["A"].pk and contributor["label"] == "Alpha"
     assert [(p["start"], p["end"]) for p in contributor["parts"]] == [(0, 5)]
-    assert doc["scores"] == [{"annotation": world.annotation.pk, "peer": "1", "annotator": "alice", "modified": 0.5,
+    assert doc["scores"] == [{"annotation": world.annotation.pk, "peer": "1", "annotator": "alice", "version": "alice", "modified": 0.5,
                               "original": 0.1, "convention": "nist", "current": True}]
     carol = as_user("carol").get(f"/api/pyramids/{world.pyramid.pk}/full/").json()
     assert carol["can_edit"] is False and carol["scores"] == [], "carol may not see alice's annotation, nor its score"

@@ -43,6 +43,9 @@ NO_SCORES = {
     "api:api-root": "links", "api:docs": "documentation", "api:schema": "documentation", "api:token": "a token",
     "dashboards:list": "datasets, with counts", "dashboards:overview": "progress and assignments", "dashboards:status": "whether figures are current",
     "dashboards:assignment_": "assignment forms",
+    "dashboards:construction_": "pyramid construction agreement: figures per pair of pyramids (the practical test's "
+                                "correlations rest on counted annotations, construction.py), no annotation's score",
+    "api:dataset-pyramid-agreement": "pyramid construction agreement, as dashboards:construction_",
     "frontend:home": "the user's assignments and progress", "frontend:annotator": "one annotation's editor (its own score so far)",
     "frontend:pyramid-scus": "the pyramid's SCU labels by tier (printable list), no score", "frontend:favicon": "an icon",
     "frontend:open-assignment": "a redirect", "frontend:finish-assignment": "a form", "frontend:healthz": "health",
@@ -68,6 +71,7 @@ def listing_requests(dataset, pyramid_t1) -> dict[str, list[tuple[str, dict]]]:
         "dashboards:agreement": [(reverse("dashboards:agreement", args=[d]), q) for q in both],
         "dashboards:agreement_topic": [(reverse("dashboards:agreement_topic", args=[d, "T1"]), q) for q in both],
         "dashboards:agreement_peer": [(reverse("dashboards:agreement_peer", args=[d, t, p]), {}) for t, p in [("T1", "1"), ("T1", "4"), ("T2", "2")]],
+        "dashboards:adjudicate": [(reverse("dashboards:adjudicate", args=[d, "T1", "1", pyramid_t1.pk]), {})],
         "dashboards:significance": [(reverse("dashboards:significance", args=[d]), q) for q in both],
         "dashboards:metaeval": [(reverse("dashboards:metaeval", args=[d]), q) for q in both],
         "dashboards:scores_export": [(reverse("dashboards:scores_export", args=[d, f]), q | {"table": t, "references": 1})
@@ -154,3 +158,38 @@ def test_progress_counts_by_the_same_rule(world):
     walker = assignments.progress(dataset.topics.get(external_id="T1").assignments.get(annotator__username=WALKER))
     assert (walker.done, walker.total) == (0, 4), "a finished assignment with nothing annotated is 0 of 4 peers done"
 
+
+
+# Where an adjudicated version exists, every listing either says so (its rows carry ``version``, or
+# the page notes it) or is about agreement (the annotators' own versions) or aggregates over systems.
+STATES_VERSION = {"api:pyramid-full", "api:pyramid-export", "api:dataset-scores", "api:dataset-archive", "dashboards:scores",
+                  "dashboards:scores_export", "dashboards:significance", "dashboards:metaeval", "dashboards:adjudicate",
+                  "dashboards:agreement_peer", "dashboards:agreement"}
+NO_VERSION = {
+    "frontend:builder": "the page shell: its scores come from api:pyramid-full",
+    "api:dataset-agreement": "agreement: the annotators' own versions", "dashboards:agreement_topic": "agreement: the annotators' own versions",
+    "dashboards:agreement_export": "agreement: the annotators' own versions",
+    "dashboards:chart_export": "chart data: system means, agreement", "api:dataset-statistics": "system-level statistics",
+    "dashboards:statistics_export": "system-level statistics", "dashboards:metaeval_export": "correlations over systems",
+}
+
+
+def test_listings_state_the_adjudicated_version(world, django_capture_on_commit_callbacks):
+    from annotation.adjudication import services
+
+    dataset, users = world
+    pyramid = dataset.topics.get(external_id="T1").pyramids.get()
+    peer = pyramid.topic.peersummarys.get(external_id="1")
+    comparison = services.compare(peer, pyramid)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.adjudicate(peer, pyramid, users["coord"], {i.key: "both" for i in comparison.disagreements}, comparison.token)
+    listing = listing_requests(dataset, pyramid)
+    assert set(listing) == STATES_VERSION | set(NO_VERSION), "say whether a new listing states the version scores rest on"
+    pages, api = Client(), APIClient()
+    pages.force_login(users["coord"])
+    api.force_authenticate(users["coord"])
+    listing["dashboards:agreement_peer"] = listing["dashboards:agreement_peer"][:1]  # T1 peer 1 (the others are not adjudicated)
+    for name in STATES_VERSION:
+        for url, query in listing[name]:
+            response = (api if name.startswith("api:") else pages).get(url, query)
+            assert response.status_code == 200 and "adjudicated" in _body(response), f"{name} {query} does not say a score is adjudicated"

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -38,8 +39,10 @@ def missing_binaries() -> str | None:
     return None
 
 
-def free_port(candidates=None) -> int:
+def free_port(candidates=None, taken=()) -> int:
     for port in candidates or [0]:
+        if port in taken:
+            continue
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
@@ -62,13 +65,29 @@ def wait_for(predicate, timeout: float, what: str, interval: float = 0.2):
     raise TimeoutError(f"{what} did not happen within {timeout:.0f} s")
 
 
+def together(*calls):
+    """Run the calls at the same moment from their own threads; their responses."""
+    barrier, results = threading.Barrier(len(calls)), [None] * len(calls)
+
+    def run(i, call):
+        barrier.wait()
+        results[i] = call()
+
+    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return results
+
+
 def _as_postgres(cmd: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
 
 
 class Postgres:
-    def __init__(self, root: Path):
-        self.port = free_port(POSTGRES_PORTS)
+    def __init__(self, root: Path, port: int):
+        self.port = port
         self.dir = root / "pg"
         self.bin = postgres_bin()
         self.dir.mkdir()
@@ -100,17 +119,25 @@ class Postgres:
 class Process:
     """A child process we started (and only those are ever signalled)."""
 
-    def __init__(self, cmd: list[str], env: dict, log: Path):
-        self.cmd, self.env, self.log = cmd, env, log
+    def __init__(self, cmd: list[str], env: dict, log: Path, cwd: Path = REPO):
+        self.cmd, self.env, self.log, self.cwd = cmd, env, log, cwd
         self.proc: subprocess.Popen | None = None
+        self.started: float | None = None  # time.time() of the last start
 
     def start(self):
-        self.proc = subprocess.Popen(self.cmd, env=self.env, cwd=REPO, stdout=self.log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+        self.started = time.time()
+        self.proc = subprocess.Popen(self.cmd, env=self.env, cwd=self.cwd, stdout=self.log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+
+    def send(self, sig=signal.SIGTERM) -> bool:
+        """Send ``sig`` to the process and its children (its own session, nothing else); False if it had exited."""
+        if self.proc is None or self.proc.poll() is not None:
+            return False
+        os.killpg(self.proc.pid, sig)
+        return True
 
     def stop(self, sig=signal.SIGTERM, timeout: float = 20):
-        if self.proc is None or self.proc.poll() is not None:
+        if not self.send(sig):
             return
-        os.killpg(self.proc.pid, sig)  # its own session: the process and its children, nothing else
         try:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -122,16 +149,21 @@ class Process:
 
 
 class Stack:
-    def __init__(self):
+    """``ports``: where to look for free ports (PostgreSQL, Redis, the web); ``env``: settings over
+    the fault tests' (development mode), e.g. production's (tests/scale)."""
+
+    def __init__(self, ports: range | None = None, env: dict | None = None):
         self.root = Path(tempfile.mkdtemp(prefix="pyramid-faults-"))
         os.chmod(self.root, 0o755)
-        self.postgres = Postgres(self.root)
-        self.redis_port = free_port(REDIS_PORTS)
-        self.web_port = free_port()
+        self.ports, self.taken = ports, []
+        self.postgres = Postgres(self.root, self.port(POSTGRES_PORTS))
+        self.redis_port = self.port(REDIS_PORTS)
+        self.web_port = self.port()
         self.env = {
             **{k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}},
             "DATABASE_URL": self.postgres.url, "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
             "DEBUG": "1", "ALLOWED_HOSTS": "127.0.0.1,localhost", "DJANGO_SETTINGS_MODULE": "pyramid_app.settings",
+            **(env or {}),
         }
         for name in ("CELERY_VISIBILITY_TIMEOUT", "SWEEP_SECONDS", "TASK_LOCK_SECONDS", "DASHBOARD_DEBOUNCE_SECONDS"):
             self.env.pop(name, None)  # the recovery bounds asserted are those of the defaults
@@ -143,10 +175,18 @@ class Stack:
         self.dashboards = self.celery(*DASHBOARDS_WORKER, name="dashboards")
         self.beat = self.celery("beat", "-s", str(self.root / "beat"), name="beat")
 
-    def celery(self, *args: str, name: str, program: str | None = None, env: dict | None = None) -> Process:
+    def port(self, default: range | None = None) -> int:
+        """A free port (from ``ports``, else ``default``, else any), never one handed out before."""
+        port = free_port(self.ports or default, self.taken)
+        self.taken.append(port)
+        return port
+
+    def celery(self, *args: str, name: str, program: str | None = None, env: dict | None = None, loglevel: str = "WARNING",
+               cwd: Path = REPO) -> Process:
         """A Celery process logging to ``name``.log (``program``: a script taking Celery's command line)."""
         command = [sys.executable, program] if program else [sys.executable, "-m", "celery"]
-        return Process([*command, "-A", "pyramid_app", *args, "--loglevel", "WARNING"], {**self.env, **(env or {})}, self.root / f"{name}.log")
+        return Process([*command, "-A", "pyramid_app", *args, "--loglevel", loglevel], {**self.env, **(env or {})},
+                       self.root / f"{name}.log", cwd)
 
     def manage(self, *args: str):
         subprocess.run([sys.executable, "manage.py", *args], env=self.env, cwd=REPO, check=True, capture_output=True)
@@ -156,14 +196,25 @@ class Stack:
                              check=True, capture_output=True, text=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
+    def services(self) -> list[Process]:
+        """The app's processes, in the order they start (and stop the other way round)."""
+        return [self.worker, self.dashboards, self.beat, self.web]
+
     def start(self):
         self.postgres.start()
         self.redis.start()
         wait_for(lambda: socket.create_connection(("127.0.0.1", self.redis_port), 1).close() or True, 20, "redis start")
+        self.prepare()
+        for process in self.services():
+            process.start()
+        self.wait_ready()
+
+    def prepare(self):
+        """The database's tables and the demo data, before any process of the app starts."""
         self.manage("migrate", "--noinput")
         self.manage("load_demo")
-        for process in (self.worker, self.dashboards, self.beat, self.web):
-            process.start()
+
+    def wait_ready(self):
         wait_for(lambda: requests.get(self.url("/healthz"), timeout=2).ok, 60, "gunicorn start")
 
     def url(self, path: str) -> str:
@@ -181,8 +232,11 @@ class Stack:
         return state
 
     def close(self):
-        for process in (self.web, self.beat, self.dashboards, self.worker, self.redis):
-            process.stop()
+        processes = [*reversed(self.services()), self.redis]
+        for process in processes:  # all shut down at once, then each waited for
+            process.send()
+        for process in processes:
+            process.stop(timeout=5)
         self.postgres.stop()
         shutil.rmtree(self.root, ignore_errors=True)
 

@@ -1,9 +1,12 @@
-"""A Celery worker whose dashboard recomputations take SLOW_DASHBOARD_SECONDS longer (the fault
-tests' stand-in for a meta-evaluation of minutes), each run appended to RUNS_LOG as a JSON line
-(``start``/``end``, process id, dataset ids, time). Arguments: Celery's command line after ``celery``.
+"""A Celery worker whose runs of one recomputation take SLOW_SECONDS longer (the fault tests' stand-in
+for a meta-evaluation of minutes; the scale tests' for two workers running the same scores), each run
+appended to RUNS_LOG as a JSON line (``start``/``end``, process id, the ids, time). SLOW_FUNCTION
+names the service function the task looks up when it runs (``module:name``; default: the dashboards').
+Arguments: Celery's command line after ``celery``.
 
     python tests/faults/slow_worker.py -A pyramid_app worker -Q dashboards ...
 """
+import importlib
 import json
 import os
 import sys
@@ -19,9 +22,9 @@ django.setup()
 
 from celery.__main__ import main  # noqa: E402
 
-from annotation.dashboards import snapshots as dashboard_snapshots  # noqa: E402
-
-original = dashboard_snapshots.recompute_datasets
+module_name, function_name = os.environ.get("SLOW_FUNCTION", "annotation.dashboards.snapshots:recompute_datasets").split(":")
+module = importlib.import_module(module_name)
+original = getattr(module, function_name)
 
 
 def record(event: str, ids: list[int]) -> None:
@@ -29,18 +32,18 @@ def record(event: str, ids: list[int]) -> None:
         log.write(json.dumps({"event": event, "pid": os.getpid(), "ids": ids, "at": time.time()}) + "\n")
 
 
-def slow_recompute_datasets(dataset_ids):
-    ids = sorted(dataset_ids)
+def slow(ids_given):
+    ids = sorted(ids_given)
     record("start", ids)
     try:
-        written = original(ids)
-        time.sleep(float(os.environ["SLOW_DASHBOARD_SECONDS"]))
-        return written
+        done = original(ids)
+        time.sleep(float(os.environ["SLOW_SECONDS"]))
+        return done
     finally:
         record("end", ids)
 
 
-dashboard_snapshots.recompute_datasets = slow_recompute_datasets  # the task looks it up when it runs
+setattr(module, function_name, slow)  # the task looks it up when it runs
 
 if __name__ == "__main__":
     sys.argv = ["celery", *sys.argv[1:]]

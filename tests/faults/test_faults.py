@@ -2,10 +2,9 @@
 redis-server, gunicorn with 2 workers, the scores and dashboards workers, beat): Redis stopped and
 started again, Redis killed under a worker holding unacknowledged and delayed messages, the worker
 SIGKILLed mid-burst and restarted, database connections terminated, concurrent deletes.
-Each asserts no 5xx, no save lost, and every score current (and equal to a fresh ``export_scores``)
-within a minute of recovery."""
+Each asserts no 5xx, no save lost, and every score current (and equal to a fresh computation,
+``probe.py``) within a minute of recovery."""
 import json
-import threading
 import time
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 import requests
 
 from tests.conftest import require
-from tests.faults.harness import DASHBOARDS_WORKER, SCORES_WORKER, Stack, missing_binaries, wait_for
+from tests.faults.harness import DASHBOARDS_WORKER, SCORES_WORKER, Stack, missing_binaries, together, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -155,7 +154,7 @@ def test_a_long_dashboard_runs_once_at_a_time_and_never_delays_a_score(stack, id
     dashboard takes 40 s longer than the visibility timeout allows (both workers run slow_worker.py,
     so a dashboard on the scores' queue would hold the scores up)."""
     log = stack.root / "dashboard-runs.jsonl"
-    slow = {"program": str(Path(__file__).with_name("slow_worker.py")), "env": {"RUNS_LOG": str(log), "SLOW_DASHBOARD_SECONDS": "40"}}
+    slow = {"program": str(Path(__file__).with_name("slow_worker.py")), "env": {"RUNS_LOG": str(log), "SLOW_SECONDS": "40"}}
     normal = stack.worker, stack.dashboards
     for process in normal:
         process.stop()
@@ -206,22 +205,6 @@ def test_dropped_database_connections_cost_no_request(stack, ids):
     assert stack.current(60)["mismatches"] == []
 
 
-def _together(*calls):
-    """Run the calls at the same moment from their own threads; their responses."""
-    barrier, results = threading.Barrier(len(calls)), [None] * len(calls)
-
-    def run(i, call):
-        barrier.wait()
-        results[i] = call()
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    return results
-
-
 def _scu(stack, admin, ids, references):
     """A new SCU with one contributor per reference named (the first span of each text)."""
     first, *others = references
@@ -240,18 +223,18 @@ def test_concurrent_deletes_and_edits_give_correct_results(stack, ids):
     for _ in range(3):
         # Two of three contributors deleted at once: the SCU stays with the third.
         scu, contributors = _scu(stack, admin, ids, refs[:3])
-        answers = _together(*[lambda c=c: admin.delete(stack.url(f"/api/contributors/{c}/"), timeout=30) for c in contributors[1:]])
+        answers = together(*[lambda c=c: admin.delete(stack.url(f"/api/contributors/{c}/"), timeout=30) for c in contributors[1:]])
         assert [r.status_code for r in answers] == [204, 204]
         left = admin.get(stack.url(f"/api/scus/{scu}/"), timeout=30).json()
         assert left["weight"] == 1
         # Both contributors of an SCU deleted at once: the SCU goes with the last one.
         scu, contributors = _scu(stack, admin, ids, refs[:2])
-        answers = _together(*[lambda c=c: admin.delete(stack.url(f"/api/contributors/{c}/"), timeout=30) for c in contributors])
+        answers = together(*[lambda c=c: admin.delete(stack.url(f"/api/contributors/{c}/"), timeout=30) for c in contributors])
         assert [r.status_code for r in answers] == [204, 204]
         assert admin.get(stack.url(f"/api/scus/{scu}/"), timeout=30).status_code == 404
         # An SCU deleted while it is being relabelled: no 500, and it is gone.
         scu, _ = _scu(stack, admin, ids, refs[:1])
-        deleted, patched = _together(lambda: admin.delete(stack.url(f"/api/scus/{scu}/"), timeout=30),
+        deleted, patched = together(lambda: admin.delete(stack.url(f"/api/scus/{scu}/"), timeout=30),
                                      lambda: admin.patch(stack.url(f"/api/scus/{scu}/"), json={"label": "Renamed"}, timeout=30))
         assert deleted.status_code == 204 and patched.status_code in (200, 404), patched.text
         assert admin.get(stack.url(f"/api/scus/{scu}/"), timeout=30).status_code == 404

@@ -126,15 +126,17 @@ def test_docker_compose_runs_the_production_shape():
 
     compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert set(services) == {"db", "redis", "web", "worker", "dashboards", "beat"}
-    assert all("healthcheck" in service for service in services.values())
-    assert all(service["restart"] == "unless-stopped" for service in services.values())  # nothing waits for a person
-    for name in ("web", "worker", "dashboards", "beat"):
+    assert set(services) == {"db", "redis", "migrate", "web", "worker", "dashboards", "beat", "proxy"}
+    long_running = {name: service for name, service in services.items() if name != "migrate"}  # migrate: a one-off (tests/scale)
+    # The proxy health-checks the replicas itself.
+    assert all("healthcheck" in service for name, service in long_running.items() if name != "proxy")
+    assert all(service["restart"] == "unless-stopped" for service in long_running.values())  # nothing waits for a person
+    for name in ("migrate", "web", "worker", "dashboards", "beat"):
         env = services[name]["environment"]
         assert env["DATABASE_URL"].startswith("postgres://") and env["REDIS_URL"].startswith("redis://")
         assert env["DEBUG"] == "0" and "SECRET_KEY" in env
-        assert services[name]["depends_on"] == {"db": {"condition": "service_healthy"}, "redis": {"condition": "service_healthy"}}
-    assert "gunicorn pyramid_app.wsgi" in services["web"]["command"] and "migrate" in services["web"]["command"]
+        assert {"db": {"condition": "service_healthy"}, "redis": {"condition": "service_healthy"}}.items() <= services[name]["depends_on"].items()
+    assert services["web"]["command"].startswith("gunicorn pyramid_app.wsgi ") and "migrate" in services["migrate"]["command"]
     # Scores and dashboards on queues of their own; beat alone, so scaling workers never adds a beat.
     assert services["worker"]["command"].startswith("celery -A pyramid_app worker -Q celery ")
     assert services["dashboards"]["command"].startswith("celery -A pyramid_app worker -Q dashboards ")

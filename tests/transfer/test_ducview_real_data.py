@@ -119,5 +119,5 @@ def test_agreement_on_d0631_matches_nltk_from_the_files(duc):
 
 def test_csv_export_has_the_documented_columns(duc):
     header = run("export_scores", dataset="duc2006", format="csv", convention="sacrerouge").splitlines()[0]
-    assert header.split(",") == ["dataset", "topic", "summary", "kind", "annotator", "modified", "modified_jk", "original",
+    assert header.split(",") == ["dataset", "topic", "summary", "kind", "annotator", "version", "modified", "modified_jk", "original",
                                  "matched_scus", "repetitions", "non_matching", "observed_weight", "convention"]

@@ -1,13 +1,16 @@
 """Charts in Chromium under the strict Content-Security-Policy the app sends (no inline script or
-style): plotly.js comes from the app itself, draws every chart from its json_script rows without a
-single CSP violation or page error; the significance page shows the stored statistics."""
+style): Chart.js comes from the app itself (the version package-lock.json pins), draws every chart
+from its json_script rows without a single CSP violation or page error, intervals and axes as the
+rows say; the significance page shows the stored statistics."""
+import json
 import re
 
 import pytest
+from django.conf import settings
 
 from annotation.dashboards import snapshots
 from annotation.models import DatasetDashboard
-from frontend.vendor import PLOTLY_JS
+from frontend.vendor import vendor_files
 
 from tests.dashboards.helpers import build_toy
 from tests.browser.dashboards.test_dashboards import coordinator_of, logged_in_page, plotted
@@ -16,17 +19,43 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
 
-def test_plotly_is_served_by_the_app_and_its_css_matches_its_version(client, db):
-    js_version = re.search(r"plotly\.js v([\d.]+)", PLOTLY_JS.read_text(encoding="utf-8")[:400]).group(1)
+def test_chart_js_is_served_by_the_app_at_the_pinned_version(client, db):
     from django.contrib.staticfiles import finders
 
-    css = finders.find("dashboards/plotly-global.css")
-    assert f"plotly.js v{js_version} " in open(css, encoding="utf-8").read(200)
-    assert finders.find("vendor/plotly.min.js") == str(PLOTLY_JS)
-    # collectstatic copies what the finders list, under each storage's prefix.
+    pinned = json.loads((settings.BASE_DIR / "package-lock.json").read_text())["packages"]["node_modules/chart.js"]["version"]
+    assert json.loads((settings.BASE_DIR / "package.json").read_text())["dependencies"]["chart.js"] == pinned   # exact, no range
+    bundle = finders.find("vendor/chart.umd.min.js")
+    assert bundle == str(vendor_files()["vendor/chart.umd.min.js"])
+    assert f"Chart.js v{pinned}\n" in open(bundle, encoding="utf-8").read(200)
+    # collectstatic copies what the finders list, under each storage's prefix; the bundle's source map comes along.
     listed = [f"{storage.prefix}/{path}" if getattr(storage, "prefix", None) else path
               for finder in finders.get_finders() for path, storage in finder.list([])]
-    assert "vendor/plotly.min.js" in listed
+    assert {"vendor/chart.umd.min.js", "vendor/chart.umd.min.js.map"} <= set(listed)
+
+
+# The systems chart as drawn: each dataset's points and error bars, the y axis's range and title.
+SYSTEMS = """e => { const chart = Chart.getChart(e.querySelector('canvas'));
+  return {datasets: chart.data.datasets.map((d) => ({silent: Boolean(d.silent), x: d.data.map((p) => p.x), y: d.data.map((p) => p.y), bars: d.errorBars})),
+          min: chart.scales.y.min, max: chart.scales.y.max, title: chart.options.scales.y.title.text, labels: chart.scales.x.getLabels()}; }"""
+
+
+def check_systems_chart(page):
+    """The thin whiskers span each system's min–max over topics, the thick bars its interval, every
+    one inside the y axis; the points are the rows' means, the axis titled as the page says."""
+    rows = json.loads(page.locator("#chart-systems").text_content())
+    drawn = page.locator("[data-chart=systems]").evaluate(SYSTEMS)
+    [whiskers, *kinds] = drawn["datasets"]
+    assert whiskers["silent"] and not any(k["silent"] for k in kinds)
+    assert whiskers["x"] == drawn["labels"] == [r["system"] for r in rows]
+    assert whiskers["bars"] == [{"low": r["min"], "high": r["max"]} for r in rows]
+    by_system = {r["system"]: r for r in rows}
+    for kind in kinds:
+        for system, mean, bar in zip(kind["x"], kind["y"], kind["bars"]):
+            row = by_system.pop(system)
+            assert mean == row["mean"] and bar == {"low": row["low"], "high": row["high"]}
+    assert not by_system   # every system drawn once
+    assert drawn["min"] <= min(r["min"] for r in rows) and drawn["max"] >= max(r["max"] for r in rows)
+    assert drawn["title"] == page.locator("[data-chart=systems]").get_attribute("data-y-title") == "modified_jk"
 
 
 @pytest.mark.browser
@@ -46,8 +75,10 @@ def test_charts_draw_under_a_strict_csp(chromium, live_server, transactional_db,
     base = f"{live_server.url}/datasets/{dataset.pk}"
     page.goto(f"{base}/scores/?references=1")
     assert plotted(page, "systems") == 6
-    plotted(page, "tiers")
-    assert page.locator(".js-plotly-plot").count() == 2
+    check_systems_chart(page)
+    assert plotted(page, "tiers") == 2 * 3   # two pyramids, weights 1..3 each
+    assert page.locator("[data-chart=tiers] canvas").count() == 2
+    assert page.locator("[data-chart=tiers] .chart-title").all_inner_texts() == ["T1 · 3 refs", "T2 · 3 refs"]
     page.screenshot(path=str(artifacts / "dashboards-scores-charts.png"), full_page=True)
     page.goto(f"{base}/agreement/T1/")
     assert plotted(page, "agreement") == 3

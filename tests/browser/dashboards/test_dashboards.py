@@ -44,11 +44,23 @@ def logged_in_page(chromium, live_server):
     return page, errors
 
 
+# Each Chart.js chart (a canvas) inside a chart element: its datasets as the chart holds them. The
+# `silent` ones carry no points of their own (the systems' min–max whiskers, the stability band's
+# edges, the agreement diagonal) and are left out unless asked for.
+CHARTS = """(e, everything) => [...e.querySelectorAll('canvas')].map((c) => Chart.getChart(c).data.datasets
+  .filter((d) => everything || !d.silent)
+  .map((d) => ({x: d.data.map((p) => p.x), y: d.data.map((p) => p.y), radius: d.pointRadius})))"""
+
+
+def charts(page, selector: str, everything: bool = False) -> list[list[dict]]:
+    """Per chart drawn inside the element ``selector``: its datasets' x, y and point radius, once drawn."""
+    page.wait_for_selector(f"{selector}[data-drawn]")
+    return page.locator(selector).evaluate(CHARTS, everything)
+
+
 def plotted(page, kind: str) -> int:
-    """How many points (bars, for tiers) plotly.js drew in a chart, once drawn."""
-    page.wait_for_selector(f"[data-chart={kind}][data-drawn]")
-    skip = 1 if kind == "systems" else 0   # the systems chart's first trace is the min–max whiskers
-    return page.locator(f"[data-chart={kind}]").evaluate(f"e => e.data.slice({skip}).reduce((n, t) => n + t.x.length, 0)")
+    """How many points (bars, for tiers) Chart.js drew in a chart, once drawn."""
+    return sum(len(d["x"]) for chart in charts(page, f"[data-chart={kind}]") for d in chart)
 
 
 @pytest.mark.realdata
@@ -98,7 +110,8 @@ def test_real_data_dashboards(chromium, live_server, transactional_db, artifacts
     page.wait_for_selector("table.counts")
     assert page.locator("table.counts tr[data-scu]").count() > 0
     assert plotted(page, "agreement") == 22
-    assert page.locator("[data-chart=agreement]").evaluate("e => e.data[0].marker.size.filter(s => s > 8).length") == 1   # this peer
+    [[points]] = charts(page, "[data-chart=agreement]")
+    assert len([r for r in points["radius"] if r > min(points["radius"])]) == 1   # this peer, drawn larger
     page.screenshot(path=str(artifacts / "dashboards-agreement-drilldown.png"), full_page=True)
 
     # Scores: sortable, one mark per system in the chart.
@@ -118,7 +131,7 @@ def test_real_data_dashboards(chromium, live_server, transactional_db, artifacts
     page.goto(f"{base}/scores/?references=1")
     assert plotted(page, "systems") == 22 + 10   # + references A-J
     plotted(page, "tiers")
-    tiers = page.locator("[data-chart=tiers]").evaluate("e => e.data.length")
+    tiers = len(charts(page, "[data-chart=tiers]"))
     assert tiers == Pyramid.objects.filter(topic__dataset=dataset).count() == 21
 
     check_statistics_pages(page, base, path / "scoring" / "2006_modified_scores.txt", artifacts)
@@ -184,11 +197,10 @@ def check_statistics_pages(page, base, table, artifacts):
     scu_p = page.locator("[data-scu-tests] tbody td:nth-child(7)").all_inner_texts()
     assert len(scu_p) == 231 and "< 0.0001" in scu_p and "0.0000" not in scu_p   # never printed as 0
 
-    # Stability: the points plotly.js drew are the table's, and the topic curve is the recipe's.
+    # Stability: the points Chart.js drew are the table's, and the topic curve is the recipe's.
     def drawn(curve):
-        chart = page.locator(f"[data-chart=stability][data-source=chart-stability-{curve}]")
-        page.wait_for_selector(f"[data-chart=stability][data-source=chart-stability-{curve}][data-drawn]")
-        return chart.evaluate("e => e.data.map(t => [t.x, t.y])")
+        [chart] = charts(page, f"[data-chart=stability][data-source=chart-stability-{curve}]", everything=True)
+        return [(d["x"], d["y"]) for d in chart]   # the band's high and low edges, the mean
 
     def table_points(curve):
         block = page.locator(f'[data-curve="{curve}"] table.curve tbody tr')
@@ -241,8 +253,8 @@ def test_figures_update_while_watching(chromium, live_server, transactional_db, 
     page.wait_for_selector("[data-updating][hidden]", state="attached", timeout=10_000)
     assert page.locator("[data-as-of]").inner_text() >= as_of
     # The swapped-in figures are charted again: the chart shows the new means.
-    page.wait_for_selector("[data-chart=systems][data-drawn]")
-    means = page.locator("[data-chart=systems]").evaluate("e => Object.fromEntries(e.data.slice(1).flatMap(t => t.x.map((x, i) => [x, t.y[i]])))")
+    [chart] = charts(page, "[data-chart=systems]")
+    means = {x: y for d in chart for x, y in zip(d["x"], d["y"])}
     board = {r["system"]: r["modified"] for r in score_dashboard(dataset.name, include_references=False)["per_system"]}
     assert means == pytest.approx(board)
     assert not errors

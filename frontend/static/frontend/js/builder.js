@@ -535,7 +535,7 @@ function renderScores() {
   body.replaceChildren();
   const fmt = (v) => (v === null || v === undefined ? "—" : v.toFixed(4));
   for (const s of scores)
-    body.append(el("tr", { class: s.current ? "" : "stale" }, el("td", {}, s.peer), el("td", {}, s.annotator || "—"),
+    body.append(el("tr", { class: s.current ? "" : "stale" }, el("td", {}, s.peer), el("td", {}, s.version || s.annotator || "—"),
       el("td", {}, s.current ? fmt(s.modified) : "updating…"), el("td", {}, s.current ? fmt(s.original) : "updating…")));
   const updating = scores.some((s) => !s.current);
   const delayed = state.base?.scores_delayed;  // why stale scores cannot be recomputed now (e.g. Redis unreachable)

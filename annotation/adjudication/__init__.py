@@ -1,0 +1,2 @@
+"""Adjudication: a coordinator settles where the annotators of one peer disagree (INCEpTION's
+curation mode, for peer annotations) and saves an adjudicated version that scores then rest on."""

@@ -1,0 +1,306 @@
+"""Pyramid construction agreement of a topic, computed in the background and stored per topic.
+
+A topic may have several pyramids by different annotators (built blind to each other in the app,
+or imported). The pyramids built from the same references (the same ``ReferenceSummary`` rows, so
+every span already indexes the same text: no re-alignment of texts is needed, unlike files of
+separate copies, ``agreement_inputs``) are compared two by two with
+``scoring.pyramid_agreement.compare`` (definitions there and in docs/pyramid-agreement.md):
+contributor alignment, pairwise and B-cubed clustering agreement, nominal alpha, SCU alignment and
+weight agreement. The practical test compares the scores of the peers annotated against both
+pyramids of a pair (annotations that count, ``peers.results.counted``; a peer annotated by several
+annotators against one pyramid gets their mean), per convention.
+
+Recomputation goes through the one background path: ``peers.recompute.schedule`` publishes the
+job ``construction`` (``jobs.queue.JOBS``) for every topic a commit made stale, the sweeps publish
+``stale_topics``; the task (``pyramids/tasks.py``) calls :func:`recompute_topics`. Results carry
+the topic revision they were computed from and never overwrite a newer one; they also keep the
+revisions of the pyramids, so that an edit of a peer annotation (which moves the topic revision
+but no pyramid's) recomputes the practical test only and reuses the pairs' construction figures.
+"""
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count
+
+from scoring.model import Convention
+from scoring.pyramid_agreement import (
+    DEFAULT_THRESHOLD, PairAgreement, Span, SpanContributor, SpanPyramid, SpanSCU, compare, score_agreement,
+)
+
+from annotation.jobs import queue
+from annotation.models import SCU, ContributorPart, PeerAnnotation, Pyramid, PyramidAgreement, Topic
+from annotation.peers.results import counted, score_annotations
+
+THRESHOLD = DEFAULT_THRESHOLD
+
+
+def pyramid_name(pyramid: Pyramid) -> str:
+    """How pages and exports name a pyramid: its number and who built it (else where it came from)."""
+    who = pyramid.creator.username if pyramid.creator_id else (pyramid.source or "unknown")
+    return f"#{pyramid.pk} {who}"
+
+
+def stored_span_pyramids(pyramids: list[Pyramid]) -> tuple[dict[int, SpanPyramid], dict[int, dict[tuple[int, int], int]]]:
+    """pyramid id -> its SCUs with their contributors' spans (named by the pyramid id), and pyramid
+    id -> (SCU uid, contributor index) -> contributor id (the stored alignment names contributors
+    by id). Contributors are taken in id order; one without a part has no span and is left out."""
+    ids = [p.pk for p in pyramids]
+    spans: dict[int, list[Span]] = defaultdict(list)
+    for contributor_id, reference, start, end in ContributorPart.objects.filter(
+            contributor__scu__pyramid_id__in=ids).order_by("contributor_id", "start", "id").values_list(
+            "contributor_id", "reference__external_id", "start", "end"):
+        spans[contributor_id].append(Span(reference, start, end))
+    contributors: dict[tuple[int, int], list[int]] = defaultdict(list)   # (pyramid, uid) -> contributor ids
+    uids: dict[int, list[int]] = defaultdict(list)
+    for pyramid_id, uid, contributor_id in Pyramid.objects.filter(pk__in=ids).order_by("pk", "scus__uid", "scus__contributors__id").values_list(
+            "pk", "scus__uid", "scus__contributors__id"):
+        if uid is None:
+            continue
+        if not uids[pyramid_id] or uids[pyramid_id][-1] != uid:
+            uids[pyramid_id].append(uid)
+        if contributor_id is not None and spans.get(contributor_id):
+            contributors[(pyramid_id, uid)].append(contributor_id)
+    references = {p.pk: tuple(sorted(r.external_id for r in p.references.all())) for p in pyramids}
+    out, keys = {}, {}
+    for p in pyramids:
+        scus = []
+        keys[p.pk] = {}
+        for uid in uids[p.pk]:
+            members = contributors[(p.pk, uid)]
+            keys[p.pk].update({(uid, i): pk for i, pk in enumerate(members)})
+            scus.append(SpanSCU(uid, tuple(SpanContributor(tuple(spans[pk])) for pk in members)))
+        out[p.pk] = SpanPyramid(str(p.pk), references[p.pk], tuple(scus))
+    return out, keys
+
+
+def _scores(pyramid_ids: list[int]) -> dict[str, dict[int, dict[int, float | None]]]:
+    """convention -> pyramid id -> peer id -> modified score (mean over the annotators of that
+    peer against that pyramid; None when undefined), for the annotations that count."""
+    annotations = list(counted(PeerAnnotation.objects.filter(pyramid_id__in=pyramid_ids)).order_by("id"))
+    out = {}
+    for convention in Convention:
+        scored = score_annotations(annotations, convention)
+        found: dict[tuple[int, int], list[float | None]] = defaultdict(list)
+        for a in annotations:
+            found[(a.pyramid_id, a.peer_id)].append(scored[a.pk].modified)
+        per_pyramid: dict[int, dict[int, float | None]] = defaultdict(dict)
+        for (pyramid_id, peer_id), values in found.items():
+            per_pyramid[pyramid_id][peer_id] = None if None in values else statistics.fmean(values)
+        out[convention.value] = per_pyramid
+    return out
+
+
+def _figures(pair: PairAgreement) -> dict:
+    c, s, w = pair.clustering, pair.scus, pair.weights
+    return {
+        "scus_a": pair.scus_a, "scus_b": pair.scus_b, "contributors_a": pair.contributors_a, "contributors_b": pair.contributors_b,
+        "aligned": len(pair.contributors.aligned), "unmatched_a": len(pair.contributors.unmatched_a),
+        "unmatched_b": len(pair.contributors.unmatched_b), "mean_dice": pair.contributors.mean_dice, "exact": pair.contributors.exact,
+        "pairs": c.pairs, "together_a": c.together_a, "together_b": c.together_b, "together_both": c.together_both,
+        "pairwise_precision": c.pairwise_precision, "pairwise_recall": c.pairwise_recall, "pairwise_f1": c.pairwise_f1,
+        "bcubed_precision": c.bcubed_precision, "bcubed_recall": c.bcubed_recall, "bcubed_f1": c.bcubed_f1,
+        "alpha": c.alpha.value, "alpha_reason": c.alpha.reason, "reason": c.reason,
+        "scus_matched": len(s.matched), "scus_identical": s.identical,
+        "weight_n": w.n, "weight_equal_share": w.exact_share, "weight_mad": w.mean_abs_difference,
+        "weight_pearson": w.pearson.value, "weight_spearman": w.spearman.value,
+    }
+
+
+def _construction(a: Pyramid, b: Pyramid, spans: dict, keys: dict, weights: dict) -> dict:
+    """The construction figures of one pair (everything but the scores and the names)."""
+    result = compare(spans[a.pk], spans[b.pk], THRESHOLD)
+    return _figures(result) | {
+        "scu_alignment": {
+            "matched": [[m.a, m.b, m.shared, m.weight_a, m.weight_b] for m in result.scus.matched],
+            "unmatched_a": [[uid, weights[a.pk][uid]] for uid in result.scus.unmatched_a],
+            "unmatched_b": [[uid, weights[b.pk][uid]] for uid in result.scus.unmatched_b],
+        },
+        "aligned_contributors": [[keys[a.pk][x.a], keys[b.pk][x.b], x.dice] for x in result.contributors.aligned],
+    }
+
+
+def compute(topic: Topic, previous: PyramidAgreement | None = None) -> tuple[dict | None, dict[str, int]]:
+    """The stored values of ``topic`` (None: fewer than two pyramids; no pair and the reason when
+    no two of them are built from the same references) and the revisions of its pyramids, read
+    before their data. The construction figures of ``previous`` (the stored row) are reused when
+    no pyramid has changed since (an edit of a peer annotation changes only the practical test)."""
+    pyramids = list(topic.pyramids.select_related("creator").prefetch_related("references").order_by("pk"))
+    revisions = {str(p.pk): p.revision for p in pyramids}
+    groups: dict[frozenset[int], list[Pyramid]] = defaultdict(list)
+    for p in pyramids:
+        groups[frozenset(r.pk for r in p.references.all())].append(p)
+    compared = [p for references, group in groups.items() if len(group) >= 2 and references for p in group]
+    if len(pyramids) < 2:
+        return None, revisions
+    if not compared:
+        return {"threshold": THRESHOLD, "pairs": [], "pyramids": [], "left_out": [pyramid_name(p) for p in pyramids],
+                "reason": "no two pyramids are built from the same references"}, revisions
+    reusable = {}
+    if previous is not None and previous.pyramid_revisions == revisions and previous.values.get("threshold") == THRESHOLD:
+        reusable = {(p["a"], p["b"]): p for p in previous.values["pairs"]}
+    inputs = None
+    scores = _scores([p.pk for p in compared])
+    pairs = []
+    for group in groups.values():
+        if group[0] not in compared:
+            continue
+        for a, b in itertools.combinations(group, 2):
+            figures = {k: v for k, v in reusable.get((a.pk, b.pk), {}).items() if k not in ("a", "b", "a_name", "b_name", "scores")}
+            if not figures:
+                if inputs is None:   # read the pyramids once, only when a pair needs them
+                    spans, keys = stored_span_pyramids(compared)
+                    inputs = spans, keys, {pk: {scu.uid: len(scu.contributors) for scu in p.scus} for pk, p in spans.items()}
+                figures = _construction(a, b, *inputs)
+            practical = {}
+            for convention, per_pyramid in scores.items():
+                sa = score_agreement(per_pyramid.get(a.pk, {}), per_pyramid.get(b.pk, {}))
+                practical[convention] = {
+                    "n": sa.n, "pearson": sa.pearson.value, "ci_low": sa.pearson.ci_low, "ci_high": sa.pearson.ci_high,
+                    "pearson_reason": sa.pearson.reason, "ci_reason": sa.pearson.ci_reason, "mad": sa.mean_abs_difference,
+                    "above_noise": sa.above_noise, "share_above_noise": sa.share_above_noise, "noise": sa.noise,
+                }
+            pairs.append({"a": a.pk, "b": b.pk, "a_name": pyramid_name(a), "b_name": pyramid_name(b)} | figures | {"scores": practical})
+    left_out = [pyramid_name(p) for p in pyramids if p not in compared]
+    return {"threshold": THRESHOLD, "pairs": pairs,
+            "pyramids": [{"id": p.pk, "name": pyramid_name(p), "status": p.status} for p in compared],
+            "left_out": left_out, "reason": None}, revisions
+
+
+def _store(topic: Topic, revision: int, values: dict, revisions: dict) -> int:
+    """Write unless a result of a newer revision is stored; 1 if written."""
+    updated = PyramidAgreement.objects.filter(topic=topic, topic_revision__lte=revision).update(
+        values=values, topic_revision=revision, pyramid_revisions=revisions)
+    if updated or PyramidAgreement.objects.filter(topic=topic).exists():
+        return updated
+    try:
+        with transaction.atomic():
+            PyramidAgreement.objects.create(topic=topic, topic_revision=revision, pyramid_revisions=revisions, values=values)
+    except IntegrityError:   # another worker stored it (or the topic was deleted) meanwhile
+        return 0
+    return 1
+
+
+def recompute_topics(topic_ids: Iterable[int]) -> int:
+    """Compute and store the construction agreement of these topics (those not current); a topic
+    with fewer than two comparable pyramids keeps no row. Returns how many rows were written."""
+    ids = list(topic_ids)
+    queue.release("construction", ids)
+    stored = {a.topic_id: a for a in PyramidAgreement.objects.filter(topic_id__in=ids)}
+    written = 0
+    for topic in Topic.objects.filter(pk__in=ids).order_by("pk"):   # the revision is read before the data
+        previous = stored.get(topic.pk)
+        if previous is not None and previous.topic_revision == topic.revision:
+            continue
+        values, revisions = compute(topic, previous)
+        if values is None:
+            PyramidAgreement.objects.filter(topic=topic, topic_revision__lte=topic.revision).delete()
+            continue
+        written += _store(topic, topic.revision, values, revisions)
+    return written
+
+
+def stale_topics() -> list[int]:
+    """Topics with two or more pyramids whose stored figures lag behind (or are missing), and
+    topics with a stored row but fewer pyramids now (their row goes)."""
+    several = dict(Topic.objects.annotate(n=Count("pyramids")).filter(n__gte=2).values_list("id", "revision"))
+    agreed = dict(PyramidAgreement.objects.values_list("topic_id", "topic_revision"))
+    return sorted({pk for pk, revision in several.items() if agreed.get(pk) != revision} | (set(agreed) - set(several)))
+
+
+# --- what pages and exports list ------------------------------------------------------------------
+
+PAIR_KEYS = (
+    "dataset", "topic", "pyramid_a", "pyramid_b", "name_a", "name_b", "threshold", "scus_a", "scus_b", "contributors_a",
+    "contributors_b", "aligned", "unmatched_a", "unmatched_b", "mean_dice", "exact", "pairs", "together_a", "together_b",
+    "together_both", "pairwise_precision", "pairwise_recall", "pairwise_f1", "bcubed_precision", "bcubed_recall",
+    "bcubed_f1", "alpha", "alpha_reason", "scus_matched", "scus_identical", "weight_n", "weight_equal_share",
+    "weight_mad", "weight_pearson", "weight_spearman", "score_peers", "score_pearson", "score_ci_low", "score_ci_high",
+    "score_pearson_reason", "score_mad", "score_above_noise", "noise", "current", "computed_at",
+)
+SCU_KEYS = ("dataset", "topic", "pyramid_a", "pyramid_b", "kind", "uid_a", "label_a", "weight_a", "uid_b", "label_b",
+            "weight_b", "shared", "weight_difference", "current")
+SCU_KINDS = ("identical", "matched", "only_a", "only_b")   # drill-down order: what differs after what agrees
+
+
+def stored(topics) -> list[PyramidAgreement]:
+    """The stored construction agreement of these topics (a queryset), in topic order."""
+    return list(PyramidAgreement.objects.filter(topic__in=topics).select_related("topic__dataset").order_by("topic__external_id"))
+
+
+def pair_rows(agreements: Iterable[PyramidAgreement], convention: Convention) -> list[dict]:
+    """One row per compared pair of pyramids of each topic; the practical test in ``convention``."""
+    rows = []
+    for agreement in agreements:
+        current = agreement.is_current
+        for pair in agreement.values["pairs"]:
+            figures = {key: pair[key] for key in PAIR_KEYS if key in pair}
+            scores = pair["scores"][convention.value]
+            rows.append(figures | {
+                "dataset": agreement.topic.dataset.name, "topic": agreement.topic.external_id,
+                "pyramid_a": pair["a"], "pyramid_b": pair["b"], "name_a": pair["a_name"], "name_b": pair["b_name"],
+                "threshold": agreement.values["threshold"], "score_peers": scores["n"], "score_pearson": scores["pearson"],
+                "score_ci_low": scores["ci_low"], "score_ci_high": scores["ci_high"],
+                "score_pearson_reason": scores["pearson_reason"] or scores["ci_reason"], "score_mad": scores["mad"],
+                "score_above_noise": scores["above_noise"], "noise": scores["noise"], "current": current,
+                "computed_at": agreement.computed_at.isoformat(),
+            })
+    return rows
+
+
+def dataset_section(dataset, convention: Convention) -> dict:
+    """The agreement page's section: one row per compared pair, and the topics with two or more
+    pyramids and no stored figures yet (being computed)."""
+    agreements = stored(dataset.topics.all())
+    rows = pair_rows(agreements, convention)
+    several = dataset.topics.annotate(n=Count("pyramids")).filter(n__gte=2).values_list("external_id", flat=True)
+    return {"rows": rows, "pending": sorted(set(several) - {a.topic.external_id for a in agreements}),
+            "not_compared": [{"topic": a.topic.external_id, "reason": a.values["reason"], "pyramids": a.values["left_out"]}
+                             for a in agreements if not a.values["pairs"]],
+            "updating": any(not a.is_current for a in agreements)}
+
+
+def find_pair(agreement: PyramidAgreement, a: int, b: int) -> dict | None:
+    return next((p for p in agreement.values["pairs"] if (p["a"], p["b"]) == (a, b)), None)
+
+
+def scu_rows(agreement: PyramidAgreement, pair: dict) -> list[dict]:
+    """The SCU alignment of one pair, SCU by SCU (labels as they are now): identical matches,
+    other matches (contributors or weights differ), then the SCUs of either side left unmatched."""
+    labels = {(pyramid_id, uid): label for pyramid_id, uid, label in SCU.objects.filter(
+        pyramid_id__in=(pair["a"], pair["b"])).values_list("pyramid_id", "uid", "label")}
+    base = {"dataset": agreement.topic.dataset.name, "topic": agreement.topic.external_id, "pyramid_a": pair["a"],
+            "pyramid_b": pair["b"], "current": agreement.is_current}
+
+    def side(name, pyramid_id, uid, weight):
+        return {f"uid_{name}": uid, f"label_{name}": labels.get((pyramid_id, uid), ""), f"weight_{name}": weight}
+
+    rows = []
+    alignment = pair["scu_alignment"]
+    for uid_a, uid_b, shared, weight_a, weight_b in alignment["matched"]:
+        identical = shared == weight_a == weight_b
+        rows.append(base | {"kind": "identical" if identical else "matched"} | side("a", pair["a"], uid_a, weight_a)
+                    | side("b", pair["b"], uid_b, weight_b) | {"shared": shared, "weight_difference": weight_b - weight_a})
+    empty = {"uid": None, "label": "", "weight": None}
+    for name, other in (("a", "b"), ("b", "a")):
+        for uid, weight in alignment[f"unmatched_{name}"]:
+            rows.append(base | {"kind": f"only_{name}"} | side(name, pair[name], uid, weight)
+                        | {f"{k}_{other}": v for k, v in empty.items()} | {"shared": 0, "weight_difference": None})
+    return sorted(rows, key=lambda r: (SCU_KINDS.index(r["kind"]), r["uid_a"] or 0, r["uid_b"] or 0))
+
+
+TABLES = ("pairs", "scus")
+
+
+def table_rows(agreements: list[PyramidAgreement], table: str, convention: Convention) -> tuple[list[dict], tuple[str, ...]]:
+    """The rows and columns of a download: ``pairs`` (figures per pair) or ``scus`` (every pair's
+    SCU alignment, SCU by SCU)."""
+    if table == "pairs":
+        return pair_rows(agreements, convention), PAIR_KEYS
+    if table == "scus":
+        return [row for a in agreements for pair in a.values["pairs"] for row in scu_rows(a, pair)], SCU_KEYS
+    raise ValueError(f"unknown table {table!r}")

@@ -1,0 +1,64 @@
+"""Import several pyramids of the same references, built from separate copies of the texts, into one topic.
+
+``import_ducview`` stores a topic's references once, by id and text, and refuses a file whose copy
+of a reference differs: independent DUCView pyramids of the same summaries rarely agree on either
+(the PyrEval MATTER files name the references ``1``, ``TCstudent1`` or ``1.txt`` and differ in
+spaces, line breaks and apostrophes). Here reference i of every file is taken as reference i of the
+first file (``pyramids.agreement_inputs.onto_first``: same count, texts at least 90% alike, every
+part moved onto the first file's text), and each pyramid so re-expressed goes through the ordinary
+import (``ducview_import.import_all``: the same checks, report, de-duplication and scheduling), so
+the topic's pyramids share its ``ReferenceSummary`` rows and can be compared
+(``pyramids.construction``). Re-importing the same files adds nothing.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from django.conf import settings
+
+from annotation import formats
+from annotation.models import Dataset
+from annotation.pyramids.agreement_inputs import onto_first
+from annotation.transfer.ducview_import import ImportReport, find_files, import_all, import_budget
+
+
+def import_pyramid_set(paths, dataset_name: str, topic: str) -> ImportReport:
+    """Import the .pyr files under ``paths`` into ``topic`` of ``dataset_name`` (created if
+    needed), on the references of the first file (in path order). A file that cannot be read, or
+    whose references are not the first file's, is rejected (in the report) and the others go in;
+    SCUs left with no contributor once moved (none in practice) are left out, and said so."""
+    files = [p for p in find_files(paths) if p.suffix.lower() == ".pyr"]
+    report = ImportReport()
+    if not files:
+        return report
+    root = Path(os.path.commonpath([p.parent for p in files]))
+    budget = import_budget()
+    parsed = []
+    for path in files:
+        name = path.relative_to(root).as_posix()
+        try:
+            pyramid, _ = formats.parse_pyramid(path.read_bytes(), max_bytes=settings.IMPORT_MAX_BYTES,
+                                               budget=budget.for_file(settings.IMPORT_PATTERN_SECONDS_PER_FILE))
+        except formats.DucViewError as error:
+            report.files += 1
+            report.rejected.append(f"{name}: {error}")
+            continue
+        parsed.append((name, pyramid))
+    moved = []
+    for name, pyramid in parsed:
+        try:
+            pyramid = onto_first([parsed[0], (name, pyramid)])[1]
+        except ValueError as error:   # its message names the file
+            report.files += 1
+            report.rejected.append(str(error))
+            continue
+        empty = [scu.uid for scu in pyramid.scus if not scu.contributors]
+        if empty:
+            report.repairs.append(f"{name}: SCU(s) {empty} left out: none of their parts lies in the first file's texts")
+            pyramid = dataclasses.replace(pyramid, scus=[scu for scu in pyramid.scus if scu.contributors])
+        moved.append((name, formats.write_pyramid(pyramid)))
+    dataset, _ = Dataset.objects.get_or_create(name=dataset_name)
+    import_all(moved, dataset, report, formats.NameOptions(topic=topic))
+    return report
