@@ -59,7 +59,8 @@ def production_env(env: dict) -> dict:
 
 
 def collect_static(env: dict) -> None:
-    """DEBUG off serves the collected, hashed files (WhiteNoise): collect them as the Dockerfile does."""
+    """DEBUG off serves the collected, hashed files (WhiteNoise): collect them as the Dockerfile does
+    (the browser libraries must be installed: ``make vendor``)."""
     subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=b.REPO, env=env, check=True)
 
 
