@@ -214,6 +214,21 @@ class Client(threading.Thread):
             self.crash = error
 
 
+def editor_tokens(pyramids) -> list[str]:
+    """One API token per pyramid, of a new user assigned to build it (the pyramid put in progress)."""
+    from rest_framework.authtoken.models import Token
+
+    from annotation.models import Assignment, Pyramid
+
+    tokens = []
+    for i, pyramid in enumerate(pyramids):
+        user = b.create_user(f"bench-client-{i + 1:02d}")
+        Assignment.objects.create(topic=pyramid.topic, annotator=user, task=Assignment.Task.BUILD_PYRAMID)
+        Pyramid.objects.filter(pk=pyramid.pk).update(creator=user, status=Pyramid.Status.IN_PROGRESS)
+        tokens.append(Token.objects.create(user=user).key)
+    return tokens
+
+
 def percentile(values: list[float], q: float) -> float:
     """Nearest-rank percentile (q in 0..100) of non-empty ``values``."""
     ordered = sorted(values)
@@ -240,9 +255,7 @@ def main():
     from django.core.management import call_command
     from django.db import connection
     from django.db.models import Count
-    from rest_framework.authtoken.models import Token
-
-    from annotation.models import Assignment, Contributor, PeerAnnotation, Pyramid
+    from annotation.models import Contributor, PeerAnnotation, Pyramid
 
     synthetic = args.synthetic or not Path(args.data).is_dir()
     if synthetic:
@@ -259,12 +272,7 @@ def main():
     if len(pyramids) < args.clients:
         sys.exit(f"{len(pyramids)} pyramids for {args.clients} clients: use --clients {len(pyramids)} or --synthetic")
     pyramids = pyramids[:args.clients]
-    tokens = []
-    for i, pyramid in enumerate(pyramids):
-        user = b.create_user(f"bench-client-{i + 1:02d}")
-        Assignment.objects.create(topic=pyramid.topic, annotator=user, task=Assignment.Task.BUILD_PYRAMID)
-        Pyramid.objects.filter(pk=pyramid.pk).update(creator=user, status=Pyramid.Status.IN_PROGRESS)
-        tokens.append(Token.objects.create(user=user).key)
+    tokens = editor_tokens(pyramids)
     contributors_before = {p.pk: Contributor.objects.filter(scu__pyramid=p).count() for p in pyramids}
     scus = [p.n for p in pyramids]
     print(f"{len(pyramids)} pyramids ({'synthetic' if synthetic else args.data}): {min(scus)}-{max(scus)} SCUs, "

@@ -70,9 +70,8 @@ def worker_address(number: int) -> str:
     return f"127.0.{1 + number // 250}.{1 + number % 250}"
 
 
-def crowd_worker(base, token, name, address, tasks, timings, errors, codes, barrier, think, seed):
-    import random
-
+def address_session(address: str):
+    """A requests session whose connections leave from ``address`` (a simulated client of its own)."""
     import requests
     from requests.adapters import HTTPAdapter
 
@@ -80,10 +79,19 @@ def crowd_worker(base, token, name, address, tasks, timings, errors, codes, barr
         def init_poolmanager(self, *args, **kwargs):
             super().init_poolmanager(*args, source_address=(address, 0), **kwargs)
 
-    rng = random.Random(f"{seed}:{name}")
-
     session = requests.Session()
     session.mount("http://", FromAddress())
+    return session
+
+
+def crowd_worker(base, token, name, address, tasks, timings, errors, codes, barrier, think, seed):
+    import random
+
+    import requests
+
+    rng = random.Random(f"{seed}:{name}")
+
+    session = address_session(address)
     url = f"{base}/lightweight/crowd/{token}/"
 
     def timed(kind, method, *args, **kwargs):
@@ -134,23 +142,25 @@ def gunicorn_line() -> str:
     return f"gunicorn ({gunicorn_conf.workers} {gunicorn_conf.worker_class} workers x {gunicorn_conf.threads} threads)"
 
 
-def database_pids() -> list[int]:
-    """The PostgreSQL server processes serving this database (but not this process's connection)."""
+def database_pids(exclude=()) -> list[int]:
+    """The PostgreSQL server processes serving this database (but not this connection's nor those in ``exclude``)."""
     from django.db import connection
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
-        return [pid for (pid,) in cursor.fetchall()]
+        return [pid for (pid,) in cursor.fetchall() if pid not in exclude]
 
 
 class DatabaseCpu(threading.Thread):
     """The CPU seconds of this database's server processes, sampled every half second while the crowd
     works: a connection closed during the run (``DB_CONN_MAX_AGE``) takes its server process, and
-    its CPU time, with it, so one reading at the end would miss it."""
+    its CPU time, with it, so one reading at the end would miss it. ``exclude``: backends of the
+    bench's own connections (its checks between requests are not the app's cost)."""
 
-    def __init__(self):
+    def __init__(self, exclude=()):
         super().__init__(daemon=True)
-        self.before = b.cpu_seconds(database_pids())
+        self.exclude = set(exclude)
+        self.before = b.cpu_seconds(database_pids(self.exclude))
         self.latest: dict[int, float] = {}
         self.stopping = threading.Event()
 
@@ -159,14 +169,14 @@ class DatabaseCpu(threading.Thread):
 
         try:
             while not self.stopping.wait(0.5):
-                self.latest.update(b.cpu_seconds(database_pids()))
+                self.latest.update(b.cpu_seconds(database_pids(self.exclude)))
         finally:
             connection.close()
 
     def stop(self) -> float:
         self.stopping.set()
         self.join()
-        self.latest.update(b.cpu_seconds(database_pids()))
+        self.latest.update(b.cpu_seconds(database_pids(self.exclude)))
         return sum(after - self.before.get(pid, 0.0) for pid, after in self.latest.items())
 
 

@@ -331,6 +331,10 @@ LOGGING = {
 # Extra wait before a published recomputation runs (0: none; bursts coalesce anyway, see
 # annotation/jobs/queue.py: dispatch).
 SCORE_DEBOUNCE_SECONDS = float(get_str("SCORE_DEBOUNCE_SECONDS", "0"))
+# The wait before the annotations against an edited pyramid are rescored (all of them: ~40 ms of
+# worker CPU for 22 peers). A builder's edits within it coalesce into one rescoring instead of one
+# per edit (bench/request_cpu.py); the scores shown lag the pyramid by about this much.
+PYRAMID_SCORE_DELAY_SECONDS = float(get_str("PYRAMID_SCORE_DELAY_SECONDS", "2"))
 # The same for a lightweight pyramid's scores. A crowd submits a steady stream (200 workers: several
 # answers a second), and each recomputation reads the whole run: without a wait the worker would
 # rescore after nearly every answer, taking more CPU than the judging pages themselves. While

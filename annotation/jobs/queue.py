@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.cache.backends.redis import RedisCache
 from django.utils.module_loading import import_string
 
 from annotation.jobs.runner import Runner
@@ -71,9 +72,23 @@ def in_process() -> bool:
     return bool(app.conf.task_always_eager)
 
 
-def dispatch(kind: str, ids: Iterable[int]) -> None:
+def _claim(kind: str, ids: list[int]) -> list[int]:
+    """Mark ``ids`` pending; returns those that were not already. On Redis one round trip for the
+    whole burst (SET NX per key in a pipeline: a pyramid edit names every annotation against it,
+    and one ``cache.add`` each cost a round trip of the app's CPU per annotation and write); the
+    keys are the cache's own, so ``release`` deletes them as before. Other caches: ``cache.add``."""
+    keys = [_pending_key(kind, pk) for pk in ids]
+    if isinstance(cache, RedisCache):
+        with cache._cache.get_client(write=True).pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.set(cache.make_and_validate_key(key), 1, nx=True, ex=PENDING_TTL)
+            return [pk for pk, new in zip(ids, pipe.execute()) if new]
+    return [pk for pk, key in zip(ids, keys) if cache.add(key, 1, timeout=PENDING_TTL)]
+
+
+def dispatch(kind: str, ids: Iterable[int], delay: float | None = None) -> None:
     """Run (no broker) or send (Celery) the job ``kind`` for ``ids``; called by the runner's thread
-    and by the sweeps."""
+    and by the sweeps. ``delay``: seconds the task waits (default: the job's setting)."""
     ids = sorted(set(ids))
     if not ids:
         return
@@ -84,14 +99,14 @@ def dispatch(kind: str, ids: Iterable[int]) -> None:
     from pyramid_app.celery import app
 
     try:
-        fresh = [pk for pk in ids if cache.add(_pending_key(kind, pk), 1, timeout=PENDING_TTL)]
+        fresh = _claim(kind, ids)
     except Exception:  # the cache is Redis too; without it, publish everything
         log.warning("cache unavailable: %s %s published without de-duplication", kind, ids)
         fresh = ids
     if not fresh:
         return
     try:
-        app.send_task(job.task, args=[fresh], countdown=getattr(settings, job.delay) or None)
+        app.send_task(job.task, args=[fresh], countdown=(getattr(settings, job.delay) if delay is None else delay) or None)
     except Exception:
         log.warning("could not publish %s for %s %s: they stay stale until the sweep finds them", job.task, kind, fresh)
         release(kind, fresh)

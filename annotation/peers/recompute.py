@@ -17,6 +17,7 @@
 import logging
 from collections.abc import Iterable
 
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -88,8 +89,12 @@ def _store_score(annotation_id: int, convention: str, revisions: tuple[int, int]
 
 def publish_annotations_of(pyramid_ids: Iterable[int]) -> None:
     """A changed pyramid's job: every annotation against it (turned into ids on the runner's
-    thread, not in the request that changed the pyramid)."""
-    queue.dispatch("annotation", PeerAnnotation.objects.filter(pyramid_id__in=pyramid_ids).values_list("id", flat=True))
+    thread, not in the request that changed the pyramid), rescored after
+    ``PYRAMID_SCORE_DELAY_SECONDS``: the edits of a pyramid's builder meanwhile coalesce into that
+    one rescoring of all its annotations, instead of one per edit (an annotation's own edit is
+    rescored at once, ``SCORE_DEBOUNCE_SECONDS``)."""
+    queue.dispatch("annotation", PeerAnnotation.objects.filter(pyramid_id__in=pyramid_ids).values_list("id", flat=True),
+                   delay=settings.PYRAMID_SCORE_DELAY_SECONDS)
 
 
 def recompute_annotations(annotation_ids: Iterable[int]) -> int:

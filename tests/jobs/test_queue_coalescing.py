@@ -1,0 +1,68 @@
+"""Publishing work to the workers (annotation/jobs/queue.py): an id is sent once while it waits,
+marked pending in one round trip to Redis, and a pyramid's edits coalesce into one rescoring of
+its annotations after ``PYRAMID_SCORE_DELAY_SECONDS`` (bench/request_cpu.py measures the cost)."""
+import pytest
+from django.core.cache import cache
+
+from annotation.corpus.demo import load_demo
+from annotation.jobs import queue
+from annotation.models import PeerAnnotation, Pyramid
+from annotation.peers.recompute import publish_annotations_of
+
+pytestmark = pytest.mark.redis
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """(task, ids, countdown) of every task published, as with workers (not eager: ``release`` then
+    deletes the pending keys; in-process it has none to delete)."""
+    from pyramid_app.celery import app
+
+    published = []
+    monkeypatch.setattr(app, "send_task", lambda name, args, **kw: published.append((name, args[0], kw.get("countdown"))))
+    eager, app.conf.task_always_eager = app.conf.task_always_eager, False
+    yield published
+    app.conf.task_always_eager = eager   # restored: Celery's settings object is no plain attribute holder
+    # The pending keys claimed here name ids the next tests' annotations may have: left behind (for
+    # their minute), they would keep those tests' work from being published.
+    client = redis_client()
+    for key in client.scan_iter(match="*pyramid:pending:*"):
+        client.delete(key)
+
+
+def redis_client():
+    import redis
+    from django.conf import settings
+
+    return redis.Redis.from_url(settings.REDIS_URL)
+
+
+def test_claim_marks_each_id_once_with_the_caches_own_expiring_key(sent):
+    assert queue._claim("annotation", [1, 2, 3]) == [1, 2, 3]
+    assert queue._claim("annotation", [2, 3, 4]) == [4]
+    assert queue._claim("topic", [2]) == [2]   # kinds apart
+    # The cache's own keys: the cache reads them, and release() deletes them.
+    assert all(cache.get(queue._pending_key("annotation", pk)) for pk in (1, 2, 3, 4))
+    ttl = redis_client().ttl(cache.make_and_validate_key(queue._pending_key("annotation", 1)))
+    assert 0 < ttl <= queue.PENDING_TTL
+    queue.release("annotation", [2])
+    assert queue._claim("annotation", [2, 3]) == [2]
+
+
+def test_a_pyramids_edits_coalesce_into_one_delayed_rescoring(db, sent, settings):
+    settings.PYRAMID_SCORE_DELAY_SECONDS = 2.5
+    settings.SCORE_DEBOUNCE_SECONDS = 0
+    load_demo()
+    pyramid = Pyramid.objects.filter(annotations__isnull=False).distinct().first()
+    against = sorted(PeerAnnotation.objects.filter(pyramid=pyramid).values_list("id", flat=True))
+    assert len(against) >= 2
+    sent.clear()
+    publish_annotations_of([pyramid.pk])   # an edit of the pyramid
+    publish_annotations_of([pyramid.pk])   # the next edit, while the rescoring waits: nothing more
+    assert sent == [("annotation.recompute_scores", against, 2.5)]
+    queue.release("annotation", against)   # the task started: a later edit is published anew
+    publish_annotations_of([pyramid.pk])
+    assert sent[1:] == [("annotation.recompute_scores", against, 2.5)]
+    queue.release("annotation", against)
+    queue.dispatch("annotation", against[:1])   # an annotation's own edit: rescored at once
+    assert sent[2:] == [("annotation.recompute_scores", against[:1], None)]
