@@ -27,6 +27,7 @@ def csv_exports(dataset) -> dict[str, list[dict]]:
         "dashboards:statistics_export": [{"convention": c, "table": t} for c in CONVENTIONS for t in STATISTICS_TABLES],
         "dashboards:metaeval_export": [{"convention": c, "score": s} for c in CONVENTIONS for s in ("auto", "modified", "modified_jk")],
         "dashboards:chart_export": [q | {"convention": c, "references": r} for q in chart_queries for c in CONVENTIONS for r in (0, 1)],
+        "dashboards:construction_export": [{"convention": c, "table": t} for c in CONVENTIONS for t in ("pairs", "scus")],
         "api:dataset-scores": [{"format": "csv", "convention": c, "include_unfinished": u} for c in CONVENTIONS for u in ("false", "true")],
         "api:dataset-agreement": [{"format": "csv", "convention": c, "include_unfinished": u} for c in CONVENTIONS for u in ("false", "true")],
         "api:dataset-statistics": [{"format": "csv", "convention": c, "table": t} for c in CONVENTIONS for t in STATISTICS_TABLES],
@@ -34,6 +35,7 @@ def csv_exports(dataset) -> dict[str, list[dict]]:
 
 
 EXPORTS = {"dashboards:scores_export", "dashboards:agreement_export", "dashboards:statistics_export", "dashboards:metaeval_export",
+           "dashboards:construction_export",
            "dashboards:chart_export", "api:dataset-scores", "api:dataset-agreement", "api:dataset-statistics"}
 NOT_ABOUT_PEER_ANNOTATIONS = ("lightweight:", "api:lightweight-")  # crowd (lightweight) pyramids: no peer annotation
 
@@ -70,9 +72,9 @@ def tables(dataset, coordinator) -> dict[str, str]:
 
 
 def _text(response) -> str:
-    """The CSV without its database ids (the ``pyramid`` column of the tiers chart)."""
+    """The CSV without its database ids (the tiers chart's ``pyramid`` column, the compared pyramids' ``pyramid_a``, ``pyramid_b``)."""
     assert response.status_code == 200, response.content[:300]
     rows = list(csv.reader(StringIO(response.content.decode())))
-    kept = [i for i, column in enumerate(rows[0]) if column != "pyramid"] if rows else []
+    kept = [i for i, column in enumerate(rows[0]) if column not in ("pyramid", "pyramid_a", "pyramid_b")] if rows else []
     return "\n".join(",".join(row[i] for i in kept) for row in rows)
 

@@ -18,8 +18,10 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotation.models import Assignment, CrowdLink, LightweightPyramid, PeerAnnotation, PeerSummary, Pyramid
+from annotation.pyramids.construction import recompute_topics as recompute_construction
 
 from tests.dashboards.helpers import build_toy
+from tests.pyramids.construction_world import build as build_construction
 from tests import accessibility
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,6 +42,7 @@ NOT_PAGES = {
     "dashboards:metaeval_export": "download",
     "dashboards:statistics_export": "download",
     "dashboards:chart_export": "download",
+    "dashboards:construction_export": "download",
     "lightweight:chart_csv": "download",
     "lightweight:action": "POST-only, redirects to the run page",
     "setup:summary_remove": "POST-only, redirects to the topic page",
@@ -62,6 +65,8 @@ def pages(world) -> list[tuple[str, str, str | None]]:
         ("dashboards:agreement", reverse("dashboards:agreement", args=[d]), None),
         ("dashboards:agreement_topic", reverse("dashboards:agreement_topic", args=[d, "T1"]), None),
         ("dashboards:agreement_peer", reverse("dashboards:agreement_peer", args=[d, "T1", "1"]), None),
+        ("dashboards:adjudicate", reverse("dashboards:adjudicate", args=[d, "T1", "1", pyramid]), None),
+        ("dashboards:construction_topic", reverse("dashboards:construction_topic", args=[world["construction"].pk, "T"]), None),
         ("dashboards:scores", reverse("dashboards:scores", args=[d]), None),
         ("dashboards:metaeval", reverse("dashboards:metaeval", args=[d]), None),
         ("dashboards:significance", reverse("dashboards:significance", args=[d]), None),
@@ -117,7 +122,7 @@ class _Pk:
 
 def _fake_world():
     return {"dataset": _Pk, "pyramid": _Pk, "annotation": _Pk, "run": _Pk, "crowd": "x", "invitation": "/accounts/invite/x/y/",
-            "topic": _Pk, "reference": _Pk, "free_peer": _Pk}
+            "topic": _Pk, "reference": _Pk, "free_peer": _Pk, "construction": _Pk}
 
 
 # --- A static guard for templates no test renders --------------------------------------------
@@ -179,7 +184,9 @@ def world(transactional_db):
         run = LightweightPyramid.objects.create(dataset=dataset, name="Crowd <i>run</i>")
         crowd = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.WRITING).token
         free_peer = PeerSummary.objects.create(topic=pyramid.topic, external_id="9", text="Nothing rests <on> this peer yet.")
-        yield {"dataset": dataset, "pyramid": pyramid, "annotation": annotation, "user": root, "invitation": invitation,
+        construction_set = build_construction("CSP <b>pyramids</b>")   # two pyramids of one topic, compared
+        recompute_construction(list(construction_set.topics.values_list("id", flat=True)))
+        yield {"construction": construction_set, "dataset": dataset, "pyramid": pyramid, "annotation": annotation, "user": root, "invitation": invitation,
                "run": run, "crowd": crowd, "topic": pyramid.topic, "reference": pyramid.references.order_by("external_id").first(),
                "free_peer": free_peer}
     finally:

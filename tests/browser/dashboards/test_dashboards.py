@@ -235,7 +235,8 @@ def test_figures_update_while_watching(chromium, live_server, transactional_db, 
     page, errors = logged_in_page(chromium, live_server)
     page.goto(f"{live_server.url}/datasets/{dataset.pk}/scores/?topic=T2")
     row = page.locator("table.per-topic tbody tr").nth(2)   # T2, peer 3: SCU 3 only, 1/5
-    assert row.locator("td").nth(4).inner_text() == "0.2000"
+    # Columns: topic, summary, kind, annotator, version (the annotator's or "adjudicated"), modified...
+    assert row.locator("td").nth(5).inner_text() == "0.2000"
     assert page.locator("[data-updating]").is_hidden()
     as_of = page.locator("[data-as-of]").inner_text()
 
@@ -245,11 +246,11 @@ def test_figures_update_while_watching(chromium, live_server, transactional_db, 
     add_match(annotation, SCU.objects.get(pyramid=annotation.pyramid, uid=1), [(10, 14)])
     page.wait_for_selector("[data-updating]:not([hidden])", timeout=10_000)
     page.screenshot(path=str(artifacts / "dashboards-updating.png"), full_page=False)
-    assert row.locator("td").nth(4).inner_text() == "0.2000"
+    assert row.locator("td").nth(5).inner_text() == "0.2000"
 
     # The worker catches up: the new figure appears without a reload, the badge goes.
     monkeypatch.undo()
-    page.wait_for_function("() => document.querySelectorAll('table.per-topic tbody tr')[2].children[4].textContent === '0.8000'", timeout=10_000)
+    page.wait_for_function("() => document.querySelectorAll('table.per-topic tbody tr')[2].children[5].textContent === '0.8000'", timeout=10_000)
     page.wait_for_selector("[data-updating][hidden]", state="attached", timeout=10_000)
     assert page.locator("[data-as-of]").inner_text() >= as_of
     # The swapped-in figures are charted again: the chart shows the new means.
