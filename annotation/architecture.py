@@ -26,7 +26,7 @@ def first_line(obj) -> str:
 
 def _modules(package: str) -> list[str]:
     module = importlib.import_module(package)
-    return sorted(f"{package}.{info.name}" for info in pkgutil.iter_modules(module.__path__) if not info.name.startswith("_") or info.name == "_text")
+    return sorted(f"{package}.{info.name}" for info in pkgutil.iter_modules(module.__path__) if not info.name.startswith("_"))
 
 
 def concepts() -> list[str]:
