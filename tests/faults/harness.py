@@ -228,7 +228,11 @@ class Stack:
             state.update(self.probe("state"))
             return not (state["stale_annotations"] or state["stale_topics"] or state["stale_dashboards"])
 
-        wait_for(settled, timeout, "every score, agreement and dashboard current", interval=1)
+        try:
+            wait_for(settled, timeout, "every score, agreement and dashboard current", interval=1)
+        except TimeoutError as late:   # say what is still stale: the next step of whoever reads it
+            raise TimeoutError(f"{late}; still stale: annotations {state.get('stale_annotations')}, "
+                               f"topics {state.get('stale_topics')}, dashboards {state.get('stale_dashboards')}") from None
         return state
 
     def close(self):
