@@ -13,6 +13,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import requests
@@ -63,6 +64,23 @@ def wait_for(predicate, timeout: float, what: str, interval: float = 0.2):
             return value
         time.sleep(interval)
     raise TimeoutError(f"{what} did not happen within {timeout:.0f} s")
+
+
+@contextmanager
+def running(stack, settle: float | None = None):
+    """``stack`` started (and, with ``settle``, everything current within that many seconds) for the
+    ``with`` block, its logs printed if anything fails, always closed: the fault and scale suites'
+    module fixtures."""
+    try:
+        stack.start()
+        if settle:
+            stack.current(settle)
+        yield stack
+    except BaseException:
+        print(stack.logs())
+        raise
+    finally:
+        stack.close()
 
 
 def together(*calls):

@@ -12,23 +12,15 @@ import pytest
 import requests
 
 from tests.conftest import require
-from tests.faults.harness import DASHBOARDS_WORKER, SCORES_WORKER, Stack, missing_binaries, together, wait_for
+from tests.faults.harness import DASHBOARDS_WORKER, SCORES_WORKER, Stack, missing_binaries, running, together, wait_for
 
 
 @pytest.fixture(scope="module")
 def stack():
     reason = missing_binaries()
     require(reason is None, f"the fault tests start their own services: {reason}")
-    stack = Stack()
-    try:
-        stack.start()
-        stack.current(90)
+    with running(Stack(), settle=90) as stack:
         yield stack
-    except BaseException:
-        print(stack.logs())
-        raise
-    finally:
-        stack.close()
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import requests
 from celery import Celery
 
 from tests.conftest import require
-from tests.faults.harness import missing_binaries, together, wait_for
+from tests.faults.harness import missing_binaries, running, together, wait_for
 from tests.scale.stack import HAPROXY, NODES, TwoNodes, served_by, session_from
 
 pytestmark = pytest.mark.scale
@@ -28,15 +28,8 @@ pytestmark = pytest.mark.scale
 def stack():
     reason = missing_binaries() or (None if HAPROXY else "HAProxy is not installed (apt-get install haproxy)")
     require(reason is None, f"the two-node tests start their own services: {reason}")
-    stack = TwoNodes()
-    try:
-        stack.start()
+    with running(TwoNodes()) as stack:
         yield stack
-    except BaseException:
-        print(stack.logs())
-        raise
-    finally:
-        stack.close()
 
 
 @pytest.fixture(scope="module")
