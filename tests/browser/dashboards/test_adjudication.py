@@ -3,33 +3,22 @@ through the services, ``tests/adjudication/world.py``); the coordinator opens th
 from the peer's agreement page, decides each disagreement by clicking, saves, and the scores page
 then shows the adjudicated score with its note. Screenshots go to test-artifacts/."""
 import pytest
-from django.contrib.auth import get_user_model
 
-from annotation.access.roles import COORDINATOR, role_group
 from annotation.peers.scoring_inputs import load_pyramids
 from scoring.model import Convention
 from scoring.model import PeerAnnotation as ScoringAnnotation
 from scoring.scores import score_peer
 
 from tests.adjudication.world import build
+from tests.browser.dashboards.test_dashboards import coordinator_of, logged_in_page
 
 pytestmark = pytest.mark.browser
-PASSWORD = "adjudicate-it-2026"
 
 
 def test_coordinator_adjudicates_and_scores_follow(chromium, live_server, transactional_db, artifacts):
     dataset, _, peer, pyramid = build(users=False)
-    coordinator = get_user_model().objects.create_user("coord", password=PASSWORD)
-    coordinator.groups.add(role_group(COORDINATOR))
-    dataset.coordinators.add(coordinator)
-    page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", "coord")
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
+    coordinator_of(dataset)
+    page, errors = logged_in_page(chromium, live_server)
 
     page.goto(f"{live_server.url}/datasets/{dataset.pk}/agreement/T1/1/")
     page.get_by_role("link", name="Adjudicate the disagreements").click()
