@@ -1,7 +1,6 @@
 """Pyramid construction agreement stored per topic (``annotation.pyramids.construction``): the figures
 of a topic worked out by hand (``construction_world``), the practical test against the stored
 scores, and the stored row following the data through the background path."""
-import itertools
 
 import krippendorff
 import numpy as np
@@ -9,12 +8,13 @@ import pytest
 from django.db import transaction
 from scipy import stats
 
-from annotation.models import SCU, AnnotationScore, Contributor, ContributorPart, PeerAnnotation, Pyramid, PyramidAgreement, Topic
+from annotation.models import SCU, AnnotationScore, Contributor, PeerAnnotation, Pyramid, PyramidAgreement, Topic
 from annotation.pyramids import construction
 from annotation.pyramids.editing import add_contributor, add_match
 from scoring.correlation import NOISE
 
 from tests.pyramids import construction_world as world
+from tests.pyramids import independent
 from tests.pyramids.construction_world import in_process_jobs  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
@@ -48,21 +48,12 @@ def test_alpha_and_the_aligned_contributors_against_an_independent_computation(t
     """Recomputed from the stored parts with plain sets: the aligned contributors cover the same
     characters, and alpha over the pairs is the krippendorff package's."""
     _, pair = stored_pair(topic)
-    chars = {}
-    for contributor_id, ref, start, end in ContributorPart.objects.filter(contributor__scu__pyramid__topic=topic).values_list(
-            "contributor_id", "reference__external_id", "start", "end"):
-        chars.setdefault(contributor_id, set()).update((ref, k) for k in range(start, end))
+    chars = independent.contributor_characters(topic)
     scu_of = dict(Contributor.objects.filter(scu__pyramid__topic=topic).values_list("id", "scu__uid"))
     aligned = pair["aligned_contributors"]
     assert len(aligned) == world.HAND["aligned"]
     assert all(chars[a] == chars[b] and dice == 1 for a, b, dice in aligned)
-    refs = {pk: {ref for ref, _ in chars[pk]} for pk in chars}
-    same_a, same_b = [], []
-    for (a1, b1, _), (a2, b2, _) in itertools.combinations(aligned, 2):
-        if (refs[a1] | refs[b1]) & (refs[a2] | refs[b2]):
-            continue
-        same_a.append(scu_of[a1] == scu_of[a2])
-        same_b.append(scu_of[b1] == scu_of[b2])
+    same_a, same_b = independent.same_scu_pairs(aligned, chars, scu_of)
     assert len(same_a) == pair["pairs"] == 12
     expected = krippendorff.alpha(reliability_data=np.array([same_a, same_b], dtype=float), level_of_measurement="nominal")
     assert pair["alpha"] == pytest.approx(expected)

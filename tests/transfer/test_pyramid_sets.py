@@ -4,7 +4,6 @@ computation: plain character sets of the stored parts, a linear program for the 
 pair-counting and B-cubed definitions written out, the krippendorff package for alpha; and against
 the same figures computed from the files themselves (``agreement_inputs.span_pyramids``, the figures
 printed in docs/pyramid-agreement.md)."""
-import itertools
 from pathlib import Path
 
 import krippendorff
@@ -13,12 +12,13 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.formats.ducview import parse_pyramid
-from annotation.models import Contributor, ContributorPart, PyramidAgreement, Topic
+from annotation.models import Contributor, PyramidAgreement, Topic
 from annotation.pyramids.agreement_inputs import span_pyramids
 from annotation.transfer.pyramid_sets import import_pyramid_set
 from scoring.pyramid_agreement import pairwise
 
 from tests.conftest import shared_data
+from tests.pyramids import independent
 from tests.pyramids.construction_world import in_process_jobs  # noqa: F401  (fixture)
 from tests.scoring.test_pyramid_agreement import _best_matching_total
 
@@ -57,10 +57,7 @@ def test_the_stored_figures_match_an_independent_computation(matter):
     _, topic = matter
     agreement = PyramidAgreement.objects.get(topic=topic)
     assert agreement.is_current and len(agreement.values["pairs"]) == 10
-    chars, scu_of = {}, {}
-    for contributor_id, ref, start, end in ContributorPart.objects.filter(contributor__scu__pyramid__topic=topic).values_list(
-            "contributor_id", "reference__external_id", "start", "end"):
-        chars.setdefault(contributor_id, set()).update((ref, k) for k in range(start, end))
+    chars, scu_of = independent.contributor_characters(topic), {}
     for contributor_id, pyramid_id, uid in Contributor.objects.filter(scu__pyramid__topic=topic).values_list("id", "scu__pyramid_id", "scu__uid"):
         scu_of[contributor_id] = (pyramid_id, uid)
     by_pyramid = {}
@@ -79,13 +76,7 @@ def test_the_stored_figures_match_an_independent_computation(matter):
         assert sum(d for _, _, d in aligned) == pytest.approx(_best_matching_total(eligible))
         assert pair["exact"] == sum(chars[a] == chars[b] for a, b, _ in aligned)
         # clustering, from the definitions
-        refs = {c: {r for r, _ in chars[c]} for c in ca + cb}
-        same_a, same_b = [], []
-        for (a1, b1, _), (a2, b2, _) in itertools.combinations(aligned, 2):
-            if (refs[a1] | refs[b1]) & (refs[a2] | refs[b2]):
-                continue
-            same_a.append(scu_of[a1] == scu_of[a2])
-            same_b.append(scu_of[b1] == scu_of[b2])
+        same_a, same_b = independent.same_scu_pairs(aligned, chars, scu_of)
         both = sum(x and y for x, y in zip(same_a, same_b))
         assert (pair["pairs"], pair["together_a"], pair["together_b"], pair["together_both"]) == (len(same_a), sum(same_a), sum(same_b), both)
         assert pair["pairwise_precision"] == pytest.approx(both / sum(same_b))
