@@ -15,6 +15,9 @@ own earlier matches).
 """
 from __future__ import annotations
 
+import hashlib
+import json
+
 from django.core.cache import cache
 
 from scoring.intervals import correlation_interval
@@ -27,7 +30,7 @@ from annotation.models import PeerSummary, Pyramid
 from annotation.peers.scoring_inputs import load_pyramids
 from annotation.pyramids import suggestion_model
 from annotation.pyramids.automatic_scores import accepted, automatic_score
-from annotation.pyramids.ranked_suggestions import _pyramid_scus, _topic_weights
+from annotation.pyramids.ranked_suggestions import pyramid_scus, topic_weights
 
 CACHE_SECONDS = 7 * 24 * 3600
 
@@ -55,7 +58,7 @@ def compute(pyramid: Pyramid) -> dict[str, dict[str, float | None]]:
     """Convention -> peer external id -> automatic modified score, for every peer text of the
     pyramid's topic; stored in the cache under the current revisions."""
     model, _ = ranking()
-    scus, weights = _pyramid_scus(pyramid), _topic_weights(pyramid)
+    scus, weights = pyramid_scus(pyramid), topic_weights(pyramid)
     uid_of = dict(pyramid.scus.values_list("pk", "uid"))
     scoring_pyramid = load_pyramids([pyramid.pk])[pyramid.pk]
     prepared = {c.value: prepare(scoring_pyramid, c) for c in Convention}
@@ -102,6 +105,12 @@ def dataset_correlation(dataset, expert_rows: list[dict], convention: Convention
     if missing:
         publish("automatic", missing)
         return {"ranking": ranked_by, "pending": len(missing), "pyramids": len(pyramids)}
+    # The bootstrap intervals below are thousands of resamples: computed once per state (the
+    # automatic scores' keys, the expert rows), not on every view of the page.
+    state = json.dumps([sorted(keys.values()), convention.value, expert_rows], sort_keys=True, default=str)
+    memo = f"pyramid:automatic:correlation:{hashlib.sha256(state.encode()).hexdigest()}"
+    if (figures := cache.get(memo)) is not None:
+        return figures
     system_of = {(peer.topic.external_id, peer.external_id): peer.system
                  for peer in PeerSummary.objects.filter(topic__dataset=dataset).select_related("topic")}
     observations = [Observation(r["topic"], system_of.get((r["topic"], r["summary"]), r["summary"]), {"expert": r["modified"]})
@@ -118,7 +127,9 @@ def dataset_correlation(dataset, expert_rows: list[dict], convention: Convention
         boot = correlation_interval(result.pairs.values, level, "pearson") if value is not None else None
         levels.append({"level": level, "pearson": value, "n": n, "reason": reason, "fisher": fisher,
                        "bootstrap": (boot.low, boot.high) if boot and boot.low is not None else None})
-    return {"ranking": ranked_by, "pending": 0, "pyramids": len(pyramids), "paired": len(result.pairs.values),
-            "without_expert": result.pairs.only_x, "levels": levels,
-            "systems": [{"system": s, "automatic": system.x_means[s], "expert": system.y_means[s]}
-                        for s in sorted(system.x_means, key=lambda s: -system.y_means[s])]}
+    figures = {"ranking": ranked_by, "pending": 0, "pyramids": len(pyramids), "paired": len(result.pairs.values),
+               "without_expert": result.pairs.only_x, "levels": levels,
+               "systems": [{"system": s, "automatic": system.x_means[s], "expert": system.y_means[s]}
+                           for s in sorted(system.x_means, key=lambda s: -system.y_means[s])]}
+    cache.set(memo, figures, CACHE_SECONDS)
+    return figures

@@ -15,7 +15,7 @@ from annotation.pyramids.suggestion_model import PeerCase, load, ranked
 from annotation.pyramids.suggestions import Suggestion
 
 
-def _pyramid_scus(pyramid) -> list[ScuText]:
+def pyramid_scus(pyramid) -> list[ScuText]:
     from annotation.models import ContributorPart
 
     references = {r.pk: r.text for r in pyramid.references.all()}
@@ -32,7 +32,7 @@ def _pyramid_scus(pyramid) -> list[ScuText]:
     return [ScuText(pk, label, by_scu.get(pk, [])) for pk, label in pyramid.scus.order_by("uid").values_list("pk", "label")]
 
 
-def _topic_weights(pyramid) -> dict[str, float]:
+def topic_weights(pyramid) -> dict[str, float]:
     from annotation.models import PeerSummary
 
     texts = [r.text for r in pyramid.references.all()]
@@ -64,8 +64,8 @@ def _matches(annotation) -> list[tuple[int, list[tuple[int, int]]]]:
 
 def peer_case(annotation, scus=None, weights=None) -> PeerCase:
     """What the suggestions for ``annotation`` rest on, its own matches as ``expert``."""
-    return PeerCase(annotation.peer.text, scus if scus is not None else _pyramid_scus(annotation.pyramid),
-                    weights if weights is not None else _topic_weights(annotation.pyramid), _earlier(annotation), _matches(annotation))
+    return PeerCase(annotation.peer.text, scus if scus is not None else pyramid_scus(annotation.pyramid),
+                    weights if weights is not None else topic_weights(annotation.pyramid), _earlier(annotation), _matches(annotation))
 
 
 def suggestions_for(annotation) -> list[dict]:
@@ -93,7 +93,7 @@ def study_cases() -> Iterator[tuple[str, PeerCase]]:
     for annotation in done.iterator(chunk_size=200):
         if annotation.pyramid_id not in cache:
             cache.clear()
-            cache[annotation.pyramid_id] = (_pyramid_scus(annotation.pyramid), _topic_weights(annotation.pyramid))
+            cache[annotation.pyramid_id] = (pyramid_scus(annotation.pyramid), topic_weights(annotation.pyramid))
         scus, weights = cache[annotation.pyramid_id]
         case = peer_case(annotation, scus, weights)
         if case.expert:
