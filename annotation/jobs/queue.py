@@ -9,14 +9,18 @@ service and no task module, and a service never imports a task: the modules form
 ``pyramids/tasks.py``, ``dashboards/tasks.py``, ``lightweight/tasks.py``), thin calls into its services, as doccano's apps do.
 
 De-duplication: an id already waiting in the queue is not published again (a Redis key marks it
-pending until its task starts, :func:`release`, and expires after ``PENDING_TTL``, so a key left
-behind by a killed worker blocks nothing for long). If Redis is down the save has committed and
+pending until its task starts, :func:`release`). The mark lives as long as its message may go
+unseen (:func:`pending_ttl`: the broker's visibility timeout, kombu's restore interval and the
+job's countdown) and is renewed while its task waits for a running copy (``task_lock``): a mark
+whose message was lost with a killed worker, or never sent, blocks the sweep for no longer than
+that, so recovery never rests on the broker alone. If Redis is down the save has committed and
 answered; the results stay stale (``scoring_delayed`` tells the pages why) and the periodic sweep
 (beat, and every worker start) publishes them once Redis is back.
 """
 from __future__ import annotations
 
 import logging
+import math
 import sys
 import time
 from collections.abc import Iterable
@@ -30,7 +34,6 @@ from django.utils.module_loading import import_string
 from annotation.jobs.runner import Runner
 
 log = logging.getLogger(__name__)
-PENDING_TTL = 60  # seconds; a key whose task was lost (worker killed) stops blocking new ones after this
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,25 @@ def _pending_key(kind: str, pk: int) -> str:
     return f"pyramid:pending:{kind}:{pk}"
 
 
+def kind_of_task(name: str) -> str | None:
+    """The job whose Celery task is called ``name`` (None: a task of no job, e.g. a sweep)."""
+    return next((kind for kind, job in JOBS.items() if job.task == name), None)
+
+
+def pending_ttl(kind: str) -> int:
+    """Seconds a pending mark outlives its last sign of life. Its message is either waiting in the
+    queue, or held by a worker (prefetched, or waiting for its countdown) which, if killed, leaves
+    it to be delivered again once the visibility timeout has passed (found by a worker's restore,
+    run every ``unacked_restore_interval``). The mark lasts that long and no longer: it was 60 s,
+    so a message lost with a killed worker (or a request given up, ``task_lock``) kept the sweep
+    from publishing its ids for up to a minute after everything else had recovered. A message
+    waiting longer in a backlog may be published twice meanwhile: the second run finds its results
+    current and returns."""
+    options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+    seen_again = options.get("visibility_timeout", 3600) + options.get("unacked_restore_interval", 10)
+    return math.ceil(seen_again + (getattr(settings, JOBS[kind].delay) or 0))
+
+
 def in_process() -> bool:
     """Run here rather than publish? Without a broker yes, and without importing Celery (0.1 s of
     every command that saves, e.g. an import); once the Celery app is loaded its eager switch
@@ -77,13 +99,13 @@ def _claim(kind: str, ids: list[int]) -> list[int]:
     whole burst (SET NX per key in a pipeline: a pyramid edit names every annotation against it,
     and one ``cache.add`` each cost a round trip of the app's CPU per annotation and write); the
     keys are the cache's own, so ``release`` deletes them as before. Other caches: ``cache.add``."""
-    keys = [_pending_key(kind, pk) for pk in ids]
+    keys, ttl = [_pending_key(kind, pk) for pk in ids], pending_ttl(kind)
     if isinstance(cache, RedisCache):
         with cache._cache.get_client(write=True).pipeline(transaction=False) as pipe:
             for key in keys:
-                pipe.set(cache.make_and_validate_key(key), 1, nx=True, ex=PENDING_TTL)
+                pipe.set(cache.make_and_validate_key(key), 1, nx=True, ex=ttl)
             return [pk for pk, new in zip(ids, pipe.execute()) if new]
-    return [pk for pk, key in zip(ids, keys) if cache.add(key, 1, timeout=PENDING_TTL)]
+    return [pk for pk, key in zip(ids, keys) if cache.add(key, 1, timeout=ttl)]
 
 
 def dispatch(kind: str, ids: Iterable[int], delay: float | None = None) -> None:
@@ -125,6 +147,17 @@ def release(kind: str, ids: Iterable[int]) -> None:
         cache.delete_many([_pending_key(kind, pk) for pk in ids])
     except Exception:
         log.warning("cache unavailable while releasing pending %s keys", kind)
+
+
+def renew(kind: str, ids: Iterable[int]) -> None:
+    """A message for ``ids`` is alive and waiting (its task retried while a copy runs): keep them
+    marked pending for another :func:`pending_ttl`, so saves meanwhile publish nothing more."""
+    if in_process():
+        return
+    try:
+        cache.set_many({_pending_key(kind, pk): 1 for pk in ids}, timeout=pending_ttl(kind))
+    except Exception:
+        log.warning("cache unavailable while renewing pending %s keys", kind)
 
 
 def _sweep() -> None:

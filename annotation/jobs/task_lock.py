@@ -12,7 +12,10 @@ id. A run that finds it held
 - by its own id: a copy of the very message being run, delivered again: skipped (acknowledged
   without work; the running copy does it);
 - by another id: a newer request for the same work, whose data may be newer than what the running
-  copy read: retried after ``BUSY_RETRY_SECONDS``, so it runs once the first is done.
+  copy read: retried after ``BUSY_RETRY_SECONDS`` for as long as the lock is held (no retry limit:
+  Celery's default of 3 dropped such a request after 6 s while a killed worker's lock lived 12 s,
+  and left its ids marked pending, so even the sweep did not publish them for a minute), its ids
+  kept marked pending meanwhile (``queue.renew``), so it runs once the first is done.
 
 The lock expires ``TASK_LOCK_SECONDS`` after its last renewal; a heartbeat thread renews it while
 the task runs, so a task of minutes keeps it, and a worker killed mid-task leaves it for at most
@@ -26,6 +29,8 @@ import threading
 
 from celery import Task
 from django.conf import settings
+
+from annotation.jobs import queue
 
 log = logging.getLogger(__name__)
 BUSY_RETRY_SECONDS = 2
@@ -69,6 +74,8 @@ class _Heartbeat(threading.Thread):
 class RunsAlone(Task):
     """Base of the recomputation tasks (each concept's ``tasks.py``)."""
 
+    max_retries = None  # retried while a copy runs, however long that takes (see above)
+
     def __call__(self, *args, **kwargs):
         if self.request.is_eager or not settings.REDIS_URL:
             return super().__call__(*args, **kwargs)
@@ -88,7 +95,10 @@ class RunsAlone(Task):
                 log.warning("%s[%s] is delivered again while it still runs: this copy is skipped", self.name, task_id)
                 return None
             if holder is not None:
-                raise self.retry(countdown=BUSY_RETRY_SECONDS, max_retries=None)
+                kind = queue.kind_of_task(self.name)
+                if kind and args:
+                    queue.renew(kind, args[0])
+                raise self.retry(countdown=BUSY_RETRY_SECONDS)
             return self.__call__(*args, **kwargs)  # released in between: take it now
         heartbeat = _Heartbeat(lock)
         heartbeat.start()

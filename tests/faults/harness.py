@@ -83,6 +83,21 @@ def running(stack, settle: float | None = None):
         stack.close()
 
 
+def log_ends(stack, *names: str) -> dict[str, int]:
+    """Where each of these processes' logs ends now (``assert_no_task_given_up`` reads what follows)."""
+    return {name: (stack.root / f"{name}.log").stat().st_size if (stack.root / f"{name}.log").exists() else 0 for name in names}
+
+
+def assert_no_task_given_up(stack, since: dict[str, int]):
+    """No task ended in an error in these logs since ``log_ends``: e.g. a request retried while a
+    copy ran, then dropped with its ids still marked pending (Celery's default retry limit,
+    ``annotation/jobs/task_lock.py``)."""
+    for name, offset in since.items():
+        with (stack.root / f"{name}.log").open("rb") as log:
+            log.seek(offset)
+            text = log.read().decode(errors="replace")
+        assert "raised unexpected" not in text and "MaxRetriesExceeded" not in text, f"{name}.log: {text[-3000:]}"
+
 def together(*calls):
     """Run the calls at the same moment from their own threads; their responses."""
     barrier, results = threading.Barrier(len(calls)), [None] * len(calls)

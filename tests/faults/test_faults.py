@@ -12,7 +12,8 @@ import pytest
 import requests
 
 from tests.conftest import require
-from tests.faults.harness import DASHBOARDS_WORKER, SCORES_WORKER, Stack, missing_binaries, running, together, wait_for
+from tests.faults.harness import (DASHBOARDS_WORKER, SCORES_WORKER, Stack, assert_no_task_given_up, log_ends, missing_binaries,
+                                  running, together, wait_for)
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +109,7 @@ def test_redis_killed_under_held_messages_the_workers_survive_and_scores_catch_u
 
 
 def test_worker_killed_mid_burst_everything_current_within_a_minute_of_restart(stack, ids):
-    admin, bob = client(stack, "admin"), client(stack, "bob")
+    admin, bob, logs = client(stack, "admin"), client(stack, "bob"), log_ends(stack, "scores", "dashboards")
     statuses = []
     for i in range(4):
         statuses.append(admin.patch(stack.url(f"/api/scus/{ids['scus']['2']}/"), json={"label": f"Relabelled {i}"}, timeout=30).status_code)
@@ -124,6 +125,7 @@ def test_worker_killed_mid_burst_everything_current_within_a_minute_of_restart(s
     state = stack.current(60)
     took = time.monotonic() - killed
     assert took < 60 and state["mismatches"] == [], took
+    assert_no_task_given_up(stack, logs)
     print(f"worker killed mid-burst: everything current {took:.1f} s after the kill")
 
 
@@ -167,6 +169,12 @@ def test_a_long_dashboard_runs_once_at_a_time_and_never_delays_a_score(stack, id
                  "the score current while the dashboard runs")
         assert time.monotonic() - saved < 15
         assert _runs(log)[0]["end"] is None  # the dashboard still runs
+        first = _runs(log)[0]
+        wait_for(lambda: _runs(log)[0]["end"], 120, "the first dashboard done")
+        # The request the second save published waits for it (retried, however long it runs) and runs
+        # next; Celery's default of 3 retries dropped it after 6 s, leaving it to the sweep.
+        wait_for(lambda: any(run["ids"] == first["ids"] and run["start"] >= _runs(log)[0]["end"] for run in _runs(log)), 15,
+                 "the newer request for the same dashboard run after the first")
         wait_for(lambda: all(run["end"] for run in _runs(log)) and time.monotonic() - saved > 50, 150, "the dashboards done")
         runs = _runs(log)
         # Delivered again while it ran (visibility timeout 20 s, the run over 40 s): never run alongside, skipped.
@@ -174,6 +182,7 @@ def test_a_long_dashboard_runs_once_at_a_time_and_never_delays_a_score(stack, id
             for b in runs[i + 1:]:
                 assert a["ids"] != b["ids"] or a["end"] <= b["start"] or b["end"] <= a["start"], runs
         assert "delivered again while it still runs: this copy is skipped" in (stack.root / "slow-dashboards.log").read_text()
+        assert_no_task_given_up(stack, {"slow-scores": 0, "slow-dashboards": 0})
     finally:
         for process in (stack.worker, stack.dashboards):
             process.stop()

@@ -1,6 +1,9 @@
 """Publishing work to the workers (annotation/jobs/queue.py): an id is sent once while it waits,
 marked pending in one round trip to Redis, and a pyramid's edits coalesce into one rescoring of
-its annotations after ``PYRAMID_SCORE_DELAY_SECONDS`` (bench/request_cpu.py measures the cost)."""
+its annotations after ``PYRAMID_SCORE_DELAY_SECONDS`` (bench/request_cpu.py measures the cost).
+A mark whose message was lost blocks the sweep no longer than the broker takes to redeliver."""
+import time
+
 import pytest
 from django.core.cache import cache
 
@@ -44,7 +47,7 @@ def test_claim_marks_each_id_once_with_the_caches_own_expiring_key(sent):
     # The cache's own keys: the cache reads them, and release() deletes them.
     assert all(cache.get(queue._pending_key("annotation", pk)) for pk in (1, 2, 3, 4))
     ttl = redis_client().ttl(cache.make_and_validate_key(queue._pending_key("annotation", 1)))
-    assert 0 < ttl <= queue.PENDING_TTL
+    assert 0 < ttl <= queue.pending_ttl("annotation")
     queue.release("annotation", [2])
     assert queue._claim("annotation", [2, 3]) == [2]
 
@@ -66,3 +69,24 @@ def test_a_pyramids_edits_coalesce_into_one_delayed_rescoring(db, sent, settings
     queue.release("annotation", against)
     queue.dispatch("annotation", against[:1])   # an annotation's own edit: rescored at once
     assert sent[2:] == [("annotation.recompute_scores", against[:1], None)]
+
+
+def test_a_mark_lasts_as_long_as_its_message_may_go_unseen(settings):
+    """The visibility timeout, kombu's restore interval and the job's countdown: not a fixed minute."""
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {**settings.CELERY_BROKER_TRANSPORT_OPTIONS, "visibility_timeout": 20, "unacked_restore_interval": 5}
+    settings.SCORE_DEBOUNCE_SECONDS, settings.DASHBOARD_DEBOUNCE_SECONDS = 0, 4.5
+    assert (queue.pending_ttl("annotation"), queue.pending_ttl("dashboard")) == (25, 30)
+
+
+def test_the_sweep_publishes_again_the_ids_of_a_message_lost_with_its_worker(sent, settings):
+    """A message taken by a worker that is then SIGKILLed before its task starts never releases its
+    ids. The mark outlives the broker's redelivery, then lets the sweep publish them again (with a
+    fixed minute, a worker killed mid-burst left scores stale past the minute of issue 24)."""
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {**settings.CELERY_BROKER_TRANSPORT_OPTIONS, "visibility_timeout": 1, "unacked_restore_interval": 1}
+    settings.SCORE_DEBOUNCE_SECONDS = 0
+    queue.dispatch("annotation", [41, 42])   # sent, then lost with the worker holding it
+    queue.dispatch("annotation", [41, 42])   # a save meanwhile: the message may still come back
+    assert sent == [("annotation.recompute_scores", [41, 42], None)]
+    time.sleep(2.2)
+    queue.dispatch("annotation", [41, 42])   # the sweep, once the broker would have redelivered it
+    assert sent[1:] == [("annotation.recompute_scores", [41, 42], None)]
