@@ -150,6 +150,36 @@ def test_one_address_inventing_worker_ids_gets_one_answer_per_task_while_others_
     assert sum(clients.count("127.0.0.66") for clients in by_task.values()) == statuses[:24].count(201) <= 6
 
 
+
+@pytest.mark.postgres
+def test_one_session_hopping_addresses_gives_a_task_one_answer_while_others_are_served(transactional_db, settings):
+    """A script keeping its session cookie while it changes address (a pool of proxies) and worker
+    id is still one client: each task takes one answer of that session at most, asked all at once,
+    and workers on other addresses are all served."""
+    settings.CROWD_RATE = "100000/min"
+    link = judging_link(peers=2, judges=3)   # batch 1: 2 tasks of 3 slots
+    url = f"/api/crowd/{link.token}/"
+
+    def hop(i):
+        client = APIClient(REMOTE_ADDR=f"127.0.5.{i}")
+        client.cookies["sessionid"] = "one-script-session-key"
+        shown = client.get(url, {"worker": f"hop{i}"})
+        if "task" not in shown.data:
+            return shown.status_code
+        task = LiteTask.objects.get(pk=shown.data["task"])
+        return client.post(url, {"worker": f"hop{i}", "task": task.pk, "answers": {pk: "present" for pk in task.statement_ids}},
+                           format="json").status_code
+
+    statuses = at_once([lambda i=i: hop(i) for i in range(12)] +
+                       [lambda i=i: api_answer(link, f"g{i}", f"127.0.6.{i}").status_code for i in range(3)])
+    assert statuses[12:] == [201] * 3
+    sessions = {}
+    for task, session in LiteAssignment.objects.filter(task__pyramid=link.pyramid).exclude(session="").values_list("task_id", "session"):
+        sessions.setdefault(task, []).append(session)
+    script = {task: found for task, found in sessions.items() if len(found) > 1}
+    assert script == {}, script   # the genuine workers sent no cookie: only the script has a session
+    assert 1 <= statuses[:12].count(201) == sum(map(len, sessions.values())) <= 2
+
 # --- reservation exhaustion: holds capped per client ---------------------------------------------
 
 @pytest.mark.postgres
