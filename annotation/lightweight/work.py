@@ -302,29 +302,33 @@ _OURS = "({0}client = %(client)s OR {0}session = NULLIF(%(session)s, ''))"
 # completed before new ones are started (three workers judge the same tasks, and have pairs for
 # their agreement); ties in each worker's own order (``_spread``), so a crowd arriving together
 # still spreads over the tasks equally taken instead of queueing for one. The third column: the
-# free slots of all these tasks (the share a client may take). Answers are counted by a join and
-# the run's live holds grouped once (hash joins): correlated counts per task, evaluated for the
-# filter and again for the order, took three times as long.
+# free slots of all the link's tasks (the share a client may take), counted before the worker's
+# and its client's own tasks are left out: counted after, each hold of a client shrank its own
+# share (a lab's tenth worker was refused once others had filled the first tasks). Answers are
+# counted by a join and the run's live holds grouped once (hash joins): correlated counts per
+# task, evaluated for the filter and again for the order, took three times as long.
 _PROPOSALS = f"""
-SELECT t.id, COALESCE(holds.mine, 0),
-       SUM(CASE WHEN COUNT(a.id) + COALESCE(holds.n, 0) < %(judges)s
-                THEN %(judges)s - COUNT(a.id) - COALESCE(holds.n, 0) ELSE 0 END) OVER ()
-FROM {_TASK} t
-LEFT JOIN {_ANSWER} a ON a.task_id = t.id
-LEFT JOIN (
-    SELECT h.task_id, COUNT(*) AS n,
-           MAX(CASE WHEN h.worker_id = %(worker)s AND {_OURS.format("h.")} THEN 1 ELSE 0 END) AS mine,
-           MAX(CASE WHEN h.worker_id <> %(worker)s AND {_OURS.format("h.")} THEN 1 ELSE 0 END) AS ours
-    FROM {_HOLD} h JOIN {_TASK} ht ON ht.id = h.task_id
-    WHERE ht.pyramid_id = %(run)s AND h.expires_at > %(now)s
-    GROUP BY h.task_id
-) holds ON holds.task_id = t.id
-WHERE t.pyramid_id = %(run)s AND (%(batch)s = 0 OR t.batch = %(batch)s)
-  AND NOT EXISTS (SELECT 1 FROM {_ANSWER} done WHERE done.task_id = t.id
-                  AND (done.worker_id = %(worker)s OR {_OURS.format("done.")}))
-GROUP BY t.id, holds.n, holds.mine, holds.ours
-HAVING holds.mine = 1 OR (COUNT(a.id) + COALESCE(holds.n, 0) < %(judges)s AND COALESCE(holds.ours, 0) = 0)
-ORDER BY COALESCE(holds.mine, 0) DESC, COUNT(a.id) + COALESCE(holds.n, 0) DESC, (t.id * 2654435761 + %(spread)s) %% 1000003, t.id
+SELECT id, mine, free FROM (
+    SELECT t.id, COALESCE(holds.mine, 0) AS mine, COALESCE(holds.ours, 0) AS ours,
+           COUNT(a.id) + COALESCE(holds.n, 0) AS taken,
+           MAX(CASE WHEN a.worker_id = %(worker)s OR {_OURS.format("a.")} THEN 1 ELSE 0 END) AS answered,
+           SUM(CASE WHEN COUNT(a.id) + COALESCE(holds.n, 0) < %(judges)s
+                    THEN %(judges)s - COUNT(a.id) - COALESCE(holds.n, 0) ELSE 0 END) OVER () AS free
+    FROM {_TASK} t
+    LEFT JOIN {_ANSWER} a ON a.task_id = t.id
+    LEFT JOIN (
+        SELECT h.task_id, COUNT(*) AS n,
+               MAX(CASE WHEN h.worker_id = %(worker)s AND {_OURS.format("h.")} THEN 1 ELSE 0 END) AS mine,
+               MAX(CASE WHEN h.worker_id <> %(worker)s AND {_OURS.format("h.")} THEN 1 ELSE 0 END) AS ours
+        FROM {_HOLD} h JOIN {_TASK} ht ON ht.id = h.task_id
+        WHERE ht.pyramid_id = %(run)s AND h.expires_at > %(now)s
+        GROUP BY h.task_id
+    ) holds ON holds.task_id = t.id
+    WHERE t.pyramid_id = %(run)s AND (%(batch)s = 0 OR t.batch = %(batch)s)
+    GROUP BY t.id, holds.n, holds.mine, holds.ours
+) proposal
+WHERE answered = 0 AND (mine = 1 OR (taken < %(judges)s AND ours = 0))
+ORDER BY mine DESC, taken DESC, (id * 2654435761 + %(spread)s) %% 1000003, id
 LIMIT %(limit)s"""
 _LOCK = f"SELECT id FROM {_TASK} WHERE id = %s FOR NO KEY UPDATE"
 _LOCK_UNLESS_BUSY = _LOCK + " SKIP LOCKED"

@@ -230,6 +230,20 @@ def test_ten_genuine_workers_behind_one_address_are_all_served(transactional_db,
     assert all(clients == ["127.0.0.50"] for clients in answers_by_task(link).values())
 
 
+
+@pytest.mark.django_db
+def test_ten_workers_behind_one_address_are_served_after_others_filled_the_first_tasks():
+    """The share of free slots was counted over the tasks the client could still take, so each of
+    its holds shrank its own share: once ten workers elsewhere had filled the first tasks, a lab's
+    tenth worker was refused (8 of 20 x 3 slots), below CROWD_HOLDS_PER_ADDRESS. The share is of the
+    link's free slots, whoever arrived first."""
+    link = judging_link(peers=20, judges=3)
+    for i in range(10):
+        assert lightweight_work.next_task(link, f"g{i}", own(f"g{i}")) is not None
+    lab = lightweight_work.CrowdClient("127.0.0.50")
+    held = [lightweight_work.next_task(link, f"lab{i}", lab) for i in range(10)]
+    assert None not in held and len({task.pk for task in held}) == 10
+
 @pytest.mark.django_db
 def test_one_session_holds_at_most_its_cap(settings):
     link = judging_link(peers=20, judges=3)
