@@ -23,16 +23,23 @@ FLOOD = 40
 @pytest.mark.redis
 def test_requests_arriving_together_are_counted_one_by_one(transactional_db, settings):
     """The throttle read, appended to and wrote back its history: requests arriving together all
-    read the same history and were all let through."""
+    read the same history and were all let through. Logged in or not, alike."""
     settings.CROWD_RATE = "10/min"
     link = judging_link(peers=1, judges=1)
-    for round_ in range(3):   # a fresh counter each round (another address); pages and API share it
-        address = f"127.0.{round_}.9"
-        calls = [lambda i=i: (APIClient(REMOTE_ADDR=address).get(f"/api/crowd/{link.token}/") if i % 2 else   # 400 (no worker id) once let through
-                              Client(REMOTE_ADDR=address).get(f"/lightweight/crowd/{link.token}/")).status_code
-                 for i in range(FLOOD)]
-        statuses = at_once(calls)
-        assert statuses.count(429) == FLOOD - 10, (round_, statuses)
+    user = get_user_model().objects.create_user("flooder")
+
+    def crowd_request(i, address, logged_in):
+        api, page = APIClient(REMOTE_ADDR=address), Client(REMOTE_ADDR=address)
+        if logged_in:   # the throttle keyed no logged-in user (issue 24: 700 page loads, all 200)
+            api.force_authenticate(user)
+            page.force_login(user)
+        return (api.get(f"/api/crowd/{link.token}/") if i % 2 else   # 400 (no worker id) once let through
+                page.get(f"/lightweight/crowd/{link.token}/")).status_code
+
+    for round_ in range(4):   # a fresh counter each round (another address); pages and API share it
+        address, logged_in = f"127.0.{round_}.9", round_ >= 2
+        statuses = at_once([lambda i=i: crowd_request(i, address, logged_in) for i in range(FLOOD)])
+        assert statuses.count(429) == FLOOD - 10, (round_, logged_in, statuses)
 
 
 @pytest.mark.django_db
