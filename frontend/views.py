@@ -14,6 +14,7 @@ from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid
 from annotation.corpus import assignments as work
 from annotation.jobs import health
 from annotation.pyramids import scu_listing
+from annotation.transfer import downloads
 
 
 @login_required
@@ -81,8 +82,11 @@ def pyramid_scus(request, pk):
     pyramid = _document(request, Pyramid, pk)
     tiers = scu_listing.tiers(pyramid)
     if request.GET.get("download") == "txt":
-        response = HttpResponse(scu_listing.as_text(pyramid, tiers), content_type="text/plain; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="pyramid-{pyramid.pk}-scus.txt"'
+        text = scu_listing.as_text(pyramid, tiers, app_version=downloads.app_version())
+        response = HttpResponse(text, content_type="text/plain; charset=utf-8")
+        # Named as every download is (dataset, table, date): ``duc2006-D0631-pyramid-12-scus-2026-11-26.txt``.
+        name = downloads.download_name(pyramid.topic.dataset, f"{pyramid.topic.external_id}-pyramid-{pyramid.pk}-scus", "txt")
+        response["Content-Disposition"] = downloads.content_disposition(name)
         return response
     return render(request, "frontend/pyramid_scus.html", {"pyramid": pyramid, "tiers": tiers, "scu_count": sum(len(t.scus) for t in tiers)})
 

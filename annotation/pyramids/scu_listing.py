@@ -42,10 +42,13 @@ def tiers(pyramid: Pyramid) -> list[Tier]:
     return [Tier(weight, tuple(group)) for weight, group in groupby(scus, key=lambda s: s.weight)]
 
 
-def as_text(pyramid: Pyramid, listed: list[Tier] | None = None) -> str:
-    """The list as plain text, one SCU a line: "weight<TAB>uid<TAB>label", under a heading per tier."""
+def as_text(pyramid: Pyramid, listed: list[Tier] | None = None, app_version: str = "") -> str:
+    """The list as plain text, one SCU a line: "weight<TAB>uid<TAB>label", under a heading per tier
+    (the first line names the pyramid, its dataset and, given, the app version that wrote it)."""
     listed = tiers(pyramid) if listed is None else listed
-    lines = [f"Pyramid {pyramid.pk} of topic {pyramid.topic.external_id}: {sum(len(t.scus) for t in listed)} SCUs", ""]
+    written = f" (written by pyramid {app_version})" if app_version else ""
+    lines = [f"Pyramid {pyramid.pk} of topic {pyramid.topic.external_id}, dataset {pyramid.topic.dataset.name}: "
+             f"{sum(len(t.scus) for t in listed)} SCUs{written}", ""]
     for tier in listed:
         lines.append(f"Weight {tier.weight} ({len(tier.scus)} SCU{'' if len(tier.scus) == 1 else 's'})")
         lines.extend(f"{scu.weight}\t{scu.uid}\t{' '.join(scu.label.split())}" for scu in tier.scus)

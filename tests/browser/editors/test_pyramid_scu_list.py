@@ -5,8 +5,10 @@ the pyramid only."""
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils import timezone
 
 from annotation.models import Assignment, PeerAnnotation, PeerSummary
+from annotation.transfer import downloads
 
 from tests.browser.editors.browser import PASSWORD, login, world
 from tests.browser.editors.test_annotator import build_pyramid
@@ -65,8 +67,13 @@ def test_the_text_download_lists_every_scu_by_tier(finished):
     client.force_login(reader)
     response = client.get(f"/pyramids/{pyramid.pk}/scus/?download=txt")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/plain")
-    assert f'filename="pyramid-{pyramid.pk}-scus.txt"' in response["Content-Disposition"]
+    # Named as every download is (dataset, topic, pyramid, table, date), and says which version wrote it.
+    day = timezone.localdate().isoformat()
+    dataset = pyramid.topic.dataset.name
+    assert response["Content-Disposition"] == f'attachment; filename="{dataset}-{pyramid.topic.external_id}-pyramid-{pyramid.pk}-scus-{day}.txt"'
     lines = response.content.decode().splitlines()
+    assert lines[0] == (f"Pyramid {pyramid.pk} of topic {pyramid.topic.external_id}, dataset {dataset}: 2 SCUs"
+                        f" (written by pyramid {downloads.app_version()})")
     rows = [tuple(line.split("\t")) for line in lines if line.count("\t") == 2]
     assert rows == [(str(w), str(uid), label) for w, uid, label in expected_tiers(pyramid)]
     assert "Weight 3 (1 SCU)" in lines and "Weight 2 (1 SCU)" in lines

@@ -85,3 +85,28 @@ def test_report_leads_with_the_summary_and_opens_the_file_list_on_a_click(chromi
     badges.first.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "builder-review.png"))
     assert errors == []
+
+
+def test_a_dropped_contributor_is_said_once_whatever_number_of_files_carry_it(chromium, live_server, people, transactional_db,
+                                                                              artifacts, tmp_path):
+    # SCU 7's only part lies outside the text and its label is nowhere: the contributor is left out.
+    # The .pyr and both .pan files carry that pyramid; the report says so in one entry.
+    moved = (b'label="Nobody was hurt" start="175" end="190"', b'label="Nobody at all" start="900175" end="900190"')
+    path = tmp_path / "dropped.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("D0999.pyr", fixture_bytes("event.pyr").replace(*moved))
+        for peer in ("1", "2"):
+            pan = fixture_bytes("event.pan")
+            assert moved[0] in pan
+            z.writestr(f"1.D0999.M.100.A.{peer}.pan", pan.replace(*moved))
+    page, errors = open_as(chromium, live_server, "coord")
+    page.goto(f"{live_server.url}/setup/{people.dataset.pk}/import/")
+    _upload(page, path)
+    assert [page.inner_text(f"[data-count={k}]") for k in ("files", "annotations", "rejected")] == ["3", "2", "0"]
+    left_out = page.locator("[data-unplaced] summary")
+    assert left_out.inner_text().startswith("1 part or contributor left out")
+    left_out.click()
+    [entry] = page.locator("[data-unplaced] li").all_inner_texts()
+    assert "SCU 7" in entry and "contributor left out" in entry
+    page.screenshot(path=str(artifacts / "setup-import-report-dropped.png"), full_page=True)
+    assert errors == []

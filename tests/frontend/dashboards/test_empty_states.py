@@ -134,3 +134,62 @@ def test_figures_catch_up_in_the_browser(chromium, live_server, transactional_db
     page.screenshot(path=str(artifacts / "dashboards-metaeval-caught-up.png"), full_page=True)
     assert not errors
     page.close()
+
+
+@pytest.mark.browser
+def test_agreement_never_says_none_after_the_second_annotator_finishes_in_the_browser(chromium, live_server, transactional_db,
+                                                                                     artifacts, monkeypatch):
+    """The second annotator clicks "Done" in the annotator while the worker is busy: the coordinator's
+    agreement page says one peer is now doubly annotated and its agreement is coming (never "No peer
+    has been annotated by two annotators yet"); when the worker catches up, T1's figures appear."""
+    from annotation.models import Assignment
+
+    dataset = unfinished_second_annotation()
+    User = get_user_model()
+    coordinator = User.objects.create_user("coord", password="coordinate-it-2026")
+    dataset.coordinators.add(coordinator)
+    second = User.objects.get(username="ann2")
+    second.set_password("annotate-it-2026")
+    second.save()
+    Assignment.objects.create(topic=Topic.objects.get(dataset=dataset, external_id="T1"), annotator=second, task="annotate_peers")
+    snapshots.recompute_dataset(dataset.pk)
+
+    def logged_in(username, password):
+        page = chromium.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill("#id_username", username)
+        page.fill("#id_password", password)
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{live_server.url}/")
+        return page
+
+    errors = []
+    page = logged_in("coord", "coordinate-it-2026")
+    page.goto(f"{live_server.url}/datasets/{dataset.pk}/agreement/")
+    figures = page.locator("[data-figures]")
+    assert "No peer has been annotated by two annotators yet." in figures.inner_text()
+
+    busy_worker(monkeypatch)
+    annotator = logged_in("ann2", "annotate-it-2026")
+    annotation = PeerAnnotation.objects.get(annotator=second)
+    annotator.goto(f"{live_server.url}/annotations/{annotation.pk}/")
+    annotator.wait_for_selector("#annotator.ready")
+    annotator.get_by_role("button", name="Done, next peer").click()
+    annotator.wait_for_url(lambda url: f"/annotations/{annotation.pk}/" not in url)   # on to the next peer
+    annotation.refresh_from_db()
+    assert annotation.status == "done"
+
+    page.reload()                                                                     # the coordinator looks again
+    said = figures.inner_text()
+    assert "No peer has been annotated" not in said and "No annotator pair shares a peer yet" not in said
+    assert "1 peer annotated by two annotators since these figures were computed" in said
+    assert page.locator("p[data-updating-note]").is_visible()
+    page.screenshot(path=str(artifacts / "dashboards-agreement-updating.png"), full_page=True)
+
+    monkeypatch.undo()   # the next poll schedules the recomputation: T1's figures replace the note by themselves
+    page.wait_for_selector('[data-figures] tr[data-topic="T1"]', timeout=15_000)
+    page.wait_for_selector("p[data-updating-note][hidden]", state="attached", timeout=15_000)
+    assert "No peer has been annotated" not in figures.inner_text()
+    page.screenshot(path=str(artifacts / "dashboards-agreement-caught-up.png"), full_page=True)
+    assert not errors
