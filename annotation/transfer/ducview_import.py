@@ -37,7 +37,7 @@ from annotation import formats
 from annotation.formats.bounds import WorkBudget
 from annotation.pyramids.models import COMMENT_LENGTH, LABEL_LENGTH
 from annotation.models import (
-    SCU, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
+    SCU, Adjudication, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
     ReferenceSummary, Topic,
 )
 from annotation.access.roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
@@ -202,6 +202,54 @@ def import_all(files: Iterable[tuple[str, bytes | Path]], dataset: Dataset, repo
                 log.warning("the database refused the rows of a batch of %d files (%s); importing them one by one",
                             len(batch), error)
                 _import_batch(batch, dataset, report, budget, options, cache, None, archived or {})
+        if archived:
+            restore_adjudications(dataset, report, archived)
+
+
+def restore_adjudications(dataset: Dataset, report: ImportReport, archived: Mapping[str, Archived]) -> None:
+    """Make the adjudicated versions a dataset archive describes (manifest version 3) adjudicated
+    versions again: each imported .pan is found by its archive path (its ``source``), and its
+    ``Adjudication`` stored with the imported sources, the decisions naming them by their new ids,
+    the adjudicator and the times. A source the archive says changed since keeps showing as
+    changed (no revision recorded for it). One already adjudicated (an archive imported twice) is
+    left as it is; one whose files were not all imported is said in ``report.repairs``."""
+    wanted = {name: record.adjudication for name, record in archived.items() if record.adjudication is not None}
+    if not wanted:
+        return
+    names = set(wanted) | {source for a in wanted.values() for source in a.sources}
+    found: dict[str, list[PeerAnnotation]] = {}
+    for annotation in PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset, source__in=[n[-500:] for n in names]).order_by("pk"):
+        found.setdefault(annotation.source, []).append(annotation)
+    restored: list[PeerAnnotation] = []
+    with transaction.atomic():
+        for name, adjudication in sorted(wanted.items()):
+            files = [name, *adjudication.sources]
+            matched = {f: found.get(f[-500:], []) for f in files}
+            if any(len(m) != 1 for m in matched.values()):
+                report.repairs.append(f"{name}: its adjudication was not restored (the files of the versions it settles, "
+                                      f"{', '.join(f for f in files if len(matched[f]) != 1)}, were not imported once each): "
+                                      "it is an annotation without annotator")
+                continue
+            version, sources = matched[name][0], {f: matched[f][0] for f in adjudication.sources}
+            if Adjudication.objects.filter(annotation=version).exists():
+                continue
+            if len({(a.pyramid_id, a.peer_id) for a in (version, *sources.values())}) != 1:
+                report.repairs.append(f"{name}: its adjudication was not restored (the versions it settles are of another peer "
+                                      "or pyramid): it is an annotation without annotator")
+                continue
+            adjudicator = User.objects.filter(username=adjudication.adjudicator).first() if adjudication.adjudicator else None
+            if adjudication.adjudicator and adjudicator is None:
+                report.repairs.append(f"{name}: its adjudicator {adjudication.adjudicator!r} is no user here: "
+                                      "the adjudication is restored without adjudicator")
+            record = Adjudication.objects.create(
+                annotation=version, adjudicator=adjudicator,
+                decisions={key: str(sources[choice].pk) if choice in sources else choice for key, choice in adjudication.decisions},
+                source_revisions={str(a.pk): None if f in adjudication.changed else a.revision for f, a in sources.items()})
+            record.sources.set(list(sources.values()))
+            Adjudication.objects.filter(pk=record.pk).update(created_at=adjudication.created_at, updated_at=adjudication.updated_at)
+            restored.append(version)
+        # Which versions count for scores changed: their topics' results are stale.
+        annotations_created([a.pk for a in restored], {a.pyramid.topic_id for a in restored})
 
 
 def _batches(items: Iterable, size: int) -> Iterator[list]:

@@ -21,7 +21,8 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.api.renderers import CSVRenderer
-from annotation.models import Dataset, PeerAnnotation, PeerSummary
+from annotation.models import Adjudication, Dataset, PeerAnnotation, PeerSummary
+from annotation.pyramids import construction
 
 from tests.conftest import shared_data
 from tests.dashboards.every_table import EXPORTS, NOT_ABOUT_PEER_ANNOTATIONS, tables
@@ -60,12 +61,22 @@ def round_trip(dataset, coordinator) -> Dataset:
 
 def annotations(dataset) -> list[tuple]:
     return sorted(PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset).values_list(
-        "peer__topic__external_id", "peer__external_id", "annotator__username", "status", "created_at", "updated_at"))
+        "peer__topic__external_id", "peer__external_id", "annotator__username", "status", "created_at", "updated_at"),
+        key=lambda row: (row[:2], row[2] or "", row[3:]))   # an adjudicated version has no annotator
+
+
+def construction_computed(dataset) -> list[dict]:
+    """The construction agreement of the dataset's topics, computed as the background job does
+    (a test's commits run no job), and its stored pairs."""
+    construction.recompute_topics(dataset.topics.values_list("pk", flat=True))
+    return [pair for agreement in construction.stored(dataset.topics.all()) for pair in agreement.values["pairs"]]
 
 
 def assert_same(dataset, coordinator) -> None:
+    compared = construction_computed(dataset)
     before = tables(dataset, coordinator)
     copy = round_trip(dataset, coordinator)
+    assert len(construction_computed(copy)) == len(compared)
     after = tables(copy, coordinator)
     assert after.keys() == before.keys()
     for key in before:
@@ -75,7 +86,18 @@ def assert_same(dataset, coordinator) -> None:
 
 def test_round_trip_of_unfinished_empty_and_doubly_annotated_peers():
     dataset = build_lived_in("Round-trip source")
+    adjudicated = PeerAnnotation.objects.get(pyramid__topic__dataset=dataset, adjudication__isnull=False)
+    assert len(construction_computed(dataset)) == 1, "T2 has two pyramids by two annotators"
     assert_same(dataset, coordinator_of(dataset))
+    # The adjudication itself: same sources (by annotator), decisions naming the new sources, adjudicator, times.
+    [copy] = Adjudication.objects.filter(annotation__pyramid__topic__dataset__name="Round-trip copy")
+    original = adjudicated.adjudication
+    assert copy.annotation.annotator is None and copy.annotation.peer.external_id == "1"
+    by_name = {s.annotator.username: str(s.pk) for s in copy.sources.all()}
+    assert sorted(by_name) == sorted(s.annotator.username for s in original.sources.all()) == ["ann1", "ann2"]
+    assert copy.decisions == {"3": by_name["ann1"], "non_matching": "neither"}
+    assert copy.adjudicator.username == "judge" and (copy.created_at, copy.updated_at) == (original.created_at, original.updated_at)
+    assert copy.source_revisions == {pk: s.revision for s in copy.sources.all() for pk in [str(s.pk)]}, "no source shows as changed"
 
 
 def test_import_ducview_reads_the_archive_as_its_upload_does(tmp_path):
@@ -151,12 +173,21 @@ def with_manifest(source: zipfile.ZipFile, manifest: dict) -> bytes:
     return out.getvalue()
 
 
+ADJUDICATION = {"adjudicator": "judge", "sources": [], "changed": [], "decisions": {}, "created_at": "2026-01-01T00:00:00+00:00",
+                "updated_at": "2026-01-01T00:00:00+00:00"}
+
+
 @pytest.mark.parametrize("change,message", [
     (lambda m: m.update(version=7), "version '7'"),
     (lambda m: m["files"][2].update(status="finished"), "files[2]: status 'finished'"),
     (lambda m: m["files"][2].update(created_at="yesterday"), "files[2]: created_at must be an ISO 8601"),
     (lambda m: m["files"][2].update(matches=-1), "files[2]: matches must be a count"),
     (lambda m: m.update(files="none"), "no list of files"),
+    (lambda m: m["files"][2].update(adjudication=ADJUDICATION | {"sources": [m["files"][3]["name"], m["files"][4]["name"]]}), "an adjudicated version is nobody's own work"),
+    (lambda m: m["files"][2].update(annotator=None, adjudication=ADJUDICATION | {"sources": ["nope.pan", "x.pan"]}),
+     "settles 'nope.pan', which is no annotator's annotation in the archive"),
+    (lambda m: m["files"][2].update(annotator=None, adjudication=ADJUDICATION | {"sources": [m["files"][3]["name"], m["files"][4]["name"]], "decisions": {"1": "ann9"}}),
+     "decisions must map each item to one of its sources"),
 ])
 def test_a_manifest_that_cannot_be_read_refuses_the_upload(change, message):
     dataset = build_toy("Bad manifest")
