@@ -21,12 +21,13 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.api.renderers import CSVRenderer
-from annotation.models import Adjudication, Dataset, PeerAnnotation, PeerSummary
+from annotation.models import SCU, Adjudication, Dataset, PeerAnnotation, PeerSummary
+from annotation.pyramids.editing import add_match
 from annotation.pyramids import construction
 
 from tests.conftest import shared_data
 from tests.dashboards.every_table import EXPORTS, NOT_ABOUT_PEER_ANNOTATIONS, tables
-from tests.dashboards.helpers import build_lived_in, build_toy, coordinator_of, opened, url_patterns
+from tests.dashboards.helpers import adjudicated, build_lived_in, build_toy, coordinator_of, opened, url_patterns
 
 pytestmark = pytest.mark.django_db
 
@@ -98,6 +99,39 @@ def test_round_trip_of_unfinished_empty_and_doubly_annotated_peers():
     assert copy.decisions == {"3": by_name["ann1"], "non_matching": "neither"}
     assert copy.adjudicator.username == "judge" and (copy.created_at, copy.updated_at) == (original.created_at, original.updated_at)
     assert copy.source_revisions == {pk: s.revision for s in copy.sources.all() for pk in [str(s.pk)]}, "no source shows as changed"
+
+
+def test_an_adjudication_whose_source_changed_since_comes_back_so(tmp_path):
+    """A source annotation edited after the adjudication is shown as changed on the adjudication
+    page; after the round trip (the command line's path in) it still is, and scores rest on the
+    adjudicated version in both."""
+    from annotation.adjudication import services
+
+    dataset = build_toy("Changed source")
+    peer = dataset.topics.get(external_id="T1").peersummarys.get(external_id="1")
+    adjudicated(peer, "judge", {"3": "both"})
+    ann2 = PeerAnnotation.objects.get(peer=peer, annotator__username="ann2")
+    add_match(ann2, SCU.objects.get(pyramid=ann2.pyramid, uid=2), [(30, 34)])   # after the adjudication
+    pyramid = peer.topic.pyramids.get()
+    assert services.adjudicated_version(peer, pyramid).adjudication.changed_sources(services.compare(peer, pyramid)) == ["ann2"]
+    api = APIClient()
+    api.force_authenticate(coordinator_of(dataset))
+    path = tmp_path / "changed.zip"
+    path.write_bytes(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content))
+    manifest = json.loads(zipfile.ZipFile(path).read("manifest.json"))
+    [entry] = [e for e in manifest["files"] if "adjudication" in e]
+    assert entry["annotator"] is None and len(entry["adjudication"]["sources"]) == 2
+    assert entry["adjudication"]["changed"] == [e["name"] for e in manifest["files"] if e.get("annotator") == "ann2" and e.get("peer") == "1"]
+    call_command("import_ducview", str(path), dataset="Changed copy", stdout=StringIO())
+    copy = Dataset.objects.get(name="Changed copy").topics.get(external_id="T1")
+    version = services.adjudicated_version(copy.peersummarys.get(external_id="1"), copy.pyramids.get())
+    assert version.adjudication.changed_sources(services.compare(version.peer, version.pyramid)) == ["ann2"]
+    exports = []
+    for name in ("Changed source", "Changed copy"):
+        stdout = StringIO()
+        call_command("export_scores", dataset=name, format="csv", stdout=stdout)
+        exports.append(stdout.getvalue().replace(name, "<dataset>"))
+    assert exports[0] == exports[1] and ",adjudicated," in exports[0]
 
 
 def test_import_ducview_reads_the_archive_as_its_upload_does(tmp_path):
