@@ -4,6 +4,10 @@ one with the keyboard), blind to each other; the background job compares them; t
 opens the agreement page, reads the comparison (checked against an independent computation from
 the two pyramids as stored, ``tests/pyramids/independent.py``) and drills down to the SCUs that
 differ. Screenshots go to test-artifacts/."""
+import csv
+import io
+from pathlib import Path
+
 import krippendorff
 import numpy as np
 import pytest
@@ -233,5 +237,19 @@ def test_two_annotators_build_blind_and_the_coordinator_compares(chromium, live_
     assert "equal in 0.50 of 2; mean absolute difference 0.50; Pearson not computable, Spearman not computable" in figures
     assert "SCUs that differ" in page.inner_text("[data-scu-differences]") and "3 of 4" in page.inner_text("[data-scu-differences] h2")
     page.screenshot(path=str(artifacts / "construction-drilldown.png"), full_page=True)
+
+    # The downloads the drill-down offers: the figures and the SCU alignment, as the page shows them.
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Figures (CSV)").click()
+    [figures_row] = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
+    assert (float(figures_row["pairwise_f1"]), float(figures_row["bcubed_f1"]), float(figures_row["alpha"])) == pytest.approx(
+        (expected["pairwise"][2], expected["bcubed"][2], expected["alpha"]))
+    assert (figures_row["name_a"], figures_row["name_b"]) == (f"#{first.pk} ann1", f"#{second.pk} ann2")
+    with page.expect_download() as download:
+        page.get_by_role("link", name="SCU alignment (CSV)").click()
+    alignment = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
+    assert sorted((r["kind"], r["label_a"], r["label_b"]) for r in alignment) == [
+        ("identical", "The valley flooded", "The valley was flooded"), ("matched", "The dam burst at night", "The dam burst"),
+        ("only_a", "The concrete was blamed", ""), ("only_b", "", "The dam failed")]
     assert not errors
     page.close()
