@@ -1,11 +1,13 @@
 """Pyramid construction agreement end to end in Chromium: two annotators, each logged in in their
 own browser context, build pyramids of one topic's references in the builder (one with the mouse,
-one with the keyboard), blind to each other; the background job compares them; the coordinator
+one with the keyboard), blind to each other; the background job ``construction`` compares them
+in the background runner's thread (as in production, not in the saving request); the coordinator
 opens the agreement page, reads the comparison (checked against an independent computation from
 the two pyramids as stored, ``tests/pyramids/independent.py``) and drills down to the SCUs that
 differ. Screenshots go to test-artifacts/."""
 import csv
 import io
+import threading
 from pathlib import Path
 
 import krippendorff
@@ -14,6 +16,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
+from annotation.pyramids import construction
 from annotation.models import SCU, Assignment, Contributor, Dataset, Pyramid, PyramidAgreement, ReferenceSummary, Topic
 
 from tests.browser.dashboards.test_dashboards import coordinator_of, logged_in_page
@@ -160,9 +163,19 @@ def three(values) -> str:
     return " / ".join(f"{v:.3f}" for v in values)
 
 
-def test_two_annotators_build_blind_and_the_coordinator_compares(chromium, live_server, transactional_db, artifacts):
+def test_two_annotators_build_blind_and_the_coordinator_compares(chromium, live_server, background_runner, artifacts, monkeypatch):
     dataset, topic, users = world()
     coordinator_of(dataset)
+    # The comparison is the background job's (``construction``), run by the background runner's own
+    # thread as in production (``background_runner``: not in the saving request): each run is recorded.
+    runs = []
+    compute = construction.recompute_topics
+
+    def recorded(ids):
+        runs.append((threading.current_thread().name, list(ids)))
+        return compute(ids)
+
+    monkeypatch.setattr(construction, "recompute_topics", recorded)
 
     # Each annotator in their own browser: ann1 with the mouse, ann2 with the keyboard, at the same time.
     context1, page1 = open_builder(chromium, live_server, "ann1")
@@ -196,7 +209,10 @@ def test_two_annotators_build_blind_and_the_coordinator_compares(chromium, live_
     context1.close()
     context2.close()
 
-    # The background job ran on the last commit: the stored figures are current, from both pyramids as built.
+    # The background job ran after the commits: the stored figures are current, from both pyramids as built.
+    assert background_runner.wait(60)
+    assert runs and all(ids == [topic.pk] for _, ids in runs), runs
+    assert {name for name, _ in runs} == {"pyramid-background"}, runs   # the runner's thread (jobs/runner.py), no request's
     agreement = PyramidAgreement.objects.get(topic=topic)
     assert agreement.is_current and agreement.pyramid_revisions == {str(p.pk): p.revision for p in Pyramid.objects.filter(topic=topic)}
     [pair] = agreement.values["pairs"]
