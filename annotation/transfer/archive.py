@@ -29,7 +29,9 @@ included) and ``non_matching`` counts, ``empty`` when both are 0; each pyramid's
 empty, so it counts nowhere, as in the source. The edit history (an audit log of the source
 instance) stays behind.
 
-Version 3 adds what makes an annotation an adjudicated version (``adjudication/``): the
+Version 3 adds each pyramid's ``source`` (where it came from, which names a pyramid without
+creator on the pages and in construction agreement; the import keeps it rather than the archive
+path) and what makes an annotation an adjudicated version (``adjudication/``): the
 entry of an adjudicated version (annotator null, a .pan like any other) carries ``adjudication``:
 its ``adjudicator`` (username or null), ``sources`` (the archive paths of the annotators' versions
 it settles), ``changed`` (those of them changed since it was adjudicated), ``decisions`` (item key
@@ -154,7 +156,7 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
     with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for pyramid in pyramids:
             entry = {"kind": "pyramid", "id": pyramid.pk, "topic": pyramid.topic.external_id,
-                     "creator": pyramid.creator.username if pyramid.creator_id else None, **_state(pyramid)}
+                     "creator": pyramid.creator.username if pyramid.creator_id else None, "source": pyramid.source, **_state(pyramid)}
             try:
                 path = folder("pyramids", pyramid.pk, pyramid.topic_id) + pyramid_name(pyramid)
                 add(archive, path, ducview_export.export_pyramid(pyramid), entry)
@@ -255,6 +257,7 @@ class Archived:
     matches: int | None = None
     non_matching: int | None = None
     adjudication: ArchivedAdjudication | None = None
+    source: str | None = None   # a pyramid's own source (version 3), which names it where it has no creator
 
 
 def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Archived]:
@@ -295,8 +298,11 @@ def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Arc
             if user is not None:
                 raise ManifestError(f"{where}: an adjudicated version is nobody's own work: its annotator must be null")
             adjudication = _adjudication(entry["adjudication"], where)
+        source = entry.get("source") if kind == "pyramid" and version >= 3 else None
+        if not (source is None or isinstance(source, str) and len(source) <= 500):
+            raise ManifestError(f"{where}: source must be a text of at most 500 characters or null")
         records[name] = Archived(entry["status"], user, _moment(entry, "created_at", where), _moment(entry, "updated_at", where),
-                                 *counts, adjudication)
+                                 *counts, adjudication, source)
     for name, record in records.items():
         for source in record.adjudication.sources if record.adjudication else ():
             if records.get(source) is None or records[source].user is None:

@@ -512,8 +512,9 @@ def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, sourc
         report.pyramids_reused += source.endswith(".pyr")
         return memo.put(key, found), notes
     creator = _annotator(formats.Named(archived.user, ARCHIVE_MANIFEST), report, memo) if archived and archived.user else None
+    kept = archived.source if archived and archived.source is not None else source   # an archive's pyramid keeps its own source
     db_pyramid = Pyramid.objects.create(topic=topic, creator=creator, status=archived.status if archived else Pyramid.Status.DONE,
-                                        source=source[-500:])
+                                        source=kept[-500:])
     if archived and archived.created_at:  # after the INSERT, which stamps its own moment
         Pyramid.objects.filter(pk=db_pyramid.pk).update(created_at=archived.created_at, updated_at=archived.updated_at)
     # Rows without signals (touch_pyramid below marks what is stale, once)

@@ -217,6 +217,7 @@ ADJUDICATION = {"adjudicator": "judge", "sources": [], "changed": [], "decisions
     (lambda m: m["files"][2].update(created_at="yesterday"), "files[2]: created_at must be an ISO 8601"),
     (lambda m: m["files"][2].update(matches=-1), "files[2]: matches must be a count"),
     (lambda m: m.update(files="none"), "no list of files"),
+    (lambda m: m["files"][0].update(source=["D0601.pyr"]), "files[0]: source must be a text"),
     (lambda m: m["files"][2].update(adjudication=ADJUDICATION | {"sources": [m["files"][3]["name"], m["files"][4]["name"]]}), "an adjudicated version is nobody's own work"),
     (lambda m: m["files"][2].update(annotator=None, adjudication=ADJUDICATION | {"sources": ["nope.pan", "x.pan"]}),
      "settles 'nope.pan', which is no annotator's annotation in the archive"),
