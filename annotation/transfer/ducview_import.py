@@ -102,6 +102,7 @@ class ImportReport:
     scus: int = 0
     annotations_created: int = 0
     annotations_existing: int = 0
+    adjudications_restored: int = 0   # adjudicated versions of a dataset archive made so again (``restore_adjudications``)
     repairs: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     unplaced: list[str] = field(default_factory=list)
@@ -131,6 +132,7 @@ class ImportReport:
             f"pyramids: {self.pyramids_created} created, {self.pyramids_reused} already present",
             f"SCUs created: {self.scus}",
             f"peer annotations: {self.annotations_created} created, {self.annotations_existing} already present",
+            f"adjudicated versions restored (scores rest on them): {self.adjudications_restored}",
             f"repairs: {len(self.repairs)}; offsets kept, label not found (review): {len(self.kept)}; "
             f"left out: {len(self.unplaced)}; legacy rule violations kept: {len(self.legacy)}",
             f"annotator identities created (they cannot log in): {len(self.annotators_created)}",
@@ -248,6 +250,7 @@ def restore_adjudications(dataset: Dataset, report: ImportReport, archived: Mapp
             record.sources.set(list(sources.values()))
             Adjudication.objects.filter(pk=record.pk).update(created_at=adjudication.created_at, updated_at=adjudication.updated_at)
             restored.append(version)
+        report.adjudications_restored += len(restored)
         # Which versions count for scores changed: their topics' results are stale.
         annotations_created([a.pk for a in restored], {a.pyramid.topic_id for a in restored})
 

@@ -55,6 +55,7 @@ def round_trip(dataset, coordinator) -> Dataset:
     answer = api.post(reverse("api:dataset-import", args=[copy.pk]), {"files": [SimpleUploadedFile("archive.zip", data)]}, format="multipart")
     assert answer.status_code == 200, answer.content[:2000]
     report = answer.json()
+    assert report["adjudications_restored"] == Adjudication.objects.filter(annotation__pyramid__topic__dataset=dataset).count()
     assert report["rejected"] == [] and report["annotations_created"] == PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset).count()
     assert not any("manifest" in note for note in report["repairs"]), report["repairs"]
     return copy
@@ -132,6 +133,16 @@ def test_an_adjudication_whose_source_changed_since_comes_back_so(tmp_path):
         call_command("export_scores", dataset=name, format="csv", stdout=stdout)
         exports.append(stdout.getvalue().replace(name, "<dataset>"))
     assert exports[0] == exports[1] and ",adjudicated," in exports[0]
+
+
+def test_the_import_report_says_how_many_adjudications_came_back():
+    from django.template.loader import render_to_string
+
+    from annotation.transfer.ducview_import import ImportReport
+
+    html = render_to_string("setup/_import_report.html", {"report": ImportReport(files=3, adjudications_restored=2), "names": "a.zip"})
+    assert "2 adjudicated versions restored with their decisions: scores rest on them" in html
+    assert "data-adjudications-restored" not in render_to_string("setup/_import_report.html", {"report": ImportReport(files=3)})
 
 
 def test_import_ducview_reads_the_archive_as_its_upload_does(tmp_path):
