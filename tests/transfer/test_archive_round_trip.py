@@ -140,9 +140,9 @@ def test_the_import_report_says_how_many_adjudications_came_back():
 
     from annotation.transfer.ducview_import import ImportReport
 
-    html = render_to_string("setup/_import_report.html", {"report": ImportReport(files=3, adjudications_restored=2), "names": "a.zip"})
+    html = render_to_string("setup/_import_report.html", {"report": ImportReport(files=3, adjudications_restored=2), "dataset": {"pk": 1}})
     assert "2 adjudicated versions restored with their decisions: scores rest on them" in html
-    assert "data-adjudications-restored" not in render_to_string("setup/_import_report.html", {"report": ImportReport(files=3)})
+    assert "data-adjudications-restored" not in render_to_string("setup/_import_report.html", {"report": ImportReport(files=3), "dataset": {"pk": 1}})
 
 
 def test_import_ducview_reads_the_archive_as_its_upload_does(tmp_path):
