@@ -239,6 +239,11 @@ def restore_adjudications(dataset: Dataset, report: ImportReport, archived: Mapp
                 report.repairs.append(f"{name}: its adjudication was not restored (the versions it settles are of another peer "
                                       "or pyramid): it is an annotation without annotator")
                 continue
+            if version.annotator_id is not None or any(a.annotator_id is None for a in sources.values()):
+                # never make an annotator's own annotation an adjudicated version (nor settle one without annotator)
+                report.repairs.append(f"{name}: its adjudication was not restored (the imported files are not an annotation "
+                                      "without annotator and annotators' versions)")
+                continue
             adjudicator = User.objects.filter(username=adjudication.adjudicator).first() if adjudication.adjudicator else None
             if adjudication.adjudicator and adjudicator is None:
                 report.repairs.append(f"{name}: its adjudicator {adjudication.adjudicator!r} is no user here: "
