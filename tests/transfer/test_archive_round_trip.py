@@ -135,6 +135,32 @@ def test_an_adjudication_whose_source_changed_since_comes_back_so(tmp_path):
     assert exports[0] == exports[1] and ",adjudicated," in exports[0]
 
 
+def test_an_adjudication_whose_source_file_is_missing_is_said_and_not_restored():
+    dataset = build_toy("Missing source")
+    peer = dataset.topics.get(external_id="T1").peersummarys.get(external_id="1")
+    adjudicated(peer, "judge", {"3": "ann1"})
+    coordinator = coordinator_of(dataset)
+    api = APIClient()
+    api.force_authenticate(coordinator)
+    source = zipfile.ZipFile(io.BytesIO(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content)))
+    manifest = json.loads(source.read("manifest.json"))
+    [entry] = [e for e in manifest["files"] if "adjudication" in e]
+    gone = entry["adjudication"]["sources"][1]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name in source.namelist():
+            if name != gone:
+                archive.writestr(name, source.read(name))
+    copy = Dataset.objects.create(name="Missing source copy")
+    copy.coordinators.add(coordinator)
+    report = api.post(reverse("api:dataset-import", args=[copy.pk]), {"files": [SimpleUploadedFile("a.zip", out.getvalue())]},
+                      format="multipart").json()
+    assert report["adjudications_restored"] == 0
+    assert any(entry["name"] in r and "adjudication was not restored" in r and gone in r for r in report["repairs"]), report["repairs"]
+    assert not Adjudication.objects.filter(annotation__pyramid__topic__dataset=copy).exists()
+    assert PeerAnnotation.objects.filter(pyramid__topic__dataset=copy, annotator__isnull=True, peer__external_id="1").count() == 1
+
+
 def test_the_import_report_says_how_many_adjudications_came_back():
     from django.template.loader import render_to_string
 
