@@ -204,7 +204,8 @@ class DatasetViewSet(RepresentationVersionMixin, ScopedViewSet):
         """Which differences are real: one table of the stored dashboard statistics (``systems``:
         means with 95% bootstrap intervals and groups; ``pairs``: paired permutation tests with
         Holm-adjusted p-values; ``scu_tests``; ``power``; ``stability``; ``metaeval``: intervals of
-        the meta-evaluation correlations). Seeds and settings are in every row."""
+        the meta-evaluation correlations). Seeds and settings are in every row, and which version the
+        scores rest on: ``adjudicated`` (``adjudicated_a``/``_b``) counts those resting on an adjudicated version."""
         dataset = self.get_object()
         convention = self._convention(request)
         table = request.query_params.get("table", "systems")

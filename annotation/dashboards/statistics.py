@@ -43,13 +43,13 @@ SETTINGS = {
     "max_subsets": stability.MAX_SUBSETS,
 }
 VIEWS = {"peers": (("peer",), "modified"), "peers+references": (("peer", "reference"), "modified_jk")}
-SYSTEM_STAT_KEYS = ("dataset", "view", "score", "system", "kind", "topics", "mean", "low", "high", "confidence", "groups", "seed", "resamples")
-PAIR_KEYS = ("dataset", "view", "score", "a", "a_kind", "b", "b_kind", "n", "difference", "p_value", "p_holm", "significant",
+SYSTEM_STAT_KEYS = ("dataset", "view", "score", "system", "kind", "topics", "adjudicated", "mean", "low", "high", "confidence", "groups", "seed", "resamples")
+PAIR_KEYS = ("dataset", "view", "score", "a", "a_kind", "b", "b_kind", "adjudicated_a", "adjudicated_b", "n", "difference", "p_value", "p_holm", "significant",
              "better", "exact", "alpha", "seed", "resamples")
-SCU_TEST_KEYS = ("dataset", "a", "b", "topics", "scus", "only_a", "only_b", "difference", "p_value", "p_holm", "significant",
+SCU_TEST_KEYS = ("dataset", "a", "b", "adjudicated_a", "adjudicated_b", "topics", "scus", "only_a", "only_b", "difference", "p_value", "p_holm", "significant",
                  "exact", "seed", "resamples")
-POWER_KEYS = ("dataset", "view", "score", "difference", "typical", "easy", "hard", "alpha", "power", "pairs", "topics")
-STABILITY_KEYS = ("dataset", "view", "score", "curve", "k", "mean", "sd", "low", "high", "draws", "undefined", "subsets", "seed")
+POWER_KEYS = ("dataset", "view", "score", "adjudicated", "difference", "typical", "easy", "hard", "alpha", "power", "pairs", "topics")
+STABILITY_KEYS = ("dataset", "view", "score", "adjudicated", "curve", "k", "mean", "sd", "low", "high", "draws", "undefined", "subsets", "seed")
 
 
 def _label(key: tuple[str, str]) -> str:
@@ -169,32 +169,55 @@ def compute(dataset_name: str, rows: list[dict], summarizer_of, convention: Conv
 TABLES = ("systems", "pairs", "scu_tests", "power", "stability", "metaeval")
 
 
+def adjudicated_topics(per_system: Iterable[dict]) -> dict[tuple[str, str], int]:
+    """(kind, system) -> how many of its topics' scores rest on an adjudicated version, from the
+    snapshot's per-system rows (``figures.system_rows``: ``results.version_of`` of each score row)."""
+    return {(r["kind"], r["system"]): r["adjudicated"] for r in per_system}
+
+
 def download_rows(figures: dict, table: str) -> tuple[list[dict], tuple[str, ...]]:
-    """Rows and keys of one downloadable table of a convention's stored figures (``TABLES``)."""
+    """Rows and keys of one downloadable table of a convention's stored figures (``TABLES``).
+
+    Every table says which version its scores rest on, as the score tables do: ``adjudicated`` on
+    a system's row (``adjudicated_a``/``adjudicated_b`` on a pair's) is how many of the system's
+    topic scores rest on an adjudicated version rather than the annotators' own; on the tables
+    about a whole view (power, stability, meta-evaluation intervals) how many of the view's
+    (system, topic) scores do. 0 everywhere: no score rests on an adjudicated version."""
+    adjudicated = adjudicated_topics(figures["per_system"])
     if table == "metaeval":
-        return metaeval_interval_rows(figures["metaeval_intervals"], figures["statistics"]["dataset"]), METAEVAL_INTERVAL_KEYS
-    return table_rows(figures["statistics"], table)
+        rows = metaeval_interval_rows(figures["metaeval_intervals"], figures["statistics"]["dataset"])
+        return [r | {"adjudicated": _in_view(adjudicated, r["summarizers"])} for r in rows], METAEVAL_INTERVAL_KEYS
+    return table_rows(figures["statistics"], table, adjudicated)
 
 
-def table_rows(statistics: dict, table: str) -> tuple[list[dict], tuple[str, ...]]:
+def _in_view(adjudicated: dict[tuple[str, str], int], view: str) -> int:
+    kinds = VIEWS[view][0]
+    return sum(n for (kind, _), n in adjudicated.items() if kind in kinds)
+
+
+def table_rows(statistics: dict, table: str, adjudicated: dict[tuple[str, str], int]) -> tuple[list[dict], tuple[str, ...]]:
     """Flat rows of one statistics table (``systems``, ``pairs``, ``scu_tests``, ``power``,
-    ``stability``) with their keys, for downloads."""
+    ``stability``) with their keys, for downloads; ``adjudicated``: ``adjudicated_topics``."""
     settings, dataset = statistics["settings"], statistics["dataset"]
     out: list[dict] = []
     for view, figures in statistics["views"].items():
         base = {"dataset": dataset, "view": view, "score": figures["score"], "seed": settings["seed"]}
+        whole = {"adjudicated": _in_view(adjudicated, view)}
         if table == "systems":
-            out += [base | r | {"confidence": settings["confidence"], "resamples": settings["mean_resamples"]} for r in figures["systems"]]
+            out += [base | r | {"adjudicated": adjudicated.get((r["kind"], r["system"]), 0), "confidence": settings["confidence"],
+                                "resamples": settings["mean_resamples"]} for r in figures["systems"]]
         elif table == "pairs":
-            out += [base | r for r in figures["pairs"]]
+            out += [base | r | {"adjudicated_a": adjudicated.get((r["a_kind"], r["a"]), 0),
+                                "adjudicated_b": adjudicated.get((r["b_kind"], r["b"]), 0)} for r in figures["pairs"]]
         elif table == "scu_tests" and "scu_tests" in figures:
-            out += [base | r for r in figures["scu_tests"]]
+            out += [base | r | {"adjudicated_a": adjudicated.get(("peer", r["a"]), 0),
+                                "adjudicated_b": adjudicated.get(("peer", r["b"]), 0)} for r in figures["scu_tests"]]
         elif table == "power":
             p = figures["power"]
-            out += [base | r | {"alpha": p["alpha"], "power": p["power"], "pairs": p["pairs"], "topics": p["topics"]} for r in p["rows"]]
+            out += [base | whole | r | {"alpha": p["alpha"], "power": p["power"], "pairs": p["pairs"], "topics": p["topics"]} for r in p["rows"]]
         elif table == "stability":
             for curve in ("reference_stability", "topic_stability"):
-                out += [base | {"curve": curve.split("_")[0] + "s"} | r for r in figures.get(curve, [])]
+                out += [base | whole | {"curve": curve.split("_")[0] + "s"} | r for r in figures.get(curve, [])]
     keys = {"systems": SYSTEM_STAT_KEYS, "pairs": PAIR_KEYS, "scu_tests": SCU_TEST_KEYS, "power": POWER_KEYS,
             "stability": STABILITY_KEYS}
     if table not in keys:
@@ -207,7 +230,7 @@ def table_rows(statistics: dict, table: str) -> tuple[list[dict], tuple[str, ...
 # The rows the meta-evaluation page shows by default (SacreROUGE's footing): intervals cost ~0.1-0.5 s
 # each, so the other score's rows go without.
 METAEVAL_INTERVALS = {("peers", "modified"), ("peers+references", "modified_jk")}
-METAEVAL_INTERVAL_KEYS = ("dataset", "metric", "summarizers", "score", "level", "method", "value", "low", "high", "n",
+METAEVAL_INTERVAL_KEYS = ("dataset", "metric", "summarizers", "adjudicated", "score", "level", "method", "value", "low", "high", "n",
                           "confidence", "resamples", "undefined_replicates", "seed", "reason")
 
 

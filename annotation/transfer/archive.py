@@ -29,6 +29,18 @@ included) and ``non_matching`` counts, ``empty`` when both are 0; each pyramid's
 empty, so it counts nowhere, as in the source. The edit history (an audit log of the source
 instance) stays behind.
 
+Version 3 adds each pyramid's ``source`` (where it came from, which names a pyramid without
+creator on the pages and in construction agreement; the import keeps it rather than the archive
+path) and what makes an annotation an adjudicated version (``adjudication/``): the
+entry of an adjudicated version (annotator null, a .pan like any other) carries ``adjudication``:
+its ``adjudicator`` (username or null), ``sources`` (the archive paths of the annotators' versions
+it settles), ``changed`` (those of them changed since it was adjudicated), ``decisions`` (item key
+-> a source's path, ``both`` or ``neither``) and its times. The import links it back to the
+imported sources, so scores rest on the same versions as in the source (the ``version`` column).
+An adjudication whose sources are not all in the archive is left out (listed under ``skipped``)
+and its version comes back as an annotation without annotator. Several pyramids of a topic (one
+per annotator, compared by construction agreement) each get their folder (above).
+
 An archive written before version 2 carries none of these: its annotations are imported as done
 when its ``scores.csv`` lists their score (exactly the annotations that counted in the source),
 else as in progress; without a ``scores.csv``, as done (as NIST files are); its pyramids as done,
@@ -51,7 +63,7 @@ from scoring.model import Convention
 
 from annotation import formats
 from annotation.formats import DucViewError
-from annotation.models import Dataset, PeerAnnotation, Pyramid
+from annotation.models import Adjudication, Dataset, PeerAnnotation, Pyramid
 from annotation.transfer import downloads
 from annotation.transfer import ducview_export
 from annotation.peers import results
@@ -60,7 +72,8 @@ from annotation.peers.scoring_inputs import load_annotations
 SPOOL_BYTES = 32 * 1024 * 1024
 MANIFEST = "manifest.json"
 SCORES = "scores.csv"
-MANIFEST_VERSION = 2
+MANIFEST_VERSION = 3
+READABLE_VERSIONS = (1, 2, MANIFEST_VERSION)
 FIRST_FREE_ANNOTATOR = 1001
 _DIGITS = re.compile(r"[0-9]+")
 
@@ -128,6 +141,7 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
         "annotators": {number: name for name, number in numbers.items() if number != name},
     }
     written = set()
+    paths: dict[int, tuple[str, dict]] = {}   # annotation id -> its path and manifest entry
 
     def add(archive, path: str, data: bytes, entry: dict) -> None:
         if path in written:
@@ -136,11 +150,13 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
         written.add(path)
         archive.writestr(path, data)
         manifest["files"].append({"name": path, **entry})
+        if entry["kind"] == "annotation":
+            paths[entry["id"]] = path, manifest["files"][-1]
 
     with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for pyramid in pyramids:
             entry = {"kind": "pyramid", "id": pyramid.pk, "topic": pyramid.topic.external_id,
-                     "creator": pyramid.creator.username if pyramid.creator_id else None, **_state(pyramid)}
+                     "creator": pyramid.creator.username if pyramid.creator_id else None, "source": pyramid.source, **_state(pyramid)}
             try:
                 path = folder("pyramids", pyramid.pk, pyramid.topic_id) + pyramid_name(pyramid)
                 add(archive, path, ducview_export.export_pyramid(pyramid), entry)
@@ -156,6 +172,7 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
                 add(archive, path, ducview_export.export_annotation(annotation), entry)
             except DucViewError as error:
                 manifest["skipped"].append({**entry, "reason": str(error)})
+        _add_adjudications(manifest, paths)
         topics = dataset.topics.all()
         for name, rows_of, keys in [(SCORES, results.score_rows, results.SCORE_KEYS),
                                     ("agreement.csv", results.agreement_rows, results.AGREEMENT_KEYS)]:
@@ -164,6 +181,29 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
             archive.writestr(name, out.getvalue())
         archive.writestr(MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return manifest
+
+
+def _add_adjudications(manifest: dict, paths: dict[int, tuple[str, dict]]) -> None:
+    """The ``adjudication`` of each adjudicated version written, its sources named by their paths."""
+    records = (Adjudication.objects.filter(annotation_id__in=list(paths)).select_related("adjudicator")
+               .prefetch_related("sources").order_by("annotation_id"))
+    for record in records:
+        path, entry = paths[record.annotation_id]
+        sources = sorted(record.sources.all(), key=lambda s: s.pk)
+        missing = [s.pk for s in sources if s.pk not in paths]
+        if missing:
+            manifest["skipped"].append({"kind": "adjudication", "name": path, "reason": (
+                f"the annotators' versions it settles (annotations {missing}) are not in the archive: "
+                "it comes back as an annotation without annotator")})
+            continue
+        named = {str(s.pk): paths[s.pk][0] for s in sources}
+        entry["adjudication"] = {
+            "adjudicator": record.adjudicator.username if record.adjudicator_id else None,
+            "sources": [named[str(s.pk)] for s in sources],
+            "changed": [named[str(s.pk)] for s in sources if record.source_revisions.get(str(s.pk)) != s.revision],
+            "decisions": {key: named.get(choice, choice) for key, choice in sorted(record.decisions.items())},
+            "created_at": record.created_at.isoformat(), "updated_at": record.updated_at.isoformat(),
+        }
 
 
 def _counting_facts(annotation: PeerAnnotation, scored) -> dict:
@@ -192,6 +232,19 @@ class ManifestError(ValueError):
 
 
 @dataclass(frozen=True)
+class ArchivedAdjudication:
+    """What makes an archived annotation an adjudicated version (manifest version 3): sources and
+    decisions name the annotators' versions by their archive paths."""
+
+    adjudicator: str | None
+    sources: tuple[str, ...]
+    changed: frozenset[str]
+    decisions: tuple[tuple[str, str], ...]
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
 class Archived:
     """What an archive's manifest says of one .pan or .pyr: how the import stores its annotation
     or pyramid. ``user``: the annotator of an annotation, the creator of a pyramid. The times and
@@ -203,6 +256,8 @@ class Archived:
     updated_at: datetime | None = None
     matches: int | None = None
     non_matching: int | None = None
+    adjudication: ArchivedAdjudication | None = None
+    source: str | None = None   # a pyramid's own source (version 3), which names it where it has no creator
 
 
 def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Archived]:
@@ -216,8 +271,8 @@ def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Arc
     if not isinstance(document, dict) or not isinstance(document.get("files"), list):
         raise ManifestError(f"{MANIFEST} has no list of files: not the manifest of a dataset archive")
     version = document.get("version", 1)
-    if version not in (1, MANIFEST_VERSION):
-        raise ManifestError(f"{MANIFEST} is of version {str(version)[:20]!r}; this app reads versions 1 and {MANIFEST_VERSION}")
+    if version not in READABLE_VERSIONS:
+        raise ManifestError(f"{MANIFEST} is of version {str(version)[:20]!r}; this app reads versions 1 to {MANIFEST_VERSION}")
     counted = _counted_in(scores) if version == 1 and scores is not None else None
     records = {}
     for index, entry in enumerate(document["files"]):
@@ -238,8 +293,40 @@ def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Arc
         if entry.get("status") not in statuses:
             raise ManifestError(f"{where}: status {str(entry.get('status'))[:40]!r} is not one of {', '.join(statuses)}")
         counts = [_count(entry, "matches", where), _count(entry, "non_matching", where)] if kind == "annotation" else [None, None]
-        records[name] = Archived(entry["status"], user, _moment(entry, "created_at", where), _moment(entry, "updated_at", where), *counts)
+        adjudication = None
+        if kind == "annotation" and entry.get("adjudication") is not None:
+            if user is not None:
+                raise ManifestError(f"{where}: an adjudicated version is nobody's own work: its annotator must be null")
+            adjudication = _adjudication(entry["adjudication"], where)
+        source = entry.get("source") if kind == "pyramid" and version >= 3 else None
+        if not (source is None or isinstance(source, str) and len(source) <= 500):
+            raise ManifestError(f"{where}: source must be a text of at most 500 characters or null")
+        records[name] = Archived(entry["status"], user, _moment(entry, "created_at", where), _moment(entry, "updated_at", where),
+                                 *counts, adjudication, source)
+    for name, record in records.items():
+        for source in record.adjudication.sources if record.adjudication else ():
+            if records.get(source) is None or records[source].user is None:
+                raise ManifestError(f"{MANIFEST}: the adjudication of {name} settles {source[:200]!r}, which is no annotator's "
+                                    "annotation in the archive")
     return records
+
+
+def _adjudication(value, where: str) -> ArchivedAdjudication:
+    where = f"{where}, adjudication"
+    if not isinstance(value, dict):
+        raise ManifestError(f"{where} must be an object")
+    adjudicator, sources, changed, decisions = (value.get(k) for k in ("adjudicator", "sources", "changed", "decisions"))
+    if not (adjudicator is None or isinstance(adjudicator, str) and adjudicator.strip()):
+        raise ManifestError(f"{where}: adjudicator must be a user name or null")
+    if not (isinstance(sources, list) and len(sources) >= 2 and all(isinstance(s, str) for s in sources) and len(set(sources)) == len(sources)):
+        raise ManifestError(f"{where}: sources must list the paths of the two or more annotators' versions it settles")
+    if not (isinstance(changed, list) and all(isinstance(c, str) and c in sources for c in changed)):
+        raise ManifestError(f"{where}: changed must list some of its sources")
+    choices = set(sources) | {"both", "neither"}
+    if not (isinstance(decisions, dict) and all(isinstance(k, str) and isinstance(v, str) and v in choices for k, v in decisions.items())):
+        raise ManifestError(f"{where}: decisions must map each item to one of its sources, 'both' or 'neither'")
+    return ArchivedAdjudication(adjudicator, tuple(sources), frozenset(changed), tuple(sorted(decisions.items())),
+                                _moment(value, "created_at", where), _moment(value, "updated_at", where))
 
 
 def _moment(entry: dict, key: str, where: str) -> datetime:

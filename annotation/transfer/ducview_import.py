@@ -37,7 +37,7 @@ from annotation import formats
 from annotation.formats.bounds import WorkBudget
 from annotation.pyramids.models import COMMENT_LENGTH, LABEL_LENGTH
 from annotation.models import (
-    SCU, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
+    SCU, Adjudication, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
     ReferenceSummary, Topic,
 )
 from annotation.access.roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
@@ -102,6 +102,7 @@ class ImportReport:
     scus: int = 0
     annotations_created: int = 0
     annotations_existing: int = 0
+    adjudications_restored: int = 0   # adjudicated versions of a dataset archive made so again (``restore_adjudications``)
     repairs: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     unplaced: list[str] = field(default_factory=list)
@@ -131,6 +132,7 @@ class ImportReport:
             f"pyramids: {self.pyramids_created} created, {self.pyramids_reused} already present",
             f"SCUs created: {self.scus}",
             f"peer annotations: {self.annotations_created} created, {self.annotations_existing} already present",
+            f"adjudicated versions restored (scores rest on them): {self.adjudications_restored}",
             f"repairs: {len(self.repairs)}; offsets kept, label not found (review): {len(self.kept)}; "
             f"left out: {len(self.unplaced)}; legacy rule violations kept: {len(self.legacy)}",
             f"annotator identities created (they cannot log in): {len(self.annotators_created)}",
@@ -202,6 +204,60 @@ def import_all(files: Iterable[tuple[str, bytes | Path]], dataset: Dataset, repo
                 log.warning("the database refused the rows of a batch of %d files (%s); importing them one by one",
                             len(batch), error)
                 _import_batch(batch, dataset, report, budget, options, cache, None, archived or {})
+        if archived:
+            restore_adjudications(dataset, report, archived)
+
+
+def restore_adjudications(dataset: Dataset, report: ImportReport, archived: Mapping[str, Archived]) -> None:
+    """Make the adjudicated versions a dataset archive describes (manifest version 3) adjudicated
+    versions again: each imported .pan is found by its archive path (its ``source``), and its
+    ``Adjudication`` stored with the imported sources, the decisions naming them by their new ids,
+    the adjudicator and the times. A source the archive says changed since keeps showing as
+    changed (no revision recorded for it). One already adjudicated (an archive imported twice) is
+    left as it is; one whose files were not all imported is said in ``report.repairs``."""
+    wanted = {name: record.adjudication for name, record in archived.items() if record.adjudication is not None}
+    if not wanted:
+        return
+    names = set(wanted) | {source for a in wanted.values() for source in a.sources}
+    found: dict[str, list[PeerAnnotation]] = {}
+    for annotation in PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset, source__in=[n[-500:] for n in names]).order_by("pk"):
+        found.setdefault(annotation.source, []).append(annotation)
+    restored: list[PeerAnnotation] = []
+    with transaction.atomic():
+        for name, adjudication in sorted(wanted.items()):
+            files = [name, *adjudication.sources]
+            matched = {f: found.get(f[-500:], []) for f in files}
+            if any(len(m) != 1 for m in matched.values()):
+                report.repairs.append(f"{name}: its adjudication was not restored (the files of the versions it settles, "
+                                      f"{', '.join(f for f in files if len(matched[f]) != 1)}, were not imported once each): "
+                                      "it is an annotation without annotator")
+                continue
+            version, sources = matched[name][0], {f: matched[f][0] for f in adjudication.sources}
+            if Adjudication.objects.filter(annotation=version).exists():
+                continue
+            if len({(a.pyramid_id, a.peer_id) for a in (version, *sources.values())}) != 1:
+                report.repairs.append(f"{name}: its adjudication was not restored (the versions it settles are of another peer "
+                                      "or pyramid): it is an annotation without annotator")
+                continue
+            if version.annotator_id is not None or any(a.annotator_id is None for a in sources.values()):
+                # never make an annotator's own annotation an adjudicated version (nor settle one without annotator)
+                report.repairs.append(f"{name}: its adjudication was not restored (the imported files are not an annotation "
+                                      "without annotator and annotators' versions)")
+                continue
+            adjudicator = User.objects.filter(username=adjudication.adjudicator).first() if adjudication.adjudicator else None
+            if adjudication.adjudicator and adjudicator is None:
+                report.repairs.append(f"{name}: its adjudicator {adjudication.adjudicator!r} is no user here: "
+                                      "the adjudication is restored without adjudicator")
+            record = Adjudication.objects.create(
+                annotation=version, adjudicator=adjudicator,
+                decisions={key: str(sources[choice].pk) if choice in sources else choice for key, choice in adjudication.decisions},
+                source_revisions={str(a.pk): None if f in adjudication.changed else a.revision for f, a in sources.items()})
+            record.sources.set(list(sources.values()))
+            Adjudication.objects.filter(pk=record.pk).update(created_at=adjudication.created_at, updated_at=adjudication.updated_at)
+            restored.append(version)
+        report.adjudications_restored += len(restored)
+        # Which versions count for scores changed: their topics' results are stale.
+        annotations_created([a.pk for a in restored], {a.pyramid.topic_id for a in restored})
 
 
 def _batches(items: Iterable, size: int) -> Iterator[list]:
@@ -464,8 +520,9 @@ def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, sourc
         report.pyramids_reused += source.endswith(".pyr")
         return memo.put(key, found), notes
     creator = _annotator(formats.Named(archived.user, ARCHIVE_MANIFEST), report, memo) if archived and archived.user else None
+    kept = archived.source if archived and archived.source is not None else source   # an archive's pyramid keeps its own source
     db_pyramid = Pyramid.objects.create(topic=topic, creator=creator, status=archived.status if archived else Pyramid.Status.DONE,
-                                        source=source[-500:])
+                                        source=kept[-500:])
     if archived and archived.created_at:  # after the INSERT, which stamps its own moment
         Pyramid.objects.filter(pk=db_pyramid.pk).update(created_at=archived.created_at, updated_at=archived.updated_at)
     # Rows without signals (touch_pyramid below marks what is stale, once)

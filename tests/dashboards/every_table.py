@@ -3,6 +3,7 @@ must give back equal, whether it went through the dataset archive (``test_archiv
 a backup and restore of the whole database (``tests/transfer/test_backup.py``)."""
 import csv
 import json
+import re
 from io import StringIO
 
 from django.core.management import call_command
@@ -72,9 +73,12 @@ def tables(dataset, coordinator) -> dict[str, str]:
 
 
 def _text(response) -> str:
-    """The CSV without its database ids (the tiers chart's ``pyramid`` column, the compared pyramids' ``pyramid_a``, ``pyramid_b``)."""
+    """The CSV without its database ids (the tiers chart's ``pyramid`` column, the compared pyramids'
+    ``pyramid_a``, ``pyramid_b``, and the "#id " their names ``name_a``, ``name_b`` start with) and
+    without when a stored comparison was computed (``computed_at``: a copy computes its own)."""
     assert response.status_code == 200, response.content[:300]
     rows = list(csv.reader(StringIO(response.content.decode())))
-    kept = [i for i, column in enumerate(rows[0]) if column not in ("pyramid", "pyramid_a", "pyramid_b")] if rows else []
-    return "\n".join(",".join(row[i] for i in kept) for row in rows)
+    kept = [i for i, column in enumerate(rows[0]) if column not in ("pyramid", "pyramid_a", "pyramid_b", "computed_at")] if rows else []
+    named = {i for i, column in enumerate(rows[0]) if column in ("name_a", "name_b")} if rows else set()
+    return "\n".join(",".join(re.sub(r"^#\d+ ", "#id ", row[i]) if i in named else row[i] for i in kept) for row in rows)
 

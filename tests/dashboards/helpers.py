@@ -6,10 +6,10 @@ import re
 from django.contrib.auth import get_user_model
 from django.template.defaultfilters import floatformat
 
-from annotation.models import SCU, Dataset, PeerAnnotation, PeerSummary
+from annotation.models import SCU, Dataset, PeerAnnotation, PeerSummary, Pyramid
 from annotation.access.roles import ANNOTATOR, COORDINATOR, role_group
 from annotation.corpus import assignments
-from annotation.pyramids.editing import add_match
+from annotation.pyramids.editing import add_contributor, add_match
 
 from tests.dashboards import toy
 
@@ -48,7 +48,45 @@ def build_lived_in(name: str) -> Dataset:
     opened(t2, "ann3", "2")                                   # an annotator who only passed through
     finished = PeerAnnotation.objects.get(peer__topic=t1, peer__external_id="1", annotator__username="ann2")
     add_match(finished, None, [(10, 14)])                     # a non-matching unit in a finished annotation
+    adjudicated(finished.peer, "judge", {"3": "ann1", "non_matching": "neither"})   # scores rest on it, agreement does not
+    second_pyramid(t2, "ann4")                                # T2: pyramids by two annotators (construction agreement)
     return dataset
+
+
+def adjudicated(peer, username: str, decisions: dict[str, str]) -> PeerAnnotation:
+    """``username`` adjudicates ``peer`` (its one pyramid); ``decisions``: item key -> an annotator's
+    name (their version), ``both`` or ``neither``."""
+    from annotation.adjudication import services
+
+    pyramid = peer.topic.pyramids.get()
+    comparison = services.compare(peer, pyramid)
+    by_name = {s.annotator: str(s.pk) for s in comparison.sources}
+    assert {i.key for i in comparison.disagreements} == set(decisions), [i.key for i in comparison.disagreements]
+    judge = get_user_model().objects.get_or_create(username=username)[0]
+    return services.adjudicate(peer, pyramid, judge, {k: by_name.get(v, v) for k, v in decisions.items()}, comparison.token)
+
+
+# A second pyramid of the toy's references (every one is "word word ..."): SCU uid -> (reference, span) contributors.
+SECOND_PYRAMID = {1: [("A", (0, 4)), ("B", (0, 4)), ("C", (0, 4))], 2: [("A", (5, 9))], 5: [("B", (10, 14)), ("C", (10, 14))]}
+
+
+def second_pyramid(topic, username: str) -> Pyramid:
+    """A pyramid of ``topic``'s references built by ``username``, and ann1's annotation of peer 1
+    against it (the practical test of construction agreement). The topic's first pyramid is
+    given a builder too ("ann5"): the comparison names each pyramid by who built it."""
+    topic.pyramids.update(creator=get_user_model().objects.get_or_create(username="ann5")[0])
+    builder = get_user_model().objects.get_or_create(username=username)[0]
+    pyramid = Pyramid.objects.create(topic=topic, creator=builder)
+    references = {r.external_id: r for r in topic.referencesummarys.all()}
+    pyramid.references.set(references.values())
+    for uid, contributors in SECOND_PYRAMID.items():
+        scu = SCU.objects.create(pyramid=pyramid, uid=uid, label=f"SCU {uid} of {username}")
+        for reference, span in contributors:
+            add_contributor(scu, references[reference], [span])
+    annotation = PeerAnnotation.objects.create(peer=topic.peersummarys.get(external_id="1"), pyramid=pyramid,
+                                               annotator=get_user_model().objects.get(username="ann1"), status="done")
+    add_match(annotation, SCU.objects.get(pyramid=pyramid, uid=1), [(0, 4)])
+    return pyramid
 
 
 def coordinator_of(dataset):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from annotation.dashboards import snapshots
-from annotation.dashboards.statistics import table_rows
+from annotation.dashboards.statistics import download_rows, table_rows
 from annotation.models import DatasetDashboard
 
 from tests.dashboards.helpers import build_toy
@@ -84,10 +84,10 @@ def test_statistics_are_reproducible_and_flatten_for_downloads(payload):
         assert again["conventions"][convention]["metaeval_intervals"] == payload["conventions"][convention]["metaeval_intervals"]
     stats = payload["conventions"]["nist"]["statistics"]
     for table in ("systems", "pairs", "scu_tests", "power", "stability"):
-        rows, keys = table_rows(stats, table)
+        rows, keys = download_rows(payload["conventions"]["nist"], table)
         assert rows and all(set(keys) <= set(r) | {"confidence", "resamples"} for r in rows), table
     with pytest.raises(ValueError):
-        table_rows(stats, "nothing")
+        table_rows(stats, "nothing", {})
 
 
 def _client(user):
@@ -133,7 +133,7 @@ def test_pages_downloads_and_api_show_the_stored_statistics(payload):
     # The page's CSV and the API's CSV are the stored rows.
     download = coord.get(reverse("dashboards:statistics_export", args=[dataset.pk, "csv"]) + "?table=pairs")
     rows = list(csv.DictReader(io.StringIO(download.content.decode())))
-    expected, keys = table_rows(payload["conventions"]["nist"]["statistics"], "pairs")
+    expected, keys = table_rows(payload["conventions"]["nist"]["statistics"], "pairs", {})
     assert len(rows) == len(expected) and list(rows[0]) == list(keys) + ["app_version", "settings"]
     assert [float(r["p_holm"]) for r in rows if r["p_holm"]] == pytest.approx([r["p_holm"] for r in expected if r["p_holm"] is not None])
     assert coord.get(reverse("dashboards:statistics_export", args=[dataset.pk, "csv"]) + "?table=nope").status_code == 404
@@ -144,7 +144,7 @@ def test_pages_downloads_and_api_show_the_stored_statistics(payload):
     intervals = payload["conventions"]["sacrerouge"]["metaeval_intervals"]
     assert len(answer.json()) == len(intervals) * 2 * 3
     assert api.get(f"/api/datasets/{dataset.pk}/statistics/?table=nope").status_code == 400
-    assert api.get(f"/api/datasets/{dataset.pk}/statistics/?format=csv&table=power").content.decode().startswith("dataset,view,score,difference")
+    assert api.get(f"/api/datasets/{dataset.pk}/statistics/?format=csv&table=power").content.decode().startswith("dataset,view,score,adjudicated,difference")
     api.force_authenticate(users["annotator"])
     assert api.get(f"/api/datasets/{dataset.pk}/statistics/").status_code in (403, 404)
 

@@ -21,11 +21,13 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.api.renderers import CSVRenderer
-from annotation.models import Dataset, PeerAnnotation, PeerSummary
+from annotation.models import SCU, Adjudication, Dataset, PeerAnnotation, PeerSummary
+from annotation.pyramids.editing import add_match
+from annotation.pyramids import construction
 
 from tests.conftest import shared_data
 from tests.dashboards.every_table import EXPORTS, NOT_ABOUT_PEER_ANNOTATIONS, tables
-from tests.dashboards.helpers import build_lived_in, build_toy, coordinator_of, opened, url_patterns
+from tests.dashboards.helpers import adjudicated, build_lived_in, build_toy, coordinator_of, opened, url_patterns
 
 pytestmark = pytest.mark.django_db
 
@@ -53,6 +55,7 @@ def round_trip(dataset, coordinator) -> Dataset:
     answer = api.post(reverse("api:dataset-import", args=[copy.pk]), {"files": [SimpleUploadedFile("archive.zip", data)]}, format="multipart")
     assert answer.status_code == 200, answer.content[:2000]
     report = answer.json()
+    assert report["adjudications_restored"] == Adjudication.objects.filter(annotation__pyramid__topic__dataset=dataset).count()
     assert report["rejected"] == [] and report["annotations_created"] == PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset).count()
     assert not any("manifest" in note for note in report["repairs"]), report["repairs"]
     return copy
@@ -60,12 +63,22 @@ def round_trip(dataset, coordinator) -> Dataset:
 
 def annotations(dataset) -> list[tuple]:
     return sorted(PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset).values_list(
-        "peer__topic__external_id", "peer__external_id", "annotator__username", "status", "created_at", "updated_at"))
+        "peer__topic__external_id", "peer__external_id", "annotator__username", "status", "created_at", "updated_at"),
+        key=lambda row: (row[:2], row[2] or "", row[3:]))   # an adjudicated version has no annotator
+
+
+def construction_computed(dataset) -> list[dict]:
+    """The construction agreement of the dataset's topics, computed as the background job does
+    (a test's commits run no job), and its stored pairs."""
+    construction.recompute_topics(dataset.topics.values_list("pk", flat=True))
+    return [pair for agreement in construction.stored(dataset.topics.all()) for pair in agreement.values["pairs"]]
 
 
 def assert_same(dataset, coordinator) -> None:
+    compared = construction_computed(dataset)
     before = tables(dataset, coordinator)
     copy = round_trip(dataset, coordinator)
+    assert len(construction_computed(copy)) == len(compared)
     after = tables(copy, coordinator)
     assert after.keys() == before.keys()
     for key in before:
@@ -75,7 +88,87 @@ def assert_same(dataset, coordinator) -> None:
 
 def test_round_trip_of_unfinished_empty_and_doubly_annotated_peers():
     dataset = build_lived_in("Round-trip source")
+    adjudicated = PeerAnnotation.objects.get(pyramid__topic__dataset=dataset, adjudication__isnull=False)
+    assert len(construction_computed(dataset)) == 1, "T2 has two pyramids by two annotators"
     assert_same(dataset, coordinator_of(dataset))
+    # The adjudication itself: same sources (by annotator), decisions naming the new sources, adjudicator, times.
+    [copy] = Adjudication.objects.filter(annotation__pyramid__topic__dataset__name="Round-trip copy")
+    original = adjudicated.adjudication
+    assert copy.annotation.annotator is None and copy.annotation.peer.external_id == "1"
+    by_name = {s.annotator.username: str(s.pk) for s in copy.sources.all()}
+    assert sorted(by_name) == sorted(s.annotator.username for s in original.sources.all()) == ["ann1", "ann2"]
+    assert copy.decisions == {"3": by_name["ann1"], "non_matching": "neither"}
+    assert copy.adjudicator.username == "judge" and (copy.created_at, copy.updated_at) == (original.created_at, original.updated_at)
+    assert copy.source_revisions == {pk: s.revision for s in copy.sources.all() for pk in [str(s.pk)]}, "no source shows as changed"
+
+
+def test_an_adjudication_whose_source_changed_since_comes_back_so(tmp_path):
+    """A source annotation edited after the adjudication is shown as changed on the adjudication
+    page; after the round trip (the command line's path in) it still is, and scores rest on the
+    adjudicated version in both."""
+    from annotation.adjudication import services
+
+    dataset = build_toy("Changed source")
+    peer = dataset.topics.get(external_id="T1").peersummarys.get(external_id="1")
+    adjudicated(peer, "judge", {"3": "both"})
+    ann2 = PeerAnnotation.objects.get(peer=peer, annotator__username="ann2")
+    add_match(ann2, SCU.objects.get(pyramid=ann2.pyramid, uid=2), [(30, 34)])   # after the adjudication
+    pyramid = peer.topic.pyramids.get()
+    assert services.adjudicated_version(peer, pyramid).adjudication.changed_sources(services.compare(peer, pyramid)) == ["ann2"]
+    api = APIClient()
+    api.force_authenticate(coordinator_of(dataset))
+    path = tmp_path / "changed.zip"
+    path.write_bytes(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content))
+    manifest = json.loads(zipfile.ZipFile(path).read("manifest.json"))
+    [entry] = [e for e in manifest["files"] if "adjudication" in e]
+    assert entry["annotator"] is None and len(entry["adjudication"]["sources"]) == 2
+    assert entry["adjudication"]["changed"] == [e["name"] for e in manifest["files"] if e.get("annotator") == "ann2" and e.get("peer") == "1"]
+    call_command("import_ducview", str(path), dataset="Changed copy", stdout=StringIO())
+    copy = Dataset.objects.get(name="Changed copy").topics.get(external_id="T1")
+    version = services.adjudicated_version(copy.peersummarys.get(external_id="1"), copy.pyramids.get())
+    assert version.adjudication.changed_sources(services.compare(version.peer, version.pyramid)) == ["ann2"]
+    exports = []
+    for name in ("Changed source", "Changed copy"):
+        stdout = StringIO()
+        call_command("export_scores", dataset=name, format="csv", stdout=stdout)
+        exports.append(stdout.getvalue().replace(name, "<dataset>"))
+    assert exports[0] == exports[1] and ",adjudicated," in exports[0]
+
+
+def test_an_adjudication_whose_source_file_is_missing_is_said_and_not_restored():
+    dataset = build_toy("Missing source")
+    peer = dataset.topics.get(external_id="T1").peersummarys.get(external_id="1")
+    adjudicated(peer, "judge", {"3": "ann1"})
+    coordinator = coordinator_of(dataset)
+    api = APIClient()
+    api.force_authenticate(coordinator)
+    source = zipfile.ZipFile(io.BytesIO(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content)))
+    manifest = json.loads(source.read("manifest.json"))
+    [entry] = [e for e in manifest["files"] if "adjudication" in e]
+    gone = entry["adjudication"]["sources"][1]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name in source.namelist():
+            if name != gone:
+                archive.writestr(name, source.read(name))
+    copy = Dataset.objects.create(name="Missing source copy")
+    copy.coordinators.add(coordinator)
+    report = api.post(reverse("api:dataset-import", args=[copy.pk]), {"files": [SimpleUploadedFile("a.zip", out.getvalue())]},
+                      format="multipart").json()
+    assert report["adjudications_restored"] == 0
+    assert any(entry["name"] in r and "adjudication was not restored" in r and gone in r for r in report["repairs"]), report["repairs"]
+    assert not Adjudication.objects.filter(annotation__pyramid__topic__dataset=copy).exists()
+    assert PeerAnnotation.objects.filter(pyramid__topic__dataset=copy, annotator__isnull=True, peer__external_id="1").count() == 1
+
+
+def test_the_import_report_says_how_many_adjudications_came_back():
+    from django.template.loader import render_to_string
+
+    from annotation.transfer.ducview_import import ImportReport
+
+    html = render_to_string("setup/_import_report.html", {"report": ImportReport(files=3, adjudications_restored=2), "dataset": {"pk": 1}})
+    assert "2 adjudicated versions restored with their decisions: scores rest on them" in html
+    assert "data-adjudications-restored" not in render_to_string("setup/_import_report.html", {"report": ImportReport(files=3), "dataset": {"pk": 1}})
 
 
 def test_import_ducview_reads_the_archive_as_its_upload_does(tmp_path):
@@ -151,12 +244,22 @@ def with_manifest(source: zipfile.ZipFile, manifest: dict) -> bytes:
     return out.getvalue()
 
 
+ADJUDICATION = {"adjudicator": "judge", "sources": [], "changed": [], "decisions": {}, "created_at": "2026-01-01T00:00:00+00:00",
+                "updated_at": "2026-01-01T00:00:00+00:00"}
+
+
 @pytest.mark.parametrize("change,message", [
     (lambda m: m.update(version=7), "version '7'"),
     (lambda m: m["files"][2].update(status="finished"), "files[2]: status 'finished'"),
     (lambda m: m["files"][2].update(created_at="yesterday"), "files[2]: created_at must be an ISO 8601"),
     (lambda m: m["files"][2].update(matches=-1), "files[2]: matches must be a count"),
     (lambda m: m.update(files="none"), "no list of files"),
+    (lambda m: m["files"][0].update(source=["D0601.pyr"]), "files[0]: source must be a text"),
+    (lambda m: m["files"][2].update(adjudication=ADJUDICATION | {"sources": [m["files"][3]["name"], m["files"][4]["name"]]}), "an adjudicated version is nobody's own work"),
+    (lambda m: m["files"][2].update(annotator=None, adjudication=ADJUDICATION | {"sources": ["nope.pan", "x.pan"]}),
+     "settles 'nope.pan', which is no annotator's annotation in the archive"),
+    (lambda m: m["files"][2].update(annotator=None, adjudication=ADJUDICATION | {"sources": [m["files"][3]["name"], m["files"][4]["name"]], "decisions": {"1": "ann9"}}),
+     "decisions must map each item to one of its sources"),
 ])
 def test_a_manifest_that_cannot_be_read_refuses_the_upload(change, message):
     dataset = build_toy("Bad manifest")
