@@ -13,7 +13,7 @@ from scoring.metaeval import Observation, meta_evaluate
 from scoring.model import Convention
 
 from annotation.models import Judgment, PeerSummary, Pyramid, ReferenceSummary
-from annotation.peers.results import SCORE_KEYS, score_rows, topics_of
+from annotation.peers.results import SCORE_KEYS, rests_on_adjudication, score_rows, topics_of
 from annotation.peers.scoring_inputs import load_pyramids
 
 SCORES = ("original", "modified", "modified_jk")
@@ -56,7 +56,7 @@ def system_rows(rows: list[dict], summarizers: dict, convention: Convention) -> 
 
     Several rows of one summary in one topic (two annotators, two pyramids) count once for that
     topic (``aggregate.topic_means``). ``adjudicated``: how many of the topics' scores rest on an
-    adjudicated version (``results.version_of``). Ordered by dataset, kind, then modified score, best first.
+    adjudicated version or pyramid (``results.version_of``). Ordered by dataset, kind, then modified score, best first.
     """
     def key(row):
         return (row["dataset"], *_summarizer_of(row, summarizers))
@@ -66,7 +66,7 @@ def system_rows(rows: list[dict], summarizers: dict, convention: Convention) -> 
     adjudicated: dict[tuple, set] = {}
     for r in rows:
         topics.setdefault(key(r), set()).add(r["topic"])
-        if r.get("version") == "adjudicated":
+        if rests_on_adjudication(r.get("version", "")):
             adjudicated.setdefault(key(r), set()).add(r["topic"])
     out = []
     for (dataset, kind, system), seen in topics.items():
