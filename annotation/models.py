@@ -5,7 +5,8 @@ pyramid: Pyramid, SCU, Contributor, ContributorPart, PyramidAgreement (stored co
 peer: PeerAnnotation, PeerMatch, PeerMatchPart
 work: Assignment
 results: AnnotationScore, TopicAgreement (stored results of background computations)
-adjudication: Adjudication (a peer annotation that settles annotators' disagreements)
+adjudication: Adjudication (a peer annotation that settles annotators' disagreements), PyramidAdjudication (the
+  topic's pyramid that settles two annotators' pyramids)
 history: Change (audit history, undo/redo)
 idempotency: IdempotentRequest (answers to POSTs sent with an Idempotency-Key)
 lightweight: LightweightPyramid, LiteStatement, LiteWriting, LiteTask, LiteAssignment, LiteReservation, CrowdLink, LiteResult
@@ -19,7 +20,7 @@ from annotation.peers.models import AnnotationScore, TopicAgreement
 from annotation.corpus.models import Assignment
 from annotation.dashboards.models import Judgment
 from annotation.dashboards.models import DatasetDashboard
-from annotation.adjudication.models import Adjudication
+from annotation.adjudication.models import Adjudication, PyramidAdjudication
 from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteTask, LiteWriting
 
 __all__ = [
@@ -27,7 +28,7 @@ __all__ = [
     "Pyramid", "SCU", "Contributor", "ContributorPart", "PyramidAgreement",
     "PeerAnnotation", "PeerMatch", "PeerMatchPart",
     "Assignment", "AnnotationScore", "TopicAgreement", "Change", "IdempotentRequest",
-    "Judgment", "Adjudication",
+    "Judgment", "Adjudication", "PyramidAdjudication",
     "DatasetDashboard",
     "LightweightPyramid", "LiteStatement", "LiteWriting", "LiteTask", "LiteAssignment", "LiteReservation", "CrowdLink", "LiteResult",
 ]

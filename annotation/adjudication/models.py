@@ -1,4 +1,5 @@
-"""The record that makes a peer annotation an adjudicated version.
+"""The records that make a peer annotation an adjudicated version (``Adjudication``) and a pyramid
+the topic's adjudicated pyramid (``PyramidAdjudication``, below).
 
 The adjudicated version is an ordinary ``PeerAnnotation`` (so scoring, exports and the editor read
 it like any other) without an annotator: it is nobody's own work, so the blind rule of annotations
@@ -33,3 +34,35 @@ class Adjudication(models.Model):
     def changed_sources(self, comparison) -> list[str]:
         """The annotators whose version changed (or appeared) since this adjudication was saved."""
         return [s.annotator for s in comparison.sources if self.source_revisions.get(str(s.pk)) != s.revision]
+
+
+class PyramidAdjudication(models.Model):
+    """The record that makes a pyramid the topic's adjudicated pyramid (``adjudication/pyramids.py``).
+
+    The adjudicated pyramid is an ordinary ``Pyramid`` without a creator (nobody's own work: no
+    builder ever sees it, ``access/rules.py``); finished, so annotators of peers annotate against
+    it. One per topic; scores of the topic rest on it (``peers.results.counting``)."""
+
+    topic = models.OneToOneField("annotation.Topic", on_delete=models.CASCADE, related_name="pyramid_adjudication",
+                                 help_text="One adjudicated pyramid per topic.")
+    pyramid = models.OneToOneField("annotation.Pyramid", on_delete=models.CASCADE, related_name="pyramid_adjudication",
+                                   help_text="The adjudicated pyramid (no creator).")
+    adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="pyramid_adjudications")
+    sources = models.ManyToManyField("annotation.Pyramid", related_name="adjudicated_into",
+                                     help_text="The annotators' pyramids it settles (left unchanged).")
+    decisions = models.JSONField(default=dict, help_text="What was decided: item key (m<uid A>-<uid B>, a<uid>, b<uid>) -> choice.")
+    uids = models.JSONField(default=dict, help_text="Item key -> the uid of the SCU it became: kept when adjudicated again.")
+    source_revisions = models.JSONField(default=dict, help_text=(
+        "Source pyramid id -> its revision when adjudicated: a source changed since is shown as such."))
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self):
+        return f"Adjudicated pyramid {self.pyramid_id} of topic {self.topic_id}"
+
+    def changed_sources(self) -> list[int]:
+        """The source pyramids changed since this adjudication was saved."""
+        return [p.pk for p in self.sources.all() if self.source_revisions.get(str(p.pk)) != p.revision]

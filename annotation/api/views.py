@@ -41,6 +41,7 @@ from annotation.pyramids import actions as pyramid_actions
 from annotation.peers import results
 from annotation.transfer import sacrerouge_export
 from annotation.pyramids import ranked_suggestions
+from annotation.adjudication.pyramids import adjudicated_pyramid_topics
 from annotation.dashboards import statistics as system_statistics
 from annotation.dashboards.snapshots import snapshot_for
 from annotation.api import filters, serializers
@@ -214,7 +215,8 @@ class DatasetViewSet(RepresentationVersionMixin, ScopedViewSet):
         snapshot, _ = snapshot_for(dataset)
         figures = snapshot.data["conventions"][convention.value]
         rows, keys = downloads.with_provenance(*system_statistics.download_rows(figures, table), downloads.provenance(
-            convention=convention, seed=figures["statistics"]["settings"]["seed"]))
+            convention=convention, seed=figures["statistics"]["settings"]["seed"],
+            adjudicated_pyramid_topics=adjudicated_pyramid_topics(dataset) or None))
         return self._file(request, dataset, f"statistics-{table}", rows, keys, convention)
 
 

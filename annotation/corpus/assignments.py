@@ -22,9 +22,11 @@ class Progress:
 
 
 def pyramid_to_annotate_against(topic) -> Pyramid | None:
-    """The topic's pyramid for peer annotation: a finished one if any, else the newest."""
+    """The topic's pyramid for peer annotation: its adjudicated pyramid if it has one (scores rest
+    on it, ``peers.results.counting``), else a finished one if any, else the newest."""
     pyramids = topic.pyramids.order_by("-id")
-    return pyramids.filter(status=Pyramid.Status.DONE).first() or pyramids.first()
+    return (pyramids.filter(pyramid_adjudication__isnull=False).first() or pyramids.filter(status=Pyramid.Status.DONE).first()
+            or pyramids.first())
 
 
 def progress(assignment: Assignment) -> Progress:

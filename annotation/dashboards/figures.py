@@ -8,12 +8,14 @@ can never disagree with an export; averaging lives in ``scoring.aggregate`` and 
 """
 from __future__ import annotations
 
+from django.db.models import Exists, OuterRef
+
 from scoring.aggregate import system_scores, tier_histogram
 from scoring.metaeval import Observation, meta_evaluate
 from scoring.model import Convention
 
-from annotation.models import Judgment, PeerSummary, Pyramid, ReferenceSummary
-from annotation.peers.results import SCORE_KEYS, score_rows, topics_of
+from annotation.models import Judgment, PeerSummary, Pyramid, PyramidAdjudication, ReferenceSummary
+from annotation.peers.results import SCORE_KEYS, rests_on_adjudication, score_rows, topics_of
 from annotation.peers.scoring_inputs import load_pyramids
 
 SCORES = ("original", "modified", "modified_jk")
@@ -56,7 +58,7 @@ def system_rows(rows: list[dict], summarizers: dict, convention: Convention) -> 
 
     Several rows of one summary in one topic (two annotators, two pyramids) count once for that
     topic (``aggregate.topic_means``). ``adjudicated``: how many of the topics' scores rest on an
-    adjudicated version (``results.version_of``). Ordered by dataset, kind, then modified score, best first.
+    adjudicated version or pyramid (``results.version_of``). Ordered by dataset, kind, then modified score, best first.
     """
     def key(row):
         return (row["dataset"], *_summarizer_of(row, summarizers))
@@ -66,7 +68,7 @@ def system_rows(rows: list[dict], summarizers: dict, convention: Convention) -> 
     adjudicated: dict[tuple, set] = {}
     for r in rows:
         topics.setdefault(key(r), set()).add(r["topic"])
-        if r.get("version") == "adjudicated":
+        if rests_on_adjudication(r.get("version", "")):
             adjudicated.setdefault(key(r), set()).add(r["topic"])
     out = []
     for (dataset, kind, system), seen in topics.items():
@@ -99,11 +101,13 @@ def score_dashboard(dataset_name: str | None, convention: Convention = Conventio
 
 
 def tier_histograms(dataset_name: str | None, convention: Convention = Convention.NIST) -> list[dict]:
-    """For each pyramid: weight -> number of SCUs (every tier from 1 up, empty ones included)."""
+    """For each pyramid: weight -> number of SCUs (every tier from 1 up, empty ones included).
+    ``creator`` names who built it (``adjudicated`` for a topic's adjudicated pyramid)."""
     convention = Convention(convention)
     pyramids = list(
         Pyramid.objects.filter(topic__in=topics_of(dataset_name))
         .select_related("topic__dataset", "creator").order_by("topic__dataset__name", "topic__external_id", "id")
+        .annotate(adjudicated=Exists(PyramidAdjudication.objects.filter(pyramid=OuterRef("pk"))))
     )
     inputs = load_pyramids(p.pk for p in pyramids)
     out = []
@@ -111,7 +115,7 @@ def tier_histograms(dataset_name: str | None, convention: Convention = Conventio
         tiers = tier_histogram(inputs[p.pk], convention)
         out.append({
             "dataset": p.topic.dataset.name, "topic": p.topic.external_id, "pyramid": p.pk,
-            "creator": p.creator.username if p.creator_id else "", "references": inputs[p.pk].n,
+            "creator": p.creator.username if p.creator_id else ("adjudicated" if p.adjudicated else ""), "references": inputs[p.pk].n,
             "scus": sum(tiers.values()), "tiers": [{"weight": w, "scus": k} for w, k in tiers.items()],
             "convention": convention.value,
         })

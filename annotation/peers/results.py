@@ -14,7 +14,7 @@ from scoring.correlation import mean_abs_difference, pearson
 from scoring.model import Convention
 from scoring.scores import prepare, reference_annotation, score_prepared, score_reference
 
-from annotation.models import SCU, Adjudication, AnnotationScore, PeerAnnotation, PeerMatch, Pyramid, Topic
+from annotation.models import SCU, Adjudication, AnnotationScore, PeerAnnotation, PeerMatch, Pyramid, PyramidAdjudication, Topic
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 
 SCORE_KEYS = (
@@ -41,7 +41,10 @@ def counted(annotations: QuerySet, *, include_unfinished: bool = False, for_scor
     Adjudication (``annotation/adjudication``): agreement and progress (the default) count the
     annotators' versions only, never an adjudicated version. Scores (``for_scores``) count the
     adjudicated version of a peer and pyramid where there is one, instead of the annotators'
-    versions it settles; elsewhere the annotators' versions as before.
+    versions it settles; elsewhere the annotators' versions as before. Where a topic has an
+    adjudicated pyramid (``PyramidAdjudication``), scores rest on it: only the annotations made
+    against it count for scores (those against the annotators' pyramids still count for
+    agreement and for construction agreement's practical test).
     """
     return annotations.filter(counting(include_unfinished=include_unfinished, for_scores=for_scores))
 
@@ -55,20 +58,42 @@ def counting(*, include_unfinished: bool = False, for_scores: bool = False) -> Q
     if not for_scores:
         return done & ~adjudicated
     settled = Q(Exists(Adjudication.objects.filter(annotation__peer=OuterRef("peer"), annotation__pyramid=OuterRef("pyramid"))))
-    return adjudicated | (done & ~settled)
+    return (adjudicated | (done & ~settled)) & scoring_pyramid()
+
+
+def scoring_pyramid(path: str = "pyramid") -> Q:
+    """The condition on a pyramid (reached by ``path``) of being the one its topic's scores rest on:
+    the topic's adjudicated pyramid where there is one, else any of its pyramids."""
+    prefix = f"{path}__" if path else ""
+    return Q(**{f"{prefix}pyramid_adjudication__isnull": False}) | ~Q(
+        Exists(PyramidAdjudication.objects.filter(topic=OuterRef(f"{prefix}topic"))))
+
+
+PYRAMID_ADJUDICATED = "pyramid: adjudicated"
+
+
+def rests_on_adjudication(version: str) -> bool:
+    """Does a score row's ``version`` name an adjudicated annotation or an adjudicated pyramid?"""
+    return any(part in ("adjudicated", PYRAMID_ADJUDICATED) for part in version.split("; "))
 
 
 def version_of(annotation: PeerAnnotation) -> str:
     """Which version a score rests on, as every table and export states it: ``adjudicated`` or the
-    annotator's user name (``adjudicated`` must be annotated on the queryset: ``with_version``)."""
-    if annotation.adjudicated:
-        return "adjudicated"
-    return annotation.annotator.username if annotation.annotator_id else ""
+    annotator's user name, followed by ``; pyramid: adjudicated`` when the annotation is made
+    against the topic's adjudicated pyramid (``adjudicated`` and ``pyramid_adjudicated`` must be
+    annotated on the queryset: ``with_version``)."""
+    annotation_version = "adjudicated" if annotation.adjudicated else (annotation.annotator.username if annotation.annotator_id else "")
+    return _joined(annotation_version, annotation.pyramid_adjudicated)
+
+
+def _joined(annotation_version: str, pyramid_adjudicated: bool) -> str:
+    return "; ".join(v for v in (annotation_version, PYRAMID_ADJUDICATED if pyramid_adjudicated else "") if v)
 
 
 def with_version(annotations: QuerySet) -> QuerySet:
-    """``annotations`` with ``adjudicated`` (bool) for ``version_of``."""
-    return annotations.annotate(adjudicated=Exists(Adjudication.objects.filter(annotation=OuterRef("pk"))))
+    """``annotations`` with ``adjudicated`` and ``pyramid_adjudicated`` (bools) for ``version_of``."""
+    return annotations.annotate(adjudicated=Exists(Adjudication.objects.filter(annotation=OuterRef("pk"))),
+                                pyramid_adjudicated=Exists(PyramidAdjudication.objects.filter(pyramid=OuterRef("pyramid"))))
 
 
 def not_counted(annotations: QuerySet) -> dict[str, int]:
@@ -124,8 +149,9 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
     says which version each row rests on (``version_of``).
 
     A reference is scored against the pyramid of the other references, its annotation being the
-    SCUs it contributes to; its annotator is the pyramid's creator. Every row carries ``status``
-    (a reference's is ``done``).
+    SCUs it contributes to; its annotator is the pyramid's creator. Where a topic has an adjudicated
+    pyramid, its references are scored against that pyramid only (``scoring_pyramid``; version
+    ``pyramid: adjudicated``). Every row carries ``status`` (a reference's is ``done``).
     """
     convention = Convention(convention)
     annotations = list(
@@ -146,7 +172,9 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
     ]
     if include_references:
         pyramids = list(
-            Pyramid.objects.filter(topic__in=topics).select_related("topic__dataset", "creator").order_by("topic__external_id", "id")
+            Pyramid.objects.filter(scoring_pyramid(""), topic__in=topics).select_related("topic__dataset", "creator")
+            .annotate(adjudicated=Exists(PyramidAdjudication.objects.filter(pyramid=OuterRef("pk"))))
+            .order_by("topic__external_id", "id")
         )
         inputs = load_pyramids(p.pk for p in pyramids)
         for p in pyramids:
@@ -156,6 +184,7 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
                     score_reference(inputs[p.pk], ref, annotation, convention).as_dict(),
                     dataset=p.topic.dataset.name, topic=p.topic.external_id, summary=ref, kind="reference",
                     annotator=p.creator.username if p.creator_id else "", status=PeerAnnotation.Status.DONE.value,
+                    version=_joined(p.creator.username if p.creator_id else "", p.adjudicated),
                 ))
     return rows
 

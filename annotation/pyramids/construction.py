@@ -1,5 +1,8 @@
 """Pyramid construction agreement of a topic, computed in the background and stored per topic.
 
+Only the annotators' own pyramids are compared: a topic's adjudicated pyramid
+(``adjudication/pyramids.py``) is left out, so agreement before adjudication stays as it was.
+
 A topic may have several pyramids by different annotators (built blind to each other in the app,
 or imported). The pyramids built from the same references (the same ``ReferenceSummary`` rows, so
 every span already indexes the same text: no re-alignment of texts is needed, unlike files of
@@ -25,7 +28,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from scoring.model import Convention
 from scoring.pyramid_agreement import (
@@ -129,7 +132,8 @@ def compute(topic: Topic, previous: PyramidAgreement | None = None) -> tuple[dic
     no two of them are built from the same references) and the revisions of its pyramids, read
     before their data. The construction figures of ``previous`` (the stored row) are reused when
     no pyramid has changed since (an edit of a peer annotation changes only the practical test)."""
-    pyramids = list(topic.pyramids.select_related("creator").prefetch_related("references").order_by("pk"))
+    pyramids = list(topic.pyramids.filter(pyramid_adjudication__isnull=True)   # the annotators' own, not the adjudicated one
+                    .select_related("creator").prefetch_related("references").order_by("pk"))
     revisions = {str(p.pk): p.revision for p in pyramids}
     groups: dict[frozenset[int], list[Pyramid]] = defaultdict(list)
     for p in pyramids:
@@ -207,7 +211,8 @@ def recompute_topics(topic_ids: Iterable[int]) -> int:
 def stale_topics() -> list[int]:
     """Topics with two or more pyramids whose stored figures lag behind (or are missing), and
     topics with a stored row but fewer pyramids now (their row goes)."""
-    several = dict(Topic.objects.annotate(n=Count("pyramids")).filter(n__gte=2).values_list("id", "revision"))
+    own = Count("pyramids", filter=Q(pyramids__pyramid_adjudication__isnull=True))
+    several = dict(Topic.objects.annotate(n=own).filter(n__gte=2).values_list("id", "revision"))
     agreed = dict(PyramidAgreement.objects.values_list("topic_id", "topic_revision"))
     return sorted({pk for pk, revision in several.items() if agreed.get(pk) != revision} | (set(agreed) - set(several)))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
+from annotation.adjudication.pyramids import adjudicated_pyramid
 from annotation.models import PyramidAgreement, Topic
 from annotation.pyramids import construction
 from scoring.correlation import NOISE
@@ -36,7 +37,7 @@ def topic(request, dataset, topic):
     convention = _convention(request)
     agreement = PyramidAgreement.objects.filter(topic=topic_obj).select_related("topic__dataset").first()
     if agreement is None or not agreement.values["pairs"]:
-        if topic_obj.pyramids.count() < 2:
+        if topic_obj.pyramids.filter(pyramid_adjudication__isnull=True).count() < 2:
             raise Http404("This topic has fewer than two pyramids: nothing to compare.")
         return render(request, "dashboards/construction_topic.html", _frame(
             dataset, "agreement", topic=topic, convention=convention, pending=agreement is None,
@@ -51,7 +52,8 @@ def topic(request, dataset, topic):
         dataset, "agreement", topic=topic, convention=convention, convention_links=_convention_links(request, convention),
         rows=rows, pair=selected, scus=[r for r in scus if r["kind"] != "identical"], counts=counts,
         is_current=agreement.is_current, left_out=agreement.values["left_out"], noise=NOISE,
-        status_a=statuses.get(pair["a"], "deleted"), status_b=statuses.get(pair["b"], "deleted")))
+        status_a=statuses.get(pair["a"], "deleted"), status_b=statuses.get(pair["b"], "deleted"),
+        adjudicated=adjudicated_pyramid(topic_obj)))
 
 
 @coordinator_view

@@ -18,6 +18,7 @@ urlpatterns = [
     path(D + "agreement/<str:topic>/<str:peer>/", views.agreement_peer, name="agreement_peer"),
     path(D + "agreement/<str:topic>/<str:peer>/adjudicate/<int:pyramid_id>/", adjudication.adjudicate, name="adjudicate"),
     path(D + "pyramid-agreement/<str:topic>/", construction.topic, name="construction_topic"),
+    path(D + "pyramid-agreement/<str:topic>/adjudicate/<int:a>-<int:b>/", adjudication.adjudicate_pyramids, name="adjudicate_pyramids"),
     re_path(r"^(?P<dataset_id>[0-9]+)/pyramid-agreement\.(?P<fmt>csv|json)$", construction.export, name="construction_export"),
     path(D + "scores/", views.scores, name="scores"),
     re_path(r"^(?P<dataset_id>[0-9]+)/scores\.(?P<fmt>csv|json)$", views.scores_export, name="scores_export"),

@@ -26,6 +26,7 @@ from django.utils import timezone
 from django.utils.dateformat import format as format_date
 from django.views.decorators.http import require_POST
 
+from annotation.adjudication.pyramids import adjudicated_pyramid_topics
 from annotation.adjudication.services import adjudicated_version
 from annotation.models import SCU, Adjudication, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
 from annotation.corpus.natural_order import natural_key as _natural
@@ -104,6 +105,7 @@ def _frame(dataset, active: str, snapshot=None, current=True, **extra) -> dict:
     }
     if active in SCORE_PAGES:
         context["adjudicated_peers"] = Adjudication.objects.filter(annotation__peer__topic__dataset=dataset).count()
+        context["adjudicated_pyramids"] = adjudicated_pyramid_topics(dataset)
     if snapshot is not None:
         context |= {"computed_at_iso": snapshot.computed_at.isoformat(), "as_of": _as_of(snapshot.computed_at)}
     return context | extra
@@ -360,7 +362,8 @@ def agreement(request, dataset):
         dataset, "agreement", snapshot, current, convention=convention, convention_links=_convention_links(request, convention), rows=rows,
         matrix=_matrix(snapshot.data["pairs"]), noise=NOISE, query=request.GET.urlencode(), shared_now=shared_now,
         construction=construction.dataset_section(dataset, Convention(convention)),
-        adjudicated_peers=Adjudication.objects.filter(annotation__peer__topic__dataset=dataset).count()))
+        adjudicated_peers=Adjudication.objects.filter(annotation__peer__topic__dataset=dataset).count(),
+        topics_with_adjudicated_pyramid=adjudicated_pyramid_topics(dataset)))
 
 
 @coordinator_view
@@ -506,6 +509,9 @@ def scores_export(request, dataset, fmt):
     view = _score_view(request, snapshot)
     table = request.GET.get("table", "topics")
     summaries = {"qualifiers": [_summaries(view["references"])], "references": view["references"], "include_unfinished": False}
+    adjudicated = adjudicated_pyramid_topics(dataset)
+    if adjudicated:   # the topics whose scores rest on their adjudicated pyramid (the rows say so too)
+        summaries["adjudicated_pyramid_topics"] = adjudicated
     if table == "systems":
         return _download(dataset, "systems", view["per_system"], SYSTEM_KEYS, fmt, convention=view["convention"], **summaries)
     return _download(dataset, "scores", view["per_topic"], SCORE_KEYS, fmt, convention=view["convention"], **summaries)
@@ -631,7 +637,8 @@ def statistics_export(request, dataset, fmt):
         raise Http404("No such statistics table.")
     figures = snapshot.data["conventions"][convention]
     rows, keys = statistics_rows(figures, table)
-    return _download(dataset, f"statistics-{table}", rows, keys, fmt, convention=convention, seed=figures["statistics"]["settings"]["seed"])
+    return _download(dataset, f"statistics-{table}", rows, keys, fmt, convention=convention, seed=figures["statistics"]["settings"]["seed"],
+                     adjudicated_pyramid_topics=adjudicated_pyramid_topics(dataset) or None)
 
 
 # --- meta-evaluation ------------------------------------------------------------------------

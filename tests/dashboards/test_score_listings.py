@@ -43,6 +43,7 @@ NO_SCORES = {
     "api:api-root": "links", "api:docs": "documentation", "api:schema": "documentation", "api:token": "a token",
     "dashboards:list": "datasets, with counts", "dashboards:overview": "progress and assignments", "dashboards:status": "whether figures are current",
     "dashboards:assignment_": "assignment forms",
+    "dashboards:adjudicate_pyramids": "two pyramids' SCUs side by side for adjudication, no score",
     "dashboards:construction_": "pyramid construction agreement: figures per pair of pyramids (the practical test's "
                                 "correlations rest on counted annotations, construction.py), no annotation's score",
     "api:dataset-pyramid-agreement": "pyramid construction agreement, as dashboards:construction_",
@@ -233,3 +234,51 @@ def test_the_statistics_downloads_count_the_scores_resting_on_an_adjudicated_ver
     assert any(row.split(",")[3:7] == ["1", "peer", "2", "1"] for row in rows), rows
     metaeval = pages.get(reverse("dashboards:statistics_export", args=[dataset.pk, "csv"]), {"table": "metaeval"}).content.decode()
     assert metaeval.splitlines()[0].split(",")[:4] == ["dataset", "metric", "summarizers", "adjudicated"]   # no judgments: no row
+
+
+# Where a topic has an adjudicated pyramid, the same listings say the scores rest on it
+# (``pyramid: adjudicated`` in their rows, the page's note, or a download's settings), but for two pages about one peer's
+# annotators' versions.
+PYRAMID_NOT_NAMED = {
+    "dashboards:agreement_peer": "one peer's agreement: the annotators' versions against the pyramid the page names",
+    "dashboards:adjudicate": "one peer's adjudication against the pyramid the page names",
+}
+
+
+def test_listings_state_the_adjudicated_pyramid(world, django_capture_on_commit_callbacks):
+    from annotation.adjudication import pyramids
+    from annotation.models import SCU, Pyramid
+    from annotation.pyramids.editing import add_contributor, add_match
+
+    dataset, users = world
+    topic = dataset.topics.get(external_id="T1")
+    first = topic.pyramids.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        second = Pyramid.objects.create(topic=topic, creator=users["annotator"], status="done")   # a second pyramid, one label differs
+        second.references.set(first.references.all())
+        for scu in first.scus.prefetch_related("contributors__parts"):
+            copy = SCU.objects.create(pyramid=second, uid=scu.uid, label=scu.label if scu.uid != 2 else "another label")
+            for c in scu.contributors.all():
+                add_contributor(copy, c.reference, [(p.start, p.end) for p in c.parts.all()])
+        Pyramid.objects.filter(pk=first.pk).update(status="done")
+        first.refresh_from_db(), second.refresh_from_db()
+        comparison = pyramids.compare(first, second)
+        adjudicated = pyramids.adjudicate(first, second, users["coord"], {i.key: "a" for i in comparison.disagreements}, comparison.token)
+        for name in ("ann1", "ann2"):   # peer 1 annotated again, against the adjudicated pyramid
+            assignment = topic.assignments.get_or_create(annotator=get_user_model().objects.get(username=name), task="annotate_peers")[0]
+            annotation = assignments.annotation_for(assignment, topic.peersummarys.get(external_id="1"))
+            assert annotation.pyramid == adjudicated
+            add_match(annotation, adjudicated.scus.get(uid=1), [(0, 4)])
+            PeerAnnotation.objects.filter(pk=annotation.pk).update(status="done")
+    listing = listing_requests(dataset, adjudicated)
+    pages, api = Client(), APIClient()
+    pages.force_login(users["coord"])
+    api.force_authenticate(users["coord"])
+    listing["dashboards:agreement_peer"] = listing["dashboards:agreement_peer"][:1]
+    for name in STATES_VERSION:
+        for url, query in listing[name]:
+            response = (api if name.startswith("api:") else pages).get(url, query)
+            assert response.status_code == 200, (name, query)
+            body = _body(response)
+            if name not in PYRAMID_NOT_NAMED and body != "[]":   # a table with no row lists no score
+                assert any(words in body for words in ("pyramid: adjudicated", "adjudicated pyramid", "adjudicated_pyramid")), f"{name} {query} does not say scores rest on the adjudicated pyramid"
