@@ -88,6 +88,20 @@ def _synchronous_recomputation():
 
 
 @pytest.fixture
+def in_process_jobs():
+    """Background jobs run in the saving thread, as without REDIS_URL (also when it is set)."""
+    if not settings.REDIS_URL:
+        yield
+        return
+    from pyramid_app.celery import app
+
+    saved = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = saved
+
+
+@pytest.fixture
 def background_runner(transactional_db):
     """The in-process background runner as production runs it (its own thread and connections);
     ``wait()`` for it. Stopped afterwards, so no thread touches the database of a later test."""

@@ -17,7 +17,6 @@ from annotation.models import SCU, Dataset, Pyramid, PyramidAgreement, Topic
 from annotation.transfer.downloads import app_version
 
 from tests.pyramids import construction_world as world
-from tests.pyramids.construction_world import in_process_jobs  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
 HOSTILE = '<script>alert("x")</script>'

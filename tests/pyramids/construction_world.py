@@ -39,20 +39,6 @@ HAND = {"pairs": 12, "together_a": 4, "together_b": 4, "together_both": 2, "pair
 HAND_SCUS = {"matched": [[1, 1, 2, 3, 2], [2, 3, 2, 2, 3]], "unmatched_a": [[3, 1], [4, 1]], "unmatched_b": [[2, 1], [5, 1]]}
 
 
-@pytest.fixture
-def in_process_jobs(settings):
-    """Background jobs run in the saving thread, as without REDIS_URL (also when it is set)."""
-    if not settings.REDIS_URL:
-        yield
-        return
-    from pyramid_app.celery import app
-
-    saved = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = saved
-
-
 def build(name="Construction") -> Dataset:
     User = get_user_model()
     dataset = Dataset.objects.create(name=name)

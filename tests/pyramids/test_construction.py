@@ -15,7 +15,6 @@ from scoring.correlation import NOISE
 
 from tests.pyramids import construction_world as world
 from tests.pyramids import independent
-from tests.pyramids.construction_world import in_process_jobs  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
 

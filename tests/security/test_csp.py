@@ -67,6 +67,7 @@ def pages(world) -> list[tuple[str, str, str | None]]:
         ("dashboards:agreement_peer", reverse("dashboards:agreement_peer", args=[d, "T1", "1"]), None),
         ("dashboards:adjudicate", reverse("dashboards:adjudicate", args=[d, "T1", "1", pyramid]), None),
         ("dashboards:construction_topic", reverse("dashboards:construction_topic", args=[world["construction"].pk, "T"]), None),
+        ("dashboards:adjudicate_pyramids", reverse("dashboards:adjudicate_pyramids", args=[world["construction"].pk, "T", *world["construction_pair"]]), None),
         ("dashboards:scores", reverse("dashboards:scores", args=[d]), None),
         ("dashboards:metaeval", reverse("dashboards:metaeval", args=[d]), None),
         ("dashboards:significance", reverse("dashboards:significance", args=[d]), None),
@@ -122,7 +123,7 @@ class _Pk:
 
 def _fake_world():
     return {"dataset": _Pk, "pyramid": _Pk, "annotation": _Pk, "run": _Pk, "crowd": "x", "invitation": "/accounts/invite/x/y/",
-            "topic": _Pk, "reference": _Pk, "free_peer": _Pk, "construction": _Pk}
+            "topic": _Pk, "reference": _Pk, "free_peer": _Pk, "construction": _Pk, "construction_pair": (1, 2)}
 
 
 # --- A static guard for templates no test renders --------------------------------------------
@@ -186,7 +187,8 @@ def world(transactional_db):
         free_peer = PeerSummary.objects.create(topic=pyramid.topic, external_id="9", text="Nothing rests <on> this peer yet.")
         construction_set = build_construction("CSP <b>pyramids</b>")   # two pyramids of one topic, compared
         recompute_construction(list(construction_set.topics.values_list("id", flat=True)))
-        yield {"construction": construction_set, "dataset": dataset, "pyramid": pyramid, "annotation": annotation, "user": root, "invitation": invitation,
+        pair = sorted(construction_set.topics.get().pyramids.values_list("id", flat=True))
+        yield {"construction": construction_set, "construction_pair": pair, "dataset": dataset, "pyramid": pyramid, "annotation": annotation, "user": root, "invitation": invitation,
                "run": run, "crowd": crowd, "topic": pyramid.topic, "reference": pyramid.references.order_by("external_id").first(),
                "free_peer": free_peer}
     finally:

@@ -19,7 +19,6 @@ from scoring.pyramid_agreement import pairwise
 
 from tests.conftest import shared_data
 from tests.pyramids import independent
-from tests.pyramids.construction_world import in_process_jobs  # noqa: F401  (fixture)
 from tests.scoring.test_pyramid_agreement import _best_matching_total
 
 pytestmark = [pytest.mark.django_db, pytest.mark.realdata]

@@ -23,9 +23,8 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def world(transactional_db, settings):
+def world(transactional_db, settings, in_process_jobs):
     settings.CROWD_RATE = "10000/min"
-    settings.CELERY_TASK_ALWAYS_EAGER = True
     # Behind one trusted proxy, so each crowd worker's browser can come from its own address
     # (X-Forwarded-For): one client (address or session) gives a task one answer.
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}

@@ -25,9 +25,8 @@ ANSWERS = {"j1": "PN", "j2": "PN", "j3": "PP"}
 
 
 @pytest.fixture
-def run(transactional_db, settings):
+def run(transactional_db, settings, in_process_jobs):
     settings.CROWD_RATE = "10000/min"
-    settings.CELERY_TASK_ALWAYS_EAGER = True
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}   # each worker from its own address
     run = small_run(peers=3, judges=3)
     user = get_user_model().objects.create_user("coord", password=PASSWORD)
