@@ -21,6 +21,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.api.renderers import CSVRenderer
+from annotation.adjudication.models import PyramidAdjudication
 from annotation.models import SCU, Adjudication, Dataset, PeerAnnotation, PeerSummary
 from annotation.pyramids.editing import add_match
 from annotation.pyramids import construction
@@ -56,6 +57,7 @@ def round_trip(dataset, coordinator) -> Dataset:
     assert answer.status_code == 200, answer.content[:2000]
     report = answer.json()
     assert report["adjudications_restored"] == Adjudication.objects.filter(annotation__pyramid__topic__dataset=dataset).count()
+    assert report["pyramid_adjudications_restored"] == PyramidAdjudication.objects.filter(topic__dataset=dataset).count()
     assert report["rejected"] == [] and report["annotations_created"] == PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset).count()
     assert not any("manifest" in note for note in report["repairs"]), report["repairs"]
     return copy
@@ -89,7 +91,8 @@ def assert_same(dataset, coordinator) -> None:
 def test_round_trip_of_unfinished_empty_and_doubly_annotated_peers():
     dataset = build_lived_in("Round-trip source")
     adjudicated = PeerAnnotation.objects.get(pyramid__topic__dataset=dataset, adjudication__isnull=False)
-    assert len(construction_computed(dataset)) == 1, "T2 has two pyramids by two annotators"
+    pairs = construction_computed(dataset)
+    assert len(pairs) == 2, "T2 and T3 have two pyramids by two annotators each (T3's adjudicated one stays out)"
     assert_same(dataset, coordinator_of(dataset))
     # The adjudication itself: same sources (by annotator), decisions naming the new sources, adjudicator, times.
     [copy] = Adjudication.objects.filter(annotation__pyramid__topic__dataset__name="Round-trip copy")
@@ -100,6 +103,16 @@ def test_round_trip_of_unfinished_empty_and_doubly_annotated_peers():
     assert copy.decisions == {"3": by_name["ann1"], "non_matching": "neither"}
     assert copy.adjudicator.username == "judge" and (copy.created_at, copy.updated_at) == (original.created_at, original.updated_at)
     assert copy.source_revisions == {pk: s.revision for s in copy.sources.all() for pk in [str(s.pk)]}, "no source shows as changed"
+    # The adjudicated pyramid of T3: same sources (by creator, A first), decisions, uids, adjudicator, times.
+    original, [restored] = (PyramidAdjudication.objects.get(topic__dataset=dataset),
+                            PyramidAdjudication.objects.filter(topic__dataset__name="Round-trip copy"))
+    assert restored.pyramid.creator is None and restored.topic.external_id == "T3"
+    assert [p.creator.username for p in restored.sources.order_by("pk")] == [
+        p.creator.username for p in original.sources.order_by("pk")] == ["ann6", "ann7"]
+    assert (restored.decisions, restored.uids) == (original.decisions, original.uids) and original.decisions
+    assert restored.adjudicator.username == "judge" and (restored.created_at, restored.updated_at) == (original.created_at, original.updated_at)
+    assert restored.changed_sources() == [] and original.changed_sources() == []
+    assert {s.uid for s in restored.pyramid.scus.all()} == set(original.uids.values())
 
 
 def test_an_adjudication_whose_source_changed_since_comes_back_so(tmp_path):
