@@ -261,6 +261,9 @@ ADJUDICATION = {"adjudicator": "judge", "sources": [], "changed": [], "decisions
                 "updated_at": "2026-01-01T00:00:00+00:00"}
 
 
+PYRAMID_ADJUDICATION = ADJUDICATION | {"sources": ["a.pyr", "b.pyr"], "decisions": {"a4": "drop"}, "uids": {"m1-1": 1}}
+
+
 @pytest.mark.parametrize("change,message", [
     (lambda m: m.update(version=7), "version '7'"),
     (lambda m: m["files"][2].update(status="finished"), "files[2]: status 'finished'"),
@@ -273,6 +276,23 @@ ADJUDICATION = {"adjudicator": "judge", "sources": [], "changed": [], "decisions
      "settles 'nope.pan', which is no annotator's annotation in the archive"),
     (lambda m: m["files"][2].update(annotator=None, adjudication=ADJUDICATION | {"sources": [m["files"][3]["name"], m["files"][4]["name"]], "decisions": {"1": "ann9"}}),
      "decisions must map each item to one of its sources"),
+    # the adjudicated pyramid (version 4): files[0] and files[1] are the pyramids of T1 and T2
+    (lambda m: m["files"][0].update(creator="ann1", adjudication=PYRAMID_ADJUDICATION | {"sources": ["a.pyr", "b.pyr"]}),
+     "files[0]: an adjudicated pyramid is nobody's own work"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"sources": ["nope.pyr", "x.pyr"]}),
+     "settles 'nope.pyr', which is no other pyramid in the archive"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"sources": [m["files"][2]["name"], m["files"][3]["name"]]}),
+     "which is no other pyramid in the archive"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"sources": [m["files"][0]["name"], "x.pyr"]}),
+     "which is no other pyramid in the archive"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"sources": [m["files"][1]["name"], "x.pyr"]}),
+     "a pyramid of another topic"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"sources": ["a.pyr"]}), "sources must list the paths of the two pyramids"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"uids": {"a1": 0}}), "uids must map each item"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"changed": ["c.pyr"]}), "changed must list some of its sources"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"updated_at": None}), "adjudication: updated_at must be an ISO 8601"),
+    (lambda m: m["files"][0].update(adjudication=[]), "files[0], adjudication must be an object"),
+    (lambda m: (m.update(version=3), m["files"][0].update(adjudication=PYRAMID_ADJUDICATION)), "described from version 4 on"),
 ])
 def test_a_manifest_that_cannot_be_read_refuses_the_upload(change, message):
     dataset = build_toy("Bad manifest")
@@ -289,3 +309,41 @@ def test_a_manifest_that_cannot_be_read_refuses_the_upload(change, message):
                       {"files": [SimpleUploadedFile("bad.zip", with_manifest(source, manifest))]}, format="multipart")
     assert answer.status_code == 400 and message in json.dumps(answer.json()), answer.content
     assert not copy.topics.exists(), "nothing is imported"
+
+
+def test_an_adjudicated_pyramid_whose_source_is_missing_is_said_and_not_restored():
+    """A source pyramid's file gone from the archive: the adjudicated pyramid comes back as a
+    pyramid without creator (said in the repairs), never the topic's adjudicated pyramid."""
+    dataset = build_lived_in("Missing pyramid")
+    coordinator = coordinator_of(dataset)
+    api = APIClient()
+    api.force_authenticate(coordinator)
+    source = zipfile.ZipFile(io.BytesIO(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content)))
+    manifest = json.loads(source.read("manifest.json"))
+    assert manifest["version"] == 4
+    [entry] = [e for e in manifest["files"] if e["kind"] == "pyramid" and "adjudication" in e]
+    assert entry["creator"] is None and entry["topic"] == "T3" and len(entry["adjudication"]["sources"]) == 2
+    gone = entry["adjudication"]["sources"][1]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name in source.namelist():
+            if name != gone and not name.startswith(gone.rsplit("/", 1)[0].replace("pyramids/", "pans/") + "/"):
+                archive.writestr(name, source.read(name))
+    copy = Dataset.objects.create(name="Missing pyramid copy")
+    copy.coordinators.add(coordinator)
+    report = api.post(reverse("api:dataset-import", args=[copy.pk]), {"files": [SimpleUploadedFile("a.zip", out.getvalue())]},
+                      format="multipart").json()
+    assert report["pyramid_adjudications_restored"] == 0
+    assert any(entry["name"] in r and "pyramid adjudication was not restored" in r and gone in r for r in report["repairs"]), report["repairs"]
+    assert not PyramidAdjudication.objects.filter(topic__dataset=copy).exists()
+    assert copy.topics.get(external_id="T3").pyramids.filter(creator__isnull=True).count() == 1
+
+
+def test_the_import_report_says_how_many_adjudicated_pyramids_came_back():
+    from django.template.loader import render_to_string
+
+    from annotation.transfer.ducview_import import ImportReport
+
+    html = render_to_string("setup/_import_report.html", {"report": ImportReport(files=3, pyramid_adjudications_restored=1), "dataset": {"pk": 1}})
+    assert "1 adjudicated pyramid restored with its decisions: its topic&#x27;s scores rest on it" in html
+    assert "pyramid-adjudications-restored" not in render_to_string("setup/_import_report.html", {"report": ImportReport(files=3), "dataset": {"pk": 1}})
