@@ -41,6 +41,15 @@ An adjudication whose sources are not all in the archive is left out (listed und
 and its version comes back as an annotation without annotator. Several pyramids of a topic (one
 per annotator, compared by construction agreement) each get their folder (above).
 
+Version 4 adds the topic's adjudicated pyramid (``adjudication/pyramids.py``): its entry (creator
+null) carries ``adjudication``: ``adjudicator``, ``sources`` (the archive paths of the two pyramids it
+settles, in the order of their ids: A first, as the decisions' keys say), ``changed`` (those changed
+since), ``decisions`` and ``uids`` as stored, and its times. The import makes it the topic's
+adjudicated pyramid again (``restore_pyramid_adjudications``), so scores rest on it and construction
+agreement leaves it out, as in the source; one whose sources are not both in the archive is left out
+(``skipped``) and comes back as a pyramid without creator. A version 3 archive has none: its
+adjudicated pyramid comes back as a pyramid without creator.
+
 An archive written before version 2 carries none of these: its annotations are imported as done
 when its ``scores.csv`` lists their score (exactly the annotations that counted in the source),
 else as in progress; without a ``scores.csv``, as done (as NIST files are); its pyramids as done,
