@@ -353,3 +353,38 @@ def test_the_import_report_says_how_many_adjudicated_pyramids_came_back():
     html = render_to_string("setup/_import_report.html", {"report": ImportReport(files=3, pyramid_adjudications_restored=1), "dataset": {"pk": 1}})
     assert "1 adjudicated pyramid restored with its decisions: its topic&#x27;s scores rest on it" in html
     assert "pyramid-adjudications-restored" not in render_to_string("setup/_import_report.html", {"report": ImportReport(files=3), "dataset": {"pk": 1}})
+
+
+def test_an_adjudicated_pyramid_is_never_attached_to_a_pyramid_with_a_creator():
+    """The import (``restore_pyramid_adjudications``) finds the .pyr's stored pyramid; one with a
+    creator (e.g. an identical pyramid already present, reused) is someone's own work: refused and
+    said; the same record on the pyramid without creator is restored (the control)."""
+    from datetime import datetime, timezone
+
+    from annotation.transfer.archive import Archived, ArchivedPyramidAdjudication
+    from annotation.transfer.ducview_import import ImportReport, restore_pyramid_adjudications
+
+    dataset = build_lived_in("Creator")
+    t3 = dataset.topics.get(external_id="T3")
+    record = PyramidAdjudication.objects.get(topic=t3)
+    adjudicated_one, (ann6, ann7) = record.pyramid, sorted(record.sources.all(), key=lambda p: p.pk)
+    record.delete()
+    moment = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+    def attempt(target, sources):
+        report = ImportReport(outcomes=[{"file": f"{p.pk}.pyr", "kind": "pyr", "status": "imported", "pyramid": p.pk}
+                                        for p in (target, *sources)])
+        wanted = ArchivedPyramidAdjudication("judge", tuple(f"{p.pk}.pyr" for p in sources), frozenset(), (("a4", "a"),),
+                                             (("a4", 4),), moment, moment)
+        restore_pyramid_adjudications(dataset, report, {f"{target.pk}.pyr": Archived("done", None, moment, moment,
+                                                                                       pyramid_adjudication=wanted, topic="T3")})
+        return report
+
+    report = attempt(ann6, [ann7, adjudicated_one])
+    assert report.pyramid_adjudications_restored == 0 and not PyramidAdjudication.objects.filter(topic=t3).exists()
+    assert any("has a creator" in r for r in report.repairs), report.repairs
+    report = attempt(adjudicated_one, [ann6, ann7])
+    assert report.pyramid_adjudications_restored == 1 and report.repairs == []
+    restored = PyramidAdjudication.objects.get(topic=t3)
+    assert restored.pyramid == adjudicated_one and restored.decisions == {"a4": "a"} and restored.created_at == moment
+    assert attempt(adjudicated_one, [ann6, ann7]).pyramid_adjudications_restored == 0, "an archive imported twice: left as it is"
