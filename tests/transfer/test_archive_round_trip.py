@@ -388,3 +388,22 @@ def test_an_adjudicated_pyramid_is_never_attached_to_a_pyramid_with_a_creator():
     restored = PyramidAdjudication.objects.get(topic=t3)
     assert restored.pyramid == adjudicated_one and restored.decisions == {"a4": "a"} and restored.created_at == moment
     assert attempt(adjudicated_one, [ann6, ann7]).pyramid_adjudications_restored == 0, "an archive imported twice: left as it is"
+
+
+def test_an_archive_without_a_source_pyramid_leaves_the_adjudication_out_and_says_so():
+    """Writing only some pyramids: the adjudicated one whose sources are not both written carries
+    no ``adjudication`` and is listed under ``skipped`` with the reason."""
+    from annotation.models import Pyramid
+    from annotation.transfer.archive import write_archive
+
+    dataset = build_lived_in("Partial")
+    record = PyramidAdjudication.objects.get(topic__dataset=dataset)
+    left_out = max(p.pk for p in record.sources.all())
+    manifest = write_archive(io.BytesIO(), dataset, Pyramid.objects.filter(topic__dataset=dataset).exclude(pk=left_out),
+                             PeerAnnotation.objects.none())
+    [entry] = [e for e in manifest["files"] if e["kind"] == "pyramid" and e["id"] == record.pyramid_id]
+    assert "adjudication" not in entry
+    [skipped] = [s for s in manifest["skipped"] if s["kind"] == "pyramid adjudication"]
+    assert skipped["name"] == entry["name"] and str(left_out) in skipped["reason"]
+    full = write_archive(io.BytesIO(), dataset, Pyramid.objects.filter(topic__dataset=dataset), PeerAnnotation.objects.none())
+    assert [e["id"] for e in full["files"] if "adjudication" in e] == [record.pyramid_id]
