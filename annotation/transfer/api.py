@@ -77,6 +77,7 @@ class ImportReportSerializer(serializers.Serializer):
     annotations_created = serializers.IntegerField()
     annotations_existing = serializers.IntegerField()
     adjudications_restored = serializers.IntegerField(help_text="adjudicated versions of a dataset archive restored with their decisions (scores rest on them)")
+    pyramid_adjudications_restored = serializers.IntegerField(help_text="adjudicated pyramids of a dataset archive restored with their decisions (their topics' scores rest on them)")
     repairs = serializers.ListField(child=serializers.CharField(), help_text="what reading the files repaired: parts relocated near their stored offsets, encodings, texts, names")
     kept = serializers.ListField(child=serializers.CharField(), help_text="parts whose label was not found, kept at their stored offsets and flagged for review (their matches and contributors count, as in the file's own scores)")
     unplaced = serializers.ListField(child=serializers.CharField(), help_text="parts left out: nothing of the text at their stored offsets (a peer match stays, flagged; a pyramid contributor goes only when no part of it is left)")

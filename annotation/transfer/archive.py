@@ -41,6 +41,15 @@ An adjudication whose sources are not all in the archive is left out (listed und
 and its version comes back as an annotation without annotator. Several pyramids of a topic (one
 per annotator, compared by construction agreement) each get their folder (above).
 
+Version 4 adds the topic's adjudicated pyramid (``adjudication/pyramids.py``): its entry (creator
+null) carries ``adjudication``: ``adjudicator``, ``sources`` (the archive paths of the two pyramids it
+settles, in the order of their ids: A first, as the decisions' keys say), ``changed`` (those changed
+since), ``decisions`` and ``uids`` as stored, and its times. The import makes it the topic's
+adjudicated pyramid again (``restore_pyramid_adjudications``), so scores rest on it and construction
+agreement leaves it out, as in the source; one whose sources are not both in the archive is left out
+(``skipped``) and comes back as a pyramid without creator. A version 3 archive has none: its
+adjudicated pyramid comes back as a pyramid without creator.
+
 An archive written before version 2 carries none of these: its annotations are imported as done
 when its ``scores.csv`` lists their score (exactly the annotations that counted in the source),
 else as in progress; without a ``scores.csv``, as done (as NIST files are); its pyramids as done,
@@ -63,6 +72,7 @@ from scoring.model import Convention
 
 from annotation import formats
 from annotation.formats import DucViewError
+from annotation.adjudication.models import PyramidAdjudication
 from annotation.models import Adjudication, Dataset, PeerAnnotation, Pyramid
 from annotation.transfer import downloads
 from annotation.transfer import ducview_export
@@ -72,8 +82,8 @@ from annotation.peers.scoring_inputs import load_annotations
 SPOOL_BYTES = 32 * 1024 * 1024
 MANIFEST = "manifest.json"
 SCORES = "scores.csv"
-MANIFEST_VERSION = 3
-READABLE_VERSIONS = (1, 2, MANIFEST_VERSION)
+MANIFEST_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, MANIFEST_VERSION)
 FIRST_FREE_ANNOTATOR = 1001
 _DIGITS = re.compile(r"[0-9]+")
 
@@ -142,6 +152,7 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
     }
     written = set()
     paths: dict[int, tuple[str, dict]] = {}   # annotation id -> its path and manifest entry
+    pyramid_paths: dict[int, tuple[str, dict]] = {}   # pyramid id -> its path and manifest entry
 
     def add(archive, path: str, data: bytes, entry: dict) -> None:
         if path in written:
@@ -150,8 +161,7 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
         written.add(path)
         archive.writestr(path, data)
         manifest["files"].append({"name": path, **entry})
-        if entry["kind"] == "annotation":
-            paths[entry["id"]] = path, manifest["files"][-1]
+        (paths if entry["kind"] == "annotation" else pyramid_paths)[entry["id"]] = path, manifest["files"][-1]
 
     with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for pyramid in pyramids:
@@ -173,6 +183,7 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
             except DucViewError as error:
                 manifest["skipped"].append({**entry, "reason": str(error)})
         _add_adjudications(manifest, paths)
+        _add_pyramid_adjudications(manifest, pyramid_paths)
         topics = dataset.topics.all()
         for name, rows_of, keys in [(SCORES, results.score_rows, results.SCORE_KEYS),
                                     ("agreement.csv", results.agreement_rows, results.AGREEMENT_KEYS)]:
@@ -202,6 +213,30 @@ def _add_adjudications(manifest: dict, paths: dict[int, tuple[str, dict]]) -> No
             "sources": [named[str(s.pk)] for s in sources],
             "changed": [named[str(s.pk)] for s in sources if record.source_revisions.get(str(s.pk)) != s.revision],
             "decisions": {key: named.get(choice, choice) for key, choice in sorted(record.decisions.items())},
+            "created_at": record.created_at.isoformat(), "updated_at": record.updated_at.isoformat(),
+        }
+
+
+def _add_pyramid_adjudications(manifest: dict, paths: dict[int, tuple[str, dict]]) -> None:
+    """The ``adjudication`` of each adjudicated pyramid written (version 4), its source pyramids
+    named by their paths (in the order of their ids, which is which of A and B the decisions' keys say)."""
+    records = (PyramidAdjudication.objects.filter(pyramid_id__in=list(paths)).select_related("adjudicator")
+               .prefetch_related("sources").order_by("pyramid_id"))
+    for record in records:
+        path, entry = paths[record.pyramid_id]
+        sources = sorted(record.sources.all(), key=lambda s: s.pk)
+        missing = [s.pk for s in sources if s.pk not in paths]
+        if missing:
+            manifest["skipped"].append({"kind": "pyramid adjudication", "name": path, "reason": (
+                f"the pyramids it settles (pyramids {missing}) are not in the archive: "
+                "it comes back as a pyramid without creator, not the topic's adjudicated pyramid")})
+            continue
+        entry["adjudication"] = {
+            "adjudicator": record.adjudicator.username if record.adjudicator_id else None,
+            "sources": [paths[s.pk][0] for s in sources],
+            "changed": [paths[s.pk][0] for s in sources if record.source_revisions.get(str(s.pk)) != s.revision],
+            "decisions": dict(sorted(record.decisions.items())),
+            "uids": dict(sorted(record.uids.items())),
             "created_at": record.created_at.isoformat(), "updated_at": record.updated_at.isoformat(),
         }
 
@@ -245,6 +280,20 @@ class ArchivedAdjudication:
 
 
 @dataclass(frozen=True)
+class ArchivedPyramidAdjudication:
+    """What makes an archived pyramid its topic's adjudicated pyramid (manifest version 4): sources
+    name the annotators' pyramids by their archive paths (A first); decisions and uids as stored."""
+
+    adjudicator: str | None
+    sources: tuple[str, ...]
+    changed: frozenset[str]
+    decisions: tuple[tuple[str, str], ...]
+    uids: tuple[tuple[str, int], ...]
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
 class Archived:
     """What an archive's manifest says of one .pan or .pyr: how the import stores its annotation
     or pyramid. ``user``: the annotator of an annotation, the creator of a pyramid. The times and
@@ -258,6 +307,8 @@ class Archived:
     non_matching: int | None = None
     adjudication: ArchivedAdjudication | None = None
     source: str | None = None   # a pyramid's own source (version 3), which names it where it has no creator
+    pyramid_adjudication: ArchivedPyramidAdjudication | None = None   # what makes it the topic's adjudicated pyramid (version 4)
+    topic: str | None = None
 
 
 def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Archived]:
@@ -301,9 +352,24 @@ def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Arc
         source = entry.get("source") if kind == "pyramid" and version >= 3 else None
         if not (source is None or isinstance(source, str) and len(source) <= 500):
             raise ManifestError(f"{where}: source must be a text of at most 500 characters or null")
+        pyramid_adjudication = None
+        if kind == "pyramid" and entry.get("adjudication") is not None:
+            if version < 4:
+                raise ManifestError(f"{where}: an adjudicated pyramid is described from version 4 on, not in version {version}")
+            if user is not None:
+                raise ManifestError(f"{where}: an adjudicated pyramid is nobody's own work: its creator must be null")
+            pyramid_adjudication = _pyramid_adjudication(entry["adjudication"], where)
+        topic = entry.get("topic") if isinstance(entry.get("topic"), str) else None
         records[name] = Archived(entry["status"], user, _moment(entry, "created_at", where), _moment(entry, "updated_at", where),
-                                 *counts, adjudication, source)
+                                 *counts, adjudication, source, pyramid_adjudication, topic)
     for name, record in records.items():
+        for source in record.pyramid_adjudication.sources if record.pyramid_adjudication else ():
+            other = records.get(source)
+            if other is None or other.matches is not None or other.pyramid_adjudication is not None or source == name:
+                raise ManifestError(f"{MANIFEST}: the adjudicated pyramid {name} settles {source[:200]!r}, which is no other "
+                                    "pyramid in the archive")
+            if other.topic != record.topic:
+                raise ManifestError(f"{MANIFEST}: the adjudicated pyramid {name} settles {source[:200]!r}, a pyramid of another topic")
         for source in record.adjudication.sources if record.adjudication else ():
             if records.get(source) is None or records[source].user is None:
                 raise ManifestError(f"{MANIFEST}: the adjudication of {name} settles {source[:200]!r}, which is no annotator's "
@@ -327,6 +393,26 @@ def _adjudication(value, where: str) -> ArchivedAdjudication:
         raise ManifestError(f"{where}: decisions must map each item to one of its sources, 'both' or 'neither'")
     return ArchivedAdjudication(adjudicator, tuple(sources), frozenset(changed), tuple(sorted(decisions.items())),
                                 _moment(value, "created_at", where), _moment(value, "updated_at", where))
+
+
+def _pyramid_adjudication(value, where: str) -> ArchivedPyramidAdjudication:
+    where = f"{where}, adjudication"
+    if not isinstance(value, dict):
+        raise ManifestError(f"{where} must be an object")
+    adjudicator, sources, changed, decisions, uids = (value.get(k) for k in ("adjudicator", "sources", "changed", "decisions", "uids"))
+    if not (adjudicator is None or isinstance(adjudicator, str) and adjudicator.strip()):
+        raise ManifestError(f"{where}: adjudicator must be a user name or null")
+    if not (isinstance(sources, list) and len(sources) == 2 and all(isinstance(s, str) for s in sources) and len(set(sources)) == 2):
+        raise ManifestError(f"{where}: sources must list the paths of the two pyramids it settles")
+    if not (isinstance(changed, list) and all(isinstance(c, str) and c in sources for c in changed)):
+        raise ManifestError(f"{where}: changed must list some of its sources")
+    if not (isinstance(decisions, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in decisions.items())):
+        raise ManifestError(f"{where}: decisions must map each item to a choice (text)")
+    if not (isinstance(uids, dict) and all(isinstance(k, str) and type(v) is int and v > 0 for k, v in uids.items())):
+        raise ManifestError(f"{where}: uids must map each item to the uid (a whole number above 0) of the SCU it became")
+    return ArchivedPyramidAdjudication(adjudicator, tuple(sources), frozenset(changed), tuple(sorted(decisions.items())),
+                                       tuple(sorted(uids.items())), _moment(value, "created_at", where),
+                                       _moment(value, "updated_at", where))
 
 
 def _moment(entry: dict, key: str, where: str) -> datetime:

@@ -33,6 +33,7 @@ from django.contrib.auth.models import User
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
+from annotation.adjudication.models import PyramidAdjudication
 from annotation import formats
 from annotation.formats.bounds import WorkBudget
 from annotation.pyramids.models import COMMENT_LENGTH, LABEL_LENGTH
@@ -103,6 +104,7 @@ class ImportReport:
     annotations_created: int = 0
     annotations_existing: int = 0
     adjudications_restored: int = 0   # adjudicated versions of a dataset archive made so again (``restore_adjudications``)
+    pyramid_adjudications_restored: int = 0   # adjudicated pyramids made so again (``restore_pyramid_adjudications``)
     repairs: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     unplaced: list[str] = field(default_factory=list)
@@ -133,6 +135,7 @@ class ImportReport:
             f"SCUs created: {self.scus}",
             f"peer annotations: {self.annotations_created} created, {self.annotations_existing} already present",
             f"adjudicated versions restored (scores rest on them): {self.adjudications_restored}",
+            f"adjudicated pyramids restored (their topics' scores rest on them): {self.pyramid_adjudications_restored}",
             f"repairs: {len(self.repairs)}; offsets kept, label not found (review): {len(self.kept)}; "
             f"left out: {len(self.unplaced)}; legacy rule violations kept: {len(self.legacy)}",
             f"annotator identities created (they cannot log in): {len(self.annotators_created)}",
@@ -206,6 +209,7 @@ def import_all(files: Iterable[tuple[str, bytes | Path]], dataset: Dataset, repo
                 _import_batch(batch, dataset, report, budget, options, cache, None, archived or {})
         if archived:
             restore_adjudications(dataset, report, archived)
+            restore_pyramid_adjudications(dataset, report, archived)
 
 
 def restore_adjudications(dataset: Dataset, report: ImportReport, archived: Mapping[str, Archived]) -> None:
@@ -258,6 +262,65 @@ def restore_adjudications(dataset: Dataset, report: ImportReport, archived: Mapp
         report.adjudications_restored += len(restored)
         # Which versions count for scores changed: their topics' results are stale.
         annotations_created([a.pk for a in restored], {a.pyramid.topic_id for a in restored})
+
+
+def restore_pyramid_adjudications(dataset: Dataset, report: ImportReport, archived: Mapping[str, Archived]) -> None:
+    """Make the adjudicated pyramids a dataset archive describes (manifest version 4) adjudicated
+    pyramids again: each .pyr is found by the stored pyramid its import wrote or found (the file's
+    ``outcome``), and its ``PyramidAdjudication`` stored with the imported source pyramids, the
+    decisions, uids, adjudicator and times. A source the archive says changed since keeps showing
+    as changed (no revision recorded for it). Never attached to a pyramid with a creator, nor to a
+    topic already adjudicated otherwise; what cannot be restored is said in ``report.repairs``."""
+    wanted = {name: record.pyramid_adjudication for name, record in archived.items() if record.pyramid_adjudication is not None}
+    if not wanted:
+        return
+    placed: dict[str, set[int]] = {}
+    for outcome in report.outcomes:
+        if outcome.get("kind") == "pyr" and outcome.get("status") != "rejected" and outcome.get("pyramid"):
+            placed.setdefault(outcome["file"], set()).add(outcome["pyramid"])
+    restored: list[Pyramid] = []
+    with transaction.atomic():
+        for name, adjudication in sorted(wanted.items()):
+            files = [name, *adjudication.sources]
+            if any(len(placed.get(f, ())) != 1 for f in files):
+                report.repairs.append(f"{name}: its pyramid adjudication was not restored (the pyramids it settles, "
+                                      f"{', '.join(f for f in files if len(placed.get(f, ())) != 1)}, were not imported once each): "
+                                      "it is a pyramid without creator")
+                continue
+            ids = [next(iter(placed[f])) for f in files]
+            pyramids = Pyramid.objects.in_bulk(ids)
+            pyramid, sources = pyramids[ids[0]], {f: pyramids[pk] for f, pk in zip(adjudication.sources, ids[1:])}
+            existing = PyramidAdjudication.objects.filter(topic_id=pyramid.topic_id).first()
+            if existing is not None and existing.pyramid_id == pyramid.pk:
+                continue   # an archive imported twice
+            if len(set(ids)) != len(ids) or len({p.topic_id for p in pyramids.values()}) != 1:
+                report.repairs.append(f"{name}: its pyramid adjudication was not restored (the pyramids it settles are the same "
+                                      "pyramid or of another topic): it is a pyramid without creator")
+                continue
+            if pyramid.creator_id is not None:
+                # never make someone's own pyramid the adjudicated one
+                report.repairs.append(f"{name}: its pyramid adjudication was not restored (the imported pyramid has a creator)")
+                continue
+            if existing is not None or PyramidAdjudication.objects.filter(pyramid__in=list(sources.values())).exists():
+                report.repairs.append(f"{name}: its pyramid adjudication was not restored (the topic already has its adjudicated "
+                                      "pyramid, or a pyramid it settles is one): it is a pyramid without creator")
+                continue
+            adjudicator = User.objects.filter(username=adjudication.adjudicator).first() if adjudication.adjudicator else None
+            if adjudication.adjudicator and adjudicator is None:
+                report.repairs.append(f"{name}: its adjudicator {adjudication.adjudicator!r} is no user here: "
+                                      "the pyramid adjudication is restored without adjudicator")
+            record = PyramidAdjudication.objects.create(
+                topic_id=pyramid.topic_id, pyramid=pyramid, adjudicator=adjudicator,
+                decisions=dict(adjudication.decisions), uids=dict(adjudication.uids),
+                source_revisions={str(p.pk): None if f in adjudication.changed else p.revision for f, p in sources.items()})
+            record.sources.set(list(sources.values()))
+            PyramidAdjudication.objects.filter(pk=record.pk).update(created_at=adjudication.created_at,
+                                                                    updated_at=adjudication.updated_at)
+            restored.append(pyramid)
+        report.pyramid_adjudications_restored += len(restored)
+        # Which annotations count for scores changed: their topics' results are stale.
+        topics = {p.topic_id for p in restored}
+        annotations_created(list(PeerAnnotation.objects.filter(pyramid__topic_id__in=topics).values_list("pk", flat=True)), topics)
 
 
 def _batches(items: Iterable, size: int) -> Iterator[list]:
@@ -360,6 +423,8 @@ def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, 
             wrote_annotation = kind == "pan" and _annotation(topic, db_pyramid, pan, who, name, report, memo, rows, archived)
             wrote = wrote_annotation if kind == "pan" else wrote_pyramid
             outcome["status"] = "imported" if wrote else "already present"
+            if kind == "pyr":
+                outcome["pyramid"] = db_pyramid.pk   # which stored pyramid this file is (restore_pyramid_adjudications)
             if pending is None:
                 rows.flush()
     except (formats.DucViewError, ImportRejected) as error:

@@ -50,7 +50,44 @@ def build_lived_in(name: str) -> Dataset:
     add_match(finished, None, [(10, 14)])                     # a non-matching unit in a finished annotation
     adjudicated(finished.peer, "judge", {"3": "ann1", "non_matching": "neither"})   # scores rest on it, agreement does not
     second_pyramid(t2, "ann4")                                # T2: pyramids by two annotators (construction agreement)
+    adjudicated_pyramid_topic(dataset, "T3")                   # T3: two pyramids adjudicated into one; scores rest on it
     return dataset
+
+
+def adjudicated_pyramid_topic(dataset, external_id: str) -> Pyramid:
+    """A topic whose two finished pyramids (by "ann6" and "ann7", toy's shape and SECOND_PYRAMID's)
+    the coordinator "judge" adjudicated into one (every disagreement: A's side; B's extra SCU 5
+    kept), ann1's finished annotation of peer 1 against the adjudicated pyramid, and ann2's of
+    peer 1 against ann6's pyramid (which must no longer count). Returns the adjudicated pyramid."""
+    from annotation.adjudication import pyramids as pyramid_adjudication
+    from annotation.models import ReferenceSummary, Topic
+
+    User = get_user_model()
+    topic = Topic.objects.create(dataset=dataset, external_id=external_id)
+    refs = {r: ReferenceSummary.objects.create(topic=topic, external_id=r, text=toy.TEXT) for r in "ABC"}
+    built = []
+    for username, shape in (("ann6", {uid: [(letter, (0, 4)) for letter in letters] for uid, letters in toy.CONTRIBUTORS.items()}),
+                            ("ann7", SECOND_PYRAMID)):
+        pyramid = Pyramid.objects.create(topic=topic, creator=User.objects.get_or_create(username=username)[0], status="done")
+        pyramid.references.set(refs.values())
+        for uid, contributors in shape.items():
+            scu = SCU.objects.create(pyramid=pyramid, uid=uid, label=f"SCU {uid} of {username}")
+            for reference, span in contributors:
+                add_contributor(scu, refs[reference], [span])
+        built.append(Pyramid.objects.get(pk=pyramid.pk))
+    comparison = pyramid_adjudication.compare(*built)
+    decisions = {i.key: ("a" if "a" in i.choices else "b") for i in comparison.disagreements}
+    judge = User.objects.get_or_create(username="judge")[0]
+    result = pyramid_adjudication.adjudicate(*built, judge, decisions, comparison.token)
+    peer = PeerSummary.objects.create(topic=topic, external_id="1", text=toy.TEXT)
+    against = PeerAnnotation.objects.create(peer=peer, pyramid=result, annotator=User.objects.get(username="ann1"), status="done")
+    scus = list(SCU.objects.filter(pyramid=result).order_by("uid"))
+    assert len(scus) >= 2, scus
+    for i, scu in enumerate(scus[:2]):
+        add_match(against, scu, [(5 * i, 5 * i + 4)])
+    old = PeerAnnotation.objects.create(peer=peer, pyramid=built[0], annotator=User.objects.get(username="ann2"), status="done")
+    add_match(old, SCU.objects.get(pyramid=built[0], uid=4), [(0, 4)])
+    return result
 
 
 def adjudicated(peer, username: str, decisions: dict[str, str]) -> PeerAnnotation:

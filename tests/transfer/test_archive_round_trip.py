@@ -21,6 +21,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.api.renderers import CSVRenderer
+from annotation.adjudication.models import PyramidAdjudication
 from annotation.models import SCU, Adjudication, Dataset, PeerAnnotation, PeerSummary
 from annotation.pyramids.editing import add_match
 from annotation.pyramids import construction
@@ -56,6 +57,7 @@ def round_trip(dataset, coordinator) -> Dataset:
     assert answer.status_code == 200, answer.content[:2000]
     report = answer.json()
     assert report["adjudications_restored"] == Adjudication.objects.filter(annotation__pyramid__topic__dataset=dataset).count()
+    assert report["pyramid_adjudications_restored"] == PyramidAdjudication.objects.filter(topic__dataset=dataset).count()
     assert report["rejected"] == [] and report["annotations_created"] == PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset).count()
     assert not any("manifest" in note for note in report["repairs"]), report["repairs"]
     return copy
@@ -89,7 +91,8 @@ def assert_same(dataset, coordinator) -> None:
 def test_round_trip_of_unfinished_empty_and_doubly_annotated_peers():
     dataset = build_lived_in("Round-trip source")
     adjudicated = PeerAnnotation.objects.get(pyramid__topic__dataset=dataset, adjudication__isnull=False)
-    assert len(construction_computed(dataset)) == 1, "T2 has two pyramids by two annotators"
+    pairs = construction_computed(dataset)
+    assert len(pairs) == 2, "T2 and T3 have two pyramids by two annotators each (T3's adjudicated one stays out)"
     assert_same(dataset, coordinator_of(dataset))
     # The adjudication itself: same sources (by annotator), decisions naming the new sources, adjudicator, times.
     [copy] = Adjudication.objects.filter(annotation__pyramid__topic__dataset__name="Round-trip copy")
@@ -100,6 +103,22 @@ def test_round_trip_of_unfinished_empty_and_doubly_annotated_peers():
     assert copy.decisions == {"3": by_name["ann1"], "non_matching": "neither"}
     assert copy.adjudicator.username == "judge" and (copy.created_at, copy.updated_at) == (original.created_at, original.updated_at)
     assert copy.source_revisions == {pk: s.revision for s in copy.sources.all() for pk in [str(s.pk)]}, "no source shows as changed"
+    # Scores of T3 rest on the adjudicated pyramid in both (ann1's annotation; ann2's against ann6's pyramid does not count).
+    for name in ("Round-trip source", "Round-trip copy"):
+        stdout = StringIO()
+        call_command("export_scores", dataset=name, format="csv", stdout=stdout)
+        t3 = [line for line in stdout.getvalue().splitlines() if ",T3," in line]
+        assert t3 and all("pyramid: adjudicated" in line for line in t3) and not any("ann2" in line for line in t3), t3
+    # The adjudicated pyramid of T3: same sources (by creator, A first), decisions, uids, adjudicator, times.
+    original, [restored] = (PyramidAdjudication.objects.get(topic__dataset=dataset),
+                            PyramidAdjudication.objects.filter(topic__dataset__name="Round-trip copy"))
+    assert restored.pyramid.creator is None and restored.topic.external_id == "T3"
+    assert [p.creator.username for p in restored.sources.order_by("pk")] == [
+        p.creator.username for p in original.sources.order_by("pk")] == ["ann6", "ann7"]
+    assert (restored.decisions, restored.uids) == (original.decisions, original.uids) and original.decisions
+    assert restored.adjudicator.username == "judge" and (restored.created_at, restored.updated_at) == (original.created_at, original.updated_at)
+    assert restored.changed_sources() == [] and original.changed_sources() == []
+    assert {s.uid for s in restored.pyramid.scus.all()} == set(original.uids.values())
 
 
 def test_an_adjudication_whose_source_changed_since_comes_back_so(tmp_path):
@@ -248,6 +267,9 @@ ADJUDICATION = {"adjudicator": "judge", "sources": [], "changed": [], "decisions
                 "updated_at": "2026-01-01T00:00:00+00:00"}
 
 
+PYRAMID_ADJUDICATION = ADJUDICATION | {"sources": ["a.pyr", "b.pyr"], "decisions": {"a4": "drop"}, "uids": {"m1-1": 1}}
+
+
 @pytest.mark.parametrize("change,message", [
     (lambda m: m.update(version=7), "version '7'"),
     (lambda m: m["files"][2].update(status="finished"), "files[2]: status 'finished'"),
@@ -260,6 +282,23 @@ ADJUDICATION = {"adjudicator": "judge", "sources": [], "changed": [], "decisions
      "settles 'nope.pan', which is no annotator's annotation in the archive"),
     (lambda m: m["files"][2].update(annotator=None, adjudication=ADJUDICATION | {"sources": [m["files"][3]["name"], m["files"][4]["name"]], "decisions": {"1": "ann9"}}),
      "decisions must map each item to one of its sources"),
+    # the adjudicated pyramid (version 4): files[0] and files[1] are the pyramids of T1 and T2
+    (lambda m: m["files"][0].update(creator="ann1", adjudication=PYRAMID_ADJUDICATION | {"sources": ["a.pyr", "b.pyr"]}),
+     "files[0]: an adjudicated pyramid is nobody's own work"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"sources": ["nope.pyr", "x.pyr"]}),
+     "settles 'nope.pyr', which is no other pyramid in the archive"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"sources": [m["files"][2]["name"], m["files"][3]["name"]]}),
+     "which is no other pyramid in the archive"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"sources": [m["files"][0]["name"], "x.pyr"]}),
+     "which is no other pyramid in the archive"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"sources": [m["files"][1]["name"], "x.pyr"]}),
+     "a pyramid of another topic"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"sources": ["a.pyr"]}), "sources must list the paths of the two pyramids"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"uids": {"a1": 0}}), "uids must map each item"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"changed": ["c.pyr"]}), "changed must list some of its sources"),
+    (lambda m: m["files"][0].update(adjudication=PYRAMID_ADJUDICATION | {"updated_at": None}), "adjudication: updated_at must be an ISO 8601"),
+    (lambda m: m["files"][0].update(adjudication=[]), "files[0], adjudication must be an object"),
+    (lambda m: (m.update(version=3), m["files"][0].update(adjudication=PYRAMID_ADJUDICATION)), "described from version 4 on"),
 ])
 def test_a_manifest_that_cannot_be_read_refuses_the_upload(change, message):
     dataset = build_toy("Bad manifest")
@@ -276,3 +315,95 @@ def test_a_manifest_that_cannot_be_read_refuses_the_upload(change, message):
                       {"files": [SimpleUploadedFile("bad.zip", with_manifest(source, manifest))]}, format="multipart")
     assert answer.status_code == 400 and message in json.dumps(answer.json()), answer.content
     assert not copy.topics.exists(), "nothing is imported"
+
+
+def test_an_adjudicated_pyramid_whose_source_is_missing_is_said_and_not_restored():
+    """A source pyramid's file gone from the archive: the adjudicated pyramid comes back as a
+    pyramid without creator (said in the repairs), never the topic's adjudicated pyramid."""
+    dataset = build_lived_in("Missing pyramid")
+    coordinator = coordinator_of(dataset)
+    api = APIClient()
+    api.force_authenticate(coordinator)
+    source = zipfile.ZipFile(io.BytesIO(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content)))
+    manifest = json.loads(source.read("manifest.json"))
+    assert manifest["version"] == 4
+    [entry] = [e for e in manifest["files"] if e["kind"] == "pyramid" and "adjudication" in e]
+    assert entry["creator"] is None and entry["topic"] == "T3" and len(entry["adjudication"]["sources"]) == 2
+    gone = entry["adjudication"]["sources"][1]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name in source.namelist():
+            if name != gone and not name.startswith(gone.rsplit("/", 1)[0].replace("pyramids/", "pans/") + "/"):
+                archive.writestr(name, source.read(name))
+    copy = Dataset.objects.create(name="Missing pyramid copy")
+    copy.coordinators.add(coordinator)
+    report = api.post(reverse("api:dataset-import", args=[copy.pk]), {"files": [SimpleUploadedFile("a.zip", out.getvalue())]},
+                      format="multipart").json()
+    assert report["pyramid_adjudications_restored"] == 0
+    assert any(entry["name"] in r and "pyramid adjudication was not restored" in r and gone in r for r in report["repairs"]), report["repairs"]
+    assert not PyramidAdjudication.objects.filter(topic__dataset=copy).exists()
+    assert copy.topics.get(external_id="T3").pyramids.filter(creator__isnull=True).count() == 1
+
+
+def test_the_import_report_says_how_many_adjudicated_pyramids_came_back():
+    from django.template.loader import render_to_string
+
+    from annotation.transfer.ducview_import import ImportReport
+
+    html = render_to_string("setup/_import_report.html", {"report": ImportReport(files=3, pyramid_adjudications_restored=1), "dataset": {"pk": 1}})
+    assert "1 adjudicated pyramid restored with its decisions: its topic&#x27;s scores rest on it" in html
+    assert "pyramid-adjudications-restored" not in render_to_string("setup/_import_report.html", {"report": ImportReport(files=3), "dataset": {"pk": 1}})
+
+
+def test_an_adjudicated_pyramid_is_never_attached_to_a_pyramid_with_a_creator():
+    """The import (``restore_pyramid_adjudications``) finds the .pyr's stored pyramid; one with a
+    creator (e.g. an identical pyramid already present, reused) is someone's own work: refused and
+    said; the same record on the pyramid without creator is restored (the control)."""
+    from datetime import datetime, timezone
+
+    from annotation.transfer.archive import Archived, ArchivedPyramidAdjudication
+    from annotation.transfer.ducview_import import ImportReport, restore_pyramid_adjudications
+
+    dataset = build_lived_in("Creator")
+    t3 = dataset.topics.get(external_id="T3")
+    record = PyramidAdjudication.objects.get(topic=t3)
+    adjudicated_one, (ann6, ann7) = record.pyramid, sorted(record.sources.all(), key=lambda p: p.pk)
+    record.delete()
+    moment = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+    def attempt(target, sources):
+        report = ImportReport(outcomes=[{"file": f"{p.pk}.pyr", "kind": "pyr", "status": "imported", "pyramid": p.pk}
+                                        for p in (target, *sources)])
+        wanted = ArchivedPyramidAdjudication("judge", tuple(f"{p.pk}.pyr" for p in sources), frozenset(), (("a4", "a"),),
+                                             (("a4", 4),), moment, moment)
+        restore_pyramid_adjudications(dataset, report, {f"{target.pk}.pyr": Archived("done", None, moment, moment,
+                                                                                       pyramid_adjudication=wanted, topic="T3")})
+        return report
+
+    report = attempt(ann6, [ann7, adjudicated_one])
+    assert report.pyramid_adjudications_restored == 0 and not PyramidAdjudication.objects.filter(topic=t3).exists()
+    assert any("has a creator" in r for r in report.repairs), report.repairs
+    report = attempt(adjudicated_one, [ann6, ann7])
+    assert report.pyramid_adjudications_restored == 1 and report.repairs == []
+    restored = PyramidAdjudication.objects.get(topic=t3)
+    assert restored.pyramid == adjudicated_one and restored.decisions == {"a4": "a"} and restored.created_at == moment
+    assert attempt(adjudicated_one, [ann6, ann7]).pyramid_adjudications_restored == 0, "an archive imported twice: left as it is"
+
+
+def test_an_archive_without_a_source_pyramid_leaves_the_adjudication_out_and_says_so():
+    """Writing only some pyramids: the adjudicated one whose sources are not both written carries
+    no ``adjudication`` and is listed under ``skipped`` with the reason."""
+    from annotation.models import Pyramid
+    from annotation.transfer.archive import write_archive
+
+    dataset = build_lived_in("Partial")
+    record = PyramidAdjudication.objects.get(topic__dataset=dataset)
+    left_out = max(p.pk for p in record.sources.all())
+    manifest = write_archive(io.BytesIO(), dataset, Pyramid.objects.filter(topic__dataset=dataset).exclude(pk=left_out),
+                             PeerAnnotation.objects.none())
+    [entry] = [e for e in manifest["files"] if e["kind"] == "pyramid" and e["id"] == record.pyramid_id]
+    assert "adjudication" not in entry
+    [skipped] = [s for s in manifest["skipped"] if s["kind"] == "pyramid adjudication"]
+    assert skipped["name"] == entry["name"] and str(left_out) in skipped["reason"]
+    full = write_archive(io.BytesIO(), dataset, Pyramid.objects.filter(topic__dataset=dataset), PeerAnnotation.objects.none())
+    assert [e["id"] for e in full["files"] if "adjudication" in e] == [record.pyramid_id]

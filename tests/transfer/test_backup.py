@@ -154,7 +154,7 @@ def test_a_backup_taken_while_people_edit_restores_to_the_same_instance(tmp_path
     held, busy = busy_annotation("Busy 1"), busy_annotation("Busy 2")
     assert stale_work() == ([], []), "every result is stored before the backup"
     before = answers(dataset.name, coordinator)
-    assert len(before["history"]) == 5 and Change.objects.filter(undo_state="undone").count() == 1, "history (an adjudication, 4 edits), an action undone"
+    assert len(before["history"]) == 6 and Change.objects.filter(undo_state="undone").count() == 1, "history (an adjudication, a pyramid adjudication, 4 edits), an action undone"
     assert len(before["scores"]) > 10 and before["agreement"] and before["dashboard"]
 
     backup = tmp_path / "backups" / "pyramid.backup"
