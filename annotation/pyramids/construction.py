@@ -42,10 +42,14 @@ from annotation.peers.results import counted, score_annotations
 THRESHOLD = DEFAULT_THRESHOLD
 
 
+def _builder(pyramid: Pyramid) -> str:
+    """Who built the pyramid, else where it came from."""
+    return pyramid.creator.username if pyramid.creator_id else (pyramid.source or "unknown")
+
+
 def pyramid_name(pyramid: Pyramid) -> str:
     """How pages and exports name a pyramid: its number and who built it (else where it came from)."""
-    who = pyramid.creator.username if pyramid.creator_id else (pyramid.source or "unknown")
-    return f"#{pyramid.pk} {who}"
+    return f"#{pyramid.pk} {_builder(pyramid)}"
 
 
 def stored_span_pyramids(pyramids: list[Pyramid]) -> tuple[dict[int, SpanPyramid], dict[int, dict[tuple[int, int], int]]]:
@@ -132,8 +136,10 @@ def compute(topic: Topic, previous: PyramidAgreement | None = None) -> tuple[dic
     no two of them are built from the same references) and the revisions of its pyramids, read
     before their data. The construction figures of ``previous`` (the stored row) are reused when
     no pyramid has changed since (an edit of a peer annotation changes only the practical test)."""
-    pyramids = list(topic.pyramids.filter(pyramid_adjudication__isnull=True)   # the annotators' own, not the adjudicated one
-                    .select_related("creator").prefetch_related("references").order_by("pk"))
+    # The annotators' own, not the adjudicated one; each pair's sides in the order of who built them
+    # (ids only break ties): a dataset copied by its archive gets other ids, the same figures.
+    pyramids = sorted(topic.pyramids.filter(pyramid_adjudication__isnull=True).select_related("creator").prefetch_related("references"),
+                      key=lambda p: (_builder(p), p.pk))
     revisions = {str(p.pk): p.revision for p in pyramids}
     groups: dict[frozenset[int], list[Pyramid]] = defaultdict(list)
     for p in pyramids:
