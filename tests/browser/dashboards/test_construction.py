@@ -4,7 +4,8 @@ one with the keyboard), blind to each other; the background job ``construction``
 in the background runner's thread (as in production, not in the saving request); the coordinator
 opens the agreement page, reads the comparison (checked against an independent computation from
 the two pyramids as stored, ``tests/pyramids/independent.py``) and drills down to the SCUs that
-differ. Screenshots go to test-artifacts/."""
+differ; both finish, the coordinator adjudicates the pair by clicks and a
+peer's score then rests on the adjudicated pyramid, as the scores page says. Screenshots go to test-artifacts/."""
 import csv
 import io
 import threading
@@ -17,7 +18,10 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from annotation.pyramids import construction
-from annotation.models import SCU, Assignment, Contributor, Dataset, Pyramid, PyramidAgreement, ReferenceSummary, Topic
+from annotation.corpus import assignments
+from annotation.models import (SCU, Assignment, Contributor, Dataset, PeerSummary, Pyramid, PyramidAdjudication,
+                               PyramidAgreement, ReferenceSummary, Topic)
+from annotation.pyramids.editing import add_match
 
 from tests.browser.dashboards.test_dashboards import coordinator_of, logged_in_page
 from tests.browser.editors.browser import PASSWORD, drag_select, login, program_select, wait_saved
@@ -267,5 +271,46 @@ def test_two_annotators_build_blind_and_the_coordinator_compares(chromium, live_
     assert sorted((r["kind"], r["label_a"], r["label_b"]) for r in alignment) == [
         ("identical", "The valley flooded", "The valley was flooded"), ("matched", "The dam burst at night", "The dam burst"),
         ("only_a", "The concrete was blamed", ""), ("only_b", "", "The dam failed")]
+
+    # Both annotators finish their pyramids on their own home page; the coordinator then adjudicates
+    # the pair from this page, by clicks: the merged pyramid is the topic's, theirs stay as built.
+    for name in ("ann1", "ann2"):
+        context = chromium.new_context(viewport={"width": 1280, "height": 800})
+        home = context.new_page()
+        login(home, live_server.url, name)
+        home.get_by_role("button", name="Mark as done").click()
+        home.wait_for_selector(".messages .success")
+        context.close()
+    built = {p.pk: {s.uid: spans(s) for s in p.scus.all()} for p in (first, second)}
+    page.reload()
+    page.get_by_role("link", name="Adjudicate this pair").click()
+    page.wait_for_selector("form[data-adjudicate-pyramids]")
+    rows = page.locator("table.adjudicate tbody tr")
+    items = {rows.nth(i).get_attribute("data-kind"): rows.nth(i).get_attribute("data-item") for i in range(rows.count())}
+    assert sorted(items) == ["matched", "only_a", "only_b"] and rows.count() == 4, "the three SCUs that differ, and the labels of 2-3"
+    decisions = {"m1-1": "A's label, contributors of both", "m2-3": "B's SCU", items["only_a"]: "A's SCU", items["only_b"]: "neither"}
+    for item, choice in decisions.items():
+        page.locator(f"tr[data-item='{item}'] label", has_text=choice).click()
+    page.get_by_role("button", name="Save adjudicated pyramid").click()
+    page.wait_for_selector(".msg.success")
+    page.screenshot(path=str(artifacts / "construction-adjudicated.png"), full_page=True)
+    adjudicated = PyramidAdjudication.objects.get(topic=topic).pyramid
+    assert sorted((s.label, tuple(sorted(spans(s)))) for s in adjudicated.scus.all()) == [
+        ("The concrete was blamed", ("B", "C")), ("The dam burst at night", ("A", "B", "C")), ("The valley was flooded", ("A", "C"))]
+    assert {p.pk: {s.uid: spans(s) for s in p.scus.all()} for p in (first, second)} == built, "the annotators' pyramids are unchanged"
+
+    # A peer annotated against the topic's pyramid now rests on the adjudicated one, and the scores say so.
+    peer = PeerSummary.objects.create(topic=topic, external_id="9", text="The dam burst at night.")
+    reader = get_user_model().objects.create_user("ann3")
+    annotation = assignments.annotation_for(topic.assignments.create(annotator=reader, task="annotate_peers"), peer)
+    assert annotation.pyramid == adjudicated
+    add_match(annotation, adjudicated.scus.get(label="The dam burst at night"), [(0, 22)])
+    assignments.mark_done(annotation.peer.topic.assignments.get(annotator=reader))
+    page.goto(f"{live_server.url}/datasets/{dataset.pk}/scores/")   # the figures are brought up to date in the background
+    assert background_runner.wait(60)
+    page.reload()
+    shown = [r.locator("td").all_inner_texts() for r in page.locator("table.per-topic tbody tr").all()]
+    assert [cells[4] for cells in shown if cells[2] == "peer"] == ["ann3; pyramid: adjudicated"]
+    assert "pyramid: adjudicated" in page.locator("[data-version-note]").inner_text()
     assert not errors
     page.close()
