@@ -7,7 +7,7 @@ hand-drawn SVG chart used to cut mean ± sd at 0 and at its top tick).
 """
 from __future__ import annotations
 
-SYSTEM_KEYS = ("system", "kind", "topics", "mean", "low", "high", "sd", "min", "max", "score", "confidence", "seed")
+SYSTEM_KEYS = ("system", "kind", "topics", "adjudicated", "mean", "low", "high", "sd", "min", "max", "score", "confidence", "seed")
 TIER_KEYS = ("topic", "pyramid", "creator", "references", "weight", "scus")
 AGREEMENT_KEYS = ("peer", "a", "b", "a_score", "b_score", "difference", "flagged")
 STABILITY_KEYS = ("curve", "k", "mean", "sd", "low", "high", "draws", "subsets")
@@ -21,14 +21,15 @@ def _natural(text: str) -> tuple:
 
 def system_rows(per_system: list[dict], stats: dict, score: str) -> list[dict]:
     """Per system (best first): the mean of ``score`` over topics, its bootstrap interval (from the
-    stored statistics), the sd and the min–max over topics."""
+    stored statistics), the sd and the min–max over topics; ``adjudicated``: how many of its topic
+    scores rest on an adjudicated version or pyramid (as the score tables say)."""
     intervals = {s["system"]: s for s in stats["systems"]}
     rows = []
     for r in per_system:
         if r[score] is None:
             continue
         ci = intervals.get(r["system"], {})
-        rows.append({"system": r["system"], "kind": r["kind"], "topics": r[f"{score}_n"], "mean": r[score],
+        rows.append({"system": r["system"], "kind": r["kind"], "topics": r[f"{score}_n"], "adjudicated": r["adjudicated"], "mean": r[score],
                      "low": ci.get("low"), "high": ci.get("high"), "sd": r[f"{score}_sd"], "min": r[f"{score}_min"],
                      "max": r[f"{score}_max"], "score": score, "confidence": stats["settings"]["confidence"],
                      "seed": stats["settings"]["seed"]})

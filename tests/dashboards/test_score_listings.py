@@ -170,7 +170,8 @@ NO_VERSION = {
     "frontend:builder": "the page shell: its scores come from api:pyramid-full",
     "api:dataset-agreement": "agreement: the annotators' own versions", "dashboards:agreement_topic": "agreement: the annotators' own versions",
     "dashboards:agreement_export": "agreement: the annotators' own versions",
-    "dashboards:chart_export": "chart data: system means, agreement", "dashboards:metaeval_export": "correlations over systems",
+    "dashboards:chart_export": "chart data: tiers, stability curves, agreement (the systems chart's rows count adjudicated scores: tested apart)",
+    "dashboards:metaeval_export": "correlations over systems",
 }
 
 
@@ -282,3 +283,29 @@ def test_listings_state_the_adjudicated_pyramid(world, django_capture_on_commit_
             body = _body(response)
             if name not in PYRAMID_NOT_NAMED and body != "[]":   # a table with no row lists no score
                 assert any(words in body for words in ("pyramid: adjudicated", "adjudicated pyramid", "adjudicated_pyramid")), f"{name} {query} does not say scores rest on the adjudicated pyramid"
+
+
+def test_the_systems_chart_counts_the_scores_resting_on_an_adjudicated_version(world, django_capture_on_commit_callbacks):
+    """The rows behind the systems chart (the system means a reader may take for the scores table's)
+    say, per system, how many of its topic scores rest on an adjudicated version."""
+    import csv
+    import io
+
+    from annotation.adjudication import services
+
+    dataset, users = world
+    pyramid = dataset.topics.get(external_id="T1").pyramids.get()
+    peer = pyramid.topic.peersummarys.get(external_id="1")
+    comparison = services.compare(peer, pyramid)
+    pages = Client()
+    pages.force_login(users["coord"])
+    url = reverse("dashboards:chart_export", args=[dataset.pk, "systems"])
+
+    def adjudicated():
+        return {r["system"]: r["adjudicated"] for r in csv.DictReader(io.StringIO(pages.get(url).content.decode()))}
+
+    assert set(adjudicated().values()) == {"0"}
+    with django_capture_on_commit_callbacks(execute=True):
+        services.adjudicate(peer, pyramid, users["coord"], {i.key: "both" for i in comparison.disagreements}, comparison.token)
+    counts = adjudicated()
+    assert counts["1"] == "1" and {v for k, v in counts.items() if k != "1"} == {"0"}, counts
