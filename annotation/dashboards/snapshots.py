@@ -302,13 +302,22 @@ def recompute_datasets(dataset_ids: Iterable[int]) -> int:
     return sum(recompute_dataset(pk) for pk in ids)
 
 
-def snapshot_for(dataset: Dataset) -> tuple[DatasetDashboard, bool]:
-    """The stored snapshot and whether it is current; computed synchronously if there is none yet
-    (so a page never shows nothing), and a recomputation scheduled if it is stale."""
+RETRY_AFTER_SECONDS = 5          # what a download or API answer asks a client to wait while the first snapshot is computed
+
+
+def snapshot_for(dataset: Dataset) -> tuple[DatasetDashboard | None, bool]:
+    """The stored snapshot and whether it is current, never computed on the request: a stale one is
+    returned as it is and its recomputation scheduled; when there is none yet, the first one is
+    scheduled and ``(None, False)`` returned (the pages then say the figures are being computed and
+    reload themselves when they land, downloads and the API answer 503 with Retry-After). Where the
+    background runner runs in the caller (tests: ``runner.synchronous``, or eager Celery) the
+    scheduled computation has already happened, and its snapshot is returned."""
     snapshot = DatasetDashboard.objects.filter(dataset=dataset).first()
     if snapshot is None:
-        recompute_dataset(dataset.pk)
-        snapshot = DatasetDashboard.objects.get(dataset=dataset)
+        schedule([dataset.pk])
+        snapshot = DatasetDashboard.objects.filter(dataset=dataset).first()
+        if snapshot is None:
+            return None, False
     live = fingerprint(dataset)
     if is_current(snapshot, live):
         return snapshot, True

@@ -33,7 +33,7 @@ from annotation.corpus.natural_order import natural_key as _natural
 from annotation.access.roles import COORDINATOR
 from annotation.transfer import downloads
 from annotation.corpus.assignments import progress
-from annotation.dashboards.snapshots import NOISE, schedule, snapshot_for
+from annotation.dashboards.snapshots import NOISE, RETRY_AFTER_SECONDS, schedule, snapshot_for
 from annotation.jobs.queue import scoring_delayed
 from annotation.dashboards.figures import METAEVAL_KEYS, SYSTEM_KEYS
 from annotation.dashboards.judgments import JudgmentImportError, parse_duc_table, parse_judgments_csv, read_duc_header, save_judgments
@@ -79,9 +79,43 @@ def coordinator_view(view):
         dataset = get_object_or_404(Dataset, pk=dataset_id)
         if not coordinates(request.user, dataset):
             raise Http404("No such dataset among those you coordinate.")
-        return view(request, dataset, *args, **kwargs)
+        try:
+            return view(request, dataset, *args, **kwargs)
+        except FiguresComputing:
+            return _computing(request, dataset, view.__name__)
 
     return wrapped
+
+
+class FiguresComputing(Exception):
+    """The dataset has no stored snapshot yet: its first one is scheduled (``snapshot_for``)."""
+
+
+def _stored(dataset):
+    """``snapshot_for``, never computed here: with none stored yet the view stops and answers
+    ``_computing`` (a page that reloads itself, or 503 for a download)."""
+    snapshot, current = snapshot_for(dataset)
+    if snapshot is None:
+        raise FiguresComputing()
+    return snapshot, current
+
+
+DOWNLOADS = {"agreement_export", "scores_export", "chart_export", "statistics_export", "metaeval_export"}
+COMPUTING = ("The figures of this dataset are being computed for the first time (a few seconds on a large "
+             "dataset); try again in a moment.")
+
+
+def _computing(request, dataset, view_name: str) -> HttpResponse:
+    """While a dataset's first snapshot is computed: downloads answer 503 with Retry-After (never a
+    partial file); pages render the page's frame saying so, and ``live.js`` reloads them when the
+    snapshot lands."""
+    if view_name in DOWNLOADS:
+        response = HttpResponse(COMPUTING + "\n", status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+    active = next((name for name, _ in TABS if view_name.startswith(name)), "overview")
+    return render(request, "dashboards/computing.html", _frame(dataset, active, None, False, computing=True,
+                                                               page_label=dict(TABS)[active]))
 
 
 # --- shared page parts ----------------------------------------------------------------------
@@ -325,6 +359,8 @@ def assignment_delete(request, dataset, assignment_id):
 @coordinator_view
 def status(request, dataset):
     snapshot, current = snapshot_for(dataset)
+    if snapshot is None:   # the first snapshot is being computed
+        return JsonResponse({"computed_at": None, "current": False, "as_of": None, "computing": True})
     return JsonResponse({"computed_at": snapshot.computed_at.isoformat(), "current": current, "as_of": _as_of(snapshot.computed_at)})
 
 
@@ -353,7 +389,7 @@ def _comparison(row, detail) -> dict:
 
 @coordinator_view
 def agreement(request, dataset):
-    snapshot, current = snapshot_for(dataset)
+    snapshot, current = _stored(dataset)
     convention = _convention(request)
     figures = snapshot.data["conventions"][convention]
     rows = [{"row": r, "detail": figures["agreement_details"][r["topic"]]} for r in figures["agreement"]]
@@ -368,7 +404,7 @@ def agreement(request, dataset):
 
 @coordinator_view
 def agreement_topic(request, dataset, topic):
-    snapshot, current = snapshot_for(dataset)
+    snapshot, current = _stored(dataset)
     convention = _convention(request)
     row, detail = _topic_agreement(snapshot.data, convention, topic)
     if row is None:
@@ -421,7 +457,7 @@ def agreement_peer(request, dataset, topic, peer):
     pyramid = pyramids.filter(pk=wanted).first() if wanted and wanted.isdigit() else pyramids.first()
     if pyramid is None:
         raise Http404("Nobody annotated this peer.")
-    snapshot, current = snapshot_for(dataset)
+    snapshot, current = _stored(dataset)
     convention = _convention(request)
     drill = peer_drilldown(topic_obj, peer_obj, pyramid, Convention(convention))
     row, detail = _topic_agreement(snapshot.data, convention, topic)
@@ -446,7 +482,7 @@ def agreement_peer(request, dataset, topic, peer):
 
 @coordinator_view
 def agreement_export(request, dataset, fmt):
-    snapshot, _ = snapshot_for(dataset)
+    snapshot, _ = _stored(dataset)
     convention = _convention(request)
     rows = snapshot.data["conventions"][convention]["agreement"]
     return _download(dataset, "agreement", rows, AGREEMENT_KEYS, fmt, convention=convention, include_unfinished=False)
@@ -473,7 +509,7 @@ def _score_view(request, snapshot) -> dict:
 
 @coordinator_view
 def scores(request, dataset):
-    snapshot, current = snapshot_for(dataset)
+    snapshot, current = _stored(dataset)
     view = _score_view(request, snapshot)
     compared = view["compared"]
     per_system, system_sort = _sorted(view["per_system"], request.GET.get("sort", ""), tuple(k for k, _ in SYSTEM_COLUMNS), f"-{compared}")
@@ -505,7 +541,7 @@ def scores(request, dataset):
 
 @coordinator_view
 def scores_export(request, dataset, fmt):
-    snapshot, _ = snapshot_for(dataset)
+    snapshot, _ = _stored(dataset)
     view = _score_view(request, snapshot)
     table = request.GET.get("table", "topics")
     summaries = {"qualifiers": [_summaries(view["references"])], "references": view["references"], "include_unfinished": False}
@@ -579,7 +615,7 @@ def _curve(points: list[dict]) -> list[dict]:
 
 @coordinator_view
 def significance(request, dataset):
-    snapshot, current = snapshot_for(dataset)
+    snapshot, current = _stored(dataset)
     convention = _convention(request)
     references = request.GET.get("references", "0") == "1"
     stats = _view_statistics(snapshot, convention, references)
@@ -604,7 +640,7 @@ def _chart_url(dataset, chart: str, params: dict) -> str:
 @coordinator_view
 def chart_export(request, dataset, chart):
     """The rows behind one chart as CSV (the same rows the page hands to the chart)."""
-    snapshot, _ = snapshot_for(dataset)
+    snapshot, _ = _stored(dataset)
     convention = _convention(request)
     references = request.GET.get("references", "0") == "1"
     if chart == "systems":
@@ -630,7 +666,7 @@ def chart_export(request, dataset, chart):
 
 @coordinator_view
 def statistics_export(request, dataset, fmt):
-    snapshot, _ = snapshot_for(dataset)
+    snapshot, _ = _stored(dataset)
     convention = _convention(request)
     table = request.GET.get("table", "systems")
     if table not in STATISTICS_TABLES:
@@ -699,7 +735,7 @@ def metaeval(request, dataset):
                 query = request.GET.urlencode()
                 return redirect(reverse("dashboards:metaeval", args=[dataset.pk]) + (f"?{query}" if query else ""))
         status_code = 400
-    snapshot, current = snapshot_for(dataset)
+    snapshot, current = _stored(dataset)
     convention = _convention(request)
     score = request.GET.get("score", "auto")
     rows = _with_intervals(_metaeval_rows(snapshot, convention, score), snapshot.data["conventions"][convention]["metaeval_intervals"])
@@ -721,7 +757,7 @@ def metaeval(request, dataset):
 
 @coordinator_view
 def metaeval_export(request, dataset, fmt):
-    snapshot, _ = snapshot_for(dataset)
+    snapshot, _ = _stored(dataset)
     convention = _convention(request)
     score = request.GET.get("score", "auto") if request.GET.get("score") in METAEVAL_SCORES else "auto"
     rows = [{k: v for k, v in r.items() if k != "skipped"} for r in _metaeval_rows(snapshot, convention, score)]
