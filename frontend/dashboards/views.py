@@ -197,19 +197,46 @@ def _sorted(rows: list[dict], sort: str, allowed: tuple[str, ...], default: str)
     return sorted(present, key=order, reverse=descending) + missing, sort
 
 
-def _headers(request, param: str, columns: list[tuple[str, str]], current: str) -> list[dict]:
-    """Sortable column headers: clicking sorts descending for numbers first, then toggles."""
+def _headers(request, param: str, columns: list[tuple[str, str]], current: str, **changes) -> list[dict]:
+    """Sortable column headers: clicking sorts descending for numbers first, then toggles
+    (``changes``: other parameters changed too, e.g. ``tpage=None``: a new order starts on page 1)."""
     out = []
     for key, label in columns:
         active = current.lstrip("-") == key
         descending = current.startswith("-")
         target = (key if descending else f"-{key}") if active else (key if key in TEXT_COLUMNS else f"-{key}")
-        out.append({"key": key, "label": label, "url": _query(request, **{param: target}), "active": active,
+        out.append({"key": key, "label": label, "url": _query(request, **{param: target}, **changes), "active": active,
                     "direction": ("descending" if descending else "ascending") if active else ""})
     return out
 
 
 TEXT_COLUMNS = {"system", "kind", "topic", "summary", "annotator"}
+TOPIC_PAGE_SIZE = 50   # rows of the scores page's per-topic table per page (the downloads hold them all)
+
+
+def _page(request, param: str, rows: list, size: int, anchor: str = "") -> dict:
+    """One page of ``rows`` (``?param=n``, 1-based; out of range or not a number: the nearest page)
+    and the links to the others: previous/next and page numbers (the first, the last and two either
+    side of the current one; ``None`` marks a gap). The other parameters are kept."""
+    pages = max(1, -(-len(rows) // size))
+    raw = request.GET.get(param, "1")
+    number = min(max(int(raw), 1), pages) if raw.isdigit() else 1
+    suffix = f"#{anchor}" if anchor else ""
+
+    def url(n):
+        return _query(request, **{param: None if n == 1 else str(n)}) + suffix
+
+    shown = sorted({1, pages} | {n for n in range(number - 2, number + 3) if 1 <= n <= pages})
+    links = []
+    for n in shown:
+        if links and links[-1] is not None and n - links[-1]["number"] > 1:
+            links.append(None)
+        links.append({"number": n, "url": url(n), "current": n == number})
+    start = (number - 1) * size
+    return {"rows": rows[start:start + size], "number": number, "pages": pages, "total": len(rows),
+            "first": start + 1 if rows else 0, "last": min(start + size, len(rows)),
+            "previous": url(number - 1) if number > 1 else None, "next": url(number + 1) if number < pages else None,
+            "links": links}
 
 
 def _download(dataset, table: str, rows, keys, fmt: str, *, convention: str, qualifiers=(), **settings) -> HttpResponse:
@@ -516,6 +543,7 @@ def scores(request, dataset):
     topic_filter = request.GET.get("topic", "")
     topic_rows = [r for r in view["per_topic"] if not topic_filter or r["topic"] == topic_filter]
     topic_rows, topic_sort = _sorted(topic_rows, request.GET.get("tsort", ""), tuple(k for k, _ in TOPIC_COLUMNS), "topic")
+    topic_page = _page(request, "tpage", topic_rows, TOPIC_PAGE_SIZE, anchor="per-topic")
     topics = sorted({r["topic"] for r in view["per_topic"]})
     links = {f"{table}_{fmt}": reverse("dashboards:scores_export", args=[dataset.pk, fmt]) + "?" + urlencode(
         {"convention": view["convention"], "references": int(view["references"]), "table": table})
@@ -531,8 +559,9 @@ def scores(request, dataset):
     unfinished["csv"] = reverse("api:dataset-scores", args=[dataset.pk]) + "?" + urlencode(
         {"format": "csv", "convention": view["convention"], "include_unfinished": "true"})
     return render(request, "dashboards/scores.html", _frame(
-        dataset, "scores", snapshot, current, **view, unfinished=unfinished, convention_links=_convention_links(request, view["convention"]), per_system=per_system, topic_rows=topic_rows,
-        system_headers=_headers(request, "sort", SYSTEM_COLUMNS, system_sort), topic_headers=_headers(request, "tsort", TOPIC_COLUMNS, topic_sort),
+        dataset, "scores", snapshot, current, **view, unfinished=unfinished, convention_links=_convention_links(request, view["convention"]), per_system=per_system, topic_rows=topic_page["rows"], topic_page=topic_page, topic_page_size=TOPIC_PAGE_SIZE,
+        system_headers=_headers(request, "sort", SYSTEM_COLUMNS, system_sort),
+        topic_headers=_headers(request, "tsort", TOPIC_COLUMNS, topic_sort, tpage=None),
         chart_data=chart_data, chart_csv=chart_csv, pyramids=len(view["tiers"]), topics=topics,
         pyramids_now=0 if view["tiers"] else Pyramid.objects.filter(topic__dataset=dataset).count(), topic_filter=topic_filter, stats=stats,
         statistics_downloads=_statistics_downloads(dataset, view["convention"]),
