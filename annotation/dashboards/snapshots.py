@@ -35,6 +35,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable
 
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
@@ -303,6 +304,24 @@ def recompute_datasets(dataset_ids: Iterable[int]) -> int:
 
 
 RETRY_AFTER_SECONDS = 5          # what a download or API answer asks a client to wait while the first snapshot is computed
+FIRST_SNAPSHOT_PATIENCE = 60     # seconds before a dataset's first snapshot, still missing, is scheduled again
+
+
+def _schedule_first(dataset_id: int) -> None:
+    """Schedule a dataset's first snapshot, once per ``FIRST_SNAPSHOT_PATIENCE``: while it is being
+    computed every page polls ``status.json`` every 3 s, and each poll would otherwise queue one more
+    whole computation behind the running one (its pending mark is released when it starts). If it
+    failed, the next look after that delay schedules it again. Run in the caller (tests), always."""
+    if queue.runner.synchronous:
+        schedule([dataset_id])
+        return
+    try:
+        first = cache.add(f"dashboard:first:{dataset_id}", 1, timeout=FIRST_SNAPSHOT_PATIENCE)
+    except Exception:   # the cache is Redis: without it, schedule (the queue de-duplicates what it can)
+        log.warning("cache unavailable: the first dashboard of dataset %s scheduled without de-duplication", dataset_id)
+        first = True
+    if first:
+        schedule([dataset_id])
 
 
 def snapshot_for(dataset: Dataset) -> tuple[DatasetDashboard | None, bool]:
@@ -314,7 +333,7 @@ def snapshot_for(dataset: Dataset) -> tuple[DatasetDashboard | None, bool]:
     scheduled computation has already happened, and its snapshot is returned."""
     snapshot = DatasetDashboard.objects.filter(dataset=dataset).first()
     if snapshot is None:
-        schedule([dataset.pk])
+        _schedule_first(dataset.pk)
         snapshot = DatasetDashboard.objects.filter(dataset=dataset).first()
         if snapshot is None:
             return None, False

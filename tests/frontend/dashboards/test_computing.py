@@ -99,3 +99,27 @@ def test_in_tests_the_synchronous_runner_computes_it_where_it_is_scheduled(toy):
     dataset, users = toy
     html = client_for(users["coord"]).get(reverse("dashboards:scores", args=[dataset.pk])).content.decode()
     assert "data-figures" in html and DatasetDashboard.objects.filter(dataset=dataset).exists()
+
+
+def test_the_first_snapshot_is_scheduled_once_while_pages_poll(toy, pending):
+    """With the background thread (not the tests' synchronous runner), polling pages schedule the
+    first snapshot once, not once per poll (each would queue another whole computation)."""
+    from django.core.cache import cache
+
+    from annotation.jobs.queue import runner
+
+    dataset, users = toy
+    coord = client_for(users["coord"])
+    runner.synchronous = False   # restored by tests/conftest.py
+    key = f"dashboard:first:{dataset.pk}"
+    cache.delete(key)
+    try:
+        for _ in range(3):
+            assert coord.get(reverse("dashboards:status", args=[dataset.pk])).json()["computing"] is True
+        assert coord.get(reverse("dashboards:scores", args=[dataset.pk])).status_code == 200
+        assert pending == [("dashboard", [dataset.pk])]
+        cache.delete(key)   # FIRST_SNAPSHOT_PATIENCE passed and still none: scheduled again
+        coord.get(reverse("dashboards:status", args=[dataset.pk]))
+        assert pending == [("dashboard", [dataset.pk])] * 2
+    finally:
+        cache.delete(key)
