@@ -199,7 +199,9 @@ class DatasetViewSet(RepresentationVersionMixin, ScopedViewSet):
         return self._rows(request, results.agreement_rows, lambda include_unfinished: results.AGREEMENT_KEYS, "agreement")
 
 
-    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM, STATISTICS_TABLE_PARAM], responses={200: ROWS_RESPONSE})
+    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM, STATISTICS_TABLE_PARAM], responses={200: ROWS_RESPONSE, 503: OpenApiResponse(
+        {"type": "object", "properties": {"detail": {"type": "string"}}},
+        description="The dataset's first dashboard snapshot is being computed in the background: ask again after Retry-After seconds.")})
     @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
     def statistics(self, request, pk=None):
         """Which differences are real: one table of the stored dashboard statistics (``systems``:
