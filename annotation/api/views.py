@@ -18,7 +18,7 @@ from rest_framework import status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, NotAuthenticated, ValidationError
+from rest_framework.exceptions import NotAuthenticated, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.throttling import ScopedRateThrottle
@@ -43,7 +43,7 @@ from annotation.transfer import sacrerouge_export
 from annotation.pyramids import ranked_suggestions
 from annotation.adjudication.pyramids import adjudicated_pyramid_topics
 from annotation.dashboards import statistics as system_statistics
-from annotation.dashboards.snapshots import RETRY_AFTER_SECONDS, snapshot_for
+from annotation.dashboards.snapshots import snapshot_for
 from annotation.api import filters, serializers
 from annotation.access import rules as permissions
 from annotation.api.actions import ContributorActions, HistoryActions, RepresentationVersionMixin, SCUActions, VersionedMixin
@@ -199,9 +199,7 @@ class DatasetViewSet(RepresentationVersionMixin, ScopedViewSet):
         return self._rows(request, results.agreement_rows, lambda include_unfinished: results.AGREEMENT_KEYS, "agreement")
 
 
-    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM, STATISTICS_TABLE_PARAM], responses={200: ROWS_RESPONSE, 503: OpenApiResponse(
-        {"type": "object", "properties": {"detail": {"type": "string"}}},
-        description="The dataset's first dashboard snapshot is being computed in the background: ask again after Retry-After seconds.")})
+    @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM, STATISTICS_TABLE_PARAM], responses={200: ROWS_RESPONSE})
     @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
     def statistics(self, request, pk=None):
         """Which differences are real: one table of the stored dashboard statistics (``systems``:
@@ -214,24 +212,14 @@ class DatasetViewSet(RepresentationVersionMixin, ScopedViewSet):
         table = request.query_params.get("table", "systems")
         if table not in system_statistics.TABLES:
             raise ValidationError({"table": [f"Choose one of: {', '.join(system_statistics.TABLES)}."]})
-        snapshot, _ = snapshot_for(dataset)
-        if snapshot is None:
-            raise FiguresComputing()
+        # The API's contract is the rows (scripts do not retry): a new dataset's first snapshot is
+        # computed here, once; the pages never do (``snapshot_for``).
+        snapshot, _ = snapshot_for(dataset, compute_missing=True)
         figures = snapshot.data["conventions"][convention.value]
         rows, keys = downloads.with_provenance(*system_statistics.download_rows(figures, table), downloads.provenance(
             convention=convention, seed=figures["statistics"]["settings"]["seed"],
             adjudicated_pyramid_topics=adjudicated_pyramid_topics(dataset) or None))
         return self._file(request, dataset, f"statistics-{table}", rows, keys, convention)
-
-
-class FiguresComputing(APIException):
-    """503 while a dataset's first dashboard snapshot is computed in the background (never on the
-    request): DRF's handler sends ``Retry-After`` from ``wait``."""
-    status_code = 503
-    default_code = "figures_computing"
-    default_detail = ("The statistics of this dataset are being computed for the first time (a few seconds on a "
-                      "large dataset); try again in a moment.")
-    wait = RETRY_AFTER_SECONDS
 
 
 class TopicViewSet(RepresentationVersionMixin, ScopedViewSet):

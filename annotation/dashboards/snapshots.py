@@ -303,7 +303,7 @@ def recompute_datasets(dataset_ids: Iterable[int]) -> int:
     return sum(recompute_dataset(pk) for pk in ids)
 
 
-RETRY_AFTER_SECONDS = 5          # what a download or API answer asks a client to wait while the first snapshot is computed
+RETRY_AFTER_SECONDS = 5          # what a page download asks a client to wait while the first snapshot is computed
 FIRST_SNAPSHOT_PATIENCE = 60     # seconds before a dataset's first snapshot, still missing, is scheduled again
 
 
@@ -324,14 +324,20 @@ def _schedule_first(dataset_id: int) -> None:
         schedule([dataset_id])
 
 
-def snapshot_for(dataset: Dataset) -> tuple[DatasetDashboard | None, bool]:
-    """The stored snapshot and whether it is current, never computed on the request: a stale one is
-    returned as it is and its recomputation scheduled; when there is none yet, the first one is
-    scheduled and ``(None, False)`` returned (the pages then say the figures are being computed and
-    reload themselves when they land, downloads and the API answer 503 with Retry-After). Where the
+def snapshot_for(dataset: Dataset, *, compute_missing: bool = False) -> tuple[DatasetDashboard | None, bool]:
+    """The stored snapshot and whether it is current, never computed on a page's request: a stale
+    one is returned as it is and its recomputation scheduled; when there is none yet, the first one
+    is scheduled and ``(None, False)`` returned (the pages then say the figures are being computed
+    and reload themselves when they land, the page downloads answer 503 with Retry-After). Where the
     background runner runs in the caller (tests: ``runner.synchronous``, or eager Celery) the
-    scheduled computation has already happened, and its snapshot is returned."""
+    scheduled computation has already happened, and its snapshot is returned.
+
+    ``compute_missing``: compute a missing first snapshot here instead (the REST API, whose contract
+    is a 200 with the rows: scripts do not retry; once per dataset, 3-6 s for DUC 2006)."""
     snapshot = DatasetDashboard.objects.filter(dataset=dataset).first()
+    if snapshot is None and compute_missing:
+        recompute_dataset(dataset.pk)
+        snapshot = DatasetDashboard.objects.filter(dataset=dataset).first()
     if snapshot is None:
         _schedule_first(dataset.pk)
         snapshot = DatasetDashboard.objects.filter(dataset=dataset).first()

@@ -1,7 +1,8 @@
 """No dashboard page, download or API answer computes a snapshot on the request: with none stored
 yet (the background runner has not run: here ``queue.publish`` only records), every caller of
 ``snapshot_for`` schedules it and answers at once — pages with the "being computed" frame that
-reloads itself, downloads and the API with 503 + Retry-After — and shows the figures once stored."""
+reloads itself, downloads with 503 + Retry-After — and shows the figures once stored. The REST API
+alone computes a missing first snapshot on its request (its contract is the rows)."""
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -61,7 +62,7 @@ def test_pages_say_the_figures_are_being_computed_and_schedule_them(toy, pending
     assert status == {"computed_at": None, "current": False, "as_of": None, "computing": True}
 
 
-def test_downloads_and_the_api_answer_503_with_retry_after(toy, pending, monkeypatch):
+def test_downloads_answer_503_with_retry_after(toy, pending, monkeypatch):
     dataset, users = toy
     coord = client_for(users["coord"])
     _never_computed(monkeypatch)
@@ -70,12 +71,6 @@ def test_downloads_and_the_api_answer_503_with_retry_after(toy, pending, monkeyp
         assert response.status_code == 503, (name, args)
         assert response["Retry-After"] == str(snapshots.RETRY_AFTER_SECONDS)
         assert "being computed" in response.content.decode() and "Content-Disposition" not in response
-    api = APIClient()
-    api.force_authenticate(users["coord"])
-    for query in ("", "?format=csv&table=pairs"):
-        answer = api.get(f"/api/datasets/{dataset.pk}/statistics/{query}")
-        assert answer.status_code == 503 and answer["Retry-After"] == str(snapshots.RETRY_AFTER_SECONDS)
-        assert "being computed" in answer.json()["detail"]
     # Permissions come first: an annotator learns nothing about the dataset's state.
     assert client_for(users["annotator"]).get(reverse("dashboards:scores_export", args=[dataset.pk, "csv"])).status_code == 403
     assert not DatasetDashboard.objects.filter(dataset=dataset).exists()
@@ -123,3 +118,21 @@ def test_the_first_snapshot_is_scheduled_once_while_pages_poll(toy, pending):
         assert pending == [("dashboard", [dataset.pk])] * 2
     finally:
         cache.delete(key)
+
+
+def test_the_api_computes_a_missing_first_snapshot_once(toy, pending):
+    dataset, users = toy
+    api = APIClient()
+    api.force_authenticate(users["annotator"])
+    assert api.get(f"/api/datasets/{dataset.pk}/statistics/").status_code in (403, 404)
+    assert not DatasetDashboard.objects.filter(dataset=dataset).exists()   # refused before any work
+    api.force_authenticate(users["coord"])
+    answer = api.get(f"/api/datasets/{dataset.pk}/statistics/?table=systems")
+    assert answer.status_code == 200 and answer.json()
+    stored = DatasetDashboard.objects.get(dataset=dataset)
+    assert snapshots.is_current(stored) and pending == []   # computed here, nothing left to the runner
+    views = stored.data["conventions"]["nist"]["statistics"]["views"]
+    expected = sorted((view, s["system"]) for view, v in views.items() for s in v["systems"])
+    assert sorted((r["view"], r["system"]) for r in answer.json()) == expected
+    api.get(f"/api/datasets/{dataset.pk}/statistics/?table=pairs")
+    assert DatasetDashboard.objects.get(dataset=dataset).computed_at == stored.computed_at   # read, not recomputed
