@@ -212,7 +212,9 @@ class DatasetViewSet(RepresentationVersionMixin, ScopedViewSet):
         table = request.query_params.get("table", "systems")
         if table not in system_statistics.TABLES:
             raise ValidationError({"table": [f"Choose one of: {', '.join(system_statistics.TABLES)}."]})
-        snapshot, _ = snapshot_for(dataset)
+        # The API's contract is the rows (scripts do not retry): a new dataset's first snapshot is
+        # computed here, once; the pages never do (``snapshot_for``).
+        snapshot, _ = snapshot_for(dataset, compute_missing=True)
         figures = snapshot.data["conventions"][convention.value]
         rows, keys = downloads.with_provenance(*system_statistics.download_rows(figures, table), downloads.provenance(
             convention=convention, seed=figures["statistics"]["settings"]["seed"],

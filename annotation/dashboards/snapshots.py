@@ -35,6 +35,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable
 
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
@@ -302,13 +303,46 @@ def recompute_datasets(dataset_ids: Iterable[int]) -> int:
     return sum(recompute_dataset(pk) for pk in ids)
 
 
-def snapshot_for(dataset: Dataset) -> tuple[DatasetDashboard, bool]:
-    """The stored snapshot and whether it is current; computed synchronously if there is none yet
-    (so a page never shows nothing), and a recomputation scheduled if it is stale."""
+RETRY_AFTER_SECONDS = 5          # what a page download asks a client to wait while the first snapshot is computed
+FIRST_SNAPSHOT_PATIENCE = 60     # seconds before a dataset's first snapshot, still missing, is scheduled again
+
+
+def _schedule_first(dataset_id: int) -> None:
+    """Schedule a dataset's first snapshot, once per ``FIRST_SNAPSHOT_PATIENCE``: while it is being
+    computed every page polls ``status.json`` every 3 s, and each poll would otherwise queue one more
+    whole computation behind the running one (its pending mark is released when it starts). If it
+    failed, the next look after that delay schedules it again. Run in the caller (tests), always."""
+    if queue.runner.synchronous:
+        schedule([dataset_id])
+        return
+    try:
+        first = cache.add(f"dashboard:first:{dataset_id}", 1, timeout=FIRST_SNAPSHOT_PATIENCE)
+    except Exception:   # the cache is Redis: without it, schedule (the queue de-duplicates what it can)
+        log.warning("cache unavailable: the first dashboard of dataset %s scheduled without de-duplication", dataset_id)
+        first = True
+    if first:
+        schedule([dataset_id])
+
+
+def snapshot_for(dataset: Dataset, *, compute_missing: bool = False) -> tuple[DatasetDashboard | None, bool]:
+    """The stored snapshot and whether it is current, never computed on a page's request: a stale
+    one is returned as it is and its recomputation scheduled; when there is none yet, the first one
+    is scheduled and ``(None, False)`` returned (the pages then say the figures are being computed
+    and reload themselves when they land, the page downloads answer 503 with Retry-After). Where the
+    background runner runs in the caller (tests: ``runner.synchronous``, or eager Celery) the
+    scheduled computation has already happened, and its snapshot is returned.
+
+    ``compute_missing``: compute a missing first snapshot here instead (the REST API, whose contract
+    is a 200 with the rows: scripts do not retry; once per dataset, 3-6 s for DUC 2006)."""
     snapshot = DatasetDashboard.objects.filter(dataset=dataset).first()
-    if snapshot is None:
+    if snapshot is None and compute_missing:
         recompute_dataset(dataset.pk)
-        snapshot = DatasetDashboard.objects.get(dataset=dataset)
+        snapshot = DatasetDashboard.objects.filter(dataset=dataset).first()
+    if snapshot is None:
+        _schedule_first(dataset.pk)
+        snapshot = DatasetDashboard.objects.filter(dataset=dataset).first()
+        if snapshot is None:
+            return None, False
     live = fingerprint(dataset)
     if is_current(snapshot, live):
         return snapshot, True

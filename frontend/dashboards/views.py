@@ -33,7 +33,7 @@ from annotation.corpus.natural_order import natural_key as _natural
 from annotation.access.roles import COORDINATOR
 from annotation.transfer import downloads
 from annotation.corpus.assignments import progress
-from annotation.dashboards.snapshots import NOISE, schedule, snapshot_for
+from annotation.dashboards.snapshots import NOISE, RETRY_AFTER_SECONDS, schedule, snapshot_for
 from annotation.jobs.queue import scoring_delayed
 from annotation.dashboards.figures import METAEVAL_KEYS, SYSTEM_KEYS
 from annotation.dashboards.judgments import JudgmentImportError, parse_duc_table, parse_judgments_csv, read_duc_header, save_judgments
@@ -79,9 +79,43 @@ def coordinator_view(view):
         dataset = get_object_or_404(Dataset, pk=dataset_id)
         if not coordinates(request.user, dataset):
             raise Http404("No such dataset among those you coordinate.")
-        return view(request, dataset, *args, **kwargs)
+        try:
+            return view(request, dataset, *args, **kwargs)
+        except FiguresComputing:
+            return _computing(request, dataset, view.__name__)
 
     return wrapped
+
+
+class FiguresComputing(Exception):
+    """The dataset has no stored snapshot yet: its first one is scheduled (``snapshot_for``)."""
+
+
+def _stored(dataset):
+    """``snapshot_for``, never computed here: with none stored yet the view stops and answers
+    ``_computing`` (a page that reloads itself, or 503 for a download)."""
+    snapshot, current = snapshot_for(dataset)
+    if snapshot is None:
+        raise FiguresComputing()
+    return snapshot, current
+
+
+DOWNLOADS = {"agreement_export", "scores_export", "chart_export", "statistics_export", "metaeval_export"}
+COMPUTING = ("The figures of this dataset are being computed for the first time (a few seconds on a large "
+             "dataset); try again in a moment.")
+
+
+def _computing(request, dataset, view_name: str) -> HttpResponse:
+    """While a dataset's first snapshot is computed: downloads answer 503 with Retry-After (never a
+    partial file); pages render the page's frame saying so, and ``live.js`` reloads them when the
+    snapshot lands."""
+    if view_name in DOWNLOADS:
+        response = HttpResponse(COMPUTING + "\n", status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+    active = next((name for name, _ in TABS if view_name.startswith(name)), "overview")
+    return render(request, "dashboards/computing.html", _frame(dataset, active, None, False, computing=True,
+                                                               page_label=dict(TABS)[active]))
 
 
 # --- shared page parts ----------------------------------------------------------------------
@@ -163,19 +197,46 @@ def _sorted(rows: list[dict], sort: str, allowed: tuple[str, ...], default: str)
     return sorted(present, key=order, reverse=descending) + missing, sort
 
 
-def _headers(request, param: str, columns: list[tuple[str, str]], current: str) -> list[dict]:
-    """Sortable column headers: clicking sorts descending for numbers first, then toggles."""
+def _headers(request, param: str, columns: list[tuple[str, str]], current: str, **changes) -> list[dict]:
+    """Sortable column headers: clicking sorts descending for numbers first, then toggles
+    (``changes``: other parameters changed too, e.g. ``tpage=None``: a new order starts on page 1)."""
     out = []
     for key, label in columns:
         active = current.lstrip("-") == key
         descending = current.startswith("-")
         target = (key if descending else f"-{key}") if active else (key if key in TEXT_COLUMNS else f"-{key}")
-        out.append({"key": key, "label": label, "url": _query(request, **{param: target}), "active": active,
+        out.append({"key": key, "label": label, "url": _query(request, **{param: target}, **changes), "active": active,
                     "direction": ("descending" if descending else "ascending") if active else ""})
     return out
 
 
 TEXT_COLUMNS = {"system", "kind", "topic", "summary", "annotator"}
+TOPIC_PAGE_SIZE = 50   # rows of the scores page's per-topic table per page (the downloads hold them all)
+
+
+def _page(request, param: str, rows: list, size: int, anchor: str = "") -> dict:
+    """One page of ``rows`` (``?param=n``, 1-based; out of range or not a number: the nearest page)
+    and the links to the others: previous/next and page numbers (the first, the last and two either
+    side of the current one; ``None`` marks a gap). The other parameters are kept."""
+    pages = max(1, -(-len(rows) // size))
+    raw = request.GET.get(param, "1")
+    number = min(max(int(raw), 1), pages) if raw.isdigit() else 1
+    suffix = f"#{anchor}" if anchor else ""
+
+    def url(n):
+        return _query(request, **{param: None if n == 1 else str(n)}) + suffix
+
+    shown = sorted({1, pages} | {n for n in range(number - 2, number + 3) if 1 <= n <= pages})
+    links = []
+    for n in shown:
+        if links and links[-1] is not None and n - links[-1]["number"] > 1:
+            links.append(None)
+        links.append({"number": n, "url": url(n), "current": n == number})
+    start = (number - 1) * size
+    return {"rows": rows[start:start + size], "number": number, "pages": pages, "total": len(rows),
+            "first": start + 1 if rows else 0, "last": min(start + size, len(rows)),
+            "previous": url(number - 1) if number > 1 else None, "next": url(number + 1) if number < pages else None,
+            "links": links}
 
 
 def _download(dataset, table: str, rows, keys, fmt: str, *, convention: str, qualifiers=(), **settings) -> HttpResponse:
@@ -325,6 +386,8 @@ def assignment_delete(request, dataset, assignment_id):
 @coordinator_view
 def status(request, dataset):
     snapshot, current = snapshot_for(dataset)
+    if snapshot is None:   # the first snapshot is being computed
+        return JsonResponse({"computed_at": None, "current": False, "as_of": None, "computing": True})
     return JsonResponse({"computed_at": snapshot.computed_at.isoformat(), "current": current, "as_of": _as_of(snapshot.computed_at)})
 
 
@@ -353,7 +416,7 @@ def _comparison(row, detail) -> dict:
 
 @coordinator_view
 def agreement(request, dataset):
-    snapshot, current = snapshot_for(dataset)
+    snapshot, current = _stored(dataset)
     convention = _convention(request)
     figures = snapshot.data["conventions"][convention]
     rows = [{"row": r, "detail": figures["agreement_details"][r["topic"]]} for r in figures["agreement"]]
@@ -368,7 +431,7 @@ def agreement(request, dataset):
 
 @coordinator_view
 def agreement_topic(request, dataset, topic):
-    snapshot, current = snapshot_for(dataset)
+    snapshot, current = _stored(dataset)
     convention = _convention(request)
     row, detail = _topic_agreement(snapshot.data, convention, topic)
     if row is None:
@@ -421,7 +484,7 @@ def agreement_peer(request, dataset, topic, peer):
     pyramid = pyramids.filter(pk=wanted).first() if wanted and wanted.isdigit() else pyramids.first()
     if pyramid is None:
         raise Http404("Nobody annotated this peer.")
-    snapshot, current = snapshot_for(dataset)
+    snapshot, current = _stored(dataset)
     convention = _convention(request)
     drill = peer_drilldown(topic_obj, peer_obj, pyramid, Convention(convention))
     row, detail = _topic_agreement(snapshot.data, convention, topic)
@@ -446,7 +509,7 @@ def agreement_peer(request, dataset, topic, peer):
 
 @coordinator_view
 def agreement_export(request, dataset, fmt):
-    snapshot, _ = snapshot_for(dataset)
+    snapshot, _ = _stored(dataset)
     convention = _convention(request)
     rows = snapshot.data["conventions"][convention]["agreement"]
     return _download(dataset, "agreement", rows, AGREEMENT_KEYS, fmt, convention=convention, include_unfinished=False)
@@ -473,13 +536,14 @@ def _score_view(request, snapshot) -> dict:
 
 @coordinator_view
 def scores(request, dataset):
-    snapshot, current = snapshot_for(dataset)
+    snapshot, current = _stored(dataset)
     view = _score_view(request, snapshot)
     compared = view["compared"]
     per_system, system_sort = _sorted(view["per_system"], request.GET.get("sort", ""), tuple(k for k, _ in SYSTEM_COLUMNS), f"-{compared}")
     topic_filter = request.GET.get("topic", "")
     topic_rows = [r for r in view["per_topic"] if not topic_filter or r["topic"] == topic_filter]
     topic_rows, topic_sort = _sorted(topic_rows, request.GET.get("tsort", ""), tuple(k for k, _ in TOPIC_COLUMNS), "topic")
+    topic_page = _page(request, "tpage", topic_rows, TOPIC_PAGE_SIZE, anchor="per-topic")
     topics = sorted({r["topic"] for r in view["per_topic"]})
     links = {f"{table}_{fmt}": reverse("dashboards:scores_export", args=[dataset.pk, fmt]) + "?" + urlencode(
         {"convention": view["convention"], "references": int(view["references"]), "table": table})
@@ -495,8 +559,9 @@ def scores(request, dataset):
     unfinished["csv"] = reverse("api:dataset-scores", args=[dataset.pk]) + "?" + urlencode(
         {"format": "csv", "convention": view["convention"], "include_unfinished": "true"})
     return render(request, "dashboards/scores.html", _frame(
-        dataset, "scores", snapshot, current, **view, unfinished=unfinished, convention_links=_convention_links(request, view["convention"]), per_system=per_system, topic_rows=topic_rows,
-        system_headers=_headers(request, "sort", SYSTEM_COLUMNS, system_sort), topic_headers=_headers(request, "tsort", TOPIC_COLUMNS, topic_sort),
+        dataset, "scores", snapshot, current, **view, unfinished=unfinished, convention_links=_convention_links(request, view["convention"]), per_system=per_system, topic_rows=topic_page["rows"], topic_page=topic_page, topic_page_size=TOPIC_PAGE_SIZE,
+        system_headers=_headers(request, "sort", SYSTEM_COLUMNS, system_sort),
+        topic_headers=_headers(request, "tsort", TOPIC_COLUMNS, topic_sort, tpage=None),
         chart_data=chart_data, chart_csv=chart_csv, pyramids=len(view["tiers"]), topics=topics,
         pyramids_now=0 if view["tiers"] else Pyramid.objects.filter(topic__dataset=dataset).count(), topic_filter=topic_filter, stats=stats,
         statistics_downloads=_statistics_downloads(dataset, view["convention"]),
@@ -505,7 +570,7 @@ def scores(request, dataset):
 
 @coordinator_view
 def scores_export(request, dataset, fmt):
-    snapshot, _ = snapshot_for(dataset)
+    snapshot, _ = _stored(dataset)
     view = _score_view(request, snapshot)
     table = request.GET.get("table", "topics")
     summaries = {"qualifiers": [_summaries(view["references"])], "references": view["references"], "include_unfinished": False}
@@ -579,7 +644,7 @@ def _curve(points: list[dict]) -> list[dict]:
 
 @coordinator_view
 def significance(request, dataset):
-    snapshot, current = snapshot_for(dataset)
+    snapshot, current = _stored(dataset)
     convention = _convention(request)
     references = request.GET.get("references", "0") == "1"
     stats = _view_statistics(snapshot, convention, references)
@@ -604,7 +669,7 @@ def _chart_url(dataset, chart: str, params: dict) -> str:
 @coordinator_view
 def chart_export(request, dataset, chart):
     """The rows behind one chart as CSV (the same rows the page hands to the chart)."""
-    snapshot, _ = snapshot_for(dataset)
+    snapshot, _ = _stored(dataset)
     convention = _convention(request)
     references = request.GET.get("references", "0") == "1"
     if chart == "systems":
@@ -630,7 +695,7 @@ def chart_export(request, dataset, chart):
 
 @coordinator_view
 def statistics_export(request, dataset, fmt):
-    snapshot, _ = snapshot_for(dataset)
+    snapshot, _ = _stored(dataset)
     convention = _convention(request)
     table = request.GET.get("table", "systems")
     if table not in STATISTICS_TABLES:
@@ -699,7 +764,7 @@ def metaeval(request, dataset):
                 query = request.GET.urlencode()
                 return redirect(reverse("dashboards:metaeval", args=[dataset.pk]) + (f"?{query}" if query else ""))
         status_code = 400
-    snapshot, current = snapshot_for(dataset)
+    snapshot, current = _stored(dataset)
     convention = _convention(request)
     score = request.GET.get("score", "auto")
     rows = _with_intervals(_metaeval_rows(snapshot, convention, score), snapshot.data["conventions"][convention]["metaeval_intervals"])
@@ -721,7 +786,7 @@ def metaeval(request, dataset):
 
 @coordinator_view
 def metaeval_export(request, dataset, fmt):
-    snapshot, _ = snapshot_for(dataset)
+    snapshot, _ = _stored(dataset)
     convention = _convention(request)
     score = request.GET.get("score", "auto") if request.GET.get("score") in METAEVAL_SCORES else "auto"
     rows = [{k: v for k, v in r.items() if k != "skipped"} for r in _metaeval_rows(snapshot, convention, score)]

@@ -1,7 +1,8 @@
 // Keeps a dashboard page's figures up to date while the coordinator watches.
 // Polls status.json; while the stored figures lag behind the data it shows "updating…"; when a new
 // snapshot lands it fetches this page again and swaps in its [data-figures] part (server-rendered,
-// escaped by the templates; text set here goes in with textContent only).
+// escaped by the templates; text set here goes in with textContent only). A page rendered while the
+// dataset's first figures are computed ([data-computing]) reloads itself once they are stored.
 
 const POLL_MS = 3000;
 const root = document.querySelector("[data-live]");
@@ -22,17 +23,25 @@ async function poll(state) {
     const response = await fetch(root.dataset.statusUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
     if (response.ok) {
       const status = await response.json();
-      if (status.computed_at !== state.computedAt && (await refreshFigures())) {
-        state.computedAt = status.computed_at;
-        root.dataset.computedAt = status.computed_at;
-        const time = root.querySelector("[data-as-of]");
-        if (time) {
-          time.textContent = status.as_of;
-          time.setAttribute("datetime", status.computed_at);
+      if (root.hasAttribute("data-computing")) {
+        // The first figures were being computed: the whole page (its controls too) comes with them.
+        if (status.computed_at) {
+          window.location.reload();
+          return;
         }
+      } else {
+        if (status.computed_at !== state.computedAt && (await refreshFigures())) {
+          state.computedAt = status.computed_at;
+          root.dataset.computedAt = status.computed_at;
+          const time = root.querySelector("[data-as-of]");
+          if (time) {
+            time.textContent = status.as_of;
+            time.setAttribute("datetime", status.computed_at);
+          }
+        }
+        const settled = Boolean(status.current) && status.computed_at === state.computedAt;
+        for (const mark of root.querySelectorAll("[data-updating], [data-updating-note]")) mark.hidden = settled;
       }
-      const settled = Boolean(status.current) && status.computed_at === state.computedAt;
-      for (const mark of root.querySelectorAll("[data-updating], [data-updating-note]")) mark.hidden = settled;
     }
   } catch (error) {
     // Offline or the server restarting: try again at the next tick.
