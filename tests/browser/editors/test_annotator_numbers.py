@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from annotation.models import Assignment, DatasetDashboard, PeerAnnotation, PeerSummary
 from annotation.dashboards.snapshots import is_current, recompute_dataset
 
-from tests.browser.editors.browser import PASSWORD, drag_select, login, wait_saved, world
+from tests.browser.editors.browser import ANNOTATOR_URL, PASSWORD, drag_select, login, wait_saved, world
 from tests.browser.editors.test_annotator import build_pyramid
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -29,7 +29,7 @@ def open_annotator(chromium, live_server, username):
     page.on("pageerror", lambda error: pytest.fail(f"JavaScript error: {error}"))
     login(page, live_server.url, username)
     page.click("button:has-text('Start')")
-    page.wait_for_url("**/annotations/*/")
+    page.wait_for_url(ANNOTATOR_URL)
     wait_saved(page)
     return context, page
 
