@@ -182,7 +182,7 @@ def test_next_peer_flow_with_progress(annotator, live_server):
     assert "0 of 2 peers done" in page.text_content(".progress-text")
     first_url = page.url
     page.click("[data-action=done]")
-    page.wait_for_url(lambda url: url != first_url and "/annotations/" in url)
+    page.wait_for_url(lambda url: url != first_url and UNTOUCHED_PEER_URL.match(url))  # the next peer: no annotation yet
     wait_saved(page)
     assert "peer 2" in page.text_content("h1")
     assert "1 of 2 peers done" in page.text_content(".progress-text")

@@ -113,7 +113,7 @@ def test_opening_a_peer_counts_in_no_score_nor_agreement(study, chromium, live_s
     Assignment.objects.create(topic=topic, annotator=User.objects.get(username="quinn"), task=Assignment.Task.ANNOTATE_PEERS)
     context, second = open_annotator(chromium, live_server, "quinn")
     assert "peer 1" in second.text_content("h1")
-    assert PeerAnnotation.objects.filter(status=PeerAnnotation.Status.IN_PROGRESS).count() == 2  # pat's peer 2, quinn's peer 1
+    assert PeerAnnotation.objects.count() == 1  # pat's finished peer 1 only: peer 2 (pat) and peer 1 (quinn) were only opened
 
     dam_score = 3 / 3                                       # D = 3, Xa = round(5/4) = 1 -> MaxWeight 3
     assert peer_rows(export("export_scores")) == [("pat", "1", "done", pytest.approx(dam_score))]
