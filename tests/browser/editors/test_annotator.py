@@ -48,7 +48,7 @@ def annotator(chromium, live_server):
     page.on("pageerror", lambda error: pytest.fail(f"JavaScript error: {error}"))
     annotation = assignments.annotation_for(Assignment.objects.get(annotator=user))  # started earlier (untouched peers: test_untouched_peers.py)
     login(page, live_server.url, user.username)
-    page.click("button:has-text('Start')")
+    page.click("button:has-text('Continue')")
     page.wait_for_url(f"**/annotations/{annotation.pk}/")
     wait_saved(page)
     yield page, annotation, dam, valley
