@@ -381,6 +381,8 @@ class AssignmentViewSet(RepresentationVersionMixin, ScopedViewSet):
         """The assignment (the caller's own peer annotation work: 404 for anyone else, coordinators
         included, as annotation is blind) and one of its topic's peers."""
         # Not ``get_object``: starting one's own annotation is no change to the assignment (CanChange).
+        if not str(self.kwargs["pk"]).isdigit():  # the router's pk is any text: no such assignment
+            raise Http404("No such assignment of yours.")
         assignment = (Assignment.objects.select_related("topic")
                       .filter(pk=self.kwargs["pk"], annotator_id=self.request.user.pk, task=Assignment.Task.ANNOTATE_PEERS).first())
         if assignment is None:
