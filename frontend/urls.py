@@ -10,6 +10,7 @@ urlpatterns = [
     path("pyramids/<int:pk>/build/", views.builder, name="builder"),
     path("pyramids/<int:pk>/scus/", views.pyramid_scus, name="pyramid-scus"),
     path("annotations/<int:pk>/", views.annotator, name="annotator"),
+    path("assignments/<int:pk>/peers/<int:peer>/", views.annotator_peer, name="annotator-peer"),
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", views.favicon, name="favicon"),
 ]

@@ -32,7 +32,8 @@ def _own_assignment(request, pk) -> Assignment:
 @login_required
 @require_POST
 def open_assignment(request, pk):
-    """Continue an assignment: the annotator's pyramid, or the next peer to annotate."""
+    """Continue an assignment: the annotator's pyramid, or the next peer to annotate (its page; no
+    annotation is created until the annotator acts in it)."""
     assignment = _own_assignment(request, pk)
     try:
         if assignment.task == Assignment.Task.BUILD_PYRAMID:
@@ -40,7 +41,10 @@ def open_assignment(request, pk):
         peer = None
         if request.POST.get("peer"):
             peer = get_object_or_404(assignment.topic.peersummarys, pk=request.POST["peer"])
-        return redirect("frontend:annotator", pk=work.annotation_for(assignment, peer).pk)
+        annotation, peer = work.existing_annotation(assignment, peer)
+        if annotation is not None:
+            return redirect("frontend:annotator", pk=annotation.pk)
+        return redirect("frontend:annotator-peer", pk=assignment.pk, peer=peer.pk)
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
         return redirect("frontend:home")
@@ -95,6 +99,27 @@ def pyramid_scus(request, pk):
 def annotator(request, pk):
     annotation = _document(request, PeerAnnotation, pk)
     return render(request, "frontend/annotator.html", {"annotation": annotation, "can_edit": can_change(request.user, annotation)})
+
+
+@login_required
+def annotator_peer(request, pk, peer):
+    """A peer of the annotator's own assignment not acted on yet: the annotator page, built without
+    a row (the client's first action creates the annotation through the API's
+    ``assignments/<pk>/peers/<peer>/annotation/``). Once the annotation exists this URL leads to it.
+    Only the assignment's annotator may open it (404 for anyone else, as for any document not theirs)."""
+    assignment = _own_assignment(request, pk)
+    if assignment.task != Assignment.Task.ANNOTATE_PEERS:
+        raise Http404("This assignment is not a peer annotation.")
+    peer = get_object_or_404(assignment.topic.peersummarys, pk=peer)
+    try:
+        annotation, peer = work.existing_annotation(assignment, peer)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return redirect("frontend:home")
+    if annotation is not None:
+        return redirect("frontend:annotator", pk=annotation.pk)
+    return render(request, "frontend/annotator.html", {"annotation": work.unsaved_annotation(assignment, peer), "assignment": assignment,
+                                                       "can_edit": True})
 
 
 def healthz(request):

@@ -513,6 +513,22 @@ class AnnotationFullSerializer(CanEditMixin, serializers.ModelSerializer):
                 "delayed": None if current else queue.scoring_delayed()}
 
 
+class UnsavedAnnotationFullSerializer(AnnotationFullSerializer):
+    """The ``full`` document of a peer not acted on yet (``assignments.unsaved_annotation``): no id,
+    no matches, no stored score; editable (only its annotator is shown it)."""
+
+    matches = serializers.SerializerMethodField()
+
+    def get_matches(self, annotation) -> list:
+        return []
+
+    def get_score(self, annotation) -> dict:
+        return {"convention": SCORE_CONVENTION, "current": False, "values": None, "delayed": None}
+
+    def get_can_edit(self, annotation) -> bool:
+        return True
+
+
 class StoredScoreSerializer(serializers.ModelSerializer):
     """An annotation's stored scores: ``current`` while computed from its present revision and its
     pyramid's; ``scores`` (convention -> ``PeerScore.as_dict()``) only then; ``delayed`` says why

@@ -33,7 +33,7 @@ from annotation.models import (
     SCU, AnnotationScore, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
     ReferenceSummary, Topic,
 )
-from annotation.corpus import datasets
+from annotation.corpus import assignments, datasets
 from annotation.transfer import downloads
 from annotation.transfer import ducview_export
 from annotation.peers import actions as peer_actions
@@ -378,6 +378,55 @@ class AssignmentViewSet(RepresentationVersionMixin, ScopedViewSet):
     base_queryset = Assignment.objects.all()
     serializer_class = serializers.AssignmentSerializer
     filterset_class = filters.AssignmentFilter
+
+    def _own_peer(self, peer) -> tuple[Assignment, PeerSummary]:
+        """The assignment (the caller's own peer annotation work: 404 for anyone else, coordinators
+        included, as annotation is blind) and one of its topic's peers."""
+        # Not ``get_object``: starting one's own annotation is no change to the assignment (CanChange).
+        if not str(self.kwargs["pk"]).isdigit():  # the router's pk is any text: no such assignment
+            raise Http404("No such assignment of yours.")
+        assignment = (Assignment.objects.select_related("topic")
+                      .filter(pk=self.kwargs["pk"], annotator_id=self.request.user.pk, task=Assignment.Task.ANNOTATE_PEERS).first())
+        if assignment is None:
+            raise Http404("No such assignment of yours.")
+        peer = assignment.topic.peersummarys.filter(pk=peer).first()
+        if peer is None:
+            raise Http404("No such peer in this assignment's topic.")
+        return assignment, peer
+
+    @extend_schema(responses=serializers.AnnotationFullSerializer)
+    @action(detail=True, url_path=r"peers/(?P<peer>[0-9]+)/full", serializer_class=serializers.AnnotationFullSerializer)
+    def peer_full(self, request, pk=None, peer=None):
+        """The ``full`` annotation document of a peer of your assignment, whether or not you acted in
+        it yet: built without storing anything (``id: null`` until the annotation exists)."""
+        assignment, peer = self._own_peer(peer)
+        with serializers.django_errors_as_drf():
+            annotation, peer = assignments.existing_annotation(assignment, peer)
+            if annotation is None:
+                return Response(serializers.UnsavedAnnotationFullSerializer(assignments.unsaved_annotation(assignment, peer),
+                                                                            context=self.get_serializer_context()).data)
+        annotation = PeerAnnotationViewSet.full_queryset.get(pk=annotation.pk)
+        return Response(self.get_serializer(annotation).data, headers={"ETag": f'"{annotation.revision}"'})
+
+    @extend_schema(responses={200: SUGGESTIONS_RESPONSE})
+    @action(detail=True, url_path=r"peers/(?P<peer>[0-9]+)/suggestions")
+    def peer_suggestions(self, request, pk=None, peer=None):
+        """Autoannotate's suggestions for a peer of your assignment, whether or not you acted in it yet."""
+        assignment, peer = self._own_peer(peer)
+        with serializers.django_errors_as_drf():
+            annotation, peer = assignments.existing_annotation(assignment, peer)
+            return Response({"suggestions": ranked_suggestions.suggestions_for(annotation or assignments.unsaved_annotation(assignment, peer))})
+
+    @extend_schema(request=None, responses={200: serializers.PeerAnnotationSerializer, 201: serializers.PeerAnnotationSerializer})
+    @action(detail=True, methods=["post"], url_path=r"peers/(?P<peer>[0-9]+)/annotation", serializer_class=serializers.PeerAnnotationSerializer)
+    def peer_annotation(self, request, pk=None, peer=None):
+        """Your annotation of a peer of your assignment, created on your first action in it (201)
+        or the one that exists (200): once, whatever the number of tabs acting at once."""
+        assignment, peer = self._own_peer(peer)
+        with serializers.django_errors_as_drf():
+            existed = assignments.existing_annotation(assignment, peer)[0] is not None
+            annotation = assignments.annotation_for(assignment, peer)
+        return Response(self.get_serializer(annotation).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
 
 
 class TokenThrottle(ScopedRateThrottle, CountingThrottle):

@@ -1,7 +1,8 @@
 """An annotator's work: what each assignment is about, how far it is, where to continue.
 
-Documents are created when the annotator first opens them: a pyramid from all the topic's
-references for a build assignment, a peer annotation against the topic's pyramid for each peer.
+A pyramid is created when the annotator first opens it (from all the topic's references, for a
+build assignment); a peer annotation against the topic's pyramid only on the annotator's first
+action in that peer (opening a peer stores nothing).
 """
 from dataclasses import dataclass
 
@@ -52,12 +53,9 @@ def pyramid_for_building(assignment: Assignment) -> Pyramid:
     return pyramid
 
 
-@transaction.atomic
-def annotation_for(assignment: Assignment, peer: PeerSummary | None = None) -> PeerAnnotation:
-    """The annotator's annotation of ``peer`` (default: the first peer not done yet, in natural order).
-
-    The annotation is created here, empty and in progress: it counts in no score nor agreement
-    until it is finished (``results.counted``)."""
+def peer_to_open(assignment: Assignment, peer: PeerSummary | None = None) -> tuple[Pyramid, PeerSummary]:
+    """The pyramid to annotate against and the peer to open (default: the first peer not done yet,
+    in natural order). Nothing is written: opening a peer is not an action."""
     pyramid = pyramid_to_annotate_against(assignment.topic)
     if pyramid is None:
         raise ValidationError("This topic has no pyramid yet: peers can be annotated once its pyramid exists.")
@@ -70,6 +68,30 @@ def annotation_for(assignment: Assignment, peer: PeerSummary | None = None) -> P
             raise ValidationError("This topic has no peer summaries to annotate.")
     elif peer.topic_id != assignment.topic_id:
         raise ValidationError("This peer summary belongs to another topic.")
+    return pyramid, peer
+
+
+def existing_annotation(assignment: Assignment, peer: PeerSummary | None = None) -> tuple[PeerAnnotation | None, PeerSummary]:
+    """The annotator's annotation of the peer to open if it exists (None: untouched), and the peer."""
+    pyramid, peer = peer_to_open(assignment, peer)
+    return PeerAnnotation.objects.filter(peer=peer, pyramid=pyramid, annotator=assignment.annotator).first(), peer
+
+
+def unsaved_annotation(assignment: Assignment, peer: PeerSummary) -> PeerAnnotation:
+    """The annotation a peer not acted on yet would be, never saved: what its page shows (issue 21:
+    an untouched peer never becomes an annotation; ``annotation_for`` creates it on the first action)."""
+    pyramid, peer = peer_to_open(assignment, peer)
+    return PeerAnnotation(peer=peer, pyramid=pyramid, annotator=assignment.annotator, status=PeerAnnotation.Status.IN_PROGRESS)
+
+
+@transaction.atomic
+def annotation_for(assignment: Assignment, peer: PeerSummary | None = None) -> PeerAnnotation:
+    """The annotator's annotation of ``peer`` (default: the first peer not done yet, in natural order),
+    created on the annotator's first action that stores something (a match, a comment, "Done").
+
+    Created empty and in progress (once: the unique constraint, two tabs acting at once get the same
+    row); it counts in no score nor agreement until it is finished (``results.counted``)."""
+    pyramid, peer = peer_to_open(assignment, peer)
     annotation, _ = PeerAnnotation.objects.get_or_create(
         peer=peer, pyramid=pyramid, annotator=assignment.annotator, defaults={"status": PeerAnnotation.Status.IN_PROGRESS}
     )

@@ -58,6 +58,8 @@ def _earlier(annotation) -> list[tuple[int, list[str], str]]:
 
 
 def _matches(annotation) -> list[tuple[int, list[tuple[int, int]]]]:
+    if annotation.pk is None:  # a peer opened but not acted on yet (``corpus.assignments.unsaved_annotation``)
+        return []
     return [(m.scu_id, [(p.start, p.end) for p in m.parts.all()])
             for m in annotation.matches.filter(scu__isnull=False).prefetch_related("parts")]
 

@@ -48,6 +48,7 @@ NO_SCORES = {
                                 "correlations rest on counted annotations, construction.py), no annotation's score",
     "api:dataset-pyramid-agreement": "pyramid construction agreement, as dashboards:construction_",
     "frontend:home": "the user's assignments and progress", "frontend:annotator": "one annotation's editor (its own score so far)",
+    "frontend:annotator-peer": "an untouched peer's editor (no annotation yet, so no stored score)",
     "frontend:pyramid-scus": "the pyramid's SCU labels by tier (printable list), no score", "frontend:favicon": "an icon",
     "frontend:open-assignment": "a redirect", "frontend:finish-assignment": "a form", "frontend:healthz": "health",
     "setup:": "dataset set-up: texts, people, files (exports link to the API)",

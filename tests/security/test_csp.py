@@ -59,6 +59,7 @@ def pages(world) -> list[tuple[str, str, str | None]]:
         ("frontend:home", reverse("frontend:home"), None),
         ("frontend:builder", reverse("frontend:builder", args=[pyramid]), ".editor.ready"),
         ("frontend:annotator", reverse("frontend:annotator", args=[annotation]), ".editor.ready"),
+        ("frontend:annotator-peer", reverse("frontend:annotator-peer", args=[world["assignment"].pk, free_peer]), ".editor.ready"),  # untouched peer
         ("frontend:pyramid-scus", reverse("frontend:pyramid-scus", args=[pyramid]), None),
         ("dashboards:list", reverse("dashboards:list"), None),
         ("dashboards:overview", reverse("dashboards:overview", args=[d]), None),
@@ -123,7 +124,7 @@ class _Pk:
 
 def _fake_world():
     return {"dataset": _Pk, "pyramid": _Pk, "annotation": _Pk, "run": _Pk, "crowd": "x", "invitation": "/accounts/invite/x/y/",
-            "topic": _Pk, "reference": _Pk, "free_peer": _Pk, "construction": _Pk, "construction_pair": (1, 2)}
+            "topic": _Pk, "reference": _Pk, "free_peer": _Pk, "construction": _Pk, "construction_pair": (1, 2), "assignment": _Pk}
 
 
 # --- A static guard for templates no test renders --------------------------------------------
@@ -178,7 +179,7 @@ def world(transactional_db):
         dataset = build_toy("CSP <b>set</b>")
         root = get_user_model().objects.create_superuser("root", "root@example.org", None)
         pyramid = Pyramid.objects.filter(topic__dataset=dataset, topic__external_id="T1").get()
-        Assignment.objects.create(topic=pyramid.topic, annotator=root, task="annotate_peers")
+        assignment = Assignment.objects.create(topic=pyramid.topic, annotator=root, task="annotate_peers")
         annotation = PeerAnnotation.objects.create(peer=pyramid.topic.peersummarys.get(external_id="2"), pyramid=pyramid, annotator=root)
         invited = get_user_model().objects.create_user("invited")
         invitation = reverse("invitation", args=[urlsafe_base64_encode(force_bytes(invited.pk)), default_token_generator.make_token(invited)])
@@ -190,7 +191,7 @@ def world(transactional_db):
         pair = sorted(construction_set.topics.get().pyramids.values_list("id", flat=True))
         yield {"construction": construction_set, "construction_pair": pair, "dataset": dataset, "pyramid": pyramid, "annotation": annotation, "user": root, "invitation": invitation,
                "run": run, "crowd": crowd, "topic": pyramid.topic, "reference": pyramid.references.order_by("external_id").first(),
-               "free_peer": free_peer}
+               "free_peer": free_peer, "assignment": assignment}
     finally:
         app.conf.task_always_eager, app.conf.task_eager_propagates = saved
 

@@ -1,9 +1,15 @@
 """Helpers for driving the editors in Chromium like a person: log in, select text with a real
 mouse drag, wait for saves."""
+import re
+
 from annotation.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
 from django.contrib.auth.models import User
 
 PASSWORD = "a-long-test-password"
+
+# The annotator page: an annotation's, or an untouched peer's (no annotation until the first action).
+ANNOTATOR_URL = re.compile(r".*/(annotations/\d+|assignments/\d+/peers/\d+)/$")
+UNTOUCHED_PEER_URL = re.compile(r".*/assignments/\d+/peers/\d+/$")
 
 REFERENCES = {
     "A": "The dam burst at night and the valley flooded.\nEngineers blamed the old concrete.",

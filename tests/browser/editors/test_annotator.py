@@ -12,7 +12,8 @@ from annotation.models import Assignment, PeerAnnotation, PeerMatch, Pyramid
 from annotation.pyramids.editing import add_contributor
 from annotation.models import SCU
 
-from tests.browser.editors.browser import PASSWORD, PEERS, drag_select, login, program_select, wait_saved, world
+from annotation.corpus import assignments
+from tests.browser.editors.browser import PASSWORD, PEERS, UNTOUCHED_PEER_URL, drag_select, login, program_select, wait_saved, world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -45,11 +46,11 @@ def annotator(chromium, live_server):
     context = chromium.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     page.on("pageerror", lambda error: pytest.fail(f"JavaScript error: {error}"))
+    annotation = assignments.annotation_for(Assignment.objects.get(annotator=user))  # started earlier (untouched peers: test_untouched_peers.py)
     login(page, live_server.url, user.username)
-    page.click("button:has-text('Start')")
-    page.wait_for_url("**/annotations/*/")
+    page.click("button:has-text('Continue')")
+    page.wait_for_url(f"**/annotations/{annotation.pk}/")
     wait_saved(page)
-    annotation = PeerAnnotation.objects.get(annotator=user)
     yield page, annotation, dam, valley
     context.close()
 
@@ -164,9 +165,10 @@ def test_blind_annotation_in_the_browser(annotator, chromium, live_server):
     assert api.status == 404
     second.goto(f"{live_server.url}/")
     second.click("button:has-text('Start')")
-    second.wait_for_url("**/annotations/*/")
+    second.wait_for_url(UNTOUCHED_PEER_URL)
     wait_saved(second)
     assert second.locator(".peer-text .seg.covered").count() == 0, "quinn starts from a blank annotation of the same peer"
+    assert not PeerAnnotation.objects.filter(annotator=other).exists(), "opening a peer stores nothing"
     context.close()
 
 
@@ -180,7 +182,7 @@ def test_next_peer_flow_with_progress(annotator, live_server):
     assert "0 of 2 peers done" in page.text_content(".progress-text")
     first_url = page.url
     page.click("[data-action=done]")
-    page.wait_for_url(lambda url: url != first_url and "/annotations/" in url)
+    page.wait_for_url(lambda url: url != first_url and UNTOUCHED_PEER_URL.match(url))  # the next peer: no annotation yet
     wait_saved(page)
     assert "peer 2" in page.text_content("h1")
     assert "1 of 2 peers done" in page.text_content(".progress-text")

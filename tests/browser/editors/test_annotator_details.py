@@ -6,9 +6,10 @@ import json
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.models import PeerAnnotation, PeerSummary
+from annotation.corpus import assignments
+from annotation.models import Assignment, PeerAnnotation, PeerSummary
 
-from tests.browser.editors.browser import drag_select, login, wait_saved, world
+from tests.browser.editors.browser import UNTOUCHED_PEER_URL, drag_select, login, wait_saved, world
 from tests.browser.editors.test_annotator import build_pyramid
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -34,10 +35,11 @@ def page(chromium, live_server):
 def test_plurals_score_in_view_and_messages(page, live_server, artifacts):
     assert "0 of 1 peer done" in page.text_content(".assignments, main")          # the home page
     page.click("button:has-text('Start')")
-    page.wait_for_url("**/annotations/*/")
+    page.wait_for_url(UNTOUCHED_PEER_URL)
     wait_saved(page)
     assert page.text_content(".progress-text") == "Peer 1 · 0 of 1 peer done"
-    annotation = PeerAnnotation.objects.get()
+    assert not PeerAnnotation.objects.exists(), "opening a peer stores nothing"
+    annotation = assignments.annotation_for(Assignment.objects.get(), PeerSummary.objects.get())
 
     # A DUC-length peer: the score panel is in view without scrolling.
     long_peer = PeerSummary.objects.create(topic=annotation.peer.topic, external_id="2", text=LONG_PEER)

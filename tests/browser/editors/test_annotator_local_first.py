@@ -8,7 +8,8 @@ import json
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.models import PeerAnnotation
+from annotation.corpus import assignments
+from annotation.models import Assignment, PeerAnnotation
 
 from tests.browser.editors.browser import drag_select, login, wait_saved, world
 from tests.browser.editors.test_annotator import build_pyramid, export_row
@@ -23,11 +24,12 @@ def annotator(chromium, live_server):
     context = chromium.new_context(viewport={"width": 1440, "height": 900})
     page = context.new_page()
     page.on("pageerror", lambda error: pytest.fail(f"JavaScript error: {error}"))
+    annotation = assignments.annotation_for(Assignment.objects.get(annotator=user))  # started earlier
     login(page, live_server.url, user.username)
-    page.click("button:has-text('Start')")
-    page.wait_for_url("**/annotations/*/")
+    page.click("button:has-text('Continue')")
+    page.wait_for_url(f"**/annotations/{annotation.pk}/")
     wait_saved(page)
-    yield page, context, PeerAnnotation.objects.get(annotator=user), dam, valley
+    yield page, context, annotation, dam, valley
     context.close()
 
 

@@ -16,7 +16,12 @@ import { $, $$, el, plural, showBanner, hideBanner, isTyping, openChooser, close
 
 const root = document.getElementById("annotator");
 const API = root.dataset.api;
-const ANNOTATION = Number(root.dataset.annotation);
+// An untouched peer has no annotation yet (issue 21: opening a peer stores nothing): its page is
+// keyed by (assignment, peer) and the first action that stores something creates the annotation
+// (``start``, queued before that action, so its id is known when the action is sent).
+let ANNOTATION = Number(root.dataset.annotation) || null;
+const START = root.dataset.startUrl || null;
+let starting = null;
 const canEdit = root.dataset.canEdit === "1";
 const session = new DocumentSession(root.dataset.fullUrl);
 bindStatus(session, $(".save-status", root), $(".retry", root));
@@ -41,6 +46,26 @@ const state = {
   step: 0,             // which contributor of the selected SCU is shown in the references
   suggestions: null,   // Autoannotate: the suggestions still to decide on (null: not suggesting)
 };
+
+/** Queue the creation of the annotation before the first write (once; the server creates it once
+ * whatever the tabs: the unique constraint, and the Idempotency-Key of the queued POST). */
+function ensureAnnotation() {
+  if (ANNOTATION || starting) return;
+  starting = session.send("POST", START, {}).then((answer) => {
+    ANNOTATION = answer.id;
+    session.fullUrl = `${API}annotations/${ANNOTATION}/full/`;
+    state.revision = answer.revision;
+    window.history.replaceState(window.history.state, "", `/annotations/${ANNOTATION}/`);
+    return answer;
+  }, (error) => { starting = null; throw error; });
+  starting.catch(() => {}); // the action queued after it is refused too and says why
+}
+
+/** The annotation's id when the write is sent (a function for the session's queue). */
+function annotationId() {
+  if (!ANNOTATION) throw new Error("The annotation could not be started.");
+  return ANNOTATION;
+}
 
 let localKeys = 0;
 const fmt = (v) => (v === null || v === undefined ? "—" : Number(v).toFixed(4));
@@ -172,7 +197,8 @@ function match(scuId = state.selectedScu) {
 
 function create(scu, parts) {
   const effect = { kind: "create", key: `local-${++localKeys}`, scu, parts };
-  return perform(effect, "POST", `${API}matches/`, { annotation: ANNOTATION, scu, parts });
+  ensureAnnotation();
+  return perform(effect, "POST", `${API}matches/`, () => ({ annotation: annotationId(), scu, parts }));
 }
 
 function nonMatching() {
@@ -223,7 +249,8 @@ function history(kind) {
   const effect = stack.pop() ?? null;
   const before = state.doc.matches;
   announce(kind === "undo" ? "Undone." : "Redone.");
-  return perform(effect, "POST", `${API}annotations/${ANNOTATION}/${kind}/`, {}, {
+  if (!ANNOTATION && !starting) { announce(`Nothing to ${kind}.`); return Promise.resolve(false); }
+  return perform(effect, "POST", () => `${API}annotations/${annotationId()}/${kind}/`, {}, {
     record: false,
     onSaved: () => { const back = effect && inverse(effect, before); if (back) other.push(back); },
   }).then((ok) => { if (!ok && effect) stack.push(effect); return ok; });
@@ -240,7 +267,8 @@ function history(kind) {
 async function suggest() {
   showSuggestion(null, "Looking for suggestions…");
   try {
-    const response = await fetch(`${API}annotations/${ANNOTATION}/suggestions/`, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    const url = ANNOTATION ? `${API}annotations/${ANNOTATION}/suggestions/` : START.replace(/annotation\/$/, "suggestions/");
+    const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
     if (!response.ok) throw new Error(`the server answered ${response.status}`);
     state.suggestions = (await response.json()).suggestions;
   } catch (error) {
@@ -300,7 +328,8 @@ async function done() {
   if (state.pending.length || session.pending) { showBanner(root, "Your last changes are still being saved; try again in a moment."); return; }
   root.dataset.busy = "1";
   try {
-    await session.send("PATCH", `${API}annotations/${ANNOTATION}/`, { status: "done" });
+    ensureAnnotation(); // "Done" with nothing matched is a finished empty annotation (a score of 0)
+    await session.send("PATCH", () => `${API}annotations/${annotationId()}/`, { status: "done" });
   } catch (error) {
     if (!error.fields?.changes) showBanner(root, `Not saved: ${error.message || error}`);
     return;
@@ -310,15 +339,11 @@ async function done() {
   openNext(state.doc.next);
 }
 
-/** Go to the next peer: its annotation if it exists, else open it through the assignment (POST). */
+/** Go to the next peer: its annotation if it exists, else its page in the assignment (nothing is
+ * stored by opening it). */
 function openNext(next) {
   if (!next) { showBanner(root, "All your peers of this topic are done."); return; }
-  if (next.annotation) { window.location.href = `/annotations/${next.annotation}/`; return; }
-  const form = el("form", { method: "post", action: `/assignments/${next.assignment}/open/`, hidden: true },
-    el("input", { type: "hidden", name: "csrfmiddlewaretoken", value: decodeURIComponent(document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/)?.[1] ?? "") }),
-    el("input", { type: "hidden", name: "peer", value: next.peer_id }));
-  document.body.append(form);
-  form.submit();
+  window.location.href = next.annotation ? `/annotations/${next.annotation}/` : `/assignments/${next.assignment}/peers/${next.peer_id}/`;
 }
 
 // ---------------------------------------------------------------------------- the score
@@ -367,6 +392,7 @@ let scoreTries = { revision: null, count: 0 };
 function pollScore() {
   clearTimeout(scoreTimer);
   const wanted = state.revision;
+  if (!ANNOTATION) return; // nothing stored yet: the score shown is this page's (of no matches)
   if (state.pending.length || (state.stored?.revision === wanted && state.stored.score?.current)) return;
   if (scoreTries.revision !== wanted) scoreTries = { revision: wanted, count: 0 };
   // The worker stores a score tens of milliseconds after the save when idle: ask soon, then back off.

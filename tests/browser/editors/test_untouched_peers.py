@@ -1,0 +1,78 @@
+"""Issue 21 in Chromium with real clicks: opening and looking at peers stores nothing; the first
+match in a peer creates its annotation (exactly one row), and the next peer's page, reached by
+"Done, next peer", is again no row until the annotator acts; "Done" on a peer with nothing in it is
+a finished empty annotation (a score of 0), as before."""
+import pytest
+from django.contrib.auth.models import User
+
+from annotation.models import Assignment, PeerAnnotation, PeerSummary
+from annotation.peers import results
+
+from tests.browser.editors.browser import UNTOUCHED_PEER_URL, drag_select, login, wait_saved, world
+from tests.browser.editors.test_annotator import build_pyramid
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_untouched_peers_store_nothing(chromium, live_server, artifacts):
+    user, topic = world("pat", tasks=("annotate_peers",))
+    pyramid, dam, valley = build_pyramid(topic, User.objects.create_user("builder"))
+    for pid, text in [("2", "Two: the dam failed at night."), ("10", "Ten: the valley was flooded.")]:
+        PeerSummary.objects.create(topic=topic, external_id=pid, text=text)
+    assignment = Assignment.objects.get(annotator=user)
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.on("pageerror", lambda error: pytest.fail(f"JavaScript error: {error}"))
+    login(page, live_server.url, user.username)
+
+    page.click("button:has-text('Start')")                           # open peer 1 and look at it
+    page.wait_for_url(UNTOUCHED_PEER_URL)
+    wait_saved(page)
+    assert "peer 1" in page.text_content("h1") and "0 of 3 peers done" in page.text_content(".progress-text")
+    assert page.locator(".scu").count() == 2
+    page.screenshot(path=str(artifacts / "annotator-untouched-peer.png"))
+    page.goto(f"{live_server.url}/")
+    page.click("button:has-text('Start')")                           # still "Start": nothing was begun
+    page.wait_for_url(UNTOUCHED_PEER_URL)
+    wait_saved(page)
+    assert PeerAnnotation.objects.count() == 0
+
+    peer2 = topic.peersummarys.get(external_id="2")                  # another peer, as a list of peers opens it
+    page.goto(f"{live_server.url}/assignments/{assignment.pk}/peers/{peer2.pk}/")
+    wait_saved(page)
+    assert PeerAnnotation.objects.count() == 0
+    drag_select(page, ".peer-text", "the dam failed at night")       # the first action: one match
+    page.click(f'.scu[data-id="{dam.pk}"]')
+    wait_saved(page)
+    [annotation] = PeerAnnotation.objects.all()
+    assert (annotation.peer_id, annotation.status) == (peer2.pk, "in_progress")
+    assert [(m.scu_id, [(p.start, p.end) for p in m.parts.all()]) for m in annotation.matches.all()] == [(dam.pk, [(5, 28)])]
+    assert page.url.endswith(f"/annotations/{annotation.pk}/"), "the page now names its annotation (reload, bookmarks)"
+    drag_select(page, ".peer-text", "Two")                           # a second action: the same annotation
+    page.keyboard.press("Escape")
+    page.keyboard.press("u")
+    wait_saved(page)
+    assert PeerAnnotation.objects.count() == 1 and annotation.matches.count() == 2
+    page.reload()
+    wait_saved(page)
+    assert page.locator(".peer-text .seg.covered").count() >= 2
+
+    first_url = page.url
+    page.click("[data-action=done]")                                 # done; the next peer (10) opens, untouched
+    page.wait_for_url(lambda url: url != first_url and UNTOUCHED_PEER_URL.match(url) is not None)
+    wait_saved(page)
+    assert UNTOUCHED_PEER_URL.match(page.url) and "peer 10" in page.text_content("h1")
+    assert "1 of 3 peers done" in page.text_content(".progress-text")
+    assert PeerAnnotation.objects.count() == 1
+    second_url = page.url
+    page.click("[data-action=done]")                                 # done with nothing in it: a finished empty one
+    # (the Done first names the new annotation in the address bar: wait for the next peer's page)
+    page.wait_for_url(lambda url: url != second_url and UNTOUCHED_PEER_URL.match(url) is not None)
+    wait_saved(page)
+    assert "peer 1" in page.text_content("h1") and "2 of 3 peers done" in page.text_content(".progress-text")
+    empty = PeerAnnotation.objects.get(peer__external_id="10")
+    assert empty.status == "done" and not empty.matches.exists()
+    assert set(results.counted(PeerAnnotation.objects.all())) == {empty, annotation}   # both finished, scored
+    assert PeerAnnotation.objects.count() == 2                              # peer 1, opened three times, has none
+    page.wait_for_load_state("networkidle")
+    context.close()
