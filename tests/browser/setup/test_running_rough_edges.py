@@ -12,7 +12,7 @@ from tests.dashboards import toy
 pytestmark = pytest.mark.browser
 
 
-def test_setup_address_favicon_and_the_empty_cell_count(chromium, live_server, people, transactional_db, artifacts, tmp_path):
+def test_setup_address_favicon_and_the_empty_cell_count(chromium, live_server, people, transactional_db, artifacts, tmp_path, in_process_jobs):
     dataset = toy.build()
     dataset.coordinators.add(people.coord)
     page, errors = open_as(chromium, live_server, "coord")
