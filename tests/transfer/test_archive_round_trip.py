@@ -30,7 +30,7 @@ from tests.conftest import shared_data
 from tests.dashboards.every_table import EXPORTS, NOT_ABOUT_PEER_ANNOTATIONS, tables
 from tests.dashboards.helpers import adjudicated, build_lived_in, build_toy, coordinator_of, opened, url_patterns
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("in_process_jobs")]   # the dashboards computed as a worker would, in the test
 
 
 def test_every_csv_download_is_compared():
