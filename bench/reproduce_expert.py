@@ -60,6 +60,8 @@ DATASETS = ("duc2006", "duc2007-main")  # folders of SHARED_DATA
 GOAL_RATIO = 0.5      # actions per peer, ours / DUCView's minimum
 GOAL_WAIT_QUIET = 0.5  # seconds of waiting per peer
 GOAL_WAIT_STRESS = 1.0
+# The URL of an opened peer: its annotation, or (untouched: nothing stored yet) its page in the assignment.
+OPENED = re.compile(r"/(?:annotations/(?P<annotation>\d+)|assignments/\d+/peers/(?P<peer>\d+))/$")
 
 
 # ---------------------------------------------------------------------------- pure parts (tested)
@@ -301,13 +303,16 @@ class Robot:
         self.page.click(selector)
         self.settle(run, kind)
 
-    def navigate(self, run: PeerRun, kind: str, selector: str) -> int:
-        """Click what opens the next peer; returns the new annotation's id."""
+    def navigate(self, run: PeerRun, kind: str, selector: str) -> tuple[str, int]:
+        """Click what opens the next peer; returns what its URL names: ("annotation", id) for a
+        peer annotated before, ("peer", id) for an untouched peer's page (issue 21: opening a peer
+        stores nothing; its first action creates the annotation)."""
         old = self.page.url
         self.page.click(selector)
-        self.page.wait_for_url(lambda url: url != old and re.search(r"/annotations/\d+/$", url) is not None, timeout=60_000)
+        self.page.wait_for_url(lambda url: url != old and OPENED.search(url) is not None, timeout=60_000)
         self.settle(run, kind, navigated=True)
-        return int(re.search(r"/annotations/(\d+)/$", self.page.url).group(1))
+        found = OPENED.search(self.page.url)
+        return ("annotation", int(found["annotation"])) if found["annotation"] else ("peer", int(found["peer"]))
 
     def drag(self, run: PeerRun, u16: tuple[int, int], shift: bool) -> None:
         points = self.page.evaluate(POINTS, list(u16))
@@ -537,11 +542,11 @@ def main():
         for topic, assignment, pyramid, experts in plans:
             page.goto(f"{base}/")
             opening = PeerRun("open", [])
-            annotation_id = robot.navigate(opening, "open", f'form[action="/assignments/{assignment.pk}/open/"] button')
+            opened = robot.navigate(opening, "open", f'form[action="/assignments/{assignment.pk}/open/"] button')
             for k, (peer, expert) in enumerate(experts):
-                current = PeerAnnotation.objects.select_related("peer").get(pk=annotation_id)
-                if current.peer_id != peer.pk:
-                    sys.exit(f"the annotator opened peer {current.peer.external_id}, expected {peer.external_id}")
+                opened_peer = PeerAnnotation.objects.get(pk=opened[1]).peer_id if opened[0] == "annotation" else opened[1]
+                if opened_peer != peer.pk:
+                    sys.exit(f"the annotator opened peer id {opened_peer}, expected {peer.pk} ({peer.external_id})")
                 run = PeerRun(peer.external_id, matches_of(expert))
                 if k == 0:
                     run.actions.update(opening.actions)
@@ -549,7 +554,8 @@ def main():
                     run.painted += opening.painted
                 reproduce_peer(robot, run, peer.text, page.evaluate(ORDER))
                 saves += page.evaluate(SAVES)
-                annotation_id = robot.navigate(run, "done", '.toolbar [data-action="done"]')
+                opened = robot.navigate(run, "done", '.toolbar [data-action="done"]')
+                current = PeerAnnotation.objects.select_related("peer").get(peer=peer, pyramid=pyramid, annotator=user)
                 mismatch = compare(current, expert)
                 minimum, automatic = ducview_for(expert, peer.text)
                 runs.append((topic.external_id, run, minimum, automatic, mismatch, perfect_floor(matches_of(expert), int(k == 0))))
