@@ -441,3 +441,33 @@ def test_unfinished_annotations_are_shown_apart_and_downloadable(dataset, coord,
     assert float(extra[0]["modified"]) == pytest.approx(3 / 5)   # SCU 1, weight 3, of MaxWeight(2) = 5
     default = list(csv.DictReader(io.StringIO(coord.get(link.replace("include_unfinished=true", "include_unfinished=false")).content.decode())))
     assert len(default) == len(rows) - 1
+
+
+def test_the_significance_matrix_is_rendered_once_per_snapshot_and_never_stale(dataset, coord):
+    """The matrix fragment is cached per stored snapshot, convention and summaries compared: a newer
+    snapshot (another computed_at) or another convention is rendered afresh, never served the old one."""
+    from django.core.cache import cache
+    from django.core.cache.utils import make_template_fragment_key
+    from django.utils import timezone
+
+    snapshots.recompute_dataset(dataset.pk)
+    url = reverse("dashboards:significance", args=[dataset.pk])
+
+    def matrix(query=""):
+        page = coord.get(url + query).content.decode()
+        return page.split("data-sig-matrix")[1].split("</table>")[0]
+
+    stored = DatasetDashboard.objects.get(dataset=dataset)
+    before = matrix()
+    key = make_template_fragment_key("significance_matrix", [stored.pk, stored.computed_at.isoformat(), "nist", False])
+    assert cache.get(key) is not None, "rendered once, kept for the next visit"
+    assert matrix() == before
+    payload = stored.data
+    differences = {("nist", "peers"): 0.123456, ("sacrerouge", "peers"): 0.654321, ("nist", "peers+references"): 0.777777}
+    for (convention, view), value in differences.items():
+        payload["conventions"][convention]["statistics"]["views"][view]["pairs"][0]["difference"] = value
+    assert snapshots.store(dataset.pk, payload, stored.fingerprint, timezone.now())
+    after = matrix()
+    assert after != before and "difference 0.1235 " in after.replace("-0.1235", "0.1235")
+    assert "difference 0.6543 " in matrix("?convention=sacrerouge").replace("-0.6543", "0.6543")
+    assert "difference 0.7778 " in matrix("?references=1").replace("-0.7778", "0.7778")
