@@ -6,8 +6,9 @@ import); the app served by a real server subprocess with the static files collec
 content-hashed as in production (COLLECTED_STATIC=1, as `make run`). A superuser opens each page:
 
 - first visit: a new browser context (an empty HTTP cache, the login's session cookie only), from
-  navigation start until the page is ready: every chart drawn and painted (the next animation frame
-  after the chart script marked it), the annotator's editor ready, the load event everywhere;
+  navigation start until the page is ready: every chart in or near the viewport drawn and painted
+  (the next animation frame after the chart script marked it; a chart far below the fold is drawn as
+  it is scrolled near, charts.js), the annotator's editor ready, the load event everywhere;
 - warm: the same page again --repeat times in that context (its cache warm), the same clock;
 - the JavaScript the first visit transferred: bytes on the wire (compressed) and decoded, from the
   browser's Resource Timing entries of every script, module and worker.
@@ -23,10 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _browser as b  # noqa: E402
 
-# Ready: loaded, every chart drawn (or said empty) and the annotator's editor ready; then the
-# next frame is painted. Returns milliseconds since navigation start (the document's time origin).
+# Ready: loaded, every chart drawn (or said empty, or left for when it is scrolled near) and the
+# annotator's editor ready; then the next frame is painted. Returns milliseconds since navigation start (the document's time origin).
 READY = """() => document.readyState === 'complete'
-  && [...document.querySelectorAll('[data-chart]')].every((c) => c.dataset.drawn !== undefined || c.classList.contains('empty'))
+  && [...document.querySelectorAll('[data-chart]')].every((c) => c.dataset.drawn !== undefined || c.classList.contains('empty') || c.dataset.deferred !== undefined)
   && [...document.querySelectorAll('.editor')].every((e) => e.classList.contains('ready'))"""
 # [ready and painted, the server's answer complete (responseEnd), DOMContentLoaded], ms since navigation start.
 PAINTED = """() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(() => {

@@ -87,7 +87,9 @@ def test_charts_draw_under_a_strict_csp(chromium, live_server, transactional_db,
     assert page.locator("[data-stat-systems] tbody tr").count() == len(stats["systems"])
     assert page.locator("[data-sig-matrix] tbody tr").count() == len(stats["systems"])
     assert str(stats["settings"]["seed"] if "settings" in stats else "") in page.locator("[data-settings]").inner_text()
-    page.wait_for_function("() => document.querySelectorAll('[data-chart=stability][data-drawn]').length === 2")   # references, topics
+    for chart in page.locator("[data-chart=stability]").all():   # references, topics: drawn as they come near
+        chart.scroll_into_view_if_needed()
+    page.wait_for_function("() => document.querySelectorAll('[data-chart=stability][data-drawn]').length === 2")
     page.screenshot(path=str(artifacts / "dashboards-significance.png"), full_page=True)
     page.click("text=peers + references")
     page.wait_for_url(re.compile(r"references=1"))
@@ -95,3 +97,28 @@ def test_charts_draw_under_a_strict_csp(chromium, live_server, transactional_db,
     assert not violations, violations
     assert not errors
     page.close()
+
+
+@pytest.mark.browser
+def test_a_chart_far_below_the_fold_is_drawn_as_it_comes_near(chromium, live_server, transactional_db):
+    """The scores page's tier charts lie under its tables: left undrawn on load (the page is ready
+    sooner), drawn once scrolled near, and again after live figures replace them out of sight."""
+    dataset = build_toy()
+    coordinator_of(dataset)
+    snapshots.recompute_dataset(dataset.pk)
+    page, errors = logged_in_page(chromium, live_server)
+    page.set_viewport_size({"width": 1280, "height": 500})
+    page.goto(f"{live_server.url}/datasets/{dataset.pk}/scores/?references=1")
+    page.wait_for_selector("[data-chart=systems][data-drawn]")
+    tiers = page.locator("[data-chart=tiers]")
+    assert tiers.get_attribute("data-deferred") == "" and tiers.locator("canvas").count() == 0
+    tiers.scroll_into_view_if_needed()
+    page.wait_for_selector("[data-chart=tiers][data-drawn]")
+    assert tiers.get_attribute("data-deferred") is None and tiers.locator("canvas").count() == 2
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.evaluate("() => document.dispatchEvent(new CustomEvent('figures:replaced'))")   # as live.js after a swap
+    assert tiers.get_attribute("data-deferred") == "" and tiers.locator("canvas").count() == 0
+    tiers.scroll_into_view_if_needed()
+    page.wait_for_selector("[data-chart=tiers][data-drawn]")
+    assert tiers.locator("canvas").count() == 2 and plotted(page, "tiers") == 2 * 3
+    assert errors == []

@@ -53,7 +53,9 @@ CHARTS = """(e, everything) => [...e.querySelectorAll('canvas')].map((c) => Char
 
 
 def charts(page, selector: str, everything: bool = False) -> list[list[dict]]:
-    """Per chart drawn inside the element ``selector``: its datasets' x, y and point radius, once drawn."""
+    """Per chart drawn inside the element ``selector``: its datasets' x, y and point radius, once
+    drawn (scrolled into view first: a chart far below the fold is drawn as it comes near)."""
+    page.locator(selector).scroll_into_view_if_needed()
     page.wait_for_selector(f"{selector}[data-drawn]")
     return page.locator(selector).evaluate(CHARTS, everything)
 
