@@ -194,6 +194,17 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
     return manifest
 
 
+def _adjudication_entry(record, sources: list, paths: dict[int, tuple[str, dict]]) -> dict:
+    """What both kinds of adjudication write alike: who, the sources by their archive paths, those
+    changed since (their revision no longer the one decided on), and the times."""
+    return {
+        "adjudicator": record.adjudicator.username if record.adjudicator_id else None,
+        "sources": [paths[s.pk][0] for s in sources],
+        "changed": [paths[s.pk][0] for s in sources if record.source_revisions.get(str(s.pk)) != s.revision],
+        "created_at": record.created_at.isoformat(), "updated_at": record.updated_at.isoformat(),
+    }
+
+
 def _add_adjudications(manifest: dict, paths: dict[int, tuple[str, dict]]) -> None:
     """The ``adjudication`` of each adjudicated version written, its sources named by their paths."""
     records = (Adjudication.objects.filter(annotation_id__in=list(paths)).select_related("adjudicator")
@@ -208,13 +219,8 @@ def _add_adjudications(manifest: dict, paths: dict[int, tuple[str, dict]]) -> No
                 "it comes back as an annotation without annotator")})
             continue
         named = {str(s.pk): paths[s.pk][0] for s in sources}
-        entry["adjudication"] = {
-            "adjudicator": record.adjudicator.username if record.adjudicator_id else None,
-            "sources": [named[str(s.pk)] for s in sources],
-            "changed": [named[str(s.pk)] for s in sources if record.source_revisions.get(str(s.pk)) != s.revision],
-            "decisions": {key: named.get(choice, choice) for key, choice in sorted(record.decisions.items())},
-            "created_at": record.created_at.isoformat(), "updated_at": record.updated_at.isoformat(),
-        }
+        entry["adjudication"] = _adjudication_entry(record, sources, paths) | {
+            "decisions": {key: named.get(choice, choice) for key, choice in sorted(record.decisions.items())}}
 
 
 def _add_pyramid_adjudications(manifest: dict, paths: dict[int, tuple[str, dict]]) -> None:
@@ -231,14 +237,8 @@ def _add_pyramid_adjudications(manifest: dict, paths: dict[int, tuple[str, dict]
                 f"the pyramids it settles (pyramids {missing}) are not in the archive: "
                 "it comes back as a pyramid without creator, not the topic's adjudicated pyramid")})
             continue
-        entry["adjudication"] = {
-            "adjudicator": record.adjudicator.username if record.adjudicator_id else None,
-            "sources": [paths[s.pk][0] for s in sources],
-            "changed": [paths[s.pk][0] for s in sources if record.source_revisions.get(str(s.pk)) != s.revision],
-            "decisions": dict(sorted(record.decisions.items())),
-            "uids": dict(sorted(record.uids.items())),
-            "created_at": record.created_at.isoformat(), "updated_at": record.updated_at.isoformat(),
-        }
+        entry["adjudication"] = _adjudication_entry(record, sources, paths) | {
+            "decisions": dict(sorted(record.decisions.items())), "uids": dict(sorted(record.uids.items()))}
 
 
 def _counting_facts(annotation: PeerAnnotation, scored) -> dict:

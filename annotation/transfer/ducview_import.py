@@ -248,10 +248,7 @@ def restore_adjudications(dataset: Dataset, report: ImportReport, archived: Mapp
                 report.repairs.append(f"{name}: its adjudication was not restored (the imported files are not an annotation "
                                       "without annotator and annotators' versions)")
                 continue
-            adjudicator = User.objects.filter(username=adjudication.adjudicator).first() if adjudication.adjudicator else None
-            if adjudication.adjudicator and adjudicator is None:
-                report.repairs.append(f"{name}: its adjudicator {adjudication.adjudicator!r} is no user here: "
-                                      "the adjudication is restored without adjudicator")
+            adjudicator = _archived_adjudicator(name, adjudication.adjudicator, "adjudication", report)
             record = Adjudication.objects.create(
                 annotation=version, adjudicator=adjudicator,
                 decisions={key: str(sources[choice].pk) if choice in sources else choice for key, choice in adjudication.decisions},
@@ -262,6 +259,14 @@ def restore_adjudications(dataset: Dataset, report: ImportReport, archived: Mapp
         report.adjudications_restored += len(restored)
         # Which versions count for scores changed: their topics' results are stale.
         annotations_created([a.pk for a in restored], {a.pyramid.topic_id for a in restored})
+
+
+def _archived_adjudicator(name: str, username: str | None, kind: str, report: ImportReport):
+    """The user an archive names as adjudicator, or None (said in the repairs when the name is no user here)."""
+    adjudicator = User.objects.filter(username=username).first() if username else None
+    if username and adjudicator is None:
+        report.repairs.append(f"{name}: its adjudicator {username!r} is no user here: the {kind} is restored without adjudicator")
+    return adjudicator
 
 
 def restore_pyramid_adjudications(dataset: Dataset, report: ImportReport, archived: Mapping[str, Archived]) -> None:
@@ -305,10 +310,7 @@ def restore_pyramid_adjudications(dataset: Dataset, report: ImportReport, archiv
                 report.repairs.append(f"{name}: its pyramid adjudication was not restored (the topic already has its adjudicated "
                                       "pyramid, or a pyramid it settles is one): it is a pyramid without creator")
                 continue
-            adjudicator = User.objects.filter(username=adjudication.adjudicator).first() if adjudication.adjudicator else None
-            if adjudication.adjudicator and adjudicator is None:
-                report.repairs.append(f"{name}: its adjudicator {adjudication.adjudicator!r} is no user here: "
-                                      "the pyramid adjudication is restored without adjudicator")
+            adjudicator = _archived_adjudicator(name, adjudication.adjudicator, "pyramid adjudication", report)
             record = PyramidAdjudication.objects.create(
                 topic_id=pyramid.topic_id, pyramid=pyramid, adjudicator=adjudicator,
                 decisions=dict(adjudication.decisions), uids=dict(adjudication.uids),
