@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.corpus import assignments
+from annotation.peers import actions as peer_actions
 from annotation.models import Assignment, PeerAnnotation, PeerMatch, PeerSummary
 
 from tests.browser.editors.browser import ANNOTATOR_URL, UNTOUCHED_PEER_URL, drag_select, login, wait_saved, world
@@ -165,3 +166,26 @@ def test_a_refused_done_shows_the_peer_again(peers):
     wait_saved(page)
     first.refresh_from_db()
     assert first.status == "done" and "peer 2" in page.text_content("h1")
+
+
+def test_a_next_peer_changed_since_it_was_read_ahead_is_never_overwritten(peers):
+    """Read ahead untouched, then started in another tab with a match: the first action here is
+    refused as a conflict (the revision this page read travels with it) and the page shows the
+    other tab's match; nothing is added to what this page never showed."""
+    page, requests, assignment, dam, _ = peers
+    peer2 = assignment.topic.peersummarys.get(external_id="2")
+    wait_requested(page, requests, f"/api/assignments/{assignment.pk}/peers/{peer2.pk}/full/")
+    page.wait_for_load_state("networkidle")
+    other_tab = assignments.annotation_for(assignment, peer2)
+    peer_actions.match_span(other_tab, assignment.annotator, scu=None, spans=[(0, 3)])
+    page.click('.toolbar [data-action="done"]')
+    page.wait_for_url(f"**/assignments/{assignment.pk}/peers/{peer2.pk}/")
+    wait_saved(page)
+    assert page.evaluate("window.__samePage") == "yes" and not page.locator(".peer-text .seg.covered").count()  # as read ahead
+    drag_select(page, ".peer-text", "the dam failed at night")
+    page.click(f'.scu[data-id="{dam.pk}"]')
+    page.wait_for_selector(".banner:not([hidden])")
+    wait_saved(page)
+    assert "changed elsewhere" in page.text_content(".banner")
+    assert page.locator(".peer-text .seg.covered").count() == 1, "the other tab's match is shown now"
+    assert [m.scu_id for m in other_tab.matches.all()] == [None], "nothing was added to what the page had not shown"
