@@ -49,10 +49,11 @@ def peers(chromium, live_server):
     context.close()
 
 
-def wait_requested(page, requests, fragment):
-    """Wait until the page asked for a URL containing ``fragment`` (a background read)."""
-    for _ in range(200):
-        if any(fragment in url for _, url in requests):
+def wait_requested(page, requests, fragment, since=0):
+    """Wait until the page asked for a URL containing ``fragment`` (a background read), after the
+    first ``since`` requests."""
+    for _ in range(400):
+        if any(fragment in url for _, url in requests[since:]):
             return
         page.wait_for_timeout(25)
     raise AssertionError(f"the page never asked for {fragment}: {requests}")
@@ -121,10 +122,12 @@ def test_suggestions_read_ahead_answer_s_at_once(peers):
     page.keyboard.press("s")
     page.wait_for_selector(".suggestion-bar:not([hidden]) button[data-action=accept]:not([disabled])")
     assert len([url for _, url in requests if "/suggestions/" in url]) == asked, "S asked the server again"
+    before_accept = len(requests)
     page.keyboard.press("a")
     wait_saved(page)
     page.keyboard.press("Escape")
-    wait_requested(page, requests, f"/api/assignments/{assignment.pk}/peers/{peer2.pk}/suggestions/")  # the next peer's, after a pause
+    # The next peer's, after a pause in the changes (as of the accepted match: read after it was saved).
+    wait_requested(page, requests, f"/api/assignments/{assignment.pk}/peers/{peer2.pk}/suggestions/", since=before_accept)
     page.wait_for_load_state("networkidle")
     asked = len([url for _, url in requests if "/suggestions/" in url])
     page.click('.toolbar [data-action="done"]')
