@@ -192,3 +192,24 @@ def test_a_next_peer_changed_since_it_was_read_ahead_is_never_overwritten(peers)
     assert "changed elsewhere" in page.text_content(".banner")
     assert page.locator(".peer-text .seg.covered").count() == 1, "the other tab's match is shown now"
     assert [m.scu_id for m in other_tab.matches.all()] == [None], "nothing was added to what the page had not shown"
+
+
+def test_the_next_peer_read_ahead_is_corrected_for_the_peer_just_done(chromium, live_server):
+    """next_peer.js ``afterDone``: read while the finished peer was not done, the next peer's
+    progress counts it now, and its own next never names it (then there is none left)."""
+    page = chromium.new_page()
+    page.goto(f"{live_server.url}/healthz")
+    after = page.evaluate("""async () => {
+      const { afterDone } = await import('/static/frontend/js/next_peer.js');
+      const body = (next) => ({ progress: { done: 1, total: 3 }, next });
+      const other = { assignment: 4, peer_id: 12, annotation: null };
+      return [
+        afterDone(body(other), { peer: 10, wasDone: false }),
+        afterDone(body({ ...other, peer_id: 10 }), { peer: 10, wasDone: false }),
+        afterDone(body(other), { peer: 10, wasDone: true }),
+      ];
+    }""")
+    page.close()
+    assert after[0] == {"progress": {"done": 2, "total": 3}, "next": {"assignment": 4, "peer_id": 12, "annotation": None}}
+    assert after[1]["next"] is None and after[1]["progress"]["done"] == 2
+    assert after[2]["progress"]["done"] == 1, "a peer done before is counted once"
