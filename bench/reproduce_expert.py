@@ -19,9 +19,12 @@ annotator's real keys and flows (frontend/static/frontend/js/annotator.js):
 Actions: every key press, click, drag (a selection) and scroll, the keys typed into the filter
 included, and one per suggestion shown. Waiting: measured in the page, from the input event that
 completes an action (keydown, input, mouseup, click) to the first animation frame at which the page
-is settled: the editor ready and not busy, no request in flight (the score's own polling aside:
-the page shows a provisional score meanwhile), everything saved, suggestions loaded. A page load
-("Done, next peer", Start) is measured from the click in the old page to that frame in the new one.
+is settled: the editor ready and not busy, no write in flight, everything saved (the queued "done"
+of the previous peer included), suggestions loaded. Reads the page makes in the background (the
+next peer and its suggestions read ahead, the stored score's polling: the page shows a provisional
+score meanwhile) are no waiting; a read the annotator waits for shows on the page (the editor not
+ready, "Looking for suggestions…"). "Done, next peer" paints the next peer in the same page; a page
+load (Start) is measured from the click in the old page to that frame in the new one.
 
 After each peer the stored annotation is compared with the expert's in the database: the same SCUs
 with the same repetitions, the same number of non-matching units, and the same stored score (NIST
@@ -141,14 +144,14 @@ class PeerRun:
     todo: list[Match]
     actions: Counter = field(default_factory=Counter)
     waits: list[tuple[str, float]] = field(default_factory=list)  # (kind, ms): until settled (saved, network idle)
-    painted: list[float] = field(default_factory=list)  # ms until the outcome was painted (local first: before the save)
+    painted: list[tuple[str, float]] = field(default_factory=list)  # (kind, ms) until the outcome was painted (local first: before the save)
 
     def act(self, kind: str, wait_ms: float | None = None, painted_ms: float | None = None) -> None:
         self.actions[kind] += 1
         if wait_ms is not None:
             self.waits.append((kind, wait_ms))
         if painted_ms is not None:
-            self.painted.append(painted_ms)
+            self.painted.append((kind, painted_ms))
 
     def judge(self, scu: int, parts) -> bool:
         """A suggestion shown: read it (one action), then accept it when it is right (consuming the
@@ -168,6 +171,10 @@ class PeerRun:
     def waited_ms(self) -> float:
         return sum(ms for _, ms in self.waits)
 
+    @property
+    def painted_ms(self) -> float:
+        return sum(ms for _, ms in self.painted)
+
 
 def ratio_line(ours: int, ducview: int) -> str:
     return f"{ours / ducview:.2f}" if ducview else "n/a"
@@ -178,6 +185,7 @@ def ratio_line(ours: int, ducview: int) -> str:
 PROBE = """(() => {
   if (window.__bench) return;
   const t = window.__bench = { last: 0, ready: null, shown: null, inflight: 0 };
+  performance.setResourceTimingBufferSize(100000); // one page may show every peer of a topic (SAVES clears it)
   const now = () => performance.timeOrigin + performance.now();
   // The events that complete an action (a key's keydown and input, a click or drag's release);
   // each restarts the wait. The last one is kept across page loads (a click that navigates).
@@ -189,8 +197,8 @@ PROBE = """(() => {
   }
   const fetch = window.fetch;
   window.fetch = function (input, init) {
-    const url = String(input?.url ?? input);
-    const counted = !url.includes("/score/");  // the stored score's polling: the page shows a provisional score meanwhile
+    const method = (init?.method ?? input?.method ?? "GET").toUpperCase();
+    const counted = method !== "GET";  // writes; reads in the background are no waiting (see the docstring)
     if (counted) t.inflight++;
     const answer = fetch.apply(this, arguments);
     if (counted) answer.finally(() => { t.inflight--; });
@@ -217,9 +225,13 @@ READY = "() => window.__bench && window.__bench.ready !== null"
 WAITED = "() => [window.__bench.ready - window.__bench.last, window.__bench.shown - window.__bench.last]"
 SINCE_CLICK = "() => [window.__bench.ready, window.__bench.shown].map((t) => t - Number(sessionStorage.getItem('benchLast')))"
 
-# The page's saves of new matches (POST /api/matches/): [total ms, ms from the request sent to the answer's first byte].
-SAVES = ("() => performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname === '/api/matches/')"
-         ".map((e) => [e.duration, e.responseStart - e.requestStart])")
+# The page's saves of new matches (POST /api/matches/) since the last call (one page shows many
+# peers): [total ms, ms from the request sent to the answer's first byte].
+SAVES = ("() => { const saves = performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname === '/api/matches/')"
+         ".map((e) => [e.duration, e.responseStart - e.requestStart]); performance.clearResourceTimings(); return saves; }")
+# Set before a click that may load a page: gone if it did.
+MARK_PAGE = "() => { window.__benchSamePage = true; }"
+SAME_PAGE = "() => window.__benchSamePage === true"
 
 # The SCU list as shown with an empty filter (annotator.js scusByWeight: weight, then label in the locale's order).
 ORDER = "() => [...document.querySelectorAll('.scu-list .scu')].map((i) => [Number(i.dataset.id), i.querySelector('.label').textContent])"
@@ -304,13 +316,16 @@ class Robot:
         self.settle(run, kind)
 
     def navigate(self, run: PeerRun, kind: str, selector: str) -> tuple[str, int]:
-        """Click what opens the next peer; returns what its URL names: ("annotation", id) for a
-        peer annotated before, ("peer", id) for an untouched peer's page (issue 21: opening a peer
+        """Click what opens the next peer ("Done, next peer": in the same page, at the next peer's
+        URL; Start: a page load); returns what its URL names: ("annotation", id) for a peer
+        annotated before, ("peer", id) for an untouched peer's page (issue 21: opening a peer
         stores nothing; its first action creates the annotation)."""
         old = self.page.url
+        self.page.evaluate(MARK_PAGE)
         self.page.click(selector)
         self.page.wait_for_url(lambda url: url != old and OPENED.search(url) is not None, timeout=60_000)
-        self.settle(run, kind, navigated=True)
+        self.page.wait_for_load_state()  # a page load: its document, before it is asked anything
+        self.settle(run, kind, navigated=not self.page.evaluate(SAME_PAGE))
         found = OPENED.search(self.page.url)
         return ("annotation", int(found["annotation"])) if found["annotation"] else ("peer", int(found["peer"]))
 
@@ -562,7 +577,7 @@ def main():
                 waits = ", ".join(f"{kind} {ms:.0f}" for kind, ms in sorted(run.waits, key=lambda w: -w[1])[:3])
                 print(f"{topic.external_id} peer {peer.external_id:>3}: {len(matches_of(expert)):2} expert matches, "
                       f"{run.total:3} actions ({format_actions(run.actions)}), DUCView {minimum:3} ({automatic} by its Autoannotate), "
-                      f"ratio {ratio_line(run.total, minimum)}; waited {run.waited_ms / 1000:.2f} s, painted after {sum(run.painted) / 1000:.2f} s (longest waits: {waits} ms); "
+                      f"ratio {ratio_line(run.total, minimum)}; waited {run.waited_ms / 1000:.2f} s, painted after {run.painted_ms / 1000:.2f} s (longest waits: {waits} ms); "
                       f"{'stored = expert' if mismatch is None else 'MISMATCH: ' + mismatch}", flush=True)
                 b.close_db_connections()
         context.close()
@@ -582,7 +597,7 @@ def report(runs, args, topics, machine, elapsed, loads_avg, saves) -> None:
     floor = sum(r[5] for r in runs)
     peers = len(runs)
     waited = [r[1].waited_ms / 1000 for r in runs]
-    painted = [sum(r[1].painted) / 1000 for r in runs]
+    painted = [r[1].painted_ms / 1000 for r in runs]
     by_kind: dict[str, list[float]] = {}
     total = Counter()
     for r in runs:
@@ -602,6 +617,12 @@ def report(runs, args, topics, machine, elapsed, loads_avg, saves) -> None:
     print(f"  waiting per peer: median {b.median(waited):.2f} s, p95 {b.percentile(waited, 95):.2f} s, max {max(waited):.2f} s, "
           f"total {sum(waited):.1f} s (goal <= {goal} s per peer)")
     print(f"    until painted only (not waiting for saves): median {b.median(painted):.2f} s, p95 {b.percentile(painted, 95):.2f} s per peer")
+    for kind, name in (("done", '"Done, next peer" (the next peer in the same page)'), ("open", "Start (a page load)"), ("suggest", "S")):
+        shown = [ms for r in runs for k, ms in r[1].painted if k == kind]
+        settled = [ms for r in runs for k, ms in r[1].waits if k == kind]
+        if shown:
+            print(f"    {name}: painted median {b.median(shown):.0f} ms, p95 {b.percentile(shown, 95):.0f} ms; "
+                  f"settled (saved) median {b.median(settled):.0f} ms, p95 {b.percentile(settled, 95):.0f} ms (n={len(shown)})")
     print("    until everything is saved, by kind of action:")
     for kind, values in sorted(by_kind.items(), key=lambda kv: -sum(kv[1])):
         print(f"    {kind:>7}: {sum(values) / 1000 / peers:.2f} s per peer; {b.summary(values)}")

@@ -177,6 +177,7 @@ def test_agreement_never_says_none_after_the_second_annotator_finishes_in_the_br
     annotator.wait_for_selector("#annotator.ready")
     annotator.get_by_role("button", name="Done, next peer").click()
     annotator.wait_for_url(lambda url: f"/annotations/{annotation.pk}/" not in url)   # on to the next peer
+    annotator.wait_for_function("() => document.querySelector('.save-status')?.dataset.status === 'saved'")  # its "done" saved behind it
     annotation.refresh_from_db()
     assert annotation.status == "done"
 

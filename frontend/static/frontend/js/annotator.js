@@ -9,21 +9,24 @@
 // action is rolled back and the reason shown. The stored score of that revision replaces the
 // provisional one when it arrives. Undo/redo are painted from the page's own record of its
 // actions and then taken from the server's answer.
-import { DocumentSession, bindStatus } from "./session.js";
+//
+// The next peer is prepared before it is asked for (next_peer.js): "Done, next peer" queues the
+// "done" write like any other and paints the next peer from memory, in this page (``show``: the
+// one path a page load and a move to the next peer both take).
+import { DocumentSession, bindStatus, readDocument } from "./session.js";
+import { afterDone, nextPlace, placeOf, prepareDocument, prepareSuggestions } from "./next_peer.js";
 import { SpanView, TextIndex, draggedSpan, selectedSpan } from "./textspans.js";
 import { scorePeer } from "./pyramidscore.js";
 import { $, $$, el, plural, showBanner, hideBanner, isTyping, openChooser, closeChooser, bindTextSize } from "./ui.js";
 
 const root = document.getElementById("annotator");
 const API = root.dataset.api;
-// An untouched peer has no annotation yet (issue 21: opening a peer stores nothing): its page is
-// keyed by (assignment, peer) and the first action that stores something creates the annotation
-// (``start``, queued before that action, so its id is known when the action is sent).
-let ANNOTATION = Number(root.dataset.annotation) || null;
-const START = root.dataset.startUrl || null;
-let starting = null;
-const canEdit = root.dataset.canEdit === "1";
-const session = new DocumentSession(root.dataset.fullUrl);
+// The peer shown. An untouched peer has no annotation yet (issue 21: opening a peer stores
+// nothing): its place is (assignment, peer) and the first action that stores something creates
+// the annotation (``start``, queued before that action, so its id is known when the action is sent).
+let place = placeOf(API, { annotation: Number(root.dataset.annotation) || null, assignment: root.dataset.assignment, peer: root.dataset.peer });
+let canEdit = root.dataset.canEdit === "1";
+const session = new DocumentSession(place.full);
 bindStatus(session, $(".save-status", root), $(".retry", root));
 bindTextSize(root);
 
@@ -47,24 +50,33 @@ const state = {
   suggestions: null,   // Autoannotate: the suggestions still to decide on (null: not suggesting)
 };
 
-/** Queue the creation of the annotation before the first write (once; the server creates it once
- * whatever the tabs: the unique constraint, and the Idempotency-Key of the queued POST). */
-function ensureAnnotation() {
-  if (ANNOTATION || starting) return;
-  starting = session.send("POST", START, {}).then((answer) => {
-    ANNOTATION = answer.id;
-    session.fullUrl = `${API}annotations/${ANNOTATION}/full/`;
-    state.revision = answer.revision;
-    window.history.replaceState(window.history.state, "", `/annotations/${ANNOTATION}/`);
+/**
+ * Queue the creation of the annotation before the first write (once; the server creates it once
+ * whatever the tabs: the unique constraint, and the Idempotency-Key of the queued POST). If it
+ * existed already with changes this page does not show (another tab acted first), the next write
+ * carries the revision this page read, so the server refuses it as a conflict and the page reloads:
+ * never a silent overwrite.
+ */
+function ensureAnnotation(at = place) {
+  if (at.annotation || at.starting) return;
+  const read = at === place ? state.doc.revision : null;
+  const document = session.document;
+  at.starting = session.send("POST", at.start, {}).then((answer) => {
+    at.annotation = answer.id;
+    if (at !== place) return answer; // the page moved on (e.g. "Done" on an untouched peer)
+    session.fullUrl = `${API}annotations/${answer.id}/full/`;
+    if (read !== null && answer.revision !== read) document.revision = String(read);
+    else state.revision = answer.revision;
+    window.history.replaceState(window.history.state, "", `/annotations/${answer.id}/`);
     return answer;
-  }, (error) => { starting = null; throw error; });
-  starting.catch(() => {}); // the action queued after it is refused too and says why
+  }, (error) => { at.starting = null; throw error; });
+  at.starting.catch(() => {}); // the action queued after it is refused too and says why
 }
 
 /** The annotation's id when the write is sent (a function for the session's queue). */
-function annotationId() {
-  if (!ANNOTATION) throw new Error("The annotation could not be started.");
-  return ANNOTATION;
+function annotationId(at = place) {
+  if (!at.annotation) throw new Error("The annotation could not be started.");
+  return at.annotation;
 }
 
 let localKeys = 0;
@@ -103,8 +115,23 @@ function inverse(effect, matches) {
   return m ? { kind: "move", key: effect.key, scu: m.scu } : null;
 }
 
-async function load() {
-  const doc = await session.load();
+/**
+ * Show the document of ``at`` (a page load, a reload after a conflict, the next peer): read now, or
+ * from a read made ahead (``read``: a promise of {body, etag}, optionally with ``adjust`` applied
+ * to the body). ``fresh``: another peer, so everything of the one shown before is forgotten.
+ * Resolves false if the page moved on meanwhile (another ``show`` started).
+ */
+async function show(at, { read = null, adjust = (body) => body, fresh = false } = {}) {
+  if (fresh) {
+    place = at;
+    at.next = null;
+    session.open(at.full);
+    root.classList.remove("ready");
+  }
+  const { body, etag } = await (read ?? readDocument(at.full));
+  if (place !== at) return false;
+  const doc = adjust(session.adopt({ body, etag }));
+  if (fresh) forget(doc);
   state.doc = doc;
   state.confirmed = doc.matches;
   state.revision = doc.revision;
@@ -116,7 +143,28 @@ async function load() {
   derive();
   render();
   pollScore();
+  root.classList.add("ready");
+  prepare();
+  return true;
 }
+
+/** Another peer is shown: nothing of the previous one's selection, history or suggestions stays,
+ * and what the server rendered into the page for it is rewritten from the new document. */
+function forget(doc) {
+  Object.assign(state, { ids: new Map(), undo: [], redo: [], selectedScu: null, selectedMatch: null, selection: [], step: 0 });
+  clearFilter();
+  stopSuggesting();
+  closeChooser(root);
+  announce("");
+  canEdit = doc.can_edit;
+  const topic = root.dataset.topic;
+  document.title = `Peer ${doc.peer.external_id} · ${topic} · pyramid`;
+  $("h1", root).textContent = `${topic} · peer ${doc.peer.external_id}`;
+  Object.assign(root.dataset, { fullUrl: place.full, annotation: place.annotation ?? "", startUrl: place.start ?? "", canEdit: canEdit ? "1" : "0" });
+  $(".peer-text", root).scrollTop = 0;
+}
+
+const load = () => show(place);
 
 // ---------------------------------------------------------------------------- actions
 
@@ -125,6 +173,7 @@ async function load() {
  * effect is rolled back with the reason). Resolves true once saved, false if refused.
  */
 function perform(effect, method, url, body, { onSaved, record = true } = {}) {
+  const at = place;
   const action = { effect };
   const before = state.doc.matches;
   state.pending.push(action);
@@ -134,6 +183,7 @@ function perform(effect, method, url, body, { onSaved, record = true } = {}) {
   root.dataset.busy = "1";
   const unqueue = () => { const at = state.pending.indexOf(action); if (at >= 0) state.pending.splice(at, 1); };
   return session.send(method, url, body).then((answer) => {
+    if (place !== at) return true; // saved; the page shows another peer since
     unqueue();
     if (effect?.kind === "create" && answer.id !== undefined) state.ids.set(effect.key, answer.id);
     if (answer.delta) state.confirmed = answer.delta.matches;
@@ -146,6 +196,7 @@ function perform(effect, method, url, body, { onSaved, record = true } = {}) {
     settle();
     return true;
   }, (error) => {
+    if (place !== at) return false;
     unqueue();
     derive();
     paint();
@@ -158,6 +209,7 @@ function perform(effect, method, url, body, { onSaved, record = true } = {}) {
 function settle() {
   if (!state.pending.length) delete root.dataset.busy;
   pollScore();
+  prepare();
 }
 
 /** Say what the last action did, naming its SCU (role=status: read out, shown until the next one). */
@@ -197,8 +249,9 @@ function match(scuId = state.selectedScu) {
 
 function create(scu, parts) {
   const effect = { kind: "create", key: `local-${++localKeys}`, scu, parts };
-  ensureAnnotation();
-  return perform(effect, "POST", `${API}matches/`, () => ({ annotation: annotationId(), scu, parts }));
+  const at = place;
+  ensureAnnotation(at);
+  return perform(effect, "POST", `${API}matches/`, () => ({ annotation: annotationId(at), scu, parts }));
 }
 
 function nonMatching() {
@@ -249,8 +302,9 @@ function history(kind) {
   const effect = stack.pop() ?? null;
   const before = state.doc.matches;
   announce(kind === "undo" ? "Undone." : "Redone.");
-  if (!ANNOTATION && !starting) { announce(`Nothing to ${kind}.`); return Promise.resolve(false); }
-  return perform(effect, "POST", () => `${API}annotations/${annotationId()}/${kind}/`, {}, {
+  if (!place.annotation && !place.starting) { announce(`Nothing to ${kind}.`); return Promise.resolve(false); }
+  const at = place;
+  return perform(effect, "POST", () => `${API}annotations/${annotationId(at)}/${kind}/`, {}, {
     record: false,
     onSaved: () => { const back = effect && inverse(effect, before); if (back) other.push(back); },
   }).then((ok) => { if (!ok && effect) stack.push(effect); return ok; });
@@ -265,17 +319,22 @@ function history(kind) {
  * matched without the key.
  */
 async function suggest() {
+  const at = place;
+  // Read ahead once the peer settled (``prepare``), shown at once; used once (S again reads anew).
+  const ready = at.suggested?.promise ?? prepareSuggestions(at);
+  at.suggested = null;
   showSuggestion(null, "Looking for suggestions…");
+  let suggestions;
   try {
-    const url = ANNOTATION ? `${API}annotations/${ANNOTATION}/suggestions/` : START.replace(/annotation\/$/, "suggestions/");
-    const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
-    if (!response.ok) throw new Error(`the server answered ${response.status}`);
-    state.suggestions = (await response.json()).suggestions;
+    suggestions = await ready;
   } catch (error) {
+    if (place !== at) return;
     stopSuggesting();
     showBanner(root, `Could not get suggestions: ${error.message}`);
     return;
   }
+  if (place !== at) return;
+  state.suggestions = [...suggestions];
   nextSuggestion();
 }
 
@@ -324,26 +383,68 @@ function rejectSuggestion() {
   renderPeer();
 }
 
+/**
+ * "Done, next peer": the "done" write is queued (in order, after this peer's writes, kept while
+ * offline) and the next peer is painted at once from what was read ahead, at its own URL. If the
+ * write is refused, the finished peer is shown again with the reason: nothing is lost.
+ */
 async function done() {
   if (state.pending.length || session.pending) { showBanner(root, "Your last changes are still being saved; try again in a moment."); return; }
-  root.dataset.busy = "1";
-  try {
-    ensureAnnotation(); // "Done" with nothing matched is a finished empty annotation (a score of 0)
-    await session.send("PATCH", () => `${API}annotations/${annotationId()}/`, { status: "done" });
-  } catch (error) {
-    if (!error.fields?.changes) showBanner(root, `Not saved: ${error.message || error}`);
+  const finished = place;
+  const doc = state.doc;
+  ensureAnnotation(finished); // "Done" with nothing matched is a finished empty annotation (a score of 0)
+  const saved = session.send("PATCH", () => `${API}annotations/${annotationId(finished)}/`, { status: "done" });
+  const next = finished.next ?? nextPlace(API, doc.next);
+  if (!next) {
+    root.dataset.busy = "1";
+    try { await saved; } catch (error) { if (!error.fields?.changes) showBanner(root, `Not saved: ${error.message || error}`); return; } finally { delete root.dataset.busy; }
+    showBanner(root, "All your peers of this topic are done.");
     return;
-  } finally {
-    delete root.dataset.busy;
   }
-  openNext(state.doc.next);
+  saved.catch((error) => goBack(finished, doc, error));
+  prepareSuggestions(next, suggestionsAfter(doc, state.revision)).catch(() => {}); // as of this peer's last change
+  window.history.pushState(null, "", next.annotation ? `/annotations/${next.annotation}/` : next.page);
+  const finishedPeer = { peer: doc.peer.id, wasDone: doc.status === "done" };
+  await show(next, { read: prepareDocument(next), adjust: (body) => afterDone(body, finishedPeer), fresh: true })
+    .catch((error) => showBanner(root, `Could not load the next peer: ${error.message}`));
 }
 
-/** Go to the next peer: its annotation if it exists, else its page in the assignment (nothing is
- * stored by opening it). */
-function openNext(next) {
-  if (!next) { showBanner(root, "All your peers of this topic are done."); return; }
-  window.location.href = next.annotation ? `/annotations/${next.annotation}/` : `/assignments/${next.assignment}/peers/${next.peer_id}/`;
+/** The "done" of ``finished`` was refused: show that peer again (read anew), and say why. */
+async function goBack(finished, doc, error) {
+  window.history.replaceState(null, "", finished.annotation ? `/annotations/${finished.annotation}/` : finished.page);
+  const reason = error.fields?.changes ? "it was changed elsewhere meanwhile." : (error.message || String(error));
+  try {
+    if (!await show(finished, { fresh: true })) return;
+  } catch (failure) { /* the banner below says what was not saved */ }
+  showBanner(root, `Peer ${doc.peer.external_id} was not marked done: ${reason} It is shown again as stored; mark it done when ready.`);
+}
+
+/** What the next peer's suggestions depend on: this annotator's matches in the peer shown (its revision). */
+const suggestionsAfter = (doc, revision) => `${doc.peer.id}@${revision}`;
+
+const PREPARE_IDLE_MS = 1000;
+let preparing = null;
+/**
+ * Once the peer shown has settled: its own suggestions and the next peer's document at once, and
+ * the next peer's suggestions after a pause in the annotator's changes (they learn from this peer's
+ * matches: read once per state of it, and again at "Done" if it changed since). Background reads:
+ * a failure is forgotten and the read made again when asked for.
+ */
+function prepare() {
+  clearTimeout(preparing);
+  const at = place;
+  if (!canEdit || state.pending.length || session.pending || !root.classList.contains("ready")) return;
+  if (!at.suggested) prepareSuggestions(at).catch(() => {});
+  at.next ??= nextPlace(API, state.doc.next);
+  if (!at.next) return;
+  prepareDocument(at.next).catch(() => {});
+  const after = suggestionsAfter(state.doc, state.revision);
+  if (at.next.suggested?.after === after) return;
+  preparing = setTimeout(() => {
+    if (place === at && !state.pending.length && !session.pending && suggestionsAfter(state.doc, state.revision) === after) {
+      prepareSuggestions(at.next, after).catch(() => {});
+    }
+  }, PREPARE_IDLE_MS);
 }
 
 // ---------------------------------------------------------------------------- the score
@@ -392,7 +493,8 @@ let scoreTries = { revision: null, count: 0 };
 function pollScore() {
   clearTimeout(scoreTimer);
   const wanted = state.revision;
-  if (!ANNOTATION) return; // nothing stored yet: the score shown is this page's (of no matches)
+  const at = place;
+  if (!at.annotation) return; // nothing stored yet: the score shown is this page's (of no matches)
   if (state.pending.length || (state.stored?.revision === wanted && state.stored.score?.current)) return;
   if (scoreTries.revision !== wanted) scoreTries = { revision: wanted, count: 0 };
   // The worker stores a score tens of milliseconds after the save when idle: ask soon, then back off.
@@ -401,10 +503,10 @@ function pollScore() {
     if (scoreBusy) return;
     scoreBusy = true;
     try {
-      const response = await fetch(`${API}annotations/${ANNOTATION}/score/`, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      const response = await fetch(`${API}annotations/${at.annotation}/score/`, { credentials: "same-origin", headers: { Accept: "application/json" } });
       if (response.ok) {
         const stored = await response.json();
-        if (stored.revision === state.revision) {
+        if (place === at && stored.revision === state.revision) {
           state.stored = { revision: stored.revision, score: { current: stored.current, values: stored.scores?.nist, delayed: stored.delayed } };
           renderScore();
         }
@@ -564,9 +666,13 @@ const ACTIONS = {
 // ---------------------------------------------------------------------------- events
 
 let dragStart = null; // {x, y} of the last mousedown in the peer text
+// While a peer is being read (the page's first load, or a next peer not read ahead) the page takes
+// no action: it would act on the peer shown before.
+const loading = () => !root.classList.contains("ready");
 
 $(".peer-text", root).addEventListener("mousedown", (event) => { dragStart = { x: event.clientX, y: event.clientY }; });
 $(".peer-text", root).addEventListener("mouseup", (event) => {
+  if (loading()) return;
   const text = $(".peer-text", root);
   // Shift+drag: the browser would extend a caret left elsewhere, so the dragged text is read from the pointer.
   const span = event.shiftKey && dragStart ? draggedSpan(text, state.peerIndex, dragStart, { x: event.clientX, y: event.clientY }) : selectedSpan(text, state.peerIndex);
@@ -599,12 +705,12 @@ $(".peer-text", root).addEventListener("mouseup", (event) => {
 for (const bar of [$(".toolbar", root), $(".suggestion-bar", root)]) {
   bar.addEventListener("click", (event) => {
     const action = event.target.closest("[data-action]")?.dataset.action;
-    if (action) ACTIONS[action]();
+    if (action && !loading()) ACTIONS[action]();
   });
 }
 $(".scu-list", root).addEventListener("click", (event) => {
   const item = event.target.closest(".scu");
-  if (!item) return;
+  if (!item || loading()) return;
   const id = Number(item.dataset.id);
   selectScu(id, { scroll: false });
   if (state.selection.length && canEdit) match(id);
@@ -620,6 +726,7 @@ function clearFilter() {
   state.filter = "";
 }
 filter.addEventListener("input", () => {
+  if (loading()) return;
   state.filter = filter.value;
   const shown = visibleScus();
   // The selected SCU is always one the annotator sees: the first one found, or none.
@@ -636,6 +743,7 @@ function focusFilter() {
   filter.select();
 }
 filter.addEventListener("keydown", (event) => {
+  if (loading()) { event.preventDefault(); return; }
   if (event.key === "/") { event.preventDefault(); focusFilter(); }
   else if (event.key === "Enter") { event.preventDefault(); if (state.selection.length && canEdit) match(); }
   else if (event.key === "ArrowDown") { event.preventDefault(); moveInList(1); }
@@ -644,6 +752,7 @@ filter.addEventListener("keydown", (event) => {
 });
 
 document.addEventListener("keydown", (event) => {
+  if (loading()) return;
   if (event.key === "Escape") { closeChooser(root); if (!isTyping(event)) { stopSuggesting(); state.selection = []; state.selectedMatch = null; hideBanner(root); renderPeer(); } return; }
   if (isTyping(event)) return;
   const ctrl = event.ctrlKey || event.metaKey;
@@ -665,10 +774,13 @@ document.addEventListener("keydown", (event) => {
 
 session.addEventListener("conflict", async (event) => {
   const changes = (event.detail.changes || []).map((c) => c.summary);
-  await load().catch(() => {});
+  if (!await load().catch(() => true)) return; // the page moved to another peer meanwhile
   state.undo = [];
   state.redo = [];
   showBanner(root, `This annotation was changed elsewhere, so your last change was not applied. Changed meanwhile: ${changes.join("; ") || "unknown"}. The page now shows the current state.`);
 });
 
-load().then(() => root.classList.add("ready")).catch((error) => showBanner(root, `Could not load the annotation: ${error.message}`));
+// Back and forward between peers shown in this page: the page of the URL, loaded anew.
+window.addEventListener("popstate", () => window.location.reload());
+
+load().catch((error) => showBanner(root, `Could not load the annotation: ${error.message}`));

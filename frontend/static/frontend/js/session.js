@@ -7,6 +7,9 @@
 // when the write is sent, so ids the server gave to earlier changes are known by then; reads
 // queued with ``refresh`` see exactly the writes queued before them. Each POST carries an
 // Idempotency-Key kept with the queued action, so a retry after a lost answer is not done twice.
+// The session may move on to another document (the annotator's next peer, painted before the
+// previous one's "done" is saved): each queued write keeps the revision of the document it was
+// queued for, so writes of both stay in one ordered queue and never borrow each other's revision.
 
 export class ActionError extends Error {
   constructor(message, fields = {}) { super(message); this.fields = fields; }
@@ -34,16 +37,32 @@ function messageOf(body) {
   return parts.join(" ") || "The server refused the change.";
 }
 
+/** GET ``url`` as JSON: {body, etag} (the ETag is the document's revision where the API gives one). */
+export async function readDocument(url) {
+  const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  if (!response.ok) throw new ActionError(`Could not load (${response.status}).`);
+  return { body: await response.json(), etag: response.headers.get("ETag")?.replaceAll('"', "") ?? null };
+}
+
 export class DocumentSession extends EventTarget {
   /** fullUrl: GET -> the whole document, with its revision in the ETag header. */
   constructor(fullUrl) {
     super();
     this.fullUrl = fullUrl;
-    this.revision = null;
+    this.document = { revision: null }; // the document writes are queued for now (see ``open``)
     this.queue = [];      // [{method, url, body, label, resolve, reject}]
     this.sending = false;
     this.status = "saved"; // saved | saving | offline | failed | conflict
     window.addEventListener("online", () => this.flush());
+  }
+
+  get revision() { return this.document.revision; }
+  set revision(value) { this.document.revision = value; }
+
+  /** Edit another document from now on: writes queued before keep their own document's revision. */
+  open(fullUrl) {
+    this.fullUrl = fullUrl;
+    this.document = { revision: null };
   }
 
   /** Writes not yet saved (queued reads do not count). */
@@ -55,10 +74,12 @@ export class DocumentSession extends EventTarget {
   }
 
   async load() {
-    const response = await fetch(this.fullUrl, { credentials: "same-origin", headers: { Accept: "application/json" } });
-    if (!response.ok) throw new ActionError(`Could not load (${response.status}).`);
-    this.revision = response.headers.get("ETag")?.replaceAll('"', "") ?? null;
-    const body = await response.json();
+    return this.adopt(await readDocument(this.fullUrl));
+  }
+
+  /** Take a read of the document (``readDocument``, e.g. made ahead of time) as its current state. */
+  adopt({ body, etag }) {
+    this.revision = etag;
     if (this.status === "conflict" && !this.pending) this.setStatus("saved"); // the current state is shown: resolved
     this.dispatchEvent(new CustomEvent("loaded", { detail: body }));
     return body;
@@ -67,7 +88,7 @@ export class DocumentSession extends EventTarget {
   /** Queue a write; resolves with the server's answer once saved. */
   send(method, url, body = undefined, label = "") {
     return new Promise((resolve, reject) => {
-      this.queue.push({ method, url, body, label, resolve, reject });
+      this.queue.push({ method, url, body, label, resolve, reject, document: this.document });
       this.flush();
     });
   }
@@ -75,7 +96,7 @@ export class DocumentSession extends EventTarget {
   /** Queue a read of the whole document after the writes queued so far; resolves with it. */
   refresh() {
     return new Promise((resolve, reject) => {
-      this.queue.push({ read: true, method: "GET", url: this.fullUrl, resolve, reject });
+      this.queue.push({ read: true, method: "GET", url: this.fullUrl, resolve, reject, document: this.document });
       this.flush();
     });
   }
@@ -101,7 +122,7 @@ export class DocumentSession extends EventTarget {
         let response;
         try {
           const headers = item.read ? { Accept: "application/json" }
-            : { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken(), "If-Match": `"${this.revision}"` };
+            : { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken(), "If-Match": `"${item.document.revision}"` };
           if (item.method === "POST") headers["Idempotency-Key"] = item.key ??= newIdempotencyKey();
           response = await fetch(url, {
             method: item.method, credentials: "same-origin", headers,
@@ -125,7 +146,7 @@ export class DocumentSession extends EventTarget {
         }
         this.queue.shift();
         if (response.status === 409) {
-          this.revision = payload.revision ?? this.revision;
+          item.document.revision = payload.revision ?? item.document.revision;
           this.rejectAll(new ActionError("Changed elsewhere: your change was not applied."));
           this.setStatus("conflict", messageOf(payload));
           this.dispatchEvent(new CustomEvent("conflict", { detail: payload }));
@@ -137,8 +158,8 @@ export class DocumentSession extends EventTarget {
           if (this.pending) this.setStatus("saving");
           continue;
         }
-        if (payload.revision !== undefined) this.revision = String(payload.revision);
-        else if (response.headers.get("ETag")) this.revision = response.headers.get("ETag").replaceAll('"', "");
+        if (payload.revision !== undefined) item.document.revision = String(payload.revision);
+        else if (response.headers.get("ETag")) item.document.revision = response.headers.get("ETag").replaceAll('"', "");
         if (!item.read) this.setStatus(this.pending ? "saving" : "saved");
         item.resolve(payload);
         await null; // let the editor learn from this answer (e.g. new ids) before the next write is built
