@@ -168,6 +168,7 @@ class Editor:
 
     def annotate(self, annotation_id: int) -> None:
         """Also a peer annotator: its own annotation of a peer of the topic, matched span by span to the SCUs."""
+        self.session.close()   # idle since its first read (past gunicorn's keep-alive): connect anew
         response = self.session.get(f"{self.base}/api/annotations/{annotation_id}/full/", timeout=120)
         response.raise_for_status()
         document = response.json()
