@@ -31,8 +31,6 @@ def _validate(obj, *, held: Sequence[str], constraints: bool = True) -> None:
 # editing action (``history.pyramid_action``/``annotation_action``) already runs in a savepoint or
 # transaction that a failure rolls back whole, and two savepoints more (with their releases) were
 # 4 of the 34 statements of an API write. Called outside a transaction, ``atomic`` still makes one.
-
-
 @transaction.atomic(savepoint=False)
 def add_contributor(scu: SCU, reference: ReferenceSummary, spans: Spans, comment: str = "") -> Contributor:
     """A new contributor of ``scu`` from ``reference`` with one part per span (several = discontinuous)."""
