@@ -34,6 +34,7 @@ def statements(request) -> tuple[int, object]:
     return len(captured), response
 
 
+@pytest.mark.postgres  # the production database (SQLite's transactions and the ORM's revision bumps take more)
 def test_add_contributor_match_create_and_full_in_a_fixed_number_of_statements(world, alice):
     scus = [SCU.objects.create(pyramid=world.pyramid, uid=10 + i, label=f"S{i}") for i in range(2)]
     for scu in scus:  # the second request is the counted one (the first warms per-process caches)
