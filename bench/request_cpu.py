@@ -9,6 +9,8 @@ Each endpoint class is measured on its own, in a window of that class only:
 
 - add contributor      POST /api/contributors/        --clients editors, each its own pyramid and token
 - full pyramid         GET  /api/pyramids/{id}/full/  the same editors
+- match create         POST /api/matches/             the same users as peer annotators (the annotator's save),
+                                                        each in its own annotation of a peer of its topic
 - crowd judging page   GET  /lightweight/crowd/<token>/   --crowd workers, each from its own 127.0.x.y
 - crowd submit         POST the same page (every statement answered, CSRF included)
 
@@ -47,6 +49,7 @@ import lightweight_crowd as crowd  # noqa: E402  (the crowd's run, its addresses
 GOALS = {
     "add contributor": "app <= 8, worker <= 3, db <= 2",
     "full pyramid": "total <= 13 (150 req/s on 2 cores)",
+    "match create": "(as add contributor)",
     "crowd page": "app + db <= 5",
     "crowd submit": "app + db <= 5",
 }
@@ -163,6 +166,27 @@ class Editor:
         while time.monotonic() < deadline:
             timed(self.session, "GET", f"{self.base}/api/pyramids/{self.pyramid_id}/full/", 200, timings, errors)
 
+    def annotate(self, annotation_id: int) -> None:
+        """Also a peer annotator: its own annotation of a peer of the topic, matched span by span to the SCUs."""
+        self.session.close()   # idle since its first read (past gunicorn's keep-alive): connect anew
+        response = self.session.get(f"{self.base}/api/annotations/{annotation_id}/full/", timeout=120)
+        response.raise_for_status()
+        document = response.json()
+        self.annotation_id, self.annotation_etag = annotation_id, response.headers["ETag"]
+        self.scus = [scu["id"] for scu in document["pyramid"]["scus"]]
+        self.peer_spans = api_load.chunks(document["peer"]["text"], self.rng)
+
+    def add_matches(self, deadline: float, timings: list, errors: list, at_least: int = 0) -> None:
+        done = 0
+        while time.monotonic() < deadline or done < at_least:
+            done += 1
+            start, end = self.rng.choice(self.peer_spans)
+            response = timed(self.session, "POST", f"{self.base}/api/matches/", 201, timings, errors,
+                             headers={"If-Match": self.annotation_etag},
+                             json={"annotation": self.annotation_id, "scu": self.rng.choice(self.scus), "parts": [{"start": start, "end": end}]})
+            if response is not None:
+                self.annotation_etag = response.headers.get("ETag", self.annotation_etag)
+
 
 class CrowdWorker:
     """A crowd worker with its own address and session, holding the task its last page showed."""
@@ -192,6 +216,20 @@ class CrowdWorker:
                      data={"task": task.group(1), **answers, "csrfmiddlewaretoken": self.csrf()})
         if done is not None and crowd.CODE.search(done.text) is None:
             errors.append("submission without a completion code")
+
+
+def own_annotations(pyramids) -> list[int]:
+    """Each editor (the pyramid's creator) also annotates a peer of its topic: an assignment to
+    annotate peers and its own, new annotation of the topic's first peer; their ids, in order."""
+    from annotation.models import Assignment, PeerAnnotation, Pyramid
+
+    ids = []
+    for pyramid in pyramids:
+        creator = Pyramid.objects.filter(pk=pyramid.pk).values_list("creator_id", flat=True).get()  # set by editor_tokens
+        Assignment.objects.create(topic=pyramid.topic, annotator_id=creator, task=Assignment.Task.ANNOTATE_PEERS)
+        peer = pyramid.topic.peersummarys.order_by("external_id").first()
+        ids.append(PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator_id=creator).pk)
+    return ids
 
 
 def scores_current(timeout: float = 120) -> None:
@@ -232,6 +270,7 @@ def main():
     api_load.synthetic_dataset(args.clients, args.scus, args.peers)
     pyramids = list(Pyramid.objects.annotate(n=Count("scus")).select_related("topic").order_by("topic__external_id"))
     tokens = api_load.editor_tokens(pyramids)
+    annotations = own_annotations(pyramids)
     crowd_token = crowd.make_data(args.topics)
     b.close_db_connections()
     log_dir = b.make_log_dir()
@@ -240,6 +279,8 @@ def main():
     with b.celery_worker(env, log_dir, redis_url) as control, b.server("gunicorn", env, log_dir, server_pids) as base:
         crowd.warm_up(base, crowd_token)
         editors = [Editor(base, token, p.pk, seed) for seed, (token, p) in enumerate(zip(tokens, pyramids))]
+        for editor, annotation_id in zip(editors, annotations):
+            editor.annotate(annotation_id)
         b.wait_worker_idle(control)
         meter = Meter(server_pids[0], control.bench_pid, redis_pid(redis_url))
         print(b.machine_line(crowd.gunicorn_line() + ", DEBUG off", "Celery worker (2 processes) on Redis"), flush=True)
@@ -268,6 +309,10 @@ def main():
         window("add contributor", editors, lambda e, t, x: e.add_contributors(end, t, x), settle=drained)
         end = deadline()
         window("full pyramid", editors, lambda e, t, x: e.read_full(end, t, x))
+        concurrently(editors, lambda e, t, x: e.add_matches(0, t, x, at_least=1))   # warm-up
+        drained()
+        end = deadline()
+        window("match create", editors, lambda e, t, x: e.add_matches(end, t, x), settle=drained)
 
         url = f"{base}/lightweight/crowd/{crowd_token}/"
         workers = [CrowdWorker(url, i) for i in range(args.crowd)]
@@ -294,10 +339,10 @@ def main():
           f"{args.crowd} crowd workers x {args.rounds} rounds; CPU in ms per request")
     print("| endpoint class | requests | app | worker | database | Redis | total | requests/s | p50 ms | p95 ms | concurrency | errors | goal (issue 22) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    for name in ("add contributor", "full pyramid", "crowd page", "crowd submit"):
+    for name in ("add contributor", "full pyramid", "match create", "crowd page", "crowd submit"):
         count, used, seconds, timings, errors = merged[name]
         per = {kind: value * 1000 / max(1, count) for kind, value in used.items()}
-        concurrency = args.clients if name in ("add contributor", "full pyramid") else args.crowd
+        concurrency = args.clients if name in ("add contributor", "full pyramid", "match create") else args.crowd
         print(f"| {name} | {count} | {per['app']:.1f} | {per['worker']:.1f} | {per['db']:.1f} | {per['redis']:.1f} | "
               f"{sum(per.values()):.1f} | {count / seconds:.1f} | {api_load.percentile(timings, 50) * 1000:.0f} | "
               f"{api_load.percentile(timings, 95) * 1000:.0f} | {concurrency} | {len(errors)} | {GOALS[name]} |")

@@ -414,7 +414,7 @@ class PyramidContentSerializer(serializers.ModelSerializer):
     @extend_schema_field(FullSCUSerializer(many=True))
     def get_scus(self, pyramid) -> list[dict]:
         """Read as rows, not instances (scu_documents: the editors' first read of a large pyramid)."""
-        return scu_documents(pyramid.pk, {r.pk: r.text for r in pyramid.references.all()})
+        return scu_documents(pyramid.pk)
 
 
 def _current(score) -> bool:

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterable
 from contextlib import contextmanager
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
@@ -84,17 +84,45 @@ def _record(*, pyramid_ids: Iterable[int] = (), annotation_ids: Iterable[int] = 
         pending.flush()
 
 
+def _bump(document_model, document_id: int, topic_id: int | None) -> int:
+    """Move the document's revision and its topic's by one; returns the topic's id.
+
+    On PostgreSQL one statement (the document's UPDATE in a WITH clause, which names the topic
+    when ``topic_id`` is None): these bumps ran on every editing action as two or three round
+    trips. Elsewhere (SQLite) the same with the ORM."""
+    if connection.vendor == "postgresql":
+        document, topic, pyramid = (connection.ops.quote_name(m._meta.db_table) for m in (document_model, Topic, Pyramid))
+        if topic_id is not None:
+            sql = (f"WITH d AS (UPDATE {document} SET revision = revision + 1 WHERE id = %s) "
+                   f"UPDATE {topic} SET revision = revision + 1 WHERE id = %s")
+            params = [document_id, topic_id]
+        elif document_model is PeerAnnotation:
+            sql = (f"WITH d AS (UPDATE {document} SET revision = revision + 1 WHERE id = %s RETURNING pyramid_id) "
+                   f"UPDATE {topic} SET revision = {topic}.revision + 1 FROM {pyramid}, d "
+                   f"WHERE {pyramid}.id = d.pyramid_id AND {topic}.id = {pyramid}.topic_id RETURNING {topic}.id")
+            params = [document_id]
+        else:
+            raise ValueError("the topic of a pyramid is passed (it is on the pyramid's row)")
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return topic_id if topic_id is not None else cursor.fetchone()[0]
+    if topic_id is None:
+        topic_id = Pyramid.objects.filter(annotations=document_id).values_list("topic_id", flat=True).get()
+    document_model.objects.filter(pk=document_id).update(revision=F("revision") + 1)
+    Topic.objects.filter(pk=topic_id).update(revision=F("revision") + 1)
+    return topic_id
+
+
 def touch_pyramid(pyramid_id: int, topic_id: int) -> None:
     """A pyramid changed: every score against it and its topic's agreement are now stale."""
-    Pyramid.objects.filter(pk=pyramid_id).update(revision=F("revision") + 1)
-    Topic.objects.filter(pk=topic_id).update(revision=F("revision") + 1)
+    _bump(Pyramid, pyramid_id, topic_id)
     _record(pyramid_ids=[pyramid_id], topic_ids=[topic_id])
 
 
-def touch_annotation(annotation_id: int, topic_id: int) -> None:
-    """An annotation changed: its scores and its topic's agreement are now stale."""
-    PeerAnnotation.objects.filter(pk=annotation_id).update(revision=F("revision") + 1)
-    Topic.objects.filter(pk=topic_id).update(revision=F("revision") + 1)
+def touch_annotation(annotation_id: int, topic_id: int | None = None) -> None:
+    """An annotation changed: its scores and its topic's agreement are now stale (``topic_id``
+    None: the annotation's pyramid's, looked up in the same statement)."""
+    topic_id = _bump(PeerAnnotation, annotation_id, topic_id)
     _record(annotation_ids=[annotation_id], topic_ids=[topic_id])
 
 

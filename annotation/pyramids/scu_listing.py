@@ -34,10 +34,9 @@ class Tier:
 def tiers(pyramid: Pyramid) -> list[Tier]:
     """The SCUs of ``pyramid`` grouped by weight, heaviest tier first, by label (then uid) within one."""
     names = dict(pyramid.topic.referencesummarys.values_list("id", "external_id"))
-    texts = dict(pyramid.references.values_list("id", "text"))
     scus = [ListedSCU(d["uid"], d["weight"], d["label"], d["comment"],
                       tuple(ListedContributor(names.get(c["reference"], "?"), c["label"], c["comment"]) for c in d["contributors"]))
-            for d in scu_documents(pyramid.pk, texts)]
+            for d in scu_documents(pyramid.pk)]
     scus.sort(key=lambda s: (-s.weight, s.label.casefold(), s.uid))
     return [Tier(weight, tuple(group)) for weight, group in groupby(scus, key=lambda s: s.weight)]
 

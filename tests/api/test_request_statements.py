@@ -1,0 +1,101 @@
+"""Statements per request of the API's frequent requests (issue 22's cost per request), pinned so a
+regression fails: each statement is Django composing it and a round trip to PostgreSQL. Counted as
+deployed: a token-authenticated client and real transactions (BEGIN/COMMIT, the after-commit
+scheduling included), not a test's enclosing transaction."""
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotation.history.changes import annotation_state, scu_states
+from annotation.models import SCU, Change, Contributor, PeerMatch, Pyramid, Topic
+from annotation.pyramids import actions as pyramid_actions
+from annotation.pyramids.editing import add_contributor, add_match
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# A contributor of two parts (a row each), a match of one, a pyramid of 4 SCUs. Before the changes
+# of 2026-11-26 these requests took 37, 28 and 9 statements (docs/performance.md, "Cost per request").
+ADD_CONTRIBUTOR, MATCH_CREATE, FULL_PYRAMID = 24, 22, 7
+
+
+@pytest.fixture
+def alice(world):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=world.users['alice']).key}", HTTP_IF_MATCH="*")
+    return client
+
+
+def statements(request) -> tuple[int, object]:
+    with CaptureQueriesContext(connection) as captured:
+        response = request()
+    return len(captured), response
+
+
+@pytest.mark.postgres  # the production database (SQLite's transactions and the ORM's revision bumps take more)
+def test_add_contributor_match_create_and_full_in_a_fixed_number_of_statements(world, alice):
+    scus = [SCU.objects.create(pyramid=world.pyramid, uid=10 + i, label=f"S{i}") for i in range(2)]
+    for scu in scus:  # the second request is the counted one (the first warms per-process caches)
+        count, response = statements(lambda: alice.post("/api/contributors/", {"scu": scu.pk, "reference": world.refs["A"].pk,
+                                                                               "parts": [{"start": 0, "end": 5}, {"start": 6, "end": 10}]}, format="json"))
+        assert response.status_code == 201, response.content
+    assert count <= ADD_CONTRIBUTOR, f"add contributor: {count} statements"
+    for scu in scus:
+        count, response = statements(lambda: alice.post("/api/matches/", {"annotation": world.annotation.pk, "scu": scu.pk,
+                                                                          "parts": [{"start": 0, "end": 5}]}, format="json"))
+        assert response.status_code == 201, response.content
+    assert count <= MATCH_CREATE, f"match create: {count} statements"
+    count, response = statements(lambda: alice.get(f"/api/pyramids/{world.pyramid.pk}/full/"))
+    assert response.status_code == 200 and len(response.json()["scus"]) == 4
+    assert count <= FULL_PYRAMID, f"full pyramid: {count} statements"
+
+
+def test_history_states_are_read_in_one_statement_each_in_a_stable_order(world):
+    scu = SCU.objects.create(pyramid=world.pyramid, uid=7, label="Both", comment="c")
+    add_contributor(scu, world.refs["B"], [(6, 13), (14, 18)], comment="from B")
+    add_contributor(scu, world.refs["A"], [(11, 16), (0, 5)])
+    SCU.objects.create(pyramid=world.pyramid, uid=8, label="Empty")
+    with CaptureQueriesContext(connection) as captured:
+        states = scu_states(world.pyramid, [7, 8, 99])
+    assert len(captured) == 1
+    assert states == {
+        "7": {"label": "Both", "comment": "c", "contributors": [
+            {"reference": "A", "comment": "", "legacy_issue": "", "parts": [["A", 0, 5], ["A", 11, 16]]},
+            {"reference": "B", "comment": "from B", "legacy_issue": "", "parts": [["B", 6, 13], ["B", 14, 18]]},
+        ]},
+        "8": {"label": "Empty", "comment": "", "contributors": []},
+        "99": None,
+    }
+    add_match(world.annotation, None, [(14, 18), (6, 10)])
+    with CaptureQueriesContext(connection) as captured:
+        state = annotation_state(world.annotation)
+    assert len(captured) == 1
+    assert state == {"matches": [{"scu": 1, "parts": [[0, 5]]}, {"scu": None, "parts": [[6, 10], [14, 18]]}]}
+
+
+def test_a_refused_action_writes_nothing_and_the_next_one_and_its_undo_redo_work(world, alice):
+    """The editing use cases write without savepoints of their own: a part refused after its
+    contributor was inserted must take the contributor with it (the action's savepoint), and the
+    transaction must stay usable for the next action."""
+    scu = SCU.objects.create(pyramid=world.pyramid, uid=9, label="Nine")
+    revision = Pyramid.objects.get(pk=world.pyramid.pk).revision
+    with pytest.raises(ValidationError):
+        pyramid_actions.add_contributor_to(scu, world.users["alice"], reference=world.refs["A"].pk, spans=[(0, 5), (6, 999)])
+    assert not Contributor.objects.filter(scu=scu).exists() and not Change.objects.exists()
+    assert Pyramid.objects.get(pk=world.pyramid.pk).revision == revision
+    topic_revision = Topic.objects.get(pk=world.t1.pk).revision
+    added = alice.post("/api/contributors/", {"scu": scu.pk, "reference": world.refs["A"].pk, "parts": [{"start": 0, "end": 5}]}, format="json")
+    assert added.status_code == 201 and added.json()["revision"] == revision + 1
+    assert Topic.objects.get(pk=world.t1.pk).revision == topic_revision + 1
+    undone = alice.post(f"/api/pyramids/{world.pyramid.pk}/undo/")
+    assert undone.status_code == 200 and not Contributor.objects.filter(scu=scu).exists()
+    redone = alice.post(f"/api/pyramids/{world.pyramid.pk}/redo/")
+    assert redone.status_code == 200 and redone.json()["revision"] == revision + 3
+    assert list(Contributor.objects.filter(scu=scu).values_list("reference__external_id", "parts__start", "parts__end")) == [("A", 0, 5)]
+    matches = PeerMatch.objects.count()
+    matched = alice.post("/api/matches/", {"annotation": world.annotation.pk, "scu": scu.pk, "parts": [{"start": 0, "end": 5}]}, format="json")
+    assert matched.status_code == 201 and PeerMatch.objects.count() == matches + 1
+    assert Topic.objects.get(pk=world.t1.pk).revision == topic_revision + 4
+    assert alice.post(f"/api/annotations/{world.annotation.pk}/undo/").status_code == 200 and PeerMatch.objects.count() == matches
