@@ -27,11 +27,10 @@ def _validate(obj, *, held: Sequence[str], constraints: bool = True) -> None:
     obj.full_clean(exclude=held, validate_constraints=constraints)
 
 
-# The rows of one use case are written whole or not at all, without a savepoint of their own: an
-# editing action (``history.pyramid_action``/``annotation_action``) already runs in a savepoint or
-# transaction that a failure rolls back whole, and two savepoints more (with their releases) were
-# 4 of the 34 statements of an API write. Called outside a transaction, ``atomic`` still makes one.
-@transaction.atomic(savepoint=False)
+# Each use case in its own savepoint inside a caller's transaction: a refused input (ValidationError,
+# IntegrityError) leaves nothing behind and the caller's transaction usable (importers and tests go
+# on after a refusal); without it the whole outer transaction would be doomed.
+@transaction.atomic
 def add_contributor(scu: SCU, reference: ReferenceSummary, spans: Spans, comment: str = "") -> Contributor:
     """A new contributor of ``scu`` from ``reference`` with one part per span (several = discontinuous)."""
     _require_spans(spans)
@@ -44,7 +43,7 @@ def add_contributor(scu: SCU, reference: ReferenceSummary, spans: Spans, comment
     return contributor
 
 
-@transaction.atomic(savepoint=False)
+@transaction.atomic
 def add_part(contributor: Contributor, start: int, end: int) -> ContributorPart:
     """One more span of an existing contributor, in its own reference."""
     part = ContributorPart(contributor=contributor, reference=contributor.reference, start=start, end=end)
@@ -53,7 +52,7 @@ def add_part(contributor: Contributor, start: int, end: int) -> ContributorPart:
     return part
 
 
-@transaction.atomic(savepoint=False)
+@transaction.atomic
 def add_match(annotation: PeerAnnotation, scu: SCU | None, spans: Spans) -> PeerMatch:
     """The peer expresses ``scu`` at these spans (``scu=None``: a non-matching content unit)."""
     _require_spans(spans)
