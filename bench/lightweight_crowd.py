@@ -266,7 +266,10 @@ def main():
         load_after = os.getloadavg()
     stored = LiteAssignment.objects.filter(task__pyramid__dataset__name="crowd-bench")
     rows = {(a.worker_id, a.task_id): a.completion_code for a in stored}
-    once = len(rows) == stored.count() == len(codes) and all(rows.get((w, t)) == c for w, t, c in codes)
+    # Once: no (worker, task) stored twice, and every code a worker received is the stored one. A
+    # stored answer whose response was lost (a reset connection) is not a second copy: counted apart.
+    once = len(rows) == stored.count() and all(rows.get((w, t)) == c for w, t, c in codes)
+    unacknowledged = len(rows.keys() - {(w, t) for w, t, _ in codes})
     requests_done = sum(len(v) for v in timings.values())
     print(f"{args.workers} workers x {args.tasks} tasks ({'a burst: all at once, no reading time' if not args.think and not arrive_over else f'arriving over {arrive_over:g} s, reading {args.think:g} s on average'}, "
           f"{topics} topics, {topics * 16} tasks, seed {args.seed}) in {seconds:.1f} s, {requests_done / seconds:.1f} requests/s")
@@ -275,7 +278,8 @@ def main():
         print(f"  {kind:16s} n={len(values):4d}  p50 {percentile(values, 50):6.0f} ms  p95 {percentile(values, 95):6.0f} ms  "
               f"p99 {percentile(values, 99):6.0f} ms")
     print(f"errors: {len(errors)}" + (f" (first: {errors[:3]})" if errors else ""))
-    print(f"submissions: {len(codes)} completion codes, {stored.count()} stored rows, each stored once: {once}")
+    print(f"submissions: {len(codes)} completion codes, {stored.count()} stored rows, each stored once: {once}"
+          + (f"; {unacknowledged} stored whose response the worker did not receive" if unacknowledged else ""))
     tasks = LiteTask.objects.filter(pyramid__dataset__name="crowd-bench").annotate(n=Count("assignments"))
     print(f"tasks with more answers than judges: {tasks.filter(n__gt=F('pyramid__judges_per_task')).count()}; "
           f"complete: {tasks.filter(n__gte=F('pyramid__judges_per_task')).count()}, "
