@@ -9,6 +9,7 @@ import contextlib
 import os
 import platform
 import shutil
+import secrets
 import signal
 import socket
 import subprocess
@@ -70,6 +71,18 @@ def setup_django(keep_db: bool = False) -> dict:
 
     django.setup()
     return child_env
+
+
+def production_env(env: dict) -> dict:
+    """The server's and worker's environment: DEBUG off, as deployed, but over plain HTTP on loopback."""
+    return {**env, "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(50), "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "SECURE_SSL_REDIRECT": "0", "SECURE_COOKIES": "0", "HSTS_SECONDS": "0"}
+
+
+def collect_static(env: dict) -> None:
+    """DEBUG off serves the collected, hashed files (WhiteNoise): collect them as the Dockerfile does
+    (the browser libraries must be installed: ``make vendor``)."""
+    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=REPO, env=env, check=True)
 
 
 _TMP = None

@@ -4,11 +4,14 @@
 so the production per-client limits apply as to a real crowd: CROWD_RATE, CROWD_HOLDS_*) open the judging link of a
 lightweight pyramid served by gunicorn (its production configuration, pyramid_app/gunicorn_conf.py) on
 PostgreSQL, with a real Celery worker recomputing the scores (REDIS_URL required). Each worker
-arrives (at once with --think 0, the burst; else at a seeded random moment within the first
---think seconds, as a crowd recruited together does), gives its id, then --tasks times loads its
+arrives at a seeded random moment within the first --arrive-over seconds (default: --think, as a
+crowd recruited together does; 0 with --think 0 is the burst, all at once; --arrive-over 300 a crowd
+coming in over five minutes), gives its id, then --tasks times loads its
 next task page, reads for a seeded random time (uniform 0..2x --think: 0 means no reading at all)
-and submits an answer for every statement (16), as the page's form does (CSRF included). Data:
-synthetic, made here: --topics topics x 8 peers x 2 batches of 16 statements, 5 judges per task.
+and submits an answer for every statement (16), as the page's form does (CSRF included). The app
+runs as deployed: DEBUG off (a random SECRET_KEY, collected static files), plain HTTP on loopback.
+Data: synthetic, made here: --topics topics x 8 peers x 2 batches of 16 statements, 5 judges per
+task; by default a quarter more topics than the crowd needs, so no worker runs out of tasks.
 
 Printed: p50/p95/p99 latency of "load task page" and "submit answers", errors, requests/s, the
 CPU seconds the app (gunicorn), PostgreSQL (this database's server processes), the Celery worker
@@ -20,9 +23,10 @@ complete (tasks are completed before new ones start), and how soon after the cro
 scores are current. CPU per task is the robust figure on a shared machine; wall-clock latency
 depends on what else runs.
 
-    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/lightweight_crowd.py [--workers 200] [--tasks 3] [--think 20] [--seed 1]
+    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/lightweight_crowd.py [--workers 200] [--tasks 3] [--think 20] [--arrive-over S] [--seed 1]
 """
 import argparse
+import math
 import os
 import re
 import sys
@@ -36,6 +40,7 @@ import _browser as b  # noqa: E402  (shared plumbing: database, gunicorn subproc
 TASK = re.compile(r'name="task" value="(\d+)"')
 ANSWER = re.compile(r'name="(a\d+)"')
 CODE = re.compile(r"data-completion-code>([0-9A-F]{8})<")
+ANSWERS_PER_TOPIC = 8 * 2 * 5   # make_data: 8 peers x 2 batches, 5 judges each
 
 
 def make_data(topics: int) -> str:
@@ -57,6 +62,11 @@ def make_data(topics: int) -> str:
             for k in range(32)
         ])
     print(f"tasks: {create_tasks(run)}", flush=True)
+    from django.db import connection
+
+    if connection.vendor == "postgresql":   # what autovacuum does within a minute of a real run's set-up:
+        with connection.cursor() as cursor:   # fresh tables' statistics (planned as 10 rows, not 1,500)
+            cursor.execute("ANALYZE")
     return CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING).token
 
 
@@ -84,7 +94,7 @@ def address_session(address: str):
     return session
 
 
-def crowd_worker(base, token, name, address, tasks, timings, errors, codes, barrier, think, seed):
+def crowd_worker(base, token, name, address, tasks, timings, errors, codes, barrier, think, arrive_over, seed):
     import random
 
     import requests
@@ -108,7 +118,7 @@ def crowd_worker(base, token, name, address, tasks, timings, errors, codes, barr
         return response
 
     barrier.wait()
-    time.sleep(rng.uniform(0, think))   # arriving: all at once in the burst, spread over the first think time else
+    time.sleep(rng.uniform(0, arrive_over))   # arriving: all at once in the burst, spread over --arrive-over seconds else
     page = timed("load task page", "GET", url)
     if page is None:
         return
@@ -205,15 +215,21 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=200)
     parser.add_argument("--tasks", type=int, default=3, help="tasks judged by each worker")
-    parser.add_argument("--topics", type=int, default=25)
+    parser.add_argument("--topics", type=int, default=None,
+                        help="topics of the run (16 tasks of 5 judges each); default: a quarter more than the crowd's answers need")
     parser.add_argument("--think", type=float, default=20.0,
                         help="mean seconds a worker spends on a task page before submitting (uniform 0..2x; 0 = a burst, all arriving at once)")
+    parser.add_argument("--arrive-over", type=float, default=None,
+                        help="seconds over which the workers arrive (uniformly, seeded); default: --think")
     parser.add_argument("--seed", type=int, default=1, help="seed of the arrival and reading times")
     args = parser.parse_args()
+    arrive_over = args.think if args.arrive_over is None else args.arrive_over
+    topics = args.topics or max(1, math.ceil(1.25 * args.workers * args.tasks / ANSWERS_PER_TOPIC))
     redis_url = os.environ.get("REDIS_URL")
     if not redis_url or not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         sys.exit("set DATABASE_URL=postgres://... and REDIS_URL=redis://...: the crowd benchmark runs the production shape")
-    env = b.setup_django()   # the production limits: every simulated worker has its own address
+    env = b.production_env(b.setup_django())   # the production limits: every simulated worker has its own address
+    b.collect_static(env)
     from collections import defaultdict
 
     from django.core.management import call_command
@@ -223,7 +239,7 @@ def main():
 
     call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)
-    token = make_data(args.topics)
+    token = make_data(topics)
     b.close_db_connections()
     log_dir = b.make_log_dir()
     timings, errors, codes = defaultdict(list), [], []
@@ -239,7 +255,7 @@ def main():
         database_cpu.start()
         barrier = threading.Barrier(args.workers)
         threads = [threading.Thread(target=crowd_worker, args=(base, token, f"W{i:04d}", worker_address(i), args.tasks, timings, errors,
-                                                               codes, barrier, args.think, args.seed))
+                                                               codes, barrier, args.think, arrive_over, args.seed))
                    for i in range(args.workers)]
         start, client_cpu = time.perf_counter(), time.process_time()
         for t in threads:
@@ -255,16 +271,20 @@ def main():
         load_after = os.getloadavg()
     stored = LiteAssignment.objects.filter(task__pyramid__dataset__name="crowd-bench")
     rows = {(a.worker_id, a.task_id): a.completion_code for a in stored}
-    once = len(rows) == stored.count() == len(codes) and all(rows.get((w, t)) == c for w, t, c in codes)
+    # Once: no (worker, task) stored twice, and every code a worker received is the stored one. A
+    # stored answer whose response was lost (a reset connection) is not a second copy: counted apart.
+    once = len(rows) == stored.count() and all(rows.get((w, t)) == c for w, t, c in codes)
+    unacknowledged = len(rows.keys() - {(w, t) for w, t, _ in codes})
     requests_done = sum(len(v) for v in timings.values())
-    print(f"{args.workers} workers x {args.tasks} tasks ({'a burst: all at once, no reading time' if not args.think else f'reading {args.think:g} s on average'}, "
-          f"seed {args.seed}) in {seconds:.1f} s, {requests_done / seconds:.1f} requests/s")
+    print(f"{args.workers} workers x {args.tasks} tasks ({'a burst: all at once, no reading time' if not args.think and not arrive_over else f'arriving over {arrive_over:g} s, reading {args.think:g} s on average'}, "
+          f"{topics} topics, {topics * 16} tasks, seed {args.seed}) in {seconds:.1f} s, {requests_done / seconds:.1f} requests/s")
     print("load average (1, 5, 15 min) before {:.1f} {:.1f} {:.1f}, after {:.1f} {:.1f} {:.1f}".format(*load_before, *load_after))
     for kind, values in timings.items():
         print(f"  {kind:16s} n={len(values):4d}  p50 {percentile(values, 50):6.0f} ms  p95 {percentile(values, 95):6.0f} ms  "
               f"p99 {percentile(values, 99):6.0f} ms")
     print(f"errors: {len(errors)}" + (f" (first: {errors[:3]})" if errors else ""))
-    print(f"submissions: {len(codes)} completion codes, {stored.count()} stored rows, each stored once: {once}")
+    print(f"submissions: {len(codes)} completion codes, {stored.count()} stored rows, each stored once: {once}"
+          + (f"; {unacknowledged} stored whose response the worker did not receive" if unacknowledged else ""))
     tasks = LiteTask.objects.filter(pyramid__dataset__name="crowd-bench").annotate(n=Count("assignments"))
     print(f"tasks with more answers than judges: {tasks.filter(n__gt=F('pyramid__judges_per_task')).count()}; "
           f"complete: {tasks.filter(n__gte=F('pyramid__judges_per_task')).count()}, "

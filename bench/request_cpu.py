@@ -32,8 +32,6 @@ request is the robust figure on a shared machine; requests/s and latency depend 
 """
 import argparse
 import os
-import secrets
-import subprocess
 import sys
 import threading
 import time
@@ -53,18 +51,6 @@ GOALS = {
     "crowd page": "app + db <= 5",
     "crowd submit": "app + db <= 5",
 }
-
-
-def production_env(env: dict) -> dict:
-    """The server's and worker's environment: DEBUG off, as deployed, but over plain HTTP on loopback."""
-    return {**env, "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(50), "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "SECURE_SSL_REDIRECT": "0", "SECURE_COOKIES": "0", "HSTS_SECONDS": "0"}
-
-
-def collect_static(env: dict) -> None:
-    """DEBUG off serves the collected, hashed files (WhiteNoise): collect them as the Dockerfile does
-    (the browser libraries must be installed: ``make vendor``)."""
-    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=b.REPO, env=env, check=True)
 
 
 def redis_pid(url: str) -> int | None:
@@ -258,7 +244,7 @@ def main():
         sys.exit("set DATABASE_URL=postgres://... and REDIS_URL=redis://...: the bench measures the production shape")
     if args.crowd * (args.rounds + 1) > args.topics * 16 * 5 * 0.9:
         sys.exit("not enough crowd tasks: raise --topics or lower --crowd / --rounds")
-    env = production_env(b.setup_django())
+    env = b.production_env(b.setup_django())
     from django.core.management import call_command
     from django.db.models import Count
 
@@ -266,7 +252,7 @@ def main():
 
     call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)
-    collect_static(env)
+    b.collect_static(env)
     api_load.synthetic_dataset(args.clients, args.scus, args.peers)
     pyramids = list(Pyramid.objects.annotate(n=Count("scus")).select_related("topic").order_by("topic__external_id"))
     tokens = api_load.editor_tokens(pyramids)

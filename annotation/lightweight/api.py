@@ -15,7 +15,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers as drf, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
@@ -372,11 +372,12 @@ class CrowdTaskView(APIView):
                     raise ValidationError({"statements": ["A list of statements is required."]})
                 done = lightweight_work.submit_writing(link.pyramid, reference, data.get("worker", ""), texts, client)
             else:
-                task = get_object_or_404(LiteTask, pk=_int(data.get("task"), "task"), pyramid=link.pyramid)
                 answers = data.get("answers")
                 if not isinstance(answers, dict) or len(answers) > 64:
                     raise ValidationError({"answers": ["An answer per statement is required."]})
-                done = lightweight_work.submit_judgments(link, task, data.get("worker", ""), answers, client)
+                done = lightweight_work.submit_judgments(link, _int(data.get("task"), "task"), data.get("worker", ""), answers, client)
+        except lightweight_work.UnknownTask:
+            raise NotFound("No such task in this evaluation.") from None
         except lightweight_work.WorkError as error:
             raise ValidationError({"detail": [str(error)]}) from None
         return Response({"completion_code": done.completion_code}, status=201)

@@ -17,7 +17,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -376,18 +376,23 @@ def _judging(request, link, worker, visit=None):
     run, client = link.pyramid, crowd_client(request)
     chosen, missing, error = {}, set(), None
     if request.method == "POST":
+        # Submitted by the task's id: the service reads the task as it locks it. Only a refused
+        # submission reads it here, to show the page again with the answers given.
+        answers = {name[1:]: value for name, value in request.POST.items() if name[:1] == "a" and name[1:].isdigit()}
+        try:
+            assignment = lightweight_work.submit_judgments(link, _pk(request.POST.get("task")), worker, answers, client,
+                                                           record=visit.record() if visit else None)
+            return _done(request, link, worker, assignment.completion_code, visit)
+        except lightweight_work.UnknownTask:
+            raise Http404("No such task in this evaluation.") from None
+        except lightweight_work.WorkError as refused:
+            error = str(refused)
         task = get_object_or_404(LiteTask.objects.only("id", "pyramid_id", "batch", "peer_id", "statement_ids"),
                                  pk=_pk(request.POST.get("task")), pyramid=run)
         chosen = {pk: request.POST.get(f"a{pk}") for pk in task.statement_ids}
         missing = {pk for pk, value in chosen.items() if value not in JUDGING_ANSWERS}
-        try:
-            if not missing:
-                assignment = lightweight_work.submit_judgments(link, task, worker, chosen, client,
-                                                               record=visit.record() if visit else None)
-                return _done(request, link, worker, assignment.completion_code, visit)
+        if missing:
             error = "Please answer every statement: your other answers are kept."
-        except lightweight_work.WorkError as refused:
-            error = str(refused)
         status = 400
     else:
         try:
@@ -402,7 +407,8 @@ def _judging(request, link, worker, visit=None):
         status = 200
     judgments = [{"name": f"a{s.pk}", "text": s.text, "number": str(n), "chosen": chosen.get(s.pk), "missing": s.pk in missing}
                  for n, s in enumerate(lightweight_work.task_statements(task), start=1)]   # strings: no number formatting
-    done = LiteAssignment.objects.filter(task__pyramid=run, worker_id=worker).count()
+    # Read with the task when it was chosen for showing (``next_task``); counted here when a refused submission shows it again.
+    done = task.worker_done if hasattr(task, "worker_done") else LiteAssignment.objects.filter(task__pyramid=run, worker_id=worker).count()
     return render(request, "lightweight/crowd_judge.html", {
         "link": link, "worker": worker, "task": task, "judgments": judgments, "error": error, "done": done,
         "visit": visit}, status=status)
