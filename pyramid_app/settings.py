@@ -346,6 +346,11 @@ LIGHTWEIGHT_SCORE_DELAY_SECONDS = float(get_str("LIGHTWEIGHT_SCORE_DELAY_SECONDS
 # it every save started one, both worker processes were busy with dashboards, and an annotator's
 # score (milliseconds of work) waited seconds behind them.
 DASHBOARD_DEBOUNCE_SECONDS = float(get_str("DASHBOARD_DEBOUNCE_SECONDS", "5"))
+# The least time between two starts of one dataset's dashboard recomputation (annotation/jobs/queue.py:
+# a job's spacing). The debounce alone let 20 editors saving all the time start one every 5 s: half a
+# second of CPU each for 20 small topics, most of the worker's CPU per write (bench/request_cpu.py).
+# Kept well under the minute in which the fault suite wants every dashboard current.
+DASHBOARD_INTERVAL_SECONDS = float(get_str("DASHBOARD_INTERVAL_SECONDS", "30"))
 # The meta-evaluation's cost (a dashboard recomputation, on the dashboards worker) grows with the
 # judgments, their metrics and the bootstrap resamples of each correlation's interval: a 586 KB
 # upload (30,000 rows) made every recomputation take 4-5 minutes. An upload that would pass the

@@ -40,10 +40,13 @@ log = logging.getLogger(__name__)
 class Job:
     """One kind of background work. ``work``: the service function (dotted path) the task calls and
     the in-process runner calls directly; ``task``: the Celery task's registered name (None: always
-    run here, it only turns ids into other jobs); ``delay``: the setting naming its countdown."""
+    run here, it only turns ids into other jobs); ``delay``: the setting naming its countdown;
+    ``spacing``: the setting naming the least time between two starts of its task for one id (a
+    message published sooner after the last start waits for the rest: :func:`dispatch`)."""
     work: str
     task: str | None = None
     delay: str = "SCORE_DEBOUNCE_SECONDS"
+    spacing: str | None = None
 
 
 JOBS = {
@@ -55,13 +58,17 @@ JOBS = {
     "lightweight": Job("annotation.lightweight.scores.recompute_runs", "annotation.recompute_lightweight",
                        "LIGHTWEIGHT_SCORE_DELAY_SECONDS"),
     "dashboard": Job("annotation.dashboards.snapshots.recompute_datasets", "annotation.recompute_dashboards",
-                     "DASHBOARD_DEBOUNCE_SECONDS"),
+                     "DASHBOARD_DEBOUNCE_SECONDS", "DASHBOARD_INTERVAL_SECONDS"),
 }
 SWEEP = "annotation.peers.recompute.sweep_in_process"
 
 
 def _pending_key(kind: str, pk: int) -> str:
     return f"pyramid:pending:{kind}:{pk}"
+
+
+def _started_key(kind: str, pk: int) -> str:
+    return f"pyramid:started:{kind}:{pk}"
 
 
 def kind_of_task(name: str) -> str | None:
@@ -80,7 +87,29 @@ def pending_ttl(kind: str) -> int:
     current and returns."""
     options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
     seen_again = options.get("visibility_timeout", 3600) + options.get("unacked_restore_interval", 10)
-    return math.ceil(seen_again + (getattr(settings, JOBS[kind].delay) or 0))
+    return math.ceil(seen_again + _longest_wait(kind))
+
+
+def _longest_wait(kind: str) -> float:
+    job = JOBS[kind]
+    return max(getattr(settings, job.delay) or 0, getattr(settings, job.spacing) if job.spacing else 0)
+
+
+def _countdown(kind: str, ids: list[int], delay: float | None) -> float | None:
+    """The job's countdown, or, for a job with a ``spacing``, longer if one of ``ids`` started less
+    than that long ago (``release`` notes the start): while edits go on, a dataset's dashboard
+    is recomputed at most once per ``DASHBOARD_INTERVAL_SECONDS``, not after every burst."""
+    job = JOBS[kind]
+    countdown = (getattr(settings, job.delay) if delay is None else delay) or 0
+    if job.spacing:
+        spacing = getattr(settings, job.spacing) or 0
+        try:
+            started = [t for t in cache.get_many([_started_key(kind, pk) for pk in ids]).values() if t is not None]
+        except Exception:   # the cache is Redis: without it, no spacing (the broker is likely gone too)
+            started = []
+        if started and spacing:
+            countdown = max(countdown, max(started) + spacing - time.time())
+    return countdown or None
 
 
 def in_process() -> bool:
@@ -128,7 +157,7 @@ def dispatch(kind: str, ids: Iterable[int], delay: float | None = None) -> None:
     if not fresh:
         return
     try:
-        app.send_task(job.task, args=[fresh], countdown=(getattr(settings, job.delay) if delay is None else delay) or None)
+        app.send_task(job.task, args=[fresh], countdown=_countdown(kind, fresh, delay))
     except Exception:
         log.warning("could not publish %s for %s %s: they stay stale until the sweep finds them", job.task, kind, fresh)
         release(kind, fresh)
@@ -140,11 +169,15 @@ def publish(kind: str, ids: Iterable[int]) -> None:
 
 
 def release(kind: str, ids: Iterable[int]) -> None:
-    """A job's work has started for ``ids``: changes from now on publish it anew."""
+    """A job's work has started for ``ids``: changes from now on publish it anew (for a job with a
+    ``spacing``, the start is noted for that long: :func:`_countdown`)."""
     if in_process():
         return
+    ids, spacing = list(ids), getattr(settings, JOBS[kind].spacing) if JOBS[kind].spacing else 0
     try:
         cache.delete_many([_pending_key(kind, pk) for pk in ids])
+        if spacing:
+            cache.set_many({_started_key(kind, pk): time.time() for pk in ids}, timeout=math.ceil(spacing))
     except Exception:
         log.warning("cache unavailable while releasing pending %s keys", kind)
 

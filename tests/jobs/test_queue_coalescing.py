@@ -29,8 +29,9 @@ def sent(monkeypatch):
     # The pending keys claimed here name ids the next tests' annotations may have: left behind (for
     # their minute), they would keep those tests' work from being published.
     client = redis_client()
-    for key in client.scan_iter(match="*pyramid:pending:*"):
-        client.delete(key)
+    for pattern in ("*pyramid:pending:*", "*pyramid:started:*"):
+        for key in client.scan_iter(match=pattern):
+            client.delete(key)
 
 
 def redis_client():
@@ -74,8 +75,27 @@ def test_a_pyramids_edits_coalesce_into_one_delayed_rescoring(db, sent, settings
 def test_a_mark_lasts_as_long_as_its_message_may_go_unseen(settings):
     """The visibility timeout, kombu's restore interval and the job's countdown: not a fixed minute."""
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {**settings.CELERY_BROKER_TRANSPORT_OPTIONS, "visibility_timeout": 20, "unacked_restore_interval": 5}
-    settings.SCORE_DEBOUNCE_SECONDS, settings.DASHBOARD_DEBOUNCE_SECONDS = 0, 4.5
-    assert (queue.pending_ttl("annotation"), queue.pending_ttl("dashboard")) == (25, 30)
+    settings.SCORE_DEBOUNCE_SECONDS, settings.DASHBOARD_DEBOUNCE_SECONDS, settings.DASHBOARD_INTERVAL_SECONDS = 0, 4.5, 12
+    assert (queue.pending_ttl("annotation"), queue.pending_ttl("dashboard")) == (25, 37)   # a dashboard may wait its interval
+
+
+def test_a_datasets_dashboard_starts_at_most_once_per_interval(sent, settings):
+    """While edits go on, each burst publishes the dashboard again as soon as its last run started;
+    it then waits for the rest of ``DASHBOARD_INTERVAL_SECONDS`` since that start, not just the
+    debounce (20 editors started one every 5 s: most of the worker's CPU per write)."""
+    settings.DASHBOARD_DEBOUNCE_SECONDS, settings.DASHBOARD_INTERVAL_SECONDS = 5, 30
+    queue.dispatch("dashboard", [7])
+    assert sent == [("annotation.recompute_dashboards", [7], 5)]   # nothing ran lately: the debounce only
+    queue.release("dashboard", [7])   # its task starts
+    queue.dispatch("dashboard", [7])   # an edit meanwhile
+    task, ids, countdown = sent[1]
+    assert (task, ids) == ("annotation.recompute_dashboards", [7]) and 28 < countdown <= 30
+    queue.dispatch("dashboard", [8])   # another dataset keeps its own pace
+    assert sent[2] == ("annotation.recompute_dashboards", [8], 5)
+    settings.DASHBOARD_INTERVAL_SECONDS = 0   # no spacing: the debounce again
+    queue.release("dashboard", [7])
+    queue.dispatch("dashboard", [7])
+    assert sent[3] == ("annotation.recompute_dashboards", [7], 5)
 
 
 def test_the_sweep_publishes_again_the_ids_of_a_message_lost_with_its_worker(sent, settings):
