@@ -144,6 +144,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # this): shorter than the visibility timeout, so the copy delivered again after a worker was
 # killed finds the lock expired and runs.
 TASK_LOCK_SECONDS = get_int("TASK_LOCK_SECONDS", 12)
+# A worker keeps its database connection between tasks, as a web process does between requests
+# (CONN_MAX_AGE and its health check, applied before each task: pyramid_app/celery.py). Celery's
+# default closed it before and after every task, so each task opened a new PostgreSQL connection
+# (a backend forked, the session set up), several per editor's write (bench/request_cpu.py); now
+# Celery closes it every 2 x this many tasks only.
+CELERY_DB_REUSE_MAX = 1000
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Dashboards and statistics (minutes of CPU on a large dataset) have a queue of their own, consumed
 # by workers of their own (`-Q dashboards`; Makefile, docker-compose.yml, tests/faults), so a score
