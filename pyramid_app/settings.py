@@ -341,6 +341,11 @@ SCORE_DEBOUNCE_SECONDS = float(get_str("SCORE_DEBOUNCE_SECONDS", "0"))
 # worker CPU for 22 peers). A builder's edits within it coalesce into one rescoring instead of one
 # per edit (bench/request_cpu.py); the scores shown lag the pyramid by about this much.
 PYRAMID_SCORE_DELAY_SECONDS = float(get_str("PYRAMID_SCORE_DELAY_SECONDS", "2"))
+# While a builder goes on editing, the least time between two such rescorings of a pyramid's
+# annotations (and of its topic's agreement): the window grows from the delay above to this with
+# the edit rate, so scores lag a busy builder by at most this much (well within the minute of the
+# fault suite) and a pyramid saved every second costs one rescoring per this many seconds.
+PYRAMID_SCORE_SPACING_SECONDS = float(get_str("PYRAMID_SCORE_SPACING_SECONDS", "10"))
 # The same for a lightweight pyramid's scores. A crowd submits a steady stream (200 workers: several
 # answers a second), and each recomputation reads the whole run: without a wait the worker would
 # rescore after nearly every answer, taking more CPU than the judging pages themselves. While

@@ -50,7 +50,7 @@ class Job:
 
 
 JOBS = {
-    "pyramid": Job("annotation.peers.recompute.publish_annotations_of"),
+    "pyramid": Job("annotation.peers.recompute.publish_annotations_of", spacing="PYRAMID_SCORE_SPACING_SECONDS"),
     "annotation": Job("annotation.peers.recompute.recompute_annotations", "annotation.recompute_scores"),
     "topic": Job("annotation.peers.recompute.recompute_topics", "annotation.recompute_agreement"),
     "construction": Job("annotation.pyramids.construction.recompute_topics", "annotation.recompute_construction"),
@@ -85,31 +85,51 @@ def pending_ttl(kind: str) -> int:
     from publishing its ids for up to a minute after everything else had recovered. A message
     waiting longer in a backlog may be published twice meanwhile: the second run finds its results
     current and returns."""
+    return math.ceil(_seen_again() + _longest_wait(kind))
+
+
+def _seen_again() -> float:
     options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
-    seen_again = options.get("visibility_timeout", 3600) + options.get("unacked_restore_interval", 10)
-    return math.ceil(seen_again + _longest_wait(kind))
+    return options.get("visibility_timeout", 3600) + options.get("unacked_restore_interval", 10)
+
+
+def _spacing(kind: str) -> float:
+    job = JOBS[kind]
+    return (getattr(settings, job.spacing) or 0) if job.spacing else 0
 
 
 def _longest_wait(kind: str) -> float:
-    job = JOBS[kind]
-    return max(getattr(settings, job.delay) or 0, getattr(settings, job.spacing) if job.spacing else 0)
+    return max(getattr(settings, JOBS[kind].delay) or 0, _spacing(kind))
 
 
-def _countdown(kind: str, ids: list[int], delay: float | None) -> float | None:
-    """The job's countdown, or, for a job with a ``spacing``, longer if one of ``ids`` started less
-    than that long ago (``release`` notes the start): while edits go on, a dataset's dashboard
-    is recomputed at most once per ``DASHBOARD_INTERVAL_SECONDS``, not after every burst."""
-    job = JOBS[kind]
-    countdown = (getattr(settings, job.delay) if delay is None else delay) or 0
-    if job.spacing:
-        spacing = getattr(settings, job.spacing) or 0
+def countdown(kind: str, ids: list[int], delay: float | None = None) -> float | None:
+    """The job's countdown (``delay``, else its setting), or, for a job with a ``spacing``, longer
+    if the work of one of ``ids`` started (or was sent to start: :func:`note_start`) less than that
+    long ago: while edits go on, a dataset's dashboard is recomputed at most once per
+    ``DASHBOARD_INTERVAL_SECONDS`` and a pyramid's annotations rescored at most once per
+    ``PYRAMID_SCORE_SPACING_SECONDS``, not after every burst; after a quiet spell, after the delay."""
+    wait = (getattr(settings, JOBS[kind].delay) if delay is None else delay) or 0
+    spacing = _spacing(kind)
+    if spacing and not in_process():
         try:
             started = [t for t in cache.get_many([_started_key(kind, pk) for pk in ids]).values() if t is not None]
         except Exception:   # the cache is Redis: without it, no spacing (the broker is likely gone too)
             started = []
-        if started and spacing:
-            countdown = max(countdown, max(started) + spacing - time.time())
-    return countdown or None
+        if started:
+            wait = max(wait, max(started) + spacing - time.time())
+    return wait or None
+
+
+def note_start(kind: str, ids: Iterable[int], at: float | None = None) -> None:
+    """The work of ``ids`` starts (or, ``at``: is sent to start then), for a job with a ``spacing``."""
+    spacing = _spacing(kind)
+    if not spacing or in_process():
+        return
+    at = time.time() if at is None else at
+    try:
+        cache.set_many({_started_key(kind, pk): at for pk in ids}, timeout=math.ceil(spacing + at - time.time()))
+    except Exception:
+        log.warning("cache unavailable while noting the start of %s %s", kind, ids)
 
 
 def in_process() -> bool:
@@ -123,12 +143,13 @@ def in_process() -> bool:
     return bool(app.conf.task_always_eager)
 
 
-def _claim(kind: str, ids: list[int]) -> list[int]:
+def _claim(kind: str, ids: list[int], wait: float | None = None) -> list[int]:
     """Mark ``ids`` pending; returns those that were not already. On Redis one round trip for the
     whole burst (SET NX per key in a pipeline: a pyramid edit names every annotation against it,
     and one ``cache.add`` each cost a round trip of the app's CPU per annotation and write); the
-    keys are the cache's own, so ``release`` deletes them as before. Other caches: ``cache.add``."""
-    keys, ttl = [_pending_key(kind, pk) for pk in ids], pending_ttl(kind)
+    keys are the cache's own, so ``release`` deletes them as before. Other caches: ``cache.add``.
+    ``wait``: the message's countdown, when it may be longer than the job's (the mark outlives it)."""
+    keys, ttl = [_pending_key(kind, pk) for pk in ids], max(pending_ttl(kind), math.ceil(_seen_again() + (wait or 0)))
     if isinstance(cache, RedisCache):
         with cache._cache.get_client(write=True).pipeline(transaction=False) as pipe:
             for key in keys:
@@ -137,30 +158,34 @@ def _claim(kind: str, ids: list[int]) -> list[int]:
     return [pk for pk, key in zip(ids, keys) if cache.add(key, 1, timeout=ttl)]
 
 
-def dispatch(kind: str, ids: Iterable[int], delay: float | None = None) -> None:
+def dispatch(kind: str, ids: Iterable[int], delay: float | None = None) -> list[int]:
     """Run (no broker) or send (Celery) the job ``kind`` for ``ids``; called by the runner's thread
-    and by the sweeps. ``delay``: seconds the task waits (default: the job's setting)."""
+    and by the sweeps. ``delay``: seconds the task waits (default: the job's setting, spaced:
+    :func:`countdown`). Returns the ids run or sent (not those already waiting)."""
     ids = sorted(set(ids))
     if not ids:
-        return
+        return []
     job = JOBS[kind]
     if job.task is None or in_process():
         import_string(job.work)(ids)
-        return
+        return ids
     from pyramid_app.celery import app
 
+    wait = countdown(kind, ids, delay)
     try:
-        fresh = _claim(kind, ids)
+        fresh = _claim(kind, ids, wait)
     except Exception:  # the cache is Redis too; without it, publish everything
         log.warning("cache unavailable: %s %s published without de-duplication", kind, ids)
         fresh = ids
     if not fresh:
-        return
+        return []
     try:
-        app.send_task(job.task, args=[fresh], countdown=_countdown(kind, fresh, delay))
+        app.send_task(job.task, args=[fresh], countdown=wait)
     except Exception:
         log.warning("could not publish %s for %s %s: they stay stale until the sweep finds them", job.task, kind, fresh)
         release(kind, fresh)
+        return []
+    return fresh
 
 
 def publish(kind: str, ids: Iterable[int]) -> None:
@@ -170,14 +195,13 @@ def publish(kind: str, ids: Iterable[int]) -> None:
 
 def release(kind: str, ids: Iterable[int]) -> None:
     """A job's work has started for ``ids``: changes from now on publish it anew (for a job with a
-    ``spacing``, the start is noted for that long: :func:`_countdown`)."""
+    ``spacing``, the start is noted for that long: :func:`countdown`)."""
     if in_process():
         return
-    ids, spacing = list(ids), getattr(settings, JOBS[kind].spacing) if JOBS[kind].spacing else 0
+    ids = list(ids)
+    note_start(kind, ids)
     try:
         cache.delete_many([_pending_key(kind, pk) for pk in ids])
-        if spacing:
-            cache.set_many({_started_key(kind, pk): time.time() for pk in ids}, timeout=math.ceil(spacing))
     except Exception:
         log.warning("cache unavailable while releasing pending %s keys", kind)
 

@@ -54,22 +54,52 @@ def test_claim_marks_each_id_once_with_the_caches_own_expiring_key(sent):
 
 
 def test_a_pyramids_edits_coalesce_into_one_delayed_rescoring(db, sent, settings):
-    settings.PYRAMID_SCORE_DELAY_SECONDS = 2.5
+    settings.PYRAMID_SCORE_DELAY_SECONDS, settings.PYRAMID_SCORE_SPACING_SECONDS = 2.5, 0
     settings.SCORE_DEBOUNCE_SECONDS = 0
     load_demo()
     pyramid = Pyramid.objects.filter(annotations__isnull=False).distinct().first()
     against = sorted(PeerAnnotation.objects.filter(pyramid=pyramid).values_list("id", flat=True))
     assert len(against) >= 2
+    topic = [pyramid.topic_id]
     sent.clear()
     publish_annotations_of([pyramid.pk])   # an edit of the pyramid
     publish_annotations_of([pyramid.pk])   # the next edit, while the rescoring waits: nothing more
-    assert sent == [("annotation.recompute_scores", against, 2.5)]
-    queue.release("annotation", against)   # the task started: a later edit is published anew
+    # Its topic's agreement and construction agreement wait as long (they read the scores then stored).
+    assert sent == [("annotation.recompute_scores", against, 2.5), ("annotation.recompute_agreement", topic, 2.5),
+                    ("annotation.recompute_construction", topic, 2.5)]
+    queue.dispatch("topic", topic)   # the same commit's own message for the topic: already waiting
+    assert len(sent) == 3
+    for kind, ids in (("annotation", against), ("topic", topic), ("construction", topic)):
+        queue.release(kind, ids)   # the tasks started: a later edit is published anew
     publish_annotations_of([pyramid.pk])
-    assert sent[1:] == [("annotation.recompute_scores", against, 2.5)]
+    assert sent[3] == ("annotation.recompute_scores", against, 2.5)
     queue.release("annotation", against)
     queue.dispatch("annotation", against[:1])   # an annotation's own edit: rescored at once
-    assert sent[2:] == [("annotation.recompute_scores", against[:1], None)]
+    assert sent[-1] == ("annotation.recompute_scores", against[:1], None)
+
+
+def test_a_busy_builders_edits_are_rescored_at_most_once_per_spacing(db, sent, settings):
+    """The window grows with the edit rate: after a quiet spell an edit is rescored after the
+    delay; while the builder goes on, the next rescoring waits for the spacing since the last."""
+    settings.PYRAMID_SCORE_DELAY_SECONDS, settings.PYRAMID_SCORE_SPACING_SECONDS = 2, 10
+    settings.SCORE_DEBOUNCE_SECONDS = 0
+    load_demo()
+    pyramid = Pyramid.objects.filter(annotations__isnull=False).distinct().first()
+    against = sorted(PeerAnnotation.objects.filter(pyramid=pyramid).values_list("id", flat=True))
+    sent.clear()
+    publish_annotations_of([pyramid.pk])
+    assert sent[0] == ("annotation.recompute_scores", against, 2)
+    for kind, ids in (("annotation", against), ("topic", [pyramid.topic_id]), ("construction", [pyramid.topic_id])):
+        queue.release(kind, ids)   # that rescoring started
+    sent.clear()
+    publish_annotations_of([pyramid.pk])   # the builder's next edit, right after
+    assert [(task, ids) for task, ids, _ in sent] == [("annotation.recompute_scores", against), ("annotation.recompute_agreement", [pyramid.topic_id]),
+                                                       ("annotation.recompute_construction", [pyramid.topic_id])]
+    assert all(9 < countdown <= 12 for _, _, countdown in sent)   # 10 s after the last one was due, not 2
+    # The pending marks outlive the longer countdown as they outlive the job's own (the broker's redelivery after it).
+    ttl = redis_client().ttl(cache.make_and_validate_key(queue._pending_key("annotation", against[0])))
+    assert ttl >= sent[0][2] + queue.pending_ttl("annotation") - 1
+    assert queue.countdown("pyramid", [pyramid.pk + 1000], 2) == 2   # another pyramid keeps its own pace
 
 
 def test_a_mark_lasts_as_long_as_its_message_may_go_unseen(settings):
