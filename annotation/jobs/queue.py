@@ -99,7 +99,14 @@ def _spacing(kind: str) -> float:
 
 
 def _longest_wait(kind: str) -> float:
-    return max(getattr(settings, JOBS[kind].delay) or 0, _spacing(kind))
+    return min(max(getattr(settings, JOBS[kind].delay) or 0, _spacing(kind)), longest_countdown())
+
+
+def longest_countdown() -> float:
+    """A message a worker holds longer than the broker's visibility timeout (waiting for its
+    countdown, unacknowledged) is delivered again, and both copies run: a countdown never exceeds
+    half of it. A longer spacing is completed by the task itself (:func:`due`)."""
+    return settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600) / 2
 
 
 def countdown(kind: str, ids: list[int], delay: float | None = None) -> float | None:
@@ -117,7 +124,26 @@ def countdown(kind: str, ids: list[int], delay: float | None = None) -> float | 
             started = []
         if started:
             wait = max(wait, max(started) + spacing - time.time())
-    return wait or None
+    return min(wait, longest_countdown()) or None
+
+
+def due(kind: str, ids: list[int]) -> list[int]:
+    """Those of ``ids`` whose work may start now (a task's first step, before :func:`release`): for
+    a job with a ``spacing``, the others started less than that long ago, their message having
+    waited the longest countdown only; they are published again to wait the rest."""
+    spacing = _spacing(kind)
+    if not spacing or in_process() or not ids:
+        return ids
+    try:
+        started = cache.get_many([_started_key(kind, pk) for pk in ids])
+    except Exception:
+        return ids
+    soon = time.time() + 1   # a countdown ends a little early or late: within a second is due
+    early = [pk for pk in ids if (started.get(_started_key(kind, pk)) or 0) + spacing > soon]
+    if early:
+        release(kind, early, started=False)
+        dispatch(kind, early)
+    return [pk for pk in ids if pk not in early]
 
 
 def note_start(kind: str, ids: Iterable[int], at: float | None = None) -> None:
@@ -193,13 +219,15 @@ def publish(kind: str, ids: Iterable[int]) -> None:
     runner.submit(kind, ids)
 
 
-def release(kind: str, ids: Iterable[int]) -> None:
+def release(kind: str, ids: Iterable[int], started: bool = True) -> None:
     """A job's work has started for ``ids``: changes from now on publish it anew (for a job with a
-    ``spacing``, the start is noted for that long: :func:`countdown`)."""
+    ``spacing``, the start is noted for that long: :func:`countdown`; ``started`` False: it was
+    put off, :func:`due`)."""
     if in_process():
         return
     ids = list(ids)
-    note_start(kind, ids)
+    if started:
+        note_start(kind, ids)
     try:
         cache.delete_many([_pending_key(kind, pk) for pk in ids])
     except Exception:
