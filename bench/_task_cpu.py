@@ -2,7 +2,7 @@
 
 Run as ``python bench/_task_cpu.py -A pyramid_app worker ...`` (the arguments of the ``celery``
 command) with ``BENCH_TASK_CPU_LOG`` naming a file: after each task, the pool process that ran it
-appends one line, ``<unix time> <pid> <task name> <CPU s> <wall s> <state>``, the CPU being the
+appends one line, ``<unix time> <pid> <task name> <CPU s> <wall s> <state> <arguments as JSON>``, the CPU being the
 user + system time its process accrued from the task's start to its end (``time.process_time``:
 a prefork pool process runs one task at a time, so that is the task's own, the lock's heartbeat
 thread included). Lines are short single ``write`` calls on a file opened for appending, so the
@@ -19,6 +19,7 @@ The handlers are connected here, in the main process, before Celery forks its po
 processes inherit them.
 """
 import cProfile
+import json
 import os
 import sys
 import time
@@ -35,14 +36,14 @@ def _start(task_id=None, task=None, **kwargs):
     _started[task_id] = (time.process_time(), time.perf_counter())
 
 
-def _end(task_id=None, task=None, state=None, **kwargs):
+def _end(task_id=None, task=None, state=None, args=None, **kwargs):
     cpu, wall = _started.pop(task_id, (time.process_time(), time.perf_counter()))
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     if PROFILE_DIR:
         profile = _profiles[task.name]
         profile.disable()
         profile.dump_stats(os.path.join(PROFILE_DIR, f"{task.name}.{os.getpid()}.prof"))
-    line = f"{time.time():.3f} {os.getpid()} {task.name} {cpu:.6f} {wall:.6f} {state}\n".encode()
+    line = f"{time.time():.3f} {os.getpid()} {task.name} {cpu:.6f} {wall:.6f} {state} {json.dumps(args, separators=(',', ':'))}\n".encode()
     fd = os.open(LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line)
@@ -62,7 +63,7 @@ def read(path: str, since: int = 0) -> tuple[list[tuple[str, float, float, str]]
     complete = data[: data.rfind(b"\n") + 1]
     rows = []
     for line in complete.decode().splitlines():
-        _, _, name, cpu, wall, state = line.split()
+        _, _, name, cpu, wall, state = line.split()[:6]
         rows.append((name, float(cpu), float(wall), state))
     return rows, since + len(complete)
 

@@ -369,6 +369,10 @@ def main():
     errors = [e for m in merged.values() for e in m[4]]
     if errors:
         print(f"first errors: {errors[:5]}")
+    if os.environ.get("BENCH_KEEP_TASK_LOG"):
+        import shutil
+
+        shutil.copy(task_log, os.environ["BENCH_KEEP_TASK_LOG"])
     b.cleanup(False, log_dir)
 
 
