@@ -408,9 +408,8 @@ def modified_against(pyramid: Pyramid, annotations: Sequence[PeerAnnotation],
     ``Pyramid.as_sacrerouge`` before references were removed, as SacreROUGE filters first.
     """
     convention = Convention(convention)
-    base = _effective(pyramid, convention)
-    denominator = _core(Weights.of(base, convention), PeerAnnotation(), convention)
+    weights = Weights.of(_effective(pyramid, convention), convention)
+    denominator = _core(weights, PeerAnnotation(), convention)
     if denominator["modified"] is None:
         return [None] * len(annotations)
-    weights = base.weights(convention)
-    return [_observed(weights, a)[1] / denominator["max_weight_xa"] for a in annotations]
+    return [_observed(weights.by_uid, a)[1] / denominator["max_weight_xa"] for a in annotations]
