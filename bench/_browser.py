@@ -262,12 +262,17 @@ def server(kind: str, env: dict, log_dir: Path, pids: list | None = None):
 
 
 @contextlib.contextmanager
-def celery_worker(env: dict, log_dir: Path, redis_url: str):
-    """A real Celery worker subprocess (as docker-compose runs it), ready when this yields."""
+def celery_worker(env: dict, log_dir: Path, redis_url: str, task_cpu_log: Path | None = None, profile_dir: Path | None = None):
+    """A real Celery worker subprocess (as docker-compose runs it), ready when this yields.
+    ``task_cpu_log``: each task's CPU time is appended there (``bench/_task_cpu.py``), and with
+    ``profile_dir`` each task kind's cProfile is written there."""
     from celery import Celery
 
     hostname = f"bench-{os.getpid()}@{socket.gethostname()}"
     command = [str(VENV_BIN / "celery"), "-A", "pyramid_app", "worker", "--concurrency=2", "--loglevel=warning", "--hostname", hostname]
+    if task_cpu_log is not None:
+        command[0:1] = [sys.executable, str(Path(__file__).resolve().parent / "_task_cpu.py")]
+        env = {**env, "BENCH_TASK_CPU_LOG": str(task_cpu_log), **({"BENCH_TASK_PROFILE_DIR": str(profile_dir)} if profile_dir else {})}
     control = Celery("bench-control", broker=redis_url, backend=redis_url)
     control.bench_worker = hostname
     with _process(command, env, "worker", log_dir) as (process, log_path):

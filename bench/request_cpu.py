@@ -25,7 +25,10 @@ crowd's submit windows likewise wait for the run's scores. The crowd alternates:
 submit (one window), then all load their next task (another), --rounds times.
 
 Printed: per class, requests, CPU ms per request of each process group and in total, requests/s
-and p50/p95 latency at the concurrency used, and the goals of issue 22 beside them. CPU per
+and p50/p95 latency at the concurrency used, and the goals of issue 22 beside them; then the
+worker's CPU split by task (each task's own CPU, noted by the worker itself: ``_task_cpu.py``) and
+Celery's own (the rest). ``--profile-worker DIR`` runs every task under cProfile and prints each
+task kind's top functions. CPU per
 request is the robust figure on a shared machine; requests/s and latency depend on what else runs.
 
     DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/request_cpu.py [--clients 20] [--window 20] [--crowd 50] [--rounds 3]
@@ -40,6 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _browser as b  # noqa: E402  (shared plumbing: database, gunicorn subprocess, Celery worker)
+import _task_cpu as task_cpu  # noqa: E402  (the worker's CPU per task)
 import api_load  # noqa: E402  (the synthetic DUC-sized pyramids and their editors)
 import lightweight_crowd as crowd  # noqa: E402  (the crowd's run, its addresses, the database's CPU)
 
@@ -69,21 +73,29 @@ def own_backends() -> set[int]:
 
 
 class Meter:
-    """CPU seconds of the process groups over one window (see the module's docstring)."""
+    """CPU seconds of the process groups over one window (see the module's docstring), and the
+    worker's split by task (``bench/_task_cpu.py``'s log: CPU seconds and runs per task name)."""
 
-    def __init__(self, server_pid: int, worker_pid: int, redis: int | None):
+    def __init__(self, server_pid: int, worker_pid: int, redis: int | None, task_log: Path):
         self.groups = {"app": b.process_tree(server_pid), "worker": b.process_tree(worker_pid), "redis": [redis] if redis else []}
+        self.task_log, self.offset = task_log, 0
 
     def start(self):
         self.before = {kind: b.cpu_seconds(pids) for kind, pids in self.groups.items()}
+        self.offset = task_cpu.read(self.task_log, self.offset)[1]
         self.database = crowd.DatabaseCpu(exclude=own_backends())
         self.database.start()
 
-    def stop(self) -> dict[str, float]:
+    def stop(self) -> tuple[dict[str, float], dict[str, list]]:
         used = {kind: sum(after - self.before[kind].get(pid, 0.0) for pid, after in b.cpu_seconds(pids).items())
                 for kind, pids in self.groups.items()}
         used["db"] = self.database.stop()
-        return used
+        rows, self.offset = task_cpu.read(self.task_log, self.offset)
+        tasks: dict[str, list] = defaultdict(lambda: [0, 0.0])
+        for name, cpu, _, _ in rows:
+            tasks[name][0] += 1
+            tasks[name][1] += cpu
+        return used, dict(tasks)
 
 
 def concurrently(actors, action) -> tuple[list[float], list[str], float]:
@@ -229,15 +241,51 @@ def scores_current(timeout: float = 120) -> None:
         time.sleep(0.3)
 
 
+def print_worker_split(merged: dict, by_task: dict) -> None:
+    """The worker's CPU per request split by task (runs, ms per request, ms per run); "Celery's
+    own" is the rest of the worker's processes' CPU (consumer, countdowns, remote control)."""
+    for name, tasks in by_task.items():
+        count, used = merged[name][0], merged[name][1]
+        if not used["worker"]:
+            continue
+        print(f"\nworker CPU of the {name} windows, by task ({count} requests)")
+        print("| task | runs | ms per request | ms per run |")
+        print("|---|---:|---:|---:|")
+        for task, (runs, cpu) in sorted(tasks.items(), key=lambda kv: -kv[1][1]):
+            print(f"| {task} | {runs} | {cpu * 1000 / max(1, count):.2f} | {cpu * 1000 / runs:.1f} |")
+        rest = used["worker"] - sum(cpu for _, cpu in tasks.values())
+        print(f"| Celery's own (outside tasks) | | {rest * 1000 / max(1, count):.2f} | |")
+        print(f"| worker in all | | {used['worker'] * 1000 / max(1, count):.2f} | |")
+
+
+def print_profiles(directory: Path, top: int = 25) -> None:
+    """Each task kind's profile (every process's merged), its top functions by cumulative time."""
+    import io
+    import pstats
+
+    files: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(directory.glob("*.prof")):
+        files[path.name.rsplit(".", 2)[0]].append(str(path))
+    for task, paths in sorted(files.items()):
+        out = io.StringIO()
+        stats = pstats.Stats(*paths, stream=out)
+        stats.sort_stats("cumulative").print_stats(top)
+        print(f"\n--- profile of {task} (all runs, every pool process) ---")
+        print("\n".join(line for line in out.getvalue().splitlines() if line.strip())[:6000])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=20, help="concurrent API editors, one pyramid each (default: %(default)s)")
     parser.add_argument("--window", type=float, default=20.0, help="seconds of each API window (default: %(default)s)")
     parser.add_argument("--scus", type=int, default=120, help="SCUs per synthetic pyramid (default: %(default)s)")
     parser.add_argument("--peers", type=int, default=22, help="peer annotations per synthetic pyramid (default: %(default)s)")
-    parser.add_argument("--crowd", type=int, default=50, help="concurrent crowd workers, each its own address (default: %(default)s)")
+    parser.add_argument("--crowd", type=int, default=50, help="concurrent crowd workers, each its own address (default: %(default)s; 0: no crowd windows)")
     parser.add_argument("--rounds", type=int, default=3, help="crowd windows of each kind (default: %(default)s)")
     parser.add_argument("--topics", type=int, default=10, help="topics of the crowd's run (16 tasks each; default: %(default)s)")
+    parser.add_argument("--profile-worker", metavar="DIR",
+                        help="run each worker task under cProfile and print the top functions per task kind (the profiles are "
+                             "left in DIR; CPU figures are then inflated by the profiler)")
     args = parser.parse_args()
     redis_url = os.environ.get("REDIS_URL")
     if not redis_url or not os.environ.get("DATABASE_URL", "").startswith("postgres"):
@@ -257,18 +305,24 @@ def main():
     pyramids = list(Pyramid.objects.annotate(n=Count("scus")).select_related("topic").order_by("topic__external_id"))
     tokens = api_load.editor_tokens(pyramids)
     annotations = own_annotations(pyramids)
-    crowd_token = crowd.make_data(args.topics)
+    crowd_token = crowd.make_data(args.topics) if args.crowd else None
     b.close_db_connections()
     log_dir = b.make_log_dir()
-    results = []   # (class, requests, cpu by group, seconds, timings, errors)
+    results = []   # (class, requests, (cpu by group, cpu by task), seconds, timings, errors)
     server_pids = []
-    with b.celery_worker(env, log_dir, redis_url) as control, b.server("gunicorn", env, log_dir, server_pids) as base:
-        crowd.warm_up(base, crowd_token)
+    profile_dir = Path(args.profile_worker).resolve() if args.profile_worker else None
+    if profile_dir:
+        profile_dir.mkdir(parents=True, exist_ok=True)
+    task_log = log_dir / "task-cpu.log"
+    with b.celery_worker(env, log_dir, redis_url, task_log, profile_dir) as control, \
+            b.server("gunicorn", env, log_dir, server_pids) as base:
+        if crowd_token:
+            crowd.warm_up(base, crowd_token)
         editors = [Editor(base, token, p.pk, seed) for seed, (token, p) in enumerate(zip(tokens, pyramids))]
         for editor, annotation_id in zip(editors, annotations):
             editor.annotate(annotation_id)
         b.wait_worker_idle(control)
-        meter = Meter(server_pids[0], control.bench_pid, redis_pid(redis_url))
+        meter = Meter(server_pids[0], control.bench_pid, redis_pid(redis_url), task_log)
         print(b.machine_line(crowd.gunicorn_line() + ", DEBUG off", "Celery worker (2 processes) on Redis"), flush=True)
 
         def window(name, actors, action, settle=None):
@@ -302,22 +356,27 @@ def main():
 
         url = f"{base}/lightweight/crowd/{crowd_token}/"
         workers = [CrowdWorker(url, i) for i in range(args.crowd)]
-        concurrently(workers, lambda w, t, x: w.arrive(t, x))   # not measured: each worker holds its first task
+        if workers:
+            concurrently(workers, lambda w, t, x: w.arrive(t, x))   # not measured: each worker holds its first task
 
         def crowd_drained():
             if crowd.wait_scores_current(120) is None:
                 sys.exit("the crowd run's scores were not current 120 s after the window")
             b.wait_worker_idle(control)
 
-        for _ in range(args.rounds):
+        for _ in range(args.rounds if workers else 0):
             window("crowd submit", workers, lambda w, t, x: w.submit(t, x), settle=crowd_drained)
             window("crowd page", workers, lambda w, t, x: w.load(t, x))
     merged = {}
-    for name, count, used, seconds, timings, errors in results:
+    by_task: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(lambda: [0, 0.0]))
+    for name, count, (used, tasks), seconds, timings, errors in results:
         m = merged.setdefault(name, [0, defaultdict(float), 0.0, [], []])
         m[0] += count
         for kind, value in used.items():
             m[1][kind] += value
+        for task, (runs, cpu) in tasks.items():
+            by_task[name][task][0] += runs
+            by_task[name][task][1] += cpu
         m[2] += seconds
         m[3] += timings
         m[4] += errors
@@ -325,18 +384,26 @@ def main():
           f"{args.crowd} crowd workers x {args.rounds} rounds; CPU in ms per request")
     print("| endpoint class | requests | app | worker | database | Redis | total | requests/s | p50 ms | p95 ms | concurrency | errors | goal (issue 22) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    for name in ("add contributor", "full pyramid", "match create", "crowd page", "crowd submit"):
+    for name in [n for n in ("add contributor", "full pyramid", "match create", "crowd page", "crowd submit") if n in merged]:
         count, used, seconds, timings, errors = merged[name]
         per = {kind: value * 1000 / max(1, count) for kind, value in used.items()}
         concurrency = args.clients if name in ("add contributor", "full pyramid", "match create") else args.crowd
         print(f"| {name} | {count} | {per['app']:.1f} | {per['worker']:.1f} | {per['db']:.1f} | {per['redis']:.1f} | "
               f"{sum(per.values()):.1f} | {count / seconds:.1f} | {api_load.percentile(timings, 50) * 1000:.0f} | "
               f"{api_load.percentile(timings, 95) * 1000:.0f} | {concurrency} | {len(errors)} | {GOALS[name]} |")
+    print_worker_split(merged, by_task)
+    if profile_dir:
+        print_profiles(profile_dir)
     stored = LiteAssignment.objects.filter(task__pyramid__dataset__name="crowd-bench")
-    print(f"crowd answers stored: {stored.count()} ({stored.values('worker_id', 'task_id').distinct().count()} distinct worker-task pairs)")
+    if workers:
+        print(f"crowd answers stored: {stored.count()} ({stored.values('worker_id', 'task_id').distinct().count()} distinct worker-task pairs)")
     errors = [e for m in merged.values() for e in m[4]]
     if errors:
         print(f"first errors: {errors[:5]}")
+    if os.environ.get("BENCH_KEEP_TASK_LOG"):
+        import shutil
+
+        shutil.copy(task_log, os.environ["BENCH_KEEP_TASK_LOG"])
     b.cleanup(False, log_dir)
 
 

@@ -9,6 +9,7 @@ With Redis: kombu's transport with a fix that keeps workers alive through a Redi
 import os
 
 from celery import Celery
+from celery.signals import task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
 
@@ -18,3 +19,14 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 # Django's app list names only ``annotation``, whose own ``tasks`` module no longer exists.
 CONCEPTS_WITH_TASKS = ("api", "dashboards", "lightweight", "peers", "pyramids")
 app.autodiscover_tasks([f"annotation.{concept}" for concept in CONCEPTS_WITH_TASKS])
+
+
+@task_prerun.connect(weak=False)
+def _close_old_database_connections(task=None, **kwargs):
+    """A worker keeps its database connection between tasks (``CELERY_DB_REUSE_MAX``, settings):
+    before each task Django's own rule closes it if it is broken or older than CONN_MAX_AGE, as
+    ``request_started`` does for a request."""
+    if task is not None and not task.request.is_eager:   # an eager task runs inside its caller's transaction
+        from django.db import close_old_connections
+
+        close_old_connections()

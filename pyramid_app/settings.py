@@ -144,6 +144,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # this): shorter than the visibility timeout, so the copy delivered again after a worker was
 # killed finds the lock expired and runs.
 TASK_LOCK_SECONDS = get_int("TASK_LOCK_SECONDS", 12)
+# A worker keeps its database connection between tasks, as a web process does between requests
+# (CONN_MAX_AGE and its health check, applied before each task: pyramid_app/celery.py). Celery's
+# default closed it before and after every task, so each task opened a new PostgreSQL connection
+# (a backend forked, the session set up), several per editor's write (bench/request_cpu.py); now
+# Celery closes it every 2 x this many tasks only.
+CELERY_DB_REUSE_MAX = 1000
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Dashboards and statistics (minutes of CPU on a large dataset) have a queue of their own, consumed
 # by workers of their own (`-Q dashboards`; Makefile, docker-compose.yml, tests/faults), so a score
@@ -335,6 +341,11 @@ SCORE_DEBOUNCE_SECONDS = float(get_str("SCORE_DEBOUNCE_SECONDS", "0"))
 # worker CPU for 22 peers). A builder's edits within it coalesce into one rescoring instead of one
 # per edit (bench/request_cpu.py); the scores shown lag the pyramid by about this much.
 PYRAMID_SCORE_DELAY_SECONDS = float(get_str("PYRAMID_SCORE_DELAY_SECONDS", "2"))
+# While a builder goes on editing, the least time between two such rescorings of a pyramid's
+# annotations (and of its topic's agreement): the window grows from the delay above to this with
+# the edit rate, so scores lag a busy builder by at most this much (well within the minute of the
+# fault suite) and a pyramid saved every second costs one rescoring per this many seconds.
+PYRAMID_SCORE_SPACING_SECONDS = float(get_str("PYRAMID_SCORE_SPACING_SECONDS", "10"))
 # The same for a lightweight pyramid's scores. A crowd submits a steady stream (200 workers: several
 # answers a second), and each recomputation reads the whole run: without a wait the worker would
 # rescore after nearly every answer, taking more CPU than the judging pages themselves. While
@@ -346,6 +357,11 @@ LIGHTWEIGHT_SCORE_DELAY_SECONDS = float(get_str("LIGHTWEIGHT_SCORE_DELAY_SECONDS
 # it every save started one, both worker processes were busy with dashboards, and an annotator's
 # score (milliseconds of work) waited seconds behind them.
 DASHBOARD_DEBOUNCE_SECONDS = float(get_str("DASHBOARD_DEBOUNCE_SECONDS", "5"))
+# The least time between two starts of one dataset's dashboard recomputation (annotation/jobs/queue.py:
+# a job's spacing). The debounce alone let 20 editors saving all the time start one every 5 s: half a
+# second of CPU each for 20 small topics, most of the worker's CPU per write (bench/request_cpu.py).
+# Kept well under the minute in which the fault suite wants every dashboard current.
+DASHBOARD_INTERVAL_SECONDS = float(get_str("DASHBOARD_INTERVAL_SECONDS", "30"))
 # The meta-evaluation's cost (a dashboard recomputation, on the dashboards worker) grows with the
 # judgments, their metrics and the bootstrap resamples of each correlation's interval: a 586 KB
 # upload (30,000 rows) made every recomputation take 4-5 minutes. An upload that would pass the

@@ -181,12 +181,13 @@ class Pyramid:
 
     def weights(self, convention: Convention = Convention.NIST) -> dict[int, int]:
         """uid -> weight for every SCU that takes part in scoring (weight >= 1)."""
-        convention = Convention(convention)
+        if Convention(convention) is Convention.NIST:   # as ``weight``, without its per-SCU dispatch (dashboards call this thousands of times)
+            return {s.uid: len(s.contributors) for s in self.scus if s.contributors}
         out = {}
         for s in self.scus:
-            w = self.weight(s, convention)
-            if w > 0:
-                out[s.uid] = w
+            kept = _sacrerouge_kept_contributors(s)
+            if kept is not None:
+                out[s.uid] = len({r for c in kept for r in c.references})
         return out
 
     def as_sacrerouge(self) -> "Pyramid":

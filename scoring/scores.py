@@ -157,9 +157,12 @@ class Weights:
     @classmethod
     def of(cls, pyramid: Pyramid, convention: Convention) -> "Weights":
         """Weights of ``pyramid`` exactly as given (apply ``_effective`` first for SACREROUGE)."""
-        by_uid = pyramid.weights(convention)
+        return cls.from_weights(pyramid.weights(convention), pyramid.n, convention)
+
+    @classmethod
+    def from_weights(cls, by_uid: dict[int, int], n: int, convention: Convention) -> "Weights":
+        """From uid -> weight (weights >= 1 only) and the number of references."""
         desc = tuple(sorted(by_uid.values(), reverse=True))
-        n = pyramid.n
         if n == 0:
             return cls(n, MappingProxyType(by_uid), desc, None, None, None)
         xa = compute_xa(sum(desc), n, convention)
@@ -181,8 +184,37 @@ class PreparedPyramid:
 def prepare(pyramid: Pyramid, convention: Convention = Convention.NIST) -> PreparedPyramid:
     convention = Convention(convention)
     base = _effective(pyramid, convention)
-    jackknife = tuple((ref, Weights.of(base.without_reference(ref), convention)) for ref in base.references) if base.n >= 2 else ()
-    return PreparedPyramid(convention, frozenset(s.uid for s in pyramid.scus), Weights.of(base, convention), jackknife)
+    weights = Weights.of(base, convention)
+    return PreparedPyramid(convention, frozenset(s.uid for s in pyramid.scus), weights, _jackknife_weights(base, weights, convention))
+
+
+def _jackknife_weights(base: Pyramid, weights: Weights, convention: Convention) -> tuple[tuple[str, Weights], ...]:
+    """(left-out reference, weights of ``base.without_reference`` it) for each reference (none when
+    n < 2), from the weights of ``base`` (the effective pyramid) instead of building the n pyramids
+    (most of the CPU of rescoring a pyramid's peers after an edit, ``bench/request_cpu.py``).
+
+    Removing reference r keeps every contributor that lies in another reference too and drops
+    the others (those lying in r alone), and an SCU left without contributors. Under NIST the
+    weight is the number of contributors, so it loses one per contributor lying in r alone; under
+    SACREROUGE the effective pyramid's contributors each lie in one reference, pairwise distinct,
+    its weight is their number, and it loses the one lying in r, if any: in both conventions
+    w_r(s) = w(s) - #{contributors of s lying in r alone}, and an SCU whose weight falls to 0 takes
+    no part (``tests/scoring``: equal to the weights of the pyramids built)."""
+    if base.n < 2:
+        return ()
+    alone: dict[str, list[int]] = {ref: [] for ref in base.references}   # reference -> uid once per contributor lying in it alone
+    for scu in base.scus:
+        if scu.uid in weights.by_uid:
+            for contributor in scu.contributors:
+                if len(contributor.references) == 1:
+                    alone[next(iter(contributor.references))].append(scu.uid)
+    out = []
+    for ref in base.references:
+        by_uid = dict(weights.by_uid)
+        for uid in alone[ref]:
+            by_uid[uid] -= 1
+        out.append((ref, Weights.from_weights({u: w for u, w in by_uid.items() if w > 0}, base.n - 1, convention)))
+    return tuple(out)
 
 
 def _core(w: Weights, annotation: PeerAnnotation, convention: Convention) -> dict:
@@ -376,9 +408,8 @@ def modified_against(pyramid: Pyramid, annotations: Sequence[PeerAnnotation],
     ``Pyramid.as_sacrerouge`` before references were removed, as SacreROUGE filters first.
     """
     convention = Convention(convention)
-    base = _effective(pyramid, convention)
-    denominator = _core(Weights.of(base, convention), PeerAnnotation(), convention)
+    weights = Weights.of(_effective(pyramid, convention), convention)
+    denominator = _core(weights, PeerAnnotation(), convention)
     if denominator["modified"] is None:
         return [None] * len(annotations)
-    weights = base.weights(convention)
-    return [_observed(weights, a)[1] / denominator["max_weight_xa"] for a in annotations]
+    return [_observed(weights.by_uid, a)[1] / denominator["max_weight_xa"] for a in annotations]

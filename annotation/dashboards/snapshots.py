@@ -298,7 +298,9 @@ def recompute_dataset(dataset_id: int) -> bool:
 
 
 def recompute_datasets(dataset_ids: Iterable[int]) -> int:
-    ids = sorted(set(dataset_ids))
+    """Recompute these datasets' dashboards, each at most once per ``DASHBOARD_INTERVAL_SECONDS``
+    (those computed more recently are put off: ``queue.due``)."""
+    ids = queue.due("dashboard", sorted(set(dataset_ids)))
     queue.release("dashboard", ids)
     return sum(recompute_dataset(pk) for pk in ids)
 

@@ -40,14 +40,17 @@ log = logging.getLogger(__name__)
 class Job:
     """One kind of background work. ``work``: the service function (dotted path) the task calls and
     the in-process runner calls directly; ``task``: the Celery task's registered name (None: always
-    run here, it only turns ids into other jobs); ``delay``: the setting naming its countdown."""
+    run here, it only turns ids into other jobs); ``delay``: the setting naming its countdown;
+    ``spacing``: the setting naming the least time between two starts of its task for one id (a
+    message published sooner after the last start waits for the rest: :func:`dispatch`)."""
     work: str
     task: str | None = None
     delay: str = "SCORE_DEBOUNCE_SECONDS"
+    spacing: str | None = None
 
 
 JOBS = {
-    "pyramid": Job("annotation.peers.recompute.publish_annotations_of"),
+    "pyramid": Job("annotation.peers.recompute.publish_annotations_of", spacing="PYRAMID_SCORE_SPACING_SECONDS"),
     "annotation": Job("annotation.peers.recompute.recompute_annotations", "annotation.recompute_scores"),
     "topic": Job("annotation.peers.recompute.recompute_topics", "annotation.recompute_agreement"),
     "construction": Job("annotation.pyramids.construction.recompute_topics", "annotation.recompute_construction"),
@@ -55,13 +58,17 @@ JOBS = {
     "lightweight": Job("annotation.lightweight.scores.recompute_runs", "annotation.recompute_lightweight",
                        "LIGHTWEIGHT_SCORE_DELAY_SECONDS"),
     "dashboard": Job("annotation.dashboards.snapshots.recompute_datasets", "annotation.recompute_dashboards",
-                     "DASHBOARD_DEBOUNCE_SECONDS"),
+                     "DASHBOARD_DEBOUNCE_SECONDS", "DASHBOARD_INTERVAL_SECONDS"),
 }
 SWEEP = "annotation.peers.recompute.sweep_in_process"
 
 
 def _pending_key(kind: str, pk: int) -> str:
     return f"pyramid:pending:{kind}:{pk}"
+
+
+def _started_key(kind: str, pk: int) -> str:
+    return f"pyramid:started:{kind}:{pk}"
 
 
 def kind_of_task(name: str) -> str | None:
@@ -78,9 +85,77 @@ def pending_ttl(kind: str) -> int:
     from publishing its ids for up to a minute after everything else had recovered. A message
     waiting longer in a backlog may be published twice meanwhile: the second run finds its results
     current and returns."""
+    return math.ceil(_seen_again() + _longest_wait(kind))
+
+
+def _seen_again() -> float:
     options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
-    seen_again = options.get("visibility_timeout", 3600) + options.get("unacked_restore_interval", 10)
-    return math.ceil(seen_again + (getattr(settings, JOBS[kind].delay) or 0))
+    return options.get("visibility_timeout", 3600) + options.get("unacked_restore_interval", 10)
+
+
+def _spacing(kind: str) -> float:
+    job = JOBS[kind]
+    return (getattr(settings, job.spacing) or 0) if job.spacing else 0
+
+
+def _longest_wait(kind: str) -> float:
+    return min(max(getattr(settings, JOBS[kind].delay) or 0, _spacing(kind)), longest_countdown())
+
+
+def longest_countdown() -> float:
+    """A message a worker holds longer than the broker's visibility timeout (waiting for its
+    countdown, unacknowledged) is delivered again, and both copies run: a countdown never exceeds
+    half of it. A longer spacing is completed by the task itself (:func:`due`)."""
+    return settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600) / 2
+
+
+def countdown(kind: str, ids: list[int], delay: float | None = None) -> float | None:
+    """The job's countdown (``delay``, else its setting), or, for a job with a ``spacing``, longer
+    if the work of one of ``ids`` started (or was sent to start: :func:`note_start`) less than that
+    long ago: while edits go on, a dataset's dashboard is recomputed at most once per
+    ``DASHBOARD_INTERVAL_SECONDS`` and a pyramid's annotations rescored at most once per
+    ``PYRAMID_SCORE_SPACING_SECONDS``, not after every burst; after a quiet spell, after the delay."""
+    wait = (getattr(settings, JOBS[kind].delay) if delay is None else delay) or 0
+    spacing = _spacing(kind)
+    if spacing and not in_process():
+        try:
+            started = [t for t in cache.get_many([_started_key(kind, pk) for pk in ids]).values() if t is not None]
+        except Exception:   # the cache is Redis: without it, no spacing (the broker is likely gone too)
+            started = []
+        if started:
+            wait = max(wait, max(started) + spacing - time.time())
+    return min(wait, longest_countdown()) or None
+
+
+def due(kind: str, ids: list[int]) -> list[int]:
+    """Those of ``ids`` whose work may start now (a task's first step, before :func:`release`): for
+    a job with a ``spacing``, the others started less than that long ago, their message having
+    waited the longest countdown only; they are published again to wait the rest."""
+    spacing = _spacing(kind)
+    if not spacing or in_process() or not ids:
+        return ids
+    try:
+        started = cache.get_many([_started_key(kind, pk) for pk in ids])
+    except Exception:
+        return ids
+    soon = time.time() + 1   # a countdown ends a little early or late: within a second is due
+    early = [pk for pk in ids if (started.get(_started_key(kind, pk)) or 0) + spacing > soon]
+    if early:
+        release(kind, early, started=False)
+        dispatch(kind, early)
+    return [pk for pk in ids if pk not in early]
+
+
+def note_start(kind: str, ids: Iterable[int], at: float | None = None) -> None:
+    """The work of ``ids`` starts (or, ``at``: is sent to start then), for a job with a ``spacing``."""
+    spacing = _spacing(kind)
+    if not spacing or in_process():
+        return
+    at = time.time() if at is None else at
+    try:
+        cache.set_many({_started_key(kind, pk): at for pk in ids}, timeout=math.ceil(spacing + at - time.time()))
+    except Exception:
+        log.warning("cache unavailable while noting the start of %s %s", kind, ids)
 
 
 def in_process() -> bool:
@@ -94,12 +169,13 @@ def in_process() -> bool:
     return bool(app.conf.task_always_eager)
 
 
-def _claim(kind: str, ids: list[int]) -> list[int]:
+def _claim(kind: str, ids: list[int], wait: float | None = None) -> list[int]:
     """Mark ``ids`` pending; returns those that were not already. On Redis one round trip for the
     whole burst (SET NX per key in a pipeline: a pyramid edit names every annotation against it,
     and one ``cache.add`` each cost a round trip of the app's CPU per annotation and write); the
-    keys are the cache's own, so ``release`` deletes them as before. Other caches: ``cache.add``."""
-    keys, ttl = [_pending_key(kind, pk) for pk in ids], pending_ttl(kind)
+    keys are the cache's own, so ``release`` deletes them as before. Other caches: ``cache.add``.
+    ``wait``: the message's countdown, when it may be longer than the job's (the mark outlives it)."""
+    keys, ttl = [_pending_key(kind, pk) for pk in ids], max(pending_ttl(kind), math.ceil(_seen_again() + (wait or 0)))
     if isinstance(cache, RedisCache):
         with cache._cache.get_client(write=True).pipeline(transaction=False) as pipe:
             for key in keys:
@@ -108,30 +184,34 @@ def _claim(kind: str, ids: list[int]) -> list[int]:
     return [pk for pk, key in zip(ids, keys) if cache.add(key, 1, timeout=ttl)]
 
 
-def dispatch(kind: str, ids: Iterable[int], delay: float | None = None) -> None:
+def dispatch(kind: str, ids: Iterable[int], delay: float | None = None) -> list[int]:
     """Run (no broker) or send (Celery) the job ``kind`` for ``ids``; called by the runner's thread
-    and by the sweeps. ``delay``: seconds the task waits (default: the job's setting)."""
+    and by the sweeps. ``delay``: seconds the task waits (default: the job's setting, spaced:
+    :func:`countdown`). Returns the ids run or sent (not those already waiting)."""
     ids = sorted(set(ids))
     if not ids:
-        return
+        return []
     job = JOBS[kind]
     if job.task is None or in_process():
         import_string(job.work)(ids)
-        return
+        return ids
     from pyramid_app.celery import app
 
+    wait = countdown(kind, ids, delay)
     try:
-        fresh = _claim(kind, ids)
+        fresh = _claim(kind, ids, wait)
     except Exception:  # the cache is Redis too; without it, publish everything
         log.warning("cache unavailable: %s %s published without de-duplication", kind, ids)
         fresh = ids
     if not fresh:
-        return
+        return []
     try:
-        app.send_task(job.task, args=[fresh], countdown=(getattr(settings, job.delay) if delay is None else delay) or None)
+        app.send_task(job.task, args=[fresh], countdown=wait)
     except Exception:
         log.warning("could not publish %s for %s %s: they stay stale until the sweep finds them", job.task, kind, fresh)
         release(kind, fresh)
+        return []
+    return fresh
 
 
 def publish(kind: str, ids: Iterable[int]) -> None:
@@ -139,10 +219,15 @@ def publish(kind: str, ids: Iterable[int]) -> None:
     runner.submit(kind, ids)
 
 
-def release(kind: str, ids: Iterable[int]) -> None:
-    """A job's work has started for ``ids``: changes from now on publish it anew."""
+def release(kind: str, ids: Iterable[int], started: bool = True) -> None:
+    """A job's work has started for ``ids``: changes from now on publish it anew (for a job with a
+    ``spacing``, the start is noted for that long: :func:`countdown`; ``started`` False: it was
+    put off, :func:`due`)."""
     if in_process():
         return
+    ids = list(ids)
+    if started:
+        note_start(kind, ids)
     try:
         cache.delete_many([_pending_key(kind, pk) for pk in ids])
     except Exception:

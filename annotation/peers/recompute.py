@@ -15,6 +15,7 @@
   ``schedule_stale`` (Celery beat, and every worker start) enqueues them once Redis is back.
 """
 import logging
+import time
 from collections.abc import Iterable
 
 from django.conf import settings
@@ -90,11 +91,21 @@ def _store_score(annotation_id: int, convention: str, revisions: tuple[int, int]
 def publish_annotations_of(pyramid_ids: Iterable[int]) -> None:
     """A changed pyramid's job: every annotation against it (turned into ids on the runner's
     thread, not in the request that changed the pyramid), rescored after
-    ``PYRAMID_SCORE_DELAY_SECONDS``: the edits of a pyramid's builder meanwhile coalesce into that
+    ``PYRAMID_SCORE_DELAY_SECONDS``, and while its builder goes on editing at most once per
+    ``PYRAMID_SCORE_SPACING_SECONDS`` (``queue.countdown``): the edits meanwhile coalesce into that
     one rescoring of all its annotations, instead of one per edit (an annotation's own edit is
-    rescored at once, ``SCORE_DEBOUNCE_SECONDS``)."""
-    queue.dispatch("annotation", PeerAnnotation.objects.filter(pyramid_id__in=pyramid_ids).values_list("id", flat=True),
-                   delay=settings.PYRAMID_SCORE_DELAY_SECONDS)
+    rescored at once, ``SCORE_DEBOUNCE_SECONDS``). Its topics' agreement and construction
+    agreement wait as long, so they coalesce too and read the scores then stored (published here
+    first, the same commit's immediate messages for them find them pending and send nothing)."""
+    pyramid_ids = list(pyramid_ids)
+    rows = list(PeerAnnotation.objects.filter(pyramid_id__in=pyramid_ids).order_by().values_list("id", "pyramid__topic_id"))
+    delay = queue.countdown("pyramid", pyramid_ids, settings.PYRAMID_SCORE_DELAY_SECONDS)
+    if queue.dispatch("annotation", [pk for pk, _ in rows], delay=delay):
+        queue.note_start("pyramid", pyramid_ids, time.time() + (delay or 0))
+    if not queue.in_process():   # in-process everything runs now, in the runner's order
+        topics = {topic for _, topic in rows}
+        queue.dispatch("topic", topics, delay=delay)
+        queue.dispatch("construction", topics, delay=delay)
 
 
 def recompute_annotations(annotation_ids: Iterable[int]) -> int:

@@ -195,14 +195,21 @@ def _store(topic: Topic, revision: int, values: dict, revisions: dict) -> int:
     return 1
 
 
+_OWN_PYRAMIDS = Count("pyramids", filter=Q(pyramids__pyramid_adjudication__isnull=True))   # the annotators' own (compared)
+
+
 def recompute_topics(topic_ids: Iterable[int]) -> int:
     """Compute and store the construction agreement of these topics (those not current); a topic
     with fewer than two comparable pyramids keeps no row. Returns how many rows were written."""
     ids = list(topic_ids)
     queue.release("construction", ids)
     stored = {a.topic_id: a for a in PyramidAgreement.objects.filter(topic_id__in=ids)}
+    # A topic with fewer than two pyramids and no stored row has nothing to compare nor to remove:
+    # one query for all of them (a builder's edit of a topic's only pyramid published this job
+    # after every save, and each read the topic's pyramids and deleted nothing).
+    several = Topic.objects.filter(pk__in=ids).annotate(n=_OWN_PYRAMIDS).filter(n__gte=2).values_list("id", flat=True)
     written = 0
-    for topic in Topic.objects.filter(pk__in=ids).order_by("pk"):   # the revision is read before the data
+    for topic in Topic.objects.filter(pk__in=set(several) | set(stored)).order_by("pk"):   # the revision is read before the data
         previous = stored.get(topic.pk)
         if previous is not None and previous.topic_revision == topic.revision:
             continue
@@ -217,8 +224,7 @@ def recompute_topics(topic_ids: Iterable[int]) -> int:
 def stale_topics() -> list[int]:
     """Topics with two or more pyramids whose stored figures lag behind (or are missing), and
     topics with a stored row but fewer pyramids now (their row goes)."""
-    own = Count("pyramids", filter=Q(pyramids__pyramid_adjudication__isnull=True))
-    several = dict(Topic.objects.annotate(n=own).filter(n__gte=2).values_list("id", "revision"))
+    several = dict(Topic.objects.annotate(n=_OWN_PYRAMIDS).filter(n__gte=2).values_list("id", "revision"))
     agreed = dict(PyramidAgreement.objects.values_list("topic_id", "topic_revision"))
     return sorted({pk for pk, revision in several.items() if agreed.get(pk) != revision} | (set(agreed) - set(several)))
 

@@ -14,6 +14,9 @@ from tests.dashboards.helpers import build_toy
 @pytest.mark.worker
 def test_worker_recomputes_the_dashboard_after_a_save(celery_worker, settings):
     assert settings.CELERY_TASK_ALWAYS_EAGER is False
+    # The save comes seconds after the toy's own: not the at-most-once-per-interval pacing
+    # (tests/jobs/test_queue_coalescing.py), the recomputation after a save, is what is tested here.
+    settings.DASHBOARD_INTERVAL_SECONDS = 0
     assert "annotation.recompute_dashboards" in celery_worker.app.tasks
     dataset = build_toy()   # autocommit: every save schedules work for the worker
     deadline = time.monotonic() + 30

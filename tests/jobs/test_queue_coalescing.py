@@ -29,8 +29,9 @@ def sent(monkeypatch):
     # The pending keys claimed here name ids the next tests' annotations may have: left behind (for
     # their minute), they would keep those tests' work from being published.
     client = redis_client()
-    for key in client.scan_iter(match="*pyramid:pending:*"):
-        client.delete(key)
+    for pattern in ("*pyramid:pending:*", "*pyramid:started:*"):
+        for key in client.scan_iter(match=pattern):
+            client.delete(key)
 
 
 def redis_client():
@@ -53,29 +54,86 @@ def test_claim_marks_each_id_once_with_the_caches_own_expiring_key(sent):
 
 
 def test_a_pyramids_edits_coalesce_into_one_delayed_rescoring(db, sent, settings):
-    settings.PYRAMID_SCORE_DELAY_SECONDS = 2.5
+    settings.PYRAMID_SCORE_DELAY_SECONDS, settings.PYRAMID_SCORE_SPACING_SECONDS = 2.5, 0
     settings.SCORE_DEBOUNCE_SECONDS = 0
     load_demo()
     pyramid = Pyramid.objects.filter(annotations__isnull=False).distinct().first()
     against = sorted(PeerAnnotation.objects.filter(pyramid=pyramid).values_list("id", flat=True))
     assert len(against) >= 2
+    topic = [pyramid.topic_id]
     sent.clear()
     publish_annotations_of([pyramid.pk])   # an edit of the pyramid
     publish_annotations_of([pyramid.pk])   # the next edit, while the rescoring waits: nothing more
-    assert sent == [("annotation.recompute_scores", against, 2.5)]
-    queue.release("annotation", against)   # the task started: a later edit is published anew
+    # Its topic's agreement and construction agreement wait as long (they read the scores then stored).
+    assert sent == [("annotation.recompute_scores", against, 2.5), ("annotation.recompute_agreement", topic, 2.5),
+                    ("annotation.recompute_construction", topic, 2.5)]
+    queue.dispatch("topic", topic)   # the same commit's own message for the topic: already waiting
+    assert len(sent) == 3
+    for kind, ids in (("annotation", against), ("topic", topic), ("construction", topic)):
+        queue.release(kind, ids)   # the tasks started: a later edit is published anew
     publish_annotations_of([pyramid.pk])
-    assert sent[1:] == [("annotation.recompute_scores", against, 2.5)]
+    assert sent[3] == ("annotation.recompute_scores", against, 2.5)
     queue.release("annotation", against)
     queue.dispatch("annotation", against[:1])   # an annotation's own edit: rescored at once
-    assert sent[2:] == [("annotation.recompute_scores", against[:1], None)]
+    assert sent[-1] == ("annotation.recompute_scores", against[:1], None)
+
+
+def test_a_busy_builders_edits_are_rescored_at_most_once_per_spacing(db, sent, settings):
+    """The window grows with the edit rate: after a quiet spell an edit is rescored after the
+    delay; while the builder goes on, the next rescoring waits for the spacing since the last."""
+    settings.PYRAMID_SCORE_DELAY_SECONDS, settings.PYRAMID_SCORE_SPACING_SECONDS = 2, 10
+    settings.SCORE_DEBOUNCE_SECONDS = 0
+    load_demo()
+    pyramid = Pyramid.objects.filter(annotations__isnull=False).distinct().first()
+    against = sorted(PeerAnnotation.objects.filter(pyramid=pyramid).values_list("id", flat=True))
+    sent.clear()
+    publish_annotations_of([pyramid.pk])
+    assert sent[0] == ("annotation.recompute_scores", against, 2)
+    for kind, ids in (("annotation", against), ("topic", [pyramid.topic_id]), ("construction", [pyramid.topic_id])):
+        queue.release(kind, ids)   # that rescoring started
+    sent.clear()
+    publish_annotations_of([pyramid.pk])   # the builder's next edit, right after
+    assert [(task, ids) for task, ids, _ in sent] == [("annotation.recompute_scores", against), ("annotation.recompute_agreement", [pyramid.topic_id]),
+                                                       ("annotation.recompute_construction", [pyramid.topic_id])]
+    assert all(9 < countdown <= 12 for _, _, countdown in sent)   # 10 s after the last one was due, not 2
+    # The pending marks outlive the longer countdown as they outlive the job's own (the broker's redelivery after it).
+    ttl = redis_client().ttl(cache.make_and_validate_key(queue._pending_key("annotation", against[0])))
+    assert ttl >= sent[0][2] + queue.pending_ttl("annotation") - 1
+    assert queue.countdown("pyramid", [pyramid.pk + 1000], 2) == 2   # another pyramid keeps its own pace
 
 
 def test_a_mark_lasts_as_long_as_its_message_may_go_unseen(settings):
     """The visibility timeout, kombu's restore interval and the job's countdown: not a fixed minute."""
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {**settings.CELERY_BROKER_TRANSPORT_OPTIONS, "visibility_timeout": 20, "unacked_restore_interval": 5}
-    settings.SCORE_DEBOUNCE_SECONDS, settings.DASHBOARD_DEBOUNCE_SECONDS = 0, 4.5
-    assert (queue.pending_ttl("annotation"), queue.pending_ttl("dashboard")) == (25, 30)
+    settings.SCORE_DEBOUNCE_SECONDS, settings.DASHBOARD_DEBOUNCE_SECONDS, settings.DASHBOARD_INTERVAL_SECONDS = 0, 4.5, 8
+    assert (queue.pending_ttl("annotation"), queue.pending_ttl("dashboard")) == (25, 33)   # a dashboard may wait its interval
+    settings.DASHBOARD_INTERVAL_SECONDS = 60
+    assert queue.pending_ttl("dashboard") == 35   # ... never more than the longest countdown (half the visibility timeout)
+
+
+def test_a_datasets_dashboard_starts_at_most_once_per_interval(sent, settings):
+    """While edits go on, each burst publishes the dashboard again as soon as its last run started;
+    it then waits for the rest of ``DASHBOARD_INTERVAL_SECONDS`` since that start, not just the
+    debounce (20 editors started one every 5 s: most of the worker's CPU per write). A countdown
+    stays within half the visibility timeout (a message held longer is delivered twice): the task
+    puts off what is not yet due and publishes it again."""
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {**settings.CELERY_BROKER_TRANSPORT_OPTIONS, "visibility_timeout": 40}
+    settings.DASHBOARD_DEBOUNCE_SECONDS, settings.DASHBOARD_INTERVAL_SECONDS = 5, 30
+    queue.dispatch("dashboard", [7])
+    assert sent == [("annotation.recompute_dashboards", [7], 5)]   # nothing ran lately: the debounce only
+    assert queue.due("dashboard", [7]) == [7]
+    queue.release("dashboard", [7])   # its task starts
+    queue.dispatch("dashboard", [7])   # an edit meanwhile
+    task, ids, countdown = sent[1]
+    assert (task, ids) == ("annotation.recompute_dashboards", [7]) and 19 < countdown <= 20   # capped: half of 40 s
+    assert queue.due("dashboard", [7, 8]) == [8]   # run after 20 s: 7 is put off again, 8 is due
+    assert sent[2][:2] == ("annotation.recompute_dashboards", [7]) and 19 < sent[2][2] <= 20
+    queue.dispatch("dashboard", [8])   # another dataset keeps its own pace
+    assert sent[3] == ("annotation.recompute_dashboards", [8], 5)
+    settings.DASHBOARD_INTERVAL_SECONDS = 0   # no spacing: the debounce again
+    queue.release("dashboard", [7])
+    queue.dispatch("dashboard", [7])
+    assert sent[4] == ("annotation.recompute_dashboards", [7], 5)
 
 
 def test_the_sweep_publishes_again_the_ids_of_a_message_lost_with_its_worker(sent, settings):

@@ -257,3 +257,21 @@ def test_conventions_agree_on_rule_abiding_pyramids_when_xa_agrees(pa):
         assert nist.modified == sr.modified
     else:
         assert sr.xa == nist.xa + 1   # ceiling exceeds half-up by at most one
+
+
+@BOTH
+@hsettings(400)
+@given(p=pyramids(min_refs=1, legacy=True), empty=st.lists(st.integers(501, 600), unique=True, max_size=2))
+def test_prepared_jackknife_weights_are_those_of_the_pyramids_without_each_reference(convention, p, empty):
+    """``prepare`` derives the n jackknife weights from the pyramid's own instead of building the n
+    pyramids (the cost of rescoring after an edit): exactly the weights of the built pyramids, SCUs
+    without contributors (a new SCU) and the legacy ones (cross-reference, duplicated) included."""
+    from scoring.model import SCU, Pyramid
+    from scoring.scores import Weights, prepare
+
+    p = Pyramid(p.references, p.scus + tuple(SCU(uid, ()) for uid in empty))
+    prepared = prepare(p, convention)
+    base = p.as_sacrerouge() if convention is SR else p
+    expected = tuple((ref, Weights.of(base.without_reference(ref), convention)) for ref in base.references) if p.n >= 2 else ()
+    assert prepared.jackknife == expected
+    assert prepared.base == Weights.of(base, convention)
