@@ -101,6 +101,14 @@ def _sacrerouge_kept_contributors(scu: SCU) -> tuple[Contributor, ...] | None:
     return kept
 
 
+
+def _sacrerouge_weight(scu: SCU) -> int:
+    kept = _sacrerouge_kept_contributors(scu)
+    return 0 if kept is None else len({r for c in kept for r in c.references})
+
+
+_WEIGHT = {Convention.NIST: _nist_weight, Convention.SACREROUGE: _sacrerouge_weight}
+
 @dataclass(frozen=True)
 class Pyramid:
     """A pyramid: the ids of ALL its reference summaries (n = len) and its SCUs.
@@ -171,24 +179,12 @@ class Pyramid:
         SACREROUGE: the number of distinct references among the contributors SacreROUGE keeps;
         0 when SacreROUGE drops the SCU altogether (it then takes no part in any score).
         """
-        convention = Convention(convention)
-        if convention is Convention.NIST:
-            return _nist_weight(scu)
-        kept = _sacrerouge_kept_contributors(scu)
-        if kept is None:
-            return 0
-        return len({r for c in kept for r in c.references})
+        return _WEIGHT[Convention(convention)](scu)
 
     def weights(self, convention: Convention = Convention.NIST) -> dict[int, int]:
         """uid -> weight for every SCU that takes part in scoring (weight >= 1)."""
-        if Convention(convention) is Convention.NIST:   # as ``weight``, without its per-SCU dispatch (dashboards call this thousands of times)
-            return {s.uid: len(s.contributors) for s in self.scus if s.contributors}
-        out = {}
-        for s in self.scus:
-            kept = _sacrerouge_kept_contributors(s)
-            if kept is not None:
-                out[s.uid] = len({r for c in kept for r in c.references})
-        return out
+        weight = _WEIGHT[Convention(convention)]   # chosen once, not per SCU (dashboards call this thousands of times)
+        return {s.uid: w for s in self.scus if (w := weight(s)) > 0}
 
     def as_sacrerouge(self) -> "Pyramid":
         """The pyramid as SacreROUGE's reader would load it (legacy contributors/SCUs removed).
