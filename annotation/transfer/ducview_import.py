@@ -42,6 +42,7 @@ from annotation.models import (
     ReferenceSummary, Topic,
 )
 from annotation.access.roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
+from annotation.access.rules import is_coordinator
 from annotation.peers.score_events import annotations_created, batched_scheduling, touch_pyramid
 
 if TYPE_CHECKING:
@@ -262,10 +263,18 @@ def restore_adjudications(dataset: Dataset, report: ImportReport, archived: Mapp
 
 
 def _archived_adjudicator(name: str, username: str | None, kind: str, report: ImportReport):
-    """The user an archive names as adjudicator, or None (said in the repairs when the name is no user here)."""
-    adjudicator = User.objects.filter(username=username).first() if username else None
-    if username and adjudicator is None:
+    """The user an archive names as adjudicator, or None (said in the repairs). Only a coordinator
+    adjudicates, so an archive (a file anyone can write) never makes an annotator, an imported
+    annotator identity or any other user the author of an adjudication."""
+    if not username:
+        return None
+    adjudicator = User.objects.filter(username=username, is_active=True).first()
+    if adjudicator is None:
         report.repairs.append(f"{name}: its adjudicator {username!r} is no user here: the {kind} is restored without adjudicator")
+    elif not is_coordinator(adjudicator):
+        report.repairs.append(f"{name}: its adjudicator {username!r} is no coordinator here (only coordinators adjudicate): "
+                              f"the {kind} is restored without adjudicator")
+        adjudicator = None
     return adjudicator
 
 

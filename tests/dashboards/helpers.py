@@ -78,6 +78,7 @@ def adjudicated_pyramid_topic(dataset, external_id: str) -> Pyramid:
     comparison = pyramid_adjudication.compare(*built)
     decisions = {i.key: ("a" if "a" in i.choices else "b") for i in comparison.disagreements}
     judge = User.objects.get_or_create(username="judge")[0]
+    topic.dataset.coordinators.add(judge)   # only coordinators adjudicate
     result = pyramid_adjudication.adjudicate(*built, judge, decisions, comparison.token)
     peer = PeerSummary.objects.create(topic=topic, external_id="1", text=toy.TEXT)
     against = PeerAnnotation.objects.create(peer=peer, pyramid=result, annotator=User.objects.get(username="ann1"), status="done")
@@ -100,6 +101,7 @@ def adjudicated(peer, username: str, decisions: dict[str, str]) -> PeerAnnotatio
     by_name = {s.annotator: str(s.pk) for s in comparison.sources}
     assert {i.key for i in comparison.disagreements} == set(decisions), [i.key for i in comparison.disagreements]
     judge = get_user_model().objects.get_or_create(username=username)[0]
+    peer.topic.dataset.coordinators.add(judge)   # only coordinators adjudicate
     return services.adjudicate(peer, pyramid, judge, {k: by_name.get(v, v) for k, v in decisions.items()}, comparison.token)
 
 

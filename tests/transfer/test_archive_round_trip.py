@@ -180,6 +180,33 @@ def test_an_adjudication_whose_source_file_is_missing_is_said_and_not_restored()
     assert PeerAnnotation.objects.filter(pyramid__topic__dataset=copy, annotator__isnull=True, peer__external_id="1").count() == 1
 
 
+@pytest.mark.parametrize("named", ["ann1", "ann6", "nobody"])
+def test_an_archive_makes_only_a_coordinator_the_adjudicator(named):
+    """A crafted manifest naming an annotator (or an unknown name) as adjudicator: both kinds of
+    adjudication come back, scores resting on them, but without adjudicator, and the report says why.
+    Only coordinators adjudicate; an archive is a file anyone can write."""
+    dataset = build_lived_in("Forged adjudicator")
+    coordinator = coordinator_of(dataset)
+    api = APIClient()
+    api.force_authenticate(coordinator)
+    source = zipfile.ZipFile(io.BytesIO(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content)))
+    manifest = json.loads(source.read("manifest.json"))
+    entries = [e for e in manifest["files"] if "adjudication" in e]
+    assert sorted(e["kind"] for e in entries) == ["annotation", "pyramid"]
+    for entry in entries:
+        assert entry["adjudication"]["adjudicator"] == "judge"
+        entry["adjudication"]["adjudicator"] = named
+    copy = Dataset.objects.create(name="Forged adjudicator copy")
+    copy.coordinators.add(coordinator)
+    report = api.post(reverse("api:dataset-import", args=[copy.pk]),
+                      {"files": [SimpleUploadedFile("a.zip", with_manifest(source, manifest))]}, format="multipart").json()
+    assert (report["adjudications_restored"], report["pyramid_adjudications_restored"]) == (1, 1), report
+    why = "is no user here" if named == "nobody" else "is no coordinator here"
+    assert sum(f"its adjudicator {named!r} {why}" in r for r in report["repairs"]) == 2, report["repairs"]
+    assert Adjudication.objects.get(annotation__pyramid__topic__dataset=copy).adjudicator is None
+    assert PyramidAdjudication.objects.get(topic__dataset=copy).adjudicator is None
+
+
 def test_the_import_report_says_how_many_adjudications_came_back():
     from django.template.loader import render_to_string
 
