@@ -247,20 +247,24 @@ def write_pyramid(pyramid: Pyramid) -> bytes:
 
 
 def _peer_contributor(m: PeerMatch, text: str, u16: Utf16Offsets, where: str) -> list[str]:
-    if not m.parts:
-        raise DucViewError(f"{where}: no part")
+    """A match as DUCView writes it. A match without evidence (its file's parts lay outside the text,
+    their labels nowhere: kept because DUCView scored it) gets one empty part, as released files
+    have: the DTD wants a part, DUCView counts the contributor, and the readers keep it without
+    evidence again, so the file scores as the annotation does."""
     for pi, p in enumerate(m.parts):
         if not (0 <= p.start < p.end <= len(text)):
             raise DucViewError(
                 f"{where}, part {pi + 1}: span [{p.start}, {p.end}) is empty or outside the peer text "
                 f"(length {len(text)})"
             )
-    label = derived_label([text[p.start:p.end] for p in sorted(m.parts, key=lambda p: p.start)])
+    label = derived_label([text[p.start:p.end] for p in sorted(m.parts, key=lambda p: p.start)]) if m.parts else m.label
     comment = f' comment="{_esc_attr(m.comment, where)}"' if m.comment else ""
     out = [f'  <contributor label="{_esc_attr(label, where)}"{comment}>']
     for p in m.parts:
         out.append(f'   <part label="{_esc_attr(text[p.start:p.end], where)}" '
                    f'start="{u16.to_u16(p.start)}" end="{u16.to_u16(p.end)}"/>')
+    if not m.parts:
+        out.append('   <part label="" start="0" end="0"/>')
     out.append("  </contributor>")
     return out
 

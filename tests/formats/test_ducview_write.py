@@ -212,6 +212,25 @@ def test_peer_writer_refuses_dangling_matches():
         write_peer_annotation(pan)
 
 
+def _without_evidence() -> PeerAnnotationFile:
+    """stale_label_v15.pan with SCU 4's only part moved outside the text: the match is kept, no evidence."""
+    data = fixture_bytes("stale_label_v15.pan").replace(b'start="119" end="143"', b'start="900" end="924"')
+    pan, _ = parse_peer_annotation(data)
+    assert [m.parts for m in pan.matches if m.scu_uid == 4] == [[]]
+    return pan
+
+
+def test_a_match_without_evidence_is_written_and_read_back_kept():
+    """The .pan of an annotation holding a match without evidence (issue 20: kept, as DUCView scored
+    it) is written, not refused, and reads back with that match still there and still flagged, so the
+    exported file scores as the annotation does (the dataset archive and the .pan download alike)."""
+    pan = _without_evidence()
+    again, report = parse_peer_annotation(write_peer_annotation(pan))
+    assert again == pan
+    assert [m.review for m in again.matches if m.scu_uid == 4] == [m.review for m in pan.matches if m.scu_uid == 4] != [""]
+    assert [(r.kind, r.scu_uid) for r in report.rejects] == [("empty_part", 4)]
+
+
 def test_empty_reference_header_is_written_as_its_id():
     pyramid = _small_pyramid(references=[Reference("A", "", "alpha beta\ngamma"),
                                          Reference("B", "", "delta")])
@@ -327,6 +346,8 @@ def test_written_files_open_like_in_ducview(tmp_path):
         path = tmp_path / name
         path.write_bytes(write_peer_annotation(parse_peer_annotation(fixture_bytes(name))[0]))
         paths.append(path)
+    paths.append(tmp_path / "without_evidence.pan")
+    paths[-1].write_bytes(write_peer_annotation(_without_evidence()))
     odd_score = parse_peer_annotation(fixture_bytes("event.pan"))[0]
     odd_score.score = {"qualityScore": "0.5", "mine": "x"}  # not DUCView's score layout
     paths.append(tmp_path / "odd_score.pan")

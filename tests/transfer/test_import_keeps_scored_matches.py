@@ -17,6 +17,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.formats import parse_peer_annotation, parse_pyramid
+from annotation.formats.ducview import EVIDENCE_LOST_NOTE
 from annotation.models import SCU, Dataset, PeerAnnotation, PeerMatch
 from annotation.transfer.ducview_import import ImportReport, import_all
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
@@ -120,3 +121,35 @@ def test_pyramid_contributors_whose_labels_are_stale_keep_their_scus_weights(tmp
     assert {uid: len(notes) for uid, notes in stored.items()} == in_file
     assert stored[25] == stored[40] == [KEPT] and stored[4] == [""]
     assert {s.uid: s.weight for s in parse_pyramid(data)[0].scus} == in_file
+
+
+def test_a_match_without_evidence_survives_the_pan_download_and_the_dataset_archive():
+    """SCU 4's only part moved outside the text (its label nowhere): imported, the match stays
+    without evidence, flagged; its annotation's .pan download and the dataset archive both carry
+    it, so each re-imported copy keeps it and scores as the file's own tool did."""
+    stale = STALE.replace(b'start="119" end="143"', b'start="900" end="924"')
+    dataset = Dataset.objects.create(name="no evidence")
+    import_all([(NAME, stale)], dataset, ImportReport())
+    client = APIClient()
+    admin = _admin()
+    client.force_authenticate(admin)
+    annotation = PeerAnnotation.objects.get(pyramid__topic__dataset=dataset)
+    pan = client.get(f"/api/annotations/{annotation.pk}/export/?format=ducview")
+    assert pan.status_code == 200, pan.content
+    archive = client.get(reverse("api:dataset-archive", args=[dataset.pk]))
+    assert archive.status_code == 200
+    copies = {"pan": (NAME, b"".join(pan.streaming_content) if pan.streaming else pan.content),
+              "archive": ("archive.zip", b"".join(archive.streaming_content))}
+    theirs = parse_peer_annotation(STALE)[0].score
+    for how, (name, data) in [("source", (NAME, None)), *copies.items()]:
+        if data is not None:
+            dataset = Dataset.objects.create(name=f"copy by {how}")
+            report = client.post(f"/api/datasets/{dataset.pk}/import/", {"files": [SimpleUploadedFile(name, data)]}, format="multipart").json()
+            assert report["rejected"] == [] and report["annotations_created"] == 1, (how, report)
+        annotation = PeerAnnotation.objects.get(pyramid__topic__dataset=dataset)
+        flagged = PeerMatch.objects.get(annotation=annotation, scu__uid=4)
+        assert (list(flagged.parts.all()), flagged.review_note) == ([], EVIDENCE_LOST_NOTE), how
+        pyramid = load_pyramids([annotation.pyramid_id])[annotation.pyramid_id]
+        ours = score_peer(pyramid, load_annotations([annotation.pk])[annotation.pk], Convention.NIST)
+        assert (ours.size, ours.matched_scus, ours.observed_weight, round(ours.modified, 4)) == (
+            int(theirs["totalscu"]), int(theirs["uniquescu"]), int(theirs["totalWeight"]), float(theirs["coverageScore"])), how
