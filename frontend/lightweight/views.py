@@ -247,7 +247,9 @@ def crowd(request, token):
     refused = _throttled(request)
     if refused:
         return refused
-    link = get_object_or_404(CrowdLink.objects.select_related("pyramid"), token=token)
+    link = lightweight_work.link_of(token)
+    if link is None:
+        raise Http404("No such crowd link.")
     if not link.active:  # closed by the coordinators: say so (410), rather than a bare "not found"
         return render(request, "lightweight/crowd_message.html", {
             "title": "This link is closed", "message": "The work behind this link has ended. Thank you for your interest."}, status=410)
@@ -273,7 +275,7 @@ def crowd(request, token):
         if request.method == "POST" and form.is_valid():
             try:
                 request.session[_session_key(link)] = lightweight_work.clean_worker_id(form.cleaned_data["worker"])
-                return redirect("lightweight:crowd", token=token)
+                return redirect(request.path)   # this page without its query (``?change``): as reversed, without reversing
             except lightweight_work.WorkError as error:
                 form.add_error("worker", str(error))
         return render(request, "lightweight/crowd_worker.html", {"form": form, "link": link})
