@@ -21,9 +21,12 @@ duplicates), that no task got more answers than its judges (each page view holds
 LIGHTWEIGHT_RESERVATION_SECONDS) and no hold is left, how many tasks were left started but not
 complete (tasks are completed before new ones start), and how soon after the crowd the stored
 scores are current. CPU per task is the robust figure on a shared machine; wall-clock latency
-depends on what else runs.
+depends on what else runs. ``--profile-app DIR`` also prints, per kind of request, the app's CPU,
+statements and time in the database measured inside gunicorn (``bench/_app_profile.py``; with
+``--cprofile``, each kind's profile) and what PostgreSQL's backends were doing (wait events sampled
+every 20 ms): where a request's time goes, CPU or waiting for locks.
 
-    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/lightweight_crowd.py [--workers 200] [--tasks 3] [--think 20] [--arrive-over S] [--seed 1]
+    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/lightweight_crowd.py [--workers 200] [--tasks 3] [--think 20] [--arrive-over S] [--seed 1] [--profile-app DIR [--cprofile]]
 """
 import argparse
 import math
