@@ -233,12 +233,13 @@ def _tail(path: Path, lines: int = 30) -> str:
 
 
 @contextlib.contextmanager
-def server(kind: str, env: dict, log_dir: Path, pids: list | None = None):
+def server(kind: str, env: dict, log_dir: Path, pids: list | None = None, config: str = "pyramid_app/gunicorn_conf.py"):
     """The app on http://127.0.0.1:<free port>, serving static files; yields its base URL (and
-    appends the server's process id to ``pids``, for measuring its CPU time)."""
+    appends the server's process id to ``pids``, for measuring its CPU time). ``config``:
+    gunicorn's configuration file (``bench/_app_profile.py`` measures each request)."""
     port = free_port()
     if kind == "gunicorn":
-        command = [str(VENV_BIN / "gunicorn"), "pyramid_app.wsgi", "-c", "pyramid_app/gunicorn_conf.py", "--bind", f"127.0.0.1:{port}", "--log-level", "warning"]
+        command = [str(VENV_BIN / "gunicorn"), "pyramid_app.wsgi", "-c", config, "--bind", f"127.0.0.1:{port}", "--log-level", "warning"]
     else:
         command = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--insecure", "--noreload"]
     base = f"http://127.0.0.1:{port}"

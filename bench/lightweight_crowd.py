@@ -21,9 +21,12 @@ duplicates), that no task got more answers than its judges (each page view holds
 LIGHTWEIGHT_RESERVATION_SECONDS) and no hold is left, how many tasks were left started but not
 complete (tasks are completed before new ones start), and how soon after the crowd the stored
 scores are current. CPU per task is the robust figure on a shared machine; wall-clock latency
-depends on what else runs.
+depends on what else runs. ``--profile-app DIR`` also prints, per kind of request, the app's CPU,
+statements and time in the database measured inside gunicorn (``bench/_app_profile.py``; with
+``--cprofile``, each kind's profile) and what PostgreSQL's backends were doing (wait events sampled
+every 20 ms): where a request's time goes, CPU or waiting for locks.
 
-    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/lightweight_crowd.py [--workers 200] [--tasks 3] [--think 20] [--arrive-over S] [--seed 1]
+    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/lightweight_crowd.py [--workers 200] [--tasks 3] [--think 20] [--arrive-over S] [--seed 1] [--profile-app DIR [--cprofile]]
 """
 import argparse
 import math
@@ -32,6 +35,7 @@ import re
 import sys
 import threading
 import time
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -190,6 +194,70 @@ class DatabaseCpu(threading.Thread):
         return sum(after - self.before.get(pid, 0.0) for pid, after in self.latest.items())
 
 
+class DatabaseWaits(threading.Thread):
+    """What this database's server processes are doing, sampled every 20 ms while the crowd works
+    (``--profile-app``): per sample, each backend's state and wait event (``pg_stat_activity``:
+    ``CPU`` for an active backend waiting on nothing, ``Lock/transactionid`` for one waiting for
+    another transaction's row lock, ``Lock/advisory`` for a client's hold lock, ``Client/ClientRead``
+    for one waiting for the app's next statement), with the first words of its statement."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.samples = 0
+        self.seen: dict[tuple[str, str], int] = defaultdict(int)
+        self.stopping = threading.Event()
+
+    def run(self):
+        from django.db import connection
+
+        try:
+            with connection.cursor() as cursor:
+                while not self.stopping.wait(0.02):
+                    cursor.execute("SELECT state, wait_event_type, wait_event, left(regexp_replace(query, '\\s+', ' ', 'g'), 60) "
+                                   "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                                   "AND backend_type = 'client backend'")
+                    self.samples += 1
+                    for state, kind, event, query in cursor.fetchall():
+                        if state == "idle":
+                            continue
+                        what = "CPU" if state == "active" and kind is None else f"{kind}/{event}"
+                        self.seen[(f"{what} ({state})", query if state == "active" else "")] += 1
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join()
+        print(f"PostgreSQL backends not idle, per sample ({self.samples} samples, every 20 ms):")
+        for (what, query), n in sorted(self.seen.items(), key=lambda item: -item[1])[:15]:
+            print(f"  {n / max(1, self.samples):6.2f}  {what:38s} {query}")
+
+
+def print_requests(log: Path, top: int = 18) -> None:
+    """The app's cost per request kind (``bench/_app_profile.py``'s log), and with profiles their top functions."""
+    import pstats
+    import statistics
+
+    rows = defaultdict(list)
+    for line in log.read_text().splitlines():
+        kind, cpu, wall, count, db, slowest, *sql = line.split()
+        rows[kind.replace("_", " ")].append((float(cpu), float(wall), int(count), float(db), float(slowest), " ".join(sql)))
+    print("app per request kind (handling thread's CPU; wall; statements; time in the database; its slowest statement):")
+    for kind, values in sorted(rows.items()):
+        cpu, wall, count, db, slowest = (sorted(v[i] for v in values) for i in range(5))
+        slow = max(values, key=lambda v: v[4])
+        print(f"  {kind:9s} n={len(values):4d}  CPU mean {1000 * statistics.mean(cpu):5.1f} ms  wall p50 {1000 * wall[len(wall) // 2]:6.0f} "
+              f"p95 {1000 * wall[int(0.95 * (len(wall) - 1))]:6.0f} ms  statements {statistics.mean(count):4.1f}  "
+              f"database mean {1000 * statistics.mean(db):6.1f} p95 {1000 * db[int(0.95 * (len(db) - 1))]:6.0f} ms; "
+              f"slowest {1000 * slow[4]:.0f} ms: {slow[5]}")
+    for kind in sorted(rows):
+        files = sorted(log.parent.glob(f"{kind.replace(' ', '_')}.*.prof"))
+        if files:
+            print(f"\n--- profile of {kind} (CPU clock, every process) ---")
+            stats = pstats.Stats(*map(str, files))
+            stats.sort_stats("cumulative").print_stats(top)
+
+
 def wait_scores_current(timeout: float = 60) -> float | None:
     """Seconds until the stored scores are those of the run's last answer (None: not within ``timeout``)."""
     from annotation.models import LightweightPyramid, LiteResult
@@ -222,6 +290,10 @@ def main():
     parser.add_argument("--arrive-over", type=float, default=None,
                         help="seconds over which the workers arrive (uniformly, seeded); default: --think")
     parser.add_argument("--seed", type=int, default=1, help="seed of the arrival and reading times")
+    parser.add_argument("--profile-app", metavar="DIR",
+                        help="measure each request in the app (CPU, statements, time in the database: bench/_app_profile.py) and "
+                             "sample PostgreSQL's wait events; with --cprofile also profile each request kind (CPU figures then inflated)")
+    parser.add_argument("--cprofile", action="store_true", help="with --profile-app: run each request under cProfile")
     args = parser.parse_args()
     arrive_over = args.think if args.arrive_over is None else args.arrive_over
     topics = args.topics or max(1, math.ceil(1.25 * args.workers * args.tasks / ANSWERS_PER_TOPIC))
@@ -230,8 +302,6 @@ def main():
         sys.exit("set DATABASE_URL=postgres://... and REDIS_URL=redis://...: the crowd benchmark runs the production shape")
     env = b.production_env(b.setup_django())   # the production limits: every simulated worker has its own address
     b.collect_static(env)
-    from collections import defaultdict
-
     from django.core.management import call_command
     from django.db.models import Count, F
 
@@ -244,8 +314,20 @@ def main():
     log_dir = b.make_log_dir()
     timings, errors, codes = defaultdict(list), [], []
     server_pids = []
-    with b.celery_worker(env, log_dir, redis_url) as control, b.server("gunicorn", env, log_dir, server_pids) as base:
+    config = "pyramid_app/gunicorn_conf.py"
+    if args.profile_app:
+        profile_dir = Path(args.profile_app).resolve()
+        profile_dir.mkdir(parents=True, exist_ok=True)
+        for old in [*profile_dir.glob("*.prof"), *profile_dir.glob("requests.log")]:
+            old.unlink()
+        env = {**env, "BENCH_APP_PROFILE_DIR": str(profile_dir), "BENCH_APP_PROFILE": "1" if args.cprofile else "0"}
+        config = "bench/_app_profile.py"
+    with b.celery_worker(env, log_dir, redis_url) as control, b.server("gunicorn", env, log_dir, server_pids, config) as base:
         warm_up(base, token)
+        if args.profile_app:   # the warm-up's requests are not the crowd's
+            (profile_dir / "requests.log").unlink(missing_ok=True)
+            waits = DatabaseWaits()
+            waits.start()
         b.wait_worker_idle(control)
         print(b.machine_line(gunicorn_line(), "Celery worker (2 processes) on Redis"))
         load_before = os.getloadavg()
@@ -268,6 +350,8 @@ def main():
         cpu = {kind: sum(after - cpu_before[kind].get(pid, 0.0) for pid, after in b.cpu_seconds(pids).items())
                for kind, pids in processes.items()}
         cpu["PostgreSQL"] = database_cpu.stop()
+        if args.profile_app:
+            waits.stop()
         load_after = os.getloadavg()
     stored = LiteAssignment.objects.filter(task__pyramid__dataset__name="crowd-bench")
     rows = {(a.worker_id, a.task_id): a.completion_code for a in stored}
@@ -297,6 +381,8 @@ def main():
     print(f"CPU per task (page + submission; {requests_done} requests for {len(codes)} tasks): app {cpu['app'] * per_task:.1f} ms + "
           f"PostgreSQL {cpu['PostgreSQL'] * per_task:.1f} ms = {(cpu['app'] + cpu['PostgreSQL']) * per_task:.1f} ms "
           f"(Celery worker {cpu['Celery worker'] * per_task:.1f} ms, client {client_cpu * per_task:.1f} ms)")
+    if args.profile_app:   # the server has exited: its profiles are written
+        print_requests(profile_dir / "requests.log")
     b.cleanup(False, log_dir)
 
 

@@ -17,8 +17,9 @@ import time
 
 from django.core.cache import cache
 from django.core.cache.backends.locmem import LocMemCache
-from django.core.cache.backends.redis import RedisCache
 from rest_framework.throttling import SimpleRateThrottle
+
+from annotation.jobs import queue
 
 log = logging.getLogger(__name__)
 _local = LocMemCache("pyramid-throttle-fallback", {})
@@ -29,11 +30,12 @@ def _count_in(store, key: str, seconds: int) -> tuple[int, int]:
     next window reads it) and read the previous window's: (this window's count, the previous one's)."""
     window = int(time.time() // seconds)
     current, previous = f"{key}:{window}", f"{key}:{window - 1}"
-    if isinstance(store, RedisCache):
+    redis = queue.redis_cache(store)
+    if redis is not None:
         # One transaction: create with its expiry if absent, then increment (never a counter
         # without expiry, which Django's exists-then-INCR could leave when the key expires between).
-        redis_key, redis_previous = store.make_and_validate_key(current), store.make_and_validate_key(previous)
-        pipe = store._cache.get_client(redis_key, write=True).pipeline(transaction=True)
+        redis_key, redis_previous = redis.make_and_validate_key(current), redis.make_and_validate_key(previous)
+        pipe = redis._cache.get_client(redis_key, write=True).pipeline(transaction=True)
         pipe.set(redis_key, 0, ex=2 * seconds, nx=True).incr(redis_key).get(redis_previous)
         _, count, before = pipe.execute()
         return count, int(before or 0)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import cache
 from django.core.cache.backends.redis import RedisCache
+from django.utils.connection import ConnectionProxy
 from django.utils.module_loading import import_string
 
 from annotation.jobs.runner import Runner
@@ -169,6 +170,17 @@ def in_process() -> bool:
     return bool(app.conf.task_always_eager)
 
 
+def redis_cache(store=None) -> RedisCache | None:
+    """The shared cache's backend when it is Redis (``store``: the cache to look behind, Django's
+    default ``cache`` unless given), else None. Django's ``cache`` is a proxy to the backend,
+    which ``isinstance`` does not see through: a check on the proxy never found Redis, so the
+    single-round-trip paths below and in the throttles were never taken."""
+    store = cache if store is None else store
+    if isinstance(store, ConnectionProxy):
+        store = store._connections[store._alias]
+    return store if isinstance(store, RedisCache) else None
+
+
 def _claim(kind: str, ids: list[int], wait: float | None = None) -> list[int]:
     """Mark ``ids`` pending; returns those that were not already. On Redis one round trip for the
     whole burst (SET NX per key in a pipeline: a pyramid edit names every annotation against it,
@@ -176,10 +188,11 @@ def _claim(kind: str, ids: list[int], wait: float | None = None) -> list[int]:
     keys are the cache's own, so ``release`` deletes them as before. Other caches: ``cache.add``.
     ``wait``: the message's countdown, when it may be longer than the job's (the mark outlives it)."""
     keys, ttl = [_pending_key(kind, pk) for pk in ids], max(pending_ttl(kind), math.ceil(_seen_again() + (wait or 0)))
-    if isinstance(cache, RedisCache):
-        with cache._cache.get_client(write=True).pipeline(transaction=False) as pipe:
+    redis = redis_cache()
+    if redis is not None:
+        with redis._cache.get_client(write=True).pipeline(transaction=False) as pipe:
             for key in keys:
-                pipe.set(cache.make_and_validate_key(key), 1, nx=True, ex=ttl)
+                pipe.set(redis.make_and_validate_key(key), 1, nx=True, ex=ttl)
             return [pk for pk, new in zip(ids, pipe.execute()) if new]
     return [pk for pk, key in zip(ids, keys) if cache.add(key, 1, timeout=ttl)]
 

@@ -10,6 +10,7 @@ from io import StringIO
 from django.conf import settings as django_settings
 from django.db import transaction
 from django.db.models import Count
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -310,7 +311,11 @@ def crowd_client(request) -> lightweight_work.CrowdClient:
 
 
 def crowd_link(token: str) -> CrowdLink:
-    return get_object_or_404(CrowdLink.objects.select_related("pyramid"), token=token, active=True)
+    """The open crowd link of ``token`` with its run (404 otherwise)."""
+    link = lightweight_work.link_of(token)
+    if link is None or not link.active:
+        raise Http404("No such crowd link.")
+    return link
 
 
 class CrowdTaskView(APIView):

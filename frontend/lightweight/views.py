@@ -17,7 +17,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -247,7 +247,9 @@ def crowd(request, token):
     refused = _throttled(request)
     if refused:
         return refused
-    link = get_object_or_404(CrowdLink.objects.select_related("pyramid"), token=token)
+    link = lightweight_work.link_of(token)
+    if link is None:
+        raise Http404("No such crowd link.")
     if not link.active:  # closed by the coordinators: say so (410), rather than a bare "not found"
         return render(request, "lightweight/crowd_message.html", {
             "title": "This link is closed", "message": "The work behind this link has ended. Thank you for your interest."}, status=410)
@@ -273,7 +275,9 @@ def crowd(request, token):
         if request.method == "POST" and form.is_valid():
             try:
                 request.session[_session_key(link)] = lightweight_work.clean_worker_id(form.cleaned_data["worker"])
-                return redirect("lightweight:crowd", token=token)
+                # This page without its query (``?change``); not ``redirect()``, which first tries
+                # the path as a view's name to reverse (5 ms of a profiled request).
+                return HttpResponseRedirect(request.path)
             except lightweight_work.WorkError as error:
                 form.add_error("worker", str(error))
         return render(request, "lightweight/crowd_worker.html", {"form": form, "link": link})
@@ -307,10 +311,19 @@ def _preview(request, link):
         return render(request, "lightweight/crowd_write.html", {
             "link": link, "reference": work, "form": WritingForm(count=link.pyramid.statements_per_writer),
             "preview": True, "error": error}, status=status)
-    judgments = [{"name": f"a{s.pk}", "text": s.text, "number": str(n)}
-                 for n, s in enumerate(lightweight_work.task_statements(work), start=1)]
     return render(request, "lightweight/crowd_judge.html", {
-        "link": link, "task": work, "judgments": judgments, "preview": True, "error": error}, status=status)
+        "link": link, "task": work, "judgments": _judgments(work, preview=True), "preview": True, "error": error}, status=status)
+
+
+def _judgments(task, chosen=None, missing=frozenset(), preview=False) -> list[dict]:
+    """The judging page's statements, each with its radio buttons' extra attributes (`` checked``,
+    `` disabled``) written here: the template's per-statement conditions were a third of the
+    page's rendering. Strings: no number formatting."""
+    chosen, off = chosen or {}, " disabled" if preview else ""
+    return [{"name": f"a{s.pk}", "text": s.text, "number": str(n), "missing": s.pk in missing,
+             "present": (" checked" if chosen.get(s.pk) == "present" else "") + off,
+             "absent": (" checked" if chosen.get(s.pk) == "absent" else "") + off}
+            for n, s in enumerate(lightweight_work.task_statements(task), start=1)]
 
 
 def _pk(value) -> int:
@@ -405,8 +418,7 @@ def _judging(request, link, worker, visit=None):
         if task is None:
             return _no_task(request, link, worker, client, visit)
         status = 200
-    judgments = [{"name": f"a{s.pk}", "text": s.text, "number": str(n), "chosen": chosen.get(s.pk), "missing": s.pk in missing}
-                 for n, s in enumerate(lightweight_work.task_statements(task), start=1)]   # strings: no number formatting
+    judgments = _judgments(task, chosen, missing)
     # Read with the task when it was chosen for showing (``next_task``); counted here when a refused submission shows it again.
     done = task.worker_done if hasattr(task, "worker_done") else LiteAssignment.objects.filter(task__pyramid=run, worker_id=worker).count()
     return render(request, "lightweight/crowd_judge.html", {

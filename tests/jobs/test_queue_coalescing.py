@@ -148,3 +148,16 @@ def test_the_sweep_publishes_again_the_ids_of_a_message_lost_with_its_worker(sen
     time.sleep(2.2)
     queue.dispatch("annotation", [41, 42])   # the sweep, once the broker would have redelivered it
     assert sent[1:] == [("annotation.recompute_scores", [41, 42], None)]
+
+
+def test_claim_is_one_pipelined_round_trip_behind_djangos_cache_proxy(sent, monkeypatch):
+    """Django's ``cache`` is a proxy, which ``isinstance(cache, RedisCache)`` never matched: every
+    id cost ``cache.add``'s own round trip. Now the backend behind the proxy is found."""
+    from django.core.cache.backends.redis import RedisCache
+
+    def one_by_one(*args, **kwargs):
+        raise AssertionError("cache.add called: one round trip per id")
+
+    monkeypatch.setattr(RedisCache, "add", one_by_one)
+    assert queue.redis_cache() is not None
+    assert queue._claim("annotation", [11, 12, 13]) == [11, 12, 13]

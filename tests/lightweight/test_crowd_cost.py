@@ -77,3 +77,22 @@ def test_a_task_of_another_run_is_not_found_on_the_page_nor_the_api(link):
                         content_type="application/json")
     assert api.status_code == 404
     assert not LiteAssignment.objects.filter(task=foreign).exists()
+
+
+def test_a_crowd_link_is_read_with_its_run_as_the_orm_reads_them(link):
+    """``link_of`` reads the link and its run in one statement written out, converting each value
+    as the ORM does (SQLite gives datetimes and decimals as stored): every field as the ORM's."""
+    from annotation.lightweight.work import link_of
+
+    run = link.pyramid
+    run.workers_pseudonymised_at = run.created_at
+    run.save()
+    with CaptureQueriesContext(connection) as queries:
+        read = link_of(link.token)
+    assert len(queries) == 1 and link_of("no-such-token") is None
+    orm = CrowdLink.objects.select_related("pyramid").get(pk=link.pk)
+    for model, mine, theirs in ((CrowdLink, read, orm), (LightweightPyramid, read.pyramid, orm.pyramid)):
+        for field in model._meta.concrete_fields:
+            assert getattr(mine, field.attname) == getattr(theirs, field.attname), field.name
+            assert type(getattr(mine, field.attname)) is type(getattr(theirs, field.attname)), field.name
+    assert not read._state.adding and not read.pyramid._state.adding   # saved as an update, as the ORM's
