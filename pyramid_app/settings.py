@@ -346,6 +346,13 @@ PYRAMID_SCORE_DELAY_SECONDS = float(get_str("PYRAMID_SCORE_DELAY_SECONDS", "2"))
 # the edit rate, so scores lag a busy builder by at most this much (well within the minute of the
 # fault suite) and a pyramid saved every second costs one rescoring per this many seconds.
 PYRAMID_SCORE_SPACING_SECONDS = float(get_str("PYRAMID_SCORE_SPACING_SECONDS", "10"))
+# While annotators go on saving, the least time between two recomputations of a topic's agreement
+# and of its construction agreement (each reads every annotation of the topic; an annotator's own
+# score is still rescored at once). Each save of a match started both, about half the worker's CPU
+# per save (bench/request_cpu.py); now the saves meanwhile coalesce into one run, the first after
+# a quiet spell starting at once. Agreement is not shown to the annotator, and lags the saves by at
+# most this much (well within the minute of the fault suite).
+AGREEMENT_SPACING_SECONDS = float(get_str("AGREEMENT_SPACING_SECONDS", "10"))
 # The same for a lightweight pyramid's scores. A crowd submits a steady stream (200 workers: several
 # answers a second), and each recomputation reads the whole run: without a wait the worker would
 # rescore after nearly every answer, taking more CPU than the judging pages themselves. While

@@ -53,8 +53,10 @@ class Job:
 JOBS = {
     "pyramid": Job("annotation.peers.recompute.publish_annotations_of", spacing="PYRAMID_SCORE_SPACING_SECONDS"),
     "annotation": Job("annotation.peers.recompute.recompute_annotations", "annotation.recompute_scores"),
-    "topic": Job("annotation.peers.recompute.recompute_topics", "annotation.recompute_agreement"),
-    "construction": Job("annotation.pyramids.construction.recompute_topics", "annotation.recompute_construction"),
+    "topic": Job("annotation.peers.recompute.recompute_topics", "annotation.recompute_agreement",
+                 spacing="AGREEMENT_SPACING_SECONDS"),
+    "construction": Job("annotation.pyramids.construction.recompute_topics", "annotation.recompute_construction",
+                        spacing="AGREEMENT_SPACING_SECONDS"),
     "automatic": Job("annotation.pyramids.automatic_peer_scores.compute_pyramids", "annotation.compute_automatic_scores"),
     "lightweight": Job("annotation.lightweight.scores.recompute_runs", "annotation.recompute_lightweight",
                        "LIGHTWEIGHT_SCORE_DELAY_SECONDS"),
@@ -114,8 +116,9 @@ def countdown(kind: str, ids: list[int], delay: float | None = None) -> float | 
     """The job's countdown (``delay``, else its setting), or, for a job with a ``spacing``, longer
     if the work of one of ``ids`` started (or was sent to start: :func:`note_start`) less than that
     long ago: while edits go on, a dataset's dashboard is recomputed at most once per
-    ``DASHBOARD_INTERVAL_SECONDS`` and a pyramid's annotations rescored at most once per
-    ``PYRAMID_SCORE_SPACING_SECONDS``, not after every burst; after a quiet spell, after the delay."""
+    ``DASHBOARD_INTERVAL_SECONDS``, a pyramid's annotations rescored at most once per
+    ``PYRAMID_SCORE_SPACING_SECONDS`` and a topic's agreement and construction agreement at most
+    once per ``AGREEMENT_SPACING_SECONDS``, not after every burst; after a quiet spell, after the delay."""
     wait = (getattr(settings, JOBS[kind].delay) if delay is None else delay) or 0
     spacing = _spacing(kind)
     if spacing and not in_process():

@@ -142,8 +142,9 @@ def recompute_annotations(annotation_ids: Iterable[int]) -> int:
 
 
 def recompute_topics(topic_ids: Iterable[int]) -> int:
-    """Compute and store the agreement figures of these topics (those not current); returns how many were written."""
-    ids = list(topic_ids)
+    """Compute and store the agreement figures of these topics (those not current; those computed
+    less than ``AGREEMENT_SPACING_SECONDS`` ago are put off: ``queue.due``); returns how many were written."""
+    ids = queue.due("topic", list(topic_ids))
     queue.release("topic", ids)
     current = dict(TopicAgreement.objects.filter(topic_id__in=ids).values_list("topic_id", "topic_revision"))
     stale = [topic for topic in Topic.objects.filter(pk__in=ids).select_related("dataset") if current.get(topic.pk) != topic.revision]

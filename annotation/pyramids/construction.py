@@ -200,8 +200,9 @@ _OWN_PYRAMIDS = Count("pyramids", filter=Q(pyramids__pyramid_adjudication__isnul
 
 def recompute_topics(topic_ids: Iterable[int]) -> int:
     """Compute and store the construction agreement of these topics (those not current); a topic
-    with fewer than two comparable pyramids keeps no row. Returns how many rows were written."""
-    ids = list(topic_ids)
+    with fewer than two comparable pyramids keeps no row (those computed less than
+    ``AGREEMENT_SPACING_SECONDS`` ago are put off: ``queue.due``). Returns how many rows were written."""
+    ids = queue.due("construction", list(topic_ids))
     queue.release("construction", ids)
     stored = {a.topic_id: a for a in PyramidAgreement.objects.filter(topic_id__in=ids)}
     # A topic with fewer than two pyramids and no stored row has nothing to compare nor to remove:

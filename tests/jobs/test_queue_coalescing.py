@@ -102,6 +102,36 @@ def test_a_busy_builders_edits_are_rescored_at_most_once_per_spacing(db, sent, s
     assert queue.countdown("pyramid", [pyramid.pk + 1000], 2) == 2   # another pyramid keeps its own pace
 
 
+def test_an_annotators_saves_are_rescored_at_once_and_their_topics_agreement_at_most_once_per_spacing(sent, settings):
+    """An annotation's save publishes its own rescoring and its topic's agreement and construction
+    agreement (``recompute.schedule``). The annotator's score never waits; the topic's figures (each
+    reads every annotation of the topic) start at once after a quiet spell, then at most once per
+    ``AGREEMENT_SPACING_SECONDS``: every save of a match ran both, half the worker's CPU per save."""
+    settings.SCORE_DEBOUNCE_SECONDS, settings.AGREEMENT_SPACING_SECONDS = 0, 10
+    save = (("annotation", [5]), ("topic", [3]), ("construction", [3]))
+    for kind, ids in save:
+        queue.dispatch(kind, ids)
+    assert sent == [("annotation.recompute_scores", [5], None), ("annotation.recompute_agreement", [3], None),
+                    ("annotation.recompute_construction", [3], None)]
+    assert queue.due("topic", [3]) == [3] and queue.due("construction", [3]) == [3]
+    for kind, ids in save:
+        queue.release(kind, ids)   # the tasks started
+    sent.clear()
+    for kind, ids in save:   # the annotator's next save, right after
+        queue.dispatch(kind, ids)
+    assert sent[0] == ("annotation.recompute_scores", [5], None)   # its score at once
+    assert [(task, ids) for task, ids, _ in sent[1:]] == [("annotation.recompute_agreement", [3]), ("annotation.recompute_construction", [3])]
+    assert all(9 < countdown <= 10 for _, _, countdown in sent[1:])   # 10 s after the last start
+    for kind, ids in save[1:]:
+        queue.dispatch(kind, ids)   # later saves meanwhile: the topic's figures are already waiting
+    assert len(sent) == 3
+    assert queue.dispatch("topic", [4]) == [4] and sent[-1] == ("annotation.recompute_agreement", [4], None)   # another topic: its own pace
+    settings.AGREEMENT_SPACING_SECONDS = 0   # no spacing: every save's agreement at once again
+    queue.release("topic", [3])
+    queue.dispatch("topic", [3])
+    assert sent[-1] == ("annotation.recompute_agreement", [3], None)
+
+
 def test_a_mark_lasts_as_long_as_its_message_may_go_unseen(settings):
     """The visibility timeout, kombu's restore interval and the job's countdown: not a fixed minute."""
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {**settings.CELERY_BROKER_TRANSPORT_OPTIONS, "visibility_timeout": 20, "unacked_restore_interval": 5}
