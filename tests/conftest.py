@@ -114,6 +114,15 @@ def background_runner(transactional_db):
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Passwords hashed with MD5 in every test (the live server's thread included), not PBKDF2's
+    million iterations: 0.9 s a hash on a 2-core CI machine, paid for each test user made with a
+    password and again at each login, minutes over the suite. Nothing here is about the hash's
+    strength; the rehash from another hasher at login has its own test (tests/security/test_login_attacks.py)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _clear_cache():
     from django.core.cache import cache
 

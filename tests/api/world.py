@@ -21,11 +21,6 @@ from tests.foundation.factories import topic
 ROLES = ("anon", "alice", "bob", "carol", "coord", "other_coord", "admin")
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def world(db):
     users = {name: User.objects.create_user(name) for name in ROLES if name not in ("anon", "admin")}

@@ -22,7 +22,7 @@ from django.db import connection
 
 from annotation.dashboards import snapshots
 
-from tests.dashboards.conftest import _eager_tasks  # noqa: F401  (fixtures; not the set-up world: its fast hashing would keep the server, a process of its own, from checking the password)
+from tests.dashboards.conftest import _eager_tasks  # noqa: F401  (fixtures)
 from tests.dashboards.helpers import build_toy
 from tests.browser.dashboards.test_dashboards import PASSWORD, coordinator_of
 
@@ -41,6 +41,15 @@ def database_url() -> str:
     s = connection.settings_dict
     password = f":{s['PASSWORD']}" if s.get("PASSWORD") else ""
     return f"postgres://{s['USER']}{password}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+@pytest.fixture(autouse=True)
+def _the_servers_password_hashing(settings):
+    """The test user's password hashed as the server, a process of its own with the app's settings,
+    checks it (not with the suite's fast hashing, tests/conftest.py)."""
+    from django.conf import global_settings
+
+    settings.PASSWORD_HASHERS = global_settings.PASSWORD_HASHERS
 
 
 @pytest.fixture

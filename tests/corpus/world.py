@@ -14,11 +14,6 @@ PASSWORD = "set-it-up-2026"
 TEXT = "The dam burst at night and the valley flooded."
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def people(db):
     coord = User.objects.create_user("coord", password=PASSWORD)

@@ -180,6 +180,10 @@ class Process:
     def kill(self):
         self.stop(signal.SIGKILL)
 
+    def with_settings(self, env: dict) -> "Process":
+        """The same command with these settings over its own (same log and working directory)."""
+        return Process(self.cmd, {**self.env, **env}, self.log, self.cwd)
+
 
 class Stack:
     """``ports``: where to look for free ports (PostgreSQL, Redis, the web); ``env``: settings over

@@ -1,2 +1,2 @@
 """Fixtures of the API tests' world (``tests/api/world.py``), which these tests of the concept's API use."""
-from tests.api.world import _fast_password_hashing, as_user, world  # noqa: F401  (fixtures)
+from tests.api.world import as_user, world  # noqa: F401  (fixtures)

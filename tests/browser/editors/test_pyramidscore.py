@@ -1,6 +1,8 @@
 """The browser's provisional score (frontend/static/frontend/js/pyramidscore.js), run in Debian's
 Chromium, against the Python scoring core on every DUC 2006 and DUC 2007 peer annotation, in both
 conventions: the same counts and bit-for-bit the same original and modified scores."""
+import json
+
 import pytest
 
 from annotation.formats.ducview import parse_peer_annotation
@@ -74,10 +76,12 @@ def test_every_duc_annotation_scores_as_in_python(page, corpus):
         document, pyramid, annotation = as_document(pan)
         documents.append(document)
         expected.append({c.value: python_scores(pyramid, annotation, c) for c in Convention})
-    shown = page.evaluate(
-        """(documents) => documents.map((d) => Object.fromEntries(ps.CONVENTIONS.map((c) => [c, ps.scorePeer(d.pyramid, d.matches, c)])))""",
-        documents,
-    )
+    # Both ways as one JSON text: Playwright's own serialization of 4.5 MB of nested objects took
+    # most of the test's time (numbers survive JSON both ways as the same doubles).
+    shown = json.loads(page.evaluate(
+        """(text) => JSON.stringify(JSON.parse(text).map((d) => Object.fromEntries(ps.CONVENTIONS.map((c) => [c, ps.scorePeer(d.pyramid, d.matches, c)]))))""",
+        json.dumps(documents),
+    ))
     assert len(shown) == len(paths) > 250
     assert sum(1 for e in expected if e["nist"]["repeated"]) > 10, "the corpus has peers that repeat SCUs: the list is checked"
     for path, mine, theirs in zip(paths, shown, expected):
