@@ -281,3 +281,21 @@ def test_a_snapshot_is_decoded_once_per_process_and_a_newer_one_never_served_sta
     assert row.data["judgments"] == {"marker": 2} and len(decoded) == 3
     assert row.computed_at == DatasetDashboard.objects.get(pk=first.pk).computed_at != latest.computed_at
     assert snapshots.snapshot_for(dataset)[0].data["judgments"] == {"marker": 2} and len(decoded) == 3
+
+
+def test_the_decoded_snapshots_of_a_process_are_bounded(monkeypatch):
+    """At most DECODED_SNAPSHOTS datasets' payloads stay decoded (the earliest decoded leaves), and a
+    snapshot's newer payload replaces its older one rather than adding to them."""
+    from django.utils import timezone
+
+    from annotation.dashboards import models as dashboard_models
+
+    monkeypatch.setattr(dashboard_models, "_DECODED", {})
+    monkeypatch.setattr(dashboard_models, "DECODED_SNAPSHOTS", 2)
+    now = timezone.now()
+    for pk in (1, 2, 3):
+        assert DatasetDashboard(pk=pk, payload=f'{{"pk": {pk}}}', computed_at=now).data == {"pk": pk}
+    assert sorted(dashboard_models._DECODED) == [2, 3]
+    newer = DatasetDashboard(pk=3, payload='{"pk": 3, "newer": true}', computed_at=now + timedelta(seconds=1))
+    assert newer.data == {"pk": 3, "newer": True}
+    assert sorted(dashboard_models._DECODED) == [2, 3] and dashboard_models._DECODED[3][0] == newer.computed_at
