@@ -11,7 +11,11 @@ content-hashed as in production (COLLECTED_STATIC=1, as `make run`). A superuser
   it is scrolled near, charts.js), the annotator's editor ready, the load event everywhere;
 - warm: the same page again --repeat times in that context (its cache warm), the same clock;
 - the JavaScript the first visit transferred: bytes on the wire (compressed) and decoded, from the
-  browser's Resource Timing entries of every script, module and worker.
+  browser's Resource Timing entries of every script, module and worker;
+- the server's CPU per warm visit: user + system CPU seconds of the server's processes (the master
+  and its workers, /proc) over the warm visits, divided by them (a warm visit requests the page
+  alone: its scripts and styles come from the browser's cache). Unlike the times above it hardly
+  moves with what else the machine runs.
 
     python bench/page_load.py [--repeat 20] [--server gunicorn|runserver] [--screenshots DIR]
 """
@@ -91,7 +95,8 @@ def main():
     log_dir = b.make_log_dir()
     errors: list[str] = []
     rows = []
-    with b.server(args.server, child_env, log_dir) as base, b.chromium(args.chromium) as browser:
+    server_pids: list[int] = []
+    with b.server(args.server, child_env, log_dir, server_pids) as base, b.chromium(args.chromium) as browser:
         context, page = b.new_page(browser, errors)
         b.login(page, base, user.username)
         state = context.storage_state()
@@ -106,8 +111,11 @@ def main():
             if screenshots:
                 shot = re.sub(r"\W+", "-", path).strip("-")
                 page.screenshot(path=str(screenshots / f"{shot}.png"), full_page=True)
+            server = b.process_tree(server_pids[0])
+            before = sum(b.cpu_seconds(server).values())
             warm = [visit(page, base + path) for _ in range(args.repeat)]
-            rows.append((name, path, first, warm, scripts))
+            server_cpu = (sum(b.cpu_seconds(server).values()) - before) / args.repeat * 1000
+            rows.append((name, path, first, warm, scripts, server_cpu))
             context.close()
             if errors:
                 sys.exit(f"JavaScript error on {path}: {errors[0]}")
@@ -115,17 +123,18 @@ def main():
 
     print()
     print(f"{'page':36} {'first visit':>12} {'warm p95':>9} {'warm median':>12} {'(HTML in':>9} {'DOM ready)':>10} "
-          f"{'JS on the wire':>15} {'JS decoded':>11}")
-    for name, path, first, warm, scripts in rows:
+          f"{'JS on the wire':>15} {'JS decoded':>11} {'server CPU':>11}")
+    for name, path, first, warm, scripts, server_cpu in rows:
         wire = sum(s[1] for s in scripts) / 1024
         decoded = sum(s[2] for s in scripts) / 1024
         ready = [w[0] for w in warm]
         print(f"{name:36} {first[0]:9.0f} ms {b.percentile(ready, 95):6.0f} ms {b.median(ready):9.0f} ms "
               f"{b.median([w[1] for w in warm]):6.0f} ms {b.median([w[2] for w in warm]):7.0f} ms "
-              f"{wire:12.0f} KB {decoded:8.0f} KB")
+              f"{wire:12.0f} KB {decoded:8.0f} KB {server_cpu:8.1f} ms")
     print(f"first visit: an empty cache, navigation start until ready and painted; warm: {args.repeat} visits with the cache warm")
     print("(HTML in: the server's answer received; DOM ready: DOMContentLoaded, deferred scripts run; medians of the warm visits)")
     print("JS: every script, module and worker the first visit fetched (Resource Timing encodedBodySize / decodedBodySize)")
+    print("server CPU: the server's processes' user + system CPU per warm visit (/proc)")
     print(machine)
 
 

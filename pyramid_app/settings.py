@@ -121,6 +121,11 @@ else:
     CELERY_TASK_ALWAYS_EAGER = True
     CELERY_TASK_EAGER_PROPAGATES = True
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The dashboard pages' rendered figures, per stored snapshot ({% cache ... using="fragments" %}):
+# in each process's memory, never in Redis, so a page renders when Redis is down (the cache tag
+# raises on an unreachable cache). At most 100 fragments (~50-150 KB each on DUC 2006) a process.
+CACHES["fragments"] = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "dashboard-fragments",
+                       "OPTIONS": {"MAX_ENTRIES": 100}}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_SERIALIZER = "json"

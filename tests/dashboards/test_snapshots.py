@@ -1,6 +1,7 @@
 """The stored dashboard snapshot: every figure equals the services behind the exports (and
 independent computations), unchanged topics are reused without changing any figure, a newer
 snapshot is never overwritten, and "current" follows the live state."""
+import json
 from datetime import timedelta
 
 import pytest
@@ -238,3 +239,63 @@ def test_export_commands_agree_with_the_snapshot(dataset, tmp_path):
     mine = StringIO()
     write_rows(mine, snapshot(dataset).data["conventions"]["nist"]["per_topic"], SCORE_KEYS, "csv")
     assert mine.getvalue() == out.getvalue()
+
+
+def test_a_snapshot_is_decoded_once_per_process_and_a_newer_one_never_served_stale(dataset, monkeypatch):
+    """``DatasetDashboard.data`` keeps each stored payload decoded for the process, keyed by the
+    snapshot and its computed_at: reading the same snapshot again decodes nothing (nor reads the
+    payload: the pages defer it), and a newer payload stored under the same row is decoded afresh.
+    A key without computed_at (the row alone) would serve the older figures here."""
+    from annotation.dashboards import models as dashboard_models
+
+    snapshot(dataset)
+    decoded = []
+
+    class CountingJson:
+        @staticmethod
+        def loads(text):
+            decoded.append(len(text))
+            return json.loads(text)
+
+    monkeypatch.setattr(dashboard_models, "json", CountingJson)
+    first, _ = snapshots.snapshot_for(dataset)
+    figures = first.data
+    assert len(decoded) == 1
+    again, _ = snapshots.snapshot_for(dataset)
+    assert "payload" in again.get_deferred_fields()
+    assert again.data is figures and len(decoded) == 1, "decoded once, shared by the next request"
+    assert "payload" in again.get_deferred_fields(), "a decoded payload is not even read again"
+
+    newer = {**figures, "judgments": {"marker": 1}}
+    assert snapshots.store(dataset.pk, newer, first.fingerprint, first.state_at + timedelta(seconds=1))
+    latest, _ = snapshots.snapshot_for(dataset)
+    assert latest.pk == first.pk and latest.computed_at != first.computed_at
+    assert latest.data["judgments"] == {"marker": 1} and len(decoded) == 2
+
+    # In a process that has not decoded it yet, a row read before a newer payload was stored and
+    # whose payload is read after: the payload read is the newer one, kept under the computed_at
+    # read with it (never under the older one, which a request holding it would then be served).
+    monkeypatch.setattr(dashboard_models, "_DECODED", {})
+    row = DatasetDashboard.objects.defer("payload").get(pk=first.pk)
+    assert snapshots.store(dataset.pk, {**figures, "judgments": {"marker": 2}}, first.fingerprint, first.state_at + timedelta(seconds=2))
+    assert row.data["judgments"] == {"marker": 2} and len(decoded) == 3
+    assert row.computed_at == DatasetDashboard.objects.get(pk=first.pk).computed_at != latest.computed_at
+    assert snapshots.snapshot_for(dataset)[0].data["judgments"] == {"marker": 2} and len(decoded) == 3
+
+
+def test_the_decoded_snapshots_of_a_process_are_bounded(monkeypatch):
+    """At most DECODED_SNAPSHOTS datasets' payloads stay decoded (the earliest decoded leaves), and a
+    snapshot's newer payload replaces its older one rather than adding to them."""
+    from django.utils import timezone
+
+    from annotation.dashboards import models as dashboard_models
+
+    monkeypatch.setattr(dashboard_models, "_DECODED", {})
+    monkeypatch.setattr(dashboard_models, "DECODED_SNAPSHOTS", 2)
+    now = timezone.now()
+    for pk in (1, 2, 3):
+        assert DatasetDashboard(pk=pk, payload=f'{{"pk": {pk}}}', computed_at=now).data == {"pk": pk}
+    assert sorted(dashboard_models._DECODED) == [2, 3]
+    newer = DatasetDashboard(pk=3, payload='{"pk": 3, "newer": true}', computed_at=now + timedelta(seconds=1))
+    assert newer.data == {"pk": 3, "newer": True}
+    assert sorted(dashboard_models._DECODED) == [2, 3] and dashboard_models._DECODED[3][0] == newer.computed_at

@@ -443,10 +443,11 @@ def test_unfinished_annotations_are_shown_apart_and_downloadable(dataset, coord,
     assert len(default) == len(rows) - 1
 
 
-def test_the_significance_matrix_is_rendered_once_per_snapshot_and_never_stale(dataset, coord):
-    """The matrix fragment is cached per stored snapshot, convention and summaries compared: a newer
-    snapshot (another computed_at) or another convention is rendered afresh, never served the old one."""
-    from django.core.cache import cache
+def test_the_significance_figures_are_rendered_once_per_snapshot_and_never_stale(dataset, coord):
+    """The figures (systems, matrix, SCU-level tests, stability) are a fragment cached per stored
+    snapshot, convention, summaries compared and currency: a newer snapshot (another computed_at) or
+    another convention is rendered afresh, never served the old one."""
+    from django.core.cache import caches
     from django.core.cache.utils import make_template_fragment_key
     from django.utils import timezone
 
@@ -457,17 +458,64 @@ def test_the_significance_matrix_is_rendered_once_per_snapshot_and_never_stale(d
         page = coord.get(url + query).content.decode()
         return page.split("data-sig-matrix")[1].split("</table>")[0]
 
+    def systems(query=""):
+        page = coord.get(url + query).content.decode()
+        return page.split("data-stat-systems")[1].split("</table>")[0]
+
     stored = DatasetDashboard.objects.get(dataset=dataset)
     before = matrix()
-    key = make_template_fragment_key("significance_matrix", [stored.pk, stored.computed_at.isoformat(), "nist", False])
-    assert cache.get(key) is not None, "rendered once, kept for the next visit"
+    key = make_template_fragment_key("significance_figures", [stored.pk, stored.computed_at.isoformat(), "nist", False, True])
+    assert caches["fragments"].get(key) is not None, "rendered once, kept for the next visit"
     assert matrix() == before
-    payload = stored.data
+    payload = json.loads(stored.payload)
     differences = {("nist", "peers"): 0.123456, ("sacrerouge", "peers"): 0.654321, ("nist", "peers+references"): 0.777777}
     for (convention, view), value in differences.items():
         payload["conventions"][convention]["statistics"]["views"][view]["pairs"][0]["difference"] = value
+    payload["conventions"]["nist"]["statistics"]["views"]["peers"]["systems"][0]["mean"] = 0.987654
     assert snapshots.store(dataset.pk, payload, stored.fingerprint, timezone.now())
     after = matrix()
     assert after != before and "difference 0.1235 " in after.replace("-0.1235", "0.1235")
+    assert "0.9877" in systems()
     assert "difference 0.6543 " in matrix("?convention=sacrerouge").replace("-0.6543", "0.6543")
     assert "difference 0.7778 " in matrix("?references=1").replace("-0.7778", "0.7778")
+
+
+def test_the_scores_figures_are_rendered_once_per_snapshot_and_address_and_never_stale(dataset, coord):
+    """The scores page's figures are a fragment cached per stored snapshot and address: another
+    sort, topic or page is its own, and a newer snapshot is rendered afresh."""
+    from django.core.cache import caches
+    from django.core.cache.utils import make_template_fragment_key
+    from django.utils import timezone
+
+    snapshots.recompute_dataset(dataset.pk)
+    url = reverse("dashboards:scores", args=[dataset.pk])
+
+    def per_topic(query=""):
+        page = coord.get(url + query).content.decode()
+        return page.split('class="per-topic"')[1].split("</table>")[0]
+
+    first = per_topic()
+    assert per_topic() == first
+    stored = DatasetDashboard.objects.get(dataset=dataset)
+    key = make_template_fragment_key("scores_figures", [stored.pk, stored.computed_at.isoformat(), True, 0, url + "?tsort=modified"])
+    ascending = per_topic("?tsort=modified")
+    assert caches["fragments"].get(key) is not None and ascending != per_topic("?tsort=-modified"), "each order is its own fragment"
+    payload = json.loads(stored.payload)
+    for row in payload["conventions"]["nist"]["per_topic"]:
+        row["modified"] = 0.987654
+    assert snapshots.store(dataset.pk, payload, stored.fingerprint, timezone.now())
+    assert "0.9877" in per_topic() and "0.9877" not in first
+    assert "0.9877" in per_topic("?tsort=modified")
+
+
+def test_the_cached_figures_never_need_redis(dataset, coord, settings):
+    """The figures' fragments are kept in each process's memory (the "fragments" cache), not in the
+    shared cache: with Redis unreachable the scores and significance pages still render (the cache
+    tag raises when its cache is down)."""
+    snapshots.recompute_dataset(dataset.pk)
+    settings.CACHES = {**settings.CACHES, "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                                      "LOCATION": "redis://127.0.0.1:1/0",   # nothing listens there
+                                                      "OPTIONS": {"socket_connect_timeout": 0.2, "socket_timeout": 0.2}}}
+    for name in ("scores", "significance"):
+        page = coord.get(reverse(f"dashboards:{name}", args=[dataset.pk]))
+        assert page.status_code == 200 and b"data-figures" in page.content
