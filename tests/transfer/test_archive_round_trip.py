@@ -44,6 +44,14 @@ def test_every_csv_download_is_compared():
     assert offered == EXPORTS
 
 
+def archive_of(dataset):
+    """The dataset's archive as a new coordinator of it downloads it: (their API client, them, the zip)."""
+    coordinator = coordinator_of(dataset)
+    api = APIClient()
+    api.force_authenticate(coordinator)
+    return api, coordinator, zipfile.ZipFile(io.BytesIO(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content)))
+
+
 def round_trip(dataset, coordinator) -> Dataset:
     """The dataset's archive (the API's download) uploaded into a new dataset (the API's import)."""
     api = APIClient()
@@ -158,10 +166,7 @@ def test_an_adjudication_whose_source_file_is_missing_is_said_and_not_restored()
     dataset = build_toy("Missing source")
     peer = dataset.topics.get(external_id="T1").peersummarys.get(external_id="1")
     adjudicated(peer, "judge", {"3": "ann1"})
-    coordinator = coordinator_of(dataset)
-    api = APIClient()
-    api.force_authenticate(coordinator)
-    source = zipfile.ZipFile(io.BytesIO(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content)))
+    api, coordinator, source = archive_of(dataset)
     manifest = json.loads(source.read("manifest.json"))
     [entry] = [e for e in manifest["files"] if "adjudication" in e]
     gone = entry["adjudication"]["sources"][1]
@@ -186,10 +191,7 @@ def test_an_archive_makes_only_a_coordinator_the_adjudicator(named):
     adjudication come back, scores resting on them, but without adjudicator, and the report says why.
     Only coordinators adjudicate; an archive is a file anyone can write."""
     dataset = build_lived_in("Forged adjudicator")
-    coordinator = coordinator_of(dataset)
-    api = APIClient()
-    api.force_authenticate(coordinator)
-    source = zipfile.ZipFile(io.BytesIO(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content)))
+    api, coordinator, source = archive_of(dataset)
     manifest = json.loads(source.read("manifest.json"))
     entries = [e for e in manifest["files"] if "adjudication" in e]
     assert sorted(e["kind"] for e in entries) == ["annotation", "pyramid"]
@@ -329,10 +331,7 @@ PYRAMID_ADJUDICATION = ADJUDICATION | {"sources": ["a.pyr", "b.pyr"], "decisions
 ])
 def test_a_manifest_that_cannot_be_read_refuses_the_upload(change, message):
     dataset = build_toy("Bad manifest")
-    coordinator = coordinator_of(dataset)
-    api = APIClient()
-    api.force_authenticate(coordinator)
-    source = zipfile.ZipFile(io.BytesIO(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content)))
+    api, coordinator, source = archive_of(dataset)
     manifest = json.loads(source.read("manifest.json"))
     assert manifest["files"][2]["kind"] == "annotation"
     change(manifest)
@@ -348,10 +347,7 @@ def test_an_adjudicated_pyramid_whose_source_is_missing_is_said_and_not_restored
     """A source pyramid's file gone from the archive: the adjudicated pyramid comes back as a
     pyramid without creator (said in the repairs), never the topic's adjudicated pyramid."""
     dataset = build_lived_in("Missing pyramid")
-    coordinator = coordinator_of(dataset)
-    api = APIClient()
-    api.force_authenticate(coordinator)
-    source = zipfile.ZipFile(io.BytesIO(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content)))
+    api, coordinator, source = archive_of(dataset)
     manifest = json.loads(source.read("manifest.json"))
     assert manifest["version"] == 4
     [entry] = [e for e in manifest["files"] if e["kind"] == "pyramid" and "adjudication" in e]
