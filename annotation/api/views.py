@@ -260,13 +260,13 @@ class PyramidViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
             # Scores of the annotations that count (``results.counted``): one only opened is no score;
             # the adjudicated version where there is one (coordinators only: it has no annotator).
             annotations = results.with_version(results.counted(
-                permissions.visible(self.request.user, PeerAnnotation.objects.select_related("peer", "annotator")), for_scores=True))
-            full = Pyramid.objects.select_related("topic").prefetch_related(
+                permissions.visible(self.request.user, PeerAnnotation.objects), for_scores=True)).select_related("peer", "annotator")
+            full = permissions.visible(self.request.user, Pyramid.objects).select_related("topic").prefetch_related(
                 pyramid_texts(),
                 Prefetch("annotations", queryset=annotations.order_by("peer__external_id", "id").prefetch_related(nist_scores()),
                          to_attr="visible_annotations"),
             )
-            return permissions.visible(self.request.user, full)
+            return full
         return super().get_queryset()
 
     @extend_schema(responses=serializers.PyramidFullSerializer)
