@@ -24,6 +24,7 @@ Every rule is a ``Q`` filter, used twice: querysets are filtered with the read f
 object you may not see is a 404, its existence never leaks) and a write is allowed only if the
 object passes the write filter (otherwise 403).
 """
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -151,6 +152,24 @@ def _ruled(model: type[Model], user_id: int, write: bool) -> Query:
 def _ruled_objects(model: type[Model], user, write: bool) -> QuerySet:
     """A fresh queryset of ``_ruled``'s objects (its own copy of the kept query)."""
     return QuerySet(model=model, query=_ruled(model, user.pk, write).chain())
+
+
+@lru_cache(maxsize=256)
+def _composed(model: type[Model], compose: Callable[[QuerySet], QuerySet], user_id: int, superuser: bool) -> Query:
+    """``compose`` applied to the objects this user may see, kept per process like ``_ruled``."""
+    objects = model._default_manager.all() if superuser else QuerySet(model=model, query=_ruled(model, user_id, False).chain())
+    return compose(objects).query
+
+
+def visible_composed(user, model: type[Model], compose: Callable[[QuerySet], QuerySet]) -> QuerySet:
+    """``compose(visible(user, model's objects))``, its query composed once per user and kept (a
+    fresh copy each time): for reads that filter and annotate the visible objects further on every
+    request (a ``full/`` read's counted annotations took ~0.9 ms to compose). ``compose`` must be
+    a module-level function depending on nothing but the queryset it is given (its prefetches are
+    not kept: add them to the result)."""
+    if not user.is_authenticated:
+        return model._default_manager.none()
+    return QuerySet(model=model, query=_composed(model, compose, user.pk, user.is_superuser).chain())
 
 
 def visible(user, queryset: QuerySet | Manager) -> QuerySet:

@@ -30,7 +30,7 @@ from annotation.peers import results
 from annotation.pyramids import actions as pyramid_actions
 from annotation.jobs import queue
 from annotation.access import rules as permissions
-from annotation.pyramids.scu_documents import scu_documents
+from annotation.pyramids.scu_documents import pyramid_scus
 from annotation.api.versions import expected_revision
 
 
@@ -413,8 +413,8 @@ class PyramidContentSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(FullSCUSerializer(many=True))
     def get_scus(self, pyramid) -> list[dict]:
-        """Read as rows, not instances (scu_documents: the editors' first read of a large pyramid)."""
-        return scu_documents(pyramid.pk)
+        """Read as rows, not instances, and kept per state of the pyramid (``pyramid_scus``)."""
+        return pyramid_scus(pyramid)
 
 
 def _current(score) -> bool:

@@ -245,6 +245,14 @@ def pyramid_texts(prefix: str = "") -> Prefetch:
     return Prefetch(f"{prefix}references", queryset=ReferenceSummary.objects.order_by("external_id"))
 
 
+def scored_annotations(annotations):
+    """Of these annotations, those a pyramid's document lists the scores of (``results.counted``:
+    one only opened is no score; the adjudicated version where there is one, coordinators only: it
+    has no annotator), in the document's order, with what each row names."""
+    return (results.with_version(results.counted(annotations, for_scores=True))
+            .select_related("peer", "annotator").order_by("peer__external_id", "id"))
+
+
 def nist_scores() -> Prefetch:
     return Prefetch("scores", queryset=AnnotationScore.objects.filter(convention=serializers.SCORE_CONVENTION))
 
@@ -257,16 +265,11 @@ class PyramidViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
 
     def get_queryset(self):
         if self.action in ("full", "export", "history", "undo", "redo"):
-            # Scores of the annotations that count (``results.counted``): one only opened is no score;
-            # the adjudicated version where there is one (coordinators only: it has no annotator).
-            annotations = results.with_version(results.counted(
-                permissions.visible(self.request.user, PeerAnnotation.objects.select_related("peer", "annotator")), for_scores=True))
-            full = Pyramid.objects.select_related("topic").prefetch_related(
+            annotations = permissions.visible_composed(self.request.user, PeerAnnotation, scored_annotations)
+            return permissions.visible(self.request.user, Pyramid.objects).select_related("topic").prefetch_related(
                 pyramid_texts(),
-                Prefetch("annotations", queryset=annotations.order_by("peer__external_id", "id").prefetch_related(nist_scores()),
-                         to_attr="visible_annotations"),
+                Prefetch("annotations", queryset=annotations.prefetch_related(nist_scores()), to_attr="visible_annotations"),
             )
-            return permissions.visible(self.request.user, full)
         return super().get_queryset()
 
     @extend_schema(responses=serializers.PyramidFullSerializer)

@@ -7,11 +7,61 @@ comments and each part's own piece of text (cut by the database: no whole text t
 part, the SCUs joined with their contributors and parts: the ``full`` read and the delta answering
 every pyramid write each ran four statements for this. The shape is exactly ``FullSCUSerializer``'s
 (the schema names that serializer).
+
+``pyramid_scus`` keeps them per process for the state of the pyramid a request read (its id,
+creation time and ``revision``, as ``peers.prepared_pyramids`` keys a prepared pyramid): every
+reader of an unchanged pyramid (the builders' and annotators' ``full/`` reads, the read-ahead of
+the next peer) then costs neither this statement (most of the database's time of a ``full/`` read)
+nor its assembly.
 """
+import threading
+from collections import OrderedDict
+from datetime import datetime
+
+from django.db import connection
 from django.db.models import F
 from django.db.models.functions import Substr
 
-from annotation.models import SCU
+from annotation.models import SCU, Pyramid
+
+SIZE = 64  # pyramids kept per process (a 120-SCU one takes ~0.3 MiB as dicts: at most ~20 MiB a process)
+
+_kept: OrderedDict[tuple[int, datetime, int], list[dict]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def pyramid_scus(pyramid: Pyramid) -> list[dict]:
+    """``scu_documents`` of the pyramid in the state its row was read in, kept per process (shared
+    between requests: never modify the list or its dicts).
+
+    Every change to what they show bumps the revision in the change's own transaction: SCUs,
+    contributors and parts saved or deleted (``peers.score_events``' signals; an editing action,
+    undo/redo and merges included, bumps once), imports (``touch_pyramid``), a reference renamed or
+    its text edited (``_on_reference_saved``: labels are cut from it, contributors ordered by its
+    name). The creation time tells apart two pyramids given the same id (a flushed database).
+
+    Only what committed transactions wrote is kept: the rows are read outside a transaction
+    (autocommit, every request's reads); inside one they may be this transaction's own writes at a
+    revision a rollback would hand out again. The row's revision is read before these rows, so a
+    kept entry is never older than its key (it may be newer, as a fresh read would be)."""
+    key = (pyramid.pk, pyramid.created_at, pyramid.revision)
+    with _lock:
+        documents = _kept.get(key)
+        if documents is not None:
+            _kept.move_to_end(key)
+            return documents
+    documents = scu_documents(pyramid.pk)
+    if not connection.in_atomic_block:
+        with _lock:
+            _kept[key] = documents
+            while len(_kept) > SIZE:
+                _kept.popitem(last=False)
+    return documents
+
+
+def clear() -> None:
+    with _lock:
+        _kept.clear()
 
 
 def scu_documents(pyramid_id: int, uids=None) -> list[dict]:

@@ -71,6 +71,24 @@ def test_pyramid_full_document(world, as_user):
     assert carol["can_edit"] is False and carol["scores"] == [], "carol may not see alice's annotation, nor its score"
 
 
+def test_each_reader_gets_the_score_rows_of_their_own_rule(world, as_user):
+    """The counted annotations' query is kept per user (``permissions.visible_composed``): readers
+    in turn, one of them made superuser in between, each get what their own rule lets them see."""
+    store_score(world.annotation, "nist", 0.5)
+    url = f"/api/pyramids/{world.pyramid.pk}/full/"
+    rows = lambda role: [row["annotation"] for row in as_user(role).get(url).json()["scores"]]  # noqa: E731
+    assert rows("coord") == rows("alice") == rows("admin") == [world.annotation.pk]
+    assert rows("carol") == []
+    assert as_user("bob").get(url).status_code == 404 and as_user("other_coord").get(url).status_code == 404
+    carol = world.users["carol"]
+    carol.is_superuser = True
+    carol.save()
+    assert rows("carol") == [world.annotation.pk]
+    carol.is_superuser = False
+    carol.save()
+    assert rows("carol") == []
+
+
 def test_pyramid_full_never_shows_a_stale_score_as_current(world, as_user):
     store_score(world.annotation, "nist", 0.5, stale=True)
     [row] = as_user("alice").get(f"/api/pyramids/{world.pyramid.pk}/full/").json()["scores"]
