@@ -3,7 +3,8 @@ the annotator reads the next peer's document and suggestions in the background (
 annotator's own assignment); "Done, next peer" queues the done write and paints the next peer in
 the same page (no page load), at its own URL, with its header and progress; its first match
 creates its annotation once; back returns to the previous peer; a refused "done" is said and the
-peer is shown again; S on a prepared peer answers without asking the server."""
+peer is shown again; S on a prepared peer answers without asking the server, and once S took the
+suggestions they are read again only after a pause in the changes (not beside the saves that follow)."""
 import json
 import re
 
@@ -116,15 +117,27 @@ def test_done_paints_the_next_peer_in_place(peers, artifacts):
 def test_suggestions_read_ahead_answer_s_at_once(peers):
     page, requests, assignment, dam, _ = peers
     peer1, peer2 = (assignment.topic.peersummarys.get(external_id=e) for e in ("1", "2"))
-    wait_requested(page, requests, f"/api/assignments/{assignment.pk}/peers/{peer1.pk}/suggestions/")  # the first peer's, after it settled
+    own = f"/api/assignments/{assignment.pk}/peers/{peer1.pk}/suggestions/"
+    wait_requested(page, requests, own)  # the first peer's, after it settled
     page.wait_for_load_state("networkidle")
-    asked = len([url for _, url in requests if "/suggestions/" in url])
+    asked = len([url for _, url in requests if own in url])  # (the next peer's are read after a pause, maybe meanwhile)
     page.keyboard.press("s")
     page.wait_for_selector(".suggestion-bar:not([hidden]) button[data-action=accept]:not([disabled])")
-    assert len([url for _, url in requests if "/suggestions/" in url]) == asked, "S asked the server again"
+    assert len([url for _, url in requests if own in url]) == asked, "S asked the server again"
     before_accept = len(requests)
     page.keyboard.press("a")
     wait_saved(page)
+    # S took the suggestions read ahead: read again only after a pause in the changes, not at once
+    # beside the saves of the accepts that follow S.
+    page.wait_for_timeout(300)
+    assert not any(own in url for _, url in requests[before_accept:]), "the peer's suggestions were read again beside its saves"
+    wait_requested(page, requests, own, since=before_accept)
+    page.wait_for_load_state("networkidle")
+    asked = len([url for _, url in requests if own in url])
+    page.keyboard.press("s")  # S again: answered from that read
+    page.wait_for_timeout(200)
+    assert "Looking for suggestions" not in page.text_content(".suggestion-bar")
+    assert len([url for _, url in requests if own in url]) == asked, "S asked the server again after a pause"
     page.keyboard.press("Escape")
     # The next peer's, after a pause in the changes (as of the accepted match: read after it was saved).
     wait_requested(page, requests, f"/api/assignments/{assignment.pk}/peers/{peer2.pk}/suggestions/", since=before_accept)

@@ -181,6 +181,7 @@ function perform(effect, method, url, body, { onSaved, record = true } = {}) {
   derive();
   paint();
   root.dataset.busy = "1";
+  clearTimeout(scoreTimer); // its read would be of the revision this action replaces, beside this save on the server
   const unqueue = () => { const at = state.pending.indexOf(action); if (at >= 0) state.pending.splice(at, 1); };
   return session.send(method, url, body).then((answer) => {
     if (place !== at) return true; // saved; the page shows another peer since
@@ -320,9 +321,11 @@ function history(kind) {
  */
 async function suggest() {
   const at = place;
-  // Read ahead once the peer settled (``prepare``), shown at once; used once (S again reads anew).
+  // Read ahead once the peer settled (``prepare``), shown at once; used once (S again: read anew,
+  // unless a pause in the changes let ``prepare`` read them again).
   const ready = at.suggested?.promise ?? prepareSuggestions(at);
   at.suggested = null;
+  at.suggestionsTaken = true;
   showSuggestion(null, "Looking for suggestions…");
   let suggestions;
   try {
@@ -425,25 +428,27 @@ const suggestionsAfter = (doc, revision) => `${doc.peer.id}@${revision}`;
 const PREPARE_IDLE_MS = 1000;
 let preparing = null;
 /**
- * Once the peer shown has settled: its own suggestions and the next peer's document at once, and
- * the next peer's suggestions after a pause in the annotator's changes (they learn from this peer's
- * matches: read once per state of it, and again at "Done" if it changed since). Background reads:
- * a failure is forgotten and the read made again when asked for.
+ * Once the peer shown has settled: its own suggestions (the first time) and the next peer's
+ * document at once, and after a pause in the annotator's changes the next peer's suggestions (they
+ * learn from this peer's matches: read once per state of it, and again at "Done" if it changed
+ * since) and this peer's own again once S took them. Read at once, those would run on the server
+ * beside the saves of the very actions that follow (the accepts after S: each one's wait is its
+ * save). Background reads: a failure is forgotten and the read made again when asked for.
  */
 function prepare() {
   clearTimeout(preparing);
   const at = place;
   if (!canEdit || state.pending.length || session.pending || !root.classList.contains("ready")) return;
-  if (!at.suggested) prepareSuggestions(at).catch(() => {});
+  if (!at.suggested && !at.suggestionsTaken) prepareSuggestions(at).catch(() => {});
   at.next ??= nextPlace(API, state.doc.next);
-  if (!at.next) return;
-  prepareDocument(at.next).catch(() => {});
+  if (at.next) prepareDocument(at.next).catch(() => {});
   const after = suggestionsAfter(state.doc, state.revision);
-  if (at.next.suggested?.after === after) return;
+  const ownTaken = !at.suggested, nextStale = at.next && at.next.suggested?.after !== after;
+  if (!ownTaken && !nextStale) return;
   preparing = setTimeout(() => {
-    if (place === at && !state.pending.length && !session.pending && suggestionsAfter(state.doc, state.revision) === after) {
-      prepareSuggestions(at.next, after).catch(() => {});
-    }
+    if (place !== at || state.pending.length || session.pending || suggestionsAfter(state.doc, state.revision) !== after) return;
+    if (ownTaken && !at.suggested) prepareSuggestions(at).catch(() => {});
+    if (nextStale) prepareSuggestions(at.next, after).catch(() => {});
   }, PREPARE_IDLE_MS);
 }
 

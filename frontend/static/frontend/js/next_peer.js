@@ -21,6 +21,7 @@ export function placeOf(api, { annotation = null, assignment = null, peer = null
     starting: null,   // the queued creation of the annotation (its first action)
     read: null,       // a read of ``full`` made ahead ({body, etag} promise)
     suggested: null,  // a read of ``suggestions`` made ahead: {after, promise}
+    suggestionsTaken: false, // S took a read made ahead: the next one waits for a pause in the changes
   };
 }
 
