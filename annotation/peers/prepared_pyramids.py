@@ -10,21 +10,18 @@ n and name the jackknife's left-out references, and while adding, removing or re
 the models bumps the revision (score_events), a bulk ``update()`` of references sends no signal. The caller reads the revision before the data, so an entry is
 never older than its key says (it may be newer, as a fresh read would be).
 """
-import threading
-from collections import OrderedDict
 from datetime import datetime
 
 from scoring.model import Convention
 from scoring.scores import PreparedPyramid, prepare
 
+from annotation.jobs.kept import Kept
 from annotation.models import Pyramid
 from annotation.peers.scoring_inputs import load_pyramids
 
 SIZE = 64  # pyramids kept per process (a D0603-sized one takes ~100 KiB)
 
-Key = tuple[int, datetime, int, tuple[str, ...]]
-_entries: OrderedDict[Key, dict[Convention, PreparedPyramid]] = OrderedDict()
-_lock = threading.Lock()
+_kept = Kept(SIZE)  # (id, created_at, revision, reference ids) -> convention -> prepared pyramid
 
 
 def _references(pyramid_ids) -> dict[int, tuple[str, ...]]:
@@ -41,25 +38,16 @@ def prepared_pyramids(states: dict[int, tuple[datetime, int]]) -> dict[int, dict
     (created_at, revision), read before this call); reads and prepares only those not kept."""
     references = _references(states)
     keys = {pk: (pk, created, revision, references[pk]) for pk, (created, revision) in states.items()}
-    found = {}
-    with _lock:
-        for pk, key in keys.items():
-            if key in _entries:
-                _entries.move_to_end(key)
-                found[pk] = _entries[key]
+    found = {pk: kept for pk, key in keys.items() if (kept := _kept.get(key)) is not None}
     missing = [pk for pk in keys if pk not in found]
     if missing:
         for pk, pyramid in load_pyramids(missing).items():
             found[pk] = {c: prepare(pyramid, c) for c in Convention}
             if pyramid.references != keys[pk][3]:
                 continue  # the references changed since they were read: used once, not kept
-            with _lock:
-                _entries[keys[pk]] = found[pk]
-                while len(_entries) > SIZE:
-                    _entries.popitem(last=False)
+            _kept.put(keys[pk], found[pk])
     return found
 
 
 def clear() -> None:
-    with _lock:
-        _entries.clear()
+    _kept.clear()

@@ -14,20 +14,16 @@ reader of an unchanged pyramid (the builders' and annotators' ``full/`` reads, t
 the next peer) then costs neither this statement (most of the database's time of a ``full/`` read)
 nor its assembly.
 """
-import threading
-from collections import OrderedDict
-from datetime import datetime
-
 from django.db import connection
 from django.db.models import F
 from django.db.models.functions import Substr
 
+from annotation.jobs.kept import Kept
 from annotation.models import SCU, Pyramid
 
 SIZE = 64  # pyramids kept per process (a 120-SCU one takes ~0.3 MiB as dicts: at most ~20 MiB a process)
 
-_kept: OrderedDict[tuple[int, datetime, int], list[dict]] = OrderedDict()
-_lock = threading.Lock()
+_kept = Kept(SIZE)  # (id, created_at, revision) -> the SCUs' documents
 
 
 def pyramid_scus(pyramid: Pyramid) -> list[dict]:
@@ -45,23 +41,16 @@ def pyramid_scus(pyramid: Pyramid) -> list[dict]:
     revision a rollback would hand out again. The row's revision is read before these rows, so a
     kept entry is never older than its key (it may be newer, as a fresh read would be)."""
     key = (pyramid.pk, pyramid.created_at, pyramid.revision)
-    with _lock:
-        documents = _kept.get(key)
-        if documents is not None:
-            _kept.move_to_end(key)
-            return documents
-    documents = scu_documents(pyramid.pk)
-    if not connection.in_atomic_block:
-        with _lock:
-            _kept[key] = documents
-            while len(_kept) > SIZE:
-                _kept.popitem(last=False)
+    documents = _kept.get(key)
+    if documents is None:
+        documents = scu_documents(pyramid.pk)
+        if not connection.in_atomic_block:
+            _kept.put(key, documents)
     return documents
 
 
 def clear() -> None:
-    with _lock:
-        _kept.clear()
+    _kept.clear()
 
 
 def scu_documents(pyramid_id: int, uids=None) -> list[dict]:
