@@ -12,13 +12,13 @@ from django.db import models
 
 from annotation.corpus.models import Dataset
 from annotation.corpus.models import Topic
-
+from annotation.jobs.kept import Kept
 
 # Decoded payloads of this process: snapshot pk -> (its computed_at, the decoded payload); one entry
 # per dataset's snapshot, replaced when a newer one is decoded (``DatasetDashboard.data``), at most
-# DECODED_SNAPSHOTS datasets (the earliest decoded leaves first): DUC 2006's takes ~3 MB.
-_DECODED: dict[int, tuple] = {}
+# DECODED_SNAPSHOTS datasets (the least recently read leaves first): DUC 2006's takes ~3 MB.
 DECODED_SNAPSHOTS = 8
+_decoded = Kept(DECODED_SNAPSHOTS)
 
 
 class DatasetDashboard(models.Model):
@@ -42,16 +42,13 @@ class DatasetDashboard(models.Model):
         payload read, even if a newer one was stored since the row was first read)."""
         if self.pk is None:
             return json.loads(self.payload)
-        found = _DECODED.get(self.pk)
+        found = _decoded.get(self.pk)
         if found is not None and found[0] == self.computed_at:
             return found[1]
         if "payload" in self.get_deferred_fields():
             self.refresh_from_db(fields=["payload", "computed_at"])
         data = json.loads(self.payload)
-        _DECODED.pop(self.pk, None)
-        while len(_DECODED) >= DECODED_SNAPSHOTS:
-            del _DECODED[next(iter(_DECODED))]
-        _DECODED[self.pk] = (self.computed_at, data)
+        _decoded.put(self.pk, (self.computed_at, data))
         return data
 
     def __str__(self):

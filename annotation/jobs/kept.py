@@ -1,8 +1,8 @@
 """What a process keeps in memory between requests and tasks, keyed by what identifies one state of
 the data (an id with its revision or creation time), so that an entry is never stale by design:
 a newer state has another key. Bounded, least recently used out first, shared by the threads of a
-gunicorn worker (hence the lock). The prepared pyramids of scoring and the SCUs of full/ documents
-keep theirs here."""
+gunicorn worker (hence the lock). The prepared pyramids of scoring, the SCUs of full/ documents and
+the dashboards' decoded snapshots keep theirs here."""
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
@@ -38,3 +38,8 @@ class Kept:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def __contains__(self, key: Hashable) -> bool:
+        """Whether ``key`` is kept, without marking it used."""
+        with self._lock:
+            return key in self._entries

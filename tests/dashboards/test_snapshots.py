@@ -12,6 +12,7 @@ from scipy import stats
 
 from annotation.models import SCU, Assignment, DatasetDashboard, PeerAnnotation, PeerMatch, PeerSummary, Topic
 from annotation.dashboards import snapshots
+from annotation.jobs.kept import Kept
 from annotation.dashboards.figures import metaeval_table, score_dashboard, tier_histograms
 from annotation.pyramids.editing import add_match
 from annotation.dashboards.judgments import import_judgments_csv
@@ -275,7 +276,7 @@ def test_a_snapshot_is_decoded_once_per_process_and_a_newer_one_never_served_sta
     # In a process that has not decoded it yet, a row read before a newer payload was stored and
     # whose payload is read after: the payload read is the newer one, kept under the computed_at
     # read with it (never under the older one, which a request holding it would then be served).
-    monkeypatch.setattr(dashboard_models, "_DECODED", {})
+    monkeypatch.setattr(dashboard_models, "_decoded", Kept(dashboard_models.DECODED_SNAPSHOTS))
     row = DatasetDashboard.objects.defer("payload").get(pk=first.pk)
     assert snapshots.store(dataset.pk, {**figures, "judgments": {"marker": 2}}, first.fingerprint, first.state_at + timedelta(seconds=2))
     assert row.data["judgments"] == {"marker": 2} and len(decoded) == 3
@@ -284,18 +285,21 @@ def test_a_snapshot_is_decoded_once_per_process_and_a_newer_one_never_served_sta
 
 
 def test_the_decoded_snapshots_of_a_process_are_bounded(monkeypatch):
-    """At most DECODED_SNAPSHOTS datasets' payloads stay decoded (the earliest decoded leaves), and a
-    snapshot's newer payload replaces its older one rather than adding to them."""
+    """At most DECODED_SNAPSHOTS datasets' payloads stay decoded (the least recently read leaves), and
+    a snapshot's newer payload replaces its older one rather than adding to them."""
     from django.utils import timezone
 
     from annotation.dashboards import models as dashboard_models
 
-    monkeypatch.setattr(dashboard_models, "_DECODED", {})
-    monkeypatch.setattr(dashboard_models, "DECODED_SNAPSHOTS", 2)
+    kept = Kept(2)
+    monkeypatch.setattr(dashboard_models, "_decoded", kept)
     now = timezone.now()
     for pk in (1, 2, 3):
         assert DatasetDashboard(pk=pk, payload=f'{{"pk": {pk}}}', computed_at=now).data == {"pk": pk}
-    assert sorted(dashboard_models._DECODED) == [2, 3]
+    assert [pk for pk in (1, 2, 3) if pk in kept] == [2, 3]
+    assert DatasetDashboard(pk=2, payload="not read again", computed_at=now).data == {"pk": 2}
     newer = DatasetDashboard(pk=3, payload='{"pk": 3, "newer": true}', computed_at=now + timedelta(seconds=1))
     assert newer.data == {"pk": 3, "newer": True}
-    assert sorted(dashboard_models._DECODED) == [2, 3] and dashboard_models._DECODED[3][0] == newer.computed_at
+    assert [pk for pk in (1, 2, 3) if pk in kept] == [2, 3] and kept.get(3)[0] == newer.computed_at
+    assert DatasetDashboard(pk=1, payload='{"pk": 1}', computed_at=now).data == {"pk": 1}
+    assert [pk for pk in (1, 2, 3) if pk in kept] == [1, 3], "2 was read before 3's newer payload: it leaves first"
