@@ -234,10 +234,12 @@ def test_two_annotators_build_blind_and_the_coordinator_compares(chromium, live_
     assert f"{expected['pairs']} pairs" in row.locator("[data-pairwise]").inner_text()
     assert row.locator("[data-bcubed]").inner_text().startswith(three(expected["bcubed"]))
     assert row.locator("[data-alpha]").inner_text() == f"{expected['alpha']:.3f}"
-    assert row.locator("td").nth(2).inner_text().startswith("5")   # aligned contributors, of 7 / 5
-    assert "of 7 / 5" in row.locator("td").nth(2).inner_text()
+    assert row.locator("td").nth(1).inner_text().startswith("5")   # aligned contributors, of 7 / 5
+    assert "of 7 / 5" in row.locator("td").nth(1).inner_text()
     assert row.locator("[data-no-shared-peers]").count() == 1       # no peer annotated yet: no practical test
     section.screenshot(path=str(artifacts / "construction-agreement.png"))
+    table = section.locator("table.construction-pairs")
+    assert table.evaluate("t => t.scrollWidth <= t.parentElement.clientWidth"), "every column in sight at 1280 px"
 
     # Drill-down: the SCUs that differ, labelled as each annotator wrote them.
     row.locator("a").first.click()
