@@ -297,6 +297,16 @@ class PeerAnnotationSerializer(StrictModelSerializer):
         validated_data["annotator"] = self.context["request"].user
         return super().create(validated_data)
 
+    def update(self, instance, validated_data):
+        """Only ``status`` and ``source`` change (their fields validate them); what ``full_clean``
+        would check (the peer, pyramid and annotator, their topic, uniqueness) is fixed at creation,
+        and each check is a query on "Done, next peer". Only those columns are written."""
+        for name, value in validated_data.items():
+            setattr(instance, name, value)
+        if validated_data:
+            instance.save(update_fields=[*validated_data, "updated_at"])
+        return instance
+
 
 def own_peer(user, assignment_id, peer_id) -> tuple[Assignment, PeerSummary]:
     """The assignment (the caller's own peer annotation work: 404 for anyone else, coordinators
@@ -327,7 +337,7 @@ class PeerMatchSerializer(StrictModelSerializer):
     ``peer`` in place of the ``annotation``: the annotation is created with it, in one request and
     one transaction (``assignments.annotation_for``: once, whatever the tabs), or not at all."""
 
-    annotation = serializers.PrimaryKeyRelatedField(queryset=PeerAnnotation.objects.all(), required=False)
+    annotation = serializers.PrimaryKeyRelatedField(queryset=PeerAnnotation.objects.select_related("peer"), required=False)  # spans are checked against its text
     assignment = serializers.IntegerField(write_only=True, required=False,
                                           help_text="Your peer annotation assignment (in place of `annotation`, with `peer`: the first match of an untouched peer).")
     peer = serializers.IntegerField(write_only=True, required=False, help_text="A peer summary of that assignment's topic (with `assignment`).")

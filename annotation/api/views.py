@@ -11,7 +11,7 @@ queries.
 from io import StringIO
 
 from django.db import transaction
-from django.db.models import Count, Prefetch
+from django.db.models import Count, Prefetch, prefetch_related_objects
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
@@ -368,8 +368,11 @@ class PeerAnnotationViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
         return attachment(Response(self.get_serializer(annotation).data), document_name(annotation, "json"))
 
 
+MATCH_PARTS = Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start"))
+
+
 class PeerMatchViewSet(VersionedMixin, ScopedViewSet):
-    base_queryset = PeerMatch.objects.prefetch_related(Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start")))
+    base_queryset = PeerMatch.objects.prefetch_related(MATCH_PARTS)
     serializer_class = serializers.PeerMatchSerializer
     filterset_class = filters.PeerMatchFilter
 
@@ -383,6 +386,11 @@ class PeerMatchViewSet(VersionedMixin, ScopedViewSet):
         with transaction.atomic():
             serializer.validated_data["annotation"] = assignments.annotation_for(*place)
             super().perform_create(serializer)
+
+    def _reload(self, serializer):
+        """The match the action wrote and returned, as saved under the annotation's lock: only its
+        parts are read (an answer the editor waits for, on every match)."""
+        prefetch_related_objects([serializer.instance], MATCH_PARTS)
 
     def perform_destroy(self, instance):
         self._outcome = peer_actions.remove_match(instance, self.request.user, expected_revision=self.destroy_revision())
