@@ -81,7 +81,7 @@ class VersionedMixin:
                 response.data.update(revision=outcome.revision, delta=deltas.delta(outcome))
         document = getattr(self, "_document", None)
         if document and 200 <= response.status_code < 300 and "ETag" not in response:
-            revision = self._known_revision if request.method in ("GET", "HEAD") else None
+            revision = self._known_revision if request.method in ("GET", "HEAD") else self._written_revision
             if revision is None:
                 revision = document[0].objects.filter(pk=document[1]).values_list("revision", flat=True).first()
             if revision is not None:  # None: the document itself was just deleted
@@ -89,6 +89,7 @@ class VersionedMixin:
         return response
 
     _known_revision = None
+    _written_revision = None
 
     def get_object(self):
         obj = super().get_object()
@@ -105,6 +106,9 @@ class VersionedMixin:
     def perform_update(self, serializer):
         super().perform_update(serializer)
         self._outcome = getattr(serializer, "outcome", None)
+        if isinstance(serializer.instance, (Pyramid, PeerAnnotation)):
+            # Its metadata (a status): the revision re-read in the write's transaction is this write's.
+            self._written_revision = serializer.instance.revision
 
     def destroy_revision(self) -> int | None:
         """The If-Match revision for a delete (428 without one), or None if deletes are not versioned."""

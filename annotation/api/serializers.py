@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
+from django.http import Http404
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import exceptions, serializers
 from rest_framework.settings import api_settings
@@ -296,21 +297,68 @@ class PeerAnnotationSerializer(StrictModelSerializer):
         validated_data["annotator"] = self.context["request"].user
         return super().create(validated_data)
 
+    def update(self, instance, validated_data):
+        """Only ``status`` and ``source`` change (their fields validate them); what ``full_clean``
+        would check (the peer, pyramid and annotator, their topic, uniqueness) is fixed at creation,
+        and each check is a query on "Done, next peer". Only those columns are written."""
+        for name, value in validated_data.items():
+            setattr(instance, name, value)
+        if validated_data:
+            instance.save(update_fields=[*validated_data, "updated_at"])
+        return instance
+
+
+def own_peer(user, assignment_id, peer_id) -> tuple[Assignment, PeerSummary]:
+    """The assignment (the caller's own peer annotation work: 404 for anyone else, coordinators
+    included, as annotation is blind) and one of its topic's peers."""
+    if not str(assignment_id).isdigit():  # a router's pk is any text: no such assignment
+        raise Http404("No such assignment of yours.")
+    assignment = (Assignment.objects.select_related("topic")
+                  .filter(pk=assignment_id, annotator_id=user.pk, task=Assignment.Task.ANNOTATE_PEERS).first())
+    if assignment is None:
+        raise Http404("No such assignment of yours.")
+    peer = assignment.topic.peersummarys.filter(pk=peer_id).first() if str(peer_id).isdigit() else None
+    if peer is None:
+        raise Http404("No such peer in this assignment's topic.")
+    return assignment, peer
+
+
+class StartAnnotationInput(StrictMixin, serializers.Serializer):
+    """What the first action of an untouched peer may set as it creates the annotation."""
+
+    status = serializers.ChoiceField(choices=PeerAnnotation.Status.choices, required=False)
+
 
 class PeerMatchSerializer(StrictModelSerializer):
     """A match (``scu`` null: a non-matching unit) with its peer spans (``peer_actions.match_span``,
-    which uses ``editing.add_match``); changing ``scu`` afterwards moves it."""
+    which uses ``editing.add_match``); changing ``scu`` afterwards moves it.
 
+    The first match of an untouched peer (no annotation yet: issue 21) names the ``assignment`` and
+    ``peer`` in place of the ``annotation``: the annotation is created with it, in one request and
+    one transaction (``assignments.annotation_for``: once, whatever the tabs), or not at all."""
+
+    annotation = serializers.PrimaryKeyRelatedField(queryset=PeerAnnotation.objects.select_related("peer"), required=False)  # spans are checked against its text
+    assignment = serializers.IntegerField(write_only=True, required=False,
+                                          help_text="Your peer annotation assignment (in place of `annotation`, with `peer`: the first match of an untouched peer).")
+    peer = serializers.IntegerField(write_only=True, required=False, help_text="A peer summary of that assignment's topic (with `assignment`).")
     parts = SpanSerializer(many=True, allow_empty=False, max_length=MAX_PARTS)
 
     class Meta:
         model = PeerMatch
-        fields = ["id", "annotation", "scu", "parts"]
-        create_only = ["annotation", "parts"]
+        fields = ["id", "annotation", "assignment", "peer", "scu", "parts"]
+        create_only = ["annotation", "assignment", "peer", "parts"]
 
     def validate(self, attrs):
         if self.instance is None:
-            attrs["parts"] = validate_spans(attrs["parts"], attrs["annotation"].peer.text, "Part of the peer summary")
+            place = [key for key in ("assignment", "peer") if key in attrs]
+            if "annotation" in attrs and place:
+                raise serializers.ValidationError({key: ["Give the annotation, or the assignment and peer of a peer not annotated yet; not both."] for key in place})
+            if "annotation" not in attrs:
+                if len(place) < 2:
+                    raise serializers.ValidationError({"annotation": ["This field is required (or the assignment and peer of a peer not annotated yet)."]})
+                attrs["place"] = own_peer(_user(self), attrs.pop("assignment"), attrs.pop("peer"))  # a 404 for anyone else's
+            peer = attrs["annotation"].peer if "annotation" in attrs else attrs["place"][1]
+            attrs["parts"] = validate_spans(attrs["parts"], peer.text, "Part of the peer summary")
         return attrs
 
     def create(self, validated_data):

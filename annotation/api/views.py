@@ -11,14 +11,14 @@ queries.
 from io import StringIO
 
 from django.db import transaction
-from django.db.models import Count, Prefetch
+from django.db.models import Count, Prefetch, prefetch_related_objects
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotAuthenticated, ValidationError
+from rest_framework.exceptions import NotAuthenticated, PermissionDenied, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.throttling import ScopedRateThrottle
@@ -368,10 +368,29 @@ class PeerAnnotationViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
         return attachment(Response(self.get_serializer(annotation).data), document_name(annotation, "json"))
 
 
+MATCH_PARTS = Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start"))
+
+
 class PeerMatchViewSet(VersionedMixin, ScopedViewSet):
-    base_queryset = PeerMatch.objects.prefetch_related(Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start")))
+    base_queryset = PeerMatch.objects.prefetch_related(MATCH_PARTS)
     serializer_class = serializers.PeerMatchSerializer
     filterset_class = filters.PeerMatchFilter
+
+    def perform_create(self, serializer):
+        """The first match of an untouched peer creates its annotation in the same transaction: a
+        match refused (its input, the permission check, a conflict with what another tab stored)
+        leaves nothing behind."""
+        place = serializer.validated_data.pop("place", None)
+        if place is None:
+            return super().perform_create(serializer)
+        with transaction.atomic():
+            serializer.validated_data["annotation"] = assignments.annotation_for(*place)
+            super().perform_create(serializer)
+
+    def _reload(self, serializer):
+        """The match the action wrote and returned, as saved under the annotation's lock: only its
+        parts are read (an answer the editor waits for, on every match)."""
+        prefetch_related_objects([serializer.instance], MATCH_PARTS)
 
     def perform_destroy(self, instance):
         self._outcome = peer_actions.remove_match(instance, self.request.user, expected_revision=self.destroy_revision())
@@ -383,31 +402,22 @@ class AssignmentViewSet(RepresentationVersionMixin, ScopedViewSet):
     filterset_class = filters.AssignmentFilter
 
     def _own_peer(self, peer) -> tuple[Assignment, PeerSummary]:
-        """The assignment (the caller's own peer annotation work: 404 for anyone else, coordinators
-        included, as annotation is blind) and one of its topic's peers."""
         # Not ``get_object``: starting one's own annotation is no change to the assignment (CanChange).
-        if not str(self.kwargs["pk"]).isdigit():  # the router's pk is any text: no such assignment
-            raise Http404("No such assignment of yours.")
-        assignment = (Assignment.objects.select_related("topic")
-                      .filter(pk=self.kwargs["pk"], annotator_id=self.request.user.pk, task=Assignment.Task.ANNOTATE_PEERS).first())
-        if assignment is None:
-            raise Http404("No such assignment of yours.")
-        peer = assignment.topic.peersummarys.filter(pk=peer).first()
-        if peer is None:
-            raise Http404("No such peer in this assignment's topic.")
-        return assignment, peer
+        return serializers.own_peer(self.request.user, self.kwargs["pk"], peer)
 
     @extend_schema(responses=serializers.AnnotationFullSerializer)
     @action(detail=True, url_path=r"peers/(?P<peer>[0-9]+)/full", serializer_class=serializers.AnnotationFullSerializer)
     def peer_full(self, request, pk=None, peer=None):
         """The ``full`` annotation document of a peer of your assignment, whether or not you acted in
-        it yet: built without storing anything (``id: null`` until the annotation exists)."""
+        it yet: built without storing anything (``id: null`` until the annotation exists; its ETag is
+        then the revision a new annotation starts at, for the If-Match of the first write)."""
         assignment, peer = self._own_peer(peer)
         with serializers.django_errors_as_drf():
             annotation, peer = assignments.existing_annotation(assignment, peer)
-            if annotation is None:
-                return Response(serializers.UnsavedAnnotationFullSerializer(assignments.unsaved_annotation(assignment, peer),
-                                                                            context=self.get_serializer_context()).data)
+            if annotation is None:  # its ETag: the revision the annotation starts at, which its first write names (If-Match)
+                unsaved = assignments.unsaved_annotation(assignment, peer)
+                return Response(serializers.UnsavedAnnotationFullSerializer(unsaved, context=self.get_serializer_context()).data,
+                                headers={"ETag": f'"{unsaved.revision}"'})
         annotation = PeerAnnotationViewSet.full_queryset.get(pk=annotation.pk)
         return Response(self.get_serializer(annotation).data, headers={"ETag": f'"{annotation.revision}"'})
 
@@ -420,15 +430,26 @@ class AssignmentViewSet(RepresentationVersionMixin, ScopedViewSet):
             annotation, peer = assignments.existing_annotation(assignment, peer)
             return Response({"suggestions": ranked_suggestions.suggestions_for(annotation or assignments.unsaved_annotation(assignment, peer))})
 
-    @extend_schema(request=None, responses={200: serializers.PeerAnnotationSerializer, 201: serializers.PeerAnnotationSerializer})
+    @extend_schema(request=serializers.StartAnnotationInput, responses={200: serializers.PeerAnnotationSerializer, 201: serializers.PeerAnnotationSerializer})
     @action(detail=True, methods=["post"], url_path=r"peers/(?P<peer>[0-9]+)/annotation", serializer_class=serializers.PeerAnnotationSerializer)
     def peer_annotation(self, request, pk=None, peer=None):
         """Your annotation of a peer of your assignment, created on your first action in it (201)
-        or the one that exists (200): once, whatever the number of tabs acting at once."""
+        or the one that exists (200): once, whatever the number of tabs acting at once. With a
+        ``status`` it is set in the same request ("Done" on an untouched peer: a finished annotation
+        with no match, a score of 0). A first match creates it itself (POST /api/matches/ with the
+        assignment and peer)."""
         assignment, peer = self._own_peer(peer)
-        with serializers.django_errors_as_drf():
+        wanted = serializers.StartAnnotationInput(data=request.data)
+        wanted.is_valid(raise_exception=True)
+        with serializers.django_errors_as_drf(), transaction.atomic():
             existed = assignments.existing_annotation(assignment, peer)[0] is not None
             annotation = assignments.annotation_for(assignment, peer)
+            if wanted.validated_data:
+                if not permissions.can_change(request.user, annotation):
+                    raise PermissionDenied("You may not change this annotation.")
+                update = self.get_serializer(annotation, data=wanted.validated_data, partial=True)
+                update.is_valid(raise_exception=True)
+                annotation = update.save()
         return Response(self.get_serializer(annotation).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
 
 

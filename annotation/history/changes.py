@@ -141,9 +141,10 @@ def apply_annotation_state(annotation: PeerAnnotation, state: dict) -> None:
 
 # --- Actions -------------------------------------------------------------------------------
 
-def _lock(model, pk: int, expected_revision: int | None):
-    """Lock the document row for the transaction and check the client's revision."""
-    obj = model.objects.select_for_update().get(pk=pk)
+def _lock(model, pk: int, expected_revision: int | None, *, related: tuple[str, ...] = ()):
+    """Lock the document row for the transaction and check the client's revision. ``related``:
+    rows read with it (not locked), which the action reads anyway."""
+    obj = model.objects.select_for_update(of=("self",)).select_related(*related).get(pk=pk)
     if expected_revision is not None and expected_revision != obj.revision:
         target = {"pyramid": obj} if model is Pyramid else {"annotation": obj}
         since = list(Change.objects.filter(**target, revision__gt=expected_revision).order_by("id"))
@@ -200,7 +201,7 @@ def pyramid_action(pyramid_id: int, user, *, action: str, uids: Callable[[Pyrami
 def annotation_action(annotation_id: int, user, *, action: str, mutate: Callable[[PeerAnnotation], Any],
                       summary: Callable[[Any], str], expected_revision: int | None = None) -> Outcome:
     with transaction.atomic():
-        annotation = _lock(PeerAnnotation, annotation_id, expected_revision)
+        annotation = _lock(PeerAnnotation, annotation_id, expected_revision, related=("peer",))  # spans are checked against its text
         before = annotation_state(annotation)
         with _revisions_bumped_once("annotation", annotation):
             value = mutate(annotation)

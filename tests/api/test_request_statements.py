@@ -10,7 +10,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.history.changes import annotation_state, scu_states
-from annotation.models import SCU, Change, Contributor, PeerMatch, Pyramid, Topic
+from annotation.models import SCU, Change, Contributor, PeerAnnotation, PeerMatch, Pyramid, Topic
 from annotation.pyramids import actions as pyramid_actions
 from annotation.pyramids.editing import add_contributor, add_match
 
@@ -20,8 +20,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # of 2026-11-26 these requests took 37, 28 and 9 statements (docs/performance.md, "Cost per request").
 # Each editing use case keeps its own savepoint (SAVEPOINT + RELEASE: a refused input leaves the
 # caller's transaction usable, tests/foundation/test_invariants.py): 3 of them in add contributor.
-# Match create 24 -> 23 on 2026-11-27: the delta answering it reads the matches with their parts at once.
-ADD_CONTRIBUTOR, MATCH_CREATE, FULL_PYRAMID = 30, 23, 7
+# Match create 24 -> 23 on 2026-11-27: the delta answering it reads the matches with their parts at once;
+# 23 -> 20 later that day: the peer's text read with the annotation (validating the spans, and under
+# the lock), and the answer not read again but for its parts. "Done" (PATCH status) 16 -> 7: no
+# full_clean of what cannot change, no SAVEPOINT, its ETag from the row read in the transaction.
+ADD_CONTRIBUTOR, MATCH_CREATE, FULL_PYRAMID, DONE = 30, 20, 7, 7
 
 
 @pytest.fixture
@@ -50,9 +53,13 @@ def test_add_contributor_match_create_and_full_in_a_fixed_number_of_statements(w
                                                                           "parts": [{"start": 0, "end": 5}]}, format="json"))
         assert response.status_code == 201, response.content
     assert count <= MATCH_CREATE, f"match create: {count} statements"
+    assert response.json()["parts"] == [{"id": response.json()["parts"][0]["id"], "start": 0, "end": 5}]
     count, response = statements(lambda: alice.get(f"/api/pyramids/{world.pyramid.pk}/full/"))
     assert response.status_code == 200 and len(response.json()["scus"]) == 4
     assert count <= FULL_PYRAMID, f"full pyramid: {count} statements"
+    count, response = statements(lambda: alice.patch(f"/api/annotations/{world.annotation.pk}/", {"status": "done"}, format="json"))
+    assert response.status_code == 200 and response.json()["status"] == "done" and response["ETag"] == f'"{PeerAnnotation.objects.get(pk=world.annotation.pk).revision}"'
+    assert count <= DONE, f"done: {count} statements"
 
 
 def test_history_states_are_read_in_one_statement_each_in_a_stable_order(world):

@@ -1,7 +1,8 @@
 """Issue 21 in Chromium with real clicks: opening and looking at peers stores nothing; the first
 match in a peer creates its annotation (exactly one row), and the next peer's page, reached by
 "Done, next peer", is again no row until the annotator acts; "Done" on a peer with nothing in it is
-a finished empty annotation (a score of 0), as before."""
+a finished empty annotation (a score of 0), as before. Each of those first writes is one request:
+the annotation is created with it, not by a round trip before it."""
 import pytest
 from django.contrib.auth.models import User
 
@@ -23,6 +24,8 @@ def test_untouched_peers_store_nothing(chromium, live_server, artifacts):
     context = chromium.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
     page.on("pageerror", lambda error: pytest.fail(f"JavaScript error: {error}"))
+    writes = []  # every API request that is not a read: (method, path)
+    page.on("request", lambda r: writes.append((r.method, r.url.split(live_server.url)[1])) if "/api/" in r.url and r.method != "GET" else None)
     login(page, live_server.url, user.username)
 
     page.click("button:has-text('Start')")                           # open peer 1 and look at it
@@ -40,14 +43,15 @@ def test_untouched_peers_store_nothing(chromium, live_server, artifacts):
     peer2 = topic.peersummarys.get(external_id="2")                  # another peer, as a list of peers opens it
     page.goto(f"{live_server.url}/assignments/{assignment.pk}/peers/{peer2.pk}/")
     wait_saved(page)
-    assert PeerAnnotation.objects.count() == 0
-    drag_select(page, ".peer-text", "the dam failed at night")       # the first action: one match
+    assert PeerAnnotation.objects.count() == 0 and writes == []
+    drag_select(page, ".peer-text", "the dam failed at night")       # the first action: one match, one request
     page.click(f'.scu[data-id="{dam.pk}"]')
     wait_saved(page)
     [annotation] = PeerAnnotation.objects.all()
     assert (annotation.peer_id, annotation.status) == (peer2.pk, "in_progress")
     assert [(m.scu_id, [(p.start, p.end) for p in m.parts.all()]) for m in annotation.matches.all()] == [(dam.pk, [(5, 28)])]
     assert page.url.endswith(f"/annotations/{annotation.pk}/"), "the page now names its annotation (reload, bookmarks)"
+    assert writes == [("POST", "/api/matches/")]
     drag_select(page, ".peer-text", "Two")                           # a second action: the same annotation
     page.keyboard.press("Escape")
     page.keyboard.press("u")
@@ -74,5 +78,8 @@ def test_untouched_peers_store_nothing(chromium, live_server, artifacts):
     assert empty.status == "done" and not empty.matches.exists()
     assert set(results.counted(PeerAnnotation.objects.all())) == {empty, annotation}   # both finished, scored
     assert PeerAnnotation.objects.count() == 2                              # peer 1, opened three times, has none
+    peer10 = topic.peersummarys.get(external_id="10")
+    assert writes == [("POST", "/api/matches/"), ("POST", "/api/matches/"), ("PATCH", f"/api/annotations/{annotation.pk}/"),
+                      ("POST", f"/api/assignments/{assignment.pk}/peers/{peer10.pk}/annotation/")]  # one request per action
     page.wait_for_load_state("networkidle")
     context.close()

@@ -23,7 +23,7 @@ const root = document.getElementById("annotator");
 const API = root.dataset.api;
 // The peer shown. An untouched peer has no annotation yet (issue 21: opening a peer stores
 // nothing): its place is (assignment, peer) and the first action that stores something creates
-// the annotation (``start``, queued before that action, so its id is known when the action is sent).
+// the annotation in the same request (``placeOfWrite``; "Done": ``start``).
 let place = placeOf(API, { annotation: Number(root.dataset.annotation) || null, assignment: root.dataset.assignment, peer: root.dataset.peer });
 let canEdit = root.dataset.canEdit === "1";
 const session = new DocumentSession(place.full);
@@ -51,26 +51,21 @@ const state = {
 };
 
 /**
- * Queue the creation of the annotation before the first write (once; the server creates it once
- * whatever the tabs: the unique constraint, and the Idempotency-Key of the queued POST). If it
- * existed already with changes this page does not show (another tab acted first), the next write
- * carries the revision this page read, so the server refuses it as a conflict and the page reloads:
- * never a silent overwrite.
+ * Where a write of ``at`` goes, as the server names it when the write is sent: its annotation once
+ * known, else (untouched) its assignment and peer, so the first write creates the annotation with
+ * it in one request (once, whatever the tabs: the unique constraint, and the Idempotency-Key of
+ * the queued POST). It carries the revision this page read (If-Match): if another tab stored
+ * changes first, the server refuses it as a conflict and the page reloads, never a silent overwrite.
  */
-function ensureAnnotation(at = place) {
-  if (at.annotation || at.starting) return;
-  const read = at === place ? state.doc.revision : null;
-  const document = session.document;
-  at.starting = session.send("POST", at.start, {}).then((answer) => {
-    at.annotation = answer.id;
-    if (at !== place) return answer; // the page moved on (e.g. "Done" on an untouched peer)
-    session.fullUrl = `${API}annotations/${answer.id}/full/`;
-    if (read !== null && answer.revision !== read) document.revision = String(read);
-    else state.revision = answer.revision;
-    window.history.replaceState(window.history.state, "", `/annotations/${answer.id}/`);
-    return answer;
-  }, (error) => { at.starting = null; throw error; });
-  at.starting.catch(() => {}); // the action queued after it is refused too and says why
+const placeOfWrite = (at) => (at.annotation ? { annotation: at.annotation } : { assignment: Number(at.assignment), peer: Number(at.peer) });
+
+/** The first write of ``at`` created its annotation: later writes (and a reload) name it. */
+function started(at, id) {
+  if (at.annotation) return;
+  at.annotation = id;
+  if (at !== place) return; // the page moved on (e.g. "Done" on an untouched peer)
+  session.fullUrl = `${API}annotations/${id}/full/`;
+  window.history.replaceState(window.history.state, "", `/annotations/${id}/`);
 }
 
 /** The annotation's id when the write is sent (a function for the session's queue). */
@@ -184,6 +179,7 @@ function perform(effect, method, url, body, { onSaved, record = true } = {}) {
   clearTimeout(scoreTimer); // its read would be of the revision this action replaces, beside this save on the server
   const unqueue = () => { const at = state.pending.indexOf(action); if (at >= 0) state.pending.splice(at, 1); };
   return session.send(method, url, body).then((answer) => {
+    if (answer.annotation) started(at, answer.annotation);
     if (place !== at) return true; // saved; the page shows another peer since
     unqueue();
     if (effect?.kind === "create" && answer.id !== undefined) state.ids.set(effect.key, answer.id);
@@ -251,8 +247,7 @@ function match(scuId = state.selectedScu) {
 function create(scu, parts) {
   const effect = { kind: "create", key: `local-${++localKeys}`, scu, parts };
   const at = place;
-  ensureAnnotation(at);
-  return perform(effect, "POST", `${API}matches/`, () => ({ annotation: annotationId(at), scu, parts }));
+  return perform(effect, "POST", `${API}matches/`, () => ({ ...placeOfWrite(at), scu, parts }));
 }
 
 function nonMatching() {
@@ -303,7 +298,7 @@ function history(kind) {
   const effect = stack.pop() ?? null;
   const before = state.doc.matches;
   announce(kind === "undo" ? "Undone." : "Redone.");
-  if (!place.annotation && !place.starting) { announce(`Nothing to ${kind}.`); return Promise.resolve(false); }
+  if (!place.annotation && !state.pending.length) { announce(`Nothing to ${kind}.`); return Promise.resolve(false); }
   const at = place;
   return perform(effect, "POST", () => `${API}annotations/${annotationId(at)}/${kind}/`, {}, {
     record: false,
@@ -395,8 +390,10 @@ async function done() {
   if (state.pending.length || session.pending) { showBanner(root, "Your last changes are still being saved; try again in a moment."); return; }
   const finished = place;
   const doc = state.doc;
-  ensureAnnotation(finished); // "Done" with nothing matched is a finished empty annotation (a score of 0)
-  const saved = session.send("PATCH", () => `${API}annotations/${annotationId(finished)}/`, { status: "done" });
+  // Nothing is being saved: the annotation exists, or the peer is untouched and "Done" creates it
+  // finished and empty (a score of 0), in one request.
+  const saved = finished.annotation ? session.send("PATCH", `${API}annotations/${finished.annotation}/`, { status: "done" })
+    : session.send("POST", finished.start, { status: "done" }).then((answer) => { started(finished, answer.id); return answer; });
   const next = finished.next ?? nextPlace(API, doc.next);
   if (!next) {
     root.dataset.busy = "1";

@@ -18,7 +18,6 @@ export function placeOf(api, { annotation = null, assignment = null, peer = null
     full: `${base}full/`,
     suggestions: `${base}suggestions/`,
     page: annotation ? `/annotations/${annotation}/` : `/assignments/${assignment}/peers/${peer}/`,
-    starting: null,   // the queued creation of the annotation (its first action)
     read: null,       // a read of ``full`` made ahead ({body, etag} promise)
     suggested: null,  // a read of ``suggestions`` made ahead: {after, promise}
     suggestionsTaken: false, // S took a read made ahead: the next one waits for a pause in the changes
