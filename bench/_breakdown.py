@@ -264,8 +264,6 @@ def report(results) -> None:
               f"{m.execute_wall * 1000 / n:.2f} / {m.execute_cpu * 1000 / n:.2f} | {(m.execute_wall - m.execute_cpu) * 1000 / n:.2f} | "
               f"{db:.2f}{' (%d unmatched)' % m.unmatched_backend if m.unmatched_backend else ''} | {app + db:.2f} |")
     for name, m, _, (handler, spent), stats in results:
-        if name.startswith("floor"):
-            continue
         print(f"\n{name}: CPU ms per request by phase (the phased pass: handler {handler * 1000:.2f} ms; nested phases are part of the view's)")
         print("| phase | ms per request |")
         print("|---|---:|")
@@ -274,6 +272,8 @@ def report(results) -> None:
         for label, _ in PHASES:
             if spent.get(label, 0.0) >= 0.00001:
                 print(f"| {label} | {spent[label] * 1000:.2f} |")
+        if name.startswith("floor"):
+            continue
         groups: dict[str, float] = {}
         for (path, _, _), (_, _, tottime, _, _) in stats.stats.items():
             group = next((label for label, fragment in LIBRARIES if fragment in path), "Python itself, stdlib, others")
@@ -282,8 +282,8 @@ def report(results) -> None:
         print(f"\n{name}: self time by library (share of all profiled CPU)")
         print("| library | share |")
         print("|---|---:|")
-        for label, spent in sorted(groups.items(), key=lambda kv: -kv[1]):
-            print(f"| {label} | {spent / everything:.0%} |")
+        for label, seconds in sorted(groups.items(), key=lambda kv: -kv[1]):
+            print(f"| {label} | {seconds / everything:.0%} |")
 
 
 def main():

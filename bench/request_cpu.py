@@ -31,7 +31,14 @@ Celery's own (the rest). ``--profile-worker DIR`` runs every task under cProfile
 task kind's top functions. CPU per
 request is the robust figure on a shared machine; requests/s and latency depend on what else runs.
 
+``--breakdown N`` replaces the windows by where the CPU goes: on the same data, with the Celery
+worker running, ``bench/_breakdown.py`` hands N requests of each class, one at a time, to Django's
+WSGI handler in a process of production settings, and prints the stack's floor (views that do
+nothing, ``bench/_floor_urls.py``), each class's CPU, statements and PostgreSQL's own CPU, and
+its CPU by phase.
+
     DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/request_cpu.py [--clients 20] [--window 20] [--crowd 50] [--rounds 3]
+    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/request_cpu.py --breakdown 200 --topics 20
 """
 import argparse
 import json
