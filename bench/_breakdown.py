@@ -78,21 +78,27 @@ LIBRARIES = [
 ]
 
 
+def located(target: str) -> tuple[object, str]:
+    """``"module:Class.name"`` -> (the module or class that defines it, its name)."""
+    module, _, qualname = target.partition(":")
+    owner = importlib.import_module(module)
+    *path, attribute = qualname.split(".")
+    for name in path:
+        owner = getattr(owner, name)
+    return owner, attribute
+
+
 class Phases:
     """The CPU of each phase (``PHASES``) while ``on``: installed before the handlers are built (they
     keep bound methods); off, a wrapper costs one call and a test."""
 
-    def __init__(self):
+    def __init__(self, phases=PHASES):
         self.on, self.thread = False, threading.get_ident()
         self.spent: dict[str, float] = defaultdict(float)
         self.depth: dict[str, int] = defaultdict(int)
-        for label, targets in PHASES:
+        for label, targets in phases:
             for target in targets:
-                module, _, qualname = target.partition(":")
-                owner = importlib.import_module(module)
-                *path, attribute = qualname.split(".")
-                for name in path:
-                    owner = getattr(owner, name)
+                owner, attribute = located(target)
                 setattr(owner, attribute, self._timed(label, vars(owner)[attribute]))
 
     def _timed(self, label: str, function):
