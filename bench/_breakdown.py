@@ -27,10 +27,11 @@ import importlib
 import json
 import os
 import pstats
+import re
 import sys
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -61,6 +62,7 @@ PHASES = [
     ("SQL compiling (every as_sql)", [f"django.db.models.sql.compiler:{c}.as_sql" for c in (
         "SQLCompiler", "SQLInsertCompiler", "SQLUpdateCompiler", "SQLDeleteCompiler", "SQLAggregateCompiler")]),
 ]
+STATEMENT_TABLE = re.compile(r'(?:FROM|INTO|UPDATE)\s+"(\w+)"')
 # Self time by library: the first matching path fragment names the group.
 LIBRARIES = [
     ("Django ORM: SQL compiling", "django/db/models/sql/"),
@@ -140,15 +142,17 @@ class Meter:
     def __init__(self):
         self.requests, self.thread, self.statements, self.execute_wall, self.execute_cpu = 0, 0.0, 0, 0.0, 0.0
         self.backend_ticks, self.unmatched_backend = 0, 0
+        self.sql: list[str] = []   # every statement, classified when reported (not in the measured time)
 
     def __call__(self, execute, sql, params, many, context):   # Django's execute_wrapper
         cpu, wall = time.thread_time(), time.perf_counter()
         try:
             return execute(sql, params, many, context)
         finally:
-            self.statements += 1
             self.execute_wall += time.perf_counter() - wall
             self.execute_cpu += time.thread_time() - cpu
+            self.statements += 1
+            self.sql.append(sql)
 
 
 def backend() -> tuple[int | None, int]:
@@ -280,6 +284,9 @@ def report(results) -> None:
                 print(f"| {label} | {spent[label] * 1000:.2f} |")
         if name.startswith("floor"):
             continue
+        kinds = Counter(f"{sql.split(None, 1)[0]} {' '.join(STATEMENT_TABLE.findall(sql)[:1])}".strip() for sql in m.sql)
+        kinds = ", ".join(f"{kind} x{count / max(1, m.requests):.2g}" for kind, count in kinds.most_common())
+        print(f"\n{name}: statements per request (verb, first table): {kinds}")
         groups: dict[str, float] = {}
         for (path, _, _), (_, _, tottime, _, _) in stats.stats.items():
             group = next((label for label, fragment in LIBRARIES if fragment in path), "Python itself, stdlib, others")
