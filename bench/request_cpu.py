@@ -31,10 +31,19 @@ Celery's own (the rest). ``--profile-worker DIR`` runs every task under cProfile
 task kind's top functions. CPU per
 request is the robust figure on a shared machine; requests/s and latency depend on what else runs.
 
+``--breakdown N`` replaces the windows by where the CPU goes: on the same data, with the Celery
+worker running, ``bench/_breakdown.py`` hands N requests of each class, one at a time, to Django's
+WSGI handler in a process of production settings, and prints the stack's floor (views that do
+nothing, ``bench/_floor_urls.py``), each class's CPU, statements and PostgreSQL's own CPU, and
+its CPU by phase.
+
     DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/request_cpu.py [--clients 20] [--window 20] [--crowd 50] [--rounds 3]
+    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/request_cpu.py --breakdown 200 --topics 20
 """
 import argparse
+import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -134,12 +143,12 @@ def timed(session, method: str, url: str, expected: int, timings: list, errors: 
 class Editor:
     """An API client editing its own pyramid: its token, ETag and the contributors it may still add."""
 
-    def __init__(self, base: str, token: str, pyramid_id: int, seed: int):
+    def __init__(self, base: str, token: str, pyramid_id: int, seed: int, session=None):
         import random
 
         import requests
 
-        self.session = requests.Session()
+        self.session = session or requests.Session()   # or bench/_breakdown.py's in-process one
         self.session.headers["Authorization"] = f"Token {token}"
         self.base, self.pyramid_id, self.rng = base, pyramid_id, random.Random(seed)
         response = self.session.get(f"{base}/api/pyramids/{pyramid_id}/full/", timeout=120)
@@ -189,9 +198,9 @@ class Editor:
 class CrowdWorker:
     """A crowd worker with its own address and session, holding the task its last page showed."""
 
-    def __init__(self, url: str, number: int):
+    def __init__(self, url: str, number: int, session=None):
         self.url, self.name = url, f"W{number:04d}"
-        self.session = crowd.address_session(crowd.worker_address(number))
+        self.session = session or crowd.address_session(crowd.worker_address(number))
         self.page = None
 
     def csrf(self) -> str:
@@ -286,11 +295,17 @@ def main():
     parser.add_argument("--profile-worker", metavar="DIR",
                         help="run each worker task under cProfile and print the top functions per task kind (the profiles are "
                              "left in DIR; CPU figures are then inflated by the profiler)")
+    parser.add_argument("--breakdown", type=int, metavar="N",
+                        help="instead of the windows: the stack's floor and each class's CPU by phase, N requests each, "
+                             "in-process (bench/_breakdown.py; --crowd workers judge)")
     args = parser.parse_args()
     redis_url = os.environ.get("REDIS_URL")
     if not redis_url or not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         sys.exit("set DATABASE_URL=postgres://... and REDIS_URL=redis://...: the bench measures the production shape")
-    if args.crowd * (args.rounds + 1) > args.topics * 16 * 5 * 0.9:
+    judged = 2 * (3 * args.breakdown + 20) + args.crowd if args.breakdown else args.crowd * (args.rounds + 1)
+    if args.breakdown and not args.crowd:
+        sys.exit("--breakdown needs crowd workers (--crowd)")
+    if judged > args.topics * 16 * 5 * 0.9:
         sys.exit("not enough crowd tasks: raise --topics or lower --crowd / --rounds")
     env = b.production_env(b.setup_django())
     from django.core.management import call_command
@@ -314,6 +329,15 @@ def main():
     if profile_dir:
         profile_dir.mkdir(parents=True, exist_ok=True)
     task_log = log_dir / "task-cpu.log"
+    if args.breakdown:
+        with b.celery_worker(env, log_dir, redis_url, task_log):
+            print(b.machine_line("none (Django's WSGI handler in-process), DEBUG off", "Celery worker (2 processes) on Redis"), flush=True)
+            given = {"requests": args.breakdown, "tokens": tokens, "pyramids": [p.pk for p in pyramids], "annotations": annotations,
+                     "crowd": crowd_token, "workers": args.crowd}
+            subprocess.run([sys.executable, str(Path(__file__).with_name("_breakdown.py"))], cwd=b.REPO, check=True,
+                           env={**env, "BENCH_BREAKDOWN": json.dumps(given)})
+        b.cleanup(False, log_dir)
+        return
     with b.celery_worker(env, log_dir, redis_url, task_log, profile_dir) as control, \
             b.server("gunicorn", env, log_dir, server_pids) as base:
         if crowd_token:
