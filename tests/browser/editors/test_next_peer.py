@@ -220,9 +220,11 @@ def test_the_next_peer_read_ahead_is_corrected_for_the_peer_just_done(chromium, 
         afterDone(body(other), { peer: 10, wasDone: false }),
         afterDone(body({ ...other, peer_id: 10 }), { peer: 10, wasDone: false }),
         afterDone(body(other), { peer: 10, wasDone: true }),
+        afterDone(body(other), { peer: 10, wasDone: false, counted: true }),
       ];
     }""")
     page.close()
     assert after[0] == {"progress": {"done": 2, "total": 3}, "next": {"assignment": 4, "peer_id": 12, "annotation": None}}
     assert after[1]["next"] is None and after[1]["progress"]["done"] == 2
     assert after[2]["progress"]["done"] == 1, "a peer done before is counted once"
+    assert after[3]["progress"]["done"] == 1, "read after its done was saved: the server counted it"

@@ -83,3 +83,37 @@ def test_untouched_peers_store_nothing(chromium, live_server, artifacts):
                       ("POST", f"/api/assignments/{assignment.pk}/peers/{peer10.pk}/annotation/")]  # one request per action
     page.wait_for_load_state("networkidle")
     context.close()
+
+
+def test_actions_queued_before_the_first_answer_land_in_the_one_annotation(chromium, live_server):
+    """Two actions on an untouched peer before the server answered the first (offline here; a slow
+    server alike): the first write creates the annotation, the second is built only once that answer
+    was applied, so it names the annotation (with the revision the first returned) instead of
+    asking for it again, which the server would refuse as a conflict."""
+    user, topic = world("pat", tasks=("annotate_peers",))
+    pyramid, dam, valley = build_pyramid(topic, User.objects.create_user("builder"))
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.on("pageerror", lambda error: pytest.fail(f"JavaScript error: {error}"))
+    bodies = []  # the JSON body of every match POST, in the order sent
+    page.on("request", lambda r: bodies.append(r.post_data_json) if r.url.endswith("/api/matches/") and r.method == "POST" else None)
+    login(page, live_server.url, user.username)
+    page.click("button:has-text('Start')")
+    page.wait_for_url(UNTOUCHED_PEER_URL)
+    wait_saved(page)
+    context.set_offline(True)
+    drag_select(page, ".peer-text", "old dam")
+    page.click(f'.scu[data-id="{dam.pk}"]')
+    drag_select(page, ".peer-text", "valley")
+    page.click(f'.scu[data-id="{valley.pk}"]')
+    page.wait_for_selector(".save-status[data-status=offline]")
+    assert PeerAnnotation.objects.count() == 0
+    context.set_offline(False)
+    wait_saved(page)
+    [annotation] = PeerAnnotation.objects.all()
+    assert sorted(m.scu_id for m in annotation.matches.all()) == sorted([dam.pk, valley.pk])
+    sent = [b for b in bodies if b]
+    assert "assignment" in sent[0] and "annotation" not in sent[0]
+    assert sent[-1]["annotation"] == annotation.pk and "assignment" not in sent[-1]
+    assert page.locator(".save-status[data-status=conflict]").count() == 0
+    context.close()

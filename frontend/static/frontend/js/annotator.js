@@ -404,8 +404,12 @@ async function done() {
   saved.catch((error) => goBack(finished, doc, error));
   prepareSuggestions(next, suggestionsAfter(doc, state.revision)).catch(() => {}); // as of this peer's last change
   window.history.pushState(null, "", next.annotation ? `/annotations/${next.annotation}/` : next.page);
-  const finishedPeer = { peer: doc.peer.id, wasDone: doc.status === "done" };
-  await show(next, { read: prepareDocument(next), adjust: (body) => afterDone(body, finishedPeer), fresh: true })
+  // Not read ahead (the peer was done before it settled): read once its "done" is saved, since a
+  // read racing that save could count the peer or not, and the progress must count it once.
+  const readAhead = Boolean(next.read);
+  const read = readAhead ? prepareDocument(next) : saved.catch(() => {}).then(() => prepareDocument(next));
+  const finishedPeer = { peer: doc.peer.id, wasDone: doc.status === "done", counted: !readAhead };
+  await show(next, { read, adjust: (body) => afterDone(body, finishedPeer), fresh: true })
     .catch((error) => showBanner(root, `Could not load the next peer: ${error.message}`));
 }
 

@@ -55,10 +55,11 @@ export function prepareSuggestions(place, after = null) {
 
 /**
  * The next peer's document as it is once the peer it was read from is done: its progress counts
- * that peer (read ahead, it was not done yet), and its own ``next`` is never that peer. Pure.
+ * that peer (read ahead, it was not done yet; ``finished.counted``: read after its "done" was
+ * saved, so the server counted it already), and its own ``next`` is never that peer. Pure.
  */
 export function afterDone(body, finished) {
-  const progress = body.progress && !finished.wasDone ? { ...body.progress, done: Math.min(body.progress.total, body.progress.done + 1) } : body.progress;
+  const progress = body.progress && !finished.wasDone && !finished.counted ? { ...body.progress, done: Math.min(body.progress.total, body.progress.done + 1) } : body.progress;
   // Read while the finished peer was not done, the next peer's ``next`` may name it only if it was
   // the last peer left besides the next one: now done, there is none.
   const next = body.next && body.next.peer_id === finished.peer ? null : body.next;
