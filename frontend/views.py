@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.access.rules import can_change, may_create_dataset, visible
+from annotation.api.choices import UnknownChoice
 from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid
 from annotation.corpus import assignments as work
 from annotation.jobs import health
@@ -143,3 +144,11 @@ def favicon(request):
     """``/favicon.ico``, which browsers ask for on every page that names no icon (the API's pages,
     files opened directly): the icon the pages name, from the static files (public, like them)."""
     return HttpResponseRedirect(staticfiles_storage.url("frontend/favicon.svg"))
+
+
+def bad_request(request, exception):
+    """400 in the app's layout. The reason is shown only when it is written for the user (an unknown
+    choice names the choices); other 400s (a suspicious host, say) keep theirs out of the page, as
+    Django's own handler does."""
+    reason = str(exception) if isinstance(exception, UnknownChoice) else "The request could not be understood."
+    return render(request, "400.html", {"reason": reason}, status=400)

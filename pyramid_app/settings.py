@@ -229,6 +229,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {"token": get_str("TOKEN_RATE", "10/min")},
     # Throttles and lockouts count the same client address (pyramid_app/client_address.py).
     "NUM_PROXIES": TRUSTED_PROXY_COUNT,
+    # An unknown ``table=``/``convention=`` is a 400 naming the choices, as on the pages.
+    "EXCEPTION_HANDLER": "annotation.api.choices.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "pyramid API",

@@ -15,3 +15,5 @@ urlpatterns = [
     path("lightweight/", include("frontend.lightweight.urls")),
     path("", include("frontend.urls")),
 ]
+# Errors in the app's layout with their reason (frontend/templates/403.html, 404.html, 400.html).
+handler400 = "frontend.views.bad_request"

@@ -28,6 +28,7 @@ from rest_framework.views import APIView
 from pyramid_app.lockout import lockout_response
 from scoring.model import Convention
 
+from annotation.api.choices import choose
 from annotation.formats import DucViewError
 from annotation.models import (
     SCU, AnnotationScore, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
@@ -155,10 +156,7 @@ class DatasetViewSet(RepresentationVersionMixin, ScopedViewSet):
 
     @staticmethod
     def _convention(request) -> Convention:
-        try:
-            return Convention(request.query_params.get("convention", Convention.NIST.value))
-        except ValueError:
-            raise ValidationError({"convention": [f"Choose one of: {', '.join(c.value for c in Convention)}."]}) from None
+        return Convention(choose(request.query_params, "convention", [c.value for c in Convention], Convention.NIST.value))
 
     def _rows(self, request, rows_of, keys, name, **settings):
         dataset = self.get_object()
@@ -209,9 +207,7 @@ class DatasetViewSet(RepresentationVersionMixin, ScopedViewSet):
         scores rest on: ``adjudicated`` (``adjudicated_a``/``_b``) counts those resting on an adjudicated version."""
         dataset = self.get_object()
         convention = self._convention(request)
-        table = request.query_params.get("table", "systems")
-        if table not in system_statistics.TABLES:
-            raise ValidationError({"table": [f"Choose one of: {', '.join(system_statistics.TABLES)}."]})
+        table = choose(request.query_params, "table", system_statistics.TABLES, "systems")
         # The API's contract is the rows (scripts do not retry): a new dataset's first snapshot is
         # computed here, once; the pages never do (``snapshot_for``).
         snapshot, _ = snapshot_for(dataset, compute_missing=True)

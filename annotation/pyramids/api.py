@@ -9,13 +9,13 @@ pyramids, which annotators never see of each other; a dataset you may not see is
 see without coordinating it a 403.
 """
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
 from scoring.model import Convention
 
+from annotation.api.choices import choose
 from annotation.api.renderers import CSVRenderer
 from annotation.api.views import DatasetViewSet
 from annotation.pyramids import construction
@@ -47,13 +47,8 @@ class PyramidAgreementView(APIView):
     )
     def get(self, request, pk):
         dataset = coordinated_dataset(request, pk)
-        table = request.query_params.get("table", "pairs")
-        if table not in construction.TABLES:
-            raise ValidationError({"table": [f"Choose one of: {', '.join(construction.TABLES)}."]})
-        try:
-            convention = Convention(request.query_params.get("convention", Convention.NIST.value))
-        except ValueError:
-            raise ValidationError({"convention": [f"Choose one of: {', '.join(c.value for c in Convention)}."]}) from None
+        table = choose(request.query_params, "table", construction.TABLES, "pairs")
+        convention = Convention(choose(request.query_params, "convention", [c.value for c in Convention], Convention.NIST.value))
         topic = request.query_params.get("topic", "")
         agreements = construction.stored(dataset.topics.filter(external_id=topic) if topic else dataset.topics.all())
         rows, keys = downloads.with_provenance(*construction.table_rows(agreements, table, convention), downloads.provenance(

@@ -25,6 +25,7 @@ from rest_framework.views import APIView
 
 from scoring.model import Convention
 
+from annotation.api.choices import choose
 from annotation.models import Dataset, PeerAnnotation, Pyramid
 from annotation.transfer import archive as dataset_archive
 from annotation.transfer import downloads
@@ -186,10 +187,7 @@ class DatasetArchiveView(APIView):
     )
     def get(self, request, pk):
         dataset = coordinated_dataset(request, pk)
-        try:
-            convention = Convention(request.query_params.get("convention", Convention.NIST.value))
-        except ValueError:
-            raise ValidationError({"convention": [f"Choose one of: {', '.join(c.value for c in Convention)}."]}) from None
+        convention = Convention(choose(request.query_params, "convention", [c.value for c in Convention], Convention.NIST.value))
         user = request.user
         pyramids = permissions.visible(user, Pyramid.objects.filter(topic__dataset=dataset))
         annotations = permissions.visible(user, PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset))

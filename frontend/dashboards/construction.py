@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
+from annotation.api.choices import choose
 from annotation.adjudication.pyramids import adjudicated_pyramid
 from annotation.models import PyramidAgreement, Topic
 from annotation.pyramids import construction
@@ -61,9 +62,7 @@ def export(request, dataset, fmt):
     """``table=pairs`` (default): the figures of every compared pair; ``table=scus``: their SCU
     alignment, SCU by SCU. ``topic`` keeps one topic."""
     convention = _convention(request)
-    table = request.GET.get("table", "pairs")
-    if table not in construction.TABLES:
-        raise Http404("No such table.")
+    table = choose(request.GET, "table", construction.TABLES, "pairs")
     topic = request.GET.get("topic", "")
     agreements = construction.stored(dataset.topics.filter(external_id=topic) if topic else dataset.topics.all())
     rows, keys = construction.table_rows(agreements, table, Convention(convention))

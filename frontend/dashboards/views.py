@@ -26,6 +26,7 @@ from django.utils import timezone
 from django.utils.dateformat import format as format_date
 from django.views.decorators.http import require_POST
 
+from annotation.api.choices import choose
 from annotation.adjudication.pyramids import adjudicated_pyramid_topics
 from annotation.adjudication.services import adjudicated_version
 from annotation.models import SCU, Adjudication, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
@@ -155,8 +156,7 @@ def _shared_now(dataset, topic=None) -> str:
 
 
 def _convention(request) -> str:
-    value = request.GET.get("convention", "nist")
-    return value if value in CONVENTIONS else "nist"
+    return choose(request.GET, "convention", CONVENTIONS, "nist")
 
 
 def _query(request, **changes) -> str:
@@ -572,7 +572,7 @@ def scores(request, dataset):
 def scores_export(request, dataset, fmt):
     snapshot, _ = _stored(dataset)
     view = _score_view(request, snapshot)
-    table = request.GET.get("table", "topics")
+    table = choose(request.GET, "table", ("topics", "systems"), "topics")
     summaries = {"qualifiers": [_summaries(view["references"])], "references": view["references"], "include_unfinished": False}
     adjudicated = adjudicated_pyramid_topics(dataset)
     if adjudicated:   # the topics whose scores rest on their adjudicated pyramid (the rows say so too)
@@ -697,9 +697,7 @@ def chart_export(request, dataset, chart):
 def statistics_export(request, dataset, fmt):
     snapshot, _ = _stored(dataset)
     convention = _convention(request)
-    table = request.GET.get("table", "systems")
-    if table not in STATISTICS_TABLES:
-        raise Http404("No such statistics table.")
+    table = choose(request.GET, "table", STATISTICS_TABLES, "systems")
     figures = snapshot.data["conventions"][convention]
     rows, keys = statistics_rows(figures, table)
     return _download(dataset, f"statistics-{table}", rows, keys, fmt, convention=convention, seed=figures["statistics"]["settings"]["seed"],

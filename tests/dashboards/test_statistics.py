@@ -136,7 +136,7 @@ def test_pages_downloads_and_api_show_the_stored_statistics(payload):
     expected, keys = table_rows(payload["conventions"]["nist"]["statistics"], "pairs", {})
     assert len(rows) == len(expected) and list(rows[0]) == list(keys) + ["app_version", "settings"]
     assert [float(r["p_holm"]) for r in rows if r["p_holm"]] == pytest.approx([r["p_holm"] for r in expected if r["p_holm"] is not None])
-    assert coord.get(reverse("dashboards:statistics_export", args=[dataset.pk, "csv"]) + "?table=nope").status_code == 404
+    assert coord.get(reverse("dashboards:statistics_export", args=[dataset.pk, "csv"]) + "?table=nope").status_code == 400
     api = APIClient()
     api.force_authenticate(users["coord"])
     answer = api.get(f"/api/datasets/{dataset.pk}/statistics/?table=metaeval&convention=sacrerouge")
