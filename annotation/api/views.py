@@ -219,18 +219,28 @@ class DatasetViewSet(RepresentationVersionMixin, ScopedViewSet):
 
 
 class TopicViewSet(RepresentationVersionMixin, ScopedViewSet):
+    """A dataset's topics: the unit a pyramid is built for, with its reference and peer summaries.
+
+    Listed are the topics of the datasets you take part in (coordinators: all of theirs; annotators:
+    those they are assigned); ``dataset`` filters."""
     base_queryset = Topic.objects.all()
     serializer_class = serializers.TopicSerializer
     filterset_class = filters.TopicFilter
 
 
 class ReferenceSummaryViewSet(RepresentationVersionMixin, ScopedViewSet):
+    """The reference summaries of topics: the human summaries a pyramid's SCUs are drawn from.
+
+    Their text is fixed once a contributor points into it (offsets are Unicode code points)."""
     base_queryset = ReferenceSummary.objects.all()
     serializer_class = serializers.ReferenceSummarySerializer
     filterset_class = filters.ReferenceSummaryFilter
 
 
 class PeerSummaryViewSet(RepresentationVersionMixin, ScopedViewSet):
+    """The peer summaries of topics: the system (or held-out reference) summaries annotated against a pyramid.
+
+    ``system_id`` groups a system's peers across topics (the system-level scores)."""
     base_queryset = PeerSummary.objects.all()
     serializer_class = serializers.PeerSummarySerializer
     filterset_class = filters.PeerSummaryFilter
@@ -254,6 +264,11 @@ def nist_scores() -> Prefetch:
 
 
 class PyramidViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
+    """Pyramids: a topic's SCUs built from its references by one annotator (``creator``).
+
+    Status and references are metadata written here; content (SCUs, contributors) is written through
+    ``scus/`` and ``contributors/``, each versioned by the pyramid's ETag. ``full/`` reads the whole
+    pyramid in one request; ``undo/``, ``redo/`` and ``history/`` act on the whole document."""
     versioned_writes = False  # status and references are metadata; content writes go through SCUs and contributors
     base_queryset = Pyramid.objects.prefetch_related("references")
     serializer_class = serializers.PyramidSerializer
@@ -287,6 +302,10 @@ class PyramidViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
 
 
 class SCUViewSet(SCUActions, VersionedMixin, ScopedViewSet):
+    """Summary Content Units of pyramids: a label and the contributors that express it.
+
+    Writes send the pyramid's ETag as If-Match (409 on a conflict); ``merge/`` folds other SCUs into
+    this one. Deleting an SCU is refused while peers are matched to it."""
     base_queryset = WEIGHTED_SCUS
     serializer_class = serializers.SCUSerializer
     filterset_class = filters.SCUFilter
@@ -298,6 +317,9 @@ class SCUViewSet(SCUActions, VersionedMixin, ScopedViewSet):
 
 
 class ContributorViewSet(ContributorActions, VersionedMixin, ScopedViewSet):
+    """Contributors of SCUs: the span(s) of one reference summary that express the SCU (several
+    parts when discontinuous). Writes send the pyramid's ETag as If-Match; ``parts/``, ``move/`` and
+    ``split/`` add or remove a part, move it to another SCU, or make it an SCU of its own."""
     # With its SCU: the document (pyramid) that versions a contributor is read with it.
     base_queryset = Contributor.objects.select_related("scu").prefetch_related(Prefetch("parts", queryset=ContributorPart.objects.order_by("start")))
     serializer_class = serializers.ContributorSerializer
@@ -310,6 +332,12 @@ class ContributorViewSet(ContributorActions, VersionedMixin, ScopedViewSet):
 
 
 class PeerAnnotationViewSet(HistoryActions, VersionedMixin, ScopedViewSet):
+    """Peer annotations: one annotator's judgment of which SCUs of a pyramid a peer summary expresses.
+
+    Listed are the annotations you may see (your own; coordinators: those of their datasets), filtered
+    by ``dataset``, ``topic``, ``peer``, ``pyramid``, ``annotator`` and ``status``. Status is written
+    here; matches through ``matches/``. ``full/`` reads an annotation with its pyramid, ``score/`` its
+    stored score; ``undo/``, ``redo/`` and ``history/`` act on the whole document."""
     versioned_writes = False  # status is metadata; content writes go through matches
     document_kind = "annotation"
     base_queryset = PeerAnnotation.objects.all()
@@ -368,6 +396,9 @@ MATCH_PARTS = Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start")
 
 
 class PeerMatchViewSet(VersionedMixin, ScopedViewSet):
+    """Matches of peer annotations: a peer span and the SCU it expresses (``scu`` null: a content unit
+    in no SCU). Writes send the annotation's ETag as If-Match; the first match of an untouched peer
+    may name its ``assignment`` and ``peer`` instead of an annotation, which it then creates."""
     base_queryset = PeerMatch.objects.prefetch_related(MATCH_PARTS)
     serializer_class = serializers.PeerMatchSerializer
     filterset_class = filters.PeerMatchFilter
@@ -393,6 +424,10 @@ class PeerMatchViewSet(VersionedMixin, ScopedViewSet):
 
 
 class AssignmentViewSet(RepresentationVersionMixin, ScopedViewSet):
+    """Assignments: which annotator builds a topic's pyramid or annotates its peers.
+
+    Coordinators create and change them; an annotator reads their own and starts a peer's
+    annotation through ``peers/{peer}/annotation/``."""
     base_queryset = Assignment.objects.all()
     serializer_class = serializers.AssignmentSerializer
     filterset_class = filters.AssignmentFilter
