@@ -40,6 +40,21 @@ _RUN_AFTER_LOAD = """
                                               rules: large ? {'color-contrast': {enabled: false}} : {}});
       const found = result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
         nodes: v.nodes.slice(0, 5).map(n => n.target.join(' '))}));
+      // What axe leaves to review: a second element with an id (a label or description then names
+      // the wrong one) and a reference to an id the page lacks (a field's help never read out).
+      const ids = new Map();
+      for (const el of document.querySelectorAll('[id]')) ids.set(el.id, (ids.get(el.id) || 0) + 1);
+      const duplicated = [...ids].filter(([, n]) => n > 1).map(([id]) => '#' + id);
+      if (duplicated.length) found.push({id: 'duplicate-id', impact: 'serious', help: 'ids must be unique', nodes: duplicated.slice(0, 5)});
+      const dangling = [];
+      for (const attr of ['aria-describedby', 'aria-labelledby', 'for']) {
+        for (const el of document.querySelectorAll(attr === 'for' ? 'label[for]' : `[${attr}]`)) {
+          for (const ref of el.getAttribute(attr).split(/\s+/).filter(Boolean)) {
+            if (!ids.has(ref)) dangling.push(`${el.tagName.toLowerCase()}[${attr}="${ref}"]`);
+          }
+        }
+      }
+      if (dangling.length) found.push({id: 'missing-idref', impact: 'serious', help: 'referenced ids must exist', nodes: dangling.slice(0, 5)});
       await window.__axeReport(location.pathname + location.search, found);
       return found;
     })().finally(() => { window.__axeRunning = null; });

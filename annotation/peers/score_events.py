@@ -134,6 +134,22 @@ def touch_topic(topic_id: int) -> None:
     _record(topic_ids=[topic_id])
 
 
+def touch_topics_wholly(topic_ids: Iterable[int]) -> None:
+    """Rows of these topics were changed outside the app (SQL by hand, a repair): nothing bumped a
+    revision, so every figure stored under one, and every memory keyed by one (each process's
+    prepared pyramids and SCU documents, the shared cache's automatic scores), still passes for
+    current. Bumping every pyramid, annotation and topic revision makes them all stale in every
+    process at once, and their recomputation is scheduled after the commit."""
+    topic_ids = list(topic_ids)
+    pyramids = Pyramid.objects.filter(topic_id__in=topic_ids)
+    annotations = PeerAnnotation.objects.filter(pyramid__topic_id__in=topic_ids)
+    pyramid_ids, annotation_ids = list(pyramids.values_list("id", flat=True)), list(annotations.values_list("id", flat=True))
+    Pyramid.objects.filter(pk__in=pyramid_ids).update(revision=F("revision") + 1)
+    PeerAnnotation.objects.filter(pk__in=annotation_ids).update(revision=F("revision") + 1)
+    Topic.objects.filter(pk__in=topic_ids).update(revision=F("revision") + 1)
+    _record(pyramid_ids=pyramid_ids, annotation_ids=annotation_ids, topic_ids=topic_ids)
+
+
 def annotations_created(annotation_ids: Iterable[int], topic_ids: Iterable[int]) -> None:
     """New annotations (created at revision 1) and their matches were stored: their topics'
     agreement is stale. One UPDATE for all the topics, however many annotations (an import)."""

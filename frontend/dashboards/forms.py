@@ -62,6 +62,8 @@ class AssignmentFilter(forms.Form):
                                   widget=forms.Select(attrs={"aria-label": "Annotator"}))
 
     def __init__(self, *args, annotators=(), **kwargs):
+        # Its own ids: it shares the overview with the assignment form's task and annotator fields.
+        kwargs.setdefault("auto_id", "id_filter_%s")
         super().__init__(*args, **kwargs)
         self.fields["annotator"].choices = [("", "Any annotator"), *((a, a) for a in annotators)]
 

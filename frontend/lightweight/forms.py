@@ -54,6 +54,11 @@ MAX_PASTED_PAIRS_CHARS = 2_000_000
 class CodeCheckForm(forms.Form):
     """The platform's submissions, as a file (MTurk's batch results, Prolific's export) or pasted."""
 
+    def __init__(self, *args, **kwargs):
+        # Its own ids: it shares the run page with the upload form, whose file field is ``id_file`` too.
+        kwargs.setdefault("auto_id", "id_codes_%s")
+        super().__init__(*args, **kwargs)
+
     file = forms.FileField(label="Submissions file (CSV)", required=False)
     pairs = forms.CharField(label="or paste worker id and completion code, one pair a line", required=False,
                             max_length=MAX_PASTED_PAIRS_CHARS, widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}))

@@ -9,7 +9,9 @@ from tests import accessibility
 def test_the_audit_reports_a_violation_and_passes_a_clean_page(chromium):
     page = chromium.new_page()
     documents = {
-        "bad": '<html lang="en"><head><title>Bad</title></head><body><main><img src="data:,"><select></select></main></body></html>',
+        "bad": '<html lang="en"><head><title>Bad</title></head><body><main><img src="data:,"><select></select>'
+               '<label for="id_file">One</label><input type="file" id="id_file" aria-describedby="id_file_helptext">'
+               '<label for="id_file">Two</label><input type="file" id="id_file"></main></body></html>',
         "good": '<html lang="en"><head><title>Good</title></head><body><main><img src="data:," alt="a dot">'
                 '<label>Task <select><option>one</option></select></label></main></body></html>',
     }
@@ -22,6 +24,8 @@ def test_the_audit_reports_a_violation_and_passes_a_clean_page(chromium):
         found, accessibility.FINDINGS.lines[:] = list(accessibility.FINDINGS.lines), []
         assert any("image-alt" in line for line in found), found
         assert any("select-name" in line for line in found), found
+        assert any("duplicate-id" in line and "#id_file" in line for line in found), found
+        assert any("missing-idref" in line and 'aria-describedby="id_file_helptext"' in line for line in found), found
 
         page.goto("http://audit.test/good")
         accessibility.check(page)

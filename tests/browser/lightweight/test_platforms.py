@@ -153,7 +153,7 @@ def test_coordinator_checks_codes_and_pseudonymises(chromium, live_server, world
     login(page, live_server.url, "coord")
     page.goto(f"{live_server.url}/lightweight/{world.pk}/")
     pasted = f"A1WORKER\t{codes['A1WORKER'][0]}\nA1WORKER\t{codes['A1WORKER'][1]}\nA3WORKER\t{codes['A1WORKER'][0]}\nA2WORKER\tBADC0DE1\n"
-    page.fill("#id_pairs", pasted)
+    page.fill("#id_codes_pairs", pasted)
     page.get_by_role("button", name="Check the codes").click()
     report = page.locator("[data-code-report]").inner_text()
     assert "4 pairs checked: 2 submissions newly verified" in report and "A1WORKER, A3WORKER" in report
