@@ -677,7 +677,8 @@ def progress(run: LightweightPyramid) -> dict:
     return {
         "references": references,
         "writings": LiteWriting.objects.filter(pyramid=run).count(),
-        "writings_wanted": references * run.writers_per_reference,
+        # Only a crowd-written run pays for writing: imported and expert statements cost nothing to write.
+        "writings_wanted": references * run.writers_per_reference if run.origin == LightweightPyramid.Origin.CROWD else 0,
         "statements": statements.count(),
         "kept": statements.filter(kept=True).count(),
         "sampled": statements.filter(batch__isnull=False).count(),

@@ -31,6 +31,7 @@ from annotation.models import (
     CrowdLink, Dataset, LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting, Pyramid, ReferenceSummary,
 )
 from annotation.transfer import downloads
+from annotation.dashboards.wording import count_noun
 from annotation.lightweight import codes as lightweight_codes
 from annotation.lightweight import dashboard as lightweight_dashboard
 from annotation.lightweight import importing as lightweight_import
@@ -85,9 +86,10 @@ def run_page(request, pk):
     links = list(run.links.order_by("-active", "kind", "batch", "created_at"))  # open ones first
     for link in links:
         link.url = request.build_absolute_uri(reverse("lightweight:crowd", args=[link.token]))
+    sample_report = request.session.pop(SAMPLE_REPORT, None)
     return render(request, "lightweight/run.html", {
         "run": run, "settings_form": settings_form, "upload_form": UploadForm(), "data": data,
-        "links": links, "sample_report": request.session.pop(SAMPLE_REPORT, None),
+        "links": links, "sample_report": sample_report, "sample_short": any(r["short"] for r in sample_report or ()),
         "lite_chart": charts.lite_rows(comparison["systems"]) if comparison else None,
         "lite_csv": reverse("lightweight:chart_csv", args=[run.pk]),
         "dropped": LiteStatement.objects.filter(pyramid=run, kept=False).select_related("topic")[:200],
@@ -150,7 +152,8 @@ def run_action(request, pk, action):
     elif action in ("sample", "top-up"):
         reports = lightweight_work.sample(run, top_up_short=action == "top-up")
         request.session[SAMPLE_REPORT] = [r.__dict__ for r in reports]
-        messages.success(request, f"Sampled {sum(sum(r.batches) for r in reports)} statements over {len(reports)} topics.")
+        sampled = sum(sum(r.batches) for r in reports)
+        messages.success(request, f"Sampled {count_noun(sampled, 'statement')} over {count_noun(len(reports), 'topic')}.")
     elif action == "from-expert":
         pyramids = Pyramid.objects.filter(topic__dataset=run.dataset, status=Pyramid.Status.DONE)
         created = lightweight_work.statements_from_expert(run, pyramids)
