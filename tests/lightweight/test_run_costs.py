@@ -37,6 +37,8 @@ def test_an_expert_statement_run_pays_for_judging_only():
     crowd = small_run(judges=5)   # crowd-written: two references, one writer each, paid too
     expected = 2 * crowd.writers_per_reference * crowd.pay_writing + crowd.tasks.count() * 5 * crowd.pay_judging
     assert Decimal(lightweight_work.costs(crowd)["estimate"]) == expected
+    page = client_for("chief", run.dataset).get(reverse("lightweight:run", args=[run.pk])).content.decode()
+    assert "statement-writing assignments" not in page and "statements from the expert pyramids</span>" in page
 
 
 def test_the_sample_message_counts_in_words_and_the_top_up_shows_only_when_short():

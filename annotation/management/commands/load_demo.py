@@ -1,13 +1,17 @@
 from django.core.management.base import BaseCommand
 
-from annotation.corpus.demo import load_demo
+from annotation.corpus.demo import DATASET, load_demo
+from annotation.lightweight.demo import load_demo_run
+from annotation.models import Dataset
 
 
 class Command(BaseCommand):
-    help = "Load the demo dataset and demo users (idempotent) and print the demo logins."
+    help = "Load the demo dataset, its lightweight run and the demo users (idempotent) and print the demo logins."
 
     def handle(self, *args, **options):
         result = load_demo()
+        if result.created:
+            load_demo_run(Dataset.objects.get(name=DATASET))
         self.stdout.write("Demo dataset " + ("loaded." if result.created else "already present, left as it is."))
         self.stdout.write("Demo logins (development only):")
         for username, password in result.users:
