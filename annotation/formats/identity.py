@@ -62,6 +62,7 @@ class NameOptions:
     annotator: str | None = None
     peer: str | None = None
     annotators: AnnotatorTable | None = None  # who annotated each topic (or peer), where a release says it
+    topic_always: bool = False  # ``topic`` is every file's, whatever its name or content say (a pyramid set)
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,9 @@ def identify(name: str, kind: str, pyramid: Pyramid, options: NameOptions = Name
     stem = file_stem(name)
     in_content = content_topic(pyramid)
     notes = []
-    if nist is not None:
+    if options.topic and options.topic_always:
+        topic = Named(options.topic, OPTION)
+    elif nist is not None:
         topic = Named(nist.topic, FILE_NAME)
         if in_content is not None and in_content.lower() != nist.topic.lower() and not nist.topic.lower().startswith(in_content.lower() + "-"):
             notes.append(f"the file name says topic {nist.topic}, its reference headers say {in_content}: used the file name")
