@@ -23,7 +23,8 @@ from annotation.formats.writer import write_peer_annotation, write_pyramid
 from annotation.formats.errors import DucViewError
 from annotation.formats.nist_names import NistName, parse_nist_filename, peer_key
 from annotation.formats.identity import (
-    CONTENT, FILE_NAME, FILE_STEM, OPTION, TABLE, FileIdentity, Named, NameOptions, Origin, identify, origin, same_again, same_origin,
+    CONTENT, FILE_NAME, FILE_STEM, OPTION, TABLE, FileIdentity, Named, NameOptions, Origin, identify, origin,
+    same_again, same_origin,
 )
 from annotation.formats.annotator_table import AnnotatorTable, AnnotatorTableError, parse_annotator_table
 

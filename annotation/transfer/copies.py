@@ -74,7 +74,8 @@ def remove_copies(copies: list[Copy]) -> int:
     annotation); the number deleted. Each is checked again inside the transaction."""
     with transaction.atomic():
         ids = {c.copy.pk for c in copies}
-        still = {c.copy.pk for c in find_copies(Dataset.objects.filter(pk__in={c.copy.pyramid.topic.dataset_id for c in copies}))}
+        datasets = Dataset.objects.filter(pk__in={c.copy.pyramid.topic.dataset_id for c in copies})
+        still = {c.copy.pk for c in find_copies(datasets)}
         removed = 0
         for annotation in PeerAnnotation.objects.filter(pk__in=ids & still):
             annotation.delete()

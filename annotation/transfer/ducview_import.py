@@ -579,8 +579,8 @@ def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str,
     created = False
     if seen is None:
         created_before = report.pyramids_created
-        seen = memo.put(("parsed", topic.pk, id(pyramid)),
-                        (pyramid, *_stored_pyramid(topic, pyramid, legacy_issues, source, report, memo, archived, is_pan)))
+        stored = _stored_pyramid(topic, pyramid, legacy_issues, source, report, memo, archived, is_pan)
+        seen = memo.put(("parsed", topic.pk, id(pyramid)), (pyramid, *stored))
         created = report.pyramids_created > created_before
     elif not is_pan:
         report.pyramids_reused += 1
@@ -595,19 +595,24 @@ def pyramid_origin(creator: str | None, source: str, is_pan: bool = False) -> fo
     return formats.origin(creator, source, own_file=not (is_pan or source.lower().endswith(".pan")))
 
 
+def _stored_pyramid_origin(pyramid: Pyramid) -> formats.Origin:
+    return pyramid_origin(pyramid.creator and pyramid.creator.username, pyramid.source)
+
+
 def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
-                    memo: _FileMemo, archived: Archived | None = None, is_pan: bool = False) -> tuple[Pyramid, list[str]]:
+                    memo: _FileMemo, archived: Archived | None = None,
+                    is_pan: bool = False) -> tuple[Pyramid, list[str]]:
     references, notes = _references(topic, pyramid.references, memo)
     wanted = _canonical_file_pyramid(pyramid)
-    kept = archived.source if archived and archived.source is not None else source   # an archive's pyramid keeps its own source
+    # an archive's pyramid keeps its own source
+    kept = archived.source if archived and archived.source is not None else source
     arriving = pyramid_origin(archived.user if archived else None, kept, is_pan)
     key = ("pyramid", topic.pk, wanted, arriving)
     found = memo.get(key)
     if found is None:
         found = next((candidate for candidate in topic.pyramids.select_related("creator")
-                      if formats.same_again(arriving, wanted, pyramid_origin(candidate.creator and candidate.creator.username,
-                                                                             candidate.source), _canonical_db_pyramid(candidate))
-                      ), None)
+                      if formats.same_again(arriving, wanted, _stored_pyramid_origin(candidate),
+                                            _canonical_db_pyramid(candidate))), None)
     if found is not None:
         report.pyramids_reused += not is_pan
         return memo.put(key, found), notes
@@ -703,25 +708,28 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
     if annotated is None:
         annotated = _stored_annotations(pyramid)
     entries = annotated.get(peer_key, ())
-    same_origin = [e for e in entries if formats.same_origin(arriving, e.origin)]
-    same_annotator = [e for e in entries if e.annotator_id == (annotator and annotator.pk) and e not in same_origin]
-    for entry in same_origin + same_annotator:
+    # The same file again (formats.same_again) adds nothing; one annotation per annotator of the
+    # peer, the files that name none counting as one annotator.
+    from_origin = [e for e in entries if formats.same_origin(arriving, e.origin)]
+    by_annotator = [e for e in entries if e.annotator_id == (annotator and annotator.pk) and e not in from_origin]
+    for entry in from_origin + by_annotator:
         if _entry_content(entry) == content:
             report.annotations_existing += 1
             return False
-    if same_origin or same_annotator:
-        entry = (same_origin or same_annotator)[0]
+    if from_origin or by_annotator:
+        entry = (from_origin or by_annotator)[0]
         whose = f"annotator {entry.origin.annotator}" if entry.origin.annotator else "an unknown annotator"
         raise ImportRejected(
-            f"peer {peer.external_id} of topic {topic.external_id} already has an annotation by {whose} ({entry.where}) with "
-            "other matches: two annotators' files of one peer are never merged into one. If this file is another annotator's, "
-            "name them (ANNOTATOR.TOPIC.M.LEN.ASSESSOR.PEER.pan, or an annotator table); if it is the same annotator's, "
-            "that annotation changed since it was imported")
+            f"peer {peer.external_id} of topic {topic.external_id} already has an annotation by {whose} "
+            f"({entry.where}) with other matches: two annotators' files of one peer are never merged into one. "
+            "If this file is another annotator's, name them (ANNOTATOR.TOPIC.M.LEN.ASSESSOR.PEER.pan, or an annotator "
+            "table); if it is the same annotator's, that annotation changed since it was imported")
     uids = memo.get(("uids", pyramid.pk)) or memo.put(("uids", pyramid.pk), dict(pyramid.scus.values_list("uid", "id")))
     unknown = sorted({m.scu_uid for m in pan.matches} - set(uids))
     if unknown:
         raise ImportRejected(f"matches SCU uid(s) {unknown} that are not in its pyramid")
-    memo.put(key, annotated | {peer_key: (*entries, _Stored(arriving, annotator and annotator.pk, None, content, f"from {source}"))})
+    written = _Stored(arriving, annotator and annotator.pk, None, content, f"from {source}")
+    memo.put(key, annotated | {peer_key: (*entries, written)})
     if archived is not None and archived.matches is not None and (archived.matches, archived.non_matching) != (len(pan.matches), len(pan.non_matching)):
         report.repairs.append(f"{source}: the archive's manifest says {archived.matches} matches and {archived.non_matching} non-matching "
                               f"units, the file holds {len(pan.matches)} and {len(pan.non_matching)}: its scores differ from the archive's")
@@ -756,9 +764,11 @@ class _Stored:
 def _stored_annotations(pyramid: Pyramid) -> dict[str, tuple[_Stored, ...]]:
     """The pyramid's annotations by their peer's comparable id (a peer of this import may not be written yet)."""
     found: dict[str, tuple[_Stored, ...]] = {}
-    rows = pyramid.annotations.order_by("pk").values_list("pk", "peer__external_id", "annotator_id", "annotator__username", "source")
+    rows = pyramid.annotations.order_by("pk").values_list(
+        "pk", "peer__external_id", "annotator_id", "annotator__username", "source")
     for pk, peer_id, annotator_id, username, source in rows:
-        entry = _Stored(formats.origin(username, source), annotator_id, pk, None, f"from {source}" if source else "stored")
+        where = f"from {source}" if source else "stored"
+        entry = _Stored(formats.origin(username, source), annotator_id, pk, None, where)
         found[formats.peer_key(peer_id)] = (*found.get(formats.peer_key(peer_id), ()), entry)
     return found
 
@@ -770,10 +780,11 @@ def _entry_content(entry: _Stored) -> tuple:
 def annotation_content(annotation_id: int) -> tuple:
     """``_content`` of a stored annotation: (SCU uid, 0 for non-matching; spans) of each match."""
     spans: dict[int, list] = {}
-    for match_id, start, end in PeerMatchPart.objects.filter(match__annotation_id=annotation_id).values_list("match_id", "start", "end"):
+    parts = PeerMatchPart.objects.filter(match__annotation_id=annotation_id).values_list("match_id", "start", "end")
+    for match_id, start, end in parts:
         spans.setdefault(match_id, []).append((start, end))
-    return tuple(sorted((uid or 0, tuple(sorted(spans.get(pk, []))))
-                        for pk, uid in PeerMatch.objects.filter(annotation_id=annotation_id).values_list("id", "scu__uid")))
+    matches = PeerMatch.objects.filter(annotation_id=annotation_id).values_list("id", "scu__uid")
+    return tuple(sorted((uid or 0, tuple(sorted(spans.get(pk, [])))) for pk, uid in matches))
 
 
 class PendingRows:

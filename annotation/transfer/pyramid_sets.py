@@ -8,7 +8,12 @@ first file (``pyramids.agreement_inputs.onto_first``: same count, texts at least
 part moved onto the first file's text), and each pyramid so re-expressed goes through the ordinary
 import (``ducview_import.import_all``: the same checks, report, de-duplication and scheduling), so
 the topic's pyramids share its ``ReferenceSummary`` rows and can be compared
-(``pyramids.construction``). Re-importing the same files adds nothing.
+(``pyramids.construction``). Every file goes into the topic named, whatever its name or content
+say. Re-importing the same files adds nothing, and two annotators' identical pyramids stay two
+(``formats.same_again``).
+
+Used by ``manage.py import_pyramid_set`` (files on disk: a rejected file is reported, the others
+go in) and the set-up page *Import a pyramid set* (an upload: the whole set or nothing).
 """
 from __future__ import annotations
 
@@ -37,7 +42,8 @@ def import_pyramid_set(paths, dataset_name: str, topic: str) -> ImportReport:
     return import_pyramid_files([(p.relative_to(root).as_posix(), p.read_bytes()) for p in files], dataset, topic)
 
 
-def import_pyramid_files(files: list[tuple[str, bytes]], dataset: Dataset, topic: str, *, whole: bool = False) -> ImportReport:
+def import_pyramid_files(files: list[tuple[str, bytes]], dataset: Dataset, topic: str, *,
+                         whole: bool = False) -> ImportReport:
     """Import the (name, bytes) .pyr files into ``topic`` of ``dataset``, on the references of the
     first file (in the given order). A file that cannot be read, or whose references are not the
     first file's, is rejected (in the report) and the others go in; with ``whole`` (the set-up

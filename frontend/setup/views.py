@@ -35,8 +35,8 @@ from annotation.transfer import uploads as upload_import
 from annotation.transfer.ducview_import import file_kind
 from annotation.dashboards.wording import count_noun
 
-from .forms import (AccountForm, DatasetForm, ExistingUserForm, PyramidSetForm, SummaryAddForm, SummaryTextForm, TopicDeleteForm,
-                    TopicRenameForm, TopicTextsForm, TopicZipForm)
+from .forms import (AccountForm, DatasetForm, ExistingUserForm, PyramidSetForm, SummaryAddForm, SummaryTextForm,
+                    TopicDeleteForm, TopicRenameForm, TopicTextsForm, TopicZipForm)
 
 
 def dataset_view(view):
@@ -79,8 +79,8 @@ def bounded_upload(view):
 
 def _tabs(dataset, active: str) -> list[dict]:
     pages = [("setup:dataset", "Topics"), ("setup:topics_add", "Add topics"), ("setup:topics_zip", "Add topics from a zip"),
-             ("setup:ducview", "Import DUCView"), ("setup:pyramid_set", "Import a pyramid set"), ("setup:people", "People"),
-             ("setup:exports", "Export")]
+             ("setup:ducview", "Import DUCView"), ("setup:pyramid_set", "Import a pyramid set"),
+             ("setup:people", "People"), ("setup:exports", "Export")]
     return [{"url": reverse(name, args=[dataset.pk]), "label": label, "active": name == active} for name, label in pages]
 
 
@@ -375,9 +375,11 @@ def _pyramid_set_files(request, form) -> list[tuple[str, bytes]]:
         raise upload_import.UploadRejected("This is a dataset archive: import it on Import DUCView")
     others = [name for name, data in files if file_kind(name, data) != "pyr"]
     if others:
-        raise upload_import.UploadRejected(f"{others[0]}: a set holds pyramids (.pyr) only; import peer annotations on Import DUCView")
+        raise upload_import.UploadRejected(
+            f"{others[0]}: a set holds pyramids (.pyr) only; import peer annotations on Import DUCView")
     if len(files) < 2:
-        raise upload_import.UploadRejected("A set is two or more pyramids of the same texts; one pyramid is imported on Import DUCView")
+        raise upload_import.UploadRejected(
+            "A set is two or more pyramids of the same texts; one pyramid is imported on Import DUCView")
     return sorted(files)
 
 

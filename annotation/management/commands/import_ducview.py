@@ -92,7 +92,8 @@ def import_archive(paths: list[str], dataset: str, annotators: AnnotatorTable | 
         raise CommandError("a dataset archive (.zip) is imported on its own")
     with open(paths[0], "rb") as stream:
         files, _, archived = upload_import.collect_files([File(stream, name=Path(paths[0]).name)])
-    return upload_import.import_files(files, Dataset.objects.get_or_create(name=dataset)[0], annotators=annotators, archived=archived)
+    target = Dataset.objects.get_or_create(name=dataset)[0]
+    return upload_import.import_files(files, target, annotators=annotators, archived=archived)
 
 
 def describe(outcome: dict) -> str:
