@@ -191,3 +191,37 @@ def test_a_pan_attaches_to_an_identical_pyramid_whatever_its_file():
     by_api(other, {"1.T0001.M.100.A.1.pan": PAN}, None, None)
     by_api(other, {"T0001.pyr": PYR}, None, None)
     assert Pyramid.objects.filter(topic__dataset=other).count() == 1
+
+
+@pytest.mark.realdata
+def test_duc_2007_zip_with_its_table_then_without_adds_nothing(tmp_path):
+    """The report's case: three DUC 2007 topics zipped (their pyramids and .pan files), imported with
+    ``annotator-table.txt``, then the same zip without it: no new annotation, every peer once."""
+    from tests.conftest import shared_data
+
+    root = shared_data("duc2007-main")
+    topics = ("D0701", "D0703", "D0704")
+    members = {f"duc2007/allpyramids/{p.name}": p.read_bytes() for p in sorted((root / "allpyramids").glob("*.pyr"))
+               if p.name.startswith(topics)}
+    members |= {f"duc2007/allpans/{p.name}": p.read_bytes() for p in sorted((root / "allpans").glob("*.pan"))
+                if p.name.startswith(topics)}
+    table = (root / "annotator-table.txt").read_bytes()
+    dataset = Dataset.objects.create(name="duc2007")
+    client = client_for(coordinator(dataset))
+
+    def upload(with_table: bool) -> dict:
+        data = {"files": [SimpleUploadedFile("duc2007.zip", zipped(members))]}
+        if with_table:
+            data["annotators"] = SimpleUploadedFile("annotator-table.txt", table)
+        response = client.post(f"/api/datasets/{dataset.pk}/import/", data, format="multipart")
+        assert response.status_code == 200, response.json().get("rejected")
+        return response.json()
+
+    first = upload(True)
+    pans = sum(name.endswith(".pan") for name in members)
+    assert first["annotations_created"] == pans > 30
+    stored = annotations(dataset)
+    assert len(stored) == pans and all(who is not None for _, who in stored), "the table names every annotator"
+    again = upload(False)
+    assert (again["annotations_created"], again["annotations_existing"], again["pyramids_created"]) == (0, pans, 0)
+    assert annotations(dataset) == stored
