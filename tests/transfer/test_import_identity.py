@@ -178,6 +178,21 @@ def test_two_annotators_identical_pyramids_are_two_and_agree_fully(path, tmp_pat
     assert pair["mean_dice"] == 1.0 and pair["weight_equal_share"] == 1.0
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_two_identical_pyramids_stay_two_through_a_dataset_archive(path, tmp_path):
+    """Each kept its own source in the archive's manifest (``pyramids/pyramid-N/``): the archive
+    imported into another dataset, then again, gives the two pyramids once each."""
+    source = Dataset.objects.create(name="source")
+    by_api(source, {"alice_EVENT.pyr": PYR, "bob_EVENT.pyr": PYR}, None, None)
+    spool, _ = build_archive(source, Pyramid.objects.filter(topic__dataset=source), PeerAnnotation.objects.none())
+    archive = {"source-archive.zip": spool.read()}
+    copy = Dataset.objects.create(name="copy")
+    for _ in range(2):
+        PATHS[path](copy, archive, None, tmp_path)
+        assert sorted(Pyramid.objects.filter(topic__dataset=copy).values_list("source", flat=True)) == [
+            "alice_EVENT.pyr", "bob_EVENT.pyr"]
+
+
 def test_a_pan_attaches_to_an_identical_pyramid_whatever_its_file():
     """A .pan's copy of its pyramid is the pyramid it was annotated on, not a pyramid file: it goes
     onto the topic's identical pyramid (the first stored) and never makes a third."""
