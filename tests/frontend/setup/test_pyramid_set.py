@@ -95,6 +95,20 @@ def test_a_bad_set_writes_nothing_and_says_what_is_wrong(people, files, topic, m
     assert state() == before
 
 
+def test_a_file_the_import_itself_rejects_takes_the_whole_set_back(people, settings):
+    """A file that reads and lies on the first file's texts, but that the import refuses (a label
+    over LABEL_MAX_LENGTH), after the files before it were written: none of them stays."""
+    settings.LABEL_MAX_LENGTH = 60
+    pyramid, _ = formats.parse_pyramid(PYR)
+    long = formats.write_pyramid(dataclasses.replace(pyramid, scus=[dataclasses.replace(pyramid.scus[0], label="x" * 61),
+                                                                    *pyramid.scus[1:]]))
+    before = state()
+    response = post(_client(people.coord), people.dataset, {"alice.pyr": PYR, "bob.pyr": PYR, "zed.pyr": long})
+    assert response.status_code == 400 and "zed.pyr" in response.content.decode(), response.content.decode()[-2000:]
+    assert "Nothing of the set was imported" in response.content.decode()
+    assert state() == before
+
+
 def test_only_the_datasets_coordinators_import_a_set(people, settings):
     files = {"alice.pyr": PYR, "bob.pyr": PYR}
     assert post(_client(), people.dataset, files).status_code == 302
