@@ -22,7 +22,10 @@ from annotation.formats.model import (
 from annotation.formats.writer import write_peer_annotation, write_pyramid
 from annotation.formats.errors import DucViewError
 from annotation.formats.nist_names import NistName, parse_nist_filename, peer_key
-from annotation.formats.identity import CONTENT, FILE_NAME, FILE_STEM, OPTION, TABLE, FileIdentity, Named, NameOptions, identify
+from annotation.formats.identity import (
+    CONTENT, FILE_NAME, FILE_STEM, OPTION, TABLE, FileIdentity, Named, NameOptions, Origin, identify, origin,
+    same_again, same_origin,
+)
 from annotation.formats.annotator_table import AnnotatorTable, AnnotatorTableError, parse_annotator_table
 
 __all__ = [
@@ -36,6 +39,10 @@ __all__ = [
     "parse_annotator_table",
     "FileIdentity",
     "Named",
+    "Origin",
+    "origin",
+    "same_again",
+    "same_origin",
     "NameOptions",
     "identify",
     "peer_key",

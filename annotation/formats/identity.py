@@ -16,6 +16,14 @@ way, so any name imports. Each of the three comes from the first source that giv
 
 :class:`FileIdentity` says which source gave each value, so the import report can tell. Peer
 ids are kept as written (``01``); :func:`~annotation.formats.nist_names.peer_key` compares them.
+
+**When a file is "the same again"** (:func:`same_again`, the one rule every import path applies:
+``import_ducview``, ``import_pyramid_set``, the import pages and the API, dataset archives, and
+``dedupe_annotations`` for what older imports stored twice): its content equals a stored one's
+and its :class:`Origin` agrees. The origin is the annotator (a pyramid's creator) when something
+names one, else the file's base name: so two annotators' identical pyramids or annotations are
+two, while the same file imported again, with or without an annotator table, in a zip, an
+archive or on its own, is the one already stored.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from annotation.formats.model import Pyramid
 from annotation.formats.nist_names import looks_like_topic_id, parse_nist_filename
 
 __all__ = ["FILE_NAME", "CONTENT", "OPTION", "FILE_STEM", "TABLE", "Named", "NameOptions", "FileIdentity",
-           "content_topic", "file_stem", "identify"]
+           "Origin", "content_topic", "file_stem", "identify", "origin", "same_again", "same_origin"]
 
 FILE_NAME, CONTENT, OPTION, FILE_STEM, TABLE = "file name", "content", "option", "file stem", "annotator table"
 
@@ -54,6 +62,7 @@ class NameOptions:
     annotator: str | None = None
     peer: str | None = None
     annotators: AnnotatorTable | None = None  # who annotated each topic (or peer), where a release says it
+    topic_always: bool = False  # ``topic`` is every file's, whatever its name or content say (a pyramid set)
 
 
 @dataclass(frozen=True)
@@ -95,7 +104,9 @@ def identify(name: str, kind: str, pyramid: Pyramid, options: NameOptions = Name
     stem = file_stem(name)
     in_content = content_topic(pyramid)
     notes = []
-    if nist is not None:
+    if options.topic and options.topic_always:
+        topic = Named(options.topic, OPTION)
+    elif nist is not None:
         topic = Named(nist.topic, FILE_NAME)
         if in_content is not None and in_content.lower() != nist.topic.lower() and not nist.topic.lower().startswith(in_content.lower() + "-"):
             notes.append(f"the file name says topic {nist.topic}, its reference headers say {in_content}: used the file name")
@@ -125,3 +136,41 @@ def identify(name: str, kind: str, pyramid: Pyramid, options: NameOptions = Name
     else:
         annotator = None
     return FileIdentity(topic, peer, annotator, tuple(notes))
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a file, or something an import stored, comes from (:func:`origin`).
+
+    ``annotator``: the username of its annotator (a pyramid's creator), None when nothing names one.
+    ``name``: the base name of the file it came from; ``""`` when it was made in the application
+    (no file); None when its file is not its own: the copy of its pyramid that every ``.pan`` carries
+    is the pyramid the annotator worked on, whatever file that pyramid was imported from."""
+
+    annotator: str | None
+    name: str | None
+
+
+def origin(annotator: str | None, source: str | None, *, own_file: bool = True) -> Origin:
+    """The origin of a file named ``source`` (or of what was stored from it: its ``source`` field).
+    The folders are left out: the command, a zip, the import page and a dataset archive put one
+    file in different folders. ``own_file=False``: a pyramid read from (or stored from) a ``.pan``."""
+    base = posixpath.basename((source or "").replace("\\", "/")).strip()
+    return Origin(annotator or None, base if own_file else None)
+
+
+def same_origin(a: Origin, b: Origin) -> bool:
+    """Whether two origins can be one: the same annotator when both name one (two annotators'
+    files are never one); else the same file name, when both came from a file of their own; a
+    ``.pan``'s copy of its pyramid agrees with every origin."""
+    if a.annotator is not None and b.annotator is not None:
+        return a.annotator == b.annotator
+    if a.name is None or b.name is None:
+        return True
+    return a.name == b.name
+
+
+def same_again(a: Origin, a_content, b: Origin, b_content) -> bool:
+    """Whether a file (``a``) is one already stored (``b``) again: the same content (matches, or a
+    pyramid's SCUs, compared as canonical tuples) from the same origin (:func:`same_origin`)."""
+    return a_content == b_content and same_origin(a, b)

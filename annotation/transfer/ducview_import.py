@@ -11,10 +11,15 @@ scores, and every rejected file with the reason. What reading a pyramid found is
 by the file that stored it.
 
 Identity, so that re-importing never duplicates: topics by (dataset, id), summaries by
-(topic, id) and text, pyramids by content (a .pan carries a copy of its pyramid and is attached
-to an identical pyramid of the topic if there is one), annotations by (peer, pyramid, annotator).
-A second file of one peer and annotator (unknown included) with other matches is rejected: two
-annotators' files are never merged into one.
+(topic, id) and text; pyramids and peer annotations by the one rule of an import,
+``formats.same_again`` (the same content from the same origin: the annotator or creator when
+something names one, else the file's name), so two annotators' identical pyramids stay two while
+the same file again, with or without an annotator table, is the one stored. A .pan carries a copy
+of its pyramid, which has no file of its own: it is attached to an identical pyramid of the topic
+(the first stored) if there is one. A peer has at most one annotation per annotator of a
+pyramid, the files that name none counting as one annotator: a file from the origin of a stored
+annotation (or of that annotator) with other matches is rejected, as two annotators' files are
+never merged into one.
 """
 from __future__ import annotations
 
@@ -430,7 +435,7 @@ def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, 
         with transaction.atomic():
             topic = _topic(dataset, who.topic.value, report, memo)
             db_pyramid, wrote_pyramid = _pyramid(topic, pyramid, parse_report.legacy, name, report, memo,
-                                                 archived if kind == "pyr" else None)
+                                                 archived if kind == "pyr" else None, kind == "pan")
             wrote_annotation = kind == "pan" and _annotation(topic, db_pyramid, pan, who, name, report, memo, rows, archived)
             wrote = wrote_annotation if kind == "pan" else wrote_pyramid
             outcome["status"] = "imported" if wrote else "already present"
@@ -562,9 +567,9 @@ def _canonical_db_pyramid(pyramid: Pyramid) -> tuple:
 
 
 def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
-             memo: _FileMemo, archived: Archived | None = None) -> tuple[Pyramid, bool]:
-    """The stored pyramid identical to this one, or a new one (found once per import: ``memo``),
-    and whether this file created it.
+             memo: _FileMemo, archived: Archived | None = None, is_pan: bool = False) -> tuple[Pyramid, bool]:
+    """The stored pyramid this one is again (``formats.same_again``), or a new one (found once per
+    import: ``memo``), and whether this file created it.
 
     The .pan files of a topic share one parsed pyramid (``ImportCache.parsed``): the first one
     finds (or creates) its stored pyramid; the others go straight to it, noting what checking its
@@ -574,29 +579,44 @@ def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str,
     created = False
     if seen is None:
         created_before = report.pyramids_created
-        seen = memo.put(("parsed", topic.pk, id(pyramid)),
-                        (pyramid, *_stored_pyramid(topic, pyramid, legacy_issues, source, report, memo, archived)))
+        stored = _stored_pyramid(topic, pyramid, legacy_issues, source, report, memo, archived, is_pan)
+        seen = memo.put(("parsed", topic.pk, id(pyramid)), (pyramid, *stored))
         created = report.pyramids_created > created_before
-    elif source.endswith(".pyr"):
+    elif not is_pan:
         report.pyramids_reused += 1
     _, db_pyramid, notes = seen
     report.repairs += [f"{source}: {note}" for note in notes]
     return db_pyramid, created
 
 
+def pyramid_origin(creator: str | None, source: str, is_pan: bool = False) -> formats.Origin:
+    """The origin (``formats.same_again``) of a pyramid file, or of a stored pyramid by its creator and
+    ``source``: a pyramid read from a .pan (``is_pan``), or stored from one, has no file of its own."""
+    return formats.origin(creator, source, own_file=not (is_pan or source.lower().endswith(".pan")))
+
+
+def _stored_pyramid_origin(pyramid: Pyramid) -> formats.Origin:
+    return pyramid_origin(pyramid.creator and pyramid.creator.username, pyramid.source)
+
+
 def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
-                    memo: _FileMemo, archived: Archived | None = None) -> tuple[Pyramid, list[str]]:
+                    memo: _FileMemo, archived: Archived | None = None,
+                    is_pan: bool = False) -> tuple[Pyramid, list[str]]:
     references, notes = _references(topic, pyramid.references, memo)
     wanted = _canonical_file_pyramid(pyramid)
-    key = ("pyramid", topic.pk, wanted)
+    # an archive's pyramid keeps its own source
+    kept = archived.source if archived and archived.source is not None else source
+    arriving = pyramid_origin(archived.user if archived else None, kept, is_pan)
+    key = ("pyramid", topic.pk, wanted, arriving)
     found = memo.get(key)
     if found is None:
-        found = next((candidate for candidate in topic.pyramids.all() if _canonical_db_pyramid(candidate) == wanted), None)
+        found = next((candidate for candidate in topic.pyramids.select_related("creator")
+                      if formats.same_again(arriving, wanted, _stored_pyramid_origin(candidate),
+                                            _canonical_db_pyramid(candidate))), None)
     if found is not None:
-        report.pyramids_reused += source.endswith(".pyr")
+        report.pyramids_reused += not is_pan
         return memo.put(key, found), notes
     creator = _annotator(formats.Named(archived.user, ARCHIVE_MANIFEST), report, memo) if archived and archived.user else None
-    kept = archived.source if archived and archived.source is not None else source   # an archive's pyramid keeps its own source
     db_pyramid = Pyramid.objects.create(topic=topic, creator=creator, status=archived.status if archived else Pyramid.Status.DONE,
                                         source=kept[-500:])
     if archived and archived.created_at:  # after the INSERT, which stamps its own moment
@@ -681,32 +701,35 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
     if note:
         report.repairs.append(f"{source}: {note}")
     annotator = _annotator(who.annotator, report, memo)
-    # Which (peer, annotator) pairs the pyramid has, read once per import (kept up to date by it);
-    # peers by their comparable id, as a peer of this import may not be written yet.
-    key = ("annotated", pyramid.pk)
+    arriving = formats.origin(annotator and annotator.username, source)
+    content = _content(pan)
+    key, peer_key = ("annotated", pyramid.pk), formats.peer_key(peer.external_id)
     annotated = memo.get(key)
     if annotated is None:
-        annotated = {(formats.peer_key(peer_id), annotator_id)
-                     for peer_id, annotator_id in pyramid.annotations.values_list("peer__external_id", "annotator_id")}
-    pair = (formats.peer_key(peer.external_id), annotator and annotator.pk)
-    content = _content(pan)
-    if pair in annotated:
-        stored, where = memo.get(("content", pyramid.pk, pair)) or _stored_content(pyramid, peer, annotator)
-        if stored != content:
-            who = f"annotator {annotator.username}" if annotator else "an unknown annotator"
-            raise ImportRejected(
-                f"peer {peer.external_id} of topic {topic.external_id} already has an annotation by {who} ({where}) with other "
-                "matches: two annotators' files of one peer are never merged into one. If this file is another annotator's, "
-                "name them (ANNOTATOR.TOPIC.M.LEN.ASSESSOR.PEER.pan, or an annotator table); if it is the same annotator's, "
-                "that annotation changed since it was imported")
-        report.annotations_existing += 1
-        return False
+        annotated = _stored_annotations(pyramid)
+    entries = annotated.get(peer_key, ())
+    # The same file again (formats.same_again) adds nothing; one annotation per annotator of the
+    # peer, the files that name none counting as one annotator.
+    from_origin = [e for e in entries if formats.same_origin(arriving, e.origin)]
+    by_annotator = [e for e in entries if e.annotator_id == (annotator and annotator.pk) and e not in from_origin]
+    for entry in from_origin + by_annotator:
+        if _entry_content(entry) == content:
+            report.annotations_existing += 1
+            return False
+    if from_origin or by_annotator:
+        entry = (from_origin or by_annotator)[0]
+        whose = f"annotator {entry.origin.annotator}" if entry.origin.annotator else "an unknown annotator"
+        raise ImportRejected(
+            f"peer {peer.external_id} of topic {topic.external_id} already has an annotation by {whose} "
+            f"({entry.where}) with other matches: two annotators' files of one peer are never merged into one. "
+            "If this file is another annotator's, name them (ANNOTATOR.TOPIC.M.LEN.ASSESSOR.PEER.pan, or an annotator "
+            "table); if it is the same annotator's, that annotation changed since it was imported")
     uids = memo.get(("uids", pyramid.pk)) or memo.put(("uids", pyramid.pk), dict(pyramid.scus.values_list("uid", "id")))
     unknown = sorted({m.scu_uid for m in pan.matches} - set(uids))
     if unknown:
         raise ImportRejected(f"matches SCU uid(s) {unknown} that are not in its pyramid")
-    memo.put(key, annotated | {pair})
-    memo.put(("content", pyramid.pk, pair), (content, f"from {source}"))
+    written = _Stored(arriving, annotator and annotator.pk, None, content, f"from {source}")
+    memo.put(key, annotated | {peer_key: (*entries, written)})
     if archived is not None and archived.matches is not None and (archived.matches, archived.non_matching) != (len(pan.matches), len(pan.non_matching)):
         report.repairs.append(f"{source}: the archive's manifest says {archived.matches} matches and {archived.non_matching} non-matching "
                               f"units, the file holds {len(pan.matches)} and {len(pan.non_matching)}: its scores differ from the archive's")
@@ -725,15 +748,43 @@ def _content(pan: formats.PeerAnnotationFile) -> tuple:
     return tuple(sorted((m.scu_uid, tuple(sorted((p.start, p.end) for p in m.parts))) for m in (*pan.matches, *pan.non_matching)))
 
 
-def _stored_content(pyramid: Pyramid, peer: PeerSummary, annotator: User | None) -> tuple[tuple, str]:
-    """``_content`` of the stored annotation of this peer by this annotator, and where it came from."""
-    annotation = PeerAnnotation.objects.filter(pyramid=pyramid, peer=peer, annotator=annotator).order_by("id").first()
+@dataclass(frozen=True)
+class _Stored:
+    """A peer annotation of the pyramid, as the identity rule compares it: its origin, its
+    annotator, and its content (read when needed: ``pk`` of a stored one; ``content`` of one this
+    import wrote), ``where`` it came from for the messages."""
+
+    origin: formats.Origin
+    annotator_id: int | None
+    pk: int | None
+    content: tuple | None
+    where: str
+
+
+def _stored_annotations(pyramid: Pyramid) -> dict[str, tuple[_Stored, ...]]:
+    """The pyramid's annotations by their peer's comparable id (a peer of this import may not be written yet)."""
+    found: dict[str, tuple[_Stored, ...]] = {}
+    rows = pyramid.annotations.order_by("pk").values_list(
+        "pk", "peer__external_id", "annotator_id", "annotator__username", "source")
+    for pk, peer_id, annotator_id, username, source in rows:
+        where = f"from {source}" if source else "stored"
+        entry = _Stored(formats.origin(username, source), annotator_id, pk, None, where)
+        found[formats.peer_key(peer_id)] = (*found.get(formats.peer_key(peer_id), ()), entry)
+    return found
+
+
+def _entry_content(entry: _Stored) -> tuple:
+    return entry.content if entry.content is not None else annotation_content(entry.pk)
+
+
+def annotation_content(annotation_id: int) -> tuple:
+    """``_content`` of a stored annotation: (SCU uid, 0 for non-matching; spans) of each match."""
     spans: dict[int, list] = {}
-    for match_id, start, end in PeerMatchPart.objects.filter(match__annotation=annotation).values_list("match_id", "start", "end"):
+    parts = PeerMatchPart.objects.filter(match__annotation_id=annotation_id).values_list("match_id", "start", "end")
+    for match_id, start, end in parts:
         spans.setdefault(match_id, []).append((start, end))
-    content = tuple(sorted((uid or 0, tuple(sorted(spans.get(pk, []))))
-                           for pk, uid in annotation.matches.values_list("id", "scu__uid")))
-    return content, f"from {annotation.source}" if annotation.source else "stored"
+    matches = PeerMatch.objects.filter(annotation_id=annotation_id).values_list("id", "scu__uid")
+    return tuple(sorted((uid or 0, tuple(sorted(spans.get(pk, [])))) for pk, uid in matches))
 
 
 class PendingRows:

@@ -8,7 +8,12 @@ first file (``pyramids.agreement_inputs.onto_first``: same count, texts at least
 part moved onto the first file's text), and each pyramid so re-expressed goes through the ordinary
 import (``ducview_import.import_all``: the same checks, report, de-duplication and scheduling), so
 the topic's pyramids share its ``ReferenceSummary`` rows and can be compared
-(``pyramids.construction``). Re-importing the same files adds nothing.
+(``pyramids.construction``). Every file goes into the topic named, whatever its name or content
+say. Re-importing the same files adds nothing, and two annotators' identical pyramids stay two
+(``formats.same_again``).
+
+Used by ``manage.py import_pyramid_set`` (files on disk: a rejected file is reported, the others
+go in) and the set-up page *Import a pyramid set* (an upload: the whole set or nothing).
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import os
 from pathlib import Path
 
 from django.conf import settings
+from django.db import transaction
 
 from annotation import formats
 from annotation.models import Dataset
@@ -26,20 +32,29 @@ from annotation.transfer.ducview_import import ImportReport, find_files, import_
 
 def import_pyramid_set(paths, dataset_name: str, topic: str) -> ImportReport:
     """Import the .pyr files under ``paths`` into ``topic`` of ``dataset_name`` (created if
-    needed), on the references of the first file (in path order). A file that cannot be read, or
-    whose references are not the first file's, is rejected (in the report) and the others go in;
-    SCUs left with no contributor once moved (none in practice) are left out, and said so."""
-    files = [p for p in find_files(paths) if p.suffix.lower() == ".pyr"]
-    report = ImportReport()
+    needed), on the references of the first file (in path order), each named by its path under
+    the files' common folder (``import_pyramid_files``)."""
+    files = [p for p in find_files(paths) if p.suffix.lower() == ".pyr"]   # every file goes to ``topic``
     if not files:
-        return report
+        return ImportReport()
     root = Path(os.path.commonpath([p.parent for p in files]))
+    dataset, _ = Dataset.objects.get_or_create(name=dataset_name)
+    return import_pyramid_files([(p.relative_to(root).as_posix(), p.read_bytes()) for p in files], dataset, topic)
+
+
+def import_pyramid_files(files: list[tuple[str, bytes]], dataset: Dataset, topic: str, *,
+                         whole: bool = False) -> ImportReport:
+    """Import the (name, bytes) .pyr files into ``topic`` of ``dataset``, on the references of the
+    first file (in the given order). A file that cannot be read, or whose references are not the
+    first file's, is rejected (in the report) and the others go in; with ``whole`` (the set-up
+    page, where a set is one upload), such a file rejects the whole set and nothing is written.
+    SCUs left with no contributor once moved (none in practice) are left out, and said so."""
+    report = ImportReport()
     budget = import_budget()
     parsed = []
-    for path in files:
-        name = path.relative_to(root).as_posix()
+    for name, data in files:
         try:
-            pyramid, _ = formats.parse_pyramid(path.read_bytes(), max_bytes=settings.IMPORT_MAX_BYTES,
+            pyramid, _ = formats.parse_pyramid(data, max_bytes=settings.IMPORT_MAX_BYTES,
                                                budget=budget.for_file(settings.IMPORT_PATTERN_SECONDS_PER_FILE))
         except formats.DucViewError as error:
             report.files += 1
@@ -59,6 +74,24 @@ def import_pyramid_set(paths, dataset_name: str, topic: str) -> ImportReport:
             report.repairs.append(f"{name}: SCU(s) {empty} left out: none of their parts lies in the first file's texts")
             pyramid = dataclasses.replace(pyramid, scus=[scu for scu in pyramid.scus if scu.contributors])
         moved.append((name, formats.write_pyramid(pyramid)))
-    dataset, _ = Dataset.objects.get_or_create(name=dataset_name)
-    import_all(moved, dataset, report, formats.NameOptions(topic=topic))
+    options = formats.NameOptions(topic=topic, topic_always=True)
+    if not whole:
+        import_all(moved, dataset, report, options)
+        return report
+    if report.rejected:
+        return report
+    before = report.checkpoint()
+    try:
+        with transaction.atomic():
+            import_all(moved, dataset, report, options)
+            if report.rejected:
+                raise _SetRefused
+    except _SetRefused:
+        rejected = list(report.rejected)
+        report.restore(before)
+        report.rejected += rejected
     return report
+
+
+class _SetRefused(Exception):
+    """A file of a set uploaded as one was rejected: nothing of the set is written."""

@@ -4,7 +4,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from annotation.formats.summary_texts import DEFAULT_HEADER_PATTERN, DEFAULT_PEER_NAMES, DEFAULT_REFERENCE_NAMES, MAX_PATTERN
-from annotation.models import Assignment, Dataset
+from annotation.models import Assignment, Dataset, Topic
 
 
 class DatasetForm(forms.Form):
@@ -57,6 +57,14 @@ class TopicZipForm(forms.Form):
                                                    "D0601.M.250.A.A is reference A of topic D0601.")
     peer_names = HeaderPatternField(initial=DEFAULT_PEER_NAMES, required=False, label="Peer file names",
                                     help_text="The same for peers: D0601.M.250.A.12 is peer 12 of topic D0601.")
+
+
+class PyramidSetForm(forms.Form):
+    """The topic a set of pyramids of the same texts goes into (the files are the page's ``files``)."""
+
+    topic = forms.CharField(max_length=Topic._meta.get_field("external_id").max_length, label="Topic",
+                            help_text="Every pyramid of the set goes into this topic (created if needed), on the texts "
+                                      "of the first file by name, e.g. MATTER.")
 
 
 class _Assign(forms.Form):

@@ -33,6 +33,7 @@ urlpatterns = [
     path(S, views.summary, name="summary"),
     path(S + "remove/", views.summary_remove, name="summary_remove"),
     path(D + "import/", views.ducview, name="ducview"),
+    path(D + "pyramid-set/", views.pyramid_set, name="pyramid_set"),
     path(D + "people/", views.people, name="people"),
     path(D + "export/", views.exports, name="exports"),
 ]

@@ -30,11 +30,13 @@ from annotation.corpus import datasets
 from annotation.corpus import people as accounts
 from annotation.corpus import topic_editing
 from annotation.corpus import topic_setup
+from annotation.transfer import pyramid_sets
 from annotation.transfer import uploads as upload_import
+from annotation.transfer.ducview_import import file_kind
 from annotation.dashboards.wording import count_noun
 
-from .forms import (AccountForm, DatasetForm, ExistingUserForm, SummaryAddForm, SummaryTextForm, TopicDeleteForm, TopicRenameForm,
-                    TopicTextsForm, TopicZipForm)
+from .forms import (AccountForm, DatasetForm, ExistingUserForm, PyramidSetForm, SummaryAddForm, SummaryTextForm,
+                    TopicDeleteForm, TopicRenameForm, TopicTextsForm, TopicZipForm)
 
 
 def dataset_view(view):
@@ -77,7 +79,8 @@ def bounded_upload(view):
 
 def _tabs(dataset, active: str) -> list[dict]:
     pages = [("setup:dataset", "Topics"), ("setup:topics_add", "Add topics"), ("setup:topics_zip", "Add topics from a zip"),
-             ("setup:ducview", "Import DUCView"), ("setup:people", "People"), ("setup:exports", "Export")]
+             ("setup:ducview", "Import DUCView"), ("setup:pyramid_set", "Import a pyramid set"),
+             ("setup:people", "People"), ("setup:exports", "Export")]
     return [{"url": reverse(name, args=[dataset.pk]), "label": label, "active": name == active} for name, label in pages]
 
 
@@ -332,6 +335,52 @@ def ducview(request, dataset):
                 context |= {"report": report, "ignored": ignored, "names": ", ".join(u.name for u in uploads)}
     template = "setup/_import_report.html" if _is_fragment(request) else "setup/ducview.html"
     return render(request, template, context, status=status)
+
+
+@bounded_upload
+@dataset_view
+def pyramid_set(request, dataset):
+    """Several pyramids of the same texts (one per annotator, each file with its own copy of them)
+    uploaded as one set into one topic, so their construction agreement is computed: the service
+    of ``import_pyramid_set``, the whole set or nothing."""
+    form = PyramidSetForm(request.POST or None)
+    context = _frame(dataset, "setup:pyramid_set", form=form, limit=filesizeformat(max_request_bytes()), report=None,
+                     refused=None, ignored=[], agreement=None)
+    status = 200
+    if request.method == "POST":
+        try:
+            files, topic = _pyramid_set_files(request, form), form.cleaned_data["topic"]
+        except upload_import.UploadRejected as error:
+            context["refused"], status = f"{error}. Nothing was imported.", 400
+        else:
+            report = pyramid_sets.import_pyramid_files(files, dataset, topic, whole=True)
+            context |= {"report": report, "names": ", ".join(u.name for u in request.FILES.getlist("files"))}
+            if report.rejected:
+                context["refused"], status = " ".join(report.rejected) + " Nothing of the set was imported.", 400
+            else:
+                context["agreement"] = reverse("dashboards:construction_topic", args=[dataset.pk, topic])
+    return render(request, "setup/pyramid_set.html", context, status=status)
+
+
+def _pyramid_set_files(request, form) -> list[tuple[str, bytes]]:
+    """The set's pyramids, by name (the first gives the texts); UploadRejected says what is wrong."""
+    if not form.is_valid():
+        raise upload_import.UploadRejected("Name the topic the set goes into" + "".join(
+            f" ({error})" for error in form.errors.get("topic", [])))
+    uploads = request.FILES.getlist("files")
+    if not uploads:
+        raise upload_import.UploadRejected("Choose the .pyr files of the set, or a .zip of them")
+    files, _, archived = upload_import.collect_files(uploads)
+    if archived:
+        raise upload_import.UploadRejected("This is a dataset archive: import it on Import DUCView")
+    others = [name for name, data in files if file_kind(name, data) != "pyr"]
+    if others:
+        raise upload_import.UploadRejected(
+            f"{others[0]}: a set holds pyramids (.pyr) only; import peer annotations on Import DUCView")
+    if len(files) < 2:
+        raise upload_import.UploadRejected(
+            "A set is two or more pyramids of the same texts; one pyramid is imported on Import DUCView")
+    return sorted(files)
 
 
 @dataset_view

@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.formats import AnnotatorTableError, NameOptions, parse_annotator_table
+from annotation.formats import AnnotatorTable, AnnotatorTableError, NameOptions, parse_annotator_table
 from annotation.models import Dataset
 from annotation.transfer import uploads as upload_import
 from annotation.transfer.ducview_import import ImportReport, import_paths
@@ -56,7 +56,7 @@ class Command(BaseCommand):
 
         try:
             if archive:
-                report = import_archive(paths, dataset)
+                report = import_archive(paths, dataset, table)
             else:
                 report = import_paths(paths, dataset, progress,
                                       NameOptions(topic=topic, annotator=annotator, peer=peer, annotators=table))
@@ -84,14 +84,16 @@ class Command(BaseCommand):
             raise CommandError(f"{len(report.rejected)} file(s) rejected; nothing of them was written")
 
 
-def import_archive(paths: list[str], dataset: str) -> ImportReport:
-    """A dataset archive imported as its upload is (``upload_import``: the same limits, and the
-    manifest's statuses, annotators and times), so every path gives the same dataset."""
+def import_archive(paths: list[str], dataset: str, annotators: AnnotatorTable | None = None) -> ImportReport:
+    """A zip (a dataset archive or any zip of DUCView files) imported as its upload is
+    (``upload_import``: the same limits, the annotator table, and an archive manifest's statuses,
+    annotators and times), so every path gives the same dataset."""
     if len(paths) != 1:
         raise CommandError("a dataset archive (.zip) is imported on its own")
     with open(paths[0], "rb") as stream:
         files, _, archived = upload_import.collect_files([File(stream, name=Path(paths[0]).name)])
-    return upload_import.import_files(files, Dataset.objects.get_or_create(name=dataset)[0], archived=archived)
+    target = Dataset.objects.get_or_create(name=dataset)[0]
+    return upload_import.import_files(files, target, annotators=annotators, archived=archived)
 
 
 def describe(outcome: dict) -> str:

@@ -5,7 +5,7 @@ from django.test import Client
 from annotation.models import Dataset, Topic
 
 
-PAGES = ["/setup/{d}/", "/setup/{d}/topics/add/", "/setup/{d}/topics/zip/", "/setup/{d}/import/", "/setup/{d}/people/", "/setup/{d}/export/"]
+PAGES = ["/setup/{d}/", "/setup/{d}/topics/add/", "/setup/{d}/topics/zip/", "/setup/{d}/import/", "/setup/{d}/pyramid-set/", "/setup/{d}/people/", "/setup/{d}/export/"]
 
 
 def _client(user=None, csrf=False) -> Client:
