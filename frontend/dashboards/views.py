@@ -761,6 +761,8 @@ def metaeval(request, dataset):
                 if result.skipped_rows:
                     parts.append(result.skipped_text)
                 messages.success(request, f"Imported {', '.join(result.metrics) or 'nothing'} from {result.source}: {', '.join(parts)}.")
+                if result.left_rows:
+                    messages.warning(request, f"{result.left_text}.")
                 query = request.GET.urlencode()
                 return redirect(reverse("dashboards:metaeval", args=[dataset.pk]) + (f"?{query}" if query else ""))
         status_code = 400
