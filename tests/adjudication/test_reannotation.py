@@ -1,0 +1,219 @@
+"""After a topic's pyramid is adjudicated: progress counts as the scores count on every page and in
+the API, the peers to annotate again are listed to the coordinator and to each annotator, and
+carrying matches over copies those whose SCU maps to an adjudicated SCU (one recorded, undoable
+action of the annotator's own). ``adjudication/reannotation.py``, ``peers.results.progress_counting``."""
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
+from rest_framework.test import APIClient
+
+from annotation.adjudication import pyramids, reannotation
+from annotation.corpus import assignments
+from annotation.history import changes
+from annotation.models import SCU, Change, PeerAnnotation, PeerSummary, PyramidAdjudication
+from annotation.peers.results import score_rows
+from annotation.pyramids.editing import add_match
+from scoring.model import Convention
+
+from tests.adjudication.pyramid_world import PEER_TEXT, build
+
+pytestmark = pytest.mark.django_db
+
+DECISIONS = {"m2-2": "union_a", "m3-3": "b", "a4": "drop", "b5": "b"}   # uids: m1-1 1, m2-2 2, m3-3 3, b5 4
+SPANS = {"cats": (0, 9), "dogs": (14, 23), "horses": (30, 40), "while": (24, 29)}
+# What each annotator found in each peer, against ann2's pyramid (B side): SCU uid (None: non-matching) -> span.
+FOUND = {"ann3": [(1, "cats"), (2, "dogs"), (5, "horses"), (None, "while")], "ann4": [(1, "cats")]}
+
+
+@pytest.fixture
+def world(django_capture_on_commit_callbacks):
+    """The pyramid world with three peers, annotated by ann3 and ann4 against ann2's pyramid (the
+    newest finished one) and finished; then the topic's pyramid adjudicated."""
+    with django_capture_on_commit_callbacks(execute=True):
+        dataset, topic, a, b = build()
+        for peer_id in ("2", "3"):
+            PeerSummary.objects.create(topic=topic, external_id=peer_id, text=PEER_TEXT)
+        coordinator = get_user_model().objects.create_user("coord")
+        dataset.coordinators.add(coordinator)
+        work = {}
+        for username, found in FOUND.items():
+            user = get_user_model().objects.create_user(username)
+            work[username] = topic.assignments.create(annotator=user, task="annotate_peers")
+            for peer in topic.peersummarys.all():
+                annotation = assignments.annotation_for(work[username], peer)
+                assert annotation.pyramid == b
+                for uid, word in found:
+                    add_match(annotation, SCU.objects.get(pyramid=b, uid=uid) if uid else None, [SPANS[word]])
+            assignments.mark_done(work[username])
+    before = {name: assignments.progress(w).done for name, w in work.items()}
+    assert before == {"ann3": 3, "ann4": 3}
+    with django_capture_on_commit_callbacks(execute=True):
+        adjudicated = pyramids.adjudicate(a, b, coordinator, DECISIONS, pyramids.compare(a, b).token)
+    return {"dataset": dataset, "topic": topic, "a": a, "b": b, "adjudicated": adjudicated, "coordinator": coordinator, "work": work}
+
+
+def scored_peers(topic, username) -> int:
+    """Independently of progress: the peers the score tables hold a row of for this annotator."""
+    return len({r["summary"] for r in score_rows(topic.dataset.topics.all(), Convention.NIST, include_references=False)
+                if r["annotator"] == username})
+
+
+def progress_everywhere(client, world, username) -> dict:
+    """Every figure of ``username``'s progress: service, home page, overview, API document."""
+    assignment = world["work"][username]
+    user = assignment.annotator
+    client.force_login(user)
+    home = {a.pk: p.done for a, p, _ in client.get("/").context["assignments"]}
+    peer = world["topic"].peersummarys.get(external_id="2")
+    api = APIClient()
+    api.force_authenticate(user)
+    document = api.get(f"/api/assignments/{assignment.pk}/peers/{peer.pk}/full/").json()
+    client.force_login(world["coordinator"])
+    overview = client.get(f"/datasets/{world['dataset'].pk}/")
+    items = {i["assignment"].pk: i["progress"].done for row in overview.context["rows"] for cell in row["cells"] for i in cell["items"]}
+    return {"service": assignments.progress(assignment).done, "home": home[assignment.pk], "api": document["progress"]["done"],
+            "overview": items[assignment.pk], "overview_peers": overview.context["totals"]["peers_done"]}
+
+
+def test_progress_counts_as_the_scores_count(world, client, django_capture_on_commit_callbacks):
+    topic = world["topic"]
+    assert scored_peers(topic, "ann3") == 0, "annotations against the annotators' pyramids are no longer scored"
+    assert progress_everywhere(client, world, "ann3") == {"service": 0, "home": 0, "api": 0, "overview": 0, "overview_peers": 0}
+    with django_capture_on_commit_callbacks(execute=True):
+        peer = topic.peersummarys.get(external_id="1")
+        carried = reannotation.carry_over(world["work"]["ann3"], peer, world["work"]["ann3"].annotator).value.annotation
+        assert scored_peers(topic, "ann3") == 0, "a carried annotation is in progress: not scored until finished"
+        assert progress_everywhere(client, world, "ann3")["service"] == 0
+        PeerAnnotation.objects.filter(pk=carried.pk).update(status=PeerAnnotation.Status.DONE)
+    assert scored_peers(topic, "ann3") == 1
+    assert progress_everywhere(client, world, "ann3") == {"service": 1, "home": 1, "api": 1, "overview": 1, "overview_peers": 1}
+    assert progress_everywhere(client, world, "ann4")["service"] == scored_peers(topic, "ann4") == 0
+
+
+def test_without_adjudication_progress_counts_each_peer_once(world):
+    """Two finished annotations of one peer against two pyramids (no adjudicated pyramid) are one
+    peer done, as the score tables count one peer per topic."""
+    PyramidAdjudication.objects.all().delete()
+    world["adjudicated"].delete()
+    work = world["work"]["ann4"]
+    peer = world["topic"].peersummarys.get(external_id="1")
+    PeerAnnotation.objects.create(peer=peer, pyramid=world["a"], annotator=work.annotator, status="done")
+    assert assignments.progress(work).done == 3 == scored_peers(world["topic"], "ann4")
+    assert reannotation.for_assignment(work) == []
+
+
+def test_the_peers_to_annotate_again_are_listed(world, client):
+    topic = world["topic"]
+    assert reannotation.by_topic(world["dataset"]) == {topic.pk: {"ann3": ["1", "2", "3"], "ann4": ["1", "2", "3"]}}
+    assignment = world["work"]["ann3"]
+    assert [r.peer for r in reannotation.for_assignment(assignment)] == ["1", "2", "3"]
+    peer = topic.peersummarys.get(external_id="2")
+    target = reannotation.carry_over(assignment, peer, assignment.annotator).value.annotation
+    assert [r.peer for r in reannotation.for_assignment(assignment)] == ["1", "2", "3"], "in progress: still to do"
+    PeerAnnotation.objects.filter(pk=target.pk).update(status="done")
+    assert reannotation.by_topic(world["dataset"])[topic.pk] == {"ann3": ["1", "3"], "ann4": ["1", "2", "3"]}
+
+    client.force_login(world["coordinator"])
+    page = client.get(f"/datasets/{world['dataset'].pk}/").content.decode()
+    assert 'data-reannotate="T1"' in page and "ann3</span>: 2 peers (1, 3)" in page and "ann4</span>: 3 peers (1, 2, 3)" in page
+    assert "data-reannotate-total><div class=\"value\">5</div>" in page
+    client.force_login(assignment.annotator)
+    home = client.get("/").content.decode()
+    assert "your annotations of 2 peers are no longer scored" in home
+    assert home.count("Carry over matches") == 2
+    stale = PeerAnnotation.objects.get(peer__external_id="1", annotator=assignment.annotator, pyramid=world["b"])
+    page = client.get(f"/annotations/{stale.pk}/").content.decode()
+    assert "This annotation was made against your pyramid before the topic's pyramid was adjudicated" in page
+    assert f"/assignments/{assignment.pk}/peers/{stale.peer_id}/carry-over/" in page
+    page = client.get(f"/assignments/{assignment.pk}/peers/{stale.peer_id}/").content.decode()   # untouched against the adjudicated one
+    assert "You annotated this peer against your pyramid before" in page
+    assert "data-reannotate" not in client.get(f"/annotations/{target.pk}/").content.decode(), "peer 2 is done again"
+
+
+def matches(annotation) -> list:
+    return sorted(((m["scu"] or 0, tuple(map(tuple, m["parts"]))) for m in changes.annotation_state(annotation)["matches"]))
+
+
+def test_carry_over_copies_the_matches_of_mapped_scus(world):
+    assignment, adjudicated = world["work"]["ann3"], world["adjudicated"]
+    user = assignment.annotator
+    peer = world["topic"].peersummarys.get(external_id="1")
+    outcome = reannotation.carry_over(assignment, peer, user)
+    result = outcome.value
+    # B's SCU 1 -> 1 (agreed), 2 -> 2 (union_a of the pair), 5 -> 4 ("horses run" kept); the non-matching unit is left.
+    assert (result.carried, result.present, result.left) == (3, 0, 1)
+    assert result.annotation.pyramid == adjudicated and result.annotation.status == "in_progress"
+    assert matches(result.annotation) == [(1, ((0, 9),)), (2, ((14, 23),)), (4, ((30, 40),))]
+    change = Change.objects.get(annotation=result.annotation)
+    assert (change.action, change.user, change.before, outcome.change) == ("carry_over", user, {"matches": []}, change)
+    assert reannotation.carried_text(result) == ("3 matches carried over to the adjudicated pyramid; 1 match of SCUs not in it "
+                                                 "(or non-matching units) left for you: check them and mark the peer done.")
+    again = reannotation.carry_over(assignment, peer, user).value
+    assert (again.carried, again.present) == (0, 3) and len(matches(again.annotation)) == 3
+    changes.undo("annotation", result.annotation.pk, user)
+    assert matches(PeerAnnotation.objects.get(pk=result.annotation.pk)) == []
+    old = PeerAnnotation.objects.get(peer=peer, annotator=user, pyramid=world["b"])
+    assert len(matches(old)) == 4, "the earlier annotation stays as it was"
+
+
+def test_the_a_side_maps_by_the_record_else_by_identical_contributors(world):
+    """An annotation against ann1's pyramid (side A): SCU 2 became adjudicated SCU 2 (union_a),
+    3 became 3 (B's words chosen: the same unit), 4 was dropped. Without the record's sides, only
+    SCUs with identical contributors map: A's 2 (A, B) differs from the adjudicated 2 (A, B, C)."""
+    assignment = world["work"]["ann4"]
+    user, peer = assignment.annotator, world["topic"].peersummarys.get(external_id="3")
+    source = PeerAnnotation.objects.create(peer=peer, pyramid=world["a"], annotator=user, status="done")
+    PeerAnnotation.objects.filter(peer=peer, annotator=user, pyramid=world["b"]).delete()
+    for uid, span in ((1, (0, 9)), (2, (14, 23)), (3, (24, 29)), (4, (30, 40))):
+        add_match(source, SCU.objects.get(pyramid=world["a"], uid=uid), [span])
+    record = PyramidAdjudication.objects.get()
+    assert reannotation.scu_map(record, world["a"]) == {1: 1, 2: 2, 3: 3}
+    assert reannotation.scu_map(record, world["b"]) == {1: 1, 2: 2, 3: 3, 5: 4}
+    record.source_order = []
+    record.save()
+    assert reannotation.scu_map(record, world["a"]) == {1: 1}
+    assert reannotation.scu_map(record, world["b"]) == {1: 1, 2: 2, 3: 3, 5: 4}
+    result = reannotation.carry_over(assignment, peer, user).value
+    assert (result.carried, result.left) == (1, 3) and matches(result.annotation) == [(1, ((0, 9),))]
+
+
+def test_recorded_map_of_both_and_one_sided_items():
+    uids = {"m1-1": 1, "m2-3": 5, "m2-3#2": 6, "a4": 7, "b9": 8}
+    assert reannotation.recorded_map(uids, "a") == {1: 1, 2: 5, 4: 7}
+    assert reannotation.recorded_map(uids, "b") == {1: 1, 3: 6, 9: 8}
+
+
+def test_only_the_annotator_carries_over(world, client):
+    assignment, other = world["work"]["ann3"], world["work"]["ann4"].annotator
+    peer = world["topic"].peersummarys.get(external_id="1")
+    with pytest.raises(PermissionDenied):
+        reannotation.carry_over(assignment, peer, other)
+    with pytest.raises(PermissionDenied):
+        reannotation.carry_over(assignment, peer, world["coordinator"])
+    api = APIClient()
+    api.force_authenticate(other)
+    assert api.post(f"/api/assignments/{assignment.pk}/peers/{peer.pk}/carry-over/").status_code == 404
+    client.force_login(other)
+    assert client.post(f"/assignments/{assignment.pk}/peers/{peer.pk}/carry-over/").status_code == 404
+    assert not PeerAnnotation.objects.filter(pyramid=world["adjudicated"]).exists()
+    assert APIClient().post(f"/api/assignments/{assignment.pk}/peers/{peer.pk}/carry-over/").status_code in (401, 403)
+
+
+def test_carry_over_through_the_api_and_the_page(world, client):
+    assignment = world["work"]["ann3"]
+    user = assignment.annotator
+    one, two = (world["topic"].peersummarys.get(external_id=p) for p in ("1", "2"))
+    api = APIClient(enforce_csrf_checks=True)
+    api.force_authenticate(user)
+    body = api.post(f"/api/assignments/{assignment.pk}/peers/{one.pk}/carry-over/").json()
+    assert (body["carried"], body["present"], body["left"]) == (3, 0, 1)
+    assert body["annotation"]["pyramid"] == world["adjudicated"].pk and body["annotation"]["status"] == "in_progress"
+    client.force_login(user)
+    response = client.post(f"/assignments/{assignment.pk}/peers/{two.pk}/carry-over/")
+    target = PeerAnnotation.objects.get(peer=two, annotator=user, pyramid=world["adjudicated"])
+    assert response.status_code == 302 and response["Location"] == f"/annotations/{target.pk}/"
+    assert "Peer 2: 3 matches carried over" in client.get(response["Location"]).content.decode()
+    PeerAnnotation.objects.filter(annotator=user).update(status="done")   # every peer of ann3 done against the adjudicated one
+    response = api.post(f"/api/assignments/{assignment.pk}/peers/{one.pk}/carry-over/")
+    assert response.status_code == 400
+    assert "no earlier annotation of yours" in response.json()["non_field_errors"][0]
