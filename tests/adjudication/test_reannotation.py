@@ -3,53 +3,25 @@ the API, the peers to annotate again are listed to the coordinator and to each a
 carrying matches over copies those whose SCU maps to an adjudicated SCU (one recorded, undoable
 action of the annotator's own). ``adjudication/reannotation.py``, ``peers.results.progress_counting``."""
 import pytest
-from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from rest_framework.test import APIClient
 
-from annotation.adjudication import pyramids, reannotation
+from annotation.adjudication import reannotation
 from annotation.corpus import assignments
 from annotation.history import changes
-from annotation.models import SCU, Change, PeerAnnotation, PeerSummary, PyramidAdjudication
+from annotation.models import SCU, Change, PeerAnnotation, PyramidAdjudication
 from annotation.peers.results import score_rows
 from annotation.pyramids.editing import add_match
 from scoring.model import Convention
 
-from tests.adjudication.pyramid_world import PEER_TEXT, build
+from tests.adjudication.pyramid_world import annotated_then_adjudicated
 
 pytestmark = pytest.mark.django_db
 
-DECISIONS = {"m2-2": "union_a", "m3-3": "b", "a4": "drop", "b5": "b"}   # uids: m1-1 1, m2-2 2, m3-3 3, b5 4
-SPANS = {"cats": (0, 9), "dogs": (14, 23), "horses": (30, 40), "while": (24, 29)}
-# What each annotator found in each peer, against ann2's pyramid (B side): SCU uid (None: non-matching) -> span.
-FOUND = {"ann3": [(1, "cats"), (2, "dogs"), (5, "horses"), (None, "while")], "ann4": [(1, "cats")]}
-
-
 @pytest.fixture
 def world(django_capture_on_commit_callbacks):
-    """The pyramid world with three peers, annotated by ann3 and ann4 against ann2's pyramid (the
-    newest finished one) and finished; then the topic's pyramid adjudicated."""
     with django_capture_on_commit_callbacks(execute=True):
-        dataset, topic, a, b = build()
-        for peer_id in ("2", "3"):
-            PeerSummary.objects.create(topic=topic, external_id=peer_id, text=PEER_TEXT)
-        coordinator = get_user_model().objects.create_user("coord")
-        dataset.coordinators.add(coordinator)
-        work = {}
-        for username, found in FOUND.items():
-            user = get_user_model().objects.create_user(username)
-            work[username] = topic.assignments.create(annotator=user, task="annotate_peers")
-            for peer in topic.peersummarys.all():
-                annotation = assignments.annotation_for(work[username], peer)
-                assert annotation.pyramid == b
-                for uid, word in found:
-                    add_match(annotation, SCU.objects.get(pyramid=b, uid=uid) if uid else None, [SPANS[word]])
-            assignments.mark_done(work[username])
-    before = {name: assignments.progress(w).done for name, w in work.items()}
-    assert before == {"ann3": 3, "ann4": 3}
-    with django_capture_on_commit_callbacks(execute=True):
-        adjudicated = pyramids.adjudicate(a, b, coordinator, DECISIONS, pyramids.compare(a, b).token)
-    return {"dataset": dataset, "topic": topic, "a": a, "b": b, "adjudicated": adjudicated, "coordinator": coordinator, "work": work}
+        return annotated_then_adjudicated()
 
 
 def scored_peers(topic, username) -> int:
