@@ -101,7 +101,8 @@ def pyramid_scus(request, pk):
 def _reannotation(user, peer, assignment=None) -> dict | None:
     """What the annotator page says when ``user`` is to annotate ``peer`` again against its topic's
     adjudicated pyramid: their assignment and the earlier annotation (``reannotation``)."""
-    assignment = assignment or Assignment.objects.filter(topic_id=peer.topic_id, annotator=user, task=Assignment.Task.ANNOTATE_PEERS).first()
+    assignment = assignment or Assignment.objects.filter(topic_id=peer.topic_id, annotator=user,
+                                                         task=Assignment.Task.ANNOTATE_PEERS).first()
     pending = [r for r in reannotation.for_assignment(assignment) if r.peer_id == peer.pk] if assignment else []
     return {"assignment": assignment, "source": pending[0].source} if pending else None
 
@@ -110,8 +111,8 @@ def _reannotation(user, peer, assignment=None) -> dict | None:
 def annotator(request, pk):
     annotation = _document(request, PeerAnnotation, pk)
     again = _reannotation(request.user, annotation.peer) if annotation.annotator_id == request.user.pk else None
-    return render(request, "frontend/annotator.html", {"annotation": annotation, "can_edit": can_change(request.user, annotation),
-                                                       "reannotate": again})
+    return render(request, "frontend/annotator.html",
+                  {"annotation": annotation, "can_edit": can_change(request.user, annotation), "reannotate": again})
 
 
 @login_required
@@ -148,7 +149,8 @@ def annotator_peer(request, pk, peer):
     if annotation is not None:
         return redirect("frontend:annotator", pk=annotation.pk)
     return render(request, "frontend/annotator.html", {"annotation": work.unsaved_annotation(assignment, peer), "assignment": assignment,
-                                                       "can_edit": True, "reannotate": _reannotation(request.user, peer, assignment)})
+                                                       "can_edit": True,
+                                                       "reannotate": _reannotation(request.user, peer, assignment)})
 
 
 def healthz(request):

@@ -41,7 +41,8 @@ def stale(annotations: QuerySet) -> QuerySet:
     """Of ``annotations``, the finished annotators' annotations no longer scored because their
     topic's pyramid was adjudicated, whose annotator has not finished the peer against the
     adjudicated pyramid yet: the peers to re-annotate, with the annotation to carry matches from."""
-    done_again = PeerAnnotation.objects.filter(progress_counting(), peer=OuterRef("peer"), annotator=OuterRef("annotator"))
+    done_again = PeerAnnotation.objects.filter(progress_counting(), peer=OuterRef("peer"),
+                                               annotator=OuterRef("annotator"))
     return (annotations.filter(counting(), annotator__isnull=False, pyramid__pyramid_adjudication__isnull=True)
             .filter(Exists(PyramidAdjudication.objects.filter(topic=OuterRef("pyramid__topic"))))
             .exclude(Exists(done_again)))
@@ -64,7 +65,8 @@ def to_reannotate(annotations: QuerySet) -> list[ToReannotate]:
     rows = (stale(annotations).order_by("-updated_at", "-id")
             .values_list("annotator__username", "annotator_id", "peer__external_id", "peer_id", "id"))
     seen, out = set(), []
-    for annotator, annotator_id, peer, peer_id, pk in sorted(rows, key=lambda r: (r[0], natural_key(r[2]))):   # stable: newest first
+    # sorted is stable: an annotator's newest annotation of a peer comes first
+    for annotator, annotator_id, peer, peer_id, pk in sorted(rows, key=lambda r: (r[0], natural_key(r[2]))):
         if (annotator_id, peer_id) not in seen:
             seen.add((annotator_id, peer_id))
             out.append(ToReannotate(annotator, annotator_id, peer, peer_id, pk))
@@ -78,14 +80,16 @@ def by_topic(dataset) -> dict[int, dict[str, list[str]]]:
         "peer__topic_id", "annotator__username", "peer__external_id").distinct()
     for topic_id, annotator, peer in rows:
         out[topic_id][annotator].append(peer)
-    return {topic: {who: sorted(peers, key=natural_key) for who, peers in sorted(by.items())} for topic, by in out.items()}
+    return {topic: {who: sorted(peers, key=natural_key) for who, peers in sorted(by.items())}
+            for topic, by in out.items()}
 
 
 def for_assignment(assignment: Assignment) -> list[ToReannotate]:
     """The peers of a peer-annotation assignment its annotator is to re-annotate."""
     if assignment.task != Assignment.Task.ANNOTATE_PEERS:
         return []
-    return to_reannotate(PeerAnnotation.objects.filter(peer__topic_id=assignment.topic_id, annotator_id=assignment.annotator_id))
+    return to_reannotate(PeerAnnotation.objects.filter(peer__topic_id=assignment.topic_id,
+                                                       annotator_id=assignment.annotator_id))
 
 
 def _contributors(state: dict) -> frozenset:
@@ -115,8 +119,9 @@ def scu_map(record: PyramidAdjudication, source: Pyramid) -> dict[int, int]:
     still in both pyramids: recorded where the record knows, else by identical contributors."""
     sides = dict(zip(record.source_order, "ab"))
     recorded = recorded_map(record.uids, sides[source.pk]) if source.pk in sides else {}
-    mine = {int(uid): s for uid, s in scu_states(source, source.scus.values_list("uid", flat=True)).items() if s}
-    adjudicated = {int(uid): s for uid, s in scu_states(record.pyramid, record.pyramid.scus.values_list("uid", flat=True)).items() if s}
+    mine, adjudicated = (
+        {int(uid): s for uid, s in scu_states(p, p.scus.values_list("uid", flat=True)).items() if s}
+        for p in (source, record.pyramid))
     by_contributors: dict[frozenset, int] = {}
     for uid, state in sorted(adjudicated.items()):
         by_contributors.setdefault(_contributors(state), uid)
@@ -139,12 +144,14 @@ class CarriedOver:
 
 
 def carried_text(result: CarriedOver) -> str:
-    """"2 matches carried over to the adjudicated pyramid (1 held already); 1 left for you: check them and mark the peer done"."""
+    """What a carry-over did, for the annotator: "3 matches carried over to the adjudicated
+    pyramid; 1 match of SCUs not in it (or non-matching units) left for you: check them ..."."""
     text = f"{count_noun(result.carried, 'match', 'matches')} carried over to the adjudicated pyramid"
     if result.present:
         text += f" ({result.present} held already)"
     if result.left:
-        text += f"; {count_noun(result.left, 'match', 'matches')} of SCUs not in it (or non-matching units) left for you"
+        text += (f"; {count_noun(result.left, 'match', 'matches')} of SCUs not in it (or non-matching units) "
+                 "left for you")
     return text + ": check them and mark the peer done."
 
 
@@ -163,7 +170,8 @@ def carry_over(assignment: Assignment, peer: PeerSummary, user) -> Outcome:
         record = PyramidAdjudication.objects.filter(topic_id=assignment.topic_id).select_related("pyramid").first()
         pending = [r for r in for_assignment(assignment) if r.peer_id == peer.pk]
         if record is None or not pending:
-            raise ValidationError(f"Peer {peer.external_id} has no earlier annotation of yours to carry matches over from.")
+            raise ValidationError(
+                f"Peer {peer.external_id} has no earlier annotation of yours to carry matches over from.")
         source = PeerAnnotation.objects.select_related("pyramid").get(pk=pending[0].source)
         mapping = scu_map(record, source.pyramid)
         old = annotation_state(source)["matches"]
@@ -176,7 +184,8 @@ def carry_over(assignment: Assignment, peer: PeerSummary, user) -> Outcome:
         def mutate(annotation):
             held = annotation_state(annotation)["matches"]
             new = [m for m in wanted if m not in held]
-            scus = {s.uid: s for s in SCU.objects.filter(pyramid_id=annotation.pyramid_id, uid__in={m["scu"] for m in new})}
+            scus = {s.uid: s for s in
+                    SCU.objects.filter(pyramid_id=annotation.pyramid_id, uid__in={m["scu"] for m in new})}
             for m in new:
                 add_match(annotation, scus[m["scu"]], [tuple(p) for p in m["parts"]])
             counts.update(carried=len(new), present=len(wanted) - len(new))

@@ -456,7 +456,8 @@ class AssignmentViewSet(RepresentationVersionMixin, ScopedViewSet):
     @extend_schema(request=None, responses={200: OpenApiResponse(description=(
         "{annotation, carried, present, left, message}: the annotation against the adjudicated pyramid, "
         "the matches copied, those it held already and those left for you"))})
-    @action(detail=True, methods=["post"], url_path=r"peers/(?P<peer>[0-9]+)/carry-over", serializer_class=serializers.PeerAnnotationSerializer)
+    @action(detail=True, methods=["post"], url_path=r"peers/(?P<peer>[0-9]+)/carry-over",
+            serializer_class=serializers.PeerAnnotationSerializer)
     def peer_carry_over(self, request, pk=None, peer=None):
         """Carry your matches of a peer over to the topic's adjudicated pyramid: your earlier finished
         annotation (against your pyramid, no longer scored) gives each match whose SCU maps to an

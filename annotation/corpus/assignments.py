@@ -36,7 +36,8 @@ def progress(assignment: Assignment) -> Progress:
         scus = pyramid.scus.count() if pyramid else 0
         return Progress(1 if pyramid and pyramid.status == Pyramid.Status.DONE else 0, 1, count_noun(scus, "SCU") if pyramid else "not started")
     total = assignment.topic.peersummarys.count()
-    done = peers_done(PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator)).count()
+    mine = PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator)
+    done = peers_done(mine).count()
     return Progress(done, total, f"{done} of {count_noun(total, 'peer')} done")
 
 
@@ -60,7 +61,8 @@ def peer_to_open(assignment: Assignment, peer: PeerSummary | None = None) -> tup
     if pyramid is None:
         raise ValidationError("This topic has no pyramid yet: peers can be annotated once its pyramid exists.")
     if peer is None:
-        done = set(peers_done(PeerAnnotation.objects.filter(annotator=assignment.annotator, peer__topic=assignment.topic)))
+        done = set(peers_done(PeerAnnotation.objects.filter(annotator=assignment.annotator,
+                                                            peer__topic=assignment.topic)))
         peers = sorted(assignment.topic.peersummarys.all(), key=lambda p: natural_key(p.external_id))
         peer = next((p for p in peers if p.pk not in done), peers[0] if peers else None)
         if peer is None:
@@ -129,7 +131,8 @@ def walk(annotation: PeerAnnotation) -> dict:
     if assignment is None or annotation.annotator_id is None:
         return {"next": None, "progress": None}
     peers = sorted(PeerSummary.objects.filter(topic_id=annotation.peer.topic_id).values_list("id", "external_id"), key=lambda p: natural_key(p[1]))
-    done = set(peers_done(PeerAnnotation.objects.filter(peer__topic_id=annotation.peer.topic_id, annotator_id=annotation.annotator_id)))
+    done = set(peers_done(PeerAnnotation.objects.filter(peer__topic_id=annotation.peer.topic_id,
+                                                        annotator_id=annotation.annotator_id)))
     pyramid = pyramid_to_annotate_against(annotation.peer.topic)   # where the next peer is annotated
     order = [pid for pid, _ in peers]
     at = order.index(annotation.peer_id) if annotation.peer_id in order else -1
@@ -137,6 +140,8 @@ def walk(annotation: PeerAnnotation) -> dict:
     following = None
     if candidates:
         peer_id, external_id = candidates[0]
-        existing = PeerAnnotation.objects.filter(peer_id=peer_id, pyramid=pyramid, annotator_id=annotation.annotator_id).values_list("id", flat=True).first()
+        existing = (PeerAnnotation.objects.filter(peer_id=peer_id, pyramid=pyramid,
+                                                  annotator_id=annotation.annotator_id)
+                    .values_list("id", flat=True).first())
         following = {"assignment": assignment.pk, "peer": external_id, "peer_id": peer_id, "annotation": existing}
     return {"next": following, "progress": {"done": len(done), "total": len(peers)}}

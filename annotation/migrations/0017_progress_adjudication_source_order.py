@@ -11,6 +11,8 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='pyramidadjudication',
             name='source_order',
-            field=models.JSONField(blank=True, default=list, help_text='[pyramid A, pyramid B]: the sides the item keys name (which annotator SCU became which adjudicated SCU).'),
+            field=models.JSONField(blank=True, default=list, help_text=(
+                '[pyramid A, pyramid B]: the sides the item keys name '
+                '(which annotator SCU became which adjudicated SCU).')),
         ),
     ]

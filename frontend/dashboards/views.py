@@ -285,8 +285,9 @@ def _overview_context(request, dataset, form=None, status_errors=None) -> dict:
     peers = dict(PeerSummary.objects.filter(topic__dataset=dataset).values("topic").annotate(n=Count("id")).values_list("topic", "n"))
     annotated = {row["peer__topic"]: row for row in PeerAnnotation.objects.filter(peer__topic__dataset=dataset).values("peer__topic").annotate(
         peers=Count("peer", distinct=True), done=Count("peer", distinct=True, filter=progress_counting()),
-        annotations=Count("id"), annotators=Count("annotator", distinct=True, filter=progress_counting()))}  # as the scores count
-    again = reannotation.by_topic(dataset)   # annotator -> peers no longer scored since the topic's pyramid was adjudicated
+        annotations=Count("id"),
+        annotators=Count("annotator", distinct=True, filter=progress_counting()))}  # as the scores count
+    again = reannotation.by_topic(dataset)   # annotator -> peers no longer scored since adjudication
     by_cell: dict[tuple, list] = {}
     for a in assignments:
         by_cell.setdefault((a.topic_id, a.task), []).append(a)

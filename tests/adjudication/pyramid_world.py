@@ -77,7 +77,8 @@ def annotated_then_adjudicated(password=None) -> dict:
     dataset.coordinators.add(coordinator)
     work = {}
     for username, found in FOUND.items():
-        work[username] = topic.assignments.create(annotator=users.create_user(username, password=password), task="annotate_peers")
+        annotator = users.create_user(username, password=password)
+        work[username] = topic.assignments.create(annotator=annotator, task="annotate_peers")
         for peer in topic.peersummarys.all():
             annotation = assignments.annotation_for(work[username], peer)
             assert annotation.pyramid == b
@@ -86,4 +87,5 @@ def annotated_then_adjudicated(password=None) -> dict:
         assignments.mark_done(work[username])
     assert {name: assignments.progress(w).done for name, w in work.items()} == {"ann3": 3, "ann4": 3}
     adjudicated = pyramids.adjudicate(a, b, coordinator, DECISIONS, pyramids.compare(a, b).token)
-    return {"dataset": dataset, "topic": topic, "a": a, "b": b, "adjudicated": adjudicated, "coordinator": coordinator, "work": work}
+    return {"dataset": dataset, "topic": topic, "a": a, "b": b, "adjudicated": adjudicated, "coordinator": coordinator,
+            "work": work}

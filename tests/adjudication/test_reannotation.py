@@ -42,15 +42,21 @@ def progress_everywhere(client, world, username) -> dict:
     document = api.get(f"/api/assignments/{assignment.pk}/peers/{peer.pk}/full/").json()
     client.force_login(world["coordinator"])
     overview = client.get(f"/datasets/{world['dataset'].pk}/")
-    items = {i["assignment"].pk: i["progress"].done for row in overview.context["rows"] for cell in row["cells"] for i in cell["items"]}
-    return {"service": assignments.progress(assignment).done, "home": home[assignment.pk], "api": document["progress"]["done"],
-            "overview": items[assignment.pk], "overview_peers": overview.context["totals"]["peers_done"]}
+    items = {i["assignment"].pk: i["progress"].done
+             for row in overview.context["rows"] for cell in row["cells"] for i in cell["items"]}
+    return {"service": assignments.progress(assignment).done, "home": home[assignment.pk],
+            "api": document["progress"]["done"], "overview": items[assignment.pk],
+            "overview_peers": overview.context["totals"]["peers_done"]}
+
+
+def everywhere(done: int) -> dict:
+    return dict.fromkeys(("service", "home", "api", "overview", "overview_peers"), done)
 
 
 def test_progress_counts_as_the_scores_count(world, client, django_capture_on_commit_callbacks):
     topic = world["topic"]
     assert scored_peers(topic, "ann3") == 0, "annotations against the annotators' pyramids are no longer scored"
-    assert progress_everywhere(client, world, "ann3") == {"service": 0, "home": 0, "api": 0, "overview": 0, "overview_peers": 0}
+    assert progress_everywhere(client, world, "ann3") == everywhere(0)
     with django_capture_on_commit_callbacks(execute=True):
         peer = topic.peersummarys.get(external_id="1")
         carried = reannotation.carry_over(world["work"]["ann3"], peer, world["work"]["ann3"].annotator).value.annotation
@@ -58,7 +64,7 @@ def test_progress_counts_as_the_scores_count(world, client, django_capture_on_co
         assert progress_everywhere(client, world, "ann3")["service"] == 0
         PeerAnnotation.objects.filter(pk=carried.pk).update(status=PeerAnnotation.Status.DONE)
     assert scored_peers(topic, "ann3") == 1
-    assert progress_everywhere(client, world, "ann3") == {"service": 1, "home": 1, "api": 1, "overview": 1, "overview_peers": 1}
+    assert progress_everywhere(client, world, "ann3") == everywhere(1)
     assert progress_everywhere(client, world, "ann4")["service"] == scored_peers(topic, "ann4") == 0
 
 
@@ -87,7 +93,8 @@ def test_the_peers_to_annotate_again_are_listed(world, client):
 
     client.force_login(world["coordinator"])
     page = client.get(f"/datasets/{world['dataset'].pk}/").content.decode()
-    assert 'data-reannotate="T1"' in page and "ann3</span>: 2 peers (1, 3)" in page and "ann4</span>: 3 peers (1, 2, 3)" in page
+    assert 'data-reannotate="T1"' in page
+    assert "ann3</span>: 2 peers (1, 3)" in page and "ann4</span>: 3 peers (1, 2, 3)" in page
     assert "data-reannotate-total><div class=\"value\">5</div>" in page
     client.force_login(assignment.annotator)
     home = client.get("/").content.decode()
@@ -97,13 +104,15 @@ def test_the_peers_to_annotate_again_are_listed(world, client):
     page = client.get(f"/annotations/{stale.pk}/").content.decode()
     assert "This annotation was made against your pyramid before the topic's pyramid was adjudicated" in page
     assert f"/assignments/{assignment.pk}/peers/{stale.peer_id}/carry-over/" in page
-    page = client.get(f"/assignments/{assignment.pk}/peers/{stale.peer_id}/").content.decode()   # untouched against the adjudicated one
+    # untouched against the adjudicated pyramid
+    page = client.get(f"/assignments/{assignment.pk}/peers/{stale.peer_id}/").content.decode()
     assert "You annotated this peer against your pyramid before" in page
     assert "data-reannotate" not in client.get(f"/annotations/{target.pk}/").content.decode(), "peer 2 is done again"
 
 
 def matches(annotation) -> list:
-    return sorted(((m["scu"] or 0, tuple(map(tuple, m["parts"]))) for m in changes.annotation_state(annotation)["matches"]))
+    state = changes.annotation_state(annotation)["matches"]
+    return sorted((m["scu"] or 0, tuple(map(tuple, m["parts"]))) for m in state)
 
 
 def test_carry_over_copies_the_matches_of_mapped_scus(world):
@@ -118,8 +127,9 @@ def test_carry_over_copies_the_matches_of_mapped_scus(world):
     assert matches(result.annotation) == [(1, ((0, 9),)), (2, ((14, 23),)), (4, ((30, 40),))]
     change = Change.objects.get(annotation=result.annotation)
     assert (change.action, change.user, change.before, outcome.change) == ("carry_over", user, {"matches": []}, change)
-    assert reannotation.carried_text(result) == ("3 matches carried over to the adjudicated pyramid; 1 match of SCUs not in it "
-                                                 "(or non-matching units) left for you: check them and mark the peer done.")
+    assert reannotation.carried_text(result) == (
+        "3 matches carried over to the adjudicated pyramid; 1 match of SCUs not in it "
+        "(or non-matching units) left for you: check them and mark the peer done.")
     again = reannotation.carry_over(assignment, peer, user).value
     assert (again.carried, again.present) == (0, 3) and len(matches(again.annotation)) == 3
     changes.undo("annotation", result.annotation.pk, user)
@@ -185,7 +195,7 @@ def test_carry_over_through_the_api_and_the_page(world, client):
     target = PeerAnnotation.objects.get(peer=two, annotator=user, pyramid=world["adjudicated"])
     assert response.status_code == 302 and response["Location"] == f"/annotations/{target.pk}/"
     assert "Peer 2: 3 matches carried over" in client.get(response["Location"]).content.decode()
-    PeerAnnotation.objects.filter(annotator=user).update(status="done")   # every peer of ann3 done against the adjudicated one
+    PeerAnnotation.objects.filter(annotator=user).update(status="done")   # peers 1 and 2 done again
     response = api.post(f"/api/assignments/{assignment.pk}/peers/{one.pk}/carry-over/")
     assert response.status_code == 400
     assert "no earlier annotation of yours" in response.json()["non_field_errors"][0]

@@ -40,7 +40,8 @@ HEADER_2006 = ("setid\tpeerid\tmodifiedscore\tnumSCUs\tnumrepetitions\tannotator
 
 
 @pytest.mark.browser
-def test_upload_a_nist_table_of_more_peers_than_the_topics_hold(chromium, live_server, people, transactional_db, artifacts, tmp_path):
+def test_upload_a_nist_table_of_more_peers_than_the_topics_hold(chromium, live_server, people, transactional_db,
+                                                                artifacts, tmp_path):
     dataset = toy.build()   # T1 and T2 hold peers 1-3
     dataset.coordinators.add(people.coord)
     (tmp_path / "2006-header.txt").write_text(HEADER_2006)
@@ -60,7 +61,8 @@ def test_upload_a_nist_table_of_more_peers_than_the_topics_hold(chromium, live_s
     assert ("2 rows not placed: line 4: topic T1 has no peer or reference summary '24'; "
             "line 8: topic T2 has no peer or reference summary '24'.") in page.inner_text(".msg.warning")
     assert not page.locator("[data-import-errors]").count()
-    stored = {(j.topic.external_id, j.summary): j.value for j in Judgment.objects.filter(topic__dataset=dataset).select_related("topic")}
+    stored = {(j.topic.external_id, j.summary): j.value
+              for j in Judgment.objects.filter(topic__dataset=dataset).select_related("topic")}
     assert stored == {(t, str(p)): p % 5 + 1 for t, p in rows if t != "D0601" and p != 24}
     page.screenshot(path=str(artifacts / "dashboards-metaeval-left-rows.png"), full_page=True)
     assert errors == []
@@ -71,7 +73,8 @@ def test_duc_2006_table_against_a_topic_holding_some_of_its_peers(db):
     root = shared_data("duc2006")
     pans = sorted((root / "allpans").glob("*.D0631.*.pan"))
     kept = pans[: len(pans) // 3]
-    call_command("import_ducview", str(root / "allpyramids" / "D0631.pyr"), *map(str, kept), "--dataset", "some peers", stdout=StringIO())
+    call_command("import_ducview", str(root / "allpyramids" / "D0631.pyr"), *map(str, kept), "--dataset", "some peers",
+                 stdout=StringIO())
     dataset = Dataset.objects.get(name="some peers")
     held = set(dataset.topics.get().peersummarys.values_list("external_id", flat=True))
     table = root / "scoring" / "2006_modified_scores.txt"
@@ -80,7 +83,8 @@ def test_duc_2006_table_against_a_topic_holding_some_of_its_peers(db):
     assert held and judged - held
     result = import_duc_table(dataset, table)
     assert result.created == len(judged & held)
-    assert result.left_rows == sum(1 for cells in lines if cells[0] == "D0631" and cells[12].strip() and cells[1] not in held)
+    assert result.left_rows == sum(1 for cells in lines
+                                   if cells[0] == "D0631" and cells[12].strip() and cells[1] not in held)
     assert set(Judgment.objects.filter(topic__dataset=dataset).values_list("summary", flat=True)) == judged & held
 
 
