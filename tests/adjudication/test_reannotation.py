@@ -3,6 +3,7 @@ the API, the peers to annotate again are listed to the coordinator and to each a
 carrying matches over copies those whose SCU maps to an adjudicated SCU (one recorded, undoable
 action of the annotator's own). ``adjudication/reannotation.py``, ``peers.results.progress_counting``."""
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from rest_framework.test import APIClient
 
@@ -199,3 +200,39 @@ def test_carry_over_through_the_api_and_the_page(world, client):
     response = api.post(f"/api/assignments/{assignment.pk}/peers/{one.pk}/carry-over/")
     assert response.status_code == 400
     assert "no earlier annotation of yours" in response.json()["non_field_errors"][0]
+
+
+def test_an_archive_keeps_which_pyramid_is_which_side(django_capture_on_commit_callbacks):
+    """Adjudicated with ann2's pyramid as side A (the larger id first): the dataset archive lists
+    the sources A first and its import records them so, so the copy maps the annotators' SCUs as
+    the source does (ann1's SCU 2, side B, became the adjudicated SCU 2, whose contributors differ)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from annotation.adjudication import pyramids
+    from annotation.models import Dataset, Pyramid
+    from tests.adjudication.pyramid_world import build
+
+    with django_capture_on_commit_callbacks(execute=True):
+        dataset, topic, a, b = build()
+        coordinator = get_user_model().objects.create_user("coord")
+        dataset.coordinators.add(coordinator)
+        swapped = {"m2-2": "union_a", "m3-3": "b", "b4": "drop", "a5": "a"}
+        pyramids.adjudicate(b, a, coordinator, swapped, pyramids.compare(b, a).token)
+    record = PyramidAdjudication.objects.get(topic=topic)
+    assert record.source_order == [b.pk, a.pk]
+    expected = {"ann1": reannotation.scu_map(record, a), "ann2": reannotation.scu_map(record, b)}
+    assert expected["ann1"][2] == 2
+    api = APIClient()
+    api.force_authenticate(coordinator)
+    data = b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content)
+    copy = Dataset.objects.create(name="Copy")
+    copy.coordinators.add(coordinator)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api.post(reverse("api:dataset-import", args=[copy.pk]),
+                          {"files": [SimpleUploadedFile("archive.zip", data)]}, format="multipart")
+    assert answer.status_code == 200 and answer.json()["pyramid_adjudications_restored"] == 1
+    restored = PyramidAdjudication.objects.get(topic__dataset=copy)
+    copies = {p.creator.username: p for p in Pyramid.objects.filter(topic__dataset=copy, creator__isnull=False)}
+    assert restored.source_order == [copies["ann2"].pk, copies["ann1"].pk]
+    assert {who: reannotation.scu_map(restored, p) for who, p in copies.items()} == expected
