@@ -11,6 +11,7 @@ urlpatterns = [
     path("pyramids/<int:pk>/scus/", views.pyramid_scus, name="pyramid-scus"),
     path("annotations/<int:pk>/", views.annotator, name="annotator"),
     path("assignments/<int:pk>/peers/<int:peer>/", views.annotator_peer, name="annotator-peer"),
+    path("assignments/<int:pk>/peers/<int:peer>/carry-over/", views.carry_over, name="carry-over"),
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", views.favicon, name="favicon"),
 ]

@@ -13,6 +13,7 @@ from annotation.access.rules import can_change, may_create_dataset, visible
 from annotation.api.choices import UnknownChoice
 from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid
 from annotation.corpus import assignments as work
+from annotation.adjudication import reannotation
 from annotation.jobs import health
 from annotation.pyramids import scu_listing
 from annotation.transfer import downloads
@@ -20,8 +21,10 @@ from annotation.transfer import downloads
 
 @login_required
 def home(request):
-    """The user's start page: their assignments with progress, and the datasets they coordinate."""
-    rows = [(a, work.progress(a)) for a in Assignment.objects.filter(annotator=request.user).select_related("topic__dataset")]
+    """The user's start page: their assignments with progress, the peers to annotate again against
+    an adjudicated pyramid (each with *Carry over matches*), and the datasets they coordinate."""
+    rows = [(a, work.progress(a), reannotation.for_assignment(a))
+            for a in Assignment.objects.filter(annotator=request.user).select_related("topic__dataset")]
     datasets = Dataset.objects.all() if request.user.is_superuser else request.user.coordinated_datasets.all()
     return render(request, "frontend/home.html", {"assignments": rows, "datasets": datasets, "may_create_dataset": may_create_dataset(request.user)})
 
@@ -96,10 +99,37 @@ def pyramid_scus(request, pk):
     return render(request, "frontend/pyramid_scus.html", {"pyramid": pyramid, "tiers": tiers, "scu_count": sum(len(t.scus) for t in tiers)})
 
 
+def _reannotation(user, peer, assignment=None) -> dict | None:
+    """What the annotator page says when ``user`` is to annotate ``peer`` again against its topic's
+    adjudicated pyramid: their assignment and the earlier annotation (``reannotation``)."""
+    assignment = assignment or Assignment.objects.filter(topic_id=peer.topic_id, annotator=user,
+                                                         task=Assignment.Task.ANNOTATE_PEERS).first()
+    pending = [r for r in reannotation.for_assignment(assignment) if r.peer_id == peer.pk] if assignment else []
+    return {"assignment": assignment, "source": pending[0].source} if pending else None
+
+
 @login_required
 def annotator(request, pk):
     annotation = _document(request, PeerAnnotation, pk)
-    return render(request, "frontend/annotator.html", {"annotation": annotation, "can_edit": can_change(request.user, annotation)})
+    again = _reannotation(request.user, annotation.peer) if annotation.annotator_id == request.user.pk else None
+    return render(request, "frontend/annotator.html",
+                  {"annotation": annotation, "can_edit": can_change(request.user, annotation), "reannotate": again})
+
+
+@login_required
+@require_POST
+def carry_over(request, pk, peer):
+    """Copy the annotator's earlier matches of a peer whose SCU is in the adjudicated pyramid into
+    their annotation against it (``reannotation.carry_over``), then open that annotation."""
+    assignment = _own_assignment(request, pk)
+    peer = get_object_or_404(assignment.topic.peersummarys, pk=peer)
+    try:
+        result = reannotation.carry_over(assignment, peer, request.user).value
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return redirect("frontend:home")
+    messages.success(request, f"Peer {peer.external_id}: {reannotation.carried_text(result)}")
+    return redirect("frontend:annotator", pk=result.annotation.pk)
 
 
 @login_required
@@ -120,7 +150,8 @@ def annotator_peer(request, pk, peer):
     if annotation is not None:
         return redirect("frontend:annotator", pk=annotation.pk)
     return render(request, "frontend/annotator.html", {"annotation": work.unsaved_annotation(assignment, peer), "assignment": assignment,
-                                                       "can_edit": True})
+                                                       "can_edit": True,
+                                                       "reannotate": _reannotation(request.user, peer, assignment)})
 
 
 def healthz(request):

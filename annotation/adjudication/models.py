@@ -52,6 +52,9 @@ class PyramidAdjudication(models.Model):
                                      help_text="The annotators' pyramids it settles (left unchanged).")
     decisions = models.JSONField(default=dict, help_text="What was decided: item key (m<uid A>-<uid B>, a<uid>, b<uid>) -> choice.")
     uids = models.JSONField(default=dict, help_text="Item key -> the uid of the SCU it became: kept when adjudicated again.")
+    source_order = models.JSONField(default=list, blank=True, help_text=(
+        "[pyramid A, pyramid B]: the sides the item keys name "
+        "(which annotator SCU became which adjudicated SCU)."))
     source_revisions = models.JSONField(default=dict, help_text=(
         "Source pyramid id -> its revision when adjudicated: a source changed since is shown as such."))
     created_at = models.DateTimeField(auto_now_add=True)

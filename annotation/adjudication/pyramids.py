@@ -154,7 +154,7 @@ def adjudicate(a: Pyramid, b: Pyramid, user, decisions: dict[str, str], token: s
                        summary=lambda _: f"Adjudicated from {' and '.join(comparison.names)}: {len(merged)} SCUs")
         record, _ = PyramidAdjudication.objects.update_or_create(topic=a.topic, defaults={
             "pyramid": pyramid, "adjudicator": user, "decisions": chosen, "uids": plan["uids"],
-            "source_revisions": {str(p.pk): p.revision for p in (a, b)}})
+            "source_revisions": {str(p.pk): p.revision for p in (a, b)}, "source_order": [a.pk, b.pk]})
         record.sources.set([a, b])
         return pyramid
 

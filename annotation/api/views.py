@@ -42,6 +42,7 @@ from annotation.pyramids import actions as pyramid_actions
 from annotation.peers import results
 from annotation.transfer import sacrerouge_export
 from annotation.pyramids import ranked_suggestions
+from annotation.adjudication import reannotation
 from annotation.adjudication.pyramids import adjudicated_pyramid_topics
 from annotation.dashboards import statistics as system_statistics
 from annotation.dashboards.snapshots import snapshot_for
@@ -482,6 +483,23 @@ class AssignmentViewSet(RepresentationVersionMixin, ScopedViewSet):
                 update.is_valid(raise_exception=True)
                 annotation = update.save()
         return Response(self.get_serializer(annotation).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: OpenApiResponse(description=(
+        "{annotation, carried, present, left, message}: the annotation against the adjudicated pyramid, "
+        "the matches copied, those it held already and those left for you"))})
+    @action(detail=True, methods=["post"], url_path=r"peers/(?P<peer>[0-9]+)/carry-over",
+            serializer_class=serializers.PeerAnnotationSerializer)
+    def peer_carry_over(self, request, pk=None, peer=None):
+        """Carry your matches of a peer over to the topic's adjudicated pyramid: your earlier finished
+        annotation (against your pyramid, no longer scored) gives each match whose SCU maps to an
+        adjudicated SCU to your annotation against the adjudicated pyramid (created if need be, left
+        in progress: check it and mark it done). One recorded action, undone as any other; 400 when
+        the peer has nothing to carry over."""
+        assignment, peer = self._own_peer(peer)
+        with serializers.django_errors_as_drf():
+            result = reannotation.carry_over(assignment, peer, request.user).value
+        return Response({"annotation": self.get_serializer(result.annotation).data, "carried": result.carried,
+                         "present": result.present, "left": result.left, "message": reannotation.carried_text(result)})
 
 
 class TokenThrottle(ScopedRateThrottle, CountingThrottle):

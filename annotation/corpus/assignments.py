@@ -12,7 +12,7 @@ from django.db import transaction
 from annotation.models import Assignment, PeerAnnotation, PeerSummary, Pyramid
 from annotation.corpus.natural_order import natural_key
 from annotation.dashboards.wording import count_noun
-from annotation.peers.results import counted
+from annotation.peers.results import counted, peers_done
 
 
 @dataclass
@@ -36,7 +36,8 @@ def progress(assignment: Assignment) -> Progress:
         scus = pyramid.scus.count() if pyramid else 0
         return Progress(1 if pyramid and pyramid.status == Pyramid.Status.DONE else 0, 1, count_noun(scus, "SCU") if pyramid else "not started")
     total = assignment.topic.peersummarys.count()
-    done = counted(PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator)).count()
+    mine = PeerAnnotation.objects.filter(peer__topic=assignment.topic, annotator=assignment.annotator)
+    done = peers_done(mine).count()
     return Progress(done, total, f"{done} of {count_noun(total, 'peer')} done")
 
 
@@ -60,8 +61,8 @@ def peer_to_open(assignment: Assignment, peer: PeerSummary | None = None) -> tup
     if pyramid is None:
         raise ValidationError("This topic has no pyramid yet: peers can be annotated once its pyramid exists.")
     if peer is None:
-        done = set(PeerAnnotation.objects.filter(annotator=assignment.annotator, pyramid=pyramid, status=PeerAnnotation.Status.DONE)
-                   .values_list("peer_id", flat=True))
+        done = set(peers_done(PeerAnnotation.objects.filter(annotator=assignment.annotator,
+                                                            peer__topic=assignment.topic)))
         peers = sorted(assignment.topic.peersummarys.all(), key=lambda p: natural_key(p.external_id))
         peer = next((p for p in peers if p.pk not in done), peers[0] if peers else None)
         if peer is None:
@@ -119,7 +120,8 @@ def mark_done(assignment: Assignment) -> None:
 
 
 def walk(annotation: PeerAnnotation) -> dict:
-    """Where the annotator stands in this topic: progress, and the next peer not done yet.
+    """Where the annotator stands in this topic: progress (``results.peers_done``, as every page
+    counts it), and the next peer not done yet, to annotate against the topic's pyramid for peers.
 
     ``next`` names the assignment (to open a peer not annotated yet), the peer, and the existing
     annotation if there is one. A fixed number of queries: it is part of the annotation document.
@@ -129,14 +131,17 @@ def walk(annotation: PeerAnnotation) -> dict:
     if assignment is None or annotation.annotator_id is None:
         return {"next": None, "progress": None}
     peers = sorted(PeerSummary.objects.filter(topic_id=annotation.peer.topic_id).values_list("id", "external_id"), key=lambda p: natural_key(p[1]))
-    mine = dict(PeerAnnotation.objects.filter(pyramid_id=annotation.pyramid_id, annotator_id=annotation.annotator_id).values_list("peer_id", "status"))
-    done = {peer for peer, status in mine.items() if status == PeerAnnotation.Status.DONE}
+    done = set(peers_done(PeerAnnotation.objects.filter(peer__topic_id=annotation.peer.topic_id,
+                                                        annotator_id=annotation.annotator_id)))
+    pyramid = pyramid_to_annotate_against(annotation.peer.topic)   # where the next peer is annotated
     order = [pid for pid, _ in peers]
     at = order.index(annotation.peer_id) if annotation.peer_id in order else -1
     candidates = [p for p in peers[at + 1:] + peers[:at + 1] if p[0] not in done and p[0] != annotation.peer_id]
     following = None
     if candidates:
         peer_id, external_id = candidates[0]
-        existing = PeerAnnotation.objects.filter(peer_id=peer_id, pyramid_id=annotation.pyramid_id, annotator_id=annotation.annotator_id).values_list("id", flat=True).first()
+        existing = (PeerAnnotation.objects.filter(peer_id=peer_id, pyramid=pyramid,
+                                                  annotator_id=annotation.annotator_id)
+                    .values_list("id", flat=True).first())
         following = {"assignment": assignment.pk, "peer": external_id, "peer_id": peer_id, "annotation": existing}
     return {"next": following, "progress": {"done": len(done), "total": len(peers)}}

@@ -9,11 +9,16 @@ Two formats:
   The 2006 table has an annotator column (D0631 appears twice, once per pyramid annotator) that the
   2007 table lacks: columns are found by name, never by position.
 
-Every row is checked before anything is written (summary of the topic, finite number), and every
-problem is reported once with the lines it occurs on: a file with any bad row writes nothing (one
-transaction). Rows of topics that are not in the dataset are skipped and counted, not errors: a
-published table covers a whole year, a dataset often only some of its topics (but a file with no
-topic of the dataset at all is refused). Re-importing updates values in place (one value per topic, summary and metric).
+Every row is checked before anything is written, in one transaction. A *malformed* file (a bad
+header, a line with too few cells, an empty name, a value that is not a finite number, one key
+given two different values) is refused whole: nothing is written and every problem is listed once
+with the lines it occurs on. A well-formed file is imported as far as it can be *placed*: a row
+naming a topic that is not in the dataset is skipped and counted (a published table covers a
+whole year, a dataset often only some of its topics), a row naming a summary its topic does not
+hold (a topic imported with only some of its peers), or an id both a peer and a reference of the
+topic carry, is left and reported with its reason and lines; the rest is written. A file of which
+no row can be placed is refused, with the reasons. Re-importing updates values in place (one
+value per topic, summary and metric).
 Peer ids are compared as numbers, as the DUCView import does (``01`` = ``1``). A key given twice
 with the same value (the two D0631 rows of the 2006 table) is accepted once; with different values
 it is an error naming both lines.
@@ -70,6 +75,8 @@ class ImportResult:
     metrics: tuple[str, ...]
     skipped_rows: int = 0    # lines of topics that are not in the dataset
     skipped_topics: tuple[str, ...] = ()
+    left_rows: int = 0       # lines of the dataset's topics that could not be placed
+    left: tuple[str, ...] = ()   # why, each reason once with its lines (``grouped``)
 
     @property
     def skipped_text(self) -> str:
@@ -79,9 +86,17 @@ class ImportResult:
         names = ", ".join(self.skipped_topics[:5]) + (", …" if len(self.skipped_topics) > 5 else "")
         return f"{count_noun(self.skipped_rows, 'row')} of {count_noun(len(self.skipped_topics), 'topic')} not in this dataset skipped ({names})"
 
+    @property
+    def left_text(self) -> str:
+        """"2 rows not placed: line 4: topic T1 has no peer or reference summary '7'; ..."."""
+        if not self.left_rows:
+            return ""
+        shown = "; ".join(self.left[:10]) + ("; …" if len(self.left) > 10 else "")
+        return f"{count_noun(self.left_rows, 'row')} not placed: {shown}"
+
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__dataclass_fields__} | {
-            "metrics": list(self.metrics), "skipped_topics": list(self.skipped_topics)}
+            "metrics": list(self.metrics), "skipped_topics": list(self.skipped_topics), "left": list(self.left)}
 
 
 class JudgmentImportError(Exception):
@@ -197,9 +212,11 @@ def _summaries(topic_ids) -> dict[int, dict[str, str | None]]:
     return found
 
 
-def _resolve(dataset: Dataset, rows: list[JudgmentRow], errors: list[str], skipped: dict[str, set[int]]) -> tuple[dict[tuple, tuple[float, int]], int]:
-    """(topic id, stored summary id, metric) -> (value, line); appends errors and the lines of
-    other topics to ``skipped``; returns duplicates too."""
+def _resolve(dataset: Dataset, rows: list[JudgmentRow], errors: list[str], left: list[tuple[int, str]],
+             skipped: dict[str, set[int]]) -> tuple[dict[tuple, tuple[float, int]], int]:
+    """(topic id, stored summary id, metric) -> (value, line); appends errors (the file contradicts
+    itself), rows that cannot be placed to ``left`` (line, why) and the lines of other topics
+    to ``skipped``; returns duplicates too."""
     topics = dict(Topic.objects.filter(dataset=dataset).values_list("external_id", "id"))
     summaries = _summaries(topics.values())
     resolved: dict[tuple, tuple[float, int]] = {}
@@ -211,10 +228,10 @@ def _resolve(dataset: Dataset, rows: list[JudgmentRow], errors: list[str], skipp
         known = summaries[topics[row.topic]]
         key = _summary_key(row.summary)
         if key not in known:
-            errors.append(f"line {row.line}: topic {row.topic} has no peer or reference summary {row.summary!r}")
+            left.append((row.line, f"topic {row.topic} has no peer or reference summary {row.summary!r}"))
             continue
         if known[key] is None:
-            errors.append(f"line {row.line}: {row.summary!r} names both a peer and a reference of topic {row.topic}")
+            left.append((row.line, f"{row.summary!r} names both a peer and a reference of topic {row.topic}"))
             continue
         target = (topics[row.topic], known[key], row.metric)
         if target in resolved:
@@ -268,27 +285,48 @@ def _check_cost(dataset: Dataset, resolved: dict[tuple, tuple[float, int]]) -> N
 
 
 def save_judgments(dataset: Dataset | str, parsed: Parsed, source: str = "") -> ImportResult:
-    """Validate parsed rows against the dataset and write them all, or raise and write nothing."""
+    """Write every row that can be placed (``ImportResult`` says what was skipped or left, and
+    why), or raise and write nothing: for a malformed file, and for one of which nothing can be
+    placed."""
     if not isinstance(dataset, Dataset):
         found = Dataset.objects.filter(name=dataset).first()
         if found is None:
             raise JudgmentImportError([f"no dataset named {dataset!r}"])
         dataset = found
     errors = list(parsed.errors)
+    left: list[tuple[int, str]] = []
     skipped: dict[str, set[int]] = {}
     with transaction.atomic():
-        resolved, duplicates = _resolve(dataset, parsed.rows, errors, skipped)
-        if skipped and not resolved and not errors:
-            names = sorted(skipped)
-            errors.append(f"none of the file's {count_noun(len(names), 'topic')} ({', '.join(names[:5])}"
-                          f"{', …' if len(names) > 5 else ''}) is a topic of dataset {dataset.name!r}")
+        resolved, duplicates = _resolve(dataset, parsed.rows, errors, left, skipped)
         if errors:
             raise JudgmentImportError(grouped(errors))
+        if not resolved:
+            raise JudgmentImportError(_nothing_placed(dataset, skipped, left))
         _check_cost(dataset, resolved)
         created, updated, unchanged = _write(resolved, source)
     metrics = tuple(sorted({m for _, _, m in resolved}))
     skipped_rows = sum(len(lines) for lines in skipped.values())
-    return ImportResult(source, created, updated, unchanged, duplicates, parsed.empty, metrics, skipped_rows, tuple(sorted(skipped)))
+    return ImportResult(source, created, updated, unchanged, duplicates, parsed.empty, metrics, skipped_rows,
+                        tuple(sorted(skipped)), len({line for line, _ in left}), tuple(_grouped_left(left)))
+
+
+def _grouped_left(left: list[tuple[int, str]]) -> list[str]:
+    return grouped([f"line {line}: {why}" for line, why in left])
+
+
+def _nothing_placed(dataset: Dataset, skipped: dict[str, set[int]], left: list[tuple[int, str]]) -> list[str]:
+    """Why no row of a well-formed file can be placed: the topics it names that the dataset lacks,
+    and the rows of the dataset's topics that name no summary of theirs."""
+    reasons = []
+    if skipped and not left:
+        names = sorted(skipped)
+        reasons.append(f"none of the file's {count_noun(len(names), 'topic')} ({', '.join(names[:5])}"
+                       f"{', …' if len(names) > 5 else ''}) is a topic of dataset {dataset.name!r}")
+    elif skipped:
+        reasons.append(f"{count_noun(sum(map(len, skipped.values())), 'row')} of "
+                       f"{count_noun(len(skipped), 'topic')} not in dataset {dataset.name!r}")
+    reasons += _grouped_left(left)
+    return reasons or ["the file holds no judgment"]
 
 
 def grouped(errors: list[str], shown_lines: int = 10) -> list[str]:

@@ -29,8 +29,8 @@ AGREEMENT_KEYS = (
 
 def counted(annotations: QuerySet, *, include_unfinished: bool = False, for_scores: bool = False) -> QuerySet:
     """The peer annotations that scores and agreement rest on: the one rule every consumer uses
-    (exports, the API's scores/agreement, stored topic agreement, dashboards and their progress,
-    the builder's score panel; ``counting`` is the same rule as a condition, for aggregates).
+    (exports, the API's scores/agreement, stored topic agreement, dashboards, progress
+    (``progress_counting``), the builder's score panel; ``counting`` is the same rule as a condition, for aggregates).
 
     By default only finished annotations (status ``done``) count: opening a peer creates an empty
     in-progress annotation, and half-done work would pull scores and agreement down. On request
@@ -59,6 +59,22 @@ def counting(*, include_unfinished: bool = False, for_scores: bool = False) -> Q
         return done & ~adjudicated
     settled = Q(Exists(Adjudication.objects.filter(annotation__peer=OuterRef("peer"), annotation__pyramid=OuterRef("pyramid"))))
     return (adjudicated | (done & ~settled)) & scoring_pyramid()
+
+
+def progress_counting() -> Q:
+    """The condition of a peer annotation of making its peer *done* in every progress figure (the
+    overview, the annotator's home and page, the API's ``progress``): counted as the scores count
+    it. Finished, an annotator's own version (``counting``), and made against the pyramid its
+    topic's scores rest on (``scoring_pyramid``): an annotation made against an annotator's pyramid
+    before the topic's pyramid was adjudicated is no longer scored, so its peer is not done (it is
+    to be annotated again: ``adjudication.reannotation``). A peer whose annotators' versions are
+    settled by an adjudicated version is done (that version is scored)."""
+    return counting() & scoring_pyramid()
+
+
+def peers_done(annotations: QuerySet) -> QuerySet:
+    """The ids of the peers ``annotations`` make done (``progress_counting``), each once."""
+    return annotations.filter(progress_counting()).order_by().values_list("peer_id", flat=True).distinct()
 
 
 def scoring_pyramid(path: str = "pyramid") -> Q:

@@ -43,7 +43,8 @@ per annotator, compared by construction agreement) each get their folder (above)
 
 Version 4 adds the topic's adjudicated pyramid (``adjudication/pyramids.py``): its entry (creator
 null) carries ``adjudication``: ``adjudicator``, ``sources`` (the archive paths of the two pyramids it
-settles, in the order of their ids: A first, as the decisions' keys say), ``changed`` (those changed
+settles, A first, as the decisions' keys say: ``PyramidAdjudication.source_order``, else the order of
+their ids; the import records that order again), ``changed`` (those changed
 since), ``decisions`` and ``uids`` as stored, and its times. The import makes it the topic's
 adjudicated pyramid again (``restore_pyramid_adjudications``), so scores rest on it and construction
 agreement leaves it out, as in the source; one whose sources are not both in the archive is left out
@@ -225,12 +226,14 @@ def _add_adjudications(manifest: dict, paths: dict[int, tuple[str, dict]]) -> No
 
 def _add_pyramid_adjudications(manifest: dict, paths: dict[int, tuple[str, dict]]) -> None:
     """The ``adjudication`` of each adjudicated pyramid written (version 4), its source pyramids
-    named by their paths (in the order of their ids, which is which of A and B the decisions' keys say)."""
+    named by their paths, A first (which is which of A and B the decisions' keys say: the record's
+    ``source_order``; by id for a record saved before it was kept)."""
     records = (PyramidAdjudication.objects.filter(pyramid_id__in=list(paths)).select_related("adjudicator")
                .prefetch_related("sources").order_by("pyramid_id"))
     for record in records:
         path, entry = paths[record.pyramid_id]
-        sources = sorted(record.sources.all(), key=lambda s: s.pk)
+        side = {pk: i for i, pk in enumerate(record.source_order)}
+        sources = sorted(record.sources.all(), key=lambda s: (side.get(s.pk, len(side)), s.pk))
         missing = [s.pk for s in sources if s.pk not in paths]
         if missing:
             manifest["skipped"].append({"kind": "pyramid adjudication", "name": path, "reason": (

@@ -328,6 +328,7 @@ def restore_pyramid_adjudications(dataset: Dataset, report: ImportReport, archiv
             record = PyramidAdjudication.objects.create(
                 topic_id=pyramid.topic_id, pyramid=pyramid, adjudicator=adjudicator,
                 decisions=dict(adjudication.decisions), uids=dict(adjudication.uids),
+                source_order=[p.pk for p in sources.values()],   # the archive lists A first
                 source_revisions={str(p.pk): None if f in adjudication.changed else p.revision for f, p in sources.items()})
             record.sources.set(list(sources.values()))
             PyramidAdjudication.objects.filter(pk=record.pk).update(created_at=adjudication.created_at,

@@ -27,6 +27,7 @@ from django.utils.dateformat import format as format_date
 from django.views.decorators.http import require_POST
 
 from annotation.api.choices import choose
+from annotation.adjudication import reannotation
 from annotation.adjudication.pyramids import adjudicated_pyramid_topics
 from annotation.adjudication.services import adjudicated_version
 from annotation.models import SCU, Adjudication, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
@@ -39,7 +40,7 @@ from annotation.jobs.queue import scoring_delayed
 from annotation.dashboards.figures import METAEVAL_KEYS, SYSTEM_KEYS
 from annotation.dashboards.judgments import JudgmentImportError, parse_duc_table, parse_judgments_csv, read_duc_header, save_judgments
 from annotation.peers.results import (
-    AGREEMENT_KEYS, SCORE_KEYS, counted, counting, not_counted, score_annotations, shared_groups, write_rows,
+    AGREEMENT_KEYS, SCORE_KEYS, counted, not_counted, progress_counting, score_annotations, shared_groups, write_rows,
 )
 from annotation.dashboards.statistics import TABLES as STATISTICS_TABLES
 from annotation.dashboards.statistics import download_rows as statistics_rows
@@ -283,8 +284,10 @@ def _overview_context(request, dataset, form=None, status_errors=None) -> dict:
         n=Count("id"), done=Count("id", filter=Q(status=Pyramid.Status.DONE)))}
     peers = dict(PeerSummary.objects.filter(topic__dataset=dataset).values("topic").annotate(n=Count("id")).values_list("topic", "n"))
     annotated = {row["peer__topic"]: row for row in PeerAnnotation.objects.filter(peer__topic__dataset=dataset).values("peer__topic").annotate(
-        peers=Count("peer", distinct=True), done=Count("peer", distinct=True, filter=counting()),
-        annotations=Count("id"), annotators=Count("annotator", distinct=True, filter=counting()))}  # a peer only opened is not annotated
+        peers=Count("peer", distinct=True), done=Count("peer", distinct=True, filter=progress_counting()),
+        annotations=Count("id"),
+        annotators=Count("annotator", distinct=True, filter=progress_counting()))}  # as the scores count
+    again = reannotation.by_topic(dataset)   # annotator -> peers no longer scored since adjudication
     by_cell: dict[tuple, list] = {}
     for a in assignments:
         by_cell.setdefault((a.topic_id, a.task), []).append(a)
@@ -315,13 +318,16 @@ def _overview_context(request, dataset, form=None, status_errors=None) -> dict:
         p, ann = pyramids.get(topic.pk, {}), annotated.get(topic.pk, {})
         rows.append({"topic": topic, "cells": cells, "pyramids": p.get("n", 0), "pyramids_done": p.get("done", 0),
                      "peers": peers.get(topic.pk, 0), "peers_annotated": ann.get("peers", 0), "peers_done": ann.get("done", 0),
-                     "annotations": ann.get("annotations", 0), "annotators": ann.get("annotators", 0)})
+                     "annotations": ann.get("annotations", 0), "annotators": ann.get("annotators", 0),
+                     "reannotate": sorted(again.get(topic.pk, {}).items())})
     totals = {
         "topics": len(topics),
         "pyramids_done": sum(1 for t in topics if pyramids.get(t.pk, {}).get("done")),
         "peers": sum(peers.values()), "peers_done": sum(r.get("done", 0) for r in annotated.values()),
         "double": sum(1 for r in annotated.values() if r["annotators"] >= 2),
         "assignments": len(assignments), "assignments_done": sum(a.status == Assignment.Status.DONE for a in assignments),
+        "reannotate": sum(len(peers) for who in again.values() for peers in who.values()),
+        "reannotate_topics": sum(1 for t in topics if again.get(t.pk)),
     }
     return _frame(dataset, "overview", rows=rows, totals=totals, filters=filters, filtering=filtering,
                   form=form or AssignmentForm(dataset=dataset), statuses=Assignment.Status.choices,
@@ -759,6 +765,8 @@ def metaeval(request, dataset):
                 if result.skipped_rows:
                     parts.append(result.skipped_text)
                 messages.success(request, f"Imported {', '.join(result.metrics) or 'nothing'} from {result.source}: {', '.join(parts)}.")
+                if result.left_rows:
+                    messages.warning(request, f"{result.left_text}.")
                 query = request.GET.urlencode()
                 return redirect(reverse("dashboards:metaeval", args=[dataset.pk]) + (f"?{query}" if query else ""))
         status_code = 400

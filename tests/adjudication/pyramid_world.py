@@ -53,3 +53,39 @@ def content(pyramid) -> dict[int, tuple[str, dict[str, tuple]]]:
         out[scu.uid] = (scu.label, {c.reference.external_id: tuple((p.start, p.end) for p in c.parts.order_by("start"))
                                     for c in scu.contributors.all()})
     return out
+
+
+DECISIONS = {"m2-2": "union_a", "m3-3": "b", "a4": "drop", "b5": "b"}   # uids: m1-1 1, m2-2 2, m3-3 3, b5 4
+SPANS = {"cats": (0, 9), "dogs": (14, 23), "horses": (30, 40), "while": (24, 29)}
+# What each annotator found in each peer, against ann2's pyramid (B side): SCU uid (None: non-matching) -> span.
+FOUND = {"ann3": [(1, "cats"), (2, "dogs"), (5, "horses"), (None, "while")], "ann4": [(1, "cats")]}
+
+
+def annotated_then_adjudicated(password=None) -> dict:
+    """The world above with three peers, annotated by ann3 and ann4 against ann2's pyramid (the
+    newest finished one) and finished; then the topic's pyramid adjudicated by ``coord``
+    (``DECISIONS``). Run it with the on-commit callbacks executed (scores stored)."""
+    from annotation.adjudication import pyramids
+    from annotation.corpus import assignments
+    from annotation.pyramids.editing import add_match
+
+    dataset, topic, a, b = build()
+    for peer_id in ("2", "3"):
+        PeerSummary.objects.create(topic=topic, external_id=peer_id, text=PEER_TEXT)
+    users = get_user_model().objects
+    coordinator = users.create_user("coord", password=password)
+    dataset.coordinators.add(coordinator)
+    work = {}
+    for username, found in FOUND.items():
+        annotator = users.create_user(username, password=password)
+        work[username] = topic.assignments.create(annotator=annotator, task="annotate_peers")
+        for peer in topic.peersummarys.all():
+            annotation = assignments.annotation_for(work[username], peer)
+            assert annotation.pyramid == b
+            for uid, word in found:
+                add_match(annotation, SCU.objects.get(pyramid=b, uid=uid) if uid else None, [SPANS[word]])
+        assignments.mark_done(work[username])
+    assert {name: assignments.progress(w).done for name, w in work.items()} == {"ann3": 3, "ann4": 3}
+    adjudicated = pyramids.adjudicate(a, b, coordinator, DECISIONS, pyramids.compare(a, b).token)
+    return {"dataset": dataset, "topic": topic, "a": a, "b": b, "adjudicated": adjudicated, "coordinator": coordinator,
+            "work": work}

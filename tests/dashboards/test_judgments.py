@@ -42,7 +42,7 @@ def test_every_bad_row_is_reported_and_nothing_is_written(dataset):
         "topic,summary,metric,value\n"
         "T1,1,content,3\n"          # 2 fine
         "T9,1,content,3\n"          # 3 a topic of another dataset: skipped, not an error
-        "T1,7,content,3\n"          # 4 unknown summary
+        "T1,7,content,3\n"          # 4 unknown summary: cannot be placed, not malformed
         "T1,2,,abc\n"               # 5 empty metric and bad value
         "T1,2,content,nan\n"        # 6 not finite
         "T1,2\n"                    # 7 too few fields
@@ -54,14 +54,30 @@ def test_every_bad_row_is_reported_and_nothing_is_written(dataset):
     with pytest.raises(JudgmentImportError) as error:
         import_judgments_csv(dataset, text)
     lines = [e.split(":")[0] for e in error.value.errors]
-    assert lines == ["line 4", "line 5", "line 6", "line 7", "line 9"]
+    assert lines == ["line 5", "line 6", "line 7", "line 9"]   # a malformed file is refused whole
     messages = "\n".join(error.value.errors)
-    assert "T9" not in messages
-    assert "topic T1 has no peer or reference summary '7'" in messages
+    assert "T9" not in messages and "'7'" not in messages
     assert "metric is empty; value 'abc' is not a finite number" in messages
     assert "but line 2 gives 3" in messages
-    assert "5 problems, nothing imported" in str(error.value)
+    assert "4 problems, nothing imported" in str(error.value)
     assert Judgment.objects.count() == 0
+
+
+def test_rows_that_cannot_be_placed_are_left_and_the_rest_imported(dataset):
+    PeerSummary.objects.create(topic=dataset.topics.get(external_id="T1"), external_id="A", text="peer A")
+    text = ("topic,summary,metric,value\n"
+            "T1,1,content,3\n"      # 2 placed
+            "T1,7,content,3\n"      # 3 T1 has no summary 7
+            "T1,A,content,3\n"      # 4 A is a peer and a reference of T1
+            "T9,1,content,3\n"      # 5 not a topic of the dataset
+            "T1,7,rouge,0.1\n"      # 6 T1 has no summary 7
+            "T2,3,content,2\n")     # 7 placed
+    result = import_judgments_csv(dataset, text, "partial.csv")
+    assert stored() == {("T1", "1", "content"): 3, ("T2", "3", "content"): 2}
+    assert (result.created, result.left_rows, result.skipped_rows, result.skipped_topics) == (2, 3, 1, ("T9",))
+    assert result.left == ("lines 3, 6: topic T1 has no peer or reference summary '7'",
+                           "line 4: 'A' names both a peer and a reference of topic T1")
+    assert result.left_text.startswith("3 rows not placed: lines 3, 6: topic T1 has no peer or reference summary '7'; ")
 
 
 def test_csv_header_is_required(dataset):
@@ -73,10 +89,11 @@ def test_csv_header_is_required(dataset):
         import_judgments_csv("Nope", "topic,summary,metric,value\nT1,1,content,3\n")
 
 
-def test_ambiguous_summary_id_is_rejected(dataset):
+def test_a_file_of_ambiguous_summary_ids_only_is_refused(dataset):
     PeerSummary.objects.create(topic=dataset.topics.get(external_id="T1"), external_id="A", text="peer A")
     with pytest.raises(JudgmentImportError, match="names both a peer and a reference"):
         import_judgments_csv(dataset.name, "topic,summary,metric,value\nT1,A,content,3\n")
+    assert not Judgment.objects.exists()
 
 
 HEADER_2006 = ("setid     peerid     modifiedscore     numSCUs     numrepetitions     annotatorid     pyramidcreator     "
@@ -153,16 +170,46 @@ def test_a_file_with_no_topic_of_the_dataset_is_refused(dataset):
 
 
 def test_each_problem_is_listed_once_with_its_lines(dataset):
-    text = "topic,summary,metric,value\n" + "".join(f"T1,9,m{i},1\n" for i in range(14)) + "T1,1,content,x\n"
-    with pytest.raises(JudgmentImportError) as error:
-        import_judgments_csv(dataset, text)
+    text = "topic,summary,metric,value\n" + "".join(f"T1,9,m{i},1\n" for i in range(14))
+    with pytest.raises(JudgmentImportError) as error:   # nothing can be placed: refused, with the reasons
+        import_judgments_csv(dataset, text + "T7,1,content,1\n")
     assert error.value.errors == [
+        "1 row of 1 topic not in dataset 'Toy'",
         "lines 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 and 4 more: topic T1 has no peer or reference summary '9'",
-        "line 16: value 'x' is not a finite number",
     ]
+    with pytest.raises(JudgmentImportError) as error:   # malformed: only what is malformed is listed
+        import_judgments_csv(dataset, text + "T1,1,content,x\n")
+    assert error.value.errors == ["line 16: value 'x' is not a finite number"]
     # a DUC table line gives one row per metric: its problem is still listed once
     columns = read_duc_header(HEADER_2007)
     with pytest.raises(JudgmentImportError) as error:
         from annotation.dashboards.judgments import save_judgments
         save_judgments(dataset, parse_duc_table("T1\t9\t0.8\t2\t0\t4\t5\t5\t4\t4\t4\n", columns, linguistic=True))
     assert error.value.errors == ["line 1: topic T1 has no peer or reference summary '9'"]
+
+
+def test_a_header_only_file_is_refused(dataset):
+    with pytest.raises(JudgmentImportError, match="the file holds no judgment"):
+        import_judgments_csv(dataset, "topic,summary,metric,value\n")
+
+
+def test_nist_table_of_a_year_against_topics_holding_some_of_their_peers(dataset, tmp_path):
+    """NIST's table lists every peer of every topic of the year; a dataset's topic may hold only
+    some of them (T1 and T2 here hold peers 1-3 and references A-C): what the dataset holds is
+    imported, the other peers of its topics are left with their reason, other topics skipped."""
+    (tmp_path / "2006-header.txt").write_text(HEADER_2006)
+    table = tmp_path / "2006_modified_scores.txt"
+    peers = [str(p) for p in range(1, 36)]
+    lines = [(topic, peer, str(int(peer) % 5 + 1)) for topic in ("T1", "T2", "D0601") for peer in peers]
+    table.write_text("".join(f"{t}\t{p}\t0.5\t2\t0\t100\tV\t4\t4\t5\t5\t4\t{c}\t\n" for t, p, c in lines))
+    result = import_duc_table(dataset, table)
+    held = {(t.external_id, p)
+            for t in dataset.topics.all() for p in t.peersummarys.values_list("external_id", flat=True)}
+    expected = {(t, p, "content_responsiveness"): float(c) for t, p, c in lines if (t, p) in held}
+    assert len(expected) == 6 and stored() == expected
+    left_lines = [n for n, (t, p, _) in enumerate(lines, start=1) if t != "D0601" and (t, p) not in held]
+    assert (result.created, result.left_rows) == (6, len(left_lines))
+    assert (result.skipped_rows, result.skipped_topics) == (35, ("D0601",))
+    assert len(left_lines) == 64 and len(result.left) == 64   # each (topic, peer) the dataset lacks, once
+    assert result.left[0] == "line 4: topic T1 has no peer or reference summary '4'"
+    assert result.left[-1] == "line 70: topic T2 has no peer or reference summary '35'"

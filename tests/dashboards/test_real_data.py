@@ -64,7 +64,7 @@ def test_content_import(duc2006):
     _, result = duc2006
     # 462 rows: 440 peers + 22 second-annotator rows of D0631 (same content: accepted once);
     # six D0647 peers (written 01, 02, 03, 05, 06, 08) have no content in the table.
-    assert (result.created, result.duplicates, result.empty) == (434, 22, 6)
+    assert (result.created, result.duplicates, result.empty, result.left_rows) == (434, 22, 6, 0)   # every row placed
     assert Judgment.objects.filter(metric="content_responsiveness").count() == 434
     assert not Judgment.objects.filter(topic__external_id="D0647", summary__in=["1", "2", "3", "5", "6", "8"]).exists()
 

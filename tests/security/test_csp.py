@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 NOT_PAGES = {
     "frontend:open-assignment": "POST-only, redirects to an editor",
     "frontend:finish-assignment": "POST-only, redirects home",
+    "frontend:carry-over": "POST-only, redirects to the annotator page",
     "frontend:healthz": "JSON",
     "frontend:favicon": "a redirect to the icon (a static file)",
     "setup:landing": "a redirect to the dataset list (dashboards:list, checked)",
