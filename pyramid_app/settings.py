@@ -7,6 +7,7 @@ Two shapes:
 - ``DATABASE_URL`` and ``REDIS_URL`` set: PostgreSQL, Redis as broker and cache, and Celery
   workers (with beat's periodic sweep) do the work (the production shape, the one CI tests).
 """
+import ipaddress
 import os
 import tempfile
 from datetime import timedelta
@@ -184,6 +185,15 @@ CELERY_BEAT_SCHEDULE = {
 TRUSTED_PROXY_COUNT = get_int("TRUSTED_PROXY_COUNT", 0)
 if TRUSTED_PROXY_COUNT < 0:
     raise ImproperlyConfigured(f"TRUSTED_PROXY_COUNT={TRUSTED_PROXY_COUNT} must be 0 or more")
+# The proxies' own addresses (or networks): X-Forwarded-For is believed only on a request whose
+# connection comes from one of them (pyramid_app/client_address.py); a node reached directly
+# counts the connection's address whatever the header says.
+TRUSTED_PROXIES = get_list("TRUSTED_PROXIES", [])
+for _proxy in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"TRUSTED_PROXIES: {_proxy!r} is not an address or network") from None
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
