@@ -18,7 +18,7 @@ from annotation.models import LiteAssignment, LiteReservation, LiteTask, LiteWor
 from annotation.lightweight import work as lightweight_work
 
 from tests.lightweight.test_crowd_submissions import own
-from tests.lightweight.test_reservations import expire, judging_link
+from tests.lightweight.test_reservations import judging_link
 
 
 class Crowd:
@@ -122,3 +122,95 @@ def test_a_lab_behind_one_address_is_served_and_thirty_attacking_addresses_keep_
     assert status == 200 and "task" in body and waited < 10, (status, body, waited)
     assert genuine.answer("genuine", body["key"], body["task"])[0] == 201
     assert sum(sent) > 264   # the attackers went on asking
+
+
+# --- a worker id answers only with its key ---------------------------------------------------------
+
+@pytest.mark.django_db
+def test_a_worker_id_gets_work_and_answers_only_with_its_key():
+    """Anyone who knew a worker id could answer as that worker (201 and a completion code from a
+    second address), pulling its agreement below the threshold so all its genuine answers were
+    dropped; and "this worker id has answered this task already" told which ids took part."""
+    link = judging_link(peers=2, judges=3)
+    url, page_url = f"/api/crowd/{link.token}/", f"/lightweight/crowd/{link.token}/"
+    victim = APIClient(REMOTE_ADDR="127.0.0.5")
+    shown = victim.get(url, {"worker": "j1"}).data
+    task, key = LiteTask.objects.get(pk=shown["task"]), shown["key"]
+    assert LiteWorkerKey.objects.get(worker_id="j1").key_hash != key   # stored hashed
+
+    def post(client, worker, key=None, task=task):
+        body = {"worker": worker, "task": task.pk, "answers": {pk: "absent" for pk in task.statement_ids}}
+        return client.post(url, body if key is None else {**body, "key": key}, format="json")
+
+    impostor = APIClient(REMOTE_ADDR="127.0.0.6")
+    assert impostor.get(url, {"worker": "j1"}).status_code == 403   # no work under j1's id without its key
+    assert impostor.get(url, {"worker": "j1", "key": "guessed"}).status_code == 403
+    page = Client(REMOTE_ADDR="127.0.0.6")
+    page.post(page_url, {"worker": "j1"})
+    refused_page = page.get(page_url)
+    assert refused_page.status_code == 403 and lightweight_work.KEY_MISSING in refused_page.content.decode()
+    refusals = [post(impostor, "j1"), post(impostor, "j1", "guessed"), post(impostor, "nobody")]
+    assert post(victim, "j1", key).status_code == 201   # the worker's own answer
+    refusals += [post(impostor, "j1"), post(impostor, "j1", "guessed")]   # answered already, without the key
+    other = LiteTask.objects.filter(batch=1).exclude(pk=task.pk).get()
+    refusals.append(post(victim, "j1", key, other))   # with the key, but no hold
+    assert [r.status_code for r in refusals] == [400] * 6
+    assert {str(r.data["detail"][0]) for r in refusals} == {lightweight_work.NOT_HELD}   # one message, whichever it was
+    assert not any("completion_code" in r.data for r in refusals)
+    assert list(LiteAssignment.objects.values_list("worker_id", "answers")) == [("j1", "n" * len(task.statement_ids))]
+    moved = APIClient(REMOTE_ADDR="127.0.0.7")   # the worker on another network: its key is the worker
+    assert moved.get(url, {"worker": "j1", "key": key}).data["task"] == other.pk
+
+
+# --- addresses share the slots fairly --------------------------------------------------------------
+
+@pytest.mark.django_db
+def test_an_address_over_its_fair_share_loses_its_newest_hold_to_a_newcomer():
+    link = judging_link(peers=2, judges=3)   # batch 1: 2 tasks, 6 slots
+    crowded, single = lightweight_work.CrowdClient("127.0.0.40"), lightweight_work.CrowdClient("127.0.0.41")
+    held = [lightweight_work.next_task(link, f"lab{i}", crowded) for i in range(5)]
+    assert None not in held   # alone, an address takes every free slot
+    assert lightweight_work.next_task(link, "one", single) is not None   # the last free one
+    newest = LiteReservation.objects.filter(client="127.0.0.40").latest("created_at", "id")
+    # No slot is free: a newcomer's fair share is 6 // 3 addresses = 2; the lab holds 5, so its
+    # newest hold is taken over; the address holding one (within its share) keeps it.
+    taken = lightweight_work.next_task(link, "newcomer", lightweight_work.CrowdClient("127.0.0.42"))
+    assert taken is not None and taken.pk == newest.task_id
+    newest.refresh_from_db()
+    assert newest.expires_at <= timezone.now()
+    def live():
+        return sorted(LiteReservation.objects.filter(expires_at__gt=timezone.now()).values_list("client", flat=True))
+
+    assert live() == ["127.0.0.40"] * 4 + ["127.0.0.41", "127.0.0.42"]
+    assert lightweight_work.fair_share(6, 2) == 2
+    # A second worker there takes one more over (its address holds 1 of its 2); a third, none.
+    assert lightweight_work.next_task(link, "newcomer2", lightweight_work.CrowdClient("127.0.0.42")) is not None
+    assert lightweight_work.next_task(link, "newcomer3", lightweight_work.CrowdClient("127.0.0.42")) is None
+    assert live() == ["127.0.0.40"] * 3 + ["127.0.0.41"] + ["127.0.0.42"] * 2
+    # The worker whose hold was taken over may still answer late (the work was done).
+    lightweight_work.submit_judgments(link, newest.task_id, newest.worker_id,
+                                      {pk: "present" for pk in LiteTask.objects.get(pk=newest.task_id).statement_ids},
+                                      own(newest.worker_id, link.pyramid))
+    assert LiteAssignment.objects.filter(worker_id=newest.worker_id).exists()
+
+
+# --- the address behind a proxy, or not ------------------------------------------------------------
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("proxies", [[], ["127.0.0.9"]])
+def test_crowd_holds_count_forwarded_for_only_from_a_trusted_proxy(settings, proxies):
+    """TRUSTED_PROXY_COUNT=1 on a node reached directly: 30 of 30 holds came from 30 addresses named
+    in X-Forwarded-For. From a named proxy the forwarded address counts; from anywhere else (or with
+    no proxy named) the connection's."""
+    from pyramid_app import client_address
+
+    client_address._trusted_networks.cache_clear()
+    settings.TRUSTED_PROXY_COUNT, settings.TRUSTED_PROXIES = 1, proxies
+    link = judging_link(peers=30, judges=1)
+    url = f"/api/crowd/{link.token}/"
+    for i in range(5):
+        APIClient(REMOTE_ADDR="127.0.0.8").get(url, {"worker": f"direct{i}"}, HTTP_X_FORWARDED_FOR=f"10.0.0.{i}")
+        APIClient(REMOTE_ADDR="127.0.0.9").get(url, {"worker": f"proxied{i}"}, HTTP_X_FORWARDED_FOR=f"6.6.6.6, 10.1.0.{i}")
+    clients = dict(LiteReservation.objects.values_list("worker_id", "client"))
+    assert {clients[f"direct{i}"] for i in range(5)} == {"127.0.0.8"}
+    assert {clients[f"proxied{i}"] for i in range(5)} == ({f"10.1.0.{i}" for i in range(5)} if proxies else {"127.0.0.9"})
