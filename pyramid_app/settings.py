@@ -408,10 +408,15 @@ CROWD_RATE = get_str("CROWD_RATE", "600/min")
 # share losing its newest hold to a worker from another address when none is free
 # (annotation/lightweight/work.py).
 CROWD_HOLDS_PER_SESSION = get_int("CROWD_HOLDS_PER_SESSION", 2)
+# A worker id that has answered nothing in the run yet (a new worker, or one a script invented)
+# holds its task this long (at most LIGHTWEIGHT_RESERVATION_SECONDS): unanswered holds free their
+# slots soon, and a worker kept waiting is told to come back in minutes, not a quarter of an hour.
+# Its answer is still taken late, as any late answer.
+CROWD_FIRST_HOLD_SECONDS = get_int("CROWD_FIRST_HOLD_SECONDS", 300)
 if LIGHTWEIGHT_LATE_ANSWERS < 0:
     raise ImproperlyConfigured(f"LIGHTWEIGHT_LATE_ANSWERS={LIGHTWEIGHT_LATE_ANSWERS} must be 0 or more")
-if CROWD_HOLDS_PER_SESSION < 1:
-    raise ImproperlyConfigured("CROWD_HOLDS_PER_SESSION must be 1 or more")
+if CROWD_HOLDS_PER_SESSION < 1 or CROWD_FIRST_HOLD_SECONDS < 1:
+    raise ImproperlyConfigured("CROWD_HOLDS_PER_SESSION and CROWD_FIRST_HOLD_SECONDS must be 1 or more")
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 
 # --- Ranked suggestions -------------------------------------------------------------------------

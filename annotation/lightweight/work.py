@@ -425,10 +425,11 @@ WHERE EXISTS (SELECT 1 FROM {_TASK} WHERE id = %(task)s)
 ON CONFLICT (worker_id, task_id) DO UPDATE SET
     created_at = excluded.created_at, client = excluded.client, session = excluded.session, expires_at = excluded.expires_at
 WHERE {_HOLD}.expires_at <= %(now)s"""
-# The session's live holds and when the first expires, and the link's task this worker holds, if
-# another of its tabs took one meanwhile.
+# Whether the worker has answered in the run (its holds are long ones), the session's live holds and
+# when the first expires, and the link's task this worker holds, if another of its tabs took one meanwhile.
 _CLIENT_HOLDS = f"""
-SELECT (SELECT COUNT(*) FROM {_HOLD} WHERE session = NULLIF(%(session)s, '') AND expires_at > %(now)s),
+SELECT EXISTS (SELECT 1 FROM {_ANSWER} a JOIN {_TASK} t ON t.id = a.task_id WHERE a.worker_id = %(worker)s AND t.pyramid_id = %(run)s),
+       (SELECT COUNT(*) FROM {_HOLD} WHERE session = NULLIF(%(session)s, '') AND expires_at > %(now)s),
        (SELECT MIN(expires_at) FROM {_HOLD} WHERE session = NULLIF(%(session)s, '') AND expires_at > %(now)s),
        (SELECT MIN(h.task_id) FROM {_HOLD} h JOIN {_TASK} t ON t.id = h.task_id
         WHERE h.worker_id = %(worker)s AND t.pyramid_id = %(run)s AND (%(batch)s = 0 OR t.batch = %(batch)s)
@@ -465,7 +466,8 @@ def fair_share(open_slots: int, other_addresses: int) -> int:
 
 def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | None:
     """The task this worker is to judge now, with one of its answer slots held for the worker until
-    ``LIGHTWEIGHT_RESERVATION_SECONDS`` from now; None when there is none for it right now (all
+    ``LIGHTWEIGHT_RESERVATION_SECONDS`` from now (``CROWD_FIRST_HOLD_SECONDS`` while the worker has
+    answered nothing in the run: an unanswered hold is short); None when there is none for it right now (all
     answered or held by others: ``seconds_until_free`` tells which). Raises ``HoldLimit`` when the
     browser session holds as many slots as it may. The caller has checked the worker's key.
 
@@ -480,6 +482,8 @@ def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | N
     judges = link.pyramid.judges_per_task
     params = {"run": link.pyramid_id, "batch": link.batch or 0, "worker": worker, "now": adapt(now),
               "until": adapt(now + timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS)),
+              "first_until": adapt(now + timedelta(seconds=min(settings.CROWD_FIRST_HOLD_SECONDS,
+                                                               settings.LIGHTWEIGHT_RESERVATION_SECONDS))),
               "client": client.address, "session": client.session,
               "judges": judges, "spread": zlib.crc32(worker.encode()), "limit": RESERVE_CANDIDATES}
     for _ in range(RESERVE_ROUNDS):
@@ -573,9 +577,11 @@ def _hold_one_of(candidates: list[int], held_full: bool, params: dict, open_slot
         if postgres:
             cursor.execute(_CLIENT_LOCK, [params["client"]])
         cursor.execute(_CLIENT_HOLDS, params)
-        session, soonest, held = cursor.fetchone()
+        answered, session, soonest, held = cursor.fetchone()
         if held is not None:   # the worker's other tab got it
             return held
+        if not answered:   # a worker id yet to do any work here: a short hold (an invented one's frees soon)
+            params = {**params, "until": params["first_until"]}
         if session >= settings.CROWD_HOLDS_PER_SESSION:
             raise HoldLimit(max(1, math.ceil((_datetime(soonest, now) - now).total_seconds())))
         for pk in candidates:
