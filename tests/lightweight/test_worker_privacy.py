@@ -9,7 +9,7 @@ from django.db.models import Q
 from django.test import Client
 from django.utils import timezone
 
-from annotation.models import CrowdLink, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteTask, LiteWriting
+from annotation.models import CrowdLink, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteTask, LiteWorkerKey, LiteWriting
 from annotation.lightweight import scores as lightweight_scores
 from annotation.lightweight import work as lightweight_work
 from annotation.lightweight.privacy import delete_worker_ids, pseudonym, pseudonymise
@@ -51,6 +51,9 @@ def raw_ids_left(run) -> list:
         found += LiteWriting.objects.filter(pyramid=run, worker_id=worker)
         found += LiteStatement.objects.filter(pyramid=run, author=worker)
         found += LiteReservation.objects.filter(task__pyramid=run, worker_id=worker)
+        # a worker's key names it too: it goes unless the worker is judging (a hold left)
+        found += LiteWorkerKey.objects.filter(pyramid=run, worker_id=worker).exclude(
+            worker_id__in=LiteReservation.objects.filter(task__pyramid=run).values("worker_id"))
         if worker in str(LiteResult.objects.get(pyramid=run).payload):
             found.append(("stored scores", worker))
     return found
