@@ -308,8 +308,9 @@ def crowd_client(request, worker_key: str = "") -> lightweight_work.CrowdClient:
     its session cookie's key, if it sent one (the key itself is a credential: never stored), with
     the worker's key it presented."""
     key = request.session.session_key
-    return lightweight_work.CrowdClient(client_network(request), hashlib.sha256(key.encode()).hexdigest()[:32] if key else "",
-                                        worker_key if isinstance(worker_key, str) else "")
+    session = hashlib.sha256(key.encode()).hexdigest()[:32] if key else ""
+    worker_key = worker_key if isinstance(worker_key, str) else ""
+    return lightweight_work.CrowdClient(client_network(request), session, worker_key)
 
 
 def crowd_link(token: str) -> CrowdLink:
@@ -356,8 +357,8 @@ class CrowdTaskView(APIView):
         try:
             task = lightweight_work.next_task(link, worker, client)
         except lightweight_work.HoldLimit as limit:
-            return Response({"done": False, "retry_after": limit.retry_after, "detail": str(limit), "key": key}, status=429,
-                            headers={"Retry-After": str(limit.retry_after)})
+            return Response({"done": False, "retry_after": limit.retry_after, "detail": str(limit), "key": key},
+                            status=429, headers={"Retry-After": str(limit.retry_after)})
         if task is None:
             wait = lightweight_work.seconds_until_free(link, worker)
             if wait is None:

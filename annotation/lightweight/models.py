@@ -199,7 +199,8 @@ class LiteAssignment(PlatformSubmission):
 class LiteReservation(models.Model):
     """A crowd worker's hold on one answer slot of a task while it judges it, until ``expires_at``
     (``LIGHTWEIGHT_RESERVATION_SECONDS`` after the task was first shown, ``CROWD_FIRST_HOLD_SECONDS``
-    for a worker that has answered nothing in the run yet; a reload does not renew it): as MTurk reserves an assignment when a worker accepts a HIT. A task hands out no more
+    for a worker that has answered nothing in the run yet; a reload does not renew it): as MTurk
+    reserves an assignment when a worker accepts a HIT. A task hands out no more
     slots than its answers and live reservations leave; an address holding more than its fair
     share of a link's slots loses its newest hold to a newcomer (``expires_at`` set to the moment
     it was taken over); an expired reservation holds no slot (it still admits the

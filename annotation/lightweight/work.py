@@ -165,7 +165,8 @@ def worker_key(run_id: int, worker: str, key: str) -> str:
             raise WorkError(KEY_MISSING)
     new = secrets.token_urlsafe(24)
     with connection.cursor() as cursor:
-        cursor.execute(_NEW_KEY, [run_id, worker, _key_hash(new), connection.ops.adapt_datetimefield_value(timezone.now())])
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        cursor.execute(_NEW_KEY, [run_id, worker, _key_hash(new), now])
         if cursor.fetchone() is None:   # the id has a key already (another browser's)
             raise WorkError(KEY_MISSING)
     return new
@@ -423,12 +424,14 @@ WHERE EXISTS (SELECT 1 FROM {_TASK} WHERE id = %(task)s)
   AND (SELECT COUNT(*) FROM {_ANSWER} WHERE task_id = %(task)s)
       + (SELECT COUNT(*) FROM {_HOLD} WHERE task_id = %(task)s AND expires_at > %(now)s) < %(judges)s
 ON CONFLICT (worker_id, task_id) DO UPDATE SET
-    created_at = excluded.created_at, client = excluded.client, session = excluded.session, expires_at = excluded.expires_at
+    created_at = excluded.created_at, client = excluded.client, session = excluded.session,
+    expires_at = excluded.expires_at
 WHERE {_HOLD}.expires_at <= %(now)s"""
 # Whether the worker has answered in the run (its holds are long ones), the session's live holds and
 # when the first expires, and the link's task this worker holds, if another of its tabs took one meanwhile.
 _CLIENT_HOLDS = f"""
-SELECT EXISTS (SELECT 1 FROM {_ANSWER} a JOIN {_TASK} t ON t.id = a.task_id WHERE a.worker_id = %(worker)s AND t.pyramid_id = %(run)s),
+SELECT EXISTS (SELECT 1 FROM {_ANSWER} a JOIN {_TASK} t ON t.id = a.task_id
+               WHERE a.worker_id = %(worker)s AND t.pyramid_id = %(run)s),
        (SELECT COUNT(*) FROM {_HOLD} WHERE session = NULLIF(%(session)s, '') AND expires_at > %(now)s),
        (SELECT MIN(expires_at) FROM {_HOLD} WHERE session = NULLIF(%(session)s, '') AND expires_at > %(now)s),
        (SELECT MIN(h.task_id) FROM {_HOLD} h JOIN {_TASK} t ON t.id = h.task_id

@@ -311,16 +311,16 @@ def _work(request, link, worker, visit=None):
         try:
             key = lightweight_work.worker_key(link.pyramid_id, worker, key)
         except lightweight_work.WorkError as error:
-            return render(request, "lightweight/crowd_message.html", {"title": "This worker id is in use", "message": str(error),
-                                                                      "link": link, "change": visit is None}, status=403)
-    client = crowd_client(request, key)
-    response = (_writing if link.kind == CrowdLink.Kind.WRITING else _judging)(request, link, worker, client, key, visit)
+            return render(request, "lightweight/crowd_message.html", {"title": "This worker id is in use",
+                          "message": str(error), "link": link, "change": visit is None}, status=403)
+    work = _writing if link.kind == CrowdLink.Kind.WRITING else _judging
+    response = work(request, link, worker, crowd_client(request, key), key, visit)
     if kept.get(name) != key and key:
         kept.pop(name, None)
         keys = {**dict(list(kept.items())[-(KEYS_KEPT - 1):]), name: key}
         secure = settings.SESSION_COOKIE_SECURE or request.is_secure()
-        response.set_cookie(KEY_COOKIE, signing.dumps(keys, salt=KEY_COOKIE), max_age=KEY_COOKIE_SECONDS, path="/lightweight/crowd/",
-                            httponly=True, secure=secure, samesite="None" if secure else "Lax")
+        response.set_cookie(KEY_COOKIE, signing.dumps(keys, salt=KEY_COOKIE), max_age=KEY_COOKIE_SECONDS, httponly=True,
+                            path="/lightweight/crowd/", secure=secure, samesite="None" if secure else "Lax")
     return response
 
 
@@ -414,8 +414,8 @@ def _writing(request, link, worker, client, key, visit=None):
         status = 200
     done = LiteWriting.objects.filter(pyramid=run, worker_id=worker).count()
     return render(request, "lightweight/crowd_write.html",
-                  {"link": link, "worker": worker, "reference": reference, "form": form, "done": done, "visit": visit, "key": key},
-                  status=status)
+                  {"link": link, "worker": worker, "reference": reference, "form": form, "done": done, "visit": visit,
+                   "key": key}, status=status)
 
 
 def _no_task(request, link, worker, visit=None):
