@@ -349,7 +349,7 @@ class CrowdTaskView(APIView):
             return Response({"detail": str(error)}, status=403)
         client = crowd_client(request, key)
         if link.kind == CrowdLink.Kind.WRITING:
-            reference = lightweight_work.next_reference(link.pyramid, worker, client)
+            reference = lightweight_work.next_reference(link.pyramid, worker)
             if reference is None:
                 return Response({"done": True, "key": key})
             return Response({"kind": "writing", "reference": reference.pk, "text": reference.text, "key": key,

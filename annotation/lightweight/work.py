@@ -178,7 +178,7 @@ def _spread(worker: str, pk: int) -> int:
     return (pk * 2654435761 + zlib.crc32(worker.encode())) % 1000003
 
 
-def next_reference(run: LightweightPyramid, worker: str, client: CrowdClient) -> ReferenceSummary | None:
+def next_reference(run: LightweightPyramid, worker: str) -> ReferenceSummary | None:
     """A reference that still needs writers and that this worker has not written about: among
     those with the fewest writings, in the worker's own order."""
     references = list(ReferenceSummary.objects.filter(topic__dataset=run.dataset)

@@ -405,7 +405,7 @@ def _writing(request, link, worker, client, key, visit=None):
                 form.add_error(None, str(error))
         status = 400
     else:
-        reference = lightweight_work.next_reference(run, worker, client)
+        reference = lightweight_work.next_reference(run, worker)
         if reference is None:
             return render(request, "lightweight/crowd_message.html", {
                 "title": "Thank you", "message": "There is no more statement writing for you here.",

@@ -176,7 +176,7 @@ def test_an_mturk_writers_second_assignment_is_not_paid_by_the_first_ones_code(r
     run.writers_per_reference = 2
     run.save()
     client, texts = own("A1B2C3", run), ["The storm came on Monday", "The coast was hit hard"]
-    reference = lightweight_work.next_reference(run, "A1B2C3", client)
+    reference = lightweight_work.next_reference(run, "A1B2C3")
     record = {"platform": "mturk", "platform_assignment": "A1", "platform_task": "H1"}
     writing = lightweight_work.submit_writing(run, reference, "A1B2C3", texts, client, record=record)
     assert lightweight_work.submit_writing(run, reference, "A1B2C3", texts, client, record=record) == writing   # a retry
