@@ -9,7 +9,7 @@ adjudication: Adjudication (a peer annotation that settles annotators' disagreem
   topic's pyramid that settles two annotators' pyramids)
 history: Change (audit history, undo/redo)
 idempotency: IdempotentRequest (answers to POSTs sent with an Idempotency-Key)
-lightweight: LightweightPyramid, LiteStatement, LiteWriting, LiteTask, LiteAssignment, LiteReservation, CrowdLink, LiteResult
+lightweight: LightweightPyramid, LiteStatement, LiteWriting, LiteTask, LiteAssignment, LiteReservation, LiteWorkerKey, CrowdLink, LiteResult
 """
 from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.history.models import Change
@@ -21,7 +21,7 @@ from annotation.corpus.models import Assignment
 from annotation.dashboards.models import Judgment
 from annotation.dashboards.models import DatasetDashboard
 from annotation.adjudication.models import Adjudication, PyramidAdjudication
-from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteTask, LiteWriting
+from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteTask, LiteWorkerKey, LiteWriting
 
 __all__ = [
     "Dataset", "Topic", "ReferenceSummary", "PeerSummary",
@@ -30,5 +30,5 @@ __all__ = [
     "Assignment", "AnnotationScore", "TopicAgreement", "Change", "IdempotentRequest",
     "Judgment", "Adjudication", "PyramidAdjudication",
     "DatasetDashboard",
-    "LightweightPyramid", "LiteStatement", "LiteWriting", "LiteTask", "LiteAssignment", "LiteReservation", "CrowdLink", "LiteResult",
+    "LightweightPyramid", "LiteStatement", "LiteWriting", "LiteTask", "LiteAssignment", "LiteReservation", "LiteWorkerKey", "CrowdLink", "LiteResult",
 ]

@@ -1,17 +1,50 @@
-"""The client's address, as throttles and login lockouts count it.
+"""The client's address, as throttles, crowd limits and login lockouts count it.
 
-One rule, DRF's (``BaseThrottle.get_ident``) configured by ``TRUSTED_PROXY_COUNT`` (DRF's
-``NUM_PROXIES``): with no trusted proxy the address is the connection's (``REMOTE_ADDR``) and an
-``X-Forwarded-For`` header is ignored, since any client can write one; behind N proxies it is the
-address the outermost trusted proxy saw (the N-th entry from the right of ``X-Forwarded-For``).
+``X-Forwarded-For`` is believed only from a reverse proxy the deployment names
+(``TRUSTED_PROXIES``: addresses or networks) and only as deep as ``TRUSTED_PROXY_COUNT`` says
+proxies append to it: any client can write the header, so a request reaching a node directly
+(from an address not named) is counted by its connection's address (``REMOTE_ADDR``), whatever
+it claims. Behind N trusted proxies the address is the N-th entry from the right of the header
+(the one the outermost proxy saw). With a count but no proxy named the header is ignored, and the
+log says so once.
 """
+import functools
 import ipaddress
+import logging
 
-from rest_framework.throttling import BaseThrottle
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+
+
+@functools.lru_cache(maxsize=8)
+def _trusted_networks(proxies: tuple[str, ...], count: int) -> tuple:
+    """The networks of ``TRUSTED_PROXIES`` (a bare address: its own /32 or /128)."""
+    if count and not proxies:
+        log.warning("TRUSTED_PROXY_COUNT=%d but TRUSTED_PROXIES names no proxy: X-Forwarded-For is ignored "
+                    "and every client is counted by its connection's address", count)
+    return tuple(ipaddress.ip_network(proxy, strict=False) for proxy in proxies)
+
+
+def _from_trusted_proxy(remote: str) -> bool:
+    networks = _trusted_networks(tuple(settings.TRUSTED_PROXIES), settings.TRUSTED_PROXY_COUNT)
+    try:
+        address = ipaddress.ip_address(remote)
+    except ValueError:
+        return False
+    if address.version == 6 and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return any(address in network for network in networks)
 
 
 def client_address(request) -> str:
-    return BaseThrottle().get_ident(request)
+    remote = request.META.get("REMOTE_ADDR", "")
+    count = settings.TRUSTED_PROXY_COUNT
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
+    if not count or not forwarded or not _from_trusted_proxy(remote):
+        return remote
+    entries = [entry.strip() for entry in forwarded.split(",")]
+    return entries[-min(count, len(entries))] or remote
 
 
 def client_network(request) -> str:

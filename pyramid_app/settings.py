@@ -7,6 +7,7 @@ Two shapes:
 - ``DATABASE_URL`` and ``REDIS_URL`` set: PostgreSQL, Redis as broker and cache, and Celery
   workers (with beat's periodic sweep) do the work (the production shape, the one CI tests).
 """
+import ipaddress
 import os
 import tempfile
 from datetime import timedelta
@@ -184,6 +185,15 @@ CELERY_BEAT_SCHEDULE = {
 TRUSTED_PROXY_COUNT = get_int("TRUSTED_PROXY_COUNT", 0)
 if TRUSTED_PROXY_COUNT < 0:
     raise ImproperlyConfigured(f"TRUSTED_PROXY_COUNT={TRUSTED_PROXY_COUNT} must be 0 or more")
+# The proxies' own addresses (or networks): X-Forwarded-For is believed only on a request whose
+# connection comes from one of them (pyramid_app/client_address.py); a node reached directly
+# counts the connection's address whatever the header says.
+TRUSTED_PROXIES = get_list("TRUSTED_PROXIES", [])
+for _proxy in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"TRUSTED_PROXIES: {_proxy!r} is not an address or network") from None
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -385,8 +395,9 @@ METAEVAL_MAX_JUDGMENTS = get_int("METAEVAL_MAX_JUDGMENTS", 20000)
 METAEVAL_MAX_METRICS = get_int("METAEVAL_MAX_METRICS", 10)
 METAEVAL_RESAMPLES = get_int("METAEVAL_RESAMPLES", 1000)
 # How long a crowd worker shown a judging task holds one of its answer slots (MTurk's assignment
-# duration): workers arriving together are then handed different tasks instead of all answering
-# the one that lacks a single answer. Long enough for a slow reader (a task takes a few minutes);
+# duration), from the first showing (a reload does not renew it): workers arriving together are
+# then handed different tasks instead of all answering the one that lacks a single answer. Long
+# enough for a slow reader (a task takes a few minutes);
 # short enough that a task left open in an abandoned tab goes back to the crowd soon. An answer
 # sent after its hold expired (within as long again) is still stored (the work was done) while the
 # task has fewer than judges_per_task + LIGHTWEIGHT_LATE_ANSWERS answers and holds: the overfill.
@@ -394,19 +405,20 @@ LIGHTWEIGHT_RESERVATION_SECONDS = get_int("LIGHTWEIGHT_RESERVATION_SECONDS", 900
 LIGHTWEIGHT_LATE_ANSWERS = get_int("LIGHTWEIGHT_LATE_ANSWERS", 1)
 # Crowd pages and endpoints (lightweight pyramids), per client address: slows scripted floods.
 CROWD_RATE = get_str("CROWD_RATE", "600/min")
-# Judging slots held at once per client address (IPv6: per /64) and per browser session: a script
-# inventing worker ids cannot hold a run's every slot, while a lab of workers behind one NAT
-# address still works. And never more than CROWD_HOLD_SHARE of the free slots of a run (at least
-# one): near the end of a run one client cannot take what is left.
-CROWD_HOLDS_PER_ADDRESS = get_int("CROWD_HOLDS_PER_ADDRESS", 10)
+# Judging slots held at once per browser session. Addresses are not capped (a lab of workers
+# behind one NAT address must work): they share a link's slots fairly instead, an address over its
+# share losing its newest hold to a worker from another address when none is free
+# (annotation/lightweight/work.py).
 CROWD_HOLDS_PER_SESSION = get_int("CROWD_HOLDS_PER_SESSION", 2)
-CROWD_HOLD_SHARE = float(get_str("CROWD_HOLD_SHARE", "0.25"))
+# A worker id that has answered nothing in the run yet (a new worker, or one a script invented)
+# holds its task this long (at most LIGHTWEIGHT_RESERVATION_SECONDS): unanswered holds free their
+# slots soon, and a worker kept waiting is told to come back in minutes, not a quarter of an hour.
+# Its answer is still taken late, as any late answer.
+CROWD_FIRST_HOLD_SECONDS = get_int("CROWD_FIRST_HOLD_SECONDS", 300)
 if LIGHTWEIGHT_LATE_ANSWERS < 0:
     raise ImproperlyConfigured(f"LIGHTWEIGHT_LATE_ANSWERS={LIGHTWEIGHT_LATE_ANSWERS} must be 0 or more")
-if CROWD_HOLDS_PER_ADDRESS < 1 or CROWD_HOLDS_PER_SESSION < 1:
-    raise ImproperlyConfigured("CROWD_HOLDS_PER_ADDRESS and CROWD_HOLDS_PER_SESSION must be 1 or more")
-if not 0 < CROWD_HOLD_SHARE <= 1:
-    raise ImproperlyConfigured(f"CROWD_HOLD_SHARE={CROWD_HOLD_SHARE} must be above 0 and at most 1")
+if CROWD_HOLDS_PER_SESSION < 1 or CROWD_FIRST_HOLD_SECONDS < 1:
+    raise ImproperlyConfigured("CROWD_HOLDS_PER_SESSION and CROWD_FIRST_HOLD_SECONDS must be 1 or more")
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 
 # --- Ranked suggestions -------------------------------------------------------------------------

@@ -19,6 +19,8 @@ from django.core.cache import cache
 from django.core.cache.backends.locmem import LocMemCache
 from rest_framework.throttling import SimpleRateThrottle
 
+from pyramid_app.client_address import client_address
+
 from annotation.jobs import queue
 
 log = logging.getLogger(__name__)
@@ -61,7 +63,11 @@ def count_request(key: str, seconds: int) -> float:
 
 
 class CountingThrottle(SimpleRateThrottle):
-    """A DRF rate throttle (``get_cache_key`` and the rate as DRF's) counted by ``count_request``."""
+    """A DRF rate throttle (``get_cache_key`` and the rate as DRF's) counted by ``count_request``,
+    per client as ``client_address`` tells it (DRF's own would believe any X-Forwarded-For)."""
+
+    def get_ident(self, request):
+        return client_address(request)
 
     def allow_request(self, request, view):
         if self.rate is None:

@@ -303,11 +303,14 @@ class CrowdThrottle(CountingThrottle):
         return f"throttle_crowd_{client_network(request)}"
 
 
-def crowd_client(request) -> lightweight_work.CrowdClient:
+def crowd_client(request, worker_key: str = "") -> lightweight_work.CrowdClient:
     """Where a crowd request comes from (pages and API alike): its ``client_network`` and a hash of
-    its session cookie's key, if it sent one (the key itself is a credential: never stored)."""
+    its session cookie's key, if it sent one (the key itself is a credential: never stored), with
+    the worker's key it presented."""
     key = request.session.session_key
-    return lightweight_work.CrowdClient(client_network(request), hashlib.sha256(key.encode()).hexdigest()[:32] if key else "")
+    session = hashlib.sha256(key.encode()).hexdigest()[:32] if key else ""
+    worker_key = worker_key if isinstance(worker_key, str) else ""
+    return lightweight_work.CrowdClient(client_network(request), session, worker_key)
 
 
 def crowd_link(token: str) -> CrowdLink:
@@ -325,49 +328,57 @@ class CrowdTaskView(APIView):
     authentication_classes = []
     throttle_classes = [CrowdThrottle]
 
-    @extend_schema(parameters=[OpenApiParameter("worker", str)], responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(parameters=[OpenApiParameter("worker", str), OpenApiParameter("key", str, required=False)],
+                   responses={200: OpenApiTypes.OBJECT})
     def get(self, request, token):
-        """``?worker=``: the worker's next task (judging: held for it ``LIGHTWEIGHT_RESERVATION_SECONDS``,
-        the same task again until answered) or reference (writing); ``{"done": true}`` when nothing
-        is left for it; ``{"done": false, "retry_after": seconds, "detail": ...}`` (and ``Retry-After``)
-        when every judging task left is held by other workers now, with status 429 when this client
-        (address, session) holds as many tasks as it may (``CROWD_HOLDS_PER_ADDRESS``, ...)."""
+        """``?worker=&key=``: the worker's next task (judging: held for it
+        ``LIGHTWEIGHT_RESERVATION_SECONDS`` from the first showing, the same task again until
+        answered) or reference (writing), with ``key``: the worker's key, issued with its first
+        piece of work and required from then on (403 without it); ``{"done": true}`` when nothing
+        is left for it; ``{"done": false, "retry_after": seconds, "detail": ...}`` (and
+        ``Retry-After``) when every judging task left is held by other workers now, with status 429
+        when this browser session holds as many tasks as it may (``CROWD_HOLDS_PER_SESSION``)."""
         link = crowd_link(token)
         try:
             worker = lightweight_work.clean_worker_id(request.query_params.get("worker", ""))
         except lightweight_work.WorkError as error:
             raise ValidationError({"worker": [str(error)]}) from None
-        client = crowd_client(request)
+        try:
+            key = lightweight_work.worker_key(link.pyramid_id, worker, request.query_params.get("key", ""))
+        except lightweight_work.WorkError as error:
+            return Response({"detail": str(error)}, status=403)
+        client = crowd_client(request, key)
         if link.kind == CrowdLink.Kind.WRITING:
-            reference = lightweight_work.next_reference(link.pyramid, worker, client)
+            reference = lightweight_work.next_reference(link.pyramid, worker)
             if reference is None:
-                return Response({"done": True})
-            return Response({"kind": "writing", "reference": reference.pk, "text": reference.text,
+                return Response({"done": True, "key": key})
+            return Response({"kind": "writing", "reference": reference.pk, "text": reference.text, "key": key,
                              "guidance": link.pyramid.guidance, "statements": link.pyramid.statements_per_writer})
         try:
             task = lightweight_work.next_task(link, worker, client)
         except lightweight_work.HoldLimit as limit:
-            return Response({"done": False, "retry_after": limit.retry_after, "detail": str(limit)}, status=429,
-                            headers={"Retry-After": str(limit.retry_after)})
+            return Response({"done": False, "retry_after": limit.retry_after, "detail": str(limit), "key": key},
+                            status=429, headers={"Retry-After": str(limit.retry_after)})
         if task is None:
-            wait = lightweight_work.seconds_until_free(link, worker, client)
+            wait = lightweight_work.seconds_until_free(link, worker)
             if wait is None:
-                return Response({"done": True})
+                return Response({"done": True, "key": key})
             # Every task left is held by other workers: one may come back when a hold expires.
-            return Response({"done": False, "retry_after": wait, "detail": lightweight_work.ALL_RESERVED},
+            return Response({"done": False, "retry_after": wait, "detail": lightweight_work.ALL_RESERVED, "key": key},
                             headers={"Retry-After": str(wait)})
-        return Response({"kind": "judging", "task": task.pk, "summary": task.peer.text,
+        return Response({"kind": "judging", "task": task.pk, "summary": task.peer.text, "key": key,
                          "statements": [{"id": s.pk, "text": s.text} for s in lightweight_work.task_statements(task)]})
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
     def post(self, request, token):
-        """Judging: ``{worker, task, answers: {statement id: "present"|"absent"}}``, only for a task
-        held for the worker (GET) from this client; writing: ``{worker, reference, statements: [...]}``.
-        Answers the completion code."""
+        """Judging: ``{worker, key, task, answers: {statement id: "present"|"absent"}}``, only for a
+        task held for the worker (GET) and with its key; writing: ``{worker, key, reference,
+        statements: [...]}``. Answers the completion code."""
         link = crowd_link(token)
-        data, client = request.data, crowd_client(request)
+        data = request.data
         if not hasattr(data, "get"):
             raise ValidationError({"detail": ["A JSON object is required."]})
+        client = crowd_client(request, data.get("key", ""))
         try:
             if link.kind == CrowdLink.Kind.WRITING:
                 reference = get_object_or_404(ReferenceSummary, pk=_int(data.get("reference"), "reference"),

@@ -30,20 +30,15 @@ from annotation.corpus.revisions import RevisionCounted
 
 ANSWER_PRESENT, ANSWER_ABSENT, ANSWER_BLANK = "p", "n", "b"
 # Where crowd work came from (``lightweight_work.CrowdClient``): the client address (an IPv6 one's
-# /64) and a hash of the browser session; blank for imported work. One client gives a task (or a
-# reference) one answer at most, whatever worker ids it claims.
+# /64) and a hash of the browser session; blank for imported work. Recorded, and counted to share
+# a link's slots fairly between addresses; the worker itself is bound by its key (``LiteWorkerKey``),
+# so workers behind one address (a lab's NAT) are workers of their own.
 CLIENT_CHARS = 64
 
 
 def client_fields():
     return (models.CharField(max_length=CLIENT_CHARS, blank=True, default="", help_text="client address (IPv6: its /64)"),
             models.CharField(max_length=CLIENT_CHARS, blank=True, default="", help_text="hash of the browser session"))
-
-
-def once_per_client(*fields: str, name: str) -> list:
-    """At most one row per client address and one per session among rows with the same ``fields``."""
-    return [models.UniqueConstraint(fields=[*fields, "client"], condition=~models.Q(client=""), name=f"{name}_client"),
-            models.UniqueConstraint(fields=[*fields, "session"], condition=~models.Q(session=""), name=f"{name}_session")]
 
 
 MAX_TASK_STATEMENTS = 64   # app tasks hold 16; an imported aggregated label line may hold more
@@ -159,8 +154,7 @@ class LiteWriting(PlatformSubmission):
     class Meta:
         ordering = ["pyramid_id", "reference_id", "submitted_at"]
         constraints = [models.UniqueConstraint(fields=["pyramid", "reference", "worker_id"], condition=~models.Q(worker_id=""),
-                                               name="lite_writing_once"),
-                       *once_per_client("pyramid", "reference", name="lite_writing_once")]
+                                               name="lite_writing_once")]
 
 
 class LiteTask(models.Model):
@@ -197,16 +191,19 @@ class LiteAssignment(PlatformSubmission):
 
     class Meta:
         ordering = ["task_id", "submitted_at", "id"]
-        constraints = [models.UniqueConstraint(fields=["task", "external_id"], name="lite_assignment_unique"),
-                       *once_per_client("task", name="lite_assignment_once")]
+        constraints = [models.UniqueConstraint(fields=["task", "external_id"], name="lite_assignment_unique")]
+        # A worker's answers (its count on the judging page; whether its first hold is a short one).
+        indexes = [models.Index(fields=["worker_id"], name="lite_assignment_worker")]
 
 
 class LiteReservation(models.Model):
     """A crowd worker's hold on one answer slot of a task while it judges it, until ``expires_at``
-    (``LIGHTWEIGHT_RESERVATION_SECONDS`` after the page was last shown): as MTurk reserves an
-    assignment when a worker accepts a HIT. A task hands out no more slots than its answers and
-    live reservations leave, and one client (address, session) holds one of a task's slots at
-    most and a bounded number overall; an expired reservation holds no slot (it still admits the
+    (``LIGHTWEIGHT_RESERVATION_SECONDS`` after the task was first shown, ``CROWD_FIRST_HOLD_SECONDS``
+    for a worker that has answered nothing in the run yet; a reload does not renew it): as MTurk
+    reserves an assignment when a worker accepts a HIT. A task hands out no more
+    slots than its answers and live reservations leave; an address holding more than its fair
+    share of a link's slots loses its newest hold to a newcomer (``expires_at`` set to the moment
+    it was taken over); an expired reservation holds no slot (it still admits the
     worker's late answer for as long again, then goes with the task's next answer, or becomes the
     worker's new hold if it comes back to the task); the worker's answer deletes it."""
 
@@ -214,7 +211,7 @@ class LiteReservation(models.Model):
     # serves the cascade when a task is deleted).
     task = models.ForeignKey(LiteTask, on_delete=models.CASCADE, related_name="reservations", db_index=False)
     worker_id = models.CharField(max_length=LiteAssignment._meta.get_field("worker_id").max_length)
-    client, session = client_fields()   # who asked for it: only they may answer or renew it
+    client, session = client_fields()   # where it was asked from (the address's fair share)
     expires_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -226,6 +223,20 @@ class LiteReservation(models.Model):
         indexes = [models.Index(fields=["task", "expires_at"], name="lite_reservation_live"),
                    models.Index(fields=["client", "expires_at"], name="lite_reservation_client"),
                    models.Index(fields=["session", "expires_at"], name="lite_reservation_session")]
+
+
+class LiteWorkerKey(models.Model):
+    """A crowd worker's key in a run: a random secret handed to the browser (or API client) that
+    first asked for work under this worker id, stored hashed. Only with it may the id get work or
+    answer, so knowing someone's worker id is not enough to answer in their name."""
+
+    pyramid = models.ForeignKey(LightweightPyramid, on_delete=models.CASCADE, related_name="worker_keys")
+    worker_id = models.CharField(max_length=LiteAssignment._meta.get_field("worker_id").max_length)
+    key_hash = models.CharField(max_length=64)   # SHA-256 of the secret (random: no slow hash needed)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pyramid", "worker_id"], name="lite_worker_key_once")]
 
 
 # What a crowd link's token looks like (``secrets.token_urlsafe``): the crowd URLs match only this,

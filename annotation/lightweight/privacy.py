@@ -23,7 +23,9 @@ import hmac
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import LightweightPyramid, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteWriting
+from annotation.models import (
+    LightweightPyramid, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteWorkerKey, LiteWriting,
+)
 from annotation.lightweight.runs import touch
 from annotation.lightweight.work import PSEUDONYM_PREFIX, answerable_after
 
@@ -118,8 +120,11 @@ def delete_worker_ids(run: LightweightPyramid) -> int:
 
 
 def _drop_dead_holds(run: LightweightPyramid) -> None:
-    """Delete the run's holds past answering (the others are the workers' answers in progress)."""
+    """Delete the run's holds past answering (the others are the workers' answers in progress), and
+    the keys of workers without one (they name workers too; a worker coming back gets a new key)."""
     LiteReservation.objects.filter(task__pyramid=run, expires_at__lte=answerable_after(timezone.now())).delete()
+    LiteWorkerKey.objects.filter(pyramid=run).exclude(
+        worker_id__in=LiteReservation.objects.filter(task__pyramid=run).values("worker_id")).delete()
 
 
 def _forget_submission_ids(run: LightweightPyramid) -> None:

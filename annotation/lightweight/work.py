@@ -15,19 +15,25 @@ the end (``lightweight_codes`` checks them against the platform's).
 Each worker answers a task at most once (a database constraint): a double submission stores
 nothing twice and returns the first submission's completion code. A worker shown a task holds one
 of its answer slots (``LiteReservation``, MTurk's accepted assignment) until it answers or
-``LIGHTWEIGHT_RESERVATION_SECONDS`` pass, and answers only against that hold, so a crowd arriving
-together never answers a task more often than asked; the only overfill is a late answer (its
-hold expired and the slot went to another worker), bounded per task by ``LIGHTWEIGHT_LATE_ANSWERS``.
+``LIGHTWEIGHT_RESERVATION_SECONDS`` pass (from the first showing: a reload does not renew it), and
+answers only against that hold, so a crowd arriving together never answers a task more often than
+asked; the only overfill is a late answer (its hold expired and the slot went to another worker),
+bounded per task by ``LIGHTWEIGHT_LATE_ANSWERS``.
 
-Worker ids are whatever a client types, so a script can pose as a crowd: the limits it must not
-escape are per client (``CrowdClient``: address and browser session). One client gives a task one
-answer and a reference one writing at most (database constraints), so it never decides a task's
-majority, and holds a bounded number of slots (``CROWD_HOLDS_PER_*``, ``CROWD_HOLD_SHARE``), so it
-cannot keep genuine workers out; a reference takes ``writers_per_reference`` writings at most.
+The worker is the client: a worker id gets a key with its first piece of work (``worker_key``,
+kept by its browser) and gets work and answers only with it, so someone who knows the id cannot
+answer in its name; workers behind one address (a lab's NAT) are workers of their own. Worker ids
+are whatever a client types, so a script can still pose as a crowd: the address only shares a
+link's slots with other addresses. Free slots go to whoever asks; when none is free, a worker
+from an address holding less than its fair share (the link's open slots over the addresses
+holding them) takes over the newest hold of the address furthest over its share, so no number of
+invented ids or addresses keeps a newcomer out; a browser session holds ``CROWD_HOLDS_PER_SESSION``.
 """
 from __future__ import annotations
 
 import functools
+import hashlib
+import hmac
 import json
 import math
 import secrets
@@ -53,6 +59,7 @@ from annotation.models import (
     LiteReservation,
     LiteStatement,
     LiteTask,
+    LiteWorkerKey,
     LiteWriting,
     PeerSummary,
     ReferenceSummary,
@@ -70,8 +77,13 @@ MAX_STATEMENT_CHARS = 500
 RESERVE_CANDIDATES = 4
 RESERVE_ROUNDS = 3
 ALL_RESERVED = "All remaining tasks are being judged right now; try again in a few minutes."
-NOT_HELD = ("This task is no longer held for you (its time ran out and it went to other workers); "
-            "please open the link again for another.")
+# One message for every refused answer (not held, held no more, answered already, not this
+# worker's key): which of them it was would tell who took part.
+NOT_HELD = ("This task is not held for you (its time ran out and it went to other workers, or it was answered "
+            "already); please open the link again for another.")
+NOT_WRITABLE = ("This reference is not open to you (it has all the statements it needs, or you wrote about it "
+                "already); please open the link again for another.")
+KEY_MISSING = ("This worker id is in use in another browser: continue there, or enter another worker id.")
 
 
 class WorkError(ValueError):
@@ -102,29 +114,62 @@ def topics_of(run: LightweightPyramid):
 @dataclass(frozen=True)
 class CrowdClient:
     """Where a crowd request comes from: its address (``client_network``) and a hash of its browser
-    session ("" without one, e.g. a script on the API). Worker ids are whatever the client types,
-    so the limits that a script inventing ids must not escape are counted per client."""
+    session ("" without one, e.g. a script on the API), and the worker's key as the request
+    presented it (``worker_key``)."""
 
     address: str
     session: str = ""
-
-    def owns(self, row) -> bool:
-        """Whether a hold (or an answer, a writing) came from this client: its address or its session."""
-        return row.client == self.address or bool(self.session and row.session == self.session)
-
-    def rows(self, prefix: str = "") -> Q:
-        """The rows of this client (``prefix``: the path to them)."""
-        mine = Q(**{f"{prefix}client": self.address})
-        return mine | Q(**{f"{prefix}session": self.session}) if self.session else mine
+    key: str = ""
 
 
 class HoldLimit(WorkError):
-    """This client holds as many judging slots as it may (``CROWD_HOLDS_PER_*``, ``CROWD_HOLD_SHARE``)."""
+    """This browser session holds as many judging slots as it may (``CROWD_HOLDS_PER_SESSION``)."""
 
     def __init__(self, retry_after: int):
-        super().__init__("Too many tasks are being judged from your connection right now; finish one, "
+        super().__init__("Too many tasks are being judged in this browser right now; finish one, "
                          "or come back in a few minutes.")
         self.retry_after = retry_after
+
+
+def _key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+_KEYS = LiteWorkerKey._meta.db_table
+_KEY_OF = f"SELECT key_hash FROM {_KEYS} WHERE pyramid_id = %s AND worker_id = %s"
+_NEW_KEY = (f"INSERT INTO {_KEYS} (pyramid_id, worker_id, key_hash, created_at) VALUES (%s, %s, %s, %s) "
+            f"ON CONFLICT (pyramid_id, worker_id) DO NOTHING RETURNING id")
+
+
+def _key_matches(stored: str | None, key: str) -> bool:
+    return bool(stored and key) and hmac.compare_digest(stored, _key_hash(key))
+
+
+def _stored_key(run_id: int, worker: str) -> str | None:
+    with connection.cursor() as cursor:
+        cursor.execute(_KEY_OF, [run_id, worker])
+        row = cursor.fetchone()
+    return row and row[0]
+
+
+def worker_key(run_id: int, worker: str, key: str) -> str:
+    """The key under which ``worker`` asks for work in the run: ``key`` when it is the worker's,
+    a new one when the worker id is new to the run (handed to the client once, stored hashed);
+    ``WorkError`` (``KEY_MISSING``) when the id has another key. One statement, except for a key
+    presented for an id without one (its keys were dropped with its ids: ``lightweight_privacy``)."""
+    if key:
+        stored = _stored_key(run_id, worker)
+        if _key_matches(stored, key):
+            return key
+        if stored is not None:
+            raise WorkError(KEY_MISSING)
+    new = secrets.token_urlsafe(24)
+    with connection.cursor() as cursor:
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        cursor.execute(_NEW_KEY, [run_id, worker, _key_hash(new), now])
+        if cursor.fetchone() is None:   # the id has a key already (another browser's)
+            raise WorkError(KEY_MISSING)
+    return new
 
 
 def _spread(worker: str, pk: int) -> int:
@@ -133,11 +178,11 @@ def _spread(worker: str, pk: int) -> int:
     return (pk * 2654435761 + zlib.crc32(worker.encode())) % 1000003
 
 
-def next_reference(run: LightweightPyramid, worker: str, client: CrowdClient) -> ReferenceSummary | None:
-    """A reference that still needs writers and that neither this worker nor its client has
-    written about: among those with the fewest writings, in the worker's own order."""
+def next_reference(run: LightweightPyramid, worker: str) -> ReferenceSummary | None:
+    """A reference that still needs writers and that this worker has not written about: among
+    those with the fewest writings, in the worker's own order."""
     references = list(ReferenceSummary.objects.filter(topic__dataset=run.dataset)
-                      .exclude(pk__in=LiteWriting.objects.filter(Q(worker_id=worker) | client.rows(), pyramid=run).values("reference_id"))
+                      .exclude(pk__in=LiteWriting.objects.filter(worker_id=worker, pyramid=run).values("reference_id"))
                       .annotate(writers=Count("lite_writings", filter=Q(lite_writings__pyramid=run)))
                       .filter(writers__lt=run.writers_per_reference).values_list("id", "writers"))
     if not references:
@@ -150,9 +195,9 @@ def next_reference(run: LightweightPyramid, worker: str, client: CrowdClient) ->
 def submit_writing(run: LightweightPyramid, reference: ReferenceSummary, worker: str, texts: list[str],
                    client: CrowdClient, record: dict | None = None) -> LiteWriting:
     """Store one worker's statements about one reference (all of them required); ``record``: the
-    platform's ids of the submission (``lightweight_platforms.Visit.record``). A reference takes
-    ``writers_per_reference`` writings and one per client at most: counted under the reference's
-    row lock, so writers sending at once cannot overfill it."""
+    platform's ids of the submission (``lightweight_platforms.Visit.record``). Only with the
+    worker's key (``client.key``). A reference takes ``writers_per_reference`` writings at most:
+    counted under the reference's row lock, so writers sending at once cannot overfill it."""
     worker = clean_worker_id(worker)
     texts = [(t or "").strip() for t in texts]
     if len(texts) != run.statements_per_writer or not all(texts):
@@ -161,18 +206,18 @@ def submit_writing(run: LightweightPyramid, reference: ReferenceSummary, worker:
         raise WorkError(f"A statement has at most {MAX_STATEMENT_CHARS} characters.")
     if reference.topic.dataset_id != run.dataset_id:
         raise WorkError("This reference is not part of this evaluation.")
+    if not _key_matches(_stored_key(run.pk, worker), client.key):
+        raise WorkError(NOT_WRITABLE)
     with transaction.atomic():
         ReferenceSummary.objects.select_for_update(no_key=True).filter(pk=reference.pk).exists()
         writings = LiteWriting.objects.filter(pyramid=run, reference=reference)
         earlier = writings.filter(worker_id=worker).first()
-        if earlier is not None:   # a retry: nothing twice, the same code (to the same client only)
-            if not _retried(earlier, client, record):
-                raise WorkError("This worker id has written about this reference already.")
+        if earlier is not None:   # a retry: nothing twice, the same code
+            if not _retried(earlier, record):
+                raise WorkError(NOT_WRITABLE)
             return earlier
         if writings.count() >= run.writers_per_reference:
-            raise WorkError("This reference has all the statements it needs by now; please open the link again for another.")
-        if writings.filter(client.rows()).exists():
-            raise WorkError("Someone on your connection has written about this reference already; please open the link again for another.")
+            raise WorkError(NOT_WRITABLE)
         writing = LiteWriting.objects.create(pyramid=run, reference=reference, worker_id=worker, completion_code=completion_code(),
                                              client=client.address, session=client.session, **(record or {}))
         LiteStatement.objects.bulk_create([
@@ -184,12 +229,12 @@ def submit_writing(run: LightweightPyramid, reference: ReferenceSummary, worker:
     return writing
 
 
-def _retried(earlier: LiteAssignment | LiteWriting, client: CrowdClient, record: dict | None) -> bool:
-    """Whether a submission repeats ``earlier`` (a retry, answered with its completion code): from
-    the same client, and in the same platform assignment. An MTurk worker's second assignment can
+def _retried(earlier: LiteAssignment | LiteWriting, record: dict | None) -> bool:
+    """Whether a submission (with the worker's key) repeats ``earlier`` (a retry, answered with its
+    completion code): in the same platform assignment. An MTurk worker's second assignment can
     show the task its first one holds (another tab); its submission is not the first one's, whose
     code would have the second assignment paid for the same work."""
-    return client.owns(earlier) and earlier.platform_assignment == (record or {}).get("platform_assignment", "")
+    return earlier.platform_assignment == (record or {}).get("platform_assignment", "")
 
 
 def statements_from_expert(run: LightweightPyramid, pyramids) -> int:
@@ -335,109 +380,128 @@ def _link_tasks(link: CrowdLink):
 # statements with the ORM took about 5 ms of CPU each on the 2-core machine, more than the database
 # spends on them (the whole page is about 20).
 _TASK, _ANSWER, _HOLD = (model._meta.db_table for model in (LiteTask, LiteAssignment, LiteReservation))
-# A row of this client: its address, or (when the request has one) its session.
-_OURS = "({0}client = %(client)s OR {0}session = NULLIF(%(session)s, ''))"
-# The link's tasks this worker may judge: not answered by the worker or its client, with no live
-# hold of another worker of its client. The one the worker holds first; then those with the most
-# answers and live holds together among those with fewer than the judges asked for, so tasks are
-# completed before new ones are started (three workers judge the same tasks, and have pairs for
-# their agreement); ties in each worker's own order (``_spread``), so a crowd arriving together
-# still spreads over the tasks equally taken instead of queueing for one. The third column: the
-# free slots of all the link's tasks (the share a client may take), counted before the worker's
-# and its client's own tasks are left out: counted after, each hold of a client shrank its own
-# share (a lab's tenth worker was refused once others had filled the first tasks). Answers are
-# counted by a join and the run's live holds grouped once (hash joins): correlated counts per
-# task, evaluated for the filter and again for the order, took three times as long.
+# The link's tasks this worker may judge: not answered by the worker, with an answer slot open. The
+# one the worker holds first; then those with a free slot (answers and live holds together fewer
+# than the judges asked for), most taken first, so tasks are completed before new ones are started
+# (three workers judge the same tasks, and have pairs for their agreement); ties in each worker's
+# own order (``_spread``), so a crowd arriving together still spreads over the tasks equally taken
+# instead of queueing for one; last those whose open slots are all held (a newcomer may take one
+# over: ``_take_over``). ``open``: the open slots of all the link's tasks (unanswered, held or
+# not), the fair shares' total. Answers are counted by a join and the run's live holds grouped once
+# (hash joins): correlated counts per task, evaluated for the filter and again for the order, took
+# three times as long.
 _PROPOSALS = f"""
-SELECT id, mine, free FROM (
-    SELECT t.id, COALESCE(holds.mine, 0) AS mine, COALESCE(holds.ours, 0) AS ours,
+SELECT id, mine, taken, open FROM (
+    SELECT t.id, COALESCE(holds.mine, 0) AS mine, COUNT(a.id) AS answers,
            COUNT(a.id) + COALESCE(holds.n, 0) AS taken,
-           MAX(CASE WHEN a.worker_id = %(worker)s OR {_OURS.format("a.")} THEN 1 ELSE 0 END) AS answered,
-           SUM(CASE WHEN COUNT(a.id) + COALESCE(holds.n, 0) < %(judges)s
-                    THEN %(judges)s - COUNT(a.id) - COALESCE(holds.n, 0) ELSE 0 END) OVER () AS free
+           MAX(CASE WHEN a.worker_id = %(worker)s THEN 1 ELSE 0 END) AS answered,
+           SUM(CASE WHEN COUNT(a.id) < %(judges)s THEN %(judges)s - COUNT(a.id) ELSE 0 END) OVER () AS open
     FROM {_TASK} t
     LEFT JOIN {_ANSWER} a ON a.task_id = t.id
     LEFT JOIN (
-        SELECT h.task_id, COUNT(*) AS n,
-               MAX(CASE WHEN h.worker_id = %(worker)s AND {_OURS.format("h.")} THEN 1 ELSE 0 END) AS mine,
-               MAX(CASE WHEN h.worker_id <> %(worker)s AND {_OURS.format("h.")} THEN 1 ELSE 0 END) AS ours
+        SELECT h.task_id, COUNT(*) AS n, MAX(CASE WHEN h.worker_id = %(worker)s THEN 1 ELSE 0 END) AS mine
         FROM {_HOLD} h JOIN {_TASK} ht ON ht.id = h.task_id
         WHERE ht.pyramid_id = %(run)s AND h.expires_at > %(now)s
         GROUP BY h.task_id
     ) holds ON holds.task_id = t.id
     WHERE t.pyramid_id = %(run)s AND (%(batch)s = 0 OR t.batch = %(batch)s)
-    GROUP BY t.id, holds.n, holds.mine, holds.ours
+    GROUP BY t.id, holds.n, holds.mine
 ) proposal
-WHERE answered = 0 AND (mine = 1 OR (taken < %(judges)s AND ours = 0))
-ORDER BY mine DESC, taken DESC, (id * 2654435761 + %(spread)s) %% 1000003, id
+WHERE answered = 0 AND (mine = 1 OR answers < %(judges)s)
+ORDER BY mine DESC, CASE WHEN taken < %(judges)s THEN 0 ELSE 1 END, taken DESC,
+         (id * 2654435761 + %(spread)s) %% 1000003, id
 LIMIT %(limit)s"""
 _LOCK = f"SELECT id FROM {_TASK} WHERE id = %s FOR NO KEY UPDATE"
 _LOCK_UNLESS_BUSY = _LOCK + " SKIP LOCKED"
-# Hold a slot of the task, if the worker holds one already from this client (renewed), or the task
-# has one free and no live hold of another worker of this client; never when the worker or its
-# client has answered it (in another tab, since the proposal). The worker's own expired hold, if
-# any, is the conflicting row: it becomes the new hold (of this client); a live one of another
-# client stays as it is.
+# Hold a slot of the task if it has one free; never when the worker has answered it (in another
+# tab, since the proposal). The worker's own expired hold, if any, is the conflicting row: it
+# becomes the new hold; a live one stays as it is (a reload does not renew a hold).
 _RESERVE = f"""
 INSERT INTO {_HOLD} (task_id, worker_id, client, session, expires_at, created_at)
 SELECT %(task)s, %(worker)s, %(client)s, %(session)s, %(until)s, %(now)s
 WHERE EXISTS (SELECT 1 FROM {_TASK} WHERE id = %(task)s)
-  AND NOT EXISTS (SELECT 1 FROM {_ANSWER} WHERE task_id = %(task)s AND (worker_id = %(worker)s OR {_OURS.format("")}))
-  AND (EXISTS (SELECT 1 FROM {_HOLD} WHERE worker_id = %(worker)s AND task_id = %(task)s AND expires_at > %(now)s
-               AND {_OURS.format("")})
-       OR ((SELECT COUNT(*) FROM {_ANSWER} WHERE task_id = %(task)s)
-           + (SELECT COUNT(*) FROM {_HOLD} WHERE task_id = %(task)s AND expires_at > %(now)s) < %(judges)s
-           AND NOT EXISTS (SELECT 1 FROM {_HOLD} WHERE task_id = %(task)s AND expires_at > %(now)s
-                           AND worker_id <> %(worker)s AND {_OURS.format("")})))
+  AND NOT EXISTS (SELECT 1 FROM {_ANSWER} WHERE task_id = %(task)s AND worker_id = %(worker)s)
+  AND (SELECT COUNT(*) FROM {_ANSWER} WHERE task_id = %(task)s)
+      + (SELECT COUNT(*) FROM {_HOLD} WHERE task_id = %(task)s AND expires_at > %(now)s) < %(judges)s
 ON CONFLICT (worker_id, task_id) DO UPDATE SET
-    created_at = CASE WHEN {_HOLD}.expires_at > %(now)s THEN {_HOLD}.created_at ELSE excluded.created_at END,
-    client = excluded.client, session = excluded.session, expires_at = excluded.expires_at
-WHERE {_HOLD}.expires_at <= %(now)s OR {_OURS.format(_HOLD + ".")}"""
-# The client's live holds: everywhere, with its session, in this run; when the first expires; and
-# the link's task this worker holds from this client, if another of its tabs took one meanwhile.
+    created_at = excluded.created_at, client = excluded.client, session = excluded.session,
+    expires_at = excluded.expires_at
+WHERE {_HOLD}.expires_at <= %(now)s"""
+# Whether the worker has answered in the run (its holds are long ones), the session's live holds and
+# when the first expires, and the link's task this worker holds, if another of its tabs took one meanwhile.
 _CLIENT_HOLDS = f"""
-SELECT (SELECT COUNT(*) FROM {_HOLD} WHERE client = %(client)s AND expires_at > %(now)s),
+SELECT EXISTS (SELECT 1 FROM {_ANSWER} a JOIN {_TASK} t ON t.id = a.task_id
+               WHERE a.worker_id = %(worker)s AND t.pyramid_id = %(run)s),
        (SELECT COUNT(*) FROM {_HOLD} WHERE session = NULLIF(%(session)s, '') AND expires_at > %(now)s),
-       (SELECT COUNT(*) FROM {_HOLD} h JOIN {_TASK} t ON t.id = h.task_id
-        WHERE t.pyramid_id = %(run)s AND h.client = %(client)s AND h.expires_at > %(now)s),
-       (SELECT MIN(expires_at) FROM {_HOLD} WHERE {_OURS.format("")} AND expires_at > %(now)s),
+       (SELECT MIN(expires_at) FROM {_HOLD} WHERE session = NULLIF(%(session)s, '') AND expires_at > %(now)s),
        (SELECT MIN(h.task_id) FROM {_HOLD} h JOIN {_TASK} t ON t.id = h.task_id
         WHERE h.worker_id = %(worker)s AND t.pyramid_id = %(run)s AND (%(batch)s = 0 OR t.batch = %(batch)s)
-          AND h.expires_at > %(now)s AND {_OURS.format("h.")})"""
-# Serializes one client's new holds (PostgreSQL advisory lock space), so its caps are counted exactly.
+          AND h.expires_at > %(now)s)"""
+_LINK_HOLDS = f"""
+FROM {_HOLD} h JOIN {_TASK} t ON t.id = h.task_id
+WHERE t.pyramid_id = %(run)s AND (%(batch)s = 0 OR t.batch = %(batch)s) AND h.expires_at > %(now)s"""
+# The address's live holds of the link's tasks, and how many other addresses hold some.
+_ADDRESSES = f"""
+SELECT COALESCE(SUM(CASE WHEN h.client = %(client)s THEN 1 ELSE 0 END), 0),
+       COUNT(DISTINCT CASE WHEN h.client <> %(client)s THEN h.client END)
+{_LINK_HOLDS}"""
+# The hold to take over: the newest of the address holding the most over its fair share, on a task
+# the worker has not answered and whose answers leave a slot.
+_TAKE_OVER = f"""
+WITH per_address AS (SELECT h.client, COUNT(*) AS n {_LINK_HOLDS} GROUP BY h.client)
+SELECT h.id, h.task_id
+{_LINK_HOLDS} AND h.client <> %(client)s
+  AND NOT EXISTS (SELECT 1 FROM {_ANSWER} a WHERE a.task_id = h.task_id AND a.worker_id = %(worker)s)
+  AND (SELECT COUNT(*) FROM {_ANSWER} a WHERE a.task_id = h.task_id) < %(judges)s
+  AND h.client IN (SELECT client FROM per_address WHERE n > %(share)s)
+ORDER BY (SELECT n FROM per_address WHERE per_address.client = h.client) DESC, h.created_at DESC, h.id DESC
+LIMIT 1"""
+_END_HOLD = f"UPDATE {_HOLD} SET expires_at = %(now)s WHERE id = %(hold)s AND expires_at > %(now)s"
+# Serializes one address's new holds (PostgreSQL advisory lock space), so its share is counted exactly.
 _CLIENT_LOCK = "SELECT pg_advisory_xact_lock(24, hashtext(%s))"
 
 
-def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | None:
-    """The task this worker is to judge now, with one of its answer slots held for the worker (from
-    this client) until ``LIGHTWEIGHT_RESERVATION_SECONDS`` from now; None when there is none for it
-    right now (all answered or held by others: ``seconds_until_free`` tells which). Raises
-    ``HoldLimit`` when the client holds as many slots as it may.
+def fair_share(open_slots: int, other_addresses: int) -> int:
+    """The slots one address may hold when none is free: the link's open slots shared equally with
+    the other addresses holding some (at least one)."""
+    return max(1, open_slots // (other_addresses + 1))
 
-    A task the worker holds and has not answered comes first, its hold renewed: a reload keeps the
-    task shown. Otherwise a task as ``_PROPOSALS`` orders them. The choice is one query on task ids
-    alone (counting over whole rows with the summary text sorted them on disk); it is only a
+
+def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | None:
+    """The task this worker is to judge now, with one of its answer slots held for the worker until
+    ``LIGHTWEIGHT_RESERVATION_SECONDS`` from now (``CROWD_FIRST_HOLD_SECONDS`` while the worker has
+    answered nothing in the run: an unanswered hold is short); None when there is none for it right now (all
+    answered or held by others: ``seconds_until_free`` tells which). Raises ``HoldLimit`` when the
+    browser session holds as many slots as it may. The caller has checked the worker's key.
+
+    A task the worker holds and has not answered comes first, its hold as it is (a reload does
+    not renew it). Otherwise a task as ``_PROPOSALS`` orders them. The choice is one query on task
+    ids alone (counting over whole rows with the summary text sorted them on disk); it is only a
     proposal, which ``_hold`` checks again under the task's lock: when the last slot went to
     someone else meanwhile, the next proposal is tried, a bounded number of times.
     """
     now = timezone.now()
     adapt = connection.ops.adapt_datetimefield_value
+    judges = link.pyramid.judges_per_task
     params = {"run": link.pyramid_id, "batch": link.batch or 0, "worker": worker, "now": adapt(now),
               "until": adapt(now + timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS)),
+              "first_until": adapt(now + timedelta(seconds=min(settings.CROWD_FIRST_HOLD_SECONDS,
+                                                               settings.LIGHTWEIGHT_RESERVATION_SECONDS))),
               "client": client.address, "session": client.session,
-              "judges": link.pyramid.judges_per_task, "spread": zlib.crc32(worker.encode()), "limit": RESERVE_CANDIDATES}
+              "judges": judges, "spread": zlib.crc32(worker.encode()), "limit": RESERVE_CANDIDATES}
     for _ in range(RESERVE_ROUNDS):
         with connection.cursor() as cursor:
             cursor.execute(_PROPOSALS, params)
             proposals = cursor.fetchall()
-        if proposals and proposals[0][1] and _renew(proposals[0][0], params):
+        if not proposals:
+            return None
+        if proposals[0][1]:
             return _shown(proposals[0][0], worker)
-        candidates = [pk for pk, mine, _ in proposals if not mine]
-        if candidates:
-            pk = _hold(candidates, params, proposals[0][2], now)
-            if pk is not None:
-                return _shown(pk, worker)
-        if len(proposals) < RESERVE_CANDIDATES:   # every task that had a free slot was tried
+        free = [pk for pk, _, taken, _ in proposals if taken < judges]
+        pk = _hold(free, len(free) < len(proposals), params, int(proposals[0][3]), now)
+        if pk is not None:
+            return _shown(pk, worker)
+        if len(free) < RESERVE_CANDIDATES:   # every task that had a free slot was tried
             return None
     return None
 
@@ -484,55 +548,45 @@ def _shown(pk: int, worker: str) -> LiteTask | None:
     return task
 
 
-def _renew(pk: int, params: dict) -> bool:
-    """Renew the worker's live hold of task ``pk`` (``_RESERVE``); False when it has answered it meanwhile.
-
-    Race-free: the task's row lock (PostgreSQL; SQLite takes its database-wide write lock at BEGIN)
-    makes this the only change of the task's slots in progress, and the counts are read by a
-    statement issued once the lock is granted, so they include what the previous holder committed
-    (a count inside the locking statement would come from its snapshot, taken before the wait).
-    FOR NO KEY UPDATE: an imported answer's insert, which takes KEY SHARE on its task, never waits.
-    """
-    with transaction.atomic(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(_LOCK, [pk])
-        cursor.execute(_RESERVE, {**params, "task": pk})
-        return cursor.rowcount == 1
-
-
-def _hold(candidates: list[int], params: dict, free: int, now) -> int | None:
-    """A new hold of the first candidate task with a slot left for this worker (``_RESERVE``, as
-    ``_renew`` under the task's lock): None when none has. A task whose lock another request holds
-    right now is passed over (SKIP LOCKED) for the next candidate: with tasks completed one after
-    the other, a crowd asks for the same few at once. Only when no other candidate had a slot are
-    the busy ones waited for, each in a transaction of its own, which holds no other task's lock
-    while it waits (two requests each holding the task the other waits for would deadlock)."""
+def _hold(candidates: list[int], held_full: bool, params: dict, open_slots: int, now) -> int | None:
+    """A new hold of the first candidate task with a slot left for this worker (``_RESERVE`` under
+    the task's lock), or, when none had one and some tasks' open slots are all held (``held_full``),
+    one taken over from an address over its fair share (``_take_over``): None when neither. A task
+    whose lock another request holds right now is passed over (SKIP LOCKED) for the next
+    candidate: with tasks completed one after the other, a crowd asks for the same few at once.
+    Only when no other candidate had a slot are the busy ones waited for, each in a transaction of
+    its own, which holds no other task's lock while it waits (two requests each holding the task
+    the other waits for would deadlock)."""
     busy: list[int] = []
-    pk = _hold_one_of(candidates, params, free, now, busy)
+    pk = _hold_one_of(candidates, held_full, params, open_slots, now, busy)
     for waited in busy:
         if pk is not None:
             break
-        pk = _hold_one_of([waited], params, free, now, None)
+        pk = _hold_one_of([waited], False, params, open_slots, now, None)
     return pk
 
 
-def _hold_one_of(candidates: list[int], params: dict, free: int, now, busy: list | None) -> int | None:
-    """One transaction of ``_hold``: under the client's lock its live holds are counted first
-    (``HoldLimit`` when it holds ``CROWD_HOLDS_PER_ADDRESS``, its session ``CROWD_HOLDS_PER_SESSION``,
-    or it holds ``CROWD_HOLD_SHARE`` of the run's free slots, at least one), then the candidates are
-    tried: those locked by others are put in ``busy`` (None: waited for)."""
+class _NotTaken(Exception):
+    """Rolls a take-over's savepoint back: the hold stays when its slot cannot be taken."""
+
+
+def _hold_one_of(candidates: list[int], held_full: bool, params: dict, open_slots: int, now,
+                 busy: list | None) -> int | None:
+    """One transaction of ``_hold``: under the address's lock the session's live holds are counted
+    first (``HoldLimit`` at ``CROWD_HOLDS_PER_SESSION``), then the candidates are tried: those
+    locked by others are put in ``busy`` (None: waited for); then, if none was busy, a take-over."""
     postgres = connection.vendor == "postgresql"
     with transaction.atomic(), connection.cursor() as cursor:
         if postgres:
             cursor.execute(_CLIENT_LOCK, [params["client"]])
         cursor.execute(_CLIENT_HOLDS, params)
-        address, session, in_run, soonest, held = cursor.fetchone()
-        if held is not None:   # the worker's other tab got it (this client's new holds wait for each other)
+        answered, session, soonest, held = cursor.fetchone()
+        if held is not None:   # the worker's other tab got it
             return held
-        share = max(1, math.floor(settings.CROWD_HOLD_SHARE * (int(free) + in_run)))
-        if address >= settings.CROWD_HOLDS_PER_ADDRESS or session >= settings.CROWD_HOLDS_PER_SESSION or in_run >= share:
-            soonest = soonest and _datetime(soonest, now)
-            raise HoldLimit(max(1, math.ceil((soonest - now).total_seconds())) if soonest else 1)
+        if not answered:   # a worker id yet to do any work here: a short hold (an invented one's frees soon)
+            params = {**params, "until": params["first_until"]}
+        if session >= settings.CROWD_HOLDS_PER_SESSION:
+            raise HoldLimit(max(1, math.ceil((_datetime(soonest, now) - now).total_seconds())))
         for pk in candidates:
             if postgres:
                 cursor.execute(_LOCK if busy is None else _LOCK_UNLESS_BUSY, [pk])
@@ -543,21 +597,52 @@ def _hold_one_of(candidates: list[int], params: dict, free: int, now, busy: list
             cursor.execute(_RESERVE, {**params, "task": pk})
             if cursor.rowcount == 1:
                 return pk
+        if held_full and not busy:
+            return _take_over(cursor, params, open_slots)
     return None
 
 
-def _open_tasks(link: CrowdLink, worker: str, client: CrowdClient):
-    """The link's tasks this worker could still judge: not answered by it or its client, nor by all the judges asked for."""
-    return (_link_tasks(link).exclude(pk__in=LiteAssignment.objects.filter(Q(worker_id=worker) | client.rows()).values("task_id"))
+def _take_over(cursor, params: dict, open_slots: int) -> int | None:
+    """When no slot is free: if this address holds less than its ``fair_share`` of the link's open
+    slots, the newest hold of the address furthest over its share ends now (its worker may still
+    answer late) and its slot becomes this worker's hold. However many addresses or invented ids
+    hold a link's slots, a worker from a new address is never kept out for long."""
+    cursor.execute(_ADDRESSES, params)
+    mine, others = cursor.fetchone()
+    share = fair_share(open_slots, int(others) + (0 if mine else 1))
+    if int(mine) >= share:
+        return None
+    cursor.execute(_TAKE_OVER, {**params, "share": share})
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    hold, pk = row
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                cursor.execute(_LOCK, [pk])
+            cursor.execute(_END_HOLD, {**params, "hold": hold})
+            if cursor.rowcount == 1:
+                cursor.execute(_RESERVE, {**params, "task": pk})
+                if cursor.rowcount == 1:
+                    return pk
+            raise _NotTaken
+    except _NotTaken:
+        return None
+
+
+def _open_tasks(link: CrowdLink, worker: str):
+    """The link's tasks this worker could still judge: not answered by it, nor by all the judges asked for."""
+    return (_link_tasks(link).exclude(pk__in=LiteAssignment.objects.filter(worker_id=worker).values("task_id"))
             .values("id").annotate(n=Count("assignments")).filter(n__lt=link.pyramid.judges_per_task).values("id"))
 
 
-def seconds_until_free(link: CrowdLink, worker: str, client: CrowdClient) -> int | None:
+def seconds_until_free(link: CrowdLink, worker: str) -> int | None:
     """After ``next_task`` found nothing: the seconds until the first hold by another worker on a
     task this worker could still judge expires (its slot may come back then), or None when nothing
-    is left for this worker (every task answered by it, its client, or fully answered)."""
+    is left for this worker (every task answered by it, or fully answered)."""
     now = timezone.now()
-    soonest = (LiteReservation.objects.filter(task__in=_open_tasks(link, worker, client), expires_at__gt=now)
+    soonest = (LiteReservation.objects.filter(task__in=_open_tasks(link, worker), expires_at__gt=now)
                .exclude(worker_id=worker).aggregate(soonest=Min("expires_at"))["soonest"])
     return None if soonest is None else max(1, math.ceil((soonest - now).total_seconds()))
 
@@ -584,7 +669,11 @@ def answerable_after(now: datetime) -> datetime:
 # past their late answer, are deleted as the answer is stored.
 _SUBMITTED_TASK = {vendor: f"SELECT id, batch, statement_ids FROM {_TASK} WHERE id = %s AND pyramid_id = %s" + lock
                    for vendor, lock in (("postgresql", " FOR NO KEY UPDATE"), ("sqlite", ""))}
-_HOLD_OF = f"SELECT id, client, session, expires_at FROM {_HOLD} WHERE task_id = %s AND worker_id = %s"
+# The worker's key in the run, and its hold of the task if any (no row: the worker has no key).
+_HOLD_OF = f"""
+SELECT k.key_hash, h.id, h.client, h.session, h.expires_at
+FROM {_KEYS} k LEFT JOIN {_HOLD} h ON h.task_id = %(task)s AND h.worker_id = k.worker_id
+WHERE k.pyramid_id = %(run)s AND k.worker_id = %(worker)s"""
 _ANSWERED = f"DELETE FROM {_HOLD} WHERE task_id = %s AND (id = %s OR expires_at <= %s)"
 
 
@@ -609,13 +698,13 @@ def submit_judgments(link: CrowdLink, task: LiteTask | int, worker: str, answers
     """Store one worker's answers to one task: ``answers`` maps every statement id to present / absent;
     ``record``: the platform's ids of the submission (``lightweight_platforms.Visit.record``).
 
-    Only against the worker's hold of the task, from the client that holds it: the hold becomes
-    the answer in the same commit, so the task's answers and live holds together stay the same.
-    A late answer (its hold expired, within as long again) is stored while the task's answers and
-    live holds are fewer than ``judges_per_task + LIGHTWEIGHT_LATE_ANSWERS`` (the work was done;
-    the task may get that many answers more than asked), and never a second answer of one client.
-    All under the task's row lock, as the holds are handed out. A retry of a stored answer stores
-    nothing twice and gets its completion code (from the client that sent it).
+    Only with the worker's key (``client.key``) and against the worker's hold of the task: the
+    hold becomes the answer in the same commit, so the task's answers and live holds together stay
+    the same. A late answer (its hold expired, within as long again) is stored while the task's
+    answers and live holds are fewer than ``judges_per_task + LIGHTWEIGHT_LATE_ANSWERS`` (the work
+    was done; the task may get that many answers more than asked). All under the task's row lock,
+    as the holds are handed out. A retry of a stored answer stores nothing twice and gets its
+    completion code. Every refusal of the worker is ``NOT_HELD``, whichever it was.
 
     ``task`` may be given by id (``UnknownTask`` if the run has none such): the task is read as it
     is locked, in one statement, whichever is given (a page's submission need not read it first).
@@ -639,16 +728,20 @@ def submit_judgments(link: CrowdLink, task: LiteTask | int, worker: str, answers
                 if value not in ("present", "absent", ANSWER_PRESENT, ANSWER_ABSENT):
                     raise WorkError("Please answer every statement: present or not present.")
                 codes.append(ANSWER_PRESENT if value in ("present", ANSWER_PRESENT) else ANSWER_ABSENT)
-            cursor.execute(_HOLD_OF, [task.pk, worker])   # once the task's lock is granted: what its last holder committed
+            # once the task's lock is granted: what its last holder committed
+            cursor.execute(_HOLD_OF, {"task": task.pk, "run": link.pyramid_id, "worker": worker})
             row = cursor.fetchone()
+            if row is None or not _key_matches(row[0], client.key):
+                raise WorkError(NOT_HELD)
+            row = row[1:] if row[1] is not None else None
             if row is None:   # answered already (the answer took the hold's place)? a retry: nothing twice
                 earlier = LiteAssignment.objects.filter(task=task, external_id=f"app:{worker}").first()
-                if earlier is not None and _retried(earlier, client, record):
+                if earlier is not None and _retried(earlier, record):
                     return earlier
-                raise WorkError("This worker id has answered this task already." if earlier else NOT_HELD)
+                raise WorkError(NOT_HELD)
             hold = LiteReservation(id=row[0], task_id=task.pk, worker_id=worker, client=row[1], session=row[2],
                                    expires_at=_datetime(row[3], now))
-            if not client.owns(hold) or hold.expires_at <= late:
+            if hold.expires_at <= late:
                 raise WorkError(NOT_HELD)
             if hold.expires_at <= now:
                 taken = task.assignments.count() + task.reservations.filter(expires_at__gt=now).count()
@@ -661,8 +754,8 @@ def submit_judgments(link: CrowdLink, task: LiteTask | int, worker: str, answers
             # The task's holds expired past their late answer go too (this is where they are cleared).
             cursor.execute(_ANSWERED, [task.pk, hold.pk, adapt(late)])
             touch(link.pyramid, reload=False)   # last before the commit: the run's row is locked briefly
-    except IntegrityError:   # the client's other worker answered it (a late answer): one per client
-        raise WorkError("Someone on your connection has answered this task already; please open the link again for another.") from None
+    except IntegrityError:   # the worker's other tab answered it at the same moment
+        raise WorkError(NOT_HELD) from None
     return assignment
 
 

@@ -13,7 +13,9 @@ Thin views over the ``annotation.lightweight`` services.
 """
 import io
 
+from django.conf import settings
 from django.contrib import messages
+from django.core import signing
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
@@ -50,6 +52,12 @@ SAMPLE_REPORT = "lightweight-sample-report"
 CODE_REPORT = "lightweight-code-report"
 SUBMISSIONS_SHOWN = 200   # per table on the run page; the export has them all
 JUDGING_ANSWERS = ("present", "absent")   # the values the judging page posts
+# The browser's worker keys (``lightweight_work.worker_key``), "run:worker" -> key, signed. A cookie
+# of its own rather than the session: MTurk frames the pages on its own site, where a SameSite=Lax
+# session cookie is not sent (this one is SameSite=None over HTTPS); the forms carry the key too.
+KEY_COOKIE = "crowd_keys"
+KEYS_KEPT = 8
+KEY_COOKIE_SECONDS = 30 * 24 * 3600
 
 
 def _coordinated_datasets(user):
@@ -284,9 +292,39 @@ def crowd(request, token):
             except lightweight_work.WorkError as error:
                 form.add_error("worker", str(error))
         return render(request, "lightweight/crowd_worker.html", {"form": form, "link": link})
-    if link.kind == CrowdLink.Kind.WRITING:
-        return _writing(request, link, worker)
-    return _judging(request, link, worker)
+    return _work(request, link, worker)
+
+
+def _kept_keys(request) -> dict:
+    try:
+        keys = signing.loads(request.COOKIES.get(KEY_COOKIE, ""), salt=KEY_COOKIE)
+    except signing.BadSignature:
+        return {}
+    return keys if isinstance(keys, dict) else {}
+
+
+def _work(request, link, worker, visit=None):
+    """The worker's piece of work, with its key: on a page load the browser's key of this worker is
+    checked, or issued when the worker id is new to the run (kept in the browser's cookie); a
+    submission carries it (cookie or form) to the service, which refuses it without."""
+    kept = _kept_keys(request)
+    name = f"{link.pyramid_id}:{worker}"
+    key = kept.get(name) or request.POST.get("key", "")
+    if request.method != "POST":
+        try:
+            key = lightweight_work.worker_key(link.pyramid_id, worker, key)
+        except lightweight_work.WorkError as error:
+            return render(request, "lightweight/crowd_message.html", {"title": "This worker id is in use",
+                          "message": str(error), "link": link, "change": visit is None}, status=403)
+    work = _writing if link.kind == CrowdLink.Kind.WRITING else _judging
+    response = work(request, link, worker, crowd_client(request, key), key, visit)
+    if kept.get(name) != key and key:
+        kept.pop(name, None)
+        keys = {**dict(list(kept.items())[-(KEYS_KEPT - 1):]), name: key}
+        secure = settings.SESSION_COOKIE_SECURE or request.is_secure()
+        response.set_cookie(KEY_COOKIE, signing.dumps(keys, salt=KEY_COOKIE), max_age=KEY_COOKIE_SECONDS, httponly=True,
+                            path="/lightweight/crowd/", secure=secure, samesite="None" if secure else "Lax")
+    return response
 
 
 def _platform_visit(request, link, visit):
@@ -298,9 +336,7 @@ def _platform_visit(request, link, visit):
     done = lightweight_platforms.submitted(link, visit)
     if done is not None:
         return _done(request, link, visit.worker, done.completion_code, visit)
-    if link.kind == CrowdLink.Kind.WRITING:
-        return _writing(request, link, visit.worker, visit)
-    return _judging(request, link, visit.worker, visit)
+    return _work(request, link, visit.worker, visit)
 
 
 def _preview(request, link):
@@ -345,8 +381,21 @@ def _done(request, link, worker, code, visit=None):
     return response
 
 
-def _writing(request, link, worker, visit=None):
-    run, client = link.pyramid, crowd_client(request)
+def _finished_ending(link, worker, visit) -> dict | None:
+    """The platform's ending for a worker told there is nothing (more) for it: a Prolific worker
+    who did some work here (and came back with "Do another task first") still gets its completion
+    link."""
+    if visit is None or visit.platform != Platform.PROLIFIC:
+        return None
+    run = link.pyramid
+    if not (LiteAssignment.objects.filter(task__pyramid=run, worker_id=worker).exists()
+            or LiteWriting.objects.filter(pyramid=run, worker_id=worker).exists()):
+        return None
+    return lightweight_platforms.ending(visit, "", run.prolific_code)
+
+
+def _writing(request, link, worker, client, key, visit=None):
+    run = link.pyramid
     if request.method == "POST":
         reference = get_object_or_404(ReferenceSummary, pk=_pk(request.POST.get("reference")), topic__dataset=run.dataset)
         form = WritingForm(request.POST, count=run.statements_per_writer)
@@ -359,37 +408,41 @@ def _writing(request, link, worker, visit=None):
                 form.add_error(None, str(error))
         status = 400
     else:
-        reference = lightweight_work.next_reference(run, worker, client)
+        reference = lightweight_work.next_reference(run, worker)
         if reference is None:
             return render(request, "lightweight/crowd_message.html", {
-                "title": "Thank you", "message": "There is no more statement writing for you here."})
+                "title": "Thank you", "message": "There is no more statement writing for you here.",
+                "ending": _finished_ending(link, worker, visit)})
         form = WritingForm(count=run.statements_per_writer)
         status = 200
     done = LiteWriting.objects.filter(pyramid=run, worker_id=worker).count()
     return render(request, "lightweight/crowd_write.html",
-                  {"link": link, "worker": worker, "reference": reference, "form": form, "done": done, "visit": visit}, status=status)
+                  {"link": link, "worker": worker, "reference": reference, "form": form, "done": done, "visit": visit,
+                   "key": key}, status=status)
 
 
-def _no_task(request, link, worker, client, visit=None):
+def _no_task(request, link, worker, visit=None):
     """No task for this worker: none left, or every one it could judge held by other workers now
-    (one may come back when a hold expires, so the worker is asked to return, not thanked off)."""
-    wait = lightweight_work.seconds_until_free(link, worker, client)
+    (one may come back when a hold expires, so the worker is asked to return, not thanked off).
+    A Prolific worker who did some work gets its completion link either way."""
+    wait = lightweight_work.seconds_until_free(link, worker)
+    ending = _finished_ending(link, worker, visit)
     if wait is None:
-        return render(request, "lightweight/crowd_message.html", {"title": "Thank you", "message": (
+        return render(request, "lightweight/crowd_message.html", {"title": "Thank you", "ending": ending, "message": (
             "There is no task left for you here: please return this HIT on MTurk." if visit and visit.platform == Platform.MTURK
             else "There are no more tasks for you here.")})
     response = render(request, "lightweight/crowd_message.html", {
-        "title": "Please come back soon", "message": lightweight_work.ALL_RESERVED})
+        "title": "Please come back soon", "message": lightweight_work.ALL_RESERVED, "ending": ending})
     response["Retry-After"] = str(wait)
     return response
 
 
-def _judging(request, link, worker, visit=None):
+def _judging(request, link, worker, client, key, visit=None):
     """The judging page and its submission. The statements are rendered by the template directly,
     not through a form of 16 radio fields: the page is what a crowd loads hundreds of times a
     minute, and form rendering was most of its CPU. A submission needs only the task's statement
     ids (no statement or summary text) unless it is refused and the page is shown again."""
-    run, client = link.pyramid, crowd_client(request)
+    run = link.pyramid
     chosen, missing, error = {}, set(), None
     if request.method == "POST":
         # Submitted by the task's id: the service reads the task as it locks it. Only a refused
@@ -419,11 +472,11 @@ def _judging(request, link, worker, visit=None):
             response["Retry-After"] = str(limit.retry_after)
             return response
         if task is None:
-            return _no_task(request, link, worker, client, visit)
+            return _no_task(request, link, worker, visit)
         status = 200
     judgments = _judgments(task, chosen, missing)
     # Read with the task when it was chosen for showing (``next_task``); counted here when a refused submission shows it again.
     done = task.worker_done if hasattr(task, "worker_done") else LiteAssignment.objects.filter(task__pyramid=run, worker_id=worker).count()
     return render(request, "lightweight/crowd_judge.html", {
         "link": link, "worker": worker, "task": task, "judgments": judgments, "error": error, "done": done,
-        "visit": visit}, status=status)
+        "visit": visit, "key": key}, status=status)

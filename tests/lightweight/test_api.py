@@ -50,16 +50,21 @@ def test_whole_protocol_through_the_api(as_user, world):
     writing = coord.post(f"/api/lightweight/{run}/links/", {"kind": "writing"}, format="json").data["token"]
     crowd = APIClient()   # crowd workers are not logged in: the token is the credential
     assert crowd.get(f"/api/crowd/{writing}/").status_code == 400   # no worker id
+    crowd = APIClient(REMOTE_ADDR="127.0.0.1")   # workers sharing an address are workers of their own
     for worker in ("w1", "w2"):
-        crowd = APIClient(REMOTE_ADDR=f"127.0.0.{worker[1:]}")   # one answer per client: each worker its own
         work = crowd.get(f"/api/crowd/{writing}/", {"worker": worker}).data
-        assert work["kind"] == "writing" and work["statements"] == 2
+        assert work["kind"] == "writing" and work["statements"] == 2 and len(work["key"]) >= 32
         ref = next(k for k, r in world.refs.items() if r.pk == work["reference"])
-        short = crowd.post(f"/api/crowd/{writing}/", {"worker": worker, "reference": work["reference"], "statements": ["x"]}, format="json")
+        short = crowd.post(f"/api/crowd/{writing}/", {"worker": worker, "key": work["key"], "reference": work["reference"],
+                                                      "statements": ["x"]}, format="json")
         assert short.status_code == 400 and "all 2 statements" in str(short.data)
-        done = crowd.post(f"/api/crowd/{writing}/", {"worker": worker, "reference": work["reference"], "statements": STATEMENTS[ref]}, format="json")
+        keyless = crowd.post(f"/api/crowd/{writing}/", {"worker": worker, "reference": work["reference"],
+                                                        "statements": STATEMENTS[ref]}, format="json")
+        assert keyless.status_code == 400 and "not open to you" in str(keyless.data)
+        done = crowd.post(f"/api/crowd/{writing}/", {"worker": worker, "key": work["key"], "reference": work["reference"],
+                                                     "statements": STATEMENTS[ref]}, format="json")
         assert done.status_code == 201 and len(done.data["completion_code"]) == 8
-    assert crowd.get(f"/api/crowd/{writing}/", {"worker": "w3"}).data == {"done": True}
+    assert crowd.get(f"/api/crowd/{writing}/", {"worker": "w3"}).data["done"] is True
 
     assert coord.post(f"/api/lightweight/{run}/filter/").data == {"kept": 4}
     report = coord.post(f"/api/lightweight/{run}/sample/", {}, format="json").data
@@ -69,22 +74,24 @@ def test_whole_protocol_through_the_api(as_user, world):
     assert tasks_csv.startswith("eventId,summaryId,qIdList,summary_text,statement_1")
 
     judging = coord.post(f"/api/lightweight/{run}/links/", {"kind": "judging", "batch": 1}, format="json").data["token"]
-    codes = {}
+    codes, keys = {}, {}
     for worker, answer in (("j1", "present"), ("j2", "absent"), ("j1", "present"), ("j2", "absent")):
-        crowd = APIClient(REMOTE_ADDR=f"127.0.0.{worker[1:]}")
-        task = crowd.get(f"/api/crowd/{judging}/", {"worker": worker}).data
+        task = crowd.get(f"/api/crowd/{judging}/", {"worker": worker, "key": keys.get(worker, "")}).data
         assert task["kind"] == "judging" and len(task["statements"]) == 2
+        keys[worker] = task["key"]
         ids = [s["id"] for s in task["statements"]]
-        partial = crowd.post(f"/api/crowd/{judging}/", {"worker": worker, "task": task["task"], "answers": {ids[0]: answer}}, format="json")
+        partial = crowd.post(f"/api/crowd/{judging}/", {"worker": worker, "key": keys[worker], "task": task["task"],
+                                                        "answers": {ids[0]: answer}}, format="json")
         assert partial.status_code == 400 and "every statement" in str(partial.data)
-        body = {"worker": worker, "task": task["task"], "answers": {i: answer for i in ids}}
+        body = {"worker": worker, "key": keys[worker], "task": task["task"], "answers": {i: answer for i in ids}}
         done = crowd.post(f"/api/crowd/{judging}/", body, format="json")
         assert done.status_code == 201
         again = crowd.post(f"/api/crowd/{judging}/", body, format="json")   # a double submission
         assert again.data["completion_code"] == done.data["completion_code"]
         codes[(worker, task["task"])] = done.data["completion_code"]
     assert len(codes) == 4 and LiteAssignment.objects.count() == 4
-    assert crowd.get(f"/api/crowd/{judging}/", {"worker": "j3"}).data == {"done": True}   # 2 judges each
+    assert crowd.get(f"/api/crowd/{judging}/", {"worker": "j3"}).data["done"] is True   # 2 judges each
+    assert crowd.get(f"/api/crowd/{judging}/", {"worker": "j1"}).status_code == 403   # j1's id without its key
 
     # j1 always present, j2 always absent: they never agree, both are removed, nothing is left
     workers = coord.get(f"/api/lightweight/{run}/scores/?level=worker").data
@@ -154,8 +161,8 @@ def test_mturk_round_trip_export_tasks_then_import_results(as_user, world):
     run = make_run(as_user, world, statements_per_reference=2)
     from annotation.models import LightweightPyramid
 
-    lightweight_work.submit_writing(LightweightPyramid.objects.get(pk=run), world.refs["A"], "w1", STATEMENTS["A"], own("w1"))
-    lightweight_work.submit_writing(LightweightPyramid.objects.get(pk=run), world.refs["B"], "w2", STATEMENTS["B"], own("w2"))
+    lightweight_work.submit_writing(LightweightPyramid.objects.get(pk=run), world.refs["A"], "w1", STATEMENTS["A"], own("w1", run))
+    lightweight_work.submit_writing(LightweightPyramid.objects.get(pk=run), world.refs["B"], "w2", STATEMENTS["B"], own("w2", run))
     coord.post(f"/api/lightweight/{run}/sample/", {}, format="json")
     assert coord.post(f"/api/lightweight/{run}/make-tasks/").data == {"created": 2}   # one batch of 4, 2 peers
     exported = coord.get(f"/api/lightweight/{run}/mturk-input/?format=csv").content.decode()

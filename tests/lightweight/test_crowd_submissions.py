@@ -1,5 +1,6 @@
 """Crowd submissions on the judging page under retries and concurrency, on real PostgreSQL:
 every answer is stored once, none is lost, and a crowd arriving together spreads over the tasks."""
+import hashlib
 import re
 import threading
 
@@ -7,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from annotation.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteTask, PeerSummary
+from annotation.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteTask, LiteWorkerKey, PeerSummary
 from annotation.lightweight import scores as lightweight_scores
 from annotation.lightweight import work as lightweight_work
 
@@ -24,16 +25,22 @@ def link(db):
         PeerSummary.objects.create(topic=t, external_id=f"D1.M.100.A.{p}", text=f"Peer {p}: a storm hit the coast.")
     run = LightweightPyramid.objects.create(dataset=t.dataset, name="crowd", statements_per_writer=2,
                                             writers_per_reference=1, statements_per_reference=1, judges_per_task=3)
-    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1"))
-    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2"))
+    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1", run))
+    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2", run))
     lightweight_work.sample(run)
     assert lightweight_work.create_tasks(run) == 2 * PEERS
     return CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING, batch=1)
 
 
-def own(worker: str) -> lightweight_work.CrowdClient:
-    """A client of this worker's own (an address no other worker shares)."""
-    return lightweight_work.CrowdClient(f"client of {worker}")
+def own(worker: str, run=None) -> lightweight_work.CrowdClient:
+    """A client of this worker's own (an address no other worker shares), with the worker's key in
+    ``run`` (``lightweight_work.worker_key``; set to a known one, as if issued to this client)."""
+    key = ""
+    if run is not None:
+        key = f"key of {worker}"
+        LiteWorkerKey.objects.update_or_create(pyramid_id=getattr(run, "pk", run), worker_id=worker,
+                                               defaults={"key_hash": hashlib.sha256(key.encode()).hexdigest()})
+    return lightweight_work.CrowdClient(f"client of {worker}", key=key)
 
 
 def worker_client(link, worker: str, address: str = "127.0.0.1") -> tuple[Client, str]:
@@ -93,6 +100,8 @@ def test_concurrent_retries_of_one_submission_store_it_once(link, transactional_
     """A double click and a retry arriving together: the constraint decides, all get the one code."""
     clients = [worker_client(link, "j1") for _ in range(4)]   # e.g. the worker's tabs, one session each
     task = shown_task(*clients[0])
+    for client, _ in clients[1:]:   # the browser's key of the worker, which every tab sends
+        client.cookies["crowd_keys"] = clients[0][0].cookies["crowd_keys"].value
     responses = at_once([lambda c=c, u=u: c.post(u, answers_for(task)) for c, u in clients])
     assert [r.status_code for r in responses] == [200] * 4
     stored = LiteAssignment.objects.get(task=task, worker_id="j1")
@@ -127,7 +136,7 @@ def test_a_task_is_completed_before_the_next_is_started_so_workers_have_pairs(li
         for w in (workers if round_ % 2 else reversed(workers)):   # in turns, in changing order
             task = lightweight_work.next_task(link, w, own(w))
             lightweight_work.submit_judgments(link, task, w, {pk: "present" if (task.pk + round_) % 3 else "absent"
-                                                              for pk in task.statement_ids}, own(w))
+                                                              for pk in task.statement_ids}, own(w, link.pyramid))
             judged[w].append(task.pk)
     assert judged["j1"] == judged["j2"] == judged["j3"] and len(set(judged["j1"])) == 4
     by_task = {}

@@ -9,6 +9,7 @@ from django.test import Client
 
 from annotation.models import CrowdLink, LiteAssignment, LiteReservation, LiteWriting
 
+from tests.lightweight.test_crowd_submissions import own
 from tests.lightweight.world import client_for, small_run
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +43,9 @@ def test_mturk_worker_is_taken_from_the_url_recorded_and_hands_in_to_mturk():
     assert "X-Frame-Options" not in page   # MTurk shows the page in its frame, and only MTurk may
     assert "frame-ancestors https://www.mturk.com https://workersandbox.mturk.com" in page["Content-Security-Policy"]
     task = page.context["task"]
-    done = crowd.post(url, {"task": task.pk, **answers_for(page)})
+    key = re.search(r'name="key" value="([^"]+)"', page.content.decode()).group(1)   # the worker's, in the form
+    assert crowd.post(url, {"task": task.pk, **answers_for(page)}, HTTP_COOKIE="").status_code == 400   # without it: refused
+    done = Client(enforce_csrf_checks=True).post(url, {"task": task.pk, "key": key, **answers_for(page)})   # no cookie at all
     assert done.status_code == 200
     stored = LiteAssignment.objects.get()
     assert (stored.worker_id, stored.platform, stored.platform_assignment, stored.platform_task) == (
@@ -128,6 +131,11 @@ def test_prolific_worker_is_recorded_and_sent_back_with_the_study_code():
     assert re.search(r'href="https://app\.prolific\.com/submissions/complete\?cc=C1A2B3C4" data-prolific-complete', html)
     assert f'href="{url}">Do another task first' in html   # the Prolific parameters stay
     assert LiteAssignment.objects.filter(platform="prolific").count() == 2
+    after = unescape(crowd.get(url).content.decode())   # "Do another task first", and nothing is left
+    assert "There are no more tasks for you here." in after
+    assert re.search(r'href="https://app\.prolific\.com/submissions/complete\?cc=C1A2B3C4" data-prolific-complete', after)
+    stranger = unescape(Client().get(link_url(run, **{**PROLIFIC, "PROLIFIC_PID": "0" * 24})).content.decode())
+    assert "data-prolific-complete" not in stranger   # a worker who did nothing here gets no completion link
 
 
 def test_mturk_statement_writing_is_recorded(run):
@@ -167,10 +175,10 @@ def test_an_mturk_writers_second_assignment_is_not_paid_by_the_first_ones_code(r
 
     run.writers_per_reference = 2
     run.save()
-    client, texts = lightweight_work.CrowdClient("127.0.0.9"), ["The storm came on Monday", "The coast was hit hard"]
-    reference = lightweight_work.next_reference(run, "A1B2C3", client)
+    client, texts = own("A1B2C3", run), ["The storm came on Monday", "The coast was hit hard"]
+    reference = lightweight_work.next_reference(run, "A1B2C3")
     record = {"platform": "mturk", "platform_assignment": "A1", "platform_task": "H1"}
     writing = lightweight_work.submit_writing(run, reference, "A1B2C3", texts, client, record=record)
     assert lightweight_work.submit_writing(run, reference, "A1B2C3", texts, client, record=record) == writing   # a retry
-    with pytest.raises(lightweight_work.WorkError, match="written about this reference already"):
+    with pytest.raises(lightweight_work.WorkError, match="not open to you"):
         lightweight_work.submit_writing(run, reference, "A1B2C3", texts, client, record={**record, "platform_assignment": "A2"})

@@ -25,15 +25,15 @@ def judging_link(peers: int, judges: int) -> CrowdLink:
         PeerSummary.objects.create(topic=t, external_id=f"D1.M.100.A.{p}", text=f"Peer {p}: a storm hit the coast.")
     run = LightweightPyramid.objects.create(dataset=t.dataset, name="crowd", statements_per_writer=2,
                                             writers_per_reference=1, statements_per_reference=1, judges_per_task=judges)
-    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1"))
-    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2"))
+    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1", run))
+    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2", run))
     lightweight_work.sample(run)
     assert lightweight_work.create_tasks(run) == 2 * peers
     return CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING, batch=1)
 
 
 def answer(link, task, worker):
-    return lightweight_work.submit_judgments(link, task, worker, {pk: "present" for pk in task.statement_ids}, own(worker))
+    return lightweight_work.submit_judgments(link, task, worker, {pk: "present" for pk in task.statement_ids}, own(worker, link.pyramid))
 
 
 def expire(ago: float = 1, **holds):
@@ -54,18 +54,37 @@ def test_two_workers_are_given_different_tasks_when_each_needs_one_judge():
     first, second = lightweight_work.next_task(link, "j1", own("j1")), lightweight_work.next_task(link, "j2", own("j2"))
     assert first.pk != second.pk
     assert lightweight_work.next_task(link, "j3", own("j3")) is None   # both slots held
-    assert 890 <= lightweight_work.seconds_until_free(link, "j3", own("j3")) <= 900
+    assert 290 <= lightweight_work.seconds_until_free(link, "j3") <= 300   # new workers' holds: CROWD_FIRST_HOLD_SECONDS
     assert lightweight_work.progress(link.pyramid)["reserved"] == 2
 
 
 @pytest.mark.django_db
-def test_a_reload_shows_the_same_task_and_renews_its_hold():
+def test_a_reload_shows_the_same_task_and_does_not_renew_its_hold():
+    """A reload renewed the hold: a script reloading every 15 minutes kept slots forever, and the
+    workers it kept out were told to come back in 866 s, again and again."""
     link = judging_link(peers=4, judges=3)
     task = lightweight_work.next_task(link, "j1", own("j1"))
-    LiteReservation.objects.filter(worker_id="j1").update(expires_at=timezone.now() + timedelta(seconds=5))
+    soon = timezone.now() + timedelta(seconds=5)
+    LiteReservation.objects.filter(worker_id="j1").update(expires_at=soon)
     assert lightweight_work.next_task(link, "j1", own("j1")).pk == task.pk
     hold = LiteReservation.objects.get(worker_id="j1")
-    assert hold.task_id == task.pk and hold.expires_at > timezone.now() + timedelta(seconds=890)
+    assert hold.task_id == task.pk and hold.expires_at == soon
+
+
+@pytest.mark.django_db
+def test_an_unanswered_hold_is_short_and_a_worker_who_answered_holds_longer(settings):
+    """A new worker id's hold lasted the full 15 minutes, so invented ids held slots that long
+    and a worker kept out was told to come back in 866 s; the first hold is short now, the holds
+    of a worker who answered before the full duration (its late answer is taken either way)."""
+    link = judging_link(peers=4, judges=1)
+    first = lightweight_work.next_task(link, "j1", own("j1"))
+    hold = LiteReservation.objects.get(worker_id="j1", task=first)
+    short = hold.expires_at - timezone.now()
+    assert settings.CROWD_FIRST_HOLD_SECONDS - 10 < short.total_seconds() <= settings.CROWD_FIRST_HOLD_SECONDS
+    answer(link, first, "j1")
+    second = lightweight_work.next_task(link, "j1", own("j1"))
+    long = LiteReservation.objects.get(worker_id="j1", task=second).expires_at - timezone.now()
+    assert settings.LIGHTWEIGHT_RESERVATION_SECONDS - 10 < long.total_seconds() <= settings.LIGHTWEIGHT_RESERVATION_SECONDS
 
 
 @pytest.mark.django_db
@@ -119,17 +138,18 @@ def test_a_worker_whose_tasks_are_all_held_is_told_to_come_back_on_the_page_and_
     assert 'name="task"' in first.get(url).content.decode()   # j1 holds the only task
     second.post(url, {"worker": "j2"})
     waiting = second.get(url)
-    assert waiting.status_code == 200 and 800 < int(waiting["Retry-After"]) <= 900
+    assert waiting.status_code == 200 and 200 < int(waiting["Retry-After"]) <= 300
     assert lightweight_work.ALL_RESERVED in waiting.content.decode() and "no more tasks" not in waiting.content.decode()
-    held = APIClient().get(api, {"worker": "j2"})
+    held = APIClient().get(api, {"worker": "j3"})
     assert held.status_code == 200 and held["Retry-After"]
-    assert held.data == {"done": False, "retry_after": int(held["Retry-After"]), "detail": lightweight_work.ALL_RESERVED}
-    assert APIClient().get(api, {"worker": "j1"}).data["task"] == LiteTask.objects.get(batch=1).pk   # j1 still holds it
+    assert held.data == {"done": False, "retry_after": int(held["Retry-After"]), "detail": lightweight_work.ALL_RESERVED,
+                         "key": held.data["key"]}
+    assert 'name="task"' in first.get(url).content.decode()   # j1 still holds it
 
     task = LiteTask.objects.get(batch=1)
     first.post(url, {"task": task.pk, **{f"a{pk}": "present" for pk in task.statement_ids}})
     assert "There are no more tasks for you here." in second.get(url).content.decode()   # answered: nothing left
-    assert APIClient().get(api, {"worker": "j2"}).data == {"done": True}
+    assert APIClient().get(api, {"worker": "j3", "key": held.data["key"]}).data == {"done": True, "key": held.data["key"]}
 
 
 @pytest.mark.postgres

@@ -9,7 +9,7 @@ from django.db.models import Q
 from django.test import Client
 from django.utils import timezone
 
-from annotation.models import CrowdLink, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteTask, LiteWriting
+from annotation.models import CrowdLink, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteTask, LiteWorkerKey, LiteWriting
 from annotation.lightweight import scores as lightweight_scores
 from annotation.lightweight import work as lightweight_work
 from annotation.lightweight.privacy import delete_worker_ids, pseudonym, pseudonymise
@@ -51,6 +51,9 @@ def raw_ids_left(run) -> list:
         found += LiteWriting.objects.filter(pyramid=run, worker_id=worker)
         found += LiteStatement.objects.filter(pyramid=run, author=worker)
         found += LiteReservation.objects.filter(task__pyramid=run, worker_id=worker)
+        # a worker's key names it too: it goes unless the worker is judging (a hold left)
+        found += LiteWorkerKey.objects.filter(pyramid=run, worker_id=worker).exclude(
+            worker_id__in=LiteReservation.objects.filter(task__pyramid=run).values("worker_id"))
         if worker in str(LiteResult.objects.get(pyramid=run).payload):
             found.append(("stored scores", worker))
     return found
@@ -82,7 +85,7 @@ def test_pseudonymising_replaces_every_worker_id_and_keeps_the_scores(run):
 def test_a_worker_answering_again_after_pseudonymising_is_pseudonymised_alike(run):
     pseudonymise(run)
     link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING)
-    elsewhere = lightweight_work.CrowdClient("good1 elsewhere")   # its own client has answered every task
+    elsewhere = own("good1", run)
     task = lightweight_work.next_task(link, "good1", elsewhere)   # one it has answered, under its pseudonym
     lightweight_work.submit_judgments(link, task, "good1", {pk: "present" for pk in task.statement_ids}, elsewhere)
     pseudonymise(run)
@@ -151,7 +154,7 @@ def test_a_writer_writing_again_after_pseudonymising_does_not_break_the_next_one
     pseudonymise(run)
     reference = LiteWriting.objects.get(worker_id=pseudonym(run, "w1")).reference
     lightweight_work.submit_writing(run, reference, "w1", ["The storm hit the coast hard", "It was a Monday storm"],
-                                    lightweight_work.CrowdClient("w1 elsewhere"))   # its own client wrote about it
+                                    own("w1", run))
     assert pseudonymise(run) == 1
     assert set(LiteWriting.objects.filter(reference=reference).values_list("worker_id", flat=True)) == {pseudonym(run, "w1"), ""}
 
@@ -171,7 +174,7 @@ def test_a_worker_judging_meanwhile_hands_its_answer_in_and_the_next_run_of_it_t
     forget(run)
     assert set(LiteReservation.objects.filter(task__pyramid=run).values_list("worker_id", flat=True)) == {"reader", "late"}
     for worker, task in (("reader", held.task), ("late", task)):
-        lightweight_work.submit_judgments(link, task, worker, {pk: "present" for pk in task.statement_ids}, own(worker))
+        lightweight_work.submit_judgments(link, task, worker, {pk: "present" for pk in task.statement_ids}, own(worker, run))
     assert not LiteReservation.objects.filter(task__pyramid=run).exists() and gone is not None
     forget(run)
     lightweight_scores.recompute(run.pk)

@@ -28,7 +28,7 @@ SLOW_SECONDS = "1"
 # Production settings (DEBUG off), as docker-compose.yml runs them, over plain HTTP, behind one proxy.
 PRODUCTION = {
     "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(50), "SECURE_SSL_REDIRECT": "0", "SECURE_COOKIES": "0",
-    "TRUSTED_PROXY_COUNT": "1", "WEB_CONCURRENCY": "2", "PYTHONPATH": str(REPO),
+    "TRUSTED_PROXY_COUNT": "1", "TRUSTED_PROXIES": "127.0.0.1", "WEB_CONCURRENCY": "2", "PYTHONPATH": str(REPO),
 }
 
 

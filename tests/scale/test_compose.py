@@ -32,6 +32,8 @@ def test_web_replicas_publish_no_port_only_the_proxy_does():
     assert mounted == {"./deploy/haproxy.cfg": "/usr/local/etc/haproxy/haproxy.cfg"}
     # Behind the proxy the client's address is the one it appends (lockouts, throttles: tests/scale).
     assert all(SERVICES[name]["environment"]["TRUSTED_PROXY_COUNT"] == "${TRUSTED_PROXY_COUNT:-1}" for name in APP)
+    assert all(SERVICES[name]["environment"]["TRUSTED_PROXIES"] == "${TRUSTED_PROXIES:-172.16.0.0/12,192.168.0.0/16}"
+               for name in APP)
 
 
 def test_the_proxy_balances_every_web_replica():

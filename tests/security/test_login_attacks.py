@@ -82,7 +82,8 @@ def test_behind_a_trusted_proxy_the_forwarded_address_counts(alice):
 
     from pyramid_app.client_address import client_address
 
-    with override_settings(REST_FRAMEWORK={**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}, TRUSTED_PROXY_COUNT=1):
+    with override_settings(REST_FRAMEWORK={**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}, TRUSTED_PROXY_COUNT=1,
+                           TRUSTED_PROXIES=["10.0.0.0/30"]):
         spoofed = RequestFactory().get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="6.6.6.6, 198.51.100.77")
         assert client_address(spoofed) == "198.51.100.77"   # the entry the proxy appended; the client's own is ignored
         for i in range(LIMIT):   # one client behind the proxy guessing under many usernames
@@ -136,3 +137,25 @@ def test_other_saves_and_rehashing_keep_the_token(alice):
         assert alice.check_password(PASSWORD)
     alice.refresh_from_db()
     assert alice.password.startswith("md5$") and Token.objects.filter(pk=kept.pk).exists()
+
+
+@pytest.mark.parametrize("proxies", [[], ["10.0.0.2"]])
+def test_a_node_reached_directly_ignores_forwarded_for_whatever_the_proxy_count(alice, proxies, caplog):
+    """TRUSTED_PROXY_COUNT=1 believed any X-Forwarded-For: a client reaching a web node directly,
+    naming a new address each time, was never locked out by address (14 guesses) and passed the
+    token throttle. The header counts only from a proxy named in TRUSTED_PROXIES; with none named
+    it is ignored, and the log says so once."""
+    from pyramid_app import client_address
+
+    client_address._trusted_networks.cache_clear()
+    with override_settings(TRUSTED_PROXY_COUNT=1, TRUSTED_PROXIES=proxies), caplog.at_level("WARNING"):
+        answers = [token(f"user{i}", "guess", address="203.0.113.9", HTTP_X_FORWARDED_FOR=f"10.7.{i}.1").status_code
+                   for i in range(LIMIT)]
+        assert answers == [400] * (LIMIT - 1) + [429]   # one address guessing many usernames: locked out
+        assert token("alice", PASSWORD, address="203.0.113.9", HTTP_X_FORWARDED_FOR="10.9.9.9").status_code == 429
+        assert token("alice", PASSWORD, address="203.0.113.10").status_code == 201   # another connection is not (a new token)
+        if proxies:   # through the named proxy, the forwarded address is the client's
+            assert token("alice", PASSWORD, address="10.0.0.2", HTTP_X_FORWARDED_FOR="203.0.113.9").status_code == 429
+            assert token("alice", PASSWORD, address="10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.5").status_code == 200
+    ignored = [r for r in caplog.records if "TRUSTED_PROXIES names no proxy" in r.getMessage()]
+    assert len(ignored) == (0 if proxies else 1)

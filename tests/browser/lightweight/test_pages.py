@@ -42,9 +42,9 @@ def world(transactional_db, settings, request):
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         request.getfixturevalue("celery_worker")   # scores are recomputed on a real worker
     settings.CROWD_RATE = "10000/min"
-    # Behind one trusted proxy, so each crowd worker's browser can come from its own address
-    # (X-Forwarded-For): one client (address or session) gives a task one answer.
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    # Behind one trusted proxy (the browsers connect from 127.0.0.1), so each crowd worker's browser
+    # comes from its own address (X-Forwarded-For), as the submissions record.
+    settings.TRUSTED_PROXY_COUNT, settings.TRUSTED_PROXIES = 1, ["127.0.0.1"]
     t, refs = topic("D1", "Storms", **REFERENCES)
     PeerSummary.objects.create(topic=t, external_id="D1.M.100.A.7", text="A storm hit the coast on Monday and ten boats sank.")
     PeerSummary.objects.create(topic=t, external_id="D1.M.100.A.9", text="Schools were closed.")

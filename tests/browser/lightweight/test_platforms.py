@@ -25,9 +25,9 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def world(transactional_db, settings, in_process_jobs):
     settings.CROWD_RATE = "10000/min"
-    # Behind one trusted proxy, so each crowd worker's browser can come from its own address
-    # (X-Forwarded-For): one client (address or session) gives a task one answer.
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    # Behind one trusted proxy (the browsers connect from 127.0.0.1), so each crowd worker's browser
+    # comes from its own address (X-Forwarded-For), as the submissions record.
+    settings.TRUSTED_PROXY_COUNT, settings.TRUSTED_PROXIES = 1, ["127.0.0.1"]
     run = small_run(peers=2)
     run.prolific_code = "C0FFEE42"
     run.save()
@@ -130,6 +130,12 @@ def test_mturk_and_prolific_workers_hand_their_work_in_to_their_platform(chromiu
     answer_all(page, "Not present")
     page.click("text=Submit")
     page.screenshot(path=str(artifacts / "lightweight-prolific-done.png"), full_page=True)
+    page.click("text=Do another task first")   # the batch's other task, then nothing is left
+    answer_all(page, "Not present")
+    page.click("text=Submit")
+    page.click("text=Do another task first")
+    assert "There are no more tasks for you here." in page.locator("main").inner_text()
+    page.screenshot(path=str(artifacts / "lightweight-prolific-nothing-left.png"), full_page=True)
     page.click("text=Complete on Prolific")
     page.wait_for_url("https://app.prolific.com/submissions/complete?cc=C0FFEE42")
     assert errors == []

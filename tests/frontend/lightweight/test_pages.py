@@ -99,7 +99,7 @@ def test_worker_table_says_why_a_worker_is_kept_once(run):
 
     link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING)
     task = lightweight_work.next_task(link, "alone", own("alone"))
-    lightweight_work.submit_judgments(link, task, "alone", {pk: "present" for pk in task.statement_ids}, own("alone"))
+    lightweight_work.submit_judgments(link, task, "alone", {pk: "present" for pk in task.statement_ids}, own("alone", run))
     lightweight_scores.recompute(run.pk)
     html = client_for("coord", run.dataset).get(f"/lightweight/{run.pk}/").content.decode()
     row = html.split("<td>alone</td>")[1].split("</tr>")[0]
