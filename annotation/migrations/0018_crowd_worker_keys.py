@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0016_pyramid_adjudication'),
+        ('annotation', '0017_progress_adjudication_source_order'),
     ]
 
     operations = [
