@@ -303,8 +303,9 @@ def recompute_dataset(dataset_id: int) -> bool:
 
 def stale_among(dataset_ids: Iterable[int]) -> list[int]:
     """Those of these datasets whose stored snapshot (if any) was not computed from the live state."""
-    stored = dict(DatasetDashboard.objects.filter(dataset_id__in=list(dataset_ids)).values_list("dataset_id", "fingerprint"))
-    return [d.pk for d in Dataset.objects.filter(pk__in=list(dataset_ids)).order_by("pk") if stored.get(d.pk) != fingerprint(d)]
+    ids = list(dataset_ids)
+    stored = dict(DatasetDashboard.objects.filter(dataset_id__in=ids).values_list("dataset_id", "fingerprint"))
+    return [d.pk for d in Dataset.objects.filter(pk__in=ids).order_by("pk") if stored.get(d.pk) != fingerprint(d)]
 
 
 def recompute_datasets(dataset_ids: Iterable[int]) -> int:

@@ -74,7 +74,7 @@ def _mark_done(name: str, task_id: str) -> None:
     try:
         _redis().set(done_key(task_id), 1, ex=queue.pending_ttl(kind))
     except redis.exceptions.RedisError:
-        log.warning("could not mark %s[%s] done (Redis unreachable): a copy delivered again reads its state", name, task_id)
+        log.warning("could not mark %s[%s] done (Redis unreachable): a copy tests its state", name, task_id)
 
 
 def lock_key(name: str, args) -> str:

@@ -123,7 +123,8 @@ def payload(result: Result) -> dict:
 
 def stored_settings(run: LightweightPyramid) -> dict:
     """The run's settings as its result stores them (JSON), with which answers are counted."""
-    return {**{k: getattr(v, "value", v) for k, v in asdict(settings_of(run)).items()}, "verified_only": run.verified_only}
+    values = {k: getattr(v, "value", v) for k, v in asdict(settings_of(run)).items()}
+    return {**values, "verified_only": run.verified_only}
 
 
 def is_current(run: LightweightPyramid, result: LiteResult | None) -> bool:
@@ -135,8 +136,10 @@ def is_current(run: LightweightPyramid, result: LiteResult | None) -> bool:
 def stale_among(run_ids) -> list[int]:
     """Those of these runs whose stored result is missing or not current."""
     ids = list(run_ids)
-    results = {r.pyramid_id: r for r in LiteResult.objects.filter(pyramid_id__in=ids).only("pyramid_id", "revision", "settings")}
-    return [run.pk for run in LightweightPyramid.objects.filter(pk__in=ids).order_by("pk") if not is_current(run, results.get(run.pk))]
+    stored = LiteResult.objects.filter(pyramid_id__in=ids).only("pyramid_id", "revision", "settings")
+    results = {r.pyramid_id: r for r in stored}
+    runs = LightweightPyramid.objects.filter(pk__in=ids).order_by("pk")
+    return [run.pk for run in runs if not is_current(run, results.get(run.pk))]
 
 
 def recompute(run_id: int) -> bool:

@@ -145,7 +145,8 @@ def stale_topics_among(topic_ids: Iterable[int]) -> list[int]:
     """Those of these topics whose stored agreement is missing or from another revision."""
     ids = list(topic_ids)
     current = dict(TopicAgreement.objects.filter(topic_id__in=ids).values_list("topic_id", "topic_revision"))
-    return [pk for pk, revision in Topic.objects.filter(pk__in=ids).order_by("pk").values_list("id", "revision") if current.get(pk) != revision]
+    revisions = Topic.objects.filter(pk__in=ids).order_by("pk").values_list("id", "revision")
+    return [pk for pk, revision in revisions if current.get(pk) != revision]
 
 
 def recompute_topics(topic_ids: Iterable[int]) -> int:

@@ -224,7 +224,8 @@ def stale_among(topic_ids: Iterable[int]) -> list[int]:
     nor to remove: one query for all of them, as a builder's edit of a topic's only pyramid
     publishes this job after every save)."""
     ids = list(topic_ids)
-    several = set(Topic.objects.filter(pk__in=ids).annotate(n=_OWN_PYRAMIDS).filter(n__gte=2).values_list("id", flat=True))
+    several = set(Topic.objects.filter(pk__in=ids).annotate(n=_OWN_PYRAMIDS).filter(n__gte=2)
+                  .values_list("pk", flat=True))
     agreed = dict(PyramidAgreement.objects.filter(topic_id__in=ids).values_list("topic_id", "topic_revision"))
     revisions = Topic.objects.filter(pk__in=several | set(agreed)).values_list("id", "revision")
     return sorted(pk for pk, revision in revisions if agreed.get(pk) != revision)

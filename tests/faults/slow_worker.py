@@ -25,7 +25,8 @@ django.setup()
 
 from celery.__main__ import main  # noqa: E402
 
-module_name, function_name = os.environ.get("SLOW_FUNCTION", "annotation.dashboards.snapshots:compute_payload").split(":")
+DEFAULT = "annotation.dashboards.snapshots:compute_payload"
+module_name, function_name = os.environ.get("SLOW_FUNCTION", DEFAULT).split(":")
 module = importlib.import_module(module_name)
 original = getattr(module, function_name)
 

@@ -206,8 +206,8 @@ def test_a_long_dashboard_runs_once_at_a_time_and_never_delays_a_score(stack, id
         # The request the second save published waits for it (retried, however long it runs) and runs
         # next, DASHBOARD_INTERVAL_SECONDS after the first started; Celery's default of 3 retries
         # dropped it after 6 s, leaving it to the sweep.
-        wait_for(lambda: any(run["ids"] == first["ids"] and run["start"] >= _runs(log)[0]["end"] for run in _runs(log)), 30,
-                 "the newer request for the same dashboard run after the first")
+        wait_for(lambda: any(r["ids"] == first["ids"] and r["start"] >= _runs(log)[0]["end"] for r in _runs(log)),
+                 30, "the newer request for the same dashboard run after the first")
         wait_for(lambda: all(run["end"] for run in _runs(log)) and time.monotonic() - saved > SLOW_SECONDS + 10, 150, "the dashboards done")
         runs = _runs(log)
         # Delivered again while it ran (the run twice the visibility timeout): never run alongside, skipped.
@@ -227,7 +227,7 @@ LOOP_BROKER = {"CELERY_VISIBILITY_TIMEOUT": "5", "TASK_LOCK_SECONDS": "3", "DASH
 LOOP_SLOW_SECONDS = 8
 # How long after a run a copy of its message may still start: delivered again once the visibility
 # timeout has passed, by a worker's restore (every 5 s), then its countdown; with margin.
-LOOP_QUIET_SECONDS = 18
+LOOP_QUIET_SECONDS = 12
 
 
 def _full_runs(log: Path, dataset: int, since: float) -> list[dict]:
@@ -249,15 +249,15 @@ def test_a_dashboard_longer_than_the_visibility_timeout_runs_once_per_change(sta
     records the computations of figures only), a later change runs again, and a job whose worker is
     SIGKILLed mid-run completed nothing: it runs again, once."""
     log, name = stack.root / f"full-runs-{concurrency}.jsonl", f"loop-dashboards-{concurrency}"
-    dashboards = stack.celery("worker", "-Q", "dashboards", "-n", "dashboards@%h", "--concurrency", str(concurrency), name=name,
-                              program=SLOW_WORKER, loglevel="INFO",
+    shape = ("worker", "-Q", "dashboards", "-n", "dashboards@%h", "--concurrency", str(concurrency))
+    dashboards = stack.celery(*shape, name=name, program=SLOW_WORKER, loglevel="INFO",
                               env={**LOOP_BROKER, "RUNS_LOG": str(log), "SLOW_SECONDS": str(LOOP_SLOW_SECONDS)})
     bob, dataset, annotation = client(stack, "bob"), ids["dataset"], ids["annotations"]["bob:1"]
 
     def change(uid: str) -> float:
         since = time.time()
-        assert bob.post(stack.url("/api/matches/"), json={"annotation": annotation, "scu": ids["scus"][uid],
-                                                         "parts": [{"start": 0, "end": 5}]}, timeout=30).status_code == 201
+        match = {"annotation": annotation, "scu": ids["scus"][uid], "parts": [{"start": 0, "end": 5}]}
+        assert bob.post(stack.url("/api/matches/"), json=match, timeout=30).status_code == 201
         wait_for(lambda: _full_runs(log, dataset, since), 60, "a full run of the changed dataset's dashboard")
         return since
 
@@ -271,14 +271,14 @@ def test_a_dashboard_longer_than_the_visibility_timeout_runs_once_per_change(sta
             assert [run["ids"] for run in _runs(log) if run["start"] >= since] == [[dataset]], _runs(log)
             assert stack.probe("state")["stale_dashboards"] == []
         logged = (stack.root / f"{name}.log").read_text()
-        assert _received_twice(logged), "no copy was delivered again: the job was not longer than the visibility timeout"
+        assert _received_twice(logged), "no copy delivered again: the job was not longer than the visibility timeout"
 
         since = change("5")
         time.sleep(1)
         stack.dashboards.kill()   # SIGKILL mid-run: nothing completed, nothing acknowledged
         killed = time.time()
         stack.dashboards.start()
-        wait_for(lambda: any(run["end"] for run in _full_runs(log, dataset, killed)), 90, "the killed job run again to its end")
+        wait_for(lambda: any(run["end"] for run in _full_runs(log, dataset, killed)), 90, "the killed job run again")
         time.sleep(LOOP_QUIET_SECONDS)
         runs = _full_runs(log, dataset, since)
         assert len(runs) == 2 and runs[0]["end"] is None and runs[1]["end"] and runs[1]["start"] >= killed, runs

@@ -10,6 +10,7 @@ from django.utils.module_loading import import_string
 from annotation.jobs import queue
 from annotation.lightweight import scores as lightweight_scores
 from annotation.lightweight.runs import touch
+from annotation.lightweight.tasks import recompute_stale_lightweight
 from annotation.models import SCU, Contributor, DatasetDashboard, PeerAnnotation, Pyramid
 from annotation.dashboards import snapshots
 from annotation.peers import recompute
@@ -44,24 +45,27 @@ def _pyramid_edit(world) -> None:
     add_part(contributor, 0, 2)
 
 
-def _annotations_of_t1(world):
+def _annotations_of_t1(world) -> list[int]:
     return list(PeerAnnotation.objects.filter(pyramid__topic=world["t1"]).values_list("pk", flat=True))
+
+
+def _topics(world) -> list[int]:
+    return list(world["dataset"].topics.values_list("pk", flat=True))
+
+
+def _pyramids(world) -> list[int]:
+    return list(Pyramid.objects.filter(topic__dataset=world["dataset"]).values_list("pk", flat=True))
 
 
 # kind -> (module and function that computes (spied: each call's key recorded), the key of one call,
 # the ids the job is given, a change, the keys a run after the change computes)
 CASES = {
-    "pyramid": (recompute, "score_prepared", lambda pyramid, inputs: id(inputs),
-                lambda w: list(Pyramid.objects.filter(topic__dataset=w["dataset"]).values_list("pk", flat=True)),
-                _pyramid_edit, None),
+    "pyramid": (recompute, "score_prepared", lambda pyramid, inputs: id(inputs), _pyramids, _pyramid_edit, None),
     "annotation": (recompute, "score_prepared", lambda pyramid, inputs: id(inputs), _annotations_of_t1, _match, None),
-    "topic": (recompute, "agreement_rows_by_convention", lambda topics, conventions: tuple(t.external_id for t in topics),
-              lambda w: list(w["dataset"].topics.values_list("pk", flat=True)), _match, [("T1",)]),
-    "construction": (construction, "compute", lambda topic, previous=None: topic.external_id,
-                     lambda w: list(w["dataset"].topics.values_list("pk", flat=True)), _match, ["T1"]),
-    "automatic": (automatic_peer_scores, "compute", lambda pyramid: pyramid.pk,
-                  lambda w: list(Pyramid.objects.filter(topic__dataset=w["dataset"]).values_list("pk", flat=True)), _match,
-                  "pyramids of T1"),
+    "topic": (recompute, "agreement_rows_by_convention", lambda topics, _: tuple(t.external_id for t in topics),
+              _topics, _match, [("T1",)]),
+    "construction": (construction, "compute", lambda topic, previous=None: topic.external_id, _topics, _match, ["T1"]),
+    "automatic": (automatic_peer_scores, "compute", lambda pyramid: pyramid.pk, _pyramids, _match, "pyramids of T1"),
     "lightweight": (lightweight_scores, "compute", lambda run, settings=None, verified_only=None: run.pk,
                     lambda w: [w["run"].pk], lambda w: touch(w["run"]), "run"),
     "dashboard": (snapshots, "compute_payload", lambda dataset, live, previous=None: dataset.name,
@@ -110,7 +114,8 @@ def test_a_job_computes_nothing_until_what_it_reads_changes(kind, world, monkeyp
     elif expected is not None:
         assert calls == expected
     else:   # one annotation (an annotation's edit) or every annotation of the edited pyramid, both conventions
-        edited = 1 if kind == "annotation" else PeerAnnotation.objects.filter(pyramid=_annotation(world).pyramid).count()
+        pyramid = _annotation(world).pyramid
+        edited = 1 if kind == "annotation" else PeerAnnotation.objects.filter(pyramid=pyramid).count()
         assert len(calls) == 2 * edited
     calls.clear()
     work(ids)
@@ -123,6 +128,9 @@ def test_a_lightweight_setting_changed_without_a_new_revision_is_computed_again(
     lightweight_scores.recompute_runs([run.pk])
     calls.clear()
     type(run).objects.filter(pk=run.pk).update(threshold=0.9)   # e.g. an admin's edit: no revision bumped
+    published = []
+    monkeypatch.setattr(queue, "publish", lambda kind, ids: published.append((kind, list(ids))))
+    assert recompute_stale_lightweight() == 1 and published == [("lightweight", [run.pk])]   # the sweep finds it
     lightweight_scores.recompute_runs([run.pk])
     assert [s.threshold for s in calls] == [0.9]
     result, current = lightweight_scores.stored(type(run).objects.get(pk=run.pk))
@@ -172,7 +180,7 @@ def test_a_copy_of_a_finished_spaced_job_is_not_published_again(kind, world, mon
         calls = spy(monkeypatch, module, name, key)
         queue.note_start(kind, ids)   # the run that just finished
         work(ids)                     # its copy
-        own = queue.JOBS[kind].task       # (the agreement's job also schedules the dashboards: they read their own state)
+        own = queue.JOBS[kind].task   # (the agreement's job also schedules the dashboards: they test their own state)
         assert calls == [] and [s for s in sent if s[0] == own] == []
         unpublished(monkeypatch)
         change(world)
