@@ -153,8 +153,9 @@ def recompute_topics(topic_ids: Iterable[int]) -> int:
     """Compute and store the agreement figures of these topics (those not current:
     ``stale_topics_among``; those computed less than ``AGREEMENT_SPACING_SECONDS`` ago are put off:
     ``queue.start``); returns how many were written. Their datasets' dashboards are scheduled
-    whatever was computed (finishing an annotation changes a dashboard, not the topic's agreement;
-    the dashboards are computed from the data, not from the agreement stored here)."""
+    whatever was computed: a dashboard also reads what no topic revision counts (an annotation
+    finished, a pyramid created), is computed from the data, not from the agreement stored here,
+    and tests its own currency (``snapshots.recompute_datasets``)."""
     ids = sorted(set(topic_ids))
     stale = list(Topic.objects.filter(pk__in=queue.start("topic", ids, stale_topics_among)).select_related("dataset"))
     written = 0
