@@ -155,14 +155,21 @@ SLOW_SECONDS = 2 * int(SCALED_BROKER["CELERY_VISIBILITY_TIMEOUT"])
 SLOW_WORKER = str(Path(__file__).with_name("slow_worker.py"))
 
 
+def _stop_together(processes) -> None:
+    """Each asked to stop at the same moment, then each waited for (a minute less than one by one)."""
+    for process in processes:
+        process.send()
+    for process in processes:
+        process.stop()
+
+
 @contextmanager
 def replaced(stack, env: dict, **processes):
     """Every process of the app restarted with ``env`` over its settings, those named in
     ``processes`` (``worker``, ``dashboards``) replaced by the ones given; the usual ones back after."""
     names = ("worker", "dashboards", "beat", "web")
     normal = [getattr(stack, name) for name in names]
-    for process in stack.services():
-        process.stop()
+    _stop_together(stack.services())
     for name, process in zip(names, normal):
         setattr(stack, name, processes.get(name) or process.with_settings(env))
     try:
@@ -171,8 +178,7 @@ def replaced(stack, env: dict, **processes):
         stack.wait_ready()
         yield
     finally:
-        for process in stack.services():
-            process.stop()
+        _stop_together(stack.services())
         for name, process in zip(names, normal):
             setattr(stack, name, process)
         for process in stack.services():
