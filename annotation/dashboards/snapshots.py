@@ -5,7 +5,8 @@ background and read by the pages (``frontend/dashboards``), so the pages stay fa
   (bumped by every score-affecting change, ``annotation/peers/score_events.py``), its annotations (how
   many, which, how many finished: finishing one bumps no revision but adds its score row, see
   ``results.counted``) and pyramids (creating a pyramid bumps no revision but adds score rows), the
-  pyramids' references; the peers' system ids; a digest of the imported judgments. A snapshot is
+  pyramids' references; the peers' system ids; a digest of the imported judgments; the number of
+  bootstrap resamples of the correlations' intervals (``METAEVAL_RESAMPLES``, a setting). A snapshot is
   *current* while its fingerprint equals the live one. (Stored ``AnnotationScore``/``TopicAgreement``
   rows are not read: the figures are computed from the data itself with the same services as the
   exports, so their revisions would add nothing.)
@@ -14,6 +15,8 @@ background and read by the pages (``frontend/dashboards``), so the pages stay fa
   read from an older state: a slow task never overwrites a newer snapshot.
 - Score rows of topics whose fingerprint did not change are reused from the previous snapshot, so a
   change in one topic rescores one topic (the rows are the ``export_scores`` rows, in their order).
+- The background job (``recompute_datasets``) computes only datasets whose snapshot is not current
+  (``stale_among``): however often its message is delivered, one full run per change.
 - ``schedule(dataset_ids)`` hands the datasets to the background runner (``jobs.queue.publish``),
   which runs or publishes ``annotation.recompute_dashboards`` once per burst; ``recompute_topics``
   calls ``schedule_for_topics`` when it is done.
@@ -35,6 +38,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
@@ -90,7 +94,7 @@ def fingerprint(dataset: Dataset) -> dict:
         PeerSummary.objects.filter(topic__dataset=dataset).exclude(system_id="").order_by("id").values_list("id", "system_id")
     )).encode()).hexdigest()
     return {"version": VERSION, "dataset": dataset.name, "topics": topics, "systems": systems,
-            "judgments": _judgment_digest(dataset)}
+            "judgments": _judgment_digest(dataset), "resamples": settings.METAEVAL_RESAMPLES}
 
 
 def is_current(snapshot: DatasetDashboard, live: dict | None = None) -> bool:
@@ -297,11 +301,19 @@ def recompute_dataset(dataset_id: int) -> bool:
     return store(dataset.pk, compute_payload(dataset, live, previous), live, state_at)
 
 
+def stale_among(dataset_ids: Iterable[int]) -> list[int]:
+    """Those of these datasets whose stored snapshot (if any) was not computed from the live state."""
+    ids = list(dataset_ids)
+    stored = dict(DatasetDashboard.objects.filter(dataset_id__in=ids).values_list("dataset_id", "fingerprint"))
+    return [d.pk for d in Dataset.objects.filter(pk__in=ids).order_by("pk") if stored.get(d.pk) != fingerprint(d)]
+
+
 def recompute_datasets(dataset_ids: Iterable[int]) -> int:
-    """Recompute these datasets' dashboards, each at most once per ``DASHBOARD_INTERVAL_SECONDS``
-    (those computed more recently are put off: ``queue.due``)."""
-    ids = queue.due("dashboard", sorted(set(dataset_ids)))
-    queue.release("dashboard", ids)
+    """The dashboard job: recompute those of these datasets whose snapshot is not current (a copy of
+    a message delivered again after its run, or another message for an unchanged dataset, computes
+    nothing: ``queue.start``), each at most once per ``DASHBOARD_INTERVAL_SECONDS`` (those computed
+    more recently are put off: ``queue.due``)."""
+    ids = queue.start("dashboard", dataset_ids, stale_among)
     return sum(recompute_dataset(pk) for pk in ids)
 
 
@@ -389,5 +401,4 @@ def schedule_with_workers(dataset_ids: Iterable[int]) -> None:
 
 def stale_datasets() -> list[int]:
     """Datasets whose stored dashboard lags behind the data (or that have none but have topics)."""
-    stored = {d.dataset_id: d.fingerprint for d in DatasetDashboard.objects.all()}
-    return [d.pk for d in Dataset.objects.filter(topics__isnull=False).distinct() if stored.get(d.pk) != fingerprint(d)]
+    return stale_among(Dataset.objects.filter(topics__isnull=False).distinct().values_list("pk", flat=True))

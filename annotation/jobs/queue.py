@@ -23,7 +23,7 @@ import logging
 import math
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -79,7 +79,7 @@ def kind_of_task(name: str) -> str | None:
     return next((kind for kind, job in JOBS.items() if job.task == name), None)
 
 
-def pending_ttl(kind: str) -> int:
+def pending_ttl(kind: str | None) -> int:
     """Seconds a pending mark outlives its last sign of life. Its message is either waiting in the
     queue, or held by a worker (prefetched, or waiting for its countdown) which, if killed, leaves
     it to be delivered again once the visibility timeout has passed (found by a worker's restore,
@@ -88,7 +88,7 @@ def pending_ttl(kind: str) -> int:
     from publishing its ids for up to a minute after everything else had recovered. A message
     waiting longer in a backlog may be published twice meanwhile: the second run finds its results
     current and returns."""
-    return math.ceil(_seen_again() + _longest_wait(kind))
+    return math.ceil(_seen_again() + (_longest_wait(kind) if kind else 0))
 
 
 def _seen_again() -> float:
@@ -132,7 +132,7 @@ def countdown(kind: str, ids: list[int], delay: float | None = None) -> float | 
 
 
 def due(kind: str, ids: list[int]) -> list[int]:
-    """Those of ``ids`` whose work may start now (a task's first step, before :func:`release`): for
+    """Those of ``ids`` whose work may start now (part of a job's first step, :func:`start`): for
     a job with a ``spacing``, the others started less than that long ago, their message having
     waited the longest countdown only; they are published again to wait the rest."""
     spacing = _spacing(kind)
@@ -148,6 +148,23 @@ def due(kind: str, ids: list[int]) -> list[int]:
         release(kind, early, started=False)
         dispatch(kind, early)
     return [pk for pk in ids if pk not in early]
+
+
+def start(kind: str, ids: Iterable[int], stale: Callable[[list[int]], list[int]]) -> list[int]:
+    """A job's first step: those of ``ids`` whose work is to be done now, however often the message
+    naming them is delivered. kombu delivers an unacknowledged message again every visibility
+    timeout, also while a worker still runs it, and a worker at ``--concurrency=1`` runs its
+    prefetched copy after the first run has finished: each copy must find its work done. So the ids'
+    pending marks go first (a change from now on publishes anew), then ``stale`` keeps those whose
+    stored results were not computed from what they would read now (the job's own currency test, a
+    cheap read), and only then are those of a job with a ``spacing`` started too recently put off
+    (:func:`due`): a copy of a finished job is acknowledged, not published again. The start of the
+    rest is noted."""
+    ids = sorted(set(ids))
+    release(kind, ids, started=False)
+    todo = due(kind, stale(ids)) if ids else []
+    note_start(kind, todo)
+    return todo
 
 
 def note_start(kind: str, ids: Iterable[int], at: float | None = None) -> None:

@@ -20,6 +20,14 @@ id. A run that finds it held
 The lock expires ``TASK_LOCK_SECONDS`` after its last renewal; a heartbeat thread renews it while
 the task runs, so a task of minutes keeps it, and a worker killed mid-task leaves it for at most
 that long (less than the visibility timeout: the copy delivered again then runs).
+
+A copy may also arrive after its run has finished: a worker at ``--concurrency=1`` (the dashboards'
+in docker-compose) prefetches the copy delivered while it runs the message, and starts it once the
+lock is released. So a run that returns marks its task id done (``done_key``, for as long as copies
+may still be delivered: ``queue.pending_ttl``) and a copy of a done task is acknowledged without
+work. A run that raised, or whose worker was killed, marked nothing: its copy runs. Past that mark,
+or for another message naming unchanged work, each job finds its results current and computes
+nothing (``queue.start``).
 Without Redis (eager tasks, no ``REDIS_URL``) nothing is locked: one thread runs everything.
 """
 import hashlib
@@ -44,6 +52,29 @@ def _redis():
     if client is None:
         client = _clients[settings.REDIS_URL] = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=5)
     return client
+
+
+def done_key(task_id: str) -> str:
+    return f"pyramid:done:{task_id}"
+
+
+def _done(task_id: str) -> bool:
+    import redis.exceptions
+
+    try:
+        return bool(task_id) and bool(_redis().exists(done_key(task_id)))
+    except redis.exceptions.RedisError:
+        return False   # then the job's own currency test decides
+
+
+def _mark_done(name: str, task_id: str) -> None:
+    import redis.exceptions
+
+    kind = queue.kind_of_task(name)
+    try:
+        _redis().set(done_key(task_id), 1, ex=queue.pending_ttl(kind))
+    except redis.exceptions.RedisError:
+        log.warning("could not mark %s[%s] done (Redis unreachable): a copy tests its state", name, task_id)
 
 
 def lock_key(name: str, args) -> str:
@@ -82,6 +113,9 @@ class RunsAlone(Task):
         import redis.exceptions
 
         task_id = self.request.id or ""
+        if _done(task_id):
+            log.info("%s[%s] is delivered again after it finished: this copy is skipped", self.name, task_id)
+            return None
         # thread_local=False: the heartbeat thread renews it with the token taken here
         lock = _redis().lock(lock_key(self.name, args), timeout=settings.TASK_LOCK_SECONDS, thread_local=False)
         try:
@@ -103,7 +137,10 @@ class RunsAlone(Task):
         heartbeat = _Heartbeat(lock)
         heartbeat.start()
         try:
-            return super().__call__(*args, **kwargs)
+            result = super().__call__(*args, **kwargs)
+            if task_id:
+                _mark_done(self.name, task_id)
+            return result
         finally:
             heartbeat.stopped.set()
             try:

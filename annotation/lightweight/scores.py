@@ -2,8 +2,9 @@
 
 - :func:`compute` reads a run's tasks and answers in a fixed number of queries and evaluates them
   with the run's settings (or overrides, for exports "what if").
-- :func:`recompute` stores the result (``LiteResult``) unless a newer one is there; it runs on a
-  Celery worker after every change (``annotation.lightweight.tasks``), in-process without Redis.
+- :func:`recompute` stores the result (``LiteResult``) unless a newer one is there; the job
+  (:func:`recompute_runs`) calls it for runs whose result is not current, on a Celery worker after
+  every change (``annotation.lightweight.tasks``), in-process without Redis.
 - :func:`rows` gives the export levels (summary, system, worker, label) as the command line, the
   API and the pages show them; :func:`export_rows` adds which answers were counted (the run's
   ``verified_only``: all answers, or only those whose completion code the platform confirmed) and,
@@ -120,6 +121,27 @@ def payload(result: Result) -> dict:
     }
 
 
+def stored_settings(run: LightweightPyramid) -> dict:
+    """The run's settings as its result stores them (JSON), with which answers are counted."""
+    values = {k: getattr(v, "value", v) for k, v in asdict(settings_of(run)).items()}
+    return {**values, "verified_only": run.verified_only}
+
+
+def is_current(run: LightweightPyramid, result: LiteResult | None) -> bool:
+    """Was ``result`` computed from the run's revision and today's settings? (A setting changed
+    without a new revision makes it stale too.)"""
+    return result is not None and (result.revision, result.settings) == (run.revision, stored_settings(run))
+
+
+def stale_among(run_ids) -> list[int]:
+    """Those of these runs whose stored result is missing or not current."""
+    ids = list(run_ids)
+    stored = LiteResult.objects.filter(pyramid_id__in=ids).only("pyramid_id", "revision", "settings")
+    results = {r.pyramid_id: r for r in stored}
+    runs = LightweightPyramid.objects.filter(pk__in=ids).order_by("pk")
+    return [run.pk for run in runs if not is_current(run, results.get(run.pk))]
+
+
 def recompute(run_id: int) -> bool:
     """Compute and store a run's scores; False when the run is gone or a newer result is stored."""
     run = LightweightPyramid.objects.filter(pk=run_id).first()
@@ -130,8 +152,7 @@ def recompute(run_id: int) -> bool:
     data = payload(compute(run, settings, run.verified_only))
     data["counted"] = COUNTED[run.verified_only]
     data["unverified"] = unverified(run).count()
-    values = {"revision": revision, "payload": data, "settings": {
-        **{k: getattr(v, "value", v) for k, v in asdict(settings).items()}, "verified_only": run.verified_only}}
+    values = {"revision": revision, "payload": data, "settings": stored_settings(run)}
     updated = LiteResult.objects.filter(pyramid_id=run_id, revision__lte=revision).update(**values)
     if updated:
         return True
@@ -148,11 +169,12 @@ def stored(run: LightweightPyramid) -> tuple[dict | None, bool]:
     result = LiteResult.objects.filter(pyramid=run).first()
     if result is None:
         return None, False
-    return result.payload, result.revision == run.revision
+    return result.payload, is_current(run, result)
 
 
 def recompute_runs(run_ids) -> int:
     """The lightweight job's work (the Celery task ``annotation.recompute_lightweight``, or the
-    in-process runner): the runs are released first, so changes from now on publish anew."""
-    queue.release(PENDING_KIND, run_ids)
-    return sum(recompute(pk) for pk in run_ids)
+    in-process runner): the runs are released first, so changes from now on publish anew; only
+    those whose result is not current are computed (``stale_among``: a copy of a message delivered
+    again, or another message for an unchanged run, computes nothing)."""
+    return sum(recompute(pk) for pk in queue.start(PENDING_KIND, run_ids, stale_among))

@@ -5,7 +5,6 @@ calls the same service function after the commit that made the run stale.
 """
 from celery import shared_task
 from celery.signals import worker_ready
-from django.db.models import F, Q
 
 from annotation.jobs.task_lock import RunsAlone
 from annotation.lightweight.models import LightweightPyramid
@@ -20,9 +19,8 @@ def recompute_lightweight(run_ids: list[int]) -> int:
 
 @shared_task(name="annotation.recompute_stale_lightweight")
 def recompute_stale_lightweight() -> int:
-    """Runs whose stored scores lag behind their revision (or are missing) are enqueued."""
-    ids = list(LightweightPyramid.objects.filter(Q(result__isnull=True) | Q(result__revision__lt=F("revision")))
-               .values_list("id", flat=True))
+    """Runs whose stored scores are missing or not current (``scores.stale_among``) are enqueued."""
+    ids = scores.stale_among(LightweightPyramid.objects.values_list("id", flat=True))
     schedule(ids)
     return len(ids)
 

@@ -141,17 +141,28 @@ def recompute_annotations(annotation_ids: Iterable[int]) -> int:
     return _store_scores(results)
 
 
-def recompute_topics(topic_ids: Iterable[int]) -> int:
-    """Compute and store the agreement figures of these topics (those not current; those computed
-    less than ``AGREEMENT_SPACING_SECONDS`` ago are put off: ``queue.due``); returns how many were written."""
-    ids = queue.due("topic", list(topic_ids))
-    queue.release("topic", ids)
+def stale_topics_among(topic_ids: Iterable[int]) -> list[int]:
+    """Those of these topics whose stored agreement is missing or from another revision."""
+    ids = list(topic_ids)
     current = dict(TopicAgreement.objects.filter(topic_id__in=ids).values_list("topic_id", "topic_revision"))
-    stale = [topic for topic in Topic.objects.filter(pk__in=ids).select_related("dataset") if current.get(topic.pk) != topic.revision]
+    revisions = Topic.objects.filter(pk__in=ids).order_by("pk").values_list("id", "revision")
+    return [pk for pk, revision in revisions if current.get(pk) != revision]
+
+
+def recompute_topics(topic_ids: Iterable[int]) -> int:
+    """Compute and store the agreement figures of these topics (those not current:
+    ``stale_topics_among``; those computed less than ``AGREEMENT_SPACING_SECONDS`` ago are put off:
+    ``queue.start``); returns how many were written. Their datasets' dashboards are scheduled
+    whatever was computed: a dashboard also reads what no topic revision counts (an annotation
+    finished, a pyramid created), is computed from the data, not from the agreement stored here,
+    and tests its own currency (``snapshots.recompute_datasets``)."""
+    ids = sorted(set(topic_ids))
+    stale = list(Topic.objects.filter(pk__in=queue.start("topic", ids, stale_topics_among)).select_related("dataset"))
+    written = 0
     # One computation per convention for all of them (an import makes every topic stale at once);
     # a topic without a peer annotated twice has no row.
-    rows = {convention: {(row["dataset"], row["topic"]): row for row in rows} for convention, rows in agreement_rows_by_convention(stale, Convention).items()}
-    written = 0
+    found = agreement_rows_by_convention(stale, Convention) if stale else {}
+    rows = {convention: {(row["dataset"], row["topic"]): row for row in rows} for convention, rows in found.items()}
     for topic in stale:
         revision = topic.revision
         values = {convention.value: rows[convention].get((topic.dataset.name, topic.external_id)) for convention in Convention}

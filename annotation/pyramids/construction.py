@@ -199,18 +199,14 @@ _OWN_PYRAMIDS = Count("pyramids", filter=Q(pyramids__pyramid_adjudication__isnul
 
 
 def recompute_topics(topic_ids: Iterable[int]) -> int:
-    """Compute and store the construction agreement of these topics (those not current); a topic
-    with fewer than two comparable pyramids keeps no row (those computed less than
-    ``AGREEMENT_SPACING_SECONDS`` ago are put off: ``queue.due``). Returns how many rows were written."""
-    ids = queue.due("construction", list(topic_ids))
-    queue.release("construction", ids)
+    """Compute and store the construction agreement of these topics (those not current:
+    ``stale_among``); a topic with fewer than two comparable pyramids keeps no row (those computed
+    less than ``AGREEMENT_SPACING_SECONDS`` ago are put off: ``queue.start``). Returns how many rows
+    were written."""
+    ids = queue.start("construction", topic_ids, stale_among)
     stored = {a.topic_id: a for a in PyramidAgreement.objects.filter(topic_id__in=ids)}
-    # A topic with fewer than two pyramids and no stored row has nothing to compare nor to remove:
-    # one query for all of them (a builder's edit of a topic's only pyramid published this job
-    # after every save, and each read the topic's pyramids and deleted nothing).
-    several = Topic.objects.filter(pk__in=ids).annotate(n=_OWN_PYRAMIDS).filter(n__gte=2).values_list("id", flat=True)
     written = 0
-    for topic in Topic.objects.filter(pk__in=set(several) | set(stored)).order_by("pk"):   # the revision is read before the data
+    for topic in Topic.objects.filter(pk__in=ids).order_by("pk"):   # the revision is read before the data
         previous = stored.get(topic.pk)
         if previous is not None and previous.topic_revision == topic.revision:
             continue
@@ -220,6 +216,19 @@ def recompute_topics(topic_ids: Iterable[int]) -> int:
             continue
         written += _store(topic, topic.revision, values, revisions)
     return written
+
+
+def stale_among(topic_ids: Iterable[int]) -> list[int]:
+    """Those of these topics whose stored row lags behind their revision, or that have two pyramids
+    or more and no row yet (a topic with fewer than two pyramids and no row has nothing to compare
+    nor to remove: one query for all of them, as a builder's edit of a topic's only pyramid
+    publishes this job after every save)."""
+    ids = list(topic_ids)
+    several = set(Topic.objects.filter(pk__in=ids).annotate(n=_OWN_PYRAMIDS).filter(n__gte=2)
+                  .values_list("pk", flat=True))
+    agreed = dict(PyramidAgreement.objects.filter(topic_id__in=ids).values_list("topic_id", "topic_revision"))
+    revisions = Topic.objects.filter(pk__in=several | set(agreed)).values_list("id", "revision")
+    return sorted(pk for pk, revision in revisions if agreed.get(pk) != revision)
 
 
 def stale_topics() -> list[int]:

@@ -1,7 +1,10 @@
-"""A Celery worker whose runs of one recomputation take SLOW_SECONDS longer (the fault tests' stand-in
+"""A Celery worker whose runs of one computation take SLOW_SECONDS longer (the fault tests' stand-in
 for a meta-evaluation of minutes; the scale tests' for two workers running the same scores), each run
 appended to RUNS_LOG as a JSON line (``start``/``end``, process id, the ids, time). SLOW_FUNCTION
-names the service function the task looks up when it runs (``module:name``; default: the dashboards').
+names the function looked up when it runs (``module:name``), called with a list of ids or with one
+model instance (its id is recorded). Default: the computation of a dashboard's figures, which a
+job runs only for a dataset whose snapshot is not current: a run recorded is a full run, a copy of
+a message that finds its work done records nothing.
 Arguments: Celery's command line after ``celery``.
 
     python tests/faults/slow_worker.py -A pyramid_app worker -Q dashboards ...
@@ -22,7 +25,8 @@ django.setup()
 
 from celery.__main__ import main  # noqa: E402
 
-module_name, function_name = os.environ.get("SLOW_FUNCTION", "annotation.dashboards.snapshots:recompute_datasets").split(":")
+DEFAULT = "annotation.dashboards.snapshots:compute_payload"
+module_name, function_name = os.environ.get("SLOW_FUNCTION", DEFAULT).split(":")
 module = importlib.import_module(module_name)
 original = getattr(module, function_name)
 
@@ -32,11 +36,11 @@ def record(event: str, ids: list[int]) -> None:
         log.write(json.dumps({"event": event, "pid": os.getpid(), "ids": ids, "at": time.time()}) + "\n")
 
 
-def slow(ids_given):
-    ids = sorted(ids_given)
+def slow(given, *args, **kwargs):
+    ids = [given.pk] if hasattr(given, "pk") else sorted(given)
     record("start", ids)
     try:
-        done = original(ids)
+        done = original(given, *args, **kwargs)
         time.sleep(float(os.environ["SLOW_SECONDS"]))
         return done
     finally:

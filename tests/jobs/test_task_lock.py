@@ -1,7 +1,8 @@
 """With Redis: a recomputation never runs twice at once (annotation/jobs/task_lock.py). A copy of the
 running message delivered again is skipped, also after the lock's own lifetime (the heartbeat
-renews it); a newer request for the same work is retried for as long as the first runs, its ids kept
-marked pending meanwhile; a lock left by a killed worker expires."""
+renews it); a copy delivered after its run finished is skipped, one of a run that failed or was
+killed runs; a newer request for the same work is retried for as long as the first runs, its ids
+kept marked pending meanwhile; a lock left by a killed worker expires."""
 import threading
 import time
 
@@ -45,7 +46,8 @@ def service(monkeypatch, settings):
     settings.TASK_LOCK_SECONDS = 1  # renewed every third of a second while the task runs
     blocked = Blocked()
     monkeypatch.setattr(recompute, "recompute_annotations", blocked)  # the task looks it up when it runs
-    task_lock._redis().delete(task_lock.lock_key(tasks.recompute_scores.name, ([7, 8],)))
+    task_lock._redis().delete(task_lock.lock_key(tasks.recompute_scores.name, ([7, 8],)),
+                              *[task_lock.done_key(f"task-{x}") for x in "abcd"])
     yield blocked
     blocked.release.set()
 
@@ -60,8 +62,34 @@ def test_a_copy_delivered_again_while_the_task_runs_is_skipped_even_past_the_loc
     service.release.set()
     first.join(10)
     assert not task_lock._redis().exists(task_lock.lock_key(tasks.recompute_scores.name, ([7, 8],)))  # released
-    assert run_as_worker(tasks.recompute_scores, "task-a", [7, 8]) == 2  # once done, the work can run again
+    assert run_as_worker(tasks.recompute_scores, "task-d", [7, 8]) == 2  # once done, a new request can run
     assert service.runs == [[7, 8], [7, 8]]
+
+
+def test_a_copy_delivered_after_its_run_finished_is_skipped(service):
+    """A worker at --concurrency=1 prefetches the copy delivered again while it runs a message, and
+    starts it once the run released its lock: the copy of a finished task does no work (issue 31)."""
+    service.release.set()
+    assert run_as_worker(tasks.recompute_scores, "task-a", [7, 8]) == 2
+    assert run_as_worker(tasks.recompute_scores, "task-a", [7, 8]) is None
+    assert run_as_worker(tasks.recompute_scores, "task-a", [7, 8], retries=1) is None
+    assert service.runs == [[7, 8]]
+    ttl = task_lock._redis().ttl(task_lock.done_key("task-a"))
+    assert 0 < ttl <= queue.pending_ttl("annotation")   # for as long as copies may be delivered, no longer
+
+
+def test_a_copy_of_a_run_that_failed_runs(service, monkeypatch):
+    """A run that raised completed nothing: its copy runs (as a killed worker's, below)."""
+    def failing(ids):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(recompute, "recompute_annotations", failing)
+    with pytest.raises(RuntimeError):
+        run_as_worker(tasks.recompute_scores, "task-a", [7, 8])
+    monkeypatch.setattr(recompute, "recompute_annotations", service)
+    service.release.set()
+    assert run_as_worker(tasks.recompute_scores, "task-a", [7, 8]) == 2
+    assert service.runs == [[7, 8]]
 
 
 @pytest.fixture
