@@ -240,7 +240,8 @@ def align_contributors(a: SpanPyramid, b: SpanPyramid, threshold: float = DEFAUL
                          _label_overlap(labels_a[ca[i][0][0]], labels_b[cb[j][0][0]]))
                 for (i, j), (_, units) in eligible.items()}
     matched = max_weight_matching(combine(criteria, min(len(ca), len(cb))))
-    aligned = tuple(sorted((AlignedContributor(ca[i][0], cb[j][0], eligible[i, j][0], ca[i][1].references | cb[j][1].references)
+    aligned = tuple(sorted((AlignedContributor(ca[i][0], cb[j][0], eligible[i, j][0],
+                                               ca[i][1].references | cb[j][1].references)
                             for i, j in matched), key=lambda x: (x.a, x.b)))
     ia, ib = {i for i, _ in matched}, {j for _, j in matched}
     return ContributorAlignment(threshold, aligned,
@@ -350,8 +351,8 @@ def align_scus(a: SpanPyramid, b: SpanPyramid, alignment: ContributorAlignment) 
     criteria = {(i, j): (n, alignment.affinity.get((sa[i].uid, sb[j].uid), 0), _label_overlap(sa[i].label, sb[j].label))
                 for (i, j), n in shared.items()}
     matched = max_weight_matching(combine(criteria, min(len(sa), len(sb))))
-    pairs = tuple(sorted((MatchedSCU(sa[i].uid, sb[j].uid, shared[i, j], len(sa[i].contributors), len(sb[j].contributors))
-                          for i, j in matched), key=lambda m: (m.a, m.b)))
+    pairs = tuple(sorted((MatchedSCU(sa[i].uid, sb[j].uid, shared[i, j], len(sa[i].contributors),
+                                     len(sb[j].contributors)) for i, j in matched), key=lambda m: (m.a, m.b)))
     ma, mb = {m.a for m in pairs}, {m.b for m in pairs}
     return SCUAlignment(pairs, tuple(sorted(s.uid for s in sa if s.uid not in ma)),
                         tuple(sorted(s.uid for s in sb if s.uid not in mb)))

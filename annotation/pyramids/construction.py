@@ -67,7 +67,8 @@ def stored_span_pyramids(pyramids: list[Pyramid]) -> tuple[dict[int, SpanPyramid
     uids: dict[int, list[int]] = defaultdict(list)
     labels: dict[tuple[int, int], str] = {}
     for pyramid_id, uid, label, contributor_id in Pyramid.objects.filter(pk__in=ids).order_by(
-            "pk", "scus__uid", "scus__contributors__id").values_list("pk", "scus__uid", "scus__label", "scus__contributors__id"):
+            "pk", "scus__uid", "scus__contributors__id").values_list(
+            "pk", "scus__uid", "scus__label", "scus__contributors__id"):
         if uid is None:
             continue
         if not uids[pyramid_id] or uids[pyramid_id][-1] != uid:
@@ -156,7 +157,8 @@ def compute(topic: Topic, previous: PyramidAgreement | None = None) -> tuple[dic
     if len(pyramids) < 2:
         return None, revisions
     if not compared:
-        return {"threshold": THRESHOLD, "algorithm": ALGORITHM, "pairs": [], "pyramids": [], "left_out": [pyramid_name(p) for p in pyramids],
+        return {"threshold": THRESHOLD, "algorithm": ALGORITHM, "pairs": [], "pyramids": [],
+                "left_out": [pyramid_name(p) for p in pyramids],
                 "reason": "no two pyramids are built from the same references"}, revisions
     reusable = {}
     if previous is not None and previous.pyramid_revisions == revisions and _same_algorithm(previous.values):
@@ -241,7 +243,8 @@ def stale_topics() -> list[int]:
     computed by another algorithm or threshold, and topics with a stored row but fewer pyramids now
     (their row goes)."""
     several = dict(Topic.objects.annotate(n=_OWN_PYRAMIDS).filter(n__gte=2).values_list("id", "revision"))
-    rows = list(PyramidAgreement.objects.values_list("topic_id", "topic_revision", "values__threshold", "values__algorithm"))
+    rows = list(PyramidAgreement.objects.values_list(
+        "topic_id", "topic_revision", "values__threshold", "values__algorithm"))
     agreed = {pk: revision for pk, revision, threshold, algorithm in rows
               if _same_algorithm({"threshold": threshold, "algorithm": algorithm})}
     return sorted({pk for pk, revision in several.items() if agreed.get(pk) != revision}
@@ -256,7 +259,8 @@ PAIR_KEYS = (
     "together_both", "pairwise_precision", "pairwise_recall", "pairwise_f1", "bcubed_precision", "bcubed_recall",
     "bcubed_f1", "alpha", "alpha_reason", "scus_matched", "scus_identical", "weight_n", "weight_equal_share",
     "weight_mad", "weight_pearson", "weight_spearman", "contributor_weight_n", "contributor_weight_equal_share",
-    "contributor_weight_mad", "contributor_weight_pearson", "contributor_weight_spearman", "score_peers", "score_pearson", "score_ci_low", "score_ci_high",
+    "contributor_weight_mad", "contributor_weight_pearson", "contributor_weight_spearman", "score_peers",
+    "score_pearson", "score_ci_low", "score_ci_high",
     "score_pearson_reason", "score_mad", "score_above_noise", "noise", "current", "computed_at",
 )
 SCU_KEYS = ("dataset", "topic", "pyramid_a", "pyramid_b", "kind", "uid_a", "label_a", "weight_a", "uid_b", "label_b",

@@ -41,8 +41,9 @@ def store(pyramids, tag):
             scu = SCU.objects.create(pyramid=pyramid, uid=s.uid, label=s.label)
             for c in s.contributors:   # (the rows only: the spans are valid by construction, and this is faster)
                 contributor = Contributor.objects.create(scu=scu, reference=refs[c.spans[0].reference])
-                ContributorPart.objects.bulk_create(ContributorPart(contributor=contributor, reference=contributor.reference,
-                                                                    start=x.start, end=x.end) for x in c.spans)
+                ContributorPart.objects.bulk_create(
+                    ContributorPart(contributor=contributor, reference=contributor.reference, start=x.start, end=x.end)
+                    for x in c.spans)
         out[p.name] = pyramid
     return topic, out
 
@@ -62,12 +63,14 @@ def stored_in_content(topic, pyramids, spans):
                    for pk, pyramid_id, uid in Contributor.objects.filter(scu__pyramid__topic=topic).values_list(
                        "pk", "scu__pyramid_id", "scu__uid")}
     alignment = pair.pop("scu_alignment")
-    figures = {k: v for k, v in pair.items() if k not in ("a", "b", "a_name", "b_name", "aligned_contributors", "scores")}
+    names = ("a", "b", "a_name", "b_name", "aligned_contributors", "scores")
+    figures = {k: v for k, v in pair.items() if k not in names}
     return figures | {
         "matched_scus": sorted((ka[a], kb[b], shared, wa, wb) for a, b, shared, wa, wb in alignment["matched"]),
         "unmatched_scus_a": sorted((ka[u], w) for u, w in alignment["unmatched_a"]),
         "unmatched_scus_b": sorted((kb[u], w) for u, w in alignment["unmatched_b"]),
-        "aligned_contributors": sorted((contributor[a], contributor[b], dice) for a, b, dice in pair["aligned_contributors"]),
+        "aligned_contributors": sorted((contributor[a], contributor[b], dice)
+                                       for a, b, dice in pair["aligned_contributors"]),
     }
 
 
@@ -75,7 +78,8 @@ def adjudication_in_content(pyramids, spans):
     """The adjudication items, SCUs named by content."""
     ka, kb = scu_content(spans["A"]), scu_content(spans["B"])
     items = adjudication.compare(pyramids["A"], pyramids["B"]).items
-    return sorted((i.kind, ka.get(i.uid_a), kb.get(i.uid_b), i.agreed, tuple(i.differences), len(i.elsewhere)) for i in items)
+    return sorted((i.kind, ka.get(i.uid_a), kb.get(i.uid_b), i.agreed, tuple(i.differences), len(i.elsewhere))
+                  for i in items)
 
 
 @settings(max_examples=8, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -101,7 +105,8 @@ def test_stored_figures_and_adjudication_do_not_depend_on_numbering(pair, rnd):
     pure = construction._figures(compare(a, b))
     assert {k: first[k] for k in pure} == pure
     ka, kb = scu_content(a), scu_content(b)
-    assert first["matched_scus"] == sorted((ka[m.a], kb[m.b], m.shared, m.weight_a, m.weight_b) for m in compare(a, b).scus.matched)
+    assert first["matched_scus"] == sorted((ka[m.a], kb[m.b], m.shared, m.weight_a, m.weight_b)
+                                           for m in compare(a, b).scus.matched)
     assert sorted((kind, sa, sb) for kind, sa, sb, *_ in items if kind == "matched") == \
         sorted(("matched", sa, sb) for sa, sb, *_ in first["matched_scus"])
 
@@ -112,7 +117,9 @@ def test_contributor_weights_are_stored_and_exported():
     b = span_pyramid("B", ["R0", "R1"], [(2, "", [[("R0", 0, 8)]]), (3, "", [[("R1", 0, 8)]])])
     topic, _ = store([a, b], "w")
     assert construction.recompute_topics([topic.pk]) == 1
-    rows, columns = construction.table_rows(construction.stored(Topic.objects.filter(pk=topic.pk)), "pairs", Convention.NIST)
+    stored = construction.stored(Topic.objects.filter(pk=topic.pk))
+    rows, columns = construction.table_rows(stored, "pairs", Convention.NIST)
     # items R0 and R1: weight 2 in A, 1 in B -> none equal, mean absolute difference 1
-    assert [(r["contributor_weight_n"], r["contributor_weight_equal_share"], r["contributor_weight_mad"]) for r in rows] == [(2, 0.0, 1.0)]
+    assert [(r["contributor_weight_n"], r["contributor_weight_equal_share"], r["contributor_weight_mad"])
+            for r in rows] == [(2, 0.0, 1.0)]
     assert {"contributor_weight_n", "contributor_weight_mad"} <= set(columns)

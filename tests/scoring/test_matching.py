@@ -42,7 +42,8 @@ def test_ties_follow_the_numbering_given_and_nothing_else():
     assert first in ([(0, 0), (1, 1)], [(0, 1), (1, 0)])
     assert max_weight_matching(dict(reversed(list(weights.items())))) == first
     # a later criterion breaks the tie
-    assert max_weight_matching(combine({(0, 0): (5, 0), (1, 1): (5, 0), (0, 1): (5, 1), (1, 0): (5, 1)}, 2)) == [(0, 1), (1, 0)]
+    criteria = {(0, 0): (5, 0), (1, 1): (5, 0), (0, 1): (5, 1), (1, 0): (5, 1)}
+    assert max_weight_matching(combine(criteria, 2)) == [(0, 1), (1, 0)]
 
 
 def test_large_integers_stay_exact():

@@ -459,8 +459,10 @@ def test_the_same_characters_in_two_scus_go_with_the_scu_that_agrees():
 
     for uid1, uid2 in ((1, 2), (2, 1)):
         r = build(uid1, uid2)
-        assert {(x.a, x.b) for x in r.contributors.aligned} == {((uid1, 0), (7, 0)), ((uid1, 1), (7, 1)), ((uid2, 1), (8, 0))}
-        assert (r.clustering.pairwise_precision, r.clustering.pairwise_recall) == (1, 1)   # the one pair together: in both
+        assert {(x.a, x.b) for x in r.contributors.aligned} == {((uid1, 0), (7, 0)), ((uid1, 1), (7, 1)),
+                                                                ((uid2, 1), (8, 0))}
+        # the one pair together, in both
+        assert (r.clustering.pairwise_precision, r.clustering.pairwise_recall) == (1, 1)
         assert r.scus.identical == 1 and r.contributors.unmatched_a == ((uid2, 0),)
 
 
@@ -469,7 +471,8 @@ def test_an_scu_sharing_one_contributor_with_each_of_two_goes_to_the_one_with_it
     # SCU matchings. The label decides (Y2 shares X's words), whatever the uids and order.
     for uids in ((1, 2), (2, 1)):
         a = span_pyramid("A", ["R0", "R1"], [(5, "volume and mass", [[("R0", 0, 8)], [("R1", 0, 8)]])])
-        b = span_pyramid("B", ["R0", "R1"], [(uids[0], "color", [[("R0", 0, 8)]]), (uids[1], "mass and volume", [[("R1", 0, 8)]])])
+        b = span_pyramid("B", ["R0", "R1"], [(uids[0], "color", [[("R0", 0, 8)]]),
+                                             (uids[1], "mass and volume", [[("R1", 0, 8)]])])
         r = compare(a, b)
         assert [(m.a, m.b, m.shared) for m in r.scus.matched] == [(5, uids[1], 1)]
         assert r.scus.unmatched_b == (uids[0],)
@@ -518,7 +521,8 @@ def test_ties_go_to_the_alignment_whose_scus_agree_most(pair):
     r = compare(a, b)
     index_a, index_b = {k: i for i, (k, _) in enumerate(ca)}, {k: j for j, (k, _) in enumerate(cb)}
     taken = [(index_a[x.a], index_b[x.b]) for x in r.contributors.aligned]
-    assert (round(sum(eligible[p] for p in taken), 9), sum(affinity[ca[i][0][0], cb[j][0][0]] - 1 for i, j in taken)) == best
+    assert (round(sum(eligible[p] for p in taken), 9),
+            sum(affinity[ca[i][0][0], cb[j][0][0]] - 1 for i, j in taken)) == best
 
 
 MATTER_UIDS_SWAPPED = {106: 110, 110: 106}

@@ -534,7 +534,8 @@ def test_a_difference_of_exactly_the_noise_is_not_flagged_on_the_peer_page(datas
         def scored(annotations, convention):
             annotations = list(annotations)
             out = real(annotations, convention)
-            return out | {a.pk: dataclasses.replace(out[a.pk], modified=values[a.annotator.username]) for a in annotations}
+            return out | {a.pk: dataclasses.replace(out[a.pk], modified=values[a.annotator.username])
+                          for a in annotations}
         return scored
 
     url = reverse("dashboards:agreement_peer", args=[dataset.pk, "T1", "3"])
