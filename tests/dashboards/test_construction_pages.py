@@ -169,3 +169,4 @@ def test_the_drill_down_shows_the_weights_per_aligned_contributor(setup):
                                       {"pair": f"{p1.pk}-{p2.pk}"}).content.decode()
     shown = html.split("data-contributor-weights>")[1].split("</dd>")[0]
     assert "0.00 of 6 aligned contributors" in shown and "mean absolute difference 1.33" in shown
+    assert "A is the first of each pair, by its builder's name" in html
