@@ -107,7 +107,7 @@ def _scores(pyramid_ids: list[int]) -> dict[str, dict[int, dict[int, float | Non
 
 
 def _figures(pair: PairAgreement) -> dict:
-    c, s, w = pair.clustering, pair.scus, pair.weights
+    c, s = pair.clustering, pair.scus
     return {
         "scus_a": pair.scus_a, "scus_b": pair.scus_b, "contributors_a": pair.contributors_a, "contributors_b": pair.contributors_b,
         "aligned": len(pair.contributors.aligned), "unmatched_a": len(pair.contributors.unmatched_a),
@@ -117,14 +117,13 @@ def _figures(pair: PairAgreement) -> dict:
         "bcubed_precision": c.bcubed_precision, "bcubed_recall": c.bcubed_recall, "bcubed_f1": c.bcubed_f1,
         "alpha": c.alpha.value, "alpha_reason": c.alpha.reason, "reason": c.reason,
         "scus_matched": len(s.matched), "scus_identical": s.identical,
-        "weight_n": w.n, "weight_equal_share": w.exact_share, "weight_mad": w.mean_abs_difference,
-        "weight_pearson": w.pearson.value, "weight_spearman": w.spearman.value,
-    } | {f"contributor_weight_{k}": v for k, v in _weight_figures(pair.contributor_weights).items()}
+    } | _weight_figures("weight", pair.weights) | _weight_figures("contributor_weight", pair.contributor_weights)
 
 
-def _weight_figures(w) -> dict:
-    return {"n": w.n, "equal_share": w.exact_share, "mad": w.mean_abs_difference, "pearson": w.pearson.value,
-            "spearman": w.spearman.value}
+def _weight_figures(prefix: str, w) -> dict:
+    """Weight agreement of matched SCUs (``weight_*``) or of aligned contributors (``contributor_weight_*``)."""
+    return {f"{prefix}_n": w.n, f"{prefix}_equal_share": w.exact_share, f"{prefix}_mad": w.mean_abs_difference,
+            f"{prefix}_pearson": w.pearson.value, f"{prefix}_spearman": w.spearman.value}
 
 
 def _construction(a: Pyramid, b: Pyramid, spans: dict, keys: dict, weights: dict) -> dict:
