@@ -564,3 +564,31 @@ def test_weights_per_aligned_contributor_need_no_scu_matching():
     w = compare(a, b).contributor_weights
     assert (w.n, w.exact_share, w.mean_abs_difference) == (3, 0.0, pytest.approx(4 / 3))
     assert w.pearson.value is None   # A's weights are constant
+
+
+def _figures_of_a_pair(r, swapped=False):
+    """The figures of one comparison; ``swapped``: of the comparison with A and B exchanged, written
+    as the other's (precision and recall exchanged, the rest the same)."""
+    c, w = r.clustering, r.weights
+    pr = [(c.pairwise_precision, c.pairwise_recall), (c.bcubed_precision, c.bcubed_recall)]
+    if swapped:
+        pr = [(y, x) for x, y in pr]
+    return (len(r.contributors.aligned), c.pairs, c.together_both, pr, c.pairwise_f1, c.bcubed_f1,
+            c.alpha.value, len(r.scus.matched), r.scus.identical, w.exact_share, w.mean_abs_difference,
+            r.contributor_weights.exact_share, r.contributor_weights.mean_abs_difference)
+
+
+@pytest.mark.realdata
+def test_matter_figures_do_not_depend_on_the_order_of_the_files(matter):
+    """The files in the reverse order, renumbered: the texts are another file's copies (the spans
+    move onto them), every pair is compared with A and B exchanged, and uids and the order of SCUs,
+    contributors and parts are another: the same figures, precision and recall exchanged. (Not how many aligned contributors cover exactly the same characters: moved
+    onto other copies of the texts, spans that differed by a space may coincide, or the reverse.)"""
+    from annotation.pyramids.agreement_inputs import span_pyramids
+
+    parsed, spans = matter
+    rnd = random.Random(7)
+    other = {p.name: renumbered(p, rnd) for p in span_pyramids(list(reversed(parsed)))}
+    assert parsed[-1][1].references[0].text != parsed[0][1].references[0].text   # other copies of the texts
+    for (na, nb), expected in pairwise(spans).items():
+        assert _figures_of_a_pair(compare(other[nb], other[na]), swapped=True) == _figures_of_a_pair(expected), (na, nb)
