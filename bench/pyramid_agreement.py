@@ -28,8 +28,8 @@ from scoring.model import Convention  # noqa: E402
 from scoring.pyramid_agreement import pairwise, score_agreement  # noqa: E402
 from scoring.scores import reference_annotation, score_reference  # noqa: E402
 
-MATTER = ("12_10_09_MATTER.pyr", "Becky_MATTER.pyr", "Yinghui_12_10_09_MATTER.pyr",
-          "IA/12_10_09_MATTER_fixed.pyr", "IA/Yinghui_12_10_09_MATTER_fixed.pyr")
+MATTER = ("12_10_09_MATTER.pyr", "Becky_MATTER.pyr", "IA/12_10_09_MATTER_fixed.pyr",
+          "IA/Yinghui_12_10_09_MATTER_fixed.pyr", "Yinghui_12_10_09_MATTER.pyr")
 OTHER_THRESHOLDS = (0.25, 0.75)
 
 
@@ -62,7 +62,8 @@ def main():
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, Python {platform.python_version()}")
     started = time.perf_counter()
     named = []
-    for name in args.files:
+    # In path order, as import_pyramid_set numbers them and the stored pairs take them: A is the first of a pair.
+    for name in sorted(args.files):
         parsed, report = parse_pyramid((folder / name).read_bytes())
         named.append((short(name), parsed))
         weights = Counter(len(s.contributors) for s in parsed.scus)
@@ -71,32 +72,36 @@ def main():
               + (f"  ({len(report.messages())} reader messages)" if report.messages() else ""))
     spans = span_pyramids(named)
     results = pairwise(spans, args.threshold)
-    print(f"\nthreshold {args.threshold} (character-overlap Dice of two contributors); A = first of the pair, B = second\n")
-    print(f"{'A':20} {'B':26} {'aligned/A/B':>11} {'unm A/B':7} {'Dice':>4} {'=':>3} | {'pair P/R/F1':>17} {'pairs':>5} | "
-          f"{'B3 P/R/F1':>17} | {'alpha':>5} | {'SCUs A/B matched ident':>22} | {'w =':>4} {'MAD':>5} {'r':>5} {'rho':>5}")
+    print(f"\nthreshold {args.threshold} (character-overlap Dice of two contributors); "
+          "A = first of the pair in path order, B = second\n")
+    print(f"{'A':26} {'B':26} {'aligned/A/B':>11} {'unm A/B':7} {'Dice':>4} {'=':>3} | {'pair P/R/F1':>17} "
+          f"{'pairs':>5} | {'B3 P/R/F1':>17} | {'alpha':>5} | {'SCUs A/B matched ident':>22} | "
+          f"{'w =':>4} {'MAD':>5} {'r':>5} {'rho':>5} | {'cw =':>4} {'cMAD':>5}")
     for (a, b), r in results.items():
-        c, s, w = r.clustering, r.scus, r.weights
-        print(f"{a:20} {b:26} {len(r.contributors.aligned):3}/{r.contributors_a:3}/{r.contributors_b:3} "
+        c, s, w, cw = r.clustering, r.scus, r.weights, r.contributor_weights
+        print(f"{a:26} {b:26} {len(r.contributors.aligned):3}/{r.contributors_a:3}/{r.contributors_b:3} "
               f"{len(r.contributors.unmatched_a):3}/{len(r.contributors.unmatched_b):<3} "
               f"{fmt(r.contributors.mean_dice, 2)} {r.contributors.exact:3} | "
               f"{fmt(c.pairwise_precision, 2)}/{fmt(c.pairwise_recall, 2)}/{fmt(c.pairwise_f1)} {c.pairs:5} | "
               f"{fmt(c.bcubed_precision, 2)}/{fmt(c.bcubed_recall, 2)}/{fmt(c.bcubed_f1)} | {fmt(c.alpha.value, 2):>5} | "
               f"{r.scus_a:3}/{r.scus_b:3} {len(s.matched):7} {s.identical:5} | "
-              f"{fmt(w.exact_share, 2):>4} {fmt(w.mean_abs_difference, 2):>5} {fmt(w.pearson.value, 2):>5} {fmt(w.spearman.value, 2):>5}")
+              f"{fmt(w.exact_share, 2):>4} {fmt(w.mean_abs_difference, 2):>5} {fmt(w.pearson.value, 2):>5} "
+              f"{fmt(w.spearman.value, 2):>5} | "
+              f"{fmt(cw.exact_share, 2):>4} {fmt(cw.mean_abs_difference, 2):>5}")
     print(f"\nother thresholds: aligned contributors and B-cubed F1 at {', '.join(map(str, OTHER_THRESHOLDS))}")
     others = {t: pairwise(spans, t) for t in OTHER_THRESHOLDS}
     for key in results:
-        print(f"{key[0]:20} {key[1]:26} " + "  ".join(
+        print(f"{key[0]:26} {key[1]:26} " + "  ".join(
             f"{t}: {len(others[t][key].contributors.aligned):3} {fmt(others[t][key].clustering.bcubed_f1)}" for t in OTHER_THRESHOLDS))
     print("\npractical test: each reference's modified score (NIST) against the pyramid of the other references")
     scores = {p.name: reference_scores(p) for p in spans}
     for p in spans:
         print(f"{p.name:28} " + "  ".join(f"{ref}: {fmt(v)}" for ref, v in scores[p.name].items()))
-    print(f"\n{'A':20} {'B':26} {'n':>2} {'Pearson r [95% CI]':>24} {'MAD':>6} {'> 0.06':>7}")
+    print(f"\n{'A':26} {'B':26} {'n':>2} {'Pearson r [95% CI]':>24} {'MAD':>6} {'> 0.06':>7}")
     for a, b in results:
         sa = score_agreement(scores[a], scores[b])
         ci = f"[{fmt(sa.pearson.ci_low, 2)}, {fmt(sa.pearson.ci_high, 2)}]"
-        print(f"{a:20} {b:26} {sa.n:2} {fmt(sa.pearson.value):>8} {ci:>15} {fmt(sa.mean_abs_difference):>6} "
+        print(f"{a:26} {b:26} {sa.n:2} {fmt(sa.pearson.value):>8} {ci:>15} {fmt(sa.mean_abs_difference):>6} "
               f"{sa.above_noise:3}/{sa.n:<3}")
     print(f"\n{time.perf_counter() - started:.1f} s")
 

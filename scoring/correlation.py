@@ -18,6 +18,15 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 NOISE = 0.06  # two independent annotations' scores differ by about this much (2007 paper, 4.2)
+_NOISE_DIGITS = 9   # differences are compared to NOISE rounded to 1e-9
+
+
+def above_noise(difference: float | None, noise: float = NOISE) -> bool:
+    """Whether a score difference (its sign ignored), or a mean absolute difference, exceeds the
+    method's own noise: the one rule every page, download and stored figure flags with. Compared
+    rounded to 1e-9, because float subtraction is not exact: |0.56 - 0.50| is 0.06000000000000005
+    and |0.36 - 0.30| is 0.06 (both 3/50), so a plain ``>`` would flag one and not the other."""
+    return difference is not None and round(abs(difference), _NOISE_DIGITS) > noise
 
 
 def _stats():

@@ -11,9 +11,8 @@ for every pair of n pyramids (:func:`pairwise`). Definitions, in the order they 
    (0 when they share no character; only characters of the same reference can be shared). Pairs
    with Dice >= ``threshold`` (default 0.5: one span may be up to three times the other when one
    contains the other) are eligible; the alignment is the one-to-one matching of eligible pairs
-   with the largest total Dice (Hungarian method, ``scipy.optimize.linear_sum_assignment``).
-   Contributors left without a partner are listed on each side. Contributors with identical
-   spans in two SCUs of one pyramid are indistinguishable here: which one is matched is arbitrary.
+   with the largest total Dice (Hungarian method, exact: :mod:`scoring.matching`). Contributors
+   left without a partner are listed on each side.
 2. **Clustering agreement** on the m aligned contributors ("items"); each pyramid clusters the
    items by SCU. Pyramid A is taken as the reference ("gold") side, so precision and recall swap
    when the pyramids do; F1 is symmetric.
@@ -41,10 +40,24 @@ for every pair of n pyramids (:func:`pairwise`). Definitions, in the order they 
    shared items (same weight, same contributors up to the alignment).
 4. **Weight agreement** of matched SCUs: weight = number of contributors (``docs/pyramid-method.md``);
    share of matches with equal weights, mean absolute difference, Pearson and Spearman
-   (:mod:`scoring.correlation`) with n.
+   (:mod:`scoring.correlation`) with n. The same per aligned contributor (the weights of its SCU
+   in A and in B), which needs no SCU matching.
 5. **Score agreement** (the practical test, :func:`score_agreement`): Pearson r with its 95%
    Fisher-z interval over the peers scored with both pyramids, mean absolute difference, and the
-   share of peers whose scores differ by more than :data:`scoring.correlation.NOISE` (0.06).
+   share of peers whose scores differ by more than :data:`scoring.correlation.NOISE` (0.06,
+   :func:`scoring.correlation.above_noise`).
+
+**Ties.** Every figure is a function of the pyramids' content (spans, labels) and of which side is
+A, never of SCU uids, of the order a file or a database lists SCUs and contributors in. Pyramids
+hold many equally good matchings (the same characters are a contributor of two SCUs; an SCU shares
+one contributor with each of two SCUs), so both matchings maximize several criteria in turn,
+exactly (:mod:`scoring.matching`): the contributor alignment the total Dice, then the agreement of
+the matched contributors' SCUs (eligible contributor pairs between the two SCUs), then the words
+their labels share; the SCU alignment the shared items, then the eligible contributor pairs
+between the two SCUs, then the label words. What ties remain go to the first pair in content
+order: SCUs ordered by their contributors' spans (reference, start, end) then label, contributors
+within an SCU by their spans. Two SCUs alike in spans and label are interchangeable, and so are two
+contributors with the same spans in one SCU: either choice gives the same figures.
 """
 
 from __future__ import annotations
@@ -52,11 +65,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 
 from .agreement import Alpha, alpha_dice
-from .correlation import NOISE, Correlation, mean_abs_difference, pearson, spearman
+from .correlation import NOISE, Correlation, above_noise, mean_abs_difference, pearson, spearman
+from .matching import combine, max_weight_matching
 from .model import SCU as ScoringSCU
 from .model import Contributor as ScoringContributor
 from .model import Pyramid as ScoringPyramid
@@ -106,8 +120,11 @@ class SpanContributor:
 
 @dataclass(frozen=True)
 class SpanSCU:
+    """An SCU: its uid names it in results; its label only breaks ties between equal alignments."""
+
     uid: int
     contributors: tuple[SpanContributor, ...]
+    label: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "contributors", tuple(self.contributors))
@@ -138,25 +155,34 @@ class SpanPyramid:
 
 
 ContributorKey = tuple[int, int]   # (SCU uid, index of the contributor in that SCU)
+ALGORITHM = 2   # stored with computed figures: figures of another algorithm are stale (version 1 broke ties by uid)
+_DICE_UNIT = 10**12   # Dice compared exactly, in these units (equal ratios stay equal, others stay apart)
+
+
+def _span_key(c: SpanContributor) -> tuple[tuple[str, int, int], ...]:
+    return tuple(sorted((s.reference, s.start, s.end) for s in c.spans))
+
+
+def _words(label: str) -> Counter:
+    return Counter(label.lower().split())
+
+
+def _canonical_scus(p: SpanPyramid) -> list[SpanSCU]:
+    """The SCUs in an order given by their content alone: their contributors' spans, then label.
+    Two SCUs equal in both are interchangeable: whichever comes first, the figures are the same."""
+    return sorted(p.scus, key=lambda s: (sorted(_span_key(c) for c in s.contributors), " ".join(s.label.split())))
 
 
 def _contributors(p: SpanPyramid) -> list[tuple[ContributorKey, SpanContributor]]:
-    """The contributors in a canonical order (SCU uid, then spans). The matchings break ties
-    between equally good alignments by position, so without it the figures would depend on the
-    order the SCUs and contributors were read in (a file's order, a database's ids), not only on
-    what the pyramids hold."""
-    keyed = [((s.uid, i), c) for s in p.scus for i, c in enumerate(s.contributors)]
-    return sorted(keyed, key=lambda kc: (kc[0][0], sorted((x.reference, x.start, x.end) for x in kc[1].spans)))
+    """The contributors in an order given by content alone (SCUs as ``_canonical_scus``, then spans):
+    the last tie-break of the matchings is this order, so it must not be a file's or a database's."""
+    return [((s.uid, i), c) for s in _canonical_scus(p)
+            for i, c in sorted(enumerate(s.contributors), key=lambda ic: _span_key(ic[1]))]
 
 
-def _assign(weights: list[list[float]]) -> list[tuple[int, int]]:
-    """Row/column pairs of a maximum-weight one-to-one matching, pairs of weight 0 left out."""
-    if not weights or not weights[0]:
-        return []
-    from scipy.optimize import linear_sum_assignment
-
-    rows, cols = linear_sum_assignment(weights, maximize=True)
-    return [(int(r), int(c)) for r, c in zip(rows, cols) if weights[r][c] > 0]
+def _label_overlap(x: str, y: str) -> int:
+    """Words two SCU labels share (with repetitions, case ignored): the labels tie-break."""
+    return sum((_words(x) & _words(y)).values())
 
 
 # --- 1. contributors --------------------------------------------------------------------------
@@ -175,6 +201,8 @@ class ContributorAlignment:
     aligned: tuple[AlignedContributor, ...]
     unmatched_a: tuple[ContributorKey, ...]
     unmatched_b: tuple[ContributorKey, ...]
+    # (uid in A, uid in B) -> eligible contributor pairs between the two SCUs (the SCU alignment's tie-break)
+    affinity: Mapping[tuple[int, int], int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def mean_dice(self) -> float | None:
@@ -198,19 +226,28 @@ def align_contributors(a: SpanPyramid, b: SpanPyramid, threshold: float = DEFAUL
     for j, chars in enumerate(chars_b):
         for ch in chars:
             owners.setdefault(ch, []).append(j)
-    weights = [[0.0] * len(cb) for _ in ca]
+    eligible: dict[tuple[int, int], tuple[float, int]] = {}   # (i, j) -> (Dice, Dice in exact units)
     for i, chars in enumerate(chars_a):
         for j, common in Counter(j for ch in chars for j in owners.get(ch, ())).items():
-            dice = 2 * common / (len(chars) + len(chars_b[j]))
-            if dice >= threshold:
-                weights[i][j] = dice
-    matched = _assign(weights)
-    aligned = tuple(AlignedContributor(ca[i][0], cb[j][0], weights[i][j], ca[i][1].references | cb[j][1].references)
-                    for i, j in sorted(matched))
+            size = len(chars) + len(chars_b[j])
+            if 2 * common / size >= threshold:
+                eligible[(i, j)] = 2 * common / size, 2 * common * _DICE_UNIT // size
+    affinity = Counter((ca[i][0][0], cb[j][0][0]) for i, j in eligible)
+    labels_a, labels_b = {s.uid: s.label for s in a.scus}, {s.uid: s.label for s in b.scus}
+    # Ties in total Dice go to the pairs whose SCUs have the most eligible pairs between them, then
+    # the most label words in common, then to the first in content order (``_contributors``).
+    criteria = {(i, j): (units, affinity[ca[i][0][0], cb[j][0][0]] - 1,
+                         _label_overlap(labels_a[ca[i][0][0]], labels_b[cb[j][0][0]]))
+                for (i, j), (_, units) in eligible.items()}
+    matched = max_weight_matching(combine(criteria, min(len(ca), len(cb))))
+    aligned = tuple(sorted((AlignedContributor(ca[i][0], cb[j][0], eligible[i, j][0],
+                                               ca[i][1].references | cb[j][1].references)
+                            for i, j in matched), key=lambda x: (x.a, x.b)))
     ia, ib = {i for i, _ in matched}, {j for _, j in matched}
     return ContributorAlignment(threshold, aligned,
-                                tuple(k for i, (k, _) in enumerate(ca) if i not in ia),
-                                tuple(k for j, (k, _) in enumerate(cb) if j not in ib))
+                                tuple(sorted(k for i, (k, _) in enumerate(ca) if i not in ia)),
+                                tuple(sorted(k for j, (k, _) in enumerate(cb) if j not in ib)),
+                                dict(affinity))
 
 
 # --- 2. clustering ------------------------------------------------------------------------------
@@ -306,25 +343,26 @@ class SCUAlignment:
 
 def align_scus(a: SpanPyramid, b: SpanPyramid, alignment: ContributorAlignment) -> SCUAlignment:
     """One-to-one SCU matching maximizing the shared aligned contributors (module docstring, 3)."""
-    ua, ub = sorted(s.uid for s in a.scus), sorted(s.uid for s in b.scus)   # canonical order, as ``_contributors``
-    row, col = {u: i for i, u in enumerate(ua)}, {u: j for j, u in enumerate(ub)}
-    shared = [[0] * len(ub) for _ in ua]
-    for x in alignment.aligned:
-        shared[row[x.a[0]]][col[x.b[0]]] += 1
-    matched = _assign(shared)
-    wa = {s.uid: len(s.contributors) for s in a.scus}
-    wb = {s.uid: len(s.contributors) for s in b.scus}
-    pairs = tuple(sorted((MatchedSCU(ua[i], ub[j], shared[i][j], wa[ua[i]], wb[ub[j]]) for i, j in matched),
-                         key=lambda m: (m.a, m.b)))
+    sa, sb = _canonical_scus(a), _canonical_scus(b)
+    row, col = {s.uid: i for i, s in enumerate(sa)}, {s.uid: j for j, s in enumerate(sb)}
+    shared = Counter((row[x.a[0]], col[x.b[0]]) for x in alignment.aligned)
+    # Ties in shared contributors go to the SCUs with the most eligible contributor pairs between
+    # them (aligned or not), then with the most label words in common, then to the first in content order.
+    criteria = {(i, j): (n, alignment.affinity.get((sa[i].uid, sb[j].uid), 0), _label_overlap(sa[i].label, sb[j].label))
+                for (i, j), n in shared.items()}
+    matched = max_weight_matching(combine(criteria, min(len(sa), len(sb))))
+    pairs = tuple(sorted((MatchedSCU(sa[i].uid, sb[j].uid, shared[i, j], len(sa[i].contributors),
+                                     len(sb[j].contributors)) for i, j in matched), key=lambda m: (m.a, m.b)))
     ma, mb = {m.a for m in pairs}, {m.b for m in pairs}
-    return SCUAlignment(pairs, tuple(u for u in ua if u not in ma), tuple(u for u in ub if u not in mb))
+    return SCUAlignment(pairs, tuple(sorted(s.uid for s in sa if s.uid not in ma)),
+                        tuple(sorted(s.uid for s in sb if s.uid not in mb)))
 
 
 # --- 4. weights -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class WeightAgreement:
-    n: int                       # matched SCUs
+    n: int                       # matched SCUs (per SCU) or aligned contributors (per contributor)
     exact_share: float | None    # share with equal weights
     mean_abs_difference: float | None
     pearson: Correlation
@@ -332,8 +370,18 @@ class WeightAgreement:
 
 
 def weight_agreement(scus: SCUAlignment) -> WeightAgreement:
-    wa = [m.weight_a for m in scus.matched]
-    wb = [m.weight_b for m in scus.matched]
+    """The weights of the matched SCUs."""
+    return _weights([m.weight_a for m in scus.matched], [m.weight_b for m in scus.matched])
+
+
+def contributor_weight_agreement(a: SpanPyramid, b: SpanPyramid, alignment: ContributorAlignment) -> WeightAgreement:
+    """For every aligned contributor, the weight of its SCU in A against that in B: weights compared
+    without an SCU matching, so no choice between equally good SCU matchings can enter."""
+    wa, wb = ({s.uid: len(s.contributors) for s in p.scus} for p in (a, b))
+    return _weights([wa[x.a[0]] for x in alignment.aligned], [wb[x.b[0]] for x in alignment.aligned])
+
+
+def _weights(wa: list[int], wb: list[int]) -> WeightAgreement:
     n = len(wa)
     return WeightAgreement(n, _ratio(sum(x == y for x, y in zip(wa, wb)), n), mean_abs_difference(wa, wb),
                            pearson(wa, wb), spearman(wa, wb))
@@ -360,7 +408,7 @@ def score_agreement(scores_a: Mapping[Hashable, float | None], scores_b: Mapping
     both = [p for p in scores_a if p in scores_b and scores_a[p] is not None and scores_b[p] is not None]
     missing = tuple(sorted((set(scores_a) | set(scores_b)) - set(both), key=str))
     xs, ys = [scores_a[p] for p in both], [scores_b[p] for p in both]
-    above = sum(abs(x - y) > noise for x, y in zip(xs, ys))
+    above = sum(above_noise(x - y, noise) for x, y in zip(xs, ys))
     return ScoreAgreement(len(both), pearson(xs, ys), mean_abs_difference(xs, ys), above,
                           _ratio(above, len(both)), noise, missing)
 
@@ -379,6 +427,7 @@ class PairAgreement:
     clustering: ClusteringAgreement
     scus: SCUAlignment
     weights: WeightAgreement
+    contributor_weights: WeightAgreement
 
 
 def compare(a: SpanPyramid, b: SpanPyramid, threshold: float = DEFAULT_THRESHOLD) -> PairAgreement:
@@ -390,7 +439,8 @@ def compare(a: SpanPyramid, b: SpanPyramid, threshold: float = DEFAULT_THRESHOLD
     scus = align_scus(a, b, contributors)
     return PairAgreement(a.name, b.name, len(a.scus), len(b.scus),
                          sum(len(s.contributors) for s in a.scus), sum(len(s.contributors) for s in b.scus),
-                         contributors, clustering_agreement(contributors), scus, weight_agreement(scus))
+                         contributors, clustering_agreement(contributors), scus, weight_agreement(scus),
+                         contributor_weight_agreement(a, b, contributors))
 
 
 def pairwise(pyramids: Sequence[SpanPyramid], threshold: float = DEFAULT_THRESHOLD) -> dict[tuple[str, str], PairAgreement]:

@@ -101,7 +101,8 @@ def compare(a: Pyramid, b: Pyramid) -> PyramidComparison:
     sa = {int(uid): state for uid, state in scu_states(a, a.scus.values_list("uid", flat=True)).items()}
     sb = {int(uid): state for uid, state in scu_states(b, b.scus.values_list("uid", flat=True)).items()}
     reference_of = {(scu.uid, i): c.spans[0].reference for scu in spans[a.pk].scus for i, c in enumerate(scu.contributors)}
-    moved = [(x.a[0], x.b[0], reference_of[x.a]) for x in contributors.aligned]   # items() keeps those across SCU pairs
+    # items() notes those across SCU pairs; sorted, so the notes do not follow the contributors' ids
+    moved = sorted((x.a[0], x.b[0], reference_of[x.a]) for x in contributors.aligned)
     return PyramidComparison(a, b, pyramid_merge.items(sa, sb, [(m.a, m.b) for m in scus.matched], moved))
 
 

@@ -45,7 +45,7 @@ from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from scoring.agreement import alpha_dice, alpha_dice_summary, peer_matrix
-from scoring.correlation import NOISE, pearson
+from scoring.correlation import NOISE, above_noise, pearson
 from scoring.metaeval import meta_evaluate
 from scoring.model import Convention
 
@@ -175,7 +175,7 @@ def _agreement_details(shared: dict, rows: list[dict], topics_by_id: dict, conve
             peers.append({
                 "peer": label, "summary": peer, "pyramid": pyramid_id, "alpha": row["alpha_dice_by_peer"][label],
                 "modified": modified, "original": {name: s.original for name, s in found.items()},
-                "diff": diff, "flagged": diff is not None and diff > NOISE,
+                "diff": diff, "flagged": above_noise(diff),
             })
         summary = alpha_dice_summary(matrices)
         pairs = [(p["modified"][a_name], p["modified"][b_name]) for p in peers

@@ -89,6 +89,6 @@ def span_pyramids(named: Sequence[tuple[str, Pyramid]]) -> tuple[SpanPyramid, ..
     return tuple(
         SpanPyramid(name, tuple(r.id for r in p.references), tuple(
             SpanSCU(scu.uid, tuple(SpanContributor(tuple(Span(part.reference, part.start, part.end) for part in c.parts))
-                                   for c in scu.contributors))
+                                   for c in scu.contributors), scu.label)
             for scu in p.scus))
         for (name, _), p in zip(named, onto_first(named)))

@@ -32,7 +32,7 @@ from django.db.models import Count, Q
 
 from scoring.model import Convention
 from scoring.pyramid_agreement import (
-    DEFAULT_THRESHOLD, PairAgreement, Span, SpanContributor, SpanPyramid, SpanSCU, compare, score_agreement,
+    ALGORITHM, DEFAULT_THRESHOLD, PairAgreement, Span, SpanContributor, SpanPyramid, SpanSCU, compare, score_agreement,
 )
 
 from annotation.jobs import queue
@@ -53,9 +53,10 @@ def pyramid_name(pyramid: Pyramid) -> str:
 
 
 def stored_span_pyramids(pyramids: list[Pyramid]) -> tuple[dict[int, SpanPyramid], dict[int, dict[tuple[int, int], int]]]:
-    """pyramid id -> its SCUs with their contributors' spans (named by the pyramid id), and pyramid
-    id -> (SCU uid, contributor index) -> contributor id (the stored alignment names contributors
-    by id). Contributors are taken in id order; one without a part has no span and is left out."""
+    """pyramid id -> its SCUs with their labels and contributors' spans (named by the pyramid id), and
+    pyramid id -> (SCU uid, contributor index) -> contributor id (the stored alignment names
+    contributors by id). The order read in names contributors only: ``scoring.pyramid_agreement``
+    orders them by content. One without a part has no span and is left out."""
     ids = [p.pk for p in pyramids]
     spans: dict[int, list[Span]] = defaultdict(list)
     for contributor_id, reference, start, end in ContributorPart.objects.filter(
@@ -64,12 +65,15 @@ def stored_span_pyramids(pyramids: list[Pyramid]) -> tuple[dict[int, SpanPyramid
         spans[contributor_id].append(Span(reference, start, end))
     contributors: dict[tuple[int, int], list[int]] = defaultdict(list)   # (pyramid, uid) -> contributor ids
     uids: dict[int, list[int]] = defaultdict(list)
-    for pyramid_id, uid, contributor_id in Pyramid.objects.filter(pk__in=ids).order_by("pk", "scus__uid", "scus__contributors__id").values_list(
-            "pk", "scus__uid", "scus__contributors__id"):
+    labels: dict[tuple[int, int], str] = {}
+    for pyramid_id, uid, label, contributor_id in Pyramid.objects.filter(pk__in=ids).order_by(
+            "pk", "scus__uid", "scus__contributors__id").values_list(
+            "pk", "scus__uid", "scus__label", "scus__contributors__id"):
         if uid is None:
             continue
         if not uids[pyramid_id] or uids[pyramid_id][-1] != uid:
             uids[pyramid_id].append(uid)
+            labels[(pyramid_id, uid)] = label
         if contributor_id is not None and spans.get(contributor_id):
             contributors[(pyramid_id, uid)].append(contributor_id)
     references = {p.pk: tuple(sorted(r.external_id for r in p.references.all())) for p in pyramids}
@@ -80,7 +84,7 @@ def stored_span_pyramids(pyramids: list[Pyramid]) -> tuple[dict[int, SpanPyramid
         for uid in uids[p.pk]:
             members = contributors[(p.pk, uid)]
             keys[p.pk].update({(uid, i): pk for i, pk in enumerate(members)})
-            scus.append(SpanSCU(uid, tuple(SpanContributor(tuple(spans[pk])) for pk in members)))
+            scus.append(SpanSCU(uid, tuple(SpanContributor(tuple(spans[pk])) for pk in members), labels[(p.pk, uid)]))
         out[p.pk] = SpanPyramid(str(p.pk), references[p.pk], tuple(scus))
     return out, keys
 
@@ -103,7 +107,7 @@ def _scores(pyramid_ids: list[int]) -> dict[str, dict[int, dict[int, float | Non
 
 
 def _figures(pair: PairAgreement) -> dict:
-    c, s, w = pair.clustering, pair.scus, pair.weights
+    c, s = pair.clustering, pair.scus
     return {
         "scus_a": pair.scus_a, "scus_b": pair.scus_b, "contributors_a": pair.contributors_a, "contributors_b": pair.contributors_b,
         "aligned": len(pair.contributors.aligned), "unmatched_a": len(pair.contributors.unmatched_a),
@@ -113,9 +117,13 @@ def _figures(pair: PairAgreement) -> dict:
         "bcubed_precision": c.bcubed_precision, "bcubed_recall": c.bcubed_recall, "bcubed_f1": c.bcubed_f1,
         "alpha": c.alpha.value, "alpha_reason": c.alpha.reason, "reason": c.reason,
         "scus_matched": len(s.matched), "scus_identical": s.identical,
-        "weight_n": w.n, "weight_equal_share": w.exact_share, "weight_mad": w.mean_abs_difference,
-        "weight_pearson": w.pearson.value, "weight_spearman": w.spearman.value,
-    }
+    } | _weight_figures("weight", pair.weights) | _weight_figures("contributor_weight", pair.contributor_weights)
+
+
+def _weight_figures(prefix: str, w) -> dict:
+    """Weight agreement of matched SCUs (``weight_*``) or of aligned contributors (``contributor_weight_*``)."""
+    return {f"{prefix}_n": w.n, f"{prefix}_equal_share": w.exact_share, f"{prefix}_mad": w.mean_abs_difference,
+            f"{prefix}_pearson": w.pearson.value, f"{prefix}_spearman": w.spearman.value}
 
 
 def _construction(a: Pyramid, b: Pyramid, spans: dict, keys: dict, weights: dict) -> dict:
@@ -148,10 +156,11 @@ def compute(topic: Topic, previous: PyramidAgreement | None = None) -> tuple[dic
     if len(pyramids) < 2:
         return None, revisions
     if not compared:
-        return {"threshold": THRESHOLD, "pairs": [], "pyramids": [], "left_out": [pyramid_name(p) for p in pyramids],
+        return {"threshold": THRESHOLD, "algorithm": ALGORITHM, "pairs": [], "pyramids": [],
+                "left_out": [pyramid_name(p) for p in pyramids],
                 "reason": "no two pyramids are built from the same references"}, revisions
     reusable = {}
-    if previous is not None and previous.pyramid_revisions == revisions and previous.values.get("threshold") == THRESHOLD:
+    if previous is not None and previous.pyramid_revisions == revisions and _same_algorithm(previous.values):
         reusable = {(p["a"], p["b"]): p for p in previous.values["pairs"]}
     inputs = None
     scores = _scores([p.pk for p in compared])
@@ -176,9 +185,15 @@ def compute(topic: Topic, previous: PyramidAgreement | None = None) -> tuple[dic
                 }
             pairs.append({"a": a.pk, "b": b.pk, "a_name": pyramid_name(a), "b_name": pyramid_name(b)} | figures | {"scores": practical})
     left_out = [pyramid_name(p) for p in pyramids if p not in compared]
-    return {"threshold": THRESHOLD, "pairs": pairs,
+    return {"threshold": THRESHOLD, "algorithm": ALGORITHM, "pairs": pairs,
             "pyramids": [{"id": p.pk, "name": pyramid_name(p), "status": p.status} for p in compared],
             "left_out": left_out, "reason": None}, revisions
+
+
+def _same_algorithm(values: dict) -> bool:
+    """Whether stored values were computed as they are now (same threshold, same algorithm): rows
+    of an older algorithm (ties broken by uid) are stale whatever their revision."""
+    return values.get("threshold") == THRESHOLD and values.get("algorithm") == ALGORITHM
 
 
 def _store(topic: Topic, revision: int, values: dict, revisions: dict) -> int:
@@ -208,7 +223,7 @@ def recompute_topics(topic_ids: Iterable[int]) -> int:
     written = 0
     for topic in Topic.objects.filter(pk__in=ids).order_by("pk"):   # the revision is read before the data
         previous = stored.get(topic.pk)
-        if previous is not None and previous.topic_revision == topic.revision:
+        if previous is not None and previous.topic_revision == topic.revision and _same_algorithm(previous.values):
             continue
         values, revisions = compute(topic, previous)
         if values is None:
@@ -232,11 +247,16 @@ def stale_among(topic_ids: Iterable[int]) -> list[int]:
 
 
 def stale_topics() -> list[int]:
-    """Topics with two or more pyramids whose stored figures lag behind (or are missing), and
-    topics with a stored row but fewer pyramids now (their row goes)."""
+    """Topics with two or more pyramids whose stored figures lag behind, are missing or were
+    computed by another algorithm or threshold, and topics with a stored row but fewer pyramids now
+    (their row goes)."""
     several = dict(Topic.objects.annotate(n=_OWN_PYRAMIDS).filter(n__gte=2).values_list("id", "revision"))
-    agreed = dict(PyramidAgreement.objects.values_list("topic_id", "topic_revision"))
-    return sorted({pk for pk, revision in several.items() if agreed.get(pk) != revision} | (set(agreed) - set(several)))
+    rows = list(PyramidAgreement.objects.values_list(
+        "topic_id", "topic_revision", "values__threshold", "values__algorithm"))
+    agreed = {pk: revision for pk, revision, threshold, algorithm in rows
+              if _same_algorithm({"threshold": threshold, "algorithm": algorithm})}
+    return sorted({pk for pk, revision in several.items() if agreed.get(pk) != revision}
+                  | ({pk for pk, *_ in rows} - set(several)))
 
 
 # --- what pages and exports list ------------------------------------------------------------------
@@ -246,7 +266,9 @@ PAIR_KEYS = (
     "contributors_b", "aligned", "unmatched_a", "unmatched_b", "mean_dice", "exact", "pairs", "together_a", "together_b",
     "together_both", "pairwise_precision", "pairwise_recall", "pairwise_f1", "bcubed_precision", "bcubed_recall",
     "bcubed_f1", "alpha", "alpha_reason", "scus_matched", "scus_identical", "weight_n", "weight_equal_share",
-    "weight_mad", "weight_pearson", "weight_spearman", "score_peers", "score_pearson", "score_ci_low", "score_ci_high",
+    "weight_mad", "weight_pearson", "weight_spearman", "contributor_weight_n", "contributor_weight_equal_share",
+    "contributor_weight_mad", "contributor_weight_pearson", "contributor_weight_spearman", "score_peers",
+    "score_pearson", "score_ci_low", "score_ci_high",
     "score_pearson_reason", "score_mad", "score_above_noise", "noise", "current", "computed_at",
 )
 SCU_KEYS = ("dataset", "topic", "pyramid_a", "pyramid_b", "kind", "uid_a", "label_a", "weight_a", "uid_b", "label_b",

@@ -8,6 +8,7 @@ from django.utils.deconstruct import deconstructible
 from annotation.corpus.models import ReferenceSummary, Topic
 from annotation.corpus.revisions import RevisionCounted
 from annotation.pyramids.spans import Span, validate_span
+from scoring.pyramid_agreement import ALGORITHM
 
 
 class Pyramid(RevisionCounted, models.Model):
@@ -178,4 +179,6 @@ class PyramidAgreement(models.Model):
 
     @property
     def is_current(self) -> bool:
-        return self.topic_revision == self.topic.revision
+        """Computed from the topic as it is, by the algorithm of today (rows of an older one are
+        recomputed: ``construction.stale_topics``)."""
+        return self.topic_revision == self.topic.revision and self.values.get("algorithm") == ALGORITHM

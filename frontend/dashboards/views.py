@@ -48,6 +48,7 @@ from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 from annotation.dashboards.wording import count_noun
 from annotation.pyramids import automatic_peer_scores, construction
 from scoring.agreement import alpha_dice, peer_matrix
+from scoring.correlation import above_noise
 from scoring.model import Convention
 
 from . import charts
@@ -509,7 +510,7 @@ def agreement_peer(request, dataset, topic, peer):
         values = {x["name"]: x["score"].modified for x in drill["annotators"]}
         if values.get(a) is not None and values.get(b) is not None:
             diff = abs(values[a] - values[b])
-            context["peer_diff"] = {"a": a, "b": b, "value": diff, "flagged": diff > NOISE}
+            context["peer_diff"] = {"a": a, "b": b, "value": diff, "flagged": above_noise(diff)}
     return render(request, "dashboards/agreement_peer.html", _frame(dataset, "agreement", snapshot, current, **context))
 
 

@@ -3,6 +3,8 @@ over 2^20 patterns go down to 2e-6), so values below the printed precision read 
 from django import template
 from django.template.defaultfilters import floatformat
 
+from scoring import correlation
+
 register = template.Library()
 SMALLEST = 0.0001
 
@@ -16,3 +18,10 @@ def p_value(value, name: str = "") -> str:
     if not name:
         return shown
     return f"{name} {shown}" if value < SMALLEST else f"{name} = {shown}"
+
+
+@register.filter
+def above_noise(difference) -> bool:
+    """Whether a score difference or a mean absolute difference exceeds the method's noise
+    (``scoring.correlation.above_noise``: the same rule as the stored and downloaded flags)."""
+    return correlation.above_noise(difference)

@@ -158,3 +158,15 @@ def test_builders_never_see_each_others_pyramid(setup):
     assert pages.get(reverse("frontend:builder", args=[theirs.pk])).status_code == 404
     assert pages.get(reverse("frontend:pyramid-scus", args=[theirs.pk])).status_code == 404
     assert pages.get(reverse("frontend:builder", args=[mine.pk])).status_code == 200
+
+
+def test_the_drill_down_shows_the_weights_per_aligned_contributor(setup):
+    # aligned A0 B0 C0 A6 B6 C6 sit in SCUs weighing (3, 2) (3, 2) (3, 1) (2, 3) (2, 3) (1, 3) in the
+    # two pyramids (construction_world): none equal, mean absolute difference 8 / 6
+    dataset, users = setup
+    p1, p2 = Topic.objects.get(dataset=dataset).pyramids.order_by("pk")
+    html = client(users["coord"]).get(reverse("dashboards:construction_topic", args=[dataset.pk, "T"]),
+                                      {"pair": f"{p1.pk}-{p2.pk}"}).content.decode()
+    shown = html.split("data-contributor-weights>")[1].split("</dd>")[0]
+    assert "0.00 of 6 aligned contributors" in shown and "mean absolute difference 1.33" in shown
+    assert "A is the first of each pair, by its builder's name" in html

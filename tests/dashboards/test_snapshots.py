@@ -303,3 +303,26 @@ def test_the_decoded_snapshots_of_a_process_are_bounded(monkeypatch):
     assert [pk for pk in (1, 2, 3) if pk in kept] == [2, 3] and kept.get(3)[0] == newer.computed_at
     assert DatasetDashboard(pk=1, payload='{"pk": 1}', computed_at=now).data == {"pk": 1}
     assert [pk for pk in (1, 2, 3) if pk in kept] == [1, 3], "2 was read before 3's newer payload: it leaves first"
+
+
+def test_a_difference_of_exactly_the_noise_is_flagged_alike_for_every_peer(dataset, monkeypatch):
+    """|0.56 - 0.50| and |0.36 - 0.30| are both 3/50 (0.06000000000000005 and 0.06 as floats): no
+    peer is flagged for either; 0.57 vs 0.50 is (``scoring.correlation.above_noise``)."""
+    import dataclasses
+
+    wanted = {"1": (0.56, 0.50), "2": (0.36, 0.30), "3": (0.57, 0.50)}   # T1's peers: (ann1, ann2)
+    real = snapshots.score_annotations
+
+    def scored(annotations, convention):
+        annotations = list(annotations)
+        out = real(annotations, convention)
+        for a in annotations:
+            if a.topic == "T1":
+                value = wanted[a.peer][0 if a.annotator == "ann1" else 1]
+                out[a.pk] = dataclasses.replace(out[a.pk], modified=value)
+        return out
+
+    monkeypatch.setattr(snapshots, "score_annotations", scored)
+    detail = snapshot(dataset).data["conventions"]["nist"]["agreement_details"]["T1"]
+    assert {p["peer"]: p["flagged"] for p in detail["peers"]} == {"1": False, "2": False, "3": True}
+    assert detail["flagged"] == 1

@@ -12,6 +12,7 @@ from annotation.models import SCU, AnnotationScore, Contributor, PeerAnnotation,
 from annotation.pyramids import construction
 from annotation.pyramids.editing import add_contributor, add_match
 from scoring.correlation import NOISE
+from scoring.pyramid_agreement import ALGORITHM
 
 from tests.pyramids import construction_world as world
 from tests.pyramids import independent
@@ -143,3 +144,18 @@ def test_an_annotation_edit_recomputes_the_practical_test_and_reuses_the_pyramid
     assert construction.recompute_topics([topic.pk]) == 1
     _, changed = stored_pair(topic)
     assert changed["unmatched_a"] == 0 and changed["scus_a"] == 3
+
+
+def test_rows_of_an_older_algorithm_are_stale_and_recomputed(topic):
+    """Rows stored before ties were broken on content (no ``algorithm`` in their values) are not
+    current, the sweeps find them, and their figures are not reused though no pyramid changed."""
+    agreement, pair = stored_pair(topic)
+    assert agreement.values["algorithm"] == ALGORITHM and construction.stale_topics() == []
+    old = {k: v for k, v in agreement.values.items() if k != "algorithm"} | {"pairs": [pair | {"pairwise_f1": 0.123}]}
+    PyramidAgreement.objects.filter(pk=agreement.pk).update(values=old)   # same topic revision, same pyramid revisions
+    assert not PyramidAgreement.objects.get(pk=agreement.pk).is_current
+    assert construction.stale_topics() == [topic.pk]
+    assert construction.recompute_topics([topic.pk]) == 1
+    agreement, pair = stored_pair(topic)
+    assert agreement.is_current and agreement.values["algorithm"] == ALGORITHM
+    assert pair["pairwise_f1"] == world.HAND["pairwise_f1"] and construction.stale_topics() == []

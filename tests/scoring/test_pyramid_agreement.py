@@ -5,7 +5,10 @@ small cases enumerated, every item pair and item cluster looped over) and with t
 package for alpha and ``scipy.stats`` for the correlations, never with the module's helpers.
 """
 
+import dataclasses
 import itertools
+import math
+import random
 
 import krippendorff
 import numpy as np
@@ -28,6 +31,7 @@ from scoring.pyramid_agreement import (
 
 from tests.conftest import shared_data
 from tests.scoring._strategies import hsettings
+from tests.scoring._tied_pyramids import content_figures, renumbered, span_pyramid, tied_pairs
 
 
 def pyr(name, refs, scus):
@@ -437,3 +441,154 @@ def test_spans_of_another_copy_of_the_references_move_onto_the_first_pyramids_te
         two = file("1", canon, ["mass."])
         two.references.append(pyr_file.Reference("2", "2", canon))
         span_pyramids([("first", file("1", canon, ["mass."])), ("two", two)])
+
+
+# --- numbering: figures are a function of content, not of uids or order -----------------------------
+
+def test_the_same_characters_in_two_scus_go_with_the_scu_that_agrees():
+    # A's R0 [0, 8) is a contributor of SCU 1 {R0, R1 [0, 8)} and of SCU 2 {R0, R1 [20, 28)}; B has
+    # {R0, R1 [0, 8)} and {R1 [20, 28)}. B's R0 overlaps both copies alike (Dice 1). Aligned with
+    # SCU 1's copy, B's first SCU is A's SCU 1 exactly (1 identical SCU, the one pair of items
+    # together in both); with SCU 2's, no pair is together in both (precision and recall 0).
+    # Whatever the uids, the first.
+    def build(uid1, uid2):
+        a = span_pyramid("A", ["R0", "R1"], [(uid1, "", [[("R0", 0, 8)], [("R1", 0, 8)]]),
+                                             (uid2, "", [[("R0", 0, 8)], [("R1", 20, 28)]])])
+        b = span_pyramid("B", ["R0", "R1"], [(7, "", [[("R0", 0, 8)], [("R1", 0, 8)]]), (8, "", [[("R1", 20, 28)]])])
+        return compare(a, b)
+
+    for uid1, uid2 in ((1, 2), (2, 1)):
+        r = build(uid1, uid2)
+        assert {(x.a, x.b) for x in r.contributors.aligned} == {((uid1, 0), (7, 0)), ((uid1, 1), (7, 1)),
+                                                                ((uid2, 1), (8, 0))}
+        # the one pair together, in both
+        assert (r.clustering.pairwise_precision, r.clustering.pairwise_recall) == (1, 1)
+        assert r.scus.identical == 1 and r.contributors.unmatched_a == ((uid2, 0),)
+
+
+def test_an_scu_sharing_one_contributor_with_each_of_two_goes_to_the_one_with_its_label():
+    # A's X {R0, R1} shares one contributor with B's Y1 {R0} and one with Y2 {R1}: equally good
+    # SCU matchings. The label decides (Y2 shares X's words), whatever the uids and order.
+    for uids in ((1, 2), (2, 1)):
+        a = span_pyramid("A", ["R0", "R1"], [(5, "volume and mass", [[("R0", 0, 8)], [("R1", 0, 8)]])])
+        b = span_pyramid("B", ["R0", "R1"], [(uids[0], "color", [[("R0", 0, 8)]]),
+                                             (uids[1], "mass and volume", [[("R1", 0, 8)]])])
+        r = compare(a, b)
+        assert [(m.a, m.b, m.shared) for m in r.scus.matched] == [(5, uids[1], 1)]
+        assert r.scus.unmatched_b == (uids[0],)
+
+
+@hsettings(60)
+@given(tied_pairs(), st.randoms(use_true_random=False))
+def test_renumbering_and_reordering_changes_no_figure(pair, rnd):
+    """uids, SCU order, contributor order and part order of both pyramids permuted: every figure
+    (and the alignment, named by content) is the same; and it is still the best alignment."""
+    a, b = pair
+    expected = compare(a, b)
+    for _ in range(3):
+        a2, b2 = renumbered(a, rnd), renumbered(b, rnd)
+        assert content_figures(compare(a2, b2), a2, b2) == content_figures(expected, a, b)
+    assert sum(x.dice for x in expected.contributors.aligned) == pytest.approx(
+        _best_matching_total([[d if d >= 0.5 else 0.0 for d in row] for row in _dice_matrix(a, b)]))
+    assert_figures(expected, a, b)
+
+
+def _dice_matrix(a, b):
+    return [[dice(x, y) for _, y in contributors(b)] for _, x in contributors(a)]
+
+
+@hsettings(100)
+@given(tied_pairs())
+def test_ties_go_to_the_alignment_whose_scus_agree_most(pair):
+    """Among the alignments with the largest total Dice, the one taken has the most eligible
+    contributor pairs between the SCUs of its aligned contributors (every such alignment of a small
+    case enumerated)."""
+    a, b = pair
+    ca, cb = contributors(a), contributors(b)
+    eligible = {(i, j): dice(x, y) for i, (_, x) in enumerate(ca) for j, (_, y) in enumerate(cb) if dice(x, y) >= 0.5}
+    if math.prod(1 + sum(1 for i2, _ in eligible if i2 == i) for i in range(len(ca))) > 20_000:
+        return   # too many to enumerate (the tie block alone always is)
+    affinity = itertools.groupby(sorted((ca[i][0][0], cb[j][0][0]) for i, j in eligible))
+    affinity = {k: len(list(g)) for k, g in affinity}
+    best = None
+    for choice in itertools.product(*[[None] + [j for (i2, j) in eligible if i2 == i] for i in range(len(ca))]):
+        used = [j for j in choice if j is not None]
+        if len(used) != len(set(used)):
+            continue
+        pairs = [(i, j) for i, j in enumerate(choice) if j is not None]
+        key = (round(sum(eligible[p] for p in pairs), 9), sum(affinity[ca[i][0][0], cb[j][0][0]] - 1 for i, j in pairs))
+        best = key if best is None or key > best else best
+    r = compare(a, b)
+    index_a, index_b = {k: i for i, (k, _) in enumerate(ca)}, {k: j for j, (k, _) in enumerate(cb)}
+    taken = [(index_a[x.a], index_b[x.b]) for x in r.contributors.aligned]
+    assert (round(sum(eligible[p] for p in taken), 9),
+            sum(affinity[ca[i][0][0], cb[j][0][0]] - 1 for i, j in taken)) == best
+
+
+MATTER_UIDS_SWAPPED = {106: 110, 110: 106}
+
+
+@pytest.mark.realdata
+def test_matter_figures_do_not_depend_on_uids_or_order(matter):
+    _, spans = matter
+    by_name = {p.name: p for p in spans}
+    # the case of the issue: 12_10_09 with uids 106 and 110 swapped, the same content
+    first = by_name[MATTER[0]]
+    swapped = dataclasses.replace(first, scus=tuple(dataclasses.replace(s, uid=MATTER_UIDS_SWAPPED.get(s.uid, s.uid))
+                                                    for s in first.scus))
+    becky = by_name["Becky_MATTER.pyr"]
+    for p in (first, swapped):
+        r = compare(p, becky)
+        assert round(r.clustering.pairwise_f1, 3) == 0.909 and r.scus.identical == 25
+    rnd = random.Random(31)
+    for (na, nb), expected in pairwise(spans).items():
+        a, b = by_name[na], by_name[nb]
+        for _ in range(2):
+            a2, b2 = renumbered(a, rnd), renumbered(b, rnd)
+            assert content_figures(compare(a2, b2), a2, b2) == content_figures(expected, a, b), (na, nb)
+
+
+def test_a_difference_of_exactly_the_noise_is_not_above_it_whatever_the_floats():
+    # |0.56 - 0.50| and |0.36 - 0.30| are both 3/50; as floats the first is 0.06000000000000005
+    assert abs(0.56 - 0.50) > 0.06 and not abs(0.36 - 0.30) > 0.06   # the trap a plain comparison falls in
+    s = score_agreement({"p": 0.56, "q": 0.36, "r": 0.57, "t": 0.2}, {"p": 0.50, "q": 0.30, "r": 0.50, "t": 0.2})
+    assert s.above_noise == 1   # r only: 0.07
+    assert score_agreement({"p": 0.50}, {"p": 0.56}).above_noise == 0
+
+
+def test_weights_per_aligned_contributor_need_no_scu_matching():
+    # A: SCU 1 {R0, R1, R2} (weight 3); B: {R0, R1} (2) and {R2} (1). Items R0, R1, R2: weights
+    # (3, 2), (3, 2), (3, 1) -> none equal, mean absolute difference (1 + 1 + 2) / 3.
+    a = pyr("A", ["R0", "R1", "R2"], {1: [[(r, 0, 8)] for r in ("R0", "R1", "R2")]})
+    b = pyr("B", ["R0", "R1", "R2"], {4: [[("R0", 0, 8)], [("R1", 0, 8)]], 5: [[("R2", 0, 8)]]})
+    w = compare(a, b).contributor_weights
+    assert (w.n, w.exact_share, w.mean_abs_difference) == (3, 0.0, pytest.approx(4 / 3))
+    assert w.pearson.value is None   # A's weights are constant
+
+
+def _figures_of_a_pair(r, swapped=False):
+    """The figures of one comparison; ``swapped``: of the comparison with A and B exchanged, written
+    as the other's (precision and recall exchanged, the rest the same)."""
+    c, w = r.clustering, r.weights
+    pr = [(c.pairwise_precision, c.pairwise_recall), (c.bcubed_precision, c.bcubed_recall)]
+    if swapped:
+        pr = [(y, x) for x, y in pr]
+    return (len(r.contributors.aligned), c.pairs, c.together_both, pr, c.pairwise_f1, c.bcubed_f1,
+            c.alpha.value, len(r.scus.matched), r.scus.identical, w.exact_share, w.mean_abs_difference,
+            r.contributor_weights.exact_share, r.contributor_weights.mean_abs_difference)
+
+
+@pytest.mark.realdata
+def test_matter_figures_do_not_depend_on_the_order_of_the_files(matter):
+    """The files in the reverse order, renumbered: the texts are another file's copies (the spans
+    move onto them), every pair is compared with A and B exchanged, and uids and the order of SCUs,
+    contributors and parts are another: the same figures, precision and recall exchanged. (Not how many aligned contributors cover exactly the same characters: moved
+    onto other copies of the texts, spans that differed by a space may coincide, or the reverse.)"""
+    from annotation.pyramids.agreement_inputs import span_pyramids
+
+    parsed, spans = matter
+    rnd = random.Random(7)
+    other = {p.name: renumbered(p, rnd) for p in span_pyramids(list(reversed(parsed)))}
+    assert parsed[-1][1].references[0].text != parsed[0][1].references[0].text   # other copies of the texts
+    for (na, nb), expected in pairwise(spans).items():
+        assert _figures_of_a_pair(compare(other[nb], other[na]), swapped=True) == _figures_of_a_pair(expected), (na, nb)

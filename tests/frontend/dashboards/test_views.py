@@ -520,3 +520,37 @@ def test_the_cached_figures_never_need_redis(dataset, coord, settings):
     for name in ("scores", "significance"):
         page = coord.get(reverse(f"dashboards:{name}", args=[dataset.pk]))
         assert page.status_code == 200 and b"data-figures" in page.content
+
+
+def test_a_difference_of_exactly_the_noise_is_not_flagged_on_the_peer_page(dataset, coord, monkeypatch):
+    """|0.56 - 0.50| is 3/50, 0.06000000000000005 as floats: within the noise, as |0.36 - 0.30|
+    (``scoring.correlation.above_noise``); 0.57 vs 0.50 is flagged."""
+    import dataclasses
+
+    from frontend.dashboards import views
+
+    real = views.score_annotations
+
+    def scored_as(values):
+        def scored(annotations, convention):
+            annotations = list(annotations)
+            out = real(annotations, convention)
+            return out | {a.pk: dataclasses.replace(out[a.pk], modified=values[a.annotator.username])
+                          for a in annotations}
+        return scored
+
+    url = reverse("dashboards:agreement_peer", args=[dataset.pk, "T1", "3"])
+    for values, flagged in (({"ann1": 0.56, "ann2": 0.50}, False), ({"ann1": 0.36, "ann2": 0.30}, False),
+                            ({"ann1": 0.57, "ann2": 0.50}, True)):
+        monkeypatch.setattr(views, "score_annotations", scored_as(values))
+        shown = coord.get(url).content.decode().split("data-peer-diff>")[1].split("</dd>")[0]
+        assert ("badge flag" in shown) == flagged and ("within the method's noise" in shown) != flagged, values
+
+
+def test_the_pages_flag_mean_differences_with_the_same_rule():
+    """The templates' ``above_noise`` filter (mean absolute differences on the agreement pages) is
+    ``scoring.correlation.above_noise``: 3/50 computed either way is not above 0.06."""
+    from django.template import Context, Template
+
+    page = Template("{% load statistics %}{% for x in xs %}{% if x|above_noise %}F{% else %}-{% endif %}{% endfor %}")
+    assert page.render(Context({"xs": [0.56 - 0.50, 0.36 - 0.30, 0.07, None, -0.07]})) == "--F-F"
