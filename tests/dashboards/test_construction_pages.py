@@ -123,7 +123,7 @@ def test_downloads_are_named_and_stamped_like_every_download(setup):
     assert len(rows) == 6 and {r["kind"] for r in rows} == {"matched", "only_a", "only_b"}
     assert json.loads(rows[0]["settings"])["topic"] == "T"
     assert HOSTILE in {r["label_a"] for r in rows}   # a CSV cell is data, not markup
-    assert c.get(url, {"table": "nope"}).status_code == 404
+    assert c.get(url, {"table": "nope"}).status_code == 400   # an unknown table names the choices (test_choices)
 
 
 def test_the_api_endpoint_is_read_only_and_for_coordinators(setup):
