@@ -1007,6 +1007,7 @@ function keyForOpenLabel(event) {
   if (state.editing === null || event.target?.closest?.(".label-edit")) return false;
   const field = $(".label-edit", root);
   if (field) { field.focus({ preventScroll: true }); return true; }
+  if (!shownIds.includes(state.editing)) return false; // filtered out of the list: no field will take the key
   if (event.key.length === 1 && !event.ctrlKey && !event.metaKey && !event.altKey) {
     event.preventDefault();
     const key = `label:${state.editing}`;
@@ -1020,6 +1021,7 @@ function keyForOpenLabel(event) {
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape") {
     closeChooser(root);
+    if (state.editing !== null && !isTyping(event)) { state.editing = null; state.draft = null; paint(); return; } // the label, as Esc in it
     if (!isTyping(event) && !$("dialog.help", root).open) clearOneLevel();
     return;
   }
