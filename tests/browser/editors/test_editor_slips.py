@@ -183,27 +183,54 @@ def test_builder_every_action_says_what_it_did(builder, artifacts):  # noqa: F81
     page.screenshot(path=str(artifacts / "builder-status-after-delete.png"))
 
 
+def drag_to_the_end(page, selector, word):
+    """Select from ``word`` to the end of the text with a real drag released past the text's end, in
+    the bottom corner of its card (where people end a selection "to the end")."""
+    box = page.evaluate(
+        """([selector, word]) => {
+            const root = document.querySelector(selector);
+            const at = root.textContent.indexOf(word);
+            const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+            let offset = 0, node = walker.nextNode();
+            while (offset + node.data.length <= at) { offset += node.data.length; node = walker.nextNode(); }
+            const range = document.createRange();
+            range.setStart(node, at - offset);
+            range.setEnd(node, at - offset + 1);
+            const first = range.getClientRects()[0], card = root.closest('.ref').getBoundingClientRect();
+            return {x: first.left + 1, y: first.top + first.height / 2, x2: card.right - 4, y2: card.bottom - 4};
+        }""",
+        [selector, word],
+    )
+    page.mouse.move(box["x"], box["y"])
+    page.mouse.down()
+    page.mouse.move(box["x2"], box["y2"], steps=5)
+    page.mouse.up()
+
+
 def test_builder_keys_typed_while_the_label_opens_go_into_the_label(builder, artifacts):  # noqa: F811
-    """N and the label in one burst, the server's answer to N held back and the CPU slowed down:
-    no key of the label is taken as a command (S would split the selected contributor, E relabel,
-    A add a contributor), and the label is the whole text typed."""
+    """A selection dragged to the end of a text, then N and the label in one burst, the server's
+    answer to N held back and the CPU slowed down: N makes the SCU and no key of the label is taken
+    as a command (S would split the selected contributor, E relabel its SCU, A add a contributor);
+    the label is the whole text typed."""
     page, user, topic, context = builder
     new_scu(page, "A", "dam burst at night", "The dam burst")
     add_contributor(page, "B", "the dam had failed")                 # a contributor is selected: S would split it
     held = []
     page.route("**/api/scus/", lambda route: held.append(route) if route.request.method == "POST" else route.continue_())
     cdp = context.new_cdp_session(page)
-    cdp.send("Emulation.setCPUThrottlingRate", {"rate": 8})
-    drag_select(page, ref(page, "A"), "the valley flooded")
+    cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
+    drag_to_the_end(page, ref(page, "A"), "Engineers")
     page.keyboard.press("n")
     page.keyboard.type("Sea walls failed as expected")
     page.keyboard.press("Enter")
     cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
-    page.wait_for_function("() => true")
-    assert len(held) == 1, "the new SCU is sent once, and held back until now"
+    assert len(held) == 1, "N sends the new SCU once (held back until now)"
     held[0].continue_()
     wait_saved(page)
     pyramid = Pyramid.objects.get(creator=user)
     assert sorted(SCU.objects.filter(pyramid=pyramid).values_list("label", flat=True)) == ["Sea walls failed as expected", "The dam burst"]
-    assert sorted(Contributor.objects.filter(scu__pyramid=pyramid).values_list("scu__label", "reference__external_id")) == [
-        ("Sea walls failed as expected", "A"), ("The dam burst", "A"), ("The dam burst", "B")]
+    parts = sorted((c.scu.label, c.reference.external_id, [p.reference.text[p.start:p.end] for p in c.parts.all()])
+                   for c in Contributor.objects.filter(scu__pyramid=pyramid))
+    assert parts == [("Sea walls failed as expected", "A", ["Engineers blamed the old concrete"]),
+                     ("The dam burst", "A", ["dam burst at night"]), ("The dam burst", "B", ["the dam had failed"])]
+    page.screenshot(path=str(artifacts / "builder-label-typed-in-a-burst.png"))

@@ -666,8 +666,14 @@ function onTextMouseDown(event) {
   dragStart = text ? { x: event.clientX, y: event.clientY, text } : null;
 }
 
+/**
+ * A drag ends: the text selected becomes the page's selection. A drag released past the end of its
+ * text (in the card around it, where people end a selection "to the end") is still that text's:
+ * were it ignored, the browser would show a selection that N does not see, and the label typed
+ * after N would be taken as commands (S splitting the selected contributor, E relabelling).
+ */
 function onTextMouseUp(event) {
-  const text = event.target.closest(".ref-text");
+  const text = event.target.closest(".ref-text") ?? dragStart?.text;
   if (!text) return;
   const reference = Number(text.dataset.ref);
   const index = state.indexes.get(reference);
