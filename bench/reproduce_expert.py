@@ -10,14 +10,13 @@ annotator's real keys and flows (frontend/static/frontend/js/annotator.js):
   of that expert match's span: the criterion of issue 21), R otherwise;
 - each expert match still missing: a mouse drag over each of its parts (Shift+drag for the second
   and later parts of a discontinuous match), then the SCU: one click when it is in sight in the SCU
-  list, else the shortest text typed into the filter (which the selection focuses) that puts it
-  first (Enter) or in sight (click);
-- each expert non-matching unit: the drag(s), then the "No SCU" button (U would be typed into the
-  focused filter);
+  list, else "/" (which focuses the filter: a selection leaves the focus where it was) and the
+  shortest text typed into the filter that puts it first (Enter) or in sight (click);
+- each expert non-matching unit: the drag(s), then the "No SCU" button (one action, as U would be);
 - "Done, next peer" (the first peer is opened with the home page's Start).
 
-Actions: every key press, click, drag (a selection) and scroll, the keys typed into the filter
-included, and one per suggestion shown. Waiting: measured in the page, from the input event that
+Actions: every key press, click, drag (a selection) and scroll, the "/" and the keys typed into the
+filter included, and one per suggestion shown. Waiting: measured in the page, from the input event that
 completes an action (keydown, input, mouseup, click) to the first animation frame at which the page
 is settled: the editor ready and not busy, no write in flight, everything saved (the queued "done"
 of the previous peer included), suggestions loaded. Reads the page makes in the background (the
@@ -107,12 +106,12 @@ def covered_share(expert_parts, suggested_parts) -> float:
 
 
 def scu_pick(target: int, order: list[tuple[int, str]], in_sight: set[int], rows: int) -> list[tuple[str, str | int]]:
-    """The fewest actions to pick SCU ``target`` once a selection has focused the (empty) filter:
-    [("click", id)] when it is in sight in the list, else the shortest text typed into the filter
-    (one action per key) after which it is first in the list (then Enter) or among its first
-    ``rows`` items, in sight (then a click). ``order``: the SCUs as the list shows them (weight,
+    """The fewest actions to pick SCU ``target`` after a selection, the filter empty:
+    [("click", id)] when it is in sight in the list, else "/" (("find", "/"): it focuses the filter)
+    and the shortest text typed into it (one action per key) after which it is first in the list
+    (then Enter) or among its first ``rows`` items, in sight (then a click). ``order``: the SCUs as the list shows them (weight,
     then label: annotator.js scusByWeight), as (id, label); the filter keeps labels containing the
-    text, case aside. "/" is never typed (it means "find an SCU")."""
+    text, case aside. "/" is never in the text typed (it means "find an SCU")."""
     if target in in_sight:
         return [("click", target)]
     labels = {scu: label.lower() for scu, label in order}
@@ -131,7 +130,7 @@ def scu_pick(target: int, order: list[tuple[int, str]], in_sight: set[int], rows
                 best = (needle, "click")
         if best:
             needle, finish = best
-            return [("type", ch) for ch in needle] + [(finish, target)]
+            return [("find", "/")] + [("type", ch) for ch in needle] + [(finish, target)]
     raise ValueError(f"SCU {target} cannot be found by its label")
 
 
@@ -391,7 +390,9 @@ def reproduce_peer(robot, run: PeerRun, text: str, order: list[tuple[int, str]])
             continue
         in_sight, rows = robot.sight()
         for kind, value in scu_pick(match.scu, order, in_sight, rows):
-            if kind == "type":
+            if kind == "find":
+                robot.key(run, "find", value)
+            elif kind == "type":
                 robot.type(run, value)
             elif kind == "enter":
                 robot.key(run, "enter", "Enter")

@@ -48,14 +48,14 @@ def test_scu_pick_clicks_what_is_in_sight_else_types_the_shortest_filter():
     order = [(1, "Dams hold water"), (2, "River floods"), (3, "Rivers dry up"), (4, "Dry/wet seasons")]
     assert bench.scu_pick(2, order, {1, 2}, 2) == [("click", 2)]
     # "r" keeps SCU 1 (wateR) first; "i" keeps [2, 3]: SCU 2 first, Enter.
-    assert bench.scu_pick(2, order, {1}, 1) == [("type", "i"), ("enter", 2)]
+    assert bench.scu_pick(2, order, {1}, 1) == [("find", "/"), ("type", "i"), ("enter", 2)]
     # SCU 3: r, i, v, e, r, s, " ", d, r keep SCU 1 or 2 ahead of it; "y" (dry) keeps [3, 4].
-    assert bench.scu_pick(3, order, set(), 1) == [("type", "y"), ("enter", 3)]
+    assert bench.scu_pick(3, order, set(), 1) == [("find", "/"), ("type", "y"), ("enter", 3)]
     # SCU 4: d, r keep 1 first, y keeps 3 first, "/" is never typed, w, e, t, s, e, a keep 1, s, o keep 2;
     # "n" is in SCU 4's label only.
-    assert bench.scu_pick(4, order, set(), 1) == [("type", "n"), ("enter", 4)]
+    assert bench.scu_pick(4, order, set(), 1) == [("find", "/"), ("type", "n"), ("enter", 4)]
     # No letter puts SCU 2 first ("b" and "a" keep [1, 2]), but "b" leaves it in sight of a 2-row list.
-    assert bench.scu_pick(2, [(1, "ab"), (2, "ba")], set(), 2) == [("type", "b"), ("click", 2)]
+    assert bench.scu_pick(2, [(1, "ab"), (2, "ba")], set(), 2) == [("find", "/"), ("type", "b"), ("click", 2)]
     with pytest.raises(ValueError):
         bench.scu_pick(2, [(1, "abc"), (2, "ab")], set(), 1)  # every text of "ab" also finds "abc" first
 
@@ -102,11 +102,12 @@ def test_reproducing_a_peer_counts_every_action_by_hand():
     run = PeerRun("1", list(expert))
     bench.reproduce_peer(robot, run, text, order)
     # By hand: S (1); three suggestions read (3), one A and two R (3); SCU 2's match: two drags, the
-    # second with Shift (2), SCU 2 not in sight: "i" then Enter (2); the non-matching unit: one
-    # drag and "No SCU" (2). 13 actions.
-    assert run.actions == {"suggest": 1, "read": 3, "accept": 1, "reject": 2, "select": 3, "type": 1, "enter": 1, "no-scu": 1}
-    assert run.total == 13
-    assert run.waited_ms == 10.0  # every action but the three readings waited (1 ms each here)
+    # second with Shift (2), SCU 2 not in sight: "/" (the selection leaves the filter unfocused),
+    # "i", then Enter (3); the non-matching unit: one drag and "No SCU" (2). 14 actions.
+    assert run.actions == {"suggest": 1, "read": 3, "accept": 1, "reject": 2, "select": 3, "find": 1, "type": 1, "enter": 1, "no-scu": 1}
+    assert run.total == 14
+    assert run.waited_ms == 11.0  # every action but the three readings waited (1 ms each here)
+    assert [c for c in robot.calls if c[0] in ("find", "type", "enter")] == [("find", "/"), ("type", "i"), ("enter", "Enter")]
     assert [c for c in robot.calls if c[0] == "select"] == [("select", (17, 32), False), ("select", (42, 48), True), ("select", (55, 67), False)]
     assert run.todo == []
     # DUCView's minimum for the same peer: open it, then 3 matches by hand (no contributor text is exact).

@@ -76,16 +76,15 @@ def test_mouse_keyboard_repetition_non_matching_undo(annotator, artifacts):
     drag_select(page, ".peer-text", "old dam failed at night")       # mouse: select, click the SCU
     page.click(f'.scu[data-id="{dam.pk}"]')
     wait_saved(page)
-    program_select(page, ".peer-text", "valley was flooded")          # keyboard: type to find the SCU, Enter
+    program_select(page, ".peer-text", "valley was flooded")          # keyboard: /, type to find the SCU, Enter
+    page.keyboard.press("/")
     page.keyboard.type("valley")
     page.keyboard.press("Enter")
     wait_saved(page)
     program_select(page, ".peer-text", "dam failed")                  # the same SCU again: a repetition
-    page.keyboard.press("Escape")                                     # leave the filter box; the selection stays
     page.click(f'.scu[data-id="{dam.pk}"]')
     wait_saved(page)
     program_select(page, ".peer-text", "Nobody was hurt")             # content in no SCU
-    page.keyboard.press("Escape")
     page.keyboard.press("u")
     wait_saved(page)
     assert spans(annotation) == sorted([(1, ["old dam failed at night"]), (2, ["valley was flooded"]), (1, ["dam failed"]), (0, ["Nobody was hurt"])])  # 0: no SCU
@@ -113,7 +112,6 @@ def test_mouse_keyboard_repetition_non_matching_undo(annotator, artifacts):
 def test_unicode_offsets(annotator):
     page, annotation, dam, valley = annotator
     drag_select(page, ".peer-text", "night 🎉 and")
-    page.keyboard.press("Escape")
     page.keyboard.press("u")
     wait_saved(page)
     match = annotation.matches.get()
@@ -126,11 +124,9 @@ def test_score_panel_shows_what_export_scores_gives(celery_worker, annotator, ar
     page, annotation, dam, valley = annotator
     for phrase, scu in [("old dam failed at night", dam), ("dam failed", dam), ("valley was flooded", valley)]:
         program_select(page, ".peer-text", phrase)
-        page.keyboard.press("Escape")
         page.click(f'.scu[data-id="{scu.pk}"]')
         wait_saved(page)
     program_select(page, ".peer-text", "Nobody was hurt")
-    page.keyboard.press("Escape")
     page.keyboard.press("u")
     wait_saved(page)
     shown = wait_score(page)
@@ -151,7 +147,6 @@ def test_score_panel_shows_what_export_scores_gives(celery_worker, annotator, ar
 def test_blind_annotation_in_the_browser(annotator, chromium, live_server):
     page, annotation, dam, valley = annotator
     program_select(page, ".peer-text", "dam failed")
-    page.keyboard.press("Escape")
     page.click(f'.scu[data-id="{dam.pk}"]')
     wait_saved(page)
     other = User.objects.create_user("quinn", password=PASSWORD)
@@ -193,7 +188,6 @@ def test_next_peer_flow_with_progress(annotator, live_server):
 def test_move_a_match_to_another_scu(annotator):
     page, annotation, dam, valley = annotator
     program_select(page, ".peer-text", "valley was flooded")
-    page.keyboard.press("Escape")
     page.click(f'.scu[data-id="{dam.pk}"]')                           # a mistake: matched to the wrong SCU
     wait_saved(page)
     page.click(".peer-text .seg.covered >> text=valley was flooded")  # select the match...

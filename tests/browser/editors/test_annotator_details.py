@@ -60,7 +60,6 @@ def test_plurals_score_in_view_and_messages(page, live_server, artifacts):
 
     page.route("**/api/matches/", refuse)
     drag_select(page, ".peer-text", "Nobody was hurt")
-    page.keyboard.press("Escape")
     page.keyboard.press("u")
     page.wait_for_selector(".banner:not([hidden])")
     assert page.text_content(".banner") == "Not saved: This span ends past the end of the text."

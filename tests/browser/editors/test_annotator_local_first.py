@@ -70,6 +70,7 @@ def test_painted_at_once_then_confirmed_by_the_stored_score(celery_worker, annot
     page, context, annotation, dam, valley = annotator
     held = hold(page, "**/api/matches/")
     drag_select(page, ".peer-text", "old dam failed at night")
+    page.keyboard.press("/")
     page.keyboard.type("dam")
     page.keyboard.press("Enter")
     # Before the server answered: the match, its count in the list and the provisional score are shown.
@@ -111,7 +112,6 @@ def test_undo_redo_painted_at_once_and_confirmed(annotator):
     page.click(f'.scu[data-id="{valley.pk}"]')
     wait_saved(page)  # a repaint from the server's answer during a drag drops the selection (known limit)
     drag_select(page, ".peer-text", "Nobody was hurt")
-    page.keyboard.press("Escape")
     page.keyboard.press("u")
     wait_saved(page)
     assert saved(annotation) == [(0, ["Nobody was hurt"]), (2, ["valley was flooded"])]

@@ -52,11 +52,13 @@ def matches(username, peer="1"):
 
 def test_a_match_only_goes_to_the_scu_shown_selected(study, artifacts):
     page, topic, dam, valley = study
-    drag_select(page, ".peer-text", "valley was flooded")   # the selection moves the focus to the filter
+    drag_select(page, ".peer-text", "valley was flooded")   # then / and type: find the SCU
+    page.keyboard.press("/")
     page.keyboard.type("valley")
     page.keyboard.press("Enter")
     wait_saved(page)
     drag_select(page, ".peer-text", "old dam failed at night")
+    page.keyboard.press("/")
     page.keyboard.type("groundedcertif")                   # no SCU label contains it: nothing is shown
     assert page.text_content(".counts") == "0 of 2 SCUs"
     page.keyboard.press("Enter")
@@ -69,6 +71,7 @@ def test_a_match_only_goes_to_the_scu_shown_selected(study, artifacts):
     page.keyboard.press("Escape")                          # and the selection
 
     drag_select(page, ".peer-text", "Nobody was hurt")     # the filter clears after a match
+    page.keyboard.press("/")
     page.keyboard.type("valley")
     page.click("[data-action=non-matching]")
     wait_saved(page)
@@ -80,6 +83,7 @@ def test_a_match_only_goes_to_the_scu_shown_selected(study, artifacts):
     wait_saved(page)
     assert page.text_content(".last-action") == "Matched “old dam failed at night” to (3) The dam failed at night."
     drag_select(page, ".peer-text", "dam failed")
+    page.keyboard.press("/")
     page.keyboard.type("night")
     page.keyboard.press("Enter")
     wait_saved(page)

@@ -17,10 +17,11 @@ def box(page, selector):
 
 def test_slash_type_enter_matches_in_every_state(annotator, artifacts):  # noqa: F811
     page, annotation, dam, valley = annotator
-    # 1. The selection puts the focus in the filter already: "/" must not be typed into it.
+    # 1. The selection leaves the focus out of the filter: "/" focuses it, and is not typed into it.
     drag_select(page, ".peer-text", "old dam failed at night")
-    assert page.evaluate("() => document.activeElement.classList.contains('filter')")
+    assert not page.evaluate("() => document.activeElement.classList.contains('filter')")
     page.keyboard.press("/")
+    assert page.evaluate("() => document.activeElement.classList.contains('filter')")
     assert page.input_value(".filter") == ""
     page.keyboard.type("dam failed")
     page.keyboard.press("Enter")
@@ -29,6 +30,7 @@ def test_slash_type_enter_matches_in_every_state(annotator, artifacts):  # noqa:
 
     # 2. The filter holds old text and has the focus: "/" selects it, what is typed replaces it.
     drag_select(page, ".peer-text", "valley was flooded")
+    page.keyboard.press("/")
     page.keyboard.type("zzz")
     page.keyboard.press("/")
     page.keyboard.type("valley")
@@ -39,6 +41,7 @@ def test_slash_type_enter_matches_in_every_state(annotator, artifacts):  # noqa:
 
     # 3. The focus is elsewhere (the list): "/" focuses the filter, nothing typed into it.
     drag_select(page, ".peer-text", "Nobody was hurt")
+    page.keyboard.press("/")
     page.keyboard.type("old text")
     page.click(".scu-list", position={"x": 5, "y": 300})   # the list's empty space: focus leaves the filter
     assert not page.evaluate("() => document.activeElement.classList.contains('filter')")

@@ -53,7 +53,6 @@ def test_untouched_peers_store_nothing(chromium, live_server, artifacts):
     assert page.url.endswith(f"/annotations/{annotation.pk}/"), "the page now names its annotation (reload, bookmarks)"
     assert writes == [("POST", "/api/matches/")]
     drag_select(page, ".peer-text", "Two")                           # a second action: the same annotation
-    page.keyboard.press("Escape")
     page.keyboard.press("u")
     wait_saved(page)
     assert PeerAnnotation.objects.count() == 1 and annotation.matches.count() == 2

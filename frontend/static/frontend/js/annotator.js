@@ -17,7 +17,7 @@ import { DocumentSession, bindStatus, readDocument } from "./session.js";
 import { afterDone, nextPlace, placeOf, prepareDocument, prepareSuggestions } from "./next_peer.js";
 import { SpanView, TextIndex, draggedSpan, selectedSpan } from "./textspans.js";
 import { scorePeer } from "./pyramidscore.js";
-import { $, $$, el, plural, showBanner, hideBanner, isTyping, openChooser, closeChooser, bindTextSize } from "./ui.js";
+import { $, $$, el, plural, sayInStatus, showBanner, hideBanner, isTyping, openChooser, closeChooser, bindTextSize } from "./ui.js";
 
 const root = document.getElementById("annotator");
 const API = root.dataset.api;
@@ -209,12 +209,8 @@ function settle() {
   prepare();
 }
 
-/** Say what the last action did, naming its SCU (role=status: read out, shown until the next one). */
-function announce(message) {
-  const line = $(".last-action", root);
-  line.textContent = message;
-  line.title = message; // the line keeps one row (no layout shift): a long message is cut, whole on hover
-}
+/** Say what the last action did, naming its SCU (the status line, ui.js sayInStatus). */
+const announce = (message) => sayInStatus(root, message);
 
 function clearSelection() {
   state.selection = [];
@@ -273,7 +269,7 @@ function removeMatch() {
   if (key === null) { showBanner(root, "Click a highlighted span of the peer to select its match first."); return; }
   const m = state.doc.matches.find((x) => x.id === resolve(key));
   hideBanner(root);
-  announce(`Removed the match of ${quoted(m.parts)}${m.scu === null ? " (no SCU)" : ` to ${scuName(scuOf(m.scu))}`}.`);
+  announce(`Removed the match of ${quoted(m.parts)}${m.scu === null ? " (no SCU)" : ` to ${scuName(scuOf(m.scu))}`}. Ctrl+Z to undo.`);
   state.selectedMatch = null;
   return perform({ kind: "delete", key }, "DELETE", matchUrl(key));
 }
@@ -690,7 +686,8 @@ $(".peer-text", root).addEventListener("mouseup", (event) => {
     window.getSelection().removeAllRanges();
     hideBanner(root);
     renderPeer();
-    $(".filter", root).focus(); // type to find the SCU, Enter to match
+    // The focus stays out of the filter, so the guide's keys (U, M, S, J/K, Del, Enter) act on the
+    // selection at once; "/" is the key that finds an SCU by typing.
     return;
   }
   const seg = event.target.closest(".seg");

@@ -6,7 +6,7 @@
 // server's history; undo/redo are painted at once the same way and applied on the server.
 import { ActionError, DocumentSession, bindStatus } from "./session.js";
 import { SpanView, TextIndex, coverage, draggedSpan, selectedSpan } from "./textspans.js";
-import { $, $$, el, plural, showBanner, hideBanner, isTyping, openChooser, closeChooser, bindTextSize } from "./ui.js";
+import { $, $$, el, plural, sayInStatus, showBanner, hideBanner, isTyping, openChooser, closeChooser, bindTextSize } from "./ui.js";
 import { RuleBroken, applyAction, findContributor, findScu, matchIds, scusTouchedBy, statesOf, temporaryId } from "./pyramid_model.js";
 import { FindError, RegexFinder } from "./find.js";
 import { WindowedList } from "./windowed_list.js";
@@ -220,8 +220,10 @@ function settleIds() {
  * Apply ``action`` here and now, then send ``request`` ({method, url, body}; url/body may be
  * functions, called when sent). ``learn(answer)`` records the ids the answer gives.
  * ``reread``: the answer does not say everything the page needs (e.g. ids of recreated objects).
+ * ``said``: what the action did, for the status line (and for the undo that takes it back);
+ * ``removed``: it removed something, so the line says how to get it back; ``hint``: what to do next.
  */
-function perform(action, request, { learn = null, reread = false, undoable = true } = {}) {
+function perform(action, request, { learn = null, reread = false, undoable = true, said = "", removed = false, hint = "" } = {}) {
   const keys = scusTouchedBy(state.doc, action);
   const before = statesOf(state.doc, keys);
   try {
@@ -234,9 +236,9 @@ function perform(action, request, { learn = null, reread = false, undoable = tru
   state.version++;
   state.log.push(action);
   const after = statesOf(state.doc, keys);
-  if (undoable) { state.undo.push({ action, before, after }); state.redo = []; }
+  if (undoable) { state.undo.push({ action, before, after, said }); state.redo = []; }
   hideBanner(root);
-  say("");
+  say([said, removed ? "Ctrl+Z to undo." : "", hint].filter(Boolean).join(" "));
   paint(new Set(keys), referencesOf(before, after));
   const sent = session.send(request.method, request.url, request.body);
   root.dataset.busy = "1";
@@ -257,15 +259,8 @@ function perform(action, request, { learn = null, reread = false, undoable = tru
   return sent;
 }
 
-/**
- * The status line: what the last key or click did, or why it did nothing (a key that changes
- * nothing always says why). Refusals and failures go to the banner (role=alert) instead.
- */
-function say(message) {
-  const line = $(".last-action", root);
-  line.textContent = message;
-  line.title = message; // the line keeps one row (no layout shift): a long message is cut, whole on hover
-}
+/** The status line (ui.js sayInStatus): what the last key or click did, or why it did nothing. */
+const say = (message) => sayInStatus(root, message);
 
 // ---------------------------------------------------------------------------- painting
 
@@ -325,6 +320,11 @@ function renderTexts(references = null) {
     const bar = el("span", { class: "bar" }, el("span", { class: `fill p${Math.round(percent / 5) * 5}` }));
     view.share.replaceChildren(bar, `${percent}% covered`);
   });
+}
+
+/** An SCU as the status line names it: SCU 12 “The dam burst” (a new one has no number yet). */
+function scuName(scu, label = scu.label) {
+  return `${scu.uid == null ? "the new SCU" : `SCU ${scu.uid}`} “${label}”`;
 }
 
 function referenceName(id) {
@@ -613,6 +613,30 @@ function step(by) {
   segmentsOf(next.id)[0]?.scrollIntoView({ block: "center" });
 }
 
+/**
+ * Esc clears the selection one level at a time, so a later Del never removes what the user
+ * thought was no longer selected: the text selection and the merge checks with the first press,
+ * and the selected contributor, else the selected SCU. The status line says what is left.
+ */
+function clearOneLevel() {
+  const previous = state.selection;
+  const had = [previous && "the text selection", state.checked.size && "the merge checks"].filter(Boolean);
+  state.selection = null;
+  state.checked.clear();
+  hideBanner(root);
+  let left = "";
+  if (state.selectedContributor !== null) {
+    state.selectedContributor = null;
+    had.push("the selected contributor");
+    left = " Its SCU stays selected: Esc again clears it.";
+  } else if (state.selectedScu !== null) {
+    state.selectedScu = null;
+    had.push("the selected SCU");
+  }
+  say(had.length ? `Cleared ${had.join(", ")}.${left}` : "Nothing is selected.");
+  paintSelection(previous);
+}
+
 function toggleChecked(id) {
   if (state.checked.has(id)) state.checked.delete(id); else state.checked.add(id);
   renderScus();
@@ -642,8 +666,14 @@ function onTextMouseDown(event) {
   dragStart = text ? { x: event.clientX, y: event.clientY, text } : null;
 }
 
+/**
+ * A drag ends: the text selected becomes the page's selection. A drag released past the end of its
+ * text (in the card around it, where people end a selection "to the end") is still that text's:
+ * were it ignored, the browser would show a selection that N does not see, and the label typed
+ * after N would be taken as commands (S splitting the selected contributor, E relabelling).
+ */
 function onTextMouseUp(event) {
-  const text = event.target.closest(".ref-text");
+  const text = event.target.closest(".ref-text") ?? dragStart?.text;
   if (!text) return;
   const reference = Number(text.dataset.ref);
   const index = state.indexes.get(reference);
@@ -699,6 +729,7 @@ function newScu() {
   const sent = perform(action, { method: "POST", url: `${API}scus/`, body: { pyramid: PYRAMID, label, reference: s.reference, parts: [{ start: s.start, end: s.end }] } }, {
     reread: true, // the answer names the SCU, not its contributor
     learn: (answer) => { known.scus.set(action.scu, answer.id); learnUid(action, answer.uid); },
+    said: `New SCU “${label}” from reference ${referenceName(s.reference)}.`, hint: "Type its label; Enter keeps it.",
   });
   if (sent) reveal(action.scu, null, false);
   else { state.selection = s; state.editing = null; [state.selectedScu, state.selectedContributor] = previous; }
@@ -720,10 +751,10 @@ function addContributor() {
   state.selection = null;
   state.selectedContributor = action.contributor; // the new contributor is selected: Shift+select adds a part to it
   const text = selectionTextOf(s);
+  const said = `Added “${text}” (reference ${referenceName(s.reference)}) to ${scuName(scu)}; it is selected: Shift+select adds a part to it.`;
   const sent = perform(action, { method: "POST", url: `${API}contributors/`, body: () => ({ scu: serverId("scus", action.scu), reference: s.reference, parts: [{ start: s.start, end: s.end }] }) },
-    { learn: (answer) => known.contributors.set(action.contributor, answer.id) });
-  if (sent) say(`Added “${text}” (reference ${referenceName(s.reference)}) to SCU ${scu.uid ?? ""} “${scu.label}”; it is selected: Shift+select adds a part to it.`);
-  else { state.selection = s; state.selectedContributor = previous; paintSelection(null); }
+    { learn: (answer) => known.contributors.set(action.contributor, answer.id), said });
+  if (!sent) { state.selection = s; state.selectedContributor = previous; paintSelection(null); }
 }
 
 function addPart() {
@@ -739,18 +770,22 @@ function addPart() {
   const s = state.selection;
   const action = { kind: "add_part", contributor: contributor.id, part: temporaryId(), start: s.start, end: s.end };
   state.selection = null;
+  const said = `Added “${selectionTextOf(s)}” as a part of the contributor from reference ${referenceName(s.reference)}.`;
   if (!perform(action, { method: "POST", url: () => `${API}contributors/${serverId("contributors", action.contributor)}/parts/`, body: { start: s.start, end: s.end } },
-    { learn: (answer) => known.parts.set(action.part, answer.part.id) })) { state.selection = s; paintSelection(null); }
+    { learn: (answer) => known.parts.set(action.part, answer.part.id), said })) { state.selection = s; paintSelection(null); }
 }
 
 function merge(targetId = state.selectedScu, sources = [...state.checked]) {
   sources = sources.filter((id) => id !== targetId);
   if (targetId === null || !sources.length) { say("Check the SCUs to merge (X) and select the one to merge them into."); return; }
   const action = { kind: "merge", scu: targetId, sources };
+  const target = findScu(state.doc, targetId);
+  const gone = sources.map((id) => scuName(findScu(state.doc, id))).join(", ");
+  const said = `Merged ${gone} into ${scuName(target)} (${plural(sources.length, "SCU")} removed).`;
   const previous = [state.selectedScu, state.selectedContributor, new Set(state.checked)];
   [state.selectedScu, state.selectedContributor] = [targetId, null];
   state.checked.clear();
-  if (perform(action, { method: "POST", url: () => `${API}scus/${serverId("scus", targetId)}/merge/`, body: () => ({ sources: sources.map((id) => serverId("scus", id)) }) }))
+  if (perform(action, { method: "POST", url: () => `${API}scus/${serverId("scus", targetId)}/merge/`, body: () => ({ sources: sources.map((id) => serverId("scus", id)) }) }, { said, removed: true }))
     reveal(targetId);
   else { [state.selectedScu, state.selectedContributor, state.checked] = previous; paint(); }
 }
@@ -761,17 +796,19 @@ function moveContributor(contributorId, targetScuId) {
   if (!found || !target) return;
   if (found.scu.id === targetScuId) { say("The contributor already belongs to that SCU: drop it on another SCU to move it there."); return; }
   const action = { kind: "move", contributor: contributorId, scu: targetScuId };
-  const sent = perform(action, { method: "POST", url: () => `${API}contributors/${serverId("contributors", contributorId)}/move/`, body: () => ({ scu: serverId("scus", targetScuId) }) });
-  if (sent) say(`Moved the contributor from reference ${referenceName(found.contributor.reference)} to SCU ${target.uid ?? ""} “${target.label}”.`);
+  perform(action, { method: "POST", url: () => `${API}contributors/${serverId("contributors", contributorId)}/move/`, body: () => ({ scu: serverId("scus", targetScuId) }) },
+    { said: `Moved the contributor from reference ${referenceName(found.contributor.reference)} to ${scuName(target)}.` });
 }
 
 function split() {
   if (state.selectedContributor === null) { say("Select a contributor to split off."); return; }
   const action = { kind: "split", contributor: state.selectedContributor, scu: temporaryId() };
+  const { scu: from, contributor } = findContributor(state.doc, action.contributor);
+  const said = `Split the contributor “${contributor.label}” (reference ${referenceName(contributor.reference)}) off ${scuName(from)} into a new SCU.`;
   const previous = [state.selectedScu, state.selectedContributor];
   [state.selectedScu, state.editing, state.draft] = [action.scu, action.scu, null];
   const sent = perform(action, { method: "POST", url: () => `${API}contributors/${serverId("contributors", action.contributor)}/split/`, body: {} }, {
-    learn: (answer) => { known.scus.set(action.scu, answer.scu.id); learnUid(action, answer.scu.uid); },
+    learn: (answer) => { known.scus.set(action.scu, answer.scu.id); learnUid(action, answer.scu.uid); }, said, hint: "Type its label; Enter keeps it.",
   });
   if (sent) reveal(action.scu, action.contributor);
   else { [state.selectedScu, state.selectedContributor] = previous; state.editing = null; paint(); }
@@ -783,7 +820,8 @@ function saveLabel(scuId, label) {
   const scu = findScu(state.doc, scuId);
   label = label.trim();
   if (!scu || !label || label === scu.label) { paint(); return; }
-  perform({ kind: "update_scu", scu: scuId, label }, { method: "PATCH", url: () => `${API}scus/${serverId("scus", scuId)}/`, body: { label } });
+  perform({ kind: "update_scu", scu: scuId, label }, { method: "PATCH", url: () => `${API}scus/${serverId("scus", scuId)}/`, body: { label } },
+    { said: `Relabelled ${scuName(scu, label)} (was “${scu.label}”).` });
 }
 
 function startComment() {
@@ -799,27 +837,32 @@ function saveComment(kind, id, old, comment) {
   state.commenting = null;
   state.draft = null;
   if (comment === (old || "")) { paint(); return; }
-  if (kind === "scu") perform({ kind: "update_scu", scu: id, comment }, { method: "PATCH", url: () => `${API}scus/${serverId("scus", id)}/`, body: { comment } });
-  else perform({ kind: "update_contributor", contributor: id, comment }, { method: "PATCH", url: () => `${API}contributors/${serverId("contributors", id)}/`, body: { comment } });
+  const said = `${comment ? "Commented" : "Removed the comment of"} the ${kind === "scu" ? "SCU" : "contributor"}${comment ? `: “${comment}”` : ""}.`;
+  if (kind === "scu") perform({ kind: "update_scu", scu: id, comment }, { method: "PATCH", url: () => `${API}scus/${serverId("scus", id)}/`, body: { comment } }, { said });
+  else perform({ kind: "update_contributor", contributor: id, comment }, { method: "PATCH", url: () => `${API}contributors/${serverId("contributors", id)}/`, body: { comment } }, { said });
 }
 
 function copyLabel() {
   const found = state.selectedContributor === null ? null : findContributor(state.doc, state.selectedContributor);
   if (!found) { say("Select a contributor whose text should become the label."); return; }
   const { scu, contributor } = found;
-  perform({ kind: "update_scu", scu: scu.id, label: contributor.label }, { method: "PATCH", url: () => `${API}scus/${serverId("scus", scu.id)}/`, body: { label: contributor.label } });
+  perform({ kind: "update_scu", scu: scu.id, label: contributor.label }, { method: "PATCH", url: () => `${API}scus/${serverId("scus", scu.id)}/`, body: { label: contributor.label } },
+    { said: `Relabelled ${scuName(scu, contributor.label)} with its contributor's text (was “${scu.label}”).` });
 }
 
 function remove() {
   if (state.selectedContributor !== null) {
     const id = state.selectedContributor;
+    const { scu, contributor } = findContributor(state.doc, id);
     state.selectedContributor = null;
-    perform({ kind: "remove_contributor", contributor: id }, { method: "DELETE", url: () => `${API}contributors/${serverId("contributors", id)}/` });
+    perform({ kind: "remove_contributor", contributor: id }, { method: "DELETE", url: () => `${API}contributors/${serverId("contributors", id)}/` },
+      { said: `Removed the contributor “${contributor.label}” (reference ${referenceName(contributor.reference)}) from ${scuName(scu)}.`, removed: true });
   } else if (state.selectedScu !== null) {
     const scu = findScu(state.doc, state.selectedScu);
     const count = scu.contributors.length;
     if (window.confirm(`Delete SCU ${scu.uid ?? ""} “${scu.label}” and its ${count} contributor${count === 1 ? "" : "s"}? (Undo with Ctrl+Z)`))
-      perform({ kind: "delete_scu", scu: scu.id }, { method: "DELETE", url: () => `${API}scus/${serverId("scus", scu.id)}/` });
+      perform({ kind: "delete_scu", scu: scu.id }, { method: "DELETE", url: () => `${API}scus/${serverId("scus", scu.id)}/` },
+        { said: `Deleted ${scuName(scu)} and its ${plural(count, "contributor")}.`, removed: true });
   } else say("Nothing to delete: select a contributor or an SCU first.");
 }
 
@@ -831,15 +874,19 @@ function remove() {
 function history(kind) {
   const [from, to] = kind === "undo" ? [state.undo, state.redo] : [state.redo, state.undo];
   const request = { method: "POST", url: `${API}pyramids/${PYRAMID}/${kind}/`, body: {} };
+  const [done, again] = kind === "undo" ? ["Undone", "Ctrl+Shift+Z redoes it"] : ["Redone", "Ctrl+Z undoes it"];
   const entry = from.pop();
-  if (!entry) {
+  if (!entry) { // the server's history decides: the page says what it did once it has read the result
     const sent = session.send(request.method, request.url, request.body);
     root.dataset.busy = "1";
-    sent.then(scheduleRefresh, (error) => { if (!error.fields?.changes) showBanner(root, error.message); }).finally(settle);
+    say(`${kind === "undo" ? "Undoing" : "Redoing"} the last change kept on the server…`);
+    sent.then(() => { say(`${done}: the last change kept on the server (${again}).`); scheduleRefresh(); },
+      (error) => { say(""); if (!error.fields?.changes) showBanner(root, error.message); }).finally(settle);
     return;
   }
   const action = { kind: "restore", states: kind === "undo" ? entry.before : entry.after };
-  if (perform(action, request, { reread: true, undoable: false })) to.push(entry);
+  const said = `${done}: ${entry.said || "the last change"} (${again}).`;
+  if (perform(action, request, { reread: true, undoable: false, said })) to.push(entry);
   else from.push(entry);
 }
 
@@ -956,12 +1003,35 @@ list.addEventListener("drop", (event) => {
   else if (scu && Number(scu) !== targetId) merge(targetId, [Number(scu)]);
 });
 
+/**
+ * A label editor is open (N, S, E) but does not hold the focus yet (it is being placed in the
+ * list, or was rebuilt by a repaint): the key is the label's, never a command. The field takes the
+ * focus now, so the browser types the key into it; a field not placed yet keeps the character in
+ * its draft, which it shows (caret at the end) once placed.
+ */
+function keyForOpenLabel(event) {
+  if (state.editing === null || event.target?.closest?.(".label-edit")) return false;
+  const field = $(".label-edit", root);
+  if (field) { field.focus({ preventScroll: true }); return true; }
+  if (!shownIds.includes(state.editing)) return false; // filtered out of the list: no field will take the key
+  if (event.key.length === 1 && !event.ctrlKey && !event.metaKey && !event.altKey) {
+    event.preventDefault();
+    const key = `label:${state.editing}`;
+    const value = (state.draft?.key === key ? state.draft.value : "") + event.key;
+    state.draft = { key, value, start: value.length, end: value.length };
+    reveal(state.editing, null, false);
+  }
+  return true;
+}
+
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape") {
     closeChooser(root);
-    if (!isTyping(event)) { const previous = state.selection; state.selection = null; state.checked.clear(); hideBanner(root); paintSelection(previous); }
+    if (state.editing !== null && !isTyping(event)) { state.editing = null; state.draft = null; paint(); return; } // the label, as Esc in it
+    if (!isTyping(event) && !$("dialog.help", root).open) clearOneLevel();
     return;
   }
+  if (keyForOpenLabel(event)) return;
   if (isTyping(event)) return;
   const key = event.key.toLowerCase();
   const ctrl = event.ctrlKey || event.metaKey;

@@ -22,6 +22,17 @@ export function plural(n, one, many = `${one}s`) {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+/**
+ * The editor's status line (.last-action, role=status): what the last key or click did, naming
+ * what it changed (a destructive action also says "Ctrl+Z to undo"), or why a key did nothing.
+ * Refusals and failures go to the banner (role=alert) instead. Both editors say it here.
+ */
+export function sayInStatus(root, message) {
+  const line = $(".last-action", root);
+  line.textContent = message;
+  line.title = message; // the line keeps one row (no layout shift): a long message is cut, whole on hover
+}
+
 export function showBanner(root, message) {
   const banner = $(".banner", root);
   banner.textContent = message;
