@@ -121,10 +121,19 @@ class StrictModelSerializer(StrictMixin, VisibleRelationsMixin, serializers.Mode
 
 
 class DatasetSerializer(StrictModelSerializer):
+    """A dataset; its coordinators are chosen among ``rules.coordinator_candidates`` (anyone else is
+    "does not exist", 400), so a coordinator cannot make an annotator or an imported identity one."""
+
     class Meta:
         model = Dataset
         fields = ["id", "name", "description", "coordinators", "created_at"]
         read_only_fields = ["created_at"]
+
+    def get_fields(self):
+        fields = super().get_fields()
+        instance = self.instance if isinstance(self.instance, Dataset) else None
+        fields["coordinators"].child_relation.queryset = permissions.coordinator_candidates(instance)
+        return fields
 
 
 class TopicSerializer(StrictModelSerializer):
