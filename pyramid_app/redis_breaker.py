@@ -24,7 +24,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 CONNECT_SECONDS = 0.25
-READ_SECONDS = 0.25
+READ_SECONDS = 0.5
 OPEN_SECONDS = 5.0
 
 
@@ -57,8 +57,8 @@ FAILURES = (redis.ConnectionError, redis.TimeoutError, OSError)
 
 
 class GuardedConnection(redis.Connection):
-    """A redis-py connection that refuses at once while the breaker is open and trips it when
-    connecting, sending or reading fails."""
+    """A redis-py connection that refuses at once while the breaker is open (connecting, or sending
+    on a connection pooled before the failure) and trips it when connecting, sending or reading fails."""
 
     def connect(self, *args, **kwargs):
         if self._sock is None and breaker.is_open():
@@ -70,6 +70,9 @@ class GuardedConnection(redis.Connection):
             raise
 
     def send_packed_command(self, *args, **kwargs):
+        if breaker.is_open():   # a pooled connection made before the failure would wait again
+            self.disconnect()
+            raise redis.ConnectionError("Redis failed moments ago in this process: not trying again yet")
         try:
             return super().send_packed_command(*args, **kwargs)
         except FAILURES:

@@ -10,7 +10,9 @@ class Migration(migrations.Migration):
         ('annotation', '0016_pyramid_adjudication'),
     ]
 
-    operations = [
+    # Validators and a TextField's max_length live in Python only: no column changes. As state only,
+    # so SQLite does not remake the tables (its remake would drop the triggers that refer to them).
+    operations = [migrations.SeparateDatabaseAndState(state_operations=[
         migrations.AlterField(
             model_name='dataset',
             name='description',
@@ -41,4 +43,4 @@ class Migration(migrations.Migration):
             name='narrative',
             field=models.TextField(blank=True, max_length=10000, validators=[django.core.validators.MaxLengthValidator(10000)]),
         ),
-    ]
+    ])]
