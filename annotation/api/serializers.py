@@ -117,7 +117,8 @@ class PermissionBeforeUniquenessMixin:
         super().run_validators(value)
 
 
-class StrictModelSerializer(StrictMixin, PermissionBeforeUniquenessMixin, VisibleRelationsMixin, serializers.ModelSerializer):
+class StrictModelSerializer(StrictMixin, PermissionBeforeUniquenessMixin, VisibleRelationsMixin,
+                            serializers.ModelSerializer):
     """ModelSerializer that scopes related ids to the user, refuses moves and runs ``full_clean``.
 
     ``Meta.create_only``: fields that may be given on creation only (where the object lives, and

@@ -180,7 +180,8 @@ def _check_ids(plan: Plan) -> None:
             if not s.text.strip():
                 plan.problems.append(f"{label} has no text")
             elif len(s.text) > SUMMARY_MAX_CHARS:
-                plan.problems.append(f"{label} has {len(s.text):,} characters; a summary may have at most {SUMMARY_MAX_CHARS:,}")
+                plan.problems.append(f"{label} has {len(s.text):,} characters; "
+                                     f"a summary may have at most {SUMMARY_MAX_CHARS:,}")
             if (s.kind, s.id) in seen:
                 plan.problems.append(f"{label} is given twice ({seen[(s.kind, s.id)].source} and {s.source})")
             seen[(s.kind, s.id)] = s

@@ -97,9 +97,9 @@ UPLOAD_SCHEMA = {
                                       "description": "optional: who annotated the peers whose file names do not say it, a text table "
                                                      "TOPIC [PEER] ANNOTATOR (see annotation.formats.annotator_table)"},
                        "users": {"type": "string", "maxLength": 50000,
-                                 "description": "optional, for a dataset archive: ARCHIVE_NAME=USERNAME pairs (lines or commas) "
-                                                "attributing the work the archive names to these accounts; any other name's work "
-                                                "goes to an imported identity (inactive, no login)"}},
+                                 "description": "optional, for a dataset archive: ARCHIVE_NAME=USERNAME pairs (lines or "
+                                                "commas) attributing the work the archive names to these accounts; any "
+                                                "other name's work goes to an imported identity (inactive, no login)"}},
         "required": ["files"],
     }
 }

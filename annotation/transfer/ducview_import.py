@@ -273,7 +273,8 @@ def _archived_adjudicator(name: str, username: str | None, kind: str, dataset: D
     if adjudicator is None:
         report.repairs.append(f"{name}: its adjudicator {username!r} is no user here: the {kind} is restored without adjudicator")
     elif not coordinates(adjudicator, dataset):
-        report.repairs.append(f"{name}: its adjudicator {username!r} is no coordinator of this dataset (only they adjudicate): "
+        report.repairs.append(f"{name}: its adjudicator {username!r} is no coordinator of this dataset "
+                              "(only they adjudicate): "
                               f"the {kind} is restored without adjudicator")
         adjudicator = None
     return adjudicator

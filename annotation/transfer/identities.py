@@ -68,13 +68,14 @@ def attribute(records: Mapping[str, Archived], mapping: Mapping[str, str]) -> tu
     unused = sorted(set(mapping) - named)
     if unused:
         raise NamesRejected(f"the archive names nobody called {unused[0][:80]!r}: map only names it uses")
-    accounts = set(get_user_model().objects.filter(username__in=set(mapping.values())).values_list("username", flat=True))
+    wanted = set(mapping.values())
+    accounts = set(get_user_model().objects.filter(username__in=wanted).values_list("username", flat=True))
     missing = sorted(set(mapping.values()) - accounts)
     if missing:
         raise NamesRejected(f"there is no account {missing[0][:80]!r} here to attribute work to")
     users = {name: mapping.get(name) or identity_name(name) for name in named}
-    notes = [f"{name!r} of the archive: its work goes to the imported identity {users[name]!r} (not mapped to an account)"
-             for name in sorted(named - set(mapping)) if name != users[name]]
+    notes = [f"{name!r} of the archive: its work goes to the imported identity {users[name]!r} "
+             "(not mapped to an account)" for name in sorted(named - set(mapping)) if name != users[name]]
     attributed = {}
     for path, record in records.items():
         changes = {"user": users.get(record.user)}

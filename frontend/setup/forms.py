@@ -33,7 +33,8 @@ class TopicTextsForm(forms.Form):
 
     topic = forms.CharField(max_length=100, label="Topic id", help_text="For example D0601.")
     title = forms.CharField(max_length=500, required=False, label="Title")
-    references_text = forms.CharField(required=False, strip=False, label="Reference summaries", max_length=PASTED_TEXTS_MAX_CHARS,
+    references_text = forms.CharField(required=False, strip=False, label="Reference summaries",
+                                      max_length=PASTED_TEXTS_MAX_CHARS,
                                       widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}))
     references_file = forms.FileField(required=False, label="…or a file of them")
     peers_text = forms.CharField(required=False, strip=False, label="Peer summaries", max_length=PASTED_TEXTS_MAX_CHARS,
@@ -93,7 +94,8 @@ class AccountForm(_Assign):
     name = forms.CharField(max_length=300, required=False, label="Full name")
     email = forms.EmailField(required=False, label="Email")
     access = forms.ChoiceField(choices=ACCESS, initial="invite", widget=forms.RadioSelect, label="How they log in")
-    password = forms.CharField(required=False, strip=False, label="Initial password", max_length=PASSWORD_MAX_CHARS, widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
+    password = forms.CharField(required=False, strip=False, label="Initial password", max_length=PASSWORD_MAX_CHARS,
+                               widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
 
     field_order = ["username", "name", "email", "access", "password", "all_topics", "topics", "task"]
 

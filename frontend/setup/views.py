@@ -326,7 +326,8 @@ def ducview(request, dataset):
                 annotators = upload_import.read_annotator_table(request.FILES.get("annotators"))
                 users = upload_import.read_user_map(request.POST.get("users"))
                 files, ignored, archived = upload_import.collect_files(uploads)
-                report = upload_import.import_files(files, dataset, annotators=annotators, archived=archived, users=users)
+                report = upload_import.import_files(files, dataset, annotators=annotators, archived=archived,
+                                                    users=users)
             except upload_import.UploadRejected as error:
                 context["refused"], status = f"{error}. Nothing was imported.", 400
             else:

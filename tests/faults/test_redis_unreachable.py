@@ -99,19 +99,19 @@ def _breaker():
     return breaker
 
 
-def requests_of_a_user(world):
+def requests_of_a_user(w):
     """A token request, a save (a match) and the annotation's document (score: delayed, and why)."""
-    alice = world.users["alice"]
+    alice = w.users["alice"]
     token = APIClient().post(reverse("api:token"), {"username": "alice", "password": "pass-phrase-alice"}, format="json")
-    save = client_for(alice).post("/api/matches/", {"annotation": world.annotation.pk, "scu": world.scu2.pk,
+    save = client_for(alice).post("/api/matches/", {"annotation": w.annotation.pk, "scu": w.scu2.pk,
                                                    "parts": [{"start": 19, "end": 23}]}, format="json")
-    document = client_for(alice).get(f"/api/annotations/{world.annotation.pk}/full/")
+    document = client_for(alice).get(f"/api/annotations/{w.annotation.pk}/full/")
     return token, save, document
 
 
-def timed_requests(world):
+def timed_requests(w):
     start = time.monotonic()
-    answers = requests_of_a_user(world)
+    answers = requests_of_a_user(w)
     return answers, time.monotonic() - start
 
 
@@ -134,12 +134,12 @@ def users(world):
     return world
 
 
-def warmed_up(world):
+def warmed_up(w):
     """A token request and a read with Redis up: the process's first requests (URL patterns, imports)
     are not what is timed."""
     APIClient().post(reverse("api:token"), {"username": "alice", "password": "pass-phrase-alice"}, format="json")
-    client_for(world.users["alice"]).get(f"/api/annotations/{world.annotation.pk}/full/")
-    client_for(world.users["alice"]).get(f"/api/annotations/{world.annotation.pk}/")
+    client_for(w.users["alice"]).get(f"/api/annotations/{w.annotation.pk}/full/")
+    client_for(w.users["alice"]).get(f"/api/annotations/{w.annotation.pk}/")
     queue._health["checked"] = float("-inf")   # the health is checked anew (every few seconds), as after a while
 
 

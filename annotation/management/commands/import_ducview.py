@@ -16,8 +16,8 @@ class Command(BaseCommand):
             "comes from the NIST name, else the file's content, else --topic, else the file stem; the peer from the NIST "
             "name, else --peer, else the file stem; the annotator from the name's leading number (DUC 2006), else the "
             "--annotators table, else --annotator, else it is unknown. Re-importing adds nothing twice. A dataset "
-            "archive (.zip, given alone) is imported as its upload is: statuses, annotators and times from its manifest; its names' work goes to imported identities unless "
-            "--map-user attributes a name to an account.")
+            "archive (.zip, given alone) is imported as its upload is: statuses, annotators and times from its manifest; "
+            "its names' work goes to imported identities unless --map-user attributes a name to an account.")
     requires_system_checks = []  # as the exports (see ``_export.ExportCommand``): no view is needed to import
 
     def add_arguments(self, parser):
@@ -97,7 +97,8 @@ def import_archive(paths: list[str], dataset: str, users: dict[str, str]) -> Imp
         raise CommandError("a dataset archive (.zip) is imported on its own")
     with open(paths[0], "rb") as stream:
         files, _, archived = upload_import.collect_files([File(stream, name=Path(paths[0]).name)])
-    return upload_import.import_files(files, Dataset.objects.get_or_create(name=dataset)[0], archived=archived, users=users)
+    target = Dataset.objects.get_or_create(name=dataset)[0]
+    return upload_import.import_files(files, target, archived=archived, users=users)
 
 
 def describe(outcome: dict) -> str:

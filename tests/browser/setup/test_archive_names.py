@@ -2,7 +2,6 @@
 names' work to imported identities; with ``ann1=ann1`` typed in, ann1's work goes to the account
 ann1 (the page's upload sends the field with the files). Screenshot in
 test-artifacts/setup-import-names.png."""
-import io
 
 import pytest
 from django.contrib.auth import get_user_model
