@@ -23,7 +23,8 @@ from tests.api.world import client_for
 
 pytestmark = pytest.mark.django_db
 
-SKIPPED = re.compile(r"^(admin/|accounts/|api/auth/token/|api/schema/|api/docs/|healthz|favicon|lightweight/\^crowd/|api/\^crowd/)")
+SKIPPED = re.compile(r"^(admin/|accounts/|api/auth/token/|api/schema/|api/docs/|healthz|favicon"
+                     r"|lightweight/\^crowd/|api/\^crowd/)")
 METHODS = ("get", "post", "patch", "delete")
 DENIED = {403, 404, 405}
 
@@ -33,7 +34,8 @@ def routes():
     def walk(resolver, prefix, namespace):
         for entry in resolver.url_patterns:
             if isinstance(entry, URLResolver):
-                yield from walk(entry, prefix + str(entry.pattern), namespace + ([entry.namespace] if entry.namespace else []))
+                inner = namespace + ([entry.namespace] if entry.namespace else [])
+                yield from walk(entry, prefix + str(entry.pattern), inner)
             elif isinstance(entry, URLPattern) and entry.name:
                 path = prefix + str(entry.pattern)
                 names = {a or b for a, b in re.findall(r"<(?:\w+:)?(\w+)>|\(\?P<(\w+)>", path)}
@@ -53,19 +55,23 @@ def objects(world):
     second = Pyramid.objects.create(topic=w.t1, creator=w.users["bob"], status=Pyramid.Status.DONE)
     second.references.set(w.refs.values())
     run = LightweightPyramid.objects.create(dataset=w.d1, name="crowd")
-    statement = LiteStatement.objects.create(pyramid=run, topic=w.t1, external_id="q1", text="Alpha.", reference=w.refs["A"])
+    statement = LiteStatement.objects.create(pyramid=run, topic=w.t1, external_id="q1", text="Alpha.",
+                                             reference=w.refs["A"])
     task = LiteTask.objects.create(pyramid=run, topic=w.t1, peer=w.peer1, key="q1", statement_ids=[statement.pk])
-    PeerAnnotation.objects.create(peer=w.peer1, pyramid=w.pyramid, annotator=w.users["carol"], status=PeerAnnotation.Status.DONE)
+    PeerAnnotation.objects.create(peer=w.peer1, pyramid=w.pyramid, annotator=w.users["carol"],
+                                  status=PeerAnnotation.Status.DONE)
     w.second, w.run, w.statement, w.task = second, run, statement, task
     return w
 
 
 PK_BY_PREFIX = [  # the object a route's ``pk`` names, by the route's start
     ("api/^datasets/", "d1"), ("api/datasets/", "d1"), ("api/^topics/", "t1"), ("api/^references/", "ref"),
-    ("api/^peers/", "peer1"), ("api/^pyramids/", "pyramid"), ("api/^scus/", "scu1"), ("api/^contributors/", "contributor"),
+    ("api/^peers/", "peer1"), ("api/^pyramids/", "pyramid"), ("api/^scus/", "scu1"),
+    ("api/^contributors/", "contributor"),
     ("api/^annotations/", "annotation"), ("api/^matches/", "match"), ("api/^assignments/", "annotate_assignment"),
     ("api/^lightweight/", "run"), ("api/^lite-statements/", "statement"), ("api/^lite-tasks/", "task"),
-    ("lightweight/", "run"), ("assignments/", "annotate_assignment"), ("pyramids/", "pyramid"), ("annotations/", "annotation"),
+    ("lightweight/", "run"), ("assignments/", "annotate_assignment"), ("pyramids/", "pyramid"),
+    ("annotations/", "annotation"),
 ]
 
 
@@ -75,7 +81,8 @@ def arguments(w, path: str, names) -> dict:
                "statement": w.statement, "task": w.task,
                "annotate_assignment": w.t1.assignments.get(annotator=w.users["alice"], task="annotate_peers")}
     values = {"dataset_id": w.d1.pk, "assignment_id": w.assignment.pk, "topic": w.t1.external_id, "topic_id": w.t1.pk,
-              "pyramid_id": w.pyramid.pk, "a": w.pyramid.pk, "b": w.second.pk, "kind": "reference", "summary_id": w.refs["A"].pk,
+              "pyramid_id": w.pyramid.pk, "a": w.pyramid.pk, "b": w.second.pk, "kind": "reference",
+              "summary_id": w.refs["A"].pk,
               "fmt": "csv", "chart": "systems", "action": "close",
               "part_id": ContributorPart.objects.filter(contributor=w.contributor).first().pk,
               "peer": w.peer1.external_id if path.startswith("datasets/") else w.peer1.pk}
@@ -123,18 +130,21 @@ def test_every_role_checked_view_refuses_a_coordinator_of_another_dataset(object
         checked.append(url)
     assert len(checked) > 60, checked
     assert leaks == [], leaks
-    assert unreached == [], "\n".join(map(str, unreached)) or "the dataset's own coordinator must get through, else the URL proves nothing"
+    # the dataset's own coordinator must get through, else the URL proves nothing
+    assert unreached == [], "\n".join(map(str, unreached))
 
 
 def test_the_adjudication_pages_refuse_a_coordinator_of_another_dataset(objects):
     """The adjudication pages say 404 to anyone but the dataset's coordinators (docs/coordinator.md)."""
     for name, kwargs in [("dashboards:adjudicate", {"topic": "T1", "peer": "1", "pyramid_id": objects.pyramid.pk}),
-                         ("dashboards:adjudicate_pyramids", {"topic": "T1", "a": objects.pyramid.pk, "b": objects.second.pk})]:
+                         ("dashboards:adjudicate_pyramids",
+                          {"topic": "T1", "a": objects.pyramid.pk, "b": objects.second.pk})]:
         url = reverse(name, kwargs={"dataset_id": objects.d1.pk, **kwargs})
         assert set(answers(objects.users["other_coord"], url).values()) <= {404, 405}, url
 
 
-@pytest.mark.parametrize("who, accepted", [("annotator", False), ("inactive coordinator", False), ("imported identity", False),
+@pytest.mark.parametrize("who, accepted", [("annotator", False), ("inactive coordinator", False),
+                                           ("imported identity", False),
                                            ("coordinator", True)])
 def test_only_coordinators_are_named_a_datasets_coordinators(objects, who, accepted):
     candidate = User.objects.create_user(f"new-{who.replace(' ', '-')}")
@@ -157,7 +167,8 @@ def test_only_coordinators_are_named_a_datasets_coordinators(objects, who, accep
     assert answer.status_code == (200 if accepted else 400), answer.content
     assert objects.d1.coordinators.filter(pk=candidate.pk).exists() is accepted
     # creating a dataset naming them is refused the same way
-    created = api.post(reverse("api:dataset-list"), {"name": f"New {who}", "coordinators": [candidate.pk]}, format="json")
+    body = {"name": f"New {who}", "coordinators": [candidate.pk]}
+    created = api.post(reverse("api:dataset-list"), body, format="json")
     assert created.status_code == (201 if accepted else 400), created.content
 
 

@@ -25,8 +25,10 @@ def cases(w):
         ("api:topic-list", {"dataset": w.d1.pk, "external_id": "T2"}, {"dataset": w.d1.pk, "external_id": "T9"}),
         ("api:dataset-list", {"name": "D2"}, {"name": "A fresh name"}),
         ("api:lightweight-list", {"dataset": w.d1.pk, "name": "secret run"}, {"dataset": w.d1.pk, "name": "fresh run"}),
-        ("api:reference-list", {"topic": w.t1.pk, "external_id": "A", "text": "x"}, {"topic": w.t1.pk, "external_id": "Z", "text": "x"}),
-        ("api:peer-list", {"topic": w.t1.pk, "external_id": "1", "text": "x"}, {"topic": w.t1.pk, "external_id": "9", "text": "x"}),
+        ("api:reference-list", {"topic": w.t1.pk, "external_id": "A", "text": "x"},
+         {"topic": w.t1.pk, "external_id": "Z", "text": "x"}),
+        ("api:peer-list", {"topic": w.t1.pk, "external_id": "1", "text": "x"},
+         {"topic": w.t1.pk, "external_id": "9", "text": "x"}),
     ]
 
 

@@ -16,7 +16,8 @@ from tests.dashboards.helpers import build_toy
 pytestmark = pytest.mark.browser
 
 
-def test_the_page_maps_an_archive_name_to_an_account(chromium, live_server, people, transactional_db, artifacts, tmp_path):
+def test_the_page_maps_an_archive_name_to_an_account(chromium, live_server, people, transactional_db, artifacts,
+                                                      tmp_path):
     source = build_toy("Names source")
     chief = get_user_model().objects.create_user("chief")
     source.coordinators.add(chief)
@@ -31,6 +32,7 @@ def test_the_page_maps_an_archive_name_to_an_account(chromium, live_server, peop
     page.get_by_role("button", name="Import").click()
     page.wait_for_selector("[data-import-report]")
     page.screenshot(path=str(artifacts / "setup-import-names.png"), full_page=True)
-    owners = set(PeerAnnotation.objects.filter(pyramid__topic__dataset=people.dataset).values_list("annotator__username", flat=True))
+    imported = PeerAnnotation.objects.filter(pyramid__topic__dataset=people.dataset)
+    owners = set(imported.values_list("annotator__username", flat=True))
     assert "ann1" in owners and "ann2" not in owners and "ann2@imported" in owners, owners
     assert errors == []
