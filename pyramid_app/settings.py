@@ -16,6 +16,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from . import redis_breaker
 from .env import get_bool, get_int, get_list, get_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -114,9 +115,9 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT = "pyramid_app.broker:Transport"  # kombu's, surviving a Redis outage (see there)
     CELERY_TASK_ALWAYS_EAGER = False
-    # Short timeouts: when Redis is unreachable a page that checks the cache must not hang.
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
-                          "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1}}}
+    # When Redis is unreachable a request must not wait for it: short timeouts, no retry, and a
+    # per-process circuit breaker (pyramid_app/redis_breaker.py).
+    CACHES = {"default": redis_breaker.cache_settings(REDIS_URL)}
 else:
     CELERY_BROKER_URL = "memory://localhost/"
     CELERY_TASK_ALWAYS_EAGER = True

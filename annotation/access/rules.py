@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from django.contrib.auth import get_user_model
 from django.db.models import Manager, Model, Q, QuerySet
 from django.db.models.sql import Query
 from rest_framework import permissions
@@ -195,6 +196,25 @@ def is_coordinator(user) -> bool:
     """Coordinators: members of the coordinator role, and anyone who coordinates a dataset."""
     return bool(user.is_authenticated and (
         user.is_superuser or user.groups.filter(name=COORDINATOR).exists() or Dataset.objects.filter(coordinators=user).exists()))
+
+
+def coordinates(user, dataset: Dataset) -> bool:
+    """Is ``user`` a coordinator of this ``dataset`` (or a superuser)? Every role check about a
+    dataset asks this: coordinating another dataset, or the ``coordinator`` role alone, gives no
+    right in this one."""
+    return bool(user.is_authenticated and user.is_active
+                and (user.is_superuser or dataset.coordinators.filter(pk=user.pk).exists()))
+
+
+def coordinator_candidates(dataset: Dataset | None = None) -> QuerySet:
+    """Who may be named a coordinator of ``dataset``: active accounts in the ``coordinator`` role
+    (or superusers), and those already coordinating it (kept when the list is sent again). Never
+    an annotator or an imported annotator identity: coordinating one dataset must not hand out the
+    role (creating datasets, the set-up pages) through a dataset's coordinator list."""
+    role = Q(is_active=True) & (Q(groups__name=COORDINATOR) | Q(is_superuser=True))
+    kept = Q(coordinated_datasets=dataset) if dataset is not None and dataset.pk else NOTHING
+    users = get_user_model().objects
+    return users.filter(pk__in=users.filter(role | kept).values("pk"))
 
 
 def may_create_dataset(user) -> bool:

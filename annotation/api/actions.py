@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from annotation.models import SCU, Change, Contributor, PeerAnnotation, PeerMatch, Pyramid
 from annotation.history import changes as history
 from annotation.pyramids import actions as pyramid_actions
+from annotation.pyramids.models import LABEL_LENGTH
 from annotation.api import deltas
 from annotation.access import rules as permissions
 from annotation.api.serializers import StrictMixin, django_errors_as_drf
@@ -135,7 +136,7 @@ class MoveInput(StrictMixin, serializers.Serializer):
 
 
 class SplitInput(StrictMixin, serializers.Serializer):
-    label = serializers.CharField(required=False, allow_blank=False)
+    label = serializers.CharField(required=False, allow_blank=False, validators=[LABEL_LENGTH])
 
 
 class MergeInput(StrictMixin, serializers.Serializer):

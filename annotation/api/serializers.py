@@ -16,7 +16,7 @@ from django.http import Http404
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import exceptions, serializers
 from rest_framework.settings import api_settings
-from rest_framework.validators import UniqueTogetherValidator
+from rest_framework.validators import UniqueTogetherValidator, UniqueValidator
 
 from scoring.model import Convention
 
@@ -84,7 +84,41 @@ class VisibleRelationsMixin:
         return fields
 
 
-class StrictModelSerializer(StrictMixin, VisibleRelationsMixin, serializers.ModelSerializer):
+class PermissionBeforeUniquenessMixin:
+    """On a create, who may create here is asked before any uniqueness check: a uniqueness error
+    (400 for a taken name, 403 for a free one) would tell someone who may not create here the names
+    of what they may not see (a hidden topic's id, another's dataset or run). The field-level unique
+    validators run after the permission check, with the serializer's own ones."""
+
+    def get_fields(self):
+        fields = super().get_fields()
+        self._unique_fields = {}
+        for name, field in fields.items():
+            unique = [v for v in field.validators if isinstance(v, UniqueValidator)]
+            if unique:
+                field.validators = [v for v in field.validators if not isinstance(v, UniqueValidator)]
+                self._unique_fields[name] = (field, unique)
+        return fields
+
+    def run_validators(self, value):
+        self.fields  # noqa: B018  (builds ``_unique_fields``)
+        view, request = self.context.get("view"), self.context.get("request")
+        uniqueness = self._unique_fields or any(isinstance(v, UniqueTogetherValidator) for v in self.get_validators())
+        creating = self.instance is None and getattr(view, "action", None) == "create"
+        if uniqueness and creating and request is not None and isinstance(value, dict):
+            permissions.check_create(request.user, self.Meta.model, value)
+        for name, (field, validators) in self._unique_fields.items():
+            if field.source in value:
+                try:
+                    for validator in validators:
+                        validator(value[field.source], field)
+                except serializers.ValidationError as error:
+                    raise serializers.ValidationError({name: error.detail}) from None
+        super().run_validators(value)
+
+
+class StrictModelSerializer(StrictMixin, PermissionBeforeUniquenessMixin, VisibleRelationsMixin,
+                            serializers.ModelSerializer):
     """ModelSerializer that scopes related ids to the user, refuses moves and runs ``full_clean``.
 
     ``Meta.create_only``: fields that may be given on creation only (where the object lives, and
@@ -121,10 +155,19 @@ class StrictModelSerializer(StrictMixin, VisibleRelationsMixin, serializers.Mode
 
 
 class DatasetSerializer(StrictModelSerializer):
+    """A dataset; its coordinators are chosen among ``rules.coordinator_candidates`` (anyone else is
+    "does not exist", 400), so a coordinator cannot make an annotator or an imported identity one."""
+
     class Meta:
         model = Dataset
         fields = ["id", "name", "description", "coordinators", "created_at"]
         read_only_fields = ["created_at"]
+
+    def get_fields(self):
+        fields = super().get_fields()
+        instance = self.instance if isinstance(self.instance, Dataset) else None
+        fields["coordinators"].child_relation.queryset = permissions.coordinator_candidates(instance)
+        return fields
 
 
 class TopicSerializer(StrictModelSerializer):
@@ -432,7 +475,7 @@ class ContributorPartSerializer(serializers.ModelSerializer):
 class FullContributorSerializer(serializers.ModelSerializer):
     """A contributor with its DUCView label (its parts' texts joined with '...') and parts."""
 
-    label = serializers.CharField()
+    label = serializers.CharField(read_only=True)   # derived from the parts, never written
     parts = ContributorPartSerializer(many=True)
 
     class Meta:

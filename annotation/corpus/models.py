@@ -1,15 +1,28 @@
 """What is evaluated: datasets of topics, each with reference and peer summaries."""
 from django.conf import settings
+from django.core.validators import MaxLengthValidator
 from django.db import models
 
 from annotation.corpus.revisions import RevisionCounted
+
+# Bounds of the free texts (every form and serializer checks them through the model field, the
+# admin too): a description or narrative is a paragraph or a page; a summary is at most a few
+# pages (DUC's have 250 words, ~1,500 characters). docs/configuration.md lists every bound.
+DESCRIPTION_MAX_CHARS = 10_000
+SUMMARY_MAX_CHARS = 100_000
+
+
+def bounded_text(limit: int, **kwargs) -> models.TextField:
+    """A TextField of at most ``limit`` characters, checked by ``full_clean``, model forms and
+    serializers (a TextField's ``max_length`` alone is only a form widget's hint)."""
+    return models.TextField(max_length=limit, validators=[MaxLengthValidator(limit)], **kwargs)
 
 
 class Dataset(models.Model):
     """A collection of topics evaluated together (e.g. "DUC 2006"); the unit of coordination."""
 
     name = models.CharField(max_length=200, unique=True)
-    description = models.TextField(blank=True)
+    description = bounded_text(DESCRIPTION_MAX_CHARS, blank=True)
     coordinators = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="coordinated_datasets")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -31,7 +44,7 @@ class Topic(RevisionCounted, models.Model):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="topics")
     external_id = models.CharField(max_length=100)
     title = models.CharField(max_length=500, blank=True)
-    narrative = models.TextField(blank=True)
+    narrative = bounded_text(DESCRIPTION_MAX_CHARS, blank=True)
     revision = models.PositiveBigIntegerField(default=0, editable=False)
 
     class Meta:
@@ -45,7 +58,7 @@ class Topic(RevisionCounted, models.Model):
 class Summary(models.Model):
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="%(class)ss")
     external_id = models.CharField(max_length=100)
-    text = models.TextField()
+    text = bounded_text(SUMMARY_MAX_CHARS)
 
     class Meta:
         abstract = True

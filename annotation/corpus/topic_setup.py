@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 
 from annotation.formats import summary_texts
 from annotation.formats.summary_texts import MAX_ID, NamePatterns, PatternError
+from annotation.corpus.models import SUMMARY_MAX_CHARS
 from annotation.models import Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.dashboards.wording import count_noun
 from annotation.transfer import uploads as upload_import
@@ -178,6 +179,9 @@ def _check_ids(plan: Plan) -> None:
                 plan.problems.append(f"{t.external_id}: a {s.kind} id is longer than {MAX_ID} characters ({s.source})")
             if not s.text.strip():
                 plan.problems.append(f"{label} has no text")
+            elif len(s.text) > SUMMARY_MAX_CHARS:
+                plan.problems.append(f"{label} has {len(s.text):,} characters; "
+                                     f"a summary may have at most {SUMMARY_MAX_CHARS:,}")
             if (s.kind, s.id) in seen:
                 plan.problems.append(f"{label} is given twice ({seen[(s.kind, s.id)].source} and {s.source})")
             seen[(s.kind, s.id)] = s

@@ -298,12 +298,9 @@ def scoring_delayed() -> str | None:
         return None
     now = time.monotonic()
     if now - _health["checked"] >= HEALTH_EVERY:
-        import redis
+        from pyramid_app.redis_breaker import reachable   # fails at once while Redis failed moments ago
 
-        try:
-            redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=0.3, socket_timeout=0.3).ping()
-            reason = None
-        except Exception:
-            reason = "The scoring service is unreachable: scores are out of date and will be recomputed as soon as it is back."
+        reason = None if reachable(settings.REDIS_URL) else (
+            "The scoring service is unreachable: scores are out of date and will be recomputed as soon as it is back.")
         _health.update(checked=now, reason=reason)
     return _health["reason"]

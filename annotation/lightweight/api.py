@@ -37,14 +37,14 @@ from annotation.lightweight.privacy import export_worker
 from annotation.lightweight.runs import touch
 from annotation.access import rules as permissions
 from annotation.api.renderers import CSVRenderer
-from annotation.api.serializers import VisibleRelationsMixin
+from annotation.api.serializers import PermissionBeforeUniquenessMixin, VisibleRelationsMixin
 from annotation.api.throttling import CountingThrottle
 from annotation.api.views import ROWS_RESPONSE, ScopedViewSet, attachment
 
 SCORE_SETTINGS = ("agreement", "threshold", "blank", "topic_filter")
 
 
-class LightweightPyramidSerializer(VisibleRelationsMixin, drf.ModelSerializer):
+class LightweightPyramidSerializer(PermissionBeforeUniquenessMixin, VisibleRelationsMixin, drf.ModelSerializer):
     class Meta:
         model = LightweightPyramid
         fields = ["id", "dataset", "name", "origin", "guidance", "agreement", "threshold", "blank", "topic_filter",

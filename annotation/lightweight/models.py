@@ -24,9 +24,15 @@ from django.db import models
 
 from scoring.lightweight import DEFAULT_THRESHOLD, AgreementMeasure, BlankPolicy
 
-from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic, bounded_text
 from annotation.pyramids.models import SCU
 from annotation.corpus.revisions import RevisionCounted
+
+# Free-text bounds (docs/configuration.md): the guidance crowd workers read above a reference is a
+# few paragraphs; a statement is one sentence (the writing page takes 500 characters; imported
+# ones up to this).
+GUIDANCE_MAX_CHARS = 5_000
+STATEMENT_MAX_CHARS = 2_000
 
 ANSWER_PRESENT, ANSWER_ABSENT, ANSWER_BLANK = "p", "n", "b"
 # Where crowd work came from (``lightweight_work.CrowdClient``): the client address (an IPv6 one's
@@ -60,7 +66,7 @@ class LightweightPyramid(RevisionCounted, models.Model):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="lightweight_pyramids")
     name = models.CharField(max_length=200)
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.CROWD)
-    guidance = models.TextField(blank=True, help_text="Shown to statement writers above the reference.")
+    guidance = bounded_text(GUIDANCE_MAX_CHARS, blank=True, help_text="Shown to statement writers above the reference.")
     agreement = models.CharField(max_length=20, choices=[(m.value, m.value) for m in AgreementMeasure],
                                  default=AgreementMeasure.POSITIONAL.value)
     threshold = models.FloatField(default=DEFAULT_THRESHOLD, validators=[MinValueValidator(0), MaxValueValidator(1)])
@@ -125,7 +131,7 @@ class LiteStatement(models.Model):
     pyramid = models.ForeignKey(LightweightPyramid, on_delete=models.CASCADE, related_name="statements")
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="lite_statements")
     external_id = models.CharField(max_length=100, help_text="questionId in the released files")
-    text = models.TextField()
+    text = bounded_text(STATEMENT_MAX_CHARS)
     reference = models.ForeignKey(ReferenceSummary, null=True, blank=True, on_delete=models.SET_NULL, related_name="lite_statements")
     source = models.CharField(max_length=200, blank=True, help_text="sourceSummaryId as given")
     author = models.CharField(max_length=100, blank=True, help_text="the writer's worker id, if any")

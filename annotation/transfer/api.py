@@ -96,7 +96,11 @@ UPLOAD_SCHEMA = {
                                  "description": ".pyr/.pan files or .zip archives of them"},
                        "annotators": {"type": "string", "format": "binary",
                                       "description": "optional: who annotated the peers whose file names do not say it, a text table "
-                                                     "TOPIC [PEER] ANNOTATOR (see annotation.formats.annotator_table)"}},
+                                                     "TOPIC [PEER] ANNOTATOR (see annotation.formats.annotator_table)"},
+                       "users": {"type": "string", "maxLength": 50000,
+                                 "description": "optional, for a dataset archive: ARCHIVE_NAME=USERNAME pairs (lines or "
+                                                "commas) attributing the work the archive names to these accounts; any "
+                                                "other name's work goes to an imported identity (inactive, no login)"}},
         "required": ["files"],
     }
 }
@@ -150,10 +154,14 @@ class DatasetImportView(APIView):
         except upload_import.UploadRejected as error:
             raise ValidationError({"annotators": [f"{error} (nothing was imported)"]}) from None
         try:
+            users = upload_import.read_user_map(request.data.get("users"))
+        except upload_import.UploadRejected as error:
+            raise ValidationError({"users": [f"{error} (nothing was imported)"]}) from None
+        try:
             files, ignored, archived = upload_import.collect_files(uploads)
+            report = upload_import.import_files(files, dataset, annotators=annotators, archived=archived, users=users)
         except upload_import.UploadRejected as error:
             raise ValidationError({"files": [f"{error} (nothing was imported)"]}) from None
-        report = upload_import.import_files(files, dataset, annotators=annotators, archived=archived)
         body = {**report.as_dict(), "ignored": ignored}
         if report.rejected:
             n = len(report.rejected)

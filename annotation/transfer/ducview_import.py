@@ -47,7 +47,7 @@ from annotation.models import (
     ReferenceSummary, Topic,
 )
 from annotation.access.roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
-from annotation.access.rules import is_coordinator
+from annotation.access.rules import coordinates
 from annotation.peers.score_events import annotations_created, batched_scheduling, touch_pyramid
 
 if TYPE_CHECKING:
@@ -254,7 +254,7 @@ def restore_adjudications(dataset: Dataset, report: ImportReport, archived: Mapp
                 report.repairs.append(f"{name}: its adjudication was not restored (the imported files are not an annotation "
                                       "without annotator and annotators' versions)")
                 continue
-            adjudicator = _archived_adjudicator(name, adjudication.adjudicator, "adjudication", report)
+            adjudicator = _archived_adjudicator(name, adjudication.adjudicator, "adjudication", dataset, report)
             record = Adjudication.objects.create(
                 annotation=version, adjudicator=adjudicator,
                 decisions={key: str(sources[choice].pk) if choice in sources else choice for key, choice in adjudication.decisions},
@@ -267,17 +267,19 @@ def restore_adjudications(dataset: Dataset, report: ImportReport, archived: Mapp
         annotations_created([a.pk for a in restored], {a.pyramid.topic_id for a in restored})
 
 
-def _archived_adjudicator(name: str, username: str | None, kind: str, report: ImportReport):
+def _archived_adjudicator(name: str, username: str | None, kind: str, dataset: Dataset, report: ImportReport):
     """The user an archive names as adjudicator, or None (said in the repairs). Only a coordinator
-    adjudicates, so an archive (a file anyone can write) never makes an annotator, an imported
-    annotator identity or any other user the author of an adjudication."""
+    of this dataset adjudicates, so an archive (a file anyone can write) never makes an annotator,
+    an imported annotator identity, a coordinator of another dataset or any other user the author
+    of an adjudication."""
     if not username:
         return None
     adjudicator = User.objects.filter(username=username, is_active=True).first()
     if adjudicator is None:
         report.repairs.append(f"{name}: its adjudicator {username!r} is no user here: the {kind} is restored without adjudicator")
-    elif not is_coordinator(adjudicator):
-        report.repairs.append(f"{name}: its adjudicator {username!r} is no coordinator here (only coordinators adjudicate): "
+    elif not coordinates(adjudicator, dataset):
+        report.repairs.append(f"{name}: its adjudicator {username!r} is no coordinator of this dataset "
+                              "(only they adjudicate): "
                               f"the {kind} is restored without adjudicator")
         adjudicator = None
     return adjudicator
@@ -324,7 +326,7 @@ def restore_pyramid_adjudications(dataset: Dataset, report: ImportReport, archiv
                 report.repairs.append(f"{name}: its pyramid adjudication was not restored (the topic already has its adjudicated "
                                       "pyramid, or a pyramid it settles is one): it is a pyramid without creator")
                 continue
-            adjudicator = _archived_adjudicator(name, adjudication.adjudicator, "pyramid adjudication", report)
+            adjudicator = _archived_adjudicator(name, adjudication.adjudicator, "pyramid adjudication", dataset, report)
             record = PyramidAdjudication.objects.create(
                 topic_id=pyramid.topic_id, pyramid=pyramid, adjudicator=adjudicator,
                 decisions=dict(adjudication.decisions), uids=dict(adjudication.uids),

@@ -20,11 +20,14 @@ refused; other files in a zip (e.g. the ``scores.csv`` of a dataset archive, mac
 entries) are ignored and listed. A zip with a ``manifest.json`` at its root is a dataset archive
 (``dataset_archive``): its manifest (bounded as a DUCView file) says each annotation's and
 pyramid's status, annotator or creator, and times, which the import restores; a manifest that cannot be read refuses the upload.
+The names it gives are attributed as ``identities`` says: to imported identities, unless the
+importing coordinator maps them to accounts.
 """
 import posixpath
 import re
 import zipfile
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -33,6 +36,7 @@ from django.conf import settings
 from annotation import formats
 from annotation.models import Dataset
 from annotation.transfer import archive as dataset_archive
+from annotation.transfer import identities
 from annotation.transfer.archive import Archived
 from annotation.transfer.ducview_import import EXTENSIONS, ImportReport, import_all
 
@@ -178,11 +182,30 @@ def read_annotator_table(upload) -> formats.AnnotatorTable | None:
 
 
 def import_files(files: list[tuple[str, bytes]], dataset: Dataset, *, annotators: formats.AnnotatorTable | None = None,
-                 archived: dict[str, Archived] | None = None) -> ImportReport:
+                 archived: dict[str, Archived] | None = None, users: Mapping[str, str] | None = None) -> ImportReport:
     """Import each file in its own transaction, pyramids first; scores are scheduled once at the end.
     ``annotators`` says who annotated the peers whose file names do not say it; ``archived``, what
-    dataset archives say of their files (``collect_files``)."""
+    dataset archives say of their files (``collect_files``); ``users``, the accounts the importing
+    coordinator attributes an archive's names to (``identities``: any other name's work goes to an
+    imported identity). UploadRejected, having imported nothing, if ``users`` cannot be used."""
+    notes: list[str] = []
+    if users and not archived:
+        raise UploadRejected("names are mapped to accounts only for a dataset archive (a .zip with its manifest.json)")
+    if archived:
+        try:
+            archived, notes = identities.attribute(archived, users or {})
+        except identities.NamesRejected as error:
+            raise UploadRejected(str(error)) from None
     report = ImportReport()
     import_all(sorted(files, key=lambda item: (_suffix(item[0]) != ".pyr", item[0])), dataset, report,
                formats.NameOptions(annotators=annotators), archived=archived)
+    report.repairs[:0] = notes
     return report
+
+
+def read_user_map(text: str | None) -> dict[str, str]:
+    """The importing coordinator's ``ARCHIVE_NAME=USERNAME`` pairs (``identities.parse_user_map``)."""
+    try:
+        return identities.parse_user_map(text)
+    except identities.NamesRejected as error:
+        raise UploadRejected(str(error)) from None

@@ -33,6 +33,7 @@ from annotation.adjudication.services import adjudicated_version
 from annotation.models import SCU, Adjudication, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
 from annotation.corpus.natural_order import natural_key as _natural
 from annotation.access.roles import COORDINATOR
+from annotation.access.rules import coordinates  # who may see and run a dataset's dashboards
 from annotation.transfer import downloads
 from annotation.corpus.assignments import progress
 from annotation.dashboards.snapshots import NOISE, RETRY_AFTER_SECONDS, schedule, snapshot_for
@@ -60,11 +61,6 @@ METAEVAL_SCORES = ("modified", "modified_jk")
 
 
 # --- who may see what ---------------------------------------------------------------------------
-
-def coordinates(user, dataset) -> bool:
-    """May ``user`` see and run ``dataset``'s dashboards? Superusers and the dataset's coordinators."""
-    return bool(user.is_authenticated and (user.is_superuser or dataset.coordinators.filter(pk=user.pk).exists()))
-
 
 def _has_coordinator_role(user) -> bool:
     """Decides 403 (an annotator) against 404 (a coordinator of other datasets)."""

@@ -149,10 +149,11 @@ def run_settings(request, pk):
 
 @login_required
 def run_action(request, pk, action):
-    """The protocol's steps, each a POST button on the run page."""
+    """The protocol's steps, each a POST button on the run page (the run's coordinators only: anyone
+    else gets 404 or 403 whatever the method, before a GET is sent back to the run page)."""
+    run = _run(request, pk, write=True)
     if request.method != "POST":
         return redirect("lightweight:run", pk=pk)
-    run = _run(request, pk, write=True)
     if action == "filter":
         counts = lightweight_work.apply_filters(run)
         dropped = sum(n for reason, n in counts.items() if reason != "kept")

@@ -4,12 +4,17 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from annotation.formats.summary_texts import DEFAULT_HEADER_PATTERN, DEFAULT_PEER_NAMES, DEFAULT_REFERENCE_NAMES, MAX_PATTERN
+from annotation.corpus.models import DESCRIPTION_MAX_CHARS, SUMMARY_MAX_CHARS
 from annotation.models import Assignment, Dataset, Topic
+
+PASTED_TEXTS_MAX_CHARS = 500_000   # one topic's references (or peers) pasted at once: a few hundred summaries
+PASSWORD_MAX_CHARS = 4096          # hashing a longer one is only work for the server
 
 
 class DatasetForm(forms.Form):
     name = forms.CharField(max_length=200, label="Name", help_text="For example “DUC 2006” or “News pilot, spring”.")
-    description = forms.CharField(required=False, label="Description", widget=forms.Textarea(attrs={"rows": 3}))
+    description = forms.CharField(required=False, label="Description", max_length=DESCRIPTION_MAX_CHARS,
+                                  widget=forms.Textarea(attrs={"rows": 3}))
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()
@@ -29,9 +34,10 @@ class TopicTextsForm(forms.Form):
     topic = forms.CharField(max_length=100, label="Topic id", help_text="For example D0601.")
     title = forms.CharField(max_length=500, required=False, label="Title")
     references_text = forms.CharField(required=False, strip=False, label="Reference summaries",
+                                      max_length=PASTED_TEXTS_MAX_CHARS,
                                       widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}))
     references_file = forms.FileField(required=False, label="…or a file of them")
-    peers_text = forms.CharField(required=False, strip=False, label="Peer summaries",
+    peers_text = forms.CharField(required=False, strip=False, label="Peer summaries", max_length=PASTED_TEXTS_MAX_CHARS,
                                  widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}))
     peers_file = forms.FileField(required=False, label="…or a file of them")
     header_pattern = HeaderPatternField(initial=DEFAULT_HEADER_PATTERN, label="Header pattern",
@@ -96,7 +102,8 @@ class AccountForm(_Assign):
     name = forms.CharField(max_length=300, required=False, label="Full name")
     email = forms.EmailField(required=False, label="Email")
     access = forms.ChoiceField(choices=ACCESS, initial="invite", widget=forms.RadioSelect, label="How they log in")
-    password = forms.CharField(required=False, strip=False, label="Initial password", widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
+    password = forms.CharField(required=False, strip=False, label="Initial password", max_length=PASSWORD_MAX_CHARS,
+                               widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
 
     field_order = ["username", "name", "email", "access", "password", "all_topics", "topics", "task"]
 
@@ -143,13 +150,15 @@ class SummaryAddForm(forms.Form):
 
     kind = forms.ChoiceField(choices=KINDS, initial="peer", widget=forms.RadioSelect, label="Kind")
     external_id = forms.CharField(max_length=100, label="Id", help_text="For example A for a reference, 12 for a system's peer.")
-    text = forms.CharField(strip=False, label="Text", widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}))
+    text = forms.CharField(strip=False, label="Text", max_length=SUMMARY_MAX_CHARS,
+                           widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}))
 
 
 class SummaryTextForm(forms.Form):
     """The corrected text of a summary nothing rests on."""
 
-    text = forms.CharField(strip=False, label="Text", widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}))
+    text = forms.CharField(strip=False, label="Text", max_length=SUMMARY_MAX_CHARS,
+                           widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}))
 
 
 class TopicDeleteForm(forms.Form):

@@ -327,11 +327,13 @@ def ducview(request, dataset):
         else:
             try:
                 annotators = upload_import.read_annotator_table(request.FILES.get("annotators"))
+                users = upload_import.read_user_map(request.POST.get("users"))
                 files, ignored, archived = upload_import.collect_files(uploads)
+                report = upload_import.import_files(files, dataset, annotators=annotators, archived=archived,
+                                                    users=users)
             except upload_import.UploadRejected as error:
                 context["refused"], status = f"{error}. Nothing was imported.", 400
             else:
-                report = upload_import.import_files(files, dataset, annotators=annotators, archived=archived)
                 context |= {"report": report, "ignored": ignored, "names": ", ".join(u.name for u in uploads)}
     template = "setup/_import_report.html" if _is_fragment(request) else "setup/ducview.html"
     return render(request, template, context, status=status)

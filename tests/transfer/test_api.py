@@ -469,9 +469,14 @@ def comparable(rows: list[dict]) -> list[tuple]:
 
 
 def reimport(dataset, data: bytes, coordinator) -> Dataset:
+    """The archive uploaded into a new dataset of the same installation, its coordinator attributing
+    each name of the archive to the account of that name (``identities``)."""
+    from tests.transfer.test_archive_round_trip import own_names
+
     copy = Dataset.objects.create(name=f"{dataset.name} (copy)")
     copy.coordinators.add(coordinator)
-    response = post_files(client_for(coordinator), copy, upload("archive.zip", data))
+    body = {"files": [upload("archive.zip", data)], "users": "\n".join(own_names(data))}
+    response = client_for(coordinator).post(import_url(copy), body, format="multipart")
     assert response.status_code == 200, response.content
     report = response.json()
     assert report["rejected"] == [] and report["ignored"] == ["archive.zip/scores.csv: not a .pyr or .pan file",

@@ -52,16 +52,27 @@ def archive_of(dataset):
     return api, coordinator, zipfile.ZipFile(io.BytesIO(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content)))
 
 
+def own_names(data: bytes) -> list[str]:
+    """``NAME=NAME`` for every name the archive's manifest gives (annotators, creators, adjudicators):
+    the importing coordinator attributing the work to the accounts of the same names."""
+    names = set()
+    for entry in json.loads(zipfile.ZipFile(io.BytesIO(data)).read("manifest.json"))["files"]:
+        names |= {entry.get("annotator"), entry.get("creator"), (entry.get("adjudication") or {}).get("adjudicator")}
+    return [f"{name}={name}" for name in sorted(names - {None})]
+
+
 def round_trip(dataset, coordinator) -> Dataset:
-    """The dataset's archive (the API's download) uploaded into a new dataset (the API's import)."""
+    """The dataset's archive (the API's download) uploaded into a new dataset (the API's import) by
+    the same coordinators, each name of the archive attributed to the account of that name."""
     api = APIClient()
     api.force_authenticate(coordinator)
     response = api.get(reverse("api:dataset-archive", args=[dataset.pk]))
     assert response.status_code == 200
     data = b"".join(response.streaming_content)
     copy = Dataset.objects.create(name="Round-trip copy")
-    copy.coordinators.add(coordinator)
-    answer = api.post(reverse("api:dataset-import", args=[copy.pk]), {"files": [SimpleUploadedFile("archive.zip", data)]}, format="multipart")
+    copy.coordinators.set(dataset.coordinators.all())
+    answer = api.post(reverse("api:dataset-import", args=[copy.pk]),
+                      {"files": [SimpleUploadedFile("archive.zip", data)], "users": "\n".join(own_names(data))}, format="multipart")
     assert answer.status_code == 200, answer.content[:2000]
     report = answer.json()
     assert report["adjudications_restored"] == Adjudication.objects.filter(annotation__pyramid__topic__dataset=dataset).count()
@@ -150,7 +161,8 @@ def test_an_adjudication_whose_source_changed_since_comes_back_so(tmp_path):
     [entry] = [e for e in manifest["files"] if "adjudication" in e]
     assert entry["annotator"] is None and len(entry["adjudication"]["sources"]) == 2
     assert entry["adjudication"]["changed"] == [e["name"] for e in manifest["files"] if e.get("annotator") == "ann2" and e.get("peer") == "1"]
-    call_command("import_ducview", str(path), dataset="Changed copy", stdout=StringIO())
+    Dataset.objects.create(name="Changed copy").coordinators.set(dataset.coordinators.all())
+    call_command("import_ducview", str(path), dataset="Changed copy", map_user=own_names(path.read_bytes()), stdout=StringIO())
     copy = Dataset.objects.get(name="Changed copy").topics.get(external_id="T1")
     version = services.adjudicated_version(copy.peersummarys.get(external_id="1"), copy.pyramids.get())
     assert version.adjudication.changed_sources(services.compare(version.peer, version.pyramid)) == ["ann2"]
@@ -200,10 +212,12 @@ def test_an_archive_makes_only_a_coordinator_the_adjudicator(named):
         entry["adjudication"]["adjudicator"] = named
     copy = Dataset.objects.create(name="Forged adjudicator copy")
     copy.coordinators.add(coordinator)
+    mapped = [] if named == "nobody" else [f"{named}={named}"]   # an account of that name, attributed explicitly
     report = api.post(reverse("api:dataset-import", args=[copy.pk]),
-                      {"files": [SimpleUploadedFile("a.zip", with_manifest(source, manifest))]}, format="multipart").json()
+                      {"files": [SimpleUploadedFile("a.zip", with_manifest(source, manifest))], "users": ",".join(mapped)},
+                      format="multipart").json()
     assert (report["adjudications_restored"], report["pyramid_adjudications_restored"]) == (1, 1), report
-    why = "is no user here" if named == "nobody" else "is no coordinator here"
+    why = "is mapped to no account here" if named == "nobody" else "is no coordinator of this dataset"
     assert sum(f"its adjudicator {named!r} {why}" in r for r in report["repairs"]) == 2, report["repairs"]
     assert Adjudication.objects.get(annotation__pyramid__topic__dataset=copy).adjudicator is None
     assert PyramidAdjudication.objects.get(topic__dataset=copy).adjudicator is None
@@ -229,7 +243,7 @@ def test_import_ducview_reads_the_archive_as_its_upload_does(tmp_path):
     api.force_authenticate(coordinator_of(dataset))
     path = tmp_path / "source.zip"
     path.write_bytes(b"".join(api.get(reverse("api:dataset-archive", args=[dataset.pk])).streaming_content))
-    call_command("import_ducview", str(path), dataset="Command copy", stdout=StringIO())
+    call_command("import_ducview", str(path), dataset="Command copy", map_user=own_names(path.read_bytes()), stdout=StringIO())
     assert annotations(Dataset.objects.get(name="Command copy")) == annotations(dataset)
     exports = []
     for name in ("Command source", "Command copy"):
@@ -276,8 +290,9 @@ def test_an_archive_without_the_new_fields_imports_with_the_documented_default()
             entry.pop(key, None)
     copy = Dataset.objects.create(name="Old archive copy")
     copy.coordinators.add(coordinator)
+    data = with_manifest(source, manifest)
     answer = api.post(reverse("api:dataset-import", args=[copy.pk]),
-                      {"files": [SimpleUploadedFile("old.zip", with_manifest(source, manifest))]}, format="multipart")
+                      {"files": [SimpleUploadedFile("old.zip", data)], "users": ",".join(own_names(data))}, format="multipart")
     assert answer.status_code == 200, answer.content
     assert [row[:4] for row in annotations(copy)] == [row[:4] for row in annotations(dataset)]
 

@@ -16,7 +16,8 @@ class Command(BaseCommand):
             "comes from the NIST name, else the file's content, else --topic, else the file stem; the peer from the NIST "
             "name, else --peer, else the file stem; the annotator from the name's leading number (DUC 2006), else the "
             "--annotators table, else --annotator, else it is unknown. Re-importing adds nothing twice. A dataset "
-            "archive (.zip, given alone) is imported as its upload is: statuses, annotators and times from its manifest.")
+            "archive (.zip, given alone) is imported as its upload is: statuses, annotators and times from its manifest; "
+            "its names' work goes to imported identities unless --map-user attributes a name to an account.")
     requires_system_checks = []  # as the exports (see ``_export.ExportCommand``): no view is needed to import
 
     def add_arguments(self, parser):
@@ -28,11 +29,14 @@ class Command(BaseCommand):
                             help="a table of who annotated each topic (TOPIC ANNOTATOR) or peer (TOPIC PEER ANNOTATOR), "
                                  "e.g. DUC 2007's annotator-table.txt; used for files whose name does not say it")
         parser.add_argument("--peer", help="peer of .pan files whose name does not say it")
+        parser.add_argument("--map-user", action="append", default=[], metavar="ARCHIVE_NAME=USERNAME",
+                            help="a dataset archive's name whose work goes to this account (repeat for each); any other "
+                                 "name's work goes to an imported identity (inactive, no login)")
         parser.add_argument("--verbose-report", action="store_true",
                             help="list every file (where its names came from), repair, unplaced part and legacy issue")
 
     def handle(self, *args, paths, dataset=None, topic=None, annotator=None, peer=None, annotators=None, verbose_report=False,
-               **options):
+               map_user=(), **options):
         table = None
         if annotators:
             try:
@@ -56,7 +60,9 @@ class Command(BaseCommand):
 
         try:
             if archive:
-                report = import_archive(paths, dataset, table)
+                report = import_archive(paths, dataset, table, upload_import.read_user_map("\n".join(map_user)))
+            elif map_user:
+                raise CommandError("--map-user is for a dataset archive (.zip) only")
             else:
                 report = import_paths(paths, dataset, progress,
                                       NameOptions(topic=topic, annotator=annotator, peer=peer, annotators=table))
@@ -84,16 +90,18 @@ class Command(BaseCommand):
             raise CommandError(f"{len(report.rejected)} file(s) rejected; nothing of them was written")
 
 
-def import_archive(paths: list[str], dataset: str, annotators: AnnotatorTable | None = None) -> ImportReport:
+def import_archive(paths: list[str], dataset: str, annotators: AnnotatorTable | None = None,
+                   users: dict[str, str] | None = None) -> ImportReport:
     """A zip (a dataset archive or any zip of DUCView files) imported as its upload is
-    (``upload_import``: the same limits, the annotator table, and an archive manifest's statuses,
-    annotators and times), so every path gives the same dataset."""
+    (``upload_import``: the same limits, the annotator table, an archive manifest's statuses,
+    annotators and times, and the names the coordinator attributes to accounts), so every path
+    gives the same dataset."""
     if len(paths) != 1:
         raise CommandError("a dataset archive (.zip) is imported on its own")
     with open(paths[0], "rb") as stream:
         files, _, archived = upload_import.collect_files([File(stream, name=Path(paths[0]).name)])
     target = Dataset.objects.get_or_create(name=dataset)[0]
-    return upload_import.import_files(files, target, annotators=annotators, archived=archived)
+    return upload_import.import_files(files, target, annotators=annotators, archived=archived, users=users)
 
 
 def describe(outcome: dict) -> str:
