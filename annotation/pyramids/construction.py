@@ -233,30 +233,28 @@ def recompute_topics(topic_ids: Iterable[int]) -> int:
     return written
 
 
-def stale_among(topic_ids: Iterable[int]) -> list[int]:
-    """Those of these topics whose stored row lags behind their revision, or that have two pyramids
-    or more and no row yet (a topic with fewer than two pyramids and no row has nothing to compare
-    nor to remove: one query for all of them, as a builder's edit of a topic's only pyramid
-    publishes this job after every save)."""
-    ids = list(topic_ids)
-    several = set(Topic.objects.filter(pk__in=ids).annotate(n=_OWN_PYRAMIDS).filter(n__gte=2)
-                  .values_list("pk", flat=True))
-    agreed = dict(PyramidAgreement.objects.filter(topic_id__in=ids).values_list("topic_id", "topic_revision"))
-    revisions = Topic.objects.filter(pk__in=several | set(agreed)).values_list("id", "revision")
-    return sorted(pk for pk, revision in revisions if agreed.get(pk) != revision)
-
-
-def stale_topics() -> list[int]:
-    """Topics with two or more pyramids whose stored figures lag behind, are missing or were
-    computed by another algorithm or threshold, and topics with a stored row but fewer pyramids now
-    (their row goes)."""
-    several = dict(Topic.objects.annotate(n=_OWN_PYRAMIDS).filter(n__gte=2).values_list("id", "revision"))
-    rows = list(PyramidAgreement.objects.values_list(
-        "topic_id", "topic_revision", "values__threshold", "values__algorithm"))
+def _stale(topics, rows) -> list[int]:
+    """Of ``topics``: those with two pyramids or more whose row in ``rows`` lags behind their
+    revision, is missing or was computed by another algorithm or threshold, and those with a row
+    but fewer pyramids now (their row goes). One query each, however many topics (a builder's edit
+    of a topic's only pyramid publishes this job after every save, and finds nothing to do)."""
+    several = dict(topics.annotate(n=_OWN_PYRAMIDS).filter(n__gte=2).values_list("id", "revision"))
+    rows = list(rows.values_list("topic_id", "topic_revision", "values__threshold", "values__algorithm"))
     agreed = {pk: revision for pk, revision, threshold, algorithm in rows
               if _same_algorithm({"threshold": threshold, "algorithm": algorithm})}
     return sorted({pk for pk, revision in several.items() if agreed.get(pk) != revision}
                   | ({pk for pk, *_ in rows} - set(several)))
+
+
+def stale_among(topic_ids: Iterable[int]) -> list[int]:
+    """Those of these topics whose figures are not current (``_stale``): the job's first step."""
+    ids = list(topic_ids)
+    return _stale(Topic.objects.filter(pk__in=ids), PyramidAgreement.objects.filter(topic_id__in=ids))
+
+
+def stale_topics() -> list[int]:
+    """Every topic whose figures are not current (``_stale``): the sweep's."""
+    return _stale(Topic.objects.all(), PyramidAgreement.objects.all())
 
 
 # --- what pages and exports list ------------------------------------------------------------------

@@ -51,6 +51,7 @@ NO_SCORES = {
     "frontend:annotator-peer": "an untouched peer's editor (no annotation yet, so no stored score)",
     "frontend:pyramid-scus": "the pyramid's SCU labels by tier (printable list), no score", "frontend:favicon": "an icon",
     "frontend:open-assignment": "a redirect", "frontend:finish-assignment": "a form", "frontend:healthz": "health",
+    "frontend:carry-over": "a form: matches copied onto the adjudicated pyramid (a redirect)",
     "setup:": "dataset set-up: texts, people, files (exports link to the API)",
     "invitation": "an account", "login": "an account", "logout": "an account",
 }

@@ -86,6 +86,7 @@ def pages(world) -> list[tuple[str, str, str | None]]:
         ("setup:summary", reverse("setup:summary", args=[d, topic, "peer", free_peer]), None),      # editable: forms
         ("setup:topic_delete", reverse("setup:topic_delete", args=[d, topic]), None),
         ("setup:ducview", reverse("setup:ducview", args=[d]), None),
+        ("setup:pyramid_set", reverse("setup:pyramid_set", args=[d]), None),
         ("setup:people", reverse("setup:people", args=[d]), None),
         ("setup:exports", reverse("setup:exports", args=[d]), None),
         ("invitation", world["invitation"], None),
