@@ -112,7 +112,7 @@ def test_the_schema_documents_the_header(world, as_user):
     assert not any(p["name"] == "Idempotency-Key" for p in schema["paths"]["/api/scus/"]["get"].get("parameters", []))
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent writers need PostgreSQL")
+@pytest.mark.postgres   # concurrent writers
 def test_concurrent_identical_requests_create_once(draft, transactional_db, monkeypatch):
     """Two threads send the same create with the same key at once: one creates, the other waits
     for it and gets its answer (or 409 to retry), never a second SCU."""
@@ -144,7 +144,7 @@ def test_concurrent_identical_requests_create_once(draft, transactional_db, monk
     assert len({a.json()["id"] for a in created}) == 1
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="lock waits need PostgreSQL")
+@pytest.mark.postgres   # lock waits
 def test_a_key_held_too_long_answers_409_to_retry(draft, transactional_db, monkeypatch):
     """While the first request with a key runs, the second waits at most WAIT_SECONDS, then 409."""
     monkeypatch.setattr(idempotency, "WAIT_SECONDS", 0.5)
