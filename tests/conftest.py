@@ -54,6 +54,20 @@ def shared_data(*parts: str) -> Path:
     return path
 
 
+def pytest_sessionstart(session):
+    """The stacks of an earlier run killed before it could stop them (``tests/faults/cleanup.py``)."""
+    from tests.faults import cleanup
+
+    cleanup.sweep()
+
+
+def pytest_unconfigure(config):
+    """Also after this run, once its xdist workers are gone (a worker torn down cannot clean up)."""
+    from tests.faults import cleanup
+
+    cleanup.sweep()
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests of the SQLite test database (``sqlite`` marker) are deselected, not skipped, where the
     suite runs on another database (CI's PostgreSQL: a test there runs them on SQLite)."""
