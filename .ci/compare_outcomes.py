@@ -1,9 +1,12 @@
 """Every collected test was reported: the node ids of `pytest --collect-only -q` (COLLECTED) equal
 those of a run's ``--record-outcomes`` (OUTCOMES); with ``--no-skips`` (REQUIRE_SERVICES=1) none was
-skipped. Prints what differs and exits 1 on any difference; a parallel run that lost tests (a worker
-crashed, a report swallowed) therefore fails even when pytest's own exit status is 0."""
+skipped. Node ids are counted, not only compared: schemathesis collects its API operations under
+one shared node id. Prints what differs and exits 1 on any difference; a parallel run that lost
+tests (a worker crashed, a report swallowed, copies of one node id run once) therefore fails even
+when pytest's own exit status is 0."""
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 
 
@@ -18,17 +21,24 @@ def collected(text: str) -> list[str]:
     return ids
 
 
-def recorded(text: str) -> dict[str, str]:
-    return {nodeid: outcome for outcome, _, nodeid in (line.partition(" ") for line in text.splitlines() if line)}
+def recorded(text: str) -> list[tuple[str, str]]:
+    """(node id, outcome) of each test run."""
+    return [(nodeid, outcome) for outcome, _, nodeid in (line.partition(" ") for line in text.splitlines() if line)]
 
 
-def differences(collected_ids: list[str], outcomes: dict[str, str], no_skips: bool) -> list[str]:
-    problems = [f"collected, never reported: {nodeid}" for nodeid in collected_ids if nodeid not in outcomes]
-    expected = set(collected_ids)
-    problems += [f"reported, not collected: {nodeid}" for nodeid in outcomes if nodeid not in expected]
-    problems += [f"{outcome}: {nodeid}" for nodeid, outcome in outcomes.items() if outcome in ("failed", "error")]
+def differences(collected_ids: list[str], outcomes: list[tuple[str, str]], no_skips: bool) -> list[str]:
+    expected, reported = Counter(collected_ids), Counter(nodeid for nodeid, _ in outcomes)
+    problems = []
+    for nodeid in sorted(expected.keys() | reported.keys()):
+        if expected[nodeid] > reported[nodeid]:
+            problems.append(f"collected {expected[nodeid]}, reported {reported[nodeid]}: {nodeid}" if reported[nodeid]
+                            else f"collected, never reported: {nodeid}")
+        elif reported[nodeid] > expected[nodeid]:
+            problems.append(f"reported {reported[nodeid]}, collected {expected[nodeid]}: {nodeid}" if expected[nodeid]
+                            else f"reported, not collected: {nodeid}")
+    problems += [f"{outcome}: {nodeid}" for nodeid, outcome in outcomes if outcome in ("failed", "error")]
     if no_skips:
-        problems += [f"skipped (REQUIRE_SERVICES=1 allows none): {nodeid}" for nodeid, outcome in outcomes.items() if outcome == "skipped"]
+        problems += [f"skipped (REQUIRE_SERVICES=1 allows none): {nodeid}" for nodeid, outcome in outcomes if outcome == "skipped"]
     return problems
 
 
@@ -40,8 +50,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     ids, outcomes = collected(args.collected.read_text()), recorded(args.outcomes.read_text())
     problems = differences(ids, outcomes, args.no_skips)
-    counts = {o: list(outcomes.values()).count(o) for o in ("passed", "skipped", "failed", "error")}
-    print(f"{len(ids)} collected, {len(outcomes)} reported: " + ", ".join(f"{n} {o}" for o, n in counts.items()))
+    counts = Counter(outcome for _, outcome in outcomes)
+    print(f"{len(ids)} collected, {len(outcomes)} reported: " + ", ".join(f"{counts[o]} {o}" for o in ("passed", "skipped", "failed", "error")))
     for problem in problems:
         print(problem)
     if problems:
