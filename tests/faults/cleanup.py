@@ -27,9 +27,10 @@ OPEN: list = []   # the stacks of this process not closed yet
 
 
 def started_at(pid: int) -> str | None:
-    """The process's start time (clock ticks since boot), telling it apart from a later one with its pid."""
+    """The process's start time (clock ticks since boot), telling it apart from a later one with its
+    pid; None once it has exited (a zombie no parent reaped yet included: orphans wait for init)."""
     stat = _stat(pid)
-    return stat[19] if stat else None
+    return stat[19] if stat and stat[0] != "Z" else None
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -98,7 +99,7 @@ def processes(record: Path) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         stat = _stat(int(entry.name)) if entry.name.isdigit() else None
-        if stat and int(stat[2]) in groups and int(stat[19]) >= groups[int(stat[2])]:
+        if stat and stat[0] != "Z" and int(stat[2]) in groups and int(stat[19]) >= groups[int(stat[2])]:
             found.append(int(entry.name))
     return found
 

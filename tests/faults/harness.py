@@ -150,6 +150,10 @@ class Postgres:
 
     def stop(self):
         subprocess.run(_as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.dir), "-m", "immediate", "-w", "stop"]), capture_output=True)
+        try:   # pg_ctl could not stop it: the postmaster's session (pg_ctl starts it in one of its own)
+            os.killpg(int((self.dir / "postmaster.pid").read_text().split()[0]), signal.SIGKILL)
+        except (OSError, ValueError, IndexError):
+            pass
 
     def sql(self, statement: str):
         import psycopg
@@ -179,12 +183,16 @@ class Process:
         return True
 
     def stop(self, sig=signal.SIGTERM, timeout: float = 20):
-        if not self.send(sig):
-            return
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.send(sig):
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.proc is not None:
+            try:   # what is left of its session once it is gone (a shell's children, a master's workers)
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             self.proc.wait()
 
     def kill(self):
