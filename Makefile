@@ -7,7 +7,7 @@ PORT ?= 8000
 # Production is the default (DEBUG off); the local commands ask for development mode explicitly.
 DEV := DEBUG=1
 
-.PHONY: run test install install-test vendor migrate demo worker beat bench bench-api bench-import bench-pages fuzz clean
+.PHONY: run test test-fast install install-test vendor migrate demo worker beat bench bench-api bench-import bench-pages fuzz clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,7 +47,11 @@ run: demo
 
 ## The whole test suite; services that are not configured are skipped (CI configures all of them)
 test: install-test vendor
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+## The edit loop: the last failures first, stops at the first failure, without the fault and scale suites (minutes of production timings; `make test` runs them)
+test-fast: install-test vendor
+	$(PY) -m pytest -q -x --ff --durations=5 --ignore=tests/faults --ignore=tests/scale $(PYTEST_ARGS)
 
 ## Celery workers (needs REDIS_URL): scores, and dashboards on their own queue; start as many as you like
 worker: install

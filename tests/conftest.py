@@ -47,11 +47,44 @@ def chromium_path() -> str | None:
 
 
 def shared_data(*parts: str) -> Path:
-    """A path under ../shared/data, skipping the test (never failing) when the data is absent."""
+    """A path under ../shared/data; when it is absent the test skips, or fails with REQUIRE_SERVICES=1
+    (CI has ../shared beside its clone: a missing folder must not pass for a proof that was never run)."""
     path = SHARED_DATA.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"real data not available: {path} is absent (it lives beside the repository in ../shared/data)")
+    require(path.exists(), f"real data not available: {path} is absent (it lives beside the repository in ../shared/data)")
     return path
+
+
+def pytest_sessionstart(session):
+    """The stacks of an earlier run killed before it could stop them (``tests/faults/cleanup.py``)."""
+    from tests.faults import cleanup
+
+    cleanup.sweep()
+
+
+def pytest_unconfigure(config):
+    """Also after this run, once its xdist workers are gone (a worker torn down cannot clean up)."""
+    from tests.faults import cleanup
+
+    cleanup.sweep()
+
+
+# Started first: their stacks spend minutes waiting on production's timings, which a parallel run
+# (pytest-xdist, --dist loadfile) overlaps with the other files instead of ending on them.
+FIRST = ("tests/faults/", "tests/scale/")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests of the SQLite test database (``sqlite`` marker) are deselected, not skipped, where the
+    suite runs on another database (CI's PostgreSQL: a test there runs them on SQLite). The fault
+    and scale files run first (the same order in every xdist worker, as xdist requires)."""
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        other = [item for item in items if item.get_closest_marker("sqlite")]
+        if other:
+            config.hook.pytest_deselected(items=other)
+            items[:] = [item for item in items if not item.get_closest_marker("sqlite")]
+    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))   # stable: the order within each part kept
 
 
 @pytest.fixture(autouse=True)
@@ -65,6 +98,8 @@ def _required_services(request):
         require(redis_available(), "this test needs Redis: set REDIS_URL=redis://... to a running server")
     if marker("browser"):
         require(chromium_path(), "this test needs Debian's chromium (apt-get install chromium) or CHROMIUM_PATH")
+    if marker("realdata"):
+        shared_data()
 
 
 @pytest.fixture(scope="session", autouse=True)

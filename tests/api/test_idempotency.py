@@ -112,7 +112,7 @@ def test_the_schema_documents_the_header(world, as_user):
     assert not any(p["name"] == "Idempotency-Key" for p in schema["paths"]["/api/scus/"]["get"].get("parameters", []))
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent writers need PostgreSQL")
+@pytest.mark.postgres   # concurrent writers
 def test_concurrent_identical_requests_create_once(draft, transactional_db, monkeypatch):
     """Two threads send the same create with the same key at once: one creates, the other waits
     for it and gets its answer (or 409 to retry), never a second SCU."""
@@ -144,7 +144,7 @@ def test_concurrent_identical_requests_create_once(draft, transactional_db, monk
     assert len({a.json()["id"] for a in created}) == 1
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="lock waits need PostgreSQL")
+@pytest.mark.postgres   # lock waits
 def test_a_key_held_too_long_answers_409_to_retry(draft, transactional_db, monkeypatch):
     """While the first request with a key runs, the second waits at most WAIT_SECONDS, then 409."""
     monkeypatch.setattr(idempotency, "WAIT_SECONDS", 0.5)
@@ -167,8 +167,10 @@ def test_a_key_held_too_long_answers_409_to_retry(draft, transactional_db, monke
         started = time.monotonic()
         answer = post(client_for(alice), "/api/scus/", new_scu(draft), key)
         waited = time.monotonic() - started
+        still_held = thread.is_alive()   # the answer came while the first request held its key
     finally:
         done.set()
         thread.join(30)
     assert answer.status_code == 409 and answer.json()["code"] == "idempotency_in_progress" and answer["Retry-After"] == "1"
-    assert 0.4 < waited < 10 and not SCU.objects.filter(label="Gamma").exists()
+    # It waited (a loaded machine only lengthens the wait measured), and not until the key was released.
+    assert waited > 0.4 and still_held and not SCU.objects.filter(label="Gamma").exists()

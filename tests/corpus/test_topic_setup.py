@@ -53,10 +53,10 @@ def test_bad_patterns_say_why(pattern, message):
 
 def test_a_catastrophic_pattern_is_stopped_by_the_time_limit():
     text = ("aaaa bbb " * 3000) + "\n"
-    started = time.monotonic()
+    started = time.thread_time()   # the CPU the limit counts (the machine's load lengthens only the wall clock)
     with pytest.raises(PatternError, match="took longer than 0.2 s"):
         split_by_headers(text, r"(.*a){20}x", timeout=0.2)
-    assert time.monotonic() - started < 2
+    assert time.thread_time() - started < 2
 
 
 def test_name_patterns_need_topic_and_id_groups():

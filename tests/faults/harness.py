@@ -19,12 +19,20 @@ from pathlib import Path
 import requests
 
 from tests.conftest import REPO
+from tests.faults import cleanup
 
-REDIS_PORTS = range(6391, 6396)
+
+def worker_number() -> int:
+    """This pytest-xdist worker's number (gw2 -> 2; 0 outside xdist): the stacks of workers running at
+    once look for ports in ranges of their own, never racing for the same free port."""
+    return int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+
+
+REDIS_PORTS = range(6391 + 10 * worker_number(), 6396 + 10 * worker_number())
 # The Celery processes, as docker-compose.yml runs them (the scores worker in one process here).
 SCORES_WORKER = ("worker", "-Q", "celery", "-n", "scores@%h", "--pool", "solo")
 DASHBOARDS_WORKER = ("worker", "-Q", "dashboards", "-n", "dashboards@%h", "--concurrency", "2")
-POSTGRES_PORTS = range(55433, 55436)
+POSTGRES_PORTS = range(55433 + 10 * worker_number(), 55436 + 10 * worker_number())
 
 
 def postgres_bin() -> Path | None:
@@ -119,11 +127,12 @@ def _as_postgres(cmd: list[str]) -> list[str]:
 
 
 class Postgres:
-    def __init__(self, root: Path, port: int):
+    def __init__(self, root: Path, port: int, record: Path | None = None):
         self.port = port
         self.dir = root / "pg"
         self.bin = postgres_bin()
         self.dir.mkdir()
+        cleanup.note(record, f"postgres {self.dir}")
         if os.geteuid() == 0:
             shutil.chown(self.dir, "postgres", "postgres")
         subprocess.run(_as_postgres([str(self.bin / "initdb"), "-D", str(self.dir), "-A", "trust", "-U", "postgres", "--no-sync"]),
@@ -141,6 +150,10 @@ class Postgres:
 
     def stop(self):
         subprocess.run(_as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.dir), "-m", "immediate", "-w", "stop"]), capture_output=True)
+        try:   # pg_ctl could not stop it: the postmaster's session (pg_ctl starts it in one of its own)
+            os.killpg(int((self.dir / "postmaster.pid").read_text().split()[0]), signal.SIGKILL)
+        except (OSError, ValueError, IndexError):
+            pass
 
     def sql(self, statement: str):
         import psycopg
@@ -160,6 +173,7 @@ class Process:
     def start(self):
         self.started = time.time()
         self.proc = subprocess.Popen(self.cmd, env=self.env, cwd=self.cwd, stdout=self.log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+        cleanup.note(self.env.get(cleanup.RECORD), f"group {cleanup.ident(self.proc.pid)}")
 
     def send(self, sig=signal.SIGTERM) -> bool:
         """Send ``sig`` to the process and its children (its own session, nothing else); False if it had exited."""
@@ -169,12 +183,16 @@ class Process:
         return True
 
     def stop(self, sig=signal.SIGTERM, timeout: float = 20):
-        if not self.send(sig):
-            return
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.send(sig):
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.proc is not None:
+            try:   # what is left of its session once it is gone (a shell's children, a master's workers)
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             self.proc.wait()
 
     def kill(self):
@@ -190,17 +208,20 @@ class Stack:
     the fault tests' (development mode), e.g. production's (tests/scale)."""
 
     def __init__(self, ports: range | None = None, env: dict | None = None):
+        cleanup.sweep()   # the stacks of a run killed before it could close them
         self.root = Path(tempfile.mkdtemp(prefix="pyramid-faults-"))
         os.chmod(self.root, 0o755)
+        self.record = cleanup.open_record(self.root)
+        cleanup.watch(self)
         self.ports, self.taken = ports, []
-        self.postgres = Postgres(self.root, self.port(POSTGRES_PORTS))
+        self.postgres = Postgres(self.root, self.port(POSTGRES_PORTS), self.record)
         self.redis_port = self.port(REDIS_PORTS)
         self.web_port = self.port()
         self.env = {
             **{k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}},
             "DATABASE_URL": self.postgres.url, "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
             "DEBUG": "1", "ALLOWED_HOSTS": "127.0.0.1,localhost", "DJANGO_SETTINGS_MODULE": "pyramid_app.settings",
-            **(env or {}),
+            **(env or {}), cleanup.RECORD: str(self.record),
         }
         for name in ("CELERY_VISIBILITY_TIMEOUT", "SWEEP_SECONDS", "TASK_LOCK_SECONDS", "DASHBOARD_DEBOUNCE_SECONDS"):
             self.env.pop(name, None)  # the recovery bounds asserted are those of the defaults
@@ -280,6 +301,7 @@ class Stack:
             process.stop(timeout=5)
         self.postgres.stop()
         shutil.rmtree(self.root, ignore_errors=True)
+        cleanup.closed(self, self.record)
 
     def logs(self) -> str:
         return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in self.root.glob("*.log"))

@@ -22,6 +22,8 @@ def pyramid_xml(regex: str, lines: list[str], scus: str = "") -> bytes:
     return HEADER.format(regex=regex, lines="".join(f"<line>{line}</line>" for line in lines), scus=scus).encode()
 
 
+# The bounds below are of the CPU the parsing thread spends (what the importer's budget counts,
+# annotation/formats/bounds.py): a loaded machine lengthens the wall clock, never these.
 CATASTROPHIC = "(?m)^" + "[ -]*" * 12 + "[^ -]\\n"  # no quantified group nor back-reference:
 # passes the shape check, but backtracks as (length of a line) ** 12 on a line of dashes and blanks
 
@@ -29,20 +31,20 @@ CATASTROPHIC = "(?m)^" + "[ -]*" * 12 + "[^ -]\\n"  # no quantified group nor ba
 def test_small_catastrophic_header_regex_file_finishes_fast():
     data = pyramid_xml(CATASTROPHIC, ["#1", "- " * 300, "---", "T1.M.100.A.A", "---", "Text."])
     assert len(data) < 1000
-    start = time.perf_counter()
+    start = time.thread_time()
     try:
         parse_pyramid(data)  # read with the default headers, or refused: either way fast
     except DucViewError:
         pass
-    assert time.perf_counter() - start < 5
+    assert time.thread_time() - start < 5
 
 
 def test_catastrophic_header_regex_is_refused_in_bounded_time():
     data = pyramid_xml(CATASTROPHIC, ["#1", "- " * 1500, "---", "T1.M.100.A.A", "---", "Text."])
-    start = time.perf_counter()
+    start = time.thread_time()
     with pytest.raises(HostileInput, match="startDocumentRegEx takes more than 0.5 s of CPU"):
         parse_pyramid(data)
-    assert time.perf_counter() - start < 5  # 0.5 s of budget; the regex package checks coarsely
+    assert time.thread_time() - start < 5  # 0.5 s of budget; the regex package checks coarsely
 
 
 def test_many_mislabelled_parts_are_refused_in_bounded_time():
@@ -52,10 +54,10 @@ def test_many_mislabelled_parts_are_refused_in_bounded_time():
         f'<scu uid="{i + 1}" label="x"><contributor label="x">{part.format(i=i, s=50 + i % 900, e=60 + i % 900)}</contributor></scu>'
         for i in range(36826)
     )
-    start = time.perf_counter()
+    start = time.thread_time()
     with pytest.raises(HostileInput, match="locating a label"):
         parse_pyramid(pyramid_xml(r"-+\nT0001\.M\.100\.A\.A\n-+\n", text, scus))
-    assert time.perf_counter() - start < 15  # XML parsing of 36,826 parts + 0.5 s of searching
+    assert time.thread_time() - start < 15  # XML parsing of 36,826 parts + 0.5 s of searching
 
 
 def _burn(seconds):
@@ -164,18 +166,18 @@ def test_a_pasted_text_of_many_headers_is_refused_fast_with_the_bound():
     """Issue 24: 300,000 header lines pasted on the set-up page held a request for 230 s (the
     duplicate check counted every id in the whole list for each id)."""
     text = "\n".join(_headers(30_000, "D0601.M.250.A.A"))
-    start = time.perf_counter()
+    start = time.thread_time()
     with pytest.raises(PatternError, match=f"more than {references.MAX_HEADERS} headers"):
         split_by_headers(text)
-    assert time.perf_counter() - start < 3
+    assert time.thread_time() - start < 3
 
 
 def test_a_pyr_of_many_headers_is_refused_fast_with_the_bound():
     data = pyramid_xml("", ["#1", *_headers(25_000, "T1.M.100.A.A")])
-    start = time.perf_counter()
+    start = time.thread_time()
     with pytest.raises(DucViewError, match=f"more than {references.MAX_HEADERS} headers"):
         parse_pyramid(data)
-    assert time.perf_counter() - start < 5
+    assert time.thread_time() - start < 5
 
 
 def test_duplicate_headers_are_found_in_linear_time():

@@ -28,6 +28,7 @@ from annotation.formats import (
     write_pyramid,
 )
 
+from tests.conftest import shared_data
 from tests.formats.helpers import REAL_DATA, without_regex
 
 pytestmark = pytest.mark.realdata
@@ -36,9 +37,7 @@ DUC = {"duc2006": (20, 462), "duc2007-main": (23, 299)}
 
 
 def _require_data() -> Path:
-    if not (REAL_DATA / "duc2006" / "allpans").is_dir():
-        pytest.skip(f"real data not available: {REAL_DATA} is absent (it lives beside the "
-                    "repository in ../shared/data)")
+    shared_data("duc2006", "allpans")
     return REAL_DATA
 
 
@@ -177,8 +176,7 @@ def test_every_real_file_round_trips(parsed):
 
 def test_pyreval_pyramids_with_other_headers():
     root = _require_data() / "pyreval-matter" / "Scoring" / "pyrs" / "manual_pyramids"
-    if not root.is_dir():
-        pytest.skip(f"real data not available: {root} is absent")
+    shared_data(*root.relative_to(REAL_DATA).parts)
     expected = {
         "12_10_09_MATTER.pyr": ["1", "2", "3", "4", "5"],  # bare '---' separators
         "Becky_MATTER.pyr": [f"TCstudent{i}" for i in range(1, 6)],  # '-- TCstudent1 --'

@@ -50,24 +50,29 @@ def test_an_idle_runner_starts_at_once_and_survives_a_failing_task(caplog):
         if ids == [1]:
             raise RuntimeError("boom")
 
-    started = []
+    started, waits = [], []
     runner = Runner(execute)
-    for ids in ([1], [2]):
+    for ids in ([1], [2], [3], [4], [5]):
         submitted = time.monotonic()
         runner.submit("annotation", ids)
         assert runner.wait(10)
-        assert started[-1] - submitted < 0.25  # no debounce wait (0.5 s before)
-    assert "boom" in caplog.text and len(started) == 2
+        waits.append(started[-1] - submitted)
+    # No debounce wait (0.5 s before): a debounce delays every start by its wait, while a loaded
+    # machine delays some; the quickest start of five is well under it.
+    assert min(waits) < 0.25, waits
+    assert "boom" in caplog.text and len(started) == 5
     runner.stop()
 
 
 def test_the_sweep_runs_first_and_when_idle():
-    sweeps = []
-    runner = Runner(lambda kind, ids: None, sweep=lambda: sweeps.append(time.monotonic()), sweep_every=0.05)
+    events = []
+    runner = Runner(lambda kind, ids: events.append("task"), sweep=lambda: events.append("sweep"), sweep_every=0.05)
     runner.submit("annotation", [1])
-    time.sleep(0.3)
+    deadline = time.monotonic() + 30
+    while events.count("sweep") < 2 and time.monotonic() < deadline:   # the idle sweep, however slow the machine
+        time.sleep(0.01)
     runner.stop()
-    assert len(sweeps) >= 2
+    assert events[:2] == ["sweep", "task"] and events.count("sweep") >= 2, events
 
 
 @pytest.fixture

@@ -1,7 +1,11 @@
 """On SQLite (the embedded default, and `make test` on a fresh clone) a writer waits for another
 connection's write instead of failing: the test database is a file in WAL mode with the busy timeout,
 as the embedded default is (an in-memory database with a shared cache answered "database table is
-locked" at once when the background runner's thread wrote beside the test's)."""
+locked" at once when the background runner's thread wrote beside the test's). Where the suite runs
+on PostgreSQL (CI) these tests are deselected, and run on SQLite in a pytest of their own."""
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -10,9 +14,18 @@ from django.db import connection, transaction
 
 from annotation.models import Dataset
 
-pytestmark = pytest.mark.skipif(connection.vendor != "sqlite", reason="checks the SQLite test database (DATABASE_URL names another)")
+from tests.conftest import REPO
 
 
+@pytest.mark.postgres
+def test_on_sqlite_in_a_pytest_of_its_own(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | {"DATABASE_URL": f"sqlite:///{tmp_path / 'app.sqlite3'}"}
+    done = subprocess.run([sys.executable, "-m", "pytest", __file__, "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-m", "sqlite"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "2 passed" in done.stdout and "skipped" not in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+@pytest.mark.sqlite
 def test_the_test_database_is_a_file_in_wal_mode_with_the_busy_timeout(db):
     assert not connection.is_in_memory_db()
     with connection.cursor() as cursor:
@@ -22,6 +35,7 @@ def test_the_test_database_is_a_file_in_wal_mode_with_the_busy_timeout(db):
         assert cursor.fetchone()[0] == 20_000
 
 
+@pytest.mark.sqlite
 def test_a_second_writer_waits_for_the_first(transactional_db):
     holding, failures = threading.Event(), []
 

@@ -43,11 +43,9 @@ def test_an_older_result_never_overwrites_a_newer_one(demo_annotation):
     assert AnnotationScore.objects.get(annotation=a, convention="test").values == {"modified": "newer"}
 
 
-def test_eager_mode_recomputes_on_every_commit(demo_annotation, settings):
-    """Without a broker (the embedded default) tasks run in-process right after the commit."""
-    assert settings.CELERY_TASK_ALWAYS_EAGER or settings.REDIS_URL
-    if not settings.CELERY_TASK_ALWAYS_EAGER:
-        pytest.skip("REDIS_URL is set: the worker tests below cover this path")
+def test_eager_mode_recomputes_on_every_commit(in_process_jobs, demo_annotation):
+    """Without a broker (the embedded default) tasks run in-process right after the commit (also
+    checked where REDIS_URL is set, CI: the worker tests below cover the broker's path)."""
     a = demo_annotation
     before = scores_of(a).values["modified"]
     add_match(a, SCU.objects.get(pyramid=a.pyramid, uid=3), [(36, 68)])  # "It had been closed because of rust"
@@ -55,9 +53,7 @@ def test_eager_mode_recomputes_on_every_commit(demo_annotation, settings):
     assert after.is_current and after.values["modified"] == pytest.approx(before + 3 / 15)
 
 
-def test_changing_the_pyramid_restales_every_annotation_against_it(demo_annotation, settings):
-    if not settings.CELERY_TASK_ALWAYS_EAGER:
-        pytest.skip("eager-mode check")
+def test_changing_the_pyramid_restales_every_annotation_against_it(in_process_jobs, demo_annotation):
     a = demo_annotation
     reference_d = a.pyramid.references.get(external_id="D")
     scu8 = SCU.objects.get(pyramid=a.pyramid, uid=8)

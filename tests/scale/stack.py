@@ -19,10 +19,11 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from tests.conftest import REPO
-from tests.faults.harness import DASHBOARDS_WORKER, SCORES_WORKER, Process, Stack, wait_for
+from tests.faults.harness import DASHBOARDS_WORKER, SCORES_WORKER, Process, Stack, wait_for, worker_number
 
 HAPROXY = shutil.which("haproxy") or ("/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None)
-PORTS = range(18100, 18200)  # apart from the fault tests' ports: both suites may run at once
+# Apart from the fault tests' ports (both suites may run at once), and from other xdist workers'.
+PORTS = range(18100 + 100 * worker_number(), 18200 + 100 * worker_number())
 NODES = ("a", "b")
 SLOW_SECONDS = "1"
 # Production settings (DEBUG off), as docker-compose.yml runs them, over plain HTTP, behind one proxy.

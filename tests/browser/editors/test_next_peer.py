@@ -17,9 +17,12 @@ from annotation.models import Assignment, PeerAnnotation, PeerMatch, PeerSummary
 
 from tests.browser.editors.browser import ANNOTATOR_URL, UNTOUCHED_PEER_URL, drag_select, login, wait_saved, world
 from tests.browser.editors.test_annotator import build_pyramid
+from tests.conftest import REPO
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+# The pause in the changes before the suggestions are read again (annotator.js).
+PREPARE_IDLE_MS = int(re.search(r"const PREPARE_IDLE_MS = (\d+);", (REPO / "frontend/static/frontend/js/annotator.js").read_text())[1])
 API_ASSIGNMENT = re.compile(r"/api/assignments/(\d+)/")
 API_ANNOTATION = re.compile(r"/api/annotations/(\d+)/")
 
@@ -124,18 +127,26 @@ def test_suggestions_read_ahead_answer_s_at_once(peers):
     page.keyboard.press("s")
     page.wait_for_selector(".suggestion-bar:not([hidden]) button[data-action=accept]:not([disabled])")
     assert len([url for _, url in requests if own in url]) == asked, "S asked the server again"
-    before_accept = len(requests)
+    before_accept, finished = len(requests), []
+    page.on("requestfinished", lambda request: finished.append((request.method, request.url, request.timing)))
     page.keyboard.press("a")
     wait_saved(page)
     # S took the suggestions read ahead: read again only after a pause in the changes, not at once
-    # beside the saves of the accepts that follow S.
-    page.wait_for_timeout(300)
-    assert not any(own in url for _, url in requests[before_accept:]), "the peer's suggestions were read again beside its saves"
+    # beside the saves of the accepts that follow S. Both moments on the browser's clock: a slow
+    # machine only lengthens the pause measured, and a read made at once is ~0 ms after the save.
     wait_requested(page, requests, own, since=before_accept)
+    for _ in range(400):
+        if any(own in url for _, url, _ in finished):
+            break
+        page.wait_for_timeout(25)
+    reread = next(timing for _, url, timing in finished if own in url)
+    saved = [t["startTime"] + t["responseEnd"] for method, _, t in finished if method != "GET" and t["startTime"] < reread["startTime"]]
+    assert saved, finished
+    assert reread["startTime"] - max(saved) >= PREPARE_IDLE_MS - 50, "the peer's suggestions were read again beside its saves"
     page.wait_for_load_state("networkidle")
     asked = len([url for _, url in requests if own in url])
     page.keyboard.press("s")  # S again: answered from that read
-    page.wait_for_timeout(200)
+    page.wait_for_selector(".suggestion-bar:not([hidden]) button[data-action=accept]:not([disabled])")
     assert "Looking for suggestions" not in page.text_content(".suggestion-bar")
     assert len([url for _, url in requests if own in url]) == asked, "S asked the server again after a pause"
     page.keyboard.press("Escape")

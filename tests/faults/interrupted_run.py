@@ -1,0 +1,37 @@
+"""Run by ``test_interrupted.py`` in a pytest of its own, then interrupted: a small stack (our own
+PostgreSQL and redis-server, and a shell whose children sleep, for an app process with children of
+its own) started by a module fixture, as the fault and scale suites start theirs, and a test that
+waits until it is signalled. Not collected by the suite (its name does not start with ``test_``)."""
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.faults.harness import Process, Stack, running
+
+
+class SmallStack(Stack):
+    def __init__(self):
+        super().__init__()
+        self.web = Process(["sh", "-c", "sleep 600 & sleep 600 & wait"], self.env, self.root / "web.log")
+
+    def services(self):
+        return [self.web]
+
+    def prepare(self):
+        pass
+
+    def wait_ready(self):
+        pass
+
+
+@pytest.fixture(scope="module")
+def stack():
+    with running(SmallStack()) as stack:
+        yield stack
+
+
+def test_waits_until_interrupted(stack):
+    Path(os.environ["READY_FILE"]).write_text(stack.root.as_posix())
+    time.sleep(600)
