@@ -12,6 +12,7 @@ from annotation.models import SCU, Contributor, PeerMatch, Pyramid
 from tests.browser.editors.browser import drag_select, wait_saved
 from tests.browser.editors.test_annotator import annotator  # noqa: F401 (the fixture)
 from tests.browser.editors.test_builder import builder, ref  # noqa: F401 (the fixture)
+from tests.browser.editors.test_builder_rough_edges import new_scu
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -86,16 +87,6 @@ def test_annotator_keys_act_right_after_a_mouse_selection(annotator, artifacts):
 
 
 # ---------------------------------------------------------------------------- the builder
-
-
-def new_scu(page, rid, phrase, label):
-    drag_select(page, ref(page, rid), phrase)
-    page.keyboard.press("n")
-    page.wait_for_selector(".label-edit")
-    page.keyboard.press("Control+a")
-    page.keyboard.type(label)
-    page.keyboard.press("Enter")
-    wait_saved(page)
 
 
 def add_contributor(page, rid, phrase):
