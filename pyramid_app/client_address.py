@@ -47,6 +47,20 @@ def client_address(request) -> str:
     return entries[-min(count, len(entries))] or remote
 
 
+def forwarded_headers_from_named_proxies(get_response):
+    """Middleware, first of all: the headers a proxy sets (``X-Forwarded-For``, ``X-Forwarded-Proto``)
+    are dropped from a request that does not come from a proxy ``TRUSTED_PROXIES`` names. Django's
+    ``SECURE_PROXY_SSL_HEADER`` believes ``X-Forwarded-Proto`` from anyone, so a client reaching a
+    node directly could pass a plain-HTTP request off as HTTPS (no redirect to HTTPS, secure-only
+    checks passed) as it could pass off any address as its own."""
+    def middleware(request):
+        if settings.TRUSTED_PROXY_COUNT and not _from_trusted_proxy(request.META.get("REMOTE_ADDR", "")):
+            request.META.pop("HTTP_X_FORWARDED_PROTO", None)
+            request.META.pop("HTTP_X_FORWARDED_FOR", None)
+        return get_response(request)
+    return middleware
+
+
 def client_network(request) -> str:
     """The client as per-client limits count it: its IPv4 address, or the /64 network of an IPv6
     address (one subscriber's usual allocation: counting single IPv6 addresses would give one

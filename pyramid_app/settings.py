@@ -56,6 +56,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a proxy's headers count only from a proxy TRUSTED_PROXIES names (pyramid_app/client_address.py).
+    "pyramid_app.client_address.forwarded_headers_from_named_proxies",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -159,3 +159,20 @@ def test_a_node_reached_directly_ignores_forwarded_for_whatever_the_proxy_count(
             assert token("alice", PASSWORD, address="10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.5").status_code == 200
     ignored = [r for r in caplog.records if "TRUSTED_PROXIES names no proxy" in r.getMessage()]
     assert len(ignored) == (0 if proxies else 1)
+
+
+@pytest.mark.parametrize("proxies", [[], ["10.0.0.0/30"]], ids=["no proxy named", "a named proxy"])
+def test_a_node_reached_directly_ignores_forwarded_proto(proxies):
+    """X-Forwarded-Proto was believed from any client (Django's SECURE_PROXY_SSL_HEADER): a plain
+    request to a node, claiming https, was taken as secure and not redirected. It counts only from a
+    proxy TRUSTED_PROXIES names."""
+    from pyramid_app import client_address
+
+    client_address._trusted_networks.cache_clear()
+    with override_settings(TRUSTED_PROXY_COUNT=1, TRUSTED_PROXIES=proxies, SECURE_SSL_REDIRECT=True,
+                           SECURE_PROXY_SSL_HEADER=("HTTP_X_FORWARDED_PROTO", "https")):
+        client = Client()
+        direct = client.get("/healthz", REMOTE_ADDR="203.0.113.9", HTTP_X_FORWARDED_PROTO="https")
+        proxied = client.get("/healthz", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_PROTO="https")
+    assert direct.status_code == 301 and direct["Location"].startswith("https://")   # plain HTTP, whatever it claims
+    assert (proxied.status_code == 301) == (not proxies)   # the named proxy says the client spoke HTTPS
