@@ -16,6 +16,7 @@ from annotation.pyramids.editing import add_match
 from scoring.model import Convention
 
 from tests.adjudication.pyramid_world import annotated_then_adjudicated
+from tests.transfer.test_archive_round_trip import own_names
 
 pytestmark = pytest.mark.django_db
 
@@ -229,8 +230,9 @@ def test_an_archive_keeps_which_pyramid_is_which_side(django_capture_on_commit_c
     copy = Dataset.objects.create(name="Copy")
     copy.coordinators.add(coordinator)
     with django_capture_on_commit_callbacks(execute=True):
-        answer = api.post(reverse("api:dataset-import", args=[copy.pk]),
-                          {"files": [SimpleUploadedFile("archive.zip", data)]}, format="multipart")
+        answer = api.post(reverse("api:dataset-import", args=[copy.pk]),   # the work attributed to the same accounts
+                          {"files": [SimpleUploadedFile("archive.zip", data)], "users": "\n".join(own_names(data))},
+                          format="multipart")
     assert answer.status_code == 200 and answer.json()["pyramid_adjudications_restored"] == 1
     restored = PyramidAdjudication.objects.get(topic__dataset=copy)
     copies = {p.creator.username: p for p in Pyramid.objects.filter(topic__dataset=copy, creator__isnull=False)}
