@@ -102,6 +102,19 @@ def _required_services(request):
         shared_data()
 
 
+@pytest.fixture(autouse=True)
+def _redis_failures_forgotten():
+    """What a process remembers of Redis failing (the breaker's pause, the pages' health check)
+    starts afresh in each test: a test that made Redis fail (or a moment's stall under load) would
+    otherwise tell the next tests, for seconds, that the scoring service is unreachable."""
+    from annotation.jobs import queue
+    from pyramid_app.redis_breaker import breaker
+
+    breaker.reset()
+    queue._health.update(checked=float("-inf"), reason=None)
+    yield
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _clean_redis():
     """Start from an empty Redis database: no queued task or pending key from an earlier run."""
