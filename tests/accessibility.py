@@ -26,7 +26,7 @@ LARGE_PAGE_ELEMENTS = 3000
 # How long after `load` a page is left to render what its scripts fetch before it is checked.
 SETTLE_MS = 400
 
-_RUN_AFTER_LOAD = """
+_RUN_AFTER_LOAD = r"""
 (() => {
   if (window !== window.top || window.__axeInstalled) return;
   if (%(skip)s.some(prefix => location.pathname.startsWith(prefix))) return;

@@ -87,6 +87,15 @@ def program_select(page, container_selector, phrase):
     )
 
 
+def boxes(page, *selectors):
+    """Where each element is on the page (its bounding box, rounded to the pixel): what must not move
+    while the user points at it."""
+    return page.evaluate(
+        "(selectors) => selectors.map((s) => { const r = document.querySelector(s).getBoundingClientRect(); return [s, Math.round(r.x), Math.round(r.y), Math.round(r.width)]; })",
+        list(selectors),
+    )
+
+
 def wait_saved(page):
     page.wait_for_function(
         "() => document.querySelector('.save-status')?.dataset.status === 'saved' && document.querySelector('.editor.ready') && !document.querySelector('.editor').dataset.busy"

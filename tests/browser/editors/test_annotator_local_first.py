@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from annotation.corpus import assignments
 from annotation.models import Assignment, PeerAnnotation
 
-from tests.browser.editors.browser import drag_select, login, wait_saved, world
+from tests.browser.editors.browser import boxes, drag_select, login, wait_saved, world
 from tests.browser.editors.test_annotator import build_pyramid, export_row
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -137,10 +137,13 @@ def test_offline_changes_wait_and_a_discontinuous_match(annotator):
     drag_select(page, ".peer-text", "old dam")
     drag_select(page, ".peer-text", "at night", shift=True)        # a second part of the same match
     assert page.text_content(".selection-text") == "2 parts selected: one match (Shift+select adds a part)"
+    layout = boxes(page, ".peer-text", ".scu-list", ".toolbar", ".save-status")
     context.set_offline(True)
     page.click(f'.scu[data-id="{dam.pk}"]')
     page.wait_for_selector(".save-status[data-status=offline]")
     assert "1 change not saved yet" in page.text_content(".save-status")
+    assert page.get_attribute(".save-status", "title").startswith("Offline: 1 change not saved yet")
+    assert boxes(page, ".peer-text", ".scu-list", ".toolbar", ".save-status") == layout, "the status message moved the page under the pointer"
     assert page.locator(".peer-text .seg.covered").count() == 2 and saved(annotation) == []
     context.set_offline(False)
     wait_saved(page)

@@ -5,7 +5,7 @@ import pytest
 
 from annotation.models import SCU, Change, Contributor, Pyramid
 
-from tests.browser.editors.browser import REFERENCES, drag_select, login, program_select, wait_saved, world
+from tests.browser.editors.browser import REFERENCES, boxes, drag_select, login, program_select, wait_saved, world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -229,11 +229,13 @@ def test_comments_offline_edits_and_mark_as_done(builder, live_server, artifacts
     scu.refresh_from_db()
     assert scu.comment == "Check the cause with the coordinator" and scu.contributors.get().comment == "cause, not effect"
 
+    layout = boxes(page, ".texts", ".scu-panel", ".toolbar", ".save-status")
     context.set_offline(True)                                         # the network goes away mid-work
     program_select(page, ref(page, "B"), "Café owners")
     page.keyboard.press("n")
     page.wait_for_function("() => document.querySelector('.save-status').dataset.status === 'offline'")
     assert "not saved yet" in page.text_content(".save-status")
+    assert boxes(page, ".texts", ".scu-panel", ".toolbar", ".save-status") == layout, "the status message moved the page"
     page.screenshot(path=str(artifacts / "builder-offline.png"))
     assert SCU.objects.filter(pyramid=pyramid).count() == 1
     context.set_offline(False)                                        # back: the pending edit is sent

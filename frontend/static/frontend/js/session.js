@@ -175,13 +175,26 @@ export class DocumentSession extends EventTarget {
   }
 }
 
-/** Keep a status element (role=status) in step with a session. */
+/**
+ * Keep a status element (role=status) in step with a session. The pill shows a short word of one
+ * width (CSS) whatever the status, so a change of status never reflows the toolbar and never moves
+ * the text or the SCU under the pointer (an offline message once wrapped the toolbar mid-drag and
+ * the next click landed beside its SCU); the whole message is its title and is read to screen
+ * readers from a hidden part of the live region.
+ */
 export function bindStatus(session, element, retryButton) {
   const labels = { saved: "All changes saved", saving: "Saving…", offline: "Offline", failed: "Not saved", conflict: "Conflict" };
+  const shown = document.createElement("span");
+  const spoken = document.createElement("span");
+  spoken.className = "visually-hidden";
+  element.replaceChildren(shown, spoken);
+  shown.textContent = labels[session.status];
   session.addEventListener("status", (event) => {
-    const { status, message } = event.detail;
+    const { status, message, pending } = event.detail;
     element.dataset.status = status;
-    element.textContent = message || labels[status];
+    shown.textContent = (status === "offline" || status === "failed") && pending ? `${labels[status]}: ${pending} unsaved` : labels[status];
+    spoken.textContent = message ? `. ${message}` : "";
+    element.title = message || labels[status];
     if (retryButton) retryButton.hidden = status !== "failed";
   });
   if (retryButton) retryButton.addEventListener("click", () => session.retry());
