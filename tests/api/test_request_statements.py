@@ -17,7 +17,7 @@ from annotation.pyramids.editing import add_contributor, add_match
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # A contributor of two parts (a row each), a match of one, a pyramid of 4 SCUs. Before the changes
-# of 2026-11-26 these requests took 37, 28 and 9 statements (docs/performance.md, "Cost per request").
+# of 2026-11-26 these requests took 37, 28 and 9 statements (docs/results/request_cpu.md, "The API write path").
 # Each editing use case keeps its own savepoint (SAVEPOINT + RELEASE: a refused input leaves the
 # caller's transaction usable, tests/foundation/test_invariants.py): 3 of them in add contributor.
 # Match create 24 -> 23 on 2026-11-27: the delta answering it reads the matches with their parts at once;
