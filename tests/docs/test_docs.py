@@ -1,6 +1,6 @@
 """The documentation says only what is true of this repository.
 
-README.md and docs/*.md name files, headings, management commands, make targets, URL paths and
+README.md and docs/**/*.md (the results files too) name files, headings, management commands, make targets, URL paths and
 environment variables; each is checked against the thing itself, so a rename or a removal that
 forgets the docs fails here instead of misleading a reader.
 """
@@ -14,7 +14,7 @@ from django.urls import Resolver404, get_resolver, resolve
 
 REPO = Path(__file__).resolve().parent.parent.parent
 README = REPO / "README.md"
-DOCS = [README, *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [README, *sorted((REPO / "docs").rglob("*.md"))]
 README_MAX_LINES = 200
 
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
