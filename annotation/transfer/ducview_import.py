@@ -38,12 +38,13 @@ from django.contrib.auth.models import User
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
+from annotation.adjudication import reannotation
 from annotation.adjudication.models import PyramidAdjudication
 from annotation import formats
 from annotation.formats.bounds import WorkBudget
 from annotation.pyramids.models import COMMENT_LENGTH, LABEL_LENGTH
 from annotation.models import (
-    SCU, Adjudication, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
+    SCU, Adjudication, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
     ReferenceSummary, Topic,
 )
 from annotation.access.roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
@@ -337,9 +338,10 @@ def restore_pyramid_adjudications(dataset: Dataset, report: ImportReport, archiv
                                                                     updated_at=adjudication.updated_at)
             restored.append(pyramid)
         report.pyramid_adjudications_restored += len(restored)
-        # Which annotations count for scores changed: their topics' results are stale.
+        # Which annotations count for scores changed: their topics' results are stale, and their finished peers to redo.
         topics = {p.topic_id for p in restored}
         annotations_created(list(PeerAnnotation.objects.filter(pyramid__topic_id__in=topics).values_list("pk", flat=True)), topics)
+        reannotation.sync_status(Assignment.objects.filter(topic_id__in=topics))
 
 
 def _batches(items: Iterable, size: int) -> Iterator[list]:
