@@ -624,7 +624,7 @@ def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, sourc
     if found is None:
         # the same path first: each file of a set imported again finds its own pyramid
         stored = sorted(((c, _stored_pyramid_origin(c)) for c in topic.pyramids.select_related("creator")),
-                        key=lambda found: found[1].name != arriving.name)
+                        key=lambda pair: arriving.name is not None and pair[1].name != arriving.name)
         found = next((candidate for candidate, was in stored
                       if formats.same_again(arriving, wanted, was, _canonical_db_pyramid(candidate),
                                             one_import=candidate.pk in made)), None)
