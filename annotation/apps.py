@@ -10,3 +10,5 @@ class AnnotationConfig(AppConfig):
         from annotation.peers import score_events  # noqa: F401
         # A password change revokes the user's API token (see annotation/access/token_revocation.py).
         from annotation.access import token_revocation  # noqa: F401
+        # An assignment's status follows its peers to re-annotate (see annotation/adjudication/reannotation.py).
+        from annotation.adjudication import reannotation  # noqa: F401

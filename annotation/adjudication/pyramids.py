@@ -25,10 +25,10 @@ from django.db import transaction
 
 from scoring.pyramid_agreement import align_contributors, align_scus
 
-from annotation.adjudication import pyramid_merge
+from annotation.adjudication import pyramid_merge, reannotation
 from annotation.adjudication.models import PyramidAdjudication
 from annotation.history.changes import apply_scu_states, pyramid_action, scu_states
-from annotation.models import Pyramid, Topic
+from annotation.models import Assignment, Pyramid, Topic
 from annotation.pyramids.construction import THRESHOLD, pyramid_name, stored_span_pyramids
 
 
@@ -157,6 +157,7 @@ def adjudicate(a: Pyramid, b: Pyramid, user, decisions: dict[str, str], token: s
             "pyramid": pyramid, "adjudicator": user, "decisions": chosen, "uids": plan["uids"],
             "source_revisions": {str(p.pk): p.revision for p in (a, b)}, "source_order": [a.pk, b.pk]})
         record.sources.set([a, b])
+        reannotation.sync_status(Assignment.objects.filter(topic_id=a.topic_id))   # their finished peers are to redo
         return pyramid
 
 

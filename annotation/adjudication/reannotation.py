@@ -10,6 +10,11 @@ adjudicated pyramid into the annotator's annotation against it (one recorded, un
 non-matching units, matches without evidence) are left for the annotator, who checks the result
 and marks the peer done: a carried annotation stays in progress, so it counts only once finished.
 
+An assignment's status says the same as its progress (``sync_status``): a finished peer-annotation
+assignment with peers to re-annotate is reopened (in progress) when the pyramid is adjudicated, and
+is done again once the annotator has finished every peer against the adjudicated pyramid; it cannot
+be marked done (by the annotator, the coordinator or the API) while peers are left to re-annotate.
+
 Which annotator SCU became which adjudicated SCU: ``PyramidAdjudication.uids`` (item key -> uid)
 with the sides ``source_order`` names (``pyramid_merge`` keys: ``m<A>-<B>``, ``a<A>``, ``b<B>``, the
 second SCU of a ``both`` decision ``…#2``). An SCU the record does not map (an adjudication saved
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models.signals import post_save
 
 from annotation.adjudication.models import PyramidAdjudication
 from annotation.corpus import assignments
@@ -32,7 +38,7 @@ from annotation.dashboards.wording import count_noun
 from annotation.history.changes import Outcome, annotation_action, annotation_state, scu_states
 from annotation.models import SCU, Assignment, PeerAnnotation, PeerSummary, Pyramid, Topic
 from annotation.pyramids.editing import add_match
-from annotation.peers.results import counting, progress_counting
+from annotation.peers.results import counting, progress_counting, scoring_pyramid
 
 CARRY_OVER = "carry_over"
 
@@ -90,6 +96,48 @@ def for_assignment(assignment: Assignment) -> list[ToReannotate]:
         return []
     return to_reannotate(PeerAnnotation.objects.filter(peer__topic_id=assignment.topic_id,
                                                        annotator_id=assignment.annotator_id))
+
+
+def sync_status(work: QuerySet) -> None:
+    """Make the status of the peer-annotation assignments of ``work`` say what their progress says: done
+    with peers to re-annotate (``for_assignment``) becomes in progress; in progress with none left,
+    every peer done and earlier finished work no longer scored (it was done before the pyramid was
+    adjudicated: reopened) becomes done again."""
+    for assignment in work.filter(task=Assignment.Task.ANNOTATE_PEERS).select_related("topic"):
+        pending = bool(for_assignment(assignment))
+        if assignment.status == Assignment.Status.DONE and pending:
+            status = Assignment.Status.IN_PROGRESS
+        elif assignment.status == Assignment.Status.IN_PROGRESS and not pending and _reannotated(assignment):
+            status = Assignment.Status.DONE
+        else:
+            continue
+        Assignment.objects.filter(pk=assignment.pk).update(status=status)
+
+
+def _reannotated(assignment: Assignment) -> bool:
+    mine = PeerAnnotation.objects.filter(peer__topic_id=assignment.topic_id, annotator_id=assignment.annotator_id)
+    progress = assignments.progress(assignment)
+    return progress.done == progress.total and mine.filter(counting()).exclude(scoring_pyramid()).exists()
+
+
+def _on_annotation_saved(sender, instance: PeerAnnotation, **kwargs) -> None:
+    """A peer finished (or reopened) in an adjudicated topic may finish (or reopen) its annotator's
+    assignment."""
+    if instance.annotator_id is not None and PyramidAdjudication.objects.filter(topic__pyramids=instance.pyramid_id).exists():
+        sync_status(Assignment.objects.filter(topic__pyramids=instance.pyramid_id, annotator_id=instance.annotator_id))
+
+
+def _on_assignment_saved(sender, instance: Assignment, **kwargs) -> None:
+    """Marked done (``assignments.mark_done``, the overview, the API) with peers left to
+    re-annotate: it stays in progress."""
+    if instance.status == Assignment.Status.DONE and instance.task == Assignment.Task.ANNOTATE_PEERS \
+            and PyramidAdjudication.objects.filter(topic_id=instance.topic_id).exists():
+        sync_status(Assignment.objects.filter(pk=instance.pk))
+        instance.refresh_from_db(fields=["status"])
+
+
+post_save.connect(_on_annotation_saved, sender=PeerAnnotation, dispatch_uid="reannotation-annotation-saved")
+post_save.connect(_on_assignment_saved, sender=Assignment, dispatch_uid="reannotation-assignment-saved")
 
 
 def _contributors(state: dict) -> frozenset:

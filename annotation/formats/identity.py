@@ -21,9 +21,10 @@ ids are kept as written (``01``); :func:`~annotation.formats.nist_names.peer_key
 ``import_ducview``, ``import_pyramid_set``, the import pages and the API, dataset archives, and
 ``dedupe_annotations`` for what older imports stored twice): its content equals a stored one's
 and its :class:`Origin` agrees. The origin is the annotator (a pyramid's creator) when something
-names one, else the file's base name: so two annotators' identical pyramids or annotations are
-two, while the same file imported again, with or without an annotator table, in a zip, an
-archive or on its own, is the one already stored.
+names one, else the file's path as the import read it (:func:`same_origin`): so two annotators'
+identical pyramids or annotations are two, and so are two files of one name in two folders of
+one import (``alice/D0601.pyr``, ``bob/D0601.pyr`` of a set), while the same file imported again,
+with or without an annotator table, in a zip, an archive or on its own, is the one already stored.
 """
 
 from __future__ import annotations
@@ -143,34 +144,42 @@ class Origin:
     """Where a file, or something an import stored, comes from (:func:`origin`).
 
     ``annotator``: the username of its annotator (a pyramid's creator), None when nothing names one.
-    ``name``: the base name of the file it came from; ``""`` when it was made in the application
-    (no file); None when its file is not its own: the copy of its pyramid that every ``.pan`` carries
-    is the pyramid the annotator worked on, whatever file that pyramid was imported from."""
+    ``name``: the path of the file it came from, its folders separated by ``/`` (``alice/D0601.pyr``;
+    the base name alone where the import saw no folder); ``""`` when it was made in the application
+    (no file); None when its file is not its own: the copy of its pyramid that every ``.pan``
+    carries is the pyramid the annotator worked on, whatever file that pyramid was imported from."""
 
     annotator: str | None
     name: str | None
 
 
 def origin(annotator: str | None, source: str | None, *, own_file: bool = True) -> Origin:
-    """The origin of a file named ``source`` (or of what was stored from it: its ``source`` field).
-    The folders are left out: the command, a zip, the import page and a dataset archive put one
-    file in different folders. ``own_file=False``: a pyramid read from (or stored from) a ``.pan``."""
-    base = posixpath.basename((source or "").replace("\\", "/")).strip()
-    return Origin(annotator or None, base if own_file else None)
+    """The origin of a file named ``source`` (or of what was stored from it: its ``source`` field),
+    its folders kept: they tell two files of one name apart. ``own_file=False``: a pyramid read
+    from (or stored from) a ``.pan``."""
+    parts = [part.strip() for part in (source or "").replace("\\", "/").split("/")]
+    return Origin(annotator or None, "/".join(part for part in parts if part not in ("", ".")) if own_file else None)
 
 
-def same_origin(a: Origin, b: Origin) -> bool:
+def same_origin(a: Origin, b: Origin, *, one_import: bool = False) -> bool:
     """Whether two origins can be one: the same annotator when both name one (two annotators'
-    files are never one); else the same file name, when both came from a file of their own; a
-    ``.pan``'s copy of its pyramid agrees with every origin."""
+    files are never one); else the same file, when both came from a file of their own; a
+    ``.pan``'s copy of its pyramid agrees with every origin.
+
+    Which file a path names depends on where it was read from. Within one import
+    (``one_import``: ``b`` was stored by the import ``a`` belongs to) every path starts at one root,
+    a set's folder or a zip's, so the same file is the same path, and two of one name in two
+    folders (``alice/D0601.pyr``, ``bob/D0601.pyr``) are two. Across imports the same file comes
+    under other folders (the command's, a zip's, a set's root or a dataset archive's layout), so
+    it is the same base name."""
     if a.annotator is not None and b.annotator is not None:
         return a.annotator == b.annotator
     if a.name is None or b.name is None:
         return True
-    return a.name == b.name
+    return a.name == b.name if one_import else posixpath.basename(a.name) == posixpath.basename(b.name)
 
 
-def same_again(a: Origin, a_content, b: Origin, b_content) -> bool:
+def same_again(a: Origin, a_content, b: Origin, b_content, *, one_import: bool = False) -> bool:
     """Whether a file (``a``) is one already stored (``b``) again: the same content (matches, or a
     pyramid's SCUs, compared as canonical tuples) from the same origin (:func:`same_origin`)."""
-    return a_content == b_content and same_origin(a, b)
+    return a_content == b_content and same_origin(a, b, one_import=one_import)

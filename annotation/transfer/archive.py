@@ -23,8 +23,10 @@ What counts (``results.counted``) rests on more than the matches a .pan holds, s
 annotation's entry in ``manifest.json`` (``"version": 2``) also carries its ``status``, its
 ``annotator`` (username), ``created_at`` and ``updated_at`` (ISO 8601; ``updated_at`` is when it was
 last saved, for a finished one when it was finished), and its ``matches`` (SCU matches, repetitions
-included) and ``non_matching`` counts, ``empty`` when both are 0; each pyramid's entry its
-``status``, ``creator`` (whose name the references' score rows carry) and times. Uploading the zip
+included) and ``non_matching`` counts, ``empty`` when both are 0, and its ``pyramid`` (the ``id``
+of the pyramid entry it was made against: the import puts it on that pyramid, not on another
+annotator's identical one); each pyramid's entry its ``status``, ``creator`` (whose name the
+references' score rows carry) and times. Uploading the zip
 (``upload_import``) restores them: an annotation that was only opened comes back unfinished and
 empty, so it counts nowhere, as in the source. The edit history (an audit log of the source
 instance) stays behind.
@@ -60,6 +62,7 @@ The zip is built in a spooled temporary file (in memory up to ``SPOOL_BYTES``, t
 streamed from there: DUC 2006 (20 pyramids, 462 annotations) is about 4.5 MB compressed.
 """
 import csv
+import dataclasses
 import json
 import re
 import tempfile
@@ -309,9 +312,10 @@ class Archived:
     matches: int | None = None
     non_matching: int | None = None
     adjudication: ArchivedAdjudication | None = None
-    source: str | None = None   # a pyramid's own source (version 3), which names it where it has no creator
+    source: str | None = None   # a pyramid's own source (version 3), which names it where it has no creator; else its archive path
     pyramid_adjudication: ArchivedPyramidAdjudication | None = None   # what makes it the topic's adjudicated pyramid (version 4)
     topic: str | None = None
+    pyramid: str | None = None   # the archive path of the pyramid an annotation was made against, when the archive holds it
 
 
 def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Archived]:
@@ -329,6 +333,8 @@ def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Arc
         raise ManifestError(f"{MANIFEST} is of version {str(version)[:20]!r}; this app reads versions 1 to {MANIFEST_VERSION}")
     counted = _counted_in(scores) if version == 1 and scores is not None else None
     records = {}
+    pyramid_paths: dict[int, str] = {}   # a pyramid's id in the source -> its archive path
+    made_against: dict[str, int] = {}    # an annotation's archive path -> its pyramid's id in the source
     for index, entry in enumerate(document["files"]):
         where = f"{MANIFEST}, files[{index}]"
         kind = entry.get("kind") if isinstance(entry, dict) else None
@@ -355,6 +361,13 @@ def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Arc
         source = entry.get("source") if kind == "pyramid" and version >= 3 else None
         if not (source is None or isinstance(source, str) and len(source) <= 500):
             raise ManifestError(f"{where}: source must be a text of at most 500 characters or null")
+        if kind == "pyramid":
+            source = name if source is None else source
+        if type(entry.get("id" if kind == "pyramid" else "pyramid")) is int:
+            if kind == "pyramid":
+                pyramid_paths[entry["id"]] = name
+            else:
+                made_against[name] = entry["pyramid"]
         pyramid_adjudication = None
         if kind == "pyramid" and entry.get("adjudication") is not None:
             if version < 4:
@@ -365,6 +378,9 @@ def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Arc
         topic = entry.get("topic") if isinstance(entry.get("topic"), str) else None
         records[name] = Archived(entry["status"], user, _moment(entry, "created_at", where), _moment(entry, "updated_at", where),
                                  *counts, adjudication, source, pyramid_adjudication, topic)
+    for name, pyramid_id in made_against.items():   # each annotation stays on the pyramid it was made against
+        if pyramid_paths.get(pyramid_id) in records:
+            records[name] = dataclasses.replace(records[name], pyramid=pyramid_paths[pyramid_id])
     for name, record in records.items():
         for source in record.pyramid_adjudication.sources if record.pyramid_adjudication else ():
             other = records.get(source)

@@ -38,12 +38,13 @@ from django.contrib.auth.models import User
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
+from annotation.adjudication import reannotation
 from annotation.adjudication.models import PyramidAdjudication
 from annotation import formats
 from annotation.formats.bounds import WorkBudget
 from annotation.pyramids.models import COMMENT_LENGTH, LABEL_LENGTH
 from annotation.models import (
-    SCU, Adjudication, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
+    SCU, Adjudication, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
     ReferenceSummary, Topic,
 )
 from annotation.access.roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
@@ -337,9 +338,10 @@ def restore_pyramid_adjudications(dataset: Dataset, report: ImportReport, archiv
                                                                     updated_at=adjudication.updated_at)
             restored.append(pyramid)
         report.pyramid_adjudications_restored += len(restored)
-        # Which annotations count for scores changed: their topics' results are stale.
+        # Which annotations count for scores changed: their topics' results are stale, and their finished peers to redo.
         topics = {p.topic_id for p in restored}
         annotations_created(list(PeerAnnotation.objects.filter(pyramid__topic_id__in=topics).values_list("pk", flat=True)), topics)
+        reannotation.sync_status(Assignment.objects.filter(topic_id__in=topics))
 
 
 def _batches(items: Iterable, size: int) -> Iterator[list]:
@@ -361,8 +363,9 @@ def _import_batch(batch: list[tuple[str, bytes | Path]], dataset: Dataset, repor
     try:
         with transaction.atomic():
             for name, data in batch:
+                record = archived.get(name)
                 import_file(name, data if isinstance(data, bytes) else data.read_bytes(), dataset, report, budget, options,
-                            cache, pending, archived.get(name))
+                            cache, pending, record, archived.get(record.pyramid) if record and record.pyramid else None)
             if pending is not None:
                 pending.flush()
     except BaseException:
@@ -403,12 +406,14 @@ def file_kind(name: str, data: bytes) -> str:
 
 def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, budget: WorkBudget | None = None,
                 options: formats.NameOptions | None = None, cache: ImportCache | None = None,
-                pending: PendingRows | None = None, archived: Archived | None = None) -> None:
+                pending: PendingRows | None = None, archived: Archived | None = None, against: Archived | None = None) -> None:
     """Import one file whole or not at all; what happened goes to ``report``, nothing is raised.
 
     A file of a dataset archive (``archived``: what its manifest says) is stored with the status,
     annotator (creator of a pyramid) and times the manifest gives; any other file is a finished
-    annotation or pyramid (NIST's are).
+    annotation or pyramid (NIST's are). A .pan of an archive goes onto the pyramid it was made
+    against (``against``: what the manifest says of that pyramid's file), not onto another
+    annotator's identical pyramid.
 
     ``budget`` is the import's time for file-supplied patterns (each file gets at most
     ``IMPORT_PATTERN_SECONDS_PER_FILE`` of it); ``options`` name topic, peer and annotator where
@@ -438,7 +443,7 @@ def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, 
         with transaction.atomic():
             topic = _topic(dataset, who.topic.value, report, memo)
             db_pyramid, wrote_pyramid = _pyramid(topic, pyramid, parse_report.legacy, name, report, memo,
-                                                 archived if kind == "pyr" else None, kind == "pan")
+                                                 archived if kind == "pyr" else None, kind == "pan", against)
             wrote_annotation = kind == "pan" and _annotation(topic, db_pyramid, pan, who, name, report, memo, rows, archived)
             wrote = wrote_annotation if kind == "pan" else wrote_pyramid
             outcome["status"] = "imported" if wrote else "already present"
@@ -570,20 +575,24 @@ def _canonical_db_pyramid(pyramid: Pyramid) -> tuple:
 
 
 def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
-             memo: _FileMemo, archived: Archived | None = None, is_pan: bool = False) -> tuple[Pyramid, bool]:
+             memo: _FileMemo, archived: Archived | None = None, is_pan: bool = False,
+             against: Archived | None = None) -> tuple[Pyramid, bool]:
     """The stored pyramid this one is again (``formats.same_again``), or a new one (found once per
-    import: ``memo``), and whether this file created it.
+    import: ``memo``), and whether this file created it. ``archived``: the manifest's record of a
+    .pyr; ``against``: of the pyramid a .pan was made against (its origin is that pyramid's).
 
-    The .pan files of a topic share one parsed pyramid (``ImportCache.parsed``): the first one
-    finds (or creates) its stored pyramid; the others go straight to it, noting what checking its
-    references noted once more, for each file. (The memo keeps the parsed object, so its id is not
-    reused while the import runs.)"""
-    seen = memo.get(("parsed", topic.pk, id(pyramid)))
+    The .pan files of a topic made against one pyramid share one parsed pyramid
+    (``ImportCache.parsed``): the first one finds (or creates) its stored pyramid; the others go
+    straight to it, noting what checking its references noted once more, for each file. (The memo
+    keeps the parsed object, so its id is not reused while the import runs.)"""
+    made = archived or against
+    arriving = pyramid_origin(made.user, made.source) if made else pyramid_origin(None, source, is_pan)
+    seen = memo.get(("parsed", topic.pk, id(pyramid), arriving))
     created = False
     if seen is None:
         created_before = report.pyramids_created
-        stored = _stored_pyramid(topic, pyramid, legacy_issues, source, report, memo, archived, is_pan)
-        seen = memo.put(("parsed", topic.pk, id(pyramid)), (pyramid, *stored))
+        stored = _stored_pyramid(topic, pyramid, legacy_issues, source, arriving, report, memo, archived, is_pan)
+        seen = memo.put(("parsed", topic.pk, id(pyramid), arriving), (pyramid, *stored))
         created = report.pyramids_created > created_before
     elif not is_pan:
         report.pyramids_reused += 1
@@ -602,20 +611,23 @@ def _stored_pyramid_origin(pyramid: Pyramid) -> formats.Origin:
     return pyramid_origin(pyramid.creator and pyramid.creator.username, pyramid.source)
 
 
-def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
-                    memo: _FileMemo, archived: Archived | None = None,
+def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, arriving: formats.Origin,
+                    report: ImportReport, memo: _FileMemo, archived: Archived | None = None,
                     is_pan: bool = False) -> tuple[Pyramid, list[str]]:
+    """``_pyramid``'s search (by ``arriving``, the origin) and creation."""
     references, notes = _references(topic, pyramid.references, memo)
+    kept = archived.source if archived else source   # an archive's pyramid keeps its own source
     wanted = _canonical_file_pyramid(pyramid)
-    # an archive's pyramid keeps its own source
-    kept = archived.source if archived and archived.source is not None else source
-    arriving = pyramid_origin(archived.user if archived else None, kept, is_pan)
     key = ("pyramid", topic.pk, wanted, arriving)
     found = memo.get(key)
+    made = memo.get(("made", topic.pk)) or frozenset()   # the pyramids this import stored
     if found is None:
-        found = next((candidate for candidate in topic.pyramids.select_related("creator")
-                      if formats.same_again(arriving, wanted, _stored_pyramid_origin(candidate),
-                                            _canonical_db_pyramid(candidate))), None)
+        # the same path first: each file of a set imported again finds its own pyramid
+        stored = sorted(((c, _stored_pyramid_origin(c)) for c in topic.pyramids.select_related("creator")),
+                        key=lambda pair: arriving.name is not None and pair[1].name != arriving.name)
+        found = next((candidate for candidate, was in stored
+                      if formats.same_again(arriving, wanted, was, _canonical_db_pyramid(candidate),
+                                            one_import=candidate.pk in made)), None)
     if found is not None:
         report.pyramids_reused += not is_pan
         return memo.put(key, found), notes
@@ -645,6 +657,7 @@ def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, sourc
     report.pyramids_created += 1
     report.scus += len(scu_ids)
     touch_pyramid(db_pyramid.pk, topic.pk)
+    memo.put(("made", topic.pk), made | {db_pyramid.pk})
     return memo.put(key, db_pyramid), notes
 
 
@@ -713,7 +726,7 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
     entries = annotated.get(peer_key, ())
     # The same file again (formats.same_again) adds nothing; one annotation per annotator of the
     # peer, the files that name none counting as one annotator.
-    from_origin = [e for e in entries if formats.same_origin(arriving, e.origin)]
+    from_origin = [e for e in entries if formats.same_origin(arriving, e.origin, one_import=e.pk is None)]
     by_annotator = [e for e in entries if e.annotator_id == (annotator and annotator.pk) and e not in from_origin]
     for entry in from_origin + by_annotator:
         if _entry_content(entry) == content:

@@ -9,8 +9,9 @@ part moved onto the first file's text), and each pyramid so re-expressed goes th
 import (``ducview_import.import_all``: the same checks, report, de-duplication and scheduling), so
 the topic's pyramids share its ``ReferenceSummary`` rows and can be compared
 (``pyramids.construction``). Every file goes into the topic named, whatever its name or content
-say. Re-importing the same files adds nothing, and two annotators' identical pyramids stay two
-(``formats.same_again``).
+say. Re-importing the same files adds nothing, and two annotators' identical pyramids stay two,
+even when their files have one name in two folders (``alice/D0601.pyr``, ``bob/D0601.pyr``: each
+file is named by its path under the set's folder, the origin ``formats.same_again`` compares).
 
 Used by ``manage.py import_pyramid_set`` (files on disk: a rejected file is reported, the others
 go in) and the set-up page *Import a pyramid set* (an upload: the whole set or nothing).

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from annotation.adjudication import reannotation
 from annotation.corpus import assignments
 from annotation.history import changes
-from annotation.models import SCU, Change, PeerAnnotation, PyramidAdjudication
+from annotation.models import SCU, Assignment, Change, PeerAnnotation, PyramidAdjudication
 from annotation.peers.results import score_rows
 from annotation.pyramids.editing import add_match
 from scoring.model import Convention
@@ -68,6 +68,46 @@ def test_progress_counts_as_the_scores_count(world, client, django_capture_on_co
     assert scored_peers(topic, "ann3") == 1
     assert progress_everywhere(client, world, "ann3") == everywhere(1)
     assert progress_everywhere(client, world, "ann4")["service"] == scored_peers(topic, "ann4") == 0
+
+
+def statuses(client, world) -> dict:
+    """Each annotator's assignment status, as stored and as the overview and their home show it;
+    and the overview's count of assignments done."""
+    client.force_login(world["coordinator"])
+    overview = client.get(f"/datasets/{world['dataset'].pk}/").context
+    shown = {i["assignment"].annotator.username: i["assignment"].status
+             for row in overview["rows"] for cell in row["cells"] for i in cell["items"]}
+    out = {"assignments_done": overview["totals"]["assignments_done"]}
+    for username, assignment in world["work"].items():
+        client.force_login(assignment.annotator)
+        home = {a.pk: a.status for a, _, _ in client.get("/").context["assignments"]}
+        stored = Assignment.objects.get(pk=assignment.pk).status
+        assert stored == shown[username] == home[assignment.pk], (username, stored, shown, home)
+        out[username] = stored
+    return out
+
+
+def test_the_adjudication_reopens_the_assignments_until_their_peers_are_annotated_again(world, client):
+    """Finished before the pyramid was adjudicated, both assignments are in progress again (their
+    peers count 0 of 3); marking one done leaves it in progress while peers are left; once its
+    annotator has finished every peer against the adjudicated pyramid it is done again."""
+    assert statuses(client, world) == {"assignments_done": 0, "ann3": "in_progress", "ann4": "in_progress"}
+    assignment = world["work"]["ann3"]
+    client.force_login(assignment.annotator)
+    client.post(f"/assignments/{assignment.pk}/done/")
+    assert statuses(client, world)["ann3"] == "in_progress", "3 peers are left to re-annotate"
+    api = APIClient()
+    api.force_authenticate(assignment.annotator)
+    for peer in world["topic"].peersummarys.order_by("external_id"):
+        assert statuses(client, world)["ann3"] == "in_progress"
+        body = api.post(f"/api/assignments/{assignment.pk}/peers/{peer.pk}/carry-over/").json()
+        assert api.patch(f"/api/annotations/{body['annotation']['id']}/", {"status": "done"}, format="json").status_code == 200
+    assert statuses(client, world) == {"assignments_done": 1, "ann3": "done", "ann4": "in_progress"}
+    assert progress_everywhere(client, world, "ann3") == everywhere(3)
+    # a peer reopened: the assignment is in progress again
+    reopened = PeerAnnotation.objects.get(peer__external_id="2", annotator=assignment.annotator, pyramid=world["adjudicated"])
+    assert api.patch(f"/api/annotations/{reopened.pk}/", {"status": "in_progress"}, format="json").status_code == 200
+    assert statuses(client, world)["ann3"] == "in_progress"
 
 
 def test_without_adjudication_progress_counts_each_peer_once(world):
@@ -238,3 +278,36 @@ def test_an_archive_keeps_which_pyramid_is_which_side(django_capture_on_commit_c
     copies = {p.creator.username: p for p in Pyramid.objects.filter(topic__dataset=copy, creator__isnull=False)}
     assert restored.source_order == [copies["ann2"].pk, copies["ann1"].pk]
     assert {who: reannotation.scu_map(restored, p) for who, p in copies.items()} == expected
+
+
+def test_an_adjudication_restored_from_an_archive_reopens_the_assignments(world, django_capture_on_commit_callbacks):
+    """The dataset archive imported where ann3's assignment of the topic is finished and the topic not
+    adjudicated (yet): restoring its adjudicated pyramid reopens the assignment, as adjudicating does."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from annotation.models import Dataset
+
+    coordinator = world["coordinator"]
+    api = APIClient()
+    api.force_authenticate(coordinator)
+    data = b"".join(api.get(reverse("api:dataset-archive", args=[world["dataset"].pk])).streaming_content)
+    copy = Dataset.objects.create(name="Copy")
+    copy.coordinators.add(coordinator)
+
+    def upload():
+        with django_capture_on_commit_callbacks(execute=True):
+            answer = api.post(reverse("api:dataset-import", args=[copy.pk]),
+                              {"files": [SimpleUploadedFile("archive.zip", data)], "users": "\n".join(own_names(data))},
+                              format="multipart")
+        assert answer.status_code == 200, answer.content
+        return answer.json()
+
+    upload()
+    PyramidAdjudication.objects.filter(topic__dataset=copy).delete()
+    topic = copy.topics.get()
+    assignment = topic.assignments.create(annotator=world["work"]["ann3"].annotator, task="annotate_peers", status="done")
+    assert upload()["pyramid_adjudications_restored"] == 1
+    assignment.refresh_from_db()
+    assert assignment.status == "in_progress" and [r.peer for r in reannotation.for_assignment(assignment)] == ["1", "2", "3"]
+

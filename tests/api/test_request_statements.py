@@ -24,7 +24,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # 23 -> 20 later that day: the peer's text read with the annotation (validating the spans, and under
 # the lock), and the answer not read again but for its parts. "Done" (PATCH status) 16 -> 7: no
 # full_clean of what cannot change, no SAVEPOINT, its ETag from the row read in the transaction.
-ADD_CONTRIBUTOR, MATCH_CREATE, FULL_PYRAMID, DONE = 30, 20, 7, 7
+# "Done" 7 -> 8 on 2026-11-29: whether the topic's pyramid is adjudicated (then the annotator's
+# assignment follows its peers to re-annotate: ``reannotation.sync_status``).
+ADD_CONTRIBUTOR, MATCH_CREATE, FULL_PYRAMID, DONE = 30, 20, 7, 8
 
 
 @pytest.fixture

@@ -16,10 +16,11 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotation.formats import Origin, same_again, same_origin
+from annotation.formats import Origin, origin, same_again, same_origin
 from annotation.models import Dataset, PeerAnnotation, Pyramid, Topic
 from annotation.pyramids.construction import compute
 from annotation.transfer.archive import build_archive
+from annotation.transfer.pyramid_sets import import_pyramid_set
 
 from tests.api.world import client_for
 
@@ -43,6 +44,12 @@ def test_the_rule():
     assert not same_origin(Origin(None, ""), Origin(None, "a.pyr")), "made here is no file"
     assert same_origin(Origin(None, None), Origin("carol", "x.pyr")), "a .pan's copy of its pyramid has no file of its own"
     assert same_again(alice, (1,), Origin(None, "a.pan"), (1,)) and not same_again(alice, (1,), Origin(None, "a.pan"), (2,))
+    # within one import (one root), a file's folders tell two files of one name apart; across
+    # imports the same file comes under other folders (a zip's, a set's root, an archive's layout)
+    alice_set, bob_set = origin(None, "alice/D0601.pyr"), origin(None, "set\\bob/./D0601.pyr")
+    assert bob_set == Origin(None, "set/bob/D0601.pyr")
+    assert not same_origin(alice_set, bob_set, one_import=True) and same_origin(alice_set, alice_set, one_import=True)
+    assert same_origin(alice_set, bob_set) and same_origin(origin(None, "pans/a.pan"), origin(None, "duc/a.pan"))
 
 
 # --- the three paths, each importing (name, bytes) files with or without the table -----------
@@ -193,6 +200,41 @@ def test_two_identical_pyramids_stay_two_through_a_dataset_archive(path, tmp_pat
             "alice_EVENT.pyr", "bob_EVENT.pyr"]
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_annotations_stay_on_the_identical_pyramid_they_were_made_against_through_an_archive(path, tmp_path):
+    """Alice's and Bob's identical pyramids of one topic, each with its own annotator's annotation
+    of peer 1 (201 against Alice's, 202 against Bob's): the dataset archive imported gives each
+    annotation on the copy of its own pyramid, by its own annotator; imported again, nothing more."""
+    from annotation.models import SCU
+    from annotation.pyramids.editing import add_match
+
+    source = Dataset.objects.create(name="source")
+    by_api(source, {"alice_EVENT.pyr": PYR, "bob_EVENT.pyr": PYR, "201.T0001.M.100.A.1.pan": PAN}, None, None)
+    alice, bob = Pyramid.objects.filter(topic__dataset=source).order_by("source")
+    Pyramid.objects.filter(pk=alice.pk).update(creator=User.objects.create_user("alice"))
+    Pyramid.objects.filter(pk=bob.pk).update(creator=User.objects.create_user("bob"))
+    first = PeerAnnotation.objects.get(pyramid__topic__dataset=source)
+    assert first.pyramid == alice
+    second = PeerAnnotation.objects.create(peer=first.peer, pyramid=bob, annotator=User.objects.create_user("202"), status="done")
+    add_match(second, SCU.objects.filter(pyramid=bob).order_by("uid").last(), [(0, 5)])
+    spool, _ = build_archive(source, Pyramid.objects.filter(topic__dataset=source),
+                             PeerAnnotation.objects.filter(pyramid__topic__dataset=source))
+    archive = {"source-archive.zip": spool.read()}
+    copy = Dataset.objects.create(name="copy")
+
+    def made_against() -> list[tuple[str, str, int]]:
+        """(annotator, creator of its pyramid, matches) of each annotation, as the archive named them."""
+        return sorted((a.annotator.username.split("@")[0], a.pyramid.creator.username.split("@")[0], a.matches.count())
+                      for a in PeerAnnotation.objects.filter(pyramid__topic__dataset=copy).select_related("annotator", "pyramid__creator"))
+
+    PATHS[path](copy, archive, None, tmp_path)
+    assert Pyramid.objects.filter(topic__dataset=copy).count() == 2
+    expected = [("201", "alice", first.matches.count()), ("202", "bob", 1)]
+    assert made_against() == expected
+    PATHS[path](copy, archive, None, tmp_path)
+    assert Pyramid.objects.filter(topic__dataset=copy).count() == 2 and made_against() == expected, "again: nothing more"
+
+
 def test_a_pan_attaches_to_an_identical_pyramid_whatever_its_file():
     """A .pan's copy of its pyramid is the pyramid it was annotated on, not a pyramid file: it goes
     onto the topic's identical pyramid (the first stored) and never makes a third."""
@@ -206,6 +248,43 @@ def test_a_pan_attaches_to_an_identical_pyramid_whatever_its_file():
     by_api(other, {"1.T0001.M.100.A.1.pan": PAN}, None, None)
     by_api(other, {"T0001.pyr": PYR}, None, None)
     assert Pyramid.objects.filter(topic__dataset=other).count() == 1
+
+
+# --- pyramid sets: a file's origin is its path in the set -----------------------------------
+
+def test_a_sets_pyramids_of_one_name_in_two_folders_are_two(tmp_path):
+    """``alice/D0601.pyr`` and ``bob/D0601.pyr`` (identical), ``carol/`` and ``dave/`` (identical,
+    other than alice's), no annotator named: four pyramids, through the command and the page (a
+    zip keeps the folders). The same set again adds nothing, from the set's folder, from one file
+    of it (its path ends theirs) or from a zip that puts the set in a folder of its own."""
+    from tests.frontend.setup.test_pyramid_set import other_annotator, post
+
+    members = {"alice/D0601.pyr": PYR, "bob/D0601.pyr": PYR, "carol/D0601.pyr": other_annotator(),
+               "dave/D0601.pyr": other_annotator()}
+    dataset = Dataset.objects.create(name="sets")
+    root = tmp_path / "set"
+    for name, data in members.items():
+        (root / name).parent.mkdir(parents=True)
+        (root / name).write_bytes(data)
+    out = io.StringIO()
+    call_command("import_pyramid_set", str(root), dataset=dataset.name, topic="EVENT", stdout=out)
+    topic = Topic.objects.get(dataset=dataset, external_id="EVENT")
+    assert sorted(topic.pyramids.values_list("source", flat=True)) == sorted(members)
+    stored = sorted(topic.pyramids.values_list("pk", flat=True))
+    again = import_pyramid_set([root], dataset.name, "EVENT")
+    assert {o["file"]: o["pyramid"] for o in again.outcomes} == {p.source: p.pk for p in topic.pyramids.all()}, \
+        "each file is its own pyramid again"
+    call_command("import_pyramid_set", str(root / "bob" / "D0601.pyr"), dataset=dataset.name, topic="EVENT", stdout=out)
+    client = Client()
+    client.force_login(coordinator(dataset))
+    response = post(client, dataset, {"set.zip": zipped({f"MATTER/{name}": data for name, data in members.items()})})
+    assert response.status_code == 200, response.content.decode()
+    assert sorted(topic.pyramids.values_list("pk", flat=True)) == stored, "the same set again adds nothing"
+    # the page, into another dataset: the zip's folders tell the files apart
+    other = Dataset.objects.create(name="other")
+    coordinator(other)
+    assert post(client, other, {"set.zip": zipped(members)}).status_code == 200
+    assert sorted(Pyramid.objects.filter(topic__dataset=other).values_list("source", flat=True)) == sorted(members)
 
 
 @pytest.mark.realdata
