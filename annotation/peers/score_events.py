@@ -17,6 +17,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
+from annotation.jobs import framework_internals
 from annotation.peers import queries
 from annotation.models import SCU, Contributor, ContributorPart, PeerAnnotation, PeerMatch, Pyramid, ReferenceSummary, Topic
 
@@ -41,13 +42,7 @@ def _pending_for_transaction() -> _Pending:
     Django has no rollback hook, so a set is reused only while its callback is still registered
     (a rolled-back transaction or savepoint drops the callback, and with it the set).
     """
-    connection = transaction.get_connection()
-    pending = getattr(connection, "_pyramid_score_pending", None)
-    if pending is None or not any(entry[1] == pending.flush for entry in connection.run_on_commit):
-        pending = _Pending()
-        connection._pyramid_score_pending = pending
-        transaction.on_commit(pending.flush)
-    return pending
+    return framework_internals.transaction_batch("_pyramid_score_pending", _Pending)
 
 
 _batch = threading.local()
