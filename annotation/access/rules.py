@@ -159,7 +159,10 @@ def _ruled_objects(model: type[Model], user, write: bool) -> QuerySet:
 @lru_cache(maxsize=256)
 def _composed(model: type[Model], compose: Callable[[QuerySet], QuerySet], user_id: int, superuser: bool) -> Query:
     """``compose`` applied to the objects this user may see, kept per process like ``_ruled``."""
-    objects = model._default_manager.all() if superuser else framework_internals.queryset_of(model, _ruled(model, user_id, False))
+    if superuser:
+        objects = model._default_manager.all()
+    else:
+        objects = framework_internals.queryset_of(model, _ruled(model, user_id, False))
     return compose(objects).query
 
 

@@ -15,7 +15,8 @@ from annotation.jobs import framework_internals
 
 
 def _rehash_only(instance, update_fields) -> bool:
-    return not framework_internals.password_being_set(instance) and update_fields is not None and set(update_fields) == {"password"}
+    return (not framework_internals.password_being_set(instance) and update_fields is not None
+            and set(update_fields) == {"password"})
 
 
 @receiver(pre_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="token_revocation.remember")

@@ -54,9 +54,10 @@ def queryset_of(model: type[Model], query: Query) -> QuerySet:
 
 
 def password_being_set(user) -> bool:
-    """Whether ``user.set_password`` was called since the user was last saved: a save without it that writes only the password is Django re-hashing the same
-    password at login (``check_password``), which is no password change. Relies on
-    ``AbstractBaseUser._password``, the raw password kept until ``save``."""
+    """Whether ``user.set_password`` was called since the user was last saved: a save without it
+    that writes only the password is Django re-hashing the same password at login
+    (``check_password``), which is no password change. Relies on ``AbstractBaseUser._password``,
+    the raw password kept until ``save``."""
     return getattr(user, "_password", None) is not None
 
 

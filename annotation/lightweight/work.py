@@ -430,7 +430,8 @@ def _hold_one_of(candidates: list[int], held_full: bool, params: dict, open_slot
         if session >= settings.CROWD_HOLDS_PER_SESSION:
             raise HoldLimit(max(1, math.ceil((_datetime(soonest, now) - now).total_seconds())))
         for pk in candidates:
-            if not queries.lock_task(pk, skip_locked=busy is not None):   # locked by another request (or the task is gone)
+            # locked by another request (or the task is gone)
+            if not queries.lock_task(pk, skip_locked=busy is not None):
                 if busy is not None:
                     busy.append(pk)
                 continue

@@ -52,8 +52,8 @@ def _store_scores(results: list[tuple[int, str, tuple[int, int], dict]]) -> int:
     """Write each result unless a result from a newer state is stored; returns how many were written.
 
     One statement (``queries.store_scores``): each row is compared with what is stored atomically,
-    so no lock, no read of the stored values and no per-row statement is needed. Rows go in one order, so concurrent writers
-    lock them in the same order. A result whose annotation was deleted meanwhile is dropped."""
+    so no lock, no read of the stored values and no per-row statement is needed. Rows go in one
+    order, so concurrent writers lock them in the same order. A result whose annotation was deleted meanwhile is dropped."""
     if not results:
         return 0
     rows = sorted(results, key=lambda r: (r[0], r[1]))

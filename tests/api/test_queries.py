@@ -1,5 +1,6 @@
 """The API plumbing's SQL (``annotation.api.queries``): a PostgreSQL setting, which no ORM
 statement reads or sets, so the test reads it back with ``SHOW``."""
+
 import pytest
 from django.db import connection, transaction
 
@@ -20,4 +21,4 @@ def test_the_lock_timeout_is_set_for_the_transaction_and_given_back(transactiona
         assert _lock_timeout() == "1234ms"
         assert queries.set_lock_timeout("5s") == "1234ms"
         assert _lock_timeout() == "5s"
-    assert _lock_timeout() == server   # it ended with the transaction
+    assert _lock_timeout() == server  # it ended with the transaction

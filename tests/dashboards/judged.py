@@ -1,5 +1,6 @@
 """Judgments for the dashboards' tests, imported as the judgments page does (``parse_judgments_csv``
 then ``save_judgments``: all rows or none)."""
+
 from annotation.dashboards.judgments import ImportResult, parse_judgments_csv, save_judgments
 from annotation.models import Dataset
 

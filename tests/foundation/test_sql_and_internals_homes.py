@@ -2,6 +2,7 @@
 the private parts of Django, redis-py and django-csp the app relies on only in
 ``annotation/jobs/framework_internals.py`` (each with a test that fails when an upgrade changes
 it): a cursor or a private attribute anywhere else fails here, with the file and line."""
+
 import re
 
 from tests.conftest import REPO
@@ -19,9 +20,13 @@ def _app_files():
 
 
 def _found(pattern, keep) -> list[str]:
-    return [f"{path.relative_to(REPO)}:{number}: {line.strip()}"
-            for path in _app_files() if not keep(path)
-            for number, line in enumerate(path.read_text().splitlines(), start=1) if pattern.search(line)]
+    return [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in _app_files()
+        if not keep(path)
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if pattern.search(line)
+    ]
 
 
 def test_hand_written_sql_is_only_in_query_modules():

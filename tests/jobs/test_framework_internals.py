@@ -1,5 +1,6 @@
 """What ``annotation.jobs.framework_internals`` relies on in Django, redis-py and django-csp: each
 test fails when an upgrade changes the private part its function uses, or what it does."""
+
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -29,7 +30,7 @@ def test_the_redis_client_is_the_one_the_cache_writes_with():
     with client.pipeline(transaction=True) as pipe:
         pipe.set(key, 0, ex=30, nx=True).incr(key).ttl(key)
         _, count, ttl = pipe.execute()
-    assert count == 7 and 0 < ttl <= 30   # the cache's expiry kept
+    assert count == 7 and 0 < ttl <= 30  # the cache's expiry kept
     backend.delete("framework-internals")
     assert client.get(key) is None
 
@@ -56,11 +57,11 @@ def test_a_transaction_keeps_one_batch_flushed_once_at_its_commit(transactional_
     with transaction.atomic():
         first = framework_internals.transaction_batch("_framework_internals_test", _Batch)
         assert framework_internals.transaction_batch("_framework_internals_test", _Batch) is first
-        with transaction.atomic():   # a savepoint kept: the same batch
+        with transaction.atomic():  # a savepoint kept: the same batch
             assert framework_internals.transaction_batch("_framework_internals_test", _Batch) is first
         assert first.flushed == 0
     assert first.flushed == 1
-    with transaction.atomic():   # the next transaction has a batch of its own
+    with transaction.atomic():  # the next transaction has a batch of its own
         assert framework_internals.transaction_batch("_framework_internals_test", _Batch) is not first
 
 
@@ -71,11 +72,13 @@ def test_a_batch_made_in_a_rolled_back_savepoint_is_forgotten_with_it(db):
             transaction.set_rollback(True)
         kept = framework_internals.transaction_batch("_framework_internals_test", _Batch)
         assert kept is not dropped
-        assert [entry[1] for entry in connection.run_on_commit if entry[1] in (kept.flush, dropped.flush)] == [kept.flush]
+        assert [entry[1] for entry in connection.run_on_commit if entry[1] in (kept.flush, dropped.flush)] == [
+            kept.flush
+        ]
 
 
 def test_a_kept_query_runs_again_in_copies_that_never_change_it(db, django_assert_num_queries):
-    Topic.objects.none()   # the model's manager is ready
+    Topic.objects.none()  # the model's manager is ready
     kept = Topic.objects.filter(external_id__startswith="T").query
     sql = str(kept)
     with django_assert_num_queries(0):
@@ -88,12 +91,12 @@ def test_a_kept_query_runs_again_in_copies_that_never_change_it(db, django_asser
 @override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"])
 def test_a_password_being_set_is_told_from_a_rehash(db):
     user = User.objects.create_user("framework-internals", password="old")
-    assert not framework_internals.password_being_set(user)   # saved
+    assert not framework_internals.password_being_set(user)  # saved
     user.set_password("new")
     assert framework_internals.password_being_set(user)
     user.save()
     assert not framework_internals.password_being_set(User.objects.get(pk=user.pk))
-    user.set_unusable_password()   # no raw password to keep
+    user.set_unusable_password()  # no raw password to keep
     assert not framework_internals.password_being_set(user)
     user.save()
     seen = []
@@ -105,11 +108,15 @@ def test_a_password_being_set_is_told_from_a_rehash(db):
 
     user.set_password("same")
     user.save()
-    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.PBKDF2PasswordHasher",
-                                             "django.contrib.auth.hashers.MD5PasswordHasher"]):
+    with override_settings(
+        PASSWORD_HASHERS=[
+            "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+            "django.contrib.auth.hashers.MD5PasswordHasher",
+        ]
+    ):
         pre_save.connect(on_save, sender=User)
         try:
-            assert user.check_password("same")   # a newer hasher: Django saves the same password re-hashed
+            assert user.check_password("same")  # a newer hasher: Django saves the same password re-hashed
         finally:
             pre_save.disconnect(on_save, sender=User)
     assert seen == [(False, {"password"})]

@@ -1,5 +1,6 @@
 """The health check's SQL (``annotation.jobs.queries``): the write probe touches the row an ORM
 formulation of it touches, and changes nothing."""
+
 import pytest
 from django.db import transaction
 from django.db.migrations.recorder import MigrationRecorder

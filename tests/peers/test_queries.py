@@ -1,6 +1,7 @@
 """The peers package's SQL (``annotation.peers.queries``) against an ORM formulation of the same
 statement, on a populated world (two datasets, three topics, several pyramids and annotations):
 both change the same rows, edge cases included."""
+
 import pytest
 from django.db import transaction
 from django.db.models import F
@@ -28,8 +29,11 @@ def world(db):
 
 def _state():
     return {
-        "scores": sorted(AnnotationScore.objects.values_list("annotation_id", "convention", "pyramid_revision",
-                                                              "annotation_revision", "values")),
+        "scores": sorted(
+            AnnotationScore.objects.values_list(
+                "annotation_id", "convention", "pyramid_revision", "annotation_revision", "values"
+            )
+        ),
         "pyramids": sorted(Pyramid.objects.values_list("id", "revision")),
         "annotations": sorted(PeerAnnotation.objects.values_list("id", "revision")),
         "topics": sorted(Topic.objects.values_list("id", "revision")),
@@ -55,8 +59,9 @@ def _store_scores_orm(rows) -> int:
             AnnotationScore.objects.create(annotation_id=annotation, convention=convention, **fields)
             written += 1
         else:
-            written += stored.filter(pyramid_revision__lte=pyramid_revision,
-                                     annotation_revision__lte=annotation_revision).update(**fields)
+            written += stored.filter(
+                pyramid_revision__lte=pyramid_revision, annotation_revision__lte=annotation_revision
+            ).update(**fields)
     return written
 
 
@@ -66,8 +71,11 @@ def _same_as_orm(sql, orm):
 
 def test_storing_scores_into_an_empty_table_writes_every_row(world):
     _, annotations = world
-    rows = [(a.pk, convention, (1, 2), {"modified": a.pk / 10, "original": None})
-            for a in annotations for convention in ("nist", "duc")]
+    rows = [
+        (a.pk, convention, (1, 2), {"modified": a.pk / 10, "original": None})
+        for a in annotations
+        for convention in ("nist", "duc")
+    ]
     assert not AnnotationScore.objects.exists()
     written, state = _rolled_back(lambda: queries.store_scores(rows))
     assert written == len(rows) == len(state["scores"])
@@ -77,14 +85,19 @@ def test_storing_scores_into_an_empty_table_writes_every_row(world):
 def test_storing_scores_keeps_newer_results_and_takes_ties(world):
     _, (a, b, c, d, *rest) = world
     for annotation in (a, b, c, d):
-        AnnotationScore.objects.create(annotation=annotation, convention="nist", pyramid_revision=5,
-                                       annotation_revision=5, values={"modified": 0.5})
+        AnnotationScore.objects.create(
+            annotation=annotation,
+            convention="nist",
+            pyramid_revision=5,
+            annotation_revision=5,
+            values={"modified": 0.5},
+        )
     rows = [
-        (a.pk, "nist", (5, 5), {"modified": "tie"}),              # the same state: written
-        (b.pk, "nist", (4, 9), {"modified": "older pyramid"}),    # kept as stored
+        (a.pk, "nist", (5, 5), {"modified": "tie"}),  # the same state: written
+        (b.pk, "nist", (4, 9), {"modified": "older pyramid"}),  # kept as stored
         (c.pk, "nist", (9, 4), {"modified": "older annotation"}),  # kept as stored
-        (d.pk, "nist", (6, 7), {"modified": None}),               # newer, with a null figure
-        (d.pk, "duc", (1, 1), {}),                                # another convention: new
+        (d.pk, "nist", (6, 7), {"modified": None}),  # newer, with a null figure
+        (d.pk, "duc", (1, 1), {}),  # another convention: new
         *((r.pk, "nist", (0, 0), {"modified": 1}) for r in rest),  # never stored
     ]
     written, state = _rolled_back(lambda: queries.store_scores(rows))
@@ -107,17 +120,17 @@ def test_bumping_revisions_moves_the_same_rows_as_the_orm(world):
     pyramids, annotations = world
     t1_second, a_of_t3 = pyramids[1], annotations[-1]
     cases = [
-        (Pyramid, t1_second.pk, t1_second.topic_id),                       # a second pyramid of a topic
-        (PeerAnnotation, a_of_t3.pk, a_of_t3.pyramid.topic_id),           # the topic given
-        (PeerAnnotation, a_of_t3.pk, None),                                # the topic looked up
-        (PeerAnnotation, annotations[2].pk, None),                         # of T1's second pyramid
+        (Pyramid, t1_second.pk, t1_second.topic_id),  # a second pyramid of a topic
+        (PeerAnnotation, a_of_t3.pk, a_of_t3.pyramid.topic_id),  # the topic given
+        (PeerAnnotation, a_of_t3.pk, None),  # the topic looked up
+        (PeerAnnotation, annotations[2].pk, None),  # of T1's second pyramid
         (Pyramid, max(p.pk for p in pyramids) + 1, pyramids[0].topic_id),  # no such pyramid: its topic still moves
     ]
     for case in cases:
         _same_as_orm(lambda: queries.bump_revisions(*case), lambda: _bump_orm(*case))
         topic, state = _rolled_back(lambda: queries.bump_revisions(*case))
         assert topic == (case[2] if case[2] is not None else case[0].objects.get(pk=case[1]).pyramid.topic_id)
-        assert sum(r for _, r in state["topics"]) == sum(r for _, r in _state()["topics"]) + 1   # one topic moved
+        assert sum(r for _, r in state["topics"]) == sum(r for _, r in _state()["topics"]) + 1  # one topic moved
 
 
 @pytest.mark.postgres
