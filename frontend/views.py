@@ -4,7 +4,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.staticfiles.storage import staticfiles_storage
 from django.core.exceptions import ValidationError
-from django.db import connection
 from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -159,8 +158,7 @@ def healthz(request):
     served (in production the static files must have been collected: without the manifest every
     page answers 500, so the check says 503 with the reason instead of a misleading 200) and the
     database takes writes (probed every few seconds at most: ``jobs.health``)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1")
+    health.check_reads()
     try:
         staticfiles_storage.url("frontend/base.css")
     except ValueError as error:

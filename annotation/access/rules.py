@@ -35,6 +35,7 @@ from rest_framework import permissions
 from rest_framework.exceptions import PermissionDenied
 
 from annotation.access.roles import COORDINATOR
+from annotation.jobs import framework_internals
 
 from annotation.models import (
     SCU, Assignment, Contributor, Dataset, LightweightPyramid, LiteStatement, LiteTask, PeerAnnotation, PeerMatch,
@@ -152,13 +153,16 @@ def _ruled(model: type[Model], user_id: int, write: bool) -> Query:
 
 def _ruled_objects(model: type[Model], user, write: bool) -> QuerySet:
     """A fresh queryset of ``_ruled``'s objects (its own copy of the kept query)."""
-    return QuerySet(model=model, query=_ruled(model, user.pk, write).chain())
+    return framework_internals.queryset_of(model, _ruled(model, user.pk, write))
 
 
 @lru_cache(maxsize=256)
 def _composed(model: type[Model], compose: Callable[[QuerySet], QuerySet], user_id: int, superuser: bool) -> Query:
     """``compose`` applied to the objects this user may see, kept per process like ``_ruled``."""
-    objects = model._default_manager.all() if superuser else QuerySet(model=model, query=_ruled(model, user_id, False).chain())
+    if superuser:
+        objects = model._default_manager.all()
+    else:
+        objects = framework_internals.queryset_of(model, _ruled(model, user_id, False))
     return compose(objects).query
 
 
@@ -170,7 +174,7 @@ def visible_composed(user, model: type[Model], compose: Callable[[QuerySet], Que
     not kept: add them to the result)."""
     if not user.is_authenticated:
         return model._default_manager.none()
-    return QuerySet(model=model, query=_composed(model, compose, user.pk, user.is_superuser).chain())
+    return framework_internals.queryset_of(model, _composed(model, compose, user.pk, user.is_superuser))
 
 
 def visible(user, queryset: QuerySet | Manager) -> QuerySet:

@@ -11,9 +11,12 @@ from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
 from rest_framework.authtoken.models import Token
 
+from annotation.jobs import framework_internals
+
 
 def _rehash_only(instance, update_fields) -> bool:
-    return getattr(instance, "_password", None) is None and update_fields is not None and set(update_fields) == {"password"}
+    return (not framework_internals.password_being_set(instance) and update_fields is not None
+            and set(update_fields) == {"password"})
 
 
 @receiver(pre_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="token_revocation.remember")

@@ -36,11 +36,6 @@ class NotComparable(Exception):
     """These two pyramids cannot be adjudicated together (the message says why)."""
 
 
-def annotators_pyramids(topic: Topic):
-    """The topic's pyramids other than its adjudicated one (what construction agreement compares)."""
-    return topic.pyramids.filter(pyramid_adjudication__isnull=True)
-
-
 def adjudicated_pyramid_topics(dataset) -> list[str]:
     """The topics of ``dataset`` whose scores rest on their adjudicated pyramid, by id: what every
     score page and download states beside the rows' ``version``."""

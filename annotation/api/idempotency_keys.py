@@ -30,6 +30,7 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
 
+from annotation.api import queries
 from annotation.models import IdempotentRequest
 
 HEADER = "Idempotency-Key"
@@ -115,11 +116,8 @@ def _waiting_at_most(seconds: float) -> Iterator[None]:
     if connection.vendor != "postgresql":
         yield
         return
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('lock_timeout'), set_config('lock_timeout', %s, true)", [f"{int(seconds * 1000)}ms"])
-        before = cursor.fetchone()[0]
+    before = queries.set_lock_timeout(f"{int(seconds * 1000)}ms")
     try:
         yield
     finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT set_config('lock_timeout', %s, true)", [before])
+        queries.set_lock_timeout(before)

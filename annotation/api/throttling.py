@@ -21,7 +21,7 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from pyramid_app.client_address import client_address
 
-from annotation.jobs import queue
+from annotation.jobs import framework_internals, queue
 
 log = logging.getLogger(__name__)
 _local = LocMemCache("pyramid-throttle-fallback", {})
@@ -37,7 +37,7 @@ def _count_in(store, key: str, seconds: int) -> tuple[int, int]:
         # One transaction: create with its expiry if absent, then increment (never a counter
         # without expiry, which Django's exists-then-INCR could leave when the key expires between).
         redis_key, redis_previous = redis.make_and_validate_key(current), redis.make_and_validate_key(previous)
-        pipe = redis._cache.get_client(redis_key, write=True).pipeline(transaction=True)
+        pipe = framework_internals.redis_client(redis, redis_key).pipeline(transaction=True)
         pipe.set(redis_key, 0, ex=2 * seconds, nx=True).incr(redis_key).get(redis_previous)
         _, count, before = pipe.execute()
         return count, int(before or 0)

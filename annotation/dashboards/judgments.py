@@ -352,11 +352,6 @@ def grouped(errors: list[str], shown_lines: int = 10) -> list[str]:
     return out
 
 
-def import_judgments_csv(dataset: Dataset | str, text: str, source: str = "") -> ImportResult:
-    """Import a ``topic,summary,metric,value`` CSV (all rows or none)."""
-    return save_judgments(dataset, parse_judgments_csv(text), source)
-
-
 def import_duc_table(dataset: Dataset | str, table: str | Path, header: str | Path | None = None, *,
                      linguistic: bool = False) -> ImportResult:
     """Import a DUC score table; ``header`` defaults to ``<year>-header.txt`` beside

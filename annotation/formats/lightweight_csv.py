@@ -32,8 +32,6 @@ MAX_ROWS = 200_000
 MAX_STATEMENTS_PER_TASK = 16
 PHASE1_STATEMENTS = 8
 BLANK_STATEMENT = "BLANK"
-STATEMENT_COLUMNS = ("eventId", "questionId", "questionText", "answer", "author", "sourceSummaryId", "forUse")
-PHASE1_INPUT_COLUMNS = ("eventId", "summId", "summary_text")
 PHASE2_INPUT_COLUMNS = ("eventId", "summaryId", "qIdList", "summary_text") + tuple(
     f"statement_{k}" for k in range(1, MAX_STATEMENTS_PER_TASK + 1)
 )
@@ -242,32 +240,6 @@ def write_phase2_input(tasks: list[Phase2Task]) -> str:
         texts += [""] * (MAX_STATEMENTS_PER_TASK - len(texts))
         rows.append([task.event, task.summary, format_qid_list(q for q, _ in task.statements), task.summary_text, *texts])
     return _write(PHASE2_INPUT_COLUMNS, rows)
-
-
-def write_phase1_input(references: list[tuple[str, str, str]]) -> str:
-    """The MTurk batch file for statement writing: (event, reference id, reference text) per row."""
-    return _write(PHASE1_INPUT_COLUMNS, references)
-
-
-def write_statements(rows: list[StatementRow]) -> str:
-    return _write(STATEMENT_COLUMNS, [
-        [r.event, r.question, r.text, r.answer, r.author, r.source, int(r.for_use)] for r in rows
-    ])
-
-
-def write_phase2_results(results: list[Phase2Result]) -> str:
-    """Phase-2 results in MTurk's column names (``WorkerId``, ``AssignmentId``, ``Input.*``, ``Answer.S{k}Answer``)."""
-    columns = ["AssignmentId", "WorkerId"] + [f"Input.{c}" for c in PHASE2_INPUT_COLUMNS] + [
-        f"Answer.S{k}Answer" for k in range(1, MAX_STATEMENTS_PER_TASK + 1)
-    ]
-    rows = []
-    for r in results:
-        texts = [t for _, t in r.task.statements] + [""] * (MAX_STATEMENTS_PER_TASK - len(r.task.statements))
-        answers = ["" if v is None else ("p" if v else "n") for _, v in r.answers]
-        answers += [""] * (MAX_STATEMENTS_PER_TASK - len(answers))
-        rows.append([r.assignment, r.worker or "", r.task.event, r.task.summary,
-                     format_qid_list(q for q, _ in r.task.statements), r.task.summary_text, *texts, *answers])
-    return _write(columns, rows)
 
 
 MAX_CODE_CHARS = 64

@@ -73,9 +73,6 @@ class Pyramid:
                 return ref
         raise KeyError(ref_id)
 
-    def part_text(self, part: Part) -> str:
-        return self.reference(part.reference).text[part.start : part.end]
-
 
 @dataclass
 class PeerPart:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import threading
 import time
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
+
+from annotation.jobs import queries
 
 PROBE_SECONDS = 5.0
 
@@ -28,13 +30,15 @@ def write_failure() -> str | None:
         return _last[1]
 
 
+def check_reads() -> None:
+    """Raises when the database does not answer a query (``queries.select_one``)."""
+    queries.select_one()
+
+
 def _probe() -> str | None:
     try:
         with transaction.atomic():
-            with connection.cursor() as cursor:
-                # A real write of one row (the same value back), never committed.
-                cursor.execute("UPDATE django_migrations SET app = app "
-                               "WHERE id = (SELECT MIN(id) FROM django_migrations)")
+            queries.write_one_row_back()   # a real write of one row (the same value back), never committed
             transaction.set_rollback(True)
     except DatabaseError as error:
         return f"the database refuses writes: {error}"

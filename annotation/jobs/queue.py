@@ -27,11 +27,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.core.cache.backends.redis import RedisCache
-from django.utils.connection import ConnectionProxy
 from django.utils.module_loading import import_string
 
+from annotation.jobs import framework_internals
 from annotation.jobs.runner import Runner
 
 log = logging.getLogger(__name__)
@@ -195,9 +195,7 @@ def redis_cache(store=None) -> RedisCache | None:
     default ``cache`` unless given), else None. Django's ``cache`` is a proxy to the backend,
     which ``isinstance`` does not see through: a check on the proxy never found Redis, so the
     single-round-trip paths below and in the throttles were never taken."""
-    store = cache if store is None else store
-    if isinstance(store, ConnectionProxy):
-        store = store._connections[store._alias]
+    store = caches[DEFAULT_CACHE_ALIAS] if store is None or store is cache else store
     return store if isinstance(store, RedisCache) else None
 
 
@@ -210,7 +208,7 @@ def _claim(kind: str, ids: list[int], wait: float | None = None) -> list[int]:
     keys, ttl = [_pending_key(kind, pk) for pk in ids], max(pending_ttl(kind), math.ceil(_seen_again() + (wait or 0)))
     redis = redis_cache()
     if redis is not None:
-        with redis._cache.get_client(write=True).pipeline(transaction=False) as pipe:
+        with framework_internals.redis_client(redis).pipeline(transaction=False) as pipe:
             for key in keys:
                 pipe.set(redis.make_and_validate_key(key), 1, nx=True, ex=ttl)
             return [pk for pk, new in zip(ids, pipe.execute()) if new]

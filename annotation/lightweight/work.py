@@ -31,7 +31,6 @@ invented ids or addresses keeps a newcomer out; a browser session holds ``CROWD_
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import json
@@ -59,7 +58,6 @@ from annotation.models import (
     LiteReservation,
     LiteStatement,
     LiteTask,
-    LiteWorkerKey,
     LiteWriting,
     PeerSummary,
     ReferenceSummary,
@@ -67,6 +65,7 @@ from annotation.models import (
 )
 from annotation.lightweight.models import ANSWER_ABSENT, ANSWER_PRESENT
 from annotation.lightweight.importing import task_key
+from annotation.lightweight import queries
 from annotation.lightweight.runs import touch
 
 MAX_WORKER_ID = 100
@@ -135,21 +134,8 @@ def _key_hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-_KEYS = LiteWorkerKey._meta.db_table
-_KEY_OF = f"SELECT key_hash FROM {_KEYS} WHERE pyramid_id = %s AND worker_id = %s"
-_NEW_KEY = (f"INSERT INTO {_KEYS} (pyramid_id, worker_id, key_hash, created_at) VALUES (%s, %s, %s, %s) "
-            f"ON CONFLICT (pyramid_id, worker_id) DO NOTHING RETURNING id")
-
-
 def _key_matches(stored: str | None, key: str) -> bool:
     return bool(stored and key) and hmac.compare_digest(stored, _key_hash(key))
-
-
-def _stored_key(run_id: int, worker: str) -> str | None:
-    with connection.cursor() as cursor:
-        cursor.execute(_KEY_OF, [run_id, worker])
-        row = cursor.fetchone()
-    return row and row[0]
 
 
 def worker_key(run_id: int, worker: str, key: str) -> str:
@@ -158,17 +144,14 @@ def worker_key(run_id: int, worker: str, key: str) -> str:
     ``WorkError`` (``KEY_MISSING``) when the id has another key. One statement, except for a key
     presented for an id without one (its keys were dropped with its ids: ``lightweight_privacy``)."""
     if key:
-        stored = _stored_key(run_id, worker)
+        stored = queries.stored_key(run_id, worker)
         if _key_matches(stored, key):
             return key
         if stored is not None:
             raise WorkError(KEY_MISSING)
     new = secrets.token_urlsafe(24)
-    with connection.cursor() as cursor:
-        now = connection.ops.adapt_datetimefield_value(timezone.now())
-        cursor.execute(_NEW_KEY, [run_id, worker, _key_hash(new), now])
-        if cursor.fetchone() is None:   # the id has a key already (another browser's)
-            raise WorkError(KEY_MISSING)
+    if not queries.add_key(run_id, worker, _key_hash(new)):   # the id has a key already (another browser's)
+        raise WorkError(KEY_MISSING)
     return new
 
 
@@ -206,7 +189,7 @@ def submit_writing(run: LightweightPyramid, reference: ReferenceSummary, worker:
         raise WorkError(f"A statement has at most {MAX_STATEMENT_CHARS} characters.")
     if reference.topic.dataset_id != run.dataset_id:
         raise WorkError("This reference is not part of this evaluation.")
-    if not _key_matches(_stored_key(run.pk, worker), client.key):
+    if not _key_matches(queries.stored_key(run.pk, worker), client.key):
         raise WorkError(NOT_WRITABLE)
     with transaction.atomic():
         ReferenceSummary.objects.select_for_update(no_key=True).filter(pk=reference.pk).exists()
@@ -333,132 +316,15 @@ def create_tasks(run: LightweightPyramid) -> int:
 
 # --- Phase 2: judging ----------------------------------------------------------------------------
 
-@functools.cache
-def _link_reading() -> tuple[str, list]:
-    """The statement reading a crowd link and its run (``link_of``), and for each table read its
-    model, field names and each column's converters (those of the ORM's own reading: SQLite's text
-    datetimes and decimals)."""
-    columns, parts = [], []
-    for model, alias in ((CrowdLink, "l"), (LightweightPyramid, "r")):
-        fields = model._meta.concrete_fields
-        columns += [f"{alias}.{connection.ops.quote_name(f.column)}" for f in fields]
-        expressions = [f.get_col(alias) for f in fields]
-        parts.append((model, [f.attname for f in fields],
-                      [(e, connection.ops.get_db_converters(e) + e.get_db_converters(connection)) for e in expressions]))
-    return (f"SELECT {', '.join(columns)} FROM {CrowdLink._meta.db_table} l "
-            f"JOIN {LightweightPyramid._meta.db_table} r ON r.id = l.pyramid_id WHERE l.token = %s"), parts
-
-
 def link_of(token: str) -> CrowdLink | None:
     """The crowd link of ``token`` with its run (``link.pyramid``), open or closed; None when there
-    is none. Every crowd request reads them first, in one statement written out: the ORM's
-    ``select_related`` query took about 1 ms of CPU to compose, a sixth of a crowd request."""
-    sql, parts = _link_reading()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [token])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    objects, values = [], iter(row)
-    for model, names, columns in parts:
-        converted = []
-        for (expression, converters), value in zip(columns, values):
-            for convert in converters:
-                value = convert(value, expression, connection)
-            converted.append(value)
-        objects.append(model.from_db(connection.alias, names, converted))
-    link, link.pyramid = objects
-    return link
+    is none (``queries.crowd_link``: every crowd request reads them first)."""
+    return queries.crowd_link(token)
 
 
 def _link_tasks(link: CrowdLink):
     tasks = LiteTask.objects.filter(pyramid_id=link.pyramid_id)
     return tasks.filter(batch=link.batch) if link.batch else tasks
-
-
-# The judging page's hot path in SQL written out (PostgreSQL and SQLite alike): building these
-# statements with the ORM took about 5 ms of CPU each on the 2-core machine, more than the database
-# spends on them (the whole page is about 20).
-_TASK, _ANSWER, _HOLD = (model._meta.db_table for model in (LiteTask, LiteAssignment, LiteReservation))
-# The link's tasks this worker may judge: not answered by the worker, with an answer slot open. The
-# one the worker holds first; then those with a free slot (answers and live holds together fewer
-# than the judges asked for), most taken first, so tasks are completed before new ones are started
-# (three workers judge the same tasks, and have pairs for their agreement); ties in each worker's
-# own order (``_spread``), so a crowd arriving together still spreads over the tasks equally taken
-# instead of queueing for one; last those whose open slots are all held (a newcomer may take one
-# over: ``_take_over``). ``open``: the open slots of all the link's tasks (unanswered, held or
-# not), the fair shares' total. Answers are counted by a join and the run's live holds grouped once
-# (hash joins): correlated counts per task, evaluated for the filter and again for the order, took
-# three times as long.
-_PROPOSALS = f"""
-SELECT id, mine, taken, open FROM (
-    SELECT t.id, COALESCE(holds.mine, 0) AS mine, COUNT(a.id) AS answers,
-           COUNT(a.id) + COALESCE(holds.n, 0) AS taken,
-           MAX(CASE WHEN a.worker_id = %(worker)s THEN 1 ELSE 0 END) AS answered,
-           SUM(CASE WHEN COUNT(a.id) < %(judges)s THEN %(judges)s - COUNT(a.id) ELSE 0 END) OVER () AS open
-    FROM {_TASK} t
-    LEFT JOIN {_ANSWER} a ON a.task_id = t.id
-    LEFT JOIN (
-        SELECT h.task_id, COUNT(*) AS n, MAX(CASE WHEN h.worker_id = %(worker)s THEN 1 ELSE 0 END) AS mine
-        FROM {_HOLD} h JOIN {_TASK} ht ON ht.id = h.task_id
-        WHERE ht.pyramid_id = %(run)s AND h.expires_at > %(now)s
-        GROUP BY h.task_id
-    ) holds ON holds.task_id = t.id
-    WHERE t.pyramid_id = %(run)s AND (%(batch)s = 0 OR t.batch = %(batch)s)
-    GROUP BY t.id, holds.n, holds.mine
-) proposal
-WHERE answered = 0 AND (mine = 1 OR answers < %(judges)s)
-ORDER BY mine DESC, CASE WHEN taken < %(judges)s THEN 0 ELSE 1 END, taken DESC,
-         (id * 2654435761 + %(spread)s) %% 1000003, id
-LIMIT %(limit)s"""
-_LOCK = f"SELECT id FROM {_TASK} WHERE id = %s FOR NO KEY UPDATE"
-_LOCK_UNLESS_BUSY = _LOCK + " SKIP LOCKED"
-# Hold a slot of the task if it has one free; never when the worker has answered it (in another
-# tab, since the proposal). The worker's own expired hold, if any, is the conflicting row: it
-# becomes the new hold; a live one stays as it is (a reload does not renew a hold).
-_RESERVE = f"""
-INSERT INTO {_HOLD} (task_id, worker_id, client, session, expires_at, created_at)
-SELECT %(task)s, %(worker)s, %(client)s, %(session)s, %(until)s, %(now)s
-WHERE EXISTS (SELECT 1 FROM {_TASK} WHERE id = %(task)s)
-  AND NOT EXISTS (SELECT 1 FROM {_ANSWER} WHERE task_id = %(task)s AND worker_id = %(worker)s)
-  AND (SELECT COUNT(*) FROM {_ANSWER} WHERE task_id = %(task)s)
-      + (SELECT COUNT(*) FROM {_HOLD} WHERE task_id = %(task)s AND expires_at > %(now)s) < %(judges)s
-ON CONFLICT (worker_id, task_id) DO UPDATE SET
-    created_at = excluded.created_at, client = excluded.client, session = excluded.session,
-    expires_at = excluded.expires_at
-WHERE {_HOLD}.expires_at <= %(now)s"""
-# Whether the worker has answered in the run (its holds are long ones), the session's live holds and
-# when the first expires, and the link's task this worker holds, if another of its tabs took one meanwhile.
-_CLIENT_HOLDS = f"""
-SELECT EXISTS (SELECT 1 FROM {_ANSWER} a JOIN {_TASK} t ON t.id = a.task_id
-               WHERE a.worker_id = %(worker)s AND t.pyramid_id = %(run)s),
-       (SELECT COUNT(*) FROM {_HOLD} WHERE session = NULLIF(%(session)s, '') AND expires_at > %(now)s),
-       (SELECT MIN(expires_at) FROM {_HOLD} WHERE session = NULLIF(%(session)s, '') AND expires_at > %(now)s),
-       (SELECT MIN(h.task_id) FROM {_HOLD} h JOIN {_TASK} t ON t.id = h.task_id
-        WHERE h.worker_id = %(worker)s AND t.pyramid_id = %(run)s AND (%(batch)s = 0 OR t.batch = %(batch)s)
-          AND h.expires_at > %(now)s)"""
-_LINK_HOLDS = f"""
-FROM {_HOLD} h JOIN {_TASK} t ON t.id = h.task_id
-WHERE t.pyramid_id = %(run)s AND (%(batch)s = 0 OR t.batch = %(batch)s) AND h.expires_at > %(now)s"""
-# The address's live holds of the link's tasks, and how many other addresses hold some.
-_ADDRESSES = f"""
-SELECT COALESCE(SUM(CASE WHEN h.client = %(client)s THEN 1 ELSE 0 END), 0),
-       COUNT(DISTINCT CASE WHEN h.client <> %(client)s THEN h.client END)
-{_LINK_HOLDS}"""
-# The hold to take over: the newest of the address holding the most over its fair share, on a task
-# the worker has not answered and whose answers leave a slot.
-_TAKE_OVER = f"""
-WITH per_address AS (SELECT h.client, COUNT(*) AS n {_LINK_HOLDS} GROUP BY h.client)
-SELECT h.id, h.task_id
-{_LINK_HOLDS} AND h.client <> %(client)s
-  AND NOT EXISTS (SELECT 1 FROM {_ANSWER} a WHERE a.task_id = h.task_id AND a.worker_id = %(worker)s)
-  AND (SELECT COUNT(*) FROM {_ANSWER} a WHERE a.task_id = h.task_id) < %(judges)s
-  AND h.client IN (SELECT client FROM per_address WHERE n > %(share)s)
-ORDER BY (SELECT n FROM per_address WHERE per_address.client = h.client) DESC, h.created_at DESC, h.id DESC
-LIMIT 1"""
-_END_HOLD = f"UPDATE {_HOLD} SET expires_at = %(now)s WHERE id = %(hold)s AND expires_at > %(now)s"
-# Serializes one address's new holds (PostgreSQL advisory lock space), so its share is counted exactly.
-_CLIENT_LOCK = "SELECT pg_advisory_xact_lock(24, hashtext(%s))"
 
 
 def fair_share(open_slots: int, other_addresses: int) -> int:
@@ -475,7 +341,7 @@ def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | N
     browser session holds as many slots as it may. The caller has checked the worker's key.
 
     A task the worker holds and has not answered comes first, its hold as it is (a reload does
-    not renew it). Otherwise a task as ``_PROPOSALS`` orders them. The choice is one query on task
+    not renew it). Otherwise a task as ``queries._PROPOSALS`` orders them. The choice is one query on task
     ids alone (counting over whole rows with the summary text sorted them on disk); it is only a
     proposal, which ``_hold`` checks again under the task's lock: when the last slot went to
     someone else meanwhile, the next proposal is tried, a bounded number of times.
@@ -490,9 +356,7 @@ def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | N
               "client": client.address, "session": client.session,
               "judges": judges, "spread": zlib.crc32(worker.encode()), "limit": RESERVE_CANDIDATES}
     for _ in range(RESERVE_ROUNDS):
-        with connection.cursor() as cursor:
-            cursor.execute(_PROPOSALS, params)
-            proposals = cursor.fetchall()
+        proposals = queries.proposals(params)
         if not proposals:
             return None
         if proposals[0][1]:
@@ -506,23 +370,6 @@ def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | N
     return None
 
 
-# The task shown, in one statement: the task, its peer's text, its statements (one row each, joined
-# through the task's JSON list of ids, index lookups: the only part that differs between PostgreSQL
-# and SQLite) and how many tasks of the run the worker has answered (the page's "done" figure,
-# counted once, not per row). Three ORM queries did this before, a quarter of the judging page's
-# CPU and two more round trips.
-_SHOWN = f"""
-SELECT t.id, t.pyramid_id, t.topic_id, t.batch, t.key, t.statement_ids, t.peer_id, p.text, s.id, s.text, done.n
-FROM {_TASK} t JOIN {PeerSummary._meta.db_table} p ON p.id = t.peer_id
-CROSS JOIN (SELECT COUNT(*) AS n FROM {_ANSWER} a JOIN {_TASK} at ON at.id = a.task_id
-            WHERE at.pyramid_id = (SELECT pyramid_id FROM {_TASK} WHERE id = %(task)s) AND a.worker_id = %(worker)s) done
-{{ids}}
-LEFT JOIN {LiteStatement._meta.db_table} s ON s.id = CAST(ids.value AS integer)
-WHERE t.id = %(task)s"""
-_SHOWN_IDS = {"postgresql": "LEFT JOIN LATERAL jsonb_array_elements_text(t.statement_ids) AS ids(value) ON TRUE",
-              "sqlite": "LEFT JOIN json_each(t.statement_ids) AS ids"}
-
-
 class ShownStatement(NamedTuple):
     """A statement as the judging page and the API show it: its id and text (building a model
     instance for each of a page's 16 statements took about 6% of the page's CPU)."""
@@ -532,11 +379,9 @@ class ShownStatement(NamedTuple):
 
 
 def _shown(pk: int, worker: str) -> LiteTask | None:
-    """Task ``pk`` as the judging page shows it (``_SHOWN``): its peer, its statements in order
+    """Task ``pk`` as the judging page shows it (``queries._SHOWN``): its peer, its statements in order
     (``task_statements`` reads no more) and ``worker_done``, the run's tasks ``worker`` has answered."""
-    with connection.cursor() as cursor:
-        cursor.execute(_SHOWN.format(ids=_SHOWN_IDS[connection.vendor]), {"task": pk, "worker": worker})
-        rows = cursor.fetchall()
+    rows = queries.shown_task(pk, worker)
     if not rows:
         return None
     pk, run, topic, batch, key, ids, peer, summary, _, _, done = rows[0]
@@ -549,7 +394,7 @@ def _shown(pk: int, worker: str) -> LiteTask | None:
 
 
 def _hold(candidates: list[int], held_full: bool, params: dict, open_slots: int, now) -> int | None:
-    """A new hold of the first candidate task with a slot left for this worker (``_RESERVE`` under
+    """A new hold of the first candidate task with a slot left for this worker (``queries._RESERVE`` under
     the task's lock), or, when none had one and some tasks' open slots are all held (``held_full``),
     one taken over from an address over its fair share (``_take_over``): None when neither. A task
     whose lock another request holds right now is passed over (SKIP LOCKED) for the next
@@ -575,12 +420,9 @@ def _hold_one_of(candidates: list[int], held_full: bool, params: dict, open_slot
     """One transaction of ``_hold``: under the address's lock the session's live holds are counted
     first (``HoldLimit`` at ``CROWD_HOLDS_PER_SESSION``), then the candidates are tried: those
     locked by others are put in ``busy`` (None: waited for); then, if none was busy, a take-over."""
-    postgres = connection.vendor == "postgresql"
-    with transaction.atomic(), connection.cursor() as cursor:
-        if postgres:
-            cursor.execute(_CLIENT_LOCK, [params["client"]])
-        cursor.execute(_CLIENT_HOLDS, params)
-        answered, session, soonest, held = cursor.fetchone()
+    with transaction.atomic():
+        queries.lock_client(params["client"])
+        answered, session, soonest, held = queries.client_holds(params)
         if held is not None:   # the worker's other tab got it
             return held
         if not answered:   # a worker id yet to do any work here: a short hold (an invented one's frees soon)
@@ -588,44 +430,36 @@ def _hold_one_of(candidates: list[int], held_full: bool, params: dict, open_slot
         if session >= settings.CROWD_HOLDS_PER_SESSION:
             raise HoldLimit(max(1, math.ceil((_datetime(soonest, now) - now).total_seconds())))
         for pk in candidates:
-            if postgres:
-                cursor.execute(_LOCK if busy is None else _LOCK_UNLESS_BUSY, [pk])
-                if cursor.fetchone() is None:   # locked by another request (or the task is gone)
-                    if busy is not None:
-                        busy.append(pk)
-                    continue
-            cursor.execute(_RESERVE, {**params, "task": pk})
-            if cursor.rowcount == 1:
+            # locked by another request (or the task is gone)
+            if not queries.lock_task(pk, skip_locked=busy is not None):
+                if busy is not None:
+                    busy.append(pk)
+                continue
+            if queries.reserve({**params, "task": pk}):
                 return pk
         if held_full and not busy:
-            return _take_over(cursor, params, open_slots)
+            return _take_over(params, open_slots)
     return None
 
 
-def _take_over(cursor, params: dict, open_slots: int) -> int | None:
+def _take_over(params: dict, open_slots: int) -> int | None:
     """When no slot is free: if this address holds less than its ``fair_share`` of the link's open
     slots, the newest hold of the address furthest over its share ends now (its worker may still
     answer late) and its slot becomes this worker's hold. However many addresses or invented ids
     hold a link's slots, a worker from a new address is never kept out for long."""
-    cursor.execute(_ADDRESSES, params)
-    mine, others = cursor.fetchone()
+    mine, others = queries.addresses(params)
     share = fair_share(open_slots, int(others) + (0 if mine else 1))
     if int(mine) >= share:
         return None
-    cursor.execute(_TAKE_OVER, {**params, "share": share})
-    row = cursor.fetchone()
+    row = queries.hold_to_take_over({**params, "share": share})
     if row is None:
         return None
     hold, pk = row
     try:
         with transaction.atomic():
-            if connection.vendor == "postgresql":
-                cursor.execute(_LOCK, [pk])
-            cursor.execute(_END_HOLD, {**params, "hold": hold})
-            if cursor.rowcount == 1:
-                cursor.execute(_RESERVE, {**params, "task": pk})
-                if cursor.rowcount == 1:
-                    return pk
+            queries.lock_task(pk, skip_locked=False)
+            if queries.end_hold({**params, "hold": hold}) and queries.reserve({**params, "task": pk}):
+                return pk
             raise _NotTaken
     except _NotTaken:
         return None
@@ -660,21 +494,6 @@ def answerable_after(now: datetime) -> datetime:
     """The hold expiry after which a hold can still take an answer (a late one: expired within as
     long again as a hold lasts); holds expired by then are past answering."""
     return now - timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS)
-
-
-# A submission's statements in SQL written out (as the page's, ``_PROPOSALS``): composing them with
-# the ORM was a third of a submission's CPU. The task is read as it is locked (FOR NO KEY UPDATE on
-# PostgreSQL, as ``_LOCK``; SQLite takes its database-wide write lock at BEGIN); the worker's hold
-# is read by the next statement, once the lock is granted; the hold, and the task's holds expired
-# past their late answer, are deleted as the answer is stored.
-_SUBMITTED_TASK = {vendor: f"SELECT id, batch, statement_ids FROM {_TASK} WHERE id = %s AND pyramid_id = %s" + lock
-                   for vendor, lock in (("postgresql", " FOR NO KEY UPDATE"), ("sqlite", ""))}
-# The worker's key in the run, and its hold of the task if any (no row: the worker has no key).
-_HOLD_OF = f"""
-SELECT k.key_hash, h.id, h.client, h.session, h.expires_at
-FROM {_KEYS} k LEFT JOIN {_HOLD} h ON h.task_id = %(task)s AND h.worker_id = k.worker_id
-WHERE k.pyramid_id = %(run)s AND k.worker_id = %(worker)s"""
-_ANSWERED = f"DELETE FROM {_HOLD} WHERE task_id = %s AND (id = %s OR expires_at <= %s)"
 
 
 def _json(value):
@@ -714,9 +533,8 @@ def submit_judgments(link: CrowdLink, task: LiteTask | int, worker: str, answers
     late = answerable_after(now)
     adapt = connection.ops.adapt_datetimefield_value
     try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(_SUBMITTED_TASK[connection.vendor], [task if isinstance(task, int) else task.pk, link.pyramid_id])
-            row = cursor.fetchone()
+        with transaction.atomic():
+            row = queries.submitted_task(task if isinstance(task, int) else task.pk, link.pyramid_id)
             if row is None:
                 raise UnknownTask("No such task in this evaluation.")
             task = LiteTask(id=row[0], pyramid_id=link.pyramid_id, batch=row[1], statement_ids=_json(row[2]))
@@ -729,8 +547,7 @@ def submit_judgments(link: CrowdLink, task: LiteTask | int, worker: str, answers
                     raise WorkError("Please answer every statement: present or not present.")
                 codes.append(ANSWER_PRESENT if value in ("present", ANSWER_PRESENT) else ANSWER_ABSENT)
             # once the task's lock is granted: what its last holder committed
-            cursor.execute(_HOLD_OF, {"task": task.pk, "run": link.pyramid_id, "worker": worker})
-            row = cursor.fetchone()
+            row = queries.hold_of(task.pk, link.pyramid_id, worker)
             if row is None or not _key_matches(row[0], client.key):
                 raise WorkError(NOT_HELD)
             row = row[1:] if row[1] is not None else None
@@ -752,7 +569,7 @@ def submit_judgments(link: CrowdLink, task: LiteTask | int, worker: str, answers
                 answers="".join(codes), completion_code=completion_code(), client=hold.client, session=hold.session,
                 **(record or {}))
             # The task's holds expired past their late answer go too (this is where they are cleared).
-            cursor.execute(_ANSWERED, [task.pk, hold.pk, adapt(late)])
+            queries.answered(task.pk, hold.pk, adapt(late))
             touch(link.pyramid, reload=False)   # last before the commit: the run's row is locked briefly
     except IntegrityError:   # the worker's other tab answered it at the same moment
         raise WorkError(NOT_HELD) from None

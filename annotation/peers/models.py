@@ -41,10 +41,6 @@ class PeerAnnotation(RevisionCounted, models.Model):
         who = self.annotator.username if self.annotator_id else "unknown"
         return f"Annotation of peer {self.peer} by {who}"
 
-    @property
-    def non_matching_count(self) -> int:
-        return sum(1 for m in self.matches.all() if m.scu_id is None)
-
     def clean(self):
         if self.peer_id and self.pyramid_id and self.peer.topic_id != self.pyramid.topic_id:
             raise ValidationError({"pyramid": "The pyramid belongs to another topic than the peer summary."})

@@ -19,14 +19,14 @@ import time
 from collections.abc import Iterable
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
-from django.utils import timezone
+from django.db import IntegrityError, transaction
 
 from scoring.model import Convention
 from scoring.scores import score_prepared
 
 from annotation.jobs import queue
 from annotation.models import AnnotationScore, PeerAnnotation, Topic, TopicAgreement
+from annotation.peers import queries
 from annotation.peers.results import agreement_rows_by_convention
 from annotation.peers.prepared_pyramids import prepared_pyramids
 from annotation.peers.scoring_inputs import load_annotations
@@ -51,41 +51,23 @@ def schedule(*, pyramid_ids=(), annotation_ids=(), topic_ids=()) -> None:
 def _store_scores(results: list[tuple[int, str, tuple[int, int], dict]]) -> int:
     """Write each result unless a result from a newer state is stored; returns how many were written.
 
-    One statement (``INSERT ... ON CONFLICT DO UPDATE ... WHERE``, the same SQL on SQLite and
-    PostgreSQL): each row is compared with what is stored atomically, so no lock, no read of the
-    stored values and no per-row statement is needed. Rows go in one order, so concurrent writers
-    lock them in the same order. A result whose annotation was deleted meanwhile is dropped."""
+    One statement (``queries.store_scores``): each row is compared with what is stored atomically,
+    so no lock, no read of the stored values and no per-row statement is needed. Rows go in one
+    order, so concurrent writers lock them in the same order. A result whose annotation was deleted meanwhile is dropped."""
     if not results:
         return 0
     rows = sorted(results, key=lambda r: (r[0], r[1]))
     if len(rows) > STORE_CHUNK:  # one statement's parameters stay within every backend's limit
         return sum(_store_scores(rows[start:start + STORE_CHUNK]) for start in range(0, len(rows), STORE_CHUNK))
-    table = AnnotationScore._meta.db_table
-    values_field, at_field = AnnotationScore._meta.get_field("values"), AnnotationScore._meta.get_field("computed_at")
-    now = at_field.get_db_prep_save(timezone.now(), connection)
-    params = [p for a, c, (p_rev, a_rev), v in rows for p in (a, c, p_rev, a_rev, values_field.get_db_prep_save(v, connection), now)]
-    sql = (
-        f'INSERT INTO {table} (annotation_id, convention, pyramid_revision, annotation_revision, "values", computed_at) '
-        f'VALUES {", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(rows))} '
-        'ON CONFLICT (annotation_id, convention) DO UPDATE SET pyramid_revision = excluded.pyramid_revision, '
-        'annotation_revision = excluded.annotation_revision, "values" = excluded."values", computed_at = excluded.computed_at '
-        f"WHERE {table}.pyramid_revision <= excluded.pyramid_revision AND {table}.annotation_revision <= excluded.annotation_revision"
-    )
     try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.rowcount
+        with transaction.atomic():
+            return queries.store_scores(rows)
     except IntegrityError:  # an annotation was deleted since it was read: store the others
         alive = set(PeerAnnotation.objects.filter(pk__in={r[0] for r in rows}).values_list("id", flat=True))
         kept = [r for r in rows if r[0] in alive]
         if len(kept) == len(rows):
             raise
         return _store_scores(kept)
-
-
-def _store_score(annotation_id: int, convention: str, revisions: tuple[int, int], values: dict) -> bool:
-    """Write unless a result from a newer state is stored; True if written."""
-    return _store_scores([(annotation_id, convention, revisions, values)]) == 1
 
 
 def publish_annotations_of(pyramid_ids: Iterable[int]) -> None:

@@ -17,6 +17,8 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
+from annotation.jobs import framework_internals
+from annotation.peers import queries
 from annotation.models import SCU, Contributor, ContributorPart, PeerAnnotation, PeerMatch, Pyramid, ReferenceSummary, Topic
 
 
@@ -40,13 +42,7 @@ def _pending_for_transaction() -> _Pending:
     Django has no rollback hook, so a set is reused only while its callback is still registered
     (a rolled-back transaction or savepoint drops the callback, and with it the set).
     """
-    connection = transaction.get_connection()
-    pending = getattr(connection, "_pyramid_score_pending", None)
-    if pending is None or not any(entry[1] == pending.flush for entry in connection.run_on_commit):
-        pending = _Pending()
-        connection._pyramid_score_pending = pending
-        transaction.on_commit(pending.flush)
-    return pending
+    return framework_internals.transaction_batch("_pyramid_score_pending", _Pending)
 
 
 _batch = threading.local()
@@ -87,25 +83,9 @@ def _record(*, pyramid_ids: Iterable[int] = (), annotation_ids: Iterable[int] = 
 def _bump(document_model, document_id: int, topic_id: int | None) -> int:
     """Move the document's revision and its topic's by one; returns the topic's id.
 
-    On PostgreSQL one statement (the document's UPDATE in a WITH clause, which names the topic
-    when ``topic_id`` is None): these bumps ran on every editing action as two or three round
-    trips. Elsewhere (SQLite) the same with the ORM."""
+    On PostgreSQL one statement (``queries.bump_revisions``). Elsewhere (SQLite) the same with the ORM."""
     if connection.vendor == "postgresql":
-        document, topic, pyramid = (connection.ops.quote_name(m._meta.db_table) for m in (document_model, Topic, Pyramid))
-        if topic_id is not None:
-            sql = (f"WITH d AS (UPDATE {document} SET revision = revision + 1 WHERE id = %s) "
-                   f"UPDATE {topic} SET revision = revision + 1 WHERE id = %s")
-            params = [document_id, topic_id]
-        elif document_model is PeerAnnotation:
-            sql = (f"WITH d AS (UPDATE {document} SET revision = revision + 1 WHERE id = %s RETURNING pyramid_id) "
-                   f"UPDATE {topic} SET revision = {topic}.revision + 1 FROM {pyramid}, d "
-                   f"WHERE {pyramid}.id = d.pyramid_id AND {topic}.id = {pyramid}.topic_id RETURNING {topic}.id")
-            params = [document_id]
-        else:
-            raise ValueError("the topic of a pyramid is passed (it is on the pyramid's row)")
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return topic_id if topic_id is not None else cursor.fetchone()[0]
+        return queries.bump_revisions(document_model, document_id, topic_id)
     if topic_id is None:
         topic_id = Pyramid.objects.filter(annotations=document_id).values_list("topic_id", flat=True).get()
     document_model.objects.filter(pk=document_id).update(revision=F("revision") + 1)

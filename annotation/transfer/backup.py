@@ -34,6 +34,8 @@ from pathlib import Path
 from django.db import connection
 from django.db.backends.postgresql.client import DatabaseClient
 
+from annotation.transfer import queries
+
 SQLITE_MAGIC = b"SQLite format 3\x00"
 PGDUMP_MAGIC = b"PGDMP"
 ENGINES = {"sqlite": "a SQLite database file", "postgresql": "a PostgreSQL dump (pg_dump --format=custom)"}
@@ -201,14 +203,7 @@ def check_file(path: Path) -> str:
 
 def tables_with_data() -> list[str]:
     """Tables of the configured database that hold rows ``migrate`` did not write itself."""
-    with connection.cursor() as cursor:
-        names = [t for t in connection.introspection.table_names(cursor) if t not in MIGRATE_TABLES]
-        held = []
-        for name in sorted(names):
-            cursor.execute(f"SELECT 1 FROM {connection.ops.quote_name(name)} LIMIT 1")
-            if cursor.fetchone():
-                held.append(name)
-    return held
+    return queries.tables_with_rows(MIGRATE_TABLES)
 
 
 def restore(path: Path, *, force: bool = False) -> Restored:

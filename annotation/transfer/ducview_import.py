@@ -50,6 +50,7 @@ from annotation.models import (
 from annotation.access.roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
 from annotation.access.rules import coordinates
 from annotation.peers.score_events import annotations_created, batched_scheduling, touch_pyramid
+from annotation.transfer.queries import insert_rows
 
 if TYPE_CHECKING:
     from annotation.transfer.archive import Archived
@@ -847,38 +848,3 @@ class PendingRows:
                 annotation.created_at, annotation.updated_at = created_at, updated_at
             PeerAnnotation.objects.bulk_update([annotation for annotation, _ in self.times], ["created_at", "updated_at"])
         self.peers, self.annotations, self.times = [], [], []
-
-
-def insert_rows(model, fields: tuple[str, ...], rows: list[tuple], *, returning: bool = False) -> list[int]:
-    """``bulk_create`` of rows of values ready for the database (ids, integers, prepared
-    timestamps) without a model instance per row (no signals, as with ``bulk_create``). With
-    ``returning`` the new ids, in the order of ``rows`` (``RETURNING``, on which ``bulk_create``
-    relies as well).
-
-    On PostgreSQL one statement whatever the number of rows: the columns as arrays, ``INSERT ...
-    SELECT * FROM UNNEST(...)`` as ``bulk_create`` does since Django 5.2 (a multi-row VALUES of
-    thousands of literals spent most of its time in the server's parser: DUC 2006's 13,000
-    contributor parts took 0.34 s in 26 statements). Elsewhere a few multi-row INSERTs, each
-    within every backend's limit on parameters."""
-    if not rows:
-        return []
-    quote = connection.ops.quote_name
-    table, pk = quote(model._meta.db_table), quote(model._meta.pk.column)
-    columns = [model._meta.get_field(name) for name in fields]
-    names = ", ".join(quote(field.column) for field in columns)
-    tail = f" RETURNING {pk}" if returning else ""
-    ids: list[int] = []
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in columns)
-            cursor.execute(f"INSERT INTO {table} ({names}) SELECT * FROM UNNEST({arrays}){tail}", [list(column) for column in zip(*rows)])
-            return [pk for (pk,) in cursor.fetchall()] if returning else []
-        row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-        per_statement = 900 // len(fields)
-        for start in range(0, len(rows), per_statement):
-            chunk = rows[start:start + per_statement]
-            cursor.execute(f"INSERT INTO {table} ({names}) VALUES {', '.join([row] * len(chunk))}{tail}",
-                           [value for values in chunk for value in values])
-            if returning:
-                ids += [pk for (pk,) in cursor.fetchall()]
-    return ids

@@ -42,6 +42,7 @@ from annotation.lightweight import privacy as lightweight_privacy
 from annotation.lightweight import scores as lightweight_scores
 from annotation.lightweight import work as lightweight_work
 from annotation.lightweight.platforms import Platform
+from annotation.jobs import framework_internals
 from annotation.lightweight.runs import touch
 from annotation.peers.results import write_rows
 
@@ -278,7 +279,7 @@ def crowd(request, token):
         response = _platform_visit(request, link, visit)
         if mturk:   # shown in MTurk's frame, and nowhere else's
             response.xframe_options_exempt = True
-            response._csp_replace = {"frame-ancestors": list(lightweight_platforms.MTURK_SITES)}
+            framework_internals.replace_csp(response, {"frame-ancestors": list(lightweight_platforms.MTURK_SITES)})
         return response
     worker = request.session.get(_session_key(link))
     if worker is None or "change" in request.GET:
@@ -378,7 +379,7 @@ def _done(request, link, worker, code, visit=None):
         "link": link, "worker": worker, "code": code, "ending": ending, "visit": visit,
         "query": visit.query() if visit else ""})
     if ending and "mturk" in ending:   # the form posts to MTurk's site
-        response._csp_update = {"form-action": [ending["origin"]]}
+        framework_internals.update_csp(response, {"form-action": [ending["origin"]]})
     return response
 
 

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from annotation.dashboards.figures import METAEVAL_KEYS, SYSTEM_KEYS, metaeval_table, score_dashboard, tier_histograms
-from annotation.dashboards.judgments import import_judgments_csv
+from tests.dashboards.judged import import_judgments_csv
 from annotation.peers.results import SCORE_KEYS, score_rows, topics_of
 
 from tests.dashboards import toy

@@ -6,10 +6,11 @@ from django.urls import path, reverse
 
 from annotation.models import Judgment, PeerSummary
 from annotation.dashboards.judgments import (
-    JudgmentImportError, import_duc_table, import_judgments_csv, parse_duc_table, read_duc_header,
+    JudgmentImportError, import_duc_table, parse_duc_table, read_duc_header,
 )
 
 from tests.dashboards import toy
+from tests.dashboards.judged import import_judgments_csv
 
 pytestmark = pytest.mark.django_db
 

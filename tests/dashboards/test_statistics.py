@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def payload():
-    from annotation.dashboards.judgments import import_judgments_csv
+    from tests.dashboards.judged import import_judgments_csv
 
     dataset = build_toy()
     import_judgments_csv(dataset, JUDGMENTS)

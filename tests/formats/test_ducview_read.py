@@ -74,6 +74,11 @@ EVENT_SCUS = [
 ]
 
 
+def part_text(pyramid, part) -> str:
+    """The text a part covers in its reference."""
+    return pyramid.reference(part.reference).text[part.start:part.end]
+
+
 def test_event_pyramid_exact_values():
     pyramid, report = parse_pyramid(fixture_bytes("event.pyr"))
     assert pyramid.header_regex == REGEX
@@ -82,7 +87,7 @@ def test_event_pyramid_exact_values():
     assert report.repairs == [] and report.rejects == [] and report.legacy == []
     assert report.ok
     # every part covers exactly its label in its reference's text
-    assert pyramid.part_text(EVENT_SCUS[3].contributors[1].parts[1]) == "The fair"
+    assert part_text(pyramid, EVENT_SCUS[3].contributors[1].parts[1]) == "The fair"
     assert [s.weight for s in pyramid.scus] == [3, 2, 2, 2, 1, 1]
 
 
@@ -181,9 +186,9 @@ def test_pyramid_repairs_rejects_and_legacy_issues():
     # a part whose label is nowhere near stays at its stored offsets (the text there is what the
     # file's own tool marked), flagged for review; the SCU keeps its weight
     kept = "offsets kept, label not found — review"
-    assert [(c.label, c.review, [pyramid.part_text(p) for p in c.parts]) for c in by_uid[25].contributors] == [
+    assert [(c.label, c.review, [part_text(pyramid, p) for p in c.parts]) for c in by_uid[25].contributors] == [
         ("The fair...began Friday", kept, ["began Friday", "The fair"])]
-    assert [(c.label, c.review, [pyramid.part_text(p) for p in c.parts]) for c in by_uid[40].contributors] == [
+    assert [(c.label, c.review, [part_text(pyramid, p) for p in c.parts]) for c in by_uid[40].contributors] == [
         ("3,000 visitors", kept, ["3,000 visitors"])]
     # legacy issues are kept as they are
     assert by_uid[50].contributors[0].parts == [Part("A", 4, 14), Part("B", 55, 68)]

@@ -10,8 +10,6 @@ from annotation.formats.lightweight_csv import (
     read_phase2_results,
     read_statements,
     write_phase2_input,
-    write_phase2_results,
-    write_statements,
 )
 from annotation.formats.lite23pyramid import read_lite23
 
@@ -57,8 +55,6 @@ def test_mturk_results_with_worker_ids_and_blank_answers_round_trip():
     (row,) = read_phase2_results(results_csv)
     assert (row.worker, row.assignment) == ("W1", "A1")
     assert row.answers == (("0", True), ("1", None))
-    again = read_phase2_results(write_phase2_results([row]))
-    assert again[0].answers == row.answers and again[0].worker == "W1"
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -90,7 +86,6 @@ def test_statement_file_key_is_event_and_question():
     )
     rows = read_statements(text)
     assert [(r.event, r.question, r.for_use) for r in rows] == [("D0630", "0", False), ("D0631", "0", True)]
-    assert read_statements(write_statements(rows)) == rows
     with pytest.raises(LightweightFormatError, match="appears twice"):
         read_statements(text + "D0631,0,dup,Y,,x,1\n")
 

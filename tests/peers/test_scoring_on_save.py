@@ -11,7 +11,7 @@ from kombu.exceptions import OperationalError
 from annotation.models import SCU, AnnotationScore, PeerAnnotation, TopicAgreement
 from annotation.corpus.demo import load_demo
 from annotation.pyramids.editing import add_contributor, add_match
-from annotation.peers.recompute import _store_score, recompute_annotations
+from annotation.peers.recompute import _store_scores, recompute_annotations
 
 
 def scores_of(annotation, convention="nist"):
@@ -31,6 +31,10 @@ def wait_until(predicate, timeout=30.0):
 def demo_annotation(transactional_db):
     load_demo()
     return PeerAnnotation.objects.get(annotator__username="bob", peer__external_id="2")
+
+
+def _store_score(annotation_id, convention, revisions, values) -> bool:
+    return _store_scores([(annotation_id, convention, revisions, values)]) == 1
 
 
 def test_an_older_result_never_overwrites_a_newer_one(demo_annotation):

@@ -13,9 +13,9 @@ import pytest
 
 from annotation.formats.lightweight_csv import read_phase2_results, read_statements
 from annotation.formats.lite23pyramid import read_lite23
-from annotation.lightweight.inputs import assignments_from_lite23, assignments_from_phase2
 from scoring.lightweight import Settings, evaluate
 from tests.conftest import shared_data
+from tests.scoring.released_inputs import assignments_from_lite23, assignments_from_phase2
 
 pytestmark = pytest.mark.realdata
 

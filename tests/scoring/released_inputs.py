@@ -1,5 +1,5 @@
-"""Released lightweight-pyramid files as scoring input (no database): what the importer stores and
-what the reproduction tests score directly.
+"""Released lightweight-pyramid files as scoring input (no database), which the reproduction tests
+score directly (the app imports them through ``annotation.lightweight.importing``).
 
 A Phase-2 results row is one assignment; its task is (event, summary, the statement ids in order).
 A Lite2-3Pyramid label line is one *aggregated* assignment without a worker: its single answer per
