@@ -6,7 +6,8 @@ coordinator's header with Log out off-screen) were each wide for a reason of the
 a toolbar, a fixed pane. The pages are those of the CSP test (``tests/security/test_csp.pages``,
 which ``test_every_page_is_listed`` keeps in step with the URLconf) in its world where every page
 has data, each seen by the role that uses it. A table may be wider than the screen inside its own
-scroll box (``.table-scroll``): the page itself may not.
+scroll box (``.table-wrap``): the page itself may not. The header is checked too: each control
+(brand, links, user name, Log out) on screen, on one line, apart from its neighbours.
 """
 import pytest
 from django.contrib.auth import get_user_model
