@@ -15,7 +15,6 @@ from django.test import Client
 
 from annotation.access.roles import ANNOTATOR, COORDINATOR, role_group
 from annotation.models import Assignment, PeerAnnotation
-
 from tests.security.test_csp import ANONYMOUS, pages, world  # noqa: F401  (world: a fixture)
 
 WIDTHS = {"phone": (390, 844), "tablet": (768, 1024)}

@@ -7,8 +7,14 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.models import PeerAnnotation, PeerSummary
-
-from tests.browser.editors.browser import UNTOUCHED_PEER_URL, boxes, drag_select, login, wait_saved, world
+from tests.browser.editors.browser import (
+    UNTOUCHED_PEER_URL,
+    boxes,
+    drag_select,
+    login,
+    wait_saved,
+    world,
+)
 from tests.browser.editors.test_annotator import build_pyramid, spans
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -39,7 +45,7 @@ def in_view(page, selector) -> bool:
 @pytest.mark.parametrize("width, height", [(768, 1024), (390, 844)], ids=["tablet", "phone"])
 def test_a_peer_is_completed_on_a_narrow_screen(chromium, live_server, artifacts, width, height):
     user, topic = world("pat", tasks=("annotate_peers",))
-    pyramid, dam, valley = build_pyramid(topic, User.objects.create_user("builder"))
+    _pyramid, dam, _valley = build_pyramid(topic, User.objects.create_user("builder"))
     PeerSummary.objects.create(topic=topic, external_id="2", text="The valley flooded after the dam failed.")
     context = chromium.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
