@@ -338,8 +338,8 @@ def main():
     ]:
         measure(name, lambda i, s=session, p=path: s.get(base + p), count, results, phases)
 
-    editors = [request_cpu.Editor(base, t, p, seed, Session(handler)) for seed, (t, p) in enumerate(zip(given["tokens"], given["pyramids"]))]
-    for editor, annotation in zip(editors, given["annotations"]):
+    editors = [request_cpu.Editor(base, t, p, seed, Session(handler)) for seed, (t, p) in enumerate(zip(given["tokens"], given["pyramids"], strict=True))]
+    for editor, annotation in zip(editors, given["annotations"], strict=True):
         editor.annotate(annotation)
     errors: list[str] = []
     measure("add contributor", lambda i: editors[i % len(editors)].add_contributors(0, [], errors, at_least=1), count, results, phases)

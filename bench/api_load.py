@@ -109,11 +109,11 @@ def synthetic_dataset(topics: int, scus: int, peers: int, seed: int = 2026) -> N
             plan.append([(r, free[r.pk].pop(rng.randrange(len(free[r.pk])))) for r in chosen])
         SCU.objects.bulk_create(made)
         Pyramid.objects.filter(pk=pyramid.pk).update(last_uid=len(made))
-        contributors = [Contributor(scu=scu, reference=ref) for scu, spans in zip(made, plan) for ref, _ in spans]
+        contributors = [Contributor(scu=scu, reference=ref) for scu, spans in zip(made, plan, strict=True) for ref, _ in spans]
         Contributor.objects.bulk_create(contributors)
         spans = [span for spans_of in plan for span in spans_of]
         ContributorPart.objects.bulk_create(
-            ContributorPart(contributor=c, reference=ref, start=start, end=end) for c, (ref, (start, end)) in zip(contributors, spans))
+            ContributorPart(contributor=c, reference=ref, start=start, end=end) for c, (ref, (start, end)) in zip(contributors, spans, strict=True))
         for p in range(peers):
             peer = PeerSummary.objects.create(topic=topic, external_id=str(p + 1), text=text_of(rng, 250))
             annotation = PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator=annotator, status=PeerAnnotation.Status.DONE)
@@ -122,7 +122,7 @@ def synthetic_dataset(topics: int, scus: int, peers: int, seed: int = 2026) -> N
             picked = rng.sample(peer_spans, min(len(peer_spans), rng.randint(8, 14)))
             matches = [PeerMatch(annotation=annotation, scu=rng.choice(made) if i else None) for i in range(len(picked))]
             PeerMatch.objects.bulk_create(matches)
-            PeerMatchPart.objects.bulk_create(PeerMatchPart(match=m, start=s, end=e) for m, (s, e) in zip(matches, picked))
+            PeerMatchPart.objects.bulk_create(PeerMatchPart(match=m, start=s, end=e) for m, (s, e) in zip(matches, picked, strict=True))
     recompute_annotations(annotation_ids)  # bulk writes bypass scoring on save: store the scores once
     recompute_topics(topic_ids)
 
@@ -285,7 +285,7 @@ def main():
     try:
         with worker, b.server("gunicorn", child_env, log_dir) as base:
             start_line = threading.Barrier(len(pyramids) + 1)
-            clients = [Client(base, token, p.pk, seed=i, start=start_line, args=args) for i, (token, p) in enumerate(zip(tokens, pyramids))]
+            clients = [Client(base, token, p.pk, seed=i, start=start_line, args=args) for i, (token, p) in enumerate(zip(tokens, pyramids, strict=True))]
             for client in clients:
                 client.start()
             start_line.wait()

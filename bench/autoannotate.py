@@ -48,7 +48,7 @@ def train(found, name: str):
     with its annotator's earlier peers, and again as the annotator's first (the pyramid alone)."""
     train_cases, topics = [case for *_, case in found], [topic for topic, *_ in found]
     return suggestion_model.fit(train_cases + [alone(c) for c in train_cases if c.earlier],
-                                topics + [t for t, c in zip(topics, train_cases) if c.earlier], name)
+                                topics + [t for t, c in zip(topics, train_cases, strict=True) if c.earlier], name)
 
 
 def measure(found_cases, model):
@@ -93,7 +93,7 @@ def curve(found_cases, model):
     items, total = [], 0
     for k, case in enumerate(found_cases):
         found = candidates(case.text, case.scus, case.weights, case.earlier)
-        for c, p in zip(found, model.confidences(found)):
+        for c, p in zip(found, model.confidences(found), strict=True):
             items.append((p, [(k, j) for j, match in enumerate(case.expert) if is_right(c.scu, [c.span], [match])]))
         total += len(case.expert)
     items.sort(key=lambda item: -item[0])

@@ -95,7 +95,7 @@ def synthetic_pyramid(user, n_scus: int, n_references: int = 8, seed: int = 7):
             plan.append((scu, references[r], sentences[r][i]))
     contributors = Contributor.objects.bulk_create(Contributor(scu=scu, reference=ref) for scu, ref, _ in plan)
     ContributorPart.objects.bulk_create(ContributorPart(contributor=c, reference=ref, start=s, end=e)
-                                        for c, (_, ref, (s, e)) in zip(contributors, plan))
+                                        for c, (_, ref, (s, e)) in zip(contributors, plan, strict=True))
     return pyramid
 
 
@@ -211,7 +211,7 @@ def main():
 
     created = list(SCU.objects.filter(pyramid=pyramid).order_by("uid").values_list("label", flat=True))[initial_scus:]
     if len(created) != len(painted_ms) or created != phrases:
-        different = [(c, p) for c, p in zip(created, phrases) if c != p][:3]
+        different = [(c, p) for c, p in zip(created, phrases, strict=True) if c != p][:3]
         sys.exit(f"saved SCUs do not match the actions: {len(created)} created for {len(painted_ms)} actions; "
                  f"saved label vs selected phrase: {different}")
     if errors:

@@ -52,7 +52,7 @@ def main():
         call_command("migrate", verbosity=0)
         start, cpu = time.perf_counter(), time.process_time()
         scores = {}
-        for kind, folder in zip(("abs", "ext"), folders):
+        for kind, folder in zip(("abs", "ext"), folders, strict=True):
             run = get_run(f"realsumm-{kind}", "imported")
             reports = import_paths(run, [folder])
             assert not any(r.error for r in reports), [r.error for r in reports if r.error]

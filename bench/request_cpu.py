@@ -342,8 +342,8 @@ def main():
             b.server("gunicorn", env, log_dir, server_pids) as base:
         if crowd_token:
             crowd.warm_up(base, crowd_token)
-        editors = [Editor(base, token, p.pk, seed) for seed, (token, p) in enumerate(zip(tokens, pyramids))]
-        for editor, annotation_id in zip(editors, annotations):
+        editors = [Editor(base, token, p.pk, seed) for seed, (token, p) in enumerate(zip(tokens, pyramids, strict=True))]
+        for editor, annotation_id in zip(editors, annotations, strict=True):
             editor.annotate(annotation_id)
         b.wait_worker_idle(control)
         meter = Meter(server_pids[0], control.bench_pid, redis_pid(redis_url), task_log)

@@ -67,7 +67,7 @@ def write_topic(folder: Path, topic: str, args, rng: random.Random) -> int:
         for annotator in ("101", "102") if peer <= args.second else ("101",):
             # The second annotator reads the same text and disagrees on about one unit in six.
             uids = [u if annotator == "101" or rng.random() > 1 / 6 else rng.choice([0, rng.randint(1, args.scus)]) for u, _ in units]
-            matches = [PeerMatch(u, s, "", [PeerPart(*span)]) for u, (_, s), span in zip(uids, units, offsets)]
+            matches = [PeerMatch(u, s, "", [PeerPart(*span)]) for u, (_, s), span in zip(uids, units, offsets, strict=True)]
             pan = PeerAnnotationFile(pyramid, " ".join(text), [m for m in matches if m.scu_uid], [m for m in matches if not m.scu_uid], None)
             (folder / f"{annotator}.{topic}.M.100.A.{peer}.pan").write_bytes(write_peer_annotation(pan))
             files += 1

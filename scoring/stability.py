@@ -121,7 +121,7 @@ def _subsets(references: Sequence[str], k: int, max_subsets: int, rng: np.random
 def _system_scores(pyramid: Pyramid, annotations, index: Mapping[Hashable, int], convention: Convention) -> np.ndarray:
     sums, counts = np.zeros(len(index)), np.zeros(len(index))
     values = modified_against(pyramid, [a for _, a in annotations], convention)
-    for (system, _), value in zip(annotations, values):
+    for (system, _), value in zip(annotations, values, strict=True):
         if value is not None:
             sums[index[system]] += value
             counts[index[system]] += 1
@@ -159,7 +159,7 @@ def reference_stability(topics: Mapping[Hashable, TopicAnnotations], convention:
             per_topic.append(np.stack([_system_scores(base.restricted_to(keep), topics[t].annotations, index, convention)
                                        for keep in subsets]))
         picks = [rng.integers(0, len(scores), draws) for scores in per_topic]
-        sample = np.stack([scores[pick] for scores, pick in zip(per_topic, picks)], axis=1)   # (draws, topics, systems)
+        sample = np.stack([scores[pick] for scores, pick in zip(per_topic, picks, strict=True)], axis=1)   # (draws, topics, systems)
         means = _nanmean(sample, 1)
         out.append(_point(k, kendall_rows(np.broadcast_to(full_means, means.shape), means), most))
     return out

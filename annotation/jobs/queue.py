@@ -213,8 +213,8 @@ def _claim(kind: str, ids: list[int], wait: float | None = None) -> list[int]:
         with redis._cache.get_client(write=True).pipeline(transaction=False) as pipe:
             for key in keys:
                 pipe.set(redis.make_and_validate_key(key), 1, nx=True, ex=ttl)
-            return [pk for pk, new in zip(ids, pipe.execute()) if new]
-    return [pk for pk, key in zip(ids, keys) if cache.add(key, 1, timeout=ttl)]
+            return [pk for pk, new in zip(ids, pipe.execute(), strict=True) if new]
+    return [pk for pk, key in zip(ids, keys, strict=True) if cache.add(key, 1, timeout=ttl)]
 
 
 def dispatch(kind: str, ids: Iterable[int], delay: float | None = None) -> list[int]:

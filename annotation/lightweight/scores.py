@@ -65,7 +65,7 @@ def scoring_input(run: LightweightPyramid, verified_only: bool = False) -> list[
         topic, peer, ids = tasks[task_id]
         out.append(Assignment(
             task=task_id, topic=topic, summary=peer, worker=worker or None,
-            answers=tuple((statements[s], _answer(c)) for s, c in zip(ids, answers)),
+            answers=tuple((statements[s], _answer(c)) for s, c in zip(ids, answers, strict=True)),
         ))
     return out
 

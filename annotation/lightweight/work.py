@@ -362,7 +362,7 @@ def link_of(token: str) -> CrowdLink | None:
     objects, values = [], iter(row)
     for model, names, columns in parts:
         converted = []
-        for (expression, converters), value in zip(columns, values):
+        for (expression, converters), value in zip(columns, values, strict=False):
             for convert in converters:
                 value = convert(value, expression, connection)
             converted.append(value)

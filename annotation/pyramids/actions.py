@@ -58,7 +58,7 @@ def _bounded(field: str, text: str, bound: LengthBound) -> str:
 def _separate_parts(spans: Spans) -> Spans:
     """A contributor's parts may not overlap one another (as ``add_part_to`` refuses one that would)."""
     ordered = sorted(enumerate(spans), key=lambda item: item[1][0])
-    for (i, (_, end_a)), (j, (start_b, _)) in zip(ordered, ordered[1:]):
+    for (i, (_, end_a)), (j, (start_b, _)) in zip(ordered, ordered[1:], strict=False):
         if start_b < end_a:
             first, second = sorted((i, j))
             raise ValidationError({"parts": f"Part {second + 1} [{spans[second][0]}, {spans[second][1]}) overlaps part {first + 1} [{spans[first][0]}, {spans[first][1]})."})

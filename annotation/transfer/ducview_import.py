@@ -310,7 +310,7 @@ def restore_pyramid_adjudications(dataset: Dataset, report: ImportReport, archiv
                 continue
             ids = [next(iter(placed[f])) for f in files]
             pyramids = Pyramid.objects.in_bulk(ids)
-            pyramid, sources = pyramids[ids[0]], {f: pyramids[pk] for f, pk in zip(adjudication.sources, ids[1:])}
+            pyramid, sources = pyramids[ids[0]], {f: pyramids[pk] for f, pk in zip(adjudication.sources, ids[1:], strict=True)}
             existing = PyramidAdjudication.objects.filter(topic_id=pyramid.topic_id).first()
             if existing is not None and existing.pyramid_id == pyramid.pk:
                 continue   # an archive imported twice
@@ -525,7 +525,7 @@ def same_text_note(stored: str, incoming: str, what: str) -> str | None:
     """
     if stored == incoming:
         return None
-    if len(stored) == len(incoming) and all(a == b or {a, b} <= UNDECODABLE for a, b in zip(stored, incoming)):
+    if len(stored) == len(incoming) and all(a == b or {a, b} <= UNDECODABLE for a, b in zip(stored, incoming, strict=True)):
         return f"{what} differs from the stored text only by undecodable characters (U+FFFD/'?'); the stored text is kept"
     raise ImportRejected(f"{what} is already stored with a different text")
 
@@ -633,7 +633,7 @@ def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, sourc
     scu_ids = insert_rows(SCU, ("pyramid", "uid", "label", "comment"),
                           [(db_pyramid.pk, s.uid, s.label, s.comment) for s in pyramid.scus], returning=True)
     contributors, parts = [], []
-    for scu_id, scu in zip(scu_ids, pyramid.scus):
+    for scu_id, scu in zip(scu_ids, pyramid.scus, strict=True):
         for index, c in enumerate(scu.contributors):
             home = min(c.parts, key=lambda p: (order[p.reference], p.start)).reference  # as the parser decides
             contributors.append((scu_id, references[home].pk, c.comment, legacy.get((scu.uid, index), "")[:500], c.review[:500]))
@@ -641,7 +641,7 @@ def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, sourc
     contributor_ids = insert_rows(Contributor, ("scu", "reference", "comment", "legacy_issue", "review_note"), contributors,
                                   returning=True)
     insert_rows(ContributorPart, ("contributor", "reference", "start", "end"),
-                [(pk, *span) for pk, spans in zip(contributor_ids, parts) for span in spans])
+                [(pk, *span) for pk, spans in zip(contributor_ids, parts, strict=True) for span in spans])
     report.pyramids_created += 1
     report.scus += len(scu_ids)
     touch_pyramid(db_pyramid.pk, topic.pk)
@@ -827,7 +827,7 @@ class PendingRows:
             match_ids = insert_rows(PeerMatch, ("annotation", "scu", "review_note", "created_at"),
                                     [(pk, scu_id, match.review[:500], now) for pk, scu_id, match in entries], returning=True)
             insert_rows(PeerMatchPart, ("match", "start", "end"),
-                        [(pk, part.start, part.end) for pk, (_, _, match) in zip(match_ids, entries) for part in match.parts])
+                        [(pk, part.start, part.end) for pk, (_, _, match) in zip(match_ids, entries, strict=True) for part in match.parts])
             annotations_created([annotation.pk for annotation, _, _ in self.annotations], {topic_id for _, topic_id, _ in self.annotations})
         if self.times:  # after the INSERT, which stamps its own moment on every row
             for annotation, (created_at, updated_at) in self.times:
@@ -858,7 +858,7 @@ def insert_rows(model, fields: tuple[str, ...], rows: list[tuple], *, returning:
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in columns)
-            cursor.execute(f"INSERT INTO {table} ({names}) SELECT * FROM UNNEST({arrays}){tail}", [list(column) for column in zip(*rows)])
+            cursor.execute(f"INSERT INTO {table} ({names}) SELECT * FROM UNNEST({arrays}){tail}", [list(column) for column in zip(*rows, strict=True)])
             return [pk for (pk,) in cursor.fetchall()] if returning else []
         row = "(" + ", ".join(["%s"] * len(fields)) + ")"
         per_statement = 900 // len(fields)

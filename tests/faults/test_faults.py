@@ -170,7 +170,7 @@ def replaced(stack, env: dict, **processes):
     names = ("worker", "dashboards", "beat", "web")
     normal = [getattr(stack, name) for name in names]
     _stop_together(stack.services())
-    for name, process in zip(names, normal):
+    for name, process in zip(names, normal, strict=True):
         setattr(stack, name, processes.get(name) or process.with_settings(env))
     try:
         for process in stack.services():
@@ -179,7 +179,7 @@ def replaced(stack, env: dict, **processes):
         yield
     finally:
         _stop_together(stack.services())
-        for name, process in zip(names, normal):
+        for name, process in zip(names, normal, strict=True):
             setattr(stack, name, process)
         for process in stack.services():
             process.start()

@@ -29,7 +29,7 @@ from scoring.lightweight import (
 
 def assignment(task, worker, answers, topic="T1", summary="T1.M.100.A.7", statements=None):
     statements = statements or [f"s{i}" for i in range(len(answers))]
-    return Assignment(task, topic, summary, worker, tuple(zip(statements, answers)))
+    return Assignment(task, topic, summary, worker, tuple(zip(statements, answers, strict=True)))
 
 
 def test_pair_agreement_examples_from_the_docs():
@@ -162,7 +162,7 @@ def test_worker_filter_and_scores_match_the_released_logic(measure, seed):
                     else:
                         answers = [t if rng.random() < reliability[w] else (not t) for t in part]
                     answers = [None if rng.random() < 0.05 else a for a in answers]
-                    rows.append(Assignment((topic, system, task), f"D{topic}", f"D{topic}.M.{system}", w, tuple(zip(statements, answers))))
+                    rows.append(Assignment((topic, system, task), f"D{topic}", f"D{topic}.M.{system}", w, tuple(zip(statements, answers, strict=True))))
     mine = evaluate(rows, Settings(agreement="sequence-matcher" if measure == "sm" else "positional", blank="present"))
     removed = released_worker_filter(rows, measure)
     assert removed or seed in NO_REMOVAL[measure]   # the case is not vacuous

@@ -50,7 +50,7 @@ def check_systems_chart(page):
     assert whiskers["bars"] == [{"low": r["min"], "high": r["max"]} for r in rows]
     by_system = {r["system"]: r for r in rows}
     for kind in kinds:
-        for system, mean, bar in zip(kind["x"], kind["y"], kind["bars"]):
+        for system, mean, bar in zip(kind["x"], kind["y"], kind["bars"], strict=True):
             row = by_system.pop(system)
             assert mean == row["mean"] and bar == {"low": row["low"], "high": row["high"]}
     assert not by_system   # every system drawn once

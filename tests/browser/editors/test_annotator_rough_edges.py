@@ -65,7 +65,7 @@ def test_the_first_action_moves_nothing_on_the_page(annotator, artifacts):  # no
     assert page.text_content(".last-action").startswith("Matched")
     page.screenshot(path=str(artifacts / "annotator-after-first-action.png"))
     after = [box(page, s) for s in watched]
-    for selector, a, b in zip(watched, before, after):
+    for selector, a, b in zip(watched, before, after, strict=True):
         assert (a["x"], a["y"], a["width"]) == (b["x"], b["y"], b["width"]), f"{selector} moved: {a} -> {b}"
 
 
@@ -112,11 +112,11 @@ def test_the_text_size_control_scales_the_texts_and_is_remembered(annotator, art
     page.keyboard.press("ArrowDown")                                # normal -> large -> larger
     page.keyboard.press("Enter")
     page.wait_for_function("() => document.querySelector('#annotator').dataset.textSize === 'larger'")
-    assert all(b > a * 1.25 for a, b in zip(normal, sizes())), (normal, sizes())
+    assert all(b > a * 1.25 for a, b in zip(normal, sizes(), strict=True)), (normal, sizes())
     page.keyboard.press("j")                                        # the editor's keys work again at once
     assert page.locator(".scu.selected").count() == 1
     page.screenshot(path=str(artifacts / "annotator-text-larger.png"))
     page.reload()
     wait_saved(page)
     assert page.input_value(".text-size select") == "larger"
-    assert all(b > a * 1.25 for a, b in zip(normal, sizes()))
+    assert all(b > a * 1.25 for a, b in zip(normal, sizes(), strict=True))

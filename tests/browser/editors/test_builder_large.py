@@ -25,7 +25,7 @@ def large_pyramid(user):
     plan = [(scu, (i + k) % N_REFERENCES) for i, scu in enumerate(scus) for k in range(1 + i % 3)]
     contributors = Contributor.objects.bulk_create(Contributor(scu=scu, reference=references[r]) for scu, r in plan)
     parts = []
-    for contributor, (scu, r) in zip(contributors, plan):
+    for contributor, (scu, r) in zip(contributors, plan, strict=True):
         text, phrase = texts[r], f"w{scu.uid - 1}r{r}."
         end = text.index(phrase) + len(phrase) - 1
         parts.append(ContributorPart(contributor=contributor, reference=references[r], start=text.rindex(" ", 0, text.index(phrase) - 1) + 1, end=end))

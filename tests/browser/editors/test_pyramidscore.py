@@ -84,7 +84,7 @@ def test_every_duc_annotation_scores_as_in_python(page, corpus):
     ))
     assert len(shown) == len(paths) > 250
     assert sum(1 for e in expected if e["nist"]["repeated"]) > 10, "the corpus has peers that repeat SCUs: the list is checked"
-    for path, mine, theirs in zip(paths, shown, expected):
+    for path, mine, theirs in zip(paths, shown, expected, strict=True):
         for convention in ("nist", "sacrerouge"):
             shown_repeated = [[r["scu"], r["count"]] for r in mine[convention]["repeated"]]
             assert {**{k: mine[convention][k] for k in KEYS}, "repeated": shown_repeated} == theirs[convention], f"{path.name} ({convention})"
