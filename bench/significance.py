@@ -81,10 +81,10 @@ def main():
 
         peers = timed("load SCU vectors and annotations", lambda: system_statistics.load_peer_inputs(topics))
         for c in Convention:
-            timed(f"system statistics ({c.value})", lambda: system_statistics.compute(
+            timed(f"system statistics ({c.value})", lambda c=c: system_statistics.compute(
                 name, rows[c], lambda r: dashboards._summarizer_of(r, summarizers), c, peers))
             found = []
-            timed(f"meta-evaluation with intervals ({c.value})", lambda: [
+            timed(f"meta-evaluation with intervals ({c.value})", lambda c=c, found=found: [
                 dashboard_snapshots._metaeval(dataset, c, rows[c], summarizers, judgments, score, found)
                 for score in dashboard_snapshots.METAEVAL_SCORES])
         return times

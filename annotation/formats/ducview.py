@@ -260,7 +260,7 @@ def _read_parts(contributor_el: Element, cwhere: _Later, u16: Utf16Offsets, text
     placing repairs or drops them); a part without a label takes the text at its offsets."""
     raw = []
     for pi, p_el in enumerate(contributor_el.findall("part")):
-        pwhere = _Later(lambda: f"{cwhere}, <part> {pi + 1}")
+        pwhere = _Later(lambda pi=pi: f"{cwhere}, <part> {pi + 1}")
         s16, e16 = _int_attr(p_el, "start", pwhere), _int_attr(p_el, "end", pwhere)
         s, e = (u16.to_cp(v) if 0 <= v <= u16.u16_len else v for v in (s16, e16)) if u16.astral else (s16, e16)
         plabel = p_el.get("label")
@@ -476,7 +476,7 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
         contributors: list[Contributor] = []
         contributor_els = scu_el.findall("contributor")
         for ci, c_el in enumerate(contributor_els):
-            cwhere = _Later(lambda: f"{swhere}, <contributor> {ci + 1}")
+            cwhere = _Later(lambda swhere=swhere, ci=ci: f"{swhere}, <contributor> {ci + 1}")
             clabel = c_el.get("label")
             ccomment = c_el.get("comment") or ""
             parts: list[tuple[int, int, RefSpan]] = []
@@ -679,7 +679,7 @@ def parse_peer_annotation(
     non_matching: list[PeerMatch] = []
     comments: dict[int, str] = {}
     for si, ps_el in enumerate(ann.findall("peerscu")):
-        swhere = _Later(lambda: f"annotation <peerscu> {si + 1}")
+        swhere = _Later(lambda si=si: f"annotation <peerscu> {si + 1}")
         uid = _int_attr(ps_el, "uid", swhere)
         if uid != 0 and uid not in file_uids:
             raise DucViewError(f"{swhere}: uid {uid} is not an SCU of the pyramid")
@@ -687,7 +687,7 @@ def parse_peer_annotation(
         if comment:
             comments[uid] = comment
         for ci, c_el in enumerate(ps_el.findall("contributor")):
-            cwhere = _Later(lambda: f"{swhere} (uid {uid}), <contributor> {ci + 1}")
+            cwhere = _Later(lambda swhere=swhere, uid=uid, ci=ci: f"{swhere} (uid {uid}), <contributor> {ci + 1}")
             clabel = c_el.get("label")
             ccomment = c_el.get("comment") or ""
             raw = _read_parts(c_el, cwhere, u16, text)

@@ -143,7 +143,7 @@ class NamePatterns:
         name = posixpath.basename(path)
         for kind, compiled, what in self.patterns:
             try:
-                m = self.budget.call(what, lambda timeout: compiled.fullmatch(name, timeout=timeout))
+                m = self.budget.call(what, lambda timeout, compiled=compiled: compiled.fullmatch(name, timeout=timeout))
             except HostileInput:
                 raise PatternError(_too_slow(what, self.timeout, "these file names")) from None
             if m and m.group("topic") and m.group("id"):

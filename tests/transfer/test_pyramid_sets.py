@@ -119,7 +119,7 @@ def test_the_stored_figures_are_those_of_the_files(matter, folder):
     printed = [line.split() for line in docs.split("```")[1].splitlines()[2:]]
     assert len(printed) == 10
     for (a, b), stored, words in zip(sorted(pairs), [pairs[k] for k in sorted(pairs)], printed, strict=True):
-        def f(key):
+        def f(key, stored=stored):
             return f"{stored[key]:.3f}"
         assert words[0] == f"#{ids.index(a) + 1}" and words[2] == f"#{ids.index(b) + 1}"
         assert words[4:] == [str(stored["aligned"]), "/".join(f(k) for k in ("pairwise_precision", "pairwise_recall", "pairwise_f1")),
