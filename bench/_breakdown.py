@@ -272,7 +272,7 @@ def report(results) -> None:
         app, db = (m.thread + runner) * 1000 / n, m.backend_ticks / ticks * 1000 / n
         print(f"| {name} | {m.requests} | {m.thread * 1000 / n:.2f} | {runner * 1000 / n:.2f} | {m.statements / n:.1f} | "
               f"{m.execute_wall * 1000 / n:.2f} / {m.execute_cpu * 1000 / n:.2f} | {(m.execute_wall - m.execute_cpu) * 1000 / n:.2f} | "
-              f"{db:.2f}{' (%d unmatched)' % m.unmatched_backend if m.unmatched_backend else ''} | {app + db:.2f} |")
+              f"{db:.2f}{f' ({m.unmatched_backend} unmatched)' if m.unmatched_backend else ''} | {app + db:.2f} |")
     for name, m, _, (handler, spent), stats in results:
         print(f"\n{name}: CPU ms per request by phase (the phased pass: handler {handler * 1000:.2f} ms; nested phases are part of the view's)")
         print("| phase | ms per request |")

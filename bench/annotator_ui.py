@@ -86,7 +86,7 @@ def main():
             sys.exit(f"the peer has only {len(windows)} two-word phrases: use --matches {len(windows)} or fewer")
 
         deadline = time.monotonic() + 150
-        for (start, end, phrase), scu in zip(windows[:args.matches], scus, strict=False):
+        for (start, end, _), scu in zip(windows[:args.matches], scus, strict=False):
             b.select_range(page, ".peer-text", start, end)
             page.wait_for_function("() => document.querySelector('.peer-text .seg.pending')")
             before = page.evaluate(GRID)

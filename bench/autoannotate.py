@@ -98,7 +98,7 @@ def curve(found_cases, model):
         total += len(case.expert)
     items.sort(key=lambda item: -item[0])
     points, right, recalled = [], 0, set()
-    for n, (p, satisfied) in enumerate(items, 1):
+    for n, (_, satisfied) in enumerate(items, 1):
         right += bool(satisfied)
         recalled.update(satisfied)
         points.append((right / n, len(recalled) / max(total, 1)))

@@ -124,7 +124,7 @@ def main():
     print()
     print(f"{'page':36} {'first visit':>12} {'warm p95':>9} {'warm median':>12} {'(HTML in':>9} {'DOM ready)':>10} "
           f"{'JS on the wire':>15} {'JS decoded':>11} {'server CPU':>11}")
-    for name, path, first, warm, scripts, server_cpu in rows:
+    for name, _, first, warm, scripts, server_cpu in rows:
         wire = sum(s[1] for s in scripts) / 1024
         decoded = sum(s[2] for s in scripts) / 1024
         ready = [w[0] for w in warm]

@@ -34,13 +34,13 @@ from statistics import mean, pstdev
 
 
 
-class AgreementMeasure(str, enum.Enum):
+class AgreementMeasure(enum.StrEnum):
     POSITIONAL = "positional"
     SEQUENCE_MATCHER = "sequence-matcher"
     NONE = "none"  # no worker filter
 
 
-class BlankPolicy(str, enum.Enum):
+class BlankPolicy(enum.StrEnum):
     PRESENT = "present"
     ABSENT = "absent"
     MISSING = "missing"

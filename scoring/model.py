@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 
 
-class Convention(str, Enum):
+class Convention(StrEnum):
     """How weights and the average SCU count Xa are computed.
 
     ``NIST``: the DUC/TAC official scores (and DUCView). Weight = number of contributors as they

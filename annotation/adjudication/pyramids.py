@@ -117,7 +117,7 @@ def adjudicate(a: Pyramid, b: Pyramid, user, decisions: dict[str, str], token: s
         try:
             comparison = compare(a, b)
         except NotComparable as error:
-            raise ValidationError(str(error))
+            raise ValidationError(str(error)) from error
         if token != comparison.token:
             raise ValidationError("One of the pyramids changed since the page was opened: review the disagreements again.")
         missing = pyramid_merge.undecided(comparison.items, decisions)

@@ -14,7 +14,7 @@ class IdempotentPostMixin:
         if request.method != "POST" or idempotency.HEADER not in request.headers:
             return super().dispatch(request, *args, **kwargs)
         # Read (and kept) now: authenticating may parse a form body, after which it could not be hashed.
-        request.body
+        request.body  # noqa: B018  (reading it keeps it: the attribute reads and caches the body)
         user = self._user_of(request, *args, **kwargs)
         if user is None:  # answered as without the header (401, 403)
             return super().dispatch(request, *args, **kwargs)

@@ -91,7 +91,7 @@ def split_by_headers(text: str, pattern: str = DEFAULT_HEADER_PATTERN, timeout: 
     if before:
         notes.append(f"text before the first header is not part of any summary: {_excerpt(before)!r}")
     pieces = []
-    for i, (start, end) in enumerate(blocks):
+    for i, (_, end) in enumerate(blocks):
         region_end = blocks[i + 1][0] if i + 1 < len(blocks) else len(text)
         base, stop = references._trim(text, end, region_end)
         pieces.append(Piece(ids[i].strip(), headers[i].strip(), text[base:stop]))

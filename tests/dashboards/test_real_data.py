@@ -52,7 +52,7 @@ def nist_table(path):
 
 def system_means(table, with_content_only):
     per_system = defaultdict(list)
-    for (topic, peer), (modified, content) in table.items():
+    for (_, peer), (modified, content) in table.items():
         if content is not None or not with_content_only:
             per_system[peer].append((modified, content))
     systems = sorted(per_system, key=int)

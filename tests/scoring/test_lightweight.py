@@ -57,7 +57,7 @@ def test_majority_tie_is_absent_and_score_counts_answered_statements():
         assignment("t", "w4", [False, False, None]),
     ]
     r = evaluate(rows, Settings(agreement="none", blank="missing"))
-    labels = {l.statement: l.present for l in r.labels}
+    labels = {label.statement: label.present for label in r.labels}
     assert labels == {"s0": False, "s1": True}
     (s,) = r.summaries
     assert (s.present, s.statements, s.score, s.system) == (1, 2, 0.5, "7")
@@ -96,7 +96,7 @@ def test_one_pass_no_pair_kept_and_pairs_only_within_a_task():
     # g1: pairs with g2 (1.0) and bad (0.0) -> 0.5, kept; one pass: not recomputed after bad goes
     assert q["g1"].agreement == 0.5 and not q["g1"].removed
     assert q["solo"].pairs == 0 and not q["solo"].removed and q["solo"].agreement is None
-    assert {l.statement for l in r.labels} == {"s0", "s1", "s2", "s3", "x", "y"}
+    assert {label.statement for label in r.labels} == {"s0", "s1", "s2", "s3", "x", "y"}
 
 
 def test_anonymous_assignments_are_partners_but_never_removed():
@@ -107,7 +107,7 @@ def test_anonymous_assignments_are_partners_but_never_removed():
     ]
     r = evaluate(rows, Settings())
     assert [(w.worker, w.agreement, w.pairs) for w in r.workers] == [("w", 0.5, 2)]
-    assert len(r.labels) == 2 and all(l.answers == 3 for l in r.labels)
+    assert len(r.labels) == 2 and all(label.answers == 3 for label in r.labels)
 
 
 def released_worker_filter(rows, measure, threshold=0.5):
