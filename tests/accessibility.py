@@ -26,7 +26,8 @@ LARGE_PAGE_ELEMENTS = 3000
 # How long after `load` a page is left to render what its scripts fetch before it is checked.
 SETTLE_MS = 400
 
-_RUN_AFTER_LOAD = r"""
+# JavaScript filled in with %: its own braces would all need doubling for format() or an f-string.
+_RUN_AFTER_LOAD_TEMPLATE = r"""
 (() => {
   if (window !== window.top || window.__axeInstalled) return;
   if (%(skip)s.some(prefix => location.pathname.startsWith(prefix))) return;
@@ -62,7 +63,8 @@ _RUN_AFTER_LOAD = r"""
   };
   window.addEventListener('load', () => setTimeout(() => { window.__axeCheck().catch(() => {}); }, %(settle)d));
 })();
-""" % {"tags": json.dumps(AXE_TAGS), "settle": SETTLE_MS, "skip": json.dumps(THIRD_PARTY_PREFIXES),  # noqa: UP031  (JavaScript: its braces would all need doubling in format())
+"""
+_RUN_AFTER_LOAD = _RUN_AFTER_LOAD_TEMPLATE % {"tags": json.dumps(AXE_TAGS), "settle": SETTLE_MS, "skip": json.dumps(THIRD_PARTY_PREFIXES),
        "large": LARGE_PAGE_ELEMENTS}
 
 
