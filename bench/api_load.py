@@ -15,7 +15,8 @@ seconds have passed or it has done --iterations rounds, repeats one round:
 - remove contributor   DELETE /api/contributors/{id}/  (If-Match), so the pyramid keeps its size
 
 Every write recomputes the scores of the peer annotations against the pyramid, never in the
-request: on the server's background thread without REDIS_URL, on a Celery worker subprocess with it. Printed: p50/p95/p99 per
+request: on the server's background thread without REDIS_URL, on a Celery worker subprocess with it. Printed:
+p50/p95/p99 per
 operation and requests per second over the measured window (after one unmeasured warm-up round
 per client). Loopback only; it stops by itself.
 
@@ -305,7 +306,7 @@ def main():
             times = [t for c in clients for t in c.times[operation]]
             total += len(times)
             if times:
-                print(f"{operation:<20} {len(times):>6} {percentile(times, 50) * 1000:>8.0f} {percentile(times, 95) * 1000:>8.0f} "
+                print(f"{operation:<20} {len(times):>6} {percentile(times, 50) * 1000:>8.0f} " f"{percentile(times, 95) * 1000:>8.0f} "
                       f"{percentile(times, 99) * 1000:>8.0f} {max(times) * 1000:>8.0f}")
         errors = defaultdict(int)
         for c in clients:
@@ -317,7 +318,7 @@ def main():
             print(f"server log (last lines):\n{b._tail(log_dir / 'server.log', 40)}")
         after = {p.pk: Contributor.objects.filter(scu__pyramid=p).count() for p in pyramids}
         if after != contributors_before:
-            print(f"warning: contributor counts changed: {[(pk, contributors_before[pk], after[pk]) for pk in after if after[pk] != contributors_before[pk]]}")
+            print("warning: contributor counts changed: " f"{[(pk, contributors_before[pk], after[pk]) for pk in after if after[pk] != contributors_before[pk]]}")
     finally:
         b.cleanup(args.keep_db, log_dir)
 

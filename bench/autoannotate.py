@@ -123,13 +123,13 @@ def main():
     print(f"{platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
           f"train on {Path(args.train).name} ({len(train_cases)} peer annotations), report on {Path(args.test).name} "
           f"({len(test)}); files read in {read:.0f} s, model trained in {trained:.0f} s, threshold {model.threshold:.3f}")
-    print(f"{'ranking':<8} {'source':<8} {'suggestions':>11} {'per peer':>8} {'precision':>9} {'recall':>7} {'ms/peer':>7}")
+    print(f"{'ranking':<8} {'source':<8} {'suggestions':>11} {'per peer':>8} {'precision':>9} {'recall':>7} " f"{'ms/peer':>7}")
     profiles = {}
     for name, ranker in (("rules", None), ("model", model)):
         for source, found in (("pyramid", [alone(c) for c in test]), ("both", test)):
             shown, precision, recall, ms, misses, wrong = measure(found, ranker)
             profiles[(name, source)] = (misses, wrong)
-            print(f"{name:<8} {source:<8} {shown:>11} {shown / len(found):>8.1f} {precision:>9.3f} {recall:>7.3f} {ms:>7.1f}")
+            print(f"{name:<8} {source:<8} {shown:>11} {shown / len(found):>8.1f} {precision:>9.3f} " f"{recall:>7.3f} {ms:>7.1f}")
     for source, found, goal in (("pyramid", [alone(c) for c in test], (0.75, 0.6)), ("both", test, (0.85, 0.75))):
         recall_at, precision_at = curve(found, model)
         print(f"model, {source}, any threshold: recall at precision >= {goal[0]}: {recall_at(goal[0]):.3f}; "

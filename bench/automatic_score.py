@@ -78,7 +78,7 @@ def report(found, scored, model, label: str) -> None:
         print(f"{s:>8} {system.x_means[s]:>9.3f} {system.y_means[s]:>7.3f}")
     c = system.correlation
     print(f"system level ({c.n} systems): Pearson {c.value:.3f}, Fisher-z 95% [{c.ci_low:.3f}, {c.ci_high:.3f}]; "
-          f"bootstrap 95% [{boot_system.low:.3f}, {boot_system.high:.3f}]; lower end (the lower of the two) {min(c.ci_low, boot_system.low):.3f}")
+          f"bootstrap 95% [{boot_system.low:.3f}, {boot_system.high:.3f}]; lower end (the lower of the two) " f"{min(c.ci_low, boot_system.low):.3f}")
     print(f"summary level ({summary.topics} topics, {len(summary.skipped)} skipped): Pearson {summary.value:.3f}, "
           f"bootstrap 95% [{boot_summary.low:.3f}, {boot_summary.high:.3f}]")
 

@@ -34,7 +34,7 @@ def timed(func, repeat=1):
 
 
 def fmt(times):
-    return f"{statistics.median(times) * 1000:.0f} ms (median of {len(times)}, min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f})"
+    return f"{statistics.median(times) * 1000:.0f} ms (median of {len(times)}, min {min(times) * 1000:.0f}, max " f"{max(times) * 1000:.0f})"
 
 
 def main():
@@ -89,7 +89,7 @@ def main():
         DatasetDashboard.objects.filter(dataset=dataset).delete()
         _, t = timed(lambda dataset=dataset: snapshots.recompute_dataset(dataset.pk))
         size = len(DatasetDashboard.objects.get(dataset=dataset).payload)
-        print(f"{name}: full dashboard computation (no reuse, with judgments): {t[0]:.2f} s, snapshot {size / 1024:.0f} KiB")
+        print(f"{name}: full dashboard computation (no reuse, with judgments): {t[0]:.2f} s, snapshot " f"{size / 1024:.0f} KiB")
         _, t = timed(lambda dataset=dataset: snapshots.recompute_dataset(dataset.pk), args.repeat)
         print(f"{name}: recomputation with every topic unchanged: {fmt(t)}")
 

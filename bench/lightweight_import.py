@@ -43,7 +43,7 @@ def main():
     from annotation.models import LiteAssignment, LiteResult
     from annotation.lightweight.importing import get_run, import_paths
 
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, database {connection.vendor}, "
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, " f"database {connection.vendor}, "
           f"load average {os.getloadavg()[0]:.1f}")
     times, cpus = [], []
     for _ in range(args.repeat):

@@ -68,7 +68,7 @@ def main():
         named.append((short(name), parsed))
         weights = Counter(len(s.contributors) for s in parsed.scus)
         print(f"{short(name):28} refs {','.join(r.id for r in parsed.references):40} SCUs {len(parsed.scus):3}  "
-              f"contributors {sum(weights[w] * w for w in weights):3}  by weight {dict(sorted(weights.items(), reverse=True))}"
+              f"contributors {sum(weights[w] * w for w in weights):3}  by weight " f"{dict(sorted(weights.items(), reverse=True))}"
               + (f"  ({len(report.messages())} reader messages)" if report.messages() else ""))
     spans = span_pyramids(named)
     results = pairwise(spans, args.threshold)

@@ -37,7 +37,8 @@ WSGI handler in a process of production settings, and prints the stack's floor (
 nothing, ``bench/_floor_urls.py``), each class's CPU, statements and PostgreSQL's own CPU, and
 its CPU by phase.
 
-    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/request_cpu.py [--clients 20] [--window 20] [--crowd 50] [--rounds 3]
+    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/request_cpu.py [--clients 20] [--window 20]
+        [--crowd 50] [--rounds 3]
     DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/request_cpu.py --breakdown 200 --topics 20
 """
 import argparse
@@ -406,7 +407,7 @@ def main():
         m[4] += errors
     print(f"\n{args.clients} API editors (synthetic pyramids: {args.scus} SCUs, {args.peers} peers each), "
           f"{args.crowd} crowd workers x {args.rounds} rounds; CPU in ms per request")
-    print("| endpoint class | requests | app | worker | database | Redis | total | requests/s | p50 ms | p95 ms | concurrency | errors | goal (issue 22) |")
+    print("| endpoint class | requests | app | worker | database | Redis | total | requests/s | p50 ms | p95 " "ms | concurrency | errors | goal (issue 22) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for name in [n for n in ("add contributor", "full pyramid", "match create", "crowd page", "crowd submit") if n in merged]:
         count, used, seconds, timings, errors = merged[name]
@@ -420,7 +421,7 @@ def main():
         print_profiles(profile_dir)
     stored = LiteAssignment.objects.filter(task__pyramid__dataset__name="crowd-bench")
     if workers:
-        print(f"crowd answers stored: {stored.count()} ({stored.values('worker_id', 'task_id').distinct().count()} distinct worker-task pairs)")
+        print(f"crowd answers stored: {stored.count()} " f"({stored.values('worker_id', 'task_id').distinct().count()} distinct worker-task pairs)")
     errors = [e for m in merged.values() for e in m[4]]
     if errors:
         print(f"first errors: {errors[:5]}")

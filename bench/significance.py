@@ -105,7 +105,7 @@ def main():
         start = time.perf_counter()
         dashboard_snapshots.recompute_dataset(dataset.pk)
         whole.append(time.perf_counter() - start)
-    print(f"whole dashboard snapshot from scratch (the worker's task): {statistics.median(whole):.2f} s wall (median of {len(whole)}); "
+    print(f"whole dashboard snapshot from scratch (the worker's task): {statistics.median(whole):.2f} s wall " f"(median of {len(whole)}); "
           f"load average now {os.getloadavg()[0]:.1f}")
 
 

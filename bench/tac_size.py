@@ -20,7 +20,7 @@ sys.path.insert(0, str(REPO))
 from _django import fresh_database  # noqa: E402  (bench/ is on sys.path as the script's folder)
 
 WORDS = ("harbour council ferry bridge fishermen museum divers weather engineers mayor shop railway visitors lighthouse "
-         "choir utility pier warning festival warehouse path barrier lights timetable market tunnel seawall boat island dunes "
+         "choir utility pier warning festival warehouse path barrier lights timetable market tunnel seawall " "boat island dunes "
          "announced postponed repaired celebrated inspected funded reopened measured questioned doubled rebuilt welcomed").split()
 
 
@@ -95,9 +95,9 @@ def main():
     data = tmp / "tac"
     data.mkdir()
     files = sum(write_topic(data, f"D{1000 + t}", args, rng) for t in range(args.topics))
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, database {connection.vendor}, "
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, " f"database {connection.vendor}, "
           f"{'Celery workers' if os.environ.get('REDIS_URL') else 'in-process background runner'}")
-    print(f"data: {args.topics} topics x ({args.scus} SCUs, {args.peers} peers, {args.second} annotated twice): {files} DUCView files")
+    print(f"data: {args.topics} topics x ({args.scus} SCUs, {args.peers} peers, {args.second} annotated " f"twice): {files} DUCView files")
 
     start = time.perf_counter()
     report = import_paths([data], "tac-size")

@@ -7,7 +7,8 @@ comes when less evidence is used:
 * ``reference_stability``: pyramids built from k of a topic's n references, for each k < n
   (Section 3 of Nenkova, Passonneau & McKeown 2007, who argue for 4 or more references). The
   other references' contributors are removed and SCUs left without contributors vanish, as the
-  jackknife does (``Pyramid.restricted_to``, behind ``without_reference``); a peer's matches of vanished SCUs count nowhere.
+  jackknife does (``Pyramid.restricted_to``, behind ``without_reference``); a peer's matches of vanished SCUs count
+  nowhere.
   Per topic every k-subset is scored when there are at most ``max_subsets`` of them, else a seeded
   sample of ``max_subsets`` distinct subsets. A ranking needs one pyramid per topic: each of the
   ``draws`` rankings picks, per topic, one of its subsets at random (seeded).

@@ -46,7 +46,8 @@ _RUN_AFTER_LOAD_TEMPLATE = r"""
       const ids = new Map();
       for (const el of document.querySelectorAll('[id]')) ids.set(el.id, (ids.get(el.id) || 0) + 1);
       const duplicated = [...ids].filter(([, n]) => n > 1).map(([id]) => '#' + id);
-      if (duplicated.length) found.push({id: 'duplicate-id', impact: 'serious', help: 'ids must be unique', nodes: duplicated.slice(0, 5)});
+      if (duplicated.length) found.push({id: 'duplicate-id', impact: 'serious', help: 'ids must be unique',
+        nodes: duplicated.slice(0, 5)});
       const dangling = [];
       for (const attr of ['aria-describedby', 'aria-labelledby', 'for']) {
         for (const el of document.querySelectorAll(attr === 'for' ? 'label[for]' : `[${attr}]`)) {
@@ -55,7 +56,8 @@ _RUN_AFTER_LOAD_TEMPLATE = r"""
           }
         }
       }
-      if (dangling.length) found.push({id: 'missing-idref', impact: 'serious', help: 'referenced ids must exist', nodes: dangling.slice(0, 5)});
+      if (dangling.length) found.push({id: 'missing-idref', impact: 'serious', help: 'referenced ids must exist',
+        nodes: dangling.slice(0, 5)});
       await window.__axeReport(location.pathname + location.search, found);
       return found;
     })().finally(() => { window.__axeRunning = null; });

@@ -23,7 +23,8 @@ reference) are in ``Report.legacy``.
 
 Nothing the file's own tool counted is lost. DUCView marks and scores by offsets, never by labels,
 so a part whose label is found nowhere near its offsets (a stale label) stays at its stored
-offsets (a pyramid part clipped to the reference it overlaps most), and is flagged (``review``: "offsets kept, label not found —
+offsets (a pyramid part clipped to the reference it overlaps most), and is flagged (``review``: "offsets kept, label
+not found —
 review"; repair kind ``"kept"``). Only a part with nothing of the text at its offsets (outside the
 text, or empty) is left out (``Report.rejects``); a peer match left without parts still stays
 (flagged), so the peer's score is the file's. A pyramid contributor is left out only when none of
@@ -332,8 +333,10 @@ def _place(
     if placement.kind == "exact" and valid:
         return _Placed(start, end)
     if not valid:
+        problem = ("outside the text" if min(start, end) < 0 or max(start, end) > len(text)
+                   else "reversed" if end < start else "empty")
         msg = (f"{where}: stored offsets [{start}, {end}) are "
-               f"{'outside the text' if min(start, end) < 0 or max(start, end) > len(text) else 'reversed' if end < start else 'empty'}; label {short(label)} "
+               f"{problem}; label {short(label)} "
                f"placed at [{placement.start}, {placement.end})")
     elif placement.kind == "label":
         msg = (f"{where}: label {short(label)} differs from the text at [{start}, {end}) "

@@ -65,11 +65,11 @@ def _store_scores(results: list[tuple[int, str, tuple[int, int], dict]]) -> int:
     now = at_field.get_db_prep_save(timezone.now(), connection)
     params = [p for a, c, (p_rev, a_rev), v in rows for p in (a, c, p_rev, a_rev, values_field.get_db_prep_save(v, connection), now)]
     sql = (
-        f'INSERT INTO {table} (annotation_id, convention, pyramid_revision, annotation_revision, "values", computed_at) '
+        f'INSERT INTO {table} (annotation_id, convention, pyramid_revision, annotation_revision, "values", ' 'computed_at) '
         f'VALUES {", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(rows))} '
         'ON CONFLICT (annotation_id, convention) DO UPDATE SET pyramid_revision = excluded.pyramid_revision, '
-        'annotation_revision = excluded.annotation_revision, "values" = excluded."values", computed_at = excluded.computed_at '
-        f"WHERE {table}.pyramid_revision <= excluded.pyramid_revision AND {table}.annotation_revision <= excluded.annotation_revision"
+        'annotation_revision = excluded.annotation_revision, "values" = excluded."values", computed_at = ' 'excluded.computed_at '
+        f"WHERE {table}.pyramid_revision <= excluded.pyramid_revision AND {table}.annotation_revision <= " "excluded.annotation_revision"
     )
     try:
         with transaction.atomic(), connection.cursor() as cursor:

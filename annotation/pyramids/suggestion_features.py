@@ -37,7 +37,7 @@ FEATURES = (
     "union_wshare",           # all contributors' and the label's lemmas pooled: weighted share
     "label_wshare",           # the SCU label's weighted share
     "sentence_cover",         # share of the sentence's idf mass that the SCU's words account for
-    "scu_specific_wshare",    # the pooled lemmas' share found, weighted by idf over the pyramid's SCUs (words that tell SCUs apart)
+    "scu_specific_wshare",    # the pooled lemmas' share found, idf-weighted over the SCUs (words that tell SCUs apart)
     "bigram_share",           # best contributor: share of its adjacent lemma pairs found adjacent in the sentence
     "clause_wshare",          # the SCU's pooled lemmas: weighted share found within the suggested span
     "clause_cover",           # share of the span's idf mass that the SCU's words account for

@@ -489,7 +489,7 @@ def _check_lengths(who: formats.FileIdentity, pyramid: formats.Pyramid) -> None:
     for what, named in checks:
         if named is not None and len(named.value) > limit:
             hint = f"; name it with --{what}" if named.source in (formats.FILE_STEM, formats.FILE_NAME) and what != "reference" else ""
-            raise ImportRejected(f"the {what} id {named.value[:40]!r}... (from the {named.source}) is longer than {limit} characters{hint}")
+            raise ImportRejected(f"the {what} id {named.value[:40]!r}... (from the {named.source}) is longer than {limit} " f"characters{hint}")
         if named is not None and not named.value.strip():
             raise ImportRejected(f"the {what} id (from the {named.source}) is empty")
     if who.annotator is not None and len(who.annotator.value) > User._meta.get_field("username").max_length:
@@ -734,8 +734,8 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
     written = _Stored(arriving, annotator and annotator.pk, None, content, f"from {source}")
     memo.put(key, annotated | {peer_key: (*entries, written)})
     if archived is not None and archived.matches is not None and (archived.matches, archived.non_matching) != (len(pan.matches), len(pan.non_matching)):
-        report.repairs.append(f"{source}: the archive's manifest says {archived.matches} matches and {archived.non_matching} non-matching "
-                              f"units, the file holds {len(pan.matches)} and {len(pan.non_matching)}: its scores differ from the archive's")
+        report.repairs.append(f"{source}: the archive's manifest says {archived.matches} matches and {archived.non_matching} " "non-matching "
+                              f"units, the file holds {len(pan.matches)} and {len(pan.non_matching)}: its scores differ from " "the archive's")
     status = archived.status if archived is not None else PeerAnnotation.Status.DONE
     # Created at revision 1, as a change of its matches would leave it (``touch_annotation``) without the UPDATE.
     rows.new_annotation(
@@ -747,7 +747,8 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
 
 
 def _content(pan: formats.PeerAnnotationFile) -> tuple:
-    """What an annotation says, comparable with ``_stored_content``: (SCU uid, 0 for non-matching; spans) of each match."""
+    """What an annotation says, comparable with ``_stored_content``:
+    (SCU uid, 0 for non-matching; spans) of each match."""
     return tuple(sorted((m.scu_uid, tuple(sorted((p.start, p.end) for p in m.parts))) for m in (*pan.matches, *pan.non_matching)))
 
 

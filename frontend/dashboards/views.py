@@ -371,7 +371,7 @@ def assignment_update(request, dataset, assignment_id):
         return render(request, "dashboards/overview.html", _overview_context(request, dataset, status_errors={a.pk: form.errors["status"]}), status=400)
     a.status = form.cleaned_data["status"]
     a.save(update_fields=["status"])
-    messages.success(request, f"{a.annotator.username} — {a.get_task_display().lower()} on {a.topic.external_id}: {a.get_status_display().lower()}.")
+    messages.success(request, f"{a.annotator.username} — {a.get_task_display().lower()} on {a.topic.external_id}: " f"{a.get_status_display().lower()}.")
     return _back_to_overview(request, dataset)
 
 
@@ -380,7 +380,7 @@ def assignment_update(request, dataset, assignment_id):
 def assignment_delete(request, dataset, assignment_id):
     a = _assignment(dataset, assignment_id)
     a.delete()
-    messages.success(request, f"Removed {a.annotator.username}'s assignment to {a.get_task_display().lower()} on {a.topic.external_id} (work already done is kept).")
+    messages.success(request, f"Removed {a.annotator.username}'s assignment to {a.get_task_display().lower()} on " f"{a.topic.external_id} (work already done is kept).")
     return _back_to_overview(request, dataset)
 
 

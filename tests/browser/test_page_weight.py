@@ -30,7 +30,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.postgres]
 REPO = Path(settings.BASE_DIR)
 BUDGET = 300 * 1024
 READY = """() => document.readyState === 'complete'
-  && [...document.querySelectorAll('[data-chart]')].every((c) => c.dataset.drawn !== undefined || c.classList.contains('empty') || c.dataset.deferred !== undefined)"""
+  && [...document.querySelectorAll('[data-chart]')].every((c) => c.dataset.drawn !== undefined ||
+    c.classList.contains('empty') || c.dataset.deferred !== undefined)"""
 # Every script, module and worker the page fetched: [path, bytes on the wire (body), bytes decoded, bytes transferred].
 SCRIPTS = """() => performance.getEntriesByType('resource')
   .filter((e) => /\\.m?js$/.test(new URL(e.name).pathname))

@@ -131,7 +131,7 @@ def test_pairs_sharing_few_topics(duc2007, per_system):
     page = html.unescape(pages["with references"])
     assert (len(shared), len(tested), needed) == (253, 251, 14)
     assert f"corrected for the {len(tested)} pairs tested (Holm)" in page
-    assert f"needs {needed} or more shared topics. {sum(n < needed for n in tested)} of the {len(tested)} pairs tested share fewer." in page
+    assert f"needs {needed} or more shared topics. {sum(n < needed for n in tested)} of the {len(tested)} " "pairs tested share fewer." in page
     assert "data-few-topics" not in pages["significance"]   # peers only: every pair shares the 23 topics
 
 

@@ -285,7 +285,7 @@ def test_a_web_node_killed_mid_request(stack, ids):
     served = [served_by(answer) for answer in acknowledged]
     assert served[-1] == "b" and "a" in served, served
     took = current_within_a_minute(stack, ids, killed["at"])
-    print(f"web node killed: {len(failures)} failed attempts retried ({sorted(set(map(str, failures)))}); everything current {took:.1f} s after the kill")
+    print(f"web node killed: {len(failures)} failed attempts retried ({sorted(set(map(str, failures)))}); " f"everything current {took:.1f} s after the kill")
     stack.nodes["a"].start()
     stack.wait_routed("a", timeout=60)
 

@@ -582,7 +582,8 @@ def _figures_of_a_pair(r, swapped=False):
 def test_matter_figures_do_not_depend_on_the_order_of_the_files(matter):
     """The files in the reverse order, renumbered: the texts are another file's copies (the spans
     move onto them), every pair is compared with A and B exchanged, and uids and the order of SCUs,
-    contributors and parts are another: the same figures, precision and recall exchanged. (Not how many aligned contributors cover exactly the same characters: moved
+    contributors and parts are another: the same figures, precision and recall exchanged. (Not how many aligned
+    contributors cover exactly the same characters: moved
     onto other copies of the texts, spans that differed by a space may coincide, or the reverse.)"""
     from annotation.pyramids.agreement_inputs import span_pyramids
 

@@ -79,7 +79,8 @@ def test_real_data_dashboards(chromium, live_server, transactional_db, artifacts
     # Overview: 20 topics, D0631 annotated twice; assign a third annotator for agreement.
     page.goto(f"{live_server.url}/datasets/")
     page.click("text=duc2006")
-    page.wait_for_load_state()  # a click waits for the next page to start loading, not for its rows: count() does not wait
+    # a click waits for the next page to start loading, not for its rows: count() does not wait
+    page.wait_for_load_state()
     assert page.locator("table.overview tbody tr").count() == 20
     assert "×2 annotators" in page.locator('tr[data-topic="D0631"]').inner_text()
     page.select_option("#id_topic", value=str(dataset.topics.get(external_id="D0631").pk))

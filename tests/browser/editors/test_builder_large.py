@@ -78,8 +78,10 @@ def test_find_select_and_merge_far_down_a_1000_scu_pyramid(chromium, live_server
 
     find(page, "")                                                     # the whole list again, the merged SCU kept in view
     page.wait_for_function("() => document.querySelector('.counts').textContent === '999 SCUs'")
-    page.wait_for_function(f"""() => {{ const item = document.querySelector('.scu[data-id="{target.pk}"]'), list = document.querySelector('.scu-list');
-        if (!item) return false; const a = item.getBoundingClientRect(), b = list.getBoundingClientRect(); return a.top >= b.top && a.bottom <= b.bottom; }}""")
+    page.wait_for_function(f"""() => {{ const item = document.querySelector('.scu[data-id="{target.pk}"]'),
+            list = document.querySelector('.scu-list');
+        if (!item) return false; const a = item.getBoundingClientRect(), b = list.getBoundingClientRect();
+          return a.top >= b.top && a.bottom <= b.bottom; }}""")
     page.click(f'.scu[data-id="{target.pk}"] .label')
     for _ in range(3):                                                 # J walks on, into the next weight
         page.keyboard.press("j")
