@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from annotation.pyramids import suggestion_model  # noqa: E402
-from annotation.pyramids.suggestion_features import candidates, covers, is_right  # noqa: E402
+from annotation.pyramids import suggestion_model  # noqa: E402  (the repository is put on sys.path first)
+from annotation.pyramids.suggestion_features import candidates, covers, is_right  # noqa: E402  (the repository is put on sys.path first)
 
 
 def cases(folder: Path):

@@ -27,16 +27,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from autoannotate import cases, train  # noqa: E402
+from autoannotate import cases, train  # noqa: E402  (the repository and bench/ are put on sys.path first)
 
-from annotation.formats.ducview import parse_peer_annotation  # noqa: E402
-from annotation.formats.errors import DucViewError  # noqa: E402
-from annotation.formats.nist_names import parse_nist_filename  # noqa: E402
-from annotation.pyramids.automatic_scores import accepted, automatic_score  # noqa: E402
-from scoring.intervals import correlation_interval  # noqa: E402
-from scoring.metaeval import Observation, meta_evaluate  # noqa: E402
-from scoring.model import PeerAnnotation, Pyramid  # noqa: E402
-from scoring.scores import prepare, score_prepared  # noqa: E402
+from annotation.formats.ducview import parse_peer_annotation  # noqa: E402  (the repository and bench/ are put on sys.path first)
+from annotation.formats.errors import DucViewError  # noqa: E402  (the repository and bench/ are put on sys.path first)
+from annotation.formats.nist_names import parse_nist_filename  # noqa: E402  (the repository and bench/ are put on sys.path first)
+from annotation.pyramids.automatic_scores import accepted, automatic_score  # noqa: E402  (the repository and bench/ are put on sys.path first)
+from scoring.intervals import correlation_interval  # noqa: E402  (the repository and bench/ are put on sys.path first)
+from scoring.metaeval import Observation, meta_evaluate  # noqa: E402  (the repository and bench/ are put on sys.path first)
+from scoring.model import PeerAnnotation, Pyramid  # noqa: E402  (the repository and bench/ are put on sys.path first)
+from scoring.scores import prepare, score_prepared  # noqa: E402  (the repository and bench/ are put on sys.path first)
 
 
 def expert(folder: Path) -> dict[tuple[str, str, str], tuple[object, float | None]]:

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _browser as b  # noqa: E402
+import _browser as b  # noqa: E402  (bench/ is put on sys.path first)
 
 READY_OBSERVER = """(() => {
   const observer = new MutationObserver(() => {

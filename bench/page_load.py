@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _browser as b  # noqa: E402
+import _browser as b  # noqa: E402  (bench/ is put on sys.path first)
 
 # Ready: loaded, every chart drawn (or said empty, or left for when it is scrolled near) and the
 # annotator's editor ready; then the next frame is painted. Returns milliseconds since navigation start (the

@@ -369,7 +369,7 @@ def main():
 
         concurrently(editors, lambda e, t, x: e.add_contributors(0, t, x, at_least=1))   # warm-up: every server process has written
         drained()
-        deadline = lambda: time.monotonic() + args.window  # noqa: E731
+        deadline = lambda: time.monotonic() + args.window  # noqa: E731  (a one-line helper of this test)
         end = deadline()
         window("add contributor", editors, lambda e, t, x: e.add_contributors(end, t, x), settle=drained)
         end = deadline()
