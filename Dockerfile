@@ -1,9 +1,9 @@
 # The browser libraries the app serves (package.json, pinned by package-lock.json): npm in a stage of
-# its own, only node_modules goes into the image.
+# its own, only node_modules goes into the image (without the linter, a development dependency).
 FROM node:20-slim AS vendor
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts --no-audit --no-fund
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1

@@ -7,7 +7,7 @@ PORT ?= 8000
 # Production is the default (DEBUG off); the local commands ask for development mode explicitly.
 DEV := DEBUG=1
 
-.PHONY: run test test-fast install install-test vendor migrate demo worker beat bench bench-api bench-import bench-pages fuzz clean
+.PHONY: run test test-fast lint install install-test vendor migrate demo worker beat bench bench-api bench-import bench-pages fuzz clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,12 @@ test: install-test vendor
 ## The edit loop: the last failures first, stops at the first failure, without the fault and scale suites (minutes of production timings; `make test` runs them)
 test-fast: install-test vendor
 	$(PY) -m pytest -q -x --ff --durations=5 --ignore=tests/faults --ignore=tests/scale $(PYTEST_ARGS)
+
+## The linters: ruff (Python: lint, then formatting) and ESLint (the app's JavaScript); CI runs it before `make test`
+lint: install-test vendor
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	node_modules/.bin/eslint .
 
 ## Celery workers (needs REDIS_URL): scores, and dashboards on their own queue; start as many as you like
 worker: install

@@ -9,7 +9,8 @@ adjudication: Adjudication (a peer annotation that settles annotators' disagreem
   topic's pyramid that settles two annotators' pyramids)
 history: Change (audit history, undo/redo)
 idempotency: IdempotentRequest (answers to POSTs sent with an Idempotency-Key)
-lightweight: LightweightPyramid, LiteStatement, LiteWriting, LiteTask, LiteAssignment, LiteReservation, LiteWorkerKey, CrowdLink, LiteResult
+lightweight: LightweightPyramid, LiteStatement, LiteWriting, LiteTask, LiteAssignment, LiteReservation,
+LiteWorkerKey, CrowdLink, LiteResult
 """
 from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.history.models import Change

@@ -66,7 +66,8 @@ def post_request(worker, req, environ, resp):
         _local.profile.disable()
     _local.wrapper.__exit__(None, None, None)
     s = _local.statements
-    line = f"{kind.replace(' ', '_')} {cpu:.6f} {wall:.6f} {s.count} {s.seconds:.6f} {s.slowest:.6f} {s.slowest_sql}\n".encode()
+    line = (f"{kind.replace(' ', '_')} {cpu:.6f} {wall:.6f} {s.count} {s.seconds:.6f} {s.slowest:.6f} "
+            f"{s.slowest_sql}\n").encode()
     fd = os.open(os.path.join(DIRECTORY, "requests.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line)

@@ -238,7 +238,8 @@ class Session:
 
 
 def measure(name: str, run, count: int, results: list, phases: Phases) -> None:
-    """Warm up, then the measured, the phased and the profiled pass of ``run(i)`` (one metered request each) ``count`` times."""
+    """Warm up, then the measured, the phased and the profiled pass of ``run(i)``
+    (one metered request each) ``count`` times."""
     for i in range(min(20, count)):
         run(i)
     meter = CURRENT[0] = Meter()
@@ -265,16 +266,16 @@ def measure(name: str, run, count: int, results: list, phases: Phases) -> None:
 
 def report(results) -> None:
     ticks = os.sysconf("SC_CLK_TCK")
-    print("\n| request | requests | handler CPU (thread) | runner thread (publishing) | statements | in execute: wall / client CPU | waiting on PostgreSQL | PostgreSQL backend CPU | app + database |")
+    print("\n| request | requests | handler CPU (thread) | runner thread (publishing) | statements | in " "execute: wall / client CPU | waiting on PostgreSQL | PostgreSQL backend CPU | app + database |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, m, runner, _, _ in results:
         n = max(1, m.requests)
         app, db = (m.thread + runner) * 1000 / n, m.backend_ticks / ticks * 1000 / n
         print(f"| {name} | {m.requests} | {m.thread * 1000 / n:.2f} | {runner * 1000 / n:.2f} | {m.statements / n:.1f} | "
-              f"{m.execute_wall * 1000 / n:.2f} / {m.execute_cpu * 1000 / n:.2f} | {(m.execute_wall - m.execute_cpu) * 1000 / n:.2f} | "
-              f"{db:.2f}{' (%d unmatched)' % m.unmatched_backend if m.unmatched_backend else ''} | {app + db:.2f} |")
+              f"{m.execute_wall * 1000 / n:.2f} / {m.execute_cpu * 1000 / n:.2f} | " f"{(m.execute_wall - m.execute_cpu) * 1000 / n:.2f} | "
+              f"{db:.2f}{f' ({m.unmatched_backend} unmatched)' if m.unmatched_backend else ''} | {app + db:.2f} |")
     for name, m, _, (handler, spent), stats in results:
-        print(f"\n{name}: CPU ms per request by phase (the phased pass: handler {handler * 1000:.2f} ms; nested phases are part of the view's)")
+        print(f"\n{name}: CPU ms per request by phase (the phased pass: handler {handler * 1000:.2f} ms; " "nested phases are part of the view's)")
         print("| phase | ms per request |")
         print("|---|---:|")
         view = spent.get(PHASES[0][0], 0.0)
@@ -338,8 +339,8 @@ def main():
     ]:
         measure(name, lambda i, s=session, p=path: s.get(base + p), count, results, phases)
 
-    editors = [request_cpu.Editor(base, t, p, seed, Session(handler)) for seed, (t, p) in enumerate(zip(given["tokens"], given["pyramids"]))]
-    for editor, annotation in zip(editors, given["annotations"]):
+    editors = [request_cpu.Editor(base, t, p, seed, Session(handler)) for seed, (t, p) in enumerate(zip(given["tokens"], given["pyramids"], strict=True))]
+    for editor, annotation in zip(editors, given["annotations"], strict=True):
         editor.annotate(annotation)
     errors: list[str] = []
     measure("add contributor", lambda i: editors[i % len(editors)].add_contributors(0, [], errors, at_least=1), count, results, phases)

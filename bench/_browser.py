@@ -43,7 +43,7 @@ def check_prerequisites(args) -> None:
     if not Path(args.data).is_dir():
         sys.exit(f"no data at {args.data}: the DUC 2006 pyramids live in ../shared/data/duc2006 (beside the repository)")
     if not Path(args.chromium).exists():
-        sys.exit(f"no Chromium at {args.chromium}: apt-get install chromium (never `playwright install`), or set CHROMIUM_PATH")
+        sys.exit(f"no Chromium at {args.chromium}: apt-get install chromium (never `playwright install`), or " "set CHROMIUM_PATH")
 
 
 def setup_django(keep_db: bool = False) -> dict:
@@ -160,7 +160,7 @@ def database_label() -> str:
 
     if connection.vendor == "sqlite":
         name = connection.settings_dict["NAME"]
-        return f"SQLite {connection.Database.sqlite_version} ({'a temporary file' if _TMP and str(name).startswith(_TMP) else name})"
+        return f"SQLite {connection.Database.sqlite_version} " f"({'a temporary file' if _TMP and str(name).startswith(_TMP) else name})"
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
         version = cursor.fetchone()[0]
@@ -292,7 +292,8 @@ def celery_worker(env: dict, log_dir: Path, redis_url: str, task_cpu_log: Path |
 
 
 def wait_worker_idle(control, timeout: float = 120.0) -> float:
-    """Wait until the worker has nothing active, reserved or scheduled (e.g. its start-up sweep); returns seconds waited."""
+    """Wait until the worker has nothing active, reserved or scheduled (e.g. its start-up sweep);
+    returns seconds waited."""
     start = time.monotonic()
     quiet = 0
     while time.monotonic() - start < timeout:
@@ -342,7 +343,8 @@ def word_windows(page, selector: str, size: int = 2) -> list[tuple[int, int, str
     return [tuple(w) for w in page.evaluate(
         """([selector, size]) => {
             const text = document.querySelector(selector).textContent;
-            const words = [...text.matchAll(/[\\p{L}\\p{N}]+(?:['’.-][\\p{L}\\p{N}]+)*/gu)].map((m) => [m.index, m.index + m[0].length]);
+            const words = [...text.matchAll(/[\\p{L}\\p{N}]+(?:['’.-][\\p{L}\\p{N}]+)*/gu)]
+                .map((m) => [m.index, m.index + m[0].length]);
             const out = [];
             for (let i = 0; i + size <= words.length; i += size) {
                 const [start, end] = [words[i][0], words[i + size - 1][1]];
@@ -361,7 +363,8 @@ def select_range(page, selector: str, start: int, end: int) -> None:
         """([selector, start, end]) => {
             const root = document.querySelector(selector);
             const locate = (u16) => { const w = document.createTreeWalker(root, NodeFilter.SHOW_TEXT); let off = 0;
-                for (let n = w.nextNode(); n; n = w.nextNode()) { if (off + n.data.length >= u16) return [n, u16 - off]; off += n.data.length; }
+                for (let n = w.nextNode(); n; n = w.nextNode()) { if (off + n.data.length >= u16) return [n,
+                  u16 - off]; off += n.data.length; }
                 throw new Error(`offset ${u16} outside the text`); };
             const r = document.createRange(); r.setStart(...locate(start)); r.setEnd(...locate(end));
             getSelection().removeAllRanges(); getSelection().addRange(r);

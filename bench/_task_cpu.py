@@ -43,7 +43,7 @@ def _end(task_id=None, task=None, state=None, args=None, **kwargs):
         profile = _profiles[task.name]
         profile.disable()
         profile.dump_stats(os.path.join(PROFILE_DIR, f"{task.name}.{os.getpid()}.prof"))
-    line = f"{time.time():.3f} {os.getpid()} {task.name} {cpu:.6f} {wall:.6f} {state} {json.dumps(args, separators=(',', ':'))}\n".encode()
+    line = f"{time.time():.3f} {os.getpid()} {task.name} {cpu:.6f} {wall:.6f} {state} " f"{json.dumps(args, separators=(',', ':'))}\n".encode()
     fd = os.open(LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line)

@@ -1,4 +1,5 @@
-"""Benchmark: the peer annotator in headless Debian Chromium, scores by a real Celery worker (prints numbers; not a test).
+"""Benchmark: the peer annotator in headless Debian Chromium, scores by a real Celery worker (prints numbers; not a
+test).
 
 Needs REDIS_URL (a Redis database this bench may flush, e.g. redis://127.0.0.1:6379/9). A fresh
 database (SQLite in a temporary folder, or DATABASE_URL: PostgreSQL is flushed first) with
@@ -21,13 +22,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _browser as b  # noqa: E402
+import _browser as b  # noqa: E402  (bench/ is put on sys.path first)
 
 CLICK_TIMER = """window.addEventListener('click', (event) => {
   if (event.target.closest?.('.scu-list .scu')) window.__t0 = performance.now();
 }, true);"""
 
-GRID = "() => Object.fromEntries([...document.querySelectorAll('.score-grid dd')].map((dd) => [dd.dataset.name, dd.textContent]))"
+GRID = "() => Object.fromEntries([...document.querySelectorAll('.score-grid dd')].map((dd) => [dd.dataset.name, " "dd.textContent]))"
 
 
 def main():
@@ -59,7 +60,7 @@ def main():
     pyramid = Pyramid.objects.annotate(n=Count("scus")).order_by("-n", "id").first()
     topic = pyramid.topic
     if pyramid.n < args.matches:
-        sys.exit(f"the largest pyramid ({topic.external_id}) has {pyramid.n} SCUs: each match goes to another SCU, use --matches {pyramid.n} or fewer")
+        sys.exit(f"the largest pyramid ({topic.external_id}) has {pyramid.n} SCUs: each match goes to another " f"SCU, use --matches {pyramid.n} or fewer")
     user = b.create_user("bench-annotator")
     Assignment.objects.create(topic=topic, annotator=user, task=Assignment.Task.ANNOTATE_PEERS)
     print(f"topic {topic.external_id}: pyramid {pyramid.pk} ({pyramid.n} SCUs, status {pyramid.status}), "
@@ -86,7 +87,7 @@ def main():
             sys.exit(f"the peer has only {len(windows)} two-word phrases: use --matches {len(windows)} or fewer")
 
         deadline = time.monotonic() + 150
-        for (start, end, phrase), scu in zip(windows[:args.matches], scus):
+        for (start, end, _), scu in zip(windows[:args.matches], scus, strict=False):
             b.select_range(page, ".peer-text", start, end)
             page.wait_for_function("() => document.querySelector('.peer-text .seg.pending')")
             before = page.evaluate(GRID)
@@ -97,7 +98,8 @@ def main():
                     if (window.__t0 === undefined) return false;
                     const now = performance.now();
                     const found = document.querySelector(`.scu[data-id="${{scu}}"] .found`);
-                    if (window.__painted === undefined && found && ({GRID})()['Matched SCUs'] !== before['Matched SCUs'])
+                    if (window.__painted === undefined && found &&
+                      ({GRID})()['Matched SCUs'] !== before['Matched SCUs'])
                         window.__painted = now - window.__t0;
                     if (window.__saved === undefined && found && ({b.SAVED_JS}))
                         window.__saved = now - window.__t0;
@@ -105,7 +107,8 @@ def main():
                     const state = document.querySelector('.score-state');
                     if (!state || state.classList.contains('updating')) return false;
                     const grid = ({GRID})();
-                    if (grid['Modified score'] === before['Modified score'] && grid['Observed weight (D)'] === before['Observed weight (D)']) return false;
+                    if (grid['Modified score'] === before['Modified score'] &&
+                      grid['Observed weight (D)'] === before['Observed weight (D)']) return false;
                     return [window.__saved, now - window.__t0, grid, window.__painted];
                 }}""", arg=[scu, before], polling="raf", timeout=60_000).json_value()
             save_ms.append(result[0])
@@ -133,13 +136,13 @@ def main():
     print()
     print(f"annotator /annotations/{annotation.pk}/ (topic {topic.external_id}, peer {annotation.peer.external_id}, "
           f"pyramid of {pyramid.n} SCUs); the worker was idle {idle:.1f} s after it answered a ping")
-    print(f"  click on an SCU until the match and the provisional score are painted, {len(paint_ms)} matches: {b.summary(paint_ms)}")
+    print(f"  click on an SCU until the match and the provisional score are painted, {len(paint_ms)} " f"matches: {b.summary(paint_ms)}")
     print(f"  click until the match is saved (POST matches/, the answer's matches applied): {b.summary(save_ms)}")
     print(f"  click until the stored score of that revision is shown: {b.summary(score_ms)}")
     print(f"    the rest: the task's countdown (SCORE_DEBOUNCE_SECONDS={settings.SCORE_DEBOUNCE_SECONDS:g}), the worker "
-          f"recomputing, and the page reading score/ (60 ms after the save, then 1.5 times less often each time, at most every 3 s) while the score is stale")
+          "recomputing, and the page reading score/ (60 ms after the save, then 1.5 times less often each " "time, at most every 3 s) while the score is stale")
     last = shown[-1]
-    print(f"  final score shown (= stored): modified {last['Modified score']}, observed weight {last['Observed weight (D)']}, "
+    print(f"  final score shown (= stored): modified {last['Modified score']}, observed weight " f"{last['Observed weight (D)']}, "
           f"matched SCUs {last['Matched SCUs']}")
     print(machine)
 

@@ -15,7 +15,8 @@ seconds have passed or it has done --iterations rounds, repeats one round:
 - remove contributor   DELETE /api/contributors/{id}/  (If-Match), so the pyramid keeps its size
 
 Every write recomputes the scores of the peer annotations against the pyramid, never in the
-request: on the server's background thread without REDIS_URL, on a Celery worker subprocess with it. Printed: p50/p95/p99 per
+request: on the server's background thread without REDIS_URL, on a Celery worker subprocess with it. Printed:
+p50/p95/p99 per
 operation and requests per second over the measured window (after one unmeasured warm-up round
 per client). Loopback only; it stops by itself.
 
@@ -109,11 +110,11 @@ def synthetic_dataset(topics: int, scus: int, peers: int, seed: int = 2026) -> N
             plan.append([(r, free[r.pk].pop(rng.randrange(len(free[r.pk])))) for r in chosen])
         SCU.objects.bulk_create(made)
         Pyramid.objects.filter(pk=pyramid.pk).update(last_uid=len(made))
-        contributors = [Contributor(scu=scu, reference=ref) for scu, spans in zip(made, plan) for ref, _ in spans]
+        contributors = [Contributor(scu=scu, reference=ref) for scu, spans in zip(made, plan, strict=True) for ref, _ in spans]
         Contributor.objects.bulk_create(contributors)
         spans = [span for spans_of in plan for span in spans_of]
         ContributorPart.objects.bulk_create(
-            ContributorPart(contributor=c, reference=ref, start=start, end=end) for c, (ref, (start, end)) in zip(contributors, spans))
+            ContributorPart(contributor=c, reference=ref, start=start, end=end) for c, (ref, (start, end)) in zip(contributors, spans, strict=True))
         for p in range(peers):
             peer = PeerSummary.objects.create(topic=topic, external_id=str(p + 1), text=text_of(rng, 250))
             annotation = PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator=annotator, status=PeerAnnotation.Status.DONE)
@@ -122,7 +123,7 @@ def synthetic_dataset(topics: int, scus: int, peers: int, seed: int = 2026) -> N
             picked = rng.sample(peer_spans, min(len(peer_spans), rng.randint(8, 14)))
             matches = [PeerMatch(annotation=annotation, scu=rng.choice(made) if i else None) for i in range(len(picked))]
             PeerMatch.objects.bulk_create(matches)
-            PeerMatchPart.objects.bulk_create(PeerMatchPart(match=m, start=s, end=e) for m, (s, e) in zip(matches, picked))
+            PeerMatchPart.objects.bulk_create(PeerMatchPart(match=m, start=s, end=e) for m, (s, e) in zip(matches, picked, strict=True))
     recompute_annotations(annotation_ids)  # bulk writes bypass scoring on save: store the scores once
     recompute_topics(topic_ids)
 
@@ -285,7 +286,7 @@ def main():
     try:
         with worker, b.server("gunicorn", child_env, log_dir) as base:
             start_line = threading.Barrier(len(pyramids) + 1)
-            clients = [Client(base, token, p.pk, seed=i, start=start_line, args=args) for i, (token, p) in enumerate(zip(tokens, pyramids))]
+            clients = [Client(base, token, p.pk, seed=i, start=start_line, args=args) for i, (token, p) in enumerate(zip(tokens, pyramids, strict=True))]
             for client in clients:
                 client.start()
             start_line.wait()
@@ -305,7 +306,7 @@ def main():
             times = [t for c in clients for t in c.times[operation]]
             total += len(times)
             if times:
-                print(f"{operation:<20} {len(times):>6} {percentile(times, 50) * 1000:>8.0f} {percentile(times, 95) * 1000:>8.0f} "
+                print(f"{operation:<20} {len(times):>6} {percentile(times, 50) * 1000:>8.0f} " f"{percentile(times, 95) * 1000:>8.0f} "
                       f"{percentile(times, 99) * 1000:>8.0f} {max(times) * 1000:>8.0f}")
         errors = defaultdict(int)
         for c in clients:
@@ -317,7 +318,7 @@ def main():
             print(f"server log (last lines):\n{b._tail(log_dir / 'server.log', 40)}")
         after = {p.pk: Contributor.objects.filter(scu__pyramid=p).count() for p in pyramids}
         if after != contributors_before:
-            print(f"warning: contributor counts changed: {[(pk, contributors_before[pk], after[pk]) for pk in after if after[pk] != contributors_before[pk]]}")
+            print("warning: contributor counts changed: " f"{[(pk, contributors_before[pk], after[pk]) for pk in after if after[pk] != contributors_before[pk]]}")
     finally:
         b.cleanup(args.keep_db, log_dir)
 

@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from annotation.pyramids import suggestion_model  # noqa: E402
-from annotation.pyramids.suggestion_features import candidates, covers, is_right  # noqa: E402
+from annotation.pyramids import suggestion_model  # noqa: E402  (the repository is put on sys.path first)
+from annotation.pyramids.suggestion_features import candidates, covers, is_right  # noqa: E402  (the repository is put on sys.path first)
 
 
 def cases(folder: Path):
@@ -48,7 +48,7 @@ def train(found, name: str):
     with its annotator's earlier peers, and again as the annotator's first (the pyramid alone)."""
     train_cases, topics = [case for *_, case in found], [topic for topic, *_ in found]
     return suggestion_model.fit(train_cases + [alone(c) for c in train_cases if c.earlier],
-                                topics + [t for t, c in zip(topics, train_cases) if c.earlier], name)
+                                topics + [t for t, c in zip(topics, train_cases, strict=True) if c.earlier], name)
 
 
 def measure(found_cases, model):
@@ -93,12 +93,12 @@ def curve(found_cases, model):
     items, total = [], 0
     for k, case in enumerate(found_cases):
         found = candidates(case.text, case.scus, case.weights, case.earlier)
-        for c, p in zip(found, model.confidences(found)):
+        for c, p in zip(found, model.confidences(found), strict=True):
             items.append((p, [(k, j) for j, match in enumerate(case.expert) if is_right(c.scu, [c.span], [match])]))
         total += len(case.expert)
     items.sort(key=lambda item: -item[0])
     points, right, recalled = [], 0, set()
-    for n, (p, satisfied) in enumerate(items, 1):
+    for n, (_, satisfied) in enumerate(items, 1):
         right += bool(satisfied)
         recalled.update(satisfied)
         points.append((right / n, len(recalled) / max(total, 1)))
@@ -123,13 +123,13 @@ def main():
     print(f"{platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
           f"train on {Path(args.train).name} ({len(train_cases)} peer annotations), report on {Path(args.test).name} "
           f"({len(test)}); files read in {read:.0f} s, model trained in {trained:.0f} s, threshold {model.threshold:.3f}")
-    print(f"{'ranking':<8} {'source':<8} {'suggestions':>11} {'per peer':>8} {'precision':>9} {'recall':>7} {'ms/peer':>7}")
+    print(f"{'ranking':<8} {'source':<8} {'suggestions':>11} {'per peer':>8} {'precision':>9} {'recall':>7} " f"{'ms/peer':>7}")
     profiles = {}
     for name, ranker in (("rules", None), ("model", model)):
         for source, found in (("pyramid", [alone(c) for c in test]), ("both", test)):
             shown, precision, recall, ms, misses, wrong = measure(found, ranker)
             profiles[(name, source)] = (misses, wrong)
-            print(f"{name:<8} {source:<8} {shown:>11} {shown / len(found):>8.1f} {precision:>9.3f} {recall:>7.3f} {ms:>7.1f}")
+            print(f"{name:<8} {source:<8} {shown:>11} {shown / len(found):>8.1f} {precision:>9.3f} " f"{recall:>7.3f} {ms:>7.1f}")
     for source, found, goal in (("pyramid", [alone(c) for c in test], (0.75, 0.6)), ("both", test, (0.85, 0.75))):
         recall_at, precision_at = curve(found, model)
         print(f"model, {source}, any threshold: recall at precision >= {goal[0]}: {recall_at(goal[0]):.3f}; "

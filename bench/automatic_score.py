@@ -27,16 +27,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from autoannotate import cases, train  # noqa: E402
+from autoannotate import cases, train  # noqa: E402  (the repository and bench/ are put on sys.path first)
 
-from annotation.formats.ducview import parse_peer_annotation  # noqa: E402
-from annotation.formats.errors import DucViewError  # noqa: E402
-from annotation.formats.nist_names import parse_nist_filename  # noqa: E402
-from annotation.pyramids.automatic_scores import accepted, automatic_score  # noqa: E402
-from scoring.intervals import correlation_interval  # noqa: E402
-from scoring.metaeval import Observation, meta_evaluate  # noqa: E402
-from scoring.model import PeerAnnotation, Pyramid  # noqa: E402
-from scoring.scores import prepare, score_prepared  # noqa: E402
+from annotation.formats.ducview import parse_peer_annotation  # noqa: E402  (the repository and bench/ are put on sys.path first)
+from annotation.formats.errors import DucViewError  # noqa: E402  (the repository and bench/ are put on sys.path first)
+from annotation.formats.nist_names import parse_nist_filename  # noqa: E402  (the repository and bench/ are put on sys.path first)
+from annotation.pyramids.automatic_scores import accepted, automatic_score  # noqa: E402  (the repository and bench/ are put on sys.path first)
+from scoring.intervals import correlation_interval  # noqa: E402  (the repository and bench/ are put on sys.path first)
+from scoring.metaeval import Observation, meta_evaluate  # noqa: E402  (the repository and bench/ are put on sys.path first)
+from scoring.model import PeerAnnotation, Pyramid  # noqa: E402  (the repository and bench/ are put on sys.path first)
+from scoring.scores import prepare, score_prepared  # noqa: E402  (the repository and bench/ are put on sys.path first)
 
 
 def expert(folder: Path) -> dict[tuple[str, str, str], tuple[object, float | None]]:
@@ -78,7 +78,7 @@ def report(found, scored, model, label: str) -> None:
         print(f"{s:>8} {system.x_means[s]:>9.3f} {system.y_means[s]:>7.3f}")
     c = system.correlation
     print(f"system level ({c.n} systems): Pearson {c.value:.3f}, Fisher-z 95% [{c.ci_low:.3f}, {c.ci_high:.3f}]; "
-          f"bootstrap 95% [{boot_system.low:.3f}, {boot_system.high:.3f}]; lower end (the lower of the two) {min(c.ci_low, boot_system.low):.3f}")
+          f"bootstrap 95% [{boot_system.low:.3f}, {boot_system.high:.3f}]; lower end (the lower of the two) " f"{min(c.ci_low, boot_system.low):.3f}")
     print(f"summary level ({summary.topics} topics, {len(summary.skipped)} skipped): Pearson {summary.value:.3f}, "
           f"bootstrap 95% [{boot_summary.low:.3f}, {boot_summary.high:.3f}]")
 

@@ -18,7 +18,8 @@ Without REDIS_URL the server recomputes the scores of the peer annotations again
 the save request (eager tasks) unless the server hands them to its own background worker; with
 REDIS_URL a Celery worker subprocess does (db flushed first).
 
-    python bench/builder_ui.py [--actions 50] [--loads 5] [--synthetic 1000] [--server gunicorn|runserver] [--data ../shared/data/duc2006]
+    python bench/builder_ui.py [--actions 50] [--loads 5] [--synthetic 1000] [--server gunicorn|runserver]
+        [--data ../shared/data/duc2006]
 """
 import argparse
 import os
@@ -28,12 +29,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _browser as b  # noqa: E402
+import _browser as b  # noqa: E402  (bench/ is put on sys.path first)
 
 READY_OBSERVER = """(() => {
   const observer = new MutationObserver(() => {
     if (window.__tti !== undefined) return;
-    if (document.querySelector('.editor.ready') && document.querySelector('.scu-list .scu')) { window.__tti = performance.now(); observer.disconnect(); }
+    if (document.querySelector('.editor.ready') && document.querySelector('.scu-list .scu')) {
+      window.__tti = performance.now(); observer.disconnect(); }
   });
   observer.observe(document, {subtree: true, attributes: true, attributeFilter: ['class']});
   const isN = (event) => event.key === 'n' && !(event.target instanceof HTMLInputElement);
@@ -48,9 +50,11 @@ READY_OBSERVER = """(() => {
     window.__handled = performance.now() - window.__t0;
     requestAnimationFrame(() => {
       // The list is windowed: the SCUs it holds, provided the new one (selected, its label being edited) is placed.
-      const scus = document.querySelector('.scu-list .scu.selected .label-edit') ? Number(document.querySelector('.scu-list').dataset.scus) : -1;
+      const scus = document.querySelector('.scu-list .scu.selected .label-edit') ?
+        Number(document.querySelector('.scu-list').dataset.scus) : -1;
       const channel = new MessageChannel(); // runs after the frame this rAF belongs to
-      channel.port1.onmessage = () => { window.__painted = performance.now() - window.__t0; window.__paintedScus = scus; };
+      channel.port1.onmessage = () => { window.__painted = performance.now() - window.__t0;
+        window.__paintedScus = scus; };
       channel.port2.postMessage(0);
     });
   });
@@ -58,7 +62,8 @@ READY_OBSERVER = """(() => {
     const status = document.querySelector('.save-status');
     if (!status) return;
     new MutationObserver(() => {
-      if (window.__t0 !== undefined && window.__saved === null && window.__painted !== undefined && status.dataset.status === 'saved')
+      if (window.__t0 !== undefined && window.__saved === null && window.__painted !== undefined &&
+        status.dataset.status === 'saved')
         window.__saved = performance.now() - window.__t0;
     }).observe(status, {attributes: true, attributeFilter: ['data-status']});
   });
@@ -95,7 +100,7 @@ def synthetic_pyramid(user, n_scus: int, n_references: int = 8, seed: int = 7):
             plan.append((scu, references[r], sentences[r][i]))
     contributors = Contributor.objects.bulk_create(Contributor(scu=scu, reference=ref) for scu, ref, _ in plan)
     ContributorPart.objects.bulk_create(ContributorPart(contributor=c, reference=ref, start=s, end=e)
-                                        for c, (_, ref, (s, e)) in zip(contributors, plan))
+                                        for c, (_, ref, (s, e)) in zip(contributors, plan, strict=True))
     return pyramid
 
 
@@ -160,8 +165,10 @@ def main():
             timing = page.evaluate("""() => {
                 const n = performance.getEntriesByType('navigation')[0];
                 const full = performance.getEntriesByType('resource').find((r) => r.name.includes('/full/'));
-                return {doc: n.responseEnd, dcl: n.domContentLoadedEventEnd, full: full ? full.responseEnd - full.startTime : null,
-                        bytes: full ? full.decodedBodySize : null, scus: Number(document.querySelector('.scu-list').dataset.scus)};
+                return {doc: n.responseEnd, dcl: n.domContentLoadedEventEnd, full: full ?
+                  full.responseEnd - full.startTime : null,
+                        bytes: full ? full.decodedBodySize : null,
+                          scus: Number(document.querySelector('.scu-list').dataset.scus)};
             }""")
             if timing["scus"] != initial_scus:
                 sys.exit(f"the builder shows {timing['scus']} SCUs, the pyramid has {initial_scus}")
@@ -172,7 +179,8 @@ def main():
         windows = []
         for ref in page.evaluate("() => [...document.querySelectorAll('.ref-text')].map((t) => t.dataset.ref)"):
             selector = f'.ref-text[data-ref="{ref}"]'
-            # Not across a line break: the label editor (an <input>) drops the newline, so Enter would relabel (a second save).
+            # Not across a line break: the label editor (an <input>) drops the newline, so Enter would relabel (a
+            # second save).
             windows += [(selector, start, end, phrase) for start, end, phrase in b.word_windows(page, selector, 2)
                         if "\n" not in phrase and "\r" not in phrase]
         if len(windows) < args.actions:
@@ -183,18 +191,19 @@ def main():
         for selector, start, end, phrase in windows[:args.actions]:
             page.evaluate("() => performance.clearResourceTimings()")
             b.select_range(page, selector, start, end)
-            page.wait_for_function("() => document.querySelector('.ref-text .seg.pending') && !document.querySelector('[data-action=new-scu]').disabled")
+            page.wait_for_function("() => document.querySelector('.ref-text .seg.pending') && " "!document.querySelector('[data-action=new-scu]').disabled")
             page.keyboard.press("n")
             scus += 1
             painted, shown, saved, handled = page.wait_for_function(
-                "() => window.__painted !== null && window.__saved !== null && [window.__painted, window.__paintedScus, window.__saved, window.__handled]",
+                "() => window.__painted !== null && window.__saved !== null && [window.__painted, " "window.__paintedScus, window.__saved, window.__handled]",
                 polling="raf").json_value()
             if shown != scus:
                 sys.exit(f"the frame after the key press showed {shown} SCUs, not {scus}")
             page.wait_for_function("() => document.activeElement?.classList.contains('label-edit')")
             page.keyboard.press("Enter")
             b.wait_saved(page)
-            post_ms.append(page.evaluate("""() => performance.getEntriesByType('resource').filter((r) => r.name.endsWith('/api/scus/'))
+            post_ms.append(page.evaluate("""() => performance.getEntriesByType('resource')
+                .filter((r) => r.name.endsWith('/api/scus/'))
                 .reduce((a, r) => a + r.responseEnd - r.startTime, 0)"""))
             painted_ms.append(painted)
             handled_ms.append(handled)
@@ -211,25 +220,25 @@ def main():
 
     created = list(SCU.objects.filter(pyramid=pyramid).order_by("uid").values_list("label", flat=True))[initial_scus:]
     if len(created) != len(painted_ms) or created != phrases:
-        different = [(c, p) for c, p in zip(created, phrases) if c != p][:3]
+        different = [(c, p) for c, p in zip(created, phrases, strict=True) if c != p][:3]
         sys.exit(f"saved SCUs do not match the actions: {len(created)} created for {len(painted_ms)} actions; "
                  f"saved label vs selected phrase: {different}")
     if errors:
         sys.exit(f"JavaScript error in the page: {errors[0]}")
 
     print()
-    print(f"builder /pyramids/{pyramid.pk}/build/ ({pyramid.topic.external_id}, {initial_scus} SCUs, {pyramid.references.count()} references; "
+    print(f"builder /pyramids/{pyramid.pk}/build/ ({pyramid.topic.external_id}, {initial_scus} SCUs, " f"{pyramid.references.count()} references; "
           f"document {nav[0]['bytes'] / 1024:.0f} KiB of JSON)")
     print(f"  time to interactive, first load (cold cache): {tti[0]:.0f} ms "
-          f"(HTML received {nav[0]['doc']:.0f} ms, DOMContentLoaded {nav[0]['dcl']:.0f} ms, GET full/ {nav[0]['full']:.0f} ms)")
+          f"(HTML received {nav[0]['doc']:.0f} ms, DOMContentLoaded {nav[0]['dcl']:.0f} ms, GET full/ " f"{nav[0]['full']:.0f} ms)")
     if len(tti) > 1:
         rest = tti[1:]
-        print(f"  time to interactive, next {len(rest)} loads: median {b.median(rest):.0f} ms (min {min(rest):.0f}, max {max(rest):.0f}); "
+        print(f"  time to interactive, next {len(rest)} loads: median {b.median(rest):.0f} ms (min " f"{min(rest):.0f}, max {max(rest):.0f}); "
               f"GET full/ median {b.median([f for f in full_fetch[1:] if f is not None]):.0f} ms")
     print(f"  new SCU, key press \"n\" -> the frame showing it, {len(painted_ms)} actions: {b.summary(painted_ms)}")
     print(f"    of which the event until the page's handler applied and repainted it (script): {b.summary(handled_ms)}")
     print(f"  new SCU, key press \"n\" -> \"saved\" shown (the server confirmed it): {b.summary(saved_ms)}")
-    print(f"    of which POST /api/scus/ (the save, {'scores recomputed by the worker' if redis_url else 'as the server arranges scoring without REDIS_URL'}): {b.summary(post_ms)}")
+    print("    of which POST /api/scus/ (the save, " f"{'scores recomputed by the worker' if redis_url else 'as the server arranges scoring without REDIS_URL'}): " f"{b.summary(post_ms)}")
     print(f"  SCUs at the end: {initial_scus + len(created)} (all {len(created)} saved with the prefilled labels)")
     print(machine)
 

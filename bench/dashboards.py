@@ -34,7 +34,7 @@ def timed(func, repeat=1):
 
 
 def fmt(times):
-    return f"{statistics.median(times) * 1000:.0f} ms (median of {len(times)}, min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f})"
+    return f"{statistics.median(times) * 1000:.0f} ms (median of {len(times)}, min {min(times) * 1000:.0f}, max " f"{max(times) * 1000:.0f})"
 
 
 def main():
@@ -87,10 +87,10 @@ def main():
     for name in sets:
         dataset = Dataset.objects.get(name=name)
         DatasetDashboard.objects.filter(dataset=dataset).delete()
-        _, t = timed(lambda: snapshots.recompute_dataset(dataset.pk))
+        _, t = timed(lambda dataset=dataset: snapshots.recompute_dataset(dataset.pk))
         size = len(DatasetDashboard.objects.get(dataset=dataset).payload)
-        print(f"{name}: full dashboard computation (no reuse, with judgments): {t[0]:.2f} s, snapshot {size / 1024:.0f} KiB")
-        _, t = timed(lambda: snapshots.recompute_dataset(dataset.pk), args.repeat)
+        print(f"{name}: full dashboard computation (no reuse, with judgments): {t[0]:.2f} s, snapshot " f"{size / 1024:.0f} KiB")
+        _, t = timed(lambda dataset=dataset: snapshots.recompute_dataset(dataset.pk), args.repeat)
         print(f"{name}: recomputation with every topic unchanged: {fmt(t)}")
 
     user = get_user_model().objects.create_superuser("bench", "bench@example.org", None)
@@ -100,7 +100,7 @@ def main():
         dataset = Dataset.objects.get(name=name)
         for page, query in [("agreement", ""), ("scores", ""), ("scores", "?references=1&convention=sacrerouge"), ("metaeval", "")]:
             url = reverse(f"dashboards:{page}", args=[dataset.pk]) + query
-            response, t = timed(lambda: client.get(url), args.repeat)
+            response, t = timed(lambda url=url: client.get(url), args.repeat)
             assert response.status_code == 200, (url, response.status_code)
             print(f"{name}: GET {page}{query}: {fmt(t)}, {len(response.content) / 1024:.0f} KiB")
 

@@ -46,7 +46,7 @@ def main():
     if connection.vendor == "postgresql":
         call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, database {connection.vendor}")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, " f"database {connection.vendor}")
 
     start = time.perf_counter()
     report = import_paths([args.data], "bench-duc2006")
@@ -66,7 +66,7 @@ def main():
             for pyramid, annotation in pairs:
                 score_peer(pyramid, annotation, convention)
             best = min(best, time.perf_counter() - start)
-        print(f"scoring alone ({convention.value}, incl. jackknife): {best / len(pairs) * 1000 * 1000:.1f} ms per 1,000 peers (best of {args.repeat})")
+        print(f"scoring alone ({convention.value}, incl. jackknife): {best / len(pairs) * 1000 * 1000:.1f} " f"ms per 1,000 peers (best of {args.repeat})")
 
 
 if __name__ == "__main__":

@@ -109,7 +109,7 @@ def main():
     if not Path(args.sacrerouge_python).exists():
         sys.exit(f"no SacreROUGE interpreter at {args.sacrerouge_python}: see this file's docstring")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"database {'DATABASE_URL' if 'DATABASE_URL' in os.environ else 'SQLite (temporary)'}, no REDIS_URL (scores in-process)")
+          f"database {'DATABASE_URL' if 'DATABASE_URL' in os.environ else 'SQLite (temporary)'}, no " "REDIS_URL (scores in-process)")
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     runs = []
     for _ in range(args.rounds):

@@ -26,7 +26,8 @@ statements and time in the database measured inside gunicorn (``bench/_app_profi
 ``--cprofile``, each kind's profile) and what PostgreSQL's backends were doing (wait events sampled
 every 20 ms): where a request's time goes, CPU or waiting for locks.
 
-    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/lightweight_crowd.py [--workers 200] [--tasks 3] [--think 20] [--arrive-over S] [--seed 1] [--profile-app DIR [--cprofile]]
+    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/lightweight_crowd.py [--workers 200] [--tasks 3]
+        [--think 20] [--arrive-over S] [--seed 1] [--profile-app DIR [--cprofile]]
 """
 import argparse
 import math
@@ -246,7 +247,7 @@ def print_requests(log: Path, top: int = 18) -> None:
     for kind, values in sorted(rows.items()):
         cpu, wall, count, db, slowest = (sorted(v[i] for v in values) for i in range(5))
         slow = max(values, key=lambda v: v[4])
-        print(f"  {kind:9s} n={len(values):4d}  CPU mean {1000 * statistics.mean(cpu):5.1f} ms  wall p50 {1000 * wall[len(wall) // 2]:6.0f} "
+        print(f"  {kind:9s} n={len(values):4d}  CPU mean {1000 * statistics.mean(cpu):5.1f} ms  wall p50 " f"{1000 * wall[len(wall) // 2]:6.0f} "
               f"p95 {1000 * wall[int(0.95 * (len(wall) - 1))]:6.0f} ms  statements {statistics.mean(count):4.1f}  "
               f"database mean {1000 * statistics.mean(db):6.1f} p95 {1000 * db[int(0.95 * (len(db) - 1))]:6.0f} ms; "
               f"slowest {1000 * slow[4]:.0f} ms: {slow[5]}")
@@ -286,7 +287,7 @@ def main():
     parser.add_argument("--topics", type=int, default=None,
                         help="topics of the run (16 tasks of 5 judges each); default: a quarter more than the crowd's answers need")
     parser.add_argument("--think", type=float, default=20.0,
-                        help="mean seconds a worker spends on a task page before submitting (uniform 0..2x; 0 = a burst, all arriving at once)")
+                        help="mean seconds a worker spends on a task page before submitting (uniform 0..2x; 0 = a burst, all " "arriving at once)")
     parser.add_argument("--arrive-over", type=float, default=None,
                         help="seconds over which the workers arrive (uniformly, seeded); default: --think")
     parser.add_argument("--seed", type=int, default=1, help="seed of the arrival and reading times")
@@ -360,11 +361,13 @@ def main():
     once = len(rows) == stored.count() and all(rows.get((w, t)) == c for w, t, c in codes)
     unacknowledged = len(rows.keys() - {(w, t) for w, t, _ in codes})
     requests_done = sum(len(v) for v in timings.values())
-    print(f"{args.workers} workers x {args.tasks} tasks ({'a burst: all at once, no reading time' if not args.think and not arrive_over else f'arriving over {arrive_over:g} s, reading {args.think:g} s on average'}, "
-          f"{topics} topics, {topics * 16} tasks, seed {args.seed}) in {seconds:.1f} s, {requests_done / seconds:.1f} requests/s")
+    pace = ("a burst: all at once, no reading time" if not args.think and not arrive_over
+            else f"arriving over {arrive_over:g} s, reading {args.think:g} s on average")
+    print(f"{args.workers} workers x {args.tasks} tasks ({pace}, "
+          f"{topics} topics, {topics * 16} tasks, seed {args.seed}) in {seconds:.1f} s, " f"{requests_done / seconds:.1f} requests/s")
     print("load average (1, 5, 15 min) before {:.1f} {:.1f} {:.1f}, after {:.1f} {:.1f} {:.1f}".format(*load_before, *load_after))
     for kind, values in timings.items():
-        print(f"  {kind:16s} n={len(values):4d}  p50 {percentile(values, 50):6.0f} ms  p95 {percentile(values, 95):6.0f} ms  "
+        print(f"  {kind:16s} n={len(values):4d}  p50 {percentile(values, 50):6.0f} ms  p95 " f"{percentile(values, 95):6.0f} ms  "
               f"p99 {percentile(values, 99):6.0f} ms")
     print(f"errors: {len(errors)}" + (f" (first: {errors[:3]})" if errors else ""))
     print(f"submissions: {len(codes)} completion codes, {stored.count()} stored rows, each stored once: {once}"
@@ -378,7 +381,7 @@ def main():
                         else "NOT current 60 s after the last worker finished"))
     per_task = 1000 / max(1, len(codes))
     print("CPU seconds: " + ", ".join(f"{kind} {value:.1f}" for kind, value in cpu.items()) + f", client {client_cpu:.1f}")
-    print(f"CPU per task (page + submission; {requests_done} requests for {len(codes)} tasks): app {cpu['app'] * per_task:.1f} ms + "
+    print(f"CPU per task (page + submission; {requests_done} requests for {len(codes)} tasks): app " f"{cpu['app'] * per_task:.1f} ms + "
           f"PostgreSQL {cpu['PostgreSQL'] * per_task:.1f} ms = {(cpu['app'] + cpu['PostgreSQL']) * per_task:.1f} ms "
           f"(Celery worker {cpu['Celery worker'] * per_task:.1f} ms, client {client_cpu * per_task:.1f} ms)")
     if args.profile_app:   # the server has exited: its profiles are written

@@ -43,7 +43,7 @@ def main():
     from annotation.models import LiteAssignment, LiteResult
     from annotation.lightweight.importing import get_run, import_paths
 
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, database {connection.vendor}, "
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, " f"database {connection.vendor}, "
           f"load average {os.getloadavg()[0]:.1f}")
     times, cpus = [], []
     for _ in range(args.repeat):
@@ -52,7 +52,7 @@ def main():
         call_command("migrate", verbosity=0)
         start, cpu = time.perf_counter(), time.process_time()
         scores = {}
-        for kind, folder in zip(("abs", "ext"), folders):
+        for kind, folder in zip(("abs", "ext"), folders, strict=True):
             run = get_run(f"realsumm-{kind}", "imported")
             reports = import_paths(run, [folder])
             assert not any(r.error for r in reports), [r.error for r in reports if r.error]

@@ -26,12 +26,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _browser as b  # noqa: E402
+import _browser as b  # noqa: E402  (bench/ is put on sys.path first)
 
 # Ready: loaded, every chart drawn (or said empty, or left for when it is scrolled near) and the
-# annotator's editor ready; then the next frame is painted. Returns milliseconds since navigation start (the document's time origin).
+# annotator's editor ready; then the next frame is painted. Returns milliseconds since navigation start (the
+# document's time origin).
 READY = """() => document.readyState === 'complete'
-  && [...document.querySelectorAll('[data-chart]')].every((c) => c.dataset.drawn !== undefined || c.classList.contains('empty') || c.dataset.deferred !== undefined)
+  && [...document.querySelectorAll('[data-chart]')].every((c) => c.dataset.drawn !== undefined ||
+    c.classList.contains('empty') || c.dataset.deferred !== undefined)
   && [...document.querySelectorAll('.editor')].every((e) => e.classList.contains('ready'))"""
 # [ready and painted, the server's answer complete (responseEnd), DOMContentLoaded], ms since navigation start.
 PAINTED = """() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(() => {
@@ -124,16 +126,16 @@ def main():
     print()
     print(f"{'page':36} {'first visit':>12} {'warm p95':>9} {'warm median':>12} {'(HTML in':>9} {'DOM ready)':>10} "
           f"{'JS on the wire':>15} {'JS decoded':>11} {'server CPU':>11}")
-    for name, path, first, warm, scripts, server_cpu in rows:
+    for name, _, first, warm, scripts, server_cpu in rows:
         wire = sum(s[1] for s in scripts) / 1024
         decoded = sum(s[2] for s in scripts) / 1024
         ready = [w[0] for w in warm]
         print(f"{name:36} {first[0]:9.0f} ms {b.percentile(ready, 95):6.0f} ms {b.median(ready):9.0f} ms "
               f"{b.median([w[1] for w in warm]):6.0f} ms {b.median([w[2] for w in warm]):7.0f} ms "
               f"{wire:12.0f} KB {decoded:8.0f} KB {server_cpu:8.1f} ms")
-    print(f"first visit: an empty cache, navigation start until ready and painted; warm: {args.repeat} visits with the cache warm")
-    print("(HTML in: the server's answer received; DOM ready: DOMContentLoaded, deferred scripts run; medians of the warm visits)")
-    print("JS: every script, module and worker the first visit fetched (Resource Timing encodedBodySize / decodedBodySize)")
+    print(f"first visit: an empty cache, navigation start until ready and painted; warm: {args.repeat} " "visits with the cache warm")
+    print("(HTML in: the server's answer received; DOM ready: DOMContentLoaded, deferred scripts run; " "medians of the warm visits)")
+    print("JS: every script, module and worker the first visit fetched (Resource Timing encodedBodySize / " "decodedBodySize)")
     print("server CPU: the server's processes' user + system CPU per warm visit (/proc)")
     print(machine)
 

@@ -22,11 +22,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from annotation.formats.ducview import parse_pyramid  # noqa: E402
-from annotation.pyramids.agreement_inputs import span_pyramids  # noqa: E402
-from scoring.model import Convention  # noqa: E402
-from scoring.pyramid_agreement import pairwise, score_agreement  # noqa: E402
-from scoring.scores import reference_annotation, score_reference  # noqa: E402
+from annotation.formats.ducview import parse_pyramid  # noqa: E402  (the repository is put on sys.path first)
+from annotation.pyramids.agreement_inputs import span_pyramids  # noqa: E402  (the repository is put on sys.path first)
+from scoring.model import Convention  # noqa: E402  (the repository is put on sys.path first)
+from scoring.pyramid_agreement import pairwise, score_agreement  # noqa: E402  (the repository is put on sys.path first)
+from scoring.scores import reference_annotation, score_reference  # noqa: E402  (the repository is put on sys.path first)
 
 MATTER = ("12_10_09_MATTER.pyr", "Becky_MATTER.pyr", "IA/12_10_09_MATTER_fixed.pyr",
           "IA/Yinghui_12_10_09_MATTER_fixed.pyr", "Yinghui_12_10_09_MATTER.pyr")
@@ -68,7 +68,7 @@ def main():
         named.append((short(name), parsed))
         weights = Counter(len(s.contributors) for s in parsed.scus)
         print(f"{short(name):28} refs {','.join(r.id for r in parsed.references):40} SCUs {len(parsed.scus):3}  "
-              f"contributors {sum(weights[w] * w for w in weights):3}  by weight {dict(sorted(weights.items(), reverse=True))}"
+              f"contributors {sum(weights[w] * w for w in weights):3}  by weight " f"{dict(sorted(weights.items(), reverse=True))}"
               + (f"  ({len(report.messages())} reader messages)" if report.messages() else ""))
     spans = span_pyramids(named)
     results = pairwise(spans, args.threshold)

@@ -47,7 +47,7 @@ def main():
     import_paths(files, "bench-recompute")
     pyramid = Pyramid.objects.get(topic__external_id=args.topic)
     ids = list(PeerAnnotation.objects.filter(pyramid=pyramid).values_list("id", flat=True))
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, database {connection.vendor}; "
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, " f"database {connection.vendor}; "
           f"{args.topic}: {pyramid.scus.count()} SCUs, {len(ids)} peer annotations")
 
     def timed(what, edit):
@@ -60,8 +60,8 @@ def main():
             times.append((time.perf_counter() - start) * 1000)
             cpu.append((time.process_time() - start_cpu) * 1000)
         # CPU time is the steady figure on a shared machine; wall time adds waiting for the CPU and the disk.
-        print(f"after {what}, {written} scores written, {len(queries)} statements: wall p50 {statistics.median(times):.1f} ms, "
-              f"p95 {percentile(times, 95):.1f} ms; CPU p50 {statistics.median(cpu):.1f} ms, p95 {percentile(cpu, 95):.1f} ms")
+        print(f"after {what}, {written} scores written, {len(queries)} statements: wall p50 " f"{statistics.median(times):.1f} ms, "
+              f"p95 {percentile(times, 95):.1f} ms; CPU p50 {statistics.median(cpu):.1f} ms, p95 " f"{percentile(cpu, 95):.1f} ms")
 
     timed(f"a pyramid edit (all {len(ids)} annotations stale)", lambda: Pyramid.objects.filter(pk=pyramid.pk).update(revision=F("revision") + 1))
     one = ids[0]

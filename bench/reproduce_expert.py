@@ -1,4 +1,5 @@
-"""Benchmark: a robot reproduces the experts' annotations in the peer annotator, in headless Debian Chromium (prints numbers; not a test).
+"""Benchmark: a robot reproduces the experts' annotations in the peer annotator, in headless Debian Chromium (prints
+numbers; not a test).
 
 The whole job, not one key (issue 21). For each peer of a sample of topics, the robot is given the
 expert's annotation (the DUCView `.pan` file, imported by the project's own importer into a
@@ -56,7 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _browser as b  # noqa: E402
+import _browser as b  # noqa: E402  (bench/ is put on sys.path first)
 
 DATASETS = ("duc2006", "duc2007-main")  # folders of SHARED_DATA
 GOAL_RATIO = 0.5      # actions per peer, ours / DUCView's minimum
@@ -109,7 +110,8 @@ def scu_pick(target: int, order: list[tuple[int, str]], in_sight: set[int], rows
     """The fewest actions to pick SCU ``target`` after a selection, the filter empty:
     [("click", id)] when it is in sight in the list, else "/" (("find", "/"): it focuses the filter)
     and the shortest text typed into it (one action per key) after which it is first in the list
-    (then Enter) or among its first ``rows`` items, in sight (then a click). ``order``: the SCUs as the list shows them (weight,
+    (then Enter) or among its first ``rows`` items, in sight (then a click). ``order``: the SCUs as the list shows
+    them (weight,
     then label: annotator.js scusByWeight), as (id, label); the filter keeps labels containing the
     text, case aside. "/" is never in the text typed (it means "find an SCU")."""
     if target in in_sight:
@@ -208,7 +210,8 @@ PROBE = """(() => {
   const shown = () => {
     const editor = document.querySelector(".editor");
     const bar = document.querySelector(".suggestion-bar");
-    return editor?.classList.contains("ready") && !(bar && !bar.hidden && bar.textContent.includes("Looking for suggestions"));
+    return editor?.classList.contains("ready") && !(bar && !bar.hidden &&
+      bar.textContent.includes("Looking for suggestions"));
   };
   const settled = () => shown() && !document.querySelector(".editor").dataset.busy && !t.inflight
     && document.querySelector(".save-status")?.dataset.status === "saved";
@@ -226,14 +229,14 @@ SINCE_CLICK = "() => [window.__bench.ready, window.__bench.shown].map((t) => t -
 
 # The page's saves of new matches (POST /api/matches/) since the last call (one page shows many
 # peers): [total ms, ms from the request sent to the answer's first byte].
-SAVES = ("() => { const saves = performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname === '/api/matches/')"
+SAVES = ("() => { const saves = performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname " "=== '/api/matches/')"
          ".map((e) => [e.duration, e.responseStart - e.requestStart]); performance.clearResourceTimings(); return saves; }")
 # Set before a click that may load a page: gone if it did.
 MARK_PAGE = "() => { window.__benchSamePage = true; }"
 SAME_PAGE = "() => window.__benchSamePage === true"
 
 # The SCU list as shown with an empty filter (annotator.js scusByWeight: weight, then label in the locale's order).
-ORDER = "() => [...document.querySelectorAll('.scu-list .scu')].map((i) => [Number(i.dataset.id), i.querySelector('.label').textContent])"
+ORDER = "() => [...document.querySelectorAll('.scu-list .scu')].map((i) => [Number(i.dataset.id), " "i.querySelector('.label').textContent])"
 
 SHOWN = """() => {
   const bar = document.querySelector('.suggestion-bar');
@@ -242,7 +245,8 @@ SHOWN = """() => {
   for (const seg of document.querySelectorAll('.peer-text .seg')) {
     const n = seg.textContent.length;
     if (seg.classList.contains('pending')) {
-      if (parts.length && parts[parts.length - 1][1] === at) parts[parts.length - 1][1] = at + n; else parts.push([at, at + n]);
+      if (parts.length && parts[parts.length - 1][1] === at) parts[parts.length - 1][1] = at + n;
+        else parts.push([at, at + n]);
     }
     at += n;
   }
@@ -253,7 +257,8 @@ IN_SIGHT = """() => {
   const list = document.querySelector('.scu-list').getBoundingClientRect();
   const top = Math.max(list.top, 0), bottom = Math.min(list.bottom, innerHeight);
   const items = [...document.querySelectorAll('.scu-list .scu')];
-  const sight = items.filter((i) => { const r = i.getBoundingClientRect(); return r.top >= top && r.bottom <= bottom; });
+  const sight = items.filter((i) => { const r = i.getBoundingClientRect(); return r.top >= top && r.bottom <= bottom;
+    });
   const height = items.length ? items[0].getBoundingClientRect().height : 1;
   return [sight.map((i) => Number(i.dataset.id)), Math.max(1, Math.floor((bottom - top) / height) - 1)];
 }"""
@@ -261,14 +266,17 @@ IN_SIGHT = """() => {
 POINTS = """([start, end]) => {
   const root = document.querySelector('.peer-text');
   const locate = (u16) => { const w = document.createTreeWalker(root, NodeFilter.SHOW_TEXT); let off = 0;
-    for (let n = w.nextNode(); n; n = w.nextNode()) { if (off + n.data.length > u16) return [n, u16 - off]; off += n.data.length; }
+    for (let n = w.nextNode(); n; n = w.nextNode()) { if (off + n.data.length > u16) return [n, u16 - off];
+      off += n.data.length; }
     throw new Error(`offset ${u16} outside the text`); };
-  const rect = (u16, last) => { const r = document.createRange(); const [n, o] = locate(u16); r.setStart(n, o); r.setEnd(n, o + 1);
+  const rect = (u16, last) => { const r = document.createRange(); const [n, o] = locate(u16); r.setStart(n, o);
+    r.setEnd(n, o + 1);
     const rects = r.getClientRects(); return rects[last ? rects.length - 1 : 0]; };
   const a = rect(start, false), z = rect(end - 1, true);
   const view = root.getBoundingClientRect();
   const inside = (r) => r.top >= Math.max(view.top, 0) && r.bottom <= Math.min(view.bottom, innerHeight);
-  return { from: [a.left + a.width / 4, a.top + a.height / 2], to: [a === z ? a.right - a.width / 4 : z.right - z.width / 4, z.top + z.height / 2],
+  return { from: [a.left + a.width / 4, a.top + a.height / 2], to: [a === z ? a.right - a.width / 4 :
+    z.right - z.width / 4, z.top + z.height / 2],
            inside: inside(a) && inside(z) };
 }"""
 
@@ -336,7 +344,7 @@ class Robot:
             run.act("scroll")
             points = self.page.evaluate(POINTS, list(u16))
             if not points["inside"]:
-                sys.exit(f"UTF-16 [{u16[0]}, {u16[1]}) of the peer does not fit in its pane: dragging across a scroll is not done")
+                sys.exit(f"UTF-16 [{u16[0]}, {u16[1]}) of the peer does not fit in its pane: dragging across a " "scroll is not done")
         mouse = self.page.mouse
         if shift:
             self.page.keyboard.down("Shift")
@@ -577,8 +585,8 @@ def main():
                 runs.append((topic.external_id, run, minimum, automatic, mismatch, perfect_floor(matches_of(expert), int(k == 0))))
                 waits = ", ".join(f"{kind} {ms:.0f}" for kind, ms in sorted(run.waits, key=lambda w: -w[1])[:3])
                 print(f"{topic.external_id} peer {peer.external_id:>3}: {len(matches_of(expert)):2} expert matches, "
-                      f"{run.total:3} actions ({format_actions(run.actions)}), DUCView {minimum:3} ({automatic} by its Autoannotate), "
-                      f"ratio {ratio_line(run.total, minimum)}; waited {run.waited_ms / 1000:.2f} s, painted after {run.painted_ms / 1000:.2f} s (longest waits: {waits} ms); "
+                      f"{run.total:3} actions ({format_actions(run.actions)}), DUCView {minimum:3} " f"({automatic} by its Autoannotate), "
+                      f"ratio {ratio_line(run.total, minimum)}; waited {run.waited_ms / 1000:.2f} s, painted " f"after {run.painted_ms / 1000:.2f} s (longest waits: {waits} ms); "
                       f"{'stored = expert' if mismatch is None else 'MISMATCH: ' + mismatch}", flush=True)
                 b.close_db_connections()
         context.close()
@@ -610,25 +618,25 @@ def report(runs, args, topics, machine, elapsed, loads_avg, saves) -> None:
     print(f"{args.dataset}, topics {', '.join(topics)}, the first {args.peers} peers of each ({peers} peers), "
           f"{'beside ' + str(args.stress) + ' CPU-bound processes' if args.stress else 'no --stress'} "
           f"(1-minute load average {loads_avg[0]:.1f} before, {loads_avg[1]:.1f} after); {elapsed:.0f} s")
-    print(f"  stored annotation = expert's (SCUs, repetitions, non-matching units, stored score): {sum(r[4] is None for r in runs)} of {peers} peers")
+    print("  stored annotation = expert's (SCUs, repetitions, non-matching units, stored score): " f"{sum(r[4] is None for r in runs)} of {peers} peers")
     print(f"  actions: ours {ours} ({ours / peers:.1f} per peer: {format_actions(total)})")
-    print(f"    DUCView 1.4 minimum {ducview} ({ducview / peers:.1f} per peer; {sum(r[3] for r in runs)} matches by its Autoannotate); "
+    print(f"    DUCView 1.4 minimum {ducview} ({ducview / peers:.1f} per peer; {sum(r[3] for r in runs)} " "matches by its Autoannotate); "
           f"ratio ours/DUCView {ratio_line(ours, ducview)} (goal <= {GOAL_RATIO})")
-    print(f"    ours if every expert match were suggested right and nothing else: {floor}, ratio {ratio_line(floor, ducview)}")
-    print(f"  waiting per peer: median {b.median(waited):.2f} s, p95 {b.percentile(waited, 95):.2f} s, max {max(waited):.2f} s, "
+    print(f"    ours if every expert match were suggested right and nothing else: {floor}, ratio " f"{ratio_line(floor, ducview)}")
+    print(f"  waiting per peer: median {b.median(waited):.2f} s, p95 {b.percentile(waited, 95):.2f} s, max " f"{max(waited):.2f} s, "
           f"total {sum(waited):.1f} s (goal <= {goal} s per peer)")
-    print(f"    until painted only (not waiting for saves): median {b.median(painted):.2f} s, p95 {b.percentile(painted, 95):.2f} s per peer")
+    print(f"    until painted only (not waiting for saves): median {b.median(painted):.2f} s, p95 " f"{b.percentile(painted, 95):.2f} s per peer")
     for kind, name in (("done", '"Done, next peer" (the next peer in the same page)'), ("open", "Start (a page load)"), ("suggest", "S")):
         shown = [ms for r in runs for k, ms in r[1].painted if k == kind]
         settled = [ms for r in runs for k, ms in r[1].waits if k == kind]
         if shown:
             print(f"    {name}: painted median {b.median(shown):.0f} ms, p95 {b.percentile(shown, 95):.0f} ms; "
-                  f"settled (saved) median {b.median(settled):.0f} ms, p95 {b.percentile(settled, 95):.0f} ms (n={len(shown)})")
+                  f"settled (saved) median {b.median(settled):.0f} ms, p95 {b.percentile(settled, 95):.0f} " f"ms (n={len(shown)})")
     print("    until everything is saved, by kind of action:")
     for kind, values in sorted(by_kind.items(), key=lambda kv: -sum(kv[1])):
         print(f"    {kind:>7}: {sum(values) / 1000 / peers:.2f} s per peer; {b.summary(values)}")
     if saves:
-        print(f"    of which the saves of new matches (POST /api/matches/, Resource Timing): {b.summary([s[0] for s in saves])}; "
+        print("    of which the saves of new matches (POST /api/matches/, Resource Timing): " f"{b.summary([s[0] for s in saves])}; "
               f"request sent until the answer's first byte: {b.summary([s[1] for s in saves])}")
     print(f"  {machine}")
     print(f"  CPU: {cpu_model()}, nproc {os.cpu_count()}")

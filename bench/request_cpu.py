@@ -37,7 +37,8 @@ WSGI handler in a process of production settings, and prints the stack's floor (
 nothing, ``bench/_floor_urls.py``), each class's CPU, statements and PostgreSQL's own CPU, and
 its CPU by phase.
 
-    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/request_cpu.py [--clients 20] [--window 20] [--crowd 50] [--rounds 3]
+    DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/request_cpu.py [--clients 20] [--window 20]
+        [--crowd 50] [--rounds 3]
     DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/request_cpu.py --breakdown 200 --topics 20
 """
 import argparse
@@ -342,8 +343,8 @@ def main():
             b.server("gunicorn", env, log_dir, server_pids) as base:
         if crowd_token:
             crowd.warm_up(base, crowd_token)
-        editors = [Editor(base, token, p.pk, seed) for seed, (token, p) in enumerate(zip(tokens, pyramids))]
-        for editor, annotation_id in zip(editors, annotations):
+        editors = [Editor(base, token, p.pk, seed) for seed, (token, p) in enumerate(zip(tokens, pyramids, strict=True))]
+        for editor, annotation_id in zip(editors, annotations, strict=True):
             editor.annotate(annotation_id)
         b.wait_worker_idle(control)
         meter = Meter(server_pids[0], control.bench_pid, redis_pid(redis_url), task_log)
@@ -368,7 +369,7 @@ def main():
 
         concurrently(editors, lambda e, t, x: e.add_contributors(0, t, x, at_least=1))   # warm-up: every server process has written
         drained()
-        deadline = lambda: time.monotonic() + args.window  # noqa: E731
+        deadline = lambda: time.monotonic() + args.window  # noqa: E731  (a one-line helper of this test)
         end = deadline()
         window("add contributor", editors, lambda e, t, x: e.add_contributors(end, t, x), settle=drained)
         end = deadline()
@@ -406,7 +407,7 @@ def main():
         m[4] += errors
     print(f"\n{args.clients} API editors (synthetic pyramids: {args.scus} SCUs, {args.peers} peers each), "
           f"{args.crowd} crowd workers x {args.rounds} rounds; CPU in ms per request")
-    print("| endpoint class | requests | app | worker | database | Redis | total | requests/s | p50 ms | p95 ms | concurrency | errors | goal (issue 22) |")
+    print("| endpoint class | requests | app | worker | database | Redis | total | requests/s | p50 ms | p95 " "ms | concurrency | errors | goal (issue 22) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for name in [n for n in ("add contributor", "full pyramid", "match create", "crowd page", "crowd submit") if n in merged]:
         count, used, seconds, timings, errors = merged[name]
@@ -420,7 +421,7 @@ def main():
         print_profiles(profile_dir)
     stored = LiteAssignment.objects.filter(task__pyramid__dataset__name="crowd-bench")
     if workers:
-        print(f"crowd answers stored: {stored.count()} ({stored.values('worker_id', 'task_id').distinct().count()} distinct worker-task pairs)")
+        print(f"crowd answers stored: {stored.count()} " f"({stored.values('worker_id', 'task_id').distinct().count()} distinct worker-task pairs)")
     errors = [e for m in merged.values() for e in m[4]]
     if errors:
         print(f"first errors: {errors[:5]}")

@@ -81,10 +81,10 @@ def main():
 
         peers = timed("load SCU vectors and annotations", lambda: system_statistics.load_peer_inputs(topics))
         for c in Convention:
-            timed(f"system statistics ({c.value})", lambda: system_statistics.compute(
+            timed(f"system statistics ({c.value})", lambda c=c: system_statistics.compute(
                 name, rows[c], lambda r: dashboards._summarizer_of(r, summarizers), c, peers))
             found = []
-            timed(f"meta-evaluation with intervals ({c.value})", lambda: [
+            timed(f"meta-evaluation with intervals ({c.value})", lambda c=c, found=found: [
                 dashboard_snapshots._metaeval(dataset, c, rows[c], summarizers, judgments, score, found)
                 for score in dashboard_snapshots.METAEVAL_SCORES])
         return times
@@ -105,7 +105,7 @@ def main():
         start = time.perf_counter()
         dashboard_snapshots.recompute_dataset(dataset.pk)
         whole.append(time.perf_counter() - start)
-    print(f"whole dashboard snapshot from scratch (the worker's task): {statistics.median(whole):.2f} s wall (median of {len(whole)}); "
+    print(f"whole dashboard snapshot from scratch (the worker's task): {statistics.median(whole):.2f} s wall " f"(median of {len(whole)}); "
           f"load average now {os.getloadavg()[0]:.1f}")
 
 

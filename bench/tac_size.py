@@ -20,7 +20,7 @@ sys.path.insert(0, str(REPO))
 from _django import fresh_database  # noqa: E402  (bench/ is on sys.path as the script's folder)
 
 WORDS = ("harbour council ferry bridge fishermen museum divers weather engineers mayor shop railway visitors lighthouse "
-         "choir utility pier warning festival warehouse path barrier lights timetable market tunnel seawall boat island dunes "
+         "choir utility pier warning festival warehouse path barrier lights timetable market tunnel seawall " "boat island dunes "
          "announced postponed repaired celebrated inspected funded reopened measured questioned doubled rebuilt welcomed").split()
 
 
@@ -67,7 +67,7 @@ def write_topic(folder: Path, topic: str, args, rng: random.Random) -> int:
         for annotator in ("101", "102") if peer <= args.second else ("101",):
             # The second annotator reads the same text and disagrees on about one unit in six.
             uids = [u if annotator == "101" or rng.random() > 1 / 6 else rng.choice([0, rng.randint(1, args.scus)]) for u, _ in units]
-            matches = [PeerMatch(u, s, "", [PeerPart(*span)]) for u, (_, s), span in zip(uids, units, offsets)]
+            matches = [PeerMatch(u, s, "", [PeerPart(*span)]) for u, (_, s), span in zip(uids, units, offsets, strict=True)]
             pan = PeerAnnotationFile(pyramid, " ".join(text), [m for m in matches if m.scu_uid], [m for m in matches if not m.scu_uid], None)
             (folder / f"{annotator}.{topic}.M.100.A.{peer}.pan").write_bytes(write_peer_annotation(pan))
             files += 1
@@ -95,9 +95,9 @@ def main():
     data = tmp / "tac"
     data.mkdir()
     files = sum(write_topic(data, f"D{1000 + t}", args, rng) for t in range(args.topics))
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, database {connection.vendor}, "
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, " f"database {connection.vendor}, "
           f"{'Celery workers' if os.environ.get('REDIS_URL') else 'in-process background runner'}")
-    print(f"data: {args.topics} topics x ({args.scus} SCUs, {args.peers} peers, {args.second} annotated twice): {files} DUCView files")
+    print(f"data: {args.topics} topics x ({args.scus} SCUs, {args.peers} peers, {args.second} annotated " f"twice): {files} DUCView files")
 
     start = time.perf_counter()
     report = import_paths([data], "tac-size")

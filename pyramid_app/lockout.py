@@ -14,7 +14,7 @@ def minutes_locked() -> int:
 
 def message() -> str:
     minutes = minutes_locked()
-    return (f"Too many failed logins for this account or address: try again in {minutes} minute{'s' if minutes != 1 else ''}.")
+    return (f"Too many failed logins for this account or address: try again in {minutes} " f"minute{'s' if minutes != 1 else ''}.")
 
 
 def lockout_response(request, original_response=None, credentials=None):

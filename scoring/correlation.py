@@ -101,7 +101,7 @@ def pearson(x: Sequence[float], y: Sequence[float], confidence: float = 0.95) ->
 def _pearson_r(xs: list[float], ys: list[float]) -> float:
     mx, my = math.fsum(xs) / len(xs), math.fsum(ys) / len(ys)
     dx, dy = [v - mx for v in xs], [v - my for v in ys]
-    r = math.fsum(a * b for a, b in zip(dx, dy)) / math.sqrt(math.fsum(a * a for a in dx) * math.fsum(b * b for b in dy))
+    r = math.fsum(a * b for a, b in zip(dx, dy, strict=True)) / math.sqrt(math.fsum(a * a for a in dx) * math.fsum(b * b for b in dy))
     return max(-1.0, min(1.0, r))
 
 
@@ -167,4 +167,4 @@ def mean_abs_difference(x: Sequence[float], y: Sequence[float]) -> float | None:
     xs, ys = _validate(x, y)
     if not xs:
         return None
-    return math.fsum(abs(a - b) for a, b in zip(xs, ys)) / len(xs)
+    return math.fsum(abs(a - b) for a, b in zip(xs, ys, strict=True)) / len(xs)

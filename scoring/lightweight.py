@@ -34,13 +34,13 @@ from statistics import mean, pstdev
 
 
 
-class AgreementMeasure(str, enum.Enum):
+class AgreementMeasure(enum.StrEnum):
     POSITIONAL = "positional"
     SEQUENCE_MATCHER = "sequence-matcher"
     NONE = "none"  # no worker filter
 
 
-class BlankPolicy(str, enum.Enum):
+class BlankPolicy(enum.StrEnum):
     PRESENT = "present"
     ABSENT = "absent"
     MISSING = "missing"
@@ -165,7 +165,7 @@ def pair_agreement(a: Sequence[int | None], b: Sequence[int | None], measure: Ag
     """
     if len(a) != len(b):
         raise ValueError("two assignments of one task must answer the same statements")
-    both = [(x, y) for x, y in zip(a, b) if x is not None and y is not None]
+    both = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
     if not both:
         return None
     if measure is AgreementMeasure.SEQUENCE_MATCHER:

@@ -106,7 +106,7 @@ def sentence_count(text: str) -> int:
     a digit or a quote starts a new one (abbreviations such as "Dr." and "U.S." are single tokens)."""
     toks = tokens(text)
     count = 1 if toks else 0
-    for here, after in zip(toks, toks[1:]):
+    for here, after in zip(toks, toks[1:], strict=False):
         if here in SENTENCE_END and (after[0].isupper() or after[0].isdigit() or after[0] in "\"'"):
             count += 1
     return count

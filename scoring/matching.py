@@ -35,7 +35,7 @@ def combine(criteria: Mapping[Pair, Sequence[int]], size: int) -> dict[Pair, int
     scales = [1] * levels
     for k in range(levels - 2, -1, -1):
         scales[k] = 1 + size * sum(highest[j] * scales[j] for j in range(k + 1, levels))
-    return {pair: sum(v * s for v, s in zip(values, scales)) for pair, values in criteria.items()}
+    return {pair: sum(v * s for v, s in zip(values, scales, strict=True)) for pair, values in criteria.items()}
 
 
 def max_weight_matching(weights: Mapping[Pair, int]) -> list[Pair]:

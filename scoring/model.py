@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 
 
-class Convention(str, Enum):
+class Convention(StrEnum):
     """How weights and the average SCU count Xa are computed.
 
     ``NIST``: the DUC/TAC official scores (and DUCView). Weight = number of contributors as they
@@ -222,7 +222,7 @@ class Pyramid:
             contribs = tuple(c if c.references <= kept else _derived(Contributor, references=c.references & kept)
                              for c in s.contributors if c.references & kept)
             if contribs:
-                unchanged = len(contribs) == len(s.contributors) and all(a is b for a, b in zip(contribs, s.contributors))
+                unchanged = len(contribs) == len(s.contributors) and all(a is b for a, b in zip(contribs, s.contributors, strict=True))
                 scus.append(s if unchanged else _derived(SCU, uid=s.uid, contributors=contribs))
         return _derived(Pyramid, references=tuple(r for r in self.references if r in kept), scus=tuple(scus))
 

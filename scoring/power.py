@@ -50,7 +50,7 @@ def _needed(effects: np.ndarray, alpha: float, power: float, max_topics: int) ->
         enough = t_test_power(np.maximum(mid, 2), effects, alpha) >= power
         high = np.where(enough, mid, high)
         low = np.where(enough, low, mid)
-    return [int(max(h, 2)) if ok else None for h, ok in zip(high, reachable)]
+    return [int(max(h, 2)) if ok else None for h, ok in zip(high, reachable, strict=True)]
 
 
 def _check(alpha: float, power: float) -> None:

@@ -383,7 +383,7 @@ def contributor_weight_agreement(a: SpanPyramid, b: SpanPyramid, alignment: Cont
 
 def _weights(wa: list[int], wb: list[int]) -> WeightAgreement:
     n = len(wa)
-    return WeightAgreement(n, _ratio(sum(x == y for x, y in zip(wa, wb)), n), mean_abs_difference(wa, wb),
+    return WeightAgreement(n, _ratio(sum(x == y for x, y in zip(wa, wb, strict=True)), n), mean_abs_difference(wa, wb),
                            pearson(wa, wb), spearman(wa, wb))
 
 
@@ -408,7 +408,7 @@ def score_agreement(scores_a: Mapping[Hashable, float | None], scores_b: Mapping
     both = [p for p in scores_a if p in scores_b and scores_a[p] is not None and scores_b[p] is not None]
     missing = tuple(sorted((set(scores_a) | set(scores_b)) - set(both), key=str))
     xs, ys = [scores_a[p] for p in both], [scores_b[p] for p in both]
-    above = sum(above_noise(x - y, noise) for x, y in zip(xs, ys))
+    above = sum(above_noise(x - y, noise) for x, y in zip(xs, ys, strict=True))
     return ScoreAgreement(len(both), pearson(xs, ys), mean_abs_difference(xs, ys), above,
                           _ratio(above, len(both)), noise, missing)
 

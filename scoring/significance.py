@@ -216,7 +216,7 @@ def pairwise(by_system: Mapping[Hashable, Mapping[Hashable, float]], *, alpha: f
             tests.append((a, b, paired_test([by_system[a][t] for t in shared], [by_system[b][t] for t in shared],
                                             resamples=resamples, seed=seed)))
     adjusted = holm([t.p_value for _, _, t in tests])
-    return [Comparison(a, b, t, p, alpha) for (a, b, t), p in zip(tests, adjusted)]
+    return [Comparison(a, b, t, p, alpha) for (a, b, t), p in zip(tests, adjusted, strict=True)]
 
 
 def groups(ordered: Sequence[Hashable], comparisons: Sequence[Comparison]) -> list[list[Hashable]]:

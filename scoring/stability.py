@@ -7,7 +7,8 @@ comes when less evidence is used:
 * ``reference_stability``: pyramids built from k of a topic's n references, for each k < n
   (Section 3 of Nenkova, Passonneau & McKeown 2007, who argue for 4 or more references). The
   other references' contributors are removed and SCUs left without contributors vanish, as the
-  jackknife does (``Pyramid.restricted_to``, behind ``without_reference``); a peer's matches of vanished SCUs count nowhere.
+  jackknife does (``Pyramid.restricted_to``, behind ``without_reference``); a peer's matches of vanished SCUs count
+  nowhere.
   Per topic every k-subset is scored when there are at most ``max_subsets`` of them, else a seeded
   sample of ``max_subsets`` distinct subsets. A ranking needs one pyramid per topic: each of the
   ``draws`` rankings picks, per topic, one of its subsets at random (seeded).
@@ -121,7 +122,7 @@ def _subsets(references: Sequence[str], k: int, max_subsets: int, rng: np.random
 def _system_scores(pyramid: Pyramid, annotations, index: Mapping[Hashable, int], convention: Convention) -> np.ndarray:
     sums, counts = np.zeros(len(index)), np.zeros(len(index))
     values = modified_against(pyramid, [a for _, a in annotations], convention)
-    for (system, _), value in zip(annotations, values):
+    for (system, _), value in zip(annotations, values, strict=True):
         if value is not None:
             sums[index[system]] += value
             counts[index[system]] += 1
@@ -159,7 +160,7 @@ def reference_stability(topics: Mapping[Hashable, TopicAnnotations], convention:
             per_topic.append(np.stack([_system_scores(base.restricted_to(keep), topics[t].annotations, index, convention)
                                        for keep in subsets]))
         picks = [rng.integers(0, len(scores), draws) for scores in per_topic]
-        sample = np.stack([scores[pick] for scores, pick in zip(per_topic, picks)], axis=1)   # (draws, topics, systems)
+        sample = np.stack([scores[pick] for scores, pick in zip(per_topic, picks, strict=True)], axis=1)   # (draws, topics, systems)
         means = _nanmean(sample, 1)
         out.append(_point(k, kendall_rows(np.broadcast_to(full_means, means.shape), means), most))
     return out

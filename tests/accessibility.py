@@ -26,7 +26,8 @@ LARGE_PAGE_ELEMENTS = 3000
 # How long after `load` a page is left to render what its scripts fetch before it is checked.
 SETTLE_MS = 400
 
-_RUN_AFTER_LOAD = r"""
+# JavaScript filled in with %: its own braces would all need doubling for format() or an f-string.
+_RUN_AFTER_LOAD_TEMPLATE = r"""
 (() => {
   if (window !== window.top || window.__axeInstalled) return;
   if (%(skip)s.some(prefix => location.pathname.startsWith(prefix))) return;
@@ -45,7 +46,8 @@ _RUN_AFTER_LOAD = r"""
       const ids = new Map();
       for (const el of document.querySelectorAll('[id]')) ids.set(el.id, (ids.get(el.id) || 0) + 1);
       const duplicated = [...ids].filter(([, n]) => n > 1).map(([id]) => '#' + id);
-      if (duplicated.length) found.push({id: 'duplicate-id', impact: 'serious', help: 'ids must be unique', nodes: duplicated.slice(0, 5)});
+      if (duplicated.length) found.push({id: 'duplicate-id', impact: 'serious', help: 'ids must be unique',
+        nodes: duplicated.slice(0, 5)});
       const dangling = [];
       for (const attr of ['aria-describedby', 'aria-labelledby', 'for']) {
         for (const el of document.querySelectorAll(attr === 'for' ? 'label[for]' : `[${attr}]`)) {
@@ -54,7 +56,8 @@ _RUN_AFTER_LOAD = r"""
           }
         }
       }
-      if (dangling.length) found.push({id: 'missing-idref', impact: 'serious', help: 'referenced ids must exist', nodes: dangling.slice(0, 5)});
+      if (dangling.length) found.push({id: 'missing-idref', impact: 'serious', help: 'referenced ids must exist',
+        nodes: dangling.slice(0, 5)});
       await window.__axeReport(location.pathname + location.search, found);
       return found;
     })().finally(() => { window.__axeRunning = null; });
@@ -62,7 +65,8 @@ _RUN_AFTER_LOAD = r"""
   };
   window.addEventListener('load', () => setTimeout(() => { window.__axeCheck().catch(() => {}); }, %(settle)d));
 })();
-""" % {"tags": json.dumps(AXE_TAGS), "settle": SETTLE_MS, "skip": json.dumps(THIRD_PARTY_PREFIXES),
+"""
+_RUN_AFTER_LOAD = _RUN_AFTER_LOAD_TEMPLATE % {"tags": json.dumps(AXE_TAGS), "settle": SETTLE_MS, "skip": json.dumps(THIRD_PARTY_PREFIXES),
        "large": LARGE_PAGE_ELEMENTS}
 
 

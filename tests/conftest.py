@@ -182,7 +182,8 @@ def _clear_cache():
 
 @pytest.fixture
 def celery_worker(transactional_db):
-    """A real Celery worker thread consuming from Redis (both queues, scores and dashboards: no -Q), against the test database."""
+    """A real Celery worker thread consuming from Redis (both queues, scores and dashboards: no -Q),
+    against the test database."""
     require(redis_available(), "a real Celery worker needs Redis: set REDIS_URL")
     from celery.contrib.testing.worker import start_worker
 

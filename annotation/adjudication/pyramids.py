@@ -112,7 +112,7 @@ def adjudicate(a: Pyramid, b: Pyramid, user, decisions: dict[str, str], token: s
         try:
             comparison = compare(a, b)
         except NotComparable as error:
-            raise ValidationError(str(error))
+            raise ValidationError(str(error)) from error
         if token != comparison.token:
             raise ValidationError("One of the pyramids changed since the page was opened: review the disagreements again.")
         missing = pyramid_merge.undecided(comparison.items, decisions)
@@ -142,8 +142,8 @@ def adjudicate(a: Pyramid, b: Pyramid, user, decisions: dict[str, str], token: s
             Pyramid.objects.filter(pk=p.pk).update(last_uid=last)
             p.last_uid = last
             current = set(p.scus.values_list("uid", flat=True))
-            plan["states"] = {str(uid): None for uid in current - set(new)} | {str(uid): state for uid, (_, state) in zip(new, merged)}
-            plan["uids"] = {key: uid for uid, (key, _) in zip(new, merged)}
+            plan["states"] = {str(uid): None for uid in current - set(new)} | {str(uid): state for uid, (_, state) in zip(new, merged, strict=True)}
+            plan["uids"] = {key: uid for uid, (key, _) in zip(new, merged, strict=True)}
             return current | set(new)
 
         pyramid_action(pyramid.pk, user, action="adjudicate", uids=uids, mutate=lambda p: apply_scu_states(p, plan["states"]),

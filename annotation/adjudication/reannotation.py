@@ -165,7 +165,7 @@ def recorded_map(uids: dict[str, int], side: str) -> dict[int, int]:
 def scu_map(record: PyramidAdjudication, source: Pyramid) -> dict[int, int]:
     """Annotator SCU uid (of ``source``) -> the uid of the adjudicated SCU it became, for the SCUs
     still in both pyramids: recorded where the record knows, else by identical contributors."""
-    sides = dict(zip(record.source_order, "ab"))
+    sides = dict(zip(record.source_order, "ab", strict=False))
     recorded = recorded_map(record.uids, sides[source.pk]) if source.pk in sides else {}
     mine, adjudicated = (
         {int(uid): s for uid, s in scu_states(p, p.scus.values_list("uid", flat=True)).items() if s}

@@ -3,7 +3,8 @@
 A pyramid, and a peer annotation, is edited as one document with a revision (docs/editing-api.md).
 Every write to its content (SCUs, contributors, parts, matches, and the actions here) must carry
 ``If-Match: "<revision>"``: without it the answer is 428, with a stale one 409 listing the changes
-made since; nothing is written in either case (``If-Match: *`` knowingly skips the check). Successful writes answer with the new revision in
+made since; nothing is written in either case (``If-Match: *`` knowingly skips the check). Successful writes answer
+with the new revision in
 the ``ETag`` header (and ``revision`` in action bodies).
 """
 import hashlib
@@ -198,7 +199,8 @@ class ContributorActions:
 class SCUActions:
     @action(detail=True, methods=["post"])
     def merge(self, request, pk=None):
-        """Merge the ``sources`` SCUs into this one; a reference that would contribute twice is reported, nothing changes."""
+        """Merge the ``sources`` SCUs into this one;
+        a reference that would contribute twice is reported, nothing changes."""
         target = self.get_object()
         sources = [_visible_scu(request, pk, "sources") for pk in _input(MergeInput, request)["sources"]]
         with django_errors_as_drf():

@@ -14,7 +14,7 @@ class IdempotentPostMixin:
         if request.method != "POST" or idempotency.HEADER not in request.headers:
             return super().dispatch(request, *args, **kwargs)
         # Read (and kept) now: authenticating may parse a form body, after which it could not be hashed.
-        request.body
+        request.body  # noqa: B018  (reading it keeps it: the attribute reads and caches the body)
         user = self._user_of(request, *args, **kwargs)
         if user is None:  # answered as without the header (401, 403)
             return super().dispatch(request, *args, **kwargs)
@@ -37,7 +37,7 @@ class IdempotentSchema(AutoSchema):
         if self.method == "POST" and isinstance(self.view, IdempotentPostMixin):
             parameters = [*parameters, OpenApiParameter(
                 idempotency.HEADER, str, OpenApiParameter.HEADER, required=False,
-                description="One key per logical action (a UUID), sent again with every retry of it: a retry gets the "
+                description="One key per logical action (a UUID), sent again with every retry of it: a retry gets " "the "
                             "first answer (with `Idempotent-Replayed: true`) instead of doing the action twice. The "
                             "same key with another body answers 422; while the first request with the key runs, a "
                             "second one waits for it (409 after 10 s). Answers are kept for `IDEMPOTENCY_KEY_SECONDS`.")]

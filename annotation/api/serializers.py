@@ -382,7 +382,7 @@ class PeerMatchSerializer(StrictModelSerializer):
 
     annotation = serializers.PrimaryKeyRelatedField(queryset=PeerAnnotation.objects.select_related("peer"), required=False)  # spans are checked against its text
     assignment = serializers.IntegerField(write_only=True, required=False,
-                                          help_text="Your peer annotation assignment (in place of `annotation`, with `peer`: the first match of an untouched peer).")
+                                          help_text="Your peer annotation assignment (in place of `annotation`, with `peer`: the first match of an " "untouched peer).")
     peer = serializers.IntegerField(write_only=True, required=False, help_text="A peer summary of that assignment's topic (with `assignment`).")
     parts = SpanSerializer(many=True, allow_empty=False, max_length=MAX_PARTS)
 

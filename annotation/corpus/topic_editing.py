@@ -123,14 +123,14 @@ class SummaryRow:
                            "the SCUs were read against this text.")
         if self.annotations:
             who = ", ".join(f"{a['annotator']} ({a['status']})" for a in self.annotations)
-            reasons.append(f"{count_noun(len(self.annotations), 'peer annotation')} ({who}) {_verb(len(self.annotations), 'points', 'point')} "
+            reasons.append(f"{count_noun(len(self.annotations), 'peer annotation')} ({who}) " f"{_verb(len(self.annotations), 'points', 'point')} "
                            "into this text by character offsets.")
         if self.judgments:
             reasons.append(f"{count_noun(len(self.judgments), 'imported judgment')} ({', '.join(self.judgments)}) "
                            f"{_verb(len(self.judgments), 'was', 'were')} made on this text.")
         if self.crowd:
             what = "crowd statement" if self.kind == "reference" else "crowd judging task"
-            reasons.append(f"{count_noun(self.crowd, what)} of a lightweight pyramid {_verb(self.crowd, 'rests', 'rest')} on this text.")
+            reasons.append(f"{count_noun(self.crowd, what)} of a lightweight pyramid " f"{_verb(self.crowd, 'rests', 'rest')} on this text.")
         return reasons
 
     @property

@@ -84,7 +84,7 @@ class ImportResult:
         if not self.skipped_rows:
             return ""
         names = ", ".join(self.skipped_topics[:5]) + (", …" if len(self.skipped_topics) > 5 else "")
-        return f"{count_noun(self.skipped_rows, 'row')} of {count_noun(len(self.skipped_topics), 'topic')} not in this dataset skipped ({names})"
+        return f"{count_noun(self.skipped_rows, 'row')} of {count_noun(len(self.skipped_topics), 'topic')} not in " f"this dataset skipped ({names})"
 
     @property
     def left_text(self) -> str:

@@ -45,7 +45,7 @@ from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from scoring.agreement import alpha_dice, alpha_dice_summary, peer_matrix
-from scoring.correlation import NOISE, above_noise, pearson
+from scoring.correlation import above_noise, pearson
 from scoring.metaeval import meta_evaluate
 from scoring.model import Convention
 

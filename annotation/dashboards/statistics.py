@@ -122,7 +122,7 @@ class PeerInputs:
             tests = [significance.scu_test(a, b, self.vectors, seed=seed) for i, a in enumerate(order) for b in order[i + 1:]]
             adjusted = significance.holm([t.test.p_value for t in tests])
             self._scu_tests = [t.as_dict() | {"p_holm": p, "significant": p is not None and p < significance.ALPHA}
-                               for t, p in zip(tests, adjusted)]
+                               for t, p in zip(tests, adjusted, strict=True)]
         return self._scu_tests
 
 

@@ -119,8 +119,8 @@ def parse_annotator_table(data: bytes, name: str = "annotator table") -> Annotat
         if key in seen and seen[key][0] != annotator:
             what = f"peer {peer} of topic {topic}" if peer is not None else f"topic {topic}"
             raise AnnotatorTableError(
-                f"{where}: {what} is given annotator {annotator}, line {seen[key][1]} gave {seen[key][0]}: a table names one "
-                "annotator per peer (files of two annotators of one peer need names that say who, as ANNOTATOR.TOPIC...pan)")
+                f"{where}: {what} is given annotator {annotator}, line {seen[key][1]} gave {seen[key][0]}: " "a table names one "
+                "annotator per peer (files of two annotators of one peer need names that say who, as " "ANNOTATOR.TOPIC...pan)")
         seen[key] = (annotator, number)
         (table.by_peer if peer is not None else table.by_topic)[key] = annotator
     if not len(table):

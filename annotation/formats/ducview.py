@@ -23,7 +23,8 @@ reference) are in ``Report.legacy``.
 
 Nothing the file's own tool counted is lost. DUCView marks and scores by offsets, never by labels,
 so a part whose label is found nowhere near its offsets (a stale label) stays at its stored
-offsets (a pyramid part clipped to the reference it overlaps most), and is flagged (``review``: "offsets kept, label not found —
+offsets (a pyramid part clipped to the reference it overlaps most), and is flagged (``review``: "offsets kept, label
+not found —
 review"; repair kind ``"kept"``). Only a part with nothing of the text at its offsets (outside the
 text, or empty) is left out (``Report.rejects``); a peer match left without parts still stays
 (flagged), so the peer's score is the file's. A pyramid contributor is left out only when none of
@@ -260,7 +261,7 @@ def _read_parts(contributor_el: Element, cwhere: _Later, u16: Utf16Offsets, text
     placing repairs or drops them); a part without a label takes the text at its offsets."""
     raw = []
     for pi, p_el in enumerate(contributor_el.findall("part")):
-        pwhere = _Later(lambda: f"{cwhere}, <part> {pi + 1}")
+        pwhere = _Later(lambda pi=pi: f"{cwhere}, <part> {pi + 1}")
         s16, e16 = _int_attr(p_el, "start", pwhere), _int_attr(p_el, "end", pwhere)
         s, e = (u16.to_cp(v) if 0 <= v <= u16.u16_len else v for v in (s16, e16)) if u16.astral else (s16, e16)
         plabel = p_el.get("label")
@@ -332,8 +333,10 @@ def _place(
     if placement.kind == "exact" and valid:
         return _Placed(start, end)
     if not valid:
+        problem = ("outside the text" if min(start, end) < 0 or max(start, end) > len(text)
+                   else "reversed" if end < start else "empty")
         msg = (f"{where}: stored offsets [{start}, {end}) are "
-               f"{'outside the text' if min(start, end) < 0 or max(start, end) > len(text) else 'reversed' if end < start else 'empty'}; label {short(label)} "
+               f"{problem}; label {short(label)} "
                f"placed at [{placement.start}, {placement.end})")
     elif placement.kind == "label":
         msg = (f"{where}: label {short(label)} differs from the text at [{start}, {end}) "
@@ -476,7 +479,7 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
         contributors: list[Contributor] = []
         contributor_els = scu_el.findall("contributor")
         for ci, c_el in enumerate(contributor_els):
-            cwhere = _Later(lambda: f"{swhere}, <contributor> {ci + 1}")
+            cwhere = _Later(lambda swhere=swhere, ci=ci: f"{swhere}, <contributor> {ci + 1}")
             clabel = c_el.get("label")
             ccomment = c_el.get("comment") or ""
             parts: list[tuple[int, int, RefSpan]] = []
@@ -679,7 +682,7 @@ def parse_peer_annotation(
     non_matching: list[PeerMatch] = []
     comments: dict[int, str] = {}
     for si, ps_el in enumerate(ann.findall("peerscu")):
-        swhere = _Later(lambda: f"annotation <peerscu> {si + 1}")
+        swhere = _Later(lambda si=si: f"annotation <peerscu> {si + 1}")
         uid = _int_attr(ps_el, "uid", swhere)
         if uid != 0 and uid not in file_uids:
             raise DucViewError(f"{swhere}: uid {uid} is not an SCU of the pyramid")
@@ -687,7 +690,7 @@ def parse_peer_annotation(
         if comment:
             comments[uid] = comment
         for ci, c_el in enumerate(ps_el.findall("contributor")):
-            cwhere = _Later(lambda: f"{swhere} (uid {uid}), <contributor> {ci + 1}")
+            cwhere = _Later(lambda swhere=swhere, uid=uid, ci=ci: f"{swhere} (uid {uid}), <contributor> {ci + 1}")
             clabel = c_el.get("label")
             ccomment = c_el.get("comment") or ""
             raw = _read_parts(c_el, cwhere, u16, text)

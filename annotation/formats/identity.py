@@ -129,7 +129,7 @@ def identify(name: str, kind: str, pyramid: Pyramid, options: NameOptions = Name
     if nist is not None and nist.annotator:
         annotator = Named(nist.annotator, FILE_NAME)
         if in_table is not None and in_table != nist.annotator:
-            notes.append(f"the file name says annotator {nist.annotator}, the annotator table says {in_table}: used the file name")
+            notes.append(f"the file name says annotator {nist.annotator}, the annotator table says {in_table}: used " "the file name")
     elif in_table is not None:
         annotator = Named(in_table, TABLE)
     elif options.annotator:

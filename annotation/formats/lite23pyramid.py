@@ -66,7 +66,7 @@ def read_lite23(folder: Path) -> Lite23Dataset:
         if len(lines) != len(documents):
             raise LightweightFormatError(f"labels/{label_file.name} has {len(lines)} lines for {len(documents)} documents")
         labels = []
-        for n, (line, doc_statements) in enumerate(zip(lines, statements), start=1):
+        for n, (line, doc_statements) in enumerate(zip(lines, statements, strict=True), start=1):
             values = line.split("\t")
             if len(values) != len(doc_statements):
                 raise LightweightFormatError(

@@ -255,7 +255,7 @@ def split_references(text: str, header_regex: str | None, budget: WorkBudget | N
         headers.append(_header_line(text, bs, be) or str(i + 1))
     ids = budget.call("reading the reference headers", lambda _timeout: reference_ids(headers))
     refs = []
-    for i, (bs, be) in enumerate(blocks):
+    for i, (_, be) in enumerate(blocks):
         region_end = blocks[i + 1][0] if i + 1 < len(blocks) else len(text)
         base, end = _trim(text, be, region_end)
         refs.append(RefSpan(ids[i], headers[i], base, end, be, region_end))

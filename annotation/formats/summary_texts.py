@@ -91,7 +91,7 @@ def split_by_headers(text: str, pattern: str = DEFAULT_HEADER_PATTERN, timeout: 
     if before:
         notes.append(f"text before the first header is not part of any summary: {_excerpt(before)!r}")
     pieces = []
-    for i, (start, end) in enumerate(blocks):
+    for i, (_, end) in enumerate(blocks):
         region_end = blocks[i + 1][0] if i + 1 < len(blocks) else len(text)
         base, stop = references._trim(text, end, region_end)
         pieces.append(Piece(ids[i].strip(), headers[i].strip(), text[base:stop]))
@@ -143,7 +143,7 @@ class NamePatterns:
         name = posixpath.basename(path)
         for kind, compiled, what in self.patterns:
             try:
-                m = self.budget.call(what, lambda timeout: compiled.fullmatch(name, timeout=timeout))
+                m = self.budget.call(what, lambda timeout, compiled=compiled: compiled.fullmatch(name, timeout=timeout))
             except HostileInput:
                 raise PatternError(_too_slow(what, self.timeout, "these file names")) from None
             if m and m.group("topic") and m.group("id"):

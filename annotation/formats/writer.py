@@ -134,7 +134,7 @@ def _layout(pyramid: Pyramid) -> tuple[str, dict[str, int], list[str]]:
         ids = reference_ids(headers)
     except DucViewError as exc:
         raise DucViewError(f"cannot write the references: {exc}") from None
-    for ref, header, rid in zip(pyramid.references, headers, ids):
+    for ref, header, rid in zip(pyramid.references, headers, ids, strict=True):
         if rid != ref.id:
             raise DucViewError(
                 f"reference {ref.id!r}: its header {header!r} would be read back as id {rid!r}"
@@ -142,7 +142,7 @@ def _layout(pyramid: Pyramid) -> tuple[str, dict[str, int], list[str]]:
     lines = [f"#{len(pyramid.references)}", ""]
     bases: dict[str, int] = {}
     pos = len(lines[0]) + 1 + len(lines[1]) + 1
-    for i, (ref, header) in enumerate(zip(pyramid.references, headers)):
+    for i, (ref, header) in enumerate(zip(pyramid.references, headers, strict=True)):
         dashes = "-" * max(15, len(header))
         block = ([""] if i else []) + ["", dashes, header, dashes, ""]
         for line in block:
@@ -159,7 +159,7 @@ def _choose_regex(pyramid: Pyramid, text: str, bases: dict[str, int], headers: l
     generated = r"-+\n *(?:" + "|".join(
         java_escape(h) for h in dict.fromkeys(headers)) + r")[ \t]*\n-+\n"
 
-    header_of = {ref.id: h for ref, h in zip(pyramid.references, headers)}
+    header_of = {ref.id: h for ref, h in zip(pyramid.references, headers, strict=True)}
 
     def splits_as_written(regex: str) -> bool:
         if "]]>" in regex:
@@ -173,7 +173,7 @@ def _choose_regex(pyramid: Pyramid, text: str, bases: dict[str, int], headers: l
             return False
         if split.note or len(split.refs) != len(pyramid.references):
             return False
-        for span, ref in zip(split.refs, pyramid.references):
+        for span, ref in zip(split.refs, pyramid.references, strict=True):
             base = bases[ref.id]
             if span.id != ref.id or span.header != header_of[ref.id] or not (
                 span.region_start <= base and base + len(ref.text) <= span.region_end

@@ -236,7 +236,7 @@ def _revert(target_kind: str, document_id: int, user, *, redo: bool, expected_re
             raise ValidationError({"history": "Nothing to redo." if redo else "Nothing to undo."})
         source, destination = (change.before, change.after) if redo else (change.after, change.before)
         if _current(target_kind, document, change) != source:
-            raise ValidationError({"history": f"Cannot {'redo' if redo else 'undo'} “{change.summary}”: what it touched has changed since."})
+            raise ValidationError({"history": f"Cannot {'redo' if redo else 'undo'} “{change.summary}”: what it touched has changed " "since."})
         with _revisions_bumped_once(target_kind, document):
             if target_kind == "pyramid":
                 apply_scu_states(document, destination)

@@ -6,7 +6,8 @@ in-process (no ``REDIS_URL``: the embedded default needs no worker) or sends the
 its name, once per burst. Both are looked up in :data:`JOBS` by name, so this module imports no
 service and no task module, and a service never imports a task: the modules form no circle
 (``tests/foundation/test_import_cycles.py``). Each concept owns its tasks (``peers/tasks.py``,
-``pyramids/tasks.py``, ``dashboards/tasks.py``, ``lightweight/tasks.py``), thin calls into its services, as doccano's apps do.
+``pyramids/tasks.py``, ``dashboards/tasks.py``, ``lightweight/tasks.py``), thin calls into its services, as doccano's
+apps do.
 
 De-duplication: an id already waiting in the queue is not published again (a Redis key marks it
 pending until its task starts, :func:`release`). The mark lives as long as its message may go
@@ -211,8 +212,8 @@ def _claim(kind: str, ids: list[int], wait: float | None = None) -> list[int]:
         with framework_internals.redis_client(redis).pipeline(transaction=False) as pipe:
             for key in keys:
                 pipe.set(redis.make_and_validate_key(key), 1, nx=True, ex=ttl)
-            return [pk for pk, new in zip(ids, pipe.execute()) if new]
-    return [pk for pk, key in zip(ids, keys) if cache.add(key, 1, timeout=ttl)]
+            return [pk for pk, new in zip(ids, pipe.execute(), strict=True) if new]
+    return [pk for pk, key in zip(ids, keys, strict=True) if cache.add(key, 1, timeout=ttl)]
 
 
 def dispatch(kind: str, ids: Iterable[int], delay: float | None = None) -> list[int]:
@@ -299,6 +300,6 @@ def scoring_delayed() -> str | None:
         from pyramid_app.redis_breaker import reachable   # fails at once while Redis failed moments ago
 
         reason = None if reachable(settings.REDIS_URL) else (
-            "The scoring service is unreachable: scores are out of date and will be recomputed as soon as it is back.")
+            "The scoring service is unreachable: scores are out of date and will be recomputed as soon " "as it is back.")
         _health.update(checked=now, reason=reason)
     return _health["reason"]

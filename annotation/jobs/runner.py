@@ -1,7 +1,8 @@
 """One background thread per process that takes recomputation off the request.
 
 After a commit, the services publish the ids they made stale (``annotation.jobs.queue.publish``,
-which hands them to ``runner.submit``) and the request answers at once. The thread then either runs the very tasks a Celery worker runs
+which hands them to ``runner.submit``) and the request answers at once. The thread then either runs the very tasks a
+Celery worker runs
 (``annotation.peers.tasks``, without ``REDIS_URL``: the embedded default needs no worker) or, with
 ``REDIS_URL``, publishes them to Celery. Either way no request waits for scoring or for Redis:
 when Redis is unreachable the publish fails here, the scores stay stale (and say so), and the

@@ -191,7 +191,7 @@ def import_lite23(run: LightweightPyramid, data: Lite23Dataset, report: FileRepo
     topics = w.topics(data.documents)
     statements = w.statements({
         (topics[d], str(i)): {"text": text}
-        for d, texts in zip(data.documents, data.statements) for i, text in enumerate(texts)
+        for d, texts in zip(data.documents, data.statements, strict=True) for i, text in enumerate(texts)
     })
     peers = w.peers({
         (topics[d], system.system): (system.summaries[n] if system.summaries else "")
@@ -199,7 +199,7 @@ def import_lite23(run: LightweightPyramid, data: Lite23Dataset, report: FileRepo
     })
     wanted, rows = {}, []
     for system in data.systems:
-        for d, labels in zip(data.documents, system.labels):
+        for d, labels in zip(data.documents, system.labels, strict=True):
             topic = topics[d]
             ids = [str(i) for i in range(len(labels))]
             peer = peers[(topic, system.system)]

@@ -65,7 +65,7 @@ def scoring_input(run: LightweightPyramid, verified_only: bool = False) -> list[
         topic, peer, ids = tasks[task_id]
         out.append(Assignment(
             task=task_id, topic=topic, summary=peer, worker=worker or None,
-            answers=tuple((statements[s], _answer(c)) for s, c in zip(ids, answers)),
+            answers=tuple((statements[s], _answer(c)) for s, c in zip(ids, answers, strict=True)),
         ))
     return out
 
@@ -100,9 +100,9 @@ def rows(result: Result, level: str) -> list[dict]:
     if level == "worker":
         return [{"worker": w.worker, "agreement": w.agreement, "pairs": w.pairs, "removed": w.removed, "reason": w.reason} for w in sorted(result.workers, key=lambda w: (w.agreement is None, w.agreement or 0, w.worker))]
     if level == "label":
-        return [{"topic": l.topic, "summary": l.summary, "statement": l.statement, "label": int(l.present),
-                 "answers": l.answers, "present_answers": l.present_answers}
-                for l in sorted(result.labels, key=lambda l: (l.topic, l.summary, _natural(l.statement)))]
+        return [{"topic": x.topic, "summary": x.summary, "statement": x.statement, "label": int(x.present),
+                 "answers": x.answers, "present_answers": x.present_answers}
+                for x in sorted(result.labels, key=lambda x: (x.topic, x.summary, _natural(x.statement)))]
     raise ValueError(f"unknown level {level!r}: choose one of {', '.join(LEVELS)}")
 
 

@@ -57,7 +57,7 @@ class PeerMatch(models.Model):
     annotation = models.ForeignKey(PeerAnnotation, on_delete=models.CASCADE, related_name="matches")
     scu = models.ForeignKey(SCU, null=True, blank=True, on_delete=models.CASCADE, related_name="peer_matches")
     review_note = models.CharField(max_length=500, blank=True, help_text=(
-        "Why an imported match needs a look, e.g. its evidence kept at the file's offsets because its label was not found."))
+        "Why an imported match needs a look, e.g. its evidence kept at the file's offsets because its " "label was not found."))
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -7,7 +7,8 @@ database that rolls back or is flushed hands the same id out again, never at the
 and its ``revision``, which every change to its SCUs, contributors or parts bumps in the same
 transaction (``annotation.peers.score_events``). Its reference ids are part of the key too: they count in
 n and name the jackknife's left-out references, and while adding, removing or renaming one through
-the models bumps the revision (score_events), a bulk ``update()`` of references sends no signal. The caller reads the revision before the data, so an entry is
+the models bumps the revision (score_events), a bulk ``update()`` of references sends no signal. The caller reads the
+revision before the data, so an entry is
 never older than its key says (it may be newer, as a fresh read would be).
 """
 from datetime import datetime

@@ -3,7 +3,8 @@
 Every save or delete of an SCU, contributor, contributor part or peer match (and a pyramid's set of
 references, or an edit of a reference) bumps the revision
 counters of what it can change (the pyramid or the annotation, and the topic) in the same
-transaction; inside an editing action (``document_action``) the action bumps them once instead. After the commit, everything the transaction touched is handed to the scheduler
+transaction; inside an editing action (``document_action``) the action bumps them once instead. After the commit,
+everything the transaction touched is handed to the scheduler
 once, however many rows changed (``annotation.peers.recompute.schedule``). Bulk imports
 bypass signals and call ``touch_pyramid``/``touch_annotation`` themselves. A topic saved again (renamed)
 bumps its topic (``touch_topic``); a deleted topic bumps nothing (``topics_deleted``: what it could make stale

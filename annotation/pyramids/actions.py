@@ -2,7 +2,8 @@
 
 Every action runs through ``history.pyramid_action``: the pyramid is locked, the client's
 revision checked, everything the action depends on re-read under the lock (``history.reread``: a
-concurrent change that committed while it waited is seen), the rules validated before anything is written (a rejected action writes
+concurrent change that committed while it waited is seen), the rules validated before anything is written (a rejected
+action writes
 nothing and the message says why), and the change recorded for the audit history and undo.
 """
 from collections.abc import Sequence
@@ -58,10 +59,10 @@ def _bounded(field: str, text: str, bound: LengthBound) -> str:
 def _separate_parts(spans: Spans) -> Spans:
     """A contributor's parts may not overlap one another (as ``add_part_to`` refuses one that would)."""
     ordered = sorted(enumerate(spans), key=lambda item: item[1][0])
-    for (i, (_, end_a)), (j, (start_b, _)) in zip(ordered, ordered[1:]):
+    for (i, (_, end_a)), (j, (start_b, _)) in zip(ordered, ordered[1:], strict=False):
         if start_b < end_a:
             first, second = sorted((i, j))
-            raise ValidationError({"parts": f"Part {second + 1} [{spans[second][0]}, {spans[second][1]}) overlaps part {first + 1} [{spans[first][0]}, {spans[first][1]})."})
+            raise ValidationError({"parts": f"Part {second + 1} [{spans[second][0]}, {spans[second][1]}) overlaps part {first + 1} " f"[{spans[first][0]}, {spans[first][1]})."})
     return spans
 
 
@@ -230,7 +231,7 @@ def _check_one_per_reference(target: SCU, incoming: Sequence[Contributor]) -> No
             clashes.append(ref)
         present.add(ref)
     if clashes:
-        raise ValidationError({"scu": f"SCU {target.uid} would have two contributors from reference(s) {', '.join(sorted(set(clashes)))}; "
+        raise ValidationError({"scu": f"SCU {target.uid} would have two contributors from reference(s) " f"{', '.join(sorted(set(clashes)))}; "
                                       "remove or move one of them first."})
 
 
@@ -263,7 +264,7 @@ def move_contributor(contributor: Contributor, target: SCU, user, *, expected_re
         return c
 
     return pyramid_action(_pyramid_of(contributor), user, action="move_contributor", uids=uids, mutate=mutate,
-                          summary=lambda c: f"Moved the contributor from {c.reference.external_id} of SCU {fresh['source'].uid} to SCU {fresh['target'].uid}",
+                          summary=lambda c: f"Moved the contributor from {c.reference.external_id} of SCU {fresh['source'].uid} to SCU " f"{fresh['target'].uid}",
                           expected_revision=expected_revision)
 
 
@@ -329,5 +330,5 @@ def split_contributor(contributor: Contributor, user, *, label: str | None = Non
         return scu
 
     return pyramid_action(_pyramid_of(contributor), user, action="split_contributor", uids=uids, mutate=mutate,
-                          summary=lambda scu: f"Split the contributor from {fresh['contributor'].reference.external_id} off SCU {fresh['source'].uid} into SCU {scu.uid}",
+                          summary=lambda scu: f"Split the contributor from {fresh['contributor'].reference.external_id} off SCU " f"{fresh['source'].uid} into SCU {scu.uid}",
                           expected_revision=expected_revision)

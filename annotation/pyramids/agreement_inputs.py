@@ -59,7 +59,7 @@ def onto_first(named: Sequence[tuple[str, Pyramid]]) -> list[Pyramid]:
         if len(pyramid.references) != len(first.references):
             raise ValueError(f"{name}: {len(pyramid.references)} references, the first pyramid has {len(first.references)}")
         projections = {}
-        for ref, canon in zip(pyramid.references, first.references):
+        for ref, canon in zip(pyramid.references, first.references, strict=True):
             key = (ref.text, canon.text)
             if key not in cache:
                 cache[key] = _Projection(ref.text, canon.text)
@@ -91,4 +91,4 @@ def span_pyramids(named: Sequence[tuple[str, Pyramid]]) -> tuple[SpanPyramid, ..
             SpanSCU(scu.uid, tuple(SpanContributor(tuple(Span(part.reference, part.start, part.end) for part in c.parts))
                                    for c in scu.contributors), scu.label)
             for scu in p.scus))
-        for (name, _), p in zip(named, onto_first(named)))
+        for (name, _), p in zip(named, onto_first(named), strict=True))

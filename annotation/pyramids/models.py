@@ -104,7 +104,7 @@ class Contributor(models.Model):
     comment = models.TextField(blank=True, validators=[COMMENT_LENGTH])
     legacy_issue = models.CharField(max_length=500, blank=True, help_text="Why this imported contributor breaks the rules.")
     review_note = models.CharField(max_length=500, blank=True, help_text=(
-        "Why an imported contributor needs a look, e.g. a part kept at the file's offsets because its label was not found."))
+        "Why an imported contributor needs a look, e.g. a part kept at the file's offsets because its " "label was not found."))
 
     class Meta:
         ordering = ["scu", "reference__external_id", "id"]
@@ -132,7 +132,7 @@ class Contributor(models.Model):
         if self.scu_id and self.reference_id and not self.legacy_issue:
             twins = Contributor.objects.filter(scu_id=self.scu_id, reference_id=self.reference_id, legacy_issue="").exclude(pk=self.pk)
             if twins.exists():
-                raise ValidationError({"reference": f"SCU {self.scu.uid} already has a contributor from reference {self.reference.external_id}."})
+                raise ValidationError({"reference": f"SCU {self.scu.uid} already has a contributor from reference " f"{self.reference.external_id}."})
 
 
 class ContributorPart(Span):

@@ -37,7 +37,7 @@ FEATURES = (
     "union_wshare",           # all contributors' and the label's lemmas pooled: weighted share
     "label_wshare",           # the SCU label's weighted share
     "sentence_cover",         # share of the sentence's idf mass that the SCU's words account for
-    "scu_specific_wshare",    # the pooled lemmas' share found, weighted by idf over the pyramid's SCUs (words that tell SCUs apart)
+    "scu_specific_wshare",    # the pooled lemmas' share found, idf-weighted over the SCUs (words that tell SCUs apart)
     "bigram_share",           # best contributor: share of its adjacent lemma pairs found adjacent in the sentence
     "clause_wshare",          # the SCU's pooled lemmas: weighted share found within the suggested span
     "clause_cover",           # share of the span's idf mass that the SCU's words account for
@@ -172,14 +172,14 @@ def candidates(peer: str, scus: Sequence[ScuText], weights: dict[str, float],
     any_earlier = 1.0 if earlier else 0.0
     pooled_of = {unit.scu: set().union(*unit.lemmas, unit.label_lemmas) for unit in scus}
     scu_weights = word_weights_of_sets(pooled_of.values())
-    sentence_bigrams = [set(zip([t[0] for t in toks], [t[0] for t in toks][1:])) for toks in sentence_tokens]
+    sentence_bigrams = [set(zip([t[0] for t in toks], [t[0] for t in toks][1:], strict=False)) for toks in sentence_tokens]
 
     out: list[Candidate] = []
     for unit in scus:
         pooled = pooled_of[unit.scu]
         if not pooled:
             continue
-        bigrams = [set(zip(lems, lems[1:])) for lems in ([t[0] for t in tokens(c)] for c in unit.contributors)]
+        bigrams = [set(zip(lems, lems[1:], strict=False)) for lems in ([t[0] for t in tokens(c)] for c in unit.contributors)]
         pooled_mass = _mass(pooled, weights)
         masses = [_mass(lems, weights) for lems in unit.lemmas]
         label_mass = _mass(unit.label_lemmas, weights)
@@ -187,7 +187,7 @@ def candidates(peer: str, scus: Sequence[ScuText], weights: dict[str, float],
         for i, lems in enumerate(sentence_lemmas):
             if not lems & pooled and (unit.scu, i) not in exact:
                 continue
-            wshares = [_mass(c & lems, weights) / m for c, m in zip(unit.lemmas, masses) if m]
+            wshares = [_mass(c & lems, weights) / m for c, m in zip(unit.lemmas, masses, strict=True) if m]
             best = max(range(len(wshares)), key=wshares.__getitem__) if wshares else None
             label_wshare = _mass(unit.label_lemmas & lems, weights) / label_mass if label_mass else 0.0
             earlier_wshare = max((_mass(e & lems, weights) / _mass(e, weights) for e in own), default=0.0)

@@ -68,7 +68,7 @@ def ranked(case: PeerCase, model: Model | None) -> list[tuple[Candidate, float]]
     rules, as DUCView-style autoannotate, each SCU's best clause when the rules give it any confidence."""
     found = candidates(case.text, case.scus, case.weights, case.earlier)
     if model:
-        chosen = [(c, p) for c, p in zip(found, model.confidences(found)) if p >= model.threshold]
+        chosen = [(c, p) for c, p in zip(found, model.confidences(found), strict=True) if p >= model.threshold]
     else:
         best: dict[int, tuple[Candidate, float]] = {}
         for c in found:
@@ -105,7 +105,7 @@ def _classifier():
 def _threshold(probabilities: Sequence[float], y: Sequence[int], expert_total: int) -> float:
     """The threshold of the best F1 on held-out predictions (precision and recall as the benchmark
     counts them: right suggestions among those shown, expert matches found)."""
-    pairs = sorted(zip(probabilities, y), reverse=True)
+    pairs = sorted(zip(probabilities, y, strict=True), reverse=True)
     right, best, at = 0, -1.0, 0.5
     for n, (p, label) in enumerate(pairs, 1):
         right += label

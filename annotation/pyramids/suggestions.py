@@ -22,7 +22,7 @@ SENTENCE_END = re.compile(r"[.!?;:]+(?=\s|$)|\n+")
 STOP = frozenset(
     "a an the of to in on at for and or but nor is are was were be been being by with as that this these those it its "
     "from has have had not no so than then there their they them he she his her we our you your i which who whom whose "
-    "what when where while will would can could may might must shall should do does did also into about over after before "
+    "what when where while will would can could may might must shall should do does did also into about " "over after before "
     "up out more most other some such only all any each both s".split()
 )
 MIN_WORDS = 2        # a suggestion rests on at least two content words

@@ -134,7 +134,8 @@ def annotation_name(annotation: PeerAnnotation, number: str | None) -> str:
 
 
 def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: Convention = Convention.NIST) -> dict:
-    """Write the zip of ``pyramids`` and ``annotations`` (querysets of the dataset) to ``stream``; return the manifest."""
+    """Write the zip of ``pyramids`` and ``annotations`` (querysets of the dataset) to ``stream``;
+    return the manifest."""
     pyramids = list(pyramids.select_related("topic", "creator").order_by("topic__external_id", "id"))
     annotations = list(annotations.select_related("peer__topic", "annotator", "pyramid").order_by(
         "peer__topic__external_id", "peer__external_id", "annotator__username", "id"))

@@ -175,7 +175,7 @@ def _check_pg_dump() -> None:
     server = connection.pg_version // 10000
     if tool < server:
         raise BackupError(f"{args[0]} is {answer.stdout.strip()!r}: version {tool} cannot dump this PostgreSQL {server} server; "
-                          f"install the PostgreSQL {server} client tools or newer (Debian: apt-get install postgresql-client-{server})")
+                          f"install the PostgreSQL {server} client tools or newer (Debian: apt-get install " f"postgresql-client-{server})")
 
 
 def _pg_dump(partial: Path) -> None:

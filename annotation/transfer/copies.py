@@ -54,7 +54,7 @@ def find_copies(datasets=None) -> list[Copy]:
             continue
         contents: dict[int, tuple] = {}
 
-        def content(annotation: PeerAnnotation) -> tuple:
+        def content(annotation: PeerAnnotation, contents: dict[int, tuple] = contents) -> tuple:
             if annotation.pk not in contents:
                 contents[annotation.pk] = annotation_content(annotation.pk)
             return contents[annotation.pk]

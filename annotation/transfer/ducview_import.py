@@ -312,7 +312,7 @@ def restore_pyramid_adjudications(dataset: Dataset, report: ImportReport, archiv
                 continue
             ids = [next(iter(placed[f])) for f in files]
             pyramids = Pyramid.objects.in_bulk(ids)
-            pyramid, sources = pyramids[ids[0]], {f: pyramids[pk] for f, pk in zip(adjudication.sources, ids[1:])}
+            pyramid, sources = pyramids[ids[0]], {f: pyramids[pk] for f, pk in zip(adjudication.sources, ids[1:], strict=True)}
             existing = PyramidAdjudication.objects.filter(topic_id=pyramid.topic_id).first()
             if existing is not None and existing.pyramid_id == pyramid.pk:
                 continue   # an archive imported twice
@@ -495,7 +495,7 @@ def _check_lengths(who: formats.FileIdentity, pyramid: formats.Pyramid) -> None:
     for what, named in checks:
         if named is not None and len(named.value) > limit:
             hint = f"; name it with --{what}" if named.source in (formats.FILE_STEM, formats.FILE_NAME) and what != "reference" else ""
-            raise ImportRejected(f"the {what} id {named.value[:40]!r}... (from the {named.source}) is longer than {limit} characters{hint}")
+            raise ImportRejected(f"the {what} id {named.value[:40]!r}... (from the {named.source}) is longer than {limit} " f"characters{hint}")
         if named is not None and not named.value.strip():
             raise ImportRejected(f"the {what} id (from the {named.source}) is empty")
     if who.annotator is not None and len(who.annotator.value) > User._meta.get_field("username").max_length:
@@ -531,7 +531,7 @@ def same_text_note(stored: str, incoming: str, what: str) -> str | None:
     """
     if stored == incoming:
         return None
-    if len(stored) == len(incoming) and all(a == b or {a, b} <= UNDECODABLE for a, b in zip(stored, incoming)):
+    if len(stored) == len(incoming) and all(a == b or {a, b} <= UNDECODABLE for a, b in zip(stored, incoming, strict=True)):
         return f"{what} differs from the stored text only by undecodable characters (U+FFFD/'?'); the stored text is kept"
     raise ImportRejected(f"{what} is already stored with a different text")
 
@@ -646,7 +646,7 @@ def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, sourc
     scu_ids = insert_rows(SCU, ("pyramid", "uid", "label", "comment"),
                           [(db_pyramid.pk, s.uid, s.label, s.comment) for s in pyramid.scus], returning=True)
     contributors, parts = [], []
-    for scu_id, scu in zip(scu_ids, pyramid.scus):
+    for scu_id, scu in zip(scu_ids, pyramid.scus, strict=True):
         for index, c in enumerate(scu.contributors):
             home = min(c.parts, key=lambda p: (order[p.reference], p.start)).reference  # as the parser decides
             contributors.append((scu_id, references[home].pk, c.comment, legacy.get((scu.uid, index), "")[:500], c.review[:500]))
@@ -654,7 +654,7 @@ def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, sourc
     contributor_ids = insert_rows(Contributor, ("scu", "reference", "comment", "legacy_issue", "review_note"), contributors,
                                   returning=True)
     insert_rows(ContributorPart, ("contributor", "reference", "start", "end"),
-                [(pk, *span) for pk, spans in zip(contributor_ids, parts) for span in spans])
+                [(pk, *span) for pk, spans in zip(contributor_ids, parts, strict=True) for span in spans])
     report.pyramids_created += 1
     report.scus += len(scu_ids)
     touch_pyramid(db_pyramid.pk, topic.pk)
@@ -748,8 +748,8 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
     written = _Stored(arriving, annotator and annotator.pk, None, content, f"from {source}")
     memo.put(key, annotated | {peer_key: (*entries, written)})
     if archived is not None and archived.matches is not None and (archived.matches, archived.non_matching) != (len(pan.matches), len(pan.non_matching)):
-        report.repairs.append(f"{source}: the archive's manifest says {archived.matches} matches and {archived.non_matching} non-matching "
-                              f"units, the file holds {len(pan.matches)} and {len(pan.non_matching)}: its scores differ from the archive's")
+        report.repairs.append(f"{source}: the archive's manifest says {archived.matches} matches and {archived.non_matching} " "non-matching "
+                              f"units, the file holds {len(pan.matches)} and {len(pan.non_matching)}: its scores differ from " "the archive's")
     status = archived.status if archived is not None else PeerAnnotation.Status.DONE
     # Created at revision 1, as a change of its matches would leave it (``touch_annotation``) without the UPDATE.
     rows.new_annotation(
@@ -761,7 +761,8 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
 
 
 def _content(pan: formats.PeerAnnotationFile) -> tuple:
-    """What an annotation says, comparable with ``_stored_content``: (SCU uid, 0 for non-matching; spans) of each match."""
+    """What an annotation says, comparable with ``_stored_content``:
+    (SCU uid, 0 for non-matching; spans) of each match."""
     return tuple(sorted((m.scu_uid, tuple(sorted((p.start, p.end) for p in m.parts))) for m in (*pan.matches, *pan.non_matching)))
 
 
@@ -841,7 +842,7 @@ class PendingRows:
             match_ids = insert_rows(PeerMatch, ("annotation", "scu", "review_note", "created_at"),
                                     [(pk, scu_id, match.review[:500], now) for pk, scu_id, match in entries], returning=True)
             insert_rows(PeerMatchPart, ("match", "start", "end"),
-                        [(pk, part.start, part.end) for pk, (_, _, match) in zip(match_ids, entries) for part in match.parts])
+                        [(pk, part.start, part.end) for pk, (_, _, match) in zip(match_ids, entries, strict=True) for part in match.parts])
             annotations_created([annotation.pk for annotation, _, _ in self.annotations], {topic_id for _, topic_id, _ in self.annotations})
         if self.times:  # after the INSERT, which stamps its own moment on every row
             for annotation, (created_at, updated_at) in self.times:

@@ -1,7 +1,8 @@
 """Import uploaded DUCView files and zip archives of them, with every size bounded.
 
 Used by ``POST /api/datasets/{id}/import/`` and the set-up page *Import DUCView*, with an optional
-annotator table (``read_annotator_table``: who annotated the peers whose file names do not say it). Everything that is uploaded is checked before
+annotator table (``read_annotator_table``: who annotated the peers whose file names do not say it). Everything that
+is uploaded is checked before
 anything is imported, so a refused upload (a zip bomb, a path escaping the archive, a file over
 the size limit, a file that is neither .pyr, .pan nor .zip) writes nothing. Then each DUCView file
 is imported whole or not at all by ``ducview_import.import_all`` (pyramids first, scores
@@ -19,7 +20,8 @@ Zip members must be relative paths without ``..``; encrypted members and nested 
 refused; other files in a zip (e.g. the ``scores.csv`` of a dataset archive, macOS ``__MACOSX/``
 entries) are ignored and listed. A zip with a ``manifest.json`` at its root is a dataset archive
 (``dataset_archive``): its manifest (bounded as a DUCView file) says each annotation's and
-pyramid's status, annotator or creator, and times, which the import restores; a manifest that cannot be read refuses the upload.
+pyramid's status, annotator or creator, and times, which the import restores; a manifest that cannot be read refuses
+the upload.
 The names it gives are attributed as ``identities`` says: to imported identities, unless the
 importing coordinator maps them to accounts.
 """

@@ -55,7 +55,7 @@ def adjudicate(request, dataset, topic, peer, pyramid_id):
     try:
         comparison = services.compare(peer_obj, pyramid)
     except services.NotShared:
-        raise Http404("Fewer than two annotators finished this peer: nothing to adjudicate.")
+        raise Http404("Fewer than two annotators finished this peer: nothing to adjudicate.") from None
     posted = {}
     if request.method == "POST":
         posted = {item.key: request.POST.get(f"decision-{item.key}", "") for item in comparison.disagreements}
@@ -119,7 +119,7 @@ def adjudicate_pyramids(request, dataset, topic, a, b):
     try:
         comparison = pyramids.compare(pyramid_a, pyramid_b)
     except pyramids.NotComparable as error:
-        raise Http404(str(error))
+        raise Http404(str(error)) from error
     existing = pyramids.adjudicated_pyramid(topic_obj)
     record = existing.pyramid_adjudication if existing else None
     same_pair = record is not None and set(record.sources.values_list("pk", flat=True)) == {a, b}

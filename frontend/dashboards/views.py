@@ -36,7 +36,7 @@ from annotation.access.roles import COORDINATOR
 from annotation.access.rules import coordinates  # who may see and run a dataset's dashboards
 from annotation.transfer import downloads
 from annotation.corpus.assignments import progress
-from annotation.dashboards.snapshots import NOISE, RETRY_AFTER_SECONDS, schedule, snapshot_for
+from annotation.dashboards.snapshots import RETRY_AFTER_SECONDS, schedule, snapshot_for
 from annotation.jobs.queue import scoring_delayed
 from annotation.dashboards.figures import METAEVAL_KEYS, SYSTEM_KEYS
 from annotation.dashboards.judgments import JudgmentImportError, parse_duc_table, parse_judgments_csv, read_duc_header, save_judgments
@@ -49,7 +49,7 @@ from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 from annotation.dashboards.wording import count_noun
 from annotation.pyramids import automatic_peer_scores, construction
 from scoring.agreement import alpha_dice, peer_matrix
-from scoring.correlation import above_noise
+from scoring.correlation import NOISE, above_noise
 from scoring.model import Convention
 
 from . import charts
@@ -371,7 +371,7 @@ def assignment_update(request, dataset, assignment_id):
         return render(request, "dashboards/overview.html", _overview_context(request, dataset, status_errors={a.pk: form.errors["status"]}), status=400)
     a.status = form.cleaned_data["status"]
     a.save(update_fields=["status"])
-    messages.success(request, f"{a.annotator.username} — {a.get_task_display().lower()} on {a.topic.external_id}: {a.get_status_display().lower()}.")
+    messages.success(request, f"{a.annotator.username} — {a.get_task_display().lower()} on {a.topic.external_id}: " f"{a.get_status_display().lower()}.")
     return _back_to_overview(request, dataset)
 
 
@@ -380,7 +380,7 @@ def assignment_update(request, dataset, assignment_id):
 def assignment_delete(request, dataset, assignment_id):
     a = _assignment(dataset, assignment_id)
     a.delete()
-    messages.success(request, f"Removed {a.annotator.username}'s assignment to {a.get_task_display().lower()} on {a.topic.external_id} (work already done is kept).")
+    messages.success(request, f"Removed {a.annotator.username}'s assignment to {a.get_task_display().lower()} on " f"{a.topic.external_id} (work already done is kept).")
     return _back_to_overview(request, dataset)
 
 

@@ -207,10 +207,10 @@ def run_action(request, pk, action):
             messages.error(request, "Nothing was changed: tick the box to confirm.")
         elif action == "pseudonymise":
             count = lightweight_privacy.pseudonymise(run)
-            messages.success(request, f"Worker ids pseudonymised: {count} submission{'s' if count != 1 else ''} changed; the scores stay the same.")
+            messages.success(request, f"Worker ids pseudonymised: {count} submission{'s' if count != 1 else ''} changed; the " "scores stay the same.")
         else:
             count = lightweight_privacy.delete_worker_ids(run)
-            messages.success(request, f"Worker ids deleted from {count} submission{'s' if count != 1 else ''}; the scores are being recomputed.")
+            messages.success(request, f"Worker ids deleted from {count} submission{'s' if count != 1 else ''}; the scores are " "being recomputed.")
     else:
         return HttpResponse("Unknown step.", status=404)
     return redirect("lightweight:run", pk=run.pk)
@@ -477,7 +477,8 @@ def _judging(request, link, worker, client, key, visit=None):
             return _no_task(request, link, worker, visit)
         status = 200
     judgments = _judgments(task, chosen, missing)
-    # Read with the task when it was chosen for showing (``next_task``); counted here when a refused submission shows it again.
+    # Read with the task when it was chosen for showing (``next_task``); counted here
+    # when a refused submission shows it again.
     done = task.worker_done if hasattr(task, "worker_done") else LiteAssignment.objects.filter(task__pyramid=run, worker_id=worker).count()
     return render(request, "lightweight/crowd_judge.html", {
         "link": link, "worker": worker, "task": task, "judgments": judgments, "error": error, "done": done,

@@ -148,7 +148,7 @@ def test_annotation_is_blind(world, as_user):
     from annotation.models import Assignment
 
     bobs = Pyramid.objects.create(topic=world.t1, creator=world.users["bob"], status=Pyramid.Status.IN_PROGRESS)
-    visible = lambda role: {p["id"] for p in as_user(role).get("/api/pyramids/").json()["results"]}  # noqa: E731
+    visible = lambda role: {p["id"] for p in as_user(role).get("/api/pyramids/").json()["results"]}  # noqa: E731  (a one-line helper of this test)
     assert visible("bob") == {bobs.pk}, "a builder sees only his own pyramid"
     assert visible("alice") == {world.pyramid.pk}, "alice also annotates peers, but bob's pyramid is unfinished"
     assert visible("carol") == {world.pyramid.pk}

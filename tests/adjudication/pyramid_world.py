@@ -4,10 +4,10 @@ services, as the builder writes them), for the pyramid adjudication tests.
 References A, B, C (different 9-character words, so quotes tell them apart). ann1's pyramid (A side) and
 ann2's (B side), uid: label, reference -> span:
 
-    ann1  1 "cats purr"   A 0-9, B 0-9, C 0-9     ann2  1 "cats purr"        A 0-9, B 0-9, C 0-9   identical
-          2 "dogs bark"   A 10-19, B 10-19              2 "dogs are barking" A 10-19, B 10-19, C 10-19  label, weight 2 vs 3
-          3 "birds sing"  A 20-29                       3 "birds sing"       A 20-27               spans
-          4 "fish swim"   C 20-29                       5 "horses run"       B 30-39               one side only each
+    ann1  1 "cats purr"  A 0-9, B 0-9, C 0-9  ann2  1 "cats purr"        A 0-9, B 0-9, C 0-9   identical
+          2 "dogs bark"  A 10-19, B 10-19           2 "dogs are barking" A 10-19, B 10-19, C 10-19  label, weight 2 vs 3
+          3 "birds sing" A 20-29                    3 "birds sing"       A 20-27               spans
+          4 "fish swim"  C 20-29                    5 "horses run"       B 30-39               one side only each
 """
 from django.contrib.auth import get_user_model
 

@@ -127,7 +127,7 @@ def test_refusals_write_nothing(world):
     with pytest.raises(pyramids.NotComparable, match="itself"):
         pyramids.compare(a, a)
     Pyramid.objects.filter(pk=b.pk).update(status="in_progress")
-    with pytest.raises(pyramids.NotComparable, match="not finished yet: #%d ann2" % b.pk):
+    with pytest.raises(pyramids.NotComparable, match=f"not finished yet: #{b.pk} ann2"):
         pyramids.compare(a, Pyramid.objects.get(pk=b.pk))
 
 

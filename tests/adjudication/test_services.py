@@ -110,7 +110,7 @@ def test_scores_switch_to_the_adjudicated_version_and_agreement_does_not(world, 
     assert row["version"] == "adjudicated" and row["annotator"] == ""
     assert row["modified"] == pytest.approx(expected.modified) and row["original"] == pytest.approx(expected.original)
     assert row["modified"] not in [pytest.approx(r["modified"]) for r in _peer_rows(rows_before)], "a score neither annotator had"
-    others = lambda rs: [r for r in rs if (r["topic"], r["summary"]) != ("T1", "1")]  # noqa: E731
+    others = lambda rs: [r for r in rs if (r["topic"], r["summary"]) != ("T1", "1")]  # noqa: E731  (a one-line helper of this test)
     assert others(rows) == others(rows_before), "no other score moves"
     assert agreement_rows(topics) == agreement_before, "agreement compares the annotators' own versions"
 

@@ -21,7 +21,7 @@ def post(client, body, revision="0", **headers):
     return client.post("/api/matches/", body, format="json", HTTP_IF_MATCH=f'"{revision}"', **headers)
 
 
-def test_the_first_match_creates_the_annotation_in_the_same_request(topic_world):
+def test_the_first_match_creates_the_annotation_in_the_same_request(topic_world):  # noqa: F811  (the imported fixture)
     w = topic_world
     client = api(w)
     first = post(client, first_write(w), HTTP_IDEMPOTENCY_KEY="k1")
@@ -46,7 +46,7 @@ def test_the_first_match_creates_the_annotation_in_the_same_request(topic_world)
     assert not results.counted(PeerAnnotation.objects.all()).exists()  # unfinished: counted nowhere
 
 
-def test_a_first_non_matching_unit_creates_the_annotation(topic_world):
+def test_a_first_non_matching_unit_creates_the_annotation(topic_world):  # noqa: F811  (the imported fixture)
     w = topic_world
     response = post(api(w), first_write(w, peer="10", scu=None, parts=[{"start": 5, "end": 27}]))
     assert response.status_code == 201, response.content
@@ -54,7 +54,7 @@ def test_a_first_non_matching_unit_creates_the_annotation(topic_world):
     assert match.scu is None and match.annotation.peer.external_id == "10" and response.json()["annotation"] == match.annotation_id
 
 
-def test_a_refused_first_write_stores_nothing(topic_world):
+def test_a_refused_first_write_stores_nothing(topic_world):  # noqa: F811  (the imported fixture)
     w = topic_world
     client = api(w)
     refused = {
@@ -72,7 +72,7 @@ def test_a_refused_first_write_stores_nothing(topic_world):
     assert Assignment.objects.get(pk=w["assignment"].pk).status == Assignment.Status.ASSIGNED
 
 
-def test_only_the_assignments_annotator_writes_first(topic_world):
+def test_only_the_assignments_annotator_writes_first(topic_world):  # noqa: F811  (the imported fixture)
     """Blind annotation: another annotator of the topic and its coordinator get the 404 of an
     assignment that does not exist, and nothing is stored."""
     w = topic_world
@@ -88,7 +88,7 @@ def test_only_the_assignments_annotator_writes_first(topic_world):
     assert PeerAnnotation.objects.count() == 0
 
 
-def test_done_on_an_untouched_peer_in_one_request(topic_world):
+def test_done_on_an_untouched_peer_in_one_request(topic_world):  # noqa: F811  (the imported fixture)
     w = topic_world
     client = api(w)
     done = client.post(start_url(w, "1"), {"status": "done"}, format="json", HTTP_IDEMPOTENCY_KEY="d1")

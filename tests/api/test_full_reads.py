@@ -76,7 +76,7 @@ def test_each_reader_gets_the_score_rows_of_their_own_rule(world, as_user):
     in turn, one of them made superuser in between, each get what their own rule lets them see."""
     store_score(world.annotation, "nist", 0.5)
     url = f"/api/pyramids/{world.pyramid.pk}/full/"
-    rows = lambda role: [row["annotation"] for row in as_user(role).get(url).json()["scores"]]  # noqa: E731
+    rows = lambda role: [row["annotation"] for row in as_user(role).get(url).json()["scores"]]  # noqa: E731  (a one-line helper of this test)
     assert rows("coord") == rows("alice") == rows("admin") == [world.annotation.pk]
     assert rows("carol") == []
     assert as_user("bob").get(url).status_code == 404 and as_user("other_coord").get(url).status_code == 404

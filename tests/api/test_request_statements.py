@@ -46,12 +46,12 @@ def statements(request) -> tuple[int, object]:
 def test_add_contributor_match_create_and_full_in_a_fixed_number_of_statements(world, alice):
     scus = [SCU.objects.create(pyramid=world.pyramid, uid=10 + i, label=f"S{i}") for i in range(2)]
     for scu in scus:  # the second request is the counted one (the first warms per-process caches)
-        count, response = statements(lambda: alice.post("/api/contributors/", {"scu": scu.pk, "reference": world.refs["A"].pk,
+        count, response = statements(lambda scu=scu: alice.post("/api/contributors/", {"scu": scu.pk, "reference": world.refs["A"].pk,
                                                                                "parts": [{"start": 0, "end": 5}, {"start": 6, "end": 10}]}, format="json"))
         assert response.status_code == 201, response.content
     assert count <= ADD_CONTRIBUTOR, f"add contributor: {count} statements"
     for scu in scus:
-        count, response = statements(lambda: alice.post("/api/matches/", {"annotation": world.annotation.pk, "scu": scu.pk,
+        count, response = statements(lambda scu=scu: alice.post("/api/matches/", {"annotation": world.annotation.pk, "scu": scu.pk,
                                                                           "parts": [{"start": 0, "end": 5}]}, format="json"))
         assert response.status_code == 201, response.content
     assert count <= MATCH_CREATE, f"match create: {count} statements"

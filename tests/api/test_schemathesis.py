@@ -16,17 +16,17 @@ import pytest
 
 schemathesis = pytest.importorskip("schemathesis", reason="schemathesis is not installed (pip install -e '.[test]')")
 
-from django.core import signals  # noqa: E402
-from django.db import close_old_connections, transaction  # noqa: E402
-from rest_framework.authtoken.models import Token  # noqa: E402
-from schemathesis import GenerationMode  # noqa: E402
-from schemathesis import checks as checks  # noqa: E402
-from schemathesis.config import SchemathesisConfig  # noqa: E402
+from django.core import signals  # noqa: E402  (only once schemathesis is known to be installed)
+from django.db import close_old_connections, transaction  # noqa: E402  (only once schemathesis is known to be installed)
+from rest_framework.authtoken.models import Token  # noqa: E402  (only once schemathesis is known to be installed)
+from schemathesis import GenerationMode  # noqa: E402  (only once schemathesis is known to be installed)
+from schemathesis import checks as checks  # noqa: E402  (only once schemathesis is known to be installed)
+from schemathesis.config import SchemathesisConfig  # noqa: E402  (only once schemathesis is known to be installed)
 
-from annotation.models import (  # noqa: E402
+from annotation.models import (  # noqa: E402  (only once schemathesis is known to be installed)
     SCU, Assignment, Contributor, Dataset, PeerAnnotation, PeerMatch, PeerSummary, Pyramid, ReferenceSummary, Topic,
 )
-from annotation.corpus.demo import load_demo  # noqa: E402
+from annotation.corpus.demo import load_demo  # noqa: E402  (only once schemathesis is known to be installed)
 
 # The schemathesis test item does not list the ``db`` fixture where pytest-django looks for it
 # when deciding which test databases to create: the marker says so.

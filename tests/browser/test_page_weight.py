@@ -30,7 +30,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.postgres]
 REPO = Path(settings.BASE_DIR)
 BUDGET = 300 * 1024
 READY = """() => document.readyState === 'complete'
-  && [...document.querySelectorAll('[data-chart]')].every((c) => c.dataset.drawn !== undefined || c.classList.contains('empty') || c.dataset.deferred !== undefined)"""
+  && [...document.querySelectorAll('[data-chart]')].every((c) => c.dataset.drawn !== undefined ||
+    c.classList.contains('empty') || c.dataset.deferred !== undefined)"""
 # Every script, module and worker the page fetched: [path, bytes on the wire (body), bytes decoded, bytes transferred].
 SCRIPTS = """() => performance.getEntriesByType('resource')
   .filter((e) => /\\.m?js$/.test(new URL(e.name).pathname))
@@ -104,9 +105,9 @@ def test_chart_pages_send_little_compressed_javascript_cached_for_good(chromium,
         context = chromium.new_context(storage_state=state)   # its own cache: empty
         page = context.new_page()
         errors = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.on("pageerror", lambda error, errors=errors: errors.append(str(error)))
         headers = {}
-        page.on("response", lambda r: headers.__setitem__(urlparse(r.url).path, r.headers) if r.url.endswith(".js") else None)
+        page.on("response", lambda r, headers=headers: headers.__setitem__(urlparse(r.url).path, r.headers) if r.url.endswith(".js") else None)
         page.goto(base + path)
         page.wait_for_function(READY)
         page.locator("[data-chart]").last.scroll_into_view_if_needed()   # one far below the fold is drawn as it comes near

@@ -154,7 +154,7 @@ def test_two_tabs_acting_at_once_create_one_annotation():
         PeerAnnotation.objects.all().delete()
         barrier, answers = threading.Barrier(2), [None, None]
 
-        def run(i):
+        def run(i, barrier=barrier, answers=answers, attempt=attempt):
             try:
                 client = api(w)
                 barrier.wait()

@@ -73,7 +73,7 @@ def pair_tests(per_system: dict[str, dict[str, float]]) -> dict[frozenset, tuple
     diffs = [np.array([per_system[a][t] - per_system[b][t] for t in sorted(per_system[a].keys() & per_system[b].keys())])
              for a, b in pairs]
     p = [exact_sign_flip_p(d) for d in diffs]
-    return {frozenset(pair): (float(d.mean()), pv, ph) for pair, d, pv, ph in zip(pairs, diffs, p, holm(p))}
+    return {frozenset(pair): (float(d.mean()), pv, ph) for pair, d, pv, ph in zip(pairs, diffs, p, holm(p), strict=True)}
 
 
 def check_matrix_cell(a: str, b: str, verdict: str, title: str, tests: dict) -> None:
@@ -188,7 +188,7 @@ def reference_stability(pans, references: int, *, seed: int, draws: int) -> dict
         scored = subset_scores(pans, k)
         per_topic = [np.array([scored[t][s] for s in systems]).T for t in topics]   # (subsets, systems)
         picks = [rng.integers(0, len(scores), draws) for scores in per_topic]
-        means = np.mean([scores[pick] for scores, pick in zip(per_topic, picks)], axis=0)   # (draws, systems)
+        means = np.mean([scores[pick] for scores, pick in zip(per_topic, picks, strict=True)], axis=0)   # (draws, systems)
         curve[k] = float(np.mean([stats.kendalltau(full_means, m).statistic for m in means]))
     return curve
 

@@ -13,7 +13,7 @@ from annotation.pyramids import automatic_peer_scores
 from tests.pyramids.test_automatic_scores import _fresh, study  # noqa: F401  (fixture)
 
 
-def test_metaeval_page_shows_them_apart_with_the_ranking_used(study):  # noqa: F811
+def test_metaeval_page_shows_them_apart_with_the_ranking_used(study):  # noqa: F811  (the imported fixture)
     dataset, pyramid, peers, scus = study
     coordinator = User.objects.create_user("chief")
     dataset.coordinators.add(coordinator)
@@ -32,7 +32,7 @@ def test_metaeval_page_shows_them_apart_with_the_ranking_used(study):  # noqa: F
     assert system["pearson"] == pytest.approx(numpy.corrcoef([0.5, 1.0, 0.5, 0.0], [0.5, 1.0, 0.25, 0.0])[0, 1])
 
 
-def test_the_expert_score_pages_and_downloads_keep_the_expert_scores(study):  # noqa: F811
+def test_the_expert_score_pages_and_downloads_keep_the_expert_scores(study):  # noqa: F811  (the imported fixture)
     """Peer 3: the automatic score is 0.5 (SCUs 3 and 4 suggested), the expert's 0.25 (SCU 3 only):
     once the automatic scores are computed, the scores page and its downloads still say 0.25."""
     dataset, pyramid, peers, scus = study

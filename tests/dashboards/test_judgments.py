@@ -105,7 +105,7 @@ TABLE_2006 = (
     "T1\t2\t0.4\t1\t0\t100\tV\t3\t3\t3\t3\t3\t2\t\n"
     "T2\t03\t0.2\t1\t0\t100\tV\t\t\t\t\t\t\t\n"            # no judgments at all (as DUC 2006 D0647)
 )
-HEADER_2007 = "setid     peerid     modifiedscore     numSCUs     numrepetitions     lingqual1     lingqual2     lingqual3     lingqual4     lingqual5     content\n"
+HEADER_2007 = "setid     peerid     modifiedscore     numSCUs     numrepetitions     lingqual1     lingqual2     " "lingqual3     lingqual4     lingqual5     content\n"
 
 
 def test_duc_2006_table(dataset, tmp_path):

@@ -52,7 +52,7 @@ def nist_table(path):
 
 def system_means(table, with_content_only):
     per_system = defaultdict(list)
-    for (topic, peer), (modified, content) in table.items():
+    for (_, peer), (modified, content) in table.items():
         if content is not None or not with_content_only:
             per_system[peer].append((modified, content))
     systems = sorted(per_system, key=int)
@@ -102,7 +102,7 @@ def test_system_level_correlation_with_content_equals_the_table(duc2006):
     summary = rows[("peers", "summary")]
     assert summary["n"] == 20 and summary["topics_skipped"] == 0 and summary["summaries"] == 434
     for method, func in SCIPY.items():
-        expected = np.mean([func(*zip(*pairs)).statistic for pairs in by_topic.values()])
+        expected = np.mean([func(*zip(*pairs, strict=True)).statistic for pairs in by_topic.values()])
         figures[f"summary {method}"] = (summary[method], expected)
         assert summary[method] == pytest.approx(expected, abs=1e-4)
     # The table has no content for references: peers + references pairs the same items.

@@ -131,7 +131,7 @@ def test_pairs_sharing_few_topics(duc2007, per_system):
     page = html.unescape(pages["with references"])
     assert (len(shared), len(tested), needed) == (253, 251, 14)
     assert f"corrected for the {len(tested)} pairs tested (Holm)" in page
-    assert f"needs {needed} or more shared topics. {sum(n < needed for n in tested)} of the {len(tested)} pairs tested share fewer." in page
+    assert f"needs {needed} or more shared topics. {sum(n < needed for n in tested)} of the {len(tested)} " "pairs tested share fewer." in page
     assert "data-few-topics" not in pages["significance"]   # peers only: every pair shares the 23 topics
 
 
@@ -171,7 +171,7 @@ def test_metaeval_intervals(duc2007, per_system):
         cell = re.search(rf'data-method="{method}">([\d.-]+)<span class="ci" data-ci>\[([\d.-]+), ([\d.-]+)\]</span>'
                          rf'<span class="sub">p (=|&lt;) ([\d.]+)</span>', row)
         value, low, high = (float(x) for x in cell.groups()[:3])
-        x, z = zip(*means.values())
+        x, z = zip(*means.values(), strict=True)
         assert value == pytest.approx(func(x, z).statistic, abs=1e-3)
         assert cell[4] == "=" and float(cell[5]) == pytest.approx(func(x, z).pvalue, abs=2e-4)
         expected = independent.system_correlation_interval(means, method, seed=seed, resamples=1000, confidence=0.95)

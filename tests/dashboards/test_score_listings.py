@@ -33,7 +33,8 @@ NO_SCORES = {
     "api:lightweight-": "crowd (lightweight) pyramids: no peer annotation",
     "api:lite-": "crowd (lightweight) pyramids: no peer annotation",
     "api:crowd-task": "a crowd worker's task",
-    "api:annotation-": "one annotation's own documents and actions (its editor): what it holds so far, nobody else's score",
+    "api:annotation-": ("one annotation's own documents and actions (its editor): what it holds so far, "
+                        "nobody else's score"),
     "api:match-": "matches, no score",
     "api:scu-": "SCUs, no score", "api:contributor-": "contributors, no score", "api:reference-": "texts, no score",
     "api:peer-": "texts, no score", "api:topic-": "topics, no score", "api:assignment-": "assignments, no score",
@@ -172,7 +173,8 @@ NO_VERSION = {
     "frontend:builder": "the page shell: its scores come from api:pyramid-full",
     "api:dataset-agreement": "agreement: the annotators' own versions", "dashboards:agreement_topic": "agreement: the annotators' own versions",
     "dashboards:agreement_export": "agreement: the annotators' own versions",
-    "dashboards:chart_export": "chart data: tiers, stability curves, agreement (the systems chart's rows count adjudicated scores: tested apart)",
+    "dashboards:chart_export": ("chart data: tiers, stability curves, agreement (the systems chart's rows count "
+                                "adjudicated scores: tested apart)"),
     "dashboards:metaeval_export": "correlations over systems",
 }
 
@@ -240,8 +242,8 @@ def test_the_statistics_downloads_count_the_scores_resting_on_an_adjudicated_ver
 
 
 # Where a topic has an adjudicated pyramid, the same listings say the scores rest on it
-# (``pyramid: adjudicated`` in their rows, the page's note, or a download's settings), but for two pages about one peer's
-# annotators' versions.
+# (``pyramid: adjudicated`` in their rows, the page's note, or a download's settings), but for two pages about one
+# peer's annotators' versions.
 PYRAMID_NOT_NAMED = {
     "dashboards:agreement_peer": "one peer's agreement: the annotators' versions against the pyramid the page names",
     "dashboards:adjudicate": "one peer's adjudication against the pyramid the page names",

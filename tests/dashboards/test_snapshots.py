@@ -92,7 +92,7 @@ def test_agreement_figures_against_nltk_and_scipy(dataset):
     assert row["alpha_dice_pooled"] == pytest.approx(nltk_alpha(matrices), abs=1e-12) and row["units_pooled"] == 12
     assert row["alpha_dice_mean"] == pytest.approx(sum(nltk_alpha({p: m}) for p, m in matrices.items()) / 3, abs=1e-12)
     assert (detail["peers_in_mean"], detail["units_in_mean"], detail["flagged"]) == (3, 12, 2)
-    x, y = zip(*T1_MODIFIED.values())
+    x, y = zip(*T1_MODIFIED.values(), strict=True)
     assert row["pearson_modified"] == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
     assert row["pearson_ci"] is None and detail["pearson_ci_reason"] == "a Fisher-z interval needs more than 3 pairs"
     assert row["mean_abs_diff_modified"] == pytest.approx(0.2)

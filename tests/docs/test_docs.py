@@ -175,7 +175,7 @@ def test_url_paths_are_found_with_placeholders_filled_and_files_left_alone():
 
 
 def test_settings_reads_sees_every_way_of_reading_the_environment():
-    source = 'import os\nA = get_int("A", 1)\nB = os.environ.get("B")\nC = os.environ["C"]\nD = os.getenv("D")\nE = other("E")\n'
+    source = 'import os\nA = get_int("A", 1)\nB = os.environ.get("B")\nC = os.environ["C"]\nD = os.getenv("D")\nE = ' 'other("E")\n'
     assert settings_reads(source) == {"A", "B", "C", "D"}
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
 
-import django  # noqa: E402
+import django  # noqa: E402  (the repository on sys.path and the settings module set first)
 
 django.setup()
 

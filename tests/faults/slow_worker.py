@@ -19,11 +19,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pyramid_app.settings")
 
-import django  # noqa: E402
+import django  # noqa: E402  (the repository on sys.path and the settings module set first)
 
 django.setup()
 
-from celery.__main__ import main  # noqa: E402
+from celery.__main__ import main  # noqa: E402  (the repository on sys.path and the settings module set first)
 
 DEFAULT = "annotation.dashboards.snapshots:compute_payload"
 module_name, function_name = os.environ.get("SLOW_FUNCTION", DEFAULT).split(":")

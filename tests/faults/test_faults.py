@@ -170,7 +170,7 @@ def replaced(stack, env: dict, **processes):
     names = ("worker", "dashboards", "beat", "web")
     normal = [getattr(stack, name) for name in names]
     _stop_together(stack.services())
-    for name, process in zip(names, normal):
+    for name, process in zip(names, normal, strict=True):
         setattr(stack, name, processes.get(name) or process.with_settings(env))
     try:
         for process in stack.services():
@@ -179,7 +179,7 @@ def replaced(stack, env: dict, **processes):
         yield
     finally:
         _stop_together(stack.services())
-        for name, process in zip(names, normal):
+        for name, process in zip(names, normal, strict=True):
             setattr(stack, name, process)
         for process in stack.services():
             process.start()
@@ -336,8 +336,8 @@ def test_concurrent_deletes_and_edits_give_correct_results(stack, ids):
         assert admin.get(stack.url(f"/api/scus/{scu}/"), timeout=30).status_code == 404
         # An SCU deleted while it is being relabelled: no 500, and it is gone.
         scu, _ = _scu(stack, admin, ids, refs[:1])
-        deleted, patched = together(lambda: admin.delete(stack.url(f"/api/scus/{scu}/"), timeout=30),
-                                     lambda: admin.patch(stack.url(f"/api/scus/{scu}/"), json={"label": "Renamed"}, timeout=30))
+        deleted, patched = together(lambda scu=scu: admin.delete(stack.url(f"/api/scus/{scu}/"), timeout=30),
+                                     lambda scu=scu: admin.patch(stack.url(f"/api/scus/{scu}/"), json={"label": "Renamed"}, timeout=30))
         assert deleted.status_code == 204 and patched.status_code in (200, 404), patched.text
         assert admin.get(stack.url(f"/api/scus/{scu}/"), timeout=30).status_code == 404
     empty = stack.postgres.sql("SELECT count(*) FROM annotation_scu s WHERE NOT EXISTS "

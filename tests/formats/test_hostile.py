@@ -51,7 +51,7 @@ def test_many_mislabelled_parts_are_refused_in_bounded_time():
     text = ["#1", "---------------", "T0001.M.100.A.A", "---------------", "word " * 200]
     part = '<part label="nowhere to be seen {i}" start="{s}" end="{e}"/>'
     scus = "".join(
-        f'<scu uid="{i + 1}" label="x"><contributor label="x">{part.format(i=i, s=50 + i % 900, e=60 + i % 900)}</contributor></scu>'
+        f'<scu uid="{i + 1}" label="x"><contributor ' f'label="x">{part.format(i=i, s=50 + i % 900, e=60 + i % 900)}</contributor></scu>'
         for i in range(36826)
     )
     start = time.thread_time()

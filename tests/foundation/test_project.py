@@ -94,7 +94,7 @@ def _settings_in_subprocess(env: dict, expression: str):
 
 
 def test_settings_embedded_defaults():
-    result = _settings_in_subprocess({"DEBUG": "1"}, "[s.DEBUG, s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME'], s.CELERY_TASK_ALWAYS_EAGER, s.CACHES['default']['BACKEND']]")
+    result = _settings_in_subprocess({"DEBUG": "1"}, "[s.DEBUG, s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME'], " "s.CELERY_TASK_ALWAYS_EAGER, s.CACHES['default']['BACKEND']]")
     debug, engine, name, eager, cache = json.loads(result.stdout)
     assert debug is True and engine == "django.db.backends.sqlite3" and name.endswith("db.sqlite3")
     assert eager is True and cache.endswith("LocMemCache")
@@ -102,7 +102,7 @@ def test_settings_embedded_defaults():
 
 def test_settings_production_shape():
     env = {"DEBUG": "0", "SECRET_KEY": "x" * 50, "DATABASE_URL": "postgres://u:p@db:5432/pyr", "REDIS_URL": "redis://r:6379/2", "ALLOWED_HOSTS": "a.example, b.example"}
-    result = _settings_in_subprocess(env, "[s.DEBUG, s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME'], s.CELERY_TASK_ALWAYS_EAGER, s.CELERY_BROKER_URL, s.CACHES['default']['BACKEND'], s.ALLOWED_HOSTS, s.SESSION_COOKIE_SECURE]")
+    result = _settings_in_subprocess(env, "[s.DEBUG, s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME'], " "s.CELERY_TASK_ALWAYS_EAGER, s.CELERY_BROKER_URL, s.CACHES['default']['BACKEND'], s.ALLOWED_HOSTS, " "s.SESSION_COOKIE_SECURE]")
     assert result.returncode == 0, result.stderr
     debug, engine, name, eager, broker, cache, hosts, secure = json.loads(result.stdout)
     assert (debug, engine, name, eager, broker) == (False, "django.db.backends.postgresql", "pyr", False, "redis://r:6379/2")

@@ -181,9 +181,9 @@ def test_mturk_round_trip_export_tasks_then_import_results(as_user, world):
     assert response.data["created"] == {"assignments": 6}   # nothing else new: the same topics, peers, statements, tasks
     assert LiteTask.objects.filter(pyramid_id=run).count() == 2
     labels = coord.get(f"/api/lightweight/{run}/scores/?level=label").data
-    assert len(labels) == 8 and all(l["answers"] == 3 for l in labels)
+    assert len(labels) == 8 and all(label["answers"] == 3 for label in labels)
     # S1 n, S2 n/n/blank -> blank counted present by default: 2 absent vs 1 present -> absent; S3, S4 present
-    assert sorted(l["label"] for l in labels) == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert sorted(label["label"] for label in labels) == [0, 0, 0, 0, 1, 1, 1, 1]
 
 
 def test_statements_from_the_expert_pyramids_scu_labels(as_user, world):

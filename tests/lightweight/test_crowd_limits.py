@@ -37,7 +37,7 @@ def test_requests_arriving_together_are_counted_one_by_one(transactional_db, set
 
     for round_ in range(4):   # a fresh counter each round (another address); pages and API share it
         address, logged_in = f"127.0.{round_}.9", round_ >= 2
-        statuses = at_once([lambda i=i: crowd_request(i, address, logged_in) for i in range(FLOOD)])
+        statuses = at_once([lambda i=i, address=address, logged_in=logged_in: crowd_request(i, address, logged_in) for i in range(FLOOD)])
         assert statuses.count(429) == FLOOD - 10, (round_, logged_in, statuses)
 
 

@@ -117,7 +117,7 @@ def test_concurrent_submissions_of_different_workers_are_all_stored(link, transa
     responses = at_once([lambda w=w: sessions[w][0].post(sessions[w][1], answers_for(tasks[w])) for w in workers])
     assert [r.status_code for r in responses] == [200] * len(workers)
     stored = {(a.worker_id, a.task_id): a.completion_code for a in LiteAssignment.objects.filter(task__pyramid=link.pyramid)}
-    assert stored == {(w, tasks[w].pk): code(r) for w, r in zip(workers, responses)}
+    assert stored == {(w, tasks[w].pk): code(r) for w, r in zip(workers, responses, strict=True)}
     assert all(a == "pp" for a in LiteAssignment.objects.values_list("answers", flat=True))
     assert LightweightPyramid.objects.get(pk=link.pyramid_id).revision == revision + len(workers)   # no update lost
 

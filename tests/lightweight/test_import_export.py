@@ -39,7 +39,7 @@ def test_realsumm_two_datasets_then_lite23_give_the_published_scores():
     assert len(systems) == 16 and len(ext) == 9
     labels = export("realsumm-abs", "label") + export("realsumm-ext", "label")
     assert len(labels) == 26400
-    assert sum(1 for l in labels if l["answers"] == 4 and l["present_answers"] == 2 and l["label"] == 0) == 277
+    assert sum(1 for label in labels if label["answers"] == 4 and label["present_answers"] == 2 and label["label"] == 0) == 277
     summaries = export("realsumm-abs", "summary")
     assert len(summaries) == 1600 and set(summaries[0]) >= {"topic", "system", "summary", "present", "statements", "score"}
     # what the background task stores (run here directly; the worker test covers the queue)

@@ -173,8 +173,8 @@ def test_a_worker_judging_meanwhile_hands_its_answer_in_and_the_next_run_of_it_t
         expires_at=timezone.now() - timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS + 1))   # past answering
     forget(run)
     assert set(LiteReservation.objects.filter(task__pyramid=run).values_list("worker_id", flat=True)) == {"reader", "late"}
-    for worker, task in (("reader", held.task), ("late", task)):
-        lightweight_work.submit_judgments(link, task, worker, {pk: "present" for pk in task.statement_ids}, own(worker, run))
+    for worker, judged in (("reader", held.task), ("late", task)):
+        lightweight_work.submit_judgments(link, judged, worker, {pk: "present" for pk in judged.statement_ids}, own(worker, run))
     assert not LiteReservation.objects.filter(task__pyramid=run).exists() and gone is not None
     forget(run)
     lightweight_scores.recompute(run.pk)

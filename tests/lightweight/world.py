@@ -28,7 +28,7 @@ def judge_every_task(link, worker: str, codes: str, record=None) -> None:
     present when ``codes[k]`` is "p"; ``record(task)``: the platform's ids of each submission."""
     client = own(worker, link.pyramid)
     while (task := lightweight_work.next_task(link, worker, client)) is not None:
-        answers = {pk: "present" if c == "p" else "absent" for pk, c in zip(task.statement_ids, codes)}
+        answers = {pk: "present" if c == "p" else "absent" for pk, c in zip(task.statement_ids, codes, strict=False)}
         lightweight_work.submit_judgments(link, task, worker, answers, client, record=record(task) if record else None)
 
 

@@ -91,7 +91,7 @@ def test_discontinuous_contributor_and_part_rules(world):
     p, refs, user = world
     a = act.create_scu(p, user, label="x", reference=refs["A"].pk, spans=span(refs["A"], "The dam")).value
     contributor = a.contributors.get()
-    act.add_part_to(contributor, user, **dict(zip(("start", "end"), span(refs["A"], "burst")[0])))
+    act.add_part_to(contributor, user, **dict(zip(("start", "end"), span(refs["A"], "burst")[0], strict=True)))
     assert contributor.label == "The dam...burst"
     with pytest.raises(ValidationError, match="overlaps"):
         act.add_part_to(contributor, user, start=0, end=3)

@@ -74,7 +74,7 @@ def test_the_practical_test_compares_the_stored_scores_of_the_peers_annotated_ag
     assert practical["n"] == 4
     assert practical["pearson"] == pytest.approx(stats.pearsonr(xs, ys).statistic)
     assert practical["mad"] == pytest.approx(np.mean(np.abs(np.array(xs) - np.array(ys))))
-    assert practical["above_noise"] == sum(abs(x - y) > NOISE for x, y in zip(xs, ys)) == 2
+    assert practical["above_noise"] == sum(abs(x - y) > NOISE for x, y in zip(xs, ys, strict=True)) == 2
     z, half = np.arctanh(practical["pearson"]), 1.959963984540054 / np.sqrt(4 - 3)
     assert (practical["ci_low"], practical["ci_high"]) == pytest.approx((np.tanh(z - half), np.tanh(z + half)))
 

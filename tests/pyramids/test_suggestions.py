@@ -152,8 +152,8 @@ def test_a_trained_model_ranks_right_candidates_above_wrong_ones(tmp_path):
     model = fit(cases, topics, "constructed")
     probabilities = model.confidences([c for c in candidates(cases[0].text, cases[0].scus, cases[0].weights)])
     found = candidates(cases[0].text, cases[0].scus, cases[0].weights)
-    right = [p for c, p in zip(found, probabilities) if is_right(c.scu, [c.span], cases[0].expert)]
-    wrong = [p for c, p in zip(found, probabilities) if not is_right(c.scu, [c.span], cases[0].expert)]
+    right = [p for c, p in zip(found, probabilities, strict=True) if is_right(c.scu, [c.span], cases[0].expert)]
+    wrong = [p for c, p in zip(found, probabilities, strict=True) if not is_right(c.scu, [c.span], cases[0].expert)]
     assert right and wrong and min(right) > max(wrong)
     assert sum(y) and len(y) > sum(y)
     out = ranked(cases[0], model)

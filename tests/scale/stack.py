@@ -111,13 +111,13 @@ class TwoNodes(Stack):
 
     def wait_ready(self):
         for name in NODES:
-            wait_for(lambda: requests.get(self.node_url(name, "/healthz"), timeout=2).ok, 90, f"node {name} start")
+            wait_for(lambda name=name: requests.get(self.node_url(name, "/healthz"), timeout=2).ok, 90, f"node {name} start")
         self.wait_routed(*NODES)
 
     def wait_routed(self, *names: str, timeout: float = 30):
         """Until the proxy sends requests to each of these nodes (its health checks found them up)."""
         for name in names:
-            wait_for(lambda: served_by(requests.get(self.url("/healthz"), headers={"X-Node": name}, timeout=2)) == name,
+            wait_for(lambda name=name: served_by(requests.get(self.url("/healthz"), headers={"X-Node": name}, timeout=2)) == name,
                      timeout, f"the proxy routing to node {name}")
 
     def node_url(self, name: str, path: str) -> str:

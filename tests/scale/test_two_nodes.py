@@ -83,7 +83,7 @@ def test_no_lost_update_across_nodes(stack, ids):
     scu = stack.url(f"/api/scus/{ids['scus']['2']}/")
     answers = dict(zip(NODES, together(*[
         lambda node=node: editors[node].patch(scu, json={"label": f"Relabelled on node {node}"}, timeout=30,
-                                              headers={"If-Match": read[node].headers["ETag"]}) for node in NODES])))
+                                              headers={"If-Match": read[node].headers["ETag"]}) for node in NODES]), strict=True))
     assert sorted(r.status_code for r in answers.values()) == [200, 409], {n: r.text for n, r in answers.items()}
     winner, loser = sorted(NODES, key=lambda node: answers[node].status_code)
     refused = answers[loser].json()
@@ -285,7 +285,7 @@ def test_a_web_node_killed_mid_request(stack, ids):
     served = [served_by(answer) for answer in acknowledged]
     assert served[-1] == "b" and "a" in served, served
     took = current_within_a_minute(stack, ids, killed["at"])
-    print(f"web node killed: {len(failures)} failed attempts retried ({sorted(set(map(str, failures)))}); everything current {took:.1f} s after the kill")
+    print(f"web node killed: {len(failures)} failed attempts retried ({sorted(set(map(str, failures)))}); " f"everything current {took:.1f} s after the kill")
     stack.nodes["a"].start()
     stack.wait_routed("a", timeout=60)
 
@@ -332,5 +332,5 @@ def test_beats_sweep_runs_once(stack):
     # Every SWEEP_SECONDS, never twice in one period (a second beat would halve the gaps).
     stamps = [datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f") for stamp in
               re.findall(r"^\[([\d-]+ [\d:,]+): INFO/MainProcess\] Scheduler: Sending due task recompute-stale ", logs["beat"], re.M)]
-    gaps = [(later - earlier).total_seconds() for earlier, later in zip(stamps, stamps[1:])]
+    gaps = [(later - earlier).total_seconds() for earlier, later in zip(stamps, stamps[1:], strict=False)]
     assert len(stamps) == sent >= 3 and 14 < min(gaps) and max(gaps) < 30, gaps

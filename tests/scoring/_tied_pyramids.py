@@ -75,7 +75,7 @@ def renumbered(p: SpanPyramid, rnd: random.Random) -> SpanPyramid:
     return SpanPyramid(p.name, p.references, tuple(
         SpanSCU(uid, tuple(SpanContributor(tuple(rnd.sample(c.spans, len(c.spans))))
                            for c in rnd.sample(s.contributors, len(s.contributors))), s.label)
-        for uid, s in zip(uids, scus)))
+        for uid, s in zip(uids, scus, strict=True)))
 
 
 def _spans(c):

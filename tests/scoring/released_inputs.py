@@ -35,13 +35,13 @@ def assignments_from_lite23(dataset: Lite23Dataset) -> list[Assignment]:
     """Statement ids are positions in ``SCUs.txt`` (``0``, ``1``, ...), the summary id is the system."""
     out = []
     for system in dataset.systems:
-        for document, labels in zip(dataset.documents, system.labels):
+        for document, labels in zip(dataset.documents, system.labels, strict=True):
             ids = [str(i) for i in range(len(labels))]
             out.append(Assignment(
                 task=task_key(document, system.system, ids),
                 topic=document,
                 summary=system.system,
                 worker=None,
-                answers=tuple(zip(ids, labels)),
+                answers=tuple(zip(ids, labels, strict=True)),
             ))
     return out

@@ -29,7 +29,7 @@ from scoring.lightweight import (
 
 def assignment(task, worker, answers, topic="T1", summary="T1.M.100.A.7", statements=None):
     statements = statements or [f"s{i}" for i in range(len(answers))]
-    return Assignment(task, topic, summary, worker, tuple(zip(statements, answers)))
+    return Assignment(task, topic, summary, worker, tuple(zip(statements, answers, strict=True)))
 
 
 def test_pair_agreement_examples_from_the_docs():
@@ -57,7 +57,7 @@ def test_majority_tie_is_absent_and_score_counts_answered_statements():
         assignment("t", "w4", [False, False, None]),
     ]
     r = evaluate(rows, Settings(agreement="none", blank="missing"))
-    labels = {l.statement: l.present for l in r.labels}
+    labels = {label.statement: label.present for label in r.labels}
     assert labels == {"s0": False, "s1": True}
     (s,) = r.summaries
     assert (s.present, s.statements, s.score, s.system) == (1, 2, 0.5, "7")
@@ -96,7 +96,7 @@ def test_one_pass_no_pair_kept_and_pairs_only_within_a_task():
     # g1: pairs with g2 (1.0) and bad (0.0) -> 0.5, kept; one pass: not recomputed after bad goes
     assert q["g1"].agreement == 0.5 and not q["g1"].removed
     assert q["solo"].pairs == 0 and not q["solo"].removed and q["solo"].agreement is None
-    assert {l.statement for l in r.labels} == {"s0", "s1", "s2", "s3", "x", "y"}
+    assert {label.statement for label in r.labels} == {"s0", "s1", "s2", "s3", "x", "y"}
 
 
 def test_anonymous_assignments_are_partners_but_never_removed():
@@ -107,7 +107,7 @@ def test_anonymous_assignments_are_partners_but_never_removed():
     ]
     r = evaluate(rows, Settings())
     assert [(w.worker, w.agreement, w.pairs) for w in r.workers] == [("w", 0.5, 2)]
-    assert len(r.labels) == 2 and all(l.answers == 3 for l in r.labels)
+    assert len(r.labels) == 2 and all(label.answers == 3 for label in r.labels)
 
 
 def released_worker_filter(rows, measure, threshold=0.5):
@@ -162,7 +162,7 @@ def test_worker_filter_and_scores_match_the_released_logic(measure, seed):
                     else:
                         answers = [t if rng.random() < reliability[w] else (not t) for t in part]
                     answers = [None if rng.random() < 0.05 else a for a in answers]
-                    rows.append(Assignment((topic, system, task), f"D{topic}", f"D{topic}.M.{system}", w, tuple(zip(statements, answers))))
+                    rows.append(Assignment((topic, system, task), f"D{topic}", f"D{topic}.M.{system}", w, tuple(zip(statements, answers, strict=True))))
     mine = evaluate(rows, Settings(agreement="sequence-matcher" if measure == "sm" else "positional", blank="present"))
     removed = released_worker_filter(rows, measure)
     assert removed or seed in NO_REMOVAL[measure]   # the case is not vacuous

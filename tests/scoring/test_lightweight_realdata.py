@@ -48,8 +48,8 @@ def test_counts_of_the_raw_answers():
     assert all(r.worker is None for _, r in rows)
     labels = scored("abs").labels + scored("ext").labels
     assert len(labels) == 26400
-    assert sum(1 for l in labels if l.answers == 4 and l.present_answers == 2) == 277
-    assert not any(l.present for l in labels if l.answers == 4 and l.present_answers == 2)
+    assert sum(1 for label in labels if label.answers == 4 and label.present_answers == 2) == 277
+    assert not any(label.present for label in labels if label.answers == 4 and label.present_answers == 2)
 
 
 def test_blank_padding_anywhere_is_dropped_and_ids_follow_the_statement_list():
@@ -74,7 +74,7 @@ def test_labels_equal_the_released_aggregated_labels(folder):
     for s in statements:
         if not s.is_blank:
             order.setdefault(s.event, []).append(s.question)
-    got = {(l.topic, l.summary, l.statement): l.present for l in scored(folder).labels}
+    got = {(label.topic, label.summary, label.statement): label.present for label in scored(folder).labels}
     systems = {s for _, s, _ in got}
     assert len(systems) == (16 if folder == "abs" else 9)
     for system in systems:
@@ -103,7 +103,7 @@ def test_published_scores_to_1e_12(folder):
         values = [doc["system_summaries"][f"{system}.txt"]["scores"]["litepyramid_recall"] for doc in published.values()]
         assert mine.summaries == len(values) == 100
         assert mine.score == pytest.approx(sum(values) / len(values), abs=1e-12), system
-        for doc_id, doc in published.items():
+        for doc in published.values():
             document = documents[doc["doc_id"]]
             assert by_summary[(document, system)] == pytest.approx(
                 doc["system_summaries"][f"{system}.txt"]["scores"]["litepyramid_recall"], abs=1e-12)

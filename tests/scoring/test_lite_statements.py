@@ -88,6 +88,6 @@ def test_top_up_reports_a_topic_that_runs_out():
 def test_released_statements_chosen_for_use_pass_the_length_and_sentence_filters(year):
     rows = read_statements(shared_data("litepyramids", "Phase1_SCU_writing", "dataset", year, "batch1.csv").read_text(encoding="utf-8"))
     decisions = filter_statements([Statement((r.event, r.question), r.source, r.text) for r in rows])
-    for row, d in zip(rows, decisions):
+    for row, d in zip(rows, decisions, strict=True):
         if row.for_use:
             assert d.kept or d.reason == DUPLICATE, (row.text, d.reason)

@@ -53,7 +53,7 @@ def test_duplicates_are_averaged_and_unpaired_items_counted():
 
 
 def test_constant_topic_is_skipped_with_reason_and_nothing_defined():
-    rows = [obs("T1", s, x=v, y=2.0) for s, v in zip("abc", (0.1, 0.2, 0.3))]
+    rows = [obs("T1", s, x=v, y=2.0) for s, v in zip("abc", (0.1, 0.2, 0.3), strict=True)]
     m = meta_evaluate(rows, "x", "y", methods=["pearson"])
     assert m.summary["pearson"].value is None
     assert m.summary["pearson"].skipped == {"T1": "y is constant"}

@@ -32,6 +32,6 @@ def test_scoring_imports_nothing_of_django_or_the_apps():
 
 def test_importing_every_scoring_module_loads_no_django():
     modules = [f"scoring.{p.stem}" for p in sorted((REPO / "scoring").glob("*.py")) if p.stem != "__init__"]
-    code = f"import sys; import {', '.join(modules)}; print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(FORBIDDEN)!r}))"
+    code = f"import sys; import {', '.join(modules)}; print(sorted({{m.split('.')[0] for m in sys.modules}} & " f"{set(FORBIDDEN)!r}))"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True, env={"PATH": ""})
     assert out.stdout.strip() == "[]"

@@ -62,7 +62,7 @@ def best_total_by_enumeration(a, b, threshold):
     slots = list(range(len(cb))) + [None] * len(ca)
     for choice in set(itertools.permutations(slots, len(ca))):
         total = 0.0
-        for (_, x), j in zip(ca, choice):
+        for (_, x), j in zip(ca, choice, strict=True):
             if j is not None:
                 d = dice(x, cb[j][1])
                 if d < threshold:
@@ -85,7 +85,7 @@ def brute_figures(a, b, aligned):
             continue
         same_a.append(x[0][0] == y[0][0])
         same_b.append(x[1][0] == y[1][0])
-    both = sum(p and q for p, q in zip(same_a, same_b))
+    both = sum(p and q for p, q in zip(same_a, same_b, strict=True))
     out = {"pairs": len(same_a), "together_a": sum(same_a), "together_b": sum(same_b), "together_both": both}
     out["pairwise_precision"] = both / sum(same_b) if sum(same_b) else None
     out["pairwise_recall"] = both / sum(same_a) if sum(same_a) else None
@@ -183,7 +183,7 @@ def test_scu_alignment_is_one_to_one_and_maximizes_shared_contributors():
     r = compare(a, b)
     assert [(m.a, m.b, m.shared) for m in r.scus.matched] == [(1, 10, 2), (2, 9, 2)]
     shared = {(s, t): sum(1 for x in r.contributors.aligned if x.a[0] == s and x.b[0] == t) for s in (1, 2) for t in (9, 10)}
-    best = max(sum(shared[s, t] for s, t in zip((1, 2), perm)) for perm in itertools.permutations((9, 10)))
+    best = max(sum(shared[s, t] for s, t in zip((1, 2), perm, strict=True)) for perm in itertools.permutations((9, 10)))
     assert sum(m.shared for m in r.scus.matched) == best
     assert_figures(r, a, b)
 
@@ -218,7 +218,7 @@ def test_score_agreement_pearson_interval_and_noise_share():
     ci = res.confidence_interval(0.95)
     assert s.n == 5 and set(s.missing) == {"p6", "gone"}
     assert (s.pearson.value, s.pearson.ci_low, s.pearson.ci_high) == pytest.approx((res.statistic, ci.low, ci.high))
-    diffs = [abs(p - q) for p, q in zip(x, y)]
+    diffs = [abs(p - q) for p, q in zip(x, y, strict=True)]
     assert s.mean_abs_difference == pytest.approx(sum(diffs) / 5)
     assert s.noise == NOISE == 0.06
     assert s.above_noise == sum(d > 0.06 for d in diffs) == 3   # 0.1, 0.1, 0.1 exceed it; 0.02, 0.01 do not
@@ -351,11 +351,11 @@ def _squeezed(text):
 def test_matter_spans_land_on_the_same_words_of_the_first_pyramids_texts(matter):
     parsed, spans = matter
     canon = {r.id: r.text for r in parsed[0][1].references}
-    for (name, p), sp in zip(parsed, spans):
+    for (name, p), sp in zip(parsed, spans, strict=True):
         assert sp.references == tuple(canon)
         assert [len(s.contributors) for s in sp.scus] == [len(s.contributors) for s in p.scus], name
-        for scu, sscu in zip(p.scus, sp.scus):
-            for c, sc in zip(scu.contributors, sscu.contributors):
+        for scu, sscu in zip(p.scus, sp.scus, strict=True):
+            for c, sc in zip(scu.contributors, sscu.contributors, strict=True):
                 # the files differ only in whitespace and apostrophes: the words must be the same
                 assert [_squeezed(p.reference(part.reference).text[part.start:part.end]) for part in c.parts] == \
                     [_squeezed(canon[s.reference][s.start:s.end]) for s in sc.spans], (name, scu.uid)
@@ -426,7 +426,7 @@ def test_spans_of_another_copy_of_the_references_move_onto_the_first_pyramids_te
 
     def file(ref_id, text, words):
         parts = [pyr_file.Part(ref_id, text.index(w), text.index(w) + len(w)) for w in words]
-        scus = [pyr_file.SCU(i + 1, w, "", [pyr_file.Contributor(w, "", [p])]) for i, (w, p) in enumerate(zip(words, parts))]
+        scus = [pyr_file.SCU(i + 1, w, "", [pyr_file.Contributor(w, "", [p])]) for i, (w, p) in enumerate(zip(words, parts, strict=True))]
         return pyr_file.Pyramid([pyr_file.Reference(ref_id, ref_id, text)], scus, None)
 
     words = ["Matter  has", "mass.\nIts", "Its", "It", "made", "atoms and  molecules."]
@@ -582,7 +582,8 @@ def _figures_of_a_pair(r, swapped=False):
 def test_matter_figures_do_not_depend_on_the_order_of_the_files(matter):
     """The files in the reverse order, renumbered: the texts are another file's copies (the spans
     move onto them), every pair is compared with A and B exchanged, and uids and the order of SCUs,
-    contributors and parts are another: the same figures, precision and recall exchanged. (Not how many aligned contributors cover exactly the same characters: moved
+    contributors and parts are another: the same figures, precision and recall exchanged. (Not how many aligned
+    contributors cover exactly the same characters: moved
     onto other copies of the texts, spans that differed by a space may coincide, or the reverse.)"""
     from annotation.pyramids.agreement_inputs import span_pyramids
 

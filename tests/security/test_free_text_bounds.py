@@ -82,7 +82,7 @@ def form_of(cls, dataset):
     """An instance of any form of the pages, given what its constructor asks for."""
     for kwargs in ({}, {"dataset": dataset}, {"datasets": Dataset.objects.all()}, {"count": 2}):
         try:
-            return lambda data: cls(data, **kwargs), cls(**kwargs)
+            return lambda data, kwargs=kwargs: cls(data, **kwargs), cls(**kwargs)
         except TypeError:
             continue
     raise AssertionError(f"cannot make a {cls.__name__}")

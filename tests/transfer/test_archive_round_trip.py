@@ -122,7 +122,8 @@ def test_round_trip_of_unfinished_empty_and_doubly_annotated_peers():
     assert copy.decisions == {"3": by_name["ann1"], "non_matching": "neither"}
     assert copy.adjudicator.username == "judge" and (copy.created_at, copy.updated_at) == (original.created_at, original.updated_at)
     assert copy.source_revisions == {pk: s.revision for s in copy.sources.all() for pk in [str(s.pk)]}, "no source shows as changed"
-    # Scores of T3 rest on the adjudicated pyramid in both (ann1's annotation; ann2's against ann6's pyramid does not count).
+    # Scores of T3 rest on the adjudicated pyramid in both
+    # (ann1's annotation; ann2's against ann6's pyramid does not count).
     for name in ("Round-trip source", "Round-trip copy"):
         stdout = StringIO()
         call_command("export_scores", dataset=name, format="csv", stdout=stdout)

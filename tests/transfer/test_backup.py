@@ -183,7 +183,7 @@ def test_a_backup_taken_while_people_edit_restores_to_the_same_instance(tmp_path
     assert holder.error is None and writer.error is None, (holder.error, writer.error)
     assert out.getvalue().strip() == f"Wrote {backup} ({backup.stat().st_size:,} bytes, {connection.vendor} backup)."
     assert [p.name for p in backup.parent.iterdir()] == ["pyramid.backup"], "no temporary file left behind"
-    print(f"backup: {seconds:.2f} s, {backup.stat().st_size:,} bytes, the writer committed {writer_after - writer_before} action(s) meanwhile")
+    print(f"backup: {seconds:.2f} s, {backup.stat().st_size:,} bytes, the writer committed " f"{writer_after - writer_before} action(s) meanwhile")
 
     first = manage(fresh_database, "restore", str(backup))
     assert first.returncode == 0, first.stderr

@@ -63,7 +63,7 @@ def test_a_dry_run_lists_the_copies_and_apply_removes_only_them(old_database):
     assert "2 copies found; nothing removed" in out
     listed = [line for line in out.splitlines() if "again" in line]
     assert [(f"annotation {c.pk} " in line, f"annotation {originals[c.peer.external_id].pk} of annotator 201" in line)
-            for c, line in zip(copies, listed)] == [(True, True)] * 2
+            for c, line in zip(copies, listed, strict=True)] == [(True, True)] * 2
     assert set(PeerAnnotation.objects.values_list("pk", flat=True)) == before, "a dry run removes nothing"
     assert "2 copies removed" in run("--apply", "--dataset", "old")
     after = set(PeerAnnotation.objects.values_list("pk", flat=True))

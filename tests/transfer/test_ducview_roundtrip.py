@@ -55,7 +55,7 @@ def test_malformed_and_hostile_files_write_nothing():
         pytest.skip("the format fixtures are missing")
     before = (Pyramid.objects.count(), PeerAnnotation.objects.count(), User.objects.count())
     hostile = b'<?xml version="1.0"?><!DOCTYPE p [<!ENTITY x SYSTEM "file:///etc/passwd">]><pyramid><text><line>&x;</line></text></pyramid>'
-    bomb = b'<?xml version="1.0"?><!DOCTYPE p [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><pyramid><text><line>&b;</line></text></pyramid>'
+    bomb = b'<?xml version="1.0"?><!DOCTYPE p [<!ENTITY a "aaaaaaaaaa"><!ENTITY b ' b'"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><pyramid><text><line>&b;</line></text></pyramid>'
     truncated = good.read_bytes()[: len(good.read_bytes()) // 2]
     for name, data in [("D0999.pyr", hostile), ("D0999.pyr", bomb), ("1.D0999.M.100.A.1.pan", truncated)]:
         report = import_bytes(name, data, "hostile")

@@ -115,7 +115,8 @@ def test_pyramid_contributors_whose_labels_are_stale_keep_their_scus_weights(tmp
     (tmp_path / "D0999.pyr").write_bytes(data)
     call_command("import_ducview", str(tmp_path / "D0999.pyr"), dataset="weights", stdout=io.StringIO())
     stored = {scu.uid: [c.review_note for c in scu.contributors.all()] for scu in SCU.objects.filter(pyramid__topic__dataset__name="weights")}
-    # Independently: the contributors the file lists under each SCU (SCU 70's part in a header goes, not the contributor).
+    # Independently: the contributors the file lists under each SCU (SCU 70's part in a header goes,
+    # not the contributor).
     in_file = {int(uid): len(re.findall(r"<contributor ", body))
                for uid, body in re.findall(r'<scu uid="(\d+)"[^>]*>(.*?)</scu>', data.decode(), re.S)}
     assert {uid: len(notes) for uid, notes in stored.items()} == in_file

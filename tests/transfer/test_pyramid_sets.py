@@ -76,7 +76,7 @@ def test_the_stored_figures_match_an_independent_computation(matter):
         assert pair["exact"] == sum(chars[a] == chars[b] for a, b, _ in aligned)
         # clustering, from the definitions
         same_a, same_b = independent.same_scu_pairs(aligned, chars, scu_of)
-        both = sum(x and y for x, y in zip(same_a, same_b))
+        both = sum(x and y for x, y in zip(same_a, same_b, strict=True))
         assert (pair["pairs"], pair["together_a"], pair["together_b"], pair["together_both"]) == (len(same_a), sum(same_a), sum(same_b), both)
         assert pair["pairwise_precision"] == pytest.approx(both / sum(same_b))
         assert pair["pairwise_recall"] == pytest.approx(both / sum(same_a))
@@ -118,8 +118,8 @@ def test_the_stored_figures_are_those_of_the_files(matter, folder):
     docs = (Path(__file__).resolve().parents[2] / "docs" / "pyramid-agreement.md").read_text().split("## In the app")[1]
     printed = [line.split() for line in docs.split("```")[1].splitlines()[2:]]
     assert len(printed) == 10
-    for (a, b), stored, words in zip(sorted(pairs), [pairs[k] for k in sorted(pairs)], printed):
-        def f(key):
+    for (a, b), stored, words in zip(sorted(pairs), [pairs[k] for k in sorted(pairs)], printed, strict=True):
+        def f(key, stored=stored):
             return f"{stored[key]:.3f}"
         assert words[0] == f"#{ids.index(a) + 1}" and words[2] == f"#{ids.index(b) + 1}"
         assert words[4:] == [str(stored["aligned"]), "/".join(f(k) for k in ("pairwise_precision", "pairwise_recall", "pairwise_f1")),

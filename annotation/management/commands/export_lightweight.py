@@ -33,7 +33,7 @@ class Command(BaseCommand):
         if not runs:
             raise CommandError(f"no lightweight pyramid in dataset {dataset!r}" + (f" named {name!r}" if name else ""))
         if len(runs) > 1:
-            raise CommandError(f"dataset {dataset!r} has several lightweight pyramids ({', '.join(r.name for r in runs)}): choose one with --name")
+            raise CommandError(f"dataset {dataset!r} has several lightweight pyramids " f"({', '.join(r.name for r in runs)}): choose one with --name")
         try:
             settings = settings_of(runs[0], agreement=agreement, threshold=threshold, blank=blank, topic_filter=topic_filter)
         except ValueError as error:

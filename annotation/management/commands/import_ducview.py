@@ -74,7 +74,7 @@ class Command(BaseCommand):
         files = [describe(outcome) for outcome in report.outcomes] if verbose_report else []
         for title, items in [("Files", files),
                              ("Legacy rule violations (kept, flagged on the contributors)", report.legacy),
-                             ("Offsets kept, label not found — review (kept, so the scores are the files' own; flagged in the editors)",
+                             ("Offsets kept, label not found — review (kept, so the scores are the files' own; flagged " "in the editors)",
                               report.kept),
                              ("Left out: nothing of the text at the stored offsets (a peer match stays, flagged)", report.unplaced),
                              ("Repairs", report.repairs if verbose_report else [])]:

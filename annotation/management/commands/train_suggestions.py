@@ -43,7 +43,7 @@ class Command(BaseCommand):
         # Each peer is also seen as its annotator's first of the topic (the pyramid alone).
         alone = [suggestion_model.PeerCase(c.text, c.scus, c.weights, (), c.expert) for c in cases if c.earlier]
         try:
-            model = suggestion_model.fit(cases + alone, topics + [t for t, c in zip(topics, cases) if c.earlier],
+            model = suggestion_model.fit(cases + alone, topics + [t for t, c in zip(topics, cases, strict=True) if c.earlier],
                                          f"{len(files)} DUCView files, {len(cases) - len(found)} study annotations")
         except ValueError as error:
             raise CommandError(str(error)) from None

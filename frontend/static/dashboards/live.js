@@ -43,7 +43,7 @@ async function poll(state) {
         for (const mark of root.querySelectorAll("[data-updating], [data-updating-note]")) mark.hidden = settled;
       }
     }
-  } catch (error) {
+  } catch {
     // Offline or the server restarting: try again at the next tick.
   }
   window.setTimeout(() => poll(state), document.hidden ? POLL_MS * 4 : POLL_MS);

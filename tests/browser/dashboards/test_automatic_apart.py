@@ -15,7 +15,7 @@ from tests.pyramids.test_automatic_scores import _fresh, study  # noqa: F401  (f
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_the_automatic_score_is_shown_apart_and_never_as_an_experts(chromium, live_server, study, artifacts):  # noqa: F811
+def test_the_automatic_score_is_shown_apart_and_never_as_an_experts(chromium, live_server, study, artifacts):  # noqa: F811  (the imported fixture)
     dataset, pyramid, peers, scus = study
     dataset.coordinators.add(User.objects.create_user("chief", password=PASSWORD))
     page, errors = open_as(chromium, live_server, "chief")

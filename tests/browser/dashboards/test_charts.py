@@ -35,8 +35,10 @@ def test_chart_js_is_served_by_the_app_at_the_pinned_version(client, db):
 
 # The systems chart as drawn: each dataset's points and error bars, the y axis's range and title.
 SYSTEMS = """e => { const chart = Chart.getChart(e.querySelector('canvas'));
-  return {datasets: chart.data.datasets.map((d) => ({silent: Boolean(d.silent), x: d.data.map((p) => p.x), y: d.data.map((p) => p.y), bars: d.errorBars})),
-          min: chart.scales.y.min, max: chart.scales.y.max, title: chart.options.scales.y.title.text, labels: chart.scales.x.getLabels()}; }"""
+  return {datasets: chart.data.datasets.map((d) => ({silent: Boolean(d.silent), x: d.data.map((p) => p.x),
+    y: d.data.map((p) => p.y), bars: d.errorBars})),
+          min: chart.scales.y.min, max: chart.scales.y.max, title: chart.options.scales.y.title.text,
+            labels: chart.scales.x.getLabels()}; }"""
 
 
 def check_systems_chart(page):
@@ -50,7 +52,7 @@ def check_systems_chart(page):
     assert whiskers["bars"] == [{"low": r["min"], "high": r["max"]} for r in rows]
     by_system = {r["system"]: r for r in rows}
     for kind in kinds:
-        for system, mean, bar in zip(kind["x"], kind["y"], kind["bars"]):
+        for system, mean, bar in zip(kind["x"], kind["y"], kind["bars"], strict=True):
             row = by_system.pop(system)
             assert mean == row["mean"] and bar == {"low": row["low"], "high": row["high"]}
     assert not by_system   # every system drawn once

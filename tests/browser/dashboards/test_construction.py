@@ -150,7 +150,7 @@ def expected_figures(topic, first, second, pair):
     assert sorted((a, b) for a, b, _ in pair["aligned_contributors"]) == [(a, b) for a, b, _ in aligned]
     same_a, same_b = independent.same_scu_pairs(aligned, chars, scu_of)
     together_a, together_b = sum(same_a), sum(same_b)
-    both = sum(x and y for x, y in zip(same_a, same_b))
+    both = sum(x and y for x, y in zip(same_a, same_b, strict=True))
     precision, recall = both / together_b, both / together_a
     # B-cubed (Bagga & Baldwin 1998): each aligned item's cluster in A and in B, over the aligned items.
     cluster_a = {i: {j for j, (a2, _, _) in enumerate(aligned) if scu_of[a2] == scu_of[a]} for i, (a, _, _) in enumerate(aligned)}
@@ -158,7 +158,7 @@ def expected_figures(topic, first, second, pair):
     b_precision = np.mean([len(cluster_a[i] & cluster_b[i]) / len(cluster_b[i]) for i in cluster_a])
     b_recall = np.mean([len(cluster_a[i] & cluster_b[i]) / len(cluster_a[i]) for i in cluster_a])
     alpha = krippendorff.alpha(reliability_data=np.array([same_a, same_b], dtype=float), level_of_measurement="nominal")
-    f1 = lambda p, r: 2 * p * r / (p + r)   # noqa: E731
+    f1 = lambda p, r: 2 * p * r / (p + r)   # noqa: E731  (a one-line helper of this test)
     return {"pairs": len(same_a), "pairwise": (precision, recall, f1(precision, recall)),
             "bcubed": (b_precision, b_recall, f1(b_precision, b_recall)), "alpha": alpha, "aligned": len(aligned)}
 

@@ -79,7 +79,8 @@ def test_real_data_dashboards(chromium, live_server, transactional_db, artifacts
     # Overview: 20 topics, D0631 annotated twice; assign a third annotator for agreement.
     page.goto(f"{live_server.url}/datasets/")
     page.click("text=duc2006")
-    page.wait_for_load_state()  # a click waits for the next page to start loading, not for its rows: count() does not wait
+    # a click waits for the next page to start loading, not for its rows: count() does not wait
+    page.wait_for_load_state()
     assert page.locator("table.overview tbody tr").count() == 20
     assert "×2 annotators" in page.locator('tr[data-topic="D0631"]').inner_text()
     page.select_option("#id_topic", value=str(dataset.topics.get(external_id="D0631").pk))
@@ -212,7 +213,7 @@ def check_statistics_pages(page, base, table, artifacts):
     topics = independent.topic_stability(per_system, seed=seed, draws=200)
     assert k == list(range(1, 20)) and mean == pytest.approx([topics[x] for x in k], abs=2e-3)
     assert mean == pytest.approx([table_points("topics")[x] for x in k], abs=5e-4)
-    assert all(lo <= m <= hi for lo, m, hi in zip(low, mean, high))
+    assert all(lo <= m <= hi for lo, m, hi in zip(low, mean, high, strict=True))
     (k, _), _, (_, mean) = drawn("references")
     assert k == [1, 2, 3] and mean == pytest.approx([table_points("references")[x] for x in k], abs=5e-4)
     assert mean[0] < mean[1] < mean[2] < 1
@@ -257,7 +258,7 @@ def test_figures_update_while_watching(chromium, live_server, transactional_db, 
     assert page.locator("[data-as-of]").inner_text() >= as_of
     # The swapped-in figures are charted again: the chart shows the new means.
     [chart] = charts(page, "[data-chart=systems]")
-    means = {x: y for d in chart for x, y in zip(d["x"], d["y"])}
+    means = {x: y for d in chart for x, y in zip(d["x"], d["y"], strict=True)}
     board = {r["system"]: r["modified"] for r in score_dashboard(dataset.name, include_references=False)["per_system"]}
     assert means == pytest.approx(board)
     assert not errors

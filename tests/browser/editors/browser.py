@@ -50,13 +50,17 @@ def drag_select(page, container_selector, phrase, shift=False):
             const at = text.indexOf(phrase);
             if (at < 0) throw new Error(`phrase not found: ${phrase}`);
             const locate = (u16) => { const w = document.createTreeWalker(root, NodeFilter.SHOW_TEXT); let off = 0;
-                for (let n = w.nextNode(); n; n = w.nextNode()) { if (off + n.data.length > u16) return [n, u16 - off]; off += n.data.length; } };
-            const rect = (u16) => { const [n, o] = locate(u16); const r = document.createRange(); r.setStart(n, o); r.setEnd(n, o + 1);
+                for (let n = w.nextNode(); n; n = w.nextNode()) { if (off + n.data.length > u16) return [n,
+                  u16 - off]; off += n.data.length; } };
+            const rect = (u16) => { const [n, o] = locate(u16); const r = document.createRange(); r.setStart(n, o);
+              r.setEnd(n, o + 1);
                 const rs = r.getClientRects(); return rs[0]; };
             const first = rect(at), last = rect(at + phrase.length - 1);
             const rtl = getComputedStyle(root).direction === 'rtl' || /[\\u0590-\\u08FF]/.test(phrase);
-            return rtl ? {x1: first.right - 1, y1: first.top + first.height / 2, x2: last.left + 1, y2: last.top + last.height / 2}
-                       : {x1: first.left + 1, y1: first.top + first.height / 2, x2: last.right - 1, y2: last.top + last.height / 2};
+            return rtl ? {x1: first.right - 1, y1: first.top + first.height / 2, x2: last.left + 1,
+              y2: last.top + last.height / 2}
+                       : {x1: first.left + 1, y1: first.top + first.height / 2, x2: last.right - 1,
+                         y2: last.top + last.height / 2};
         }""",
         [container_selector, phrase],
     )
@@ -78,7 +82,8 @@ def program_select(page, container_selector, phrase):
             const root = document.querySelector(selector);
             const at = root.textContent.indexOf(phrase);
             const locate = (u16) => { const w = document.createTreeWalker(root, NodeFilter.SHOW_TEXT); let off = 0;
-                for (let n = w.nextNode(); n; n = w.nextNode()) { if (off + n.data.length >= u16) return [n, u16 - off]; off += n.data.length; } };
+                for (let n = w.nextNode(); n; n = w.nextNode()) { if (off + n.data.length >= u16) return [n,
+                  u16 - off]; off += n.data.length; } };
             const r = document.createRange(); r.setStart(...locate(at)); r.setEnd(...locate(at + phrase.length));
             getSelection().removeAllRanges(); getSelection().addRange(r);
             root.dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
@@ -91,13 +96,13 @@ def boxes(page, *selectors):
     """Where each element is on the page (its bounding box, rounded to the pixel): what must not move
     while the user points at it."""
     return page.evaluate(
-        "(selectors) => selectors.map((s) => { const r = document.querySelector(s).getBoundingClientRect(); return [s, Math.round(r.x), Math.round(r.y), Math.round(r.width)]; })",
+        "(selectors) => selectors.map((s) => { const r = " "document.querySelector(s).getBoundingClientRect(); return [s, Math.round(r.x), Math.round(r.y), " "Math.round(r.width)]; })",
         list(selectors),
     )
 
 
 def wait_saved(page):
     page.wait_for_function(
-        "() => document.querySelector('.save-status')?.dataset.status === 'saved' && document.querySelector('.editor.ready') && !document.querySelector('.editor').dataset.busy"
+        "() => document.querySelector('.save-status')?.dataset.status === 'saved' && " "document.querySelector('.editor.ready') && !document.querySelector('.editor').dataset.busy"
     )
     page.wait_for_timeout(50)

@@ -68,7 +68,7 @@ def export_row(annotation):
 
 def wait_score(page, timeout=30):
     page.wait_for_selector(".score-state:not(.updating)", timeout=timeout * 1000)
-    return {dt: dd for dt, dd in page.evaluate("() => [...document.querySelectorAll('.score-grid dt')].map(dt => [dt.textContent, dt.nextElementSibling.textContent])")}
+    return {dt: dd for dt, dd in page.evaluate("() => [...document.querySelectorAll('.score-grid dt')].map(dt => [dt.textContent, " "dt.nextElementSibling.textContent])")}
 
 
 def test_mouse_keyboard_repetition_non_matching_undo(annotator, artifacts):

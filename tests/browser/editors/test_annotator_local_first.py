@@ -35,7 +35,7 @@ def annotator(chromium, live_server):
 
 
 def panel(page):
-    return page.evaluate("() => Object.fromEntries([...document.querySelectorAll('.score-grid dt')].map(dt => [dt.textContent, dt.nextElementSibling.textContent]))")
+    return page.evaluate("() => Object.fromEntries([...document.querySelectorAll('.score-grid dt')].map(dt => " "[dt.textContent, dt.nextElementSibling.textContent]))")
 
 
 def saved(annotation):
@@ -186,11 +186,11 @@ def test_autoannotate_suggestions_are_accepted_or_rejected_one_by_one(annotator,
     page.keyboard.press("s")
     page.wait_for_selector(".suggestion-bar:not([hidden]) button[data-action=accept]:not([disabled])")
     shown = page.text_content(".suggestion-text")
-    assert shown.startswith(f"Suggestion (2 left, {round(100 * ranked[0]['confidence'])}% confident): “{first[0]}” → (3) The dam failed at night."), shown
+    assert shown.startswith(f"Suggestion (2 left, {round(100 * ranked[0]['confidence'])}% confident): “{first[0]}” → (3) The " "dam failed at night."), shown
     assert page.locator(".peer-text .seg.pending").all_text_contents() == first and saved(annotation) == []
     page.screenshot(path=str(artifacts / "annotator-suggestion.png"))
     page.keyboard.press("a")                                           # accept: a match like any other
-    page.wait_for_selector(f".suggestion-text:has-text('(1 left, {round(100 * ranked[1]['confidence'])}% confident): “{second[0]}” → (2) The valley flooded')")
+    page.wait_for_selector(f".suggestion-text:has-text('(1 left, {round(100 * ranked[1]['confidence'])}% confident): " f"“{second[0]}” → (2) The valley flooded')")
     page.keyboard.press("r")                                           # reject: nothing is written
     page.wait_for_selector(".suggestion-bar", state="hidden")
     wait_saved(page)
@@ -203,7 +203,7 @@ def test_a_click_on_an_scu_patches_the_page(annotator):
     100-SCU pyramids): the other SCUs' items and the reference texts stay the same nodes; typing a
     filter still narrows the list and clearing it brings every SCU back, with the match's count."""
     page, context, annotation, dam, valley = annotator
-    keep = f"() => [document.querySelector('.scu[data-id=\"{valley.pk}\"]'), document.querySelector('.refs-pane .ref-text')]"
+    keep = f"() => [document.querySelector('.scu[data-id=\"{valley.pk}\"]'), document.querySelector('.refs-pane " ".ref-text')]"
     page.evaluate(f"() => {{ window.__kept = ({keep})(); }}")
     drag_select(page, ".peer-text", "old dam failed at night")
     page.click(f'.scu-list .scu[data-id="{dam.pk}"]')

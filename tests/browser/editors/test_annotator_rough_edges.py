@@ -15,7 +15,7 @@ def box(page, selector):
     return page.locator(selector).first.bounding_box()
 
 
-def test_slash_type_enter_matches_in_every_state(annotator, artifacts):  # noqa: F811
+def test_slash_type_enter_matches_in_every_state(annotator, artifacts):  # noqa: F811  (the imported fixture)
     page, annotation, dam, valley = annotator
     # 1. The selection leaves the focus out of the filter: "/" focuses it, and is not typed into it.
     drag_select(page, ".peer-text", "old dam failed at night")
@@ -54,7 +54,7 @@ def test_slash_type_enter_matches_in_every_state(annotator, artifacts):  # noqa:
     assert PeerMatch.objects.filter(annotation=annotation, scu=dam).count() == 2
 
 
-def test_the_first_action_moves_nothing_on_the_page(annotator, artifacts):  # noqa: F811
+def test_the_first_action_moves_nothing_on_the_page(annotator, artifacts):  # noqa: F811  (the imported fixture)
     page, annotation, dam, valley = annotator
     watched = [".toolbar [data-action=done]", ".toolbar [data-action=match]", ".annotator-body", ".peer-text", ".filter", ".scu-list"]
     before = [box(page, s) for s in watched]
@@ -65,12 +65,12 @@ def test_the_first_action_moves_nothing_on_the_page(annotator, artifacts):  # no
     assert page.text_content(".last-action").startswith("Matched")
     page.screenshot(path=str(artifacts / "annotator-after-first-action.png"))
     after = [box(page, s) for s in watched]
-    for selector, a, b in zip(watched, before, after):
+    for selector, a, b in zip(watched, before, after, strict=True):
         assert (a["x"], a["y"], a["width"]) == (b["x"], b["y"], b["width"]), f"{selector} moved: {a} -> {b}"
 
 
 @pytest.mark.parametrize("width", [1280, 1100, 900])
-def test_filter_hint_and_stepper_are_readable(annotator, artifacts, width):  # noqa: F811
+def test_filter_hint_and_stepper_are_readable(annotator, artifacts, width):  # noqa: F811  (the imported fixture)
     page, annotation, dam, valley = annotator
     page.set_viewport_size({"width": width, "height": 800})
     # The placeholder fits in the field: its text is not wider than the field's content box.
@@ -102,21 +102,21 @@ def test_filter_hint_and_stepper_are_readable(annotator, artifacts, width):  # n
         assert apart, f"the stepper text {text} overlaps {other}"
 
 
-def test_the_text_size_control_scales_the_texts_and_is_remembered(annotator, artifacts):  # noqa: F811
+def test_the_text_size_control_scales_the_texts_and_is_remembered(annotator, artifacts):  # noqa: F811  (the imported fixture)
     page, annotation, dam, valley = annotator
     sizes = lambda: page.evaluate("""() => ['.peer-text', '.refs-pane .ref-text', '.scu .label']
-        .map((s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize))""")  # noqa: E731
+        .map((s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize))""")  # noqa: E731  (a one-line helper of this test)
     normal = sizes()
     page.click(".text-size select")
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowDown")                                # normal -> large -> larger
     page.keyboard.press("Enter")
     page.wait_for_function("() => document.querySelector('#annotator').dataset.textSize === 'larger'")
-    assert all(b > a * 1.25 for a, b in zip(normal, sizes())), (normal, sizes())
+    assert all(b > a * 1.25 for a, b in zip(normal, sizes(), strict=True)), (normal, sizes())
     page.keyboard.press("j")                                        # the editor's keys work again at once
     assert page.locator(".scu.selected").count() == 1
     page.screenshot(path=str(artifacts / "annotator-text-larger.png"))
     page.reload()
     wait_saved(page)
     assert page.input_value(".text-size select") == "larger"
-    assert all(b > a * 1.25 for a, b in zip(normal, sizes()))
+    assert all(b > a * 1.25 for a, b in zip(normal, sizes(), strict=True))

@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def ref(page, rid):
     """The CSS selector of reference ``rid``'s text (found by its heading, as a person would)."""
     pk = page.evaluate(
-        "(rid) => [...document.querySelectorAll('.ref')].find(r => r.querySelector('h2').textContent === `Reference ${rid}`).dataset.ref", rid
+        "(rid) => [...document.querySelectorAll('.ref')].find(r => r.querySelector('h2').textContent === " "`Reference ${rid}`).dataset.ref", rid
     )
     return f'.ref-text[data-ref="{pk}"]'
 
@@ -106,7 +106,7 @@ def test_mouse_only_build_merge_discontinuous_and_rules(builder, artifacts):
 
     page.reload()                                                   # a reload shows exactly what was saved
     wait_saved(page)
-    shown = page.evaluate("() => [...document.querySelectorAll('.scu')].map(s => [s.querySelector('.weight').textContent, s.querySelector('.label').textContent])")
+    shown = page.evaluate("() => [...document.querySelectorAll('.scu')].map(s => [s.querySelector('.weight').textContent, " "s.querySelector('.label').textContent])")
     assert shown == [[str(s.contributors.count()), s.label] for s in SCU.objects.filter(pyramid=pyramid)]
     highlighted = page.evaluate("() => [...document.querySelectorAll('.ref-text .seg.covered')].map(s => s.textContent).join('|')")
     for phrase in ["dam burst at night", "valley flooded", "the dam had failed", "大坝在夜间决堤"]:
@@ -182,7 +182,8 @@ def test_conflict_between_two_tabs(builder, live_server, artifacts):
     page.click("[data-action=add-contributor]")
     banner = page.wait_for_selector(".banner:not([hidden])")
     assert "changed elsewhere" in banner.text_content() and "Renamed in the other tab" in banner.text_content()
-    # the pill shows "saved" again once the current state is loaded (nothing of this tab is pending); the banner says what happened
+    # the pill shows "saved" again once the current state is loaded (nothing of this tab is pending);
+    # the banner says what happened
     page.wait_for_function(f"() => document.querySelector('.scu[data-id=\"{scu.pk}\"] .label')?.textContent === 'Renamed in the other tab'")
     assert Contributor.objects.filter(scu=scu).count() == 1, "the stale write was not applied"
     assert page.text_content(f'.scu[data-id="{scu.pk}"] .label') == "Renamed in the other tab"  # shows the current state

@@ -25,7 +25,7 @@ def large_pyramid(user):
     plan = [(scu, (i + k) % N_REFERENCES) for i, scu in enumerate(scus) for k in range(1 + i % 3)]
     contributors = Contributor.objects.bulk_create(Contributor(scu=scu, reference=references[r]) for scu, r in plan)
     parts = []
-    for contributor, (scu, r) in zip(contributors, plan):
+    for contributor, (scu, r) in zip(contributors, plan, strict=True):
         text, phrase = texts[r], f"w{scu.uid - 1}r{r}."
         end = text.index(phrase) + len(phrase) - 1
         parts.append(ContributorPart(contributor=contributor, reference=references[r], start=text.rindex(" ", 0, text.index(phrase) - 1) + 1, end=end))
@@ -78,8 +78,10 @@ def test_find_select_and_merge_far_down_a_1000_scu_pyramid(chromium, live_server
 
     find(page, "")                                                     # the whole list again, the merged SCU kept in view
     page.wait_for_function("() => document.querySelector('.counts').textContent === '999 SCUs'")
-    page.wait_for_function(f"""() => {{ const item = document.querySelector('.scu[data-id="{target.pk}"]'), list = document.querySelector('.scu-list');
-        if (!item) return false; const a = item.getBoundingClientRect(), b = list.getBoundingClientRect(); return a.top >= b.top && a.bottom <= b.bottom; }}""")
+    page.wait_for_function(f"""() => {{ const item = document.querySelector('.scu[data-id="{target.pk}"]'),
+            list = document.querySelector('.scu-list');
+        if (!item) return false; const a = item.getBoundingClientRect(), b = list.getBoundingClientRect();
+          return a.top >= b.top && a.bottom <= b.bottom; }}""")
     page.click(f'.scu[data-id="{target.pk}"] .label')
     for _ in range(3):                                                 # J walks on, into the next weight
         page.keyboard.press("j")

@@ -39,7 +39,7 @@ def labels(page):
     return page.evaluate("() => [...document.querySelectorAll('.scu:not([hidden]) .label')].map((l) => l.textContent)")
 
 
-def test_painted_at_once_refused_changes_roll_back(builder, artifacts):
+def test_painted_at_once_refused_changes_roll_back(builder, artifacts):  # noqa: F811  (the imported fixture)
     page, user, topic, context = builder
     pyramid, (matched,) = seed(topic, user, [("The dam burst", [("A", "dam burst at night"), ("B", "the dam had failed")])])
     peer = PeerSummary.objects.get(topic=topic)
@@ -73,7 +73,7 @@ def test_painted_at_once_refused_changes_roll_back(builder, artifacts):
     page.screenshot(path=str(artifacts / "builder-refused-rolled-back.png"))
 
 
-def test_undo_and_redo_are_painted_at_once_then_confirmed(builder):
+def test_undo_and_redo_are_painted_at_once_then_confirmed(builder):  # noqa: F811  (the imported fixture)
     page, user, topic, context = builder
     pyramid = Pyramid.objects.get(topic=topic, creator=user)
     program_select(page, ref(page, "A"), "Engineers blamed the old concrete")
@@ -109,7 +109,7 @@ def test_undo_and_redo_are_painted_at_once_then_confirmed(builder):
     assert page.locator(".banner:not([hidden])").count() == 0
 
 
-def test_order_collapse_step_and_find(builder, artifacts):
+def test_order_collapse_step_and_find(builder, artifacts):  # noqa: F811  (the imported fixture)
     page, user, topic, _ = builder
     slow = "a" * 28 + "!"
     seed(topic, user, [
@@ -174,7 +174,7 @@ def test_order_collapse_step_and_find(builder, artifacts):
     assert re.search(r"\d of 4 SCUs", page.text_content(".counts"))
 
 
-def test_a_create_whose_answer_was_lost_is_not_made_twice_on_retry(builder, artifacts):
+def test_a_create_whose_answer_was_lost_is_not_made_twice_on_retry(builder, artifacts):  # noqa: F811  (the imported fixture)
     """Issue 24: the server committed the SCU but the answer was a 500 (the connection was cut);
     Retry sends the action again with the same Idempotency-Key and gets the first answer."""
     page, user, topic, context = builder

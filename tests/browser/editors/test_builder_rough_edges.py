@@ -26,7 +26,7 @@ def status(page):
     return page.text_content(".last-action")
 
 
-def test_the_added_contributor_is_selected_and_shift_select_extends_it(builder, artifacts):  # noqa: F811
+def test_the_added_contributor_is_selected_and_shift_select_extends_it(builder, artifacts):  # noqa: F811  (the imported fixture)
     page, user, topic, _ = builder
     new_scu(page, "A", "dam burst at night", "The dam burst")
     scu = SCU.objects.get(pyramid__creator=user)
@@ -43,7 +43,7 @@ def test_the_added_contributor_is_selected_and_shift_select_extends_it(builder, 
     page.screenshot(path=str(artifacts / "builder-added-contributor-selected.png"))
 
 
-def test_keys_that_do_nothing_say_why(builder, artifacts):  # noqa: F811
+def test_keys_that_do_nothing_say_why(builder, artifacts):  # noqa: F811  (the imported fixture)
     page, user, topic, _ = builder
     said = {}
     for key in ("e", "x", "o", "Delete", "j", "<", "a", "s", "c", ";"):  # nothing selected, no SCU yet
@@ -74,7 +74,7 @@ def test_keys_that_do_nothing_say_why(builder, artifacts):  # noqa: F811
     assert page.locator(".scu.selected").count() == 1 and status(page) == ""
 
 
-def test_the_stepper_counts_contributors_when_none_is_selected(builder):  # noqa: F811
+def test_the_stepper_counts_contributors_when_none_is_selected(builder):  # noqa: F811  (the imported fixture)
     page, user, topic, _ = builder
     assert page.text_content(".step-text") == "no SCU selected"
     new_scu(page, "A", "dam burst at night", "The dam burst")
@@ -89,7 +89,7 @@ def test_the_stepper_counts_contributors_when_none_is_selected(builder):  # noqa
     assert page.text_content(".step-text") == "contributor 1 of 2"
 
 
-def test_the_comment_mark_is_drawn_and_named(builder, artifacts):  # noqa: F811
+def test_the_comment_mark_is_drawn_and_named(builder, artifacts):  # noqa: F811  (the imported fixture)
     page, user, topic, _ = builder
     new_scu(page, "A", "dam burst at night", "The dam burst")
     page.keyboard.press(";")
@@ -105,7 +105,7 @@ def test_the_comment_mark_is_drawn_and_named(builder, artifacts):  # noqa: F811
     page.locator(".scu-panel").screenshot(path=str(artifacts / "builder-comment-mark.png"))
 
 
-def test_drag_a_contributor_onto_another_scu_moves_it(builder, artifacts):  # noqa: F811
+def test_drag_a_contributor_onto_another_scu_moves_it(builder, artifacts):  # noqa: F811  (the imported fixture)
     page, user, topic, _ = builder
     new_scu(page, "A", "dam burst at night", "The dam burst")
     new_scu(page, "A", "Engineers blamed the old concrete", "Concrete blamed")
@@ -131,9 +131,9 @@ def test_drag_a_contributor_onto_another_scu_moves_it(builder, artifacts):  # no
     assert "Moved the contributor from reference B" in status(page)
 
 
-def test_the_text_size_is_remembered_in_this_browser(builder, live_server, artifacts):  # noqa: F811
+def test_the_text_size_is_remembered_in_this_browser(builder, live_server, artifacts):  # noqa: F811  (the imported fixture)
     page, user, topic, context = builder
-    size = lambda: page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.ref-text')).fontSize)")  # noqa: E731
+    size = lambda: page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.ref-text')).fontSize)")  # noqa: E731  (a one-line helper of this test)
     normal = size()
     page.click(".text-size select")
     page.keyboard.press("ArrowDown")                                # normal -> large

@@ -34,7 +34,7 @@ def focused_class(page):
 # ---------------------------------------------------------------------------- the annotator
 
 
-def test_annotator_keys_act_right_after_a_mouse_selection(annotator, artifacts):  # noqa: F811
+def test_annotator_keys_act_right_after_a_mouse_selection(annotator, artifacts):  # noqa: F811  (the imported fixture)
     page, annotation, dam, valley = annotator
     drag_select(page, ".peer-text", "Nobody was hurt")
     assert "filter" not in focused_class(page), "the selection must leave the focus out of the filter"
@@ -95,7 +95,7 @@ def add_contributor(page, rid, phrase):
     wait_saved(page)
 
 
-def test_builder_esc_clears_the_contributor_then_the_scu_and_del_says_what_it_removed(builder, artifacts):  # noqa: F811
+def test_builder_esc_clears_the_contributor_then_the_scu_and_del_says_what_it_removed(builder, artifacts):  # noqa: F811  (the imported fixture)
     page, user, topic, _ = builder
     new_scu(page, "A", "dam burst at night", "The dam burst")
     add_contributor(page, "B", "the dam had failed")                 # the new contributor is selected
@@ -126,7 +126,7 @@ def test_builder_esc_clears_the_contributor_then_the_scu_and_del_says_what_it_re
     assert sorted(Contributor.objects.filter(scu=scu).values_list("reference__external_id", flat=True)) == ["A", "B"]
 
 
-def test_builder_every_action_says_what_it_did(builder, artifacts):  # noqa: F811
+def test_builder_every_action_says_what_it_did(builder, artifacts):  # noqa: F811  (the imported fixture)
     page, user, topic, _ = builder
     page.on("dialog", lambda dialog: dialog.accept())                # the SCU deletion asks first
     drag_select(page, ref(page, "A"), "dam burst at night")
@@ -198,7 +198,7 @@ def drag_to_the_end(page, selector, word):
     page.mouse.up()
 
 
-def test_builder_keys_typed_while_the_label_opens_go_into_the_label(builder, artifacts):  # noqa: F811
+def test_builder_keys_typed_while_the_label_opens_go_into_the_label(builder, artifacts):  # noqa: F811  (the imported fixture)
     """A selection dragged to the end of a text, then N and the label in one burst, the server's
     answer to N held back and the CPU slowed down: N makes the SCU and no key of the label is taken
     as a command (S would split the selected contributor, E relabel its SCU, A add a contributor);

@@ -42,7 +42,8 @@ def test_the_read_only_pyramid_shows_its_scus(chromium, live_server, artifacts, 
     response = page.goto(f"{live_server.url}/pyramids/{pyramid.pk}/build/")
     assert response.status == 403
     shown = page.evaluate("""() => [...document.querySelectorAll('.scu-row')].map(row => [
-        Number(row.querySelector('.weight').textContent), Number(row.dataset.uid), row.querySelector('.scu-label').textContent,
+        Number(row.querySelector('.weight').textContent), Number(row.dataset.uid),
+          row.querySelector('.scu-label').textContent,
         [...row.querySelectorAll('.scu-contributors li')].map(li => li.textContent.trim())])""")
     assert [row[:3] for row in shown] == [list(r) for r in expected_tiers(pyramid)]
     contributors = {row[1]: row[3] for row in shown}

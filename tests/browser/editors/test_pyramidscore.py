@@ -60,7 +60,8 @@ def test_hand_computed_example(page):
     nist, sacrerouge = page.evaluate("([p, m]) => [ps.scorePeer(p, m, 'nist'), ps.scorePeer(p, m, 'sacrerouge')]", [pyramid, matches])
     # nist: D = 3 + 1 = 4; X = 2 matched + 1 repetition + 1 = 4 -> MaxWeight(4) = 6; Xa = round(6/4 = 1.5) = 2 -> 5
     assert (nist["observed_weight"], nist["size"], nist["xa"], nist["original"], nist["modified"]) == (4, 4, 2, 4 / 6, 4 / 5)
-    # DUCView's figures: MaxWeight(X) = 3+2+1 = 6 (only 3 SCUs), MaxWeight(Xa) = 3+2 = 5, mean 6/4 SCUs, SCU 1 found twice
+    # DUCView's figures: MaxWeight(X) = 3+2+1 = 6 (only 3 SCUs), MaxWeight(Xa) = 3+2 = 5, mean 6/4 SCUs,
+    # SCU 1 found twice
     assert (nist["max_weight_x"], nist["max_weight_xa"], nist["average_scus"], nist["repeated"]) == (6, 5, 1.5, [{"scu": 1, "count": 2}])
     # sacrerouge drops SCU 3 (its contributor lies in two references): D = 3, X = 3, Xa = ceil(5/4) = 2 -> 5
     assert (sacrerouge["observed_weight"], sacrerouge["size"], sacrerouge["xa"], sacrerouge["original"], sacrerouge["modified"]) == (3, 3, 2, 3 / 5, 3 / 5)
@@ -79,12 +80,13 @@ def test_every_duc_annotation_scores_as_in_python(page, corpus):
     # Both ways as one JSON text: Playwright's own serialization of 4.5 MB of nested objects took
     # most of the test's time (numbers survive JSON both ways as the same doubles).
     shown = json.loads(page.evaluate(
-        """(text) => JSON.stringify(JSON.parse(text).map((d) => Object.fromEntries(ps.CONVENTIONS.map((c) => [c, ps.scorePeer(d.pyramid, d.matches, c)]))))""",
+        """(text) => JSON.stringify(JSON.parse(text).map((d) => Object.fromEntries(
+            ps.CONVENTIONS.map((c) => [c, ps.scorePeer(d.pyramid, d.matches, c)]))))""",
         json.dumps(documents),
     ))
     assert len(shown) == len(paths) > 250
     assert sum(1 for e in expected if e["nist"]["repeated"]) > 10, "the corpus has peers that repeat SCUs: the list is checked"
-    for path, mine, theirs in zip(paths, shown, expected):
+    for path, mine, theirs in zip(paths, shown, expected, strict=True):
         for convention in ("nist", "sacrerouge"):
             shown_repeated = [[r["scu"], r["count"]] for r in mine[convention]["repeated"]]
             assert {**{k: mine[convention][k] for k in KEYS}, "repeated": shown_repeated} == theirs[convention], f"{path.name} ({convention})"

@@ -31,8 +31,10 @@ def test_offsets_round_trip_and_match_python(page, text):
             const ix = new ts.TextIndex(text);
             const out = [];
             for (let cp = 0; cp <= ix.length; cp++) out.push([ix.toUtf16(cp), ix.toCodePoints(ix.toUtf16(cp))]);
-            return {length: ix.length, pairs: out, words: [...new Intl.Segmenter(undefined, {granularity: 'word'}).segment(text)]
-                .filter(s => s.isWordLike).map(s => [ix.toCodePoints(s.index), ix.toCodePoints(s.index + s.segment.length)])};
+            return {length: ix.length, pairs: out, words: [...new Intl.Segmenter(undefined,
+              {granularity: 'word'}).segment(text)]
+                .filter(s => s.isWordLike).map(s => [ix.toCodePoints(s.index),
+                  ix.toCodePoints(s.index + s.segment.length)])};
         }""",
         text,
     )
@@ -80,10 +82,13 @@ def test_render_select_and_coverage_with_emoji(page):
             // Select programmatically across segment elements, in UTF-16 terms.
             const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
             const at = (u16) => { let off = 0; walker.currentNode = el;
-                for (let n = walker.nextNode(); n; n = walker.nextNode()) { if (off + n.data.length >= u16) return [n, u16 - off]; off += n.data.length; } };
-            const r = document.createRange(); r.setStart(...at(ix.toUtf16(selStart))); r.setEnd(...at(ix.toUtf16(selEnd)));
+                for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+                  if (off + n.data.length >= u16) return [n, u16 - off]; off += n.data.length; } };
+            const r = document.createRange(); r.setStart(...at(ix.toUtf16(selStart)));
+              r.setEnd(...at(ix.toUtf16(selEnd)));
             getSelection().removeAllRanges(); getSelection().addRange(r);
-            return {text: el.textContent, selected: ts.selectedSpan(el, ix), segs: [...el.children].map(c => [c.textContent, c.dataset.ids]),
+            return {text: el.textContent, selected: ts.selectedSpan(el, ix),
+              segs: [...el.children].map(c => [c.textContent, c.dataset.ids]),
                     coverage: ts.coverage(ix, spans), html: el.innerHTML.includes('<script')};
         }""",
         [text, spans, text.index("am bu"), text.index("am bu") + 5],
@@ -115,12 +120,15 @@ def test_span_view_patches_exactly_what_a_fresh_rendering_shows(page):
             const patched = document.createElement('div'), fresh = document.createElement('div');
             const view = new ts.SpanView(patched, ix);
             let spans = [], next = 1, repainted = 0;
-            const shown = (el) => [...el.children].map((s) => `${s.dataset.ids}|${s.textContent}|${s.className}`).join('\\n');
+            const shown = (el) => [...el.children].map((s) => `${s.dataset.ids}|${s.textContent}|${s.className}`)
+                .join('\\n');
             for (let round = 0; round < 200; round++) {
                 const kind = rand(3);
-                if (kind === 0 || spans.length < 3) { const a = rand(ix.length); spans.push({id: next++, start: a, end: Math.min(ix.length, a + 1 + rand(30))}); }
+                if (kind === 0 || spans.length < 3) { const a = rand(ix.length); spans.push({id: next++, start: a,
+                  end: Math.min(ix.length, a + 1 + rand(30))}); }
                 else if (kind === 1) spans.splice(rand(spans.length), 1);
-                else { const s = spans[rand(spans.length)]; s.start = rand(ix.length - 1); s.end = Math.min(ix.length, s.start + 1 + rand(20)); }
+                else { const s = spans[rand(spans.length)]; s.start = rand(ix.length - 1);
+                  s.end = Math.min(ix.length, s.start + 1 + rand(20)); }
                 if (view.update(spans.map((s) => ({...s})))) repainted++;
                 ts.renderSpans(fresh, ix, spans);
                 if (shown(patched) !== shown(fresh)) return {round, patched: shown(patched), fresh: shown(fresh)};

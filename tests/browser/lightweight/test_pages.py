@@ -14,8 +14,8 @@ from tests.browser.editors.browser import PASSWORD, login
 
 pytestmark = pytest.mark.browser
 REFERENCES = {
-    "A": "The storm hit the northern coast on Monday. Ten fishing boats sank in the harbour. The mayor closed all schools.",
-    "B": "A storm struck the coast early on Monday. The harbour lost ten boats. Schools stayed closed by order of the mayor.",
+    "A": "The storm hit the northern coast on Monday. Ten fishing boats sank in the harbour. The mayor closed " "all schools.",
+    "B": "A storm struck the coast early on Monday. The harbour lost ten boats. Schools stayed closed by order " "of the mayor.",
 }
 STATEMENTS = {
     "A": ["The storm hit the northern coast", "Ten fishing boats sank in the harbour", "The mayor closed all the schools"],

@@ -158,7 +158,8 @@ def test_coordinator_checks_codes_and_pseudonymises(chromium, live_server, world
     page.on("pageerror", lambda e: errors.append(str(e)))
     login(page, live_server.url, "coord")
     page.goto(f"{live_server.url}/lightweight/{world.pk}/")
-    pasted = f"A1WORKER\t{codes['A1WORKER'][0]}\nA1WORKER\t{codes['A1WORKER'][1]}\nA3WORKER\t{codes['A1WORKER'][0]}\nA2WORKER\tBADC0DE1\n"
+    pasted = (f"A1WORKER\t{codes['A1WORKER'][0]}\nA1WORKER\t{codes['A1WORKER'][1]}\n"
+              f"A3WORKER\t{codes['A1WORKER'][0]}\nA2WORKER\tBADC0DE1\n")
     page.fill("#id_codes_pairs", pasted)
     page.get_by_role("button", name="Check the codes").click()
     report = page.locator("[data-code-report]").inner_text()

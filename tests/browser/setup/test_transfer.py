@@ -32,7 +32,8 @@ def test_import_a_zip_with_progress_and_export_everything(chromium, live_server,
     page.wait_for_selector("[data-upload-text]", state="attached")  # the import page, not the one the click left
     page.evaluate("""() => { window.progressSeen = [];
         new MutationObserver(() => window.progressSeen.push(document.querySelector('[data-upload-text]').textContent))
-          .observe(document.querySelector('[data-upload-text]'), {childList: true, characterData: true, subtree: true}); }""")
+          .observe(document.querySelector('[data-upload-text]'), {childList: true, characterData: true,
+            subtree: true}); }""")
     page.set_input_files("#id_files", str(_archive(tmp_path)))
     url = page.url
     page.get_by_role("button", name="Import").click()

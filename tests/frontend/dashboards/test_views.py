@@ -342,7 +342,8 @@ def test_judgments_past_the_meta_evaluations_bounds_are_refused_at_upload(datase
     """A 30,000-row upload made every dashboard recomputation take minutes: the bounds are settings,
     counted with what the dataset already holds, and a refused file writes nothing."""
     settings.METAEVAL_MAX_JUDGMENTS, settings.METAEVAL_MAX_METRICS = 8, 2
-    rows = lambda metric, topics=(1, 2): "topic,summary,metric,value\n" + "".join(f"T{t},{s},{metric},{s}\n" for t in topics for s in (1, 2, 3))  # noqa: E731
+    def rows(metric, topics=(1, 2)):
+        return "topic,summary,metric,value\n" + "".join(f"T{t},{s},{metric},{s}\n" for t in topics for s in (1, 2, 3))
     assert upload(coord, dataset, "content.csv", rows("content")).status_code == 302  # 6 judgments, 1 metric
     page = coord.get(reverse("dashboards:metaeval", args=[dataset.pk])).content.decode()
     assert "at most 8 judgments over 2 metrics" in page

@@ -415,7 +415,7 @@ async function goBack(finished, doc, error) {
   const reason = error.fields?.changes ? "it was changed elsewhere meanwhile." : (error.message || String(error));
   try {
     if (!await show(finished, { fresh: true })) return;
-  } catch (failure) { /* the banner below says what was not saved */ }
+  } catch { /* the banner below says what was not saved */ }
   showBanner(root, `Peer ${doc.peer.external_id} was not marked done: ${reason} It is shown again as stored; mark it done when ready.`);
 }
 
@@ -513,7 +513,7 @@ function pollScore() {
           renderScore();
         }
       }
-    } catch (error) { /* offline: try again */ }
+    } catch { /* offline: try again */ }
     finally { scoreBusy = false; pollScore(); }
   }, delay);
 }

@@ -4,7 +4,7 @@
 export async function copyField(field, button) {
   field.focus();
   field.select();
-  let copied = false;
+  let copied;
   try {
     await navigator.clipboard.writeText(field.value);
     copied = true;

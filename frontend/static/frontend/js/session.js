@@ -128,7 +128,7 @@ export class DocumentSession extends EventTarget {
             method: item.method, credentials: "same-origin", headers,
             body: body === undefined ? undefined : JSON.stringify(body),
           });
-        } catch (networkError) {
+        } catch {
           const pending = this.pending;
           this.setStatus("offline", `Offline: ${pending} change${pending === 1 ? "" : "s"} not saved yet; they will be sent when the connection is back.`);
           setTimeout(() => this.flush(), 3000);

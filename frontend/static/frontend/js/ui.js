@@ -81,13 +81,13 @@ const TEXT_SIZES = ["small", "normal", "large", "larger"];
 export function bindTextSize(root) {
   const select = $(".text-size select", root);
   let size = "normal";
-  try { size = localStorage.getItem(TEXT_SIZE_KEY) ?? size; } catch (error) { /* storage refused */ }
+  try { size = localStorage.getItem(TEXT_SIZE_KEY) ?? size; } catch { /* storage refused */ }
   if (!TEXT_SIZES.includes(size)) size = "normal";
   const apply = (value) => { root.dataset.textSize = value; select.value = value; };
   apply(size);
   select.addEventListener("change", () => {
     apply(TEXT_SIZES.includes(select.value) ? select.value : "normal");
-    try { localStorage.setItem(TEXT_SIZE_KEY, root.dataset.textSize); } catch (error) { /* storage refused */ }
+    try { localStorage.setItem(TEXT_SIZE_KEY, root.dataset.textSize); } catch { /* storage refused */ }
     select.blur(); // the editor's keys work again at once
   });
 }
