@@ -192,10 +192,19 @@ def can_change(user, obj: Model) -> bool:
     return _ruled_objects(model, user, write=True).filter(pk=obj.pk).exists()
 
 
+def coordinated_datasets(user) -> QuerySet:
+    """The datasets ``user`` coordinates: every dataset for a superuser, none for an anonymous or
+    inactive account. Every page that lists "your datasets" (the start page, the dashboards, the
+    crowd runs) asks this, so a list never offers a dataset that ``coordinates`` then refuses."""
+    if not (user.is_authenticated and user.is_active):
+        return Dataset.objects.none()
+    return Dataset.objects.all() if user.is_superuser else Dataset.objects.filter(coordinators=user)
+
+
 def is_coordinator(user) -> bool:
     """Coordinators: members of the coordinator role, and anyone who coordinates a dataset."""
     return bool(user.is_authenticated and (
-        user.is_superuser or user.groups.filter(name=COORDINATOR).exists() or Dataset.objects.filter(coordinators=user).exists()))
+        user.is_superuser or user.groups.filter(name=COORDINATOR).exists() or coordinated_datasets(user).exists()))
 
 
 def coordinates(user, dataset: Dataset) -> bool:
