@@ -10,3 +10,5 @@ class AnnotationConfig(AppConfig):
         from annotation.peers import score_events  # noqa: F401
         # A password change revokes the user's API token (see annotation/access/token_revocation.py).
         from annotation.access import token_revocation  # noqa: F401
+        # The API's base classes apply the access rule it registers (see annotation/api/access.py).
+        from annotation.access import rules  # noqa: F401

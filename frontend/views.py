@@ -16,7 +16,7 @@ from annotation.corpus import assignments as work
 from annotation.adjudication import reannotation
 from annotation.jobs import health
 from annotation.pyramids import scu_listing
-from annotation.transfer import downloads
+from annotation.api import downloads
 
 
 @login_required

@@ -35,6 +35,7 @@ from rest_framework import permissions
 from rest_framework.exceptions import PermissionDenied
 
 from annotation.access.roles import COORDINATOR
+from annotation.api import access as api_access
 
 from annotation.models import (
     SCU, Assignment, Contributor, Dataset, LightweightPyramid, LiteStatement, LiteTask, PeerAnnotation, PeerMatch,
@@ -273,21 +274,13 @@ def check_destroy(user, obj: Model) -> None:
             raise PermissionDenied("Other annotators' peer annotations use this pyramid: only a coordinator may delete it.")
 
 
-class CanChange(permissions.IsAuthenticated):
-    """Reads of visible objects are allowed (querysets are already filtered); writes need ``can_change``."""
-
-    def has_object_permission(self, request, view, obj):
-        if request.method in permissions.SAFE_METHODS:
-            return True
-        if not can_change(request.user, obj):
-            return False
-        if request.method == "DELETE":
-            check_destroy(request.user, obj)
-        return True
-
-
 class IsCoordinatorOf(permissions.IsAuthenticated):
     """Dataset-wide figures (scores, agreement) compare annotators: coordinators and superusers only."""
 
     def has_object_permission(self, request, view, obj):
         return can_change(request.user, obj)
+
+
+# The API's base classes and the corpus's REST code, below this rule, apply it through this registration.
+api_access.register(api_access.Rule(visible=visible, can_change=can_change, check_create=check_create, check_destroy=check_destroy,
+                                    governs=RULES.__contains__, coordinator_candidates=coordinator_candidates))

@@ -33,7 +33,7 @@ from annotation.adjudication.services import adjudicated_version
 from annotation.models import SCU, Adjudication, Assignment, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
 from annotation.corpus.natural_order import natural_key as _natural
 from annotation.access.rules import coordinated_datasets, is_coordinator  # who may see and run a dataset's dashboards
-from annotation.transfer import downloads
+from annotation.api import downloads
 from annotation.corpus.assignments import progress
 from annotation.dashboards.snapshots import NOISE, RETRY_AFTER_SECONDS, schedule, snapshot_for
 from annotation.jobs.queue import scoring_delayed
@@ -232,7 +232,7 @@ def _page(request, param: str, rows: list, size: int, anchor: str = "") -> dict:
 
 
 def _download(dataset, table: str, rows, keys, fmt: str, *, convention: str, qualifiers=(), **settings) -> HttpResponse:
-    """A table as a file named and stamped by ``transfer.downloads`` (``settings``: what else,
+    """A table as a file named and stamped by ``api.downloads`` (``settings``: what else,
     besides the convention, produced its numbers)."""
     rows, keys = downloads.with_provenance(rows, keys, downloads.provenance(convention=convention, **settings))
     stream = io.StringIO()

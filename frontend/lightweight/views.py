@@ -26,13 +26,13 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from annotation.access import rules as permissions
-from annotation.lightweight.api import CrowdThrottle, crowd_client
+from annotation.lightweight.crowd_requests import CrowdThrottle, crowd_client
 from annotation.formats.errors import LightweightFormatError
 from annotation.formats.lightweight_csv import read_code_pairs
 from annotation.models import (
     CrowdLink, LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting, Pyramid, ReferenceSummary,
 )
-from annotation.transfer import downloads
+from annotation.api import downloads
 from annotation.dashboards.wording import count_noun
 from annotation.lightweight import codes as lightweight_codes
 from annotation.lightweight import dashboard as lightweight_dashboard
