@@ -66,3 +66,13 @@ def test_the_pages_use_the_concepts_services_not_their_rest_code():
     offenders = {module: sorted(target for target in imported(module, path, modules) if rest.fullmatch(target))
                  for module, path in modules.items() if module.startswith("frontend")}
     assert {module: targets for module, targets in offenders.items() if targets} == {}
+
+
+def test_the_architecture_page_names_the_concept_whose_code_serves_each_route():
+    from annotation.architecture import url_patterns
+
+    rows = "\n".join(url_patterns())
+    assert "| `/api/datasets/<pk>/scores/` | dataset-scores | `annotation.transfer.api.DatasetDownloads` |" in rows
+    assert "| `/api/datasets/<pk>/` | dataset-detail | `annotation.corpus.api.DatasetViewSet` |" in rows
+    assert "| `/api/pyramids/<pk>/undo/` | pyramid-undo | `annotation.history.api.HistoryActions` |" in rows
+    assert "| `/api/scus/<pk>/merge/` | scu-merge | `annotation.pyramids.api.SCUViewSet` |" in rows
