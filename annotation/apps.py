@@ -12,3 +12,5 @@ class AnnotationConfig(AppConfig):
         from annotation.access import token_revocation  # noqa: F401  (imported for its signal receivers)
         # An assignment's status follows its peers to re-annotate (see annotation/adjudication/reannotation.py).
         from annotation.adjudication import reannotation  # noqa: F401  (imported for its signal receivers)
+        # The API's base classes apply the access rule it registers (see annotation/api/access.py).
+        from annotation.access import rules  # noqa: F401  (imported to register the access rule)

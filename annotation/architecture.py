@@ -59,7 +59,14 @@ def readable(route: str) -> str:
 
 
 def _view_path(callback) -> str:
+    """The view, or for an action defined outside the view's module (a mixin of another concept,
+    as ``history``'s undo, or one a higher concept adds through ``urls.extends``), the class that
+    defines it: where its code is."""
     view = getattr(callback, "view_class", None) or getattr(callback, "cls", None) or callback
+    for name in set((getattr(callback, "actions", None) or {}).values()):
+        owner = next((base for base in view.__mro__ if name in vars(base)), view)
+        if getattr(getattr(owner, name), "mapping", None) is not None and owner.__module__ != view.__module__:
+            return f"{owner.__module__}.{owner.__qualname__}"
     return f"{view.__module__}.{view.__qualname__}"
 
 

@@ -8,14 +8,14 @@ from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonRespons
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.access.rules import can_change, may_create_dataset, visible
+from annotation.access.rules import can_change, coordinated_datasets, may_create_dataset, visible
 from annotation.api.choices import UnknownChoice
-from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid
+from annotation.models import Assignment, PeerAnnotation, Pyramid
 from annotation.corpus import assignments as work
 from annotation.adjudication import reannotation
 from annotation.jobs import health
 from annotation.pyramids import scu_listing
-from annotation.transfer import downloads
+from annotation.api import downloads
 
 
 @login_required
@@ -24,7 +24,7 @@ def home(request):
     an adjudicated pyramid (each with *Carry over matches*), and the datasets they coordinate."""
     rows = [(a, work.progress(a), reannotation.for_assignment(a))
             for a in Assignment.objects.filter(annotator=request.user).select_related("topic__dataset")]
-    datasets = Dataset.objects.all() if request.user.is_superuser else request.user.coordinated_datasets.all()
+    datasets = coordinated_datasets(request.user)
     return render(request, "frontend/home.html", {"assignments": rows, "datasets": datasets, "may_create_dataset": may_create_dataset(request.user)})
 
 

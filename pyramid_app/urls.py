@@ -6,7 +6,7 @@ from frontend.setup.views import Invitation
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/", include("annotation.api.urls")),
+    path("api/", include("pyramid_app.api_urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/invite/<uidb64>/<token>/", Invitation.as_view(), name="invitation"),

@@ -36,6 +36,7 @@ from rest_framework.exceptions import PermissionDenied
 
 from annotation.access.roles import COORDINATOR
 from annotation.jobs import framework_internals
+from annotation.api import access as api_access
 
 from annotation.models import (
     SCU, Assignment, Contributor, Dataset, LightweightPyramid, LiteStatement, LiteTask, PeerAnnotation, PeerMatch,
@@ -196,10 +197,19 @@ def can_change(user, obj: Model) -> bool:
     return _ruled_objects(model, user, write=True).filter(pk=obj.pk).exists()
 
 
+def coordinated_datasets(user) -> QuerySet:
+    """The datasets ``user`` coordinates: every dataset for a superuser, none for an anonymous or
+    inactive account. Every page that lists "your datasets" (the start page, the dashboards, the
+    crowd runs) asks this, so a list never offers a dataset that ``coordinates`` then refuses."""
+    if not (user.is_authenticated and user.is_active):
+        return Dataset.objects.none()
+    return Dataset.objects.all() if user.is_superuser else Dataset.objects.filter(coordinators=user)
+
+
 def is_coordinator(user) -> bool:
     """Coordinators: members of the coordinator role, and anyone who coordinates a dataset."""
     return bool(user.is_authenticated and (
-        user.is_superuser or user.groups.filter(name=COORDINATOR).exists() or Dataset.objects.filter(coordinators=user).exists()))
+        user.is_superuser or user.groups.filter(name=COORDINATOR).exists() or coordinated_datasets(user).exists()))
 
 
 def coordinates(user, dataset: Dataset) -> bool:
@@ -268,21 +278,13 @@ def check_destroy(user, obj: Model) -> None:
             raise PermissionDenied("Other annotators' peer annotations use this pyramid: only a coordinator may delete it.")
 
 
-class CanChange(permissions.IsAuthenticated):
-    """Reads of visible objects are allowed (querysets are already filtered); writes need ``can_change``."""
-
-    def has_object_permission(self, request, view, obj):
-        if request.method in permissions.SAFE_METHODS:
-            return True
-        if not can_change(request.user, obj):
-            return False
-        if request.method == "DELETE":
-            check_destroy(request.user, obj)
-        return True
-
-
 class IsCoordinatorOf(permissions.IsAuthenticated):
     """Dataset-wide figures (scores, agreement) compare annotators: coordinators and superusers only."""
 
     def has_object_permission(self, request, view, obj):
         return can_change(request.user, obj)
+
+
+# The API's base classes and the corpus's REST code, below this rule, apply it through this registration.
+api_access.register(api_access.Rule(visible=visible, can_change=can_change, check_create=check_create, check_destroy=check_destroy,
+                                    governs=RULES.__contains__, coordinator_candidates=coordinator_candidates))

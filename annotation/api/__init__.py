@@ -1,4 +1,7 @@
-"""The REST API (Django REST framework): the router, and the editing API over corpus, pyramids and
-peers (serializers, viewsets, editing actions, filters, ETags and If-Match, Idempotency-Key,
-throttles, renderers); ``lightweight.api`` and ``transfer.api`` hold their concepts' own views.
+"""The REST API's shared plumbing, below every concept and importing none: the base viewset and
+serializers (``viewsets``, ``serializers``, ``filters``), the access rule as they apply it
+(``access``, registered by ``annotation.access``), versions (ETag, If-Match), ``Idempotency-Key``
+and its table, throttles, renderers, download names, query choices. Each concept's REST code
+(serializers, views, filters, routes) lives in its own package; the router is assembled in
+``pyramid_app/api_urls.py``.
 """

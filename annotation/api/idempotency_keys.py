@@ -31,7 +31,7 @@ from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
 
 from annotation.api import queries
-from annotation.models import IdempotentRequest
+from annotation.api.models import IdempotentRequest
 
 HEADER = "Idempotency-Key"
 WAIT_SECONDS = 10

@@ -4,10 +4,8 @@ crowd endpoints that a crowd link's token opens (one task at a time, rate limite
 Thin views over the ``annotation.lightweight`` services; the access rule is ``permissions`` (runs, statements
 and tasks are coordinator objects; crowd workers never see anything but the task handed to them).
 """
-import hashlib
 from io import StringIO
 
-from django.conf import settings as django_settings
 from django.db import transaction
 from django.db.models import Count
 from django.http import Http404
@@ -23,23 +21,23 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from pyramid_app.client_address import client_network
 
 from annotation.formats.lightweight_csv import Phase2Task, write_phase2_input
 from annotation.models import CrowdLink, LightweightPyramid, LiteStatement, LiteTask, Pyramid, ReferenceSummary
-from annotation.transfer import downloads
+from annotation.api import downloads
 from annotation.lightweight import codes as lightweight_codes
 from annotation.lightweight import dashboard as lightweight_dashboard
 from annotation.lightweight import importing as lightweight_import
 from annotation.lightweight import scores as lightweight_scores
 from annotation.lightweight import work as lightweight_work
 from annotation.lightweight.privacy import export_worker
+from annotation.lightweight.crowd_requests import CrowdThrottle, crowd_client
 from annotation.lightweight.runs import touch
 from annotation.access import rules as permissions
 from annotation.api.renderers import CSVRenderer
 from annotation.api.serializers import PermissionBeforeUniquenessMixin, VisibleRelationsMixin
-from annotation.api.throttling import CountingThrottle
-from annotation.api.views import ROWS_RESPONSE, ScopedViewSet, attachment
+from annotation.api.access import CanChange
+from annotation.api.viewsets import ROWS_RESPONSE, ScopedViewSet, attachment
 
 SCORE_SETTINGS = ("agreement", "threshold", "blank", "topic_filter")
 
@@ -272,7 +270,7 @@ class LiteStatementViewSet(viewsets.ReadOnlyModelViewSet):
     """Statements of the runs you coordinate, kept or dropped (with the reason) and their batch."""
 
     serializer_class = LiteStatementSerializer
-    permission_classes = [permissions.CanChange]
+    permission_classes = [CanChange]
     filterset_fields = ["pyramid", "kept", "batch"]
 
     def get_queryset(self):
@@ -283,34 +281,12 @@ class LiteTaskViewSet(viewsets.ReadOnlyModelViewSet):
     """Judging tasks of the runs you coordinate, with how many answers each has."""
 
     serializer_class = LiteTaskSerializer
-    permission_classes = [permissions.CanChange]
+    permission_classes = [CanChange]
     filterset_fields = ["pyramid", "batch"]
 
     def get_queryset(self):
         queryset = LiteTask.objects.select_related("topic", "peer").annotate(answers=Count("assignments")).order_by("id")
         return permissions.visible(self.request.user, queryset)
-
-
-class CrowdThrottle(CountingThrottle):
-    """Crowd pages and endpoints: per client (``client_network``), logged in or not (``CROWD_RATE``)."""
-
-    scope = "crowd"
-
-    def get_rate(self):
-        return django_settings.CROWD_RATE
-
-    def get_cache_key(self, request, view):
-        return f"throttle_crowd_{client_network(request)}"
-
-
-def crowd_client(request, worker_key: str = "") -> lightweight_work.CrowdClient:
-    """Where a crowd request comes from (pages and API alike): its ``client_network`` and a hash of
-    its session cookie's key, if it sent one (the key itself is a credential: never stored), with
-    the worker's key it presented."""
-    key = request.session.session_key
-    session = hashlib.sha256(key.encode()).hexdigest()[:32] if key else ""
-    worker_key = worker_key if isinstance(worker_key, str) else ""
-    return lightweight_work.CrowdClient(client_network(request), session, worker_key)
 
 
 def crowd_link(token: str) -> CrowdLink:

@@ -1,56 +1,154 @@
-"""``GET /api/datasets/{id}/pyramid-agreement/``: the stored pyramid construction agreement, read only.
+"""The pyramids' REST views: pyramids, their SCUs and contributors, and the editing actions that
+are not plain CRUD (parts, move, split, merge), each one locked, validated and recorded in the
+pyramid's history (``pyramids.actions``) like the builder's actions.
 
-The rows of the dashboard's downloads (``annotation.pyramids.construction``): ``table=pairs``
-(default) gives the figures of every compared pair of pyramids of each topic, ``table=scus`` their
-SCU alignment SCU by SCU; ``topic`` keeps one topic; ``convention`` chooses the scores of the
-practical test. JSON or CSV (``format``), named and stamped as every download
-(``transfer.downloads``). For the dataset's coordinators (and superusers): it compares annotators'
-pyramids, which annotators never see of each other; a dataset you may not see is a 404, one you
-see without coordinating it a 403.
+A pyramid with its SCUs and contributors is one document, versioned by the pyramid's revision
+(``history.api``). The pyramid resource gathers actions from higher concepts, added where the
+router is assembled (``pyramid_app/api_urls.py``): its ``full`` read with the annotations' scores
+(``peers.api``) and its ``export`` (``transfer.api``).
 """
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.permissions import IsAuthenticated
-from rest_framework.renderers import JSONRenderer
-from rest_framework.views import APIView
+from django.db.models import Count, Model, Prefetch
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 
-from scoring.model import Convention
+from annotation.access import rules as permissions
+from annotation.api.serializers import django_errors_as_drf
+from annotation.api.versions import expected_revision
+from annotation.api.viewsets import ScopedViewSet
+from annotation.corpus.models import ReferenceSummary
+from annotation.history.api import HistoryActions, VersionedMixin
+from annotation.pyramids import actions as pyramid_actions
+from annotation.pyramids import deltas, filters, serializers
+from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid
 
-from annotation.api.choices import choose
-from annotation.api.renderers import CSVRenderer
-from annotation.api.views import DatasetViewSet
-from annotation.pyramids import construction
-from annotation.transfer import downloads
-from annotation.transfer.api import coordinated_dataset
 
-class PyramidAgreementView(APIView):
-    """Pyramid construction agreement of the dataset's topics (or of one): figures per pair of
-    pyramids, or the SCU alignment of every pair. Rows say whether their figures are current."""
+WEIGHTED_SCUS = SCU.objects.annotate(weight=Count("contributors")).order_by("uid")
 
-    permission_classes = [IsAuthenticated]
-    renderer_classes = [JSONRenderer, CSVRenderer]
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("format", str, enum=["json", "csv"], description="file format"),
-            OpenApiParameter("table", str, enum=list(construction.TABLES), default="pairs"),
-            OpenApiParameter("topic", str, description="one topic's external id (default: every topic)"),
-            OpenApiParameter("convention", str, enum=[c.value for c in Convention], default=Convention.NIST.value,
-                             description="convention of the scores compared by the practical test"),
-        ],
-        responses={
-            200: OpenApiResponse({"type": "array", "items": {"type": "object", "additionalProperties": True}},
-                                 description="one object per row (JSON), or the same rows as CSV"),
-            400: OpenApiResponse(description="unknown table or convention"),
-            403: OpenApiResponse(description="you see the dataset but do not coordinate it"),
-            404: OpenApiResponse(description="no such dataset, or you may not see it"),
-        },
-    )
-    def get(self, request, pk):
-        dataset = coordinated_dataset(request, pk)
-        table = choose(request.query_params, "table", construction.TABLES, "pairs")
-        convention = Convention(choose(request.query_params, "convention", [c.value for c in Convention], Convention.NIST.value))
-        topic = request.query_params.get("topic", "")
-        agreements = construction.stored(dataset.topics.filter(external_id=topic) if topic else dataset.topics.all())
-        rows, keys = downloads.with_provenance(*construction.table_rows(agreements, table, convention), downloads.provenance(
-            convention=convention, topic=topic or None, threshold=construction.THRESHOLD))
-        return DatasetViewSet._file(request, dataset, f"pyramid-agreement-{table}", rows, keys, convention, [topic])
+def pyramid_texts(prefix: str = "") -> Prefetch:
+    """The pyramid's references in name order; its SCUs are read as rows by the serializer (scu_documents)."""
+    return Prefetch(f"{prefix}references", queryset=ReferenceSummary.objects.order_by("external_id"))
+
+
+class PyramidDocument:
+    """A pyramid and its parts (SCUs, contributors) are one document: the pyramid's revision
+    versions them, and an action answers with the SCUs it touched (``deltas``)."""
+
+    def document_of(self, obj: Model) -> tuple[type[Model], int]:
+        if isinstance(obj, Pyramid):
+            return Pyramid, obj.pk
+        if isinstance(obj, SCU):
+            return Pyramid, obj.pyramid_id
+        if isinstance(obj, Contributor):
+            return Pyramid, obj.scu.pyramid_id
+        raise TypeError(f"{type(obj).__name__} is not part of a pyramid")
+
+    def delta(self, outcome) -> dict | None:
+        return deltas.delta(outcome)
+
+    def topic_of(self, pyramid: Pyramid):
+        return pyramid.topic
+
+
+def _input(serializer_class, request) -> dict:
+    data = serializer_class(data=request.data)
+    data.is_valid(raise_exception=True)
+    return data.validated_data
+
+
+def _visible_scu(request, pk: int, field: str) -> SCU:
+    scu = permissions.visible(request.user, SCU.objects.filter(pk=pk)).first()
+    if scu is None:
+        raise ValidationError({field: [f"SCU {pk} does not exist."]})
+    return scu
+
+
+class ContributorActions:
+    """Parts of a contributor, moving it to another SCU, splitting it off into a new SCU."""
+
+    @action(detail=True, methods=["post"], url_path="parts")
+    def add_part(self, request, pk=None):
+        """Add a span of the contributor's reference as one more part (discontinuous contributor)."""
+        contributor = self.get_object()
+        span = _input(serializers.PartInput, request)
+        with django_errors_as_drf():
+            outcome = pyramid_actions.add_part_to(contributor, request.user, start=span["start"], end=span["end"], expected_revision=expected_revision(request))
+        return self._answer(outcome, part={"id": outcome.value.pk, "start": outcome.value.start, "end": outcome.value.end})
+
+    @action(detail=True, methods=["delete"], url_path=r"parts/(?P<part_id>\d+)")
+    def remove_part(self, request, pk=None, part_id=None):
+        contributor = self.get_object()
+        part = contributor.parts.filter(pk=part_id).first()
+        if part is None:
+            raise ValidationError({"part": [f"Part {part_id} is not a part of this contributor."]})
+        with django_errors_as_drf():
+            return self._answer(pyramid_actions.remove_part(part, request.user, expected_revision=expected_revision(request)))
+
+    @action(detail=True, methods=["post"])
+    def move(self, request, pk=None):
+        """Move the contributor to another SCU of the same pyramid (the one-per-reference rule is checked)."""
+        contributor = self.get_object()
+        target = _visible_scu(request, _input(serializers.MoveInput, request)["scu"], "scu")
+        with django_errors_as_drf():
+            return self._answer(pyramid_actions.move_contributor(contributor, target, request.user, expected_revision=expected_revision(request)))
+
+    @action(detail=True, methods=["post"])
+    def split(self, request, pk=None):
+        """Take the contributor out of its SCU into a new SCU (label defaults to its text)."""
+        contributor = self.get_object()
+        data = _input(serializers.SplitInput, request)
+        with django_errors_as_drf():
+            outcome = pyramid_actions.split_contributor(contributor, request.user, label=data.get("label"), expected_revision=expected_revision(request))
+        return self._answer(outcome, scu={"id": outcome.value.pk, "uid": outcome.value.uid, "label": outcome.value.label})
+
+
+class SCUActions:
+    @action(detail=True, methods=["post"])
+    def merge(self, request, pk=None):
+        """Merge the ``sources`` SCUs into this one; a reference that would contribute twice is reported, nothing changes."""
+        target = self.get_object()
+        sources = [_visible_scu(request, pk, "sources") for pk in _input(serializers.MergeInput, request)["sources"]]
+        with django_errors_as_drf():
+            return self._answer(pyramid_actions.merge_scus(target, sources, request.user, expected_revision=expected_revision(request)))
+
+
+class PyramidViewSet(PyramidDocument, HistoryActions, VersionedMixin, ScopedViewSet):
+    """Pyramids: a topic's SCUs built from its references by one annotator (``creator``).
+
+    Status and references are metadata written here; content (SCUs, contributors) is written through
+    ``scus/`` and ``contributors/``, each versioned by the pyramid's ETag. ``full/`` reads the whole
+    pyramid in one request; ``undo/``, ``redo/`` and ``history/`` act on the whole document."""
+    versioned_writes = False  # status and references are metadata; content writes go through SCUs and contributors
+    base_queryset = Pyramid.objects.prefetch_related("references")
+    serializer_class = serializers.PyramidSerializer
+    filterset_class = filters.PyramidFilter
+
+
+class SCUViewSet(PyramidDocument, SCUActions, VersionedMixin, ScopedViewSet):
+    """Summary Content Units of pyramids: a label and the contributors that express it.
+
+    Writes send the pyramid's ETag as If-Match (409 on a conflict); ``merge/`` folds other SCUs into
+    this one. Deleting an SCU is refused while peers are matched to it."""
+    base_queryset = WEIGHTED_SCUS
+    serializer_class = serializers.SCUSerializer
+    filterset_class = filters.SCUFilter
+
+    def perform_destroy(self, instance):
+        """Refused (400) while peers are matched to it."""
+        with django_errors_as_drf():
+            self._outcome = pyramid_actions.delete_scu(instance, self.request.user, expected_revision=self.destroy_revision())
+
+
+class ContributorViewSet(PyramidDocument, ContributorActions, VersionedMixin, ScopedViewSet):
+    """Contributors of SCUs: the span(s) of one reference summary that express the SCU (several
+    parts when discontinuous). Writes send the pyramid's ETag as If-Match; ``parts/``, ``move/`` and
+    ``split/`` add or remove a part, move it to another SCU, or make it an SCU of its own."""
+    # With its SCU: the document (pyramid) that versions a contributor is read with it.
+    base_queryset = Contributor.objects.select_related("scu").prefetch_related(Prefetch("parts", queryset=ContributorPart.objects.order_by("start")))
+    serializer_class = serializers.ContributorSerializer
+    filterset_class = filters.ContributorFilter
+
+    def perform_destroy(self, instance):
+        """Removing an SCU's last contributor removes the SCU (refused while peers are matched to it)."""
+        with django_errors_as_drf():
+            self._outcome = pyramid_actions.remove_contributor(instance, self.request.user, expected_revision=self.destroy_revision())

@@ -78,7 +78,7 @@ from annotation import formats
 from annotation.formats import DucViewError
 from annotation.adjudication.models import PyramidAdjudication
 from annotation.models import Adjudication, Dataset, PeerAnnotation, Pyramid
-from annotation.transfer import downloads
+from annotation.api import downloads
 from annotation.transfer import ducview_export
 from annotation.peers import results
 from annotation.peers.scoring_inputs import load_annotations

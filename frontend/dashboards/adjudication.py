@@ -18,12 +18,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from annotation.adjudication import pyramid_merge, pyramids, services
-from annotation.models import Dataset, PeerAnnotation, PeerSummary, Pyramid, Topic
+from annotation.models import PeerAnnotation, PeerSummary, Pyramid, Topic
 from annotation.peers.results import score_annotations
 from annotation.pyramids.construction import pyramid_name
 from scoring.model import Convention
 
-from .views import _frame, coordinates
+from annotation.access.rules import coordinated_datasets
+
+from .views import _frame
 
 
 def coordinator_only(view):
@@ -31,8 +33,8 @@ def coordinator_only(view):
     @login_required
     @wraps(view)
     def wrapped(request, dataset_id, *args, **kwargs):
-        dataset = Dataset.objects.filter(pk=dataset_id).first()
-        if dataset is None or not coordinates(request.user, dataset):
+        dataset = coordinated_datasets(request.user).filter(pk=dataset_id).first()
+        if dataset is None:
             raise Http404("No such peer among the datasets you coordinate.")
         return view(request, dataset, *args, **kwargs)
 

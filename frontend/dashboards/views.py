@@ -2,7 +2,7 @@
 
 Every page is for the coordinators of its dataset (and superusers): an anonymous user is sent to
 the login page, a user who coordinates nothing gets 403, a dataset the user does not coordinate is
-a 404 (``coordinates`` decides, in one place). The figures come from the stored dashboard snapshot
+a 404 (``access.rules.coordinated_datasets`` decides, in one place). The figures come from the stored dashboard snapshot
 (``annotation.dashboards.snapshots``), computed in the background; the page polls
 ``status.json`` and swaps in the new figures when a new snapshot lands. Charts are drawn in the
 browser by Chart.js (served by the app, ``frontend/vendor.py``) from the rows of ``charts``.
@@ -30,11 +30,10 @@ from annotation.api.choices import choose
 from annotation.adjudication import reannotation
 from annotation.adjudication.pyramids import adjudicated_pyramid_topics
 from annotation.adjudication.services import adjudicated_version
-from annotation.models import SCU, Adjudication, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
+from annotation.models import SCU, Adjudication, Assignment, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
 from annotation.corpus.natural_order import natural_key as _natural
-from annotation.access.roles import COORDINATOR
-from annotation.access.rules import coordinates  # who may see and run a dataset's dashboards
-from annotation.transfer import downloads
+from annotation.access.rules import coordinated_datasets, is_coordinator  # who may see and run a dataset's dashboards
+from annotation.api import downloads
 from annotation.corpus.assignments import progress
 from annotation.dashboards.snapshots import RETRY_AFTER_SECONDS, schedule, snapshot_for
 from annotation.jobs.queue import scoring_delayed
@@ -62,21 +61,16 @@ METAEVAL_SCORES = ("modified", "modified_jk")
 
 # --- who may see what ---------------------------------------------------------------------------
 
-def _has_coordinator_role(user) -> bool:
-    """Decides 403 (an annotator) against 404 (a coordinator of other datasets)."""
-    return user.is_superuser or user.groups.filter(name=COORDINATOR).exists() or user.coordinated_datasets.exists()
-
-
 def coordinator_view(view):
     @login_required
     @wraps(view)
     def wrapped(request, *args, dataset_id=None, **kwargs):
-        if not _has_coordinator_role(request.user):
+        if not is_coordinator(request.user):  # 403 for an annotator, 404 below for a coordinator of other datasets
             raise PermissionDenied("The dashboards are for coordinators.")
         if dataset_id is None:
             return view(request, *args, **kwargs)
-        dataset = get_object_or_404(Dataset, pk=dataset_id)
-        if not coordinates(request.user, dataset):
+        dataset = coordinated_datasets(request.user).filter(pk=dataset_id).first()
+        if dataset is None:
             raise Http404("No such dataset among those you coordinate.")
         try:
             return view(request, dataset, *args, **kwargs)
@@ -238,7 +232,7 @@ def _page(request, param: str, rows: list, size: int, anchor: str = "") -> dict:
 
 
 def _download(dataset, table: str, rows, keys, fmt: str, *, convention: str, qualifiers=(), **settings) -> HttpResponse:
-    """A table as a file named and stamped by ``transfer.downloads`` (``settings``: what else,
+    """A table as a file named and stamped by ``api.downloads`` (``settings``: what else,
     besides the convention, produced its numbers)."""
     rows, keys = downloads.with_provenance(rows, keys, downloads.provenance(convention=convention, **settings))
     stream = io.StringIO()
@@ -258,9 +252,7 @@ def _summaries(references: bool) -> str:
 
 @coordinator_view
 def dataset_list(request):
-    user = request.user
-    datasets = Dataset.objects.all() if user.is_superuser else user.coordinated_datasets.all()
-    datasets = datasets.annotate(
+    datasets = coordinated_datasets(request.user).annotate(
         n_topics=Count("topics", distinct=True),
         n_annotations=Count("topics__pyramids__annotations", distinct=True),
         n_assignments=Count("topics__assignments", distinct=True),

@@ -26,13 +26,13 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from annotation.access import rules as permissions
-from annotation.lightweight.api import CrowdThrottle, crowd_client
+from annotation.lightweight.crowd_requests import CrowdThrottle, crowd_client
 from annotation.formats.errors import LightweightFormatError
 from annotation.formats.lightweight_csv import read_code_pairs
 from annotation.models import (
-    CrowdLink, Dataset, LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting, Pyramid, ReferenceSummary,
+    CrowdLink, LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting, Pyramid, ReferenceSummary,
 )
-from annotation.transfer import downloads
+from annotation.api import downloads
 from annotation.dashboards.wording import count_noun
 from annotation.lightweight import codes as lightweight_codes
 from annotation.lightweight import dashboard as lightweight_dashboard
@@ -61,11 +61,6 @@ KEYS_KEPT = 8
 KEY_COOKIE_SECONDS = 30 * 24 * 3600
 
 
-def _coordinated_datasets(user):
-    datasets = permissions.visible(user, Dataset.objects.all())
-    return datasets if user.is_superuser else datasets.filter(coordinators=user)
-
-
 def _run(request, pk, write=False) -> LightweightPyramid:
     run = get_object_or_404(permissions.visible(request.user, LightweightPyramid.objects.select_related("dataset")), pk=pk)
     if write and not permissions.can_change(request.user, run):
@@ -75,7 +70,7 @@ def _run(request, pk, write=False) -> LightweightPyramid:
 
 @login_required
 def runs(request):
-    datasets = _coordinated_datasets(request.user)
+    datasets = permissions.coordinated_datasets(request.user)
     form = RunCreateForm(request.POST or None, datasets=datasets)
     if request.method == "POST" and form.is_valid():
         run = form.save(commit=False)   # the form offers only the datasets this user coordinates

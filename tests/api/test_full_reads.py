@@ -110,7 +110,7 @@ def test_annotation_full_document(world, as_user, stale):
 
 
 def test_lists_cost_the_same_however_many_rows(world):
-    from annotation.api.urls import router
+    from pyramid_app.api_urls import router
     from annotation.models import Assignment
 
     client = client_for(world.users["admin"])
@@ -128,8 +128,8 @@ def test_scus_read_as_rows_equal_the_model_serializer(world):
     from django.db.models import Prefetch
 
     from annotation.pyramids.scu_documents import scu_documents
-    from annotation.api.serializers import FullSCUSerializer
-    from annotation.api.views import WEIGHTED_SCUS
+    from annotation.pyramids.api import WEIGHTED_SCUS
+    from annotation.pyramids.serializers import FullSCUSerializer
     from annotation.models import Contributor, ContributorPart
 
     pyramid, _ = build(4, world.users["admin"])

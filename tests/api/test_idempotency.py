@@ -8,10 +8,10 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation.api import actions
 from annotation.models import SCU, IdempotentRequest
 from annotation.api import idempotency_keys as idempotency
 from annotation.pyramids import actions as pyramid_actions
+from annotation.pyramids import deltas
 
 from tests.api.world import client_for
 
@@ -65,7 +65,7 @@ def test_a_request_that_fails_after_writing_commits_nothing_so_its_retry_creates
     """The answer is stored in the write's transaction: a request that wrote and then failed (a
     500 after the write) leaves neither, and the retry creates the object once."""
     alice, key = as_user("alice"), str(uuid.uuid4())
-    real, calls = actions.deltas.delta, []
+    real, calls = deltas.delta, []
 
     def fails_once(outcome):
         calls.append(outcome)
@@ -73,7 +73,7 @@ def test_a_request_that_fails_after_writing_commits_nothing_so_its_retry_creates
             raise RuntimeError("connection lost after the write")
         return real(outcome)
 
-    monkeypatch.setattr(actions.deltas, "delta", fails_once)
+    monkeypatch.setattr(deltas, "delta", fails_once)
     with pytest.raises(RuntimeError):
         post(alice, "/api/scus/", new_scu(draft), key)
     assert post(alice, "/api/scus/", new_scu(draft), key).status_code == 201

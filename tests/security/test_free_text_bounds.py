@@ -33,7 +33,8 @@ from frontend.lightweight.forms import RunSettingsForm
 
 NOT_INPUT = {("datasetdashboard", "payload")}   # figures the app computes and stores: nobody types them
 FORM_MODULES = ("frontend.setup.forms", "frontend.dashboards.forms", "frontend.lightweight.forms")
-SERIALIZER_MODULES = ("annotation.api.serializers", "annotation.api.actions", "annotation.lightweight.api",
+SERIALIZER_MODULES = ("annotation.api.serializers", "annotation.corpus.serializers", "annotation.pyramids.serializers",
+                      "annotation.peers.serializers", "annotation.history.serializers", "annotation.lightweight.api",
                       "annotation.transfer.api", "annotation.pyramids.api")
 RESPONSES_ONLY = {"FileOutcomeSerializer", "ImportReportSerializer"}   # describe answers; never read a request
 

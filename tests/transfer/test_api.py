@@ -19,7 +19,8 @@ from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
-from annotation.api import renderers, views
+from annotation.api import renderers
+from annotation.transfer import api as transfer_api
 from annotation.models import SCU, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid, Topic
 from annotation.peers import results
 from annotation.transfer import sacrerouge_export
@@ -432,14 +433,14 @@ def test_normalisation_maps_spans():
 
 
 def sacrerouge_wired(kind: str) -> bool:
-    viewset = views.PyramidViewSet if kind == "pyramids" else views.PeerAnnotationViewSet
+    viewset = transfer_api.PyramidExport if kind == "pyramids" else transfer_api.AnnotationExport
     return renderers.SacreRougeRenderer in viewset.export.kwargs.get("renderer_classes", ())
 
 
 @pytest.mark.parametrize("kind", ["pyramids", "annotations"])
 def test_sacrerouge_export_endpoint(world, as_user, kind):
     if not sacrerouge_wired(kind):
-        pytest.skip("views.py does not offer ?format=sacrerouge on this export action yet (two lines; see sacrerouge_export)")
+        pytest.skip("transfer/api.py does not offer ?format=sacrerouge on this export action yet (two lines; see sacrerouge_export)")
     obj = world.pyramid if kind == "pyramids" else world.annotation
     response = as_user("alice").get(f"/api/{kind}/{obj.pk}/export/", {"format": "sacrerouge"})
     assert response.status_code == 200 and response["Content-Type"].startswith("application/jsonl")

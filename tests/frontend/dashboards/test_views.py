@@ -17,7 +17,7 @@ from annotation.dashboards import snapshots
 from annotation.dashboards.figures import metaeval_table, score_dashboard
 from annotation.pyramids.editing import add_match
 from annotation.peers.results import agreement_rows, topics_of
-from frontend.dashboards.views import coordinates
+from annotation.access.rules import coordinates
 
 from tests.conftest import without_provenance
 from tests.dashboards.helpers import build_toy, fmt, make_users, row_html
