@@ -36,10 +36,10 @@ from rest_framework.exceptions import PermissionDenied
 
 from annotation.access.roles import COORDINATOR
 
-from annotation.models import (
-    SCU, Assignment, Contributor, Dataset, LightweightPyramid, LiteStatement, LiteTask, PeerAnnotation, PeerMatch,
-    PeerSummary, Pyramid, ReferenceSummary, Topic,
-)
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.lightweight.models import LightweightPyramid, LiteStatement, LiteTask
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.models import Contributor, Pyramid, SCU
 
 BUILD = Assignment.Task.BUILD_PYRAMID
 ANNOTATE = Assignment.Task.ANNOTATE_PEERS

@@ -30,7 +30,9 @@ from annotation.corpus import assignments
 from annotation.corpus.natural_order import natural_key
 from annotation.dashboards.wording import count_noun
 from annotation.history.changes import Outcome, annotation_action, annotation_state, scu_states
-from annotation.models import SCU, Assignment, PeerAnnotation, PeerSummary, Pyramid, Topic
+from annotation.corpus.models import Assignment, PeerSummary, Topic
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.pyramids.editing import add_match
 from annotation.peers.results import counting, progress_counting
 

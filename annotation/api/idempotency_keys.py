@@ -30,7 +30,7 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
 
-from annotation.models import IdempotentRequest
+from annotation.api.models import IdempotentRequest
 
 HEADER = "Idempotency-Key"
 WAIT_SECONDS = 10

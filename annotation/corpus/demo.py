@@ -10,10 +10,9 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.access.roles import ANNOTATOR, COORDINATOR, role_group
-from annotation.models import (
-    SCU, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary,
-    Pyramid, ReferenceSummary, Topic,
-)
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 
 DATASET = "Demo"
 

@@ -14,7 +14,10 @@ from scoring.aggregate import system_scores, tier_histogram
 from scoring.metaeval import Observation, meta_evaluate
 from scoring.model import Convention
 
-from annotation.models import Judgment, PeerSummary, Pyramid, PyramidAdjudication, ReferenceSummary
+from annotation.adjudication.models import PyramidAdjudication
+from annotation.corpus.models import PeerSummary, ReferenceSummary
+from annotation.dashboards.models import Judgment
+from annotation.pyramids.models import Pyramid
 from annotation.peers.results import SCORE_KEYS, rests_on_adjudication, score_rows, topics_of
 from annotation.peers.scoring_inputs import load_pyramids
 

@@ -34,7 +34,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from annotation.models import Dataset, Judgment, PeerSummary, ReferenceSummary, Topic
+from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.dashboards.models import Judgment
 from annotation.dashboards.wording import count_noun
 
 CSV_COLUMNS = ("topic", "summary", "metric", "value")

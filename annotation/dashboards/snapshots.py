@@ -50,7 +50,10 @@ from scoring.metaeval import meta_evaluate
 from scoring.model import Convention
 
 from annotation.jobs import queue
-from annotation.models import Dataset, DatasetDashboard, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
+from annotation.corpus.models import Dataset, PeerSummary, Topic
+from annotation.dashboards.models import DatasetDashboard, Judgment
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.dashboards import figures as dashboards
 from annotation.peers.results import agreement_rows_by_convention, score_annotations, score_rows, shared_groups
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids

@@ -14,7 +14,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation.models import SCU, Change, Contributor, ContributorPart, PeerAnnotation, PeerMatch, PeerMatchPart, Pyramid
+from annotation.history.models import Change
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 from annotation.peers.score_events import document_action, touch_annotation, touch_pyramid
 
 

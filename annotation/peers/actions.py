@@ -5,7 +5,8 @@ is recorded for the audit history and undo/redo.
 """
 from django.core.exceptions import ValidationError
 
-from annotation.models import SCU, PeerAnnotation, PeerMatch
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.models import SCU
 from annotation.pyramids.editing import Spans, add_match
 from annotation.history.changes import Outcome, annotation_action, reread
 

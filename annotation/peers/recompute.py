@@ -26,7 +26,8 @@ from scoring.model import Convention
 from scoring.scores import score_prepared
 
 from annotation.jobs import queue
-from annotation.models import AnnotationScore, PeerAnnotation, Topic, TopicAgreement
+from annotation.corpus.models import Topic
+from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
 from annotation.peers.results import agreement_rows_by_convention
 from annotation.peers.prepared_pyramids import prepared_pyramids
 from annotation.peers.scoring_inputs import load_annotations

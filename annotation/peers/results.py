@@ -14,7 +14,10 @@ from scoring.correlation import mean_abs_difference, pearson
 from scoring.model import Convention
 from scoring.scores import prepare, reference_annotation, score_prepared, score_reference
 
-from annotation.models import SCU, Adjudication, AnnotationScore, PeerAnnotation, PeerMatch, Pyramid, PyramidAdjudication, Topic
+from annotation.adjudication.models import Adjudication, PyramidAdjudication
+from annotation.corpus.models import Topic
+from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 
 SCORE_KEYS = (

@@ -17,7 +17,9 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
-from annotation.models import SCU, Contributor, ContributorPart, PeerAnnotation, PeerMatch, Pyramid, ReferenceSummary, Topic
+from annotation.corpus.models import ReferenceSummary, Topic
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 
 
 class _Pending:

@@ -15,7 +15,8 @@ from scoring.model import Contributor as ScoringContributor
 from scoring.model import PeerAnnotation as ScoringAnnotation
 from scoring.model import Pyramid as ScoringPyramid
 
-from annotation.models import SCU, ContributorPart, PeerMatch, Pyramid
+from annotation.peers.models import PeerMatch
+from annotation.pyramids.models import ContributorPart, Pyramid, SCU
 
 
 def load_pyramids(pyramid_ids: Iterable[int]) -> dict[int, ScoringPyramid]:

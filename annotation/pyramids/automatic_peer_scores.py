@@ -26,7 +26,8 @@ from scoring.model import Convention
 from scoring.scores import prepare
 
 from annotation.jobs.queue import publish, release
-from annotation.models import PeerSummary, Pyramid
+from annotation.corpus.models import PeerSummary
+from annotation.pyramids.models import Pyramid
 from annotation.peers.scoring_inputs import load_pyramids
 from annotation.pyramids import suggestion_model
 from annotation.pyramids.automatic_scores import accepted, automatic_score

@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation.models import SCU, Contributor, ContributorPart, PeerAnnotation, PeerMatch, PeerMatchPart, ReferenceSummary
+from annotation.corpus.models import ReferenceSummary
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.pyramids.models import Contributor, ContributorPart, SCU
 
 Spans = Sequence[tuple[int, int]]
 

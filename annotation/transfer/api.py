@@ -26,7 +26,9 @@ from rest_framework.views import APIView
 from scoring.model import Convention
 
 from annotation.api.choices import choose
-from annotation.models import Dataset, PeerAnnotation, Pyramid
+from annotation.corpus.models import Dataset
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.transfer import archive as dataset_archive
 from annotation.transfer import downloads
 from annotation.transfer import uploads as upload_import

@@ -34,7 +34,7 @@ from pathlib import PurePosixPath
 from django.conf import settings
 
 from annotation import formats
-from annotation.models import Dataset
+from annotation.corpus.models import Dataset
 from annotation.transfer import archive as dataset_archive
 from annotation.transfer import identities
 from annotation.transfer.archive import Archived
