@@ -10,3 +10,7 @@ class AnnotationConfig(AppConfig):
         from annotation.peers import score_events  # noqa: F401
         # A password change revokes the user's API token (see annotation/access/token_revocation.py).
         from annotation.access import token_revocation  # noqa: F401
+        # The documents the audit history records register how it reads and writes them (see
+        # annotation/history/changes.py: the history is a layer below them and imports neither).
+        from annotation.peers import document_states as annotation_states  # noqa: F401
+        from annotation.pyramids import document_states as pyramid_states  # noqa: F401

@@ -7,7 +7,8 @@ from django.core.exceptions import ValidationError
 
 from annotation.peers.models import PeerAnnotation, PeerMatch
 from annotation.pyramids.models import SCU
-from annotation.pyramids.editing import Spans, add_match
+from annotation.pyramids.editing import Spans
+from annotation.peers.editing import add_match
 from annotation.history.changes import Outcome, annotation_action, reread
 
 

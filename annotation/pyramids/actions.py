@@ -15,7 +15,8 @@ from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SC
 from annotation.pyramids.models import COMMENT_LENGTH, LABEL_LENGTH, LengthBound
 from annotation.pyramids.spans import MAX_PARTS
 from annotation.pyramids.editing import Spans, add_contributor, add_part
-from annotation.history.changes import Gone, Outcome, ensure_unmatched, pyramid_action, reread
+from annotation.history.changes import Gone, Outcome, pyramid_action, reread
+from annotation.pyramids.document_states import ensure_unmatched
 
 
 def _reference(pyramid: Pyramid, reference: ReferenceSummary | int) -> ReferenceSummary:

@@ -14,7 +14,7 @@ from annotation.models import SCU, Dataset, PeerAnnotation, Pyramid
 from annotation.access.roles import COORDINATOR, role_group
 from annotation.dashboards import snapshots
 from annotation.dashboards.figures import score_dashboard
-from annotation.pyramids.editing import add_match
+from annotation.peers.editing import add_match
 from annotation.peers.results import agreement_rows, topics_of
 
 from tests.conftest import shared_data
