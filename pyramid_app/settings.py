@@ -16,7 +16,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from . import redis_breaker
+from annotation.jobs import redis_breaker
 from .env import get_bool, get_int, get_list, get_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -56,8 +56,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: a proxy's headers count only from a proxy TRUSTED_PROXIES names (pyramid_app/client_address.py).
-    "pyramid_app.client_address.forwarded_headers_from_named_proxies",
+    # First: a proxy's headers count only from a proxy TRUSTED_PROXIES names (annotation/api/client_address.py).
+    "annotation.api.client_address.forwarded_headers_from_named_proxies",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -118,7 +118,7 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT = "pyramid_app.broker:Transport"  # kombu's, surviving a Redis outage (see there)
     CELERY_TASK_ALWAYS_EAGER = False
     # When Redis is unreachable a request must not wait for it: short timeouts, no retry, and a
-    # per-process circuit breaker (pyramid_app/redis_breaker.py).
+    # per-process circuit breaker (annotation/jobs/redis_breaker.py).
     CACHES = {"default": redis_breaker.cache_settings(REDIS_URL)}
 else:
     CELERY_BROKER_URL = "memory://localhost/"
@@ -189,7 +189,7 @@ TRUSTED_PROXY_COUNT = get_int("TRUSTED_PROXY_COUNT", 0)
 if TRUSTED_PROXY_COUNT < 0:
     raise ImproperlyConfigured(f"TRUSTED_PROXY_COUNT={TRUSTED_PROXY_COUNT} must be 0 or more")
 # The proxies' own addresses (or networks): X-Forwarded-For is believed only on a request whose
-# connection comes from one of them (pyramid_app/client_address.py); a node reached directly
+# connection comes from one of them (annotation/api/client_address.py); a node reached directly
 # counts the connection's address whatever the header says.
 TRUSTED_PROXIES = get_list("TRUSTED_PROXIES", [])
 for _proxy in TRUSTED_PROXIES:
@@ -213,7 +213,7 @@ AXES_FAILURE_LIMIT = get_int("LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=get_int("LOGIN_LOCKOUT_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
-AXES_CLIENT_IP_CALLABLE = "pyramid_app.client_address.client_address"
+AXES_CLIENT_IP_CALLABLE = "annotation.api.client_address.client_address"
 AXES_LOCKOUT_CALLABLE = "pyramid_app.lockout.lockout_response"
 AXES_VERBOSE = False
 if AXES_FAILURE_LIMIT < 1:
@@ -240,7 +240,7 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["annotation.api.filters.FilterBackend"],
     # Password guessing through the token endpoint is slowed down (per client address or user).
     "DEFAULT_THROTTLE_RATES": {"token": get_str("TOKEN_RATE", "10/min")},
-    # Throttles and lockouts count the same client address (pyramid_app/client_address.py).
+    # Throttles and lockouts count the same client address (annotation/api/client_address.py).
     "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     # An unknown ``table=``/``convention=`` is a 400 naming the choices, as on the pages.
     "EXCEPTION_HANDLER": "annotation.api.choices.exception_handler",

@@ -31,10 +31,11 @@ from functools import lru_cache
 from django.contrib.auth import get_user_model
 from django.db.models import Manager, Model, Q, QuerySet
 from django.db.models.sql import Query
+from django.shortcuts import get_object_or_404
 from rest_framework import permissions
 from rest_framework.exceptions import PermissionDenied
 
-from annotation.access.roles import COORDINATOR
+from annotation.corpus.roles import COORDINATOR
 
 from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.lightweight.models import LightweightPyramid, LiteStatement, LiteTask
@@ -204,6 +205,15 @@ def coordinates(user, dataset: Dataset) -> bool:
     right in this one."""
     return bool(user.is_authenticated and user.is_active
                 and (user.is_superuser or dataset.coordinators.filter(pk=user.pk).exists()))
+
+
+def coordinated_dataset(request, pk) -> Dataset:
+    """The dataset if the user coordinates it; 404 if they may not see it, 403 if they only see it
+    (the API views of every concept that acts on a whole dataset: transfers, construction agreement)."""
+    dataset = get_object_or_404(visible(request.user, Dataset.objects.all()), pk=pk)
+    if not can_change(request.user, dataset):
+        raise PermissionDenied("Only the dataset's coordinators may do this.")
+    return dataset
 
 
 def coordinator_candidates(dataset: Dataset | None = None) -> QuerySet:

@@ -28,7 +28,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from annotation.adjudication.models import PyramidAdjudication
 from annotation.corpus import assignments
 from annotation.corpus.natural_order import natural_key
-from annotation.dashboards.wording import count_noun
+from annotation.corpus.wording import count_noun
 from annotation.history.changes import Outcome, annotation_action
 from annotation.peers.document_states import annotation_state
 from annotation.pyramids.document_states import scu_states

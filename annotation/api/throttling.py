@@ -19,7 +19,7 @@ from django.core.cache import cache
 from django.core.cache.backends.locmem import LocMemCache
 from rest_framework.throttling import SimpleRateThrottle
 
-from pyramid_app.client_address import client_address
+from annotation.api.client_address import client_address
 
 from annotation.jobs import queue
 

@@ -13,7 +13,7 @@ from annotation.corpus.models import Assignment, PeerSummary
 from annotation.peers.models import PeerAnnotation
 from annotation.pyramids.models import Pyramid
 from annotation.corpus.natural_order import natural_key
-from annotation.dashboards.wording import count_noun
+from annotation.corpus.wording import count_noun
 from annotation.peers.results import counted, peers_done
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation.access.roles import ANNOTATOR, COORDINATOR, role_group
+from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
 from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
 from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU

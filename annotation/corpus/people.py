@@ -23,7 +23,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from annotation.corpus.models import Assignment, Dataset, Topic
-from annotation.access.roles import ANNOTATOR, role_group
+from annotation.corpus.roles import ANNOTATOR, role_group
 
 User = get_user_model()
 

@@ -45,7 +45,7 @@ from annotation.lightweight.models import LightweightPyramid, LiteAssignment, Li
 from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch, TopicAgreement
 from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 from annotation.corpus.natural_order import natural_key
-from annotation.dashboards.wording import count_noun
+from annotation.corpus.wording import count_noun
 from annotation.dashboards import snapshots as dashboard_snapshots
 from annotation.lightweight import runs as lightweight_runs
 

@@ -24,7 +24,7 @@ from annotation.formats import summary_texts
 from annotation.formats.summary_texts import MAX_ID, NamePatterns, PatternError
 from annotation.corpus.models import SUMMARY_MAX_CHARS
 from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
-from annotation.dashboards.wording import count_noun
+from annotation.corpus.wording import count_noun
 from annotation.transfer import uploads as upload_import
 from annotation.transfer.uploads import Limits, UploadRejected
 

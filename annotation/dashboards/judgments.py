@@ -36,7 +36,7 @@ from django.db import transaction
 
 from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.dashboards.models import Judgment
-from annotation.dashboards.wording import count_noun
+from annotation.corpus.wording import count_noun
 
 CSV_COLUMNS = ("topic", "summary", "metric", "value")
 DUC_CONTENT = {"content": "content_responsiveness"}

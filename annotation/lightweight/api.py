@@ -23,13 +23,13 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from pyramid_app.client_address import client_network
+from annotation.api.client_address import client_network
 
 from annotation.formats.lightweight_csv import Phase2Task, write_phase2_input
 from annotation.corpus.models import ReferenceSummary
 from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteStatement, LiteTask
 from annotation.pyramids.models import Pyramid
-from annotation.transfer import downloads
+from annotation.api import downloads
 from annotation.lightweight import codes as lightweight_codes
 from annotation.lightweight import dashboard as lightweight_dashboard
 from annotation.lightweight import importing as lightweight_import

@@ -4,7 +4,7 @@ The rows of the dashboard's downloads (``annotation.pyramids.construction``): ``
 (default) gives the figures of every compared pair of pyramids of each topic, ``table=scus`` their
 SCU alignment SCU by SCU; ``topic`` keeps one topic; ``convention`` chooses the scores of the
 practical test. JSON or CSV (``format``), named and stamped as every download
-(``transfer.downloads``). For the dataset's coordinators (and superusers): it compares annotators'
+(``api.downloads``). For the dataset's coordinators (and superusers): it compares annotators'
 pyramids, which annotators never see of each other; a dataset you may not see is a 404, one you
 see without coordinating it a 403.
 """
@@ -19,8 +19,8 @@ from annotation.api.choices import choose
 from annotation.api.renderers import CSVRenderer
 from annotation.api.views import DatasetViewSet
 from annotation.pyramids import construction
-from annotation.transfer import downloads
-from annotation.transfer.api import coordinated_dataset
+from annotation.api import downloads
+from annotation.access.rules import coordinated_dataset
 
 class PyramidAgreementView(APIView):
     """Pyramid construction agreement of the dataset's topics (or of one): figures per pair of

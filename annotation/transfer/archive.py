@@ -78,7 +78,7 @@ from annotation.adjudication.models import Adjudication
 from annotation.corpus.models import Dataset
 from annotation.peers.models import PeerAnnotation
 from annotation.pyramids.models import Pyramid
-from annotation.transfer import downloads
+from annotation.api import downloads
 from annotation.transfer import ducview_export
 from annotation.peers import results
 from annotation.peers.scoring_inputs import load_annotations

@@ -46,7 +46,7 @@ from annotation.adjudication.models import Adjudication
 from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
 from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
-from annotation.access.roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
+from annotation.corpus.roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
 from annotation.access.rules import coordinates
 from annotation.peers.score_events import annotations_created, batched_scheduling, touch_pyramid
 

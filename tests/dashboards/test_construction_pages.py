@@ -12,9 +12,9 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation.access.roles import COORDINATOR, role_group
+from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.models import SCU, Dataset, Pyramid, PyramidAgreement, Topic
-from annotation.transfer.downloads import app_version
+from annotation.api.downloads import app_version
 
 from tests.pyramids import construction_world as world
 

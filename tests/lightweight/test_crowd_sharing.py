@@ -202,7 +202,7 @@ def test_crowd_holds_count_forwarded_for_only_from_a_trusted_proxy(settings, pro
     """TRUSTED_PROXY_COUNT=1 on a node reached directly: 30 of 30 holds came from 30 addresses named
     in X-Forwarded-For. From a named proxy the forwarded address counts; from anywhere else (or with
     no proxy named) the connection's."""
-    from pyramid_app import client_address
+    from annotation.api import client_address
 
     client_address._trusted_networks.cache_clear()
     settings.TRUSTED_PROXY_COUNT, settings.TRUSTED_PROXIES = 1, proxies

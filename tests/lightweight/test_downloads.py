@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from annotation.transfer.downloads import app_version
+from annotation.api.downloads import app_version
 
 pytestmark = pytest.mark.django_db
 

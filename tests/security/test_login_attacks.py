@@ -80,7 +80,7 @@ def test_behind_a_trusted_proxy_the_forwarded_address_counts(alice):
     from django.conf import settings
     from django.test import RequestFactory
 
-    from pyramid_app.client_address import client_address
+    from annotation.api.client_address import client_address
 
     with override_settings(REST_FRAMEWORK={**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}, TRUSTED_PROXY_COUNT=1,
                            TRUSTED_PROXIES=["10.0.0.0/30"]):
@@ -95,7 +95,7 @@ def test_behind_a_trusted_proxy_the_forwarded_address_counts(alice):
 def test_without_a_trusted_proxy_forwarded_for_is_ignored():
     from django.test import RequestFactory
 
-    from pyramid_app.client_address import client_address
+    from annotation.api.client_address import client_address
 
     assert client_address(RequestFactory().get("/", REMOTE_ADDR="203.0.113.1", HTTP_X_FORWARDED_FOR="6.6.6.6")) == "203.0.113.1"
 
@@ -145,7 +145,7 @@ def test_a_node_reached_directly_ignores_forwarded_for_whatever_the_proxy_count(
     naming a new address each time, was never locked out by address (14 guesses) and passed the
     token throttle. The header counts only from a proxy named in TRUSTED_PROXIES; with none named
     it is ignored, and the log says so once."""
-    from pyramid_app import client_address
+    from annotation.api import client_address
 
     client_address._trusted_networks.cache_clear()
     with override_settings(TRUSTED_PROXY_COUNT=1, TRUSTED_PROXIES=proxies), caplog.at_level("WARNING"):
@@ -166,7 +166,7 @@ def test_a_node_reached_directly_ignores_forwarded_proto(proxies):
     """X-Forwarded-Proto was believed from any client (Django's SECURE_PROXY_SSL_HEADER): a plain
     request to a node, claiming https, was taken as secure and not redirected. It counts only from a
     proxy TRUSTED_PROXIES names."""
-    from pyramid_app import client_address
+    from annotation.api import client_address
 
     client_address._trusted_networks.cache_clear()
     with override_settings(TRUSTED_PROXY_COUNT=1, TRUSTED_PROXIES=proxies, SECURE_SSL_REDIRECT=True,

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from annotation.models import SCU, Dataset, PeerAnnotation, Pyramid
-from annotation.access.roles import COORDINATOR, role_group
+from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.dashboards import snapshots
 from annotation.dashboards.figures import score_dashboard
 from annotation.peers.editing import add_match

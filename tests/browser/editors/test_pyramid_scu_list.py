@@ -8,7 +8,7 @@ from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Assignment, PeerAnnotation, PeerSummary
-from annotation.transfer import downloads
+from annotation.api import downloads
 
 from tests.browser.editors.browser import PASSWORD, login, world
 from tests.browser.editors.test_annotator import build_pyramid

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Judgment
-from annotation.transfer import downloads
+from annotation.api import downloads
 
 from tests.conftest import REPO
 from tests.dashboards.helpers import build_toy, make_users
