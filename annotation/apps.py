@@ -14,3 +14,7 @@ class AnnotationConfig(AppConfig):
         # annotation/history/changes.py: the history is a layer below them and imports neither).
         from annotation.peers import document_states as annotation_states  # noqa: F401
         from annotation.pyramids import document_states as pyramid_states  # noqa: F401
+        # Each concept registers its access rules with the one rule (annotation/access/rules.py).
+        from annotation.lightweight import access as lightweight_access  # noqa: F401
+        from annotation.peers import access as peer_access  # noqa: F401
+        from annotation.pyramids import access as pyramid_access  # noqa: F401

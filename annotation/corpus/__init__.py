@@ -1,3 +1,3 @@
 """The texts a study rests on and the people who work on them: datasets, topics, reference and
-peer summaries, annotator accounts and invitations, assignments, and the demo data.
+peer summaries, annotator accounts, their roles and invitations, and assignments.
 """

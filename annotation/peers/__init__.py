@@ -1,4 +1,4 @@
 """Peer annotation and its results: matches, the scoring inputs read from the database, the stored
 scores and agreement, and their recomputation after every save (the events that make them stale,
-the work, the Celery tasks).
+the work, the Celery tasks), and the demo study that shows them.
 """

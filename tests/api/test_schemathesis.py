@@ -24,7 +24,7 @@ from schemathesis.config import SchemathesisConfig  # noqa: E402
 from annotation.models import (  # noqa: E402
     SCU, Assignment, Contributor, Dataset, PeerAnnotation, PeerMatch, PeerSummary, Pyramid, ReferenceSummary, Topic,
 )
-from annotation.corpus.demo import load_demo  # noqa: E402
+from annotation.peers.demo import load_demo  # noqa: E402
 
 # The schemathesis test item does not list the ``db`` fixture where pytest-django looks for it
 # when deciding which test databases to create: the marker says so.

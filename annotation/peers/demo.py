@@ -2,7 +2,8 @@
 
 One topic, four references, a pyramid of nine SCUs (one contributor discontinuous), and two peers,
 each annotated by two annotators (so agreement figures exist), with a repetition and a
-non-matching unit. Loading is idempotent: an existing demo dataset is left as it is.
+non-matching unit. Loading is idempotent: an existing demo dataset is left as it is. It lives with
+the peer annotations, the highest concept it writes (the corpus, pyramids and peers below it).
 """
 from dataclasses import dataclass
 
