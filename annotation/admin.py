@@ -2,10 +2,11 @@
 from django.contrib import admin
 from django.db.models import Count
 
-from annotation.models import (
-    SCU, AnnotationScore, Assignment, Change, Contributor, ContributorPart, Dataset, Judgment, PeerAnnotation, PeerMatch,
-    PeerMatchPart, PeerSummary, Pyramid, PyramidAgreement, ReferenceSummary, Topic, TopicAgreement,
-)
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.dashboards.models import Judgment
+from annotation.history.models import Change
+from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch, PeerMatchPart, TopicAgreement
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, PyramidAgreement, SCU
 
 
 class ContributorPartInline(admin.TabularInline):

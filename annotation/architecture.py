@@ -1,17 +1,25 @@
-"""The architecture page, generated from the code: the concept packages with their modules, every
-URL pattern with the view that answers it, every Celery task and every public function of the
-pure scoring core, each with the module that holds it (``manage.py architecture``).
+"""The architecture page, generated from the code: the layer order, the three main flows, the
+concept packages with their modules, every URL pattern with the view that answers it, every Celery
+task and every public function of the pure scoring core, each with the module that holds it
+(``manage.py architecture``).
 
 Read from the live objects (the URL resolver, the Celery app's registry, the modules' own
-docstrings), never from a list kept by hand, so a new URL, task or score function appears on the
-page by itself and ``tests/foundation/test_architecture.py`` fails until the page is regenerated.
+docstrings) and from the layer contract itself (``pyproject.toml``'s ``[tool.importlinter]``, which
+``tests/foundation/test_layers.py`` enforces), never from a list kept by hand, so a new URL, task,
+score function or layer appears on the page by itself and ``tests/foundation/test_architecture.py``
+fails until the page is regenerated. The flows are written here by hand, but every function they
+name is looked up when the page is drawn: a renamed or moved one stops the generator.
+
+It imports every module it describes by name (``importlib``): the one introspection allowed to, as
+``tests/foundation/test_layers.py`` says.
 """
 from __future__ import annotations
 
 import importlib
-import re
 import inspect
 import pkgutil
+import re
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,6 +35,114 @@ def first_line(obj) -> str:
 def _modules(package: str) -> list[str]:
     module = importlib.import_module(package)
     return sorted(f"{package}.{info.name}" for info in pkgutil.iter_modules(module.__path__) if not info.name.startswith("_"))
+
+
+def layer_contract() -> dict:
+    """The layers contract of ``pyproject.toml`` (the one place the order is written)."""
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        linter = tomllib.load(handle)["tool"]["importlinter"]
+    [contract] = [c for c in linter["contracts"] if c["id"] == "layers"]
+    return contract
+
+
+def _layer_cell(layer: str) -> str:
+    independent = "|" in layer
+    names = [name.strip() for name in re.split(r"[|:]", layer)]
+    joined = (" \| " if independent else " : ").join(f"`{name}`" for name in names)
+    if len(names) == 1:
+        return joined
+    return joined + (" (independent: neither imports the other)" if independent else " (may import each other)")
+
+
+def layers() -> list[str]:
+    contract = layer_contract()
+    ignored = contract.get("ignore_imports", [])
+    lines = ["## Layers", "",
+             "Top to bottom, as `pyproject.toml`'s `[tool.importlinter]` contract writes them (the one place the order is",
+             "written; `tests/foundation/test_layers.py` checks every import against it, imports inside functions and",
+             "chains through other modules included). A layer may import the layers below it, never one above. Work",
+             "that must go up is published by name through the job queue (`annotation.jobs.queue.JOBS`); a synchronous",
+             "hook that must go up is registered with the lower package (`annotation.history.changes.register`,",
+             "`bump_revisions_with`).", "",
+             "```mermaid", "flowchart TD"]
+    names = [" ".join(name.strip() for name in re.split(r"([|:])", layer)) for layer in contract["layers"]]
+    lines += [f'    L{n}["{name}"]' + (f" --> L{n + 1}" if n < len(names) else "") for n, name in enumerate(names, 1)]
+    lines += ["```", "", "| # | layer |", "|---|---|"]
+    lines += [f"| {n} | {_layer_cell(layer)} |" for n, layer in enumerate(contract["layers"], 1)]
+    lines += ["", f"Still against the order, each listed in the contract's `ignore_imports` with its reason ({len(ignored)}):", ""]
+    lines += [f"- `{entry}`" for entry in ignored]
+    return lines + [""]
+
+
+# The three main flows, step by step: (the function that does the step, or None for the HTTP
+# request, what happens). Every name is resolved when the page is drawn.
+FLOWS = {
+    "A match saved to a stored score": [
+        (None, "`POST /api/matches/` (the annotator's editor) reaches the match's view (URL patterns below), which checks the access rule and calls the peers' action."),
+        ("annotation.peers.actions.match_span", "the action, recorded in the audit history and undoable."),
+        ("annotation.history.changes.annotation_action", "locks the annotation's row, checks the revision the client saw (409 with the changes since), reads the state before."),
+        ("annotation.peers.editing.add_match", "writes the match and its spans whole or not at all."),
+        ("annotation.peers.score_events.revisions_bumped_once", "the hook the history calls around the action: the annotation's and its topic's revisions move once, in the same transaction."),
+        ("annotation.peers.recompute.schedule", "after the commit, everything the transaction made stale is published by name: `annotation`, `topic`, `construction`."),
+        ("annotation.jobs.queue.publish", "hands the ids to the background runner's thread; the request has answered already."),
+        ("annotation.jobs.queue.dispatch", "runs the job in-process (no Redis) or sends its Celery task (`annotation.recompute_scores`), once per burst."),
+        ("annotation.peers.recompute.recompute_annotations", "reads the revisions first, then the prepared pyramid and the matches, and stores both conventions' scores."),
+        ("scoring.scores.score_prepared", "the pure score of one annotation against its prepared pyramid."),
+        ("annotation.peers.recompute.recompute_topics", "the topic's agreement, then the dashboards of its dataset are published by name (`dashboard`)."),
+        ("annotation.dashboards.snapshots.recompute_datasets", "recomputes the dataset's dashboard snapshot, which the pages read."),
+    ],
+    "A DUCView import": [
+        (None, "`POST /api/datasets/<pk>/import/` (or `manage.py import_ducview`): the dataset's coordinators only."),
+        ("annotation.access.rules.coordinated_dataset", "404 if the dataset is not visible, 403 if it is not coordinated."),
+        ("annotation.transfer.uploads.collect_files", "reads the uploaded files and zip archives, every size bounded."),
+        ("annotation.transfer.uploads.import_files", "names the annotators, pyramids first."),
+        ("annotation.transfer.ducview_import.import_all", "imports each file whole or not at all, in batches, the score events batched."),
+        ("annotation.formats.ducview.parse_pyramid", "parses a `.pyr` (pure Python, no database; `parse_peer_annotation` for a `.pan`)."),
+        ("annotation.peers.score_events.touch_pyramid", "bulk writes bypass the signals: the import bumps the revisions itself (`annotations_created` for the annotations)."),
+        ("annotation.peers.recompute.schedule", "once at the end of the batch: the scores, agreement and construction agreement of what was imported, as for a match."),
+    ],
+    "A crowd judgment": [
+        (None, "`POST /api/crowd/<token>/` from a crowd worker (no login: the link's token opens only its own work, rate limited)."),
+        ("annotation.lightweight.work.link_of", "the crowd link the token names."),
+        ("annotation.lightweight.work.submit_judgments", "checks the worker's hold on the task and stores the answers, with a completion code."),
+        ("annotation.lightweight.runs.touch", "bumps the run's revision; after the commit the run is published by name (`lightweight`)."),
+        ("annotation.lightweight.scores.recompute_runs", "recomputes the runs whose stored result is not current (Celery task `annotation.recompute_lightweight`)."),
+        ("scoring.lightweight.evaluate", "the pure aggregation: worker quality, majority labels, summary and system scores, crowd alpha."),
+        ("annotation.lightweight.dashboard", "what the coordinator sees of the run, read from the stored result."),
+    ],
+}
+
+
+def _resolve(dotted: str):
+    """The module or function ``dotted`` names (the longest importable module, then attributes)."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[cut:]:
+            found = getattr(found, name)
+        return found
+    raise LookupError(f"a flow names {dotted!r}, which does not exist: correct FLOWS in annotation/architecture.py")
+
+
+def flows() -> list[str]:
+    lines = ["## Three flows", "",
+             "What runs, layer by layer, for the three things the app is for. The functions are checked to exist",
+             "whenever this page is generated.", ""]
+    for title, steps in FLOWS.items():
+        lines += [f"### {title}", ""]
+        for number, (dotted, text) in enumerate(steps, 1):
+            if dotted is None:
+                lines.append(f"{number}. {text}")
+                continue
+            _resolve(dotted)
+            layer = next((name for layer in layer_contract()["layers"] for name in re.split(r"[|:]", layer)
+                          if dotted == name.strip() or dotted.startswith(name.strip() + ".")), "")
+            lines.append(f"{number}. `{dotted}` ({layer.strip()}): {text}")
+        lines.append("")
+    return lines
 
 
 def concepts() -> list[str]:
@@ -124,5 +240,5 @@ def render() -> str:
              "Generated from the code by `python manage.py architecture --output docs/architecture.md`;",
              "`tests/foundation/test_architecture.py` fails when it is out of date. The layout's reasons are in",
              "[README's layout section](../README.md#layout).", ""]
-    lines += concepts() + url_patterns() + tasks() + score_functions()
+    lines += layers() + flows() + concepts() + url_patterns() + tasks() + score_functions()
     return "\n".join(line.rstrip() for line in lines).rstrip() + "\n"

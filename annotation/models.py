@@ -1,16 +1,10 @@
-"""The domain model, one module per concept group.
+"""The app's model registry for Django, nothing more.
 
-corpus: Dataset, Topic, ReferenceSummary, PeerSummary
-pyramid: Pyramid, SCU, Contributor, ContributorPart, PyramidAgreement (stored construction agreement)
-peer: PeerAnnotation, PeerMatch, PeerMatchPart
-work: Assignment
-results: AnnotationScore, TopicAgreement (stored results of background computations)
-adjudication: Adjudication (a peer annotation that settles annotators' disagreements), PyramidAdjudication (the
-  topic's pyramid that settles two annotators' pyramids)
-history: Change (audit history, undo/redo)
-idempotency: IdempotentRequest (answers to POSTs sent with an Idempotency-Key)
-lightweight: LightweightPyramid, LiteStatement, LiteWriting, LiteTask, LiteAssignment, LiteReservation,
-LiteWorkerKey, CrowdLink, LiteResult
+Django finds an app's models by importing ``<app>.models``; the models themselves live with their
+concept (``annotation/<concept>/models.py``), and the code imports them from there. This module
+imports every concept's models, so it sits in the top layer with the other entry points
+(``pyproject.toml``, ``[tool.importlinter]``): a module of a concept importing it would depend on
+every concept. Tests and benches still import names from here, which is why ``__all__`` stays.
 """
 from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.history.models import Change

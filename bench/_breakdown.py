@@ -47,7 +47,7 @@ PHASES = [
     ("input validation (serializer.is_valid)", ["rest_framework.serializers:BaseSerializer.is_valid"]),
     ("write check (rules.check_create)", ["annotation.access.rules:check_create"]),
     ("the action (serializer.save)", ["rest_framework.serializers:BaseSerializer.save"]),
-    ("history: document states before + after", ["annotation.history.changes:scu_states", "annotation.history.changes:annotation_state"]),
+    ("history: document states before + after", ["annotation.pyramids.document_states:scu_states", "annotation.peers.document_states:annotation_state"]),
     ("history: the change record", ["annotation.history.changes:_record"]),
     ("the answer: created object re-read", ["annotation.api.viewsets:ScopedViewSet._reload"]),
     ("the answer: ETag + delta (finalize_response)", ["annotation.history.api:VersionedMixin.finalize_response"]),

@@ -66,7 +66,7 @@ def main():
     from annotation.models import SCU, Dataset, DatasetDashboard, PeerAnnotation
     from annotation.dashboards import snapshots
     from annotation.transfer.ducview_import import import_paths
-    from annotation.pyramids.editing import add_match
+    from annotation.peers.editing import add_match
     from annotation.dashboards.judgments import import_duc_table
 
     setup_test_environment()

@@ -16,7 +16,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from . import redis_breaker
+from annotation.jobs import redis_breaker
 from .env import get_bool, get_int, get_list, get_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -118,7 +118,7 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT = "pyramid_app.broker:Transport"  # kombu's, surviving a Redis outage (see there)
     CELERY_TASK_ALWAYS_EAGER = False
     # When Redis is unreachable a request must not wait for it: short timeouts, no retry, and a
-    # per-process circuit breaker (pyramid_app/redis_breaker.py).
+    # per-process circuit breaker (annotation/jobs/redis_breaker.py).
     CACHES = {"default": redis_breaker.cache_settings(REDIS_URL)}
 else:
     CELERY_BROKER_URL = "memory://localhost/"

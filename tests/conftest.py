@@ -108,7 +108,7 @@ def _redis_failures_forgotten():
     starts afresh in each test: a test that made Redis fail (or a moment's stall under load) would
     otherwise tell the next tests, for seconds, that the scoring service is unreachable."""
     from annotation.jobs import queue
-    from pyramid_app.redis_breaker import breaker
+    from annotation.jobs.redis_breaker import breaker
 
     breaker.reset()
     queue._health.update(checked=float("-inf"), reason=None)

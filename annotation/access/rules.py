@@ -20,6 +20,11 @@ The rule (docs/api.md, "Who may do what"):
     assignment for the topic; never another annotator's;
   - assignments: their own, read-only.
 
+The rule is written here once; each concept registers how its models reach their topic, dataset
+and owner, and what annotators may do with them (``register``, ``register_kind``, ``extend_read``,
+``refuse_destroy``: ``pyramids.access``, ``peers.access``, ``lightweight.access``, imported when the
+app is ready). This module is in the access layer, below those concepts, and names none of their models.
+
 Every rule is a ``Q`` filter, used twice: querysets are filtered with the read filter (so an
 object you may not see is a 404, its existence never leaks) and a write is allowed only if the
 object passes the write filter (otherwise 403).
@@ -31,17 +36,15 @@ from functools import lru_cache
 from django.contrib.auth import get_user_model
 from django.db.models import Manager, Model, Q, QuerySet
 from django.db.models.sql import Query
+from django.shortcuts import get_object_or_404
 from rest_framework import permissions
 from rest_framework.exceptions import PermissionDenied
 
-from annotation.access.roles import COORDINATOR
+from annotation.corpus.roles import COORDINATOR
 from annotation.jobs import framework_internals
 from annotation.api import access as api_access
 
-from annotation.models import (
-    SCU, Assignment, Contributor, Dataset, LightweightPyramid, LiteStatement, LiteTask, PeerAnnotation, PeerMatch,
-    PeerSummary, Pyramid, ReferenceSummary, Topic,
-)
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
 
 BUILD = Assignment.Task.BUILD_PYRAMID
 ANNOTATE = Assignment.Task.ANNOTATE_PEERS
@@ -65,28 +68,67 @@ class Rule:
     pyramid: str | None = None
 
 
+# The models of this layer's concept (the corpus); each concept above registers its own
+# (``register``: ``pyramids.access``, ``peers.access``, ``lightweight.access``, imported when the app is ready).
 RULES: dict[type[Model], Rule] = {
     Dataset: Rule("dataset", None, "pk"),
     Topic: Rule("corpus", "pk", "dataset"),
     ReferenceSummary: Rule("corpus", "topic", "topic__dataset"),
     PeerSummary: Rule("corpus", "topic", "topic__dataset"),
     Assignment: Rule("assignment", "topic", "topic__dataset", owner="annotator"),
-    Pyramid: Rule("pyramid", "topic", "topic__dataset", owner="creator", pyramid=""),
-    SCU: Rule("pyramid", "pyramid__topic", "pyramid__topic__dataset", owner="pyramid__creator", pyramid="pyramid"),
-    Contributor: Rule("pyramid", "scu__pyramid__topic", "scu__pyramid__topic__dataset", owner="scu__pyramid__creator", pyramid="scu__pyramid"),
-    PeerAnnotation: Rule("annotation", "pyramid__topic", "pyramid__topic__dataset", owner="annotator"),
-    PeerMatch: Rule("annotation", "annotation__pyramid__topic", "annotation__pyramid__topic__dataset", owner="annotation__annotator"),
-    LightweightPyramid: Rule("coordinated", None, "dataset"),
-    LiteStatement: Rule("coordinated", "topic", "pyramid__dataset"),
-    LiteTask: Rule("coordinated", "topic", "pyramid__dataset"),
 }
+# kind -> (rule, user) -> what annotators may read (besides the extensions below), and write.
+ANNOTATOR_READS: dict[str, Callable[[Rule, object], Q]] = {}
+ANNOTATOR_WRITES: dict[str, Callable[[Rule, object], Q]] = {}
+# kind -> further reads a concept above grants (a peer annotator reads the pyramids their annotations use).
+READ_EXTENSIONS: dict[str, list[Callable[[Rule, object], Q]]] = {}
+# model -> (user, validated fields) -> may this user create one there (superusers always may).
+CREATES: dict[type[Model], Callable[[object, dict], bool]] = {}
+# model -> (user, object) -> raise PermissionDenied if this user may not delete it (after ``can_change``).
+DESTROYS: dict[type[Model], list[Callable[[object, Model], None]]] = {}
 
 
-def _at(path: str, lookup: str) -> str:
+def register(model: type[Model], rule: Rule, *, create: Callable[[object, dict], bool] | None = None) -> None:
+    """The access rule of a concept's model: how it reaches its topic, dataset and owner, and who
+    may create one through the API (None: nobody but superusers). Registered by the concept's
+    package, which is above this layer."""
+    RULES[model] = rule
+    if create is not None:
+        CREATES[model] = create
+    _ruled.cache_clear()
+
+
+def register_kind(kind: str, *, read: Callable[[Rule, object], Q], write: Callable[[Rule, object], Q]) -> None:
+    """What annotators may read and write of the models of ``kind`` (beyond coordinating)."""
+    ANNOTATOR_READS[kind], ANNOTATOR_WRITES[kind] = read, write
+    _ruled.cache_clear()
+
+
+def extend_read(kind: str, read: Callable[[Rule, object], Q]) -> None:
+    """Annotators also read the objects of ``kind`` that ``read`` keeps (a concept above granting it)."""
+    READ_EXTENSIONS.setdefault(kind, []).append(read)
+    _ruled.cache_clear()
+
+
+def refuse_destroy(model: type[Model], check: Callable[[object, Model], None]) -> None:
+    """``check(user, obj)`` raises PermissionDenied when deleting ``obj`` would take others' work with it."""
+    DESTROYS.setdefault(model, []).append(check)
+
+
+def _rule(model: type[Model]) -> Rule:
+    try:
+        return RULES[model]
+    except KeyError:
+        raise LookupError(f"no access rule is registered for {model.__name__}: its concept registers it with "
+                          "annotation.access.rules.register when the app is ready (annotation.apps)") from None
+
+
+def at(path: str, lookup: str) -> str:
+    """``lookup`` on the object ``path`` leads to (``""``: the model itself)."""
     return f"{path}__{lookup}" if path else lookup
 
 
-def _assigned_topics(user, task=None) -> QuerySet:
+def assigned_topics(user, task=None) -> QuerySet:
     assignments = Assignment.objects.filter(annotator=user)
     return (assignments.filter(task=task) if task else assignments).values("topic_id")
 
@@ -95,46 +137,36 @@ def _coordinated(rule: Rule, user) -> Q:
     return Q(**{f"{rule.dataset}__in": Dataset.objects.filter(coordinators=user).values("pk")})
 
 
-def _in_topics(rule: Rule, user, task=None) -> Q:
-    return Q(**{f"{rule.topic}__in": _assigned_topics(user, task)})
+def in_topics(rule: Rule, user, task=None) -> Q:
+    """Objects in the topics ``user`` has an assignment for (of ``task``, when given)."""
+    return Q(**{f"{rule.topic}__in": assigned_topics(user, task)})
 
 
-def _owned(rule: Rule, user) -> Q:
+def owned(rule: Rule, user) -> Q:
     return Q(**{rule.owner: user})
 
 
-def _annotated_against(rule: Rule, user) -> Q:
-    """Pyramids a peer annotator reads: the topic's finished ones and those their annotations use."""
-    own_annotations = PeerAnnotation.objects.filter(annotator=user, pyramid__topic__in=_assigned_topics(user, ANNOTATE))
-    finished = Q(**{_at(rule.pyramid, "status"): Pyramid.Status.DONE})
-    return (_in_topics(rule, user, ANNOTATE) & finished) | Q(**{_at(rule.pyramid, "pk__in"): own_annotations.values("pyramid_id")})
-
-
 def read_filter(model: type[Model], user) -> Q:
-    rule = RULES[model]
+    rule = _rule(model)
     if rule.kind == "dataset":
-        annotator = Q(pk__in=Topic.objects.filter(pk__in=_assigned_topics(user)).values("dataset_id"))
+        annotator = Q(pk__in=Topic.objects.filter(pk__in=assigned_topics(user)).values("dataset_id"))
     elif rule.kind == "corpus":
-        annotator = _in_topics(rule, user)
+        annotator = in_topics(rule, user)
     elif rule.kind == "assignment":
-        annotator = _owned(rule, user)
+        annotator = owned(rule, user)
     elif rule.kind == "coordinated":
         annotator = NOTHING
-    elif rule.kind == "pyramid":
-        annotator = (_owned(rule, user) & _in_topics(rule, user, BUILD)) | _annotated_against(rule, user)
-    else:  # annotation
-        annotator = _owned(rule, user) & _in_topics(rule, user, ANNOTATE)
+    else:
+        annotator = ANNOTATOR_READS[rule.kind](rule, user)
+    for extension in READ_EXTENSIONS.get(rule.kind, ()):
+        annotator |= extension(rule, user)
     return _coordinated(rule, user) | annotator
 
 
 def write_filter(model: type[Model], user) -> Q:
-    rule = RULES[model]
-    if rule.kind == "pyramid":
-        annotator = _owned(rule, user) & _in_topics(rule, user, BUILD)
-    elif rule.kind == "annotation":
-        annotator = _owned(rule, user) & _in_topics(rule, user, ANNOTATE)
-    else:
-        annotator = NOTHING
+    rule = _rule(model)
+    writes = ANNOTATOR_WRITES.get(rule.kind)
+    annotator = writes(rule, user) if writes else NOTHING
     return _coordinated(rule, user) | annotator
 
 
@@ -220,6 +252,15 @@ def coordinates(user, dataset: Dataset) -> bool:
                 and (user.is_superuser or dataset.coordinators.filter(pk=user.pk).exists()))
 
 
+def coordinated_dataset(request, pk) -> Dataset:
+    """The dataset if the user coordinates it; 404 if they may not see it, 403 if they only see it
+    (the API views of every concept that acts on a whole dataset: transfers, construction agreement)."""
+    dataset = get_object_or_404(visible(request.user, Dataset.objects.all()), pk=pk)
+    if not can_change(request.user, dataset):
+        raise PermissionDenied("Only the dataset's coordinators may do this.")
+    return dataset
+
+
 def coordinator_candidates(dataset: Dataset | None = None) -> QuerySet:
     """Who may be named a coordinator of ``dataset``: active accounts in the ``coordinator`` role
     (or superusers), and those already coordinating it (kept when the list is sent again). Never
@@ -240,7 +281,8 @@ def check_create(user, model: type[Model], data: dict) -> None:
     """Raise PermissionDenied unless ``user`` may create a ``model`` from these validated fields.
 
     Creating something inside a parent needs the right to change the parent, except that
-    annotators start their own pyramids and peer annotations in topics they are assigned to.
+    annotators start their own pyramids and peer annotations in topics they are assigned to
+    (each concept's ``create`` rule, ``register``).
     """
     if user.is_superuser:
         return
@@ -250,20 +292,8 @@ def check_create(user, model: type[Model], data: dict) -> None:
         allowed = can_change(user, data["dataset"])
     elif model in (ReferenceSummary, PeerSummary, Assignment):
         allowed = can_change(user, data["topic"])
-    elif model is Pyramid:
-        topic = data["topic"]
-        allowed = can_change(user, topic) or Assignment.objects.filter(annotator=user, topic=topic, task=BUILD).exists()
-    elif model is SCU:
-        allowed = can_change(user, data["pyramid"])
-    elif model is Contributor:
-        allowed = can_change(user, data["scu"])
-    elif model is PeerAnnotation:
-        topic = data["peer"].topic
-        allowed = can_change(user, topic) or Assignment.objects.filter(annotator=user, topic=topic, task=ANNOTATE).exists()
-    elif model is PeerMatch:
-        allowed = can_change(user, data["annotation"])
-    elif model is LightweightPyramid:
-        allowed = can_change(user, data["dataset"])
+    elif model in CREATES:
+        allowed = CREATES[model](user, data)
     else:
         allowed = False
     if not allowed:
@@ -271,11 +301,12 @@ def check_create(user, model: type[Model], data: dict) -> None:
 
 
 def check_destroy(user, obj: Model) -> None:
-    """Deleting a pyramid deletes every peer annotation against it: annotators may delete their
-    pyramid only while nobody else has annotated against it (coordinators may always)."""
-    if isinstance(obj, Pyramid) and not user.is_superuser and not Pyramid.objects.filter(_coordinated(RULES[Pyramid], user), pk=obj.pk).exists():
-        if obj.annotations.exclude(annotator=user).exists():
-            raise PermissionDenied("Other annotators' peer annotations use this pyramid: only a coordinator may delete it.")
+    """Deleting may take other people's work with it: the checks the object's concepts registered
+    (``refuse_destroy``; coordinators of its dataset may always)."""
+    checks = DESTROYS.get(type(obj), ())
+    if checks and not user.is_superuser and not type(obj).objects.filter(_coordinated(_rule(type(obj)), user), pk=obj.pk).exists():
+        for check in checks:
+            check(user, obj)
 
 
 class IsCoordinatorOf(permissions.IsAuthenticated):

@@ -1,7 +1,7 @@
 """Adjudicating two pyramids of the same references: the comparison items and the merge, as pure
 functions (no database; the services in ``pyramids.py`` read and write).
 
-A pyramid is given as its SCU states (``history.changes.scu_states``: uid -> label, comment and
+A pyramid is given as its SCU states (``pyramids.document_states.scu_states``: uid -> label, comment and
 contributors, each with its reference and parts ``[reference, start, end]``), the form the
 history app records and applies. The SCUs of the two pyramids are paired by the construction
 agreement's alignment (``scoring.pyramid_agreement.align_scus``, computed by the caller: not

@@ -27,8 +27,10 @@ from scoring.pyramid_agreement import align_contributors, align_scus
 
 from annotation.adjudication import pyramid_merge, reannotation
 from annotation.adjudication.models import PyramidAdjudication
-from annotation.history.changes import apply_scu_states, pyramid_action, scu_states
-from annotation.models import Assignment, Pyramid, Topic
+from annotation.history.changes import pyramid_action
+from annotation.pyramids.document_states import apply_scu_states, scu_states
+from annotation.corpus.models import Assignment, Topic
+from annotation.pyramids.models import Pyramid
 from annotation.pyramids.construction import THRESHOLD, pyramid_name, stored_span_pyramids
 
 

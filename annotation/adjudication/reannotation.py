@@ -34,10 +34,14 @@ from django.db.models.signals import post_save
 from annotation.adjudication.models import PyramidAdjudication
 from annotation.corpus import assignments
 from annotation.corpus.natural_order import natural_key
-from annotation.dashboards.wording import count_noun
-from annotation.history.changes import Outcome, annotation_action, annotation_state, scu_states
-from annotation.models import SCU, Assignment, PeerAnnotation, PeerSummary, Pyramid, Topic
-from annotation.pyramids.editing import add_match
+from annotation.corpus.wording import count_noun
+from annotation.history.changes import Outcome, annotation_action
+from annotation.peers.document_states import annotation_state
+from annotation.pyramids.document_states import scu_states
+from annotation.corpus.models import Assignment, PeerSummary, Topic
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid, SCU
+from annotation.peers.editing import add_match
 from annotation.peers.results import counting, progress_counting, scoring_pyramid
 
 CARRY_OVER = "carry_over"

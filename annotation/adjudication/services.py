@@ -21,9 +21,11 @@ from django.db import transaction
 
 from annotation.adjudication.models import Adjudication
 from annotation.history.changes import annotation_action
-from annotation.models import SCU, PeerAnnotation, PeerMatchPart, PeerSummary, Pyramid
+from annotation.corpus.models import PeerSummary
+from annotation.peers.models import PeerAnnotation, PeerMatchPart
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.peers.results import counted
-from annotation.pyramids.editing import add_match
+from annotation.peers.editing import add_match
 from scoring.model import Convention
 from annotation.peers.scoring_inputs import load_pyramids
 

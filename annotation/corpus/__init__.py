@@ -1,4 +1,4 @@
 """The texts a study rests on and the people who work on them: datasets, topics, reference and
-peer summaries, annotator accounts and invitations, assignments, and the demo data; their REST
+peer summaries, annotator accounts, their roles and invitations, and assignments; their REST
 resources (serializers, views, filters, routes).
 """

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation.models import Assignment, PeerAnnotation, PeerSummary, Pyramid
+from annotation.corpus.models import Assignment, PeerSummary
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.corpus.natural_order import natural_key
-from annotation.dashboards.wording import count_noun
+from annotation.corpus.wording import count_noun
 from annotation.peers.results import counted, peers_done
 
 

@@ -1,7 +1,7 @@
 """Starting a dataset: whoever creates one coordinates it (the pages and the API both come here)."""
 from django.db import transaction
 
-from annotation.models import Dataset
+from annotation.corpus.models import Dataset
 
 
 def add_creator(dataset: Dataset, user) -> Dataset:

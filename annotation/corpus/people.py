@@ -22,8 +22,8 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from annotation.models import Assignment, Dataset, Topic
-from annotation.access.roles import ANNOTATOR, role_group
+from annotation.corpus.models import Assignment, Dataset, Topic
+from annotation.corpus.roles import ANNOTATOR, role_group
 
 User = get_user_model()
 

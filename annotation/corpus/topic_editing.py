@@ -38,11 +38,14 @@ from django.db.models import Count
 from annotation.peers import score_events
 from annotation.formats.nist_names import peer_key
 from annotation.formats.summary_texts import MAX_ID, normalise
-from annotation.models import (SCU, AnnotationScore, Assignment, Change, Contributor, ContributorPart, Judgment, LightweightPyramid,
-                      LiteAssignment, LiteStatement, LiteTask, LiteWriting, PeerAnnotation, PeerMatch, PeerSummary, Pyramid,
-                      ReferenceSummary, Topic, TopicAgreement)
+from annotation.corpus.models import Assignment, PeerSummary, ReferenceSummary, Topic
+from annotation.dashboards.models import Judgment
+from annotation.history.models import Change
+from annotation.lightweight.models import LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting
+from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch, TopicAgreement
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 from annotation.corpus.natural_order import natural_key
-from annotation.dashboards.wording import count_noun
+from annotation.corpus.wording import count_noun
 from annotation.dashboards import snapshots as dashboard_snapshots
 from annotation.lightweight import runs as lightweight_runs
 

@@ -8,7 +8,7 @@ so a summary that exists with another text is a problem, never overwritten). App
 input twice adds nothing the second time.
 
 Inputs are bounded: a text file at most ``IMPORT_MAX_BYTES``; a zip as the DUCView uploads are
-(``upload_import.Limits``: entries, each file and the total decompressed size, counted while
+(``upload_bounds.Limits``: entries, each file and the total decompressed size, counted while
 reading; unsafe member paths, encrypted members and nested archives refused).
 """
 from __future__ import annotations
@@ -23,10 +23,10 @@ from django.db import IntegrityError, transaction
 from annotation.formats import summary_texts
 from annotation.formats.summary_texts import MAX_ID, NamePatterns, PatternError
 from annotation.corpus.models import SUMMARY_MAX_CHARS
-from annotation.models import Dataset, PeerSummary, ReferenceSummary, Topic
-from annotation.dashboards.wording import count_noun
-from annotation.transfer import uploads as upload_import
-from annotation.transfer.uploads import Limits, UploadRejected
+from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.corpus.wording import count_noun
+from annotation.api import upload_bounds
+from annotation.api.upload_bounds import Limits, UploadRejected
 
 KINDS = {"reference": ReferenceSummary, "peer": PeerSummary}
 NEW, PRESENT, CONFLICT = "new", "present", "conflict"
@@ -132,11 +132,11 @@ def _zip_texts(upload, name: str, patterns: NamePatterns, limits: Limits, plan: 
             if len(members) > limits.archive_members:
                 raise UploadRejected(f"{name}: more than {limits.archive_members} entries")
             for info in members:
-                path = upload_import.safe_member_name(info.filename)
+                path = upload_bounds.safe_member_name(info.filename)
                 base = posixpath.basename(path)
                 if info.is_dir() or path.startswith("__MACOSX/") or base.startswith("._") or base.startswith("."):
                     continue
-                if posixpath.splitext(base)[1].lower() in upload_import.ARCHIVE_EXTENSIONS:
+                if posixpath.splitext(base)[1].lower() in upload_bounds.ARCHIVE_EXTENSIONS:
                     raise UploadRejected(f"{name}/{path}: archives inside archives are not opened")
                 named = patterns.classify(path)
                 if named is None:

@@ -8,14 +8,14 @@ can never disagree with an export; averaging lives in ``scoring.aggregate`` and 
 """
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef
-
 from scoring.aggregate import system_scores, tier_histogram
 from scoring.metaeval import Observation, meta_evaluate
 from scoring.model import Convention
 
-from annotation.models import Judgment, PeerSummary, Pyramid, PyramidAdjudication, ReferenceSummary
-from annotation.peers.results import SCORE_KEYS, rests_on_adjudication, score_rows, topics_of
+from annotation.corpus.models import PeerSummary, ReferenceSummary
+from annotation.dashboards.models import Judgment
+from annotation.pyramids.models import Pyramid
+from annotation.peers.results import SCORE_KEYS, is_adjudicated_pyramid, rests_on_adjudication, score_rows, topics_of
 from annotation.peers.scoring_inputs import load_pyramids
 
 SCORES = ("original", "modified", "modified_jk")
@@ -107,7 +107,7 @@ def tier_histograms(dataset_name: str | None, convention: Convention = Conventio
     pyramids = list(
         Pyramid.objects.filter(topic__in=topics_of(dataset_name))
         .select_related("topic__dataset", "creator").order_by("topic__dataset__name", "topic__external_id", "id")
-        .annotate(adjudicated=Exists(PyramidAdjudication.objects.filter(pyramid=OuterRef("pk"))))
+        .annotate(adjudicated=is_adjudicated_pyramid())
     )
     inputs = load_pyramids(p.pk for p in pyramids)
     out = []

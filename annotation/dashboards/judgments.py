@@ -34,8 +34,9 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from annotation.models import Dataset, Judgment, PeerSummary, ReferenceSummary, Topic
-from annotation.dashboards.wording import count_noun
+from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.dashboards.models import Judgment
+from annotation.corpus.wording import count_noun
 
 CSV_COLUMNS = ("topic", "summary", "metric", "value")
 DUC_CONTENT = {"content": "content_responsiveness"}

@@ -19,7 +19,7 @@ background and read by the pages (``frontend/dashboards``), so the pages stay fa
   (``stale_among``): however often its message is delivered, one full run per change.
 - ``schedule(dataset_ids)`` hands the datasets to the background runner (``jobs.queue.publish``),
   which runs or publishes ``annotation.recompute_dashboards`` once per burst; ``recompute_topics``
-  calls ``schedule_for_topics`` when it is done.
+  publishes the dashboards of its topics' datasets when it is done.
 
 Payload (JSON): ``conventions[nist|sacrerouge]`` -> ``per_topic`` (export rows, references
 included), ``per_system`` (``dashboards.system_rows``), ``tiers`` (``dashboards.tier_histograms``),
@@ -50,7 +50,10 @@ from scoring.metaeval import meta_evaluate
 from scoring.model import Convention
 
 from annotation.jobs import queue
-from annotation.models import Dataset, DatasetDashboard, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
+from annotation.corpus.models import Dataset, PeerSummary, Topic
+from annotation.dashboards.models import DatasetDashboard, Judgment
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.dashboards import figures as dashboards
 from annotation.peers.results import agreement_rows_by_convention, score_annotations, score_rows, shared_groups
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
@@ -222,7 +225,7 @@ def _annotator_pairs(shared: dict, pyramids, inputs) -> list[dict]:
 def compute_payload(dataset: Dataset, live: dict, previous: DatasetDashboard | None = None) -> dict:
     """Every figure of the dashboard; topics unchanged since ``previous`` are not recomputed."""
     # numpy and scipy.stats (most of a second): imported where the figures are computed, not by every
-    # process that schedules them (an import's recomputation of agreement calls ``schedule_for_topics``).
+    # process that schedules them (an import's recomputation of agreement publishes the dashboards of its topics).
     from annotation.dashboards import statistics as system_statistics
 
     topics = list(Topic.objects.filter(dataset=dataset).order_by("external_id"))
@@ -375,19 +378,6 @@ def schedule(dataset_ids: Iterable[int]) -> None:
         queue.publish("dashboard", dataset_ids)
     except Exception:
         log.exception("scheduling dashboard recomputation failed; the dashboards stay stale until viewed")
-
-
-def schedule_for_topics(topic_ids: Iterable[int]) -> None:
-    """The dashboards of these topics' datasets (after their scores and agreement were recomputed),
-    as ``schedule_with_workers`` (in-process: not even the query)."""
-    if queue.in_process():
-        return
-    try:
-        ids = set(Topic.objects.filter(pk__in=list(topic_ids)).values_list("dataset_id", flat=True))
-    except Exception:
-        log.exception("could not find the datasets of topics %s", topic_ids)
-        return
-    schedule_with_workers(ids)
 
 
 def schedule_with_workers(dataset_ids: Iterable[int]) -> None:

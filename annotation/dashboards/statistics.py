@@ -26,7 +26,7 @@ from scoring.aggregate import system_scores
 from scoring.model import Convention
 from scoring.scores import scu_vector
 
-from annotation.models import PeerAnnotation
+from annotation.peers.models import PeerAnnotation
 from annotation.peers.results import counted
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 

@@ -4,13 +4,14 @@ Each user action records what it touched, before and after: for a pyramid the st
 it touched (by uid, which is stable), for a peer annotation the whole list of matches (small).
 Undo re-applies ``before`` and redo ``after``, only while the touched objects are still as the
 action left them, so an undo never silently destroys someone else's later work.
+
+The documents are named by Django's lazy references ("annotation.Pyramid"): the history is a layer
+below pyramids and peer annotations (``pyproject.toml``'s layer order) and imports neither.
 """
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid
 
 
 class Change(models.Model):
@@ -20,8 +21,8 @@ class Change(models.Model):
         DISCARDED = "discarded", "Discarded"    # undone, then superseded by a new action
         NONE = "", "Not undoable"               # undo/redo records themselves
 
-    pyramid = models.ForeignKey(Pyramid, null=True, blank=True, on_delete=models.CASCADE, related_name="changes")
-    annotation = models.ForeignKey(PeerAnnotation, null=True, blank=True, on_delete=models.CASCADE, related_name="changes")
+    pyramid = models.ForeignKey("annotation.Pyramid", null=True, blank=True, on_delete=models.CASCADE, related_name="changes")
+    annotation = models.ForeignKey("annotation.PeerAnnotation", null=True, blank=True, on_delete=models.CASCADE, related_name="changes")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     action = models.CharField(max_length=40)
     summary = models.CharField(max_length=500)

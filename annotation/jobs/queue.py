@@ -65,6 +65,14 @@ JOBS = {
                      "DASHBOARD_DEBOUNCE_SECONDS", "DASHBOARD_INTERVAL_SECONDS"),
 }
 SWEEP = "annotation.peers.recompute.sweep_in_process"
+# The Celery app, named like the work: it lives in the project package (the top layer), which loads
+# every concept's tasks; imported on first use only (``pyramid_app/__init__.py`` says why).
+CELERY_APP = "pyramid_app.celery.app"
+
+
+def celery_app():
+    """The project's Celery app (importing it on the first call)."""
+    return import_string(CELERY_APP)
 
 
 def _pending_key(kind: str, pk: int) -> str:
@@ -184,11 +192,9 @@ def in_process() -> bool:
     """Run here rather than publish? Without a broker yes, and without importing Celery (0.1 s of
     every command that saves, e.g. an import); once the Celery app is loaded its eager switch
     decides (the settings set it from REDIS_URL; tests turn it)."""
-    if not settings.REDIS_URL and "pyramid_app.celery" not in sys.modules:
+    if not settings.REDIS_URL and CELERY_APP.rpartition(".")[0] not in sys.modules:
         return True
-    from pyramid_app.celery import app
-
-    return bool(app.conf.task_always_eager)
+    return bool(celery_app().conf.task_always_eager)
 
 
 def redis_cache(store=None) -> RedisCache | None:
@@ -227,8 +233,7 @@ def dispatch(kind: str, ids: Iterable[int], delay: float | None = None) -> list[
     if job.task is None or in_process():
         import_string(job.work)(ids)
         return ids
-    from pyramid_app.celery import app
-
+    app = celery_app()
     wait = countdown(kind, ids, delay)
     try:
         fresh = _claim(kind, ids, wait)
@@ -297,7 +302,7 @@ def scoring_delayed() -> str | None:
         return None
     now = time.monotonic()
     if now - _health["checked"] >= HEALTH_EVERY:
-        from pyramid_app.redis_breaker import reachable   # fails at once while Redis failed moments ago
+        from annotation.jobs.redis_breaker import reachable   # fails at once while Redis failed moments ago
 
         reason = None if reachable(settings.REDIS_URL) else (
             "The scoring service is unreachable: scores are out of date and will be recomputed as soon " "as it is back.")

@@ -23,7 +23,9 @@ from rest_framework.views import APIView
 
 
 from annotation.formats.lightweight_csv import Phase2Task, write_phase2_input
-from annotation.models import CrowdLink, LightweightPyramid, LiteStatement, LiteTask, Pyramid, ReferenceSummary
+from annotation.corpus.models import ReferenceSummary
+from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteStatement, LiteTask
+from annotation.pyramids.models import Pyramid
 from annotation.api import downloads
 from annotation.lightweight import codes as lightweight_codes
 from annotation.lightweight import dashboard as lightweight_dashboard

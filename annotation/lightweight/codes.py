@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import LightweightPyramid, LiteAssignment, LiteWriting
+from annotation.lightweight.models import LightweightPyramid, LiteAssignment, LiteWriting
 from annotation.lightweight.privacy import pseudonym
 from annotation.lightweight.runs import touch
 

@@ -10,7 +10,8 @@ from statistics import mean
 
 from scoring.correlation import kendall, pearson, spearman
 
-from annotation.models import AnnotationScore, LightweightPyramid
+from annotation.lightweight.models import LightweightPyramid
+from annotation.peers.models import AnnotationScore
 from annotation.lightweight.scores import stored
 from annotation.lightweight.work import costs, progress
 

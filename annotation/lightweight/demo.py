@@ -4,7 +4,9 @@ crowd steps as the crowd guide does (docs/crowd.md). Idempotent, like the demo d
 from django.db import transaction
 
 from annotation.lightweight import work
-from annotation.models import CrowdLink, Dataset, LightweightPyramid, Pyramid
+from annotation.corpus.models import Dataset
+from annotation.lightweight.models import CrowdLink, LightweightPyramid
+from annotation.pyramids.models import Pyramid
 
 RUN = "Crowd pilot"
 

@@ -29,17 +29,8 @@ from annotation.formats.lightweight_csv import (
     read_statements,
 )
 from annotation.formats.lite23pyramid import Lite23Dataset, is_lite23_folder, read_lite23
-from annotation.models import (
-    Dataset,
-    LightweightPyramid,
-    LiteAssignment,
-    LiteStatement,
-    LiteTask,
-    LiteWriting,
-    PeerSummary,
-    ReferenceSummary,
-    Topic,
-)
+from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.lightweight.models import LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting
 from annotation.lightweight.models import ANSWER_ABSENT, ANSWER_BLANK, ANSWER_PRESENT
 from annotation.lightweight.runs import schedule, touch
 

@@ -19,7 +19,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from annotation.models import CrowdLink, LiteAssignment, LiteTask, LiteWriting, ReferenceSummary
+from annotation.corpus.models import ReferenceSummary
+from annotation.lightweight.models import CrowdLink, LiteAssignment, LiteTask, LiteWriting
 from annotation.lightweight.models import PlatformSubmission
 from annotation.lightweight.work import WorkError
 

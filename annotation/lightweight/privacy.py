@@ -23,9 +23,7 @@ import hmac
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import (
-    LightweightPyramid, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteWorkerKey, LiteWriting,
-)
+from annotation.lightweight.models import LightweightPyramid, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteWorkerKey, LiteWriting
 from annotation.lightweight.runs import touch
 from annotation.lightweight.work import PSEUDONYM_PREFIX, answerable_after
 

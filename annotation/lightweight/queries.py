@@ -9,9 +9,8 @@ import functools
 from django.db import connection
 from django.utils import timezone
 
-from annotation.models import (
-    CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteStatement, LiteTask, LiteWorkerKey, PeerSummary,
-)
+from annotation.corpus.models import PeerSummary
+from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteStatement, LiteTask, LiteWorkerKey
 
 _KEYS = LiteWorkerKey._meta.db_table
 _KEY_OF = f"SELECT key_hash FROM {_KEYS} WHERE pyramid_id = %s AND worker_id = %s"

@@ -9,7 +9,7 @@ submitting) costs one recomputation, as the expert scores do (``peers.recompute`
 from django.db import transaction
 from django.db.models import F
 
-from annotation.models import LightweightPyramid
+from annotation.lightweight.models import LightweightPyramid
 from annotation.jobs import queue
 
 PENDING_KIND = "lightweight"

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from scoring.lightweight import Assignment, Result, Settings, evaluate
 
 from annotation.jobs import queue
-from annotation.models import LightweightPyramid, LiteResult, LiteStatement, LiteTask
+from annotation.lightweight.models import LightweightPyramid, LiteResult, LiteStatement, LiteTask
 from annotation.lightweight.models import ANSWER_BLANK, ANSWER_PRESENT
 from annotation.lightweight.codes import counted_assignments, unverified
 from annotation.lightweight.privacy import export_worker

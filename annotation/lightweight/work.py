@@ -50,19 +50,9 @@ from django.utils import timezone
 
 from scoring.lite_statements import Statement, chunk, filter_statements, sample_batches, top_up
 
-from annotation.models import (
-    SCU,
-    CrowdLink,
-    LightweightPyramid,
-    LiteAssignment,
-    LiteReservation,
-    LiteStatement,
-    LiteTask,
-    LiteWriting,
-    PeerSummary,
-    ReferenceSummary,
-    Topic,
-)
+from annotation.corpus.models import PeerSummary, ReferenceSummary, Topic
+from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteStatement, LiteTask, LiteWriting
+from annotation.pyramids.models import SCU
 from annotation.lightweight.models import ANSWER_ABSENT, ANSWER_PRESENT
 from annotation.lightweight.importing import task_key
 from annotation.lightweight import queries

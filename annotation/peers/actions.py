@@ -5,8 +5,10 @@ is recorded for the audit history and undo/redo.
 """
 from django.core.exceptions import ValidationError
 
-from annotation.models import SCU, PeerAnnotation, PeerMatch
-from annotation.pyramids.editing import Spans, add_match
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.models import SCU
+from annotation.pyramids.editing import Spans
+from annotation.peers.editing import add_match
 from annotation.history.changes import Outcome, annotation_action, reread
 
 

@@ -17,7 +17,7 @@ from scoring.model import Convention
 from scoring.scores import PreparedPyramid, prepare
 
 from annotation.jobs.kept import Kept
-from annotation.models import Pyramid
+from annotation.pyramids.models import Pyramid
 from annotation.peers.scoring_inputs import load_pyramids
 
 SIZE = 64  # pyramids kept per process (a D0603-sized one takes ~100 KiB)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from django.db import connection
 from django.utils import timezone
 
-from annotation.models import AnnotationScore, PeerAnnotation, Pyramid, Topic
+from annotation.corpus.models import Topic
+from annotation.peers.models import AnnotationScore, PeerAnnotation
+from annotation.pyramids.models import Pyramid
 
 
 def store_scores(rows: list[tuple[int, str, tuple[int, int], dict]]) -> int:

@@ -25,7 +25,8 @@ from scoring.model import Convention
 from scoring.scores import score_prepared
 
 from annotation.jobs import queue
-from annotation.models import AnnotationScore, PeerAnnotation, Topic, TopicAgreement
+from annotation.corpus.models import Topic
+from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
 from annotation.peers import queries
 from annotation.peers.results import agreement_rows_by_convention
 from annotation.peers.prepared_pyramids import prepared_pyramids
@@ -157,10 +158,22 @@ def recompute_topics(topic_ids: Iterable[int]) -> int:
             except IntegrityError:
                 updated = 0
         written += updated
-    from annotation.dashboards.snapshots import schedule_for_topics
-
-    schedule_for_topics(ids)
+    _publish_dashboards_of(ids)
     return written
+
+
+def _publish_dashboards_of(topic_ids: Iterable[int]) -> None:
+    """The dashboards of these topics' datasets, now that their scores and agreement are stored:
+    published by name (``dashboard``), the dashboards being a layer above. Only with workers: in
+    process, the one background thread would recompute a whole dataset's dashboard after every
+    burst of edits, delaying the next scores; there a dashboard is recomputed when a coordinator
+    looks (``status.json`` and the pages schedule a stale snapshot). Never raises."""
+    if queue.in_process():
+        return
+    try:
+        queue.publish("dashboard", set(Topic.objects.filter(pk__in=list(topic_ids)).values_list("dataset_id", flat=True)))
+    except Exception:
+        log.exception("could not publish the dashboards of topics %s; they stay stale until viewed", topic_ids)
 
 
 def stale_work() -> tuple[list[int], list[int]]:

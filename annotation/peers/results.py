@@ -14,7 +14,10 @@ from scoring.correlation import mean_abs_difference, pearson
 from scoring.model import Convention
 from scoring.scores import prepare, reference_annotation, score_prepared, score_reference
 
-from annotation.models import SCU, Adjudication, AnnotationScore, PeerAnnotation, PeerMatch, Pyramid, PyramidAdjudication, Topic
+from annotation.adjudication.models import Adjudication, PyramidAdjudication
+from annotation.corpus.models import Topic
+from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 
 SCORE_KEYS = (
@@ -106,10 +109,16 @@ def _joined(annotation_version: str, pyramid_adjudicated: bool) -> str:
     return "; ".join(v for v in (annotation_version, PYRAMID_ADJUDICATED if pyramid_adjudicated else "") if v)
 
 
+def is_adjudicated_pyramid(pyramid: str = "pk") -> Exists:
+    """Is the pyramid ``pyramid`` refers to (an ``OuterRef`` path) its topic's adjudicated pyramid?
+    The one expression of it for the tables here and the dashboards' figures."""
+    return Exists(PyramidAdjudication.objects.filter(pyramid=OuterRef(pyramid)))
+
+
 def with_version(annotations: QuerySet) -> QuerySet:
     """``annotations`` with ``adjudicated`` and ``pyramid_adjudicated`` (bools) for ``version_of``."""
     return annotations.annotate(adjudicated=Exists(Adjudication.objects.filter(annotation=OuterRef("pk"))),
-                                pyramid_adjudicated=Exists(PyramidAdjudication.objects.filter(pyramid=OuterRef("pyramid"))))
+                                pyramid_adjudicated=is_adjudicated_pyramid("pyramid"))
 
 
 def not_counted(annotations: QuerySet) -> dict[str, int]:
@@ -189,7 +198,7 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
     if include_references:
         pyramids = list(
             Pyramid.objects.filter(scoring_pyramid(""), topic__in=topics).select_related("topic__dataset", "creator")
-            .annotate(adjudicated=Exists(PyramidAdjudication.objects.filter(pyramid=OuterRef("pk"))))
+            .annotate(adjudicated=is_adjudicated_pyramid())
             .order_by("topic__external_id", "id")
         )
         inputs = load_pyramids(p.pk for p in pyramids)

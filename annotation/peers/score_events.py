@@ -20,7 +20,10 @@ from django.db.models.signals import m2m_changed, post_delete, post_save
 
 from annotation.jobs import framework_internals
 from annotation.peers import queries
-from annotation.models import SCU, Contributor, ContributorPart, PeerAnnotation, PeerMatch, Pyramid, ReferenceSummary, Topic
+from annotation.corpus.models import ReferenceSummary, Topic
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.history import changes
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 
 
 class _Pending:
@@ -172,6 +175,24 @@ def document_action(kind: str):
         yield note
     finally:
         _action.current = outer
+
+
+@contextmanager
+def revisions_bumped_once(kind: str, document):
+    """The history's hook around an action on a locked document (``history.changes``): the rows
+    it writes bump the document's (and topic's) revision once, when it ends; ``document.revision``
+    is then the new one (the row is locked, so nobody else moved it)."""
+    with document_action(kind) as note:
+        yield
+    if note.written:
+        if kind == "pyramid":
+            touch_pyramid(document.pk, document.topic_id)
+        else:
+            touch_annotation(document.pk)
+        document.revision += 1
+
+
+changes.bump_revisions_with(revisions_bumped_once)
 
 
 _deleting = threading.local()

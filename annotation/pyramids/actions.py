@@ -11,11 +11,13 @@ from collections.abc import Sequence
 from django.core.exceptions import ValidationError
 from django.db.models import Max
 
-from annotation.models import SCU, Contributor, ContributorPart, Pyramid, ReferenceSummary
+from annotation.corpus.models import ReferenceSummary
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 from annotation.pyramids.models import COMMENT_LENGTH, LABEL_LENGTH, LengthBound
 from annotation.pyramids.spans import MAX_PARTS
 from annotation.pyramids.editing import Spans, add_contributor, add_part
-from annotation.history.changes import Gone, Outcome, ensure_unmatched, pyramid_action, reread
+from annotation.history.changes import Gone, Outcome, pyramid_action, reread
+from annotation.pyramids.document_states import ensure_unmatched
 
 
 def _reference(pyramid: Pyramid, reference: ReferenceSummary | int) -> ReferenceSummary:

@@ -26,8 +26,9 @@ from scoring.model import Convention
 from scoring.scores import prepare
 
 from annotation.jobs.queue import publish, release
-from annotation.models import PeerSummary, Pyramid
-from annotation.peers.scoring_inputs import load_pyramids
+from annotation.corpus.models import PeerSummary
+from annotation.pyramids.models import Pyramid
+from annotation.pyramids.scoring_inputs import load_pyramids
 from annotation.pyramids import suggestion_model
 from annotation.pyramids.automatic_scores import accepted, automatic_score
 from annotation.pyramids.ranked_suggestions import pyramid_scus, topic_weights

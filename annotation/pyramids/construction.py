@@ -36,7 +36,9 @@ from scoring.pyramid_agreement import (
 )
 
 from annotation.jobs import queue
-from annotation.models import SCU, ContributorPart, PeerAnnotation, Pyramid, PyramidAgreement, Topic
+from annotation.corpus.models import Topic
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import ContributorPart, Pyramid, PyramidAgreement, SCU
 from annotation.peers.results import counted, score_annotations
 
 THRESHOLD = DEFAULT_THRESHOLD

@@ -16,7 +16,7 @@ from annotation.pyramids.suggestions import Suggestion
 
 
 def pyramid_scus(pyramid) -> list[ScuText]:
-    from annotation.models import ContributorPart
+    from annotation.pyramids.models import ContributorPart
 
     references = {r.pk: r.text for r in pyramid.references.all()}
     texts: dict[int, list[str]] = {}
@@ -33,7 +33,7 @@ def pyramid_scus(pyramid) -> list[ScuText]:
 
 
 def topic_weights(pyramid) -> dict[str, float]:
-    from annotation.models import PeerSummary
+    from annotation.corpus.models import PeerSummary
 
     texts = [r.text for r in pyramid.references.all()]
     texts += list(PeerSummary.objects.filter(topic_id=pyramid.topic_id).values_list("text", flat=True))
@@ -42,7 +42,7 @@ def topic_weights(pyramid) -> dict[str, float]:
 
 def _earlier(annotation) -> list[tuple[int, list[str], str]]:
     """The annotation's own annotator's matches in their other annotations against the same pyramid."""
-    from annotation.models import PeerMatchPart
+    from annotation.peers.models import PeerMatchPart
 
     if annotation.annotator_id is None:
         return []
@@ -87,7 +87,7 @@ def suggestions_for(annotation) -> list[dict]:
 def study_cases() -> Iterator[tuple[str, PeerCase]]:
     """(topic, case) for each finished annotation of the study with a known annotator, its matches as
     the expert's (training material, as the annotations accumulate)."""
-    from annotation.models import PeerAnnotation
+    from annotation.peers.models import PeerAnnotation
 
     cache: dict[int, tuple[list[ScuText], dict[str, float]]] = {}
     done = (PeerAnnotation.objects.filter(status=PeerAnnotation.Status.DONE, annotator__isnull=False)

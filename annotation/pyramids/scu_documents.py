@@ -19,7 +19,7 @@ from django.db.models import F
 from django.db.models.functions import Substr
 
 from annotation.jobs.kept import Kept
-from annotation.models import SCU, Pyramid
+from annotation.pyramids.models import Pyramid, SCU
 
 SIZE = 64  # pyramids kept per process (a 120-SCU one takes ~0.3 MiB as dicts: at most ~20 MiB a process)
 

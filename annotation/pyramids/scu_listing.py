@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from itertools import groupby
 
 from annotation.pyramids.scu_documents import scu_documents
-from annotation.models import Pyramid
+from annotation.pyramids.models import Pyramid
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,11 @@ from io import StringIO
 
 from django.conf import settings
 from django.http import FileResponse
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, PermissionDenied, ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -49,7 +48,9 @@ from annotation.api.viewsets import FORMAT_PARAM, ROWS_RESPONSE, attachment
 from annotation.dashboards import statistics as system_statistics
 from annotation.dashboards.snapshots import snapshot_for
 from annotation.formats import DucViewError
-from annotation.models import Dataset, PeerAnnotation, Pyramid
+from annotation.corpus.models import Dataset
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.peers import results
 from annotation.peers.serializers import AnnotationFullSerializer, PyramidFullSerializer
 from annotation.pyramids import construction
@@ -67,14 +68,6 @@ class RequestTooLarge(APIException):
 def max_request_bytes() -> int | None:
     """The largest upload request accepted: DATA_UPLOAD_MAX_MEMORY_SIZE (None: no limit, as Django)."""
     return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-
-
-def coordinated_dataset(request, pk) -> Dataset:
-    """The dataset if the user coordinates it; 404 if they may not see it, 403 if they only see it."""
-    dataset = get_object_or_404(permissions.visible(request.user, Dataset.objects.all()), pk=pk)
-    if not permissions.can_change(request.user, dataset):
-        raise PermissionDenied("Only the dataset's coordinators may do this.")
-    return dataset
 
 
 class FileOutcomeSerializer(serializers.Serializer):
@@ -170,7 +163,7 @@ class DatasetImportView(APIView):
         },
     )
     def post(self, request, pk):
-        dataset = coordinated_dataset(request, pk)
+        dataset = permissions.coordinated_dataset(request, pk)
         uploads = [upload for key in request.FILES if key != "annotators" for upload in request.FILES.getlist(key)]
         if not uploads:
             raise ValidationError({"files": ["No file: send .pyr/.pan files or .zip archives of them as multipart/form-data, field 'files'."]})
@@ -219,7 +212,7 @@ class DatasetArchiveView(APIView):
         },
     )
     def get(self, request, pk):
-        dataset = coordinated_dataset(request, pk)
+        dataset = permissions.coordinated_dataset(request, pk)
         convention = Convention(choose(request.query_params, "convention", [c.value for c in Convention], Convention.NIST.value))
         user = request.user
         pyramids = permissions.visible(user, Pyramid.objects.filter(topic__dataset=dataset))
@@ -375,7 +368,7 @@ class PyramidAgreementView(APIView):
         },
     )
     def get(self, request, pk):
-        dataset = coordinated_dataset(request, pk)
+        dataset = permissions.coordinated_dataset(request, pk)
         table = choose(request.query_params, "table", construction.TABLES, "pairs")
         convention = Convention(choose(request.query_params, "convention", [c.value for c in Convention], Convention.NIST.value))
         topic = request.query_params.get("topic", "")

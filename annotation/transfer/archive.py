@@ -77,7 +77,10 @@ from scoring.model import Convention
 from annotation import formats
 from annotation.formats import DucViewError
 from annotation.adjudication.models import PyramidAdjudication
-from annotation.models import Adjudication, Dataset, PeerAnnotation, Pyramid
+from annotation.adjudication.models import Adjudication
+from annotation.corpus.models import Dataset
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.api import downloads
 from annotation.transfer import ducview_export
 from annotation.peers import results

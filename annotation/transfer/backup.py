@@ -284,7 +284,11 @@ def counts() -> dict[str, int]:
     """What the database holds, in the words of the app's pages."""
     from django.contrib.auth import get_user_model
 
-    from annotation.models import AnnotationScore, Change, Dataset, LightweightPyramid, PeerAnnotation, Pyramid, Topic
+    from annotation.corpus.models import Dataset, Topic
+    from annotation.history.models import Change
+    from annotation.lightweight.models import LightweightPyramid
+    from annotation.peers.models import AnnotationScore, PeerAnnotation
+    from annotation.pyramids.models import Pyramid
 
     models = {"datasets": Dataset, "topics": Topic, "pyramids": Pyramid, "peer annotations": PeerAnnotation,
               "stored scores": AnnotationScore, "history records": Change, "lightweight pyramids": LightweightPyramid,

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from annotation import formats
-from annotation.models import Adjudication, Dataset, PeerAnnotation
+from annotation.adjudication.models import Adjudication
+from annotation.corpus.models import Dataset
+from annotation.peers.models import PeerAnnotation
 from annotation.transfer.ducview_import import annotation_content
 
 

@@ -6,7 +6,8 @@ field), so importing an exported file gives back the same references, SCUs, span
 from collections import defaultdict
 
 from annotation import formats
-from annotation.models import Contributor, ContributorPart, PeerAnnotation, PeerMatch, PeerMatchPart, Pyramid
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid
 
 
 def pyramid_to_format(pyramid: Pyramid) -> formats.Pyramid:

@@ -43,11 +43,11 @@ from annotation.adjudication.models import PyramidAdjudication
 from annotation import formats
 from annotation.formats.bounds import WorkBudget
 from annotation.pyramids.models import COMMENT_LENGTH, LABEL_LENGTH
-from annotation.models import (
-    SCU, Adjudication, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid,
-    ReferenceSummary, Topic,
-)
-from annotation.access.roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
+from annotation.adjudication.models import Adjudication
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
+from annotation.corpus.roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
 from annotation.access.rules import coordinates
 from annotation.peers.score_events import annotations_created, batched_scheduling, touch_pyramid
 from annotation.transfer.queries import insert_rows

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 from django.contrib.auth import get_user_model
 
-from annotation.access.roles import IMPORTED_ANNOTATOR
+from annotation.corpus.roles import IMPORTED_ANNOTATOR
 from annotation.transfer.archive import Archived
 
 SUFFIX = "@imported"

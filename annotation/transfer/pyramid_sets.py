@@ -26,7 +26,7 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation import formats
-from annotation.models import Dataset
+from annotation.corpus.models import Dataset
 from annotation.pyramids.agreement_inputs import onto_first
 from annotation.transfer.ducview_import import ImportReport, find_files, import_all, import_budget
 

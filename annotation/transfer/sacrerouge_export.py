@@ -40,7 +40,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from annotation.models import SCU, Contributor, ContributorPart, PeerAnnotation, PeerMatch, PeerMatchPart, Pyramid
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 
 MEDIA_TYPE = "application/jsonl"
 _LABEL_SUFFIX = re.compile(r" \(\d+\.\d+\)$")

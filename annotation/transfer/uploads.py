@@ -26,43 +26,20 @@ The names it gives are attributed as ``identities`` says: to imported identities
 importing coordinator maps them to accounts.
 """
 import posixpath
-import re
 import zipfile
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from django.conf import settings
 
 from annotation import formats
-from annotation.models import Dataset
+from annotation.corpus.models import Dataset
+from annotation.api.upload_bounds import ARCHIVE_EXTENSIONS, Limits, UploadRejected, safe_member_name
 from annotation.transfer import archive as dataset_archive
 from annotation.transfer import identities
 from annotation.transfer.archive import Archived
 from annotation.transfer.ducview_import import EXTENSIONS, ImportReport, import_all
 
-ARCHIVE_EXTENSIONS = (".zip",)
-_DRIVE = re.compile(r"^[A-Za-z]:")
-
-
-class UploadRejected(Exception):
-    """The upload as a whole is refused; the message says why (nothing was imported)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    file_bytes: int
-    total_bytes: int
-    archive_members: int
-
-    @classmethod
-    def from_settings(cls) -> "Limits":
-        return cls(
-            file_bytes=settings.IMPORT_MAX_BYTES,
-            total_bytes=getattr(settings, "IMPORT_MAX_ARCHIVE_BYTES", 64 * 1024 * 1024),
-            archive_members=getattr(settings, "IMPORT_MAX_ARCHIVE_MEMBERS", 5000),
-        )
 
 
 def _mib(size: int) -> str:
@@ -71,16 +48,6 @@ def _mib(size: int) -> str:
 
 def _suffix(name: str) -> str:
     return PurePosixPath(name.lower()).suffix
-
-
-def safe_member_name(name: str) -> str:
-    """The member's path if it stays inside the archive; UploadRejected otherwise."""
-    path = name.replace("\\", "/")
-    if "\x00" in path or path.startswith("/") or _DRIVE.match(path):
-        raise UploadRejected(f"{name!r}: absolute paths are not allowed in an archive")
-    if ".." in path.split("/"):
-        raise UploadRejected(f"{name!r}: '..' is not allowed in an archive's paths")
-    return posixpath.normpath(path)
 
 
 class _Budget:

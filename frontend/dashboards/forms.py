@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.template.defaultfilters import filesizeformat
 
-from annotation.models import Assignment
+from annotation.corpus.models import Assignment
 
 STATUS_FILTERS = [("", "Any status"), *Assignment.Status.choices, ("unassigned", "Unassigned")]
 

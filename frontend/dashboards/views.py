@@ -45,7 +45,7 @@ from annotation.peers.results import (
 from annotation.dashboards.statistics import TABLES as STATISTICS_TABLES
 from annotation.dashboards.statistics import download_rows as statistics_rows
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
-from annotation.dashboards.wording import count_noun
+from annotation.corpus.wording import count_noun
 from annotation.pyramids import automatic_peer_scores, construction
 from scoring.agreement import alpha_dice, peer_matrix
 from scoring.correlation import NOISE, above_noise

@@ -1,7 +1,7 @@
 """Forms of the lightweight-pyramid pages (coordinator settings, crowd work)."""
 from django import forms
 
-from annotation.models import LightweightPyramid
+from annotation.lightweight.models import LightweightPyramid
 from annotation.lightweight.importing import MAX_FILE_BYTES as MAX_UPLOAD_BYTES
 from annotation.lightweight.work import MAX_STATEMENT_CHARS, MAX_WORKER_ID
 

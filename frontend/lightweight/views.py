@@ -33,7 +33,7 @@ from annotation.models import (
     CrowdLink, LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting, Pyramid, ReferenceSummary,
 )
 from annotation.api import downloads
-from annotation.dashboards.wording import count_noun
+from annotation.corpus.wording import count_noun
 from annotation.lightweight import codes as lightweight_codes
 from annotation.lightweight import dashboard as lightweight_dashboard
 from annotation.lightweight import importing as lightweight_import

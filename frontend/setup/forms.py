@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.formats.summary_texts import DEFAULT_HEADER_PATTERN, DEFAULT_PEER_NAMES, DEFAULT_REFERENCE_NAMES, MAX_PATTERN
 from annotation.corpus.models import DESCRIPTION_MAX_CHARS, SUMMARY_MAX_CHARS
-from annotation.models import Assignment, Dataset, Topic
+from annotation.corpus.models import Assignment, Dataset, Topic
 
 PASTED_TEXTS_MAX_CHARS = 500_000   # one topic's references (or peers) pasted at once: a few hundred summaries
 PASSWORD_MAX_CHARS = 4096          # hashing a longer one is only work for the server

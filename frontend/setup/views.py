@@ -33,7 +33,7 @@ from annotation.corpus import topic_setup
 from annotation.transfer import pyramid_sets
 from annotation.transfer import uploads as upload_import
 from annotation.transfer.ducview_import import file_kind
-from annotation.dashboards.wording import count_noun
+from annotation.corpus.wording import count_noun
 
 from .forms import (AccountForm, DatasetForm, ExistingUserForm, PyramidSetForm, SummaryAddForm, SummaryTextForm,
                     TopicDeleteForm, TopicRenameForm, TopicTextsForm, TopicZipForm)

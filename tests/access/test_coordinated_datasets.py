@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
 
-from annotation.access.roles import COORDINATOR, role_group
+from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.access.rules import coordinated_datasets, coordinates, is_coordinator
 from annotation.models import Dataset
 

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from annotation.access.roles import COORDINATOR, IMPORTED_ANNOTATOR, role_group
+from annotation.corpus.roles import COORDINATOR, IMPORTED_ANNOTATOR, role_group
 from annotation.models import ContributorPart, LightweightPyramid, LiteStatement, LiteTask, PeerAnnotation, Pyramid
 
 from tests.api.world import client_for

@@ -67,7 +67,7 @@ def annotated_then_adjudicated(password=None) -> dict:
     (``DECISIONS``). Run it with the on-commit callbacks executed (scores stored)."""
     from annotation.adjudication import pyramids
     from annotation.corpus import assignments
-    from annotation.pyramids.editing import add_match
+    from annotation.peers.editing import add_match
 
     dataset, topic, a, b = build()
     for peer_id in ("2", "3"):

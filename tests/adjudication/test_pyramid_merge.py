@@ -6,7 +6,7 @@ from annotation.adjudication import pyramid_merge as pm
 
 
 def scu(label, **refs):
-    """An SCU state (``history.changes.scu_states``): reference -> list of (start, end) parts."""
+    """An SCU state (``pyramids.document_states.scu_states``): reference -> list of (start, end) parts."""
     return {"label": label, "comment": "", "contributors": [
         {"reference": r, "comment": "", "legacy_issue": "", "parts": [[r, s, e] for s, e in parts]} for r, parts in sorted(refs.items())]}
 

@@ -8,7 +8,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.access.roles import ANNOTATOR, COORDINATOR, role_group
+from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
 from annotation.adjudication import pyramids
 from annotation.models import SCU, Dataset, Pyramid, PyramidAdjudication
 

@@ -11,7 +11,7 @@ from annotation.corpus import assignments
 from annotation.models import SCU, Change, PeerAnnotation, Pyramid, PyramidAdjudication, PyramidAgreement
 from annotation.peers.results import score_rows
 from annotation.pyramids import construction
-from annotation.pyramids.editing import add_match
+from annotation.peers.editing import add_match
 from scoring.model import Convention, PeerAnnotation as ScoringAnnotation, Pyramid as ScoringPyramid, SCU as ScoringSCU, Contributor
 from scoring.scores import score_peer
 

@@ -10,9 +10,10 @@ from rest_framework.test import APIClient
 from annotation.adjudication import reannotation
 from annotation.corpus import assignments
 from annotation.history import changes
+from annotation.peers.document_states import annotation_state
 from annotation.models import SCU, Assignment, Change, PeerAnnotation, PyramidAdjudication
 from annotation.peers.results import score_rows
-from annotation.pyramids.editing import add_match
+from annotation.peers.editing import add_match
 from scoring.model import Convention
 
 from tests.adjudication.pyramid_world import annotated_then_adjudicated
@@ -153,7 +154,7 @@ def test_the_peers_to_annotate_again_are_listed(world, client):
 
 
 def matches(annotation) -> list:
-    state = changes.annotation_state(annotation)["matches"]
+    state = annotation_state(annotation)["matches"]
     return sorted((m["scu"] or 0, tuple(map(tuple, m["parts"]))) for m in state)
 
 

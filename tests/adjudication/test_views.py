@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import SCU, Assignment, PeerAnnotation
 from annotation.adjudication import services
-from annotation.pyramids.editing import add_match
+from annotation.peers.editing import add_match
 
 from tests.adjudication.world import build, versions
 

@@ -3,7 +3,7 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from annotation.models import Dataset
-from annotation.access.roles import ANNOTATOR, COORDINATOR, role_group
+from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
 
 
 def _client(user):

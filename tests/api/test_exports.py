@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from annotation.models import SCU, Dataset
-from annotation.corpus.demo import load_demo
+from annotation.peers.demo import load_demo
 
 from tests.conftest import without_provenance
 from tests.api.world import client_for

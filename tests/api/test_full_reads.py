@@ -4,7 +4,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import SCU, AnnotationScore, PeerAnnotation, PeerSummary, Pyramid
-from annotation.pyramids.editing import add_contributor, add_match
+from annotation.pyramids.editing import add_contributor
+from annotation.peers.editing import add_match
 
 from tests.foundation.factories import topic
 from tests.api.world import client_for

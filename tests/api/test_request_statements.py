@@ -9,10 +9,12 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.history.changes import annotation_state, scu_states
+from annotation.peers.document_states import annotation_state
+from annotation.pyramids.document_states import scu_states
 from annotation.models import SCU, Change, Contributor, PeerAnnotation, PeerMatch, Pyramid, Topic
 from annotation.pyramids import actions as pyramid_actions
-from annotation.pyramids.editing import add_contributor, add_match
+from annotation.pyramids.editing import add_contributor
+from annotation.peers.editing import add_match
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

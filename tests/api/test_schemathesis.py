@@ -26,7 +26,7 @@ from schemathesis.config import SchemathesisConfig  # noqa: E402  (only once sch
 from annotation.models import (  # noqa: E402  (only once schemathesis is known to be installed)
     SCU, Assignment, Contributor, Dataset, PeerAnnotation, PeerMatch, PeerSummary, Pyramid, ReferenceSummary, Topic,
 )
-from annotation.corpus.demo import load_demo  # noqa: E402  (only once schemathesis is known to be installed)
+from annotation.peers.demo import load_demo  # noqa: E402  (only once schemathesis is known to be installed)
 
 # The schemathesis test item does not list the ``db`` fixture where pytest-django looks for it
 # when deciding which test databases to create: the marker says so.

@@ -4,7 +4,7 @@ something hidden from them and a free name get the same answer (the permission c
 import pytest
 from django.urls import reverse
 
-from annotation.access.roles import COORDINATOR, role_group
+from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.models import Dataset, LightweightPyramid, Topic
 
 pytestmark = pytest.mark.django_db

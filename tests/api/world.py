@@ -14,7 +14,8 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from annotation.models import SCU, Assignment, Dataset, PeerAnnotation, PeerSummary, Pyramid
-from annotation.pyramids.editing import add_contributor, add_match
+from annotation.pyramids.editing import add_contributor
+from annotation.peers.editing import add_match
 
 from tests.foundation.factories import topic
 

@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.access.roles import ANNOTATOR, COORDINATOR, role_group
+from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
 from annotation.models import Assignment, PeerAnnotation
 from tests.security.test_csp import ANONYMOUS, pages, world  # noqa: F401  (world: a fixture)
 

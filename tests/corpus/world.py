@@ -7,8 +7,9 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.models import SCU, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, ReferenceSummary, Topic
-from annotation.access.roles import ANNOTATOR, COORDINATOR, role_group
-from annotation.pyramids.editing import add_contributor, add_match
+from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
+from annotation.pyramids.editing import add_contributor
+from annotation.peers.editing import add_match
 
 PASSWORD = "set-it-up-2026"
 TEXT = "The dam burst at night and the valley flooded."

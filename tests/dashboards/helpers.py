@@ -7,9 +7,10 @@ from django.contrib.auth import get_user_model
 from django.template.defaultfilters import floatformat
 
 from annotation.models import SCU, Dataset, PeerAnnotation, PeerSummary, Pyramid
-from annotation.access.roles import ANNOTATOR, COORDINATOR, role_group
+from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
 from annotation.corpus import assignments
-from annotation.pyramids.editing import add_contributor, add_match
+from annotation.pyramids.editing import add_contributor
+from annotation.peers.editing import add_match
 
 from tests.dashboards import toy
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation.access.roles import COORDINATOR, role_group
+from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.models import SCU, Dataset, Pyramid, PyramidAgreement, Topic
 from annotation.api.downloads import app_version
 

@@ -33,7 +33,7 @@ def duc2007(django_db_setup, django_db_blocker):
         from django.db import transaction
 
         from annotation.models import Dataset
-        from annotation.access.roles import COORDINATOR, role_group
+        from annotation.corpus.roles import COORDINATOR, role_group
         from annotation.dashboards import snapshots as dashboard_snapshots
         from annotation.dashboards.judgments import import_duc_table
 

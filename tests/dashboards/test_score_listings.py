@@ -253,7 +253,8 @@ PYRAMID_NOT_NAMED = {
 def test_listings_state_the_adjudicated_pyramid(world, django_capture_on_commit_callbacks):
     from annotation.adjudication import pyramids
     from annotation.models import SCU, Pyramid
-    from annotation.pyramids.editing import add_contributor, add_match
+    from annotation.pyramids.editing import add_contributor
+    from annotation.peers.editing import add_match
 
     dataset, users = world
     topic = dataset.topics.get(external_id="T1")

@@ -14,7 +14,7 @@ from annotation.models import SCU, Assignment, DatasetDashboard, PeerAnnotation,
 from annotation.dashboards import snapshots
 from annotation.jobs.kept import Kept
 from annotation.dashboards.figures import metaeval_table, score_dashboard, tier_histograms
-from annotation.pyramids.editing import add_match
+from annotation.peers.editing import add_match
 from tests.dashboards.judged import import_judgments_csv
 from annotation.peers.recompute import recompute_topics
 from annotation.peers.results import agreement_rows, score_rows, topics_of

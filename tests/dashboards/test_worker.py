@@ -6,7 +6,7 @@ import pytest
 
 from annotation.models import SCU, DatasetDashboard, PeerAnnotation
 from annotation.dashboards import snapshots
-from annotation.pyramids.editing import add_match
+from annotation.peers.editing import add_match
 
 from tests.dashboards.helpers import build_toy
 

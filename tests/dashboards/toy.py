@@ -7,7 +7,8 @@ MaxWeight(2) = 3 + 2 = 5. Modified score = D / 5 with D the weights of the SCUs 
 from django.contrib.auth import get_user_model
 
 from annotation.models import SCU, Dataset, PeerAnnotation, PeerSummary, Pyramid, ReferenceSummary, Topic
-from annotation.pyramids.editing import add_contributor, add_match
+from annotation.pyramids.editing import add_contributor
+from annotation.peers.editing import add_match
 
 TEXT = "word " * 20
 CONTRIBUTORS = {1: "ABC", 2: "AB", 3: "A", 4: "C"}

@@ -1,4 +1,4 @@
-"""With Redis unreachable a request does not wait for it (``pyramid_app/redis_breaker.py``): a token
+"""With Redis unreachable a request does not wait for it (``annotation/jobs/redis_breaker.py``): a token
 request, a save and the read that says the scores are delayed each answer 2xx at once, whether
 Redis is stopped (connections refused) or paused with SIGSTOP (connections accepted, never
 answered). Before: 1.9-2.5 s for a token request and 4.7 s for a save.
@@ -97,7 +97,7 @@ def redis_calls(monkeypatch):
 
 def _breaker():
     try:
-        from pyramid_app.redis_breaker import breaker
+        from annotation.jobs.redis_breaker import breaker
     except ImportError:
         return None
     return breaker

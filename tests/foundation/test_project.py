@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.models import AnnotationScore, Dataset, PeerAnnotation, Topic, TopicAgreement
-from annotation.corpus.demo import load_demo
+from annotation.peers.demo import load_demo
 from annotation.peers.recompute import recompute_annotations, recompute_topics
 
 from tests.conftest import REPO

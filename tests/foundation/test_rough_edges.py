@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from annotation.models import Dataset
-from annotation.access.roles import ANNOTATOR, COORDINATOR, role_group
+from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
 
 from tests.conftest import REPO
 

@@ -6,7 +6,7 @@ from django.contrib.auth.models import User
 from django.db import connection
 
 from annotation.models import AnnotationScore
-from annotation.corpus.demo import load_demo
+from annotation.peers.demo import load_demo
 
 
 @pytest.mark.postgres

@@ -15,7 +15,8 @@ from annotation.models import SCU, Contributor, DatasetDashboard, PeerAnnotation
 from annotation.dashboards import snapshots
 from annotation.peers import recompute
 from annotation.pyramids import automatic_peer_scores, construction
-from annotation.pyramids.editing import add_match, add_part
+from annotation.pyramids.editing import add_part
+from annotation.peers.editing import add_match
 
 from tests.dashboards.helpers import build_toy, second_pyramid
 from tests.lightweight.world import small_run

@@ -7,7 +7,7 @@ import time
 import pytest
 from django.core.cache import cache
 
-from annotation.corpus.demo import load_demo
+from annotation.peers.demo import load_demo
 from annotation.jobs import queue
 from annotation.models import PeerAnnotation, Pyramid
 from annotation.peers.recompute import publish_annotations_of

@@ -8,8 +8,8 @@ import pytest
 from annotation.jobs.runner import Runner
 from annotation.models import SCU, AnnotationScore, PeerAnnotation, TopicAgreement
 from annotation.peers import recompute
-from annotation.corpus.demo import load_demo
-from annotation.pyramids.editing import add_match
+from annotation.peers.demo import load_demo
+from annotation.peers.editing import add_match
 from annotation.peers.results import score_rows
 
 

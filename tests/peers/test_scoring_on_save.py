@@ -9,8 +9,9 @@ from celery.signals import task_postrun
 from kombu.exceptions import OperationalError
 
 from annotation.models import SCU, AnnotationScore, PeerAnnotation, TopicAgreement
-from annotation.corpus.demo import load_demo
-from annotation.pyramids.editing import add_contributor, add_match
+from annotation.peers.demo import load_demo
+from annotation.pyramids.editing import add_contributor
+from annotation.peers.editing import add_match
 from annotation.peers.recompute import _store_scores, recompute_annotations
 
 

@@ -16,7 +16,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotation.models import SCU, Assignment, Dataset, PeerAnnotation, PeerSummary, Pyramid, ReferenceSummary, Topic
-from annotation.pyramids.editing import add_contributor, add_match
+from annotation.pyramids.editing import add_contributor
+from annotation.peers.editing import add_match
 
 TEXTS = {"A": "alpha bravo charlie delta", "B": "echo1 foxtr golfx hotel", "C": "india julie kilox limax"}
 SPAN = {"0": (0, 5), "6": (6, 11), "12": (12, 17)}

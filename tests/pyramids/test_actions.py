@@ -7,7 +7,8 @@ from django.core.exceptions import ValidationError
 from annotation.models import SCU, Change
 from annotation.peers import actions as peer
 from annotation.pyramids import actions as act
-from annotation.history.changes import Conflict, Gone, redo, scu_states, undo
+from annotation.history.changes import Conflict, Gone, redo, undo
+from annotation.pyramids.document_states import scu_states
 
 from tests.foundation.factories import annotation, pyramid, topic
 

@@ -9,7 +9,8 @@ from annotation.models import SCU, PeerAnnotation, PeerSummary, Pyramid
 from annotation.peers.results import score_rows
 from annotation.pyramids import automatic_peer_scores
 from annotation.pyramids.automatic_scores import accepted, automatic_score
-from annotation.pyramids.editing import add_contributor, add_match
+from annotation.pyramids.editing import add_contributor
+from annotation.peers.editing import add_match
 from annotation.pyramids.suggestion_features import ScuText, word_weights
 from annotation.pyramids.suggestion_model import PeerCase, fit, save
 from scoring.model import Pyramid as ScoringPyramid

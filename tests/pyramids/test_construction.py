@@ -10,7 +10,8 @@ from scipy import stats
 
 from annotation.models import SCU, AnnotationScore, Contributor, PeerAnnotation, Pyramid, PyramidAgreement, Topic
 from annotation.pyramids import construction
-from annotation.pyramids.editing import add_contributor, add_match
+from annotation.pyramids.editing import add_contributor
+from annotation.peers.editing import add_match
 from scoring.correlation import NOISE
 from scoring.pyramid_agreement import ALGORITHM
 

@@ -10,7 +10,8 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
 from annotation.models import SCU, Assignment, PeerAnnotation, PeerSummary, Pyramid
-from annotation.pyramids.editing import add_contributor, add_match
+from annotation.pyramids.editing import add_contributor
+from annotation.peers.editing import add_match
 from annotation.formats.model import SCU as SCUFile
 from annotation.formats.model import Contributor, Part, PeerAnnotationFile, PeerMatch, PeerPart, Reference
 from annotation.formats.model import Pyramid as PyramidFile

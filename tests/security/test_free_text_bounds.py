@@ -24,7 +24,7 @@ from django.urls import reverse
 from rest_framework import serializers
 from rest_framework.test import APIClient
 
-from annotation.access.roles import COORDINATOR, role_group
+from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.corpus.models import DESCRIPTION_MAX_CHARS
 from annotation.lightweight.models import GUIDANCE_MAX_CHARS
 from annotation.models import Dataset, LightweightPyramid

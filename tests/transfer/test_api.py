@@ -26,7 +26,7 @@ from annotation.peers import results
 from annotation.transfer import sacrerouge_export
 from annotation.transfer import uploads as upload_import
 from annotation.transfer.archive import annotator_numbers
-from annotation.corpus.demo import load_demo
+from annotation.peers.demo import load_demo
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 from scoring.model import Convention
 from scoring.scores import reference_annotation, score_peer, score_reference

@@ -21,7 +21,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.access.roles import COORDINATOR, IMPORTED_ANNOTATOR, role_group
+from annotation.corpus.roles import COORDINATOR, IMPORTED_ANNOTATOR, role_group
 from annotation.adjudication.models import PyramidAdjudication
 from annotation.models import Adjudication, Dataset, PeerAnnotation, Pyramid
 

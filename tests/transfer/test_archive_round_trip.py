@@ -23,7 +23,7 @@ from rest_framework.test import APIClient
 from annotation.api.renderers import CSVRenderer
 from annotation.adjudication.models import PyramidAdjudication
 from annotation.models import SCU, Adjudication, Dataset, PeerAnnotation, PeerSummary
-from annotation.pyramids.editing import add_match
+from annotation.peers.editing import add_match
 from annotation.pyramids import construction
 
 from tests.conftest import shared_data

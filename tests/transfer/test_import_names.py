@@ -12,7 +12,7 @@ from django.test import Client
 
 from annotation.formats import NameOptions
 from annotation.models import Dataset, PeerAnnotation, PeerSummary, Pyramid, Topic
-from annotation.access.roles import IMPORTED_ANNOTATOR
+from annotation.corpus.roles import IMPORTED_ANNOTATOR
 from annotation.transfer.ducview_import import ImportReport, import_file, import_paths
 
 from tests.conftest import shared_data

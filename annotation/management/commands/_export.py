@@ -24,7 +24,7 @@ class ExportCommand(BaseCommand):
         return self.keys
 
     def handle(self, *args, dataset=None, convention="nist", format="json", include_unfinished=False, **options):
-        from annotation.models import Dataset
+        from annotation.corpus.models import Dataset
         from annotation.peers.results import topics_of, write_rows
 
         if dataset and not Dataset.objects.filter(name=dataset).exists():

@@ -6,7 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotation.lightweight import runs
-from annotation.models import Dataset, LightweightPyramid, Topic
+from annotation.corpus.models import Dataset, Topic
+from annotation.lightweight.models import LightweightPyramid
 from annotation.peers.score_events import touch_topics_wholly
 
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Dataset
+from annotation.corpus.models import Dataset
 from annotation.transfer.copies import find_copies, remove_copies
 
 

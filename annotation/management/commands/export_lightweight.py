@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import LightweightPyramid
+from annotation.lightweight.models import LightweightPyramid
 from annotation.lightweight.scores import LEVELS, export_rows, settings_of
 from annotation.peers.results import write_rows
 from scoring.lightweight import AgreementMeasure, BlankPolicy

@@ -6,7 +6,7 @@ from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats import AnnotatorTable, AnnotatorTableError, NameOptions, parse_annotator_table
-from annotation.models import Dataset
+from annotation.corpus.models import Dataset
 from annotation.transfer import uploads as upload_import
 from annotation.transfer.ducview_import import ImportReport, import_paths
 

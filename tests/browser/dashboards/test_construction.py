@@ -21,7 +21,7 @@ from annotation.pyramids import construction
 from annotation.corpus import assignments
 from annotation.models import (SCU, Assignment, Contributor, Dataset, PeerSummary, Pyramid, PyramidAdjudication,
                                PyramidAgreement, ReferenceSummary, Topic)
-from annotation.pyramids.editing import add_match
+from annotation.peers.editing import add_match
 
 from tests.browser.dashboards.test_dashboards import coordinator_of, logged_in_page
 from tests.browser.editors.browser import PASSWORD, drag_select, login, program_select, wait_saved

@@ -11,10 +11,10 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from annotation.models import SCU, Dataset, PeerAnnotation, Pyramid
-from annotation.access.roles import COORDINATOR, role_group
+from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.dashboards import snapshots
 from annotation.dashboards.figures import score_dashboard
-from annotation.pyramids.editing import add_match
+from annotation.peers.editing import add_match
 from annotation.peers.results import agreement_rows, topics_of
 
 from tests.conftest import shared_data

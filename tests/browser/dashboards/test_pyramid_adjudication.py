@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.corpus import assignments
 from annotation.models import PyramidAdjudication, SCU
-from annotation.pyramids.editing import add_match
+from annotation.peers.editing import add_match
 
 from tests.adjudication.pyramid_world import build, content
 from tests.adjudication.test_pyramids import EXPECTED

@@ -6,7 +6,8 @@ from django.contrib.auth.models import User
 
 from annotation.models import Assignment, PeerAnnotation, PeerSummary, Pyramid
 from annotation.corpus import assignments
-from annotation.pyramids.editing import add_contributor, add_match
+from annotation.pyramids.editing import add_contributor
+from annotation.peers.editing import add_match
 from annotation.peers.results import counted, score_rows
 
 from tests.browser.editors.browser import login, wait_saved, world

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotation.models import LightweightPyramid, LiteAssignment, LiteResult, LiteStatement, PeerSummary
-from annotation.access.roles import COORDINATOR, role_group
+from annotation.corpus.roles import COORDINATOR, role_group
 
 from tests.foundation.factories import topic
 from tests.browser.editors.browser import PASSWORD, login

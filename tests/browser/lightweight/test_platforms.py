@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from django.contrib.auth import get_user_model
 
 from annotation.models import CrowdLink, LiteAssignment, LiteReservation
-from annotation.access.roles import COORDINATOR, role_group
+from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.lightweight.privacy import is_pseudonym
 
 from tests.conftest import CHROMIUM_FLAGS, chromium_path

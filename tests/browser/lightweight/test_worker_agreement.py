@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from annotation.models import CrowdLink, LiteAssignment, LiteResult
-from annotation.access.roles import COORDINATOR, role_group
+from annotation.corpus.roles import COORDINATOR, role_group
 
 from tests.browser.editors.browser import PASSWORD, login
 from tests.browser.lightweight.test_platforms import worker_page

@@ -15,7 +15,7 @@ from django.urls import reverse
 from annotation.models import Assignment, DatasetDashboard, Judgment, PeerAnnotation, PeerMatch, SCU, Topic
 from annotation.dashboards import snapshots
 from annotation.dashboards.figures import metaeval_table, score_dashboard
-from annotation.pyramids.editing import add_match
+from annotation.peers.editing import add_match
 from annotation.peers.results import agreement_rows, topics_of
 from annotation.access.rules import coordinates
 

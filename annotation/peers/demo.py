@@ -2,18 +2,18 @@
 
 One topic, four references, a pyramid of nine SCUs (one contributor discontinuous), and two peers,
 each annotated by two annotators (so agreement figures exist), with a repetition and a
-non-matching unit. Loading is idempotent: an existing demo dataset is left as it is.
+non-matching unit. Loading is idempotent: an existing demo dataset is left as it is. It lives with
+the peer annotations, the highest concept it writes (the corpus, pyramids and peers below it).
 """
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation.access.roles import ANNOTATOR, COORDINATOR, role_group
-from annotation.models import (
-    SCU, Assignment, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary,
-    Pyramid, ReferenceSummary, Topic,
-)
+from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 
 DATASET = "Demo"
 
