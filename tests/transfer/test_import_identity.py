@@ -206,7 +206,7 @@ def test_annotations_stay_on_the_identical_pyramid_they_were_made_against_throug
     of peer 1 (201 against Alice's, 202 against Bob's): the dataset archive imported gives each
     annotation on the copy of its own pyramid, by its own annotator; imported again, nothing more."""
     from annotation.models import SCU
-    from annotation.pyramids.editing import add_match
+    from annotation.peers.editing import add_match
 
     source = Dataset.objects.create(name="source")
     by_api(source, {"alice_EVENT.pyr": PYR, "bob_EVENT.pyr": PYR, "201.T0001.M.100.A.1.pan": PAN}, None, None)
