@@ -74,9 +74,9 @@ from annotation.lightweight.importing import task_key
 from annotation.lightweight.runs import touch
 
 MAX_WORKER_ID = 100
-# The worker id whose rows a decoy client is shown (``CrowdClient.record_of``): longer than any
-# stored id (the columns hold MAX_WORKER_ID characters), so none; not "" (ids deleted or never imported).
-NO_WORKER = "~" * (MAX_WORKER_ID + 1)
+# The worker id whose rows a decoy client is shown (``CrowdClient.record_of``), so none: blank, which
+# no typed id is (``clean_worker_id``) nor an imported one (stripped); not "" (ids deleted or never imported).
+NO_WORKER = " "
 PSEUDONYM_PREFIX = "anon-"   # the run's pseudonyms of worker ids (``lightweight_privacy``)
 MAX_STATEMENT_CHARS = 500
 # next_task: tasks tried under their row lock per choice, and choices made afresh when every tried
@@ -521,8 +521,8 @@ def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | N
     answered nothing in the run: an unanswered hold is short); None when there is none for it right now (all
     answered or held by others: ``seconds_until_free`` tells which). Raises ``HoldLimit`` when the
     browser session holds as many slots as it may. The caller has checked the worker's key; a
-    decoy client (``CrowdClient.decoy``) is shown the task a worker new to the run would be
-    proposed, and holds nothing.
+    decoy client (``CrowdClient.decoy``) gets what a worker new to the run would (the same choice,
+    hold limit or none), and its hold is rolled back.
 
     A task the worker holds and has not answered comes first, its hold as it is (a reload does
     not renew it). Otherwise a task as ``_PROPOSALS`` orders them. The choice is one query on task
@@ -538,19 +538,20 @@ def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | N
               "first_until": adapt(now + timedelta(seconds=min(settings.CROWD_FIRST_HOLD_SECONDS,
                                                                settings.LIGHTWEIGHT_RESERVATION_SECONDS))),
               "client": client.address, "session": client.session,
-              "judges": judges, "spread": zlib.crc32(worker.encode()), "limit": RESERVE_CANDIDATES}
+              "judges": judges, "spread": zlib.crc32(worker.encode()), "limit": RESERVE_CANDIDATES,
+              "rollback": client.decoy}
     for _ in range(RESERVE_ROUNDS):
         with connection.cursor() as cursor:
             cursor.execute(_PROPOSALS, params)
             proposals = cursor.fetchall()
         if not proposals:
             return None
-        if proposals[0][1] or client.decoy:
-            return _shown(proposals[0][0], params["worker"])
+        if proposals[0][1]:
+            return _shown(proposals[0][0], worker)
         free = [pk for pk, _, taken, _ in proposals if taken < judges]
         pk = _hold(free, len(free) < len(proposals), params, int(proposals[0][3]), now)
         if pk is not None:
-            return _shown(pk, worker)
+            return _shown(pk, params["worker"])
         if len(free) < RESERVE_CANDIDATES:   # every task that had a free slot was tried
             return None
     return None
@@ -624,9 +625,19 @@ def _hold_one_of(candidates: list[int], held_full: bool, params: dict, open_slot
                  busy: list | None) -> int | None:
     """One transaction of ``_hold``: under the address's lock the session's live holds are counted
     first (``HoldLimit`` at ``CROWD_HOLDS_PER_SESSION``), then the candidates are tried: those
-    locked by others are put in ``busy`` (None: waited for); then, if none was busy, a take-over."""
+    locked by others are put in ``busy`` (None: waited for); then, if none was busy, a take-over.
+    Rolled back with ``params["rollback"]`` (a decoy's: its locks last as long as a hold's would)."""
+    with transaction.atomic():
+        try:
+            return _hold_in(candidates, held_full, params, open_slots, now, busy)
+        finally:
+            if params["rollback"]:
+                transaction.set_rollback(True)
+
+
+def _hold_in(candidates: list[int], held_full: bool, params: dict, open_slots: int, now, busy: list | None) -> int | None:
     postgres = connection.vendor == "postgresql"
-    with transaction.atomic(), connection.cursor() as cursor:
+    with connection.cursor() as cursor:
         if postgres:
             cursor.execute(_CLIENT_LOCK, [params["client"]])
         cursor.execute(_CLIENT_HOLDS, params)

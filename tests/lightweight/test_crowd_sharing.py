@@ -175,9 +175,7 @@ def test_a_keyless_client_is_answered_alike_whether_the_worker_id_took_part_or_n
     url = f"/lightweight/crowd/{link.token}/"
 
     def browser(worker, address):
-        client = Client(REMOTE_ADDR=address)
-        assert client.post(url, {"worker": worker}).status_code == 302
-        return client
+        return worker_page(url, worker, address)
 
     def shape(page, worker):
         """The page with what differs between any two workers' (names, ids, texts, tokens) left out."""
@@ -213,6 +211,34 @@ def test_a_keyless_client_is_answered_alike_whether_the_worker_id_took_part_or_n
     assert probe.cookies["crowd_keys"].value == decoy and numbers()[:3] == before[:3]
     assert task_of(j1.get(url)) == held and j1.post(url, answers(held)).status_code == 200   # the worker's own
     assert LiteAssignment.objects.filter(worker_id="j1").count() == 2
+
+
+def worker_page(url: str, worker: str, address: str) -> Client:
+    """A browser from ``address`` that gave ``worker`` as its id on the crowd page ``url``."""
+    client = Client(REMOTE_ADDR=address)
+    assert client.post(url, {"worker": worker}).status_code == 302
+    return client
+
+
+@pytest.mark.django_db
+def test_a_keyless_client_meets_the_limits_a_new_worker_meets(settings):
+    """A keyless client naming a known id is answered as a new worker would be in every case: its
+    task is chosen, under the same limits, as a new worker's, and its hold rolled back. Shown a
+    task where a new worker would be told its browser holds enough, it told the id took part."""
+    settings.CROWD_HOLDS_PER_SESSION = 1
+    link = judging_link(peers=3, judges=3)
+    url = f"/lightweight/crowd/{link.token}/"
+    assert worker_page(url, "j1", "127.0.0.5").get(url).status_code == 200
+    holds = list(LiteReservation.objects.values_list())
+    pages = {}
+    for worker, address in (("j1", "127.0.0.6"), ("j9", "127.0.0.7")):
+        client = worker_page(url, f"other-{worker}", address)
+        assert client.get(url).status_code == 200   # the browser's one hold
+        client.post(f"{url}?change", {"worker": worker})
+        pages[worker] = client.get(url)
+    assert [page.status_code for page in pages.values()] == [429, 429]
+    assert LiteReservation.objects.filter(worker_id__in=["j1", "j9"]).values_list().count() == 1   # j1's own
+    assert set(holds) <= set(LiteReservation.objects.values_list())
 
 
 def task_of(page) -> LiteTask:
