@@ -312,7 +312,8 @@ class CrowdTaskView(APIView):
         """``?worker=&key=``: the worker's next task (judging: held for it
         ``LIGHTWEIGHT_RESERVATION_SECONDS`` from the first showing, the same task again until
         answered) or reference (writing), with ``key``: the worker's key, issued with its first
-        piece of work and required from then on (403 without it); ``{"done": true}`` when nothing
+        piece of work and required from then on (without it, the answer a new worker would get,
+        with a decoy key that holds nothing and answers nothing); ``{"done": true}`` when nothing
         is left for it; ``{"done": false, "retry_after": seconds, "detail": ...}`` (and
         ``Retry-After``) when every judging task left is held by other workers now, with status 429
         when this browser session holds as many tasks as it may (``CROWD_HOLDS_PER_SESSION``)."""
@@ -321,13 +322,10 @@ class CrowdTaskView(APIView):
             worker = lightweight_work.clean_worker_id(request.query_params.get("worker", ""))
         except lightweight_work.WorkError as error:
             raise ValidationError({"worker": [str(error)]}) from None
-        try:
-            key = lightweight_work.worker_key(link.pyramid_id, worker, request.query_params.get("key", ""))
-        except lightweight_work.WorkError as error:
-            return Response({"detail": str(error)}, status=403)
-        client = crowd_client(request, key)
+        key, decoy = lightweight_work.worker_key(link.pyramid_id, worker, request.query_params.get("key", ""))
+        client = crowd_client(request, key, decoy)
         if link.kind == CrowdLink.Kind.WRITING:
-            reference = lightweight_work.next_reference(link.pyramid, worker)
+            reference = lightweight_work.next_reference(link.pyramid, worker, client)
             if reference is None:
                 return Response({"done": True, "key": key})
             return Response({"kind": "writing", "reference": reference.pk, "text": reference.text, "key": key,
@@ -338,7 +336,7 @@ class CrowdTaskView(APIView):
             return Response({"done": False, "retry_after": limit.retry_after, "detail": str(limit), "key": key},
                             status=429, headers={"Retry-After": str(limit.retry_after)})
         if task is None:
-            wait = lightweight_work.seconds_until_free(link, worker)
+            wait = lightweight_work.seconds_until_free(link, worker, client)
             if wait is None:
                 return Response({"done": True, "key": key})
             # Every task left is held by other workers: one may come back when a hold expires.

@@ -22,7 +22,9 @@ bounded per task by ``LIGHTWEIGHT_LATE_ANSWERS``.
 
 The worker is the client: a worker id gets a key with its first piece of work (``worker_key``,
 kept by its browser) and gets work and answers only with it, so someone who knows the id cannot
-answer in its name; workers behind one address (a lab's NAT) are workers of their own. Worker ids
+answer in its name; a client naming an id that has a key without presenting it is answered as a
+new worker would be, with a decoy key that holds and changes nothing, so asking tells no one who
+took part. Workers behind one address (a lab's NAT) are workers of their own. Worker ids
 are whatever a client types, so a script can still pose as a crowd: the address only shares a
 link's slots with other addresses. Free slots go to whoever asks; when none is free, a worker
 from an address holding less than its fair share (the link's open slots over the addresses
@@ -31,6 +33,7 @@ invented ids or addresses keeps a newcomer out; a browser session holds ``CROWD_
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
@@ -47,6 +50,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Min, Q
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from scoring.lite_statements import Statement, chunk, filter_statements, sample_batches, top_up
 
@@ -59,6 +63,9 @@ from annotation.lightweight import queries
 from annotation.lightweight.runs import touch
 
 MAX_WORKER_ID = 100
+# The worker id whose rows a decoy client is shown (``CrowdClient.record_of``), so none: blank, which
+# no typed id is (``clean_worker_id``) nor an imported one (stripped); not "" (ids deleted or never imported).
+NO_WORKER = " "
 PSEUDONYM_PREFIX = "anon-"   # the run's pseudonyms of worker ids (``lightweight_privacy``)
 MAX_STATEMENT_CHARS = 500
 # next_task: tasks tried under their row lock per choice, and choices made afresh when every tried
@@ -68,11 +75,12 @@ RESERVE_ROUNDS = 3
 ALL_RESERVED = "All remaining tasks are being judged right now; try again in a few minutes."
 # One message for every refused answer (not held, held no more, answered already, not this
 # worker's key): which of them it was would tell who took part.
-NOT_HELD = ("This task is not held for you (its time ran out and it went to other workers, or it was answered "
-            "already); please open the link again for another.")
-NOT_WRITABLE = ("This reference is not open to you (it has all the statements it needs, or you wrote about it "
-                "already); please open the link again for another.")
-KEY_MISSING = ("This worker id is in use in another browser: continue there, or enter another worker id.")
+NOT_HELD = ("This task is not held for you (its time ran out and it went to other workers, it was answered "
+            "already, or your worker id was started in another browser: continue there); please open the link "
+            "again for another.")
+NOT_WRITABLE = ("This reference is not open to you (it has all the statements it needs, you wrote about it "
+                "already, or your worker id was started in another browser: continue there); please open the link "
+                "again for another.")
 
 
 class WorkError(ValueError):
@@ -104,11 +112,18 @@ def topics_of(run: LightweightPyramid):
 class CrowdClient:
     """Where a crowd request comes from: its address (``client_network``) and a hash of its browser
     session ("" without one, e.g. a script on the API), and the worker's key as the request
-    presented it (``worker_key``)."""
+    presented it (``worker_key``); ``decoy``: that key is a decoy (the client named a worker id
+    with a key of its own), so the client is shown what a worker new to the run would be, and no
+    work, hold or count of the worker's."""
 
     address: str
     session: str = ""
     key: str = ""
+    decoy: bool = False
+
+    def record_of(self, worker: str) -> str:
+        """The worker id whose work this client may see: ``worker``'s, none (``NO_WORKER``) for a decoy."""
+        return NO_WORKER if self.decoy else worker
 
 
 class HoldLimit(WorkError):
@@ -128,21 +143,53 @@ def _key_matches(stored: str | None, key: str) -> bool:
     return bool(stored and key) and hmac.compare_digest(stored, _key_hash(key))
 
 
-def worker_key(run_id: int, worker: str, key: str) -> str:
+class WorkerKey(NamedTuple):
+    key: str
+    decoy: bool
+
+
+DECOY_NONCE = 16
+
+
+def _decoy_mac(run_id: int, worker: str, nonce: bytes) -> bytes:
+    return salted_hmac("crowd-decoy-key", f"{run_id}:{worker}:{nonce.hex()}", algorithm="sha256").digest()[:8]
+
+
+def _decoy_key(run_id: int, worker: str) -> str:
+    """A key for a client naming ``worker`` without its key: random, shaped as a real key
+    (``secrets.token_urlsafe(24)``), and recognised again (``_is_decoy``) without being stored."""
+    nonce = secrets.token_bytes(DECOY_NONCE)
+    return base64.urlsafe_b64encode(nonce + _decoy_mac(run_id, worker, nonce)).decode()
+
+
+def _is_decoy(run_id: int, worker: str, key: str) -> bool:
+    try:
+        raw = base64.urlsafe_b64decode(key.encode())
+    except ValueError:
+        return False
+    return len(raw) == DECOY_NONCE + 8 and hmac.compare_digest(raw[DECOY_NONCE:], _decoy_mac(run_id, worker, raw[:DECOY_NONCE]))
+
+
+def worker_key(run_id: int, worker: str, key: str) -> WorkerKey:
     """The key under which ``worker`` asks for work in the run: ``key`` when it is the worker's,
-    a new one when the worker id is new to the run (handed to the client once, stored hashed);
-    ``WorkError`` (``KEY_MISSING``) when the id has another key. One statement, except for a key
-    presented for an id without one (its keys were dropped with its ids: ``lightweight_privacy``)."""
+    a new one when the worker id is new to the run (handed to the client once, stored hashed).
+
+    When the id has another key, a decoy (``WorkerKey.decoy``): the client is answered as a new
+    worker would be (a key of the same shape, kept as the client presents it again, and work
+    shown with no hold taken), and whatever it submits gets the one refusal. A refusal instead
+    ("in use in another browser") told anyone who typed or guessed an id whether it took part.
+    One statement, except for a key presented for an id without one (its keys were dropped with
+    its ids: ``lightweight_privacy``)."""
     if key:
         stored = queries.stored_key(run_id, worker)
         if _key_matches(stored, key):
-            return key
+            return WorkerKey(key, False)
         if stored is not None:
-            raise WorkError(KEY_MISSING)
+            return WorkerKey(key if _is_decoy(run_id, worker, key) else _decoy_key(run_id, worker), True)
     new = secrets.token_urlsafe(24)
     if not queries.add_key(run_id, worker, _key_hash(new)):   # the id has a key already (another browser's)
-        raise WorkError(KEY_MISSING)
-    return new
+        return WorkerKey(_decoy_key(run_id, worker), True)
+    return WorkerKey(new, False)
 
 
 def _spread(worker: str, pk: int) -> int:
@@ -151,11 +198,12 @@ def _spread(worker: str, pk: int) -> int:
     return (pk * 2654435761 + zlib.crc32(worker.encode())) % 1000003
 
 
-def next_reference(run: LightweightPyramid, worker: str) -> ReferenceSummary | None:
-    """A reference that still needs writers and that this worker has not written about: among
-    those with the fewest writings, in the worker's own order."""
+def next_reference(run: LightweightPyramid, worker: str, client: CrowdClient | None = None) -> ReferenceSummary | None:
+    """A reference that still needs writers and that this worker has not written about (a decoy
+    client: any, ``CrowdClient.record_of``): among those with the fewest writings, in the worker's own order."""
+    written = client.record_of(worker) if client else worker
     references = list(ReferenceSummary.objects.filter(topic__dataset=run.dataset)
-                      .exclude(pk__in=LiteWriting.objects.filter(worker_id=worker, pyramid=run).values("reference_id"))
+                      .exclude(pk__in=LiteWriting.objects.filter(worker_id=written, pyramid=run).values("reference_id"))
                       .annotate(writers=Count("lite_writings", filter=Q(lite_writings__pyramid=run)))
                       .filter(writers__lt=run.writers_per_reference).values_list("id", "writers"))
     if not references:
@@ -328,7 +376,9 @@ def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | N
     ``LIGHTWEIGHT_RESERVATION_SECONDS`` from now (``CROWD_FIRST_HOLD_SECONDS`` while the worker has
     answered nothing in the run: an unanswered hold is short); None when there is none for it right now (all
     answered or held by others: ``seconds_until_free`` tells which). Raises ``HoldLimit`` when the
-    browser session holds as many slots as it may. The caller has checked the worker's key.
+    browser session holds as many slots as it may. The caller has checked the worker's key; a
+    decoy client (``CrowdClient.decoy``) gets what a worker new to the run would (the same choice,
+    hold limit or none), and its hold is rolled back.
 
     A task the worker holds and has not answered comes first, its hold as it is (a reload does
     not renew it). Otherwise a task as ``queries._PROPOSALS`` orders them. The choice is one query on task
@@ -339,12 +389,13 @@ def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | N
     now = timezone.now()
     adapt = connection.ops.adapt_datetimefield_value
     judges = link.pyramid.judges_per_task
-    params = {"run": link.pyramid_id, "batch": link.batch or 0, "worker": worker, "now": adapt(now),
+    params = {"run": link.pyramid_id, "batch": link.batch or 0, "worker": client.record_of(worker), "now": adapt(now),
               "until": adapt(now + timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS)),
               "first_until": adapt(now + timedelta(seconds=min(settings.CROWD_FIRST_HOLD_SECONDS,
                                                                settings.LIGHTWEIGHT_RESERVATION_SECONDS))),
               "client": client.address, "session": client.session,
-              "judges": judges, "spread": zlib.crc32(worker.encode()), "limit": RESERVE_CANDIDATES}
+              "judges": judges, "spread": zlib.crc32(worker.encode()), "limit": RESERVE_CANDIDATES,
+              "rollback": client.decoy}
     for _ in range(RESERVE_ROUNDS):
         proposals = queries.proposals(params)
         if not proposals:
@@ -354,7 +405,7 @@ def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | N
         free = [pk for pk, _, taken, _ in proposals if taken < judges]
         pk = _hold(free, len(free) < len(proposals), params, int(proposals[0][3]), now)
         if pk is not None:
-            return _shown(pk, worker)
+            return _shown(pk, params["worker"])
         if len(free) < RESERVE_CANDIDATES:   # every task that had a free slot was tried
             return None
     return None
@@ -409,26 +460,36 @@ def _hold_one_of(candidates: list[int], held_full: bool, params: dict, open_slot
                  busy: list | None) -> int | None:
     """One transaction of ``_hold``: under the address's lock the session's live holds are counted
     first (``HoldLimit`` at ``CROWD_HOLDS_PER_SESSION``), then the candidates are tried: those
-    locked by others are put in ``busy`` (None: waited for); then, if none was busy, a take-over."""
+    locked by others are put in ``busy`` (None: waited for); then, if none was busy, a take-over.
+    Rolled back with ``params["rollback"]`` (a decoy's: its locks last as long as a hold's would)."""
     with transaction.atomic():
-        queries.lock_client(params["client"])
-        answered, session, soonest, held = queries.client_holds(params)
-        if held is not None:   # the worker's other tab got it
-            return held
-        if not answered:   # a worker id yet to do any work here: a short hold (an invented one's frees soon)
-            params = {**params, "until": params["first_until"]}
-        if session >= settings.CROWD_HOLDS_PER_SESSION:
-            raise HoldLimit(max(1, math.ceil((_datetime(soonest, now) - now).total_seconds())))
-        for pk in candidates:
-            # locked by another request (or the task is gone)
-            if not queries.lock_task(pk, skip_locked=busy is not None):
-                if busy is not None:
-                    busy.append(pk)
-                continue
-            if queries.reserve({**params, "task": pk}):
-                return pk
-        if held_full and not busy:
-            return _take_over(params, open_slots)
+        try:
+            return _hold_in(candidates, held_full, params, open_slots, now, busy)
+        finally:
+            if params["rollback"]:
+                transaction.set_rollback(True)
+
+
+def _hold_in(candidates: list[int], held_full: bool, params: dict, open_slots: int, now, busy: list | None) -> int | None:
+    """``_hold_one_of`` inside its transaction."""
+    queries.lock_client(params["client"])
+    answered, session, soonest, held = queries.client_holds(params)
+    if held is not None:   # the worker's other tab got it
+        return held
+    if not answered:   # a worker id yet to do any work here: a short hold (an invented one's frees soon)
+        params = {**params, "until": params["first_until"]}
+    if session >= settings.CROWD_HOLDS_PER_SESSION:
+        raise HoldLimit(max(1, math.ceil((_datetime(soonest, now) - now).total_seconds())))
+    for pk in candidates:
+        # locked by another request (or the task is gone)
+        if not queries.lock_task(pk, skip_locked=busy is not None):
+            if busy is not None:
+                busy.append(pk)
+            continue
+        if queries.reserve({**params, "task": pk}):
+            return pk
+    if held_full and not busy:
+        return _take_over(params, open_slots)
     return None
 
 
@@ -461,10 +522,12 @@ def _open_tasks(link: CrowdLink, worker: str):
             .values("id").annotate(n=Count("assignments")).filter(n__lt=link.pyramid.judges_per_task).values("id"))
 
 
-def seconds_until_free(link: CrowdLink, worker: str) -> int | None:
+def seconds_until_free(link: CrowdLink, worker: str, client: CrowdClient | None = None) -> int | None:
     """After ``next_task`` found nothing: the seconds until the first hold by another worker on a
     task this worker could still judge expires (its slot may come back then), or None when nothing
-    is left for this worker (every task answered by it, or fully answered)."""
+    is left for this worker (every task answered by it, or fully answered; for a decoy client, as
+    for a worker new to the run)."""
+    worker = client.record_of(worker) if client else worker
     now = timezone.now()
     soonest = (LiteReservation.objects.filter(task__in=_open_tasks(link, worker), expires_at__gt=now)
                .exclude(worker_id=worker).aggregate(soonest=Min("expires_at"))["soonest"])

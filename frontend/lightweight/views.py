@@ -55,8 +55,10 @@ SUBMISSIONS_SHOWN = 200   # per table on the run page; the export has them all
 JUDGING_ANSWERS = ("present", "absent")   # the values the judging page posts
 # The browser's worker keys (``lightweight_work.worker_key``), "run:worker" -> key, signed. A cookie
 # of its own rather than the session: MTurk frames the pages on its own site, where a SameSite=Lax
-# session cookie is not sent (this one is SameSite=None over HTTPS); the forms carry the key too.
+# session cookie is not sent (this one is SameSite=None over HTTPS). Browsers blocking third-party
+# cookies keep none there: the pages carry the key too, and keep it in the site's storage (``_work``).
 KEY_COOKIE = "crowd_keys"
+RESUME = "resume"   # posted by a page with the key the browser stored (crowd.js): shown as a page load
 KEYS_KEPT = 8
 KEY_COOKIE_SECONDS = 30 * 24 * 3600
 
@@ -301,20 +303,26 @@ def _kept_keys(request) -> dict:
 
 
 def _work(request, link, worker, visit=None):
-    """The worker's piece of work, with its key: on a page load the browser's key of this worker is
-    checked, or issued when the worker id is new to the run (kept in the browser's cookie); a
-    submission carries it (cookie or form) to the service, which refuses it without."""
+    """The worker's piece of work, with its key: on a page load the key the browser presents for
+    this worker (its cookie) is checked, or issued when the worker id is new to the run, or a decoy
+    when the id has another key (``lightweight_work.worker_key``: the page then looks as a new
+    worker's, and tells every worker new to this browser to continue in the one it started in); a
+    submission carries it (form or cookie) to the service, which refuses it without.
+
+    Where the browser keeps no cookie (MTurk's frame with third-party cookies blocked), the page
+    keeps the key in the site's storage (crowd.js, per top-level site: kept from one HIT to the
+    next): a page whose key was just issued (``key_fresh``) is posted again with the stored key
+    (``RESUME``), which is answered as a page load presenting it. The post is CSRF-checked as
+    every other, except in MTurk's frame (``crowd``)."""
     kept = _kept_keys(request)
     name = f"{link.pyramid_id}:{worker}"
-    key = kept.get(name) or request.POST.get("key", "")
-    if request.method != "POST":
-        try:
-            key = lightweight_work.worker_key(link.pyramid_id, worker, key)
-        except lightweight_work.WorkError as error:
-            return render(request, "lightweight/crowd_message.html", {"title": "This worker id is in use",
-                          "message": str(error), "link": link, "change": visit is None}, status=403)
+    presented = request.POST.get("key") or kept.get(name, "")
+    resumed = RESUME in request.POST
+    submitting = request.method == "POST" and not resumed
+    key, decoy = (presented, False) if submitting else lightweight_work.worker_key(link.pyramid_id, worker, presented)
+    page = {"link": link, "worker": worker, "visit": visit, "key": key, "key_fresh": key != presented and not resumed}
     work = _writing if link.kind == CrowdLink.Kind.WRITING else _judging
-    response = work(request, link, worker, crowd_client(request, key), key, visit)
+    response = work(request, page, crowd_client(request, key, decoy), submitting)
     if kept.get(name) != key and key:
         kept.pop(name, None)
         keys = {**dict(list(kept.items())[-(KEYS_KEPT - 1):]), name: key}
@@ -381,7 +389,7 @@ def _done(request, link, worker, code, visit=None):
 def _finished_ending(link, worker, visit) -> dict | None:
     """The platform's ending for a worker told there is nothing (more) for it: a Prolific worker
     who did some work here (and came back with "Do another task first") still gets its completion
-    link."""
+    link. ``worker``: as ``CrowdClient.record_of`` gives it."""
     if visit is None or visit.platform != Platform.PROLIFIC:
         return None
     run = link.pyramid
@@ -391,9 +399,10 @@ def _finished_ending(link, worker, visit) -> dict | None:
     return lightweight_platforms.ending(visit, "", run.prolific_code)
 
 
-def _writing(request, link, worker, client, key, visit=None):
+def _writing(request, page, client, submitting):
+    link, worker, visit = page["link"], page["worker"], page["visit"]
     run = link.pyramid
-    if request.method == "POST":
+    if submitting:
         reference = get_object_or_404(ReferenceSummary, pk=_pk(request.POST.get("reference")), topic__dataset=run.dataset)
         form = WritingForm(request.POST, count=run.statements_per_writer)
         if form.is_valid():
@@ -405,43 +414,45 @@ def _writing(request, link, worker, client, key, visit=None):
                 form.add_error(None, str(error))
         status = 400
     else:
-        reference = lightweight_work.next_reference(run, worker)
+        reference = lightweight_work.next_reference(run, worker, client)
         if reference is None:
             return render(request, "lightweight/crowd_message.html", {
-                "title": "Thank you", "message": "There is no more statement writing for you here.",
-                "ending": _finished_ending(link, worker, visit)})
+                **page, "title": "Thank you", "message": "There is no more statement writing for you here.",
+                "ending": _finished_ending(link, client.record_of(worker), visit)})
         form = WritingForm(count=run.statements_per_writer)
         status = 200
-    done = LiteWriting.objects.filter(pyramid=run, worker_id=worker).count()
-    return render(request, "lightweight/crowd_write.html",
-                  {"link": link, "worker": worker, "reference": reference, "form": form, "done": done, "visit": visit,
-                   "key": key}, status=status)
+    # Not with a refused submission, whose key was not checked here (as on the judging page).
+    done = None if submitting else LiteWriting.objects.filter(pyramid=run, worker_id=client.record_of(worker)).count()
+    return render(request, "lightweight/crowd_write.html", {**page, "reference": reference, "form": form, "done": done},
+                  status=status)
 
 
-def _no_task(request, link, worker, visit=None):
+def _no_task(request, page, client):
     """No task for this worker: none left, or every one it could judge held by other workers now
     (one may come back when a hold expires, so the worker is asked to return, not thanked off).
     A Prolific worker who did some work gets its completion link either way."""
-    wait = lightweight_work.seconds_until_free(link, worker)
-    ending = _finished_ending(link, worker, visit)
+    link, worker, visit = page["link"], page["worker"], page["visit"]
+    wait = lightweight_work.seconds_until_free(link, worker, client)
+    ending = _finished_ending(link, client.record_of(worker), visit)
     if wait is None:
-        return render(request, "lightweight/crowd_message.html", {"title": "Thank you", "ending": ending, "message": (
+        return render(request, "lightweight/crowd_message.html", {**page, "title": "Thank you", "ending": ending, "message": (
             "There is no task left for you here: please return this HIT on MTurk." if visit and visit.platform == Platform.MTURK
             else "There are no more tasks for you here.")})
     response = render(request, "lightweight/crowd_message.html", {
-        "title": "Please come back soon", "message": lightweight_work.ALL_RESERVED, "ending": ending})
+        **page, "title": "Please come back soon", "message": lightweight_work.ALL_RESERVED, "ending": ending})
     response["Retry-After"] = str(wait)
     return response
 
 
-def _judging(request, link, worker, client, key, visit=None):
+def _judging(request, page, client, submitting):
     """The judging page and its submission. The statements are rendered by the template directly,
     not through a form of 16 radio fields: the page is what a crowd loads hundreds of times a
     minute, and form rendering was most of its CPU. A submission needs only the task's statement
     ids (no statement or summary text) unless it is refused and the page is shown again."""
+    link, worker, visit = page["link"], page["worker"], page["visit"]
     run = link.pyramid
     chosen, missing, error = {}, set(), None
-    if request.method == "POST":
+    if submitting:
         # Submitted by the task's id: the service reads the task as it locks it. Only a refused
         # submission reads it here, to show the page again with the answers given.
         answers = {name[1:]: value for name, value in request.POST.items() if name[:1] == "a" and name[1:].isdigit()}
@@ -464,17 +475,16 @@ def _judging(request, link, worker, client, key, visit=None):
         try:
             task = lightweight_work.next_task(link, worker, client)
         except lightweight_work.HoldLimit as limit:
-            response = render(request, "lightweight/crowd_message.html", {"title": "Please come back soon", "message": str(limit)},
-                              status=429)
+            response = render(request, "lightweight/crowd_message.html", {
+                **page, "title": "Please come back soon", "message": str(limit)}, status=429)
             response["Retry-After"] = str(limit.retry_after)
             return response
         if task is None:
-            return _no_task(request, link, worker, visit)
+            return _no_task(request, page, client)
         status = 200
     judgments = _judgments(task, chosen, missing)
-    # Read with the task when it was chosen for showing (``next_task``); counted here
-    # when a refused submission shows it again.
-    done = task.worker_done if hasattr(task, "worker_done") else LiteAssignment.objects.filter(task__pyramid=run, worker_id=worker).count()
+    # Read with the task when it was chosen for showing (``next_task``); not shown again with a
+    # refused submission, whose key was not checked here (a decoy's would be the worker's count).
+    done = getattr(task, "worker_done", None)
     return render(request, "lightweight/crowd_judge.html", {
-        "link": link, "worker": worker, "task": task, "judgments": judgments, "error": error, "done": done,
-        "visit": visit, "key": key}, status=status)
+        **page, "task": task, "judgments": judgments, "error": error, "done": done}, status=status)

@@ -5,6 +5,7 @@ every refusal of an answer reads alike. The live test sends real HTTP requests f
 loopback addresses (127.0.x.y) to a live server on PostgreSQL, as a crowd and an attack would."""
 import http.client
 import json
+import re
 import threading
 import time
 from urllib.parse import urlencode, urlsplit
@@ -132,7 +133,7 @@ def test_a_worker_id_gets_work_and_answers_only_with_its_key():
     second address), pulling its agreement below the threshold so all its genuine answers were
     dropped; and "this worker id has answered this task already" told which ids took part."""
     link = judging_link(peers=2, judges=3)
-    url, page_url = f"/api/crowd/{link.token}/", f"/lightweight/crowd/{link.token}/"
+    url = f"/api/crowd/{link.token}/"
     victim = APIClient(REMOTE_ADDR="127.0.0.5")
     shown = victim.get(url, {"worker": "j1"}).data
     task, key = LiteTask.objects.get(pk=shown["task"]), shown["key"]
@@ -143,23 +144,136 @@ def test_a_worker_id_gets_work_and_answers_only_with_its_key():
         return client.post(url, body if key is None else {**body, "key": key}, format="json")
 
     impostor = APIClient(REMOTE_ADDR="127.0.0.6")
-    assert impostor.get(url, {"worker": "j1"}).status_code == 403   # no work under j1's id without its key
-    assert impostor.get(url, {"worker": "j1", "key": "guessed"}).status_code == 403
-    page = Client(REMOTE_ADDR="127.0.0.6")
-    page.post(page_url, {"worker": "j1"})
-    refused_page = page.get(page_url)
-    assert refused_page.status_code == 403 and lightweight_work.KEY_MISSING in refused_page.content.decode()
-    refusals = [post(impostor, "j1"), post(impostor, "j1", "guessed"), post(impostor, "nobody")]
+    keys, holds = list(LiteWorkerKey.objects.values_list("worker_id", "key_hash")), list(LiteReservation.objects.values_list())
+    decoys = [impostor.get(url, {"worker": "j1"}).data, impostor.get(url, {"worker": "j1", "key": "guessed"}).data]
+    assert all(d["key"] != key and "task" in d for d in decoys)   # no work under j1's id without its key (a decoy's)
+    assert list(LiteWorkerKey.objects.values_list("worker_id", "key_hash")) == keys   # and nothing held or stored
+    assert list(LiteReservation.objects.values_list()) == holds
+    refusals = [post(impostor, "j1"), post(impostor, "j1", "guessed"), post(impostor, "nobody"),
+                post(impostor, "j1", decoys[0]["key"])]
     assert post(victim, "j1", key).status_code == 201   # the worker's own answer
     refusals += [post(impostor, "j1"), post(impostor, "j1", "guessed")]   # answered already, without the key
     other = LiteTask.objects.filter(batch=1).exclude(pk=task.pk).get()
     refusals.append(post(victim, "j1", key, other))   # with the key, but no hold
-    assert [r.status_code for r in refusals] == [400] * 6
+    assert [r.status_code for r in refusals] == [400] * 7
     assert {str(r.data["detail"][0]) for r in refusals} == {lightweight_work.NOT_HELD}   # one message, whichever it was
     assert not any("completion_code" in r.data for r in refusals)
     assert list(LiteAssignment.objects.values_list("worker_id", "answers")) == [("j1", "n" * len(task.statement_ids))]
     moved = APIClient(REMOTE_ADDR="127.0.0.7")   # the worker on another network: its key is the worker
     assert moved.get(url, {"worker": "j1", "key": key}).data["task"] == other.pk
+
+
+@pytest.mark.django_db
+def test_a_keyless_client_is_answered_alike_whether_the_worker_id_took_part_or_not():
+    """A crowd page asked for a known worker id without its key said the id was "in use in
+    another browser", while an unused id got a task: anyone who knew or guessed ids learnt who
+    took part. Both now get the same page (a task, a fresh key of the same shape, and the notice
+    telling a worker new to this browser to continue in the one it started in); the known id's
+    takes no hold, stores no key, shows none of the worker's work and has its answers refused with
+    the one refusal, which says the same; the worker keeps its task and its answers count."""
+    link = judging_link(peers=3, judges=3)
+    url = f"/lightweight/crowd/{link.token}/"
+
+    def browser(worker, address):
+        return worker_page(url, worker, address)
+
+    def shape(page, worker):
+        """The page with what differs between any two workers' (names, ids, texts, tokens) left out."""
+        text = re.sub(r'value="[^"]*"|<blockquote[^>]*>.*?</blockquote>|<legend>.*?</legend>', "", page.content.decode(), flags=re.DOTALL)
+        return page.status_code, text.replace(worker, "WORKER")
+
+    def numbers():
+        return (list(LiteReservation.objects.values_list("worker_id", "task_id", "expires_at")),
+                list(LiteWorkerKey.objects.values_list("worker_id", "key_hash")),
+                list(LiteAssignment.objects.values_list("worker_id", "task_id", "answers")),
+                lightweight_work.progress(link.pyramid))
+
+    j1 = browser("j1", "127.0.0.5")
+    answered = task_of(j1.get(url))
+    assert j1.post(url, answers(answered)).status_code == 200
+    held = task_of(j1.get(url))   # j1: one task answered, one held
+    before = numbers()
+    probe = browser("j1", "127.0.0.6")
+    known = probe.get(url)
+    assert numbers() == before   # a keyless client naming j1 changes no number
+    unused = browser("j9", "127.0.0.7").get(url)
+    assert shape(known, "j1") == shape(unused, "j9")   # and is answered as a worker new to the run
+    before = numbers()
+    page = known.content.decode()
+    assert "0 done" in page and "If you have worked as j1 in another browser before, please continue there" in page
+    decoy = probe.cookies["crowd_keys"].value
+    shown = task_of(known)
+    refused = probe.post(url, answers(shown))
+    assert refused.status_code == 400 and lightweight_work.NOT_HELD in refused.content.decode()
+    assert "started in another browser: continue there" in lightweight_work.NOT_HELD
+    again = probe.get(url)   # the decoy's key is kept, as a worker's is
+    assert again.status_code == 200 and "crowd_keys" not in again.cookies and "data-key-notice" not in again.content.decode()
+    assert probe.cookies["crowd_keys"].value == decoy and numbers()[:3] == before[:3]
+    assert task_of(j1.get(url)) == held and j1.post(url, answers(held)).status_code == 200   # the worker's own
+    assert LiteAssignment.objects.filter(worker_id="j1").count() == 2
+
+
+def worker_page(url: str, worker: str, address: str) -> Client:
+    """A browser from ``address`` that gave ``worker`` as its id on the crowd page ``url``."""
+    client = Client(REMOTE_ADDR=address)
+    assert client.post(url, {"worker": worker}).status_code == 302
+    return client
+
+
+@pytest.mark.django_db
+def test_a_keyless_client_meets_the_limits_a_new_worker_meets(settings):
+    """A keyless client naming a known id is answered as a new worker would be in every case: its
+    task is chosen, under the same limits, as a new worker's, and its hold rolled back. Shown a
+    task where a new worker would be told its browser holds enough, it told the id took part."""
+    settings.CROWD_HOLDS_PER_SESSION = 1
+    link = judging_link(peers=3, judges=3)
+    url = f"/lightweight/crowd/{link.token}/"
+    assert worker_page(url, "j1", "127.0.0.5").get(url).status_code == 200
+    holds = list(LiteReservation.objects.values_list())
+    pages = {}
+    for worker, address in (("j1", "127.0.0.6"), ("j9", "127.0.0.7")):
+        client = worker_page(url, f"other-{worker}", address)
+        assert client.get(url).status_code == 200   # the browser's one hold
+        client.post(f"{url}?change", {"worker": worker})
+        pages[worker] = client.get(url)
+    assert [page.status_code for page in pages.values()] == [429, 429]
+    assert LiteReservation.objects.filter(worker_id__in=["j1", "j9"]).values_list().count() == 1   # j1's own
+    assert set(holds) <= set(LiteReservation.objects.values_list())
+
+
+def task_of(page) -> LiteTask:
+    return LiteTask.objects.get(pk=re.search(r'name="task" value="(\d+)"', page.content.decode()).group(1))
+
+
+def answers(task) -> dict:
+    return {"task": task.pk, **{f"a{pk}": "present" for pk in task.statement_ids}}
+
+
+@pytest.mark.django_db
+def test_a_page_asked_again_with_the_stored_key_shows_the_workers_task_and_is_csrf_checked():
+    """A browser keeping no cookie (MTurk's frame with third-party cookies blocked) presents no key
+    with a page load: the page, given a fresh key, posts itself again with the key the browser
+    stored (crowd.js). That post shows the worker's own task, is never answered with a fresh key
+    again (no loop), and like every post outside MTurk's frame needs the CSRF token."""
+    link = judging_link(peers=2, judges=3)
+    url = f"/lightweight/crowd/{link.token}/"
+    first = Client(REMOTE_ADDR="127.0.0.5")
+    first.post(url, {"worker": "j1"})
+    shown = first.get(url)
+    held, key = task_of(shown), re.search(r'name="key" value="([^"]+)"', shown.content.decode()).group(1)
+    other = Client(REMOTE_ADDR="127.0.0.5", enforce_csrf_checks=True)   # the worker's browser without its cookie
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', other.get(url).content.decode()).group(1)
+    assert other.post(url, {"worker": "j1", "csrfmiddlewaretoken": token}).status_code == 302
+    fresh = other.get(url).content.decode()
+    assert "data-fresh" in fresh and f'value="{key}"' not in fresh
+    assert other.post(url, {"key": key, "resume": "1"}).status_code == 403   # no CSRF token
+    resumed = other.post(url, {"key": key, "resume": "1", "csrfmiddlewaretoken": token})
+    assert resumed.status_code == 200 and task_of(resumed) == held and "data-fresh" not in resumed.content.decode()
+    assert list(LiteReservation.objects.values_list("worker_id", "task_id")) == [("j1", held.pk)]   # the one hold
+    stale = other.post(url, {"key": "stale", "resume": "1", "csrfmiddlewaretoken": token}).content.decode()
+    assert "data-fresh" not in stale   # a key no longer valid: a new one, never asked again
+    answered = other.post(url, {**answers(held), "key": key, "csrfmiddlewaretoken": token})
+    assert answered.status_code == 200 and LiteAssignment.objects.filter(worker_id="j1", task=held).exists()
 
 
 # --- addresses share the slots fairly --------------------------------------------------------------

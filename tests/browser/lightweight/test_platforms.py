@@ -179,17 +179,21 @@ def test_coordinator_checks_codes_and_pseudonymises(chromium, live_server, world
     assert errors == []
 
 
+def framing_browser(chromium, request, *flags):
+    """A Chromium of its own in which the test's MTurk, a public site, frames localhost, which
+    Chromium otherwise refuses (local network access); deployed, the app is a public site too."""
+    browser = chromium.browser_type.launch(executable_path=chromium_path(), headless=True,
+                                           args=[*CHROMIUM_FLAGS, "--disable-features=LocalNetworkAccessChecks", *flags])
+    request.addfinalizer(browser.close)
+    return browser
+
+
 def test_an_mturk_worker_judges_inside_mturks_frame(chromium, live_server, world, artifacts, request):
     """As MTurk shows an external question: in a frame on MTurk's site, where the browser sends
     this site's (SameSite) cookies neither for the session nor for the CSRF check."""
     link = CrowdLink.objects.create(pyramid=world, kind=CrowdLink.Kind.JUDGING, batch=1)
     task_url = f"{live_server.url}/lightweight/crowd/{link.token}/?{urlencode(MTURK)}"
-    # The test's MTurk is a public site framing localhost, which Chromium refuses (local network
-    # access); deployed, the app is a public site too.
-    browser = chromium.browser_type.launch(executable_path=chromium_path(), headless=True,
-                                           args=[*CHROMIUM_FLAGS, "--disable-features=LocalNetworkAccessChecks"])
-    request.addfinalizer(browser.close)
-    page = browser.new_context(viewport={"width": 1000, "height": 1000}).new_page()
+    page = framing_browser(chromium, request).new_context(viewport={"width": 1000, "height": 1000}).new_page()
     errors, handed_in = [], []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -211,3 +215,66 @@ def test_an_mturk_worker_judges_inside_mturks_frame(chromium, live_server, world
         page.wait_for_timeout(100)
     assert parse_qs(handed_in[0]) == {"assignmentId": [MTURK["assignmentId"]], "surveycode": [code]}
     assert errors == []
+
+
+def test_an_mturk_workers_next_hits_in_the_frame_need_no_third_party_cookie(chromium, live_server, world, artifacts, request):
+    """Safari, and Chromium with third-party cookies blocked, keep no cookie of this site in MTurk's
+    frame: the worker key was kept in one only, so a worker's second HIT was refused as "in use in
+    another browser". The page now keeps the key in the site's storage too (partitioned per top-level
+    site, so kept from one HIT on MTurk to the next) and sends it again; another browser of the same
+    worker is still told to continue in the first, and gets no answer of its own taken."""
+    link = CrowdLink.objects.create(pyramid=world, kind=CrowdLink.Kind.JUDGING)   # both batches: 4 tasks
+    browser = framing_browser(chromium, request, "--test-third-party-cookie-phaseout")
+    errors, handed_in = [], []
+
+    def hit(context, number: int):
+        """The worker's HIT ``number`` on MTurk's site, the task page in its frame."""
+        params = {**MTURK, "assignmentId": f"{MTURK['assignmentId'][:-2]}{number:02d}"}
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.route("https://workersandbox.mturk.com/mturk/preview*", lambda route: route.fulfill(
+            status=200, content_type="text/html", body=f'<!doctype html><html lang="en"><head><title>HIT</title></head>'
+            f'<body><h1>HIT</h1><iframe title="task" src="{live_server.url}/lightweight/crowd/{link.token}/?{urlencode(params)}"'
+            f' width="900" height="800"></iframe></body></html>'))
+        page.route("https://workersandbox.mturk.com/mturk/externalSubmit", lambda route: (
+            handed_in.append(parse_qs(route.request.post_data)), route.fulfill(status=200, body=platform_page("MTurk got it"),
+                                                                               content_type="text/html")))
+        page.goto(f"https://workersandbox.mturk.com/mturk/preview?groupId={number}")
+        return page, page.frame_locator("iframe")
+
+    def judge(page, frame, number: int):
+        answer_all(frame)
+        frame.get_by_role("button", name="Submit").click()
+        code = frame.locator("[data-completion-code]").inner_text()
+        frame.get_by_role("button", name="Submit to MTurk").click()
+        for _ in range(100):   # the frame's navigation to MTurk
+            if len(handed_in) == number:
+                break
+            page.wait_for_timeout(100)
+        assert handed_in[-1]["surveycode"] == [code]
+
+    worker = browser.new_context(viewport={"width": 1000, "height": 1000})
+    for number in (1, 2, 3):
+        page, frame = hit(worker, number)
+        expect(frame.locator(".crowd-who")).to_contain_text(f"{number - 1} done")
+        if number == 1:
+            expect(frame.locator("[data-key-notice]")).to_be_visible()   # a worker new to this browser is told
+        else:
+            expect(frame.locator("[data-key-notice]")).to_have_count(0)
+        if number == 2:
+            page.screenshot(path=str(artifacts / "lightweight-mturk-frame-second-hit.png"))
+        judge(page, frame, number)
+        page.close()
+    assert not [c for c in worker.cookies() if c["name"] == "crowd_keys"]   # the browser kept no cookie of this site
+    assert LiteAssignment.objects.filter(worker_id=MTURK["workerId"], platform="mturk").count() == 3
+    assert errors == []
+
+    # The same worker in another browser: told to continue in the first; its answers are not taken.
+    page, frame = hit(browser.new_context(viewport={"width": 1000, "height": 1000}), 4)
+    expect(frame.locator("[data-key-notice]")).to_contain_text("please continue there")
+    answer_all(frame)
+    frame.get_by_role("button", name="Submit").click()
+    expect(frame.locator("[role=alert]")).to_contain_text("started in another browser: continue there")
+    assert LiteAssignment.objects.filter(worker_id=MTURK["workerId"]).count() == 3
+    assert errors == ["Failed to load resource: the server responded with a status of 400 (Bad Request)"]   # the refusal
