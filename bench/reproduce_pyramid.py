@@ -152,6 +152,7 @@ class PyramidRun(Run):
     floor: int = 0
     snapped_parts: int = 0
     snapped_contributors: int = 0
+    retries: int = 0
     snap_examples: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     mismatch: list[str] = field(default_factory=list)
@@ -168,16 +169,30 @@ SNAPPED = """async (spans) => {
 }"""
 
 
+# What the last drag did: the selection it left (painted as pending) and the status line.
+DRAGGED = "() => [[...document.querySelectorAll('.ref-text .seg.pending')].map((s) => s.textContent).join(''), document.querySelector('#builder .last-action').textContent]"
+
+
 class BuilderRobot(Robot):
     """The robot in the pyramid builder: reference texts side by side in a scrolling pane."""
 
+    retries = 0  # drags done again because the browser selected something else (see drag_part)
+
     def drag_part(self, run: Run, texts: dict[int, str], part: Part, shift: bool) -> None:
+        """Drag over ``part`` (Shift held: it becomes a part of the selected contributor). On this
+        loaded machine headless Chromium now and then leaves another selection than the one dragged
+        over (a lone line break); the drag is then done again, not counted (``retries`` says how often)."""
         reference, start, end = part
         text = texts[reference]
-        super().drag(run, f'.ref-text[data-ref="{reference}"]', TEXTS, (to_u16(text, start), to_u16(text, end)), shift,
-                     kind="part" if shift else "select")
-        if not shift and not self.page.locator(".ref-text .seg.pending").count():
-            sys.exit(f"dragging over [{start}, {end}) of reference {reference} selected nothing")
+        kind = "part" if shift else "select"
+        for attempt in range(3):
+            super().drag(run, f'.ref-text[data-ref="{reference}"]', TEXTS, (to_u16(text, start), to_u16(text, end)), shift, kind=kind)
+            pending, said = self.page.evaluate(DRAGGED)
+            if (f"Added “{text[start:end]}” as a part" in said) if shift else pending == text[start:end]:
+                return
+            run.actions[kind] -= 1
+            self.retries += 1
+        sys.exit(f"dragging over [{start}, {end}) of reference {reference} ({text[start:end]!r}) selected {pending!r} three times ({said})")
 
 
 def rebuild(robot, run: Run, scus: list[Scu], texts: dict[int, str]) -> None:
@@ -321,7 +336,9 @@ def main():
             run.ducview, run.floor = ducview_minimum(scus), our_minimum(scus)
             print(f"{topic.external_id}: rebuilding {run.scus} SCUs, {run.contributors} contributors, {run.parts} parts "
                   f"(expert pyramid {expert.pk}, {len(texts)} references) ...", flush=True)
+            retries = robot.retries
             rebuild(robot, run, scus, texts)
+            run.retries = robot.retries - retries
             b.close_db_connections()
             run.mismatch = differences([[c for c, _ in scu] for scu in contributors_of(ours)], [list(s.contributors) for s in scus])
             runs.append(run)
@@ -331,6 +348,7 @@ def main():
                   f"waited {run.waited_ms / 1000:.1f} s, painted after {run.painted_ms / 1000:.1f} s (longest waits: {waits} ms); "
                   f"word snapping changes {run.snapped_parts} expert parts ({run.snapped_contributors} contributors; e.g. {'; '.join(run.snap_examples[:4])}); "
                   f"{len(run.refused)} contributors the builder refuses{': ' + '; '.join(run.refused[:3]) if run.refused else ''}; "
+                  f"{run.retries} drags done again (not counted: the browser selected something else); "
                   f"{'stored = expert' if not run.mismatch else 'MISMATCH: ' + '; '.join(run.mismatch[:5])}", flush=True)
         context.close()
     report(runs, release.name, topics, machine, time.monotonic() - started, (load_before, os.getloadavg()[0]))
