@@ -78,7 +78,7 @@ TEXTS = "#builder .texts"  # the pane that scrolls the reference texts
 Part = tuple[int, int, int]  # (reference id, start, end): code points of the reference's text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class Contributor:
     """An expert contributor as the builder must store it: its reference and its parts, sorted."""
     reference: int
