@@ -64,6 +64,7 @@ PROBE = """(() => {
 READY = "() => window.__bench && window.__bench.ready !== null"
 WAITED = "() => [window.__bench.ready - window.__bench.last, window.__bench.shown - window.__bench.last]"
 SINCE_CLICK = "() => [window.__bench.ready, window.__bench.shown].map((t) => t - Number(sessionStorage.getItem('benchLast')))"
+DRAG_PAUSE_MS = 60
 # Set before a click that may load a page: gone if it did.
 MARK_PAGE = "() => { window.__benchSamePage = true; }"
 SAME_PAGE = "() => window.__benchSamePage === true"
@@ -185,9 +186,15 @@ class Robot:
         mouse = self.page.mouse
         if shift:
             self.page.keyboard.down("Shift")
+        # At a person's pace (a pause at each end of the drag, not counted in the waiting, which
+        # starts at the release): a drag of three events in a row on a loaded machine now and then
+        # left the selection on a line break instead of the text dragged over.
         mouse.move(*points["from"])
+        self.page.wait_for_timeout(DRAG_PAUSE_MS)
         mouse.down()
-        mouse.move(*points["to"], steps=2)
+        self.page.wait_for_timeout(DRAG_PAUSE_MS)
+        mouse.move(*points["to"], steps=4)
+        self.page.wait_for_timeout(DRAG_PAUSE_MS)
         mouse.up()
         if shift:
             self.page.keyboard.up("Shift")
