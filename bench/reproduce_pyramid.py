@@ -153,6 +153,7 @@ class PyramidRun(Run):
     snapped_parts: int = 0
     snapped_contributors: int = 0
     retries: int = 0
+    failed: list[str] = field(default_factory=list)
     snap_examples: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     mismatch: list[str] = field(default_factory=list)
@@ -340,9 +341,9 @@ def main():
             run.ducview, run.floor = ducview_minimum(scus), our_minimum(scus)
             print(f"{topic.external_id}: rebuilding {run.scus} SCUs, {run.contributors} contributors, {run.parts} parts "
                   f"(expert pyramid {expert.pk}, {len(texts)} references) ...", flush=True)
-            retries = robot.retries
+            retries, failed = robot.retries, len(robot.failed)
             rebuild(robot, run, scus, texts)
-            run.retries = robot.retries - retries
+            run.retries, run.failed = robot.retries - retries, robot.failed[failed:]
             b.close_db_connections()
             run.mismatch = differences([[c for c, _ in scu] for scu in contributors_of(ours)], [list(s.contributors) for s in scus])
             runs.append(run)
@@ -352,7 +353,7 @@ def main():
                   f"waited {run.waited_ms / 1000:.1f} s, painted after {run.painted_ms / 1000:.1f} s (longest waits: {waits} ms); "
                   f"word snapping changes {run.snapped_parts} expert parts ({run.snapped_contributors} contributors; e.g. {'; '.join(run.snap_examples[:4])}); "
                   f"{len(run.refused)} contributors the builder refuses{': ' + '; '.join(run.refused[:3]) if run.refused else ''}; "
-                  f"{run.retries} drags done again (not counted: the browser selected something else){'; FAILED DRAGS: ' + '; '.join(robot.failed) if robot.failed else ''}; "
+                  f"{run.retries} drags done again (not counted: the browser selected something else){'; FAILED DRAGS: ' + '; '.join(run.failed) if run.failed else ''}; "
                   f"{'stored = expert' if not run.mismatch else 'MISMATCH: ' + '; '.join(run.mismatch[:5])}", flush=True)
         context.close()
     report(runs, release.name, topics, machine, time.monotonic() - started, (load_before, os.getloadavg()[0]))
