@@ -71,8 +71,8 @@ SAME_PAGE = "() => window.__benchSamePage === true"
 
 # Where to press and release the mouse to drag over UTF-16 [start, end) of the text element
 # ``text`` (its textContent's offsets), and whether both ends are in sight in ``pane``, the element
-# that scrolls it.
-POINTS = """([text, pane, start, end]) => {
+# that scrolls it, at least ``edge`` pixels from its top and bottom.
+POINTS = """([text, pane, start, end, edge]) => {
   const root = document.querySelector(text);
   const locate = (u16) => { const w = document.createTreeWalker(root, NodeFilter.SHOW_TEXT); let off = 0;
     for (let n = w.nextNode(); n; n = w.nextNode()) { if (off + n.data.length > u16) return [n, u16 - off]; off += n.data.length; }
@@ -81,19 +81,20 @@ POINTS = """([text, pane, start, end]) => {
     const rects = r.getClientRects(); return rects[last ? rects.length - 1 : 0]; };
   const a = rect(start, false), z = rect(end - 1, true);
   const view = document.querySelector(pane).getBoundingClientRect();
-  const inside = (r) => r.top >= Math.max(view.top, 0) && r.bottom <= Math.min(view.bottom, innerHeight);
+  const inside = (r, edge) => r.top >= Math.max(view.top, 0) + edge && r.bottom <= Math.min(view.bottom, innerHeight) - edge;
   return { from: [a.left + a.width / 4, a.top + a.height / 2], to: [a === z ? a.right - a.width / 4 : z.right - z.width / 4, z.top + z.height / 2],
-           inside: inside(a) && inside(z) };
+           inside: inside(a, edge) && inside(z, edge), visible: inside(a, 0) && inside(z, 0) };
 }"""
 
-# Scroll ``pane`` so that the line of ``text`` holding UTF-16 ``start`` is its first one in sight.
-SCROLL_TO = """([text, pane, start]) => {
+# Scroll ``pane`` so that the line of ``text`` holding UTF-16 ``start`` is its first one in sight,
+# ``edge`` pixels below its top.
+SCROLL_TO = """([text, pane, start, edge]) => {
   const root = document.querySelector(text), scroller = document.querySelector(pane);
   const w = document.createTreeWalker(root, NodeFilter.SHOW_TEXT); let off = 0;
   for (let n = w.nextNode(); n; n = w.nextNode()) {
     if (off + n.data.length > start) {
       const r = document.createRange(); r.setStart(n, start - off); r.setEnd(n, start - off + 1);
-      scroller.scrollTop += r.getClientRects()[0].top - scroller.getBoundingClientRect().top - 8;
+      scroller.scrollTop += r.getClientRects()[0].top - scroller.getBoundingClientRect().top - 8 - edge;
       return;
     }
     off += n.data.length;
@@ -172,23 +173,22 @@ class Robot:
         self.settle(run, kind, navigated=not self.page.evaluate(SAME_PAGE))
         return opened.search(self.page.url)
 
-    def drag(self, run: Run, text: str, pane: str, u16: tuple[int, int], shift: bool, kind: str = "select") -> None:
+    def drag(self, run: Run, text: str, pane: str, u16: tuple[int, int], shift: bool, kind: str = "select", edge: int = 0) -> None:
         """A mouse drag over UTF-16 ``u16`` of the element ``text`` (Shift held when ``shift``),
-        after one scroll of ``pane`` (an action) when the span is not in sight."""
-        points = self.page.evaluate(POINTS, [text, pane, *u16])
+        after one scroll of ``pane`` (an action) when the span is not in sight, or nearer than
+        ``edge`` pixels to its top or bottom (where the browser scrolls the pane under a drag)."""
+        points = self.page.evaluate(POINTS, [text, pane, *u16, edge])
         if not points["inside"]:  # a person scrolls the text first: one action
             self.page.mouse.move(*points["from"])
-            self.page.evaluate(SCROLL_TO, [text, pane, u16[0]])
+            self.page.evaluate(SCROLL_TO, [text, pane, u16[0], edge])
             run.act("scroll")
-            points = self.page.evaluate(POINTS, [text, pane, *u16])
-            if not points["inside"]:
+            points = self.page.evaluate(POINTS, [text, pane, *u16, edge])
+            if not points["visible"]:  # (a pane scrolled to its end may leave it nearer its edge)
                 sys.exit(f"UTF-16 [{u16[0]}, {u16[1]}) of {text} does not fit in its pane: dragging across a scroll is not done")
         mouse = self.page.mouse
         if shift:
             self.page.keyboard.down("Shift")
-        # At a person's pace (a pause at each end of the drag, not counted in the waiting, which
-        # starts at the release): a drag of three events in a row on a loaded machine now and then
-        # left the selection on a line break instead of the text dragged over.
+        # At a person's pace (pauses, not counted in the waiting, which starts at the release).
         mouse.move(*points["from"])
         self.page.wait_for_timeout(DRAG_PAUSE_MS)
         mouse.down()

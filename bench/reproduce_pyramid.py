@@ -71,6 +71,9 @@ DATASETS = ("duc2006", "duc2007-main")  # folders of SHARED_DATA
 GOAL_RATIO = 0.5  # actions per pyramid, ours / DUCView's minimum (issue 30)
 OPENED = re.compile(r"/pyramids/(?P<pyramid>\d+)/build/$")
 TEXTS = "#builder .texts"  # the pane that scrolls the reference texts
+# A drag this near the top or bottom of the texts' pane makes Chromium scroll the pane under it (and
+# select other text): a part there is scrolled to first, as a person would.
+EDGE = 48
 
 
 # ---------------------------------------------------------------------------- pure parts (tested)
@@ -185,13 +188,14 @@ class BuilderRobot(Robot):
 
     def drag_part(self, run: Run, texts: dict[int, str], part: Part, shift: bool) -> None:
         """Drag over ``part`` (Shift held: it becomes a part of the selected contributor). Should the
-        browser leave another selection than the one dragged over (on a loaded machine it did, see
-        _robot.Robot.drag), the drag is done again, not counted (``retries`` says how often)."""
+        browser leave another selection than the one dragged over, the drag is done again, not
+        counted (``retries`` says how often)."""
         reference, start, end = part
         text = texts[reference]
         kind = "part" if shift else "select"
         for attempt in range(3):
-            super().drag(run, f'.ref-text[data-ref="{reference}"]', TEXTS, (to_u16(text, start), to_u16(text, end)), shift, kind=kind)
+            super().drag(run, f'.ref-text[data-ref="{reference}"]', TEXTS, (to_u16(text, start), to_u16(text, end)), shift, kind=kind,
+                         edge=EDGE)
             pending, said = self.page.evaluate(DRAGGED)
             if (f"Added “{text[start:end]}” as a part" in said) if shift else pending == text[start:end]:
                 return
