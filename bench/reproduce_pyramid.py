@@ -193,7 +193,7 @@ class BuilderRobot(Robot):
         reference, start, end = part
         text = texts[reference]
         kind = "part" if shift else "select"
-        for attempt in range(3):
+        for _ in range(3):
             super().drag(run, f'.ref-text[data-ref="{reference}"]', TEXTS, (to_u16(text, start), to_u16(text, end)), shift, kind=kind,
                          edge=EDGE)
             pending, said = self.page.evaluate(DRAGGED)
@@ -228,8 +228,8 @@ def rebuild(robot, run: Run, scus: list[Scu], texts: dict[int, str]) -> None:
 
 # ---------------------------------------------------------------------------- the database
 
-def contributors_of(pyramid) -> list[list[tuple[Contributor, str]]]:
-    """The pyramid's SCUs in uid order, each its contributors as (Contributor, legacy_issue)."""
+def contributors_of(pyramid) -> list[tuple[int, list[tuple[Contributor, str]]]]:
+    """The pyramid's SCUs in uid order: (uid, its contributors as (Contributor, legacy_issue))."""
     scus: dict[int, dict[int, list]] = {}
     uids: dict[int, int] = {}
     issues: dict[int, str] = {}
@@ -243,7 +243,7 @@ def contributors_of(pyramid) -> list[list[tuple[Contributor, str]]]:
             continue
         scus.setdefault(scu, {}).setdefault(contributor, []).append((part_reference, start, end))
         issues[contributor], references[contributor] = issue, reference
-    return [[(Contributor(references[c], tuple(sorted(parts))), issues[c]) for c, parts in scus.get(scu, {}).items()]
+    return [(uids[scu], [(Contributor(references[c], tuple(sorted(parts))), issues[c]) for c, parts in scus.get(scu, {}).items()])
             for scu in sorted(uids, key=uids.get)]
 
 
@@ -252,10 +252,10 @@ def expected_pyramid(robot_page, pyramid, texts: dict[int, str], position: dict[
     ``run``), contributors the builder's rules refuse left out (named in ``run.refused``), SCUs
     left empty dropped; each SCU's contributors in the robot's order."""
     expert = contributors_of(pyramid)
-    spans = [[texts[r], to_u16(texts[r], s), to_u16(texts[r], e)] for scu in expert for c, _ in scu for r, s, e in c.parts]
+    spans = [[texts[r], to_u16(texts[r], s), to_u16(texts[r], e)] for _, scu in expert for c, _ in scu for r, s, e in c.parts]
     snapped = iter(robot_page.evaluate(SNAPPED, spans))
     out = []
-    for uid, scu in zip(sorted(pyramid.scus.values_list("uid", flat=True)), expert):
+    for uid, scu in expert:
         kept, seen = [], set()
         for contributor, issue in scu:
             parts = []
@@ -349,7 +349,7 @@ def main():
             rebuild(robot, run, scus, texts)
             run.retries, run.failed = robot.retries - retries, robot.failed[failed:]
             b.close_db_connections()
-            run.mismatch = differences([[c for c, _ in scu] for scu in contributors_of(ours)], [list(s.contributors) for s in scus])
+            run.mismatch = differences([[c for c, _ in scu] for _, scu in contributors_of(ours)], [list(s.contributors) for s in scus])
             runs.append(run)
             waits = ", ".join(f"{kind} {ms:.0f}" for kind, ms in sorted(run.waits, key=lambda w: -w[1])[:3])
             print(f"{topic.external_id}: {run.total} actions ({format_actions(run.actions)}), DUCView {run.ducview}, "
