@@ -64,7 +64,6 @@ PROBE = """(() => {
 READY = "() => window.__bench && window.__bench.ready !== null"
 WAITED = "() => [window.__bench.ready - window.__bench.last, window.__bench.shown - window.__bench.last]"
 SINCE_CLICK = "() => [window.__bench.ready, window.__bench.shown].map((t) => t - Number(sessionStorage.getItem('benchLast')))"
-DRAG_PAUSE_MS = 60
 # Set before a click that may load a page: gone if it did.
 MARK_PAGE = "() => { window.__benchSamePage = true; }"
 SAME_PAGE = "() => window.__benchSamePage === true"
@@ -173,10 +172,13 @@ class Robot:
         self.settle(run, kind, navigated=not self.page.evaluate(SAME_PAGE))
         return opened.search(self.page.url)
 
-    def drag(self, run: Run, text: str, pane: str, u16: tuple[int, int], shift: bool, kind: str = "select", edge: int = 0) -> None:
+    def drag(self, run: Run, text: str, pane: str, u16: tuple[int, int], shift: bool, kind: str = "select", edge: int = 0,
+             pause_ms: int = 0) -> None:
         """A mouse drag over UTF-16 ``u16`` of the element ``text`` (Shift held when ``shift``),
         after one scroll of ``pane`` (an action) when the span is not in sight, or nearer than
-        ``edge`` pixels to its top or bottom (where the browser scrolls the pane under a drag)."""
+        ``edge`` pixels to its top or bottom (where the browser scrolls the pane under a drag).
+        ``pause_ms``: a pause before the press, after it and before the release, as a person's
+        drag has (not counted in the waiting, which starts at the release)."""
         points = self.page.evaluate(POINTS, [text, pane, *u16, edge])
         if not points["inside"]:  # a person scrolls the text first: one action
             self.page.mouse.move(*points["from"])
@@ -188,13 +190,12 @@ class Robot:
         mouse = self.page.mouse
         if shift:
             self.page.keyboard.down("Shift")
-        # At a person's pace (pauses, not counted in the waiting, which starts at the release).
         mouse.move(*points["from"])
-        self.page.wait_for_timeout(DRAG_PAUSE_MS)
+        self.page.wait_for_timeout(pause_ms)
         mouse.down()
-        self.page.wait_for_timeout(DRAG_PAUSE_MS)
-        mouse.move(*points["to"], steps=4)
-        self.page.wait_for_timeout(DRAG_PAUSE_MS)
+        self.page.wait_for_timeout(pause_ms)
+        mouse.move(*points["to"], steps=4 if pause_ms else 2)
+        self.page.wait_for_timeout(pause_ms)
         mouse.up()
         if shift:
             self.page.keyboard.up("Shift")

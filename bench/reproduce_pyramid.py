@@ -74,6 +74,9 @@ TEXTS = "#builder .texts"  # the pane that scrolls the reference texts
 # A drag this near the top or bottom of the texts' pane makes Chromium scroll the pane under it (and
 # select other text): a part there is scrolled to first, as a person would.
 EDGE = 48
+# A drag at a person's pace: three mouse events in a row, on a loaded machine, now and then left the
+# selection on a line break.
+DRAG_PAUSE_MS = 60
 
 
 # ---------------------------------------------------------------------------- pure parts (tested)
@@ -195,7 +198,7 @@ class BuilderRobot(Robot):
         kind = "part" if shift else "select"
         for _ in range(3):
             super().drag(run, f'.ref-text[data-ref="{reference}"]', TEXTS, (to_u16(text, start), to_u16(text, end)), shift, kind=kind,
-                         edge=EDGE)
+                         edge=EDGE, pause_ms=DRAG_PAUSE_MS)
             pending, said = self.page.evaluate(DRAGGED)
             if (f"Added “{text[start:end]}” as a part" in said) if shift else pending == text[start:end]:
                 return
