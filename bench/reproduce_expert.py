@@ -35,8 +35,12 @@ matches its Autoannotate makes (the match's text equals a contributor's text of 
 spacing aside; invoking Autoannotate, and removing the wrong matches it also makes, counted free:
 a minimum).
 
-    SHARED_DATA=../shared/data python bench/reproduce_expert.py [--dataset duc2006|duc2007-main]
+    SHARED_DATA=../shared/data python bench/reproduce_expert.py [--dataset duc2006|duc2007-main | --data RELEASE]
         [--topics 4] [--peers 6] [--stress N] [--server gunicorn|runserver]
+
+Any DUCView release laid out as allpyramids/ + allpans/ is read (``--data``) by the project's own
+importer, which names each file's topic and peer (bench/_release.py); the topics are sampled from
+what it imported, into a dataset named after the release's folder.
 
 DATABASE_URL: PostgreSQL is flushed first (else a temporary SQLite file). With REDIS_URL (a Redis
 database this bench may flush) a real Celery worker computes the scores; without, the server does
@@ -48,8 +52,6 @@ import argparse
 import contextlib
 import os
 import re
-import signal
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -58,6 +60,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _browser as b  # noqa: E402  (bench/ is put on sys.path first)
+import _release  # noqa: E402  (bench/ is put on sys.path first)
+from _robot import (  # noqa: E402  (bench/ is put on sys.path first)
+    PROBE, Robot, Run, busy_processes, cpu_model, format_actions, ratio_line, to_cp, to_u16,
+)
 
 DATASETS = ("duc2006", "duc2007-main")  # folders of SHARED_DATA
 GOAL_RATIO = 0.5      # actions per peer, ours / DUCView's minimum
@@ -137,22 +143,12 @@ def scu_pick(target: int, order: list[tuple[int, str]], in_sight: set[int], rows
 
 
 @dataclass
-class PeerRun:
+class PeerRun(Run):
     """One peer's reproduction: the expert's matches still to make, the actions taken and the waits.
 
     The robot's decisions live here (pure), so that the counting is tested without a browser."""
-    peer: str
-    todo: list[Match]
-    actions: Counter = field(default_factory=Counter)
-    waits: list[tuple[str, float]] = field(default_factory=list)  # (kind, ms): until settled (saved, network idle)
-    painted: list[tuple[str, float]] = field(default_factory=list)  # (kind, ms) until the outcome was painted (local first: before the save)
-
-    def act(self, kind: str, wait_ms: float | None = None, painted_ms: float | None = None) -> None:
-        self.actions[kind] += 1
-        if wait_ms is not None:
-            self.waits.append((kind, wait_ms))
-        if painted_ms is not None:
-            self.painted.append((kind, painted_ms))
+    peer: str = ""
+    todo: list[Match] = field(default_factory=list)
 
     def judge(self, scu: int, parts) -> bool:
         """A suggestion shown: read it (one action), then accept it when it is right (consuming the
@@ -164,77 +160,13 @@ class PeerRun:
                 return True
         return False
 
-    @property
-    def total(self) -> int:
-        return sum(self.actions.values())
-
-    @property
-    def waited_ms(self) -> float:
-        return sum(ms for _, ms in self.waits)
-
-    @property
-    def painted_ms(self) -> float:
-        return sum(ms for _, ms in self.painted)
-
-
-def ratio_line(ours: int, ducview: int) -> str:
-    return f"{ours / ducview:.2f}" if ducview else "n/a"
-
 
 # ---------------------------------------------------------------------------- the page
-
-PROBE = """(() => {
-  if (window.__bench) return;
-  const t = window.__bench = { last: 0, ready: null, shown: null, inflight: 0 };
-  performance.setResourceTimingBufferSize(100000); // one page may show every peer of a topic (SAVES clears it)
-  const now = () => performance.timeOrigin + performance.now();
-  // The events that complete an action (a key's keydown and input, a click or drag's release);
-  // each restarts the wait. The last one is kept across page loads (a click that navigates).
-  for (const type of ["keydown", "input", "mouseup", "click"]) {
-    window.addEventListener(type, () => {
-      t.last = now(); t.ready = null; t.shown = null;
-      try { sessionStorage.setItem("benchLast", String(t.last)); } catch (e) { /* storage off */ }
-    }, true);
-  }
-  const fetch = window.fetch;
-  window.fetch = function (input, init) {
-    const method = (init?.method ?? input?.method ?? "GET").toUpperCase();
-    const counted = method !== "GET";  // writes; reads in the background are no waiting (see the docstring)
-    if (counted) t.inflight++;
-    const answer = fetch.apply(this, arguments);
-    if (counted) answer.finally(() => { t.inflight--; });
-    return answer;
-  };
-  // Shown: the page painted the action's outcome and takes the next one (local first: a match is
-  // painted before the server answers). Settled: besides, nothing in flight and everything saved.
-  const shown = () => {
-    const editor = document.querySelector(".editor");
-    const bar = document.querySelector(".suggestion-bar");
-    return editor?.classList.contains("ready") && !(bar && !bar.hidden &&
-      bar.textContent.includes("Looking for suggestions"));
-  };
-  const settled = () => shown() && !document.querySelector(".editor").dataset.busy && !t.inflight
-    && document.querySelector(".save-status")?.dataset.status === "saved";
-  const loop = () => {
-    if (t.shown === null && shown()) t.shown = now();
-    if (t.ready === null && settled()) t.ready = now();
-    requestAnimationFrame(loop);
-  };
-  requestAnimationFrame(loop);
-})();"""
-
-READY = "() => window.__bench && window.__bench.ready !== null"
-WAITED = "() => [window.__bench.ready - window.__bench.last, window.__bench.shown - window.__bench.last]"
-SINCE_CLICK = "() => [window.__bench.ready, window.__bench.shown].map((t) => t - Number(sessionStorage.getItem('benchLast')))"
 
 # The page's saves of new matches (POST /api/matches/) since the last call (one page shows many
 # peers): [total ms, ms from the request sent to the answer's first byte].
 SAVES = ("() => { const saves = performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname " "=== '/api/matches/')"
          ".map((e) => [e.duration, e.responseStart - e.requestStart]); performance.clearResourceTimings(); return saves; }")
-# Set before a click that may load a page: gone if it did.
-MARK_PAGE = "() => { window.__benchSamePage = true; }"
-SAME_PAGE = "() => window.__benchSamePage === true"
-
 # The SCU list as shown with an empty filter (annotator.js scusByWeight: weight, then label in the locale's order).
 ORDER = "() => [...document.querySelectorAll('.scu-list .scu')].map((i) => [Number(i.dataset.id), " "i.querySelector('.label').textContent])"
 
@@ -263,104 +195,21 @@ IN_SIGHT = """() => {
   return [sight.map((i) => Number(i.dataset.id)), Math.max(1, Math.floor((bottom - top) / height) - 1)];
 }"""
 
-POINTS = """([start, end]) => {
-  const root = document.querySelector('.peer-text');
-  const locate = (u16) => { const w = document.createTreeWalker(root, NodeFilter.SHOW_TEXT); let off = 0;
-    for (let n = w.nextNode(); n; n = w.nextNode()) { if (off + n.data.length > u16) return [n, u16 - off];
-      off += n.data.length; }
-    throw new Error(`offset ${u16} outside the text`); };
-  const rect = (u16, last) => { const r = document.createRange(); const [n, o] = locate(u16); r.setStart(n, o);
-    r.setEnd(n, o + 1);
-    const rects = r.getClientRects(); return rects[last ? rects.length - 1 : 0]; };
-  const a = rect(start, false), z = rect(end - 1, true);
-  const view = root.getBoundingClientRect();
-  const inside = (r) => r.top >= Math.max(view.top, 0) && r.bottom <= Math.min(view.bottom, innerHeight);
-  return { from: [a.left + a.width / 4, a.top + a.height / 2], to: [a === z ? a.right - a.width / 4 :
-    z.right - z.width / 4, z.top + z.height / 2],
-           inside: inside(a) && inside(z) };
-}"""
-
-# Scroll the peer text so that the line holding ``start`` (UTF-16) is its first one in sight.
-SCROLL_TO = """([start]) => {
-  const root = document.querySelector('.peer-text');
-  const w = document.createTreeWalker(root, NodeFilter.SHOW_TEXT); let off = 0;
-  for (let n = w.nextNode(); n; n = w.nextNode()) {
-    if (off + n.data.length > start) {
-      const r = document.createRange(); r.setStart(n, start - off); r.setEnd(n, start - off + 1);
-      root.scrollTop += r.getClientRects()[0].top - root.getBoundingClientRect().top - 8;
-      return;
-    }
-    off += n.data.length;
-  }
-}"""
-
-
-class Robot:
-    """Drives one browser page through the annotator, counting into the current PeerRun."""
-
-    def __init__(self, page, errors: list[str]):
-        self.page = page
-        self.errors = errors
-
-    def settle(self, run: PeerRun, kind: str, navigated: bool = False) -> None:
-        self.page.wait_for_function(READY, timeout=60_000)
-        run.act(kind, *self.page.evaluate(SINCE_CLICK if navigated else WAITED))
-        self.check()
-
-    def check(self) -> None:
-        if self.errors:
-            sys.exit(f"JavaScript error in the page: {self.errors[0]}")
-        banner = self.page.locator(".banner")
-        if banner.count() and banner.is_visible():
-            sys.exit(f"the annotator shows an error: {banner.text_content()}")
-
-    def key(self, run: PeerRun, kind: str, key: str) -> None:
-        self.page.keyboard.press(key)
-        self.settle(run, kind)
-
-    def click(self, run: PeerRun, kind: str, selector: str) -> None:
-        self.page.click(selector)
-        self.settle(run, kind)
+class AnnotatorRobot(Robot):
+    """The robot in the peer annotator: its peer text, suggestions and SCU list."""
 
     def navigate(self, run: PeerRun, kind: str, selector: str) -> tuple[str, int]:
         """Click what opens the next peer ("Done, next peer": in the same page, at the next peer's
         URL; Start: a page load); returns what its URL names: ("annotation", id) for a peer
         annotated before, ("peer", id) for an untouched peer's page (issue 21: opening a peer
         stores nothing; its first action creates the annotation)."""
-        old = self.page.url
-        self.page.evaluate(MARK_PAGE)
-        self.page.click(selector)
-        self.page.wait_for_url(lambda url: url != old and OPENED.search(url) is not None, timeout=60_000)
-        self.page.wait_for_load_state()  # a page load: its document, before it is asked anything
-        self.settle(run, kind, navigated=not self.page.evaluate(SAME_PAGE))
-        found = OPENED.search(self.page.url)
+        found = super().navigate(run, kind, selector, OPENED)
         return ("annotation", int(found["annotation"])) if found["annotation"] else ("peer", int(found["peer"]))
 
     def drag(self, run: PeerRun, u16: tuple[int, int], shift: bool) -> None:
-        points = self.page.evaluate(POINTS, list(u16))
-        if not points["inside"]:  # a person scrolls the text first: one action
-            self.page.mouse.move(*points["from"])
-            self.page.evaluate(SCROLL_TO, [u16[0]])
-            run.act("scroll")
-            points = self.page.evaluate(POINTS, list(u16))
-            if not points["inside"]:
-                sys.exit(f"UTF-16 [{u16[0]}, {u16[1]}) of the peer does not fit in its pane: dragging across a " "scroll is not done")
-        mouse = self.page.mouse
-        if shift:
-            self.page.keyboard.down("Shift")
-        mouse.move(*points["from"])
-        mouse.down()
-        mouse.move(*points["to"], steps=2)
-        mouse.up()
-        if shift:
-            self.page.keyboard.up("Shift")
-        self.settle(run, "select")
+        super().drag(run, ".peer-text", ".peer-text", u16, shift)
         if not self.page.locator(".peer-text .seg.pending").count():
-            sys.exit(f"dragging from {points['from']} to {points['to']} over UTF-16 [{u16[0]}, {u16[1]}) selected nothing")
-
-    def type(self, run: PeerRun, char: str) -> None:
-        self.page.keyboard.type(char)
-        self.settle(run, "type")
+            sys.exit(f"dragging over UTF-16 [{u16[0]}, {u16[1]}) of the peer selected nothing")
 
     def shown(self, text: str) -> tuple[int, tuple[tuple[int, int], ...]] | None:
         """The suggestion the page shows (its SCU, its parts in code points), or None."""
@@ -371,14 +220,6 @@ class Robot:
         """The SCUs in sight in the list, and how many items it shows at once."""
         ids, rows = self.page.evaluate(IN_SIGHT)
         return set(ids), rows
-
-
-def to_u16(text: str, cp: int) -> int:
-    return len(text[:cp].encode("utf-16-le")) // 2
-
-
-def to_cp(text: str, u16: int) -> int:
-    return len(text.encode("utf-16-le")[:2 * u16].decode("utf-16-le"))
 
 
 def reproduce_peer(robot, run: PeerRun, text: str, order: list[tuple[int, str]]) -> None:
@@ -410,25 +251,6 @@ def reproduce_peer(robot, run: PeerRun, text: str, order: list[tuple[int, str]])
 
 
 # ---------------------------------------------------------------------------- the database
-
-def sample_topics(folder: Path, count: int) -> list[str]:
-    """``count`` topics spread evenly over the dataset's sorted topic ids (deterministic)."""
-    from annotation.formats.nist_names import parse_nist_filename
-
-    topics = sorted({parse_nist_filename(p.name).topic for p in (folder / "allpyramids").glob("*.pyr")})
-    if not topics:
-        sys.exit(f"no pyramids in {folder / 'allpyramids'}")
-    count = min(count, len(topics))
-    return [topics[i * len(topics) // count] for i in range(count)]
-
-
-def topic_files(folder: Path, topics: list[str]) -> list[Path]:
-    from annotation.formats.nist_names import parse_nist_filename
-
-    wanted = set(topics)
-    return sorted(p for sub in ("allpyramids", "allpans") for p in (folder / sub).iterdir()
-                  if p.suffix in (".pyr", ".pan") and parse_nist_filename(p.name).topic in wanted)
-
 
 def matches_of(annotation) -> list[Match]:
     out = [Match(m.scu_id, tuple(sorted((p.start, p.end) for p in m.parts.all()))) for m in annotation.matches.prefetch_related("parts")]
@@ -483,28 +305,11 @@ def compare(robot_annotation, expert) -> str | None:
 
 # ---------------------------------------------------------------------------- the run
 
-@contextlib.contextmanager
-def busy_processes(count: int):
-    """``count`` CPU-bound Python loops beside the bench (each in its own session), stopped after."""
-    processes = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(count)]
-    try:
-        yield [p.pid for p in processes]
-    finally:
-        for process in processes:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-            process.wait()
-
-
-def cpu_model() -> str:
-    return next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                 if line.startswith("model name")), "unknown CPU")
-
-
 def main():
     shared = Path(os.environ.get("SHARED_DATA") or b.REPO.parent / "shared" / "data")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", choices=DATASETS, default="duc2006")
+    parser.add_argument("--dataset", choices=DATASETS, default="duc2006",
+                        help="a release in SHARED_DATA (default: %(default)s); --data FOLDER reads any other DUCView release (allpyramids/ + allpans/)")
     parser.add_argument("--topics", type=int, default=4, help="topics, spread evenly over the dataset (default: %(default)s)")
     parser.add_argument("--peers", type=int, default=6, help="peers per topic, in the annotator's order (default: %(default)s)")
     parser.add_argument("--stress", type=int, default=0, metavar="N", help="N CPU-bound busy processes beside the bench")
@@ -524,13 +329,13 @@ def main():
     from annotation.corpus.natural_order import natural_key
     from annotation.corpus.assignments import pyramid_to_annotate_against
 
-    folder = Path(args.data)
-    topics = sample_topics(folder, args.topics)
-    b.fresh_database_with(topic_files(folder, topics), f"bench-{args.dataset}", f"{args.dataset} topics {', '.join(topics)}")
+    release = Path(args.data)
+    dataset = _release.import_release(release)
+    topics = _release.sample_topics(dataset, args.topics)
     user = b.create_user("bench-robot")
     plans = []  # (topic, assignment, pyramid, [(peer, expert)])
     for external_id in topics:
-        topic = Topic.objects.get(external_id=external_id, dataset__name=f"bench-{args.dataset}")
+        topic = Topic.objects.get(external_id=external_id, dataset__name=dataset)
         pyramid = pyramid_to_annotate_against(topic)
         assignment = Assignment.objects.create(topic=topic, annotator=user, task=Assignment.Task.ANNOTATE_PEERS)
         peers = sorted(topic.peersummarys.all(), key=lambda p: natural_key(p.external_id))[:args.peers]
@@ -559,19 +364,19 @@ def main():
         context, page = b.new_page(browser, errors)
         context.add_init_script(PROBE)
         b.login(page, base, user.username)
-        robot = Robot(page, errors)
+        robot = AnnotatorRobot(page, errors)
         stress = stack.enter_context(busy_processes(args.stress))
         if stress:
             print(f"{len(stress)} CPU-bound busy processes started beside the bench", flush=True)
         for topic, assignment, pyramid, experts in plans:
             page.goto(f"{base}/")
-            opening = PeerRun("open", [])
+            opening = PeerRun(peer="open")
             opened = robot.navigate(opening, "open", f'form[action="/assignments/{assignment.pk}/open/"] button')
             for k, (peer, expert) in enumerate(experts):
                 opened_peer = PeerAnnotation.objects.get(pk=opened[1]).peer_id if opened[0] == "annotation" else opened[1]
                 if opened_peer != peer.pk:
                     sys.exit(f"the annotator opened peer id {opened_peer}, expected {peer.pk} ({peer.external_id})")
-                run = PeerRun(peer.external_id, matches_of(expert))
+                run = PeerRun(peer=peer.external_id, todo=matches_of(expert))
                 if k == 0:
                     run.actions.update(opening.actions)
                     run.waits += opening.waits
@@ -596,10 +401,6 @@ def main():
         sys.exit("the stored annotation differs from the expert's for some peers (see above)")
 
 
-def format_actions(actions: Counter) -> str:
-    return " ".join(f"{kind} {n}" for kind, n in sorted(actions.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
 def report(runs, args, topics, machine, elapsed, loads_avg, saves) -> None:
     ours = sum(r[1].total for r in runs)
     ducview = sum(r[2] for r in runs)
@@ -615,7 +416,7 @@ def report(runs, args, topics, machine, elapsed, loads_avg, saves) -> None:
             by_kind.setdefault(kind, []).append(ms)
     goal = GOAL_WAIT_STRESS if args.stress else GOAL_WAIT_QUIET
     print()
-    print(f"{args.dataset}, topics {', '.join(topics)}, the first {args.peers} peers of each ({peers} peers), "
+    print(f"{Path(args.data).name}, topics {', '.join(topics)}, the first {args.peers} peers of each ({peers} peers), "
           f"{'beside ' + str(args.stress) + ' CPU-bound processes' if args.stress else 'no --stress'} "
           f"(1-minute load average {loads_avg[0]:.1f} before, {loads_avg[1]:.1f} after); {elapsed:.0f} s")
     print("  stored annotation = expert's (SCUs, repetitions, non-matching units, stored score): " f"{sum(r[4] is None for r in runs)} of {peers} peers")

@@ -35,7 +35,7 @@ def test_covered_share_is_the_share_of_the_expert_span():
 
 
 def test_a_suggestion_is_accepted_once_per_expert_match_of_its_scu_covering_half():
-    run = PeerRun("1", [Match(1, ((0, 10),)), Match(1, ((40, 50),))])
+    run = PeerRun(peer="1", todo=[Match(1, ((0, 10),)), Match(1, ((40, 50),))])
     assert run.judge(1, ((0, 4),)) is False       # 40 % of the first: rejected
     assert run.judge(1, ((0, 6),)) is True        # 60 %: accepted, the first is reproduced
     assert run.judge(1, ((0, 10),)) is False      # the first is done: this one would be a third
@@ -99,7 +99,7 @@ def test_reproducing_a_peer_counts_every_action_by_hand():
                    (2, ((17, 21),)),  # SCU 2 but 4 of 21 characters: reject
                    (3, ((42, 48),))]  # an SCU the expert did not match: reject
     robot = FakeRobot(suggestions, in_sight={1})
-    run = PeerRun("1", list(expert))
+    run = PeerRun(peer="1", todo=list(expert))
     bench.reproduce_peer(robot, run, text, order)
     # By hand: S (1); three suggestions read (3), one A and two R (3); SCU 2's match: two drags, the
     # second with Shift (2), SCU 2 not in sight: "/" (the selection leaves the filter unfocused),
