@@ -54,7 +54,7 @@ def spread(items: list, count: int) -> list:
 
 def sample_topics(dataset: str, count: int) -> list[str]:
     """``count`` topics of the imported release that have a pyramid, spread evenly over their sorted ids."""
-    from annotation.models import Topic
+    from annotation.corpus.models import Topic
 
     topics = sorted(Topic.objects.filter(dataset__name=dataset, pyramids__isnull=False).values_list("external_id", flat=True).distinct())
     if not topics:

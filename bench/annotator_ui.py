@@ -54,7 +54,9 @@ def main():
     from django.conf import settings
     from django.db.models import Count
 
-    from annotation.models import AnnotationScore, Assignment, PeerAnnotation, Pyramid
+    from annotation.corpus.models import Assignment
+    from annotation.peers.models import AnnotationScore, PeerAnnotation
+    from annotation.pyramids.models import Pyramid
 
     b.fresh_database_with_duc2006(args.data)
     pyramid = Pyramid.objects.annotate(n=Count("scus")).order_by("-n", "id").first()

@@ -82,10 +82,9 @@ def synthetic_dataset(topics: int, scus: int, peers: int, seed: int = 2026) -> N
     ``peers`` peers each annotated once; all text made up by ``sentence``."""
     from django.contrib.auth.models import User
 
-    from annotation.models import (
-        SCU, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid, ReferenceSummary,
-        Topic,
-    )
+    from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
+    from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
+    from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
     from annotation.peers.recompute import recompute_annotations, recompute_topics
 
     rng = random.Random(seed)
@@ -219,7 +218,8 @@ def editor_tokens(pyramids) -> list[str]:
     """One API token per pyramid, of a new user assigned to build it (the pyramid put in progress)."""
     from rest_framework.authtoken.models import Token
 
-    from annotation.models import Assignment, Pyramid
+    from annotation.corpus.models import Assignment
+    from annotation.pyramids.models import Pyramid
 
     tokens = []
     for i, pyramid in enumerate(pyramids):
@@ -256,7 +256,8 @@ def main():
     from django.core.management import call_command
     from django.db import connection
     from django.db.models import Count
-    from annotation.models import Contributor, PeerAnnotation, Pyramid
+    from annotation.peers.models import PeerAnnotation
+    from annotation.pyramids.models import Contributor, Pyramid
 
     synthetic = args.synthetic or not Path(args.data).is_dir()
     if synthetic:

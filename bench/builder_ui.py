@@ -72,7 +72,8 @@ READY_OBSERVER = """(() => {
 
 def synthetic_pyramid(user, n_scus: int, n_references: int = 8, seed: int = 7):
     """A pyramid of ``n_scus`` SCUs over ``n_references`` generated references, written in bulk."""
-    from annotation.models import SCU, Contributor, ContributorPart, Dataset, Pyramid, ReferenceSummary, Topic
+    from annotation.corpus.models import Dataset, ReferenceSummary, Topic
+    from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 
     rng = random.Random(seed)
     vocabulary = [w for w in ("dam flood valley river engineer concrete storm rain night town mayor report council "
@@ -123,7 +124,8 @@ def main():
     from django.db import connection
     from django.db.models import Count
 
-    from annotation.models import SCU, Assignment, Pyramid
+    from annotation.corpus.models import Assignment
+    from annotation.pyramids.models import Pyramid, SCU
 
     user = None
     if args.synthetic:

@@ -63,7 +63,10 @@ def main():
     from django.test.utils import setup_test_environment
     from django.urls import reverse
 
-    from annotation.models import SCU, Dataset, DatasetDashboard, PeerAnnotation
+    from annotation.corpus.models import Dataset
+    from annotation.dashboards.models import DatasetDashboard
+    from annotation.peers.models import PeerAnnotation
+    from annotation.pyramids.models import SCU
     from annotation.dashboards import snapshots
     from annotation.transfer.ducview_import import import_paths
     from annotation.peers.editing import add_match

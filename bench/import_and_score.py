@@ -36,7 +36,7 @@ def main():
     from django.core.management import call_command
     from django.db import connection
 
-    from annotation.models import PeerAnnotation
+    from annotation.peers.models import PeerAnnotation
     from annotation.transfer.ducview_import import import_paths
     from annotation.peers.results import score_annotations
     from annotation.peers.scoring_inputs import load_annotations, load_pyramids

@@ -50,7 +50,8 @@ ANSWERS_PER_TOPIC = 8 * 2 * 5   # make_data: 8 peers x 2 batches, 5 judges each
 
 def make_data(topics: int) -> str:
     """The run, its tasks and a judging link; returns the link's token."""
-    from annotation.models import CrowdLink, Dataset, LightweightPyramid, LiteStatement, PeerSummary, ReferenceSummary, Topic
+    from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
+    from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteStatement
     from annotation.lightweight.work import create_tasks
 
     dataset = Dataset.objects.create(name="crowd-bench")
@@ -261,7 +262,7 @@ def print_requests(log: Path, top: int = 18) -> None:
 
 def wait_scores_current(timeout: float = 60) -> float | None:
     """Seconds until the stored scores are those of the run's last answer (None: not within ``timeout``)."""
-    from annotation.models import LightweightPyramid, LiteResult
+    from annotation.lightweight.models import LightweightPyramid, LiteResult
 
     start = time.monotonic()
     while time.monotonic() - start < timeout:
@@ -306,7 +307,7 @@ def main():
     from django.core.management import call_command
     from django.db.models import Count, F
 
-    from annotation.models import LiteAssignment, LiteReservation, LiteTask
+    from annotation.lightweight.models import LiteAssignment, LiteReservation, LiteTask
 
     call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)

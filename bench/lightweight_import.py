@@ -40,7 +40,7 @@ def main():
     from django.db import connection
 
     from annotation.jobs.queue import runner
-    from annotation.models import LiteAssignment, LiteResult
+    from annotation.lightweight.models import LiteAssignment, LiteResult
     from annotation.lightweight.importing import get_run, import_paths
 
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, " f"database {connection.vendor}, "

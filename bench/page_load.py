@@ -64,9 +64,9 @@ def main():
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from annotation.models import Assignment, Dataset, Topic
-    from annotation.corpus import assignments as work
-    from annotation.dashboards import snapshots as dashboard_snapshots
+    from annotation.corpus.models import Assignment, Dataset, Topic
+    from annotation.corpus import assignments
+    from annotation.dashboards import snapshots
 
     b.fresh_database_with_duc2006(args.data)
     call_command("collectstatic", interactive=False, verbosity=0)
@@ -74,10 +74,10 @@ def main():
     user = get_user_model().objects.create_superuser("bench-pages", "bench@example.org", b.PASSWORD)
     topic = Topic.objects.get(dataset=dataset, external_id="D0631")
     assignment = Assignment.objects.create(topic=topic, annotator=user, task=Assignment.Task.ANNOTATE_PEERS)
-    annotation = work.annotation_for(assignment, None)   # the peer the home page's Start button opens
+    annotation = assignments.annotation_for(assignment, None)   # the peer the home page's Start button opens
     # As a worker does after an import: the pages read current stored figures (computed after the
     # peer was opened, so that no page schedules a recomputation in the server while it is measured).
-    dashboard_snapshots.recompute_dataset(dataset.pk)
+    snapshots.recompute_dataset(dataset.pk)
     machine = b.machine_line(args.server, "in-process")
     b.close_db_connections()
 

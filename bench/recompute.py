@@ -39,7 +39,8 @@ def main():
     from django.test.utils import CaptureQueriesContext
 
     from annotation.jobs.queue import runner
-    from annotation.models import PeerAnnotation, Pyramid
+    from annotation.peers.models import PeerAnnotation
+    from annotation.pyramids.models import Pyramid
     from annotation.transfer.ducview_import import import_paths
     from annotation.peers.recompute import recompute_annotations
 

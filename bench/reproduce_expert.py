@@ -264,7 +264,7 @@ def expert_of(peer, pyramid, robot_user):
 
 
 def ducview_for(expert, peer_text: str) -> tuple[int, int]:
-    from annotation.models import ContributorPart
+    from annotation.pyramids.models import ContributorPart
 
     references = {r.pk: r.text for r in expert.pyramid.references.all()}
     contributors: dict[int, dict[int, list[str]]] = {}
@@ -278,7 +278,7 @@ def ducview_for(expert, peer_text: str) -> tuple[int, int]:
 
 def stored_score(annotation, timeout: float = 60.0) -> dict:
     """The annotation's stored NIST score once it is current (computed by the worker or the server)."""
-    from annotation.models import AnnotationScore, PeerAnnotation
+    from annotation.peers.models import AnnotationScore, PeerAnnotation
 
     deadline = time.monotonic() + timeout
     while True:
@@ -325,7 +325,8 @@ def main():
     if not redis_url:
         child_env.pop("REDIS_URL", None)
 
-    from annotation.models import Assignment, PeerAnnotation, Topic
+    from annotation.corpus.models import Assignment, Topic
+    from annotation.peers.models import PeerAnnotation
     from annotation.corpus.natural_order import natural_key
     from annotation.corpus.assignments import pyramid_to_annotate_against
 

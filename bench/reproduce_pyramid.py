@@ -306,7 +306,8 @@ def main():
     child_env.pop("REDIS_URL", None)
 
     from annotation.corpus.assignments import pyramid_to_annotate_against
-    from annotation.models import Assignment, Pyramid, Topic
+    from annotation.corpus.models import Assignment, Topic
+    from annotation.pyramids.models import Pyramid
 
     release = Path(args.data)
     dataset = _release.import_release(release, subfolders=("allpyramids",))

@@ -229,7 +229,9 @@ class CrowdWorker:
 def own_annotations(pyramids) -> list[int]:
     """Each editor (the pyramid's creator) also annotates a peer of its topic: an assignment to
     annotate peers and its own, new annotation of the topic's first peer; their ids, in order."""
-    from annotation.models import Assignment, PeerAnnotation, Pyramid
+    from annotation.corpus.models import Assignment
+    from annotation.peers.models import PeerAnnotation
+    from annotation.pyramids.models import Pyramid
 
     ids = []
     for pyramid in pyramids:
@@ -312,7 +314,8 @@ def main():
     from django.core.management import call_command
     from django.db.models import Count
 
-    from annotation.models import LiteAssignment, Pyramid
+    from annotation.lightweight.models import LiteAssignment
+    from annotation.pyramids.models import Pyramid
 
     call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)

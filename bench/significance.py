@@ -44,9 +44,10 @@ def main():
     from django.core.management import call_command
     from django.db import connection
 
-    from annotation.models import DatasetDashboard, Judgment, Topic
-    from annotation.dashboards import snapshots as dashboard_snapshots
-    from annotation.dashboards import figures as dashboards
+    from annotation.corpus.models import Topic
+    from annotation.dashboards.models import DatasetDashboard, Judgment
+    from annotation.dashboards import snapshots
+    from annotation.dashboards import figures
     from annotation.dashboards import statistics as system_statistics
     from annotation.transfer.ducview_import import import_paths
     from annotation.dashboards.judgments import import_duc_table
@@ -63,7 +64,7 @@ def main():
     for table in sorted((data / "scoring").glob("*_modified_scores.txt")):
         import_duc_table(name, table)
     topics = Topic.objects.filter(dataset__name=name)
-    summarizers = dashboards._summarizers(topics)
+    summarizers = figures._summarizers(topics)
     print(f"{name}: {topics.count()} topics, {Judgment.objects.filter(topic__dataset__name=name).count()} judgments")
     judgments = list(Judgment.objects.filter(topic__dataset__name=name).values_list(
         "topic__dataset__name", "topic__external_id", "summary", "metric", "value"))
@@ -82,11 +83,11 @@ def main():
         peers = timed("load SCU vectors and annotations", lambda: system_statistics.load_peer_inputs(topics))
         for c in Convention:
             timed(f"system statistics ({c.value})", lambda c=c: system_statistics.compute(
-                name, rows[c], lambda r: dashboards._summarizer_of(r, summarizers), c, peers))
+                name, rows[c], lambda r: figures._summarizer_of(r, summarizers), c, peers))
             found = []
             timed(f"meta-evaluation with intervals ({c.value})", lambda c=c, found=found: [
-                dashboard_snapshots._metaeval(dataset, c, rows[c], summarizers, judgments, score, found)
-                for score in dashboard_snapshots.METAEVAL_SCORES])
+                snapshots._metaeval(dataset, c, rows[c], summarizers, judgments, score, found)
+                for score in snapshots.METAEVAL_SCORES])
         return times
 
     # Wall time depends on the machine's load; the process's CPU time is what an idle worker would take.
@@ -103,7 +104,7 @@ def main():
     for _ in range(args.repeat):
         DatasetDashboard.objects.filter(dataset=dataset).delete()
         start = time.perf_counter()
-        dashboard_snapshots.recompute_dataset(dataset.pk)
+        snapshots.recompute_dataset(dataset.pk)
         whole.append(time.perf_counter() - start)
     print(f"whole dashboard snapshot from scratch (the worker's task): {statistics.median(whole):.2f} s wall " f"(median of {len(whole)}); "
           f"load average now {os.getloadavg()[0]:.1f}")

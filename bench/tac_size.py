@@ -85,7 +85,8 @@ def main():
     from django.db import connection
 
     from annotation.jobs.queue import runner
-    from annotation.models import AnnotationScore, PeerAnnotation, Topic
+    from annotation.corpus.models import Topic
+    from annotation.peers.models import AnnotationScore, PeerAnnotation
     from annotation.transfer.ducview_import import import_paths
     from annotation.peers.recompute import stale_work
     from annotation.peers.results import agreement_rows

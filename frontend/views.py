@@ -10,8 +10,10 @@ from django.views.decorators.http import require_POST
 
 from annotation.access.rules import can_change, coordinated_datasets, may_create_dataset, visible
 from annotation.api.choices import UnknownChoice
-from annotation.models import Assignment, PeerAnnotation, Pyramid
-from annotation.corpus import assignments as work
+from annotation.corpus.models import Assignment
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
+from annotation.corpus import assignments
 from annotation.adjudication import reannotation
 from annotation.jobs import health
 from annotation.pyramids import scu_listing
@@ -22,7 +24,7 @@ from annotation.api import downloads
 def home(request):
     """The user's start page: their assignments with progress, the peers to annotate again against
     an adjudicated pyramid (each with *Carry over matches*), and the datasets they coordinate."""
-    rows = [(a, work.progress(a), reannotation.for_assignment(a))
+    rows = [(a, assignments.progress(a), reannotation.for_assignment(a))
             for a in Assignment.objects.filter(annotator=request.user).select_related("topic__dataset")]
     datasets = coordinated_datasets(request.user)
     return render(request, "frontend/home.html", {"assignments": rows, "datasets": datasets, "may_create_dataset": may_create_dataset(request.user)})
@@ -40,11 +42,11 @@ def open_assignment(request, pk):
     assignment = _own_assignment(request, pk)
     try:
         if assignment.task == Assignment.Task.BUILD_PYRAMID:
-            return redirect("frontend:builder", pk=work.pyramid_for_building(assignment).pk)
+            return redirect("frontend:builder", pk=assignments.pyramid_for_building(assignment).pk)
         peer = None
         if request.POST.get("peer"):
             peer = get_object_or_404(assignment.topic.peersummarys, pk=request.POST["peer"])
-        annotation, peer = work.existing_annotation(assignment, peer)
+        annotation, peer = assignments.existing_annotation(assignment, peer)
         if annotation is not None:
             return redirect("frontend:annotator", pk=annotation.pk)
         return redirect("frontend:annotator-peer", pk=assignment.pk, peer=peer.pk)
@@ -57,7 +59,7 @@ def open_assignment(request, pk):
 @require_POST
 def finish_assignment(request, pk):
     assignment = _own_assignment(request, pk)
-    work.mark_done(assignment)
+    assignments.mark_done(assignment)
     messages.success(request, f"{assignment.get_task_display()} of {assignment.topic.external_id} marked as done.")
     return redirect("frontend:home")
 
@@ -142,13 +144,13 @@ def annotator_peer(request, pk, peer):
         raise Http404("This assignment is not a peer annotation.")
     peer = get_object_or_404(assignment.topic.peersummarys, pk=peer)
     try:
-        annotation, peer = work.existing_annotation(assignment, peer)
+        annotation, peer = assignments.existing_annotation(assignment, peer)
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
         return redirect("frontend:home")
     if annotation is not None:
         return redirect("frontend:annotator", pk=annotation.pk)
-    return render(request, "frontend/annotator.html", {"annotation": work.unsaved_annotation(assignment, peer), "assignment": assignment,
+    return render(request, "frontend/annotator.html", {"annotation": assignments.unsaved_annotation(assignment, peer), "assignment": assignment,
                                                        "can_edit": True,
                                                        "reannotate": _reannotation(request.user, peer, assignment)})
 

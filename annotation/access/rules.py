@@ -42,7 +42,7 @@ from rest_framework.exceptions import PermissionDenied
 
 from annotation.corpus.roles import COORDINATOR
 from annotation.jobs import framework_internals
-from annotation.api import access as api_access
+from annotation.api import access
 
 from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
 
@@ -317,5 +317,5 @@ class IsCoordinatorOf(permissions.IsAuthenticated):
 
 
 # The API's base classes and the corpus's REST code, below this rule, apply it through this registration.
-api_access.register(api_access.Rule(visible=visible, can_change=can_change, check_create=check_create, check_destroy=check_destroy,
+access.register(access.Rule(visible=visible, can_change=can_change, check_create=check_create, check_destroy=check_destroy,
                                     governs=RULES.__contains__, coordinator_candidates=coordinator_candidates))

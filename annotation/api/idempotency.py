@@ -4,14 +4,14 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import APIException
 
-from annotation.api import idempotency_keys as idempotency
+from annotation.api import idempotency_keys
 
 
 class IdempotentPostMixin:
     """POSTs (creates and editing actions) sent with an ``Idempotency-Key`` are answered once."""
 
     def dispatch(self, request, *args, **kwargs):
-        if request.method != "POST" or idempotency.HEADER not in request.headers:
+        if request.method != "POST" or idempotency_keys.HEADER not in request.headers:
             return super().dispatch(request, *args, **kwargs)
         # Read (and kept) now: authenticating may parse a form body, after which it could not be hashed.
         request.body  # noqa: B018  (reading it keeps it: the attribute reads and caches the body)
@@ -19,7 +19,7 @@ class IdempotentPostMixin:
         if user is None:  # answered as without the header (401, 403)
             return super().dispatch(request, *args, **kwargs)
         dispatch = super().dispatch
-        return idempotency.respond(request, user, lambda: dispatch(request, *args, **kwargs))
+        return idempotency_keys.respond(request, user, lambda: dispatch(request, *args, **kwargs))
 
     def _user_of(self, request, *args, **kwargs):
         try:
@@ -36,7 +36,7 @@ class IdempotentSchema(AutoSchema):
         parameters = super().get_override_parameters()
         if self.method == "POST" and isinstance(self.view, IdempotentPostMixin):
             parameters = [*parameters, OpenApiParameter(
-                idempotency.HEADER, str, OpenApiParameter.HEADER, required=False,
+                idempotency_keys.HEADER, str, OpenApiParameter.HEADER, required=False,
                 description="One key per logical action (a UUID), sent again with every retry of it: a retry gets " "the "
                             "first answer (with `Idempotent-Replayed: true`) instead of doing the action twice. The "
                             "same key with another body answers 422; while the first request with the key runs, a "

@@ -46,7 +46,7 @@ from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch, 
 from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 from annotation.corpus.natural_order import natural_key
 from annotation.corpus.wording import count_noun
-from annotation.dashboards import snapshots as dashboard_snapshots
+from annotation.dashboards import snapshots
 from annotation.lightweight import runs as lightweight_runs
 
 KINDS = {"reference": ReferenceSummary, "peer": PeerSummary}
@@ -415,5 +415,5 @@ def delete_topic(topic: Topic, typed_id: str, shown: str) -> TopicContents:
         for run in runs:
             lightweight_runs.touch(run)
         dataset_id = topic.dataset_id
-        transaction.on_commit(lambda: dashboard_snapshots.schedule_with_workers([dataset_id]))  # the topic leaves the dashboards
+        transaction.on_commit(lambda: snapshots.schedule_with_workers([dataset_id]))  # the topic leaves the dashboards
     return now

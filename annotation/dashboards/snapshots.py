@@ -54,7 +54,7 @@ from annotation.corpus.models import Dataset, PeerSummary, Topic
 from annotation.dashboards.models import DatasetDashboard, Judgment
 from annotation.peers.models import PeerAnnotation
 from annotation.pyramids.models import Pyramid
-from annotation.dashboards import figures as dashboards
+from annotation.dashboards import figures
 from annotation.peers.results import agreement_rows_by_convention, score_annotations, score_rows, shared_groups
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 
@@ -136,12 +136,12 @@ def _metaeval(dataset: Dataset, convention: Convention, rows: list[dict], summar
     from annotation.dashboards import statistics as system_statistics  # see compute_payload
 
     pyramid_metric = f"pyramid_{score}"
-    observations = dashboards._observations(rows, judgments, summarizers, score, pyramid_metric).get(dataset.name, [])
+    observations = figures._observations(rows, judgments, summarizers, score, pyramid_metric).get(dataset.name, [])
     table = []
     for metric in sorted({j[3] for j in judgments}):
-        for label, kinds in dashboards.SUMMARIZERS.items():
+        for label, kinds in figures.SUMMARIZERS.items():
             meta = meta_evaluate((o for k, o in observations if k in kinds), pyramid_metric, metric)
-            rows_ = dashboards._table_rows(meta, dataset=dataset.name, convention=convention, score=score, metric=metric, summarizers=label)
+            rows_ = figures._table_rows(meta, dataset=dataset.name, convention=convention, score=score, metric=metric, summarizers=label)
             if (label, score) in system_statistics.METAEVAL_INTERVALS:
                 intervals.append({"metric": metric, "summarizers": label, "score": score,
                                   "levels": system_statistics.correlation_intervals(meta.pairs.values)})
@@ -233,7 +233,7 @@ def compute_payload(dataset: Dataset, live: dict, previous: DatasetDashboard | N
     names = {t.external_id for t in topics if t.pk in reusable}
     stale_topics = Topic.objects.filter(pk__in=[t.pk for t in topics if t.pk not in reusable])
     topics_qs = Topic.objects.filter(dataset=dataset)
-    summarizers = dashboards._summarizers(topics_qs)
+    summarizers = figures._summarizers(topics_qs)
     judgments = list(Judgment.objects.filter(topic__dataset=dataset).values_list(
         "topic__dataset__name", "topic__external_id", "summary", "metric", "value"))
     shared = shared_groups(topics_qs)
@@ -257,13 +257,13 @@ def compute_payload(dataset: Dataset, live: dict, previous: DatasetDashboard | N
                     for score in METAEVAL_SCORES}
         conventions[convention.value] = {
             "per_topic": rows,
-            "per_system": dashboards.system_rows(rows, summarizers, convention),
-            "tiers": dashboards.tier_histograms(dataset.name, convention),
+            "per_system": figures.system_rows(rows, summarizers, convention),
+            "tiers": figures.tier_histograms(dataset.name, convention),
             "agreement": agreement,
             "agreement_details": dict(sorted(details.items())),
             "metaeval": metaeval,
             "metaeval_intervals": metaeval_intervals,
-            "statistics": system_statistics.compute(dataset.name, rows, lambda r: dashboards._summarizer_of(r, summarizers), convention,
+            "statistics": system_statistics.compute(dataset.name, rows, lambda r: figures._summarizer_of(r, summarizers), convention,
                                                     peer_inputs),
         }
     metrics: dict[str, int] = defaultdict(int)

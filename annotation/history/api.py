@@ -18,21 +18,21 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
-from annotation.access import rules as permissions
+from annotation.access import rules
 from annotation.api.serializers import django_errors_as_drf
 from annotation.api.versions import expected_revision
-from annotation.history import changes as history
+from annotation.history import changes
 from annotation.history.models import Change
 from annotation.history.serializers import ChangeSerializer
 
 
-def conflict_response(conflict: history.Conflict) -> Response:
-    changes = [
+def conflict_response(conflict: changes.Conflict) -> Response:
+    changed = [
         {"id": c.pk, "summary": c.summary, "user": c.user.username if c.user_id else None, "created_at": c.created_at}
         for c in conflict.changes
     ]
     return Response(
-        {"detail": str(conflict), "revision": conflict.current_revision, "changes": changes},
+        {"detail": str(conflict), "revision": conflict.current_revision, "changes": changed},
         status=status.HTTP_409_CONFLICT, headers={"ETag": f'"{conflict.current_revision}"'},
     )
 
@@ -50,7 +50,7 @@ class VersionedMixin:
         """The document (its model and id) whose revision versions ``obj``."""
         raise NotImplementedError
 
-    def delta(self, outcome: history.Outcome) -> dict | None:
+    def delta(self, outcome: changes.Outcome) -> dict | None:
         """What the action changed, in the shape of the document's ``full`` read (None: nothing recorded)."""
         raise NotImplementedError
 
@@ -59,9 +59,9 @@ class VersionedMixin:
         return {**super().get_serializer_context(), "versioned": self.versioned_writes}
 
     def handle_exception(self, exc):
-        if isinstance(exc, history.Conflict):
+        if isinstance(exc, changes.Conflict):
             return conflict_response(exc)
-        if isinstance(exc, history.Gone):  # deleted by a concurrent request while this one waited
+        if isinstance(exc, changes.Gone):  # deleted by a concurrent request while this one waited
             exc = NotFound(str(exc))
         return super().handle_exception(exc)
 
@@ -108,7 +108,7 @@ class VersionedMixin:
         """The If-Match revision for a delete (428 without one), or None if deletes are not versioned."""
         return expected_revision(self.request) if self.versioned_writes else None
 
-    def _answer(self, outcome: history.Outcome, **extra) -> Response:
+    def _answer(self, outcome: changes.Outcome, **extra) -> Response:
         body = {"revision": outcome.revision, "change": {"id": outcome.change.pk, "summary": outcome.change.summary} if outcome.change else None,
                 **extra, "delta": self.delta(outcome)}
         return Response(body, headers={"ETag": f'"{outcome.revision}"'})
@@ -128,7 +128,7 @@ class HistoryActions:
 
     def _revert(self, request, redo: bool):
         document = self.get_object()
-        revert = history.redo if redo else history.undo
+        revert = changes.redo if redo else changes.undo
         with django_errors_as_drf():
             outcome = revert(self.document_kind, document.pk, request.user, expected_revision=expected_revision(request))
         return self._answer(outcome)
@@ -148,8 +148,8 @@ class HistoryActions:
     def history(self, request, pk=None):
         """Who changed what, when, before and after. Coordinators see everyone's changes; others their own."""
         document = self.get_object()
-        changes = Change.objects.filter(**{self.document_kind: document}).select_related("user")
-        if not permissions.can_change(request.user, self.topic_of(document)):
-            changes = changes.filter(user=request.user)
-        page = self.paginate_queryset(changes)
+        entries = Change.objects.filter(**{self.document_kind: document}).select_related("user")
+        if not rules.can_change(request.user, self.topic_of(document)):
+            entries = entries.filter(user=request.user)
+        page = self.paginate_queryset(entries)
         return self.get_paginated_response(ChangeSerializer(page, many=True).data)

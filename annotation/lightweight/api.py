@@ -27,15 +27,15 @@ from annotation.corpus.models import ReferenceSummary
 from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteStatement, LiteTask
 from annotation.pyramids.models import Pyramid
 from annotation.api import downloads
-from annotation.lightweight import codes as lightweight_codes
+from annotation.lightweight import codes
 from annotation.lightweight import dashboard as lightweight_dashboard
-from annotation.lightweight import importing as lightweight_import
+from annotation.lightweight import importing
 from annotation.lightweight import scores as lightweight_scores
-from annotation.lightweight import work as lightweight_work
+from annotation.lightweight import work
 from annotation.lightweight.privacy import export_worker
 from annotation.lightweight.crowd_requests import CrowdThrottle, crowd_client
 from annotation.lightweight.runs import touch
-from annotation.access import rules as permissions
+from annotation.access import rules
 from annotation.api.renderers import CSVRenderer
 from annotation.api.serializers import PermissionBeforeUniquenessMixin, VisibleRelationsMixin
 from annotation.api.access import CanChange
@@ -108,7 +108,7 @@ class LightweightPyramidViewSet(ScopedViewSet):
     filterset_fields = ["dataset"]
 
     def perform_create(self, serializer):
-        permissions.check_create(self.request.user, LightweightPyramid, serializer.validated_data)
+        rules.check_create(self.request.user, LightweightPyramid, serializer.validated_data)
         serializer.save(created_by=self.request.user)
 
     def perform_update(self, serializer):
@@ -166,13 +166,13 @@ class LightweightPyramidViewSet(ScopedViewSet):
         upload = request.FILES.get("file")
         if upload is None:
             raise ValidationError({"file": ["Choose a file to import."]})
-        if upload.size > lightweight_import.MAX_FILE_BYTES:
+        if upload.size > importing.MAX_FILE_BYTES:
             raise ValidationError({"file": ["The file is too large."]})
         try:
             text = upload.read().decode("utf-8")
         except UnicodeDecodeError:
             raise ValidationError({"file": ["The file is not UTF-8 text."]}) from None
-        report = lightweight_import.import_text(run, text, upload.name)
+        report = importing.import_text(run, text, upload.name)
         if report.error:
             raise ValidationError({"file": [report.error]})
         return Response({"report": report.line(), "created": {k: n for k, n in report.created.items() if n}})
@@ -183,7 +183,7 @@ class LightweightPyramidViewSet(ScopedViewSet):
         """Apply the released statement filters; counts by reason."""
         run = self.get_object()
         self.check_object_permissions(request, run)
-        return Response(lightweight_work.apply_filters(run))
+        return Response(work.apply_filters(run))
 
     @extend_schema(request=inline_serializer("LightweightSample", {"top_up": drf.BooleanField(required=False)}),
                    responses={200: OpenApiTypes.OBJECT})
@@ -193,7 +193,7 @@ class LightweightPyramidViewSet(ScopedViewSet):
         run = self.get_object()
         self.check_object_permissions(request, run)
         top = str(request.data.get("top_up", "")).lower() in ("1", "true", "on")
-        return Response([r.__dict__ for r in lightweight_work.sample(run, top_up_short=top)])
+        return Response([r.__dict__ for r in work.sample(run, top_up_short=top)])
 
     @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"], url_path="from-expert")
@@ -202,7 +202,7 @@ class LightweightPyramidViewSet(ScopedViewSet):
         run = self.get_object()
         self.check_object_permissions(request, run)
         pyramids = Pyramid.objects.filter(topic__dataset=run.dataset, status=Pyramid.Status.DONE)
-        return Response({"created": lightweight_work.statements_from_expert(run, pyramids)})
+        return Response({"created": work.statements_from_expert(run, pyramids)})
 
     @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"], url_path="make-tasks")
@@ -210,7 +210,7 @@ class LightweightPyramidViewSet(ScopedViewSet):
         """One judging task per peer summary and batch (16 statements with 4 references)."""
         run = self.get_object()
         self.check_object_permissions(request, run)
-        return Response({"created": lightweight_work.create_tasks(run)})
+        return Response({"created": work.create_tasks(run)})
 
     @extend_schema(parameters=[OpenApiParameter("batch", int, required=False)], responses={200: str})
     @action(detail=True, renderer_classes=[CSVRenderer], url_path="mturk-input")
@@ -232,18 +232,18 @@ class LightweightPyramidViewSet(ScopedViewSet):
     @extend_schema(parameters=[OpenApiParameter("format", str, enum=["json", "csv"]),
                                OpenApiParameter("workers", str, enum=["ids", "pseudonyms"], required=False)],
                    responses={200: ROWS_RESPONSE})
-    @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
+    @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[rules.IsCoordinatorOf])
     def submissions(self, request, pk=None):
         """Every crowd submission made in the app with its worker, platform ids and completion code,
         and when the code was found in the platform's submissions (coordinators only)."""
         run = self.get_object()
         shown = export_worker(run, request.query_params.get("workers") == "pseudonyms")
-        rows = [{**row, "worker": shown(row["worker"])} for row in lightweight_codes.submissions(run)]
+        rows = [{**row, "worker": shown(row["worker"])} for row in codes.submissions(run)]
         if request.accepted_renderer.format == "csv":
             from annotation.peers.results import write_rows
 
             out = StringIO()
-            write_rows(out, rows, lightweight_codes.SUBMISSION_COLUMNS, "csv")
+            write_rows(out, rows, codes.SUBMISSION_COLUMNS, "csv")
             return attachment(Response(out.getvalue()), downloads.download_name(run.dataset, f"lightweight-{run.name}-submissions", "csv"))
         return Response(rows)
 
@@ -276,7 +276,7 @@ class LiteStatementViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_fields = ["pyramid", "kept", "batch"]
 
     def get_queryset(self):
-        return permissions.visible(self.request.user, LiteStatement.objects.select_related("topic").order_by("id"))
+        return rules.visible(self.request.user, LiteStatement.objects.select_related("topic").order_by("id"))
 
 
 class LiteTaskViewSet(viewsets.ReadOnlyModelViewSet):
@@ -288,12 +288,12 @@ class LiteTaskViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         queryset = LiteTask.objects.select_related("topic", "peer").annotate(answers=Count("assignments")).order_by("id")
-        return permissions.visible(self.request.user, queryset)
+        return rules.visible(self.request.user, queryset)
 
 
 def crowd_link(token: str) -> CrowdLink:
     """The open crowd link of ``token`` with its run (404 otherwise)."""
-    link = lightweight_work.link_of(token)
+    link = work.link_of(token)
     if link is None or not link.active:
         raise Http404("No such crowd link.")
     return link
@@ -319,31 +319,31 @@ class CrowdTaskView(APIView):
         when this browser session holds as many tasks as it may (``CROWD_HOLDS_PER_SESSION``)."""
         link = crowd_link(token)
         try:
-            worker = lightweight_work.clean_worker_id(request.query_params.get("worker", ""))
-        except lightweight_work.WorkError as error:
+            worker = work.clean_worker_id(request.query_params.get("worker", ""))
+        except work.WorkError as error:
             raise ValidationError({"worker": [str(error)]}) from None
-        key, decoy = lightweight_work.worker_key(link.pyramid_id, worker, request.query_params.get("key", ""))
+        key, decoy = work.worker_key(link.pyramid_id, worker, request.query_params.get("key", ""))
         client = crowd_client(request, key, decoy)
         if link.kind == CrowdLink.Kind.WRITING:
-            reference = lightweight_work.next_reference(link.pyramid, worker, client)
+            reference = work.next_reference(link.pyramid, worker, client)
             if reference is None:
                 return Response({"done": True, "key": key})
             return Response({"kind": "writing", "reference": reference.pk, "text": reference.text, "key": key,
                              "guidance": link.pyramid.guidance, "statements": link.pyramid.statements_per_writer})
         try:
-            task = lightweight_work.next_task(link, worker, client)
-        except lightweight_work.HoldLimit as limit:
+            task = work.next_task(link, worker, client)
+        except work.HoldLimit as limit:
             return Response({"done": False, "retry_after": limit.retry_after, "detail": str(limit), "key": key},
                             status=429, headers={"Retry-After": str(limit.retry_after)})
         if task is None:
-            wait = lightweight_work.seconds_until_free(link, worker, client)
+            wait = work.seconds_until_free(link, worker, client)
             if wait is None:
                 return Response({"done": True, "key": key})
             # Every task left is held by other workers: one may come back when a hold expires.
-            return Response({"done": False, "retry_after": wait, "detail": lightweight_work.ALL_RESERVED, "key": key},
+            return Response({"done": False, "retry_after": wait, "detail": work.ALL_RESERVED, "key": key},
                             headers={"Retry-After": str(wait)})
         return Response({"kind": "judging", "task": task.pk, "summary": task.peer.text, "key": key,
-                         "statements": [{"id": s.pk, "text": s.text} for s in lightweight_work.task_statements(task)]})
+                         "statements": [{"id": s.pk, "text": s.text} for s in work.task_statements(task)]})
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
     def post(self, request, token):
@@ -362,15 +362,15 @@ class CrowdTaskView(APIView):
                 texts = data.get("statements")
                 if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
                     raise ValidationError({"statements": ["A list of statements is required."]})
-                done = lightweight_work.submit_writing(link.pyramid, reference, data.get("worker", ""), texts, client)
+                done = work.submit_writing(link.pyramid, reference, data.get("worker", ""), texts, client)
             else:
                 answers = data.get("answers")
                 if not isinstance(answers, dict) or len(answers) > 64:
                     raise ValidationError({"answers": ["An answer per statement is required."]})
-                done = lightweight_work.submit_judgments(link, _int(data.get("task"), "task"), data.get("worker", ""), answers, client)
-        except lightweight_work.UnknownTask:
+                done = work.submit_judgments(link, _int(data.get("task"), "task"), data.get("worker", ""), answers, client)
+        except work.UnknownTask:
             raise NotFound("No such task in this evaluation.") from None
-        except lightweight_work.WorkError as error:
+        except work.WorkError as error:
             raise ValidationError({"detail": [str(error)]}) from None
         return Response({"completion_code": done.completion_code}, status=201)
 

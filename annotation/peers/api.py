@@ -15,13 +15,13 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from annotation.access import rules as permissions
+from annotation.access import rules
 from annotation.api.serializers import django_errors_as_drf
 from annotation.api.viewsets import ScopedViewSet
 from annotation.corpus import assignments
 from annotation.corpus.models import Assignment, PeerSummary
 from annotation.history.api import HistoryActions, VersionedMixin
-from annotation.peers import actions as peer_actions
+from annotation.peers import actions
 from annotation.peers import deltas, filters, results, serializers
 from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch, PeerMatchPart
 from annotation.pyramids import ranked_suggestions
@@ -73,8 +73,8 @@ class PyramidScores:
 
     def get_queryset(self):
         if self.action in ("full", "export", "history", "undo", "redo"):
-            annotations = permissions.visible_composed(self.request.user, PeerAnnotation, scored_annotations)
-            return permissions.visible(self.request.user, Pyramid.objects).select_related("topic").prefetch_related(
+            annotations = rules.visible_composed(self.request.user, PeerAnnotation, scored_annotations)
+            return rules.visible(self.request.user, Pyramid.objects).select_related("topic").prefetch_related(
                 pyramid_texts(),
                 Prefetch("annotations", queryset=annotations.prefetch_related(nist_scores()), to_attr="visible_annotations"),
             )
@@ -109,9 +109,9 @@ class PeerAnnotationViewSet(AnnotationDocument, HistoryActions, VersionedMixin, 
 
     def get_queryset(self):
         if self.action in ("full", "export"):
-            return permissions.visible(self.request.user, self.full_queryset.all())
+            return rules.visible(self.request.user, self.full_queryset.all())
         if self.action == "score":
-            return permissions.visible(self.request.user, PeerAnnotation.objects.select_related("pyramid").prefetch_related("scores"))
+            return rules.visible(self.request.user, PeerAnnotation.objects.select_related("pyramid").prefetch_related("scores"))
         return super().get_queryset()
 
     @extend_schema(responses=serializers.AnnotationFullSerializer)
@@ -165,7 +165,7 @@ class PeerMatchViewSet(AnnotationDocument, VersionedMixin, ScopedViewSet):
         prefetch_related_objects([serializer.instance], MATCH_PARTS)
 
     def perform_destroy(self, instance):
-        self._outcome = peer_actions.remove_match(instance, self.request.user, expected_revision=self.destroy_revision())
+        self._outcome = actions.remove_match(instance, self.request.user, expected_revision=self.destroy_revision())
 
 
 class AssignmentPeerWork:
@@ -216,7 +216,7 @@ class AssignmentPeerWork:
             existed = assignments.existing_annotation(assignment, peer)[0] is not None
             annotation = assignments.annotation_for(assignment, peer)
             if wanted.validated_data:
-                if not permissions.can_change(request.user, annotation):
+                if not rules.can_change(request.user, annotation):
                     raise PermissionDenied("You may not change this annotation.")
                 update = self.get_serializer(annotation, data=wanted.validated_data, partial=True)
                 update.is_valid(raise_exception=True)

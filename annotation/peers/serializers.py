@@ -14,7 +14,7 @@ from annotation.corpus import assignments
 from annotation.corpus.models import Assignment, PeerSummary
 from annotation.corpus.serializers import PeerTextSerializer, TopicBriefSerializer
 from annotation.jobs import queue
-from annotation.peers import actions as peer_actions
+from annotation.peers import actions
 from annotation.peers import results
 from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
 from annotation.pyramids.models import Pyramid
@@ -106,7 +106,7 @@ class PeerMatchSerializer(StrictModelSerializer):
 
     def create(self, validated_data):
         with django_errors_as_drf():
-            return keep_outcome(self, peer_actions.match_span(
+            return keep_outcome(self, actions.match_span(
                 validated_data["annotation"], requesting_user(self), scu=validated_data.get("scu"), spans=validated_data["parts"],
                 expected_revision=expected_revision_of(self),
             ))
@@ -115,7 +115,7 @@ class PeerMatchSerializer(StrictModelSerializer):
         if "scu" not in validated_data:
             return instance
         with django_errors_as_drf():
-            return keep_outcome(self, peer_actions.move_match(instance, validated_data["scu"], requesting_user(self), expected_revision=expected_revision_of(self)))
+            return keep_outcome(self, actions.move_match(instance, validated_data["scu"], requesting_user(self), expected_revision=expected_revision_of(self)))
 
 
 def _current(score) -> bool:

@@ -11,13 +11,13 @@ from django.db.models import Count, Model, Prefetch
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 
-from annotation.access import rules as permissions
+from annotation.access import rules
 from annotation.api.serializers import django_errors_as_drf
 from annotation.api.versions import expected_revision
 from annotation.api.viewsets import ScopedViewSet
 from annotation.corpus.models import ReferenceSummary
 from annotation.history.api import HistoryActions, VersionedMixin
-from annotation.pyramids import actions as pyramid_actions
+from annotation.pyramids import actions
 from annotation.pyramids import deltas, filters, serializers
 from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid
 
@@ -57,7 +57,7 @@ def _input(serializer_class, request) -> dict:
 
 
 def _visible_scu(request, pk: int, field: str) -> SCU:
-    scu = permissions.visible(request.user, SCU.objects.filter(pk=pk)).first()
+    scu = rules.visible(request.user, SCU.objects.filter(pk=pk)).first()
     if scu is None:
         raise ValidationError({field: [f"SCU {pk} does not exist."]})
     return scu
@@ -72,7 +72,7 @@ class ContributorActions:
         contributor = self.get_object()
         span = _input(serializers.PartInput, request)
         with django_errors_as_drf():
-            outcome = pyramid_actions.add_part_to(contributor, request.user, start=span["start"], end=span["end"], expected_revision=expected_revision(request))
+            outcome = actions.add_part_to(contributor, request.user, start=span["start"], end=span["end"], expected_revision=expected_revision(request))
         return self._answer(outcome, part={"id": outcome.value.pk, "start": outcome.value.start, "end": outcome.value.end})
 
     @action(detail=True, methods=["delete"], url_path=r"parts/(?P<part_id>\d+)")
@@ -82,7 +82,7 @@ class ContributorActions:
         if part is None:
             raise ValidationError({"part": [f"Part {part_id} is not a part of this contributor."]})
         with django_errors_as_drf():
-            return self._answer(pyramid_actions.remove_part(part, request.user, expected_revision=expected_revision(request)))
+            return self._answer(actions.remove_part(part, request.user, expected_revision=expected_revision(request)))
 
     @action(detail=True, methods=["post"])
     def move(self, request, pk=None):
@@ -90,7 +90,7 @@ class ContributorActions:
         contributor = self.get_object()
         target = _visible_scu(request, _input(serializers.MoveInput, request)["scu"], "scu")
         with django_errors_as_drf():
-            return self._answer(pyramid_actions.move_contributor(contributor, target, request.user, expected_revision=expected_revision(request)))
+            return self._answer(actions.move_contributor(contributor, target, request.user, expected_revision=expected_revision(request)))
 
     @action(detail=True, methods=["post"])
     def split(self, request, pk=None):
@@ -98,7 +98,7 @@ class ContributorActions:
         contributor = self.get_object()
         data = _input(serializers.SplitInput, request)
         with django_errors_as_drf():
-            outcome = pyramid_actions.split_contributor(contributor, request.user, label=data.get("label"), expected_revision=expected_revision(request))
+            outcome = actions.split_contributor(contributor, request.user, label=data.get("label"), expected_revision=expected_revision(request))
         return self._answer(outcome, scu={"id": outcome.value.pk, "uid": outcome.value.uid, "label": outcome.value.label})
 
 
@@ -109,7 +109,7 @@ class SCUActions:
         target = self.get_object()
         sources = [_visible_scu(request, pk, "sources") for pk in _input(serializers.MergeInput, request)["sources"]]
         with django_errors_as_drf():
-            return self._answer(pyramid_actions.merge_scus(target, sources, request.user, expected_revision=expected_revision(request)))
+            return self._answer(actions.merge_scus(target, sources, request.user, expected_revision=expected_revision(request)))
 
 
 class PyramidViewSet(PyramidDocument, HistoryActions, VersionedMixin, ScopedViewSet):
@@ -136,7 +136,7 @@ class SCUViewSet(PyramidDocument, SCUActions, VersionedMixin, ScopedViewSet):
     def perform_destroy(self, instance):
         """Refused (400) while peers are matched to it."""
         with django_errors_as_drf():
-            self._outcome = pyramid_actions.delete_scu(instance, self.request.user, expected_revision=self.destroy_revision())
+            self._outcome = actions.delete_scu(instance, self.request.user, expected_revision=self.destroy_revision())
 
 
 class ContributorViewSet(PyramidDocument, ContributorActions, VersionedMixin, ScopedViewSet):
@@ -151,4 +151,4 @@ class ContributorViewSet(PyramidDocument, ContributorActions, VersionedMixin, Sc
     def perform_destroy(self, instance):
         """Removing an SCU's last contributor removes the SCU (refused while peers are matched to it)."""
         with django_errors_as_drf():
-            self._outcome = pyramid_actions.remove_contributor(instance, self.request.user, expected_revision=self.destroy_revision())
+            self._outcome = actions.remove_contributor(instance, self.request.user, expected_revision=self.destroy_revision())

@@ -9,7 +9,7 @@ from annotation.api.serializers import (
 )
 from annotation.corpus.models import ReferenceSummary
 from annotation.corpus.serializers import TextSerializer
-from annotation.pyramids import actions as pyramid_actions
+from annotation.pyramids import actions
 from annotation.pyramids.models import LABEL_LENGTH, SCU, Contributor, ContributorPart, Pyramid
 from annotation.pyramids.scu_documents import pyramid_scus
 from annotation.pyramids.spans import MAX_PARTS, validate_span
@@ -88,7 +88,7 @@ class SCUSerializer(StrictModelSerializer):
 
     def create(self, validated_data):
         with django_errors_as_drf():
-            return keep_outcome(self, pyramid_actions.create_scu(
+            return keep_outcome(self, actions.create_scu(
                 validated_data["pyramid"], requesting_user(self), label=validated_data["label"],
                 reference=validated_data["reference"], spans=validated_data["parts"], expected_revision=expected_revision_of(self),
             ))
@@ -97,7 +97,7 @@ class SCUSerializer(StrictModelSerializer):
         if not validated_data:
             return instance
         with django_errors_as_drf():
-            return keep_outcome(self, pyramid_actions.update_scu(instance, requesting_user(self), label=validated_data.get("label"), comment=validated_data.get("comment"),
+            return keep_outcome(self, actions.update_scu(instance, requesting_user(self), label=validated_data.get("label"), comment=validated_data.get("comment"),
                                                           expected_revision=expected_revision_of(self)))
 
 
@@ -122,7 +122,7 @@ class ContributorSerializer(StrictModelSerializer):
 
     def create(self, validated_data):
         with django_errors_as_drf():
-            return keep_outcome(self, pyramid_actions.add_contributor_to(
+            return keep_outcome(self, actions.add_contributor_to(
                 validated_data["scu"], requesting_user(self), reference=validated_data["reference"],
                 spans=validated_data["parts"], comment=validated_data.get("comment", ""), expected_revision=expected_revision_of(self),
             ))
@@ -131,7 +131,7 @@ class ContributorSerializer(StrictModelSerializer):
         if "comment" not in validated_data:
             return instance
         with django_errors_as_drf():
-            return keep_outcome(self, pyramid_actions.update_contributor(instance, requesting_user(self), comment=validated_data["comment"], expected_revision=expected_revision_of(self)))
+            return keep_outcome(self, actions.update_contributor(instance, requesting_user(self), comment=validated_data["comment"], expected_revision=expected_revision_of(self)))
 
 
 class ContributorPartSerializer(serializers.ModelSerializer):

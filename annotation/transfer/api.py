@@ -39,7 +39,7 @@ from rest_framework.views import APIView
 
 from scoring.model import Convention
 
-from annotation.access import rules as permissions
+from annotation.access import rules
 from annotation.adjudication.pyramids import adjudicated_pyramid_topics
 from annotation.api import downloads
 from annotation.api.choices import choose
@@ -54,7 +54,7 @@ from annotation.pyramids.models import Pyramid
 from annotation.peers import results
 from annotation.peers.serializers import AnnotationFullSerializer, PyramidFullSerializer
 from annotation.pyramids import construction
-from annotation.transfer import archive as dataset_archive
+from annotation.transfer import archive
 from annotation.transfer import ducview_export, sacrerouge_export
 from annotation.transfer import uploads as upload_import
 
@@ -163,7 +163,7 @@ class DatasetImportView(APIView):
         },
     )
     def post(self, request, pk):
-        dataset = permissions.coordinated_dataset(request, pk)
+        dataset = rules.coordinated_dataset(request, pk)
         uploads = [upload for key in request.FILES if key != "annotators" for upload in request.FILES.getlist(key)]
         if not uploads:
             raise ValidationError({"files": ["No file: send .pyr/.pan files or .zip archives of them as multipart/form-data, field 'files'."]})
@@ -212,12 +212,12 @@ class DatasetArchiveView(APIView):
         },
     )
     def get(self, request, pk):
-        dataset = permissions.coordinated_dataset(request, pk)
+        dataset = rules.coordinated_dataset(request, pk)
         convention = Convention(choose(request.query_params, "convention", [c.value for c in Convention], Convention.NIST.value))
         user = request.user
-        pyramids = permissions.visible(user, Pyramid.objects.filter(topic__dataset=dataset))
-        annotations = permissions.visible(user, PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset))
-        spool, _ = dataset_archive.build_archive(dataset, pyramids, annotations, convention)
+        pyramids = rules.visible(user, Pyramid.objects.filter(topic__dataset=dataset))
+        annotations = rules.visible(user, PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset))
+        spool, _ = archive.build_archive(dataset, pyramids, annotations, convention)
         return FileResponse(spool, as_attachment=True, filename=archive_filename(dataset, convention), content_type="application/zip")
 
 
@@ -281,20 +281,20 @@ class DatasetDownloads:
         return response
 
     @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM, UNFINISHED_PARAM], responses={200: ROWS_RESPONSE})
-    @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
+    @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[rules.IsCoordinatorOf])
     def scores(self, request, pk=None):
         """Scores of every peer annotation and reference summary (the keys of ``export_scores``)."""
         return self._rows(request, results.score_rows, results.score_keys, "scores", references=True)
 
     @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM, UNFINISHED_PARAM], responses={200: ROWS_RESPONSE})
-    @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
+    @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[rules.IsCoordinatorOf])
     def agreement(self, request, pk=None):
         """Agreement per topic (the keys of ``export_agreement``)."""
         return self._rows(request, results.agreement_rows, lambda include_unfinished: results.AGREEMENT_KEYS, "agreement")
 
 
     @extend_schema(parameters=[FORMAT_PARAM, CONVENTION_PARAM, STATISTICS_TABLE_PARAM], responses={200: ROWS_RESPONSE})
-    @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[permissions.IsCoordinatorOf])
+    @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[rules.IsCoordinatorOf])
     def statistics(self, request, pk=None):
         """Which differences are real: one table of the stored dashboard statistics (``systems``:
         means with 95% bootstrap intervals and groups; ``pairs``: paired permutation tests with
@@ -368,7 +368,7 @@ class PyramidAgreementView(APIView):
         },
     )
     def get(self, request, pk):
-        dataset = permissions.coordinated_dataset(request, pk)
+        dataset = rules.coordinated_dataset(request, pk)
         table = choose(request.query_params, "table", construction.TABLES, "pairs")
         convention = Convention(choose(request.query_params, "convention", [c.value for c in Convention], Convention.NIST.value))
         topic = request.query_params.get("topic", "")

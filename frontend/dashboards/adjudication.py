@@ -18,7 +18,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from annotation.adjudication import pyramid_merge, pyramids, services
-from annotation.models import PeerAnnotation, PeerSummary, Pyramid, Topic
+from annotation.corpus.models import PeerSummary, Topic
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.peers.results import score_annotations
 from annotation.pyramids.construction import pyramid_name
 from scoring.model import Convention

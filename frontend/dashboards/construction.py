@@ -12,7 +12,8 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation.api.choices import choose
 from annotation.adjudication.pyramids import adjudicated_pyramid
-from annotation.models import PyramidAgreement, Topic
+from annotation.corpus.models import Topic
+from annotation.pyramids.models import PyramidAgreement
 from annotation.pyramids import construction
 from scoring.correlation import NOISE
 from scoring.model import Convention

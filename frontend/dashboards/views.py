@@ -30,7 +30,11 @@ from annotation.api.choices import choose
 from annotation.adjudication import reannotation
 from annotation.adjudication.pyramids import adjudicated_pyramid_topics
 from annotation.adjudication.services import adjudicated_version
-from annotation.models import SCU, Adjudication, Assignment, Judgment, PeerAnnotation, PeerSummary, Pyramid, Topic
+from annotation.adjudication.models import Adjudication
+from annotation.corpus.models import Assignment, PeerSummary, Topic
+from annotation.dashboards.models import Judgment
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.corpus.natural_order import natural_key as _natural
 from annotation.access.rules import coordinated_datasets, is_coordinator  # who may see and run a dataset's dashboards
 from annotation.api import downloads

@@ -25,21 +25,21 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
-from annotation.access import rules as permissions
+from annotation.access import rules
 from annotation.lightweight.crowd_requests import CrowdThrottle, crowd_client
 from annotation.formats.errors import LightweightFormatError
 from annotation.formats.lightweight_csv import read_code_pairs
-from annotation.models import (
-    CrowdLink, LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting, Pyramid, ReferenceSummary,
-)
+from annotation.corpus.models import ReferenceSummary
+from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting
+from annotation.pyramids.models import Pyramid
 from annotation.api import downloads
 from annotation.corpus.wording import count_noun
-from annotation.lightweight import codes as lightweight_codes
-from annotation.lightweight import dashboard as lightweight_dashboard
-from annotation.lightweight import importing as lightweight_import
-from annotation.lightweight import platforms as lightweight_platforms
-from annotation.lightweight import privacy as lightweight_privacy
-from annotation.lightweight import scores as lightweight_scores
+from annotation.lightweight import codes
+from annotation.lightweight import dashboard
+from annotation.lightweight import importing
+from annotation.lightweight import platforms
+from annotation.lightweight import privacy
+from annotation.lightweight import scores
 from annotation.lightweight import work as lightweight_work
 from annotation.lightweight.platforms import Platform
 from annotation.jobs import framework_internals
@@ -64,22 +64,22 @@ KEY_COOKIE_SECONDS = 30 * 24 * 3600
 
 
 def _run(request, pk, write=False) -> LightweightPyramid:
-    run = get_object_or_404(permissions.visible(request.user, LightweightPyramid.objects.select_related("dataset")), pk=pk)
-    if write and not permissions.can_change(request.user, run):
+    run = get_object_or_404(rules.visible(request.user, LightweightPyramid.objects.select_related("dataset")), pk=pk)
+    if write and not rules.can_change(request.user, run):
         raise PermissionDenied("Only the dataset's coordinators may change this.")
     return run
 
 
 @login_required
 def runs(request):
-    datasets = permissions.coordinated_datasets(request.user)
+    datasets = rules.coordinated_datasets(request.user)
     form = RunCreateForm(request.POST or None, datasets=datasets)
     if request.method == "POST" and form.is_valid():
         run = form.save(commit=False)   # the form offers only the datasets this user coordinates
         run.created_by = request.user
         run.save()
         return redirect("lightweight:run", pk=run.pk)
-    visible = permissions.visible(request.user, LightweightPyramid.objects.select_related("dataset")).order_by("dataset__name", "name")
+    visible = rules.visible(request.user, LightweightPyramid.objects.select_related("dataset")).order_by("dataset__name", "name")
     return render(request, "lightweight/runs.html", {"runs": visible, "form": form, "can_create": datasets.exists()})
 
 
@@ -87,7 +87,7 @@ def runs(request):
 def run_page(request, pk):
     run = _run(request, pk)
     settings_form = RunSettingsForm(instance=run)
-    data = lightweight_dashboard.dashboard(run)
+    data = dashboard.dashboard(run)
     comparison = data["comparison"]
     links = list(run.links.order_by("-active", "kind", "batch", "created_at"))  # open ones first
     for link in links:
@@ -107,10 +107,10 @@ def _workers_context(request, run) -> dict:
     """The run page's workers part: submissions with their codes (verified ones apart from the
     others), the last code check's report, the forms."""
     return {
-        "verified": lightweight_codes.submissions(run, True, SUBMISSIONS_SHOWN),
-        "verified_count": lightweight_codes.count_submissions(run, True),
-        "unverified": lightweight_codes.submissions(run, False, SUBMISSIONS_SHOWN),
-        "unverified_count": lightweight_codes.count_submissions(run, False),
+        "verified": codes.submissions(run, True, SUBMISSIONS_SHOWN),
+        "verified_count": codes.count_submissions(run, True),
+        "unverified": codes.submissions(run, False, SUBMISSIONS_SHOWN),
+        "unverified_count": codes.count_submissions(run, False),
         "code_report": request.session.pop(CODE_REPORT, None), "code_form": CodeCheckForm(),
         "submissions_csv": f"/api/lightweight/{run.pk}/submissions/?format=csv",
     }
@@ -120,10 +120,10 @@ def _workers_context(request, run) -> dict:
 def chart_csv(request, pk):
     """The rows of the lightweight-against-expert chart (one per system) as CSV."""
     run = _run(request, pk)
-    comparison = lightweight_dashboard.dashboard(run)["comparison"]
+    comparison = dashboard.dashboard(run)["comparison"]
     stream = io.StringIO()
     write_rows(stream, *downloads.with_provenance(charts.lite_rows(comparison["systems"]) if comparison else [], charts.LITE_KEYS,
-                                                  downloads.provenance(**vars(lightweight_scores.settings_of(run)))), "csv")
+                                                  downloads.provenance(**vars(scores.settings_of(run)))), "csv")
     response = HttpResponse(stream.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = downloads.content_disposition(downloads.download_name(run.dataset, f"lightweight-{run.name}-systems-chart", "csv"))
     return response
@@ -139,7 +139,7 @@ def run_settings(request, pk):
             touch(run)
         messages.success(request, "Settings saved; the scores are being recomputed.")
         return redirect("lightweight:run", pk=run.pk)
-    data = lightweight_dashboard.dashboard(run)
+    data = dashboard.dashboard(run)
     return render(request, "lightweight/run.html", {
         "run": run, "settings_form": form, "upload_form": UploadForm(), "data": data, "links": [],
         "lite_chart": None, "dropped": [], **_workers_context(request, run)}, status=400 if request.method == "POST" else 200)
@@ -185,11 +185,11 @@ def run_action(request, pk, action):
             messages.error(request, "Choose a file to import.")
         else:
             upload = form.cleaned_data["file"]
-            if upload.size > lightweight_import.MAX_FILE_BYTES:
+            if upload.size > importing.MAX_FILE_BYTES:
                 messages.error(request, "The file is too large.")
             else:
                 try:
-                    report = lightweight_import.import_text(run, upload.read().decode("utf-8"), upload.name)
+                    report = importing.import_text(run, upload.read().decode("utf-8"), upload.name)
                 except UnicodeDecodeError:
                     messages.error(request, f"{upload.name} is not UTF-8 text: nothing was imported.")
                 else:
@@ -203,10 +203,10 @@ def run_action(request, pk, action):
         if not ConfirmForm(request.POST).is_valid():
             messages.error(request, "Nothing was changed: tick the box to confirm.")
         elif action == "pseudonymise":
-            count = lightweight_privacy.pseudonymise(run)
+            count = privacy.pseudonymise(run)
             messages.success(request, f"Worker ids pseudonymised: {count} submission{'s' if count != 1 else ''} changed; the " "scores stay the same.")
         else:
-            count = lightweight_privacy.delete_worker_ids(run)
+            count = privacy.delete_worker_ids(run)
             messages.success(request, f"Worker ids deleted from {count} submission{'s' if count != 1 else ''}; the scores are " "being recomputed.")
     else:
         return HttpResponse("Unknown step.", status=404)
@@ -223,7 +223,7 @@ def _check_codes(request, run) -> None:
     except (ValidationError, LightweightFormatError) as error:
         messages.error(request, f"Nothing was checked: {' '.join(error.messages) if isinstance(error, ValidationError) else error}.")
         return
-    report = lightweight_codes.check(run, pairs)
+    report = codes.check(run, pairs)
     request.session[CODE_REPORT] = report.as_dict()
     messages.success(request, f"{report.pairs} pair{'s' if report.pairs != 1 else ''} checked: {report.verified} submission"
                               f"{'s' if report.verified != 1 else ''} newly verified, {report.unmatched_count} matching nothing.")
@@ -264,7 +264,7 @@ def crowd(request, token):
         return render(request, "lightweight/crowd_message.html", {
             "title": "This link is closed", "message": "The work behind this link has ended. Thank you for your interest."}, status=410)
     try:
-        visit = lightweight_platforms.visit_of(request.GET)
+        visit = platforms.visit_of(request.GET)
     except lightweight_work.WorkError as error:
         return render(request, "lightweight/crowd_message.html", {"title": "This link cannot be used", "message": str(error)}, status=400)
     mturk = visit is not None and visit.platform == Platform.MTURK
@@ -276,7 +276,7 @@ def crowd(request, token):
         response = _platform_visit(request, link, visit)
         if mturk:   # shown in MTurk's frame, and nowhere else's
             response.xframe_options_exempt = True
-            framework_internals.replace_csp(response, {"frame-ancestors": list(lightweight_platforms.MTURK_SITES)})
+            framework_internals.replace_csp(response, {"frame-ancestors": list(platforms.MTURK_SITES)})
         return response
     worker = request.session.get(_session_key(link))
     if worker is None or "change" in request.GET:
@@ -338,14 +338,14 @@ def _platform_visit(request, link, visit):
     its end again (one assignment, one piece of work)."""
     if visit.preview:
         return _preview(request, link)
-    done = lightweight_platforms.submitted(link, visit)
+    done = platforms.submitted(link, visit)
     if done is not None:
         return _done(request, link, visit.worker, done.completion_code, visit)
     return _work(request, link, visit.worker, visit)
 
 
 def _preview(request, link):
-    work = lightweight_platforms.preview_work(link)
+    work = platforms.preview_work(link)
     status = 400 if request.method == "POST" else 200
     error = "This is a preview: accept the HIT on MTurk to start." if request.method == "POST" else None
     if work is None:
@@ -377,7 +377,7 @@ def _pk(value) -> int:
 
 def _done(request, link, worker, code, visit=None):
     """The completion code, and the platform's way of handing the work in."""
-    ending = lightweight_platforms.ending(visit, code, link.pyramid.prolific_code)
+    ending = platforms.ending(visit, code, link.pyramid.prolific_code)
     response = render(request, "lightweight/crowd_done.html", {
         "link": link, "worker": worker, "code": code, "ending": ending, "visit": visit,
         "query": visit.query() if visit else ""})
@@ -396,7 +396,7 @@ def _finished_ending(link, worker, visit) -> dict | None:
     if not (LiteAssignment.objects.filter(task__pyramid=run, worker_id=worker).exists()
             or LiteWriting.objects.filter(pyramid=run, worker_id=worker).exists()):
         return None
-    return lightweight_platforms.ending(visit, "", run.prolific_code)
+    return platforms.ending(visit, "", run.prolific_code)
 
 
 def _writing(request, page, client, submitting):

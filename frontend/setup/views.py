@@ -23,9 +23,11 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from annotation.access import rules as permissions
+from annotation.access import rules
 from annotation.formats.summary_texts import PatternError
-from annotation.models import Assignment, Dataset, PeerAnnotation, Pyramid, Topic
+from annotation.corpus.models import Assignment, Dataset, Topic
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.corpus import datasets
 from annotation.corpus import people as accounts
 from annotation.corpus import topic_editing
@@ -45,8 +47,8 @@ def dataset_view(view):
     @login_required
     @wraps(view)
     def wrapped(request, dataset_id, *args, **kwargs):
-        dataset = get_object_or_404(permissions.visible(request.user, Dataset.objects.all()), pk=dataset_id)
-        if not permissions.can_change(request.user, dataset):
+        dataset = get_object_or_404(rules.visible(request.user, Dataset.objects.all()), pk=dataset_id)
+        if not rules.can_change(request.user, dataset):
             raise PermissionDenied("Only the dataset's coordinators may set it up.")
         return view(request, dataset, *args, **kwargs)
 
@@ -92,14 +94,14 @@ def _frame(dataset, active: str, **extra) -> dict:
 def landing(request):
     """``/setup/``: the datasets one sets up are listed, each with its set-up link and "New dataset",
     on the dataset list (one list of a coordinator's datasets, not a second copy here)."""
-    if not permissions.is_coordinator(request.user):
+    if not rules.is_coordinator(request.user):
         raise PermissionDenied("The set-up pages are for coordinators; ask one to add you to a dataset.")
     return redirect("dashboards:list")
 
 
 @login_required
 def dataset_create(request):
-    if not permissions.may_create_dataset(request.user):
+    if not rules.may_create_dataset(request.user):
         raise PermissionDenied("Only coordinators start datasets; ask one to add you.")
     form = DatasetForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -388,10 +390,10 @@ def _pyramid_set_files(request, form) -> list[tuple[str, bytes]]:
 @dataset_view
 def exports(request, dataset):
     """Every file the API exports for this dataset, as links to the API (the same access rule)."""
-    pyramids = (permissions.visible(request.user, Pyramid.objects.filter(topic__dataset=dataset))
+    pyramids = (rules.visible(request.user, Pyramid.objects.filter(topic__dataset=dataset))
                 .select_related("topic", "creator").annotate(n_annotations=Count("annotations")).order_by("topic__external_id", "pk"))
     annotations = {}
-    for a in (permissions.visible(request.user, PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset))
+    for a in (rules.visible(request.user, PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset))
               .select_related("peer", "annotator").order_by("peer__external_id")):
         annotations.setdefault(a.pyramid_id, []).append(a)
     rows = [{"pyramid": p, "annotations": sorted(annotations.get(p.pk, []), key=lambda a: _natural(a.peer.external_id))} for p in pyramids]

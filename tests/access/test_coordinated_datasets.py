@@ -10,7 +10,7 @@ from django.contrib.auth.models import AnonymousUser, User
 
 from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.access.rules import coordinated_datasets, coordinates, is_coordinator
-from annotation.models import Dataset
+from annotation.corpus.models import Dataset
 
 pytestmark = pytest.mark.django_db
 

@@ -17,7 +17,9 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotation.corpus.roles import COORDINATOR, IMPORTED_ANNOTATOR, role_group
-from annotation.models import ContributorPart, LightweightPyramid, LiteStatement, LiteTask, PeerAnnotation, Pyramid
+from annotation.lightweight.models import LightweightPyramid, LiteStatement, LiteTask
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import ContributorPart, Pyramid
 
 from tests.api.world import client_for
 

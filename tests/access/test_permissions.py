@@ -7,7 +7,9 @@ topic), carol (peer annotator on the topic), coord (the dataset's coordinator), 
 """
 import pytest
 
-from annotation.models import SCU, Assignment, Contributor, Dataset, PeerAnnotation, PeerMatch, PeerSummary, Pyramid, ReferenceSummary, Topic
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.models import Contributor, Pyramid, SCU
 
 from tests.api.world import ROLES
 
@@ -145,7 +147,7 @@ def test_unassigned_annotator_sees_nothing(world, as_user):
 def test_annotation_is_blind(world, as_user):
     """Nobody sees a pyramid being built by someone else; peer annotators see finished pyramids and
     the pyramids of their own annotations, never another annotator's annotation."""
-    from annotation.models import Assignment
+    from annotation.corpus.models import Assignment
 
     bobs = Pyramid.objects.create(topic=world.t1, creator=world.users["bob"], status=Pyramid.Status.IN_PROGRESS)
     visible = lambda role: {p["id"] for p in as_user(role).get("/api/pyramids/").json()["results"]}  # noqa: E731  (a one-line helper of this test)

@@ -11,7 +11,8 @@ ann2's (B side), uid: label, reference -> span:
 """
 from django.contrib.auth import get_user_model
 
-from annotation.models import SCU, Dataset, PeerSummary, Pyramid, ReferenceSummary, Topic
+from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.pyramids.editing import add_contributor
 
 TEXTS = {r: " ".join(f"{r.lower()}{i:03d}xxxxx" for i in range(8)) for r in "ABC"}   # word i at 10i..10i+9

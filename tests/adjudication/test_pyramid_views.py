@@ -10,7 +10,9 @@ from rest_framework.test import APIClient
 
 from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
 from annotation.adjudication import pyramids
-from annotation.models import SCU, Dataset, Pyramid, PyramidAdjudication
+from annotation.adjudication.models import PyramidAdjudication
+from annotation.corpus.models import Dataset
+from annotation.pyramids.models import Pyramid, SCU
 
 from tests.adjudication.pyramid_world import build, content
 from tests.adjudication.test_pyramids import DECISIONS, EXPECTED

@@ -8,7 +8,10 @@ from django.core.exceptions import ValidationError
 
 from annotation.adjudication import pyramid_merge, pyramids
 from annotation.corpus import assignments
-from annotation.models import SCU, Change, PeerAnnotation, Pyramid, PyramidAdjudication, PyramidAgreement
+from annotation.adjudication.models import PyramidAdjudication
+from annotation.history.models import Change
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid, PyramidAgreement, SCU
 from annotation.peers.results import score_rows
 from annotation.pyramids import construction
 from annotation.peers.editing import add_match

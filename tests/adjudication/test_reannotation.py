@@ -11,7 +11,11 @@ from annotation.adjudication import reannotation
 from annotation.corpus import assignments
 from annotation.history import changes
 from annotation.peers.document_states import annotation_state
-from annotation.models import SCU, Assignment, Change, PeerAnnotation, PyramidAdjudication
+from annotation.adjudication.models import PyramidAdjudication
+from annotation.corpus.models import Assignment
+from annotation.history.models import Change
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import SCU
 from annotation.peers.results import score_rows
 from annotation.peers.editing import add_match
 from scoring.model import Convention
@@ -252,7 +256,8 @@ def test_an_archive_keeps_which_pyramid_is_which_side(django_capture_on_commit_c
     from django.urls import reverse
 
     from annotation.adjudication import pyramids
-    from annotation.models import Dataset, Pyramid
+    from annotation.corpus.models import Dataset
+    from annotation.pyramids.models import Pyramid
     from tests.adjudication.pyramid_world import build
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -287,7 +292,7 @@ def test_an_adjudication_restored_from_an_archive_reopens_the_assignments(world,
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.urls import reverse
 
-    from annotation.models import Dataset
+    from annotation.corpus.models import Dataset
 
     coordinator = world["coordinator"]
     api = APIClient()

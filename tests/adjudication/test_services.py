@@ -7,7 +7,9 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
 from annotation.adjudication import services
-from annotation.models import Adjudication, PeerAnnotation, Topic
+from annotation.adjudication.models import Adjudication
+from annotation.corpus.models import Topic
+from annotation.peers.models import PeerAnnotation
 from annotation.dashboards.figures import score_dashboard
 from annotation.dashboards import statistics
 from annotation.peers.results import agreement_rows, counted, score_rows

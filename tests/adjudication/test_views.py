@@ -7,7 +7,9 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.models import SCU, Assignment, PeerAnnotation
+from annotation.corpus.models import Assignment
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import SCU
 from annotation.adjudication import services
 from annotation.peers.editing import add_match
 

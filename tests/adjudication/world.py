@@ -1,7 +1,8 @@
 """A doubly annotated peer with every kind of disagreement: the toy dataset (``tests/dashboards/toy.py``)
 where, on T1 peer 1, besides the toy's matches (ann1: SCU 1 at 0-4, SCU 3 at 5-9; ann2: SCU 1 at 0-4),
 both annotators found SCU 4 with different evidence and ann1 marked one non-matching unit."""
-from annotation.models import SCU, PeerAnnotation
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import SCU
 from annotation.peers.editing import add_match
 
 from tests.dashboards.helpers import build_toy, make_users

@@ -4,7 +4,7 @@ from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.models import SCU
+from annotation.pyramids.models import SCU
 
 
 def test_token_create_use_and_revoke(world):

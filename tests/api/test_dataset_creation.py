@@ -2,7 +2,7 @@
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from annotation.models import Dataset
+from annotation.corpus.models import Dataset
 from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
 
 

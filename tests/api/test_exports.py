@@ -8,7 +8,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from annotation.models import SCU, Dataset
+from annotation.corpus.models import Dataset
+from annotation.pyramids.models import SCU
 from annotation.peers.demo import load_demo
 
 from tests.conftest import without_provenance

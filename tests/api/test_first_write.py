@@ -6,7 +6,8 @@ else's assignment), and a refused write stores nothing, not even the annotation.
 from django.contrib.auth.models import User
 
 from annotation.corpus import assignments
-from annotation.models import Assignment, PeerAnnotation, PeerMatch
+from annotation.corpus.models import Assignment
+from annotation.peers.models import PeerAnnotation, PeerMatch
 from annotation.peers import results
 
 from tests.corpus.test_untouched_peers import api, start_url, topic_world  # noqa: F401 (a fixture)

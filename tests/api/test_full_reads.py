@@ -3,7 +3,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import SCU, AnnotationScore, PeerAnnotation, PeerSummary, Pyramid
+from annotation.corpus.models import PeerSummary
+from annotation.peers.models import AnnotationScore, PeerAnnotation
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match
 
@@ -112,7 +114,7 @@ def test_annotation_full_document(world, as_user, stale):
 
 def test_lists_cost_the_same_however_many_rows(world):
     from pyramid_app.api_urls import router
-    from annotation.models import Assignment
+    from annotation.corpus.models import Assignment
 
     client = client_for(world.users["admin"])
     endpoints = [prefix for prefix, _, _ in router.registry]
@@ -131,7 +133,7 @@ def test_scus_read_as_rows_equal_the_model_serializer(world):
     from annotation.pyramids.scu_documents import scu_documents
     from annotation.pyramids.api import WEIGHTED_SCUS
     from annotation.pyramids.serializers import FullSCUSerializer
-    from annotation.models import Contributor, ContributorPart
+    from annotation.pyramids.models import Contributor, ContributorPart
 
     pyramid, _ = build(4, world.users["admin"])
     scu = pyramid.scus.get(uid=2)

@@ -3,9 +3,11 @@ assignment uniqueness check answer the same for what you may not see as for what
 unbounded work (lists in a request are bounded, with a 400 naming the limit), overlapping parts."""
 import pytest
 
-from annotation.models import Assignment, Contributor, ContributorPart, PeerMatch
+from annotation.corpus.models import Assignment
+from annotation.peers.models import PeerMatch
+from annotation.pyramids.models import Contributor, ContributorPart
 from annotation.pyramids.spans import MAX_PARTS
-from annotation.pyramids import actions as pyramid_actions
+from annotation.pyramids import actions
 
 MISSING = 987654321
 
@@ -69,10 +71,10 @@ def test_merge_sources_are_bounded(world, as_user):
 def test_adding_parts_one_by_one_is_bounded(world, monkeypatch):
     from django.core.exceptions import ValidationError
 
-    monkeypatch.setattr(pyramid_actions, "MAX_PARTS", 2)
-    pyramid_actions.add_part_to(world.contributor, world.users["alice"], start=6, end=10)
+    monkeypatch.setattr(actions, "MAX_PARTS", 2)
+    actions.add_part_to(world.contributor, world.users["alice"], start=6, end=10)
     with pytest.raises(ValidationError, match="at most 2 parts"):
-        pyramid_actions.add_part_to(world.contributor, world.users["alice"], start=11, end=16)
+        actions.add_part_to(world.contributor, world.users["alice"], start=11, end=16)
     assert world.contributor.parts.count() == 2
 
 

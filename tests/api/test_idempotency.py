@@ -8,9 +8,10 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation.models import SCU, IdempotentRequest
-from annotation.api import idempotency_keys as idempotency
-from annotation.pyramids import actions as pyramid_actions
+from annotation.api.models import IdempotentRequest
+from annotation.pyramids.models import SCU
+from annotation.api import idempotency_keys
+from annotation.pyramids import actions
 from annotation.pyramids import deltas
 
 from tests.api.world import client_for
@@ -102,7 +103,7 @@ def test_answers_expire(draft, as_user, settings):
     assert again.status_code == 201 and not again.has_header("Idempotent-Replayed")
     assert SCU.objects.filter(label="Gamma").count() == 2
     IdempotentRequest.objects.update(created_at=timezone.now() - timezone.timedelta(seconds=settings.IDEMPOTENCY_KEY_SECONDS + 1))
-    assert idempotency.forget_expired() == 1 and not IdempotentRequest.objects.exists()
+    assert idempotency_keys.forget_expired() == 1 and not IdempotentRequest.objects.exists()
 
 
 def test_the_schema_documents_the_header(world, as_user):
@@ -117,13 +118,13 @@ def test_concurrent_identical_requests_create_once(draft, transactional_db, monk
     """Two threads send the same create with the same key at once: one creates, the other waits
     for it and gets its answer (or 409 to retry), never a second SCU."""
     key, answers = str(uuid.uuid4()), []
-    real = pyramid_actions.create_scu
+    real = actions.create_scu
 
     def slow_create(*args, **kwargs):
         time.sleep(0.5)  # the first holds its key while the second arrives
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(pyramid_actions, "create_scu", slow_create)
+    monkeypatch.setattr(actions, "create_scu", slow_create)
     alice = draft.users["alice"]
 
     def send():
@@ -147,7 +148,7 @@ def test_concurrent_identical_requests_create_once(draft, transactional_db, monk
 @pytest.mark.postgres   # lock waits
 def test_a_key_held_too_long_answers_409_to_retry(draft, transactional_db, monkeypatch):
     """While the first request with a key runs, the second waits at most WAIT_SECONDS, then 409."""
-    monkeypatch.setattr(idempotency, "WAIT_SECONDS", 0.5)
+    monkeypatch.setattr(idempotency_keys, "WAIT_SECONDS", 0.5)
     key, held, done = str(uuid.uuid4()), threading.Event(), threading.Event()
     alice = draft.users["alice"]
 

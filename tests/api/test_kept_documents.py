@@ -9,8 +9,8 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import SCU, ContributorPart
-from annotation.pyramids import scu_documents as kept
+from annotation.pyramids.models import ContributorPart, SCU
+from annotation.pyramids import scu_documents
 
 from tests.api.world import client_for
 
@@ -19,9 +19,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture(autouse=True)
 def nothing_kept():
-    kept.clear()
+    scu_documents.clear()
     yield
-    kept.clear()
+    scu_documents.clear()
 
 
 def etag(response) -> str:
@@ -30,7 +30,7 @@ def etag(response) -> str:
 
 def assert_current(client, world):
     """Both documents that show the pyramid's SCUs show them as a fresh read does."""
-    fresh = kept.scu_documents(world.pyramid.pk)
+    fresh = scu_documents.scu_documents(world.pyramid.pk)
     pyramid = client.get(f"/api/pyramids/{world.pyramid.pk}/full/")
     annotation = client.get(f"/api/annotations/{world.annotation.pk}/full/")
     assert pyramid.status_code == annotation.status_code == 200

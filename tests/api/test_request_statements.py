@@ -11,8 +11,11 @@ from rest_framework.test import APIClient
 
 from annotation.peers.document_states import annotation_state
 from annotation.pyramids.document_states import scu_states
-from annotation.models import SCU, Change, Contributor, PeerAnnotation, PeerMatch, Pyramid, Topic
-from annotation.pyramids import actions as pyramid_actions
+from annotation.corpus.models import Topic
+from annotation.history.models import Change
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.models import Contributor, Pyramid, SCU
+from annotation.pyramids import actions
 from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match
 
@@ -96,7 +99,7 @@ def test_a_refused_action_writes_nothing_and_the_next_one_and_its_undo_redo_work
     scu = SCU.objects.create(pyramid=world.pyramid, uid=9, label="Nine")
     revision = Pyramid.objects.get(pk=world.pyramid.pk).revision
     with pytest.raises(ValidationError):
-        pyramid_actions.add_contributor_to(scu, world.users["alice"], reference=world.refs["A"].pk, spans=[(0, 5), (6, 999)])
+        actions.add_contributor_to(scu, world.users["alice"], reference=world.refs["A"].pk, spans=[(0, 5), (6, 999)])
     assert not Contributor.objects.filter(scu=scu).exists() and not Change.objects.exists()
     assert Pyramid.objects.get(pk=world.pyramid.pk).revision == revision
     topic_revision = Topic.objects.get(pk=world.t1.pk).revision

@@ -23,9 +23,9 @@ from schemathesis import GenerationMode  # noqa: E402  (only once schemathesis i
 from schemathesis import checks as checks  # noqa: E402  (only once schemathesis is known to be installed)
 from schemathesis.config import SchemathesisConfig  # noqa: E402  (only once schemathesis is known to be installed)
 
-from annotation.models import (  # noqa: E402  (only once schemathesis is known to be installed)
-    SCU, Assignment, Contributor, Dataset, PeerAnnotation, PeerMatch, PeerSummary, Pyramid, ReferenceSummary, Topic,
-)
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.models import Contributor, Pyramid, SCU
 from annotation.peers.demo import load_demo  # noqa: E402  (only once schemathesis is known to be installed)
 
 # The schemathesis test item does not list the ``db`` fixture where pytest-django looks for it

@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from annotation.access import rules
 from annotation.api import access
-from annotation.models import Dataset
+from annotation.corpus.models import Dataset
 from annotation.peers import api as peers_api
 from annotation.pyramids import api as pyramids_api
 from pyramid_app import api_urls

@@ -5,8 +5,8 @@ zip). The bounds are settings (``LABEL_MAX_LENGTH``, ``COMMENT_MAX_LENGTH``)."""
 import pytest
 from django.core.exceptions import ValidationError
 
-from annotation.models import SCU, Contributor
-from annotation.pyramids import actions as pyramid_actions
+from annotation.pyramids.models import Contributor, SCU
+from annotation.pyramids import actions
 from annotation.pyramids.editing import add_contributor
 
 from tests.transfer.test_api import PYR, PYR_NAME, counts, post_files, upload, zipped
@@ -61,13 +61,13 @@ def test_the_services_refuse_them_too(draft):
     """The services behind every page and action check the bounds themselves, not only the serializers."""
     alice = draft.users["alice"]
     with pytest.raises(ValidationError, match="at most 10,000"):
-        pyramid_actions.update_scu(draft.scu1, alice, comment="c" * (COMMENT + 1))
+        actions.update_scu(draft.scu1, alice, comment="c" * (COMMENT + 1))
     with pytest.raises(ValidationError, match="at most 10,000"):
-        pyramid_actions.update_contributor(draft.contributor, alice, comment="c" * (COMMENT + 1))
+        actions.update_contributor(draft.contributor, alice, comment="c" * (COMMENT + 1))
     with pytest.raises(ValidationError, match="at most 2,000"):
-        pyramid_actions.create_scu(draft.pyramid, alice, label="x" * (LABEL + 1), reference=draft.refs["A"], spans=[(6, 10)])
+        actions.create_scu(draft.pyramid, alice, label="x" * (LABEL + 1), reference=draft.refs["A"], spans=[(6, 10)])
     with pytest.raises(ValidationError, match="at most 10,000"):
-        pyramid_actions.add_contributor_to(draft.scu2, alice, reference=draft.refs["A"], spans=[(6, 10)], comment="c" * (COMMENT + 1))
+        actions.add_contributor_to(draft.scu2, alice, reference=draft.refs["A"], spans=[(6, 10)], comment="c" * (COMMENT + 1))
     assert SCU.objects.get(pk=draft.scu1.pk).comment == "" and SCU.objects.count() == 2
 
 

@@ -5,7 +5,8 @@ import pytest
 from django.urls import reverse
 
 from annotation.corpus.roles import COORDINATOR, role_group
-from annotation.models import Dataset, LightweightPyramid, Topic
+from annotation.corpus.models import Dataset, Topic
+from annotation.lightweight.models import LightweightPyramid
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,8 @@
 """Bad input: 400 with field-level messages, and nothing written."""
 import pytest
 
-from annotation.models import SCU, Contributor, ContributorPart, PeerAnnotation, PeerMatch, PeerMatchPart, Pyramid
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 
 from tests.foundation.factories import pyramid as make_pyramid
 from tests.foundation.factories import topic as make_topic

@@ -2,7 +2,9 @@
 what changed, nothing written), the editing actions, undo/redo and the audit history."""
 import pytest
 
-from annotation.models import SCU, Change, Contributor, PeerMatch
+from annotation.history.models import Change
+from annotation.peers.models import PeerMatch
+from annotation.pyramids.models import Contributor, SCU
 
 from tests.api.world import client_for
 

@@ -1,6 +1,8 @@
 """Writes to SCUs, contributors and matches are the editors' actions: recorded in the document's
 history (so undo and the audit trail see them) and with their rules."""
-from annotation.models import SCU, Change, Contributor, PeerMatch
+from annotation.history.models import Change
+from annotation.peers.models import PeerMatch
+from annotation.pyramids.models import Contributor, SCU
 
 
 def test_scu_created_from_a_span_with_the_next_uid(world, as_user):

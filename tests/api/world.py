@@ -13,7 +13,9 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from annotation.models import SCU, Assignment, Dataset, PeerAnnotation, PeerSummary, Pyramid
+from annotation.corpus.models import Assignment, Dataset, PeerSummary
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.models import PeerSummary, Topic
+from annotation.corpus.models import PeerSummary, Topic
 from annotation.transfer.ducview_import import import_paths
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"

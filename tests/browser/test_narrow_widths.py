@@ -14,7 +14,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
-from annotation.models import Assignment, PeerAnnotation
+from annotation.corpus.models import Assignment
+from annotation.peers.models import PeerAnnotation
 from tests.security.test_csp import ANONYMOUS, pages, world  # noqa: F401  (world: a fixture)
 
 WIDTHS = {"phone": (390, 844), "tablet": (768, 1024)}

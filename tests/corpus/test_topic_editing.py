@@ -7,7 +7,8 @@ from types import SimpleNamespace
 import pytest
 from django.test import Client
 
-from annotation.models import AnnotationScore, PeerAnnotation, PeerSummary, ReferenceSummary, Topic, TopicAgreement
+from annotation.corpus.models import PeerSummary, ReferenceSummary, Topic
+from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
 from annotation.peers import recompute
 from annotation.corpus import topic_editing
 
@@ -59,7 +60,7 @@ def test_writes_follow_the_access_rule_and_change_nothing(people, topic):
 
 
 def test_a_topic_or_summary_of_another_dataset_or_topic_is_not_found(people, topic):
-    from annotation.models import Dataset
+    from annotation.corpus.models import Dataset
 
     elsewhere = Topic.objects.create(dataset=Dataset.objects.get(name="Elsewhere"), external_id="E1")
     elsewhere_ref = ReferenceSummary.objects.create(topic=elsewhere, external_id="A", text="x")
@@ -318,7 +319,7 @@ def test_deleting_a_topic_deletes_its_stored_results_and_leaves_the_others_curre
 
 
 def test_deleting_a_topic_marks_lightweight_runs_on_it_stale(people, scored):
-    from annotation.models import LightweightPyramid, LiteStatement
+    from annotation.lightweight.models import LightweightPyramid, LiteStatement
 
     t1 = scored.topics["T1"]
     run = LightweightPyramid.objects.create(dataset=scored.dataset, name="crowd")

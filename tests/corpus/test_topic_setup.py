@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.formats.summary_texts import NamePatterns, PatternError, split_by_headers
-from annotation.models import PeerSummary, ReferenceSummary, Topic
+from annotation.corpus.models import PeerSummary, ReferenceSummary, Topic
 from annotation.corpus import topic_setup
 from annotation.transfer.uploads import Limits
 

@@ -12,7 +12,8 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.corpus import assignments
-from annotation.models import Assignment, PeerAnnotation, PeerSummary, Topic
+from annotation.corpus.models import Assignment, PeerSummary, Topic
+from annotation.peers.models import PeerAnnotation
 from annotation.peers import results
 
 from tests.browser.editors.browser import world

@@ -6,7 +6,10 @@ from types import SimpleNamespace
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.models import SCU, Assignment, Dataset, Judgment, PeerAnnotation, PeerSummary, Pyramid, ReferenceSummary, Topic
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.dashboards.models import Judgment
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
 from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match

@@ -6,7 +6,9 @@ import re
 from django.contrib.auth import get_user_model
 from django.template.defaultfilters import floatformat
 
-from annotation.models import SCU, Dataset, PeerAnnotation, PeerSummary, Pyramid
+from annotation.corpus.models import Dataset, PeerSummary
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
 from annotation.corpus import assignments
 from annotation.pyramids.editing import add_contributor
@@ -60,8 +62,8 @@ def adjudicated_pyramid_topic(dataset, external_id: str) -> Pyramid:
     the coordinator "judge" adjudicated into one (every disagreement: A's side; B's extra SCU 5
     kept), ann1's finished annotation of peer 1 against the adjudicated pyramid, and ann2's of
     peer 1 against ann6's pyramid (which must no longer count). Returns the adjudicated pyramid."""
-    from annotation.adjudication import pyramids as pyramid_adjudication
-    from annotation.models import ReferenceSummary, Topic
+    from annotation.adjudication import pyramids
+    from annotation.corpus.models import ReferenceSummary, Topic
 
     User = get_user_model()
     topic = Topic.objects.create(dataset=dataset, external_id=external_id)
@@ -76,11 +78,11 @@ def adjudicated_pyramid_topic(dataset, external_id: str) -> Pyramid:
             for reference, span in contributors:
                 add_contributor(scu, refs[reference], [span])
         built.append(Pyramid.objects.get(pk=pyramid.pk))
-    comparison = pyramid_adjudication.compare(*built)
+    comparison = pyramids.compare(*built)
     decisions = {i.key: ("a" if "a" in i.choices else "b") for i in comparison.disagreements}
     judge = User.objects.get_or_create(username="judge")[0]
     topic.dataset.coordinators.add(judge)   # only coordinators adjudicate
-    result = pyramid_adjudication.adjudicate(*built, judge, decisions, comparison.token)
+    result = pyramids.adjudicate(*built, judge, decisions, comparison.token)
     peer = PeerSummary.objects.create(topic=topic, external_id="1", text=toy.TEXT)
     against = PeerAnnotation.objects.create(peer=peer, pyramid=result, annotator=User.objects.get(username="ann1"), status="done")
     scus = list(SCU.objects.filter(pyramid=result).order_by("uid"))

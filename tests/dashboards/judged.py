@@ -2,7 +2,7 @@
 then ``save_judgments``: all rows or none)."""
 
 from annotation.dashboards.judgments import ImportResult, parse_judgments_csv, save_judgments
-from annotation.models import Dataset
+from annotation.corpus.models import Dataset
 
 
 def import_judgments_csv(dataset: Dataset | str, text: str, source: str = "") -> ImportResult:

@@ -13,7 +13,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation.corpus.roles import COORDINATOR, role_group
-from annotation.models import SCU, Dataset, Pyramid, PyramidAgreement, Topic
+from annotation.corpus.models import Dataset, Topic
+from annotation.pyramids.models import Pyramid, PyramidAgreement, SCU
 from annotation.api.downloads import app_version
 
 from tests.pyramids import construction_world as world

@@ -4,7 +4,8 @@ from django.contrib import admin
 from django.test import override_settings
 from django.urls import path, reverse
 
-from annotation.models import Judgment, PeerSummary
+from annotation.corpus.models import PeerSummary
+from annotation.dashboards.models import Judgment
 from annotation.dashboards.judgments import (
     JudgmentImportError, import_duc_table, parse_duc_table, read_duc_header,
 )

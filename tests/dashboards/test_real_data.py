@@ -11,7 +11,7 @@ from django.core.management import call_command
 from scipy import stats
 
 from annotation import formats
-from annotation.models import Judgment
+from annotation.dashboards.models import Judgment
 from annotation.dashboards.figures import metaeval_table, score_dashboard, tier_histograms
 from annotation.dashboards.judgments import import_duc_table
 
@@ -129,8 +129,8 @@ def test_tier_histograms_equal_the_pyramid_files(duc2006):
 
 def test_statistics_on_duc2006(duc2006):
     """Intervals, tests, stability and power on DUC 2006 against computations from NIST's table."""
-    from annotation.models import Topic
-    from annotation.dashboards import statistics as system_statistics
+    from annotation.corpus.models import Topic
+    from annotation.dashboards import statistics
     from annotation.dashboards.figures import _summarizer_of, _summarizers
     from annotation.peers.results import score_rows
 
@@ -141,8 +141,8 @@ def test_statistics_on_duc2006(duc2006):
         per_system[peer][topic] = modified
     topics = Topic.objects.filter(dataset__name="duc2006")
     summarizers = _summarizers(topics)
-    stats = system_statistics.compute("duc2006", score_rows(topics), lambda r: _summarizer_of(r, summarizers), "nist",
-                                      system_statistics.load_peer_inputs(topics))
+    stats = statistics.compute("duc2006", score_rows(topics), lambda r: _summarizer_of(r, summarizers), "nist",
+                                      statistics.load_peer_inputs(topics))
     peers = stats["views"]["peers"]
     systems = {s["system"]: s for s in peers["systems"]}
     assert len(systems) == 22

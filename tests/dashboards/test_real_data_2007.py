@@ -32,16 +32,16 @@ def duc2007(django_db_setup, django_db_blocker):
         from django.contrib.auth import get_user_model
         from django.db import transaction
 
-        from annotation.models import Dataset
+        from annotation.corpus.models import Dataset
         from annotation.corpus.roles import COORDINATOR, role_group
-        from annotation.dashboards import snapshots as dashboard_snapshots
+        from annotation.dashboards import snapshots
         from annotation.dashboards.judgments import import_duc_table
 
         with transaction.atomic():
             call_command("import_ducview", str(path), stdout=StringIO())
             dataset = Dataset.objects.get(name="duc2007-main")
             import_duc_table(dataset, path / "scoring" / "2007_modified_scores.txt")   # content responsiveness
-            dashboard_snapshots.recompute_dataset(dataset.pk)
+            snapshots.recompute_dataset(dataset.pk)
             user = get_user_model().objects.create_user("coord-2007")
             user.groups.add(role_group(COORDINATOR))
             dataset.coordinators.add(user)

@@ -17,7 +17,8 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.models import PeerAnnotation, PeerSummary
+from annotation.corpus.models import PeerSummary
+from annotation.peers.models import PeerAnnotation
 from annotation.corpus import assignments
 from annotation.dashboards.statistics import TABLES as STATISTICS_TABLES
 
@@ -252,7 +253,7 @@ PYRAMID_NOT_NAMED = {
 
 def test_listings_state_the_adjudicated_pyramid(world, django_capture_on_commit_callbacks):
     from annotation.adjudication import pyramids
-    from annotation.models import SCU, Pyramid
+    from annotation.pyramids.models import Pyramid, SCU
     from annotation.pyramids.editing import add_contributor
     from annotation.peers.editing import add_match
 

@@ -10,7 +10,10 @@ from django.db import connection
 from nltk.metrics.agreement import AnnotationTask
 from scipy import stats
 
-from annotation.models import SCU, Assignment, DatasetDashboard, PeerAnnotation, PeerMatch, PeerSummary, Topic
+from annotation.corpus.models import Assignment, PeerSummary, Topic
+from annotation.dashboards.models import DatasetDashboard
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.models import SCU
 from annotation.dashboards import snapshots
 from annotation.jobs.kept import Kept
 from annotation.dashboards.figures import metaeval_table, score_dashboard, tier_histograms

@@ -8,7 +8,7 @@ import pytest
 
 from annotation.dashboards import snapshots
 from annotation.dashboards.statistics import download_rows, table_rows
-from annotation.models import DatasetDashboard
+from annotation.dashboards.models import DatasetDashboard
 
 from tests.dashboards.helpers import build_toy
 from tests.dashboards.test_snapshots import JUDGMENTS
@@ -105,7 +105,7 @@ def test_pages_downloads_and_api_show_the_stored_statistics(payload):
     from django.urls import reverse
     from rest_framework.test import APIClient
 
-    from annotation.models import Dataset
+    from annotation.corpus.models import Dataset
 
     from tests.dashboards.helpers import fmt, make_users
 

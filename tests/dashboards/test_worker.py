@@ -4,7 +4,9 @@ import time
 
 import pytest
 
-from annotation.models import SCU, DatasetDashboard, PeerAnnotation
+from annotation.dashboards.models import DatasetDashboard
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import SCU
 from annotation.dashboards import snapshots
 from annotation.peers.editing import add_match
 

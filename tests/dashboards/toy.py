@@ -6,7 +6,9 @@ MaxWeight(2) = 3 + 2 = 5. Modified score = D / 5 with D the weights of the SCUs 
 """
 from django.contrib.auth import get_user_model
 
-from annotation.models import SCU, Dataset, PeerAnnotation, PeerSummary, Pyramid, ReferenceSummary, Topic
+from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match
 

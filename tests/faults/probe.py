@@ -22,7 +22,7 @@ def state() -> dict:
     scores whenever their revisions are current, so it would compare them with themselves."""
     from scoring.model import Convention
 
-    from annotation.models import AnnotationScore, PeerAnnotation
+    from annotation.peers.models import AnnotationScore, PeerAnnotation
     from annotation.dashboards.snapshots import stale_datasets
     from annotation.peers.recompute import stale_work
     from annotation.peers.results import score_annotations
@@ -47,7 +47,8 @@ def token(username: str) -> dict:
 
 
 def ids() -> dict:
-    from annotation.models import SCU, PeerAnnotation
+    from annotation.peers.models import PeerAnnotation
+    from annotation.pyramids.models import SCU
 
     annotations = {f"{a.annotator.username}:{a.peer.external_id}": a.pk for a in PeerAnnotation.objects.select_related("annotator", "peer")}
     scus = {s.uid: s.pk for s in SCU.objects.all()}

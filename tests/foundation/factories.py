@@ -1,5 +1,7 @@
 """Minimal builders for model tests (explicit, no factory library needed)."""
-from annotation.models import SCU, Dataset, PeerAnnotation, PeerSummary, Pyramid, ReferenceSummary, Topic
+from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid, SCU
 
 
 def topic(name="T1", dataset="Set", **refs):

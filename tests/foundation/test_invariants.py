@@ -4,7 +4,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from annotation.models import SCU, Contributor, ContributorPart, PeerAnnotation, PeerMatch, PeerMatchPart, ReferenceSummary
+from annotation.corpus.models import ReferenceSummary
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.pyramids.models import Contributor, ContributorPart, SCU
 from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match
 
@@ -150,7 +152,9 @@ def test_saving_an_instance_loaded_before_a_revision_bump_keeps_the_newer_revisi
     old revision back: the score computed for the newer revision would then never be current."""
     from django.db.models import F
 
-    from annotation.models import LightweightPyramid, Pyramid, Topic
+    from annotation.corpus.models import Topic
+    from annotation.lightweight.models import LightweightPyramid
+    from annotation.pyramids.models import Pyramid
     from annotation.peers.score_events import touch_annotation, touch_pyramid, touch_topic
 
     t, refs = topic()

@@ -11,7 +11,8 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.models import AnnotationScore, Dataset, PeerAnnotation, Topic, TopicAgreement
+from annotation.corpus.models import Dataset, Topic
+from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
 from annotation.peers.demo import load_demo
 from annotation.peers.recompute import recompute_annotations, recompute_topics
 

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from annotation.models import Dataset
+from annotation.corpus.models import Dataset
 from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
 
 from tests.conftest import REPO

@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 
-from annotation.models import AnnotationScore
+from annotation.peers.models import AnnotationScore
 from annotation.peers.demo import load_demo
 
 

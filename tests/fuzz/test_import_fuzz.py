@@ -23,7 +23,9 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from annotation import formats
-from annotation.models import Contributor, Dataset, PeerAnnotation, PeerMatch, PeerSummary, Pyramid, ReferenceSummary, SCU, Topic
+from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.models import Contributor, Pyramid, SCU
 from annotation.transfer.ducview_import import ImportReport, import_all, import_file
 from annotation.peers.results import score_rows
 from scoring.model import Convention

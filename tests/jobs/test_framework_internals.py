@@ -11,7 +11,7 @@ from django.http import HttpResponse
 from django.test import RequestFactory, override_settings
 
 from annotation.jobs import framework_internals, queue
-from annotation.models import Topic
+from annotation.corpus.models import Topic
 
 
 @pytest.mark.redis

@@ -8,10 +8,12 @@ import pytest
 from django.utils.module_loading import import_string
 
 from annotation.jobs import queue
-from annotation.lightweight import scores as lightweight_scores
+from annotation.lightweight import scores
 from annotation.lightweight.runs import touch
 from annotation.lightweight.tasks import recompute_stale_lightweight
-from annotation.models import SCU, Contributor, DatasetDashboard, PeerAnnotation, Pyramid
+from annotation.dashboards.models import DatasetDashboard
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Contributor, Pyramid, SCU
 from annotation.dashboards import snapshots
 from annotation.peers import recompute
 from annotation.pyramids import automatic_peer_scores, construction
@@ -67,7 +69,7 @@ CASES = {
               _topics, _match, [("T1",)]),
     "construction": (construction, "compute", lambda topic, previous=None: topic.external_id, _topics, _match, ["T1"]),
     "automatic": (automatic_peer_scores, "compute", lambda pyramid: pyramid.pk, _pyramids, _match, "pyramids of T1"),
-    "lightweight": (lightweight_scores, "compute", lambda run, settings=None, verified_only=None: run.pk,
+    "lightweight": (scores, "compute", lambda run, settings=None, verified_only=None: run.pk,
                     lambda w: [w["run"].pk], lambda w: touch(w["run"]), "run"),
     "dashboard": (snapshots, "compute_payload", lambda dataset, live, previous=None: dataset.name,
                   lambda w: [w["dataset"].pk], _match, ["Toy"]),
@@ -125,16 +127,16 @@ def test_a_job_computes_nothing_until_what_it_reads_changes(kind, world, monkeyp
 
 def test_a_lightweight_setting_changed_without_a_new_revision_is_computed_again(world, monkeypatch):
     run = world["run"]
-    calls = spy(monkeypatch, lightweight_scores, "compute", lambda run, settings=None, verified_only=None: settings)
-    lightweight_scores.recompute_runs([run.pk])
+    calls = spy(monkeypatch, scores, "compute", lambda run, settings=None, verified_only=None: settings)
+    scores.recompute_runs([run.pk])
     calls.clear()
     type(run).objects.filter(pk=run.pk).update(threshold=0.9)   # e.g. an admin's edit: no revision bumped
     published = []
     monkeypatch.setattr(queue, "publish", lambda kind, ids: published.append((kind, list(ids))))
     assert recompute_stale_lightweight() == 1 and published == [("lightweight", [run.pk])]   # the sweep finds it
-    lightweight_scores.recompute_runs([run.pk])
+    scores.recompute_runs([run.pk])
     assert [s.threshold for s in calls] == [0.9]
-    result, current = lightweight_scores.stored(type(run).objects.get(pk=run.pk))
+    result, current = scores.stored(type(run).objects.get(pk=run.pk))
     assert current and result is not None
 
 

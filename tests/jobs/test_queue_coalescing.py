@@ -9,7 +9,8 @@ from django.core.cache import cache
 
 from annotation.peers.demo import load_demo
 from annotation.jobs import queue
-from annotation.models import PeerAnnotation, Pyramid
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.peers.recompute import publish_annotations_of
 
 pytestmark = pytest.mark.redis

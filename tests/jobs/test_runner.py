@@ -6,7 +6,8 @@ import time
 import pytest
 
 from annotation.jobs.runner import Runner
-from annotation.models import SCU, AnnotationScore, PeerAnnotation, TopicAgreement
+from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
+from annotation.pyramids.models import SCU
 from annotation.peers import recompute
 from annotation.peers.demo import load_demo
 from annotation.peers.editing import add_match

@@ -12,7 +12,7 @@ import time
 import pytest
 from django.db import connection, transaction
 
-from annotation.models import Dataset
+from annotation.corpus.models import Dataset
 
 from tests.conftest import REPO
 

@@ -4,7 +4,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotation.formats.lightweight_csv import read_phase2_results
-from annotation.models import LiteAssignment, LiteStatement
+from annotation.lightweight.models import LiteAssignment, LiteStatement
 
 from tests.lightweight.test_crowd_submissions import own
 
@@ -155,12 +155,12 @@ def test_mturk_round_trip_export_tasks_then_import_results(as_user, world):
 
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from annotation.models import LiteTask
+    from annotation.lightweight.models import LiteTask
     from annotation.lightweight import work as lightweight_work
 
     coord = as_user("coord")
     run = make_run(as_user, world, statements_per_reference=2)
-    from annotation.models import LightweightPyramid
+    from annotation.lightweight.models import LightweightPyramid
 
     lightweight_work.submit_writing(LightweightPyramid.objects.get(pk=run), world.refs["A"], "w1", STATEMENTS["A"], own("w1", run))
     lightweight_work.submit_writing(LightweightPyramid.objects.get(pk=run), world.refs["B"], "w2", STATEMENTS["B"], own("w2", run))

@@ -8,9 +8,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.formats.errors import LightweightFormatError
 from annotation.formats.lightweight_csv import MAX_ROWS, read_code_pairs
-from annotation.models import CrowdLink, LiteAssignment, LiteTask
+from annotation.lightweight.models import CrowdLink, LiteAssignment, LiteTask
 from annotation.lightweight import codes as lightweight_codes
-from annotation.lightweight import scores as lightweight_scores
+from annotation.lightweight import scores
 
 from tests.lightweight.world import client_for, judge_every_task, small_run
 
@@ -81,7 +81,7 @@ def test_verified_only_scores_count_only_verified_answers_and_say_so(run):
     pasted = f"j1,{code('j1')}\nj1,{code('j1', 2)}\nj3,{code('j3')}\nj3,{code('j3', 2)}\n"
     page = coordinator.post(f"/lightweight/{run.pk}/do/check-codes/", {"pairs": pasted}, follow=True)
     assert "4 pairs checked: 4 submissions newly verified, 0 matching nothing" in page.content.decode()
-    everyone = lightweight_scores.compute(run)
+    everyone = scores.compute(run)
     assert {s.score for s in everyone.summaries} == {expected_scores(["j1", "j2", "j3"])}
     form = {f: getattr(run, f) for f in ("statements_per_writer", "writers_per_reference", "statements_per_reference",
                                           "judges_per_task", "seed", "agreement", "threshold", "blank", "topic_filter",
@@ -89,13 +89,13 @@ def test_verified_only_scores_count_only_verified_answers_and_say_so(run):
     coordinator.post(f"/lightweight/{run.pk}/settings/", {**form, "verified_only": "on"})
     run.refresh_from_db()
     assert run.verified_only
-    verified = lightweight_scores.compute(run)
+    verified = scores.compute(run)
     assert {s.score for s in verified.summaries} == {expected_scores(["j1", "j3"])} != {expected_scores(["j1", "j2", "j3"])}
     rows = list(csv.DictReader(io.StringIO(coordinator.get(f"/api/lightweight/{run.pk}/scores/?level=summary&format=csv").content.decode())))
     assert {r["counted"] for r in rows} == {"verified answers only"} and {float(r["score"]) for r in rows} == {expected_scores(["j1", "j3"])}
     overridden = coordinator.get(f"/api/lightweight/{run.pk}/scores/?level=summary&verified_only=false").json()
     assert {r["counted"] for r in overridden} == {"all answers"}
-    lightweight_scores.recompute(run.pk)
+    scores.recompute(run.pk)
     html = coordinator.get(f"/lightweight/{run.pk}/").content.decode()
     assert "Counted: <strong>verified answers only</strong>; 2 unverified answers left out" in html
     unverified = html.split('data-submissions="unverified"')[1].split("</table>")[0]

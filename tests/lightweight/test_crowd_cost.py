@@ -9,7 +9,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteStatement, LiteTask
+from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteStatement, LiteTask
 
 from tests.lightweight.test_crowd_submissions import answers_for, worker_client
 from tests.lightweight.world import small_run

@@ -9,8 +9,9 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.models import CrowdLink, LiteAssignment, LiteTask, LiteWriting, ReferenceSummary
-from annotation.lightweight import work as lightweight_work
+from annotation.corpus.models import ReferenceSummary
+from annotation.lightweight.models import CrowdLink, LiteAssignment, LiteTask, LiteWriting
+from annotation.lightweight import work
 
 from tests.lightweight.test_crowd_submissions import at_once, own, shown_task
 from tests.lightweight.test_reservations import answer, expire, judging_link
@@ -93,7 +94,7 @@ def test_an_answer_is_taken_only_against_the_workers_hold():
     page, url = Client(REMOTE_ADDR="127.0.0.67"), f"/lightweight/crowd/{link.token}/"
     page.post(url, {"worker": "stuffer-page"})
     refused = page.post(url, {"task": task.pk, **{f"a{pk}": "present" for pk in task.statement_ids}})
-    assert refused.status_code == 400 and lightweight_work.NOT_HELD in refused.content.decode()
+    assert refused.status_code == 400 and work.NOT_HELD in refused.content.decode()
     assert not LiteAssignment.objects.exists()
 
 
@@ -103,14 +104,14 @@ def test_late_answers_are_bounded(settings):
     and holds, and only within the hold's duration again."""
     settings.LIGHTWEIGHT_LATE_ANSWERS = 1
     link = judging_link(peers=1, judges=1)
-    task = lightweight_work.next_task(link, "j1", own("j1"))
+    task = work.next_task(link, "j1", own("j1"))
     expire(worker_id="j1")
-    lightweight_work.next_task(link, "j2", own("j2"))
+    work.next_task(link, "j2", own("j2"))
     expire(worker_id="j2")
-    assert lightweight_work.next_task(link, "j3", own("j3")).pk == task.pk
+    assert work.next_task(link, "j3", own("j3")).pk == task.pk
     answer(link, task, "j3")   # on time
     answer(link, task, "j1")   # late: the one answer over the judges allowed
-    with pytest.raises(lightweight_work.WorkError, match="not held for you"):
+    with pytest.raises(work.WorkError, match="not held for you"):
         answer(link, task, "j2")   # late too: one too many
     assert LiteAssignment.objects.filter(task=task).count() == 1 + settings.LIGHTWEIGHT_LATE_ANSWERS
 
@@ -118,9 +119,9 @@ def test_late_answers_are_bounded(settings):
 @pytest.mark.django_db
 def test_an_answer_later_than_the_holds_duration_again_is_refused(settings):
     link = judging_link(peers=1, judges=2)
-    task = lightweight_work.next_task(link, "k1", own("k1"))
+    task = work.next_task(link, "k1", own("k1"))
     expire(settings.LIGHTWEIGHT_RESERVATION_SECONDS + 1, worker_id="k1")
-    with pytest.raises(lightweight_work.WorkError, match="not held for you"):
+    with pytest.raises(work.WorkError, match="not held for you"):
         answer(link, task, "k1")   # far too late, although the task has room
     assert not task.assignments.exists()
 
@@ -175,9 +176,9 @@ def test_ten_workers_behind_one_address_are_served_after_others_filled_the_first
     tenth worker was refused (8 of 20 x 3 slots)."""
     link = judging_link(peers=20, judges=3)
     for i in range(10):
-        assert lightweight_work.next_task(link, f"g{i}", own(f"g{i}")) is not None
-    lab = lightweight_work.CrowdClient("127.0.0.50")
-    held = [lightweight_work.next_task(link, f"lab{i}", lab) for i in range(10)]
+        assert work.next_task(link, f"g{i}", own(f"g{i}")) is not None
+    lab = work.CrowdClient("127.0.0.50")
+    held = [work.next_task(link, f"lab{i}", lab) for i in range(10)]
     assert None not in held
 
 

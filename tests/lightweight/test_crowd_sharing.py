@@ -15,8 +15,8 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation.models import LiteAssignment, LiteReservation, LiteTask, LiteWorkerKey
-from annotation.lightweight import work as lightweight_work
+from annotation.lightweight.models import LiteAssignment, LiteReservation, LiteTask, LiteWorkerKey
+from annotation.lightweight import work
 
 from tests.lightweight.test_crowd_submissions import own
 from tests.lightweight.test_reservations import judging_link
@@ -156,7 +156,7 @@ def test_a_worker_id_gets_work_and_answers_only_with_its_key():
     other = LiteTask.objects.filter(batch=1).exclude(pk=task.pk).get()
     refusals.append(post(victim, "j1", key, other))   # with the key, but no hold
     assert [r.status_code for r in refusals] == [400] * 7
-    assert {str(r.data["detail"][0]) for r in refusals} == {lightweight_work.NOT_HELD}   # one message, whichever it was
+    assert {str(r.data["detail"][0]) for r in refusals} == {work.NOT_HELD}   # one message, whichever it was
     assert not any("completion_code" in r.data for r in refusals)
     assert list(LiteAssignment.objects.values_list("worker_id", "answers")) == [("j1", "n" * len(task.statement_ids))]
     moved = APIClient(REMOTE_ADDR="127.0.0.7")   # the worker on another network: its key is the worker
@@ -186,7 +186,7 @@ def test_a_keyless_client_is_answered_alike_whether_the_worker_id_took_part_or_n
         return (list(LiteReservation.objects.values_list("worker_id", "task_id", "expires_at")),
                 list(LiteWorkerKey.objects.values_list("worker_id", "key_hash")),
                 list(LiteAssignment.objects.values_list("worker_id", "task_id", "answers")),
-                lightweight_work.progress(link.pyramid))
+                work.progress(link.pyramid))
 
     j1 = browser("j1", "127.0.0.5")
     answered = task_of(j1.get(url))
@@ -204,8 +204,8 @@ def test_a_keyless_client_is_answered_alike_whether_the_worker_id_took_part_or_n
     decoy = probe.cookies["crowd_keys"].value
     shown = task_of(known)
     refused = probe.post(url, answers(shown))
-    assert refused.status_code == 400 and lightweight_work.NOT_HELD in refused.content.decode()
-    assert "started in another browser: continue there" in lightweight_work.NOT_HELD
+    assert refused.status_code == 400 and work.NOT_HELD in refused.content.decode()
+    assert "started in another browser: continue there" in work.NOT_HELD
     again = probe.get(url)   # the decoy's key is kept, as a worker's is
     assert again.status_code == 200 and "crowd_keys" not in again.cookies and "data-key-notice" not in again.content.decode()
     assert probe.cookies["crowd_keys"].value == decoy and numbers()[:3] == before[:3]
@@ -281,14 +281,14 @@ def test_a_page_asked_again_with_the_stored_key_shows_the_workers_task_and_is_cs
 @pytest.mark.django_db
 def test_an_address_over_its_fair_share_loses_its_newest_hold_to_a_newcomer():
     link = judging_link(peers=2, judges=3)   # batch 1: 2 tasks, 6 slots
-    crowded, single = lightweight_work.CrowdClient("127.0.0.40"), lightweight_work.CrowdClient("127.0.0.41")
-    held = [lightweight_work.next_task(link, f"lab{i}", crowded) for i in range(5)]
+    crowded, single = work.CrowdClient("127.0.0.40"), work.CrowdClient("127.0.0.41")
+    held = [work.next_task(link, f"lab{i}", crowded) for i in range(5)]
     assert None not in held   # alone, an address takes every free slot
-    assert lightweight_work.next_task(link, "one", single) is not None   # the last free one
+    assert work.next_task(link, "one", single) is not None   # the last free one
     newest = LiteReservation.objects.filter(client="127.0.0.40").latest("created_at", "id")
     # No slot is free: a newcomer's fair share is 6 // 3 addresses = 2; the lab holds 5, so its
     # newest hold is taken over; the address holding one (within its share) keeps it.
-    taken = lightweight_work.next_task(link, "newcomer", lightweight_work.CrowdClient("127.0.0.42"))
+    taken = work.next_task(link, "newcomer", work.CrowdClient("127.0.0.42"))
     assert taken is not None and taken.pk == newest.task_id
     newest.refresh_from_db()
     assert newest.expires_at <= timezone.now()
@@ -296,13 +296,13 @@ def test_an_address_over_its_fair_share_loses_its_newest_hold_to_a_newcomer():
         return sorted(LiteReservation.objects.filter(expires_at__gt=timezone.now()).values_list("client", flat=True))
 
     assert live() == ["127.0.0.40"] * 4 + ["127.0.0.41", "127.0.0.42"]
-    assert lightweight_work.fair_share(6, 2) == 2
+    assert work.fair_share(6, 2) == 2
     # A second worker there takes one more over (its address holds 1 of its 2); a third, none.
-    assert lightweight_work.next_task(link, "newcomer2", lightweight_work.CrowdClient("127.0.0.42")) is not None
-    assert lightweight_work.next_task(link, "newcomer3", lightweight_work.CrowdClient("127.0.0.42")) is None
+    assert work.next_task(link, "newcomer2", work.CrowdClient("127.0.0.42")) is not None
+    assert work.next_task(link, "newcomer3", work.CrowdClient("127.0.0.42")) is None
     assert live() == ["127.0.0.40"] * 3 + ["127.0.0.41"] + ["127.0.0.42"] * 2
     # The worker whose hold was taken over may still answer late (the work was done).
-    lightweight_work.submit_judgments(link, newest.task_id, newest.worker_id,
+    work.submit_judgments(link, newest.task_id, newest.worker_id,
                                       {pk: "present" for pk in LiteTask.objects.get(pk=newest.task_id).statement_ids},
                                       own(newest.worker_id, link.pyramid))
     assert LiteAssignment.objects.filter(worker_id=newest.worker_id).exists()

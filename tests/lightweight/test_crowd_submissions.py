@@ -8,9 +8,10 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from annotation.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteTask, LiteWorkerKey, PeerSummary
-from annotation.lightweight import scores as lightweight_scores
-from annotation.lightweight import work as lightweight_work
+from annotation.corpus.models import PeerSummary
+from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteTask, LiteWorkerKey
+from annotation.lightweight import scores
+from annotation.lightweight import work
 
 from tests.foundation.factories import topic
 
@@ -25,14 +26,14 @@ def link(db):
         PeerSummary.objects.create(topic=t, external_id=f"D1.M.100.A.{p}", text=f"Peer {p}: a storm hit the coast.")
     run = LightweightPyramid.objects.create(dataset=t.dataset, name="crowd", statements_per_writer=2,
                                             writers_per_reference=1, statements_per_reference=1, judges_per_task=3)
-    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1", run))
-    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2", run))
-    lightweight_work.sample(run)
-    assert lightweight_work.create_tasks(run) == 2 * PEERS
+    work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1", run))
+    work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2", run))
+    work.sample(run)
+    assert work.create_tasks(run) == 2 * PEERS
     return CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING, batch=1)
 
 
-def own(worker: str, run=None) -> lightweight_work.CrowdClient:
+def own(worker: str, run=None) -> work.CrowdClient:
     """A client of this worker's own (an address no other worker shares), with the worker's key in
     ``run`` (``lightweight_work.worker_key``; set to a known one, as if issued to this client)."""
     key = ""
@@ -40,7 +41,7 @@ def own(worker: str, run=None) -> lightweight_work.CrowdClient:
         key = f"key of {worker}"
         LiteWorkerKey.objects.update_or_create(pyramid_id=getattr(run, "pk", run), worker_id=worker,
                                                defaults={"key_hash": hashlib.sha256(key.encode()).hexdigest()})
-    return lightweight_work.CrowdClient(f"client of {worker}", key=key)
+    return work.CrowdClient(f"client of {worker}", key=key)
 
 
 def worker_client(link, worker: str, address: str = "127.0.0.1") -> tuple[Client, str]:
@@ -128,14 +129,14 @@ def test_a_task_is_completed_before_the_next_is_started_so_workers_have_pairs(li
     common: no pair, no agreement, no worker filter. Workers arriving one after another now join
     the most advanced task; a reload keeps the task; those judged are judged by all three."""
     workers = ["j1", "j2", "j3"]
-    shown = {w: lightweight_work.next_task(link, w, own(w)).pk for w in workers}
+    shown = {w: work.next_task(link, w, own(w)).pk for w in workers}
     assert len(set(shown.values())) == 1   # all three on one task, 3 judges asked
-    assert all(lightweight_work.next_task(link, w, own(w)).pk == pk for w, pk in shown.items())
+    assert all(work.next_task(link, w, own(w)).pk == pk for w, pk in shown.items())
     judged = {w: [] for w in workers}
     for round_ in range(4):
         for w in (workers if round_ % 2 else reversed(workers)):   # in turns, in changing order
-            task = lightweight_work.next_task(link, w, own(w))
-            lightweight_work.submit_judgments(link, task, w, {pk: "present" if (task.pk + round_) % 3 else "absent"
+            task = work.next_task(link, w, own(w))
+            work.submit_judgments(link, task, w, {pk: "present" if (task.pk + round_) % 3 else "absent"
                                                               for pk in task.statement_ids}, own(w, link.pyramid))
             judged[w].append(task.pk)
     assert judged["j1"] == judged["j2"] == judged["j3"] and len(set(judged["j1"])) == 4
@@ -143,7 +144,7 @@ def test_a_task_is_completed_before_the_next_is_started_so_workers_have_pairs(li
     for task, worker in LiteAssignment.objects.filter(task__pyramid=link.pyramid).values_list("task_id", "worker_id"):
         by_task.setdefault(task, set()).add(worker)
     assert list(by_task.values()) == [set(workers)] * 4   # no task half judged
-    scored = {row["worker"]: row for row in lightweight_scores.rows(lightweight_scores.compute(link.pyramid), "worker")}
+    scored = {row["worker"]: row for row in scores.rows(scores.compute(link.pyramid), "worker")}
     assert all(scored[w]["pairs"] == 8 and scored[w]["agreement"] == 1.0 for w in workers)
 
 
@@ -151,7 +152,7 @@ def test_a_task_is_completed_before_the_next_is_started_so_workers_have_pairs(li
 def test_a_crowd_arriving_together_still_spreads_over_the_tasks(link, transactional_db):
     """Completing tasks first must not send a crowd arriving at once to queue for one task: with
     nothing started, each worker's own order spreads them (no task gets more than its judges)."""
-    tasks = at_once([lambda w=w: lightweight_work.next_task(link, w, own(w)) for w in (f"j{i}" for i in range(PEERS))])
+    tasks = at_once([lambda w=w: work.next_task(link, w, own(w)) for w in (f"j{i}" for i in range(PEERS))])
     assert None not in tasks
     held = [t.pk for t in tasks]
     assert max(held.count(pk) for pk in held) <= 3 and len(set(held)) >= PEERS // 3

@@ -9,7 +9,8 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import CrowdLink, LightweightPyramid, LiteStatement, SCU
+from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteStatement
+from annotation.pyramids.models import SCU
 
 pytestmark = pytest.mark.django_db
 

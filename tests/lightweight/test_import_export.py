@@ -7,7 +7,7 @@ import time
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import LightweightPyramid, LiteAssignment, LiteResult, LiteStatement, LiteTask
+from annotation.lightweight.models import LightweightPyramid, LiteAssignment, LiteResult, LiteStatement, LiteTask
 from annotation.lightweight.scores import recompute
 from tests.conftest import shared_data
 

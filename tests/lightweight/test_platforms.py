@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 import pytest
 from django.test import Client
 
-from annotation.models import CrowdLink, LiteAssignment, LiteReservation, LiteWriting
+from annotation.lightweight.models import CrowdLink, LiteAssignment, LiteReservation, LiteWriting
 
 from tests.lightweight.test_crowd_submissions import own
 from tests.lightweight.world import client_for, small_run
@@ -171,14 +171,14 @@ def test_an_mturk_workers_second_assignment_is_not_paid_by_the_first_ones_code()
 
 
 def test_an_mturk_writers_second_assignment_is_not_paid_by_the_first_ones_code(run):
-    from annotation.lightweight import work as lightweight_work
+    from annotation.lightweight import work
 
     run.writers_per_reference = 2
     run.save()
     client, texts = own("A1B2C3", run), ["The storm came on Monday", "The coast was hit hard"]
-    reference = lightweight_work.next_reference(run, "A1B2C3")
+    reference = work.next_reference(run, "A1B2C3")
     record = {"platform": "mturk", "platform_assignment": "A1", "platform_task": "H1"}
-    writing = lightweight_work.submit_writing(run, reference, "A1B2C3", texts, client, record=record)
-    assert lightweight_work.submit_writing(run, reference, "A1B2C3", texts, client, record=record) == writing   # a retry
-    with pytest.raises(lightweight_work.WorkError, match="not open to you"):
-        lightweight_work.submit_writing(run, reference, "A1B2C3", texts, client, record={**record, "platform_assignment": "A2"})
+    writing = work.submit_writing(run, reference, "A1B2C3", texts, client, record=record)
+    assert work.submit_writing(run, reference, "A1B2C3", texts, client, record=record) == writing   # a retry
+    with pytest.raises(work.WorkError, match="not open to you"):
+        work.submit_writing(run, reference, "A1B2C3", texts, client, record={**record, "platform_assignment": "A2"})

@@ -13,16 +13,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.lightweight import queries
-from annotation.models import (
-    CrowdLink,
-    LightweightPyramid,
-    LiteAssignment,
-    LiteReservation,
-    LiteStatement,
-    LiteTask,
-    LiteWorkerKey,
-    PeerSummary,
-)
+from annotation.corpus.models import PeerSummary
+from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteStatement, LiteTask, LiteWorkerKey
 
 from tests.foundation.factories import topic
 

@@ -9,8 +9,9 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteTask, PeerSummary
-from annotation.lightweight import work as lightweight_work
+from annotation.corpus.models import PeerSummary
+from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteTask
+from annotation.lightweight import work
 
 from tests.foundation.factories import topic
 from tests.lightweight.test_crowd_submissions import at_once, own
@@ -25,15 +26,15 @@ def judging_link(peers: int, judges: int) -> CrowdLink:
         PeerSummary.objects.create(topic=t, external_id=f"D1.M.100.A.{p}", text=f"Peer {p}: a storm hit the coast.")
     run = LightweightPyramid.objects.create(dataset=t.dataset, name="crowd", statements_per_writer=2,
                                             writers_per_reference=1, statements_per_reference=1, judges_per_task=judges)
-    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1", run))
-    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2", run))
-    lightweight_work.sample(run)
-    assert lightweight_work.create_tasks(run) == 2 * peers
+    work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1", run))
+    work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2", run))
+    work.sample(run)
+    assert work.create_tasks(run) == 2 * peers
     return CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING, batch=1)
 
 
 def answer(link, task, worker):
-    return lightweight_work.submit_judgments(link, task, worker, {pk: "present" for pk in task.statement_ids}, own(worker, link.pyramid))
+    return work.submit_judgments(link, task, worker, {pk: "present" for pk in task.statement_ids}, own(worker, link.pyramid))
 
 
 def expire(ago: float = 1, **holds):
@@ -51,11 +52,11 @@ def live_holds(link) -> dict[int, int]:
 @pytest.mark.django_db
 def test_two_workers_are_given_different_tasks_when_each_needs_one_judge():
     link = judging_link(peers=2, judges=1)
-    first, second = lightweight_work.next_task(link, "j1", own("j1")), lightweight_work.next_task(link, "j2", own("j2"))
+    first, second = work.next_task(link, "j1", own("j1")), work.next_task(link, "j2", own("j2"))
     assert first.pk != second.pk
-    assert lightweight_work.next_task(link, "j3", own("j3")) is None   # both slots held
-    assert 290 <= lightweight_work.seconds_until_free(link, "j3") <= 300   # new workers' holds: CROWD_FIRST_HOLD_SECONDS
-    assert lightweight_work.progress(link.pyramid)["reserved"] == 2
+    assert work.next_task(link, "j3", own("j3")) is None   # both slots held
+    assert 290 <= work.seconds_until_free(link, "j3") <= 300   # new workers' holds: CROWD_FIRST_HOLD_SECONDS
+    assert work.progress(link.pyramid)["reserved"] == 2
 
 
 @pytest.mark.django_db
@@ -63,10 +64,10 @@ def test_a_reload_shows_the_same_task_and_does_not_renew_its_hold():
     """A reload renewed the hold: a script reloading every 15 minutes kept slots forever, and the
     workers it kept out were told to come back in 866 s, again and again."""
     link = judging_link(peers=4, judges=3)
-    task = lightweight_work.next_task(link, "j1", own("j1"))
+    task = work.next_task(link, "j1", own("j1"))
     soon = timezone.now() + timedelta(seconds=5)
     LiteReservation.objects.filter(worker_id="j1").update(expires_at=soon)
-    assert lightweight_work.next_task(link, "j1", own("j1")).pk == task.pk
+    assert work.next_task(link, "j1", own("j1")).pk == task.pk
     hold = LiteReservation.objects.get(worker_id="j1")
     assert hold.task_id == task.pk and hold.expires_at == soon
 
@@ -77,12 +78,12 @@ def test_an_unanswered_hold_is_short_and_a_worker_who_answered_holds_longer(sett
     and a worker kept out was told to come back in 866 s; the first hold is short now, the holds
     of a worker who answered before the full duration (its late answer is taken either way)."""
     link = judging_link(peers=4, judges=1)
-    first = lightweight_work.next_task(link, "j1", own("j1"))
+    first = work.next_task(link, "j1", own("j1"))
     hold = LiteReservation.objects.get(worker_id="j1", task=first)
     short = hold.expires_at - timezone.now()
     assert settings.CROWD_FIRST_HOLD_SECONDS - 10 < short.total_seconds() <= settings.CROWD_FIRST_HOLD_SECONDS
     answer(link, first, "j1")
-    second = lightweight_work.next_task(link, "j1", own("j1"))
+    second = work.next_task(link, "j1", own("j1"))
     long = LiteReservation.objects.get(worker_id="j1", task=second).expires_at - timezone.now()
     assert settings.LIGHTWEIGHT_RESERVATION_SECONDS - 10 < long.total_seconds() <= settings.LIGHTWEIGHT_RESERVATION_SECONDS
 
@@ -90,39 +91,39 @@ def test_an_unanswered_hold_is_short_and_a_worker_who_answered_holds_longer(sett
 @pytest.mark.django_db
 def test_an_expired_hold_frees_its_slot():
     link = judging_link(peers=1, judges=1)
-    task = lightweight_work.next_task(link, "j1", own("j1"))
-    assert lightweight_work.next_task(link, "j2", own("j2")) is None
+    task = work.next_task(link, "j1", own("j1"))
+    assert work.next_task(link, "j2", own("j2")) is None
     expire(worker_id="j1")
-    assert lightweight_work.progress(link.pyramid)["reserved"] == 0
-    assert lightweight_work.next_task(link, "j2", own("j2")).pk == task.pk
-    assert lightweight_work.next_task(link, "j1", own("j1")) is None   # its slot went to j2 meanwhile
+    assert work.progress(link.pyramid)["reserved"] == 0
+    assert work.next_task(link, "j2", own("j2")).pk == task.pk
+    assert work.next_task(link, "j1", own("j1")) is None   # its slot went to j2 meanwhile
     assert live_holds(link) == {task.pk: 1}
     # j1's own hold came back to it after expiring: the expired row is renewed, not duplicated
     expire(worker_id="j2")
-    assert lightweight_work.next_task(link, "j1", own("j1")).pk == task.pk
+    assert work.next_task(link, "j1", own("j1")).pk == task.pk
     assert LiteReservation.objects.filter(worker_id="j1").count() == 1 and live_holds(link) == {task.pk: 1}
 
 
 @pytest.mark.django_db
 def test_an_answer_takes_the_place_of_its_hold_and_clears_expired_ones(settings):
     link = judging_link(peers=1, judges=3)
-    task = lightweight_work.next_task(link, "j1", own("j1"))
-    lightweight_work.next_task(link, "j2", own("j2"))
-    lightweight_work.next_task(link, "j3", own("j3"))
+    task = work.next_task(link, "j1", own("j1"))
+    work.next_task(link, "j2", own("j2"))
+    work.next_task(link, "j3", own("j3"))
     expire(worker_id="j2")
     expire(settings.LIGHTWEIGHT_RESERVATION_SECONDS + 1, worker_id="j3")
     answer(link, task, "j1")
     # j1's hold became its answer; j3's, expired past its late answer, is gone; j2 may still answer late
     assert list(LiteReservation.objects.values_list("worker_id", flat=True)) == ["j2"]
-    assert lightweight_work.next_task(link, "j1", own("j1")) is None   # answered: nothing more for j1
+    assert work.next_task(link, "j1", own("j1")) is None   # answered: nothing more for j1
 
 
 @pytest.mark.django_db
 def test_a_late_answer_is_stored_even_when_the_task_is_full_by_then():
     link = judging_link(peers=1, judges=1)
-    task = lightweight_work.next_task(link, "j1", own("j1"))
+    task = work.next_task(link, "j1", own("j1"))
     expire(worker_id="j1")
-    assert lightweight_work.next_task(link, "j2", own("j2")).pk == task.pk
+    assert work.next_task(link, "j2", own("j2")).pk == task.pk
     answer(link, task, "j2")
     late = answer(link, task, "j1")   # after its hold expired and the slot went to j2
     assert late.pk and LiteAssignment.objects.filter(task=task).count() == 2
@@ -139,10 +140,10 @@ def test_a_worker_whose_tasks_are_all_held_is_told_to_come_back_on_the_page_and_
     second.post(url, {"worker": "j2"})
     waiting = second.get(url)
     assert waiting.status_code == 200 and 200 < int(waiting["Retry-After"]) <= 300
-    assert lightweight_work.ALL_RESERVED in waiting.content.decode() and "no more tasks" not in waiting.content.decode()
+    assert work.ALL_RESERVED in waiting.content.decode() and "no more tasks" not in waiting.content.decode()
     held = APIClient().get(api, {"worker": "j3"})
     assert held.status_code == 200 and held["Retry-After"]
-    assert held.data == {"done": False, "retry_after": int(held["Retry-After"]), "detail": lightweight_work.ALL_RESERVED,
+    assert held.data == {"done": False, "retry_after": int(held["Retry-After"]), "detail": work.ALL_RESERVED,
                          "key": held.data["key"]}
     assert 'name="task"' in first.get(url).content.decode()   # j1 still holds it
 
@@ -156,7 +157,7 @@ def test_a_worker_whose_tasks_are_all_held_is_told_to_come_back_on_the_page_and_
 def test_workers_arriving_together_never_share_a_task_that_needs_one_judge(transactional_db):
     link = judging_link(peers=RACE_WORKERS, judges=1)
     workers = [f"j{i}" for i in range(RACE_WORKERS)]
-    tasks = at_once([lambda w=w: lightweight_work.next_task(link, w, own(w)) for w in workers])
+    tasks = at_once([lambda w=w: work.next_task(link, w, own(w)) for w in workers])
     assert None not in tasks and len({t.pk for t in tasks}) == RACE_WORKERS
     assert live_holds(link) == {t.pk: 1 for t in tasks}
 
@@ -164,7 +165,7 @@ def test_workers_arriving_together_never_share_a_task_that_needs_one_judge(trans
 @pytest.mark.postgres
 def test_workers_arriving_together_fill_tasks_of_two_judges_without_overfilling(transactional_db):
     link = judging_link(peers=RACE_WORKERS // 2, judges=2)
-    tasks = at_once([lambda w=w: lightweight_work.next_task(link, w, own(w)) for w in (f"j{i}" for i in range(RACE_WORKERS))])
+    tasks = at_once([lambda w=w: work.next_task(link, w, own(w)) for w in (f"j{i}" for i in range(RACE_WORKERS))])
     assert None not in tasks
     assert live_holds(link) == {pk: 2 for pk in LiteTask.objects.filter(batch=1).values_list("pk", flat=True)}
 
@@ -176,7 +177,7 @@ def test_the_last_slot_of_a_task_goes_to_one_of_the_workers_asking_at_once(trans
     link = judging_link(peers=1, judges=1)
     for round_ in range(5):
         LiteReservation.objects.all().delete()
-        tasks = at_once([lambda w=w: lightweight_work.next_task(link, w, own(w)) for w in (f"r{round_}w{i}" for i in range(RACE_WORKERS))])
+        tasks = at_once([lambda w=w: work.next_task(link, w, own(w)) for w in (f"r{round_}w{i}" for i in range(RACE_WORKERS))])
         assert sum(t is not None for t in tasks) == 1, round_
         assert sum(live_holds(link).values()) == 1, round_
 
@@ -184,5 +185,5 @@ def test_the_last_slot_of_a_task_goes_to_one_of_the_workers_asking_at_once(trans
 @pytest.mark.postgres
 def test_one_worker_in_several_tabs_holds_one_slot(transactional_db):
     link = judging_link(peers=RACE_WORKERS, judges=1)
-    tasks = at_once([lambda: lightweight_work.next_task(link, "j1", own("j1")) for _ in range(4)])
+    tasks = at_once([lambda: work.next_task(link, "j1", own("j1")) for _ in range(4)])
     assert len({t.pk for t in tasks}) == 1 and LiteReservation.objects.filter(worker_id="j1").count() == 1

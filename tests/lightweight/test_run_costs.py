@@ -6,8 +6,10 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from annotation.lightweight import work as lightweight_work
-from annotation.models import LightweightPyramid, PeerSummary, Pyramid
+from annotation.lightweight import work
+from annotation.corpus.models import PeerSummary
+from annotation.lightweight.models import LightweightPyramid
+from annotation.pyramids.models import Pyramid
 
 from tests.foundation.factories import pyramid, topic
 from tests.lightweight.world import client_for, small_run
@@ -22,9 +24,9 @@ def expert_run(statements_per_reference: int = 1) -> LightweightPyramid:
     Pyramid.objects.filter(pk=p.pk).update(status=Pyramid.Status.DONE)
     run = LightweightPyramid.objects.create(dataset=t.dataset, name="expert", origin=LightweightPyramid.Origin.EXPERT,
                                             judges_per_task=3, statements_per_reference=statements_per_reference)
-    lightweight_work.statements_from_expert(run, Pyramid.objects.filter(pk=p.pk))
-    lightweight_work.sample(run)
-    lightweight_work.create_tasks(run)
+    work.statements_from_expert(run, Pyramid.objects.filter(pk=p.pk))
+    work.sample(run)
+    work.create_tasks(run)
     return run
 
 
@@ -32,11 +34,11 @@ def test_an_expert_statement_run_pays_for_judging_only():
     run = expert_run()
     tasks = run.tasks.count()
     assert tasks > 0
-    costs = lightweight_work.costs(run)
+    costs = work.costs(run)
     assert Decimal(costs["estimate"]) == tasks * run.judges_per_task * run.pay_judging
     crowd = small_run(judges=5)   # crowd-written: two references, one writer each, paid too
     expected = 2 * crowd.writers_per_reference * crowd.pay_writing + crowd.tasks.count() * 5 * crowd.pay_judging
-    assert Decimal(lightweight_work.costs(crowd)["estimate"]) == expected
+    assert Decimal(work.costs(crowd)["estimate"]) == expected
     page = client_for("chief", run.dataset).get(reverse("lightweight:run", args=[run.pk])).content.decode()
     assert "statement-writing assignments" not in page and "statements from the expert pyramids</span>" in page
 

@@ -9,9 +9,9 @@ from django.db.models import Q
 from django.test import Client
 from django.utils import timezone
 
-from annotation.models import CrowdLink, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteTask, LiteWorkerKey, LiteWriting
+from annotation.lightweight.models import CrowdLink, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteTask, LiteWorkerKey, LiteWriting
 from annotation.lightweight import scores as lightweight_scores
-from annotation.lightweight import work as lightweight_work
+from annotation.lightweight import work
 from annotation.lightweight.privacy import delete_worker_ids, pseudonym, pseudonymise
 
 from tests.lightweight.test_crowd_submissions import own
@@ -32,7 +32,7 @@ def run():
         judge_every_task(link, worker, codes, record=lambda task, w=worker: {
             "platform": "mturk", "platform_assignment": f"A{w}{task.pk}".upper()})
     assert LiteAssignment.objects.count() == len(ANSWERS) * LiteTask.objects.filter(pyramid=run).count()
-    lightweight_work.next_task(CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING), "reader", own("reader"))   # a live hold
+    work.next_task(CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING), "reader", own("reader"))   # a live hold
     lightweight_scores.recompute(run.pk)
     return run
 
@@ -86,8 +86,8 @@ def test_a_worker_answering_again_after_pseudonymising_is_pseudonymised_alike(ru
     pseudonymise(run)
     link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING)
     elsewhere = own("good1", run)
-    task = lightweight_work.next_task(link, "good1", elsewhere)   # one it has answered, under its pseudonym
-    lightweight_work.submit_judgments(link, task, "good1", {pk: "present" for pk in task.statement_ids}, elsewhere)
+    task = work.next_task(link, "good1", elsewhere)   # one it has answered, under its pseudonym
+    work.submit_judgments(link, task, "good1", {pk: "present" for pk in task.statement_ids}, elsewhere)
     pseudonymise(run)
     mine = LiteAssignment.objects.filter(task=task, worker_id=pseudonym(run, "good1"))
     assert mine.count() == 2 and raw_ids_left(run) == [LiteReservation.objects.get(worker_id="reader")]   # in progress
@@ -153,7 +153,7 @@ def test_a_writer_writing_again_after_pseudonymising_does_not_break_the_next_one
     run.save()
     pseudonymise(run)
     reference = LiteWriting.objects.get(worker_id=pseudonym(run, "w1")).reference
-    lightweight_work.submit_writing(run, reference, "w1", ["The storm hit the coast hard", "It was a Monday storm"],
+    work.submit_writing(run, reference, "w1", ["The storm hit the coast hard", "It was a Monday storm"],
                                     own("w1", run))
     assert pseudonymise(run) == 1
     assert set(LiteWriting.objects.filter(reference=reference).values_list("worker_id", flat=True)) == {pseudonym(run, "w1"), ""}
@@ -166,15 +166,15 @@ def test_a_worker_judging_meanwhile_hands_its_answer_in_and_the_next_run_of_it_t
     is, and removes the holds past answering, which keep ids nothing needs any more."""
     link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING)
     held = LiteReservation.objects.get(worker_id="reader")
-    task = lightweight_work.next_task(link, "late", own("late"))
+    task = work.next_task(link, "late", own("late"))
     LiteReservation.objects.filter(worker_id="late").update(expires_at=timezone.now() - timedelta(seconds=60))   # a late answer may come
-    gone = lightweight_work.next_task(link, "gone", own("gone"))
+    gone = work.next_task(link, "gone", own("gone"))
     LiteReservation.objects.filter(worker_id="gone").update(
         expires_at=timezone.now() - timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS + 1))   # past answering
     forget(run)
     assert set(LiteReservation.objects.filter(task__pyramid=run).values_list("worker_id", flat=True)) == {"reader", "late"}
     for worker, judged in (("reader", held.task), ("late", task)):
-        lightweight_work.submit_judgments(link, judged, worker, {pk: "present" for pk in judged.statement_ids}, own(worker, run))
+        work.submit_judgments(link, judged, worker, {pk: "present" for pk in judged.statement_ids}, own(worker, run))
     assert not LiteReservation.objects.filter(task__pyramid=run).exists() and gone is not None
     forget(run)
     lightweight_scores.recompute(run.pk)

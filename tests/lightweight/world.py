@@ -3,8 +3,9 @@ statements each (one per batch), ``peers`` peer summaries, so one task per peer 
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.models import LightweightPyramid, PeerSummary
-from annotation.lightweight import work as lightweight_work
+from annotation.corpus.models import PeerSummary
+from annotation.lightweight.models import LightweightPyramid
+from annotation.lightweight import work
 
 from tests.foundation.factories import topic
 from tests.lightweight.test_crowd_submissions import own
@@ -16,10 +17,10 @@ def small_run(peers: int = 1, judges: int = 5) -> LightweightPyramid:
         PeerSummary.objects.create(topic=t, external_id=f"D1.M.100.A.{7 + 2 * k}", text=f"A storm hit the coast ({k}).")
     run = LightweightPyramid.objects.create(dataset=t.dataset, name="crowd", statements_per_writer=2, judges_per_task=judges,
                                             writers_per_reference=1, statements_per_reference=1)
-    lightweight_work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1", run))
-    lightweight_work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2", run))
-    lightweight_work.sample(run)
-    lightweight_work.create_tasks(run)
+    work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1", run))
+    work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2", run))
+    work.sample(run)
+    work.create_tasks(run)
     return run
 
 
@@ -27,9 +28,9 @@ def judge_every_task(link, worker: str, codes: str, record=None) -> None:
     """Hold and answer every task the link gives this worker, from a client of its own: statement k
     present when ``codes[k]`` is "p"; ``record(task)``: the platform's ids of each submission."""
     client = own(worker, link.pyramid)
-    while (task := lightweight_work.next_task(link, worker, client)) is not None:
+    while (task := work.next_task(link, worker, client)) is not None:
         answers = {pk: "present" if c == "p" else "absent" for pk, c in zip(task.statement_ids, codes, strict=False)}
-        lightweight_work.submit_judgments(link, task, worker, answers, client, record=record(task) if record else None)
+        work.submit_judgments(link, task, worker, answers, client, record=record(task) if record else None)
 
 
 def client_for(name, dataset=None, **options) -> Client:

@@ -7,7 +7,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from annotation.models import SCU, AnnotationScore, Dataset, PeerAnnotation, PeerMatch
+from annotation.corpus.models import Dataset
+from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch
+from annotation.pyramids.models import SCU
 from annotation.peers import recompute
 from annotation.peers.results import score_annotations
 from scoring.model import Convention

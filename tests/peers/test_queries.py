@@ -6,7 +6,9 @@ import pytest
 from django.db import transaction
 from django.db.models import F
 
-from annotation.models import AnnotationScore, PeerAnnotation, Pyramid, Topic
+from annotation.corpus.models import Topic
+from annotation.peers.models import AnnotationScore, PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.peers import queries
 
 from tests.foundation import factories

@@ -8,7 +8,8 @@ import pytest
 from celery.signals import task_postrun
 from kombu.exceptions import OperationalError
 
-from annotation.models import SCU, AnnotationScore, PeerAnnotation, TopicAgreement
+from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
+from annotation.pyramids.models import SCU
 from annotation.peers.demo import load_demo
 from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match
@@ -135,7 +136,7 @@ def test_stored_scores_equal_a_fresh_computation_while_pyramids_are_kept_prepare
     of an annotation (served by the kept pyramid), of the pyramid, and a renamed reference (which
     bumps no revision: the kept pyramid must not name it the old way), what is stored equals what
     a fresh computation gives, value for value."""
-    from annotation.models import ReferenceSummary
+    from annotation.corpus.models import ReferenceSummary
     from annotation.peers.results import score_annotations
     from scoring.model import Convention
 
@@ -177,7 +178,8 @@ def test_a_reference_added_to_or_removed_from_the_pyramid_or_renamed_restales_it
     """n (the number of references) sets Xa, and each reference names its jackknife pyramid: adding
     one to the pyramid, taking one out, or renaming one must never leave the old values marked
     current (stale until recomputed, or recomputed at once in eager mode)."""
-    from annotation.models import Pyramid, ReferenceSummary
+    from annotation.corpus.models import ReferenceSummary
+    from annotation.pyramids.models import Pyramid
     from annotation.peers.results import score_annotations
     from scoring.model import Convention
 

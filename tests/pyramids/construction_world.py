@@ -15,7 +15,9 @@ B-cubed precision = recall = (1 + 1 + 1 + 2/3 + 2/3 + 1/3) / 6 = 7/9. SCUs: 1-1 
 import pytest
 from django.contrib.auth import get_user_model
 
-from annotation.models import SCU, Assignment, Dataset, PeerAnnotation, PeerSummary, Pyramid, ReferenceSummary, Topic
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match
 

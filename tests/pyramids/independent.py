@@ -2,7 +2,7 @@
 that check the stored figures (a definition written out once, not the code under test)."""
 import itertools
 
-from annotation.models import ContributorPart
+from annotation.pyramids.models import ContributorPart
 
 
 def contributor_characters(topic) -> dict[int, set]:

@@ -4,7 +4,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
-from annotation.models import SCU, Change
+from annotation.history.models import Change
+from annotation.pyramids.models import SCU
 from annotation.peers import actions as peer
 from annotation.pyramids import actions as act
 from annotation.history.changes import Conflict, Gone, redo, undo

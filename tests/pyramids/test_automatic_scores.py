@@ -5,7 +5,9 @@ page (tests/dashboards/test_automatic_section.py)."""
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.models import SCU, PeerAnnotation, PeerSummary, Pyramid
+from annotation.corpus.models import PeerSummary
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.peers.results import score_rows
 from annotation.pyramids import automatic_peer_scores
 from annotation.pyramids.automatic_scores import accepted, automatic_score

@@ -8,7 +8,9 @@ import pytest
 from django.db import transaction
 from scipy import stats
 
-from annotation.models import SCU, AnnotationScore, Contributor, PeerAnnotation, Pyramid, PyramidAgreement, Topic
+from annotation.corpus.models import Topic
+from annotation.peers.models import AnnotationScore, PeerAnnotation
+from annotation.pyramids.models import Contributor, Pyramid, PyramidAgreement, SCU
 from annotation.pyramids import construction
 from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match

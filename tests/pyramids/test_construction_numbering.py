@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotation.adjudication import pyramids as adjudication
-from annotation.models import SCU, Contributor, ContributorPart, Dataset, Pyramid, ReferenceSummary, Topic
+from annotation.corpus.models import Dataset, ReferenceSummary, Topic
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 from annotation.pyramids import construction
 from scoring.model import Convention
 from scoring.pyramid_agreement import compare

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from annotation.models import SCU, PyramidAgreement
+from annotation.pyramids.models import PyramidAgreement, SCU
 from annotation.pyramids.editing import add_contributor
 
 from tests.pyramids import construction_world as world

@@ -9,7 +9,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
-from annotation.models import SCU, Assignment, PeerAnnotation, PeerSummary, Pyramid
+from annotation.corpus.models import Assignment, PeerSummary
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match
 from annotation.formats.model import SCU as SCUFile

@@ -418,16 +418,16 @@ def test_matter_pairwise_figures_match_an_independent_computation(matter):
 
 
 def test_spans_of_another_copy_of_the_references_move_onto_the_first_pyramids_text():
-    from annotation.formats import model as pyr_file
+    from annotation.formats import model
     from annotation.pyramids.agreement_inputs import span_pyramids
 
     canon = "Matter has mass. It's made of atoms and molecules."
     other = "Matter  has mass.\nIts made of atoms and  molecules."
 
     def file(ref_id, text, words):
-        parts = [pyr_file.Part(ref_id, text.index(w), text.index(w) + len(w)) for w in words]
-        scus = [pyr_file.SCU(i + 1, w, "", [pyr_file.Contributor(w, "", [p])]) for i, (w, p) in enumerate(zip(words, parts, strict=True))]
-        return pyr_file.Pyramid([pyr_file.Reference(ref_id, ref_id, text)], scus, None)
+        parts = [model.Part(ref_id, text.index(w), text.index(w) + len(w)) for w in words]
+        scus = [model.SCU(i + 1, w, "", [model.Contributor(w, "", [p])]) for i, (w, p) in enumerate(zip(words, parts, strict=True))]
+        return model.Pyramid([model.Reference(ref_id, ref_id, text)], scus, None)
 
     words = ["Matter  has", "mass.\nIts", "Its", "It", "made", "atoms and  molecules."]
     first, second = span_pyramids([("first", file("1", canon, ["mass."])), ("second", file("TC1", other, words))])
@@ -439,7 +439,7 @@ def test_spans_of_another_copy_of_the_references_move_onto_the_first_pyramids_te
         span_pyramids([("first", file("1", canon, ["mass."])), ("x", file("1", "Something else entirely.", ["else"]))])
     with pytest.raises(ValueError, match="2 references"):
         two = file("1", canon, ["mass."])
-        two.references.append(pyr_file.Reference("2", "2", canon))
+        two.references.append(model.Reference("2", "2", canon))
         span_pyramids([("first", file("1", canon, ["mass."])), ("two", two)])
 
 

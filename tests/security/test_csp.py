@@ -17,7 +17,10 @@ from django.utils.http import urlsafe_base64_encode
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from annotation.models import Assignment, CrowdLink, LightweightPyramid, PeerAnnotation, PeerSummary, Pyramid
+from annotation.corpus.models import Assignment, PeerSummary
+from annotation.lightweight.models import CrowdLink, LightweightPyramid
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.pyramids.construction import recompute_topics as recompute_construction
 
 from tests.dashboards.helpers import build_toy

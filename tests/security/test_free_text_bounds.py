@@ -27,7 +27,8 @@ from rest_framework.test import APIClient
 from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.corpus.models import DESCRIPTION_MAX_CHARS
 from annotation.lightweight.models import GUIDANCE_MAX_CHARS
-from annotation.models import Dataset, LightweightPyramid
+from annotation.corpus.models import Dataset
+from annotation.lightweight.models import LightweightPyramid
 from annotation.pyramids.models import LengthBound
 from frontend.lightweight.forms import RunSettingsForm
 

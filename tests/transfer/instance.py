@@ -16,7 +16,10 @@ import json
 
 from django.db.models import Q
 
-from annotation.models import AnnotationScore, Change, Dataset, DatasetDashboard, PeerAnnotation, TopicAgreement
+from annotation.corpus.models import Dataset
+from annotation.dashboards.models import DatasetDashboard
+from annotation.history.models import Change
+from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
 from tests.dashboards.every_table import tables
 
 

@@ -20,11 +20,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
 from annotation.api import renderers
-from annotation.transfer import api as transfer_api
-from annotation.models import SCU, Contributor, ContributorPart, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid, Topic
+from annotation.transfer import api
+from annotation.corpus.models import Dataset, PeerSummary, Topic
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 from annotation.peers import results
 from annotation.transfer import sacrerouge_export
-from annotation.transfer import uploads as upload_import
+from annotation.transfer import uploads
 from annotation.transfer.archive import annotator_numbers
 from annotation.peers.demo import load_demo
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
@@ -366,7 +368,7 @@ def check_against_scoring(pyramid: Pyramid) -> int:
 
 
 def test_sacrerouge_records_have_exactly_sacrerouges_fields(world):
-    upload_import.import_files([(PYR_NAME, PYR), (PAN_NAME, PAN)], world.d1)
+    uploads.import_files([(PYR_NAME, PYR), (PAN_NAME, PAN)], world.d1)
     annotation = PeerAnnotation.objects.get(peer__topic__external_id="D0999")
     pyramid = json.loads(sacrerouge_export.pyramid_jsonl(annotation.pyramid))
     assert list(pyramid) == ["instance_id", "summaries", "summarizer_ids", "scus"]
@@ -390,7 +392,7 @@ def test_sacrerouge_records_have_exactly_sacrerouges_fields(world):
 
 def test_sacrerouge_drops_legacy_content_as_its_reader_does(world):
     """SCU 50 has a contributor in two references, SCU 60 two contributors from one: SacreROUGE skips both."""
-    report = upload_import.import_files([("D0998.pyr", (FIXTURES / "event_repairs.pyr").read_bytes())], world.d1)
+    report = uploads.import_files([("D0998.pyr", (FIXTURES / "event_repairs.pyr").read_bytes())], world.d1)
     assert report.legacy and not report.rejected
     pyramid = Pyramid.objects.get(topic__external_id="D0998")
     text = "The fair  opened\non Friday in Harrowgate.\n  Wind hit.  "
@@ -433,7 +435,7 @@ def test_normalisation_maps_spans():
 
 
 def sacrerouge_wired(kind: str) -> bool:
-    viewset = transfer_api.PyramidExport if kind == "pyramids" else transfer_api.AnnotationExport
+    viewset = api.PyramidExport if kind == "pyramids" else api.AnnotationExport
     return renderers.SacreRougeRenderer in viewset.export.kwargs.get("renderer_classes", ())
 
 

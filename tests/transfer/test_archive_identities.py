@@ -23,7 +23,10 @@ from rest_framework.test import APIClient
 
 from annotation.corpus.roles import COORDINATOR, IMPORTED_ANNOTATOR, role_group
 from annotation.adjudication.models import PyramidAdjudication
-from annotation.models import Adjudication, Dataset, PeerAnnotation, Pyramid
+from annotation.adjudication.models import Adjudication
+from annotation.corpus.models import Dataset
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 
 from tests.dashboards.helpers import adjudicated, adjudicated_pyramid_topic, build_toy
 from tests.transfer.test_archive_round_trip import with_manifest

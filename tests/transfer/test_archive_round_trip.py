@@ -22,7 +22,10 @@ from rest_framework.test import APIClient
 
 from annotation.api.renderers import CSVRenderer
 from annotation.adjudication.models import PyramidAdjudication
-from annotation.models import SCU, Adjudication, Dataset, PeerAnnotation, PeerSummary
+from annotation.adjudication.models import Adjudication
+from annotation.corpus.models import Dataset, PeerSummary
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import SCU
 from annotation.peers.editing import add_match
 from annotation.pyramids import construction
 
@@ -432,7 +435,7 @@ def test_an_adjudicated_pyramid_is_never_attached_to_a_pyramid_with_a_creator():
 def test_an_archive_without_a_source_pyramid_leaves_the_adjudication_out_and_says_so():
     """Writing only some pyramids: the adjudicated one whose sources are not both written carries
     no ``adjudication`` and is listed under ``skipped`` with the reason."""
-    from annotation.models import Pyramid
+    from annotation.pyramids.models import Pyramid
     from annotation.transfer.archive import write_archive
 
     dataset = build_lived_in("Partial")

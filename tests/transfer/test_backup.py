@@ -29,7 +29,10 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
-from annotation.models import SCU, Change, Dataset, PeerAnnotation
+from annotation.corpus.models import Dataset
+from annotation.history.models import Change
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import SCU
 from annotation.peers import actions as peer_actions
 from annotation.pyramids import actions as pyramid_actions
 from annotation.history.changes import undo

@@ -8,7 +8,9 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Adjudication, Dataset, PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.adjudication.models import Adjudication
+from annotation.corpus.models import Dataset
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
 from annotation.transfer.ducview_import import annotation_content
 
 from tests.transfer.test_import_identity import FILES, PEERS, TABLE, by_api

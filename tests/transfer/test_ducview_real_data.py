@@ -7,7 +7,8 @@ import pytest
 from django.core.management import call_command
 
 from annotation import formats
-from annotation.models import Contributor, PeerAnnotation, Pyramid, SCU
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Contributor, Pyramid, SCU
 from scoring.agreement import dice_distance
 
 from tests.conftest import shared_data

@@ -2,7 +2,9 @@
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.models import Dataset, PeerAnnotation, Pyramid
+from annotation.corpus.models import Dataset
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.transfer.ducview_export import export_annotation, export_pyramid
 from annotation.transfer.ducview_import import ImportReport, _canonical_db_pyramid, import_file
 from annotation.peers.results import score_rows

@@ -12,7 +12,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.formats import AnnotatorTableError, NameOptions, parse_annotator_table
-from annotation.models import Dataset, PeerAnnotation
+from annotation.corpus.models import Dataset
+from annotation.peers.models import PeerAnnotation
 from annotation.transfer.ducview_import import ImportReport, import_all
 
 from tests.conftest import shared_data

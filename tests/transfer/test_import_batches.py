@@ -7,7 +7,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 
-from annotation.models import Dataset, PeerAnnotation, PeerMatch, PeerSummary, Topic
+from annotation.corpus.models import Dataset, PeerSummary, Topic
+from annotation.peers.models import PeerAnnotation, PeerMatch
 from annotation.transfer.ducview_import import ImportReport, find_files, import_all, import_file
 
 from tests.conftest import shared_data

@@ -17,7 +17,9 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.formats import Origin, origin, same_again, same_origin
-from annotation.models import Dataset, PeerAnnotation, Pyramid, Topic
+from annotation.corpus.models import Dataset, Topic
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.pyramids.construction import compute
 from annotation.transfer.archive import build_archive
 from annotation.transfer.pyramid_sets import import_pyramid_set
@@ -205,7 +207,7 @@ def test_annotations_stay_on_the_identical_pyramid_they_were_made_against_throug
     """Alice's and Bob's identical pyramids of one topic, each with its own annotator's annotation
     of peer 1 (201 against Alice's, 202 against Bob's): the dataset archive imported gives each
     annotation on the copy of its own pyramid, by its own annotator; imported again, nothing more."""
-    from annotation.models import SCU
+    from annotation.pyramids.models import SCU
     from annotation.peers.editing import add_match
 
     source = Dataset.objects.create(name="source")

@@ -18,7 +18,9 @@ from rest_framework.test import APIClient
 
 from annotation.formats import parse_peer_annotation, parse_pyramid
 from annotation.formats.ducview import EVIDENCE_LOST_NOTE
-from annotation.models import SCU, Dataset, PeerAnnotation, PeerMatch
+from annotation.corpus.models import Dataset
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.models import SCU
 from annotation.transfer.ducview_import import ImportReport, import_all
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 from scoring.model import Convention

@@ -11,7 +11,9 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from annotation.formats import NameOptions
-from annotation.models import Dataset, PeerAnnotation, PeerSummary, Pyramid, Topic
+from annotation.corpus.models import Dataset, PeerSummary, Topic
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.corpus.roles import IMPORTED_ANNOTATOR
 from annotation.transfer.ducview_import import ImportReport, import_file, import_paths
 

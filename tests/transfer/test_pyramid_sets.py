@@ -12,7 +12,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.formats.ducview import parse_pyramid
-from annotation.models import Contributor, PyramidAgreement, Topic
+from annotation.corpus.models import Topic
+from annotation.pyramids.models import Contributor, PyramidAgreement
 from annotation.pyramids.agreement_inputs import span_pyramids
 from annotation.transfer.pyramid_sets import import_pyramid_set
 from scoring.pyramid_agreement import pairwise

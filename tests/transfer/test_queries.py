@@ -8,7 +8,9 @@ import pytest
 from django.apps import apps
 from django.db import connection, transaction
 
-from annotation.models import SCU, Contributor, PeerAnnotation, PeerMatch, Pyramid, ReferenceSummary
+from annotation.corpus.models import ReferenceSummary
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.models import Contributor, Pyramid, SCU
 from annotation.transfer import backup, queries
 
 from tests.foundation import factories

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats import AnnotatorTable, AnnotatorTableError, NameOptions, parse_annotator_table
 from annotation.corpus.models import Dataset
-from annotation.transfer import uploads as upload_import
+from annotation.transfer import uploads
 from annotation.transfer.ducview_import import ImportReport, import_paths
 
 
@@ -47,7 +47,7 @@ class Command(BaseCommand):
                 raise CommandError(str(error)) from None
         gc.freeze()  # for the rest of the process, the import and its scoring (see ``older_objects_frozen``)
         first = Path(paths[0])
-        archive = first.suffix.lower() in upload_import.ARCHIVE_EXTENSIONS
+        archive = first.suffix.lower() in uploads.ARCHIVE_EXTENSIONS
         dataset = dataset or (first.stem if archive else (first if first.is_dir() else first.parent).resolve().name)
         show_bar = sys.stderr.isatty()
 
@@ -60,13 +60,13 @@ class Command(BaseCommand):
 
         try:
             if archive:
-                report = import_archive(paths, dataset, table, upload_import.read_user_map("\n".join(map_user)))
+                report = import_archive(paths, dataset, table, uploads.read_user_map("\n".join(map_user)))
             elif map_user:
                 raise CommandError("--map-user is for a dataset archive (.zip) only")
             else:
                 report = import_paths(paths, dataset, progress,
                                       NameOptions(topic=topic, annotator=annotator, peer=peer, annotators=table))
-        except (FileNotFoundError, upload_import.UploadRejected) as error:
+        except (FileNotFoundError, uploads.UploadRejected) as error:
             raise CommandError(str(error)) from None
         self.stdout.write(f"Dataset: {dataset}")
         for line in report.summary_lines():
@@ -99,9 +99,9 @@ def import_archive(paths: list[str], dataset: str, annotators: AnnotatorTable | 
     if len(paths) != 1:
         raise CommandError("a dataset archive (.zip) is imported on its own")
     with open(paths[0], "rb") as stream:
-        files, _, archived = upload_import.collect_files([File(stream, name=Path(paths[0]).name)])
+        files, _, archived = uploads.collect_files([File(stream, name=Path(paths[0]).name)])
     target = Dataset.objects.get_or_create(name=dataset)[0]
-    return upload_import.import_files(files, target, annotators=annotators, archived=archived, users=users)
+    return uploads.import_files(files, target, annotators=annotators, archived=archived, users=users)
 
 
 def describe(outcome: dict) -> str:

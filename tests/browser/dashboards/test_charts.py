@@ -9,7 +9,7 @@ import pytest
 from django.conf import settings
 
 from annotation.dashboards import snapshots
-from annotation.models import DatasetDashboard
+from annotation.dashboards.models import DatasetDashboard
 from frontend.vendor import vendor_files
 
 from tests.dashboards.helpers import build_toy

@@ -19,8 +19,9 @@ from django.urls import reverse
 
 from annotation.pyramids import construction
 from annotation.corpus import assignments
-from annotation.models import (SCU, Assignment, Contributor, Dataset, PeerSummary, Pyramid, PyramidAdjudication,
-                               PyramidAgreement, ReferenceSummary, Topic)
+from annotation.adjudication.models import PyramidAdjudication
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.pyramids.models import Contributor, Pyramid, PyramidAgreement, SCU
 from annotation.peers.editing import add_match
 
 from tests.browser.dashboards.test_dashboards import coordinator_of, logged_in_page

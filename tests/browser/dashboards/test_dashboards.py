@@ -10,7 +10,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from annotation.models import SCU, Dataset, PeerAnnotation, Pyramid
+from annotation.corpus.models import Dataset
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid, SCU
 from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.dashboards import snapshots
 from annotation.dashboards.figures import score_dashboard

@@ -7,7 +7,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Dataset, Judgment
+from annotation.corpus.models import Dataset
+from annotation.dashboards.models import Judgment
 from annotation.dashboards.judgments import import_duc_table
 
 from tests.conftest import shared_data

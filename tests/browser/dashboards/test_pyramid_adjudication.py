@@ -7,7 +7,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotation.corpus import assignments
-from annotation.models import PyramidAdjudication, SCU
+from annotation.adjudication.models import PyramidAdjudication
+from annotation.pyramids.models import SCU
 from annotation.peers.editing import add_match
 
 from tests.adjudication.pyramid_world import build, content

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from annotation.models import PeerAnnotation
+from annotation.peers.models import PeerAnnotation
 
 from tests.adjudication.pyramid_world import annotated_then_adjudicated
 from tests.browser.editors.browser import wait_saved

@@ -8,7 +8,7 @@ import pytest
 
 from annotation.dashboards import snapshots
 from annotation.dashboards.figures import score_dashboard
-from annotation.models import DatasetDashboard
+from annotation.dashboards.models import DatasetDashboard
 from frontend.dashboards import views
 
 from tests.browser.dashboards.test_dashboards import coordinator_of, logged_in_page

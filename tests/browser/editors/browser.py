@@ -2,7 +2,7 @@
 mouse drag, wait for saves."""
 import re
 
-from annotation.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
 from django.contrib.auth.models import User
 
 PASSWORD = "a-long-test-password"

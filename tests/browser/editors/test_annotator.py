@@ -8,9 +8,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from annotation.models import Assignment, PeerAnnotation, PeerMatch, Pyramid
+from annotation.corpus.models import Assignment
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.models import Pyramid
 from annotation.pyramids.editing import add_contributor
-from annotation.models import SCU
+from annotation.pyramids.models import SCU
 
 from annotation.corpus import assignments
 from tests.browser.editors.browser import PASSWORD, PEERS, UNTOUCHED_PEER_URL, drag_select, login, program_select, wait_saved, world
@@ -169,7 +171,7 @@ def test_blind_annotation_in_the_browser(annotator, chromium, live_server):
 
 def test_next_peer_flow_with_progress(annotator, live_server):
     page, annotation, dam, valley = annotator
-    from annotation.models import PeerSummary
+    from annotation.corpus.models import PeerSummary
 
     PeerSummary.objects.create(topic=annotation.peer.topic, external_id="2", text="The valley flooded after the dam failed.")
     page.reload()

@@ -7,7 +7,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.corpus import assignments
-from annotation.models import Assignment, PeerAnnotation, PeerSummary
+from annotation.corpus.models import Assignment, PeerSummary
+from annotation.peers.models import PeerAnnotation
 
 from tests.browser.editors.browser import UNTOUCHED_PEER_URL, drag_select, login, wait_saved, world
 from tests.browser.editors.test_annotator import build_pyramid

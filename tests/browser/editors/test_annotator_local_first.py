@@ -10,7 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.corpus import assignments
-from annotation.models import Assignment, PeerAnnotation
+from annotation.corpus.models import Assignment
+from annotation.peers.models import PeerAnnotation
 
 from tests.browser.editors.browser import boxes, drag_select, login, wait_saved, world
 from tests.browser.editors.test_annotator import build_pyramid, export_row

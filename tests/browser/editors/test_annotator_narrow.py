@@ -6,7 +6,8 @@ status (offline here) moves nothing under the pointer, as at 1280 (test_annotato
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.models import PeerAnnotation, PeerSummary
+from annotation.corpus.models import PeerSummary
+from annotation.peers.models import PeerAnnotation
 from tests.browser.editors.browser import (
     UNTOUCHED_PEER_URL,
     boxes,

@@ -14,7 +14,9 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from annotation.models import Assignment, DatasetDashboard, PeerAnnotation, PeerSummary
+from annotation.corpus.models import Assignment, PeerSummary
+from annotation.dashboards.models import DatasetDashboard
+from annotation.peers.models import PeerAnnotation
 from annotation.dashboards.snapshots import is_current, recompute_dataset
 
 from tests.browser.editors.browser import ANNOTATOR_URL, PASSWORD, drag_select, login, wait_saved, world

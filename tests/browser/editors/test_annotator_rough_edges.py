@@ -3,7 +3,7 @@ SCU filter without typing itself in, the status line keeps its place (no layout 
 filter's hint is readable whole, and the references' stepper text never overlaps its buttons."""
 import pytest
 
-from annotation.models import PeerMatch
+from annotation.peers.models import PeerMatch
 
 from tests.browser.editors.browser import drag_select, wait_saved
 from tests.browser.editors.test_annotator import annotator  # noqa: F401 (the fixture)

@@ -6,7 +6,9 @@ does bring it (so the pairing would show if another's work leaked in)."""
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.models import SCU, Assignment, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary
+from annotation.corpus.models import Assignment, PeerSummary
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.pyramids.models import SCU
 from annotation.pyramids.editing import add_contributor
 
 from tests.browser.editors.browser import login, world

@@ -3,7 +3,8 @@ building, merge, discontinuous contributors, undo/redo, the one-per-reference ru
 between two tabs, Unicode offsets, and a reload showing exactly what was saved."""
 import pytest
 
-from annotation.models import SCU, Change, Contributor, Pyramid
+from annotation.history.models import Change
+from annotation.pyramids.models import Contributor, Pyramid, SCU
 
 from tests.browser.editors.browser import REFERENCES, boxes, drag_select, login, program_select, wait_saved, world
 
@@ -311,7 +312,8 @@ def test_shift_select_adds_a_part_even_with_a_caret_left_elsewhere(builder, arti
 def test_a_finished_pyramid_explains_itself_to_a_peer_annotator(chromium, live_server, artifacts):
     from django.contrib.auth.models import User
 
-    from annotation.models import Assignment, PeerAnnotation, PeerSummary
+    from annotation.corpus.models import Assignment, PeerSummary
+    from annotation.peers.models import PeerAnnotation
 
     from tests.browser.editors.browser import PASSWORD
 

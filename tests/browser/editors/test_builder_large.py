@@ -3,7 +3,8 @@ its viewport (a windowed list) with the scroll height of all of them, and a pers
 SCU far down the list, selects it, merges it by key and by drag, and walks the list with the keys."""
 import pytest
 
-from annotation.models import SCU, Assignment, Contributor, ContributorPart, Dataset, Pyramid, ReferenceSummary, Topic
+from annotation.corpus.models import Assignment, Dataset, ReferenceSummary, Topic
+from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 
 from tests.browser.editors.browser import login, wait_saved, world
 

@@ -7,8 +7,10 @@ import re
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.models import SCU, Contributor, PeerAnnotation, PeerMatch, PeerMatchPart, PeerSummary, Pyramid
-from annotation.pyramids import actions as pyramid_actions
+from annotation.corpus.models import PeerSummary
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.pyramids.models import Contributor, Pyramid, SCU
+from annotation.pyramids import actions
 
 from tests.browser.editors.browser import REFERENCES, program_select, wait_saved
 from tests.browser.editors.test_builder import builder, ref  # noqa: F401 (the fixture)
@@ -28,9 +30,9 @@ def seed(topic, user, scus):
     made = []
     for label, contributors in scus:
         (rid, phrase), *rest = contributors
-        scu = pyramid_actions.create_scu(pyramid, user, label=label, reference=references[rid], spans=span(rid, phrase)).value
+        scu = actions.create_scu(pyramid, user, label=label, reference=references[rid], spans=span(rid, phrase)).value
         for rid, phrase in rest:
-            pyramid_actions.add_contributor_to(scu, user, reference=references[rid], spans=span(rid, phrase))
+            actions.add_contributor_to(scu, user, reference=references[rid], spans=span(rid, phrase))
         made.append(scu)
     return pyramid, made
 

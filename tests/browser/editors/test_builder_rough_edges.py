@@ -4,7 +4,7 @@ line, the stepper counts contributors when none is selected, the comment mark ne
 a contributor dragged onto another SCU moves there, and the text size is remembered."""
 import pytest
 
-from annotation.models import SCU, Contributor, Pyramid
+from annotation.pyramids.models import Contributor, Pyramid, SCU
 
 from tests.browser.editors.browser import drag_select, wait_saved
 from tests.browser.editors.test_builder import builder, ref, spans  # noqa: F401 (the fixture)

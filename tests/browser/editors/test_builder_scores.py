@@ -4,7 +4,9 @@ they are computed (nothing stays "updating…"), and its table fits in the panel
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.models import Assignment, PeerAnnotation, PeerSummary, Pyramid
+from annotation.corpus.models import Assignment, PeerSummary
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.corpus import assignments
 from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from annotation.models import SCU, Contributor, PeerMatch, Pyramid
+from annotation.peers.models import PeerMatch
+from annotation.pyramids.models import Contributor, Pyramid, SCU
 
 from tests.browser.editors.browser import drag_select, wait_saved
 from tests.browser.editors.test_annotator import annotator  # noqa: F401 (the fixture)

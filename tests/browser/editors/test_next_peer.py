@@ -12,8 +12,9 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.corpus import assignments
-from annotation.peers import actions as peer_actions
-from annotation.models import Assignment, PeerAnnotation, PeerMatch, PeerSummary
+from annotation.peers import actions
+from annotation.corpus.models import Assignment, PeerSummary
+from annotation.peers.models import PeerAnnotation, PeerMatch
 
 from tests.browser.editors.browser import ANNOTATOR_URL, UNTOUCHED_PEER_URL, drag_select, login, wait_saved, world
 from tests.browser.editors.test_annotator import build_pyramid
@@ -204,7 +205,7 @@ def test_a_next_peer_changed_since_it_was_read_ahead_is_never_overwritten(peers)
     wait_requested(page, requests, f"/api/assignments/{assignment.pk}/peers/{peer2.pk}/full/")
     page.wait_for_load_state("networkidle")
     other_tab = assignments.annotation_for(assignment, peer2)
-    peer_actions.match_span(other_tab, assignment.annotator, scu=None, spans=[(0, 3)])
+    actions.match_span(other_tab, assignment.annotator, scu=None, spans=[(0, 3)])
     page.click('.toolbar [data-action="done"]')
     page.wait_for_url(f"**/assignments/{assignment.pk}/peers/{peer2.pk}/")
     wait_saved(page)

@@ -7,7 +7,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from annotation.models import Assignment, PeerAnnotation, PeerSummary
+from annotation.corpus.models import Assignment, PeerSummary
+from annotation.peers.models import PeerAnnotation
 from annotation.api import downloads
 
 from tests.browser.editors.browser import PASSWORD, login, world

@@ -6,7 +6,8 @@ the annotation is created with it, not by a round trip before it."""
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.models import Assignment, PeerAnnotation, PeerSummary
+from annotation.corpus.models import Assignment, PeerSummary
+from annotation.peers.models import PeerAnnotation
 from annotation.peers import results
 
 from tests.browser.editors.browser import UNTOUCHED_PEER_URL, drag_select, login, wait_saved, world

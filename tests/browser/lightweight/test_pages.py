@@ -6,7 +6,8 @@ import re
 import pytest
 from django.contrib.auth import get_user_model
 
-from annotation.models import LightweightPyramid, LiteAssignment, LiteResult, LiteStatement, PeerSummary
+from annotation.corpus.models import PeerSummary
+from annotation.lightweight.models import LightweightPyramid, LiteAssignment, LiteResult, LiteStatement
 from annotation.corpus.roles import COORDINATOR, role_group
 
 from tests.foundation.factories import topic

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 from django.contrib.auth import get_user_model
 
-from annotation.models import CrowdLink, LiteAssignment, LiteReservation
+from annotation.lightweight.models import CrowdLink, LiteAssignment, LiteReservation
 from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.lightweight.privacy import is_pseudonym
 

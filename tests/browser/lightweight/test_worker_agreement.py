@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from annotation.models import CrowdLink, LiteAssignment, LiteResult
+from annotation.lightweight.models import CrowdLink, LiteAssignment, LiteResult
 from annotation.corpus.roles import COORDINATOR, role_group
 
 from tests.browser.editors.browser import PASSWORD, login

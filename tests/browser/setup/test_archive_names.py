@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.models import PeerAnnotation
+from annotation.peers.models import PeerAnnotation
 
 from tests.browser.setup.browser import open_as
 from tests.dashboards.helpers import build_toy

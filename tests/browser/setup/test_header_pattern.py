@@ -9,7 +9,7 @@ from html import unescape
 import pytest
 
 from annotation.formats import parse_pyramid
-from annotation.models import Dataset, Topic
+from annotation.corpus.models import Dataset, Topic
 
 from tests.conftest import shared_data
 from tests.browser.setup.browser import open_as

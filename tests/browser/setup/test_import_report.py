@@ -6,7 +6,8 @@ import zipfile
 
 import pytest
 
-from annotation.models import PeerAnnotation, Pyramid
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 
 from tests.formats.helpers import fixture_bytes
 from tests.browser.setup.browser import open_as

@@ -4,7 +4,7 @@ each assigned to topics. Screenshots in test-artifacts/setup-people*.png."""
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.models import Assignment, Topic
+from annotation.corpus.models import Assignment, Topic
 
 from tests.browser.setup.browser import open_as
 

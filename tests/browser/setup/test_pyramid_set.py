@@ -3,7 +3,7 @@ texts (two identical) as one set, then opens the construction agreement the repo
 Screenshots in test-artifacts/setup-pyramid-set*.png."""
 import pytest
 
-from annotation.models import Pyramid
+from annotation.pyramids.models import Pyramid
 
 from tests.browser.setup.browser import open_as
 from tests.frontend.setup.test_pyramid_set import PYR, other_annotator

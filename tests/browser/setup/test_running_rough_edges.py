@@ -4,7 +4,7 @@ table with one empty cell says "1 empty cell", uploaded with real clicks. (`make
 `make test` beside `make run` are checked on the Makefile: tests/foundation/test_rough_edges.py.)"""
 import pytest
 
-from annotation.models import Judgment
+from annotation.dashboards.models import Judgment
 
 from tests.browser.setup.browser import open_as
 from tests.dashboards import toy

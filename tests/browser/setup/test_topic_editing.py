@@ -3,7 +3,7 @@ and deletes another after the confirmation, in Chromium. Screenshots in
 test-artifacts/setup-topic*.png."""
 import pytest
 
-from annotation.models import Topic
+from annotation.corpus.models import Topic
 
 from tests.browser.setup.browser import open_as
 

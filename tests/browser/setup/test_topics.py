@@ -5,7 +5,7 @@ import zipfile
 
 import pytest
 
-from annotation.models import Dataset, Topic
+from annotation.corpus.models import Dataset, Topic
 
 from tests.browser.setup.browser import open_as
 

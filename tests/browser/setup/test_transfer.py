@@ -7,7 +7,8 @@ import zipfile
 import pytest
 
 from annotation.formats import parse_peer_annotation, parse_pyramid
-from annotation.models import PeerAnnotation, Pyramid
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 
 from tests.formats.helpers import fixture_bytes
 from tests.browser.setup.browser import open_as

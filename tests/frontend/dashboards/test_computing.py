@@ -8,7 +8,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotation.dashboards import snapshots
-from annotation.models import DatasetDashboard
+from annotation.dashboards.models import DatasetDashboard
 
 from tests.dashboards.helpers import build_toy, make_users
 from tests.frontend.dashboards.test_views import client_for

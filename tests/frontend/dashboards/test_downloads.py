@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Judgment
+from annotation.dashboards.models import Judgment
 from annotation.api import downloads
 
 from tests.conftest import REPO

@@ -9,7 +9,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import PeerAnnotation, Pyramid, Topic
+from annotation.corpus.models import Topic
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid
 from annotation.dashboards import snapshots
 
 from tests.dashboards import toy
@@ -142,7 +144,7 @@ def test_agreement_never_says_none_after_the_second_annotator_finishes_in_the_br
     """The second annotator clicks "Done" in the annotator while the worker is busy: the coordinator's
     agreement page says one peer is now doubly annotated and its agreement is coming (never "No peer
     has been annotated by two annotators yet"); when the worker catches up, T1's figures appear."""
-    from annotation.models import Assignment
+    from annotation.corpus.models import Assignment
 
     dataset = unfinished_second_annotation()
     User = get_user_model()

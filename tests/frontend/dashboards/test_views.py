@@ -12,7 +12,10 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Assignment, DatasetDashboard, Judgment, PeerAnnotation, PeerMatch, SCU, Topic
+from annotation.corpus.models import Assignment, Topic
+from annotation.dashboards.models import DatasetDashboard, Judgment
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.models import SCU
 from annotation.dashboards import snapshots
 from annotation.dashboards.figures import metaeval_table, score_dashboard
 from annotation.peers.editing import add_match
@@ -362,11 +365,11 @@ def test_judgments_past_the_meta_evaluations_bounds_are_refused_at_upload(datase
 
 
 def test_the_correlation_intervals_use_the_resamples_set(monkeypatch):
-    from annotation.dashboards import statistics as system_statistics
+    from annotation.dashboards import statistics
 
     pairs = {(f"T{t}", s): (float(s + t), float(s * s - t)) for t in range(3) for s in range(5)}
-    monkeypatch.setitem(system_statistics.SETTINGS, "correlation_resamples", 40)
-    found = system_statistics.correlation_intervals(pairs)
+    monkeypatch.setitem(statistics.SETTINGS, "correlation_resamples", 40)
+    found = statistics.correlation_intervals(pairs)
     assert {figures["resamples"] for methods in found.values() for figures in methods.values()} == {40}
 
 

@@ -2,8 +2,9 @@
 import pytest
 from django.test import Client
 
-from annotation.models import CrowdLink, Dataset, LightweightPyramid
-from annotation.lightweight import work as lightweight_work
+from annotation.corpus.models import Dataset
+from annotation.lightweight.models import CrowdLink, LightweightPyramid
+from annotation.lightweight import work
 
 from tests.lightweight.test_crowd_submissions import own, shown_task
 from tests.lightweight.world import client_for, small_run
@@ -95,12 +96,12 @@ def test_coordinators_close_and_reopen_links_and_no_one_else_can(run):
 
 
 def test_worker_table_says_why_a_worker_is_kept_once(run):
-    from annotation.lightweight import scores as lightweight_scores
+    from annotation.lightweight import scores
 
     link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING)
-    task = lightweight_work.next_task(link, "alone", own("alone"))
-    lightweight_work.submit_judgments(link, task, "alone", {pk: "present" for pk in task.statement_ids}, own("alone", run))
-    lightweight_scores.recompute(run.pk)
+    task = work.next_task(link, "alone", own("alone"))
+    work.submit_judgments(link, task, "alone", {pk: "present" for pk in task.statement_ids}, own("alone", run))
+    scores.recompute(run.pk)
     html = client_for("coord", run.dataset).get(f"/lightweight/{run.pk}/").content.decode()
     row = html.split("<td>alone</td>")[1].split("</tr>")[0]
     assert row.endswith("<td>kept: no other worker answered the same task</td>")

@@ -11,7 +11,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from annotation import formats
-from annotation.models import PeerAnnotation, Pyramid, PyramidAgreement, ReferenceSummary, Topic
+from annotation.corpus.models import ReferenceSummary, Topic
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.models import Pyramid, PyramidAgreement
 
 FIXTURES = Path(__file__).resolve().parents[2] / "formats" / "fixtures"
 PYR = (FIXTURES / "event.pyr").read_bytes()

@@ -2,7 +2,7 @@
 import pytest
 from django.test import Client
 
-from annotation.models import Dataset, Topic
+from annotation.corpus.models import Dataset, Topic
 
 
 PAGES = ["/setup/{d}/", "/setup/{d}/topics/add/", "/setup/{d}/topics/zip/", "/setup/{d}/import/", "/setup/{d}/pyramid-set/", "/setup/{d}/people/", "/setup/{d}/export/"]
@@ -72,7 +72,7 @@ def test_the_preview_fragment_alone(people):
 
 
 def test_invitation_links_only_for_invited_people_of_the_dataset(people):
-    from annotation.models import Assignment
+    from annotation.corpus.models import Assignment
     from annotation.corpus import people as accounts
 
     url = f"/setup/{people.dataset.pk}/people/"
@@ -101,7 +101,7 @@ def _invitation_link(response) -> str:
 
 def test_a_renewed_invitation_revokes_the_earlier_links(people):
     """Issue 24: renewing a link (one went astray) left the old one working for its whole lifetime."""
-    from annotation.models import Assignment
+    from annotation.corpus.models import Assignment
     from annotation.corpus import people as accounts
 
     zoe = accounts.create_annotator("zoe")
