@@ -4,6 +4,7 @@ skipped. Node ids are counted, not only compared: schemathesis collects its API 
 one shared node id. Prints what differs and exits 1 on any difference; a parallel run that lost
 tests (a worker crashed, a report swallowed, copies of one node id run once) therefore fails even
 when pytest's own exit status is 0."""
+
 import argparse
 import sys
 from collections import Counter
@@ -31,14 +32,24 @@ def differences(collected_ids: list[str], outcomes: list[tuple[str, str]], no_sk
     problems = []
     for nodeid in sorted(expected.keys() | reported.keys()):
         if expected[nodeid] > reported[nodeid]:
-            problems.append(f"collected {expected[nodeid]}, reported {reported[nodeid]}: {nodeid}" if reported[nodeid]
-                            else f"collected, never reported: {nodeid}")
+            problems.append(
+                f"collected {expected[nodeid]}, reported {reported[nodeid]}: {nodeid}"
+                if reported[nodeid]
+                else f"collected, never reported: {nodeid}"
+            )
         elif reported[nodeid] > expected[nodeid]:
-            problems.append(f"reported {reported[nodeid]}, collected {expected[nodeid]}: {nodeid}" if expected[nodeid]
-                            else f"reported, not collected: {nodeid}")
+            problems.append(
+                f"reported {reported[nodeid]}, collected {expected[nodeid]}: {nodeid}"
+                if expected[nodeid]
+                else f"reported, not collected: {nodeid}"
+            )
     problems += [f"{outcome}: {nodeid}" for nodeid, outcome in outcomes if outcome in ("failed", "error")]
     if no_skips:
-        problems += [f"skipped (REQUIRE_SERVICES=1 allows none): {nodeid}" for nodeid, outcome in outcomes if outcome == "skipped"]
+        problems += [
+            f"skipped (REQUIRE_SERVICES=1 allows none): {nodeid}"
+            for nodeid, outcome in outcomes
+            if outcome == "skipped"
+        ]
     return problems
 
 
@@ -51,11 +62,16 @@ def main(argv=None) -> int:
     ids, outcomes = collected(args.collected.read_text()), recorded(args.outcomes.read_text())
     problems = differences(ids, outcomes, args.no_skips)
     counts = Counter(outcome for _, outcome in outcomes)
-    print(f"{len(ids)} collected, {len(outcomes)} reported: " + ", ".join(f"{counts[o]} {o}" for o in ("passed", "skipped", "failed", "error")))
+    print(
+        f"{len(ids)} collected, {len(outcomes)} reported: "
+        + ", ".join(f"{counts[o]} {o}" for o in ("passed", "skipped", "failed", "error"))
+    )
     for problem in problems:
         print(problem)
     if problems:
-        print(f"FAILED: {len(problems)} difference(s) between the tests collected and the tests reported", file=sys.stderr)
+        print(
+            f"FAILED: {len(problems)} difference(s) between the tests collected and the tests reported", file=sys.stderr
+        )
         return 1
     return 0
 

@@ -1,4 +1,5 @@
 """Admin pages for every model: the coordinators' back office and the place to browse data."""
+
 from django.contrib import admin
 from django.db.models import Count
 
@@ -6,7 +7,7 @@ from annotation.corpus.models import Assignment, Dataset, PeerSummary, Reference
 from annotation.dashboards.models import Judgment
 from annotation.history.models import Change
 from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch, PeerMatchPart, TopicAgreement
-from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, PyramidAgreement, SCU
+from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid, PyramidAgreement
 
 
 class ContributorPartInline(admin.TabularInline):

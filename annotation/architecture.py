@@ -13,6 +13,7 @@ name is looked up when the page is drawn: a renamed or moved one stops the gener
 It imports every module it describes by name (``importlib``): the one introspection allowed to, as
 ``tests/foundation/test_layers.py`` says.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -23,7 +24,20 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CONCEPTS = ("corpus", "access", "pyramids", "history", "peers", "adjudication", "lightweight", "dashboards", "transfer", "jobs", "api", "formats")
+CONCEPTS = (
+    "corpus",
+    "access",
+    "pyramids",
+    "history",
+    "peers",
+    "adjudication",
+    "lightweight",
+    "dashboards",
+    "transfer",
+    "jobs",
+    "api",
+    "formats",
+)
 SCORING_MODULES = "scoring"
 
 
@@ -34,7 +48,9 @@ def first_line(obj) -> str:
 
 def _modules(package: str) -> list[str]:
     module = importlib.import_module(package)
-    return sorted(f"{package}.{info.name}" for info in pkgutil.iter_modules(module.__path__) if not info.name.startswith("_"))
+    return sorted(
+        f"{package}.{info.name}" for info in pkgutil.iter_modules(module.__path__) if not info.name.startswith("_")
+    )
 
 
 def layer_contract() -> dict:
@@ -48,7 +64,7 @@ def layer_contract() -> dict:
 def _layer_cell(layer: str) -> str:
     independent = "|" in layer
     names = [name.strip() for name in re.split(r"[|:]", layer)]
-    joined = (" \| " if independent else " : ").join(f"`{name}`" for name in names)
+    joined = (r" \| " if independent else " : ").join(f"`{name}`" for name in names)
     if len(names) == 1:
         return joined
     return joined + (" (independent: neither imports the other)" if independent else " (may import each other)")
@@ -57,19 +73,28 @@ def _layer_cell(layer: str) -> str:
 def layers() -> list[str]:
     contract = layer_contract()
     ignored = contract.get("ignore_imports", [])
-    lines = ["## Layers", "",
-             "Top to bottom, as `pyproject.toml`'s `[tool.importlinter]` contract writes them (the one place the order is",
-             "written; `tests/foundation/test_layers.py` checks every import against it, imports inside functions and",
-             "chains through other modules included). A layer may import the layers below it, never one above. Work",
-             "that must go up is published by name through the job queue (`annotation.jobs.queue.JOBS`); a synchronous",
-             "hook that must go up is registered with the lower package (`annotation.history.changes.register`,",
-             "`bump_revisions_with`).", "",
-             "```mermaid", "flowchart TD"]
+    lines = [
+        "## Layers",
+        "",
+        "Top to bottom, as `pyproject.toml`'s `[tool.importlinter]` contract writes them (the one place the order is",
+        "written; `tests/foundation/test_layers.py` checks every import against it, imports inside functions and",
+        "chains through other modules included). A layer may import the layers below it, never one above. Work",
+        "that must go up is published by name through the job queue (`annotation.jobs.queue.JOBS`); a synchronous",
+        "hook that must go up is registered with the lower package (`annotation.history.changes.register`,",
+        "`bump_revisions_with`).",
+        "",
+        "```mermaid",
+        "flowchart TD",
+    ]
     names = [" ".join(name.strip() for name in re.split(r"([|:])", layer)) for layer in contract["layers"]]
     lines += [f'    L{n}["{name}"]' + (f" --> L{n + 1}" if n < len(names) else "") for n, name in enumerate(names, 1)]
     lines += ["```", "", "| # | layer |", "|---|---|"]
     lines += [f"| {n} | {_layer_cell(layer)} |" for n, layer in enumerate(contract["layers"], 1)]
-    lines += ["", f"Still against the order, each listed in the contract's `ignore_imports` with its reason ({len(ignored)}):", ""]
+    lines += [
+        "",
+        f"Still against the order, each listed in the contract's `ignore_imports` with its reason ({len(ignored)}):",
+        "",
+    ]
     lines += [f"- `{entry}`" for entry in ignored]
     return lines + [""]
 
@@ -78,36 +103,93 @@ def layers() -> list[str]:
 # request, what happens). Every name is resolved when the page is drawn.
 FLOWS = {
     "A match saved to a stored score": [
-        (None, "`POST /api/matches/` (the annotator's editor) reaches the match's view (URL patterns below), which checks the access rule and calls the peers' action."),
+        (
+            None,
+            "`POST /api/matches/` (the annotator's editor) reaches the match's view (URL patterns below), which checks the access rule and calls the peers' action.",
+        ),
         ("annotation.peers.actions.match_span", "the action, recorded in the audit history and undoable."),
-        ("annotation.history.changes.annotation_action", "locks the annotation's row, checks the revision the client saw (409 with the changes since), reads the state before."),
+        (
+            "annotation.history.changes.annotation_action",
+            "locks the annotation's row, checks the revision the client saw (409 with the changes since), reads the state before.",
+        ),
         ("annotation.peers.editing.add_match", "writes the match and its spans whole or not at all."),
-        ("annotation.peers.score_events.revisions_bumped_once", "the hook the history calls around the action: the annotation's and its topic's revisions move once, in the same transaction."),
-        ("annotation.peers.recompute.schedule", "after the commit, everything the transaction made stale is published by name: `annotation`, `topic`, `construction`."),
-        ("annotation.jobs.queue.publish", "hands the ids to the background runner's thread; the request has answered already."),
-        ("annotation.jobs.queue.dispatch", "runs the job in-process (no Redis) or sends its Celery task (`annotation.recompute_scores`), once per burst."),
-        ("annotation.peers.recompute.recompute_annotations", "reads the revisions first, then the prepared pyramid and the matches, and stores both conventions' scores."),
+        (
+            "annotation.peers.score_events.revisions_bumped_once",
+            "the hook the history calls around the action: the annotation's and its topic's revisions move once, in the same transaction.",
+        ),
+        (
+            "annotation.peers.recompute.schedule",
+            "after the commit, everything the transaction made stale is published by name: `annotation`, `topic`, `construction`.",
+        ),
+        (
+            "annotation.jobs.queue.publish",
+            "hands the ids to the background runner's thread; the request has answered already.",
+        ),
+        (
+            "annotation.jobs.queue.dispatch",
+            "runs the job in-process (no Redis) or sends its Celery task (`annotation.recompute_scores`), once per burst.",
+        ),
+        (
+            "annotation.peers.recompute.recompute_annotations",
+            "reads the revisions first, then the prepared pyramid and the matches, and stores both conventions' scores.",
+        ),
         ("scoring.scores.score_prepared", "the pure score of one annotation against its prepared pyramid."),
-        ("annotation.peers.recompute.recompute_topics", "the topic's agreement, then the dashboards of its dataset are published by name (`dashboard`)."),
-        ("annotation.dashboards.snapshots.recompute_datasets", "recomputes the dataset's dashboard snapshot, which the pages read."),
+        (
+            "annotation.peers.recompute.recompute_topics",
+            "the topic's agreement, then the dashboards of its dataset are published by name (`dashboard`).",
+        ),
+        (
+            "annotation.dashboards.snapshots.recompute_datasets",
+            "recomputes the dataset's dashboard snapshot, which the pages read.",
+        ),
     ],
     "A DUCView import": [
         (None, "`POST /api/datasets/<pk>/import/` (or `manage.py import_ducview`): the dataset's coordinators only."),
-        ("annotation.access.rules.coordinated_dataset", "404 if the dataset is not visible, 403 if it is not coordinated."),
+        (
+            "annotation.access.rules.coordinated_dataset",
+            "404 if the dataset is not visible, 403 if it is not coordinated.",
+        ),
         ("annotation.transfer.uploads.collect_files", "reads the uploaded files and zip archives, every size bounded."),
         ("annotation.transfer.uploads.import_files", "names the annotators, pyramids first."),
-        ("annotation.transfer.ducview_import.import_all", "imports each file whole or not at all, in batches, the score events batched."),
-        ("annotation.formats.ducview.parse_pyramid", "parses a `.pyr` (pure Python, no database; `parse_peer_annotation` for a `.pan`)."),
-        ("annotation.peers.score_events.touch_pyramid", "bulk writes bypass the signals: the import bumps the revisions itself (`annotations_created` for the annotations)."),
-        ("annotation.peers.recompute.schedule", "once at the end of the batch: the scores, agreement and construction agreement of what was imported, as for a match."),
+        (
+            "annotation.transfer.ducview_import.import_all",
+            "imports each file whole or not at all, in batches, the score events batched.",
+        ),
+        (
+            "annotation.formats.ducview.parse_pyramid",
+            "parses a `.pyr` (pure Python, no database; `parse_peer_annotation` for a `.pan`).",
+        ),
+        (
+            "annotation.peers.score_events.touch_pyramid",
+            "bulk writes bypass the signals: the import bumps the revisions itself (`annotations_created` for the annotations).",
+        ),
+        (
+            "annotation.peers.recompute.schedule",
+            "once at the end of the batch: the scores, agreement and construction agreement of what was imported, as for a match.",
+        ),
     ],
     "A crowd judgment": [
-        (None, "`POST /api/crowd/<token>/` from a crowd worker (no login: the link's token opens only its own work, rate limited)."),
+        (
+            None,
+            "`POST /api/crowd/<token>/` from a crowd worker (no login: the link's token opens only its own work, rate limited).",
+        ),
         ("annotation.lightweight.work.link_of", "the crowd link the token names."),
-        ("annotation.lightweight.work.submit_judgments", "checks the worker's hold on the task and stores the answers, with a completion code."),
-        ("annotation.lightweight.runs.touch", "bumps the run's revision; after the commit the run is published by name (`lightweight`)."),
-        ("annotation.lightweight.scores.recompute_runs", "recomputes the runs whose stored result is not current (Celery task `annotation.recompute_lightweight`)."),
-        ("scoring.lightweight.evaluate", "the pure aggregation: worker quality, majority labels, summary and system scores, crowd alpha."),
+        (
+            "annotation.lightweight.work.submit_judgments",
+            "checks the worker's hold on the task and stores the answers, with a completion code.",
+        ),
+        (
+            "annotation.lightweight.runs.touch",
+            "bumps the run's revision; after the commit the run is published by name (`lightweight`).",
+        ),
+        (
+            "annotation.lightweight.scores.recompute_runs",
+            "recomputes the runs whose stored result is not current (Celery task `annotation.recompute_lightweight`).",
+        ),
+        (
+            "scoring.lightweight.evaluate",
+            "the pure aggregation: worker quality, majority labels, summary and system scores, crowd alpha.",
+        ),
         ("annotation.lightweight.dashboard", "what the coordinator sees of the run, read from the stored result."),
     ],
 }
@@ -128,9 +210,13 @@ def _resolve(dotted: str):
 
 
 def flows() -> list[str]:
-    lines = ["## Three flows", "",
-             "What runs, layer by layer, for the three things the app is for. The functions are checked to exist",
-             "whenever this page is generated.", ""]
+    lines = [
+        "## Three flows",
+        "",
+        "What runs, layer by layer, for the three things the app is for. The functions are checked to exist",
+        "whenever this page is generated.",
+        "",
+    ]
     for title, steps in FLOWS.items():
         lines += [f"### {title}", ""]
         for number, (dotted, text) in enumerate(steps, 1):
@@ -138,19 +224,37 @@ def flows() -> list[str]:
                 lines.append(f"{number}. {text}")
                 continue
             _resolve(dotted)
-            layer = next((name for layer in layer_contract()["layers"] for name in re.split(r"[|:]", layer)
-                          if dotted == name.strip() or dotted.startswith(name.strip() + ".")), "")
+            layer = next(
+                (
+                    name
+                    for layer in layer_contract()["layers"]
+                    for name in re.split(r"[|:]", layer)
+                    if dotted == name.strip() or dotted.startswith(name.strip() + ".")
+                ),
+                "",
+            )
             lines.append(f"{number}. `{dotted}` ({layer.strip()}): {text}")
         lines.append("")
     return lines
 
 
 def concepts() -> list[str]:
-    lines = ["## Concepts", "",
-             "`annotation/` is one Django app (one set of tables and migrations) made of one package per concept.", ""]
+    lines = [
+        "## Concepts",
+        "",
+        "`annotation/` is one Django app (one set of tables and migrations) made of one package per concept.",
+        "",
+    ]
     for concept in CONCEPTS:
         package = f"annotation.{concept}"
-        lines += [f"### `{package}`", "", first_line(importlib.import_module(package)), "", "| module | what it is for |", "|---|---|"]
+        lines += [
+            f"### `{package}`",
+            "",
+            first_line(importlib.import_module(package)),
+            "",
+            "| module | what it is for |",
+            "|---|---|",
+        ]
         for name in _modules(package):
             lines.append(f"| `{name}` | {first_line(importlib.import_module(name))} |")
         lines.append("")
@@ -189,8 +293,14 @@ def _view_path(callback) -> str:
 def url_patterns() -> list[str]:
     from django.urls import get_resolver
 
-    lines = ["## URL patterns", "", "Every route the app answers (Django's admin left out), with the view and its module.", "",
-             "| route | name | view |", "|---|---|---|"]
+    lines = [
+        "## URL patterns",
+        "",
+        "Every route the app answers (Django's admin left out), with the view and its module.",
+        "",
+        "| route | name | view |",
+        "|---|---|---|",
+    ]
     for route, pattern in _walk(get_resolver().url_patterns):
         if route.startswith("admin/"):
             continue
@@ -210,9 +320,14 @@ def tasks() -> list[str]:
     started_by = {job.task: f"job `{kind}`, published by the services" for kind, job in JOBS.items() if job.task}
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
         started_by.setdefault(entry["task"], f"beat, every {entry['schedule']:g} s")
-    lines = ["## Celery tasks", "",
-             "Every task the workers run, and what sends it (`annotation.jobs.queue.JOBS`, `CELERY_BEAT_SCHEDULE`).", "",
-             "| task | function | sent by |", "|---|---|---|"]
+    lines = [
+        "## Celery tasks",
+        "",
+        "Every task the workers run, and what sends it (`annotation.jobs.queue.JOBS`, `CELERY_BEAT_SCHEDULE`).",
+        "",
+        "| task | function | sent by |",
+        "|---|---|---|",
+    ]
     for name in sorted(n for n in app.tasks if not n.startswith("celery.")):
         task = app.tasks[name]
         run = getattr(task, "run", task)
@@ -221,12 +336,19 @@ def tasks() -> list[str]:
 
 
 def score_functions() -> list[str]:
-    lines = ["## Score functions", "",
-             "The public functions of the pure scoring core (`scoring/`, no Django), module by module.", ""]
+    lines = [
+        "## Score functions",
+        "",
+        "The public functions of the pure scoring core (`scoring/`, no Django), module by module.",
+        "",
+    ]
     for name in _modules(SCORING_MODULES):
         module = importlib.import_module(name)
-        functions = [f for f_name, f in inspect.getmembers(module, inspect.isfunction)
-                     if f.__module__ == name and not f_name.startswith("_")]
+        functions = [
+            f
+            for f_name, f in inspect.getmembers(module, inspect.isfunction)
+            if f.__module__ == name and not f_name.startswith("_")
+        ]
         if not functions:
             continue
         lines += [f"### `{name}`", "", first_line(module), "", "| function | what it computes |", "|---|---|"]
@@ -236,9 +358,13 @@ def score_functions() -> list[str]:
 
 
 def render() -> str:
-    lines = ["# Architecture", "",
-             "Generated from the code by `python manage.py architecture --output docs/architecture.md`;",
-             "`tests/foundation/test_architecture.py` fails when it is out of date. The layout's reasons are in",
-             "[README's layout section](../README.md#layout).", ""]
+    lines = [
+        "# Architecture",
+        "",
+        "Generated from the code by `python manage.py architecture --output docs/architecture.md`;",
+        "`tests/foundation/test_architecture.py` fails when it is out of date. The layout's reasons are in",
+        "[README's layout section](../README.md#layout).",
+        "",
+    ]
     lines += layers() + flows() + concepts() + url_patterns() + tasks() + score_functions()
     return "\n".join(line.rstrip() for line in lines).rstrip() + "\n"

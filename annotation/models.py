@@ -6,24 +6,55 @@ imports every concept's models, so it sits in the top layer with the other entry
 (``pyproject.toml``, ``[tool.importlinter]``): a module of a concept importing it would depend on
 every concept. Tests and benches still import names from here, which is why ``__all__`` stays.
 """
-from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
-from annotation.history.models import Change
-from annotation.api.models import IdempotentRequest
-from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
-from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid, PyramidAgreement
-from annotation.peers.models import AnnotationScore, TopicAgreement
-from annotation.corpus.models import Assignment
-from annotation.dashboards.models import Judgment
-from annotation.dashboards.models import DatasetDashboard
+
 from annotation.adjudication.models import Adjudication, PyramidAdjudication
-from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteTask, LiteWorkerKey, LiteWriting
+from annotation.api.models import IdempotentRequest
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.dashboards.models import DatasetDashboard, Judgment
+from annotation.history.models import Change
+from annotation.lightweight.models import (
+    CrowdLink,
+    LightweightPyramid,
+    LiteAssignment,
+    LiteReservation,
+    LiteResult,
+    LiteStatement,
+    LiteTask,
+    LiteWorkerKey,
+    LiteWriting,
+)
+from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch, PeerMatchPart, TopicAgreement
+from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid, PyramidAgreement
 
 __all__ = [
-    "Dataset", "Topic", "ReferenceSummary", "PeerSummary",
-    "Pyramid", "SCU", "Contributor", "ContributorPart", "PyramidAgreement",
-    "PeerAnnotation", "PeerMatch", "PeerMatchPart",
-    "Assignment", "AnnotationScore", "TopicAgreement", "Change", "IdempotentRequest",
-    "Judgment", "Adjudication", "PyramidAdjudication",
+    "Dataset",
+    "Topic",
+    "ReferenceSummary",
+    "PeerSummary",
+    "Pyramid",
+    "SCU",
+    "Contributor",
+    "ContributorPart",
+    "PyramidAgreement",
+    "PeerAnnotation",
+    "PeerMatch",
+    "PeerMatchPart",
+    "Assignment",
+    "AnnotationScore",
+    "TopicAgreement",
+    "Change",
+    "IdempotentRequest",
+    "Judgment",
+    "Adjudication",
+    "PyramidAdjudication",
     "DatasetDashboard",
-    "LightweightPyramid", "LiteStatement", "LiteWriting", "LiteTask", "LiteAssignment", "LiteReservation", "LiteWorkerKey", "CrowdLink", "LiteResult",
+    "LightweightPyramid",
+    "LiteStatement",
+    "LiteWriting",
+    "LiteTask",
+    "LiteAssignment",
+    "LiteReservation",
+    "LiteWorkerKey",
+    "CrowdLink",
+    "LiteResult",
 ]

@@ -14,6 +14,7 @@ clock, so waiting for the database or a lock counts nothing; both POSTs together
 written to ``<dir>/<kind>.<pid>.prof`` when the worker exits; the CPU times are then inflated by
 the profiler and are not the figures to report.
 """
+
 import cProfile
 import os
 import threading
@@ -54,7 +55,7 @@ def pre_request(worker, req):
     _local.wrapper = connection.execute_wrapper(_local.statements)
     _local.wrapper.__enter__()
     _local.start = (time.thread_time(), time.perf_counter())
-    if PROFILE:   # one profile per kind and thread, enabled for each of its requests (a POST's status is not known yet)
+    if PROFILE:  # one profile per kind and thread, enabled for each of its requests (a POST's status is not known yet)
         _local.profile = _profiles.setdefault((_local.kind, threading.get_ident()), cProfile.Profile(time.thread_time))
         _local.profile.enable()
 
@@ -66,8 +67,9 @@ def post_request(worker, req, environ, resp):
         _local.profile.disable()
     _local.wrapper.__exit__(None, None, None)
     s = _local.statements
-    line = (f"{kind.replace(' ', '_')} {cpu:.6f} {wall:.6f} {s.count} {s.seconds:.6f} {s.slowest:.6f} "
-            f"{s.slowest_sql}\n").encode()
+    line = (
+        f"{kind.replace(' ', '_')} {cpu:.6f} {wall:.6f} {s.count} {s.seconds:.6f} {s.slowest:.6f} {s.slowest_sql}\n"
+    ).encode()
     fd = os.open(os.path.join(DIRECTORY, "requests.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line)

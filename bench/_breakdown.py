@@ -21,6 +21,7 @@ Per endpoint class, two passes after a warm-up:
   library (``LIBRARIES``). Shares, applied to the measured pass's CPU: the profiler inflates
   small calls, so these are estimates, the measured pass the figure.
 """
+
 import cProfile
 import functools
 import importlib
@@ -43,11 +44,17 @@ sys.path[:0] = [str(REPO), str(Path(__file__).resolve().parent)]
 PHASES = [
     ("view, with the middleware's view hooks (all below)", ["django.core.handlers.base:BaseHandler._get_response"]),
     ("DRF authentication (token / session user)", ["rest_framework.views:APIView.perform_authentication"]),
-    ("DRF permissions + throttles", ["rest_framework.views:APIView.check_permissions", "rest_framework.views:APIView.check_throttles"]),
+    (
+        "DRF permissions + throttles",
+        ["rest_framework.views:APIView.check_permissions", "rest_framework.views:APIView.check_throttles"],
+    ),
     ("input validation (serializer.is_valid)", ["rest_framework.serializers:BaseSerializer.is_valid"]),
     ("write check (rules.check_create)", ["annotation.access.rules:check_create"]),
     ("the action (serializer.save)", ["rest_framework.serializers:BaseSerializer.save"]),
-    ("history: document states before + after", ["annotation.pyramids.document_states:scu_states", "annotation.peers.document_states:annotation_state"]),
+    (
+        "history: document states before + after",
+        ["annotation.pyramids.document_states:scu_states", "annotation.peers.document_states:annotation_state"],
+    ),
     ("history: the change record", ["annotation.history.changes:_record"]),
     ("the answer: created object re-read", ["annotation.api.viewsets:ScopedViewSet._reload"]),
     ("the answer: ETag + delta (finalize_response)", ["annotation.history.api:VersionedMixin.finalize_response"]),
@@ -59,8 +66,19 @@ PHASES = [
     ("session read", ["django.contrib.sessions.backends.db:SessionStore.load"]),
     ("CSRF check (the view's own)", ["django.middleware.csrf:CsrfViewMiddleware.process_view"]),
     ("template rendering", ["django.template.backends.django:Template.render"]),
-    ("SQL compiling (every as_sql)", [f"django.db.models.sql.compiler:{c}.as_sql" for c in (
-        "SQLCompiler", "SQLInsertCompiler", "SQLUpdateCompiler", "SQLDeleteCompiler", "SQLAggregateCompiler")]),
+    (
+        "SQL compiling (every as_sql)",
+        [
+            f"django.db.models.sql.compiler:{c}.as_sql"
+            for c in (
+                "SQLCompiler",
+                "SQLInsertCompiler",
+                "SQLUpdateCompiler",
+                "SQLDeleteCompiler",
+                "SQLAggregateCompiler",
+            )
+        ],
+    ),
 ]
 STATEMENT_TABLE = re.compile(r'(?:FROM|INTO|UPDATE)\s+"(\w+)"')
 # Self time by library: the first matching path fragment names the group.
@@ -115,6 +133,7 @@ class Phases:
             finally:
                 self.spent[label] += time.thread_time() - start
                 self.depth[label] -= 1
+
         return timed
 
 
@@ -142,9 +161,9 @@ class Meter:
     def __init__(self):
         self.requests, self.thread, self.statements, self.execute_wall, self.execute_cpu = 0, 0.0, 0, 0.0, 0.0
         self.backend_ticks, self.unmatched_backend = 0, 0
-        self.sql: list[str] = []   # every statement, classified when reported (not in the measured time)
+        self.sql: list[str] = []  # every statement, classified when reported (not in the measured time)
 
-    def __call__(self, execute, sql, params, many, context):   # Django's execute_wrapper
+    def __call__(self, execute, sql, params, many, context):  # Django's execute_wrapper
         cpu, wall = time.thread_time(), time.perf_counter()
         try:
             return execute(sql, params, many, context)
@@ -166,7 +185,11 @@ def backend() -> tuple[int | None, int]:
     return pid, int(fields[11]) + int(fields[12])
 
 
-CURRENT: list = [None, None, None]   # the pass under way: its Meter (measured, phased), cProfile.Profile (profiled), Phases (phased)
+CURRENT: list = [
+    None,
+    None,
+    None,
+]  # the pass under way: its Meter (measured, phased), cProfile.Profile (profiled), Phases (phased)
 
 
 class Session:
@@ -176,7 +199,7 @@ class Session:
     def __init__(self, handler, address: str = "127.0.0.1"):
         self.handler, self.address = handler, address
         self.headers, self.cookies = {}, {}
-        self.metered = True   # whether this session's requests count in the pass under way (CURRENT)
+        self.metered = True  # whether this session's requests count in the pass under way (CURRENT)
 
     def close(self):
         pass
@@ -233,7 +256,10 @@ class Session:
             else:
                 self.cookies[name] = morsel.value
         if response.status_code in (301, 302, 303):
-            return self.request("GET", response["Location"] if "://" in response["Location"] else f"http://127.0.0.1{response['Location']}")
+            return self.request(
+                "GET",
+                response["Location"] if "://" in response["Location"] else f"http://127.0.0.1{response['Location']}",
+            )
         return Response(response, body)
 
 
@@ -247,7 +273,7 @@ def measure(name: str, run, count: int, results: list, phases: Phases) -> None:
     for i in range(count):
         run(i)
     CURRENT[0] = None
-    time.sleep(1)   # the runner thread's publishing after the last answer
+    time.sleep(1)  # the runner thread's publishing after the last answer
     runner = (time.process_time() - process) - (time.thread_time() - thread)
     phased = CURRENT[0] = Meter()
     CURRENT[2] = phases
@@ -266,16 +292,25 @@ def measure(name: str, run, count: int, results: list, phases: Phases) -> None:
 
 def report(results) -> None:
     ticks = os.sysconf("SC_CLK_TCK")
-    print("\n| request | requests | handler CPU (thread) | runner thread (publishing) | statements | in " "execute: wall / client CPU | waiting on PostgreSQL | PostgreSQL backend CPU | app + database |")
+    print(
+        "\n| request | requests | handler CPU (thread) | runner thread (publishing) | statements | in "
+        "execute: wall / client CPU | waiting on PostgreSQL | PostgreSQL backend CPU | app + database |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, m, runner, _, _ in results:
         n = max(1, m.requests)
         app, db = (m.thread + runner) * 1000 / n, m.backend_ticks / ticks * 1000 / n
-        print(f"| {name} | {m.requests} | {m.thread * 1000 / n:.2f} | {runner * 1000 / n:.2f} | {m.statements / n:.1f} | "
-              f"{m.execute_wall * 1000 / n:.2f} / {m.execute_cpu * 1000 / n:.2f} | " f"{(m.execute_wall - m.execute_cpu) * 1000 / n:.2f} | "
-              f"{db:.2f}{f' ({m.unmatched_backend} unmatched)' if m.unmatched_backend else ''} | {app + db:.2f} |")
+        print(
+            f"| {name} | {m.requests} | {m.thread * 1000 / n:.2f} | {runner * 1000 / n:.2f} | {m.statements / n:.1f} | "
+            f"{m.execute_wall * 1000 / n:.2f} / {m.execute_cpu * 1000 / n:.2f} | "
+            f"{(m.execute_wall - m.execute_cpu) * 1000 / n:.2f} | "
+            f"{db:.2f}{f' ({m.unmatched_backend} unmatched)' if m.unmatched_backend else ''} | {app + db:.2f} |"
+        )
     for name, m, _, (handler, spent), stats in results:
-        print(f"\n{name}: CPU ms per request by phase (the phased pass: handler {handler * 1000:.2f} ms; " "nested phases are part of the view's)")
+        print(
+            f"\n{name}: CPU ms per request by phase (the phased pass: handler {handler * 1000:.2f} ms; "
+            "nested phases are part of the view's)"
+        )
         print("| phase | ms per request |")
         print("|---|---:|")
         view = spent.get(PHASES[0][0], 0.0)
@@ -285,7 +320,9 @@ def report(results) -> None:
                 print(f"| {label} | {spent[label] * 1000:.2f} |")
         if name.startswith("floor"):
             continue
-        kinds = Counter(f"{sql.split(None, 1)[0]} {' '.join(STATEMENT_TABLE.findall(sql)[:1])}".strip() for sql in m.sql)
+        kinds = Counter(
+            f"{sql.split(None, 1)[0]} {' '.join(STATEMENT_TABLE.findall(sql)[:1])}".strip() for sql in m.sql
+        )
         kinds = ", ".join(f"{kind} x{count / max(1, m.requests):.2g}" for kind, count in kinds.most_common())
         print(f"\n{name}: statements per request (verb, first table): {kinds}")
         groups: dict[str, float] = {}
@@ -304,13 +341,12 @@ def main():
     import django
 
     django.setup()
+    import request_cpu
     from django.conf import settings
     from django.core.handlers.wsgi import WSGIHandler
     from django.test import Client
     from django.test.utils import override_settings
     from rest_framework.authtoken.models import Token
-
-    import request_cpu
 
     given = json.loads(os.environ["BENCH_BREAKDOWN"])
     count = given["requests"]
@@ -339,12 +375,27 @@ def main():
     ]:
         measure(name, lambda i, s=session, p=path: s.get(base + p), count, results, phases)
 
-    editors = [request_cpu.Editor(base, t, p, seed, Session(handler)) for seed, (t, p) in enumerate(zip(given["tokens"], given["pyramids"], strict=True))]
+    editors = [
+        request_cpu.Editor(base, t, p, seed, Session(handler))
+        for seed, (t, p) in enumerate(zip(given["tokens"], given["pyramids"], strict=True))
+    ]
     for editor, annotation in zip(editors, given["annotations"], strict=True):
         editor.annotate(annotation)
     errors: list[str] = []
-    measure("add contributor", lambda i: editors[i % len(editors)].add_contributors(0, [], errors, at_least=1), count, results, phases)
-    measure("match create", lambda i: editors[i % len(editors)].add_matches(0, [], errors, at_least=1), count, results, phases)
+    measure(
+        "add contributor",
+        lambda i: editors[i % len(editors)].add_contributors(0, [], errors, at_least=1),
+        count,
+        results,
+        phases,
+    )
+    measure(
+        "match create",
+        lambda i: editors[i % len(editors)].add_matches(0, [], errors, at_least=1),
+        count,
+        results,
+        phases,
+    )
 
     url = f"{base}/lightweight/crowd/{given['crowd']}/"
     workers = []

@@ -4,12 +4,13 @@ A fresh database with DUC 2006 imported, the app served by a real server in a su
 127.0.0.1 (static files included), optionally a real Celery worker subprocess, and Debian's
 Chromium driven headless by Playwright. Not a test: the scripts print numbers.
 """
+
 import atexit
 import contextlib
 import os
 import platform
-import shutil
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -24,26 +25,44 @@ DUC2006 = REPO.parent / "shared" / "data" / "duc2006"
 PASSWORD = "a-long-bench-password"
 # The same flags as tests/conftest.py CHROMIUM_FLAGS (not imported: tests/ needs pytest).
 CHROMIUM_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 VENV_BIN = Path(sys.executable).parent
 
 
 def add_common_arguments(parser) -> None:
-    parser.add_argument("--data", default=str(DUC2006), help="the DUC 2006 pyramids and peer annotations (default: %(default)s)")
-    parser.add_argument("--server", choices=["gunicorn", "runserver"], default="gunicorn",
-                        help="gunicorn (pyramid_app/gunicorn_conf.py, as docker-compose; static files by WhiteNoise) or "
-                             "`manage.py runserver --insecure --noreload` (default: %(default)s)")
-    parser.add_argument("--chromium", default=os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium")
+    parser.add_argument(
+        "--data", default=str(DUC2006), help="the DUC 2006 pyramids and peer annotations (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--server",
+        choices=["gunicorn", "runserver"],
+        default="gunicorn",
+        help="gunicorn (pyramid_app/gunicorn_conf.py, as docker-compose; static files by WhiteNoise) or "
+        "`manage.py runserver --insecure --noreload` (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--chromium", default=os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+    )
     parser.add_argument("--keep-db", action="store_true", help="leave the temporary SQLite file (its path is printed)")
 
 
 def check_prerequisites(args) -> None:
     if not Path(args.data).is_dir():
-        sys.exit(f"no data at {args.data}: the DUC 2006 pyramids live in ../shared/data/duc2006 (beside the repository)")
+        sys.exit(
+            f"no data at {args.data}: the DUC 2006 pyramids live in ../shared/data/duc2006 (beside the repository)"
+        )
     if not Path(args.chromium).exists():
-        sys.exit(f"no Chromium at {args.chromium}: apt-get install chromium (never `playwright install`), or " "set CHROMIUM_PATH")
+        sys.exit(
+            f"no Chromium at {args.chromium}: apt-get install chromium (never `playwright install`), or "
+            "set CHROMIUM_PATH"
+        )
 
 
 def setup_django(keep_db: bool = False) -> dict:
@@ -75,14 +94,23 @@ def setup_django(keep_db: bool = False) -> dict:
 
 def production_env(env: dict) -> dict:
     """The server's and worker's environment: DEBUG off, as deployed, but over plain HTTP on loopback."""
-    return {**env, "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(50), "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "SECURE_SSL_REDIRECT": "0", "SECURE_COOKIES": "0", "HSTS_SECONDS": "0"}
+    return {
+        **env,
+        "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "SECURE_SSL_REDIRECT": "0",
+        "SECURE_COOKIES": "0",
+        "HSTS_SECONDS": "0",
+    }
 
 
 def collect_static(env: dict) -> None:
     """DEBUG off serves the collected, hashed files (WhiteNoise): collect them as the Dockerfile does
     (the browser libraries must be installed: ``make vendor``)."""
-    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=REPO, env=env, check=True)
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], cwd=REPO, env=env, check=True
+    )
 
 
 _TMP = None
@@ -138,8 +166,11 @@ def fresh_database_with(paths: list, dataset_name: str, label: str):
     call_command("migrate", verbosity=0)
     start = time.perf_counter()
     report = import_paths(paths, dataset_name)
-    print(f"imported {label}: {report.files} files, {report.annotations_created} peer annotations "
-          f"in {time.perf_counter() - start:.1f} s", flush=True)
+    print(
+        f"imported {label}: {report.files} files, {report.annotations_created} peer annotations "
+        f"in {time.perf_counter() - start:.1f} s",
+        flush=True,
+    )
     return report
 
 
@@ -160,11 +191,16 @@ def database_label() -> str:
 
     if connection.vendor == "sqlite":
         name = connection.settings_dict["NAME"]
-        return f"SQLite {connection.Database.sqlite_version} " f"({'a temporary file' if _TMP and str(name).startswith(_TMP) else name})"
+        return (
+            f"SQLite {connection.Database.sqlite_version} "
+            f"({'a temporary file' if _TMP and str(name).startswith(_TMP) else name})"
+        )
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
         version = cursor.fetchone()[0]
-    return f"PostgreSQL {version} ({connection.settings_dict['NAME']} on {connection.settings_dict['HOST'] or 'socket'})"
+    return (
+        f"PostgreSQL {version} ({connection.settings_dict['NAME']} on {connection.settings_dict['HOST'] or 'socket'})"
+    )
 
 
 def cpu_seconds(pids) -> dict[int, float]:
@@ -197,8 +233,10 @@ def process_tree(root: int) -> list[int]:
 
 
 def machine_line(server: str, tasks: str) -> str:
-    return (f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"database {database_label()}, server {server}, tasks {tasks}")
+    return (
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"database {database_label()}, server {server}, tasks {tasks}"
+    )
 
 
 def free_port() -> int:
@@ -239,7 +277,16 @@ def server(kind: str, env: dict, log_dir: Path, pids: list | None = None, config
     gunicorn's configuration file (``bench/_app_profile.py`` measures each request)."""
     port = free_port()
     if kind == "gunicorn":
-        command = [str(VENV_BIN / "gunicorn"), "pyramid_app.wsgi", "-c", config, "--bind", f"127.0.0.1:{port}", "--log-level", "warning"]
+        command = [
+            str(VENV_BIN / "gunicorn"),
+            "pyramid_app.wsgi",
+            "-c",
+            config,
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--log-level",
+            "warning",
+        ]
     else:
         command = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--insecure", "--noreload"]
     base = f"http://127.0.0.1:{port}"
@@ -263,17 +310,32 @@ def server(kind: str, env: dict, log_dir: Path, pids: list | None = None, config
 
 
 @contextlib.contextmanager
-def celery_worker(env: dict, log_dir: Path, redis_url: str, task_cpu_log: Path | None = None, profile_dir: Path | None = None):
+def celery_worker(
+    env: dict, log_dir: Path, redis_url: str, task_cpu_log: Path | None = None, profile_dir: Path | None = None
+):
     """A real Celery worker subprocess (as docker-compose runs it), ready when this yields.
     ``task_cpu_log``: each task's CPU time is appended there (``bench/_task_cpu.py``), and with
     ``profile_dir`` each task kind's cProfile is written there."""
     from celery import Celery
 
     hostname = f"bench-{os.getpid()}@{socket.gethostname()}"
-    command = [str(VENV_BIN / "celery"), "-A", "pyramid_app", "worker", "--concurrency=2", "--loglevel=warning", "--hostname", hostname]
+    command = [
+        str(VENV_BIN / "celery"),
+        "-A",
+        "pyramid_app",
+        "worker",
+        "--concurrency=2",
+        "--loglevel=warning",
+        "--hostname",
+        hostname,
+    ]
     if task_cpu_log is not None:
         command[0:1] = [sys.executable, str(Path(__file__).resolve().parent / "_task_cpu.py")]
-        env = {**env, "BENCH_TASK_CPU_LOG": str(task_cpu_log), **({"BENCH_TASK_PROFILE_DIR": str(profile_dir)} if profile_dir else {})}
+        env = {
+            **env,
+            "BENCH_TASK_CPU_LOG": str(task_cpu_log),
+            **({"BENCH_TASK_PROFILE_DIR": str(profile_dir)} if profile_dir else {}),
+        }
     control = Celery("bench-control", broker=redis_url, backend=redis_url)
     control.bench_worker = hostname
     with _process(command, env, "worker", log_dir) as (process, log_path):
@@ -340,8 +402,10 @@ def login(page, base_url: str, username: str) -> None:
 def word_windows(page, selector: str, size: int = 2) -> list[tuple[int, int, str]]:
     """Successive non-overlapping windows of ``size`` words of the element's text:
     [(start, end, phrase)] in UTF-16 offsets of its textContent."""
-    return [tuple(w) for w in page.evaluate(
-        """([selector, size]) => {
+    return [
+        tuple(w)
+        for w in page.evaluate(
+            """([selector, size]) => {
             const text = document.querySelector(selector).textContent;
             const words = [...text.matchAll(/[\\p{L}\\p{N}]+(?:['’.-][\\p{L}\\p{N}]+)*/gu)]
                 .map((m) => [m.index, m.index + m[0].length]);
@@ -352,8 +416,9 @@ def word_windows(page, selector: str, size: int = 2) -> list[tuple[int, int, str
             }
             return out;
         }""",
-        [selector, size],
-    )]
+            [selector, size],
+        )
+    ]
 
 
 def select_range(page, selector: str, start: int, end: int) -> None:
@@ -374,8 +439,10 @@ def select_range(page, selector: str, start: int, end: int) -> None:
     )
 
 
-SAVED_JS = ("document.querySelector('.save-status')?.dataset.status === 'saved' && document.querySelector('.editor.ready') "
-            "&& !document.querySelector('.editor').dataset.busy")
+SAVED_JS = (
+    "document.querySelector('.save-status')?.dataset.status === 'saved' && document.querySelector('.editor.ready') "
+    "&& !document.querySelector('.editor').dataset.busy"
+)
 
 
 def wait_saved(page) -> None:
@@ -396,5 +463,7 @@ def median(values: list[float]) -> float:
 
 
 def summary(values_ms: list[float]) -> str:
-    return (f"median {median(values_ms):.0f} ms, p95 {percentile(values_ms, 95):.0f} ms "
-            f"(min {min(values_ms):.0f}, max {max(values_ms):.0f}, n={len(values_ms)})")
+    return (
+        f"median {median(values_ms):.0f} ms, p95 {percentile(values_ms, 95):.0f} ms "
+        f"(min {min(values_ms):.0f}, max {max(values_ms):.0f}, n={len(values_ms)})"
+    )

@@ -1,4 +1,5 @@
 """Set-up shared by the benchmarks that run inside Django (not the browser ones: bench/_browser.py)."""
+
 import os
 import tempfile
 from pathlib import Path

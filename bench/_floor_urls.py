@@ -7,6 +7,7 @@ as in production, after two failed matches).
   session authentication, ``IsAuthenticated``, the JSON renderer);
 - ``api-query/``: the same plus one trivial ORM statement (does the user exist).
 """
+
 from django.contrib.auth.models import User
 from django.http import HttpResponse
 from django.urls import include, path

@@ -8,6 +8,7 @@ peer from its name, else from its content, ``annotation/formats/identity.py``) r
 into the bench's database, and the topics are read back from there. The dataset is named after the
 release's folder, so a database always says which release it holds.
 """
+
 from __future__ import annotations
 
 import sys
@@ -29,8 +30,10 @@ def release_paths(folder: Path, subfolders=SUBFOLDERS) -> list[Path]:
     folder = Path(folder)
     missing = [sub for sub in subfolders if not (folder / sub).is_dir()]
     if missing:
-        sys.exit(f"{folder} is not a DUCView release: no {' and no '.join(f'{m}/' for m in missing)} in it "
-                 f"(a release holds {' and '.join(f'{s}/' for s in SUBFOLDERS)})")
+        sys.exit(
+            f"{folder} is not a DUCView release: no {' and no '.join(f'{m}/' for m in missing)} in it "
+            f"(a release holds {' and '.join(f'{s}/' for s in SUBFOLDERS)})"
+        )
     return [folder / sub for sub in subfolders]
 
 
@@ -39,7 +42,9 @@ def import_release(folder: Path, subfolders=SUBFOLDERS) -> str:
     importer into its dataset (``dataset_name``); returns that name. Stops when the importer
     rejected a file (the bench would replay less than the expert did)."""
     name = dataset_name(folder)
-    report = b.fresh_database_with(release_paths(folder, subfolders), name, f"{Path(folder).name} ({', '.join(subfolders)})")
+    report = b.fresh_database_with(
+        release_paths(folder, subfolders), name, f"{Path(folder).name} ({', '.join(subfolders)})"
+    )
     rejected = [f"{o['file']}: {o['reason']}" for o in report.outcomes if o["status"] == "rejected"]
     if rejected:
         sys.exit(f"the importer rejected {len(rejected)} file(s) of {folder}:\n  " + "\n  ".join(rejected[:10]))
@@ -56,7 +61,11 @@ def sample_topics(dataset: str, count: int) -> list[str]:
     """``count`` topics of the imported release that have a pyramid, spread evenly over their sorted ids."""
     from annotation.corpus.models import Topic
 
-    topics = sorted(Topic.objects.filter(dataset__name=dataset, pyramids__isnull=False).values_list("external_id", flat=True).distinct())
+    topics = sorted(
+        Topic.objects.filter(dataset__name=dataset, pyramids__isnull=False)
+        .values_list("external_id", flat=True)
+        .distinct()
+    )
     if not topics:
         sys.exit(f"no pyramids were imported into {dataset}")
     return spread(topics, count)

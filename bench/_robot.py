@@ -10,6 +10,7 @@ makes in the background are no waiting; a read the person does wait for shows on
 load is measured from the click in the old page to that frame in the new one. Beside it, the wait
 until the outcome is only *painted* (local first: painted before the server answers).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -63,7 +64,9 @@ PROBE = """(() => {
 
 READY = "() => window.__bench && window.__bench.ready !== null"
 WAITED = "() => [window.__bench.ready - window.__bench.last, window.__bench.shown - window.__bench.last]"
-SINCE_CLICK = "() => [window.__bench.ready, window.__bench.shown].map((t) => t - Number(sessionStorage.getItem('benchLast')))"
+SINCE_CLICK = (
+    "() => [window.__bench.ready, window.__bench.shown].map((t) => t - Number(sessionStorage.getItem('benchLast')))"
+)
 # Set before a click that may load a page: gone if it did.
 MARK_PAGE = "() => { window.__benchSamePage = true; }"
 SAME_PAGE = "() => window.__benchSamePage === true"
@@ -107,7 +110,9 @@ class Run:
 
     actions: Counter = field(default_factory=Counter)
     waits: list[tuple[str, float]] = field(default_factory=list)  # (kind, ms): until settled (saved, network idle)
-    painted: list[tuple[str, float]] = field(default_factory=list)  # (kind, ms) until the outcome was painted (local first: before the save)
+    painted: list[tuple[str, float]] = field(
+        default_factory=list
+    )  # (kind, ms) until the outcome was painted (local first: before the save)
 
     def act(self, kind: str, wait_ms: float | None = None, painted_ms: float | None = None) -> None:
         self.actions[kind] += 1
@@ -172,8 +177,17 @@ class Robot:
         self.settle(run, kind, navigated=not self.page.evaluate(SAME_PAGE))
         return opened.search(self.page.url)
 
-    def drag(self, run: Run, text: str, pane: str, u16: tuple[int, int], shift: bool, kind: str = "select", edge: int = 0,
-             pause_ms: int = 0) -> None:
+    def drag(
+        self,
+        run: Run,
+        text: str,
+        pane: str,
+        u16: tuple[int, int],
+        shift: bool,
+        kind: str = "select",
+        edge: int = 0,
+        pause_ms: int = 0,
+    ) -> None:
         """A mouse drag over UTF-16 ``u16`` of the element ``text`` (Shift held when ``shift``),
         after one scroll of ``pane`` (an action) when the span is not in sight, or nearer than
         ``edge`` pixels to its top or bottom (where the browser scrolls the pane under a drag).
@@ -186,7 +200,9 @@ class Robot:
             run.act("scroll")
             points = self.page.evaluate(POINTS, [text, pane, *u16, edge])
             if not points["visible"]:  # (a pane scrolled to its end may leave it nearer its edge)
-                sys.exit(f"UTF-16 [{u16[0]}, {u16[1]}) of {text} does not fit in its pane: dragging across a scroll is not done")
+                sys.exit(
+                    f"UTF-16 [{u16[0]}, {u16[1]}) of {text} does not fit in its pane: dragging across a scroll is not done"
+                )
         mouse = self.page.mouse
         if shift:
             self.page.keyboard.down("Shift")
@@ -207,7 +223,7 @@ def to_u16(text: str, cp: int) -> int:
 
 
 def to_cp(text: str, u16: int) -> int:
-    return len(text.encode("utf-16-le")[:2 * u16].decode("utf-16-le"))
+    return len(text.encode("utf-16-le")[: 2 * u16].decode("utf-16-le"))
 
 
 def ratio_line(ours: int, ducview: int) -> str:
@@ -221,7 +237,9 @@ def format_actions(actions: Counter) -> str:
 @contextlib.contextmanager
 def busy_processes(count: int):
     """``count`` CPU-bound Python loops beside the bench (each in its own session), stopped after."""
-    processes = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(count)]
+    processes = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(count)
+    ]
     try:
         yield [p.pid for p in processes]
     finally:
@@ -232,5 +250,11 @@ def busy_processes(count: int):
 
 
 def cpu_model() -> str:
-    return next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                 if line.startswith("model name")), "unknown CPU")
+    return next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        "unknown CPU",
+    )

@@ -18,6 +18,7 @@ them); the CPU times are then inflated by the profiler and are not the figures t
 The handlers are connected here, in the main process, before Celery forks its pool: the pool
 processes inherit them.
 """
+
 import cProfile
 import json
 import os
@@ -32,7 +33,7 @@ _profiles: dict[str, cProfile.Profile] = {}
 
 def _start(task_id=None, task=None, **kwargs):
     if PROFILE_DIR:
-        _profiles.setdefault(task.name, cProfile.Profile(time.process_time)).enable()   # CPU, not waiting
+        _profiles.setdefault(task.name, cProfile.Profile(time.process_time)).enable()  # CPU, not waiting
     _started[task_id] = (time.process_time(), time.perf_counter())
 
 
@@ -43,7 +44,10 @@ def _end(task_id=None, task=None, state=None, args=None, **kwargs):
         profile = _profiles[task.name]
         profile.disable()
         profile.dump_stats(os.path.join(PROFILE_DIR, f"{task.name}.{os.getpid()}.prof"))
-    line = f"{time.time():.3f} {os.getpid()} {task.name} {cpu:.6f} {wall:.6f} {state} " f"{json.dumps(args, separators=(',', ':'))}\n".encode()
+    line = (
+        f"{time.time():.3f} {os.getpid()} {task.name} {cpu:.6f} {wall:.6f} {state} "
+        f"{json.dumps(args, separators=(',', ':'))}\n".encode()
+    )
     fd = os.open(LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line)

@@ -15,6 +15,7 @@ revision (`.score-state` without `updating`).
 
     REDIS_URL=redis://127.0.0.1:6379/9 python bench/annotator_ui.py [--matches 50] [--server gunicorn|runserver]
 """
+
 import argparse
 import os
 import sys
@@ -28,7 +29,10 @@ CLICK_TIMER = """window.addEventListener('click', (event) => {
   if (event.target.closest?.('.scu-list .scu')) window.__t0 = performance.now();
 }, true);"""
 
-GRID = "() => Object.fromEntries([...document.querySelectorAll('.score-grid dd')].map((dd) => [dd.dataset.name, " "dd.textContent]))"
+GRID = (
+    "() => Object.fromEntries([...document.querySelectorAll('.score-grid dd')].map((dd) => [dd.dataset.name, "
+    "dd.textContent]))"
+)
 
 
 def main():
@@ -40,8 +44,10 @@ def main():
         sys.exit("--matches must be at least 1")
     redis_url = os.environ.get("REDIS_URL", "")
     if not redis_url:
-        sys.exit("REDIS_URL is not set: this bench needs Redis and runs a real Celery worker on it. Set it to a database "
-                 "this bench may flush, e.g. REDIS_URL=redis://127.0.0.1:6379/9 python bench/annotator_ui.py")
+        sys.exit(
+            "REDIS_URL is not set: this bench needs Redis and runs a real Celery worker on it. Set it to a database "
+            "this bench may flush, e.g. REDIS_URL=redis://127.0.0.1:6379/9 python bench/annotator_ui.py"
+        )
     import redis
 
     try:
@@ -62,11 +68,17 @@ def main():
     pyramid = Pyramid.objects.annotate(n=Count("scus")).order_by("-n", "id").first()
     topic = pyramid.topic
     if pyramid.n < args.matches:
-        sys.exit(f"the largest pyramid ({topic.external_id}) has {pyramid.n} SCUs: each match goes to another " f"SCU, use --matches {pyramid.n} or fewer")
+        sys.exit(
+            f"the largest pyramid ({topic.external_id}) has {pyramid.n} SCUs: each match goes to another "
+            f"SCU, use --matches {pyramid.n} or fewer"
+        )
     user = b.create_user("bench-annotator")
     Assignment.objects.create(topic=topic, annotator=user, task=Assignment.Task.ANNOTATE_PEERS)
-    print(f"topic {topic.external_id}: pyramid {pyramid.pk} ({pyramid.n} SCUs, status {pyramid.status}), "
-          f"{topic.peersummarys.count()} peers", flush=True)
+    print(
+        f"topic {topic.external_id}: pyramid {pyramid.pk} ({pyramid.n} SCUs, status {pyramid.status}), "
+        f"{topic.peersummarys.count()} peers",
+        flush=True,
+    )
     machine = b.machine_line(args.server, "on a Celery worker subprocess (--concurrency=2, Redis)")
     b.close_db_connections()
 
@@ -74,8 +86,11 @@ def main():
     log_dir = b.make_log_dir()
     errors: list[str] = []
     score_ms, save_ms, paint_ms, shown = [], [], [], []
-    with b.celery_worker(child_env, log_dir, redis_url) as control, b.server(args.server, child_env, log_dir) as base, \
-            b.chromium(args.chromium) as browser:
+    with (
+        b.celery_worker(child_env, log_dir, redis_url) as control,
+        b.server(args.server, child_env, log_dir) as base,
+        b.chromium(args.chromium) as browser,
+    ):
         idle = b.wait_worker_idle(control)
         context, page = b.new_page(browser, errors)
         context.add_init_script(CLICK_TIMER)
@@ -89,11 +104,13 @@ def main():
             sys.exit(f"the peer has only {len(windows)} two-word phrases: use --matches {len(windows)} or fewer")
 
         deadline = time.monotonic() + 150
-        for (start, end, _), scu in zip(windows[:args.matches], scus, strict=False):
+        for (start, end, _), scu in zip(windows[: args.matches], scus, strict=False):
             b.select_range(page, ".peer-text", start, end)
             page.wait_for_function("() => document.querySelector('.peer-text .seg.pending')")
             before = page.evaluate(GRID)
-            page.evaluate("() => { window.__saved = undefined; window.__painted = undefined; window.__t0 = undefined; }")
+            page.evaluate(
+                "() => { window.__saved = undefined; window.__painted = undefined; window.__t0 = undefined; }"
+            )
             page.click(f'.scu-list .scu[data-id="{scu}"]')
             result = page.wait_for_function(
                 f"""([scu, before]) => {{
@@ -112,7 +129,11 @@ def main():
                     if (grid['Modified score'] === before['Modified score'] &&
                       grid['Observed weight (D)'] === before['Observed weight (D)']) return false;
                     return [window.__saved, now - window.__t0, grid, window.__painted];
-                }}""", arg=[scu, before], polling="raf", timeout=60_000).json_value()
+                }}""",
+                arg=[scu, before],
+                polling="raf",
+                timeout=60_000,
+            ).json_value()
             save_ms.append(result[0])
             paint_ms.append(result[3])
             score_ms.append(result[1])
@@ -136,16 +157,27 @@ def main():
         sys.exit(f"JavaScript error in the page: {errors[0]}")
 
     print()
-    print(f"annotator /annotations/{annotation.pk}/ (topic {topic.external_id}, peer {annotation.peer.external_id}, "
-          f"pyramid of {pyramid.n} SCUs); the worker was idle {idle:.1f} s after it answered a ping")
-    print(f"  click on an SCU until the match and the provisional score are painted, {len(paint_ms)} " f"matches: {b.summary(paint_ms)}")
+    print(
+        f"annotator /annotations/{annotation.pk}/ (topic {topic.external_id}, peer {annotation.peer.external_id}, "
+        f"pyramid of {pyramid.n} SCUs); the worker was idle {idle:.1f} s after it answered a ping"
+    )
+    print(
+        f"  click on an SCU until the match and the provisional score are painted, {len(paint_ms)} "
+        f"matches: {b.summary(paint_ms)}"
+    )
     print(f"  click until the match is saved (POST matches/, the answer's matches applied): {b.summary(save_ms)}")
     print(f"  click until the stored score of that revision is shown: {b.summary(score_ms)}")
-    print(f"    the rest: the task's countdown (SCORE_DEBOUNCE_SECONDS={settings.SCORE_DEBOUNCE_SECONDS:g}), the worker "
-          "recomputing, and the page reading score/ (60 ms after the save, then 1.5 times less often each " "time, at most every 3 s) while the score is stale")
+    print(
+        f"    the rest: the task's countdown (SCORE_DEBOUNCE_SECONDS={settings.SCORE_DEBOUNCE_SECONDS:g}), the worker "
+        "recomputing, and the page reading score/ (60 ms after the save, then 1.5 times less often each "
+        "time, at most every 3 s) while the score is stale"
+    )
     last = shown[-1]
-    print(f"  final score shown (= stored): modified {last['Modified score']}, observed weight " f"{last['Observed weight (D)']}, "
-          f"matched SCUs {last['Matched SCUs']}")
+    print(
+        f"  final score shown (= stored): modified {last['Modified score']}, observed weight "
+        f"{last['Observed weight (D)']}, "
+        f"matched SCUs {last['Matched SCUs']}"
+    )
     print(machine)
 
 

@@ -22,6 +22,7 @@ per client). Loopback only; it stops by itself.
 
     python bench/api_load.py [--clients 20] [--duration 30] [--iterations 500] [--synthetic] [--data DIR]
 """
+
 import argparse
 import os
 import random
@@ -41,17 +42,69 @@ OPERATIONS = ("fetch full pyramid", "add contributor", "export DUCView", "remove
 
 # --- A synthetic DUC-sized dataset (original text) ----------------------------------------------
 
-SUBJECTS = ["The harbour council", "A regional ferry company", "The new river bridge", "Local fishermen", "The town museum",
-            "Volunteer divers", "The weather service", "A group of engineers", "The mayor's office", "Several shop owners",
-            "The coastal railway", "Night-time visitors", "The lighthouse trust", "A school choir", "The water utility"]
-VERBS = ["announced", "postponed", "repaired", "celebrated", "criticised", "inspected", "funded", "reopened", "measured",
-         "questioned", "doubled", "rebuilt", "documented", "welcomed", "restricted"]
-OBJECTS = ["the northern pier", "a storm warning system", "the summer festival", "the old salt warehouse", "a new cycle path",
-           "the tidal barrier", "the harbour lights", "a ferry timetable", "the fish market roof", "two flooded tunnels",
-           "the seawall budget", "a rescue boat", "the island footpath", "a survey of the dunes", "the ticket prices"]
-TAILS = ["after weeks of debate", "despite heavy rain", "for the first time in a decade", "at a cost of four million",
-         "before the autumn tides", "with help from the university", "on Tuesday morning", "to the surprise of residents",
-         "following a public vote", "while the road stayed closed"]
+SUBJECTS = [
+    "The harbour council",
+    "A regional ferry company",
+    "The new river bridge",
+    "Local fishermen",
+    "The town museum",
+    "Volunteer divers",
+    "The weather service",
+    "A group of engineers",
+    "The mayor's office",
+    "Several shop owners",
+    "The coastal railway",
+    "Night-time visitors",
+    "The lighthouse trust",
+    "A school choir",
+    "The water utility",
+]
+VERBS = [
+    "announced",
+    "postponed",
+    "repaired",
+    "celebrated",
+    "criticised",
+    "inspected",
+    "funded",
+    "reopened",
+    "measured",
+    "questioned",
+    "doubled",
+    "rebuilt",
+    "documented",
+    "welcomed",
+    "restricted",
+]
+OBJECTS = [
+    "the northern pier",
+    "a storm warning system",
+    "the summer festival",
+    "the old salt warehouse",
+    "a new cycle path",
+    "the tidal barrier",
+    "the harbour lights",
+    "a ferry timetable",
+    "the fish market roof",
+    "two flooded tunnels",
+    "the seawall budget",
+    "a rescue boat",
+    "the island footpath",
+    "a survey of the dunes",
+    "the ticket prices",
+]
+TAILS = [
+    "after weeks of debate",
+    "despite heavy rain",
+    "for the first time in a decade",
+    "at a cost of four million",
+    "before the autumn tides",
+    "with help from the university",
+    "on Tuesday morning",
+    "to the surprise of residents",
+    "following a public vote",
+    "while the road stayed closed",
+]
 
 
 def sentence(rng: random.Random) -> str:
@@ -71,7 +124,7 @@ def chunks(text: str, rng: random.Random) -> list[tuple[int, int]]:
     spans, i = [], 0
     while i < len(words):
         n = rng.randint(2, 5)
-        group = words[i:i + n]
+        group = words[i : i + n]
         spans.append((group[0][0], group[-1][1]))
         i += n
     return spans
@@ -84,8 +137,8 @@ def synthetic_dataset(topics: int, scus: int, peers: int, seed: int = 2026) -> N
 
     from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
     from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
-    from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
     from annotation.peers.recompute import recompute_annotations, recompute_topics
+    from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid
 
     rng = random.Random(seed)
     dataset = Dataset.objects.create(name="bench-synthetic")
@@ -94,7 +147,10 @@ def synthetic_dataset(topics: int, scus: int, peers: int, seed: int = 2026) -> N
     for t in range(topics):
         topic = Topic.objects.create(dataset=dataset, external_id=f"S{t + 1:04d}")
         topic_ids.append(topic.pk)
-        refs = [ReferenceSummary.objects.create(topic=topic, external_id=letter, text=text_of(rng, 300)) for letter in "ABCD"]
+        refs = [
+            ReferenceSummary.objects.create(topic=topic, external_id=letter, text=text_of(rng, 300))
+            for letter in "ABCD"
+        ]
         free = {r.pk: chunks(r.text, rng) for r in refs}
         pyramid = Pyramid.objects.create(topic=topic, status=Pyramid.Status.DONE, source="synthetic")
         pyramid.references.set(refs)
@@ -109,25 +165,36 @@ def synthetic_dataset(topics: int, scus: int, peers: int, seed: int = 2026) -> N
             plan.append([(r, free[r.pk].pop(rng.randrange(len(free[r.pk])))) for r in chosen])
         SCU.objects.bulk_create(made)
         Pyramid.objects.filter(pk=pyramid.pk).update(last_uid=len(made))
-        contributors = [Contributor(scu=scu, reference=ref) for scu, spans in zip(made, plan, strict=True) for ref, _ in spans]
+        contributors = [
+            Contributor(scu=scu, reference=ref) for scu, spans in zip(made, plan, strict=True) for ref, _ in spans
+        ]
         Contributor.objects.bulk_create(contributors)
         spans = [span for spans_of in plan for span in spans_of]
         ContributorPart.objects.bulk_create(
-            ContributorPart(contributor=c, reference=ref, start=start, end=end) for c, (ref, (start, end)) in zip(contributors, spans, strict=True))
+            ContributorPart(contributor=c, reference=ref, start=start, end=end)
+            for c, (ref, (start, end)) in zip(contributors, spans, strict=True)
+        )
         for p in range(peers):
             peer = PeerSummary.objects.create(topic=topic, external_id=str(p + 1), text=text_of(rng, 250))
-            annotation = PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator=annotator, status=PeerAnnotation.Status.DONE)
+            annotation = PeerAnnotation.objects.create(
+                peer=peer, pyramid=pyramid, annotator=annotator, status=PeerAnnotation.Status.DONE
+            )
             annotation_ids.append(annotation.pk)
             peer_spans = chunks(peer.text, rng)
             picked = rng.sample(peer_spans, min(len(peer_spans), rng.randint(8, 14)))
-            matches = [PeerMatch(annotation=annotation, scu=rng.choice(made) if i else None) for i in range(len(picked))]
+            matches = [
+                PeerMatch(annotation=annotation, scu=rng.choice(made) if i else None) for i in range(len(picked))
+            ]
             PeerMatch.objects.bulk_create(matches)
-            PeerMatchPart.objects.bulk_create(PeerMatchPart(match=m, start=s, end=e) for m, (s, e) in zip(matches, picked, strict=True))
+            PeerMatchPart.objects.bulk_create(
+                PeerMatchPart(match=m, start=s, end=e) for m, (s, e) in zip(matches, picked, strict=True)
+            )
     recompute_annotations(annotation_ids)  # bulk writes bypass scoring on save: store the scores once
     recompute_topics(topic_ids)
 
 
 # --- The clients ------------------------------------------------------------------------------
+
 
 class Client(threading.Thread):
     def __init__(self, base: str, token: str, pyramid_id: int, seed: int, start: threading.Barrier, args):
@@ -136,7 +203,13 @@ class Client(threading.Thread):
 
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Token {token}"
-        self.base, self.pyramid_id, self.rng, self.start_line, self.args = base, pyramid_id, random.Random(seed), start, args
+        self.base, self.pyramid_id, self.rng, self.start_line, self.args = (
+            base,
+            pyramid_id,
+            random.Random(seed),
+            start,
+            args,
+        )
         self.times = defaultdict(list)  # operation -> seconds
         self.errors = defaultdict(int)  # (operation, status) -> count
         self.etag = None
@@ -174,7 +247,7 @@ class Client(threading.Thread):
             used = {c["reference"] for c in scu["contributors"]}
             for rid in texts.keys() - used:
                 i = self.rng.randrange(max(1, len(words[rid]) - 4))
-                group = words[rid][i:i + self.rng.randint(2, 4)]
+                group = words[rid][i : i + self.rng.randint(2, 4)]
                 if group:
                     targets.append((scu["id"], rid, group[0][0], group[-1][1]))
         return targets
@@ -185,8 +258,14 @@ class Client(threading.Thread):
         if full is not None and not self.etag:
             self.etag = f'"{full.json()["revision"]}"'
         scu, reference, start, end = self.rng.choice(targets)
-        added = self._call("add contributor", "POST", "/api/contributors/", 201, measured,
-                           json={"scu": scu, "reference": reference, "parts": [{"start": start, "end": end}]})
+        added = self._call(
+            "add contributor",
+            "POST",
+            "/api/contributors/",
+            201,
+            measured,
+            json={"scu": scu, "reference": reference, "parts": [{"start": start, "end": end}]},
+        )
         self._call("export DUCView", "GET", f"/api/pyramids/{pid}/export/?format=ducview", 200, measured)
         if added is not None:
             self._call("remove contributor", "DELETE", f"/api/contributors/{added.json()['id']}/", 204, measured)
@@ -198,7 +277,9 @@ class Client(threading.Thread):
             self.etag = response.headers.get("ETag") or f'"{response.json()["revision"]}"'
             targets = self._targets(response.json())
             if not targets:
-                raise RuntimeError(f"pyramid {self.pyramid_id}: every SCU already has a contributor from every reference")
+                raise RuntimeError(
+                    f"pyramid {self.pyramid_id}: every SCU already has a contributor from every reference"
+                )
             self.round(targets, measured=False)  # warm-up
         except Exception as error:  # reported by the main thread
             self.crash = error
@@ -238,13 +319,21 @@ def percentile(values: list[float], q: float) -> float:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=20, help="concurrent clients, one pyramid each (default: %(default)s)")
+    parser.add_argument(
+        "--clients", type=int, default=20, help="concurrent clients, one pyramid each (default: %(default)s)"
+    )
     parser.add_argument("--duration", type=float, default=30.0, help="seconds of measured load (default: %(default)s)")
-    parser.add_argument("--iterations", type=int, default=500, help="at most this many rounds per client (default: %(default)s)")
-    parser.add_argument("--data", default=str(b.DUC2006), help="DUC 2006 pyramids to import when present (default: %(default)s)")
+    parser.add_argument(
+        "--iterations", type=int, default=500, help="at most this many rounds per client (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--data", default=str(b.DUC2006), help="DUC 2006 pyramids to import when present (default: %(default)s)"
+    )
     parser.add_argument("--synthetic", action="store_true", help="made-up DUC-sized data even when --data exists")
     parser.add_argument("--scus", type=int, default=120, help="SCUs per synthetic pyramid (default: %(default)s)")
-    parser.add_argument("--peers", type=int, default=22, help="peer annotations per synthetic pyramid (default: %(default)s)")
+    parser.add_argument(
+        "--peers", type=int, default=22, help="peer annotations per synthetic pyramid (default: %(default)s)"
+    )
     parser.add_argument("--keep-db", action="store_true", help="leave the temporary SQLite file (its path is printed)")
     args = parser.parse_args()
     if args.clients < 1 or args.duration <= 0 or args.iterations < 1:
@@ -256,6 +345,7 @@ def main():
     from django.core.management import call_command
     from django.db import connection
     from django.db.models import Count
+
     from annotation.peers.models import PeerAnnotation
     from annotation.pyramids.models import Contributor, Pyramid
 
@@ -269,17 +359,26 @@ def main():
         print(f"synthetic data: {args.clients} topics in {time.perf_counter() - start:.1f} s", flush=True)
     else:
         b.fresh_database_with_duc2006(args.data)
-    pyramids = list(Pyramid.objects.annotate(n=Count("scus", distinct=True), peers=Count("annotations", distinct=True))
-                    .select_related("topic").order_by("topic__external_id", "id"))
+    pyramids = list(
+        Pyramid.objects.annotate(n=Count("scus", distinct=True), peers=Count("annotations", distinct=True))
+        .select_related("topic")
+        .order_by("topic__external_id", "id")
+    )
     if len(pyramids) < args.clients:
         sys.exit(f"{len(pyramids)} pyramids for {args.clients} clients: use --clients {len(pyramids)} or --synthetic")
-    pyramids = pyramids[:args.clients]
+    pyramids = pyramids[: args.clients]
     tokens = editor_tokens(pyramids)
     contributors_before = {p.pk: Contributor.objects.filter(scu__pyramid=p).count() for p in pyramids}
     scus = [p.n for p in pyramids]
-    print(f"{len(pyramids)} pyramids ({'synthetic' if synthetic else args.data}): {min(scus)}-{max(scus)} SCUs, "
-          f"{sum(p.peers for p in pyramids)} peer annotations against them ({PeerAnnotation.objects.count()} in all)", flush=True)
-    machine = b.machine_line("gunicorn (pyramid_app/gunicorn_conf.py)", "on a Celery worker (Redis)" if redis_url else "in-process background thread after the commit (no REDIS_URL)")
+    print(
+        f"{len(pyramids)} pyramids ({'synthetic' if synthetic else args.data}): {min(scus)}-{max(scus)} SCUs, "
+        f"{sum(p.peers for p in pyramids)} peer annotations against them ({PeerAnnotation.objects.count()} in all)",
+        flush=True,
+    )
+    machine = b.machine_line(
+        "gunicorn (pyramid_app/gunicorn_conf.py)",
+        "on a Celery worker (Redis)" if redis_url else "in-process background thread after the commit (no REDIS_URL)",
+    )
     b.close_db_connections()
 
     log_dir = Path(tempfile.mkdtemp(prefix="pyramid-bench-logs-"))
@@ -287,7 +386,10 @@ def main():
     try:
         with worker, b.server("gunicorn", child_env, log_dir) as base:
             start_line = threading.Barrier(len(pyramids) + 1)
-            clients = [Client(base, token, p.pk, seed=i, start=start_line, args=args) for i, (token, p) in enumerate(zip(tokens, pyramids, strict=True))]
+            clients = [
+                Client(base, token, p.pk, seed=i, start=start_line, args=args)
+                for i, (token, p) in enumerate(zip(tokens, pyramids, strict=True))
+            ]
             for client in clients:
                 client.start()
             start_line.wait()
@@ -300,26 +402,36 @@ def main():
             sys.exit(f"client of pyramid {crashes[0][0]} failed: {crashes[0][1]!r}")
 
         print(machine)
-        print(f"{len(clients)} clients, one pyramid each, {wall:.1f} s measured, {sum(c.rounds for c in clients)} rounds")
+        print(
+            f"{len(clients)} clients, one pyramid each, {wall:.1f} s measured, {sum(c.rounds for c in clients)} rounds"
+        )
         total = 0
         print(f"{'operation':<20} {'count':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8}")
         for operation in OPERATIONS:
             times = [t for c in clients for t in c.times[operation]]
             total += len(times)
             if times:
-                print(f"{operation:<20} {len(times):>6} {percentile(times, 50) * 1000:>8.0f} " f"{percentile(times, 95) * 1000:>8.0f} "
-                      f"{percentile(times, 99) * 1000:>8.0f} {max(times) * 1000:>8.0f}")
+                print(
+                    f"{operation:<20} {len(times):>6} {percentile(times, 50) * 1000:>8.0f} "
+                    f"{percentile(times, 95) * 1000:>8.0f} "
+                    f"{percentile(times, 99) * 1000:>8.0f} {max(times) * 1000:>8.0f}"
+                )
         errors = defaultdict(int)
         for c in clients:
             for key, count in c.errors.items():
                 errors[key] += count
-        print(f"throughput: {total / wall:.1f} requests/s ({total} successful requests)"
-              + (f"; errors: {dict(errors)}" if errors else "; no errors"))
+        print(
+            f"throughput: {total / wall:.1f} requests/s ({total} successful requests)"
+            + (f"; errors: {dict(errors)}" if errors else "; no errors")
+        )
         if any(status >= 500 for _, status in errors):
             print(f"server log (last lines):\n{b._tail(log_dir / 'server.log', 40)}")
         after = {p.pk: Contributor.objects.filter(scu__pyramid=p).count() for p in pyramids}
         if after != contributors_before:
-            print("warning: contributor counts changed: " f"{[(pk, contributors_before[pk], after[pk]) for pk in after if after[pk] != contributors_before[pk]]}")
+            print(
+                "warning: contributor counts changed: "
+                f"{[(pk, contributors_before[pk], after[pk]) for pk in after if after[pk] != contributors_before[pk]]}"
+            )
     finally:
         b.cleanup(args.keep_db, log_dir)
 

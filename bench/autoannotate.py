@@ -16,6 +16,7 @@ The misses and the wrong suggestions are profiled by kind.
 
     python bench/autoannotate.py --train ../shared/data/duc2006 --test ../shared/data/duc2007-main
 """
+
 import argparse
 import dataclasses
 import os
@@ -47,8 +48,11 @@ def train(found, name: str):
     """The model trained on ``cases(folder)`` as `manage.py train_suggestions` trains it: each peer
     with its annotator's earlier peers, and again as the annotator's first (the pyramid alone)."""
     train_cases, topics = [case for *_, case in found], [topic for topic, *_ in found]
-    return suggestion_model.fit(train_cases + [alone(c) for c in train_cases if c.earlier],
-                                topics + [t for t, c in zip(topics, train_cases, strict=True) if c.earlier], name)
+    return suggestion_model.fit(
+        train_cases + [alone(c) for c in train_cases if c.earlier],
+        topics + [t for t, c in zip(topics, train_cases, strict=True) if c.earlier],
+        name,
+    )
 
 
 def measure(found_cases, model):
@@ -102,8 +106,10 @@ def curve(found_cases, model):
         right += bool(satisfied)
         recalled.update(satisfied)
         points.append((right / n, len(recalled) / max(total, 1)))
-    return (lambda at_precision: max((r for p, r in points if p >= at_precision), default=0.0),
-            lambda at_recall: max((p for p, r in points if r >= at_recall), default=0.0))
+    return (
+        lambda at_precision: max((r for p, r in points if p >= at_precision), default=0.0),
+        lambda at_recall: max((p for p, r in points if r >= at_recall), default=0.0),
+    )
 
 
 def main():
@@ -120,20 +126,30 @@ def main():
     started = time.perf_counter()
     model = train(found, Path(args.train).name)
     trained = time.perf_counter() - started
-    print(f"{platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
-          f"train on {Path(args.train).name} ({len(train_cases)} peer annotations), report on {Path(args.test).name} "
-          f"({len(test)}); files read in {read:.0f} s, model trained in {trained:.0f} s, threshold {model.threshold:.3f}")
-    print(f"{'ranking':<8} {'source':<8} {'suggestions':>11} {'per peer':>8} {'precision':>9} {'recall':>7} " f"{'ms/peer':>7}")
+    print(
+        f"{platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+        f"train on {Path(args.train).name} ({len(train_cases)} peer annotations), report on {Path(args.test).name} "
+        f"({len(test)}); files read in {read:.0f} s, model trained in {trained:.0f} s, threshold {model.threshold:.3f}"
+    )
+    print(
+        f"{'ranking':<8} {'source':<8} {'suggestions':>11} {'per peer':>8} {'precision':>9} {'recall':>7} "
+        f"{'ms/peer':>7}"
+    )
     profiles = {}
     for name, ranker in (("rules", None), ("model", model)):
         for source, found in (("pyramid", [alone(c) for c in test]), ("both", test)):
             shown, precision, recall, ms, misses, wrong = measure(found, ranker)
             profiles[(name, source)] = (misses, wrong)
-            print(f"{name:<8} {source:<8} {shown:>11} {shown / len(found):>8.1f} {precision:>9.3f} " f"{recall:>7.3f} {ms:>7.1f}")
+            print(
+                f"{name:<8} {source:<8} {shown:>11} {shown / len(found):>8.1f} {precision:>9.3f} "
+                f"{recall:>7.3f} {ms:>7.1f}"
+            )
     for source, found, goal in (("pyramid", [alone(c) for c in test], (0.75, 0.6)), ("both", test, (0.85, 0.75))):
         recall_at, precision_at = curve(found, model)
-        print(f"model, {source}, any threshold: recall at precision >= {goal[0]}: {recall_at(goal[0]):.3f}; "
-              f"precision at recall >= {goal[1]}: {precision_at(goal[1]):.3f}")
+        print(
+            f"model, {source}, any threshold: recall at precision >= {goal[0]}: {recall_at(goal[0]):.3f}; "
+            f"precision at recall >= {goal[1]}: {precision_at(goal[1]):.3f}"
+        )
     for source in ("pyramid", "both"):
         misses, wrong = profiles[("model", source)]
         print(f"model, {source}: misses by kind: " + "; ".join(f"{k} {v}" for k, v in misses.most_common()))

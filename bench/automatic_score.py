@@ -15,6 +15,7 @@ page shows) and the summary-level Pearson (scoring/metaeval.py; bootstrap interv
 
     python bench/automatic_score.py --train ../shared/data/duc2006 --test ../shared/data/duc2007-main
 """
+
 import argparse
 import os
 import platform
@@ -51,8 +52,10 @@ def expert(folder: Path) -> dict[tuple[str, str, str], tuple[object, float | Non
             key = (path.stem, path.stem, path.stem)
         pan, _ = parse_peer_annotation(path.read_bytes(), pyramids=memo)
         if id(pan.pyramid) not in prepared:
-            pyramid = Pyramid.of([r.id for r in pan.pyramid.references],
-                                 {s.uid: [[p.reference for p in c.parts] for c in s.contributors if c.parts] for s in pan.pyramid.scus})
+            pyramid = Pyramid.of(
+                [r.id for r in pan.pyramid.references],
+                {s.uid: [[p.reference for p in c.parts] for c in s.contributors if c.parts] for s in pan.pyramid.scus},
+            )
             prepared[id(pan.pyramid)] = (pan.pyramid, prepare(pyramid))
         ready = prepared[id(pan.pyramid)][1]
         score = score_prepared(ready, PeerAnnotation(Counter(m.scu_uid for m in pan.matches), len(pan.non_matching)))
@@ -65,8 +68,13 @@ def report(found, scored, model, label: str) -> None:
     observations = []
     for topic, annotator, peer, case in found:
         ready, expert_score = scored[(topic, annotator, peer)]
-        observations.append(Observation(topic, peer, {"automatic": automatic_score(ready, accepted(case, model)).modified,
-                                                      "expert": expert_score}))
+        observations.append(
+            Observation(
+                topic,
+                peer,
+                {"automatic": automatic_score(ready, accepted(case, model)).modified, "expert": expert_score},
+            )
+        )
     ms = 1000 * (time.perf_counter() - started) / max(len(found), 1)
     result = meta_evaluate(observations, "automatic", "expert", ("pearson",))
     system, summary = result.system["pearson"], result.summary["pearson"]
@@ -77,10 +85,15 @@ def report(found, scored, model, label: str) -> None:
     for s in sorted(system.x_means, key=lambda s: -system.y_means[s]):
         print(f"{s:>8} {system.x_means[s]:>9.3f} {system.y_means[s]:>7.3f}")
     c = system.correlation
-    print(f"system level ({c.n} systems): Pearson {c.value:.3f}, Fisher-z 95% [{c.ci_low:.3f}, {c.ci_high:.3f}]; "
-          f"bootstrap 95% [{boot_system.low:.3f}, {boot_system.high:.3f}]; lower end (the lower of the two) " f"{min(c.ci_low, boot_system.low):.3f}")
-    print(f"summary level ({summary.topics} topics, {len(summary.skipped)} skipped): Pearson {summary.value:.3f}, "
-          f"bootstrap 95% [{boot_summary.low:.3f}, {boot_summary.high:.3f}]")
+    print(
+        f"system level ({c.n} systems): Pearson {c.value:.3f}, Fisher-z 95% [{c.ci_low:.3f}, {c.ci_high:.3f}]; "
+        f"bootstrap 95% [{boot_system.low:.3f}, {boot_system.high:.3f}]; lower end (the lower of the two) "
+        f"{min(c.ci_low, boot_system.low):.3f}"
+    )
+    print(
+        f"summary level ({summary.topics} topics, {len(summary.skipped)} skipped): Pearson {summary.value:.3f}, "
+        f"bootstrap 95% [{boot_summary.low:.3f}, {boot_summary.high:.3f}]"
+    )
 
 
 def main():
@@ -88,17 +101,23 @@ def main():
     data = ROOT.parent / "shared" / "data"
     parser.add_argument("--train", default=str(data / "duc2006"), help="a DUC folder (with allpans/) to train on")
     parser.add_argument("--test", default=str(data / "duc2007-main"), help="a DUC folder to report on")
-    parser.add_argument("--one-way", action="store_true", help="skip the reverse direction (train on --test, report on --train)")
+    parser.add_argument(
+        "--one-way", action="store_true", help="skip the reverse direction (train on --test, report on --train)"
+    )
     args = parser.parse_args()
-    print(f"{platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-          f"load {os.getloadavg()[0]:.1f}")
+    print(
+        f"{platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
     folders = [(Path(args.train), Path(args.test))] + ([] if args.one_way else [(Path(args.test), Path(args.train))])
     for train_on, test_on in folders:
         started = time.perf_counter()
         model = train(cases(train_on), train_on.name)
         found = cases(test_on)
-        print(f"\ntrained on {train_on.name} in {time.perf_counter() - started:.0f} s (threshold {model.threshold:.3f}); "
-              f"reporting on {test_on.name}")
+        print(
+            f"\ntrained on {train_on.name} in {time.perf_counter() - started:.0f} s (threshold {model.threshold:.3f}); "
+            f"reporting on {test_on.name}"
+        )
         scored = expert(test_on)
         for ranking, ranker in (("model", model), ("rules", None)):
             report(found, scored, ranker, f"{test_on.name}, ranked by the {ranking}")

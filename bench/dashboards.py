@@ -10,6 +10,7 @@ times, with the Django test client and a logged-in superuser:
 
     python bench/dashboards.py [--data ../shared/data] [--repeat 5]
 """
+
 import argparse
 import os
 import platform
@@ -34,7 +35,10 @@ def timed(func, repeat=1):
 
 
 def fmt(times):
-    return f"{statistics.median(times) * 1000:.0f} ms (median of {len(times)}, min {min(times) * 1000:.0f}, max " f"{max(times) * 1000:.0f})"
+    return (
+        f"{statistics.median(times) * 1000:.0f} ms (median of {len(times)}, min {min(times) * 1000:.0f}, max "
+        f"{max(times) * 1000:.0f})"
+    )
 
 
 def main():
@@ -64,13 +68,13 @@ def main():
     from django.urls import reverse
 
     from annotation.corpus.models import Dataset
+    from annotation.dashboards import snapshots
+    from annotation.dashboards.judgments import import_duc_table
     from annotation.dashboards.models import DatasetDashboard
+    from annotation.peers.editing import add_match
     from annotation.peers.models import PeerAnnotation
     from annotation.pyramids.models import SCU
-    from annotation.dashboards import snapshots
     from annotation.transfer.ducview_import import import_paths
-    from annotation.peers.editing import add_match
-    from annotation.dashboards.judgments import import_duc_table
 
     setup_test_environment()
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
@@ -78,8 +82,10 @@ def main():
         call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)
     eager = settings.CELERY_TASK_ALWAYS_EAGER
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"database {connection.vendor}, tasks {'eager (no REDIS_URL)' if eager else 'on a worker'}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"database {connection.vendor}, tasks {'eager (no REDIS_URL)' if eager else 'on a worker'}"
+    )
 
     for name, path in sets.items():
         start = time.perf_counter()
@@ -92,7 +98,10 @@ def main():
         DatasetDashboard.objects.filter(dataset=dataset).delete()
         _, t = timed(lambda dataset=dataset: snapshots.recompute_dataset(dataset.pk))
         size = len(DatasetDashboard.objects.get(dataset=dataset).payload)
-        print(f"{name}: full dashboard computation (no reuse, with judgments): {t[0]:.2f} s, snapshot " f"{size / 1024:.0f} KiB")
+        print(
+            f"{name}: full dashboard computation (no reuse, with judgments): {t[0]:.2f} s, snapshot "
+            f"{size / 1024:.0f} KiB"
+        )
         _, t = timed(lambda dataset=dataset: snapshots.recompute_dataset(dataset.pk), args.repeat)
         print(f"{name}: recomputation with every topic unchanged: {fmt(t)}")
 
@@ -101,7 +110,12 @@ def main():
     client.force_login(user)
     for name in sets:
         dataset = Dataset.objects.get(name=name)
-        for page, query in [("agreement", ""), ("scores", ""), ("scores", "?references=1&convention=sacrerouge"), ("metaeval", "")]:
+        for page, query in [
+            ("agreement", ""),
+            ("scores", ""),
+            ("scores", "?references=1&convention=sacrerouge"),
+            ("metaeval", ""),
+        ]:
             url = reverse(f"dashboards:{page}", args=[dataset.pk]) + query
             response, t = timed(lambda url=url: client.get(url), args.repeat)
             assert response.status_code == 200, (url, response.status_code)
@@ -110,20 +124,28 @@ def main():
     # An annotation change until the dashboard shows the new figure.
     dataset = Dataset.objects.get(name="duc2006")
     url = reverse("dashboards:scores", args=[dataset.pk]) + "?topic=D0631"
-    annotations = iter(PeerAnnotation.objects.filter(peer__topic__dataset=dataset, peer__topic__external_id="D0631").order_by("id"))
+    annotations = iter(
+        PeerAnnotation.objects.filter(peer__topic__dataset=dataset, peer__topic__external_id="D0631").order_by("id")
+    )
 
     def change():
         """Match one more SCU in the next annotation of D0631; returns (annotation, new modified score)."""
         annotation = next(annotations)
         found = set(annotation.matches.exclude(scu=None).values_list("scu_id", flat=True))
         scu = SCU.objects.filter(pyramid=annotation.pyramid).exclude(pk__in=found).order_by("-id").first()
-        add_match(annotation, scu, [(0, 1)])   # autocommit: recomputation runs after the commit
+        add_match(annotation, scu, [(0, 1)])  # autocommit: recomputation runs after the commit
         return annotation
 
     def shown(annotation) -> bool:
         stored = DatasetDashboard.objects.get(dataset=dataset)
-        row = next(r for r in stored.data["conventions"]["nist"]["per_topic"] if r["kind"] == "peer" and r["topic"] == "D0631"
-                   and r["summary"] == annotation.peer.external_id and r["annotator"] == annotation.annotator.username)
+        row = next(
+            r
+            for r in stored.data["conventions"]["nist"]["per_topic"]
+            if r["kind"] == "peer"
+            and r["topic"] == "D0631"
+            and r["summary"] == annotation.peer.external_id
+            and r["annotator"] == annotation.annotator.username
+        )
         page = client.get(url).content.decode()
         return snapshots.is_current(stored) and f"{row['modified']:.4f}" in page
 
@@ -133,8 +155,10 @@ def main():
     saved = time.perf_counter()
     assert shown(annotation), "the dashboard does not show the new figure"
     done = time.perf_counter()
-    print(f"annotation change -> dashboard shows it ({'eager tasks' if eager else 'worker'}): save incl. recomputation "
-          f"{(saved - start) * 1000:.0f} ms + page {(done - saved) * 1000:.0f} ms = {(done - start) * 1000:.0f} ms")
+    print(
+        f"annotation change -> dashboard shows it ({'eager tasks' if eager else 'worker'}): save incl. recomputation "
+        f"{(saved - start) * 1000:.0f} ms + page {(done - saved) * 1000:.0f} ms = {(done - start) * 1000:.0f} ms"
+    )
     # 2. The dashboard step alone (the other recomputations done first, dashboard scheduling held back).
     real_schedule = snapshots.schedule
     snapshots.schedule = lambda ids: None
@@ -145,8 +169,11 @@ def main():
     _, t = timed(lambda: snapshots.recompute_dataset(dataset.pk))
     start = time.perf_counter()
     assert shown(annotation)
-    print(f"duc2006: dashboard recomputation after a change in one topic: {t[0] * 1000:.0f} ms; "
-          f"then the page with the new figure: {(time.perf_counter() - start) * 1000:.0f} ms")
+    print(
+        f"duc2006: dashboard recomputation after a change in one topic: {t[0] * 1000:.0f} ms; "
+        f"then the page with the new figure: {(time.perf_counter() - start) * 1000:.0f} ms"
+    )
+
 
 if __name__ == "__main__":
     main()

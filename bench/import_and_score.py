@@ -6,6 +6,7 @@ so "import + score" includes the scoring-on-save work.
 
     python bench/import_and_score.py [--data ../shared/data/duc2006] [--repeat 5]
 """
+
 import argparse
 import os
 import platform
@@ -37,24 +38,29 @@ def main():
     from django.db import connection
 
     from annotation.peers.models import PeerAnnotation
-    from annotation.transfer.ducview_import import import_paths
     from annotation.peers.results import score_annotations
     from annotation.peers.scoring_inputs import load_annotations, load_pyramids
+    from annotation.transfer.ducview_import import import_paths
     from scoring.model import Convention
     from scoring.scores import score_peer
 
     if connection.vendor == "postgresql":
         call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, " f"database {connection.vendor}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"database {connection.vendor}"
+    )
 
     start = time.perf_counter()
     report = import_paths([args.data], "bench-duc2006")
     annotations = list(PeerAnnotation.objects.all())
     score_annotations(annotations, Convention.NIST)  # the export path, on top of scoring-on-save
     seconds = time.perf_counter() - start
-    print(f"import + score duc2006: {seconds:.2f} s for {report.annotations_created} peer annotations "
-          f"({report.annotations_created / seconds:.1f} annotations/s, {report.files} files)")
+    print(
+        f"import + score duc2006: {seconds:.2f} s for {report.annotations_created} peer annotations "
+        f"({report.annotations_created / seconds:.1f} annotations/s, {report.files} files)"
+    )
 
     pyramids = load_pyramids(a.pyramid_id for a in annotations)
     inputs = load_annotations(a.pk for a in annotations)
@@ -66,7 +72,10 @@ def main():
             for pyramid, annotation in pairs:
                 score_peer(pyramid, annotation, convention)
             best = min(best, time.perf_counter() - start)
-        print(f"scoring alone ({convention.value}, incl. jackknife): {best / len(pairs) * 1000 * 1000:.1f} " f"ms per 1,000 peers (best of {args.repeat})")
+        print(
+            f"scoring alone ({convention.value}, incl. jackknife): {best / len(pairs) * 1000 * 1000:.1f} "
+            f"ms per 1,000 peers (best of {args.repeat})"
+        )
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ its interpreter::
 Prints each side's best of ``--rounds`` and the ratio ours / SacreROUGE (goal: <= 1.0), in wall
 clock and in CPU time, with the load average.
 """
+
 import argparse
 import os
 import platform
@@ -36,7 +37,7 @@ from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 
-SACREROUGE_SCRIPT = r'''
+SACREROUGE_SCRIPT = r"""
 import sys
 from pathlib import Path
 from sacrerouge.data import Pyramid, PyramidAnnotation
@@ -58,7 +59,7 @@ for path in sorted((data / "allpans").glob("*.pan")):
         their_pyramids.append(pyramids[instance_id])
 scores = PyramidScore().score_all(annotations, their_pyramids)
 print(len(scores), sum(s["modified_pyramid_score"] for s in scores) / len(scores))
-'''
+"""
 
 
 class Timed(NamedTuple):
@@ -99,7 +100,9 @@ def sacrerouge(python: str, data: Path) -> Timed:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(Path(os.environ.get("SHARED_DATA") or REPO.parent / "shared" / "data") / "duc2006"))
+    parser.add_argument(
+        "--data", default=str(Path(os.environ.get("SHARED_DATA") or REPO.parent / "shared" / "data") / "duc2006")
+    )
     parser.add_argument("--sacrerouge-python", default=os.environ.get("SACREROUGE_PYTHON", "/tmp/sr-venv/bin/python"))
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
@@ -108,8 +111,11 @@ def main():
         sys.exit(f"no data at {data}")
     if not Path(args.sacrerouge_python).exists():
         sys.exit(f"no SacreROUGE interpreter at {args.sacrerouge_python}: see this file's docstring")
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"database {'DATABASE_URL' if 'DATABASE_URL' in os.environ else 'SQLite (temporary)'}, no " "REDIS_URL (scores in-process)")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"database {'DATABASE_URL' if 'DATABASE_URL' in os.environ else 'SQLite (temporary)'}, no "
+        "REDIS_URL (scores in-process)"
+    )
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     runs = []
     for _ in range(args.rounds):
@@ -119,9 +125,11 @@ def main():
         imported, exported, _ = min(runs, key=lambda run: getattr(run[0], what) + getattr(run[1], what))
         imported, exported = getattr(imported, what), getattr(exported, what)
         theirs = min(getattr(run[2], what) for run in runs)
-        print(f"{what} (best of {args.rounds}): ours import_ducview {imported:.2f} s + export_scores {exported:.2f} s "
-              f"= {imported + exported:.2f} s; SacreROUGE 0.2.5 read + score {theirs:.2f} s; "
-              f"ratio {(imported + exported) / theirs:.2f} (goal <= 1.0)")
+        print(
+            f"{what} (best of {args.rounds}): ours import_ducview {imported:.2f} s + export_scores {exported:.2f} s "
+            f"= {imported + exported:.2f} s; SacreROUGE 0.2.5 read + score {theirs:.2f} s; "
+            f"ratio {(imported + exported) / theirs:.2f} (goal <= 1.0)"
+        )
     print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
 

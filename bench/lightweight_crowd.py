@@ -29,6 +29,7 @@ every 20 ms): where a request's time goes, CPU or waiting for locks.
     DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/lightweight_crowd.py [--workers 200] [--tasks 3]
         [--think 20] [--arrive-over S] [--seed 1] [--profile-app DIR [--cprofile]]
 """
+
 import argparse
 import math
 import os
@@ -45,7 +46,7 @@ import _browser as b  # noqa: E402  (shared plumbing: database, gunicorn subproc
 TASK = re.compile(r'name="task" value="(\d+)"')
 ANSWER = re.compile(r'name="(a\d+)"')
 CODE = re.compile(r"data-completion-code>([0-9A-F]{8})<")
-ANSWERS_PER_TOPIC = 8 * 2 * 5   # make_data: 8 peers x 2 batches, 5 judges each
+ANSWERS_PER_TOPIC = 8 * 2 * 5  # make_data: 8 peers x 2 batches, 5 judges each
 
 
 def make_data(topics: int) -> str:
@@ -58,20 +59,34 @@ def make_data(topics: int) -> str:
     run = LightweightPyramid.objects.create(dataset=dataset, name="crowd", judges_per_task=5)
     for t in range(topics):
         topic = Topic.objects.create(dataset=dataset, external_id=f"T{t:03d}")
-        refs = [ReferenceSummary.objects.create(topic=topic, external_id=r, text=f"Reference {r} of topic {t}.") for r in "ABCD"]
+        refs = [
+            ReferenceSummary.objects.create(topic=topic, external_id=r, text=f"Reference {r} of topic {t}.")
+            for r in "ABCD"
+        ]
         for p in range(8):
-            PeerSummary.objects.create(topic=topic, external_id=f"T{t:03d}.M.100.A.{p}",
-                                       text=f"Peer {p} says the harbour of town {t} reopened after the storm. " * 6)
-        LiteStatement.objects.bulk_create([
-            LiteStatement(pyramid=run, topic=topic, reference=refs[k % 4], external_id=f"q{k}", batch=1 + k // 16,
-                          text=f"Statement {k} about the harbour of town {t} and its reopening")
-            for k in range(32)
-        ])
+            PeerSummary.objects.create(
+                topic=topic,
+                external_id=f"T{t:03d}.M.100.A.{p}",
+                text=f"Peer {p} says the harbour of town {t} reopened after the storm. " * 6,
+            )
+        LiteStatement.objects.bulk_create(
+            [
+                LiteStatement(
+                    pyramid=run,
+                    topic=topic,
+                    reference=refs[k % 4],
+                    external_id=f"q{k}",
+                    batch=1 + k // 16,
+                    text=f"Statement {k} about the harbour of town {t} and its reopening",
+                )
+                for k in range(32)
+            ]
+        )
     print(f"tasks: {create_tasks(run)}", flush=True)
     from django.db import connection
 
-    if connection.vendor == "postgresql":   # what autovacuum does within a minute of a real run's set-up:
-        with connection.cursor() as cursor:   # fresh tables' statistics (planned as 10 rows, not 1,500)
+    if connection.vendor == "postgresql":  # what autovacuum does within a minute of a real run's set-up:
+        with connection.cursor() as cursor:  # fresh tables' statistics (planned as 10 rows, not 1,500)
             cursor.execute("ANALYZE")
     return CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING).token
 
@@ -124,11 +139,15 @@ def crowd_worker(base, token, name, address, tasks, timings, errors, codes, barr
         return response
 
     barrier.wait()
-    time.sleep(rng.uniform(0, arrive_over))   # arriving: all at once in the burst, spread over --arrive-over seconds else
+    time.sleep(
+        rng.uniform(0, arrive_over)
+    )  # arriving: all at once in the burst, spread over --arrive-over seconds else
     page = timed("load task page", "GET", url)
     if page is None:
         return
-    page = timed("give worker id", "POST", url, data={"worker": name, "csrfmiddlewaretoken": session.cookies.get("csrftoken")})
+    page = timed(
+        "give worker id", "POST", url, data={"worker": name, "csrfmiddlewaretoken": session.cookies.get("csrftoken")}
+    )
     for n in range(tasks):
         if n:
             page = timed("load task page", "GET", url)
@@ -136,13 +155,25 @@ def crowd_worker(base, token, name, address, tasks, timings, errors, codes, barr
             return
         task = TASK.search(page.text)
         if task is None:
-            errors.append("no task left" if "no more tasks" in page.text else
-                          "all tasks held by others" if "being judged right now" in page.text else "task page without a task")
+            errors.append(
+                "no task left"
+                if "no more tasks" in page.text
+                else "all tasks held by others"
+                if "being judged right now" in page.text
+                else "task page without a task"
+            )
             return
-        answers = {name_: ("present" if i % 3 else "absent") for i, name_ in enumerate(dict.fromkeys(ANSWER.findall(page.text)))}
-        time.sleep(rng.uniform(0, 2 * think))   # reading the summary and the statements
-        done = timed("submit answers", "POST", url, data={"task": task.group(1), **answers,
-                                                          "csrfmiddlewaretoken": session.cookies.get("csrftoken")})
+        answers = {
+            name_: ("present" if i % 3 else "absent")
+            for i, name_ in enumerate(dict.fromkeys(ANSWER.findall(page.text)))
+        }
+        time.sleep(rng.uniform(0, 2 * think))  # reading the summary and the statements
+        done = timed(
+            "submit answers",
+            "POST",
+            url,
+            data={"task": task.group(1), **answers, "csrfmiddlewaretoken": session.cookies.get("csrftoken")},
+        )
         if done is None:
             return
         code = CODE.search(done.text)
@@ -163,7 +194,9 @@ def database_pids(exclude=()) -> list[int]:
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
         return [pid for (pid,) in cursor.fetchall() if pid not in exclude]
 
 
@@ -215,9 +248,11 @@ class DatabaseWaits(threading.Thread):
         try:
             with connection.cursor() as cursor:
                 while not self.stopping.wait(0.02):
-                    cursor.execute("SELECT state, wait_event_type, wait_event, left(regexp_replace(query, '\\s+', ' ', 'g'), 60) "
-                                   "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
-                                   "AND backend_type = 'client backend'")
+                    cursor.execute(
+                        "SELECT state, wait_event_type, wait_event, left(regexp_replace(query, '\\s+', ' ', 'g'), 60) "
+                        "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                        "AND backend_type = 'client backend'"
+                    )
                     self.samples += 1
                     for state, kind, event, query in cursor.fetchall():
                         if state == "idle":
@@ -243,15 +278,22 @@ def print_requests(log: Path, top: int = 18) -> None:
     rows = defaultdict(list)
     for line in log.read_text().splitlines():
         kind, cpu, wall, count, db, slowest, *sql = line.split()
-        rows[kind.replace("_", " ")].append((float(cpu), float(wall), int(count), float(db), float(slowest), " ".join(sql)))
-    print("app per request kind (handling thread's CPU; wall; statements; time in the database; its slowest statement):")
+        rows[kind.replace("_", " ")].append(
+            (float(cpu), float(wall), int(count), float(db), float(slowest), " ".join(sql))
+        )
+    print(
+        "app per request kind (handling thread's CPU; wall; statements; time in the database; its slowest statement):"
+    )
     for kind, values in sorted(rows.items()):
         cpu, wall, count, db, slowest = (sorted(v[i] for v in values) for i in range(5))
         slow = max(values, key=lambda v: v[4])
-        print(f"  {kind:9s} n={len(values):4d}  CPU mean {1000 * statistics.mean(cpu):5.1f} ms  wall p50 " f"{1000 * wall[len(wall) // 2]:6.0f} "
-              f"p95 {1000 * wall[int(0.95 * (len(wall) - 1))]:6.0f} ms  statements {statistics.mean(count):4.1f}  "
-              f"database mean {1000 * statistics.mean(db):6.1f} p95 {1000 * db[int(0.95 * (len(db) - 1))]:6.0f} ms; "
-              f"slowest {1000 * slow[4]:.0f} ms: {slow[5]}")
+        print(
+            f"  {kind:9s} n={len(values):4d}  CPU mean {1000 * statistics.mean(cpu):5.1f} ms  wall p50 "
+            f"{1000 * wall[len(wall) // 2]:6.0f} "
+            f"p95 {1000 * wall[int(0.95 * (len(wall) - 1))]:6.0f} ms  statements {statistics.mean(count):4.1f}  "
+            f"database mean {1000 * statistics.mean(db):6.1f} p95 {1000 * db[int(0.95 * (len(db) - 1))]:6.0f} ms; "
+            f"slowest {1000 * slow[4]:.0f} ms: {slow[5]}"
+        )
     for kind in sorted(rows):
         files = sorted(log.parent.glob(f"{kind.replace(' ', '_')}.*.prof"))
         if files:
@@ -285,24 +327,42 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=200)
     parser.add_argument("--tasks", type=int, default=3, help="tasks judged by each worker")
-    parser.add_argument("--topics", type=int, default=None,
-                        help="topics of the run (16 tasks of 5 judges each); default: a quarter more than the crowd's answers need")
-    parser.add_argument("--think", type=float, default=20.0,
-                        help="mean seconds a worker spends on a task page before submitting (uniform 0..2x; 0 = a burst, all " "arriving at once)")
-    parser.add_argument("--arrive-over", type=float, default=None,
-                        help="seconds over which the workers arrive (uniformly, seeded); default: --think")
+    parser.add_argument(
+        "--topics",
+        type=int,
+        default=None,
+        help="topics of the run (16 tasks of 5 judges each); default: a quarter more than the crowd's answers need",
+    )
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=20.0,
+        help="mean seconds a worker spends on a task page before submitting (uniform 0..2x; 0 = a burst, all "
+        "arriving at once)",
+    )
+    parser.add_argument(
+        "--arrive-over",
+        type=float,
+        default=None,
+        help="seconds over which the workers arrive (uniformly, seeded); default: --think",
+    )
     parser.add_argument("--seed", type=int, default=1, help="seed of the arrival and reading times")
-    parser.add_argument("--profile-app", metavar="DIR",
-                        help="measure each request in the app (CPU, statements, time in the database: bench/_app_profile.py) and "
-                             "sample PostgreSQL's wait events; with --cprofile also profile each request kind (CPU figures then inflated)")
+    parser.add_argument(
+        "--profile-app",
+        metavar="DIR",
+        help="measure each request in the app (CPU, statements, time in the database: bench/_app_profile.py) and "
+        "sample PostgreSQL's wait events; with --cprofile also profile each request kind (CPU figures then inflated)",
+    )
     parser.add_argument("--cprofile", action="store_true", help="with --profile-app: run each request under cProfile")
     args = parser.parse_args()
     arrive_over = args.think if args.arrive_over is None else args.arrive_over
     topics = args.topics or max(1, math.ceil(1.25 * args.workers * args.tasks / ANSWERS_PER_TOPIC))
     redis_url = os.environ.get("REDIS_URL")
     if not redis_url or not os.environ.get("DATABASE_URL", "").startswith("postgres"):
-        sys.exit("set DATABASE_URL=postgres://... and REDIS_URL=redis://...: the crowd benchmark runs the production shape")
-    env = b.production_env(b.setup_django())   # the production limits: every simulated worker has its own address
+        sys.exit(
+            "set DATABASE_URL=postgres://... and REDIS_URL=redis://...: the crowd benchmark runs the production shape"
+        )
+    env = b.production_env(b.setup_django())  # the production limits: every simulated worker has its own address
     b.collect_static(env)
     from django.core.management import call_command
     from django.db.models import Count, F
@@ -324,9 +384,12 @@ def main():
             old.unlink()
         env = {**env, "BENCH_APP_PROFILE_DIR": str(profile_dir), "BENCH_APP_PROFILE": "1" if args.cprofile else "0"}
         config = "bench/_app_profile.py"
-    with b.celery_worker(env, log_dir, redis_url) as control, b.server("gunicorn", env, log_dir, server_pids, config) as base:
+    with (
+        b.celery_worker(env, log_dir, redis_url) as control,
+        b.server("gunicorn", env, log_dir, server_pids, config) as base,
+    ):
         warm_up(base, token)
-        if args.profile_app:   # the warm-up's requests are not the crowd's
+        if args.profile_app:  # the warm-up's requests are not the crowd's
             (profile_dir / "requests.log").unlink(missing_ok=True)
             waits = DatabaseWaits()
             waits.start()
@@ -338,19 +401,38 @@ def main():
         database_cpu = DatabaseCpu()
         database_cpu.start()
         barrier = threading.Barrier(args.workers)
-        threads = [threading.Thread(target=crowd_worker, args=(base, token, f"W{i:04d}", worker_address(i), args.tasks, timings, errors,
-                                                               codes, barrier, args.think, arrive_over, args.seed))
-                   for i in range(args.workers)]
+        threads = [
+            threading.Thread(
+                target=crowd_worker,
+                args=(
+                    base,
+                    token,
+                    f"W{i:04d}",
+                    worker_address(i),
+                    args.tasks,
+                    timings,
+                    errors,
+                    codes,
+                    barrier,
+                    args.think,
+                    arrive_over,
+                    args.seed,
+                ),
+            )
+            for i in range(args.workers)
+        ]
         start, client_cpu = time.perf_counter(), time.process_time()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         seconds, client_cpu = time.perf_counter() - start, time.process_time() - client_cpu
-        scores_after = wait_scores_current()   # the recomputations the crowd caused are part of its cost
+        scores_after = wait_scores_current()  # the recomputations the crowd caused are part of its cost
         b.wait_worker_idle(control)
-        cpu = {kind: sum(after - cpu_before[kind].get(pid, 0.0) for pid, after in b.cpu_seconds(pids).items())
-               for kind, pids in processes.items()}
+        cpu = {
+            kind: sum(after - cpu_before[kind].get(pid, 0.0) for pid, after in b.cpu_seconds(pids).items())
+            for kind, pids in processes.items()
+        }
         cpu["PostgreSQL"] = database_cpu.stop()
         if args.profile_app:
             waits.stop()
@@ -362,30 +444,58 @@ def main():
     once = len(rows) == stored.count() and all(rows.get((w, t)) == c for w, t, c in codes)
     unacknowledged = len(rows.keys() - {(w, t) for w, t, _ in codes})
     requests_done = sum(len(v) for v in timings.values())
-    pace = ("a burst: all at once, no reading time" if not args.think and not arrive_over
-            else f"arriving over {arrive_over:g} s, reading {args.think:g} s on average")
-    print(f"{args.workers} workers x {args.tasks} tasks ({pace}, "
-          f"{topics} topics, {topics * 16} tasks, seed {args.seed}) in {seconds:.1f} s, " f"{requests_done / seconds:.1f} requests/s")
-    print("load average (1, 5, 15 min) before {:.1f} {:.1f} {:.1f}, after {:.1f} {:.1f} {:.1f}".format(*load_before, *load_after))
+    pace = (
+        "a burst: all at once, no reading time"
+        if not args.think and not arrive_over
+        else f"arriving over {arrive_over:g} s, reading {args.think:g} s on average"
+    )
+    print(
+        f"{args.workers} workers x {args.tasks} tasks ({pace}, "
+        f"{topics} topics, {topics * 16} tasks, seed {args.seed}) in {seconds:.1f} s, "
+        f"{requests_done / seconds:.1f} requests/s"
+    )
+    print(
+        "load average (1, 5, 15 min) before {:.1f} {:.1f} {:.1f}, after {:.1f} {:.1f} {:.1f}".format(
+            *load_before, *load_after
+        )
+    )
     for kind, values in timings.items():
-        print(f"  {kind:16s} n={len(values):4d}  p50 {percentile(values, 50):6.0f} ms  p95 " f"{percentile(values, 95):6.0f} ms  "
-              f"p99 {percentile(values, 99):6.0f} ms")
+        print(
+            f"  {kind:16s} n={len(values):4d}  p50 {percentile(values, 50):6.0f} ms  p95 "
+            f"{percentile(values, 95):6.0f} ms  "
+            f"p99 {percentile(values, 99):6.0f} ms"
+        )
     print(f"errors: {len(errors)}" + (f" (first: {errors[:3]})" if errors else ""))
-    print(f"submissions: {len(codes)} completion codes, {stored.count()} stored rows, each stored once: {once}"
-          + (f"; {unacknowledged} stored whose response the worker did not receive" if unacknowledged else ""))
+    print(
+        f"submissions: {len(codes)} completion codes, {stored.count()} stored rows, each stored once: {once}"
+        + (f"; {unacknowledged} stored whose response the worker did not receive" if unacknowledged else "")
+    )
     tasks = LiteTask.objects.filter(pyramid__dataset__name="crowd-bench").annotate(n=Count("assignments"))
-    print(f"tasks with more answers than judges: {tasks.filter(n__gt=F('pyramid__judges_per_task')).count()}; "
-          f"complete: {tasks.filter(n__gte=F('pyramid__judges_per_task')).count()}, "
-          f"started but not complete: {tasks.filter(n__gt=0, n__lt=F('pyramid__judges_per_task')).count()}; "
-          f"holds left: {LiteReservation.objects.filter(task__pyramid__dataset__name='crowd-bench').count()}")
-    print("scores: " + (f"current {scores_after:.1f} s after the last worker finished" if scores_after is not None
-                        else "NOT current 60 s after the last worker finished"))
+    print(
+        f"tasks with more answers than judges: {tasks.filter(n__gt=F('pyramid__judges_per_task')).count()}; "
+        f"complete: {tasks.filter(n__gte=F('pyramid__judges_per_task')).count()}, "
+        f"started but not complete: {tasks.filter(n__gt=0, n__lt=F('pyramid__judges_per_task')).count()}; "
+        f"holds left: {LiteReservation.objects.filter(task__pyramid__dataset__name='crowd-bench').count()}"
+    )
+    print(
+        "scores: "
+        + (
+            f"current {scores_after:.1f} s after the last worker finished"
+            if scores_after is not None
+            else "NOT current 60 s after the last worker finished"
+        )
+    )
     per_task = 1000 / max(1, len(codes))
-    print("CPU seconds: " + ", ".join(f"{kind} {value:.1f}" for kind, value in cpu.items()) + f", client {client_cpu:.1f}")
-    print(f"CPU per task (page + submission; {requests_done} requests for {len(codes)} tasks): app " f"{cpu['app'] * per_task:.1f} ms + "
-          f"PostgreSQL {cpu['PostgreSQL'] * per_task:.1f} ms = {(cpu['app'] + cpu['PostgreSQL']) * per_task:.1f} ms "
-          f"(Celery worker {cpu['Celery worker'] * per_task:.1f} ms, client {client_cpu * per_task:.1f} ms)")
-    if args.profile_app:   # the server has exited: its profiles are written
+    print(
+        "CPU seconds: " + ", ".join(f"{kind} {value:.1f}" for kind, value in cpu.items()) + f", client {client_cpu:.1f}"
+    )
+    print(
+        f"CPU per task (page + submission; {requests_done} requests for {len(codes)} tasks): app "
+        f"{cpu['app'] * per_task:.1f} ms + "
+        f"PostgreSQL {cpu['PostgreSQL'] * per_task:.1f} ms = {(cpu['app'] + cpu['PostgreSQL']) * per_task:.1f} ms "
+        f"(Celery worker {cpu['Celery worker'] * per_task:.1f} ms, client {client_cpu * per_task:.1f} ms)"
+    )
+    if args.profile_app:  # the server has exited: its profiles are written
         print_requests(profile_dir / "requests.log")
     b.cleanup(False, log_dir)
 

@@ -7,6 +7,7 @@ time until the stored system scores are there.
 
     python bench/lightweight_import.py [--data ../shared/data/realsumm] [--repeat 3]
 """
+
 import argparse
 import os
 import platform
@@ -40,11 +41,14 @@ def main():
     from django.db import connection
 
     from annotation.jobs.queue import runner
-    from annotation.lightweight.models import LiteAssignment, LiteResult
     from annotation.lightweight.importing import get_run, import_paths
+    from annotation.lightweight.models import LiteAssignment, LiteResult
 
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, " f"database {connection.vendor}, "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"database {connection.vendor}, "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
     times, cpus = [], []
     for _ in range(args.repeat):
         if connection.vendor == "postgresql":
@@ -56,7 +60,7 @@ def main():
             run = get_run(f"realsumm-{kind}", "imported")
             reports = import_paths(run, [folder])
             assert not any(r.error for r in reports), [r.error for r in reports if r.error]
-            runner.wait()   # the recomputation the import scheduled, on the in-process background thread
+            runner.wait()  # the recomputation the import scheduled, on the in-process background thread
             result = LiteResult.objects.get(pyramid=run)
             scores[kind] = {r["system"]: r["score"] for r in result.payload["systems"]}
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -64,13 +68,17 @@ def main():
         cpus.append(cpu)
         assert LiteAssignment.objects.count() == 7743
         assert abs(scores["abs"]["bart_out"] - 0.48349483849483854) < 1e-12
-        print(f"import + score REALSumm (both folders, 7,743 assignments, 25 systems): {seconds:.2f} s wall, "
-              f"{cpu:.2f} s CPU of this process")
+        print(
+            f"import + score REALSumm (both folders, 7,743 assignments, 25 systems): {seconds:.2f} s wall, "
+            f"{cpu:.2f} s CPU of this process"
+        )
         if connection.vendor == "sqlite":
             connection.close()
             os.remove(connection.settings_dict["NAME"])
-    print(f"best {min(times):.2f} s wall ({min(cpus):.2f} s CPU), median {sorted(times)[len(times) // 2]:.2f} s wall "
-          f"over {len(times)} rounds (goal: under 3 s); load average now {os.getloadavg()[0]:.1f}")
+    print(
+        f"best {min(times):.2f} s wall ({min(cpus):.2f} s CPU), median {sorted(times)[len(times) // 2]:.2f} s wall "
+        f"over {len(times)} rounds (goal: under 3 s); load average now {os.getloadavg()[0]:.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ content-hashed as in production (COLLECTED_STATIC=1, as `make run`). A superuser
 
     python bench/page_load.py [--repeat 20] [--server gunicorn|runserver] [--screenshots DIR]
 """
+
 import argparse
 import os
 import re
@@ -59,13 +60,13 @@ def main():
     b.add_common_arguments(parser)
     args = parser.parse_args()
     b.check_prerequisites(args)
-    os.environ["COLLECTED_STATIC"] = "1"   # the server (a child) and collectstatic below: as production
+    os.environ["COLLECTED_STATIC"] = "1"  # the server (a child) and collectstatic below: as production
     child_env = b.setup_django(args.keep_db)
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from annotation.corpus.models import Assignment, Dataset, Topic
     from annotation.corpus import assignments
+    from annotation.corpus.models import Assignment, Dataset, Topic
     from annotation.dashboards import snapshots
 
     b.fresh_database_with_duc2006(args.data)
@@ -74,7 +75,7 @@ def main():
     user = get_user_model().objects.create_superuser("bench-pages", "bench@example.org", b.PASSWORD)
     topic = Topic.objects.get(dataset=dataset, external_id="D0631")
     assignment = Assignment.objects.create(topic=topic, annotator=user, task=Assignment.Task.ANNOTATE_PEERS)
-    annotation = assignments.annotation_for(assignment, None)   # the peer the home page's Start button opens
+    annotation = assignments.annotation_for(assignment, None)  # the peer the home page's Start button opens
     # As a worker does after an import: the pages read current stored figures (computed after the
     # peer was opened, so that no page schedules a recomputation in the server while it is measured).
     snapshots.recompute_dataset(dataset.pk)
@@ -124,18 +125,31 @@ def main():
     b.cleanup(args.keep_db, log_dir)
 
     print()
-    print(f"{'page':36} {'first visit':>12} {'warm p95':>9} {'warm median':>12} {'(HTML in':>9} {'DOM ready)':>10} "
-          f"{'JS on the wire':>15} {'JS decoded':>11} {'server CPU':>11}")
+    print(
+        f"{'page':36} {'first visit':>12} {'warm p95':>9} {'warm median':>12} {'(HTML in':>9} {'DOM ready)':>10} "
+        f"{'JS on the wire':>15} {'JS decoded':>11} {'server CPU':>11}"
+    )
     for name, _, first, warm, scripts, server_cpu in rows:
         wire = sum(s[1] for s in scripts) / 1024
         decoded = sum(s[2] for s in scripts) / 1024
         ready = [w[0] for w in warm]
-        print(f"{name:36} {first[0]:9.0f} ms {b.percentile(ready, 95):6.0f} ms {b.median(ready):9.0f} ms "
-              f"{b.median([w[1] for w in warm]):6.0f} ms {b.median([w[2] for w in warm]):7.0f} ms "
-              f"{wire:12.0f} KB {decoded:8.0f} KB {server_cpu:8.1f} ms")
-    print(f"first visit: an empty cache, navigation start until ready and painted; warm: {args.repeat} " "visits with the cache warm")
-    print("(HTML in: the server's answer received; DOM ready: DOMContentLoaded, deferred scripts run; " "medians of the warm visits)")
-    print("JS: every script, module and worker the first visit fetched (Resource Timing encodedBodySize / " "decodedBodySize)")
+        print(
+            f"{name:36} {first[0]:9.0f} ms {b.percentile(ready, 95):6.0f} ms {b.median(ready):9.0f} ms "
+            f"{b.median([w[1] for w in warm]):6.0f} ms {b.median([w[2] for w in warm]):7.0f} ms "
+            f"{wire:12.0f} KB {decoded:8.0f} KB {server_cpu:8.1f} ms"
+        )
+    print(
+        f"first visit: an empty cache, navigation start until ready and painted; warm: {args.repeat} "
+        "visits with the cache warm"
+    )
+    print(
+        "(HTML in: the server's answer received; DOM ready: DOMContentLoaded, deferred scripts run; "
+        "medians of the warm visits)"
+    )
+    print(
+        "JS: every script, module and worker the first visit fetched (Resource Timing encodedBodySize / "
+        "decodedBodySize)"
+    )
     print("server CPU: the server's processes' user + system CPU per warm visit (/proc)")
     print(machine)
 

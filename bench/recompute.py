@@ -5,6 +5,7 @@ Prints numbers; it is not a test. Uses DATABASE_URL if set, else a fresh SQLite 
 
     python bench/recompute.py [--data ../shared/data/duc2006] [--topic D0603] [--rounds 30]
 """
+
 import argparse
 import os
 import platform
@@ -40,16 +41,19 @@ def main():
 
     from annotation.jobs.queue import runner
     from annotation.peers.models import PeerAnnotation
+    from annotation.peers.recompute import recompute_annotations
     from annotation.pyramids.models import Pyramid
     from annotation.transfer.ducview_import import import_paths
-    from annotation.peers.recompute import recompute_annotations
 
     runner.synchronous = True
     import_paths(files, "bench-recompute")
     pyramid = Pyramid.objects.get(topic__external_id=args.topic)
     ids = list(PeerAnnotation.objects.filter(pyramid=pyramid).values_list("id", flat=True))
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, " f"database {connection.vendor}; "
-          f"{args.topic}: {pyramid.scus.count()} SCUs, {len(ids)} peer annotations")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"database {connection.vendor}; "
+        f"{args.topic}: {pyramid.scus.count()} SCUs, {len(ids)} peer annotations"
+    )
 
     def timed(what, edit):
         times, cpu = [], []
@@ -61,12 +65,22 @@ def main():
             times.append((time.perf_counter() - start) * 1000)
             cpu.append((time.process_time() - start_cpu) * 1000)
         # CPU time is the steady figure on a shared machine; wall time adds waiting for the CPU and the disk.
-        print(f"after {what}, {written} scores written, {len(queries)} statements: wall p50 " f"{statistics.median(times):.1f} ms, "
-              f"p95 {percentile(times, 95):.1f} ms; CPU p50 {statistics.median(cpu):.1f} ms, p95 " f"{percentile(cpu, 95):.1f} ms")
+        print(
+            f"after {what}, {written} scores written, {len(queries)} statements: wall p50 "
+            f"{statistics.median(times):.1f} ms, "
+            f"p95 {percentile(times, 95):.1f} ms; CPU p50 {statistics.median(cpu):.1f} ms, p95 "
+            f"{percentile(cpu, 95):.1f} ms"
+        )
 
-    timed(f"a pyramid edit (all {len(ids)} annotations stale)", lambda: Pyramid.objects.filter(pk=pyramid.pk).update(revision=F("revision") + 1))
+    timed(
+        f"a pyramid edit (all {len(ids)} annotations stale)",
+        lambda: Pyramid.objects.filter(pk=pyramid.pk).update(revision=F("revision") + 1),
+    )
     one = ids[0]
-    timed("a match edit (1 annotation stale)", lambda: PeerAnnotation.objects.filter(pk=one).update(revision=F("revision") + 1))
+    timed(
+        "a match edit (1 annotation stale)",
+        lambda: PeerAnnotation.objects.filter(pk=one).update(revision=F("revision") + 1),
+    )
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ DATABASE_URL: PostgreSQL is flushed first (else a temporary SQLite file). With R
 database this bench may flush) a real Celery worker computes the scores; without, the server does
 (in-process tasks).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,11 +63,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _browser as b  # noqa: E402  (bench/ is put on sys.path first)
 import _release  # noqa: E402  (bench/ is put on sys.path first)
 from _robot import (  # noqa: E402  (bench/ is put on sys.path first)
-    PROBE, Robot, Run, busy_processes, cpu_model, format_actions, ratio_line, to_cp, to_u16,
+    PROBE,
+    Robot,
+    Run,
+    busy_processes,
+    cpu_model,
+    format_actions,
+    ratio_line,
+    to_cp,
+    to_u16,
 )
 
 DATASETS = ("duc2006", "duc2007-main")  # folders of SHARED_DATA
-GOAL_RATIO = 0.5      # actions per peer, ours / DUCView's minimum
+GOAL_RATIO = 0.5  # actions per peer, ours / DUCView's minimum
 GOAL_WAIT_QUIET = 0.5  # seconds of waiting per peer
 GOAL_WAIT_STRESS = 1.0
 # The URL of an opened peer: its annotation, or (untouched: nothing stored yet) its page in the assignment.
@@ -75,9 +84,11 @@ OPENED = re.compile(r"/(?:annotations/(?P<annotation>\d+)|assignments/\d+/peers/
 
 # ---------------------------------------------------------------------------- pure parts (tested)
 
+
 @dataclass(frozen=True)
 class Match:
     """An expert match: its SCU (None: a non-matching unit) and its parts, code point offsets in the peer."""
+
     scu: int | None
     parts: tuple[tuple[int, int], ...]
 
@@ -127,7 +138,7 @@ def scu_pick(target: int, order: list[tuple[int, str]], in_sight: set[int], rows
     for length in range(1, len(label) + 1):
         best = None
         for start in range(len(label) - length + 1):
-            needle = label[start:start + length]
+            needle = label[start : start + length]
             if "/" in needle:
                 continue
             shown = [scu for scu, _ in order if needle in labels[scu]]
@@ -147,6 +158,7 @@ class PeerRun(Run):
     """One peer's reproduction: the expert's matches still to make, the actions taken and the waits.
 
     The robot's decisions live here (pure), so that the counting is tested without a browser."""
+
     peer: str = ""
     todo: list[Match] = field(default_factory=list)
 
@@ -165,10 +177,16 @@ class PeerRun(Run):
 
 # The page's saves of new matches (POST /api/matches/) since the last call (one page shows many
 # peers): [total ms, ms from the request sent to the answer's first byte].
-SAVES = ("() => { const saves = performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname " "=== '/api/matches/')"
-         ".map((e) => [e.duration, e.responseStart - e.requestStart]); performance.clearResourceTimings(); return saves; }")
+SAVES = (
+    "() => { const saves = performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname "
+    "=== '/api/matches/')"
+    ".map((e) => [e.duration, e.responseStart - e.requestStart]); performance.clearResourceTimings(); return saves; }"
+)
 # The SCU list as shown with an empty filter (annotator.js scusByWeight: weight, then label in the locale's order).
-ORDER = "() => [...document.querySelectorAll('.scu-list .scu')].map((i) => [Number(i.dataset.id), " "i.querySelector('.label').textContent])"
+ORDER = (
+    "() => [...document.querySelectorAll('.scu-list .scu')].map((i) => [Number(i.dataset.id), "
+    "i.querySelector('.label').textContent])"
+)
 
 SHOWN = """() => {
   const bar = document.querySelector('.suggestion-bar');
@@ -195,6 +213,7 @@ IN_SIGHT = """() => {
   return [sight.map((i) => Number(i.dataset.id)), Math.max(1, Math.floor((bottom - top) / height) - 1)];
 }"""
 
+
 class AnnotatorRobot(Robot):
     """The robot in the peer annotator: its peer text, suggestions and SCU list."""
 
@@ -214,7 +233,11 @@ class AnnotatorRobot(Robot):
     def shown(self, text: str) -> tuple[int, tuple[tuple[int, int], ...]] | None:
         """The suggestion the page shows (its SCU, its parts in code points), or None."""
         shown = self.page.evaluate(SHOWN)
-        return None if shown is None else (shown["scu"], tuple((to_cp(text, s), to_cp(text, e)) for s, e in shown["parts"]))
+        return (
+            None
+            if shown is None
+            else (shown["scu"], tuple((to_cp(text, s), to_cp(text, e)) for s, e in shown["parts"]))
+        )
 
     def sight(self) -> tuple[set[int], int]:
         """The SCUs in sight in the list, and how many items it shows at once."""
@@ -252,8 +275,12 @@ def reproduce_peer(robot, run: PeerRun, text: str, order: list[tuple[int, str]])
 
 # ---------------------------------------------------------------------------- the database
 
+
 def matches_of(annotation) -> list[Match]:
-    out = [Match(m.scu_id, tuple(sorted((p.start, p.end) for p in m.parts.all()))) for m in annotation.matches.prefetch_related("parts")]
+    out = [
+        Match(m.scu_id, tuple(sorted((p.start, p.end) for p in m.parts.all())))
+        for m in annotation.matches.prefetch_related("parts")
+    ]
     return sorted((m for m in out if m.parts), key=lambda m: m.parts[0])
 
 
@@ -268,9 +295,11 @@ def ducview_for(expert, peer_text: str) -> tuple[int, int]:
 
     references = {r.pk: r.text for r in expert.pyramid.references.all()}
     contributors: dict[int, dict[int, list[str]]] = {}
-    for contributor, scu, reference, start, end in (ContributorPart.objects.filter(contributor__scu__pyramid=expert.pyramid)
-                                                    .values_list("contributor_id", "contributor__scu_id", "reference_id", "start", "end")
-                                                    .order_by("contributor_id", "start")):
+    for contributor, scu, reference, start, end in (
+        ContributorPart.objects.filter(contributor__scu__pyramid=expert.pyramid)
+        .values_list("contributor_id", "contributor__scu_id", "reference_id", "start", "end")
+        .order_by("contributor_id", "start")
+    ):
         contributors.setdefault(scu, {}).setdefault(contributor, []).append(references[reference][start:end])
     texts = {scu: [" ".join(parts) for parts in by.values()] for scu, by in contributors.items()}
     return ducview_minimum([(m.scu, " ".join(peer_text[s:e] for s, e in m.parts)) for m in matches_of(expert)], texts)
@@ -305,14 +334,25 @@ def compare(robot_annotation, expert) -> str | None:
 
 # ---------------------------------------------------------------------------- the run
 
+
 def main():
     shared = Path(os.environ.get("SHARED_DATA") or b.REPO.parent / "shared" / "data")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", choices=DATASETS, default="duc2006",
-                        help="a release in SHARED_DATA (default: %(default)s); --data FOLDER reads any other DUCView release (allpyramids/ + allpans/)")
-    parser.add_argument("--topics", type=int, default=4, help="topics, spread evenly over the dataset (default: %(default)s)")
-    parser.add_argument("--peers", type=int, default=6, help="peers per topic, in the annotator's order (default: %(default)s)")
-    parser.add_argument("--stress", type=int, default=0, metavar="N", help="N CPU-bound busy processes beside the bench")
+    parser.add_argument(
+        "--dataset",
+        choices=DATASETS,
+        default="duc2006",
+        help="a release in SHARED_DATA (default: %(default)s); --data FOLDER reads any other DUCView release (allpyramids/ + allpans/)",
+    )
+    parser.add_argument(
+        "--topics", type=int, default=4, help="topics, spread evenly over the dataset (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--peers", type=int, default=6, help="peers per topic, in the annotator's order (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--stress", type=int, default=0, metavar="N", help="N CPU-bound busy processes beside the bench"
+    )
     b.add_common_arguments(parser)
     parser.set_defaults(data=None)
     args = parser.parse_args()
@@ -325,10 +365,10 @@ def main():
     if not redis_url:
         child_env.pop("REDIS_URL", None)
 
-    from annotation.corpus.models import Assignment, Topic
-    from annotation.peers.models import PeerAnnotation
-    from annotation.corpus.natural_order import natural_key
     from annotation.corpus.assignments import pyramid_to_annotate_against
+    from annotation.corpus.models import Assignment, Topic
+    from annotation.corpus.natural_order import natural_key
+    from annotation.peers.models import PeerAnnotation
 
     release = Path(args.data)
     dataset = _release.import_release(release)
@@ -339,13 +379,15 @@ def main():
         topic = Topic.objects.get(external_id=external_id, dataset__name=dataset)
         pyramid = pyramid_to_annotate_against(topic)
         assignment = Assignment.objects.create(topic=topic, annotator=user, task=Assignment.Task.ANNOTATE_PEERS)
-        peers = sorted(topic.peersummarys.all(), key=lambda p: natural_key(p.external_id))[:args.peers]
+        peers = sorted(topic.peersummarys.all(), key=lambda p: natural_key(p.external_id))[: args.peers]
         experts = [(peer, expert_of(peer, pyramid, user)) for peer in peers]
         missing = [peer.external_id for peer, expert in experts if expert is None]
         if missing:
             sys.exit(f"topic {external_id}: no expert annotation against pyramid {pyramid.pk} for peers {missing}")
         plans.append((topic, assignment, pyramid, experts))
-    machine = b.machine_line(args.server, "a Celery worker subprocess (Redis)" if redis_url else "in the server process")
+    machine = b.machine_line(
+        args.server, "a Celery worker subprocess (Redis)" if redis_url else "in the server process"
+    )
     b.close_db_connections()
 
     log_dir = b.make_log_dir()
@@ -374,7 +416,9 @@ def main():
             opening = PeerRun(peer="open")
             opened = robot.navigate(opening, "open", f'form[action="/assignments/{assignment.pk}/open/"] button')
             for k, (peer, expert) in enumerate(experts):
-                opened_peer = PeerAnnotation.objects.get(pk=opened[1]).peer_id if opened[0] == "annotation" else opened[1]
+                opened_peer = (
+                    PeerAnnotation.objects.get(pk=opened[1]).peer_id if opened[0] == "annotation" else opened[1]
+                )
                 if opened_peer != peer.pk:
                     sys.exit(f"the annotator opened peer id {opened_peer}, expected {peer.pk} ({peer.external_id})")
                 run = PeerRun(peer=peer.external_id, todo=matches_of(expert))
@@ -388,12 +432,26 @@ def main():
                 current = PeerAnnotation.objects.select_related("peer").get(peer=peer, pyramid=pyramid, annotator=user)
                 mismatch = compare(current, expert)
                 minimum, automatic = ducview_for(expert, peer.text)
-                runs.append((topic.external_id, run, minimum, automatic, mismatch, perfect_floor(matches_of(expert), int(k == 0))))
+                runs.append(
+                    (
+                        topic.external_id,
+                        run,
+                        minimum,
+                        automatic,
+                        mismatch,
+                        perfect_floor(matches_of(expert), int(k == 0)),
+                    )
+                )
                 waits = ", ".join(f"{kind} {ms:.0f}" for kind, ms in sorted(run.waits, key=lambda w: -w[1])[:3])
-                print(f"{topic.external_id} peer {peer.external_id:>3}: {len(matches_of(expert)):2} expert matches, "
-                      f"{run.total:3} actions ({format_actions(run.actions)}), DUCView {minimum:3} " f"({automatic} by its Autoannotate), "
-                      f"ratio {ratio_line(run.total, minimum)}; waited {run.waited_ms / 1000:.2f} s, painted " f"after {run.painted_ms / 1000:.2f} s (longest waits: {waits} ms); "
-                      f"{'stored = expert' if mismatch is None else 'MISMATCH: ' + mismatch}", flush=True)
+                print(
+                    f"{topic.external_id} peer {peer.external_id:>3}: {len(matches_of(expert)):2} expert matches, "
+                    f"{run.total:3} actions ({format_actions(run.actions)}), DUCView {minimum:3} "
+                    f"({automatic} by its Autoannotate), "
+                    f"ratio {ratio_line(run.total, minimum)}; waited {run.waited_ms / 1000:.2f} s, painted "
+                    f"after {run.painted_ms / 1000:.2f} s (longest waits: {waits} ms); "
+                    f"{'stored = expert' if mismatch is None else 'MISMATCH: ' + mismatch}",
+                    flush=True,
+                )
                 b.close_db_connections()
         context.close()
     elapsed = time.monotonic() - started
@@ -417,29 +475,56 @@ def report(runs, args, topics, machine, elapsed, loads_avg, saves) -> None:
             by_kind.setdefault(kind, []).append(ms)
     goal = GOAL_WAIT_STRESS if args.stress else GOAL_WAIT_QUIET
     print()
-    print(f"{Path(args.data).name}, topics {', '.join(topics)}, the first {args.peers} peers of each ({peers} peers), "
-          f"{'beside ' + str(args.stress) + ' CPU-bound processes' if args.stress else 'no --stress'} "
-          f"(1-minute load average {loads_avg[0]:.1f} before, {loads_avg[1]:.1f} after); {elapsed:.0f} s")
-    print("  stored annotation = expert's (SCUs, repetitions, non-matching units, stored score): " f"{sum(r[4] is None for r in runs)} of {peers} peers")
+    print(
+        f"{Path(args.data).name}, topics {', '.join(topics)}, the first {args.peers} peers of each ({peers} peers), "
+        f"{'beside ' + str(args.stress) + ' CPU-bound processes' if args.stress else 'no --stress'} "
+        f"(1-minute load average {loads_avg[0]:.1f} before, {loads_avg[1]:.1f} after); {elapsed:.0f} s"
+    )
+    print(
+        "  stored annotation = expert's (SCUs, repetitions, non-matching units, stored score): "
+        f"{sum(r[4] is None for r in runs)} of {peers} peers"
+    )
     print(f"  actions: ours {ours} ({ours / peers:.1f} per peer: {format_actions(total)})")
-    print(f"    DUCView 1.4 minimum {ducview} ({ducview / peers:.1f} per peer; {sum(r[3] for r in runs)} " "matches by its Autoannotate); "
-          f"ratio ours/DUCView {ratio_line(ours, ducview)} (goal <= {GOAL_RATIO})")
-    print(f"    ours if every expert match were suggested right and nothing else: {floor}, ratio " f"{ratio_line(floor, ducview)}")
-    print(f"  waiting per peer: median {b.median(waited):.2f} s, p95 {b.percentile(waited, 95):.2f} s, max " f"{max(waited):.2f} s, "
-          f"total {sum(waited):.1f} s (goal <= {goal} s per peer)")
-    print(f"    until painted only (not waiting for saves): median {b.median(painted):.2f} s, p95 " f"{b.percentile(painted, 95):.2f} s per peer")
-    for kind, name in (("done", '"Done, next peer" (the next peer in the same page)'), ("open", "Start (a page load)"), ("suggest", "S")):
+    print(
+        f"    DUCView 1.4 minimum {ducview} ({ducview / peers:.1f} per peer; {sum(r[3] for r in runs)} "
+        "matches by its Autoannotate); "
+        f"ratio ours/DUCView {ratio_line(ours, ducview)} (goal <= {GOAL_RATIO})"
+    )
+    print(
+        f"    ours if every expert match were suggested right and nothing else: {floor}, ratio "
+        f"{ratio_line(floor, ducview)}"
+    )
+    print(
+        f"  waiting per peer: median {b.median(waited):.2f} s, p95 {b.percentile(waited, 95):.2f} s, max "
+        f"{max(waited):.2f} s, "
+        f"total {sum(waited):.1f} s (goal <= {goal} s per peer)"
+    )
+    print(
+        f"    until painted only (not waiting for saves): median {b.median(painted):.2f} s, p95 "
+        f"{b.percentile(painted, 95):.2f} s per peer"
+    )
+    for kind, name in (
+        ("done", '"Done, next peer" (the next peer in the same page)'),
+        ("open", "Start (a page load)"),
+        ("suggest", "S"),
+    ):
         shown = [ms for r in runs for k, ms in r[1].painted if k == kind]
         settled = [ms for r in runs for k, ms in r[1].waits if k == kind]
         if shown:
-            print(f"    {name}: painted median {b.median(shown):.0f} ms, p95 {b.percentile(shown, 95):.0f} ms; "
-                  f"settled (saved) median {b.median(settled):.0f} ms, p95 {b.percentile(settled, 95):.0f} " f"ms (n={len(shown)})")
+            print(
+                f"    {name}: painted median {b.median(shown):.0f} ms, p95 {b.percentile(shown, 95):.0f} ms; "
+                f"settled (saved) median {b.median(settled):.0f} ms, p95 {b.percentile(settled, 95):.0f} "
+                f"ms (n={len(shown)})"
+            )
     print("    until everything is saved, by kind of action:")
     for kind, values in sorted(by_kind.items(), key=lambda kv: -sum(kv[1])):
         print(f"    {kind:>7}: {sum(values) / 1000 / peers:.2f} s per peer; {b.summary(values)}")
     if saves:
-        print("    of which the saves of new matches (POST /api/matches/, Resource Timing): " f"{b.summary([s[0] for s in saves])}; "
-              f"request sent until the answer's first byte: {b.summary([s[1] for s in saves])}")
+        print(
+            "    of which the saves of new matches (POST /api/matches/, Resource Timing): "
+            f"{b.summary([s[0] for s in saves])}; "
+            f"request sent until the answer's first byte: {b.summary([s[1] for s in saves])}"
+        )
     print(f"  {machine}")
     print(f"  CPU: {cpu_model()}, nproc {os.cpu_count()}")
 

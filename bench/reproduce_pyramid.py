@@ -50,6 +50,7 @@ DATABASE_URL: PostgreSQL is flushed first (else a temporary SQLite file); REDIS_
 (the peer scores a pyramid edit starts are computed by the server, and no peer annotation is
 imported, so there are none).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -87,6 +88,7 @@ Part = tuple[int, int, int]  # (reference id, start, end): code points of the re
 @dataclass(frozen=True, order=True)
 class Contributor:
     """An expert contributor as the builder must store it: its reference and its parts, sorted."""
+
     reference: int
     parts: tuple[Part, ...]
 
@@ -94,6 +96,7 @@ class Contributor:
 @dataclass(frozen=True)
 class Scu:
     """An expert SCU: its contributors, in the order the robot makes them (``plan``)."""
+
     uid: int
     contributors: tuple[Contributor, ...]
 
@@ -126,8 +129,10 @@ def our_minimum(scus: list[Scu]) -> int:
     """The robot's actions without scrolling (what ``rebuild`` does): 1 to open; per SCU 2 per
     contributor (a drag, N or A), 1 per further part (a Shift+drag), and 2 (Enter, ".") when its
     first contributor is discontinuous."""
-    return 1 + sum(2 * len(s.contributors) + sum(len(c.parts) - 1 for c in s.contributors) + 2 * (len(s.contributors[0].parts) > 1)
-                   for s in scus)
+    return 1 + sum(
+        2 * len(s.contributors) + sum(len(c.parts) - 1 for c in s.contributors) + 2 * (len(s.contributors[0].parts) > 1)
+        for s in scus
+    )
 
 
 def stored_shape(scus: list[list[Contributor]]) -> Counter:
@@ -144,7 +149,9 @@ def differences(ours: list[list[Contributor]], expected: list[list[Contributor]]
     out = [f"missing contributor {c}" for c in (theirs - mine).elements()]
     out += [f"extra contributor {c}" for c in (mine - theirs).elements()]
     if not out and stored_shape(ours) != stored_shape(expected):
-        out += [f"SCU grouped otherwise: {sorted(scu)}" for scu in (stored_shape(ours) - stored_shape(expected)).elements()]
+        out += [
+            f"SCU grouped otherwise: {sorted(scu)}" for scu in (stored_shape(ours) - stored_shape(expected)).elements()
+        ]
     return out
 
 
@@ -197,14 +204,24 @@ class BuilderRobot(Robot):
         text = texts[reference]
         kind = "part" if shift else "select"
         for _ in range(3):
-            super().drag(run, f'.ref-text[data-ref="{reference}"]', TEXTS, (to_u16(text, start), to_u16(text, end)), shift, kind=kind,
-                         edge=EDGE, pause_ms=DRAG_PAUSE_MS)
+            super().drag(
+                run,
+                f'.ref-text[data-ref="{reference}"]',
+                TEXTS,
+                (to_u16(text, start), to_u16(text, end)),
+                shift,
+                kind=kind,
+                edge=EDGE,
+                pause_ms=DRAG_PAUSE_MS,
+            )
             pending, said = self.page.evaluate(DRAGGED)
             if (f"Added “{text[start:end]}” as a part" in said) if shift else pending == text[start:end]:
                 return
             run.actions[kind] -= 1
             self.retries += 1
-        self.failed.append(f"[{start}, {end}) of reference {reference} ({text[start:end]!r}): {pending!r} selected three times")
+        self.failed.append(
+            f"[{start}, {end}) of reference {reference} ({text[start:end]!r}): {pending!r} selected three times"
+        )
 
 
 def rebuild(robot, run: Run, scus: list[Scu], texts: dict[int, str]) -> None:
@@ -231,31 +248,47 @@ def rebuild(robot, run: Run, scus: list[Scu], texts: dict[int, str]) -> None:
 
 # ---------------------------------------------------------------------------- the database
 
+
 def contributors_of(pyramid) -> list[tuple[int, list[tuple[Contributor, str]]]]:
     """The pyramid's SCUs in uid order: (uid, its contributors as (Contributor, legacy_issue))."""
     scus: dict[int, dict[int, list]] = {}
     uids: dict[int, int] = {}
     issues: dict[int, str] = {}
     references: dict[int, int] = {}
-    for scu, uid, contributor, reference, issue, part_reference, start, end in (
-            pyramid.scus.values_list("id", "uid", "contributors__id", "contributors__reference_id", "contributors__legacy_issue",
-                                     "contributors__parts__reference_id", "contributors__parts__start", "contributors__parts__end")
-            .order_by("uid", "contributors__id", "contributors__parts__start")):
+    for scu, uid, contributor, reference, issue, part_reference, start, end in pyramid.scus.values_list(
+        "id",
+        "uid",
+        "contributors__id",
+        "contributors__reference_id",
+        "contributors__legacy_issue",
+        "contributors__parts__reference_id",
+        "contributors__parts__start",
+        "contributors__parts__end",
+    ).order_by("uid", "contributors__id", "contributors__parts__start"):
         uids[scu] = uid
         if contributor is None:
             continue
         scus.setdefault(scu, {}).setdefault(contributor, []).append((part_reference, start, end))
         issues[contributor], references[contributor] = issue, reference
-    return [(uids[scu], [(Contributor(references[c], tuple(sorted(parts))), issues[c]) for c, parts in scus.get(scu, {}).items()])
-            for scu in sorted(uids, key=uids.get)]
+    return [
+        (
+            uids[scu],
+            [(Contributor(references[c], tuple(sorted(parts))), issues[c]) for c, parts in scus.get(scu, {}).items()],
+        )
+        for scu in sorted(uids, key=uids.get)
+    ]
 
 
-def expected_pyramid(robot_page, pyramid, texts: dict[int, str], position: dict[int, int], run: PyramidRun) -> list[Scu]:
+def expected_pyramid(
+    robot_page, pyramid, texts: dict[int, str], position: dict[int, int], run: PyramidRun
+) -> list[Scu]:
     """The expert's SCUs as the builder can make them: parts as the builder snaps them (counted in
     ``run``), contributors the builder's rules refuse left out (named in ``run.refused``), SCUs
     left empty dropped; each SCU's contributors in the robot's order."""
     expert = contributors_of(pyramid)
-    spans = [[texts[r], to_u16(texts[r], s), to_u16(texts[r], e)] for _, scu in expert for c, _ in scu for r, s, e in c.parts]
+    spans = [
+        [texts[r], to_u16(texts[r], s), to_u16(texts[r], e)] for _, scu in expert for c, _ in scu for r, s, e in c.parts
+    ]
     snapped = iter(robot_page.evaluate(SNAPPED, spans))
     out = []
     for uid, scu in expert:
@@ -267,13 +300,16 @@ def expected_pyramid(robot_page, pyramid, texts: dict[int, str], position: dict[
                 cp = None if got is None else (r, to_cp(texts[r], got[0]), to_cp(texts[r], got[1]))
                 if cp != (r, s, e):
                     run.snapped_parts += 1
-                    run.snap_examples.append(f"{texts[r][s:e]!r} -> {texts[r][cp[1]:cp[2]] if cp else None!r}")
+                    run.snap_examples.append(f"{texts[r][s:e]!r} -> {texts[r][cp[1] : cp[2]] if cp else None!r}")
                 if cp is not None and cp not in parts:
                     parts.append(cp)
             if any(r != contributor.reference for r, _, _ in contributor.parts):
                 run.refused.append(f"SCU {uid}: a contributor with parts in two references")
             elif contributor.reference in seen:
-                run.refused.append(f"SCU {uid}: a second contributor of reference {contributor.reference}" + (f" ({issue})" if issue else ""))
+                run.refused.append(
+                    f"SCU {uid}: a second contributor of reference {contributor.reference}"
+                    + (f" ({issue})" if issue else "")
+                )
             elif not parts:
                 run.refused.append(f"SCU {uid}: a contributor with no word the builder can select")
             else:
@@ -287,14 +323,32 @@ def expected_pyramid(robot_page, pyramid, texts: dict[int, str], position: dict[
 
 # ---------------------------------------------------------------------------- the run
 
+
 def main():
     shared = Path(os.environ.get("SHARED_DATA") or b.REPO.parent / "shared" / "data")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", choices=DATASETS, default="duc2006",
-                        help="a release in SHARED_DATA (default: %(default)s); --data FOLDER reads any other DUCView release (allpyramids/ + allpans/)")
-    parser.add_argument("--pyramids", type=int, default=4, help="pyramids (topics), spread evenly over the release (default: %(default)s)")
-    parser.add_argument("--scus", type=int, default=0, metavar="N", help="only the first N SCUs of each pyramid, in the robot's order (a quick run)")
-    parser.add_argument("--skip", type=int, default=0, help="leave out the first N pyramids of the sample (to run a sample in pieces)")
+    parser.add_argument(
+        "--dataset",
+        choices=DATASETS,
+        default="duc2006",
+        help="a release in SHARED_DATA (default: %(default)s); --data FOLDER reads any other DUCView release (allpyramids/ + allpans/)",
+    )
+    parser.add_argument(
+        "--pyramids",
+        type=int,
+        default=4,
+        help="pyramids (topics), spread evenly over the release (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--scus",
+        type=int,
+        default=0,
+        metavar="N",
+        help="only the first N SCUs of each pyramid, in the robot's order (a quick run)",
+    )
+    parser.add_argument(
+        "--skip", type=int, default=0, help="leave out the first N pyramids of the sample (to run a sample in pieces)"
+    )
     b.add_common_arguments(parser)
     parser.set_defaults(data=None)
     args = parser.parse_args()
@@ -311,7 +365,7 @@ def main():
 
     release = Path(args.data)
     dataset = _release.import_release(release, subfolders=("allpyramids",))
-    topics = _release.sample_topics(dataset, args.pyramids)[args.skip:]
+    topics = _release.sample_topics(dataset, args.pyramids)[args.skip :]
     user = b.create_user("bench-builder")
     plans = []
     for external_id in topics:
@@ -343,33 +397,43 @@ def main():
             texts = {r.pk: r.text for r in references}
             if set(position) != set(texts):
                 sys.exit(f"the builder shows references {sorted(position)}, the pyramid has {sorted(texts)}")
-            scus = expected_pyramid(page, expert, texts, position, run)[:args.scus or None]
+            scus = expected_pyramid(page, expert, texts, position, run)[: args.scus or None]
             run.scus, run.contributors = len(scus), sum(len(s.contributors) for s in scus)
             run.parts = sum(len(c.parts) for s in scus for c in s.contributors)
             run.ducview, run.floor = ducview_minimum(scus), our_minimum(scus)
-            print(f"{topic.external_id}: rebuilding {run.scus} SCUs, {run.contributors} contributors, {run.parts} parts "
-                  f"(expert pyramid {expert.pk}, {len(texts)} references) ...", flush=True)
+            print(
+                f"{topic.external_id}: rebuilding {run.scus} SCUs, {run.contributors} contributors, {run.parts} parts "
+                f"(expert pyramid {expert.pk}, {len(texts)} references) ...",
+                flush=True,
+            )
             retries, failed = robot.retries, len(robot.failed)
             rebuild(robot, run, scus, texts)
             run.retries, run.failed = robot.retries - retries, robot.failed[failed:]
             b.close_db_connections()
-            run.mismatch = differences([[c for c, _ in scu] for _, scu in contributors_of(ours)], [list(s.contributors) for s in scus])
+            run.mismatch = differences(
+                [[c for c, _ in scu] for _, scu in contributors_of(ours)], [list(s.contributors) for s in scus]
+            )
             runs.append(run)
             waits = ", ".join(f"{kind} {ms:.0f}" for kind, ms in sorted(run.waits, key=lambda w: -w[1])[:3])
-            print(f"{topic.external_id}: {run.total} actions ({format_actions(run.actions)}), DUCView {run.ducview}, "
-                  f"ratio {ratio_line(run.total, run.ducview)} (without scrolls {ratio_line(run.floor, run.ducview)}); "
-                  f"waited {run.waited_ms / 1000:.1f} s, painted after {run.painted_ms / 1000:.1f} s (longest waits: {waits} ms); "
-                  f"word snapping changes {run.snapped_parts} expert parts ({run.snapped_contributors} contributors; e.g. {'; '.join(run.snap_examples[:4])}); "
-                  f"{len(run.refused)} contributors the builder refuses{': ' + '; '.join(run.refused[:3]) if run.refused else ''}; "
-                  f"{run.retries} drags done again (not counted: the browser selected something else){'; FAILED DRAGS: ' + '; '.join(run.failed) if run.failed else ''}; "
-                  f"{'stored = expert' if not run.mismatch else 'MISMATCH: ' + '; '.join(run.mismatch[:5])}", flush=True)
+            print(
+                f"{topic.external_id}: {run.total} actions ({format_actions(run.actions)}), DUCView {run.ducview}, "
+                f"ratio {ratio_line(run.total, run.ducview)} (without scrolls {ratio_line(run.floor, run.ducview)}); "
+                f"waited {run.waited_ms / 1000:.1f} s, painted after {run.painted_ms / 1000:.1f} s (longest waits: {waits} ms); "
+                f"word snapping changes {run.snapped_parts} expert parts ({run.snapped_contributors} contributors; e.g. {'; '.join(run.snap_examples[:4])}); "
+                f"{len(run.refused)} contributors the builder refuses{': ' + '; '.join(run.refused[:3]) if run.refused else ''}; "
+                f"{run.retries} drags done again (not counted: the browser selected something else){'; FAILED DRAGS: ' + '; '.join(run.failed) if run.failed else ''}; "
+                f"{'stored = expert' if not run.mismatch else 'MISMATCH: ' + '; '.join(run.mismatch[:5])}",
+                flush=True,
+            )
         context.close()
     report(runs, release.name, topics, machine, time.monotonic() - started, (load_before, os.getloadavg()[0]))
     if any(r.mismatch for r in runs):
         sys.exit("the stored pyramid differs from the expert's for some topics (see above)")
 
 
-def report(runs: list[PyramidRun], release: str, topics: list[str], machine: str, elapsed: float, loads: tuple[float, float]) -> None:
+def report(
+    runs: list[PyramidRun], release: str, topics: list[str], machine: str, elapsed: float, loads: tuple[float, float]
+) -> None:
     if not runs:
         return
     ours, ducview, floor = sum(r.total for r in runs), sum(r.ducview for r in runs), sum(r.floor for r in runs)
@@ -380,18 +444,28 @@ def report(runs: list[PyramidRun], release: str, topics: list[str], machine: str
         for kind, ms in r.waits:
             by_kind.setdefault(kind, []).append(ms)
     print()
-    print(f"{release}, pyramids of topics {', '.join(topics)} (1-minute load average {loads[0]:.1f} before, {loads[1]:.1f} after); {elapsed:.0f} s")
-    print(f"  stored pyramid = expert's (contributors with their exact characters, in the same SCUs, nothing else): "
-          f"{sum(not r.mismatch for r in runs)} of {len(runs)}")
-    print(f"  {sum(r.scus for r in runs)} SCUs, {sum(r.contributors for r in runs)} contributors, {sum(r.parts for r in runs)} parts; "
-          f"word snapping changes {sum(r.snapped_parts for r in runs)} expert parts ({sum(r.snapped_contributors for r in runs)} contributors); "
-          f"{sum(len(r.refused) for r in runs)} contributors the builder's rules refuse, left out on both sides")
+    print(
+        f"{release}, pyramids of topics {', '.join(topics)} (1-minute load average {loads[0]:.1f} before, {loads[1]:.1f} after); {elapsed:.0f} s"
+    )
+    print(
+        f"  stored pyramid = expert's (contributors with their exact characters, in the same SCUs, nothing else): "
+        f"{sum(not r.mismatch for r in runs)} of {len(runs)}"
+    )
+    print(
+        f"  {sum(r.scus for r in runs)} SCUs, {sum(r.contributors for r in runs)} contributors, {sum(r.parts for r in runs)} parts; "
+        f"word snapping changes {sum(r.snapped_parts for r in runs)} expert parts ({sum(r.snapped_contributors for r in runs)} contributors); "
+        f"{sum(len(r.refused) for r in runs)} contributors the builder's rules refuse, left out on both sides"
+    )
     print(f"  actions: ours {ours} ({format_actions(total)})")
-    print(f"    DUCView 1.4 minimum {ducview}; ratio ours/DUCView {ratio_line(ours, ducview)} (goal <= {GOAL_RATIO}); "
-          f"without our scrolls {ratio_line(floor, ducview)}")
+    print(
+        f"    DUCView 1.4 minimum {ducview}; ratio ours/DUCView {ratio_line(ours, ducview)} (goal <= {GOAL_RATIO}); "
+        f"without our scrolls {ratio_line(floor, ducview)}"
+    )
     waited = [r.waited_ms / 1000 for r in runs]
-    print(f"  waiting per pyramid: {', '.join(f'{w:.1f}' for w in waited)} s; per action: "
-          f"{sum(waited) * 1000 / max(1, ours):.0f} ms on average (until everything is saved)")
+    print(
+        f"  waiting per pyramid: {', '.join(f'{w:.1f}' for w in waited)} s; per action: "
+        f"{sum(waited) * 1000 / max(1, ours):.0f} ms on average (until everything is saved)"
+    )
     for kind, values in sorted(by_kind.items(), key=lambda kv: -sum(kv[1])):
         print(f"    {kind:>16}: {b.summary(values)}")
     print(f"  {machine}")

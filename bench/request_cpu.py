@@ -41,6 +41,7 @@ its CPU by phase.
         [--crowd 50] [--rounds 3]
     DATABASE_URL=postgres://... REDIS_URL=redis://... python bench/request_cpu.py --breakdown 200 --topics 20
 """
+
 import argparse
 import json
 import os
@@ -87,7 +88,11 @@ class Meter:
     worker's split by task (``bench/_task_cpu.py``'s log: CPU seconds and runs per task name)."""
 
     def __init__(self, server_pid: int, worker_pid: int, redis: int | None, task_log: Path):
-        self.groups = {"app": b.process_tree(server_pid), "worker": b.process_tree(worker_pid), "redis": [redis] if redis else []}
+        self.groups = {
+            "app": b.process_tree(server_pid),
+            "worker": b.process_tree(worker_pid),
+            "redis": [redis] if redis else [],
+        }
         self.task_log, self.offset = task_log, 0
 
     def start(self):
@@ -97,8 +102,10 @@ class Meter:
         self.database.start()
 
     def stop(self) -> tuple[dict[str, float], dict[str, list]]:
-        used = {kind: sum(after - self.before[kind].get(pid, 0.0) for pid, after in b.cpu_seconds(pids).items())
-                for kind, pids in self.groups.items()}
+        used = {
+            kind: sum(after - self.before[kind].get(pid, 0.0) for pid, after in b.cpu_seconds(pids).items())
+            for kind, pids in self.groups.items()
+        }
         used["db"] = self.database.stop()
         rows, self.offset = task_cpu.read(self.task_log, self.offset)
         tasks: dict[str, list] = defaultdict(lambda: [0, 0.0])
@@ -149,7 +156,7 @@ class Editor:
 
         import requests
 
-        self.session = session or requests.Session()   # or bench/_breakdown.py's in-process one
+        self.session = session or requests.Session()  # or bench/_breakdown.py's in-process one
         self.session.headers["Authorization"] = f"Token {token}"
         self.base, self.pyramid_id, self.rng = base, pyramid_id, random.Random(seed)
         response = self.session.get(f"{base}/api/pyramids/{pyramid_id}/full/", timeout=120)
@@ -165,8 +172,16 @@ class Editor:
         while self.targets and (time.monotonic() < deadline or done < at_least):
             done += 1
             scu, reference, start, end = self.targets.pop()
-            response = timed(self.session, "POST", f"{self.base}/api/contributors/", 201, timings, errors,
-                             headers={"If-Match": self.etag}, json={"scu": scu, "reference": reference, "parts": [{"start": start, "end": end}]})
+            response = timed(
+                self.session,
+                "POST",
+                f"{self.base}/api/contributors/",
+                201,
+                timings,
+                errors,
+                headers={"If-Match": self.etag},
+                json={"scu": scu, "reference": reference, "parts": [{"start": start, "end": end}]},
+            )
             if response is not None:
                 self.etag = response.headers.get("ETag", self.etag)
 
@@ -176,7 +191,7 @@ class Editor:
 
     def annotate(self, annotation_id: int) -> None:
         """Also a peer annotator: its own annotation of a peer of the topic, matched span by span to the SCUs."""
-        self.session.close()   # idle since its first read (past gunicorn's keep-alive): connect anew
+        self.session.close()  # idle since its first read (past gunicorn's keep-alive): connect anew
         response = self.session.get(f"{self.base}/api/annotations/{annotation_id}/full/", timeout=120)
         response.raise_for_status()
         document = response.json()
@@ -189,9 +204,20 @@ class Editor:
         while time.monotonic() < deadline or done < at_least:
             done += 1
             start, end = self.rng.choice(self.peer_spans)
-            response = timed(self.session, "POST", f"{self.base}/api/matches/", 201, timings, errors,
-                             headers={"If-Match": self.annotation_etag},
-                             json={"annotation": self.annotation_id, "scu": self.rng.choice(self.scus), "parts": [{"start": start, "end": end}]})
+            response = timed(
+                self.session,
+                "POST",
+                f"{self.base}/api/matches/",
+                201,
+                timings,
+                errors,
+                headers={"If-Match": self.annotation_etag},
+                json={
+                    "annotation": self.annotation_id,
+                    "scu": self.rng.choice(self.scus),
+                    "parts": [{"start": start, "end": end}],
+                },
+            )
             if response is not None:
                 self.annotation_etag = response.headers.get("ETag", self.annotation_etag)
 
@@ -209,7 +235,15 @@ class CrowdWorker:
 
     def arrive(self, timings, errors) -> None:
         if timed(self.session, "GET", self.url, 200, timings, errors) is not None:
-            self.page = timed(self.session, "POST", self.url, 200, timings, errors, data={"worker": self.name, "csrfmiddlewaretoken": self.csrf()})
+            self.page = timed(
+                self.session,
+                "POST",
+                self.url,
+                200,
+                timings,
+                errors,
+                data={"worker": self.name, "csrfmiddlewaretoken": self.csrf()},
+            )
 
     def load(self, timings, errors) -> None:
         self.page = timed(self.session, "GET", self.url, 200, timings, errors)
@@ -219,9 +253,19 @@ class CrowdWorker:
         if task is None:
             errors.append("no task on the page")
             return
-        answers = {n: ("present" if i % 3 else "absent") for i, n in enumerate(dict.fromkeys(crowd.ANSWER.findall(self.page.text)))}
-        done = timed(self.session, "POST", self.url, 200, timings, errors,
-                     data={"task": task.group(1), **answers, "csrfmiddlewaretoken": self.csrf()})
+        answers = {
+            n: ("present" if i % 3 else "absent")
+            for i, n in enumerate(dict.fromkeys(crowd.ANSWER.findall(self.page.text)))
+        }
+        done = timed(
+            self.session,
+            "POST",
+            self.url,
+            200,
+            timings,
+            errors,
+            data={"task": task.group(1), **answers, "csrfmiddlewaretoken": self.csrf()},
+        )
         if done is not None and crowd.CODE.search(done.text) is None:
             errors.append("submission without a completion code")
 
@@ -235,7 +279,9 @@ def own_annotations(pyramids) -> list[int]:
 
     ids = []
     for pyramid in pyramids:
-        creator = Pyramid.objects.filter(pk=pyramid.pk).values_list("creator_id", flat=True).get()  # set by editor_tokens
+        creator = (
+            Pyramid.objects.filter(pk=pyramid.pk).values_list("creator_id", flat=True).get()
+        )  # set by editor_tokens
         Assignment.objects.create(topic=pyramid.topic, annotator_id=creator, task=Assignment.Task.ANNOTATE_PEERS)
         peer = pyramid.topic.peersummarys.order_by("external_id").first()
         ids.append(PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator_id=creator).pk)
@@ -288,19 +334,37 @@ def print_profiles(directory: Path, top: int = 25) -> None:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=20, help="concurrent API editors, one pyramid each (default: %(default)s)")
+    parser.add_argument(
+        "--clients", type=int, default=20, help="concurrent API editors, one pyramid each (default: %(default)s)"
+    )
     parser.add_argument("--window", type=float, default=20.0, help="seconds of each API window (default: %(default)s)")
     parser.add_argument("--scus", type=int, default=120, help="SCUs per synthetic pyramid (default: %(default)s)")
-    parser.add_argument("--peers", type=int, default=22, help="peer annotations per synthetic pyramid (default: %(default)s)")
-    parser.add_argument("--crowd", type=int, default=50, help="concurrent crowd workers, each its own address (default: %(default)s; 0: no crowd windows)")
+    parser.add_argument(
+        "--peers", type=int, default=22, help="peer annotations per synthetic pyramid (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--crowd",
+        type=int,
+        default=50,
+        help="concurrent crowd workers, each its own address (default: %(default)s; 0: no crowd windows)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="crowd windows of each kind (default: %(default)s)")
-    parser.add_argument("--topics", type=int, default=10, help="topics of the crowd's run (16 tasks each; default: %(default)s)")
-    parser.add_argument("--profile-worker", metavar="DIR",
-                        help="run each worker task under cProfile and print the top functions per task kind (the profiles are "
-                             "left in DIR; CPU figures are then inflated by the profiler)")
-    parser.add_argument("--breakdown", type=int, metavar="N",
-                        help="instead of the windows: the stack's floor and each class's CPU by phase, N requests each, "
-                             "in-process (bench/_breakdown.py; --crowd workers judge)")
+    parser.add_argument(
+        "--topics", type=int, default=10, help="topics of the crowd's run (16 tasks each; default: %(default)s)"
+    )
+    parser.add_argument(
+        "--profile-worker",
+        metavar="DIR",
+        help="run each worker task under cProfile and print the top functions per task kind (the profiles are "
+        "left in DIR; CPU figures are then inflated by the profiler)",
+    )
+    parser.add_argument(
+        "--breakdown",
+        type=int,
+        metavar="N",
+        help="instead of the windows: the stack's floor and each class's CPU by phase, N requests each, "
+        "in-process (bench/_breakdown.py; --crowd workers judge)",
+    )
     args = parser.parse_args()
     redis_url = os.environ.get("REDIS_URL")
     if not redis_url or not os.environ.get("DATABASE_URL", "").startswith("postgres"):
@@ -327,7 +391,7 @@ def main():
     crowd_token = crowd.make_data(args.topics) if args.crowd else None
     b.close_db_connections()
     log_dir = b.make_log_dir()
-    results = []   # (class, requests, (cpu by group, cpu by task), seconds, timings, errors)
+    results = []  # (class, requests, (cpu by group, cpu by task), seconds, timings, errors)
     server_pids = []
     profile_dir = Path(args.profile_worker).resolve() if args.profile_worker else None
     if profile_dir:
@@ -335,18 +399,37 @@ def main():
     task_log = log_dir / "task-cpu.log"
     if args.breakdown:
         with b.celery_worker(env, log_dir, redis_url, task_log):
-            print(b.machine_line("none (Django's WSGI handler in-process), DEBUG off", "Celery worker (2 processes) on Redis"), flush=True)
-            given = {"requests": args.breakdown, "tokens": tokens, "pyramids": [p.pk for p in pyramids], "annotations": annotations,
-                     "crowd": crowd_token, "workers": args.crowd}
-            subprocess.run([sys.executable, str(Path(__file__).with_name("_breakdown.py"))], cwd=b.REPO, check=True,
-                           env={**env, "BENCH_BREAKDOWN": json.dumps(given)})
+            print(
+                b.machine_line(
+                    "none (Django's WSGI handler in-process), DEBUG off", "Celery worker (2 processes) on Redis"
+                ),
+                flush=True,
+            )
+            given = {
+                "requests": args.breakdown,
+                "tokens": tokens,
+                "pyramids": [p.pk for p in pyramids],
+                "annotations": annotations,
+                "crowd": crowd_token,
+                "workers": args.crowd,
+            }
+            subprocess.run(
+                [sys.executable, str(Path(__file__).with_name("_breakdown.py"))],
+                cwd=b.REPO,
+                check=True,
+                env={**env, "BENCH_BREAKDOWN": json.dumps(given)},
+            )
         b.cleanup(False, log_dir)
         return
-    with b.celery_worker(env, log_dir, redis_url, task_log, profile_dir) as control, \
-            b.server("gunicorn", env, log_dir, server_pids) as base:
+    with (
+        b.celery_worker(env, log_dir, redis_url, task_log, profile_dir) as control,
+        b.server("gunicorn", env, log_dir, server_pids) as base,
+    ):
         if crowd_token:
             crowd.warm_up(base, crowd_token)
-        editors = [Editor(base, token, p.pk, seed) for seed, (token, p) in enumerate(zip(tokens, pyramids, strict=True))]
+        editors = [
+            Editor(base, token, p.pk, seed) for seed, (token, p) in enumerate(zip(tokens, pyramids, strict=True))
+        ]
         for editor, annotation_id in zip(editors, annotations, strict=True):
             editor.annotate(annotation_id)
         b.wait_worker_idle(control)
@@ -354,7 +437,9 @@ def main():
         print(b.machine_line(crowd.gunicorn_line() + ", DEBUG off", "Celery worker (2 processes) on Redis"), flush=True)
 
         def window(name, actors, action, settle=None):
-            for actor in actors:   # idle since the last window (past gunicorn's keep-alive): connect anew, as a returning client does
+            for actor in (
+                actors
+            ):  # idle since the last window (past gunicorn's keep-alive): connect anew, as a returning client does
                 actor.session.close()
             meter.start()
             timings, errors, seconds = concurrently(actors, action)
@@ -365,19 +450,21 @@ def main():
             print(f"  {name}: {len(timings)} requests in {seconds:.1f} s, {len(errors)} errors", flush=True)
 
         def drained():
-            time.sleep(1)   # the app's runner thread publishes after the answer
+            time.sleep(1)  # the app's runner thread publishes after the answer
             scores_current()
-            time.sleep(1)   # the worker's own publications (agreement -> dashboards)
+            time.sleep(1)  # the worker's own publications (agreement -> dashboards)
             b.wait_worker_idle(control)
 
-        concurrently(editors, lambda e, t, x: e.add_contributors(0, t, x, at_least=1))   # warm-up: every server process has written
+        concurrently(
+            editors, lambda e, t, x: e.add_contributors(0, t, x, at_least=1)
+        )  # warm-up: every server process has written
         drained()
         deadline = lambda: time.monotonic() + args.window  # noqa: E731  (a one-line helper of this test)
         end = deadline()
         window("add contributor", editors, lambda e, t, x: e.add_contributors(end, t, x), settle=drained)
         end = deadline()
         window("full pyramid", editors, lambda e, t, x: e.read_full(end, t, x))
-        concurrently(editors, lambda e, t, x: e.add_matches(0, t, x, at_least=1))   # warm-up
+        concurrently(editors, lambda e, t, x: e.add_matches(0, t, x, at_least=1))  # warm-up
         drained()
         end = deadline()
         window("match create", editors, lambda e, t, x: e.add_matches(end, t, x), settle=drained)
@@ -385,7 +472,7 @@ def main():
         url = f"{base}/lightweight/crowd/{crowd_token}/"
         workers = [CrowdWorker(url, i) for i in range(args.crowd)]
         if workers:
-            concurrently(workers, lambda w, t, x: w.arrive(t, x))   # not measured: each worker holds its first task
+            concurrently(workers, lambda w, t, x: w.arrive(t, x))  # not measured: each worker holds its first task
 
         def crowd_drained():
             if crowd.wait_scores_current(120) is None:
@@ -408,23 +495,35 @@ def main():
         m[2] += seconds
         m[3] += timings
         m[4] += errors
-    print(f"\n{args.clients} API editors (synthetic pyramids: {args.scus} SCUs, {args.peers} peers each), "
-          f"{args.crowd} crowd workers x {args.rounds} rounds; CPU in ms per request")
-    print("| endpoint class | requests | app | worker | database | Redis | total | requests/s | p50 ms | p95 " "ms | concurrency | errors | goal (issue 22) |")
+    print(
+        f"\n{args.clients} API editors (synthetic pyramids: {args.scus} SCUs, {args.peers} peers each), "
+        f"{args.crowd} crowd workers x {args.rounds} rounds; CPU in ms per request"
+    )
+    print(
+        "| endpoint class | requests | app | worker | database | Redis | total | requests/s | p50 ms | p95 "
+        "ms | concurrency | errors | goal (issue 22) |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    for name in [n for n in ("add contributor", "full pyramid", "match create", "crowd page", "crowd submit") if n in merged]:
+    for name in [
+        n for n in ("add contributor", "full pyramid", "match create", "crowd page", "crowd submit") if n in merged
+    ]:
         count, used, seconds, timings, errors = merged[name]
         per = {kind: value * 1000 / max(1, count) for kind, value in used.items()}
         concurrency = args.clients if name in ("add contributor", "full pyramid", "match create") else args.crowd
-        print(f"| {name} | {count} | {per['app']:.1f} | {per['worker']:.1f} | {per['db']:.1f} | {per['redis']:.1f} | "
-              f"{sum(per.values()):.1f} | {count / seconds:.1f} | {api_load.percentile(timings, 50) * 1000:.0f} | "
-              f"{api_load.percentile(timings, 95) * 1000:.0f} | {concurrency} | {len(errors)} | {GOALS[name]} |")
+        print(
+            f"| {name} | {count} | {per['app']:.1f} | {per['worker']:.1f} | {per['db']:.1f} | {per['redis']:.1f} | "
+            f"{sum(per.values()):.1f} | {count / seconds:.1f} | {api_load.percentile(timings, 50) * 1000:.0f} | "
+            f"{api_load.percentile(timings, 95) * 1000:.0f} | {concurrency} | {len(errors)} | {GOALS[name]} |"
+        )
     print_worker_split(merged, by_task)
     if profile_dir:
         print_profiles(profile_dir)
     stored = LiteAssignment.objects.filter(task__pyramid__dataset__name="crowd-bench")
     if workers:
-        print(f"crowd answers stored: {stored.count()} " f"({stored.values('worker_id', 'task_id').distinct().count()} distinct worker-task pairs)")
+        print(
+            f"crowd answers stored: {stored.count()} "
+            f"({stored.values('worker_id', 'task_id').distinct().count()} distinct worker-task pairs)"
+        )
     errors = [e for m in merged.values() for e in m[4]]
     if errors:
         print(f"first errors: {errors[:5]}")

@@ -11,6 +11,7 @@ Chart.js, not plotly.js: the charts need scatter, line, band and bar traces with
 plotly.js draws too, but even its partial "basic" bundle is 1.2 MB (395 KB compressed) to parse on
 every first visit; Chart.js is 210 KB (71 KB compressed).
 """
+
 from pathlib import Path
 
 from django.conf import settings
@@ -33,8 +34,13 @@ class VendorFinder(BaseFinder):
     def check(self, **kwargs):
         missing = [str(path) for path in vendor_files().values() if not path.is_file()]
         if missing:
-            return [Error(f"browser libraries are not installed ({', '.join(missing)} missing)",
-                          hint="run `make vendor` (npm ci) in the project folder", id="frontend.E001")]
+            return [
+                Error(
+                    f"browser libraries are not installed ({', '.join(missing)} missing)",
+                    hint="run `make vendor` (npm ci) in the project folder",
+                    id="frontend.E001",
+                )
+            ]
         return []
 
     def find(self, path, find_all=False, **kwargs):

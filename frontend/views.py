@@ -1,5 +1,6 @@
 """Pages. Every page requires a login and checks the object against the API's access rule;
 the health check is the only public URL. The editors load and save through the API."""
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.staticfiles.storage import staticfiles_storage
@@ -9,25 +10,31 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.access.rules import can_change, coordinated_datasets, may_create_dataset, visible
-from annotation.api.choices import UnknownChoice
-from annotation.corpus.models import Assignment
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid
-from annotation.corpus import assignments
 from annotation.adjudication import reannotation
-from annotation.jobs import health
-from annotation.pyramids import scu_listing
 from annotation.api import downloads
+from annotation.api.choices import UnknownChoice
+from annotation.corpus import assignments
+from annotation.corpus.models import Assignment
+from annotation.jobs import health
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids import scu_listing
+from annotation.pyramids.models import Pyramid
 
 
 @login_required
 def home(request):
     """The user's start page: their assignments with progress, the peers to annotate again against
     an adjudicated pyramid (each with *Carry over matches*), and the datasets they coordinate."""
-    rows = [(a, assignments.progress(a), reannotation.for_assignment(a))
-            for a in Assignment.objects.filter(annotator=request.user).select_related("topic__dataset")]
+    rows = [
+        (a, assignments.progress(a), reannotation.for_assignment(a))
+        for a in Assignment.objects.filter(annotator=request.user).select_related("topic__dataset")
+    ]
     datasets = coordinated_datasets(request.user)
-    return render(request, "frontend/home.html", {"assignments": rows, "datasets": datasets, "may_create_dataset": may_create_dataset(request.user)})
+    return render(
+        request,
+        "frontend/home.html",
+        {"assignments": rows, "datasets": datasets, "may_create_dataset": may_create_dataset(request.user)},
+    )
 
 
 def _own_assignment(request, pk) -> Assignment:
@@ -76,10 +83,17 @@ def builder(request, pk):
     pyramid = _document(request, Pyramid, pk)
     if not can_change(request.user, pyramid):
         # Say why (a finished pyramid is fixed while peers are annotated against it), not a bare 403.
-        annotations = pyramid.annotations.filter(annotator=request.user).select_related("peer").order_by("peer__external_id")
+        annotations = (
+            pyramid.annotations.filter(annotator=request.user).select_related("peer").order_by("peer__external_id")
+        )
         tiers = scu_listing.tiers(pyramid)
-        context = {"pyramid": pyramid, "annotations": annotations, "tiers": tiers, "scu_count": sum(len(t.scus) for t in tiers),
-                   "reference_count": pyramid.references.count()}
+        context = {
+            "pyramid": pyramid,
+            "annotations": annotations,
+            "tiers": tiers,
+            "scu_count": sum(len(t.scus) for t in tiers),
+            "reference_count": pyramid.references.count(),
+        }
         return render(request, "frontend/builder_readonly.html", context, status=403)
     return render(request, "frontend/builder.html", {"pyramid": pyramid})
 
@@ -94,17 +108,27 @@ def pyramid_scus(request, pk):
         text = scu_listing.as_text(pyramid, tiers, app_version=downloads.app_version())
         response = HttpResponse(text, content_type="text/plain; charset=utf-8")
         # Named as every download is (dataset, table, date): ``duc2006-D0631-pyramid-12-scus-2026-11-26.txt``.
-        name = downloads.download_name(pyramid.topic.dataset, f"{pyramid.topic.external_id}-pyramid-{pyramid.pk}-scus", "txt")
+        name = downloads.download_name(
+            pyramid.topic.dataset, f"{pyramid.topic.external_id}-pyramid-{pyramid.pk}-scus", "txt"
+        )
         response["Content-Disposition"] = downloads.content_disposition(name)
         return response
-    return render(request, "frontend/pyramid_scus.html", {"pyramid": pyramid, "tiers": tiers, "scu_count": sum(len(t.scus) for t in tiers)})
+    return render(
+        request,
+        "frontend/pyramid_scus.html",
+        {"pyramid": pyramid, "tiers": tiers, "scu_count": sum(len(t.scus) for t in tiers)},
+    )
 
 
 def _reannotation(user, peer, assignment=None) -> dict | None:
     """What the annotator page says when ``user`` is to annotate ``peer`` again against its topic's
     adjudicated pyramid: their assignment and the earlier annotation (``reannotation``)."""
-    assignment = assignment or Assignment.objects.filter(topic_id=peer.topic_id, annotator=user,
-                                                         task=Assignment.Task.ANNOTATE_PEERS).first()
+    assignment = (
+        assignment
+        or Assignment.objects.filter(
+            topic_id=peer.topic_id, annotator=user, task=Assignment.Task.ANNOTATE_PEERS
+        ).first()
+    )
     pending = [r for r in reannotation.for_assignment(assignment) if r.peer_id == peer.pk] if assignment else []
     return {"assignment": assignment, "source": pending[0].source} if pending else None
 
@@ -113,8 +137,11 @@ def _reannotation(user, peer, assignment=None) -> dict | None:
 def annotator(request, pk):
     annotation = _document(request, PeerAnnotation, pk)
     again = _reannotation(request.user, annotation.peer) if annotation.annotator_id == request.user.pk else None
-    return render(request, "frontend/annotator.html",
-                  {"annotation": annotation, "can_edit": can_change(request.user, annotation), "reannotate": again})
+    return render(
+        request,
+        "frontend/annotator.html",
+        {"annotation": annotation, "can_edit": can_change(request.user, annotation), "reannotate": again},
+    )
 
 
 @login_required
@@ -150,9 +177,16 @@ def annotator_peer(request, pk, peer):
         return redirect("frontend:home")
     if annotation is not None:
         return redirect("frontend:annotator", pk=annotation.pk)
-    return render(request, "frontend/annotator.html", {"annotation": assignments.unsaved_annotation(assignment, peer), "assignment": assignment,
-                                                       "can_edit": True,
-                                                       "reannotate": _reannotation(request.user, peer, assignment)})
+    return render(
+        request,
+        "frontend/annotator.html",
+        {
+            "annotation": assignments.unsaved_annotation(assignment, peer),
+            "assignment": assignment,
+            "can_edit": True,
+            "reannotate": _reannotation(request.user, peer, assignment),
+        },
+    )
 
 
 def healthz(request):
@@ -164,7 +198,10 @@ def healthz(request):
     try:
         staticfiles_storage.url("frontend/base.css")
     except ValueError as error:
-        return JsonResponse({"status": "error", "reason": f"static files are not collected (run `manage.py collectstatic`): {error}"}, status=503)
+        return JsonResponse(
+            {"status": "error", "reason": f"static files are not collected (run `manage.py collectstatic`): {error}"},
+            status=503,
+        )
     failure = health.write_failure()
     if failure is not None:
         return JsonResponse({"status": "error", "reason": failure}, status=503)

@@ -1,5 +1,6 @@
 """The API token for scripts (``/api/auth/token/``), beside the login pages: both answer a locked-out
 account or address as django-axes decides (``lockout``), and both count password guesses."""
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.authtoken.models import Token

@@ -7,6 +7,7 @@ the dataset's downloads from ``transfer``, an assignment's peer work from ``peer
 ``adjudication``): the lower concept cannot import them, so the resource's viewset is composed
 here, the one place above every concept, with the higher concepts' mixins first.
 """
+
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
@@ -29,13 +30,18 @@ def composed(viewset, basename: str):
     mixins = [mixin for urls in reversed(SLICES) for mixin in getattr(urls, "extends", {}).get(basename, ())]
     if not mixins:
         return viewset
-    return type(viewset.__name__, (*mixins, viewset),
-                {"__doc__": viewset.__doc__, "__module__": viewset.__module__, "__qualname__": viewset.__qualname__})
+    return type(
+        viewset.__name__,
+        (*mixins, viewset),
+        {"__doc__": viewset.__doc__, "__module__": viewset.__module__, "__qualname__": viewset.__qualname__},
+    )
 
 
 def router_of(slices) -> DefaultRouter:
     routes = [route for urls in slices for route in getattr(urls, "routes", ())]
-    unknown = {name for urls in slices for name in getattr(urls, "extends", {})} - {basename for _, _, basename in routes}
+    unknown = {name for urls in slices for name in getattr(urls, "extends", {})} - {
+        basename for _, _, basename in routes
+    }
     if unknown:
         raise ImproperlyConfigured(f"Actions added to resources no concept routes: {', '.join(sorted(unknown))}.")
     router = DefaultRouter()
@@ -50,7 +56,11 @@ app_name = "api"
 urlpatterns = [
     path("auth/token/", TokenView.as_view(), name="token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema", template_name="api/swagger_ui.html"), name="docs"),
+    path(
+        "docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="api:schema", template_name="api/swagger_ui.html"),
+        name="docs",
+    ),
     *router.urls,
     *(pattern for urls in SLICES for pattern in getattr(urls, "urlpatterns", ())),
 ]

@@ -12,6 +12,7 @@ the periodic sweep (beat) publishes the stale work again.
 
 Selected by ``CELERY_BROKER_TRANSPORT`` (settings), for the same ``redis://`` URL.
 """
+
 import logging
 
 from kombu.transport import redis
@@ -23,8 +24,11 @@ class QoS(redis.QoS):
     def restore_unacked(self, client=None):
         transport = self.channel.connection
         if client is None and (transport is None or transport.client is None):
-            log.warning("broker connection already closed: %d unacknowledged message(s) stay in Redis and are "
-                        "restored after the visibility timeout", len(self._delivered))
+            log.warning(
+                "broker connection already closed: %d unacknowledged message(s) stay in Redis and are "
+                "restored after the visibility timeout",
+                len(self._delivered),
+            )
             self._delivered.clear()
             return
         super().restore_unacked(client)

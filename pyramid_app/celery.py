@@ -6,6 +6,7 @@ With Redis: kombu's transport with a fix that keeps workers alive through a Redi
 (``pyramid_app/broker.py``); scores and dashboards on queues of their own, beat a process of its own
 (settings, docker-compose.yml).
 """
+
 import os
 
 from celery import Celery
@@ -26,7 +27,7 @@ def _close_old_database_connections(task=None, **kwargs):
     """A worker keeps its database connection between tasks (``CELERY_DB_REUSE_MAX``, settings):
     before each task Django's own rule closes it if it is broken or older than CONN_MAX_AGE, as
     ``request_started`` does for a request."""
-    if task is not None and not task.request.is_eager:   # an eager task runs inside its caller's transaction
+    if task is not None and not task.request.is_eager:  # an eager task runs inside its caller's transaction
         from django.db import close_old_connections
 
         close_old_connections()

@@ -3,6 +3,7 @@
 Kept separate from settings.py so that the parsing rules (what counts as true, how lists are
 split) are tested on their own and documented in one place.
 """
+
 import os
 
 TRUE = {"1", "true", "yes", "on"}

@@ -6,12 +6,15 @@ broker, the cache ``LOCATION``, the same variables in the request's environment 
 a local variable in a traceback) sits under a harmless name. This filter masks the password part of
 every URL it sees, wherever it sees it.
 """
+
 import re
 
 from django.views.debug import SafeExceptionReporterFilter
 
 # scheme://user:password@host  or  scheme://:password@host (redis)
-_URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.\-]*://[^\s:/@'\"]*:)(?P<password>[^\s@/'\"]+)(?P<tail>@)", re.IGNORECASE)
+_URL_PASSWORD = re.compile(
+    r"(?P<head>\b[a-z][a-z0-9+.\-]*://[^\s:/@'\"]*:)(?P<password>[^\s@/'\"]+)(?P<tail>@)", re.IGNORECASE
+)
 MASK = "********"
 
 

@@ -10,6 +10,7 @@ its own database connection (``DB_CONN_MAX_AGE``): processes x threads connectio
 
 ``WEB_CONCURRENCY`` (processes) and ``GUNICORN_THREADS`` override the defaults.
 """
+
 import os
 
 workers = int(os.environ.get("WEB_CONCURRENCY", (os.cpu_count() or 1) + 1))

@@ -3,6 +3,7 @@
 Pages (``/accounts/login/``, ``/admin/login/``) get a page saying how long to wait; the API's token
 endpoint gets JSON. Both answer 429 Too Many Requests with ``Retry-After``.
 """
+
 from django.conf import settings
 from django.http import JsonResponse
 from django.shortcuts import render
@@ -14,7 +15,10 @@ def minutes_locked() -> int:
 
 def message() -> str:
     minutes = minutes_locked()
-    return (f"Too many failed logins for this account or address: try again in {minutes} " f"minute{'s' if minutes != 1 else ''}.")
+    return (
+        f"Too many failed logins for this account or address: try again in {minutes} "
+        f"minute{'s' if minutes != 1 else ''}."
+    )
 
 
 def lockout_response(request, original_response=None, credentials=None):

@@ -7,6 +7,7 @@ Two shapes:
 - ``DATABASE_URL`` and ``REDIS_URL`` set: PostgreSQL, Redis as broker and cache, and Celery
   workers (with beat's periodic sweep) do the work (the production shape, the one CI tests).
 """
+
 import ipaddress
 import os
 import tempfile
@@ -17,6 +18,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from annotation.jobs import redis_breaker
+
 from .env import get_bool, get_int, get_list, get_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -42,7 +44,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
-    "pyramid_app.devserver",   # its runserver, before staticfiles' (see COLLECTED_STATIC)
+    "pyramid_app.devserver",  # its runserver, before staticfiles' (see COLLECTED_STATIC)
     "django.contrib.staticfiles",
     "csp",
     "axes",
@@ -93,7 +95,9 @@ TEMPLATES = [
 DATABASE_URL = get_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
 # Health checks: a persistent connection the server dropped (restart, pg_terminate_backend) is
 # replaced at the start of the next request instead of failing it.
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=get_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True)}
+DATABASES = {
+    "default": dj_database_url.parse(DATABASE_URL, conn_max_age=get_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True)
+}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite serialises writers; wait instead of failing with "database is locked", and take the
     # write lock at BEGIN so a reader turning writer cannot deadlock with another writer.
@@ -128,8 +132,11 @@ else:
 # The dashboard pages' rendered figures, per stored snapshot ({% cache ... using="fragments" %}):
 # in each process's memory, never in Redis, so a page renders when Redis is down (the cache tag
 # raises on an unreachable cache). At most 100 fragments (~50-150 KB each on DUC 2006) a process.
-CACHES["fragments"] = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "dashboard-fragments",
-                       "OPTIONS": {"MAX_ENTRIES": 100}}
+CACHES["fragments"] = {
+    "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+    "LOCATION": "dashboard-fragments",
+    "OPTIONS": {"MAX_ENTRIES": 100},
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_SERIALIZER = "json"
@@ -141,13 +148,18 @@ CELERY_TASK_IGNORE_RESULT = True
 # fail fast when Redis is unreachable, the sweep publishes the stale work again later.
 CELERY_BROKER_CONNECTION_TIMEOUT = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "max_retries": 1, "interval_start": 0, "interval_step": 0.2, "socket_connect_timeout": 1, "socket_timeout": 10,
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "socket_connect_timeout": 1,
+    "socket_timeout": 10,
     # A task taken by a worker that was killed goes back to the queue after this many seconds
     # (kombu's default is an hour). A task running longer is delivered again meanwhile; that copy
     # is skipped (annotation/jobs/task_lock.py), so this can stay short: it bounds the recovery from a
     # killed worker (tests/faults).
     "visibility_timeout": get_int("CELERY_VISIBILITY_TIMEOUT", 20),
-    "unacked_restore_interval": 5, "unacked_restore_throttle": 1,
+    "unacked_restore_interval": 5,
+    "unacked_restore_throttle": 1,
 }
 # How long a running task's lock outlives its last renewal (its heartbeat renews it every third of
 # this): shorter than the visibility timeout, so the copy delivered again after a worker was
@@ -166,18 +178,26 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 DASHBOARD_QUEUE = "dashboards"
 CELERY_TASK_QUEUES = {CELERY_TASK_DEFAULT_QUEUE: {}, DASHBOARD_QUEUE: {}}
-CELERY_TASK_ROUTES = {"annotation.recompute_dashboards": {"queue": DASHBOARD_QUEUE},
-                      "annotation.recompute_construction": {"queue": DASHBOARD_QUEUE},  # seconds for several pyramids
-                      "annotation.compute_automatic_scores": {"queue": DASHBOARD_QUEUE},  # a fraction of a second per peer
-                      "annotation.recompute_stale_dashboards": {"queue": DASHBOARD_QUEUE}}
+CELERY_TASK_ROUTES = {
+    "annotation.recompute_dashboards": {"queue": DASHBOARD_QUEUE},
+    "annotation.recompute_construction": {"queue": DASHBOARD_QUEUE},  # seconds for several pyramids
+    "annotation.compute_automatic_scores": {"queue": DASHBOARD_QUEUE},  # a fraction of a second per peer
+    "annotation.recompute_stale_dashboards": {"queue": DASHBOARD_QUEUE},
+}
 # The periodic sweep: beat runs as a process of its own (`celery -A pyramid_app beat`, one per
 # deployment), never inside a worker, so adding workers never adds a second beat, and a worker
 # that dies does not take the sweep with it. Nothing stays stale forever, whatever was lost
 # (Redis down, a worker killed).
 CELERY_BEAT_SCHEDULE = {
     "recompute-stale": {"task": "annotation.recompute_stale", "schedule": float(get_int("SWEEP_SECONDS", 15))},
-    "recompute-stale-dashboards": {"task": "annotation.recompute_stale_dashboards", "schedule": float(get_int("SWEEP_SECONDS", 15)) * 2},
-    "recompute-stale-lightweight": {"task": "annotation.recompute_stale_lightweight", "schedule": float(get_int("SWEEP_SECONDS", 15)) * 2},
+    "recompute-stale-dashboards": {
+        "task": "annotation.recompute_stale_dashboards",
+        "schedule": float(get_int("SWEEP_SECONDS", 15)) * 2,
+    },
+    "recompute-stale-lightweight": {
+        "task": "annotation.recompute_stale_lightweight",
+        "schedule": float(get_int("SWEEP_SECONDS", 15)) * 2,
+    },
     "forget-expired-idempotency-keys": {"task": "annotation.forget_expired_idempotency_keys", "schedule": 3600.0},
 }
 
@@ -233,7 +253,10 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "annotation.api.idempotency.IdempotentSchema",
     # The browsable API from a template without inline styles (the Content Security Policy).
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "annotation.api.renderers.BrowsableAPIRenderer"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "annotation.api.renderers.BrowsableAPIRenderer",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     # Id filters never look the id up (no existence oracle: annotation/api/filters.py).
@@ -287,7 +310,7 @@ STATIC_ROOT = Path(get_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    "frontend.vendor.VendorFinder",   # static/vendor/chart.umd.min.js from node_modules (package.json)
+    "frontend.vendor.VendorFinder",  # static/vendor/chart.umd.min.js from node_modules (package.json)
 ]
 # Static files as production serves them: collected into STATIC_ROOT under content-hashed names
 # with gzip copies (pyramid_app/staticfiles.py), served by WhiteNoise compressed and cached for a

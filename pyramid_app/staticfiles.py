@@ -1,6 +1,7 @@
 """How static files are stored and named once collected (production, and `make run`: settings'
 ``COLLECTED_STATIC``): WhiteNoise's storage, content-hashed names with gzip copies beside them,
 which WhiteNoise serves compressed and, being hashed, cacheable for a year (``immutable``)."""
+
 import os
 from pathlib import Path
 
@@ -24,7 +25,11 @@ class CollectedStaticStorage(CompressedManifestStaticFilesStorage):
         # patterns take seconds on the third-party bundles (Swagger UI, ReDoc), which import nothing.
         _, rewrites = self._js_module_import_aggregation_patterns
         self.patterns = self.patterns + tuple(
-            (f"{top.name}/*.js", rewrites) for folder in own_static_folders() for top in folder.iterdir() if top.is_dir())
+            (f"{top.name}/*.js", rewrites)
+            for folder in own_static_folders()
+            for top in folder.iterdir()
+            if top.is_dir()
+        )
         super().__init__(*args, **kwargs)
 
     def url(self, name, force=False):

@@ -14,8 +14,8 @@ summary and system scores, topic alpha), ``lite_statements`` filters and samples
 """
 
 from .agreement import (
-    Alpha,
     AgreementSummary,
+    Alpha,
     alpha_dice,
     alpha_dice_summary,
     dice_distance,

@@ -99,10 +99,7 @@ def system_scores(items: Iterable[tuple[Hashable, Hashable, float | None]]) -> d
     per_system: dict[Hashable, dict[Hashable, float]] = defaultdict(dict)
     for (topic, system), value in topic_means(items).items():
         per_system[system][topic] = value
-    return {
-        system: SystemScore(system, spread(by_topic.values()), by_topic)
-        for system, by_topic in per_system.items()
-    }
+    return {system: SystemScore(system, spread(by_topic.values()), by_topic) for system, by_topic in per_system.items()}
 
 
 def tier_histogram(pyramid: Pyramid, convention: Convention = Convention.NIST) -> dict[int, int]:

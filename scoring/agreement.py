@@ -50,9 +50,9 @@ class Alpha:
 
     value: float | None
     reason: str | None
-    units: int            # pairable units (>= 2 values) actually used
-    values: int           # pairable values (n of the coincidence matrix)
-    coders: int           # coders with at least one pairable value
+    units: int  # pairable units (>= 2 values) actually used
+    values: int  # pairable values (n of the coincidence matrix)
+    coders: int  # coders with at least one pairable value
     observed_disagreement: float | None = None
     expected_disagreement: float | None = None
 
@@ -106,9 +106,7 @@ def alpha_dice(matrix: Mapping[Hashable, Mapping[Hashable, int | None]]) -> Alph
 
     observed = sum(o * _dice_distance_exact(a, b) for (a, b), o in coincidence.items()) / n
     expected = sum(
-        na * nb * _dice_distance_exact(a, b)
-        for a, na in marginals.items()
-        for b, nb in marginals.items()
+        na * nb * _dice_distance_exact(a, b) for a, na in marginals.items() for b, nb in marginals.items()
     ) / (n * (n - 1))
     if expected == 0:
         return Alpha(None, NOT_COMPUTABLE_IDENTICAL, units, int(n), len(coders), float(observed), 0.0)
@@ -146,7 +144,7 @@ class AgreementSummary:
     not_computable: tuple[Hashable, ...]
     pooled: Alpha
     mean_reason: str | None = None
-    units_in_mean: int = 0   # pairable units behind the mean (sum over the peers in it)
+    units_in_mean: int = 0  # pairable units behind the mean (sum over the peers in it)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_peer", MappingProxyType(dict(self.by_peer)))

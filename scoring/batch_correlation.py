@@ -12,13 +12,13 @@ rank); Kendall's tau-b = (C - D) / sqrt((n0 - Tx)(n0 - Ty)), n0 the number of it
 Ty the pairs tied in x and in y (``scipy.stats.kendalltau``'s default, used by SacreROUGE).
 Kendall's tau compares every pair of items: item by item, so memory stays rows x items.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import numpy as np
 from scipy import stats
-
 
 
 def _as_pair(x, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -70,8 +70,8 @@ def kendall_rows(x, y) -> np.ndarray:
     rows, items = xs.shape
     s, n0, tied_x, tied_y = (np.zeros(rows, dtype=np.int64) for _ in range(4))
     for i in range(items - 1):
-        dx = xs[:, i, None] - xs[:, i + 1:]
-        dy = ys[:, i, None] - ys[:, i + 1:]
+        dx = xs[:, i, None] - xs[:, i + 1 :]
+        dy = ys[:, i, None] - ys[:, i + 1 :]
         # Sign of the product: > 0 concordant, < 0 discordant, 0 tied, NaN a pair with a missing value.
         # (Score differences are far above the ~1e-160 where the product could underflow to 0.)
         product = dx * dy
@@ -86,10 +86,15 @@ def kendall_rows(x, y) -> np.ndarray:
     return np.where((n >= 3) & (n0 > tied_x) & (n0 > tied_y), np.clip(tau, -1.0, 1.0), np.nan)
 
 
-METHODS: dict[str, Callable[..., np.ndarray]] = {"pearson": pearson_rows, "spearman": spearman_rows, "kendall": kendall_rows}
+METHODS: dict[str, Callable[..., np.ndarray]] = {
+    "pearson": pearson_rows,
+    "spearman": spearman_rows,
+    "kendall": kendall_rows,
+}
 
 
 # --- the same correlations with items repeated (bootstrap resamples as multiplicities) ---------
+
 
 def _weighted_pearson(x: np.ndarray, z: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Pearson's r over items repeated w times: x, z (groups, items); w (rows, groups, items) >= 0."""
@@ -100,8 +105,9 @@ def _weighted_pearson(x: np.ndarray, z: np.ndarray, w: np.ndarray) -> np.ndarray
     dx, dz = x - mx[..., None], z - mz[..., None]
     sxx, szz, sxz = (w * dx * dx).sum(-1), (w * dz * dz).sum(-1), (w * dx * dz).sum(-1)
     present = w > 0
-    constant = ((np.where(present, x, -np.inf).max(-1) == np.where(present, x, np.inf).min(-1))
-                | (np.where(present, z, -np.inf).max(-1) == np.where(present, z, np.inf).min(-1)))
+    constant = (np.where(present, x, -np.inf).max(-1) == np.where(present, x, np.inf).min(-1)) | (
+        np.where(present, z, -np.inf).max(-1) == np.where(present, z, np.inf).min(-1)
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.clip(sxz / np.sqrt(sxx * szz), -1.0, 1.0)
     return np.where((n >= 3) & ~constant, r, np.nan)
@@ -117,7 +123,7 @@ def _spread(w: np.ndarray, relation: np.ndarray) -> np.ndarray:
 def _weighted_ranks(x: np.ndarray, valid: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Average rank of each item among the repeated valid items: (items below) + (items equal + 1) / 2."""
     both = valid[:, :, None] & valid[:, None, :]
-    below = (both & (x[:, None, :] < x[:, :, None])).astype(float)    # [g, i, j]: x_j < x_i
+    below = (both & (x[:, None, :] < x[:, :, None])).astype(float)  # [g, i, j]: x_j < x_i
     equal = (both & (x[:, None, :] == x[:, :, None])).astype(float)
     return _spread(w, below) + (_spread(w, equal) + 1) / 2
 
@@ -125,7 +131,7 @@ def _weighted_ranks(x: np.ndarray, valid: np.ndarray, w: np.ndarray) -> np.ndarr
 def _weighted_kendall(x: np.ndarray, z: np.ndarray, valid: np.ndarray, w: np.ndarray) -> np.ndarray:
     both = valid[:, :, None] & valid[:, None, :]
     concordance = np.where(both, np.sign(x[:, :, None] - x[:, None, :]) * np.sign(z[:, :, None] - z[:, None, :]), 0.0)
-    tie_x = (both & (x[:, :, None] == x[:, None, :])).astype(float)   # diagonal included: copies of one item tie
+    tie_x = (both & (x[:, :, None] == x[:, None, :])).astype(float)  # diagonal included: copies of one item tie
     tie_z = (both & (z[:, :, None] == z[:, None, :])).astype(float)
     n = w.sum(-1)
     n0 = (n * n - n) / 2

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 NOISE = 0.06  # two independent annotations' scores differ by about this much (2007 paper, 4.2)
-_NOISE_DIGITS = 9   # differences are compared to NOISE rounded to 1e-9
+_NOISE_DIGITS = 9  # differences are compared to NOISE rounded to 1e-9
 
 
 def above_noise(difference: float | None, noise: float = NOISE) -> bool:
@@ -39,14 +39,14 @@ def _stats():
 
 @dataclass(frozen=True)
 class Correlation:
-    method: str                  # "pearson", "spearman" or "kendall"
+    method: str  # "pearson", "spearman" or "kendall"
     value: float | None
     n: int
     p_value: float | None = None
     confidence: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
-    reason: str | None = None     # why value is None
+    reason: str | None = None  # why value is None
     ci_reason: str | None = None  # why the interval is None while value is not
 
     def as_dict(self) -> dict:
@@ -98,10 +98,13 @@ def pearson(x: Sequence[float], y: Sequence[float], confidence: float = 0.95) ->
 # each import or edit, and importing scipy.stats costs a process most of a second of CPU. The values
 # agree with ``scipy.stats.pearsonr`` to about 1e-12 (tests/scoring/test_correlation_statistics.py).
 
+
 def _pearson_r(xs: list[float], ys: list[float]) -> float:
     mx, my = math.fsum(xs) / len(xs), math.fsum(ys) / len(ys)
     dx, dy = [v - mx for v in xs], [v - my for v in ys]
-    r = math.fsum(a * b for a, b in zip(dx, dy, strict=True)) / math.sqrt(math.fsum(a * a for a in dx) * math.fsum(b * b for b in dy))
+    r = math.fsum(a * b for a, b in zip(dx, dy, strict=True)) / math.sqrt(
+        math.fsum(a * a for a in dx) * math.fsum(b * b for b in dy)
+    )
     return max(-1.0, min(1.0, r))
 
 
@@ -125,8 +128,10 @@ def _betainc(a: float, b: float, x: float) -> float:
     d = 1.0 / (d if abs(d) > tiny else tiny)
     f = d
     for m in range(1, 10_000):
-        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
             d = 1.0 + numerator * d
             d = 1.0 / (d if abs(d) > tiny else tiny)
             c = 1.0 + numerator / c

@@ -25,6 +25,7 @@ correlations the replicates are drawn as ``rng.integers(0, systems, (n, systems)
 ``rng.integers(0, topics, (n, topics))`` (systems in the order given, topics sorted), so the same
 seed and data give the same interval anywhere.
 """
+
 from __future__ import annotations
 
 import math
@@ -53,8 +54,8 @@ class Interval:
     confidence: float
     resamples: int
     seed: int
-    reason: str | None = None        # why low/high are None
-    undefined_replicates: int = 0    # replicates left out (statistic undefined on them)
+    reason: str | None = None  # why low/high are None
+    undefined_replicates: int = 0  # replicates left out (statistic undefined on them)
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -67,7 +68,9 @@ def _check(confidence: float, resamples: int) -> None:
         raise ValueError("resamples must be at least 1")
 
 
-def mean_interval(values, *, confidence: float = CONFIDENCE, resamples: int = MEAN_RESAMPLES, seed: int = 0) -> Interval:
+def mean_interval(
+    values, *, confidence: float = CONFIDENCE, resamples: int = MEAN_RESAMPLES, seed: int = 0
+) -> Interval:
     """Mean of ``values`` (one per topic) and its percentile-bootstrap interval over the topics."""
     _check(confidence, resamples)
     vs = np.asarray([float(v) for v in values], dtype=float)
@@ -82,9 +85,18 @@ def mean_interval(values, *, confidence: float = CONFIDENCE, resamples: int = ME
     if np.all(vs == vs[0]):
         # Every resample has this mean; scipy would warn about a degenerate distribution.
         return Interval(mean, mean, mean, n, confidence, resamples, seed)
-    res = stats.bootstrap((vs,), np.mean, n_resamples=resamples, confidence_level=confidence, method="percentile",
-                          vectorized=True, rng=np.random.default_rng(seed))
-    return Interval(mean, float(res.confidence_interval.low), float(res.confidence_interval.high), n, confidence, resamples, seed)
+    res = stats.bootstrap(
+        (vs,),
+        np.mean,
+        n_resamples=resamples,
+        confidence_level=confidence,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(seed),
+    )
+    return Interval(
+        mean, float(res.confidence_interval.low), float(res.confidence_interval.high), n, confidence, resamples, seed
+    )
 
 
 def system_intervals(by_system: Mapping[Hashable, Mapping[Hashable, float]], **options) -> dict[Hashable, Interval]:
@@ -108,17 +120,35 @@ def system_intervals(by_system: Mapping[Hashable, Mapping[Hashable, float]], **o
             by_size.setdefault(len(values), []).append((system, values))
     for n, group in by_size.items():
         sample = np.array([values for _, values in group])
-        res = stats.bootstrap((sample,), np.mean, n_resamples=resamples, confidence_level=confidence, method="percentile",
-                              vectorized=True, axis=-1, rng=np.random.default_rng(seed))
+        res = stats.bootstrap(
+            (sample,),
+            np.mean,
+            n_resamples=resamples,
+            confidence_level=confidence,
+            method="percentile",
+            vectorized=True,
+            axis=-1,
+            rng=np.random.default_rng(seed),
+        )
         for i, (system, values) in enumerate(group):
-            out[system] = Interval(math.fsum(values) / n, float(res.confidence_interval.low[i]), float(res.confidence_interval.high[i]),
-                                   n, confidence, resamples, seed)
+            out[system] = Interval(
+                math.fsum(values) / n,
+                float(res.confidence_interval.low[i]),
+                float(res.confidence_interval.high[i]),
+                n,
+                confidence,
+                resamples,
+                seed,
+            )
     return {system: out[system] for system in by_system}
 
 
 # --- correlations ----------------------------------------------------------------------------
 
-def matrices(pairs: Mapping[tuple[Hashable, Hashable], tuple[float, float]]) -> tuple[list, list, np.ndarray, np.ndarray]:
+
+def matrices(
+    pairs: Mapping[tuple[Hashable, Hashable], tuple[float, float]],
+) -> tuple[list, list, np.ndarray, np.ndarray]:
     """(systems, topics, X, Z) from (topic, system) -> (x, z); NaN where a system lacks a topic."""
     systems = sorted({s for _, s in pairs}, key=lambda k: (str(type(k)), str(k)))
     topics = sorted({t for t, _ in pairs}, key=lambda k: (str(type(k)), str(k)))
@@ -145,14 +175,22 @@ def level_correlation(x: np.ndarray, z: np.ndarray, level: str, method: str) -> 
         return func(_nanmean(x, 2), _nanmean(z, 2))
     if level == "summary":
         reps, systems, topics = x.shape
-        per_topic = func(x.transpose(0, 2, 1).reshape(reps * topics, systems),
-                         z.transpose(0, 2, 1).reshape(reps * topics, systems)).reshape(reps, topics)
+        per_topic = func(
+            x.transpose(0, 2, 1).reshape(reps * topics, systems), z.transpose(0, 2, 1).reshape(reps * topics, systems)
+        ).reshape(reps, topics)
         return _nanmean(per_topic, 1)
     raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
 
 
-def correlation_interval(pairs: Mapping[tuple[Hashable, Hashable], tuple[float, float]], level: str, method: str, *,
-                         confidence: float = CONFIDENCE, resamples: int = CORRELATION_RESAMPLES, seed: int = 0) -> Interval:
+def correlation_interval(
+    pairs: Mapping[tuple[Hashable, Hashable], tuple[float, float]],
+    level: str,
+    method: str,
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = CORRELATION_RESAMPLES,
+    seed: int = 0,
+) -> Interval:
     """The ``level`` correlation of the two metrics with its bootstrap interval (module docstring).
 
     ``pairs`` maps (topic, system) to the two metric values (``scoring.metaeval.Pairs.values``).
@@ -172,18 +210,20 @@ def correlation_interval(pairs: Mapping[tuple[Hashable, Hashable], tuple[float, 
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, len(systems), (resamples, len(systems)))
     drawn = np.zeros((resamples, len(systems)))
-    np.add.at(drawn, (np.arange(resamples)[:, None], rows), 1)          # how often each system is drawn
+    np.add.at(drawn, (np.arange(resamples)[:, None], rows), 1)  # how often each system is drawn
     if level == "system":
         values = repeated(_nanmean(x, 1)[None], _nanmean(z, 1)[None], drawn[:, None, :], method)[:, 0]
     else:
         cols = rng.integers(0, len(topics), (resamples, len(topics)))
         times = np.zeros((resamples, len(topics)))
-        np.add.at(times, (np.arange(resamples)[:, None], cols), 1)      # how often each topic is drawn
-        per_topic = repeated(x.T, z.T, drawn[:, None, :], method)       # (resamples, topics)
+        np.add.at(times, (np.arange(resamples)[:, None], cols), 1)  # how often each topic is drawn
+        per_topic = repeated(x.T, z.T, drawn[:, None, :], method)  # (resamples, topics)
         defined = np.isfinite(per_topic)
         count = np.where(defined, times, 0.0).sum(1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            values = np.where(count > 0, np.where(defined, per_topic * times, 0.0).sum(1) / np.maximum(count, 1), np.nan)
+            values = np.where(
+                count > 0, np.where(defined, per_topic * times, 0.0).sum(1) / np.maximum(count, 1), np.nan
+            )
     defined = values[np.isfinite(values)]
     undefined = resamples - len(defined)
     if len(defined) == 0:

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from statistics import mean, pstdev
 
 
-
 class AgreementMeasure(enum.StrEnum):
     POSITIONAL = "positional"
     SEQUENCE_MATCHER = "sequence-matcher"
@@ -50,7 +49,7 @@ DEFAULT_THRESHOLD = 0.5
 AGREEMENT_DECIMALS = 3
 
 REMOVED_BELOW = "agreement below the threshold"
-KEPT_NO_PAIR = "no other worker answered the same task"   # the pages say "kept: " before it
+KEPT_NO_PAIR = "no other worker answered the same task"  # the pages say "kept: " before it
 KEPT_ANONYMOUS = "no worker id: cannot be filtered"
 
 
@@ -59,7 +58,7 @@ class Settings:
     agreement: AgreementMeasure = AgreementMeasure.POSITIONAL
     threshold: float = DEFAULT_THRESHOLD
     blank: BlankPolicy = BlankPolicy.PRESENT
-    topic_filter: float = 0.0   # percent of topics (lowest crowd alpha) to drop; 0 = keep all
+    topic_filter: float = 0.0  # percent of topics (lowest crowd alpha) to drop; 0 = keep all
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "agreement", AgreementMeasure(self.agreement))
@@ -86,7 +85,7 @@ class Assignment:
 @dataclass(frozen=True)
 class WorkerQuality:
     worker: str
-    agreement: float | None   # rounded to 3 decimals; None without a pair
+    agreement: float | None  # rounded to 3 decimals; None without a pair
     pairs: int
     removed: bool
     reason: str | None
@@ -98,7 +97,7 @@ class Label:
     summary: str
     statement: Hashable
     present: bool
-    answers: int          # answers counted in the vote
+    answers: int  # answers counted in the vote
     present_answers: int
 
 
@@ -117,7 +116,7 @@ class SystemScore:
     system: str
     score: float
     summaries: int
-    stdev: float          # population standard deviation of its summary scores (the spread)
+    stdev: float  # population standard deviation of its summary scores (the spread)
     minimum: float
     maximum: float
 
@@ -125,8 +124,8 @@ class SystemScore:
 @dataclass(frozen=True)
 class TopicAlpha:
     topic: str
-    alpha: float | None   # mean over the tasks with a computable alpha
-    tasks: int            # tasks in that mean
+    alpha: float | None  # mean over the tasks with a computable alpha
+    tasks: int  # tasks in that mean
     dropped: bool
 
 

@@ -41,7 +41,8 @@ TOO_SHORT = f"{MIN_TOKENS_EXCLUSIVE} tokens or fewer"
 EMPTY = "empty"
 DUPLICATE = "near-duplicate of another statement"
 
-STOP_WORDS = frozenset("""
+STOP_WORDS = frozenset(
+    """
 a about above after again against all am an and any are as at be because been before being below
 between both but by can could did do does doing down during each few for from further had has have
 having he her here hers herself him himself his how i if in into is it its itself just me more most
@@ -49,7 +50,8 @@ my myself no nor not now of off on once only or other our ours ourselves out ove
 should so some such than that the their theirs them themselves then there these they this those
 through to too under until up very was we were what when where which while who whom why will with
 would you your yours yourself yourselves 's n't 'm 're 've 'd 'll also may might must shall
-""".split())
+""".split()
+)
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ class Statement:
 class Decision:
     id: Hashable
     reference: Hashable
-    text: str                 # after stripping
+    text: str  # after stripping
     kept: bool
     reason: str | None = None
     duplicate_of: Hashable | None = None
@@ -85,12 +87,12 @@ ABBREVIATIONS = (
 # Close to spaCy's English tokenizer, which the released code used: "U.S." and "Dr." are one
 # token, "2,000" and "3.5" too, clitics ("'s", "n't") and punctuation are tokens of their own.
 TOKEN = re.compile(
-    rf"(?:[A-Za-z]\.){{2,}}"            # U.S., e.g.
-    rf"|[A-Z]\.(?=\s)"                  # Kenneth A. Bergstedt
-    rf"|(?:{ABBREVIATIONS})\.(?=\s|$)"   # Dr. Smith
-    r"|\d+(?:[.,:]\d+)*"                 # 2,000  3.5  10:30
-    r"|\w+(?=n't\b)|n't\b"               # do n't
-    r"|'(?:s|m|re|ve|d|ll)\b"             # 's 're ...
+    rf"(?:[A-Za-z]\.){{2,}}"  # U.S., e.g.
+    rf"|[A-Z]\.(?=\s)"  # Kenneth A. Bergstedt
+    rf"|(?:{ABBREVIATIONS})\.(?=\s|$)"  # Dr. Smith
+    r"|\d+(?:[.,:]\d+)*"  # 2,000  3.5  10:30
+    r"|\w+(?=n't\b)|n't\b"  # do n't
+    r"|'(?:s|m|re|ve|d|ll)\b"  # 's 're ...
     r"|\w+"
     r"|[^\w\s]"
 )
@@ -160,7 +162,7 @@ def filter_reference(statements: Sequence[Statement]) -> list[Decision]:
         for other, other_text, other_lemmas in list(kept):
             if overlap(lemmas, other_lemmas) <= DUPLICATE_OVERLAP:
                 continue
-            if len(lemmas) >= len(other_lemmas):   # the new one is larger, or equal and later: drop it
+            if len(lemmas) >= len(other_lemmas):  # the new one is larger, or equal and later: drop it
                 decisions[s.id] = Decision(s.id, s.reference, text, False, DUPLICATE, other.id)
                 dropped_self = True
                 break
@@ -184,15 +186,15 @@ def filter_statements(statements: Sequence[Statement]) -> list[Decision]:
 @dataclass(frozen=True)
 class Shortfall:
     reference: Hashable
-    batch: int          # 1-based
+    batch: int  # 1-based
     missing: int
 
 
 @dataclass(frozen=True)
 class Sampling:
-    batches: tuple[tuple[tuple[Hashable, Hashable], ...], ...]   # per batch: (reference, statement id)
+    batches: tuple[tuple[tuple[Hashable, Hashable], ...], ...]  # per batch: (reference, statement id)
     short: tuple[Shortfall, ...]
-    target: int                                                  # statements per batch wanted
+    target: int  # statements per batch wanted
 
 
 def sample_batches(
@@ -236,7 +238,7 @@ def top_up(sampling: Sampling, kept: Mapping[Hashable, Sequence[Hashable]], seed
         short_refs = {x.reference for x in sampling.short if x.batch == b + 1}
         # prefer statements of references that are not themselves short in this batch
         spare.sort(key=lambda rs: rs[0] in short_refs)
-        extra, spare = spare[:max(missing, 0)], spare[max(missing, 0):]
+        extra, spare = spare[: max(missing, 0)], spare[max(missing, 0) :]
         batches.append(tuple(batch) + tuple(extra))
         if missing > len(extra):
             short.append(Shortfall(None, b + 1, missing - len(extra)))
@@ -245,4 +247,4 @@ def top_up(sampling: Sampling, kept: Mapping[Hashable, Sequence[Hashable]], seed
 
 def chunk(statements: Sequence[Hashable], size: int = TASK_SIZE) -> list[list[Hashable]]:
     """Split a batch into tasks of at most ``size`` statements (a 4-reference batch is one task)."""
-    return [list(statements[i:i + size]) for i in range(0, len(statements), size)]
+    return [list(statements[i : i + size]) for i in range(0, len(statements), size)]

@@ -16,6 +16,7 @@ weight 0 are never matched), each by the Hungarian method (shortest augmenting p
 O(n^2 m) for a component of n rows and m columns): real alignments are made of many small
 components, so this stays fast where one dense problem would not.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict

@@ -56,8 +56,8 @@ class Pairs:
     x: str
     y: str
     values: Mapping[tuple, tuple[float, float]]
-    only_x: int   # items with x but no y
-    only_y: int   # items with y but no x
+    only_x: int  # items with x but no y
+    only_y: int  # items with y but no x
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
@@ -87,11 +87,11 @@ class SummaryLevel:
 
     method: str
     value: float | None
-    topics: int                           # topics whose correlation is averaged
-    summaries: int                        # (topic, system) items in those topics
+    topics: int  # topics whose correlation is averaged
+    summaries: int  # (topic, system) items in those topics
     per_topic: Mapping[Hashable, Correlation] = field(default_factory=dict)
     skipped: Mapping[Hashable, str] = field(default_factory=dict)  # topic -> why it is left out
-    reason: str | None = None             # why value is None
+    reason: str | None = None  # why value is None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "per_topic", MappingProxyType(dict(self.per_topic)))
@@ -99,10 +99,14 @@ class SummaryLevel:
 
     def as_dict(self) -> dict:
         return {
-            "method": self.method, "value": self.value, "topics": self.topics,
-            "topics_skipped": len(self.skipped), "summaries": self.summaries,
+            "method": self.method,
+            "value": self.value,
+            "topics": self.topics,
+            "topics_skipped": len(self.skipped),
+            "summaries": self.summaries,
             "per_topic": {str(t): c.as_dict() for t, c in self.per_topic.items()},
-            "skipped": {str(t): r for t, r in self.skipped.items()}, "reason": self.reason,
+            "skipped": {str(t): r for t, r in self.skipped.items()},
+            "reason": self.reason,
         }
 
 
@@ -133,8 +137,8 @@ class SystemLevel:
     """Correlation across systems of their means over topics (``correlation.n`` = systems)."""
 
     correlation: Correlation
-    topics: int                                   # distinct topics behind the means
-    summaries: int                                # (topic, system) items averaged
+    topics: int  # distinct topics behind the means
+    summaries: int  # (topic, system) items averaged
     x_means: Mapping[Hashable, float] = field(default_factory=dict)
     y_means: Mapping[Hashable, float] = field(default_factory=dict)
 
@@ -144,8 +148,11 @@ class SystemLevel:
 
     def as_dict(self) -> dict:
         return {
-            **self.correlation.as_dict(), "systems": self.correlation.n, "topics": self.topics,
-            "summaries": self.summaries, "x_means": {str(s): v for s, v in self.x_means.items()},
+            **self.correlation.as_dict(),
+            "systems": self.correlation.n,
+            "topics": self.topics,
+            "summaries": self.summaries,
+            "x_means": {str(s): v for s, v in self.x_means.items()},
             "y_means": {str(s): v for s, v in self.y_means.items()},
         }
 
@@ -172,8 +179,11 @@ class MetaEvaluation:
 
     def as_dict(self) -> dict:
         return {
-            "x": self.pairs.x, "y": self.pairs.y, "pairs": len(self.pairs.values),
-            "only_x": self.pairs.only_x, "only_y": self.pairs.only_y,
+            "x": self.pairs.x,
+            "y": self.pairs.y,
+            "pairs": len(self.pairs.values),
+            "only_x": self.pairs.only_x,
+            "only_y": self.pairs.only_y,
             "summary_level": {m: r.as_dict() for m, r in self.summary.items()},
             "system_level": {m: r.as_dict() for m, r in self.system.items()},
         }

@@ -58,7 +58,7 @@ class Contributor:
         object.__setattr__(self, "references", refs)
 
     @classmethod
-    def of(cls, *references: str) -> "Contributor":
+    def of(cls, *references: str) -> Contributor:
         """``Contributor.of("A")``; ``Contributor.of("A", "B")`` for a cross-reference one."""
         return cls(frozenset(references))
 
@@ -101,13 +101,13 @@ def _sacrerouge_kept_contributors(scu: SCU) -> tuple[Contributor, ...] | None:
     return kept
 
 
-
 def _sacrerouge_weight(scu: SCU) -> int:
     kept = _sacrerouge_kept_contributors(scu)
     return 0 if kept is None else len({r for c in kept for r in c.references})
 
 
 _WEIGHT = {Convention.NIST: _nist_weight, Convention.SACREROUGE: _sacrerouge_weight}
+
 
 @dataclass(frozen=True)
 class Pyramid:
@@ -134,9 +134,7 @@ class Pyramid:
             for c in scu.contributors:
                 unknown = c.references - known
                 if unknown:
-                    raise ValueError(
-                        f"SCU {scu.uid} has a contributor in unknown reference(s) {sorted(unknown)}"
-                    )
+                    raise ValueError(f"SCU {scu.uid} has a contributor in unknown reference(s) {sorted(unknown)}")
         object.__setattr__(self, "references", refs)
         object.__setattr__(self, "scus", scus)
 
@@ -145,7 +143,7 @@ class Pyramid:
         cls,
         references: Iterable[str],
         scus: Mapping[int, Iterable[str | Iterable[str]]],
-    ) -> "Pyramid":
+    ) -> Pyramid:
         """Compact constructor: ``Pyramid.of("ABCD", {1: ["A", "B"], 2: [("A", "C")]})``.
 
         Each SCU maps to its contributors; a contributor is a reference id or, for a legacy
@@ -153,10 +151,7 @@ class Pyramid:
         """
         built = []
         for uid, contribs in scus.items():
-            cs = tuple(
-                Contributor(frozenset([c]) if isinstance(c, str) else frozenset(c))
-                for c in contribs
-            )
+            cs = tuple(Contributor(frozenset([c]) if isinstance(c, str) else frozenset(c)) for c in contribs)
             built.append(SCU(uid, cs))
         return cls(tuple(references), tuple(built))
 
@@ -183,10 +178,10 @@ class Pyramid:
 
     def weights(self, convention: Convention = Convention.NIST) -> dict[int, int]:
         """uid -> weight for every SCU that takes part in scoring (weight >= 1)."""
-        weight = _WEIGHT[Convention(convention)]   # chosen once, not per SCU (dashboards call this thousands of times)
+        weight = _WEIGHT[Convention(convention)]  # chosen once, not per SCU (dashboards call this thousands of times)
         return {s.uid: w for s in self.scus if (w := weight(s)) > 0}
 
-    def as_sacrerouge(self) -> "Pyramid":
+    def as_sacrerouge(self) -> Pyramid:
         """The pyramid as SacreROUGE's reader would load it (legacy contributors/SCUs removed).
 
         Needed because SacreROUGE filters BEFORE it removes a reference for jackknifing or for
@@ -200,7 +195,7 @@ class Pyramid:
                 scus.append(_derived(SCU, uid=s.uid, contributors=kept))
         return _derived(Pyramid, references=self.references, scus=tuple(scus))
 
-    def without_reference(self, ref_id: str) -> "Pyramid":
+    def without_reference(self, ref_id: str) -> Pyramid:
         """The pyramid of the other n-1 references.
 
         That reference's contributors go, and SCUs left with no contributor go. A legacy contributor
@@ -211,7 +206,7 @@ class Pyramid:
             raise ValueError(f"{ref_id!r} is not a reference of this pyramid")
         return self.restricted_to([r for r in self.references if r != ref_id])
 
-    def restricted_to(self, keep: Iterable[str]) -> "Pyramid":
+    def restricted_to(self, keep: Iterable[str]) -> Pyramid:
         """The pyramid of the references in ``keep`` (the others removed as by ``without_reference``)."""
         kept = frozenset(keep)
         unknown = kept - set(self.references)
@@ -219,10 +214,15 @@ class Pyramid:
             raise ValueError(f"{sorted(unknown)} are not references of this pyramid")
         scus = []
         for s in self.scus:
-            contribs = tuple(c if c.references <= kept else _derived(Contributor, references=c.references & kept)
-                             for c in s.contributors if c.references & kept)
+            contribs = tuple(
+                c if c.references <= kept else _derived(Contributor, references=c.references & kept)
+                for c in s.contributors
+                if c.references & kept
+            )
             if contribs:
-                unchanged = len(contribs) == len(s.contributors) and all(a is b for a, b in zip(contribs, s.contributors, strict=True))
+                unchanged = len(contribs) == len(s.contributors) and all(
+                    a is b for a, b in zip(contribs, s.contributors, strict=True)
+                )
                 scus.append(s if unchanged else _derived(SCU, uid=s.uid, contributors=contribs))
         return _derived(Pyramid, references=tuple(r for r in self.references if r in kept), scus=tuple(scus))
 
@@ -253,11 +253,7 @@ class PeerAnnotation:
                 raise TypeError(f"SCU uid must be an int, got {uid!r}")
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 raise ValueError(f"SCU {uid}: count must be an int >= 1, got {count!r}")
-        if (
-            isinstance(self.non_matching, bool)
-            or not isinstance(self.non_matching, int)
-            or self.non_matching < 0
-        ):
+        if isinstance(self.non_matching, bool) or not isinstance(self.non_matching, int) or self.non_matching < 0:
             raise ValueError(f"non_matching must be an int >= 0, got {self.non_matching!r}")
         object.__setattr__(self, "matches", MappingProxyType(matches))
 
@@ -270,7 +266,7 @@ class PeerAnnotation:
         return dict(self.matches) == dict(other.matches) and self.non_matching == other.non_matching
 
     @classmethod
-    def of(cls, uids: Iterable[int] = (), non_matching: int = 0) -> "PeerAnnotation":
+    def of(cls, uids: Iterable[int] = (), non_matching: int = 0) -> PeerAnnotation:
         """From a list of found uids, one entry per span: ``of([1, 1, 2])`` = 1 twice, 2 once."""
         counts: dict[int, int] = {}
         for u in uids:

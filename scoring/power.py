@@ -11,9 +11,9 @@ sd_d is taken from the data: the sample sd of the differences of every pair of s
 their shared topics (at least 2); the table uses the median pair (a typical pair) and the
 quartiles (pairs that are easier or harder to separate).
 """
+
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -43,7 +43,7 @@ def _needed(effects: np.ndarray, alpha: float, power: float, max_topics: int) ->
     the power grows with n); None where even ``max_topics`` falls short."""
     effects = np.asarray(effects, dtype=float)
     reachable = t_test_power(np.full(effects.shape, max_topics), effects, alpha) >= power
-    low = np.ones(effects.shape, dtype=np.int64)          # power(low) < target (n = 1 has no test)
+    low = np.ones(effects.shape, dtype=np.int64)  # power(low) < target (n = 1 has no test)
     high = np.full(effects.shape, max_topics, dtype=np.int64)
     while np.any(high - low > 1):
         mid = (low + high) // 2
@@ -58,8 +58,9 @@ def _check(alpha: float, power: float) -> None:
         raise ValueError("alpha and power must be in (0, 1)")
 
 
-def topics_needed(difference: float, sd: float, *, alpha: float = ALPHA, power: float = POWER,
-                  max_topics: int = MAX_TOPICS) -> int | None:
+def topics_needed(
+    difference: float, sd: float, *, alpha: float = ALPHA, power: float = POWER, max_topics: int = MAX_TOPICS
+) -> int | None:
     """Smallest number of topics (>= 2) with the wanted power; None beyond ``max_topics``."""
     if difference <= 0 or sd < 0:
         raise ValueError("difference must be > 0 and sd >= 0")
@@ -74,7 +75,7 @@ def difference_sds(by_system: Mapping[Hashable, Mapping[Hashable, float]]) -> li
     systems = list(by_system)
     out = []
     for i, a in enumerate(systems):
-        for b in systems[i + 1:]:
+        for b in systems[i + 1 :]:
             shared = by_system[a].keys() & by_system[b].keys()
             if len(shared) >= 2:
                 out.append(float(np.std([by_system[a][t] - by_system[b][t] for t in shared], ddof=1)))
@@ -84,9 +85,9 @@ def difference_sds(by_system: Mapping[Hashable, Mapping[Hashable, float]]) -> li
 @dataclass(frozen=True)
 class PowerRow:
     difference: float
-    typical: int | None     # topics needed at the median pair's sd
-    easy: int | None        # at the first quartile of the sd (pairs easier to separate)
-    hard: int | None        # at the third quartile
+    typical: int | None  # topics needed at the median pair's sd
+    easy: int | None  # at the first quartile of the sd (pairs easier to separate)
+    hard: int | None  # at the third quartile
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -96,20 +97,31 @@ class PowerRow:
 class PowerTable:
     alpha: float
     power: float
-    pairs: int                       # system pairs behind the sd
+    pairs: int  # system pairs behind the sd
     sd_quartiles: tuple[float, float, float] | None
-    topics: int                      # topics observed
+    topics: int  # topics observed
     rows: tuple[PowerRow, ...]
     reason: str | None = None
 
     def as_dict(self) -> dict:
-        return {"alpha": self.alpha, "power": self.power, "pairs": self.pairs,
-                "sd_quartiles": list(self.sd_quartiles) if self.sd_quartiles else None, "topics": self.topics,
-                "rows": [r.as_dict() for r in self.rows], "reason": self.reason}
+        return {
+            "alpha": self.alpha,
+            "power": self.power,
+            "pairs": self.pairs,
+            "sd_quartiles": list(self.sd_quartiles) if self.sd_quartiles else None,
+            "topics": self.topics,
+            "rows": [r.as_dict() for r in self.rows],
+            "reason": self.reason,
+        }
 
 
-def power_table(by_system: Mapping[Hashable, Mapping[Hashable, float]], *, differences: Sequence[float] = DIFFERENCES,
-                alpha: float = ALPHA, power: float = POWER) -> PowerTable:
+def power_table(
+    by_system: Mapping[Hashable, Mapping[Hashable, float]],
+    *,
+    differences: Sequence[float] = DIFFERENCES,
+    alpha: float = ALPHA,
+    power: float = POWER,
+) -> PowerTable:
     """Topics needed to detect each difference, at the observed spread of paired differences."""
     topics = len({t for scores in by_system.values() for t in scores})
     sds = difference_sds(by_system)
@@ -123,6 +135,8 @@ def power_table(by_system: Mapping[Hashable, Mapping[Hashable, float]], *, diffe
         raise ValueError("differences must be > 0")
     # Topics needed per (difference, quartile); a zero spread separates any difference with 2 topics.
     effects = diffs[:, None] / np.where(quartiles > 0, quartiles, np.nan)[None, :]
-    needed = np.array(_needed(np.nan_to_num(effects, nan=1e9).ravel(), alpha, power, MAX_TOPICS), dtype=object).reshape(effects.shape)
+    needed = np.array(_needed(np.nan_to_num(effects, nan=1e9).ravel(), alpha, power, MAX_TOPICS), dtype=object).reshape(
+        effects.shape
+    )
     rows = tuple(PowerRow(float(d), needed[i, 1], needed[i, 0], needed[i, 2]) for i, d in enumerate(diffs))
     return PowerTable(alpha, power, len(sds), (q1, q2, q3), topics, rows)

@@ -80,6 +80,7 @@ DEFAULT_THRESHOLD = 0.5
 
 # --- input --------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Span:
     """Characters ``[start, end)`` of one reference summary's text (every pyramid compared must
@@ -150,13 +151,17 @@ class SpanPyramid:
 
     def scoring_pyramid(self) -> ScoringPyramid:
         """The same pyramid as :mod:`scoring.scores` takes it (spans reduced to their references)."""
-        return ScoringPyramid(self.references, tuple(
-            ScoringSCU(s.uid, tuple(ScoringContributor(c.references) for c in s.contributors)) for s in self.scus))
+        return ScoringPyramid(
+            self.references,
+            tuple(
+                ScoringSCU(s.uid, tuple(ScoringContributor(c.references) for c in s.contributors)) for s in self.scus
+            ),
+        )
 
 
-ContributorKey = tuple[int, int]   # (SCU uid, index of the contributor in that SCU)
-ALGORITHM = 2   # stored with computed figures: figures of another algorithm are stale (version 1 broke ties by uid)
-_DICE_UNIT = 10**12   # Dice compared exactly, in these units (equal ratios stay equal, others stay apart)
+ContributorKey = tuple[int, int]  # (SCU uid, index of the contributor in that SCU)
+ALGORITHM = 2  # stored with computed figures: figures of another algorithm are stale (version 1 broke ties by uid)
+_DICE_UNIT = 10**12  # Dice compared exactly, in these units (equal ratios stay equal, others stay apart)
 
 
 def _span_key(c: SpanContributor) -> tuple[tuple[str, int, int], ...]:
@@ -176,8 +181,11 @@ def _canonical_scus(p: SpanPyramid) -> list[SpanSCU]:
 def _contributors(p: SpanPyramid) -> list[tuple[ContributorKey, SpanContributor]]:
     """The contributors in an order given by content alone (SCUs as ``_canonical_scus``, then spans):
     the last tie-break of the matchings is this order, so it must not be a file's or a database's."""
-    return [((s.uid, i), c) for s in _canonical_scus(p)
-            for i, c in sorted(enumerate(s.contributors), key=lambda ic: _span_key(ic[1]))]
+    return [
+        ((s.uid, i), c)
+        for s in _canonical_scus(p)
+        for i, c in sorted(enumerate(s.contributors), key=lambda ic: _span_key(ic[1]))
+    ]
 
 
 def _label_overlap(x: str, y: str) -> int:
@@ -187,12 +195,13 @@ def _label_overlap(x: str, y: str) -> int:
 
 # --- 1. contributors --------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class AlignedContributor:
     a: ContributorKey
     b: ContributorKey
     dice: float
-    references: frozenset[str]   # of both contributors
+    references: frozenset[str]  # of both contributors
 
 
 @dataclass(frozen=True)
@@ -226,7 +235,7 @@ def align_contributors(a: SpanPyramid, b: SpanPyramid, threshold: float = DEFAUL
     for j, chars in enumerate(chars_b):
         for ch in chars:
             owners.setdefault(ch, []).append(j)
-    eligible: dict[tuple[int, int], tuple[float, int]] = {}   # (i, j) -> (Dice, Dice in exact units)
+    eligible: dict[tuple[int, int], tuple[float, int]] = {}  # (i, j) -> (Dice, Dice in exact units)
     for i, chars in enumerate(chars_a):
         for j, common in Counter(j for ch in chars for j in owners.get(ch, ())).items():
             size = len(chars) + len(chars_b[j])
@@ -236,29 +245,44 @@ def align_contributors(a: SpanPyramid, b: SpanPyramid, threshold: float = DEFAUL
     labels_a, labels_b = {s.uid: s.label for s in a.scus}, {s.uid: s.label for s in b.scus}
     # Ties in total Dice go to the pairs whose SCUs have the most eligible pairs between them, then
     # the most label words in common, then to the first in content order (``_contributors``).
-    criteria = {(i, j): (units, affinity[ca[i][0][0], cb[j][0][0]] - 1,
-                         _label_overlap(labels_a[ca[i][0][0]], labels_b[cb[j][0][0]]))
-                for (i, j), (_, units) in eligible.items()}
+    criteria = {
+        (i, j): (
+            units,
+            affinity[ca[i][0][0], cb[j][0][0]] - 1,
+            _label_overlap(labels_a[ca[i][0][0]], labels_b[cb[j][0][0]]),
+        )
+        for (i, j), (_, units) in eligible.items()
+    }
     matched = max_weight_matching(combine(criteria, min(len(ca), len(cb))))
-    aligned = tuple(sorted((AlignedContributor(ca[i][0], cb[j][0], eligible[i, j][0],
-                                               ca[i][1].references | cb[j][1].references)
-                            for i, j in matched), key=lambda x: (x.a, x.b)))
+    aligned = tuple(
+        sorted(
+            (
+                AlignedContributor(ca[i][0], cb[j][0], eligible[i, j][0], ca[i][1].references | cb[j][1].references)
+                for i, j in matched
+            ),
+            key=lambda x: (x.a, x.b),
+        )
+    )
     ia, ib = {i for i, _ in matched}, {j for _, j in matched}
-    return ContributorAlignment(threshold, aligned,
-                                tuple(sorted(k for i, (k, _) in enumerate(ca) if i not in ia)),
-                                tuple(sorted(k for j, (k, _) in enumerate(cb) if j not in ib)),
-                                dict(affinity))
+    return ContributorAlignment(
+        threshold,
+        aligned,
+        tuple(sorted(k for i, (k, _) in enumerate(ca) if i not in ia)),
+        tuple(sorted(k for j, (k, _) in enumerate(cb) if j not in ib)),
+        dict(affinity),
+    )
 
 
 # --- 2. clustering ------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ClusteringAgreement:
     """Agreement of the two SCU clusterings of the aligned contributors (module docstring, 2)."""
 
-    items: int                 # aligned contributors
-    pairs: int                 # item pairs from different references (units of the pairwise figures)
-    together_a: int            # pairs in one SCU in A
+    items: int  # aligned contributors
+    pairs: int  # item pairs from different references (units of the pairwise figures)
+    together_a: int  # pairs in one SCU in A
     together_b: int
     together_both: int
     pairwise_precision: float | None
@@ -296,7 +320,11 @@ def clustering_agreement(alignment: ContributorAlignment) -> ClusteringAgreement
         together_both += same_a and same_b
         units_a[k], units_b[k] = int(same_a), int(same_b)
     precision, recall = _ratio(together_both, together_b), _ratio(together_both, together_a)
-    reasons = [why for why, den in (("no pair shares an SCU in B", together_b), ("no pair shares an SCU in A", together_a)) if not den]
+    reasons = [
+        why
+        for why, den in (("no pair shares an SCU in B", together_b), ("no pair shares an SCU in A", together_a))
+        if not den
+    ]
     if not items:
         reasons = ["no aligned contributors"]
     # B-cubed from the contingency table: item i in cell (s, t) has |A(i) & B(i)| = n_st.
@@ -307,9 +335,17 @@ def clustering_agreement(alignment: ContributorAlignment) -> ClusteringAgreement
     b_precision = math.fsum(n * n / size_b[t] for (s, t), n in cells.items()) / m if m else None
     b_recall = math.fsum(n * n / size_a[s] for (s, t), n in cells.items()) / m if m else None
     return ClusteringAgreement(
-        m, pairs, together_a, together_b, together_both,
-        precision, recall, _harmonic(precision, recall),
-        b_precision, b_recall, _harmonic(b_precision, b_recall),
+        m,
+        pairs,
+        together_a,
+        together_b,
+        together_both,
+        precision,
+        recall,
+        _harmonic(precision, recall),
+        b_precision,
+        b_recall,
+        _harmonic(b_precision, b_recall),
         alpha_dice({"a": units_a, "b": units_b}),
         "; ".join(reasons) or None,
     )
@@ -317,11 +353,12 @@ def clustering_agreement(alignment: ContributorAlignment) -> ClusteringAgreement
 
 # --- 3. SCUs ----------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class MatchedSCU:
-    a: int                 # uid in A
-    b: int                 # uid in B
-    shared: int            # aligned contributors in both
+    a: int  # uid in A
+    b: int  # uid in B
+    shared: int  # aligned contributors in both
     weight_a: int
     weight_b: int
 
@@ -348,22 +385,33 @@ def align_scus(a: SpanPyramid, b: SpanPyramid, alignment: ContributorAlignment) 
     shared = Counter((row[x.a[0]], col[x.b[0]]) for x in alignment.aligned)
     # Ties in shared contributors go to the SCUs with the most eligible contributor pairs between
     # them (aligned or not), then with the most label words in common, then to the first in content order.
-    criteria = {(i, j): (n, alignment.affinity.get((sa[i].uid, sb[j].uid), 0), _label_overlap(sa[i].label, sb[j].label))
-                for (i, j), n in shared.items()}
+    criteria = {
+        (i, j): (n, alignment.affinity.get((sa[i].uid, sb[j].uid), 0), _label_overlap(sa[i].label, sb[j].label))
+        for (i, j), n in shared.items()
+    }
     matched = max_weight_matching(combine(criteria, min(len(sa), len(sb))))
-    pairs = tuple(sorted((MatchedSCU(sa[i].uid, sb[j].uid, shared[i, j], len(sa[i].contributors),
-                                     len(sb[j].contributors)) for i, j in matched), key=lambda m: (m.a, m.b)))
+    pairs = tuple(
+        sorted(
+            (
+                MatchedSCU(sa[i].uid, sb[j].uid, shared[i, j], len(sa[i].contributors), len(sb[j].contributors))
+                for i, j in matched
+            ),
+            key=lambda m: (m.a, m.b),
+        )
+    )
     ma, mb = {m.a for m in pairs}, {m.b for m in pairs}
-    return SCUAlignment(pairs, tuple(sorted(s.uid for s in sa if s.uid not in ma)),
-                        tuple(sorted(s.uid for s in sb if s.uid not in mb)))
+    return SCUAlignment(
+        pairs, tuple(sorted(s.uid for s in sa if s.uid not in ma)), tuple(sorted(s.uid for s in sb if s.uid not in mb))
+    )
 
 
 # --- 4. weights -------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class WeightAgreement:
-    n: int                       # matched SCUs (per SCU) or aligned contributors (per contributor)
-    exact_share: float | None    # share with equal weights
+    n: int  # matched SCUs (per SCU) or aligned contributors (per contributor)
+    exact_share: float | None  # share with equal weights
     mean_abs_difference: float | None
     pearson: Correlation
     spearman: Correlation
@@ -383,37 +431,46 @@ def contributor_weight_agreement(a: SpanPyramid, b: SpanPyramid, alignment: Cont
 
 def _weights(wa: list[int], wb: list[int]) -> WeightAgreement:
     n = len(wa)
-    return WeightAgreement(n, _ratio(sum(x == y for x, y in zip(wa, wb, strict=True)), n), mean_abs_difference(wa, wb),
-                           pearson(wa, wb), spearman(wa, wb))
+    return WeightAgreement(
+        n,
+        _ratio(sum(x == y for x, y in zip(wa, wb, strict=True)), n),
+        mean_abs_difference(wa, wb),
+        pearson(wa, wb),
+        spearman(wa, wb),
+    )
 
 
 # --- 5. scores ------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ScoreAgreement:
     """The same peers scored with two pyramids (module docstring, 5)."""
 
-    n: int                              # peers with a score under both pyramids
+    n: int  # peers with a score under both pyramids
     pearson: Correlation
     mean_abs_difference: float | None
-    above_noise: int                    # peers with |difference| > noise
+    above_noise: int  # peers with |difference| > noise
     share_above_noise: float | None
     noise: float
     missing: tuple[Hashable, ...] = ()  # peers left out: no score (or an undefined one) on one side
 
 
-def score_agreement(scores_a: Mapping[Hashable, float | None], scores_b: Mapping[Hashable, float | None],
-                    noise: float = NOISE) -> ScoreAgreement:
+def score_agreement(
+    scores_a: Mapping[Hashable, float | None], scores_b: Mapping[Hashable, float | None], noise: float = NOISE
+) -> ScoreAgreement:
     """Per-peer scores against pyramid A and against pyramid B (peer -> score, None = undefined)."""
     both = [p for p in scores_a if p in scores_b and scores_a[p] is not None and scores_b[p] is not None]
     missing = tuple(sorted((set(scores_a) | set(scores_b)) - set(both), key=str))
     xs, ys = [scores_a[p] for p in both], [scores_b[p] for p in both]
     above = sum(above_noise(x - y, noise) for x, y in zip(xs, ys, strict=True))
-    return ScoreAgreement(len(both), pearson(xs, ys), mean_abs_difference(xs, ys), above,
-                          _ratio(above, len(both)), noise, missing)
+    return ScoreAgreement(
+        len(both), pearson(xs, ys), mean_abs_difference(xs, ys), above, _ratio(above, len(both)), noise, missing
+    )
 
 
 # --- pyramids -----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PairAgreement:
@@ -433,17 +490,30 @@ class PairAgreement:
 def compare(a: SpanPyramid, b: SpanPyramid, threshold: float = DEFAULT_THRESHOLD) -> PairAgreement:
     """Every construction-agreement figure of pyramid B against pyramid A (A is the "gold" side)."""
     if set(a.references) != set(b.references):
-        raise ValueError(f"pyramids {a.name!r} and {b.name!r} are not built from the same references: "
-                         f"{sorted(a.references)} vs {sorted(b.references)}")
+        raise ValueError(
+            f"pyramids {a.name!r} and {b.name!r} are not built from the same references: "
+            f"{sorted(a.references)} vs {sorted(b.references)}"
+        )
     contributors = align_contributors(a, b, threshold)
     scus = align_scus(a, b, contributors)
-    return PairAgreement(a.name, b.name, len(a.scus), len(b.scus),
-                         sum(len(s.contributors) for s in a.scus), sum(len(s.contributors) for s in b.scus),
-                         contributors, clustering_agreement(contributors), scus, weight_agreement(scus),
-                         contributor_weight_agreement(a, b, contributors))
+    return PairAgreement(
+        a.name,
+        b.name,
+        len(a.scus),
+        len(b.scus),
+        sum(len(s.contributors) for s in a.scus),
+        sum(len(s.contributors) for s in b.scus),
+        contributors,
+        clustering_agreement(contributors),
+        scus,
+        weight_agreement(scus),
+        contributor_weight_agreement(a, b, contributors),
+    )
 
 
-def pairwise(pyramids: Sequence[SpanPyramid], threshold: float = DEFAULT_THRESHOLD) -> dict[tuple[str, str], PairAgreement]:
+def pairwise(
+    pyramids: Sequence[SpanPyramid], threshold: float = DEFAULT_THRESHOLD
+) -> dict[tuple[str, str], PairAgreement]:
     """(name_i, name_j) -> :func:`compare` of pyramid j against pyramid i, for every i < j."""
     names = [p.name for p in pyramids]
     if len(set(names)) != len(names):

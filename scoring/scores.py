@@ -62,14 +62,14 @@ class PeerScore:
     """Every count behind the scores, so a page can show how a number was obtained."""
 
     convention: Convention
-    n_references: int          # n of the pyramid actually used (n-1 for a reference summary)
-    n_scus: int                # SCUs taking part in scoring (weight >= 1)
-    observed_weight: int       # D
-    matched_scus: int          # distinct SCUs found
+    n_references: int  # n of the pyramid actually used (n-1 for a reference summary)
+    n_scus: int  # SCUs taking part in scoring (weight >= 1)
+    observed_weight: int  # D
+    matched_scus: int  # distinct SCUs found
     repetitions: int
     non_matching: int
-    size: int                  # X = matched + repetitions + non_matching
-    max_weight_x: int          # MaxWeight(X)
+    size: int  # X = matched + repetitions + non_matching
+    max_weight_x: int  # MaxWeight(X)
     average_scus: float | None  # real mean SCU count per reference (Xa before rounding)
     xa: int | None
     max_weight_xa: int | None
@@ -155,12 +155,12 @@ class Weights:
     max_weight_xa: int | None
 
     @classmethod
-    def of(cls, pyramid: Pyramid, convention: Convention) -> "Weights":
+    def of(cls, pyramid: Pyramid, convention: Convention) -> Weights:
         """Weights of ``pyramid`` exactly as given (apply ``_effective`` first for SACREROUGE)."""
         return cls.from_weights(pyramid.weights(convention), pyramid.n, convention)
 
     @classmethod
-    def from_weights(cls, by_uid: dict[int, int], n: int, convention: Convention) -> "Weights":
+    def from_weights(cls, by_uid: dict[int, int], n: int, convention: Convention) -> Weights:
         """From uid -> weight (weights >= 1 only) and the number of references."""
         desc = tuple(sorted(by_uid.values(), reverse=True))
         if n == 0:
@@ -185,7 +185,9 @@ def prepare(pyramid: Pyramid, convention: Convention = Convention.NIST) -> Prepa
     convention = Convention(convention)
     base = _effective(pyramid, convention)
     weights = Weights.of(base, convention)
-    return PreparedPyramid(convention, frozenset(s.uid for s in pyramid.scus), weights, _jackknife_weights(base, weights, convention))
+    return PreparedPyramid(
+        convention, frozenset(s.uid for s in pyramid.scus), weights, _jackknife_weights(base, weights, convention)
+    )
 
 
 def _jackknife_weights(base: Pyramid, weights: Weights, convention: Convention) -> tuple[tuple[str, Weights], ...]:
@@ -202,7 +204,9 @@ def _jackknife_weights(base: Pyramid, weights: Weights, convention: Convention) 
     no part (``tests/scoring``: equal to the weights of the pyramids built)."""
     if base.n < 2:
         return ()
-    alone: dict[str, list[int]] = {ref: [] for ref in base.references}   # reference -> uid once per contributor lying in it alone
+    alone: dict[str, list[int]] = {
+        ref: [] for ref in base.references
+    }  # reference -> uid once per contributor lying in it alone
     for scu in base.scus:
         if scu.uid in weights.by_uid:
             for contributor in scu.contributors:
@@ -272,9 +276,7 @@ def _core(w: Weights, annotation: PeerAnnotation, convention: Convention) -> dic
     if original is None or modified is None:
         comprehensive = None
         missing = [k for k in ("original", "modified") if k in undefined]
-        undefined["comprehensive"] = "needs both scores; " + "; ".join(
-            f"{k}: {undefined[k]}" for k in missing
-        )
+        undefined["comprehensive"] = "needs both scores; " + "; ".join(f"{k}: {undefined[k]}" for k in missing)
     elif original == 0 or modified == 0:
         # Harmonic mean <= min; scipy.stats.hmean also gives 0 when a value is 0.
         comprehensive = 0.0
@@ -398,8 +400,9 @@ def scu_vector(pyramid: Pyramid, annotation: PeerAnnotation) -> tuple[int, ...]:
     return tuple(1 if s.uid in annotation.matches else 0 for s in ordered)
 
 
-def modified_against(pyramid: Pyramid, annotations: Sequence[PeerAnnotation],
-                     convention: Convention = Convention.NIST) -> list[float | None]:
+def modified_against(
+    pyramid: Pyramid, annotations: Sequence[PeerAnnotation], convention: Convention = Convention.NIST
+) -> list[float | None]:
     """The modified score of each annotation against ``pyramid`` taken as it is (no jackknife).
 
     Matches of SCUs the pyramid lacks count nowhere, as in the jackknife: for pyramids built from a

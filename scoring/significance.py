@@ -19,6 +19,7 @@
   topic were annotated against the same pyramid, their 0/1 vectors over the pyramid's SCUs are
   paired SCU by SCU, over every such topic (many more observations than topics).
 """
+
 from __future__ import annotations
 
 import functools
@@ -31,7 +32,7 @@ from scipy import stats
 
 ALPHA = 0.05
 PERMUTATIONS = 9999
-EXACT_UP_TO = 24        # 2 x 2^12 half sums, ~1-2 ms a pair (each topic more doubles it)
+EXACT_UP_TO = 24  # 2 x 2^12 half sums, ~1-2 ms a pair (each topic more doubles it)
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def _signs(n: int, resamples: int, seed: int) -> np.ndarray:
 @functools.lru_cache(maxsize=32)
 def _patterns(n: int) -> np.ndarray:
     """Every sign pattern of n differences, one per row (read-only, shared by the pairs)."""
-    patterns = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1) * 2.0 - 1.0
+    patterns = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2.0 - 1.0
     patterns.flags.writeable = False
     return patterns
 
@@ -101,15 +102,16 @@ def _exact_p_value(d: np.ndarray, observed: float, tolerance: float) -> float:
     """Share of the 2^n sign patterns with |sum| >= observed, counted without listing them: the
     patterns of the two halves are summed apart and paired by sorting (meet in the middle), so the
     cost is ~2^(n/2) log rather than 2^n."""
-    left, right = _half_sums(d[: len(d) // 2]), np.sort(_half_sums(d[len(d) // 2:]))
+    left, right = _half_sums(d[: len(d) // 2]), np.sort(_half_sums(d[len(d) // 2 :]))
     threshold = observed - tolerance
-    at_least = len(right) - np.searchsorted(right, threshold - left, side="left")   # left + right >= threshold
-    at_most = np.searchsorted(right, -threshold - left, side="right")               # left + right <= -threshold
+    at_least = len(right) - np.searchsorted(right, threshold - left, side="left")  # left + right >= threshold
+    at_most = np.searchsorted(right, -threshold - left, side="right")  # left + right <= -threshold
     return float(min(1.0, (at_least.sum() + at_most.sum()) / 2.0 ** len(d)))
 
 
-def sign_flip_p_value(differences, *, resamples: int = PERMUTATIONS, seed: int = 0,
-                      exact_up_to: int = EXACT_UP_TO) -> tuple[float, bool]:
+def sign_flip_p_value(
+    differences, *, resamples: int = PERMUTATIONS, seed: int = 0, exact_up_to: int = EXACT_UP_TO
+) -> tuple[float, bool]:
     """(two-sided p-value, exact?) of sum(differences) under random sign flips.
 
     Exact with at most ``exact_up_to`` differences (every pattern counted, the observed one
@@ -132,7 +134,7 @@ def sign_flip_p_value(differences, *, resamples: int = PERMUTATIONS, seed: int =
     if lattice is not None:
         return lattice, True
     extreme = int((np.abs(_signs(n, resamples, seed) @ d) >= observed - tolerance).sum())
-    hoeffding = 2 * math.exp(-observed ** 2 / (2 * float(np.dot(d, d))))
+    hoeffding = 2 * math.exp(-(observed**2) / (2 * float(np.dot(d, d))))
     return (hoeffding if hoeffding < 1 / (1 + resamples) else (1 + extreme) / (1 + resamples)), False
 
 
@@ -195,12 +197,24 @@ class Comparison:
         return self.a if self.test.difference > 0 else self.b
 
     def as_dict(self) -> dict:
-        return {"a": self.a, "b": self.b, **self.test.as_dict(), "p_holm": self.p_holm, "alpha": self.alpha,
-                "significant": self.significant, "better": self.better}
+        return {
+            "a": self.a,
+            "b": self.b,
+            **self.test.as_dict(),
+            "p_holm": self.p_holm,
+            "alpha": self.alpha,
+            "significant": self.significant,
+            "better": self.better,
+        }
 
 
-def pairwise(by_system: Mapping[Hashable, Mapping[Hashable, float]], *, alpha: float = ALPHA,
-             resamples: int = PERMUTATIONS, seed: int = 0) -> list[Comparison]:
+def pairwise(
+    by_system: Mapping[Hashable, Mapping[Hashable, float]],
+    *,
+    alpha: float = ALPHA,
+    resamples: int = PERMUTATIONS,
+    seed: int = 0,
+) -> list[Comparison]:
     """Every pair of systems (in the order given), tested over the topics both have, Holm-adjusted.
 
     ``by_system[system][topic]`` is the system's score on the topic. Each pair is tested with the
@@ -211,10 +225,20 @@ def pairwise(by_system: Mapping[Hashable, Mapping[Hashable, float]], *, alpha: f
     systems = list(by_system)
     tests = []
     for i, a in enumerate(systems):
-        for b in systems[i + 1:]:
+        for b in systems[i + 1 :]:
             shared = sorted(by_system[a].keys() & by_system[b].keys(), key=lambda k: (str(type(k)), str(k)))
-            tests.append((a, b, paired_test([by_system[a][t] for t in shared], [by_system[b][t] for t in shared],
-                                            resamples=resamples, seed=seed)))
+            tests.append(
+                (
+                    a,
+                    b,
+                    paired_test(
+                        [by_system[a][t] for t in shared],
+                        [by_system[b][t] for t in shared],
+                        resamples=resamples,
+                        seed=seed,
+                    ),
+                )
+            )
     adjusted = holm([t.p_value for _, _, t in tests])
     return [Comparison(a, b, t, p, alpha) for (a, b, t), p in zip(tests, adjusted, strict=True)]
 
@@ -229,15 +253,18 @@ def groups(ordered: Sequence[Hashable], comparisons: Sequence[Comparison]) -> li
     reach = -1
     for i in range(len(ordered)):
         j = i
-        while j + 1 < len(ordered) and all(frozenset((ordered[k], ordered[j + 1])) not in significant for k in range(i, j + 1)):
+        while j + 1 < len(ordered) and all(
+            frozenset((ordered[k], ordered[j + 1])) not in significant for k in range(i, j + 1)
+        ):
             j += 1
         if j > reach:  # not contained in the previous run
-            out.append(list(ordered[i:j + 1]))
+            out.append(list(ordered[i : j + 1]))
             reach = j
     return out
 
 
 # --- SCU level -------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class SCUTest:
@@ -252,12 +279,25 @@ class SCUTest:
     test: PairedTest
 
     def as_dict(self) -> dict:
-        return {"a": self.a, "b": self.b, "topics": self.topics, "scus": self.scus, "only_a": self.only_a,
-                "only_b": self.only_b, **{k: v for k, v in self.test.as_dict().items() if k != "n"}}
+        return {
+            "a": self.a,
+            "b": self.b,
+            "topics": self.topics,
+            "scus": self.scus,
+            "only_a": self.only_a,
+            "only_b": self.only_b,
+            **{k: v for k, v in self.test.as_dict().items() if k != "n"},
+        }
 
 
-def scu_test(a: Hashable, b: Hashable, vectors: Mapping[Hashable, Mapping[Hashable, Sequence[float]]], *,
-             resamples: int = PERMUTATIONS, seed: int = 0) -> SCUTest:
+def scu_test(
+    a: Hashable,
+    b: Hashable,
+    vectors: Mapping[Hashable, Mapping[Hashable, Sequence[float]]],
+    *,
+    resamples: int = PERMUTATIONS,
+    seed: int = 0,
+) -> SCUTest:
     """Paired permutation test over the SCUs of the topics where both systems have a vector.
 
     ``vectors[system][topic]`` is the system's vector over the topic's pyramid SCUs (1 = expressed;
@@ -278,5 +318,9 @@ def scu_test(a: Hashable, b: Hashable, vectors: Mapping[Hashable, Mapping[Hashab
     if n:
         test = paired_test(xa, xb, resamples=resamples, seed=seed)
     else:
-        test = PairedTest(0, None, None, True, resamples, seed, "no topic where both were annotated against the same pyramid")
-    return SCUTest(a, b, len(shared), n, float(np.clip(diffs, 0, None).sum()), float(np.clip(-diffs, 0, None).sum()), test)
+        test = PairedTest(
+            0, None, None, True, resamples, seed, "no topic where both were annotated against the same pyramid"
+        )
+    return SCUTest(
+        a, b, len(shared), n, float(np.clip(diffs, 0, None).sum()), float(np.clip(-diffs, 0, None).sum()), test
+    )

@@ -22,6 +22,7 @@ undefined (fewer than 3 systems, or all tied) are counted apart, never averaged 
 Randomness: ``numpy.random.default_rng(seed)``, one generator for the whole curve, used in the
 order of k.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -46,10 +47,10 @@ class CurvePoint:
     k: int
     mean: float | None
     sd: float | None
-    low: float | None       # 5th percentile of tau over the draws
-    high: float | None      # 95th percentile
-    draws: int              # draws where tau is defined
-    undefined: int          # draws where it is not
+    low: float | None  # 5th percentile of tau over the draws
+    high: float | None  # 95th percentile
+    draws: int  # draws where tau is defined
+    undefined: int  # draws where it is not
     subsets: int | None = None  # references: k-subsets scored per topic (the most over topics)
 
     def as_dict(self) -> dict:
@@ -63,7 +64,9 @@ def _point(k: int, taus: np.ndarray, subsets: int | None = None) -> CurvePoint:
         return CurvePoint(k, None, None, None, None, 0, undefined, subsets)
     sd = float(np.std(defined, ddof=1)) if len(defined) > 1 else None
     low, high = np.quantile(defined, [0.05, 0.95])
-    return CurvePoint(k, float(math.fsum(defined) / len(defined)), sd, float(low), float(high), len(defined), undefined, subsets)
+    return CurvePoint(
+        k, float(math.fsum(defined) / len(defined)), sd, float(low), float(high), len(defined), undefined, subsets
+    )
 
 
 def _nanmean(a: np.ndarray, axis: int) -> np.ndarray:
@@ -77,8 +80,13 @@ def _order(key: Hashable) -> tuple[str, str]:
     return str(type(key)), str(key)
 
 
-def topic_stability(by_system: Mapping[Hashable, Mapping[Hashable, float]], *, sizes: Sequence[int] | None = None,
-                    draws: int = DRAWS, seed: int = 0) -> list[CurvePoint]:
+def topic_stability(
+    by_system: Mapping[Hashable, Mapping[Hashable, float]],
+    *,
+    sizes: Sequence[int] | None = None,
+    draws: int = DRAWS,
+    seed: int = 0,
+) -> list[CurvePoint]:
     """Tau between the ranking over k random topics and the ranking over all, for each k in ``sizes``
     (default: 1 .. topics - 1). ``by_system[system][topic]`` = the system's score on the topic."""
     systems = list(by_system)
@@ -93,8 +101,8 @@ def topic_stability(by_system: Mapping[Hashable, Mapping[Hashable, float]], *, s
     rng = np.random.default_rng(seed)
     out = []
     for k in sizes:
-        chosen = np.argsort(rng.random((draws, len(topics))), axis=1)[:, :k]   # k distinct topics per draw
-        means = _nanmean(matrix[:, chosen], 2).T                               # (draws, systems)
+        chosen = np.argsort(rng.random((draws, len(topics))), axis=1)[:, :k]  # k distinct topics per draw
+        means = _nanmean(matrix[:, chosen], 2).T  # (draws, systems)
         out.append(_point(k, kendall_rows(np.broadcast_to(full, means.shape), means)))
     return out
 
@@ -130,8 +138,14 @@ def _system_scores(pyramid: Pyramid, annotations, index: Mapping[Hashable, int],
         return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
-def reference_stability(topics: Mapping[Hashable, TopicAnnotations], convention: Convention = Convention.NIST, *,
-                        draws: int = DRAWS, max_subsets: int = MAX_SUBSETS, seed: int = 0) -> list[CurvePoint]:
+def reference_stability(
+    topics: Mapping[Hashable, TopicAnnotations],
+    convention: Convention = Convention.NIST,
+    *,
+    draws: int = DRAWS,
+    max_subsets: int = MAX_SUBSETS,
+    seed: int = 0,
+) -> list[CurvePoint]:
     """Tau between the ranking from k-reference pyramids and the full ranking, for k = 1 .. max n - 1.
 
     A topic with no more than k references keeps all of them at that k (it has no smaller pyramid
@@ -141,14 +155,21 @@ def reference_stability(topics: Mapping[Hashable, TopicAnnotations], convention:
     names = sorted(topics, key=_order)
     systems = sorted({s for t in names for s, _ in topics[t].annotations}, key=_order)
     index = {s: i for i, s in enumerate(systems)}
-    bases = {t: topics[t].pyramid.as_sacrerouge() if convention is Convention.SACREROUGE else topics[t].pyramid for t in names}
-    full = np.stack([_system_scores(bases[t], topics[t].annotations, index, convention) for t in names], axis=1) if names else np.zeros((0, 0))
+    bases = {
+        t: topics[t].pyramid.as_sacrerouge() if convention is Convention.SACREROUGE else topics[t].pyramid
+        for t in names
+    }
+    full = (
+        np.stack([_system_scores(bases[t], topics[t].annotations, index, convention) for t in names], axis=1)
+        if names
+        else np.zeros((0, 0))
+    )
     full_means = _nanmean(full, 1) if names else np.zeros(0)
     rng = np.random.default_rng(seed)
     top = max((bases[t].n for t in names), default=0)
     out = []
     for k in range(1, top):
-        per_topic = []   # per topic: (subsets, systems) scores
+        per_topic = []  # per topic: (subsets, systems) scores
         most = 0
         for j, t in enumerate(names):
             base = bases[t]
@@ -157,10 +178,18 @@ def reference_stability(topics: Mapping[Hashable, TopicAnnotations], convention:
                 continue
             subsets = _subsets(base.references, k, max_subsets, rng)
             most = max(most, len(subsets))
-            per_topic.append(np.stack([_system_scores(base.restricted_to(keep), topics[t].annotations, index, convention)
-                                       for keep in subsets]))
+            per_topic.append(
+                np.stack(
+                    [
+                        _system_scores(base.restricted_to(keep), topics[t].annotations, index, convention)
+                        for keep in subsets
+                    ]
+                )
+            )
         picks = [rng.integers(0, len(scores), draws) for scores in per_topic]
-        sample = np.stack([scores[pick] for scores, pick in zip(per_topic, picks, strict=True)], axis=1)   # (draws, topics, systems)
+        sample = np.stack(
+            [scores[pick] for scores, pick in zip(per_topic, picks, strict=True)], axis=1
+        )  # (draws, topics, systems)
         means = _nanmean(sample, 1)
         out.append(_point(k, kendall_rows(np.broadcast_to(full_means, means.shape), means), most))
     return out

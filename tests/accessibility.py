@@ -7,6 +7,7 @@ every context it opens injects axe (the copy pinned by the ``axe-playwright-pyth
 dependency) and runs it once the page has loaded and settled; the results come back through a
 binding, so pages reached by clicks, redirects and form posts are checked as well as ``goto``s.
 """
+
 from __future__ import annotations
 
 import importlib.resources
@@ -66,8 +67,12 @@ _RUN_AFTER_LOAD_TEMPLATE = r"""
   window.addEventListener('load', () => setTimeout(() => { window.__axeCheck().catch(() => {}); }, %(settle)d));
 })();
 """
-_RUN_AFTER_LOAD = _RUN_AFTER_LOAD_TEMPLATE % {"tags": json.dumps(AXE_TAGS), "settle": SETTLE_MS, "skip": json.dumps(THIRD_PARTY_PREFIXES),
-       "large": LARGE_PAGE_ELEMENTS}
+_RUN_AFTER_LOAD = _RUN_AFTER_LOAD_TEMPLATE % {
+    "tags": json.dumps(AXE_TAGS),
+    "settle": SETTLE_MS,
+    "skip": json.dumps(THIRD_PARTY_PREFIXES),
+    "large": LARGE_PAGE_ELEMENTS,
+}
 
 
 @dataclass

@@ -3,6 +3,7 @@
 Unconfigured services make those tests skip with the reason, so `make test` passes on a bare
 machine; with REQUIRE_SERVICES=1 (CI) a missing service fails the test instead.
 """
+
 import os
 import shutil
 from pathlib import Path
@@ -17,8 +18,13 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("SHARED_DATA") or REPO.parent / "shared" / "data")
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -50,7 +56,9 @@ def shared_data(*parts: str) -> Path:
     """A path under ../shared/data; when it is absent the test skips, or fails with REQUIRE_SERVICES=1
     (CI has ../shared beside its clone: a missing folder must not pass for a proof that was never run)."""
     path = SHARED_DATA.joinpath(*parts)
-    require(path.exists(), f"real data not available: {path} is absent (it lives beside the repository in ../shared/data)")
+    require(
+        path.exists(), f"real data not available: {path} is absent (it lives beside the repository in ../shared/data)"
+    )
     return path
 
 
@@ -84,7 +92,7 @@ def pytest_collection_modifyitems(config, items):
         if other:
             config.hook.pytest_deselected(items=other)
             items[:] = [item for item in items if not item.get_closest_marker("sqlite")]
-    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))   # stable: the order within each part kept
+    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))  # stable: the order within each part kept
 
 
 @pytest.fixture(autouse=True)
@@ -189,7 +197,9 @@ def celery_worker(transactional_db):
 
     from pyramid_app.celery import app
 
-    with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False, loglevel="WARNING", shutdown_timeout=10) as worker:
+    with start_worker(
+        app, pool="solo", concurrency=1, perform_ping_check=False, loglevel="WARNING", shutdown_timeout=10
+    ) as worker:
         yield worker
 
 

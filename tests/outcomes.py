@@ -5,14 +5,19 @@ reported (a worker lost, a report swallowed) fails the run instead of passing un
 is counted as often as it runs: schemathesis collects each API operation under one shared node id,
 and a scheduler keyed by node id (xdist's ``--dist loadfile``) runs it once. Written by the process
 that reports: pytest itself, or xdist's controller (never its workers). Loaded with ``-p``."""
+
 from pathlib import Path
 
 RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
 
 def pytest_addoption(parser):
-    parser.addoption("--record-outcomes", metavar="PATH", default=None,
-                     help="write every reported test's outcome and node id to PATH (CI compares them with --collect-only)")
+    parser.addoption(
+        "--record-outcomes",
+        metavar="PATH",
+        default=None,
+        help="write every reported test's outcome and node id to PATH (CI compares them with --collect-only)",
+    )
 
 
 def pytest_configure(config):
@@ -25,7 +30,7 @@ def outcome_of(report) -> str | None:
     """What a phase's report says of its test: a failure outside the test's call is an error; a
     skip in its set-up (a missing service) a skip; a passed set-up or teardown nothing."""
     if report.when == "call":
-        return "skipped" if report.skipped else report.outcome   # xfail: reported as skipped
+        return "skipped" if report.skipped else report.outcome  # xfail: reported as skipped
     if report.failed:
         return "error"
     return "skipped" if report.skipped else None

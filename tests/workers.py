@@ -2,10 +2,11 @@
 settings): the database after the configured one, one per worker (``gw0`` the next). pytest-django
 names a test database per worker, and the fault and scale stacks look for ports per worker
 (``tests/faults/harness.worker_number``). Outside xdist nothing changes."""
+
 import os
 from urllib.parse import urlsplit, urlunsplit
 
-REDIS_DATABASES = 16   # redis-server's default
+REDIS_DATABASES = 16  # redis-server's default
 
 
 def worker_redis_url(url: str, worker: str) -> str:

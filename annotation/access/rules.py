@@ -29,6 +29,7 @@ Every rule is a ``Q`` filter, used twice: querysets are filtered with the read f
 object you may not see is a 404, its existence never leaks) and a write is allowed only if the
 object passes the write filter (otherwise 403).
 """
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -40,11 +41,10 @@ from django.shortcuts import get_object_or_404
 from rest_framework import permissions
 from rest_framework.exceptions import PermissionDenied
 
+from annotation.api import access
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.corpus.roles import COORDINATOR
 from annotation.jobs import framework_internals
-from annotation.api import access
-
-from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
 
 BUILD = Assignment.Task.BUILD_PYRAMID
 ANNOTATE = Assignment.Task.ANNOTATE_PEERS
@@ -119,8 +119,10 @@ def _rule(model: type[Model]) -> Rule:
     try:
         return RULES[model]
     except KeyError:
-        raise LookupError(f"no access rule is registered for {model.__name__}: its concept registers it with "
-                          "annotation.access.rules.register when the app is ready (annotation.apps)") from None
+        raise LookupError(
+            f"no access rule is registered for {model.__name__}: its concept registers it with "
+            "annotation.access.rules.register when the app is ready (annotation.apps)"
+        ) from None
 
 
 def at(path: str, lookup: str) -> str:
@@ -240,16 +242,21 @@ def coordinated_datasets(user) -> QuerySet:
 
 def is_coordinator(user) -> bool:
     """Coordinators: members of the coordinator role, and anyone who coordinates a dataset."""
-    return bool(user.is_authenticated and (
-        user.is_superuser or user.groups.filter(name=COORDINATOR).exists() or coordinated_datasets(user).exists()))
+    return bool(
+        user.is_authenticated
+        and (user.is_superuser or user.groups.filter(name=COORDINATOR).exists() or coordinated_datasets(user).exists())
+    )
 
 
 def coordinates(user, dataset: Dataset) -> bool:
     """Is ``user`` a coordinator of this ``dataset`` (or a superuser)? Every role check about a
     dataset asks this: coordinating another dataset, or the ``coordinator`` role alone, gives no
     right in this one."""
-    return bool(user.is_authenticated and user.is_active
-                and (user.is_superuser or dataset.coordinators.filter(pk=user.pk).exists()))
+    return bool(
+        user.is_authenticated
+        and user.is_active
+        and (user.is_superuser or dataset.coordinators.filter(pk=user.pk).exists())
+    )
 
 
 def coordinated_dataset(request, pk) -> Dataset:
@@ -304,7 +311,11 @@ def check_destroy(user, obj: Model) -> None:
     """Deleting may take other people's work with it: the checks the object's concepts registered
     (``refuse_destroy``; coordinators of its dataset may always)."""
     checks = DESTROYS.get(type(obj), ())
-    if checks and not user.is_superuser and not type(obj).objects.filter(_coordinated(_rule(type(obj)), user), pk=obj.pk).exists():
+    if (
+        checks
+        and not user.is_superuser
+        and not type(obj).objects.filter(_coordinated(_rule(type(obj)), user), pk=obj.pk).exists()
+    ):
         for check in checks:
             check(user, obj)
 
@@ -317,5 +328,13 @@ class IsCoordinatorOf(permissions.IsAuthenticated):
 
 
 # The API's base classes and the corpus's REST code, below this rule, apply it through this registration.
-access.register(access.Rule(visible=visible, can_change=can_change, check_create=check_create, check_destroy=check_destroy,
-                                    governs=RULES.__contains__, coordinator_candidates=coordinator_candidates))
+access.register(
+    access.Rule(
+        visible=visible,
+        can_change=can_change,
+        check_create=check_create,
+        check_destroy=check_destroy,
+        governs=RULES.__contains__,
+        coordinator_candidates=coordinator_candidates,
+    )
+)

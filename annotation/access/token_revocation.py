@@ -6,6 +6,7 @@ revoked whenever the stored password hash changes (``set_password``, ``set_unusa
 the admin's and ``changepassword``'s forms), except when Django re-hashes the *same* password with
 a newer hasher at login (``check_password`` saves only the password field, without a new one).
 """
+
 from django.conf import settings
 from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
@@ -15,15 +16,20 @@ from annotation.jobs import framework_internals
 
 
 def _rehash_only(instance, update_fields) -> bool:
-    return (not framework_internals.password_being_set(instance) and update_fields is not None
-            and set(update_fields) == {"password"})
+    return (
+        not framework_internals.password_being_set(instance)
+        and update_fields is not None
+        and set(update_fields) == {"password"}
+    )
 
 
 @receiver(pre_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="token_revocation.remember")
 def _remember_stored_hash(sender, instance, raw=False, update_fields=None, **kwargs):
     if raw or instance.pk is None or _rehash_only(instance, update_fields):
         return
-    instance._token_revocation_stored_hash = sender.objects.filter(pk=instance.pk).values_list("password", flat=True).first()
+    instance._token_revocation_stored_hash = (
+        sender.objects.filter(pk=instance.pk).values_list("password", flat=True).first()
+    )
 
 
 @receiver(post_save, sender=settings.AUTH_USER_MODEL, dispatch_uid="token_revocation.revoke")

@@ -7,6 +7,7 @@ it like any other) without an annotator: it is nobody's own work, so the blind r
 matches and its scores from every annotator, and agreement (over annotators' versions only) never
 includes it. This row says who adjudicated, from which annotators' versions, and what was decided.
 """
+
 from django.conf import settings
 from django.db import models
 
@@ -14,14 +15,23 @@ from annotation.peers.models import PeerAnnotation
 
 
 class Adjudication(models.Model):
-    annotation = models.OneToOneField(PeerAnnotation, on_delete=models.CASCADE, related_name="adjudication",
-                                      help_text="The adjudicated version (no annotator).")
-    adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="adjudications")
-    sources = models.ManyToManyField(PeerAnnotation, related_name="adjudicated_in",
-                                     help_text="The annotators' versions it settles (left unchanged).")
+    annotation = models.OneToOneField(
+        PeerAnnotation,
+        on_delete=models.CASCADE,
+        related_name="adjudication",
+        help_text="The adjudicated version (no annotator).",
+    )
+    adjudicator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="adjudications"
+    )
+    sources = models.ManyToManyField(
+        PeerAnnotation, related_name="adjudicated_in", help_text="The annotators' versions it settles (left unchanged)."
+    )
     decisions = models.JSONField(default=dict, help_text="What was decided: SCU uid (or 'non_matching') -> choice.")
-    source_revisions = models.JSONField(default=dict, help_text=(
-        "Source annotation id -> its revision when adjudicated: a source changed since is shown as such."))
+    source_revisions = models.JSONField(
+        default=dict,
+        help_text=("Source annotation id -> its revision when adjudicated: a source changed since is shown as such."),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -43,20 +53,43 @@ class PyramidAdjudication(models.Model):
     builder ever sees it, ``access/rules.py``); finished, so annotators of peers annotate against
     it. One per topic; scores of the topic rest on it (``peers.results.counting``)."""
 
-    topic = models.OneToOneField("annotation.Topic", on_delete=models.CASCADE, related_name="pyramid_adjudication",
-                                 help_text="One adjudicated pyramid per topic.")
-    pyramid = models.OneToOneField("annotation.Pyramid", on_delete=models.CASCADE, related_name="pyramid_adjudication",
-                                   help_text="The adjudicated pyramid (no creator).")
-    adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="pyramid_adjudications")
-    sources = models.ManyToManyField("annotation.Pyramid", related_name="adjudicated_into",
-                                     help_text="The annotators' pyramids it settles (left unchanged).")
-    decisions = models.JSONField(default=dict, help_text="What was decided: item key (m<uid A>-<uid B>, a<uid>, b<uid>) -> choice.")
-    uids = models.JSONField(default=dict, help_text="Item key -> the uid of the SCU it became: kept when adjudicated again.")
-    source_order = models.JSONField(default=list, blank=True, help_text=(
-        "[pyramid A, pyramid B]: the sides the item keys name "
-        "(which annotator SCU became which adjudicated SCU)."))
-    source_revisions = models.JSONField(default=dict, help_text=(
-        "Source pyramid id -> its revision when adjudicated: a source changed since is shown as such."))
+    topic = models.OneToOneField(
+        "annotation.Topic",
+        on_delete=models.CASCADE,
+        related_name="pyramid_adjudication",
+        help_text="One adjudicated pyramid per topic.",
+    )
+    pyramid = models.OneToOneField(
+        "annotation.Pyramid",
+        on_delete=models.CASCADE,
+        related_name="pyramid_adjudication",
+        help_text="The adjudicated pyramid (no creator).",
+    )
+    adjudicator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="pyramid_adjudications"
+    )
+    sources = models.ManyToManyField(
+        "annotation.Pyramid",
+        related_name="adjudicated_into",
+        help_text="The annotators' pyramids it settles (left unchanged).",
+    )
+    decisions = models.JSONField(
+        default=dict, help_text="What was decided: item key (m<uid A>-<uid B>, a<uid>, b<uid>) -> choice."
+    )
+    uids = models.JSONField(
+        default=dict, help_text="Item key -> the uid of the SCU it became: kept when adjudicated again."
+    )
+    source_order = models.JSONField(
+        default=list,
+        blank=True,
+        help_text=(
+            "[pyramid A, pyramid B]: the sides the item keys name (which annotator SCU became which adjudicated SCU)."
+        ),
+    )
+    source_revisions = models.JSONField(
+        default=dict,
+        help_text=("Source pyramid id -> its revision when adjudicated: a source changed since is shown as such."),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -25,6 +25,7 @@ Modelled on INCEpTION's curation: what both annotators did identically is merged
 each disagreement is shown side by side and settled by the curator, and the result is a new
 document; the annotators' own stay untouched.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -33,8 +34,12 @@ from dataclasses import dataclass, field
 MATCHED, ONLY_A, ONLY_B = "matched", "only_a", "only_b"
 A, B, UNION_A, UNION_B, BOTH, DROP = "a", "b", "union_a", "union_b", "both", "drop"
 CHOICE_TEXT = {
-    A: "A's SCU", B: "B's SCU", UNION_A: "A's label, contributors of both", UNION_B: "B's label, contributors of both",
-    BOTH: "both, separately", DROP: "neither",
+    A: "A's SCU",
+    B: "B's SCU",
+    UNION_A: "A's label, contributors of both",
+    UNION_B: "B's label, contributors of both",
+    BOTH: "both, separately",
+    DROP: "neither",
 }
 
 Parts = tuple[tuple[str, int, int], ...]
@@ -85,12 +90,12 @@ class ReferenceRow:
 @dataclass(frozen=True)
 class Item:
     key: str
-    kind: str                 # matched, only_a, only_b
+    kind: str  # matched, only_a, only_b
     uid_a: int | None
     uid_b: int | None
     state_a: dict | None
     state_b: dict | None
-    elsewhere: tuple[str, ...] = field(default=())   # notes: content of this SCU the other pyramid put in another SCU
+    elsewhere: tuple[str, ...] = field(default=())  # notes: content of this SCU the other pyramid put in another SCU
 
     @property
     def label_a(self) -> str:
@@ -136,7 +141,11 @@ class Item:
         out = ["label"] if self.label_differs else []
         rows = self.references
         if any(r.kind in (ONLY_A, ONLY_B) for r in rows):
-            out.append(f"weight {self.weight_a} vs {self.weight_b}" if self.weight_a != self.weight_b else "contributing references")
+            out.append(
+                f"weight {self.weight_a} vs {self.weight_b}"
+                if self.weight_a != self.weight_b
+                else "contributing references"
+            )
         if any(r.kind == "parts" for r in rows):
             out.append("spans")
         return out
@@ -177,13 +186,27 @@ class Item:
 
 
 def _copy(state: dict) -> dict:
-    return {"label": state["label"], "comment": state["comment"],
-            "contributors": [{"reference": c["reference"], "comment": c["comment"], "legacy_issue": c["legacy_issue"],
-                              "parts": [list(p) for p in c["parts"]]} for c in state["contributors"]]}
+    return {
+        "label": state["label"],
+        "comment": state["comment"],
+        "contributors": [
+            {
+                "reference": c["reference"],
+                "comment": c["comment"],
+                "legacy_issue": c["legacy_issue"],
+                "parts": [list(p) for p in c["parts"]],
+            }
+            for c in state["contributors"]
+        ],
+    }
 
 
-def items(states_a: dict[int, dict], states_b: dict[int, dict], matched: list[tuple[int, int]],
-          moved: list[tuple[int, int, str]] = ()) -> list[Item]:
+def items(
+    states_a: dict[int, dict],
+    states_b: dict[int, dict],
+    matched: list[tuple[int, int]],
+    moved: list[tuple[int, int, str]] = (),
+) -> list[Item]:
     """Every SCU of A and B in one item: the ``matched`` pairs (uid in A, uid in B), then what
     has no counterpart. ``moved``: aligned contributors whose SCUs are not a matched pair (uid in A,
     uid in B, reference), noted on both items. Ordered heaviest first (the larger weight of the
@@ -201,8 +224,14 @@ def items(states_a: dict[int, dict], states_b: dict[int, dict], matched: list[tu
     out += [Item(of_b[b], ONLY_B, None, b, None, states_b[b]) for b in sorted(states_b) if b not in in_b]
     out = [Item(i.key, i.kind, i.uid_a, i.uid_b, i.state_a, i.state_b, tuple(notes.get(i.key, ()))) for i in out]
     inf = float("inf")
-    return sorted(out, key=lambda i: (-max(i.weight_a or 0, i.weight_b or 0),
-                                      inf if i.uid_a is None else i.uid_a, inf if i.uid_b is None else i.uid_b))
+    return sorted(
+        out,
+        key=lambda i: (
+            -max(i.weight_a or 0, i.weight_b or 0),
+            inf if i.uid_a is None else i.uid_a,
+            inf if i.uid_b is None else i.uid_b,
+        ),
+    )
 
 
 def undecided(all_items: list[Item], decisions: dict[str, str]) -> list[Item]:

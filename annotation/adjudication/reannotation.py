@@ -21,6 +21,7 @@ second SCU of a ``both`` decision ``…#2``). An SCU the record does not map (an
 before the sides were recorded, or an SCU added since) maps to an adjudicated SCU with identical
 contributors (same references, same parts), if there is one.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -33,16 +34,16 @@ from django.db.models.signals import post_save
 
 from annotation.adjudication.models import PyramidAdjudication
 from annotation.corpus import assignments
+from annotation.corpus.models import Assignment, PeerSummary, Topic
 from annotation.corpus.natural_order import natural_key
 from annotation.corpus.wording import count_noun
 from annotation.history.changes import Outcome, annotation_action
 from annotation.peers.document_states import annotation_state
-from annotation.pyramids.document_states import scu_states
-from annotation.corpus.models import Assignment, PeerSummary, Topic
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid, SCU
 from annotation.peers.editing import add_match
+from annotation.peers.models import PeerAnnotation
 from annotation.peers.results import counting, progress_counting, scoring_pyramid
+from annotation.pyramids.document_states import scu_states
+from annotation.pyramids.models import SCU, Pyramid
 
 CARRY_OVER = "carry_over"
 
@@ -51,11 +52,14 @@ def stale(annotations: QuerySet) -> QuerySet:
     """Of ``annotations``, the finished annotators' annotations no longer scored because their
     topic's pyramid was adjudicated, whose annotator has not finished the peer against the
     adjudicated pyramid yet: the peers to re-annotate, with the annotation to carry matches from."""
-    done_again = PeerAnnotation.objects.filter(progress_counting(), peer=OuterRef("peer"),
-                                               annotator=OuterRef("annotator"))
-    return (annotations.filter(counting(), annotator__isnull=False, pyramid__pyramid_adjudication__isnull=True)
-            .filter(Exists(PyramidAdjudication.objects.filter(topic=OuterRef("pyramid__topic"))))
-            .exclude(Exists(done_again)))
+    done_again = PeerAnnotation.objects.filter(
+        progress_counting(), peer=OuterRef("peer"), annotator=OuterRef("annotator")
+    )
+    return (
+        annotations.filter(counting(), annotator__isnull=False, pyramid__pyramid_adjudication__isnull=True)
+        .filter(Exists(PyramidAdjudication.objects.filter(topic=OuterRef("pyramid__topic"))))
+        .exclude(Exists(done_again))
+    )
 
 
 @dataclass(frozen=True)
@@ -66,14 +70,17 @@ class ToReannotate:
     annotator_id: int
     peer: str
     peer_id: int
-    source: int   # the annotation against the annotator's pyramid
+    source: int  # the annotation against the annotator's pyramid
 
 
 def to_reannotate(annotations: QuerySet) -> list[ToReannotate]:
     """``stale(annotations)`` as (annotator, peer) pairs, one per pair (the newest annotation if an
     annotator finished the peer against two pyramids), by annotator then peer."""
-    rows = (stale(annotations).order_by("-updated_at", "-id")
-            .values_list("annotator__username", "annotator_id", "peer__external_id", "peer_id", "id"))
+    rows = (
+        stale(annotations)
+        .order_by("-updated_at", "-id")
+        .values_list("annotator__username", "annotator_id", "peer__external_id", "peer_id", "id")
+    )
     seen, out = set(), []
     # sorted is stable: an annotator's newest annotation of a peer comes first
     for annotator, annotator_id, peer, peer_id, pk in sorted(rows, key=lambda r: (r[0], natural_key(r[2]))):
@@ -86,20 +93,26 @@ def to_reannotate(annotations: QuerySet) -> list[ToReannotate]:
 def by_topic(dataset) -> dict[int, dict[str, list[str]]]:
     """topic id -> annotator -> the peers they are to re-annotate (the coordinator's overview)."""
     out: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    rows = stale(PeerAnnotation.objects.filter(peer__topic__dataset=dataset)).order_by().values_list(
-        "peer__topic_id", "annotator__username", "peer__external_id").distinct()
+    rows = (
+        stale(PeerAnnotation.objects.filter(peer__topic__dataset=dataset))
+        .order_by()
+        .values_list("peer__topic_id", "annotator__username", "peer__external_id")
+        .distinct()
+    )
     for topic_id, annotator, peer in rows:
         out[topic_id][annotator].append(peer)
-    return {topic: {who: sorted(peers, key=natural_key) for who, peers in sorted(by.items())}
-            for topic, by in out.items()}
+    return {
+        topic: {who: sorted(peers, key=natural_key) for who, peers in sorted(by.items())} for topic, by in out.items()
+    }
 
 
 def for_assignment(assignment: Assignment) -> list[ToReannotate]:
     """The peers of a peer-annotation assignment its annotator is to re-annotate."""
     if assignment.task != Assignment.Task.ANNOTATE_PEERS:
         return []
-    return to_reannotate(PeerAnnotation.objects.filter(peer__topic_id=assignment.topic_id,
-                                                       annotator_id=assignment.annotator_id))
+    return to_reannotate(
+        PeerAnnotation.objects.filter(peer__topic_id=assignment.topic_id, annotator_id=assignment.annotator_id)
+    )
 
 
 def sync_status(work: QuerySet) -> None:
@@ -127,15 +140,21 @@ def _reannotated(assignment: Assignment) -> bool:
 def _on_annotation_saved(sender, instance: PeerAnnotation, **kwargs) -> None:
     """A peer finished (or reopened) in an adjudicated topic may finish (or reopen) its annotator's
     assignment."""
-    if instance.annotator_id is not None and PyramidAdjudication.objects.filter(topic__pyramids=instance.pyramid_id).exists():
+    if (
+        instance.annotator_id is not None
+        and PyramidAdjudication.objects.filter(topic__pyramids=instance.pyramid_id).exists()
+    ):
         sync_status(Assignment.objects.filter(topic__pyramids=instance.pyramid_id, annotator_id=instance.annotator_id))
 
 
 def _on_assignment_saved(sender, instance: Assignment, **kwargs) -> None:
     """Marked done (``assignments.mark_done``, the overview, the API) with peers left to
     re-annotate: it stays in progress."""
-    if instance.status == Assignment.Status.DONE and instance.task == Assignment.Task.ANNOTATE_PEERS \
-            and PyramidAdjudication.objects.filter(topic_id=instance.topic_id).exists():
+    if (
+        instance.status == Assignment.Status.DONE
+        and instance.task == Assignment.Task.ANNOTATE_PEERS
+        and PyramidAdjudication.objects.filter(topic_id=instance.topic_id).exists()
+    ):
         sync_status(Assignment.objects.filter(pk=instance.pk))
         instance.refresh_from_db(fields=["status"])
 
@@ -173,7 +192,8 @@ def scu_map(record: PyramidAdjudication, source: Pyramid) -> dict[int, int]:
     recorded = recorded_map(record.uids, sides[source.pk]) if source.pk in sides else {}
     mine, adjudicated = (
         {int(uid): s for uid, s in scu_states(p, p.scus.values_list("uid", flat=True)).items() if s}
-        for p in (source, record.pyramid))
+        for p in (source, record.pyramid)
+    )
     by_contributors: dict[frozenset, int] = {}
     for uid, state in sorted(adjudicated.items()):
         by_contributors.setdefault(_contributors(state), uid)
@@ -189,10 +209,10 @@ def scu_map(record: PyramidAdjudication, source: Pyramid) -> dict[int, int]:
 
 @dataclass(frozen=True)
 class CarriedOver:
-    annotation: PeerAnnotation   # the annotator's annotation against the adjudicated pyramid
-    carried: int                 # matches copied
-    present: int                 # mapped matches it already had
-    left: int                    # matches of the old annotation left for the annotator
+    annotation: PeerAnnotation  # the annotator's annotation against the adjudicated pyramid
+    carried: int  # matches copied
+    present: int  # mapped matches it already had
+    left: int  # matches of the old annotation left for the annotator
 
 
 def carried_text(result: CarriedOver) -> str:
@@ -202,8 +222,9 @@ def carried_text(result: CarriedOver) -> str:
     if result.present:
         text += f" ({result.present} held already)"
     if result.left:
-        text += (f"; {count_noun(result.left, 'match', 'matches')} of SCUs not in it (or non-matching units) "
-                 "left for you")
+        text += (
+            f"; {count_noun(result.left, 'match', 'matches')} of SCUs not in it (or non-matching units) left for you"
+        )
     return text + ": check them and mark the peer done."
 
 
@@ -218,12 +239,13 @@ def carry_over(assignment: Assignment, peer: PeerSummary, user) -> Outcome:
     if peer.topic_id != assignment.topic_id:
         raise ValidationError("This peer summary belongs to another topic.")
     with transaction.atomic():
-        Topic.objects.select_for_update().get(pk=assignment.topic_id)   # no adjudication rewrites the pyramid meanwhile
+        Topic.objects.select_for_update().get(pk=assignment.topic_id)  # no adjudication rewrites the pyramid meanwhile
         record = PyramidAdjudication.objects.filter(topic_id=assignment.topic_id).select_related("pyramid").first()
         pending = [r for r in for_assignment(assignment) if r.peer_id == peer.pk]
         if record is None or not pending:
             raise ValidationError(
-                f"Peer {peer.external_id} has no earlier annotation of yours to carry matches over from.")
+                f"Peer {peer.external_id} has no earlier annotation of yours to carry matches over from."
+            )
         source = PeerAnnotation.objects.select_related("pyramid").get(pk=pending[0].source)
         mapping = scu_map(record, source.pyramid)
         old = annotation_state(source)["matches"]
@@ -236,15 +258,22 @@ def carry_over(assignment: Assignment, peer: PeerSummary, user) -> Outcome:
         def mutate(annotation):
             held = annotation_state(annotation)["matches"]
             new = [m for m in wanted if m not in held]
-            scus = {s.uid: s for s in
-                    SCU.objects.filter(pyramid_id=annotation.pyramid_id, uid__in={m["scu"] for m in new})}
+            scus = {
+                s.uid: s for s in SCU.objects.filter(pyramid_id=annotation.pyramid_id, uid__in={m["scu"] for m in new})
+            }
             for m in new:
                 add_match(annotation, scus[m["scu"]], [tuple(p) for p in m["parts"]])
             counts.update(carried=len(new), present=len(wanted) - len(new))
             return annotation
 
-        outcome = annotation_action(target.pk, user, action=CARRY_OVER, mutate=mutate,
-                                    summary=lambda _: f"Carried over {counts['carried']} matches from the annotation "
-                                                      f"against pyramid {source.pyramid_id}")
+        outcome = annotation_action(
+            target.pk,
+            user,
+            action=CARRY_OVER,
+            mutate=mutate,
+            summary=lambda _: (
+                f"Carried over {counts['carried']} matches from the annotation against pyramid {source.pyramid_id}"
+            ),
+        )
         result = CarriedOver(outcome.value, counts["carried"], counts["present"], len(old) - len(wanted))
         return Outcome(result, outcome.revision, outcome.change)

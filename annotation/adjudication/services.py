@@ -11,6 +11,7 @@ an SCU when they have the same matches (same number, same spans). A decision tak
 annotator's matches, both (every distinct match of either, a match with the same spans in several
 versions once), or neither.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -20,14 +21,14 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.adjudication.models import Adjudication
-from annotation.history.changes import annotation_action
 from annotation.corpus.models import PeerSummary
-from annotation.peers.models import PeerAnnotation, PeerMatchPart
-from annotation.pyramids.models import Pyramid, SCU
-from annotation.peers.results import counted
+from annotation.history.changes import annotation_action
 from annotation.peers.editing import add_match
-from scoring.model import Convention
+from annotation.peers.models import PeerAnnotation, PeerMatchPart
+from annotation.peers.results import counted
 from annotation.peers.scoring_inputs import load_pyramids
+from annotation.pyramids.models import SCU, Pyramid
+from scoring.model import Convention
 
 NON_MATCHING = "non_matching"
 BOTH, NEITHER = "both", "neither"
@@ -110,11 +111,16 @@ class Comparison:
 
 
 def _sources(peer: PeerSummary, pyramid: Pyramid) -> list[Source]:
-    annotations = (counted(PeerAnnotation.objects.filter(peer=peer, pyramid=pyramid, annotator__isnull=False))
-                   .select_related("annotator").order_by("annotator__username"))
+    annotations = (
+        counted(PeerAnnotation.objects.filter(peer=peer, pyramid=pyramid, annotator__isnull=False))
+        .select_related("annotator")
+        .order_by("annotator__username")
+    )
     sources = [Source(a.pk, a.annotator.username, a.revision) for a in annotations]
     if len(sources) < 2:
-        raise NotShared(f"Peer {peer.external_id} has fewer than two finished annotations against pyramid {pyramid.pk}.")
+        raise NotShared(
+            f"Peer {peer.external_id} has fewer than two finished annotations against pyramid {pyramid.pk}."
+        )
     return sources
 
 
@@ -123,7 +129,8 @@ def _matches(annotation_ids: list[int]) -> dict[int, dict[int | None, list[Spans
     parts: dict[int, list[tuple[int, int]]] = defaultdict(list)
     owner: dict[int, tuple[int, int | None]] = {}
     for match_id, annotation_id, uid, start, end in (
-        PeerMatchPart.objects.filter(match__annotation_id__in=annotation_ids).order_by("match_id", "start", "end")
+        PeerMatchPart.objects.filter(match__annotation_id__in=annotation_ids)
+        .order_by("match_id", "start", "end")
         .values_list("match_id", "match__annotation_id", "match__scu__uid", "start", "end")
     ):
         parts[match_id].append((start, end))
@@ -143,16 +150,33 @@ def compare(peer: PeerSummary, pyramid: Pyramid, convention: Convention = Conven
     scoring = load_pyramids([pyramid.pk])[pyramid.pk]
     weights = {s.uid: scoring.weight(s, convention) for s in scoring.scus}
     labels = dict(SCU.objects.filter(pyramid=pyramid).values_list("uid", "label"))
-    found = sorted({uid for m in matches.values() for uid in m if uid is not None}, key=lambda u: (-weights.get(u, 0), u))
-    items = [Item(str(uid), uid, labels.get(uid, ""), weights.get(uid), [sorted(matches[s.pk].get(uid, [])) for s in sources])
-             for uid in found]
-    items.append(Item(NON_MATCHING, None, "Non-matching content units", None,
-                      [sorted(matches[s.pk].get(None, [])) for s in sources]))
+    found = sorted(
+        {uid for m in matches.values() for uid in m if uid is not None}, key=lambda u: (-weights.get(u, 0), u)
+    )
+    items = [
+        Item(
+            str(uid), uid, labels.get(uid, ""), weights.get(uid), [sorted(matches[s.pk].get(uid, [])) for s in sources]
+        )
+        for uid in found
+    ]
+    items.append(
+        Item(
+            NON_MATCHING,
+            None,
+            "Non-matching content units",
+            None,
+            [sorted(matches[s.pk].get(None, [])) for s in sources],
+        )
+    )
     return Comparison(peer, pyramid, sources, items)
 
 
 def adjudicated_version(peer: PeerSummary, pyramid: Pyramid) -> PeerAnnotation | None:
-    return PeerAnnotation.objects.filter(peer=peer, pyramid=pyramid, adjudication__isnull=False).select_related("adjudication").first()
+    return (
+        PeerAnnotation.objects.filter(peer=peer, pyramid=pyramid, adjudication__isnull=False)
+        .select_related("adjudication")
+        .first()
+    )
 
 
 def adjudicate(peer: PeerSummary, pyramid: Pyramid, user, decisions: dict[str, str], token: str) -> PeerAnnotation:
@@ -165,17 +189,23 @@ def adjudicate(peer: PeerSummary, pyramid: Pyramid, user, decisions: dict[str, s
         PeerSummary.objects.select_for_update().get(pk=peer.pk)  # one adjudication of this peer at a time
         comparison = compare(peer, pyramid)
         if token != comparison.token:
-            raise ValidationError("An annotator changed their annotation of this peer since the page was opened: review it again.")
+            raise ValidationError(
+                "An annotator changed their annotation of this peer since the page was opened: review it again."
+            )
         allowed = comparison.choices()
         undecided = [i.label or i.key for i in comparison.disagreements if decisions.get(i.key) not in allowed]
         if undecided:
             raise ValidationError(f"Decide every disagreement first (still open: {', '.join(undecided)}).")
-        chosen = {i.key: (decisions[i.key] if i.disagreement else str(comparison.sources[0].pk)) for i in comparison.items}
+        chosen = {
+            i.key: (decisions[i.key] if i.disagreement else str(comparison.sources[0].pk)) for i in comparison.items
+        }
         scus = {s.uid: s for s in SCU.objects.filter(pyramid=pyramid)}
         existing = adjudicated_version(peer, pyramid)
-        version = existing or PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator=None, status=PeerAnnotation.Status.DONE)
+        version = existing or PeerAnnotation.objects.create(
+            peer=peer, pyramid=pyramid, annotator=None, status=PeerAnnotation.Status.DONE
+        )
         source = f"Adjudicated by {user.username} from {', '.join(s.annotator for s in comparison.sources)}"
-        version.source = source[:PeerAnnotation._meta.get_field("source").max_length]
+        version.source = source[: PeerAnnotation._meta.get_field("source").max_length]
         version.status = PeerAnnotation.Status.DONE
         version.save(update_fields=["source", "status", "updated_at"])
 
@@ -185,10 +215,20 @@ def adjudicate(peer: PeerSummary, pyramid: Pyramid, user, decisions: dict[str, s
                 for spans in item.chosen(chosen[item.key], comparison.sources):
                     add_match(annotation, scus[item.uid] if item.uid is not None else None, spans)
 
-        annotation_action(version.pk, user, action="adjudicate", mutate=replace_matches,
-                          summary=lambda _: f"Adjudicated from {len(comparison.sources)} annotators' versions")
+        annotation_action(
+            version.pk,
+            user,
+            action="adjudicate",
+            mutate=replace_matches,
+            summary=lambda _: f"Adjudicated from {len(comparison.sources)} annotators' versions",
+        )
         record, _ = Adjudication.objects.update_or_create(
-            annotation=version, defaults={"adjudicator": user, "decisions": {i.key: chosen[i.key] for i in comparison.disagreements},
-                                          "source_revisions": {str(s.pk): s.revision for s in comparison.sources}})
+            annotation=version,
+            defaults={
+                "adjudicator": user,
+                "decisions": {i.key: chosen[i.key] for i in comparison.disagreements},
+                "source_revisions": {str(s.pk): s.revision for s in comparison.sources},
+            },
+        )
         record.sources.set([s.pk for s in comparison.sources])
         return version

@@ -6,6 +6,7 @@ registers its functions here as it is imported (``AnnotationConfig.ready`` impor
 reach the rule without importing upwards. Until it is registered every check raises: no rule is
 no access, never an unchecked request.
 """
+
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,11 +18,11 @@ from rest_framework import permissions
 class Rule:
     """The functions of ``annotation.access.rules`` the REST code below it calls (see their docstrings)."""
 
-    visible: Callable          # (user, queryset) -> the objects of it the user may see
-    can_change: Callable       # (user, obj) -> may the user change it
-    check_create: Callable     # (user, model, validated data): PermissionDenied unless the user may create it
-    check_destroy: Callable    # (user, obj): PermissionDenied unless the user may delete it
-    governs: Callable          # (model) -> whether the rule scopes this model's objects
+    visible: Callable  # (user, queryset) -> the objects of it the user may see
+    can_change: Callable  # (user, obj) -> may the user change it
+    check_create: Callable  # (user, model, validated data): PermissionDenied unless the user may create it
+    check_destroy: Callable  # (user, obj): PermissionDenied unless the user may delete it
+    governs: Callable  # (model) -> whether the rule scopes this model's objects
     coordinator_candidates: Callable  # (dataset or None) -> who may be named the dataset's coordinators
 
 
@@ -35,8 +36,10 @@ def register(rule: Rule) -> None:
 
 def rule() -> Rule:
     if _rule is None:
-        raise ImproperlyConfigured("No access rule is registered: annotation.access.rules registers it when imported "
-                                   "(AnnotationConfig.ready imports it).")
+        raise ImproperlyConfigured(
+            "No access rule is registered: annotation.access.rules registers it when imported "
+            "(AnnotationConfig.ready imports it)."
+        )
     return _rule
 
 

@@ -2,6 +2,7 @@
 the pages, their downloads and the REST API alike: 400, naming the choices. A silent default answers
 a question that was not asked (a misspelt ``table=`` gave another table's CSV with 200), and a 404
 says the dataset is missing when only a word is wrong."""
+
 from collections.abc import Iterable, Mapping
 
 from django.core.exceptions import BadRequest

@@ -8,6 +8,7 @@ it claims. Behind N trusted proxies the address is the N-th entry from the right
 (the one the outermost proxy saw). With a count but no proxy named the header is ignored, and the
 log says so once.
 """
+
 import functools
 import ipaddress
 import logging
@@ -21,8 +22,11 @@ log = logging.getLogger(__name__)
 def _trusted_networks(proxies: tuple[str, ...], count: int) -> tuple:
     """The networks of ``TRUSTED_PROXIES`` (a bare address: its own /32 or /128)."""
     if count and not proxies:
-        log.warning("TRUSTED_PROXY_COUNT=%d but TRUSTED_PROXIES names no proxy: X-Forwarded-For is ignored "
-                    "and every client is counted by its connection's address", count)
+        log.warning(
+            "TRUSTED_PROXY_COUNT=%d but TRUSTED_PROXIES names no proxy: X-Forwarded-For is ignored "
+            "and every client is counted by its connection's address",
+            count,
+        )
     return tuple(ipaddress.ip_network(proxy, strict=False) for proxy in proxies)
 
 
@@ -53,11 +57,13 @@ def forwarded_headers_from_named_proxies(get_response):
     ``SECURE_PROXY_SSL_HEADER`` believes ``X-Forwarded-Proto`` from anyone, so a client reaching a
     node directly could pass a plain-HTTP request off as HTTPS (no redirect to HTTPS, secure-only
     checks passed) as it could pass off any address as its own."""
+
     def middleware(request):
         if settings.TRUSTED_PROXY_COUNT and not _from_trusted_proxy(request.META.get("REMOTE_ADDR", "")):
             request.META.pop("HTTP_X_FORWARDED_PROTO", None)
             request.META.pop("HTTP_X_FORWARDED_FOR", None)
         return get_response(request)
+
     return middleware
 
 

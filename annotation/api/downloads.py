@@ -12,6 +12,7 @@ rows of several downloads. Files that are not tables carry them in their own met
 archive's ``manifest.json``); DUCView and SacreROUGE files are named but keep their formats as they
 are (their numbers, SCU weights, depend on no setting).
 """
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ narrowed by the dataset and topic it belongs to, and by annotator and status whe
 Every id filter is a plain number, never looked up: an id the user may not see and an id that does
 not exist both narrow the (already visible-only) list to nothing, so a filter is no existence
 oracle. Malformed ids are a 400 for everyone alike."""
+
 from django import forms
 from django_filters import rest_framework as filters
 

@@ -1,5 +1,6 @@
 """The API's POSTs honour an ``Idempotency-Key`` header (``api.idempotency_keys``), and the
 OpenAPI schema says so."""
+
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import APIException
@@ -35,10 +36,18 @@ class IdempotentSchema(AutoSchema):
     def get_override_parameters(self):
         parameters = super().get_override_parameters()
         if self.method == "POST" and isinstance(self.view, IdempotentPostMixin):
-            parameters = [*parameters, OpenApiParameter(
-                idempotency_keys.HEADER, str, OpenApiParameter.HEADER, required=False,
-                description="One key per logical action (a UUID), sent again with every retry of it: a retry gets " "the "
-                            "first answer (with `Idempotent-Replayed: true`) instead of doing the action twice. The "
-                            "same key with another body answers 422; while the first request with the key runs, a "
-                            "second one waits for it (409 after 10 s). Answers are kept for `IDEMPOTENCY_KEY_SECONDS`.")]
+            parameters = [
+                *parameters,
+                OpenApiParameter(
+                    idempotency_keys.HEADER,
+                    str,
+                    OpenApiParameter.HEADER,
+                    required=False,
+                    description="One key per logical action (a UUID), sent again with every retry of it: a retry gets "
+                    "the "
+                    "first answer (with `Idempotent-Replayed: true`) instead of doing the action twice. The "
+                    "same key with another body answers 422; while the first request with the key runs, a "
+                    "second one waits for it (409 after 10 s). Answers are kept for `IDEMPOTENCY_KEY_SECONDS`.",
+                ),
+            ]
         return parameters

@@ -18,6 +18,7 @@ transaction runs around the whole request:
 Rows older than ``IDEMPOTENCY_KEY_SECONDS`` are forgotten: a user's expired rows are deleted when
 the user sends a key, and the periodic sweep deletes everyone's.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -65,14 +66,18 @@ def respond(request, user, run: Callable[[], HttpResponse]) -> HttpResponse:
         if hasattr(response, "render"):
             response.render()
         IdempotentRequest.objects.filter(user=user, endpoint=endpoint, key=key).update(
-            status=response.status_code, content=response.content,
-            headers={name: response[name] for name in KEPT_HEADERS if response.has_header(name)})
+            status=response.status_code,
+            content=response.content,
+            headers={name: response[name] for name in KEPT_HEADERS if response.has_header(name)},
+        )
         return response
 
 
 def forget_expired(user=None) -> int:
     """Delete the expired rows (of ``user``, or everyone's); how many."""
-    rows = IdempotentRequest.objects.filter(created_at__lt=timezone.now() - timedelta(seconds=settings.IDEMPOTENCY_KEY_SECONDS))
+    rows = IdempotentRequest.objects.filter(
+        created_at__lt=timezone.now() - timedelta(seconds=settings.IDEMPOTENCY_KEY_SECONDS)
+    )
     if user is not None:
         rows = rows.filter(user=user)
     return rows.delete()[0]
@@ -81,7 +86,10 @@ def forget_expired(user=None) -> int:
 def _take(user, endpoint: str, key: str, body_hash: str) -> HttpResponse | None:
     """None when this request took the key, else the answer for a key already taken."""
     try:
-        with _waiting_at_most(WAIT_SECONDS), transaction.atomic():  # a savepoint: a refused insert leaves the request usable
+        with (
+            _waiting_at_most(WAIT_SECONDS),
+            transaction.atomic(),
+        ):  # a savepoint: a refused insert leaves the request usable
             IdempotentRequest.objects.create(user=user, endpoint=endpoint, key=key, body_hash=body_hash)
         return None
     except IntegrityError:
@@ -94,8 +102,13 @@ def _take(user, endpoint: str, key: str, body_hash: str) -> HttpResponse | None:
     if first is None:  # expired and forgotten meanwhile: the client may send it again
         return _in_progress()
     if first.body_hash != body_hash:
-        return JsonResponse({"detail": f"This {HEADER} was used for another request body to this endpoint: "
-                                       "use a new key for a new request."}, status=422)
+        return JsonResponse(
+            {
+                "detail": f"This {HEADER} was used for another request body to this endpoint: "
+                "use a new key for a new request."
+            },
+            status=422,
+        )
     replay = HttpResponse(bytes(first.content), status=first.status)
     for name, value in first.headers.items():
         replay[name] = value
@@ -104,8 +117,13 @@ def _take(user, endpoint: str, key: str, body_hash: str) -> HttpResponse | None:
 
 
 def _in_progress() -> JsonResponse:
-    response = JsonResponse({"detail": f"A request with this {HEADER} is still being processed: retry in a moment.",
-                             "code": "idempotency_in_progress"}, status=409)
+    response = JsonResponse(
+        {
+            "detail": f"A request with this {HEADER} is still being processed: retry in a moment.",
+            "code": "idempotency_in_progress",
+        },
+        status=409,
+    )
     response["Retry-After"] = "1"
     return response
 

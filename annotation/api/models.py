@@ -1,4 +1,5 @@
 """Answers to POST requests sent with an ``Idempotency-Key`` (see ``api.idempotency_keys``)."""
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -22,7 +23,9 @@ class IdempotentRequest(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["user", "endpoint", "key"], name="idempotency_one_answer_per_key")]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "endpoint", "key"], name="idempotency_one_answer_per_key")
+        ]
         indexes = [models.Index(fields=["user", "created_at"], name="idempotency_user_age")]
 
     def __str__(self):

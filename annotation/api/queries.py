@@ -1,4 +1,5 @@
 """The API plumbing's SQL, written out: a PostgreSQL setting, which has no ORM form."""
+
 from __future__ import annotations
 
 from django.db import connection

@@ -4,6 +4,7 @@ The view builds the file itself (the content depends on the format, not only its
 renderers let DRF's content negotiation accept the format names and pass the text through. Error
 responses are switched to JSON by the views (``FormatNegotiationMixin``).
 """
+
 from rest_framework import renderers
 from rest_framework.renderers import BaseRenderer
 

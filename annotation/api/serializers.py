@@ -9,6 +9,7 @@
 
 Each concept's serializers (``annotation/<concept>/serializers.py``) build on these.
 """
+
 from contextlib import contextmanager
 
 from django.core.exceptions import NON_FIELD_ERRORS
@@ -21,7 +22,6 @@ from rest_framework.validators import UniqueTogetherValidator, UniqueValidator
 from annotation.api import access
 from annotation.api.versions import expected_revision
 
-
 NON_FIELD_ERRORS_KEY = api_settings.NON_FIELD_ERRORS_KEY
 
 
@@ -32,7 +32,10 @@ def django_errors_as_drf():
         yield
     except DjangoValidationError as error:
         if hasattr(error, "error_dict"):
-            detail = {(NON_FIELD_ERRORS_KEY if key == NON_FIELD_ERRORS else key): value for key, value in error.message_dict.items()}
+            detail = {
+                (NON_FIELD_ERRORS_KEY if key == NON_FIELD_ERRORS else key): value
+                for key, value in error.message_dict.items()
+            }
         else:
             detail = {NON_FIELD_ERRORS_KEY: error.messages}
         raise serializers.ValidationError(detail) from error
@@ -103,8 +106,9 @@ class PermissionBeforeUniquenessMixin:
         super().run_validators(value)
 
 
-class StrictModelSerializer(StrictMixin, PermissionBeforeUniquenessMixin, VisibleRelationsMixin,
-                            serializers.ModelSerializer):
+class StrictModelSerializer(
+    StrictMixin, PermissionBeforeUniquenessMixin, VisibleRelationsMixin, serializers.ModelSerializer
+):
     """ModelSerializer that scopes related ids to the user, refuses moves and runs ``full_clean``.
 
     ``Meta.create_only``: fields that may be given on creation only (where the object lives, and
@@ -113,7 +117,11 @@ class StrictModelSerializer(StrictMixin, PermissionBeforeUniquenessMixin, Visibl
 
     def to_internal_value(self, data):
         if self.instance is not None and isinstance(data, dict):
-            moved = {key: ["Cannot be changed after creation."] for key in getattr(self.Meta, "create_only", ()) if key in data}
+            moved = {
+                key: ["Cannot be changed after creation."]
+                for key in getattr(self.Meta, "create_only", ())
+                if key in data
+            }
             if moved:
                 raise serializers.ValidationError(moved)
         return super().to_internal_value(data)

@@ -1,4 +1,5 @@
 """Celery task of the API: forgetting expired ``Idempotency-Key`` answers (beat, hourly)."""
+
 from celery import shared_task
 
 from annotation.api.idempotency_keys import forget_expired

@@ -12,6 +12,7 @@ With Redis down every throttled request (the token endpoint, the crowd pages) wo
 the counters then live in this process's own memory while the shared cache fails (limits hold per
 process instead of across processes, and nothing fails).
 """
+
 import logging
 import time
 
@@ -20,7 +21,6 @@ from django.core.cache.backends.locmem import LocMemCache
 from rest_framework.throttling import SimpleRateThrottle
 
 from annotation.api.client_address import client_address
-
 from annotation.jobs import framework_internals, queue
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ def _count_in(store, key: str, seconds: int) -> tuple[int, int]:
     store.add(current, 0, 2 * seconds)
     try:
         count = store.incr(current)
-    except ValueError:   # expired between the two calls: a new window's first request
+    except ValueError:  # expired between the two calls: a new window's first request
         store.add(current, 1, 2 * seconds)
         count = 1
     return count, int(store.get(previous) or 0)

@@ -3,6 +3,7 @@
 a zip declares are not trusted), entries per zip, and member paths that stay inside the archive.
 Shared plumbing, below the concepts that use it.
 """
+
 import posixpath
 import re
 from dataclasses import dataclass

@@ -1,5 +1,6 @@
 """Versions of what the API serves: reading the client's If-Match (which revision of the document it
 last saw), and the ETag of a metadata object (a hash of how the API shows it)."""
+
 import hashlib
 import json
 
@@ -52,8 +53,11 @@ class RepresentationVersionMixin:
         instance = self.get_object()
         current = self.get_serializer(instance).data
         if sent != self.representation_etag(current):
-            return Response({"detail": "Changed since you read it: your change was not applied.", "current": current},
-                            status=status.HTTP_409_CONFLICT, headers={"ETag": self.representation_etag(current)})
+            return Response(
+                {"detail": "Changed since you read it: your change was not applied.", "current": current},
+                status=status.HTTP_409_CONFLICT,
+                headers={"ETag": self.representation_etag(current)},
+            )
         return None
 
     def partial_update(self, request, *args, **kwargs):

@@ -6,6 +6,7 @@ and checks ``access.can_change`` / ``check_create`` before a write (what you may
 403). List querysets prefetch what their serializers read, so a page costs a fixed number of
 queries.
 """
+
 from django.db import transaction
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
@@ -72,5 +73,6 @@ def attachment(response: Response, filename: str) -> Response:
 
 FORMAT_PARAM = OpenApiParameter("format", str, description="file format")
 ROWS_RESPONSE = OpenApiResponse(
-    {"type": "array", "items": {"type": "object", "additionalProperties": True}}, description="one object per row (JSON), or the same rows as CSV"
+    {"type": "array", "items": {"type": "object", "additionalProperties": True}},
+    description="one object per row (JSON), or the same rows as CSV",
 )

@@ -4,6 +4,7 @@ Two of these resources gather actions from higher concepts, added where the rout
 (``pyramid_app/api_urls.py``, from each concept's ``urls.extends``): a dataset's downloads
 (``transfer.api``), an assignment's peer work (``peers.api``, ``adjudication.api``).
 """
+
 from django.db import transaction
 
 from annotation.api import access
@@ -32,6 +33,7 @@ class TopicViewSet(RepresentationVersionMixin, ScopedViewSet):
 
     Listed are the topics of the datasets you take part in (coordinators: all of theirs; annotators:
     those they are assigned); ``dataset`` filters."""
+
     base_queryset = Topic.objects.all()
     serializer_class = serializers.TopicSerializer
     filterset_class = filters.TopicFilter
@@ -41,6 +43,7 @@ class ReferenceSummaryViewSet(RepresentationVersionMixin, ScopedViewSet):
     """The reference summaries of topics: the human summaries a pyramid's SCUs are drawn from.
 
     Their text is fixed once a contributor points into it (offsets are Unicode code points)."""
+
     base_queryset = ReferenceSummary.objects.all()
     serializer_class = serializers.ReferenceSummarySerializer
     filterset_class = filters.ReferenceSummaryFilter
@@ -50,6 +53,7 @@ class PeerSummaryViewSet(RepresentationVersionMixin, ScopedViewSet):
     """The peer summaries of topics: the system (or held-out reference) summaries annotated against a pyramid.
 
     ``system_id`` groups a system's peers across topics (the system-level scores)."""
+
     base_queryset = PeerSummary.objects.all()
     serializer_class = serializers.PeerSummarySerializer
     filterset_class = filters.PeerSummaryFilter
@@ -60,6 +64,7 @@ class AssignmentViewSet(RepresentationVersionMixin, ScopedViewSet):
 
     Coordinators create and change them; an annotator reads their own and starts a peer's
     annotation through ``peers/{peer}/annotation/``."""
+
     base_queryset = Assignment.objects.all()
     serializer_class = serializers.AssignmentSerializer
     filterset_class = filters.AssignmentFilter

@@ -1,4 +1,5 @@
 """Starting a dataset: whoever creates one coordinates it (the pages and the API both come here)."""
+
 from django.db import transaction
 
 from annotation.corpus.models import Dataset

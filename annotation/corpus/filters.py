@@ -1,4 +1,5 @@
 """The corpus's list filters (``annotation.api.filters``: ids are plain numbers, never looked up)."""
+
 from annotation.api.filters import FilterSet, id_filter
 from annotation.corpus.models import Assignment, PeerSummary, ReferenceSummary, Topic
 

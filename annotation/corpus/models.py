@@ -1,4 +1,5 @@
 """What is evaluated: datasets of topics, each with reference and peer summaries."""
+
 from django.conf import settings
 from django.core.validators import MaxLengthValidator
 from django.db import models
@@ -79,7 +80,9 @@ class ReferenceSummary(Summary):
 class PeerSummary(Summary):
     """A summary to evaluate: a system's output, or a held-out human summary."""
 
-    system_id = models.CharField(max_length=100, blank=True, help_text="Which system wrote it (defaults to the external id).")
+    system_id = models.CharField(
+        max_length=100, blank=True, help_text="Which system wrote it (defaults to the external id)."
+    )
 
     class Meta(Summary.Meta):
         verbose_name_plural = "peer summaries"
@@ -107,7 +110,9 @@ class Assignment(models.Model):
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
     task = models.CharField(max_length=20, choices=Task.choices)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ASSIGNED)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

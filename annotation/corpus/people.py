@@ -9,6 +9,7 @@ unusable password): a renewed invitation is what a coordinator does when a link 
 link can be made only for an account that was invited and has never been used (no usable
 password, never logged in) and is not staff: a coordinator can never take over a working account.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,7 +39,12 @@ class AccountError(ValueError):
 
 def is_pending_invitation(user) -> bool:
     """Invited and never used: the only accounts a new invitation link may be made for."""
-    return not user.has_usable_password() and user.last_login is None and user.is_active and not (user.is_staff or user.is_superuser)
+    return (
+        not user.has_usable_password()
+        and user.last_login is None
+        and user.is_active
+        and not (user.is_staff or user.is_superuser)
+    )
 
 
 def invitation_path(user) -> str:
@@ -46,7 +52,7 @@ def invitation_path(user) -> str:
     every link made before it for ``user`` stops working."""
     if not is_pending_invitation(user):
         raise AccountError(f"{user.username} has already joined: they log in with their own password.")
-    user.set_unusable_password()   # a new random unusable hash: earlier tokens no longer verify
+    user.set_unusable_password()  # a new random unusable hash: earlier tokens no longer verify
     user.save(update_fields=["password"])
     uid = urlsafe_base64_encode(force_bytes(user.pk))
     return reverse("invitation", kwargs={"uidb64": uid, "token": default_token_generator.make_token(user)})
@@ -88,7 +94,9 @@ def assign(user, topics, task: str, created_by) -> Assigned:
     """Assign ``user`` to ``task`` on each topic; topics they already have that task on are reported."""
     created, existing = [], []
     with transaction.atomic():
-        have = set(Assignment.objects.filter(annotator=user, task=task, topic__in=topics).values_list("topic_id", flat=True))
+        have = set(
+            Assignment.objects.filter(annotator=user, task=task, topic__in=topics).values_list("topic_id", flat=True)
+        )
         for topic in topics:
             if topic.pk in have:
                 existing.append(topic)
@@ -100,9 +108,22 @@ def assign(user, topics, task: str, created_by) -> Assigned:
 def people_of(dataset: Dataset) -> list[dict]:
     """Everyone assigned in the dataset: the user, their assignments per task, whether invited."""
     rows: dict[int, dict] = {}
-    for a in Assignment.objects.filter(topic__dataset=dataset).select_related("annotator", "topic").order_by("annotator__username", "topic__external_id"):
-        row = rows.setdefault(a.annotator_id, {"user": a.annotator, "build_pyramid": [], "annotate_peers": [], "done": 0, "total": 0,
-                                               "invited": is_pending_invitation(a.annotator)})
+    for a in (
+        Assignment.objects.filter(topic__dataset=dataset)
+        .select_related("annotator", "topic")
+        .order_by("annotator__username", "topic__external_id")
+    ):
+        row = rows.setdefault(
+            a.annotator_id,
+            {
+                "user": a.annotator,
+                "build_pyramid": [],
+                "annotate_peers": [],
+                "done": 0,
+                "total": 0,
+                "invited": is_pending_invitation(a.annotator),
+            },
+        )
         row[a.task].append(a.topic.external_id)
         row["total"] += 1
         row["done"] += a.status == Assignment.Status.DONE

@@ -15,6 +15,9 @@ class RevisionCounted:
     def save(self, *args, **kwargs):
         if not self._state.adding and kwargs.get("update_fields") is None:
             deferred = self.get_deferred_fields()
-            kwargs["update_fields"] = [field.name for field in self._meta.concrete_fields
-                                       if not field.primary_key and field.name != "revision" and field.attname not in deferred]
+            kwargs["update_fields"] = [
+                field.name
+                for field in self._meta.concrete_fields
+                if not field.primary_key and field.name != "revision" and field.attname not in deferred
+            ]
         super().save(*args, **kwargs)

@@ -1,5 +1,6 @@
 """The two roles: annotators do assigned work, coordinators run datasets (the access rule,
 ``annotation.access.rules``, a layer above, reads them)."""
+
 from django.contrib.auth.models import Group
 
 ANNOTATOR = "annotator"

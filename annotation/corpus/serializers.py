@@ -1,5 +1,6 @@
 """The corpus's REST serializers: datasets, topics, their reference and peer summaries, assignments,
 and the brief forms the documents of other concepts embed (``TopicBriefSerializer``, the texts)."""
+
 from rest_framework import exceptions, serializers
 from rest_framework.validators import UniqueTogetherValidator
 

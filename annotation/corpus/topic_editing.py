@@ -27,6 +27,7 @@ stored scores and agreement go with it in the cascade (``score_events.topics_del
 the per-row bumps of what is being deleted anyway); lightweight runs that had statements or tasks
 in it are touched so their scores are recomputed without it.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -35,19 +36,19 @@ from dataclasses import astuple, dataclass, field, fields
 from django.db import IntegrityError, transaction
 from django.db.models import Count
 
-from annotation.peers import score_events
-from annotation.formats.nist_names import peer_key
-from annotation.formats.summary_texts import MAX_ID, normalise
 from annotation.corpus.models import Assignment, PeerSummary, ReferenceSummary, Topic
-from annotation.dashboards.models import Judgment
-from annotation.history.models import Change
-from annotation.lightweight.models import LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting
-from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch, TopicAgreement
-from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 from annotation.corpus.natural_order import natural_key
 from annotation.corpus.wording import count_noun
 from annotation.dashboards import snapshots
+from annotation.dashboards.models import Judgment
+from annotation.formats.nist_names import peer_key
+from annotation.formats.summary_texts import MAX_ID, normalise
+from annotation.history.models import Change
 from annotation.lightweight import runs as lightweight_runs
+from annotation.lightweight.models import LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting
+from annotation.peers import score_events
+from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch, TopicAgreement
+from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid
 
 KINDS = {"reference": ReferenceSummary, "peer": PeerSummary}
 
@@ -64,11 +65,14 @@ class ChangedMeanwhile(EditRefused):
     """The topic no longer holds what the coordinator was shown; ``contents`` is what it holds now."""
 
     def __init__(self, contents: TopicContents):
-        super().__init__("The topic changed since you opened this page: check what a delete removes now, then confirm again.")
+        super().__init__(
+            "The topic changed since you opened this page: check what a delete removes now, then confirm again."
+        )
         self.contents = contents
 
 
 # --- ids --------------------------------------------------------------------------------------
+
 
 def clean_id(value: str, what: str) -> str:
     """The id without surrounding spaces, or EditRefused: empty, longer than the column, or with a
@@ -93,17 +97,20 @@ def clean_text(value: str) -> str:
 
 # --- what rests on a summary --------------------------------------------------------------------
 
+
 @dataclass
 class SummaryRow:
     """A summary of the topic with what rests on it (the topic page's row, the edit page's state)."""
 
     kind: str
     summary: ReferenceSummary | PeerSummary
-    pyramids: list[dict] = field(default_factory=list)     # references: the pyramids listing it (id, creator, contributors)
-    contributors: int = 0                                  # references: contributors with a part in its text
+    pyramids: list[dict] = field(
+        default_factory=list
+    )  # references: the pyramids listing it (id, creator, contributors)
+    contributors: int = 0  # references: contributors with a part in its text
     annotations: list[dict] = field(default_factory=list)  # peers: annotator and status of each annotation
-    judgments: list[str] = field(default_factory=list)     # metrics of imported judgments of it
-    crowd: int = 0                                         # crowd statements/writings from it (references) or judging tasks of it (peers)
+    judgments: list[str] = field(default_factory=list)  # metrics of imported judgments of it
+    crowd: int = 0  # crowd statements/writings from it (references) or judging tasks of it (peers)
 
     @property
     def words(self) -> int:
@@ -118,22 +125,34 @@ class SummaryRow:
         """Why its text may not change nor it be removed, one sentence each (empty: it may)."""
         reasons = []
         if self.contributors:
-            reasons.append(f"{count_noun(self.contributors, 'pyramid contributor')} {_verb(self.contributors, 'points', 'point')} "
-                           "into this text by character offsets.")
+            reasons.append(
+                f"{count_noun(self.contributors, 'pyramid contributor')} {_verb(self.contributors, 'points', 'point')} "
+                "into this text by character offsets."
+            )
         built = [p for p in self.pyramids if p["contributors"]]
         if built:
-            reasons.append(f"{_pyramid_names(built)} {_verb(len(built), 'was', 'were')} built from it: "
-                           "the SCUs were read against this text.")
+            reasons.append(
+                f"{_pyramid_names(built)} {_verb(len(built), 'was', 'were')} built from it: "
+                "the SCUs were read against this text."
+            )
         if self.annotations:
             who = ", ".join(f"{a['annotator']} ({a['status']})" for a in self.annotations)
-            reasons.append(f"{count_noun(len(self.annotations), 'peer annotation')} ({who}) " f"{_verb(len(self.annotations), 'points', 'point')} "
-                           "into this text by character offsets.")
+            reasons.append(
+                f"{count_noun(len(self.annotations), 'peer annotation')} ({who}) "
+                f"{_verb(len(self.annotations), 'points', 'point')} "
+                "into this text by character offsets."
+            )
         if self.judgments:
-            reasons.append(f"{count_noun(len(self.judgments), 'imported judgment')} ({', '.join(self.judgments)}) "
-                           f"{_verb(len(self.judgments), 'was', 'were')} made on this text.")
+            reasons.append(
+                f"{count_noun(len(self.judgments), 'imported judgment')} ({', '.join(self.judgments)}) "
+                f"{_verb(len(self.judgments), 'was', 'were')} made on this text."
+            )
         if self.crowd:
             what = "crowd statement" if self.kind == "reference" else "crowd judging task"
-            reasons.append(f"{count_noun(self.crowd, what)} of a lightweight pyramid " f"{_verb(self.crowd, 'rests', 'rest')} on this text.")
+            reasons.append(
+                f"{count_noun(self.crowd, what)} of a lightweight pyramid "
+                f"{_verb(self.crowd, 'rests', 'rest')} on this text."
+            )
         return reasons
 
     @property
@@ -151,7 +170,11 @@ class SummaryRow:
         parts = []
         if self.kind == "reference":
             if self.pyramids:
-                note = f"{count_noun(self.contributors, 'contributor')} here" if self.contributors else ("no SCUs yet" if not any(p["contributors"] for p in self.pyramids) else "")
+                note = (
+                    f"{count_noun(self.contributors, 'contributor')} here"
+                    if self.contributors
+                    else ("no SCUs yet" if not any(p["contributors"] for p in self.pyramids) else "")
+                )
                 parts.append(_pyramid_names(self.pyramids) + (f" ({note})" if note else ""))
         elif self.annotations:
             parts.append(count_noun(len(self.annotations), "annotation"))
@@ -167,7 +190,7 @@ def _verb(count: int, one: str, many: str) -> str:
 
 
 def _pyramid_names(pyramids: list[dict]) -> str:
-    """"Pyramid 3 by alice" or "Pyramids 3 by alice, 5 by bob"."""
+    """ "Pyramid 3 by alice" or "Pyramids 3 by alice, 5 by bob"."""
     names = [f"{p['id']}" + (f" by {p['creator']}" if p["creator"] else "") for p in pyramids]
     return ("Pyramid " if len(names) == 1 else "Pyramids ") + ", ".join(names)
 
@@ -183,30 +206,55 @@ def summary_rows(topic: Topic, kind: str, only: int | None = None) -> list[Summa
     if not rows:
         return []
     by_id = {row.summary.external_id: row for row in rows.values()}
-    for summary_id, metric in Judgment.objects.filter(topic=topic, summary__in=list(by_id)).order_by("metric").values_list("summary", "metric"):
+    for summary_id, metric in (
+        Judgment.objects.filter(topic=topic, summary__in=list(by_id))
+        .order_by("metric")
+        .values_list("summary", "metric")
+    ):
         by_id[summary_id].judgments.append(metric)
     if kind == "reference":
-        pyramids = {p.pk: {"id": p.pk, "creator": p.creator.username if p.creator_id else "", "contributors": p.n}
-                    for p in Pyramid.objects.filter(topic=topic).select_related("creator").annotate(n=Count("scus__contributors"))}
-        for reference_id, pyramid_id in Pyramid.references.through.objects.filter(referencesummary__in=rows).order_by("pyramid_id").values_list("referencesummary_id", "pyramid_id"):
+        pyramids = {
+            p.pk: {"id": p.pk, "creator": p.creator.username if p.creator_id else "", "contributors": p.n}
+            for p in Pyramid.objects.filter(topic=topic)
+            .select_related("creator")
+            .annotate(n=Count("scus__contributors"))
+        }
+        for reference_id, pyramid_id in (
+            Pyramid.references.through.objects.filter(referencesummary__in=rows)
+            .order_by("pyramid_id")
+            .values_list("referencesummary_id", "pyramid_id")
+        ):
             if pyramid_id in pyramids:
                 rows[reference_id].pyramids.append(pyramids[pyramid_id])
         # Contributors whose parts lie in the text (a legacy contributor may have parts in another reference).
         pointing = defaultdict(set)
-        for contributor_id, reference_id in Contributor.objects.filter(reference__in=rows).values_list("id", "reference_id"):
+        for contributor_id, reference_id in Contributor.objects.filter(reference__in=rows).values_list(
+            "id", "reference_id"
+        ):
             pointing[reference_id].add(contributor_id)
-        for contributor_id, reference_id in ContributorPart.objects.filter(reference__in=rows).values_list("contributor_id", "reference_id"):
+        for contributor_id, reference_id in ContributorPart.objects.filter(reference__in=rows).values_list(
+            "contributor_id", "reference_id"
+        ):
             pointing[reference_id].add(contributor_id)
         for reference_id, contributors in pointing.items():
             rows[reference_id].contributors = len(contributors)
         for model_, key in ((LiteStatement, "reference"), (LiteWriting, "reference")):
-            for reference_id, n in model_.objects.filter(**{f"{key}__in": rows}).values(key).annotate(n=Count("id")).values_list(key, "n"):
+            for reference_id, n in (
+                model_.objects.filter(**{f"{key}__in": rows}).values(key).annotate(n=Count("id")).values_list(key, "n")
+            ):
                 rows[reference_id].crowd += n
     else:
-        for peer_id, annotator, status in (PeerAnnotation.objects.filter(peer__in=rows).order_by("annotator__username", "id")
-                                           .values_list("peer_id", "annotator__username", "status")):
-            rows[peer_id].annotations.append({"annotator": annotator or "unknown", "status": PeerAnnotation.Status(status).label.lower()})
-        for peer_id, n in LiteTask.objects.filter(peer__in=rows).values("peer").annotate(n=Count("id")).values_list("peer", "n"):
+        for peer_id, annotator, status in (
+            PeerAnnotation.objects.filter(peer__in=rows)
+            .order_by("annotator__username", "id")
+            .values_list("peer_id", "annotator__username", "status")
+        ):
+            rows[peer_id].annotations.append(
+                {"annotator": annotator or "unknown", "status": PeerAnnotation.Status(status).label.lower()}
+            )
+        for peer_id, n in (
+            LiteTask.objects.filter(peer__in=rows).values("peer").annotate(n=Count("id")).values_list("peer", "n")
+        ):
             rows[peer_id].crowd += n
     return sorted(rows.values(), key=lambda row: natural_key(row.summary.external_id))
 
@@ -218,6 +266,7 @@ def summary_row(topic: Topic, kind: str, summary_id: int) -> SummaryRow | None:
 
 
 # --- editing -------------------------------------------------------------------------------------
+
 
 def rename_topic(topic: Topic, external_id: str, title: str) -> bool:
     """Give the topic another id and title; returns whether the id changed. EditRefused (field
@@ -234,7 +283,9 @@ def rename_topic(topic: Topic, external_id: str, title: str) -> bool:
             topic.save(update_fields=["external_id", "title"])  # its agreement is marked stale (score_events)
     except IntegrityError:  # taken meanwhile
         topic.external_id, topic.title = old
-        raise EditRefused(f"Another topic of this dataset is called {external_id}: choose another id.", "external_id") from None
+        raise EditRefused(
+            f"Another topic of this dataset is called {external_id}: choose another id.", "external_id"
+        ) from None
     return renamed
 
 
@@ -254,13 +305,18 @@ def add_summary(topic: Topic, kind: str, external_id: str, text: str) -> Referen
     key = peer_key(external_id)
     for existing in model.objects.filter(topic=topic).values_list("external_id", flat=True):
         if existing == external_id or (kind == "peer" and peer_key(existing) == key):  # as the imports match peers
-            raise EditRefused(f"Topic {topic.external_id} has a {kind} {existing} already: choose another id "
-                              "(or open it to correct its text).", "external_id")
+            raise EditRefused(
+                f"Topic {topic.external_id} has a {kind} {existing} already: choose another id "
+                "(or open it to correct its text).",
+                "external_id",
+            )
     try:
         with transaction.atomic():
             return model.objects.create(topic=topic, external_id=external_id, text=text)
     except IntegrityError:
-        raise EditRefused(f"Topic {topic.external_id} has a {kind} {external_id} already: choose another id.", "external_id") from None
+        raise EditRefused(
+            f"Topic {topic.external_id} has a {kind} {external_id} already: choose another id.", "external_id"
+        ) from None
 
 
 def _locked_row(topic: Topic, kind: str, summary_id: int) -> SummaryRow:
@@ -271,7 +327,12 @@ def _locked_row(topic: Topic, kind: str, summary_id: int) -> SummaryRow:
     if not model.objects.select_for_update().filter(topic=topic, pk=summary_id).exists():
         raise EditRefused(f"This {kind} is no longer in topic {topic.external_id}.")
     if kind == "reference":
-        list(Pyramid.objects.select_for_update().filter(references=summary_id).order_by("pk").values_list("pk", flat=True))
+        list(
+            Pyramid.objects.select_for_update()
+            .filter(references=summary_id)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
     row = summary_row(topic, kind, summary_id)
     if row.locks:
         raise EditRefused(f"The text of {kind} {row.summary.external_id} is fixed: " + " ".join(row.locks))
@@ -308,6 +369,7 @@ def remove_summary(topic: Topic, kind: str, summary_id: int) -> SummaryRow:
 
 # --- deleting a topic ---------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class TopicContents:
     """Everything a delete of the topic removes, counted. The first five are always shown."""
@@ -330,28 +392,51 @@ class TopicContents:
     agreement: int
 
     LABELS = {
-        "references": ("reference summary", "reference summaries"), "peers": ("peer summary", "peer summaries"),
-        "pyramids": ("pyramid", "pyramids"), "scus": ("SCU", "SCUs"), "annotations": ("peer annotation", "peer annotations"),
-        "contributors": ("SCU contributor", "SCU contributors"), "matches": ("peer match", "peer matches"),
-        "assignments": ("assignment", "assignments"), "judgments": ("imported judgment", "imported judgments"),
-        "crowd_statements": ("crowd statement", "crowd statements"), "crowd_writings": ("crowd writing assignment", "crowd writing assignments"),
-        "crowd_tasks": ("crowd judging task", "crowd judging tasks"), "crowd_answers": ("crowd answer set", "crowd answer sets"),
-        "history": ("edit history entry", "edit history entries"), "scores": ("stored score", "stored scores"),
+        "references": ("reference summary", "reference summaries"),
+        "peers": ("peer summary", "peer summaries"),
+        "pyramids": ("pyramid", "pyramids"),
+        "scus": ("SCU", "SCUs"),
+        "annotations": ("peer annotation", "peer annotations"),
+        "contributors": ("SCU contributor", "SCU contributors"),
+        "matches": ("peer match", "peer matches"),
+        "assignments": ("assignment", "assignments"),
+        "judgments": ("imported judgment", "imported judgments"),
+        "crowd_statements": ("crowd statement", "crowd statements"),
+        "crowd_writings": ("crowd writing assignment", "crowd writing assignments"),
+        "crowd_tasks": ("crowd judging task", "crowd judging tasks"),
+        "crowd_answers": ("crowd answer set", "crowd answer sets"),
+        "history": ("edit history entry", "edit history entries"),
+        "scores": ("stored score", "stored scores"),
         "agreement": ("stored agreement figure", "stored agreement figures"),
     }
     MAIN = ("references", "peers", "pyramids", "scus", "annotations")
     # Which model's rows each count is (Django's delete() reports its counts by these labels).
     MODELS = {
-        "references": ReferenceSummary, "peers": PeerSummary, "pyramids": Pyramid, "scus": SCU, "annotations": PeerAnnotation,
-        "contributors": Contributor, "matches": PeerMatch, "assignments": Assignment, "judgments": Judgment,
-        "crowd_statements": LiteStatement, "crowd_writings": LiteWriting, "crowd_tasks": LiteTask, "crowd_answers": LiteAssignment,
-        "history": Change, "scores": AnnotationScore, "agreement": TopicAgreement,
+        "references": ReferenceSummary,
+        "peers": PeerSummary,
+        "pyramids": Pyramid,
+        "scus": SCU,
+        "annotations": PeerAnnotation,
+        "contributors": Contributor,
+        "matches": PeerMatch,
+        "assignments": Assignment,
+        "judgments": Judgment,
+        "crowd_statements": LiteStatement,
+        "crowd_writings": LiteWriting,
+        "crowd_tasks": LiteTask,
+        "crowd_answers": LiteAssignment,
+        "history": Change,
+        "scores": AnnotationScore,
+        "agreement": TopicAgreement,
     }
 
     def items(self, names=None) -> list[dict]:
         """(name, count, label) of the counts, in order: ``names`` or all."""
-        return [{"name": f.name, "count": getattr(self, f.name), "label": self.LABELS[f.name][getattr(self, f.name) != 1]}
-                for f in fields(self) if names is None or f.name in names]
+        return [
+            {"name": f.name, "count": getattr(self, f.name), "label": self.LABELS[f.name][getattr(self, f.name) != 1]}
+            for f in fields(self)
+            if names is None or f.name in names
+        ]
 
     @property
     def main(self) -> list[dict]:
@@ -377,14 +462,21 @@ def contents(topic: Topic) -> TopicContents:
     t = topic.pk
     annotations = PeerAnnotation.objects.filter(pyramid__topic=t)
     return TopicContents(
-        references=ReferenceSummary.objects.filter(topic=t).count(), peers=PeerSummary.objects.filter(topic=t).count(),
-        pyramids=Pyramid.objects.filter(topic=t).count(), scus=SCU.objects.filter(pyramid__topic=t).count(),
-        annotations=annotations.count(), contributors=Contributor.objects.filter(scu__pyramid__topic=t).count(),
+        references=ReferenceSummary.objects.filter(topic=t).count(),
+        peers=PeerSummary.objects.filter(topic=t).count(),
+        pyramids=Pyramid.objects.filter(topic=t).count(),
+        scus=SCU.objects.filter(pyramid__topic=t).count(),
+        annotations=annotations.count(),
+        contributors=Contributor.objects.filter(scu__pyramid__topic=t).count(),
         matches=PeerMatch.objects.filter(annotation__pyramid__topic=t).count(),
-        assignments=Assignment.objects.filter(topic=t).count(), judgments=Judgment.objects.filter(topic=t).count(),
-        crowd_statements=LiteStatement.objects.filter(topic=t).count(), crowd_writings=LiteWriting.objects.filter(reference__topic=t).count(),
-        crowd_tasks=LiteTask.objects.filter(topic=t).count(), crowd_answers=LiteAssignment.objects.filter(task__topic=t).count(),
-        history=Change.objects.filter(pyramid__topic=t).count() + Change.objects.filter(annotation__pyramid__topic=t).count(),
+        assignments=Assignment.objects.filter(topic=t).count(),
+        judgments=Judgment.objects.filter(topic=t).count(),
+        crowd_statements=LiteStatement.objects.filter(topic=t).count(),
+        crowd_writings=LiteWriting.objects.filter(reference__topic=t).count(),
+        crowd_tasks=LiteTask.objects.filter(topic=t).count(),
+        crowd_answers=LiteAssignment.objects.filter(task__topic=t).count(),
+        history=Change.objects.filter(pyramid__topic=t).count()
+        + Change.objects.filter(annotation__pyramid__topic=t).count(),
         scores=AnnotationScore.objects.filter(annotation__pyramid__topic=t).count(),
         agreement=TopicAgreement.objects.filter(topic=t).count(),
     )
@@ -408,8 +500,10 @@ def delete_topic(topic: Topic, typed_id: str, shown: str) -> TopicContents:
         now = contents(topic)
         if now.token != shown:
             raise ChangedMeanwhile(now)
-        runs = list(LightweightPyramid.objects.filter(pk__in=LiteStatement.objects.filter(topic=topic).values("pyramid"))
-                    | LightweightPyramid.objects.filter(pk__in=LiteTask.objects.filter(topic=topic).values("pyramid")))
+        runs = list(
+            LightweightPyramid.objects.filter(pk__in=LiteStatement.objects.filter(topic=topic).values("pyramid"))
+            | LightweightPyramid.objects.filter(pk__in=LiteTask.objects.filter(topic=topic).values("pyramid"))
+        )
         with score_events.topics_deleted():
             Topic.objects.filter(pk=topic.pk).delete()
         for run in runs:

@@ -11,6 +11,7 @@ Inputs are bounded: a text file at most ``IMPORT_MAX_BYTES``; a zip as the DUCVi
 (``upload_bounds.Limits``: entries, each file and the total decompressed size, counted while
 reading; unsafe member paths, encrypted members and nested archives refused).
 """
+
 from __future__ import annotations
 
 import posixpath
@@ -20,13 +21,12 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
-from annotation.formats import summary_texts
-from annotation.formats.summary_texts import MAX_ID, NamePatterns, PatternError
-from annotation.corpus.models import SUMMARY_MAX_CHARS
-from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
-from annotation.corpus.wording import count_noun
 from annotation.api import upload_bounds
 from annotation.api.upload_bounds import Limits, UploadRejected
+from annotation.corpus.models import SUMMARY_MAX_CHARS, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.corpus.wording import count_noun
+from annotation.formats import summary_texts
+from annotation.formats.summary_texts import MAX_ID, NamePatterns, PatternError
 
 KINDS = {"reference": ReferenceSummary, "peer": PeerSummary}
 NEW, PRESENT, CONFLICT = "new", "present", "conflict"
@@ -81,7 +81,12 @@ class Plan:
         return not self.problems and self.changes
 
     def count(self, kind: str | None = None, state: str | None = None) -> int:
-        return sum(1 for t in self.topics for s in t.summaries if (kind is None or s.kind == kind) and (state is None or s.state == state))
+        return sum(
+            1
+            for t in self.topics
+            for s in t.summaries
+            if (kind is None or s.kind == kind) and (state is None or s.state == state)
+        )
 
     @property
     def n_references(self) -> int:
@@ -106,6 +111,7 @@ class Applied:
 
 # --- reading the input -------------------------------------------------------------------------
 
+
 def decode(data: bytes, name: str) -> str:
     """UTF-8 text (a byte-order mark allowed), or PatternError naming the file."""
     try:
@@ -119,11 +125,15 @@ def read_text_upload(upload, limits: Limits | None = None) -> str:
     limits = limits or Limits.from_settings()
     data = upload.read(limits.file_bytes + 1)
     if len(data) > limits.file_bytes:
-        raise PatternError(f"{upload.name} is larger than the {limits.file_bytes // (1024 * 1024)} MiB a text file may have")
+        raise PatternError(
+            f"{upload.name} is larger than the {limits.file_bytes // (1024 * 1024)} MiB a text file may have"
+        )
     return decode(data, upload.name)
 
 
-def _zip_texts(upload, name: str, patterns: NamePatterns, limits: Limits, plan: Plan) -> list[tuple[summary_texts.NamedFile, str]]:
+def _zip_texts(
+    upload, name: str, patterns: NamePatterns, limits: Limits, plan: Plan
+) -> list[tuple[summary_texts.NamedFile, str]]:
     found = []
     used = 0
     try:
@@ -145,12 +155,16 @@ def _zip_texts(upload, name: str, patterns: NamePatterns, limits: Limits, plan: 
                 if info.flag_bits & 0x1:
                     raise UploadRejected(f"{name}/{path}: encrypted archive members are not supported")
                 if info.file_size > limits.file_bytes:
-                    raise UploadRejected(f"{name}/{path}: larger than the {limits.file_bytes // (1024 * 1024)} MiB a text file may have")
+                    raise UploadRejected(
+                        f"{name}/{path}: larger than the {limits.file_bytes // (1024 * 1024)} MiB a text file may have"
+                    )
                 with archive.open(info) as member:
                     data = member.read(limits.file_bytes + 1)
                 used += len(data)
                 if len(data) > limits.file_bytes:
-                    raise UploadRejected(f"{name}/{path}: larger than the {limits.file_bytes // (1024 * 1024)} MiB a text file may have")
+                    raise UploadRejected(
+                        f"{name}/{path}: larger than the {limits.file_bytes // (1024 * 1024)} MiB a text file may have"
+                    )
                 if used > limits.total_bytes:
                     raise UploadRejected(f"{name}: decompresses to more than {limits.total_bytes // (1024 * 1024)} MiB")
                 try:
@@ -163,6 +177,7 @@ def _zip_texts(upload, name: str, patterns: NamePatterns, limits: Limits, plan: 
 
 
 # --- planning ---------------------------------------------------------------------------------
+
 
 def _check_ids(plan: Plan) -> None:
     for t in plan.topics:
@@ -180,8 +195,9 @@ def _check_ids(plan: Plan) -> None:
             if not s.text.strip():
                 plan.problems.append(f"{label} has no text")
             elif len(s.text) > SUMMARY_MAX_CHARS:
-                plan.problems.append(f"{label} has {len(s.text):,} characters; "
-                                     f"a summary may have at most {SUMMARY_MAX_CHARS:,}")
+                plan.problems.append(
+                    f"{label} has {len(s.text):,} characters; a summary may have at most {SUMMARY_MAX_CHARS:,}"
+                )
             if (s.kind, s.id) in seen:
                 plan.problems.append(f"{label} is given twice ({seen[(s.kind, s.id)].source} and {s.source})")
             seen[(s.kind, s.id)] = s
@@ -189,15 +205,22 @@ def _check_ids(plan: Plan) -> None:
 
 def _compare_with_stored(dataset: Dataset, plan: Plan) -> None:
     """Mark each topic and summary new, present (same text) or in conflict (another text)."""
-    topics = {t.external_id: t for t in Topic.objects.filter(dataset=dataset, external_id__in=[p.external_id for p in plan.topics])}
+    topics = {
+        t.external_id: t
+        for t in Topic.objects.filter(dataset=dataset, external_id__in=[p.external_id for p in plan.topics])
+    }
     stored = {kind: {} for kind in KINDS}
     for kind, model in KINDS.items():
-        for topic_id, external_id, text in model.objects.filter(topic__in=topics.values()).values_list("topic__external_id", "external_id", "text"):
+        for topic_id, external_id, text in model.objects.filter(topic__in=topics.values()).values_list(
+            "topic__external_id", "external_id", "text"
+        ):
             stored[kind][(topic_id, external_id)] = text
     for t in plan.topics:
         t.exists = t.external_id in topics
         if t.exists and t.title and topics[t.external_id].title and t.title != topics[t.external_id].title:
-            plan.notes.append(f"topic {t.external_id} exists with the title {topics[t.external_id].title!r}; it is kept")
+            plan.notes.append(
+                f"topic {t.external_id} exists with the title {topics[t.external_id].title!r}; it is kept"
+            )
         for s in t.summaries:
             text = stored[s.kind].get((t.external_id, s.id))
             if text is None:
@@ -206,8 +229,10 @@ def _compare_with_stored(dataset: Dataset, plan: Plan) -> None:
                 s.state = PRESENT
             else:
                 s.state = CONFLICT
-                plan.problems.append(f"{t.external_id}: {s.kind} {s.id} is already stored with a different text "
-                                     "(stored texts are fixed: give it another id, or delete the stored one first)")
+                plan.problems.append(
+                    f"{t.external_id}: {s.kind} {s.id} is already stored with a different text "
+                    "(stored texts are fixed: give it another id, or delete the stored one first)"
+                )
 
 
 def _finish(dataset: Dataset, plan: Plan) -> Plan:
@@ -249,12 +274,16 @@ def plan_zip(dataset: Dataset, upload, reference_names: str, peer_names: str, li
         plan.problems.append(str(error))
         return plan
     topics: dict[str, TopicPlan] = {}
-    for named, text in sorted(files, key=lambda item: (item[0].topic, item[0].kind != "reference", _natural(item[0].id))):
+    for named, text in sorted(
+        files, key=lambda item: (item[0].topic, item[0].kind != "reference", _natural(item[0].id))
+    ):
         topic = topics.setdefault(named.topic, TopicPlan(named.topic))
         topic.summaries.append(SummaryPlan(named.kind, named.id, text, named.path))
     plan.topics = list(topics.values())
     if not plan.topics and not plan.problems:
-        plan.problems.append(f"no file in {name} matches the name patterns ({count_noun(len(plan.ignored), 'file')} ignored)")
+        plan.problems.append(
+            f"no file in {name} matches the name patterns ({count_noun(len(plan.ignored), 'file')} ignored)"
+        )
     return _finish(dataset, plan)
 
 
@@ -263,6 +292,7 @@ def _natural(text: str) -> tuple:
 
 
 # --- writing ----------------------------------------------------------------------------------
+
 
 class PlanRejected(Exception):
     """The plan has problems (or changed since it was shown); nothing was written."""
@@ -279,7 +309,9 @@ def apply(dataset: Dataset, plan: Plan) -> Applied:
             if plan.problems:
                 raise PlanRejected("; ".join(plan.problems))
             for t in plan.topics:
-                topic, created = Topic.objects.get_or_create(dataset=dataset, external_id=t.external_id, defaults={"title": t.title})
+                topic, created = Topic.objects.get_or_create(
+                    dataset=dataset, external_id=t.external_id, defaults={"title": t.title}
+                )
                 topics += created
                 for s in t.summaries:
                     if s.state == PRESENT:

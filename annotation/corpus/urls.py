@@ -1,4 +1,5 @@
 """The corpus's resources under /api/ (the router is assembled in ``pyramid_app/api_urls.py``)."""
+
 from annotation.corpus import api
 
 routes = [

@@ -6,17 +6,17 @@ Every score comes from ``results.score_rows`` (the rows ``export_scores`` writes
 can never disagree with an export; averaging lives in ``scoring.aggregate`` and correlations in
 ``scoring.metaeval``. This module only selects data and shapes the output.
 """
-from __future__ import annotations
 
-from scoring.aggregate import system_scores, tier_histogram
-from scoring.metaeval import Observation, meta_evaluate
-from scoring.model import Convention
+from __future__ import annotations
 
 from annotation.corpus.models import PeerSummary, ReferenceSummary
 from annotation.dashboards.models import Judgment
-from annotation.pyramids.models import Pyramid
 from annotation.peers.results import SCORE_KEYS, is_adjudicated_pyramid, rests_on_adjudication, score_rows, topics_of
 from annotation.peers.scoring_inputs import load_pyramids
+from annotation.pyramids.models import Pyramid
+from scoring.aggregate import system_scores, tier_histogram
+from scoring.metaeval import Observation, meta_evaluate
+from scoring.model import Convention
 
 SCORES = ("original", "modified", "modified_jk")
 SYSTEM_KEYS = ("dataset", "system", "kind", "topics", "adjudicated", "convention") + tuple(
@@ -24,9 +24,24 @@ SYSTEM_KEYS = ("dataset", "system", "kind", "topics", "adjudicated", "convention
 )
 SUMMARIZERS = {"peers": ("peer",), "peers+references": ("peer", "reference")}
 METAEVAL_KEYS = (
-    "dataset", "convention", "score", "metric", "summarizers", "level", "pearson", "spearman", "kendall",
-    "n", "summaries", "topics_skipped", "without_judgment", "without_score", "pearson_p", "spearman_p",
-    "kendall_p", "reason",
+    "dataset",
+    "convention",
+    "score",
+    "metric",
+    "summarizers",
+    "level",
+    "pearson",
+    "spearman",
+    "kendall",
+    "n",
+    "summaries",
+    "topics_skipped",
+    "without_judgment",
+    "without_score",
+    "pearson_p",
+    "spearman_p",
+    "kendall_p",
+    "reason",
 )
 
 
@@ -37,8 +52,10 @@ def _summarizers(topics) -> dict[tuple[str, str, str], tuple[str, str]]:
     is its external id (in DUC the letter names the same human summarizer in every topic).
     """
     found = {}
-    for peer in PeerSummary.objects.filter(topic__in=topics).select_related("topic__dataset").only(
-        "external_id", "system_id", "topic__external_id", "topic__dataset__name"
+    for peer in (
+        PeerSummary.objects.filter(topic__in=topics)
+        .select_related("topic__dataset")
+        .only("external_id", "system_id", "topic__external_id", "topic__dataset__name")
     ):
         found[(peer.topic.dataset.name, peer.topic.external_id, peer.external_id)] = ("peer", peer.system)
     for dataset, topic, ref in ReferenceSummary.objects.filter(topic__in=topics).values_list(
@@ -60,6 +77,7 @@ def system_rows(rows: list[dict], summarizers: dict, convention: Convention) -> 
     topic (``aggregate.topic_means``). ``adjudicated``: how many of the topics' scores rest on an
     adjudicated version or pyramid (``results.version_of``). Ordered by dataset, kind, then modified score, best first.
     """
+
     def key(row):
         return (row["dataset"], *_summarizer_of(row, summarizers))
 
@@ -72,19 +90,33 @@ def system_rows(rows: list[dict], summarizers: dict, convention: Convention) -> 
             adjudicated.setdefault(key(r), set()).add(r["topic"])
     out = []
     for (dataset, kind, system), seen in topics.items():
-        row = {"dataset": dataset, "system": system, "kind": kind, "topics": len(seen),
-               "adjudicated": len(adjudicated.get((dataset, kind, system), ())), "convention": convention.value}
+        row = {
+            "dataset": dataset,
+            "system": system,
+            "kind": kind,
+            "topics": len(seen),
+            "adjudicated": len(adjudicated.get((dataset, kind, system), ())),
+            "convention": convention.value,
+        }
         for score in SCORES:
             s = by_score[score].get((dataset, kind, system))
             figures = s.spread.as_dict() if s else dict.fromkeys(("n", "mean", "sd", "min", "max"))
-            row |= {score: figures["mean"], f"{score}_n": figures["n"] or 0, f"{score}_sd": figures["sd"],
-                    f"{score}_min": figures["min"], f"{score}_max": figures["max"]}
+            row |= {
+                score: figures["mean"],
+                f"{score}_n": figures["n"] or 0,
+                f"{score}_sd": figures["sd"],
+                f"{score}_min": figures["min"],
+                f"{score}_max": figures["max"],
+            }
         out.append(row)
-    return sorted(out, key=lambda r: (r["dataset"], r["kind"], r["modified"] is None, -(r["modified"] or 0), r["system"]))
+    return sorted(
+        out, key=lambda r: (r["dataset"], r["kind"], r["modified"] is None, -(r["modified"] or 0), r["system"])
+    )
 
 
-def score_dashboard(dataset_name: str | None, convention: Convention = Convention.NIST, *,
-                    include_references: bool = True) -> dict:
+def score_dashboard(
+    dataset_name: str | None, convention: Convention = Convention.NIST, *, include_references: bool = True
+) -> dict:
     """Per-topic rows (the ``export_scores`` rows and keys) and per-system means with their spread."""
     convention = Convention(convention)
     topics = topics_of(dataset_name)
@@ -106,19 +138,26 @@ def tier_histograms(dataset_name: str | None, convention: Convention = Conventio
     convention = Convention(convention)
     pyramids = list(
         Pyramid.objects.filter(topic__in=topics_of(dataset_name))
-        .select_related("topic__dataset", "creator").order_by("topic__dataset__name", "topic__external_id", "id")
+        .select_related("topic__dataset", "creator")
+        .order_by("topic__dataset__name", "topic__external_id", "id")
         .annotate(adjudicated=is_adjudicated_pyramid())
     )
     inputs = load_pyramids(p.pk for p in pyramids)
     out = []
     for p in pyramids:
         tiers = tier_histogram(inputs[p.pk], convention)
-        out.append({
-            "dataset": p.topic.dataset.name, "topic": p.topic.external_id, "pyramid": p.pk,
-            "creator": p.creator.username if p.creator_id else ("adjudicated" if p.adjudicated else ""), "references": inputs[p.pk].n,
-            "scus": sum(tiers.values()), "tiers": [{"weight": w, "scus": k} for w, k in tiers.items()],
-            "convention": convention.value,
-        })
+        out.append(
+            {
+                "dataset": p.topic.dataset.name,
+                "topic": p.topic.external_id,
+                "pyramid": p.pk,
+                "creator": p.creator.username if p.creator_id else ("adjudicated" if p.adjudicated else ""),
+                "references": inputs[p.pk].n,
+                "scus": sum(tiers.values()),
+                "tiers": [{"weight": w, "scus": k} for w, k in tiers.items()],
+                "convention": convention.value,
+            }
+        )
     return out
 
 
@@ -136,12 +175,27 @@ def _observations(rows, judgments, summarizers, score: str, pyramid_metric: str)
 
 def _table_rows(meta, *, dataset, convention, score, metric, summarizers) -> list[dict]:
     """The two rows (summary level, system level) of one metric and one choice of summarizers."""
-    base = {"dataset": dataset, "convention": convention.value, "score": score, "metric": metric,
-            "summarizers": summarizers, "without_judgment": meta.pairs.only_x, "without_score": meta.pairs.only_y}
-    summary = {"level": "summary", "n": meta.summary["pearson"].topics, "summaries": meta.summary["pearson"].summaries,
-               "topics_skipped": len(meta.summary["pearson"].skipped)}
-    system = {"level": "system", "n": meta.system["pearson"].correlation.n, "summaries": meta.system["pearson"].summaries,
-              "topics_skipped": None}
+    base = {
+        "dataset": dataset,
+        "convention": convention.value,
+        "score": score,
+        "metric": metric,
+        "summarizers": summarizers,
+        "without_judgment": meta.pairs.only_x,
+        "without_score": meta.pairs.only_y,
+    }
+    summary = {
+        "level": "summary",
+        "n": meta.summary["pearson"].topics,
+        "summaries": meta.summary["pearson"].summaries,
+        "topics_skipped": len(meta.summary["pearson"].skipped),
+    }
+    system = {
+        "level": "system",
+        "n": meta.system["pearson"].correlation.n,
+        "summaries": meta.system["pearson"].summaries,
+        "topics_skipped": None,
+    }
     for method in ("pearson", "spearman", "kendall"):
         s, c = meta.summary[method], meta.system[method].correlation
         summary |= {method: s.value, f"{method}_p": None}
@@ -151,8 +205,9 @@ def _table_rows(meta, *, dataset, convention, score, metric, summarizers) -> lis
     return [base | summary, base | system]
 
 
-def metaeval_table(dataset_name: str | None, convention: Convention = Convention.NIST, *,
-                   score: str = "modified") -> dict:
+def metaeval_table(
+    dataset_name: str | None, convention: Convention = Convention.NIST, *, score: str = "modified"
+) -> dict:
     """Correlations of the pyramid ``score`` with every imported judgment metric, SacreROUGE style.
 
     Per dataset (systems of different datasets are never mixed), per metric, for peers only and for
@@ -167,8 +222,11 @@ def metaeval_table(dataset_name: str | None, convention: Convention = Convention
     convention = Convention(convention)
     topics = topics_of(dataset_name)
     pyramid_metric = f"pyramid_{score}"
-    judgments = list(Judgment.objects.filter(topic__in=topics).values_list(
-        "topic__dataset__name", "topic__external_id", "summary", "metric", "value"))
+    judgments = list(
+        Judgment.objects.filter(topic__in=topics).values_list(
+            "topic__dataset__name", "topic__external_id", "summary", "metric", "value"
+        )
+    )
     rows = score_rows(topics, convention, include_references=True)
     by_dataset = _observations(rows, judgments, _summarizers(topics), score, pyramid_metric)
     metrics = {d: sorted({m for dd, _, _, m, _ in judgments if dd == d}) for d in by_dataset}
@@ -180,6 +238,11 @@ def metaeval_table(dataset_name: str | None, convention: Convention = Convention
                 context = dict(dataset=dataset, convention=convention, score=score, metric=metric, summarizers=label)
                 table += _table_rows(meta, **context)
                 details.append({"dataset": dataset, "metric": metric, "summarizers": label, **meta.as_dict()})
-    return {"dataset": dataset_name, "convention": convention.value, "score": score, "keys": list(METAEVAL_KEYS),
-            "rows": table, "details": details}
-
+    return {
+        "dataset": dataset_name,
+        "convention": convention.value,
+        "score": score,
+        "keys": list(METAEVAL_KEYS),
+        "rows": table,
+        "details": details,
+    }

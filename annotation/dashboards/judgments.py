@@ -23,6 +23,7 @@ Peer ids are compared as numbers, as the DUCView import does (``01`` = ``1``). A
 with the same value (the two D0631 rows of the 2006 table) is accepted once; with different values
 it is an error naming both lines.
 """
+
 from __future__ import annotations
 
 import csv
@@ -35,8 +36,8 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
-from annotation.dashboards.models import Judgment
 from annotation.corpus.wording import count_noun
+from annotation.dashboards.models import Judgment
 
 CSV_COLUMNS = ("topic", "summary", "metric", "value")
 DUC_CONTENT = {"content": "content_responsiveness"}
@@ -71,25 +72,28 @@ class ImportResult:
     created: int
     updated: int
     unchanged: int
-    duplicates: int          # repeated rows with the same value, accepted once
-    empty: int               # empty cells of a DUC table (no judgment given)
+    duplicates: int  # repeated rows with the same value, accepted once
+    empty: int  # empty cells of a DUC table (no judgment given)
     metrics: tuple[str, ...]
-    skipped_rows: int = 0    # lines of topics that are not in the dataset
+    skipped_rows: int = 0  # lines of topics that are not in the dataset
     skipped_topics: tuple[str, ...] = ()
-    left_rows: int = 0       # lines of the dataset's topics that could not be placed
-    left: tuple[str, ...] = ()   # why, each reason once with its lines (``grouped``)
+    left_rows: int = 0  # lines of the dataset's topics that could not be placed
+    left: tuple[str, ...] = ()  # why, each reason once with its lines (``grouped``)
 
     @property
     def skipped_text(self) -> str:
-        """"2340 rows of 43 topics not in this dataset skipped (D0701, D0702, ...)"."""
+        """ "2340 rows of 43 topics not in this dataset skipped (D0701, D0702, ...)"."""
         if not self.skipped_rows:
             return ""
         names = ", ".join(self.skipped_topics[:5]) + (", …" if len(self.skipped_topics) > 5 else "")
-        return f"{count_noun(self.skipped_rows, 'row')} of {count_noun(len(self.skipped_topics), 'topic')} not in " f"this dataset skipped ({names})"
+        return (
+            f"{count_noun(self.skipped_rows, 'row')} of {count_noun(len(self.skipped_topics), 'topic')} not in "
+            f"this dataset skipped ({names})"
+        )
 
     @property
     def left_text(self) -> str:
-        """"2 rows not placed: line 4: topic T1 has no peer or reference summary '7'; ..."."""
+        """ "2 rows not placed: line 4: topic T1 has no peer or reference summary '7'; ..."."""
         if not self.left_rows:
             return ""
         shown = "; ".join(self.left[:10]) + ("; …" if len(self.left) > 10 else "")
@@ -97,7 +101,10 @@ class ImportResult:
 
     def as_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__dataclass_fields__} | {
-            "metrics": list(self.metrics), "skipped_topics": list(self.skipped_topics), "left": list(self.left)}
+            "metrics": list(self.metrics),
+            "skipped_topics": list(self.skipped_topics),
+            "left": list(self.left),
+        }
 
 
 class JudgmentImportError(Exception):
@@ -121,7 +128,11 @@ def _row(line: int, topic: str, summary: str, metric: str, value: str, errors: l
     """Check one row's fields; append a message per problem and return None if any."""
     topic, summary, metric, value = (v.strip() for v in (topic, summary, metric, value))
     problems = [f"{name} is empty" for name, v in (("topic", topic), ("summary", summary), ("metric", metric)) if not v]
-    problems += [f"{name} is longer than {MAX_NAME} characters" for name, v in (("summary", summary), ("metric", metric)) if len(v) > MAX_NAME]
+    problems += [
+        f"{name} is longer than {MAX_NAME} characters"
+        for name, v in (("summary", summary), ("metric", metric))
+        if len(v) > MAX_NAME
+    ]
     try:
         number = _number(value)
     except ValueError:
@@ -140,7 +151,9 @@ def parse_judgments_csv(text: str) -> Parsed:
     names = [h.strip().lower() for h in header or []]
     missing = [c for c in CSV_COLUMNS if c not in names]
     if missing:
-        parsed.errors.append(f"line 1: the header must name the columns {', '.join(CSV_COLUMNS)} (missing: {', '.join(missing)})")
+        parsed.errors.append(
+            f"line 1: the header must name the columns {', '.join(CSV_COLUMNS)} (missing: {', '.join(missing)})"
+        )
         return parsed
     index = [names.index(c) for c in CSV_COLUMNS]
     for fields in reader:
@@ -207,14 +220,21 @@ def _summaries(topic_ids) -> dict[int, dict[str, str | None]]:
     """topic id -> comparable id -> stored external id; None when a peer and a reference share it."""
     found: dict[int, dict[str, str | None]] = {t: {} for t in topic_ids}
     for model in (PeerSummary, ReferenceSummary):
-        for topic_id, external_id in model.objects.filter(topic_id__in=topic_ids).values_list("topic_id", "external_id"):
+        for topic_id, external_id in model.objects.filter(topic_id__in=topic_ids).values_list(
+            "topic_id", "external_id"
+        ):
             key = _summary_key(external_id)
             found[topic_id][key] = None if key in found[topic_id] else external_id
     return found
 
 
-def _resolve(dataset: Dataset, rows: list[JudgmentRow], errors: list[str], left: list[tuple[int, str]],
-             skipped: dict[str, set[int]]) -> tuple[dict[tuple, tuple[float, int]], int]:
+def _resolve(
+    dataset: Dataset,
+    rows: list[JudgmentRow],
+    errors: list[str],
+    left: list[tuple[int, str]],
+    skipped: dict[str, set[int]],
+) -> tuple[dict[tuple, tuple[float, int]], int]:
     """(topic id, stored summary id, metric) -> (value, line); appends errors (the file contradicts
     itself), rows that cannot be placed to ``left`` (line, why) and the lines of other topics
     to ``skipped``; returns duplicates too."""
@@ -238,8 +258,10 @@ def _resolve(dataset: Dataset, rows: list[JudgmentRow], errors: list[str], left:
         if target in resolved:
             value, first = resolved[target]
             if value != row.value:
-                errors.append(f"line {row.line}: {row.topic}/{row.summary}/{row.metric} = {row.value:g}, "
-                              f"but line {first} gives {value:g}")
+                errors.append(
+                    f"line {row.line}: {row.topic}/{row.summary}/{row.metric} = {row.value:g}, "
+                    f"but line {first} gives {value:g}"
+                )
             else:
                 duplicates += 1
             continue
@@ -279,10 +301,13 @@ def _check_cost(dataset: Dataset, resolved: dict[tuple, tuple[float, int]]) -> N
     if len(metrics) > settings.METAEVAL_MAX_METRICS:
         problems.append(f"{len(metrics)} metrics (at most {settings.METAEVAL_MAX_METRICS}: METAEVAL_MAX_METRICS)")
     if problems:
-        raise JudgmentImportError([
-            f"with this file dataset {dataset.name!r} would hold {' and '.join(problems)}. "
-            "Every metric is meta-evaluated, with bootstrap intervals, each time the dashboard is recomputed; "
-            "import fewer rows or metrics, or ask the administrator to raise the limits."])
+        raise JudgmentImportError(
+            [
+                f"with this file dataset {dataset.name!r} would hold {' and '.join(problems)}. "
+                "Every metric is meta-evaluated, with bootstrap intervals, each time the dashboard is recomputed; "
+                "import fewer rows or metrics, or ask the administrator to raise the limits."
+            ]
+        )
 
 
 def save_judgments(dataset: Dataset | str, parsed: Parsed, source: str = "") -> ImportResult:
@@ -307,8 +332,19 @@ def save_judgments(dataset: Dataset | str, parsed: Parsed, source: str = "") -> 
         created, updated, unchanged = _write(resolved, source)
     metrics = tuple(sorted({m for _, _, m in resolved}))
     skipped_rows = sum(len(lines) for lines in skipped.values())
-    return ImportResult(source, created, updated, unchanged, duplicates, parsed.empty, metrics, skipped_rows,
-                        tuple(sorted(skipped)), len({line for line, _ in left}), tuple(_grouped_left(left)))
+    return ImportResult(
+        source,
+        created,
+        updated,
+        unchanged,
+        duplicates,
+        parsed.empty,
+        metrics,
+        skipped_rows,
+        tuple(sorted(skipped)),
+        len({line for line, _ in left}),
+        tuple(_grouped_left(left)),
+    )
 
 
 def _grouped_left(left: list[tuple[int, str]]) -> list[str]:
@@ -321,11 +357,15 @@ def _nothing_placed(dataset: Dataset, skipped: dict[str, set[int]], left: list[t
     reasons = []
     if skipped and not left:
         names = sorted(skipped)
-        reasons.append(f"none of the file's {count_noun(len(names), 'topic')} ({', '.join(names[:5])}"
-                       f"{', …' if len(names) > 5 else ''}) is a topic of dataset {dataset.name!r}")
+        reasons.append(
+            f"none of the file's {count_noun(len(names), 'topic')} ({', '.join(names[:5])}"
+            f"{', …' if len(names) > 5 else ''}) is a topic of dataset {dataset.name!r}"
+        )
     elif skipped:
-        reasons.append(f"{count_noun(sum(map(len, skipped.values())), 'row')} of "
-                       f"{count_noun(len(skipped), 'topic')} not in dataset {dataset.name!r}")
+        reasons.append(
+            f"{count_noun(sum(map(len, skipped.values())), 'row')} of "
+            f"{count_noun(len(skipped), 'topic')} not in dataset {dataset.name!r}"
+        )
     reasons += _grouped_left(left)
     return reasons or ["the file holds no judgment"]
 
@@ -353,8 +393,9 @@ def grouped(errors: list[str], shown_lines: int = 10) -> list[str]:
     return out
 
 
-def import_duc_table(dataset: Dataset | str, table: str | Path, header: str | Path | None = None, *,
-                     linguistic: bool = False) -> ImportResult:
+def import_duc_table(
+    dataset: Dataset | str, table: str | Path, header: str | Path | None = None, *, linguistic: bool = False
+) -> ImportResult:
     """Import a DUC score table; ``header`` defaults to ``<year>-header.txt`` beside
     ``<year>_modified_scores.txt``. Content responsiveness always, linguistic quality on request."""
     table = Path(table)

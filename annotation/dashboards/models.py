@@ -6,12 +6,12 @@ while its fingerprint equals the live one (``annotation.dashboards.snapshots``),
 writes its snapshot only if the stored one was read from an older state, so a slow task never
 overwrites a newer snapshot (as ``AnnotationScore`` and ``TopicAgreement`` do with revisions).
 """
+
 import json
 
 from django.db import models
 
-from annotation.corpus.models import Dataset
-from annotation.corpus.models import Topic
+from annotation.corpus.models import Dataset, Topic
 from annotation.jobs.kept import Kept
 
 # Decoded payloads of this process: snapshot pk -> (its computed_at, the decoded payload); one entry
@@ -23,8 +23,10 @@ _decoded = Kept(DECODED_SNAPSHOTS)
 
 class DatasetDashboard(models.Model):
     dataset = models.OneToOneField(Dataset, on_delete=models.CASCADE, related_name="dashboard")
-    payload = models.TextField(help_text="Every figure the dashboard pages show, as JSON text (see dashboard_snapshots). "
-                                         "Text rather than jsonb so rows keep their keys' order (downloads equal the exports).")
+    payload = models.TextField(
+        help_text="Every figure the dashboard pages show, as JSON text (see dashboard_snapshots). "
+        "Text rather than jsonb so rows keep their keys' order (downloads equal the exports)."
+    )
     fingerprint = models.JSONField(help_text="The state the figures were computed from.")
     state_at = models.DateTimeField(help_text="When that state was read (orders snapshots: newer never overwritten).")
     computed_at = models.DateTimeField(auto_now=True)

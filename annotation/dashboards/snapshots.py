@@ -30,6 +30,7 @@ included), ``per_system`` (``dashboards.system_rows``), ``tiers`` (``dashboards.
 means, pairwise tests, groups, SCU-level tests, stability curves, power: ``system_statistics``); ``pairs`` (alpha_Dice
 pooled per annotator pair, the same under both conventions); ``judgments`` (metric -> count).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -44,30 +45,34 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
+from annotation.corpus.models import Dataset, PeerSummary, Topic
+from annotation.dashboards import figures
+from annotation.dashboards.models import DatasetDashboard, Judgment
+from annotation.jobs import queue
+from annotation.peers.models import PeerAnnotation
+from annotation.peers.results import agreement_rows_by_convention, score_annotations, score_rows, shared_groups
+from annotation.peers.scoring_inputs import load_annotations, load_pyramids
+from annotation.pyramids.models import Pyramid
 from scoring.agreement import alpha_dice, alpha_dice_summary, peer_matrix
 from scoring.correlation import above_noise, pearson
 from scoring.metaeval import meta_evaluate
 from scoring.model import Convention
 
-from annotation.jobs import queue
-from annotation.corpus.models import Dataset, PeerSummary, Topic
-from annotation.dashboards.models import DatasetDashboard, Judgment
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid
-from annotation.dashboards import figures
-from annotation.peers.results import agreement_rows_by_convention, score_annotations, score_rows, shared_groups
-from annotation.peers.scoring_inputs import load_annotations, load_pyramids
-
 log = logging.getLogger(__name__)
 
-VERSION = 3                       # bump when the payload's shape changes: old snapshots are then stale
+VERSION = 3  # bump when the payload's shape changes: old snapshots are then stale
 METAEVAL_SCORES = ("modified", "modified_jk")
 
 
 # --- the state ------------------------------------------------------------------------------
 
+
 def _judgment_digest(dataset: Dataset) -> dict:
-    rows = Judgment.objects.filter(topic__dataset=dataset).order_by("id").values_list("id", "topic_id", "summary", "metric", "value")
+    rows = (
+        Judgment.objects.filter(topic__dataset=dataset)
+        .order_by("id")
+        .values_list("id", "topic_id", "summary", "metric", "value")
+    )
     digest = hashlib.sha256()
     n = 0
     for row in rows.iterator(chunk_size=2000):
@@ -79,25 +84,54 @@ def _judgment_digest(dataset: Dataset) -> dict:
 def fingerprint(dataset: Dataset) -> dict:
     """The live state the dashboard's figures depend on (JSON-native: compared with stored ones)."""
     topics: dict[str, dict] = {
-        str(pk): {"external_id": ext, "revision": int(rev), "annotations": [0, 0, 0], "pyramids": [0, 0, 0], "references": [0, 0]}
+        str(pk): {
+            "external_id": ext,
+            "revision": int(rev),
+            "annotations": [0, 0, 0],
+            "pyramids": [0, 0, 0],
+            "references": [0, 0],
+        }
         for pk, ext, rev in Topic.objects.filter(dataset=dataset).values_list("id", "external_id", "revision")
     }
-    for topic_id, n, ids, done in (PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset).values("pyramid__topic")
-                                   .annotate(n=Count("id"), ids=Sum("id"), done=Count("id", filter=Q(status=PeerAnnotation.Status.DONE)))
-                                   .values_list("pyramid__topic", "n", "ids", "done")):
+    for topic_id, n, ids, done in (
+        PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset)
+        .values("pyramid__topic")
+        .annotate(n=Count("id"), ids=Sum("id"), done=Count("id", filter=Q(status=PeerAnnotation.Status.DONE)))
+        .values_list("pyramid__topic", "n", "ids", "done")
+    ):
         topics[str(topic_id)]["annotations"] = [int(n), int(ids or 0), int(done)]
-    for topic_id, n, ids, revisions in (Pyramid.objects.filter(topic__dataset=dataset).values("topic")
-                                        .annotate(n=Count("id"), ids=Sum("id"), revisions=Sum("revision"))
-                                        .values_list("topic", "n", "ids", "revisions")):
+    for topic_id, n, ids, revisions in (
+        Pyramid.objects.filter(topic__dataset=dataset)
+        .values("topic")
+        .annotate(n=Count("id"), ids=Sum("id"), revisions=Sum("revision"))
+        .values_list("topic", "n", "ids", "revisions")
+    ):
         topics[str(topic_id)]["pyramids"] = [int(n), int(ids or 0), int(revisions or 0)]
     links = Pyramid.references.through.objects.filter(pyramid__topic__dataset=dataset)
-    for topic_id, n, ids in links.values("pyramid__topic").annotate(n=Count("id"), ids=Sum("referencesummary_id")).values_list("pyramid__topic", "n", "ids"):
+    for topic_id, n, ids in (
+        links.values("pyramid__topic")
+        .annotate(n=Count("id"), ids=Sum("referencesummary_id"))
+        .values_list("pyramid__topic", "n", "ids")
+    ):
         topics[str(topic_id)]["references"] = [int(n), int(ids or 0)]
-    systems = hashlib.sha256(repr(list(
-        PeerSummary.objects.filter(topic__dataset=dataset).exclude(system_id="").order_by("id").values_list("id", "system_id")
-    )).encode()).hexdigest()
-    return {"version": VERSION, "dataset": dataset.name, "topics": topics, "systems": systems,
-            "judgments": _judgment_digest(dataset), "resamples": settings.METAEVAL_RESAMPLES}
+    systems = hashlib.sha256(
+        repr(
+            list(
+                PeerSummary.objects.filter(topic__dataset=dataset)
+                .exclude(system_id="")
+                .order_by("id")
+                .values_list("id", "system_id")
+            )
+        ).encode()
+    ).hexdigest()
+    return {
+        "version": VERSION,
+        "dataset": dataset.name,
+        "topics": topics,
+        "systems": systems,
+        "judgments": _judgment_digest(dataset),
+        "resamples": settings.METAEVAL_RESAMPLES,
+    }
 
 
 def is_current(snapshot: DatasetDashboard, live: dict | None = None) -> bool:
@@ -106,15 +140,22 @@ def is_current(snapshot: DatasetDashboard, live: dict | None = None) -> bool:
 
 # --- the figures ----------------------------------------------------------------------------
 
+
 def _reusable(dataset: Dataset, topics: list[Topic], live: dict, previous: DatasetDashboard | None) -> set[int]:
     """Topics whose part of the state is unchanged since the previous snapshot (their figures are reused)."""
-    if previous is None or previous.fingerprint.get("version") != VERSION or previous.fingerprint.get("dataset") != dataset.name:
+    if (
+        previous is None
+        or previous.fingerprint.get("version") != VERSION
+        or previous.fingerprint.get("dataset") != dataset.name
+    ):
         return set()
     before = previous.fingerprint.get("topics", {})
     return {t.pk for t in topics if before.get(str(t.pk)) == live["topics"][str(t.pk)]}
 
 
-def _rows(topics: list[Topic], convention: Convention, reusable: set[int], previous: DatasetDashboard | None) -> list[dict]:
+def _rows(
+    topics: list[Topic], convention: Convention, reusable: set[int], previous: DatasetDashboard | None
+) -> list[dict]:
     """``score_rows`` of the dataset (references included), reusing unchanged topics' rows."""
     names = {t.external_id for t in topics if t.pk in reusable}
     old_rows = previous.data["conventions"][convention.value]["per_topic"] if names else []
@@ -128,8 +169,15 @@ def _rows(topics: list[Topic], convention: Convention, reusable: set[int], previ
     return [r for t in topics for r in peers[t.external_id]] + [r for t in topics for r in references[t.external_id]]
 
 
-def _metaeval(dataset: Dataset, convention: Convention, rows: list[dict], summarizers: dict, judgments: list, score: str,
-              intervals: list) -> list[dict]:
+def _metaeval(
+    dataset: Dataset,
+    convention: Convention,
+    rows: list[dict],
+    summarizers: dict,
+    judgments: list,
+    score: str,
+    intervals: list,
+) -> list[dict]:
     """``dashboards.metaeval_table(...)["rows"]`` from rows already computed (it would rescore every
     summary for each score; the tests check that both give the same table). Bootstrap intervals of
     the rows shown by default are appended to ``intervals``."""
@@ -141,17 +189,27 @@ def _metaeval(dataset: Dataset, convention: Convention, rows: list[dict], summar
     for metric in sorted({j[3] for j in judgments}):
         for label, kinds in figures.SUMMARIZERS.items():
             meta = meta_evaluate((o for k, o in observations if k in kinds), pyramid_metric, metric)
-            rows_ = figures._table_rows(meta, dataset=dataset.name, convention=convention, score=score, metric=metric, summarizers=label)
+            rows_ = figures._table_rows(
+                meta, dataset=dataset.name, convention=convention, score=score, metric=metric, summarizers=label
+            )
             if (label, score) in system_statistics.METAEVAL_INTERVALS:
-                intervals.append({"metric": metric, "summarizers": label, "score": score,
-                                  "levels": system_statistics.correlation_intervals(meta.pairs.values)})
+                intervals.append(
+                    {
+                        "metric": metric,
+                        "summarizers": label,
+                        "score": score,
+                        "levels": system_statistics.correlation_intervals(meta.pairs.values),
+                    }
+                )
             skipped = {str(t): reason for t, reason in meta.summary["pearson"].skipped.items()}
             rows_[0]["skipped"] = skipped
             table += rows_
     return table
 
 
-def _agreement_details(shared: dict, rows: list[dict], topics_by_id: dict, convention: Convention, pyramids, inputs) -> dict:
+def _agreement_details(
+    shared: dict, rows: list[dict], topics_by_id: dict, convention: Convention, pyramids, inputs
+) -> dict:
     """topic -> per-peer alpha and both compared annotators' scores, with reasons and units."""
     by_topic = {r["topic"]: r for r in rows}
     involved = [a for group in shared.values() for a in group]
@@ -169,25 +227,40 @@ def _agreement_details(shared: dict, rows: list[dict], topics_by_id: dict, conve
         for _, pyramid_id, peer in keys:
             label = f"{peer} (pyramid {pyramid_id})" if several else peer
             group = shared[(topic_id, pyramid_id, peer)]
-            matrices[label] = peer_matrix([s.uid for s in pyramids[pyramid_id].scus],
-                                          {a.annotator: dict(inputs[a.pk].matches) for a in group})
+            matrices[label] = peer_matrix(
+                [s.uid for s in pyramids[pyramid_id].scus], {a.annotator: dict(inputs[a.pk].matches) for a in group}
+            )
             found = {a.annotator: scores[a.pk] for a in group}
             modified = {name: s.modified for name, s in found.items()}
             a, b = modified.get(a_name), modified.get(b_name)
             diff = abs(a - b) if a is not None and b is not None else None
-            peers.append({
-                "peer": label, "summary": peer, "pyramid": pyramid_id, "alpha": row["alpha_dice_by_peer"][label],
-                "modified": modified, "original": {name: s.original for name, s in found.items()},
-                "diff": diff, "flagged": above_noise(diff),
-            })
+            peers.append(
+                {
+                    "peer": label,
+                    "summary": peer,
+                    "pyramid": pyramid_id,
+                    "alpha": row["alpha_dice_by_peer"][label],
+                    "modified": modified,
+                    "original": {name: s.original for name, s in found.items()},
+                    "diff": diff,
+                    "flagged": above_noise(diff),
+                }
+            )
         summary = alpha_dice_summary(matrices)
-        pairs = [(p["modified"][a_name], p["modified"][b_name]) for p in peers
-                 if p["modified"].get(a_name) is not None and p["modified"].get(b_name) is not None]
+        pairs = [
+            (p["modified"][a_name], p["modified"][b_name])
+            for p in peers
+            if p["modified"].get(a_name) is not None and p["modified"].get(b_name) is not None
+        ]
         r = pearson([x for x, _ in pairs], [y for _, y in pairs]) if pairs else None
         out[topic] = {
-            "peers": peers, "compared": [a_name, b_name], "compared_peers": len(pairs),
-            "peers_in_mean": summary.peers_in_mean, "units_in_mean": summary.units_in_mean,
-            "mean_reason": summary.mean_reason, "pooled_reason": summary.pooled.reason,
+            "peers": peers,
+            "compared": [a_name, b_name],
+            "compared_peers": len(pairs),
+            "peers_in_mean": summary.peers_in_mean,
+            "units_in_mean": summary.units_in_mean,
+            "mean_reason": summary.mean_reason,
+            "pooled_reason": summary.pooled.reason,
             "not_computable": [str(p) for p in summary.not_computable],
             "pearson_reason": (r.reason if r else "no peer scored by both annotators"),
             "pearson_ci_reason": r.ci_reason if r else None,
@@ -201,15 +274,17 @@ def _annotator_pairs(shared: dict, pyramids, inputs) -> list[dict]:
     names = sorted({a.annotator for group in shared.values() for a in group})
     out = []
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             pooled: dict[str, dict] = {a: {}, b: {}}
             peers, topics = 0, set()
             for key, group in shared.items():
                 found = {x.annotator: x for x in group}
                 if a not in found or b not in found:
                     continue
-                matrix = peer_matrix([s.uid for s in pyramids[key[1]].scus],
-                                     {name: dict(inputs[found[name].pk].matches) for name in (a, b)})
+                matrix = peer_matrix(
+                    [s.uid for s in pyramids[key[1]].scus],
+                    {name: dict(inputs[found[name].pk].matches) for name in (a, b)},
+                )
                 for coder, row in matrix.items():
                     pooled[coder].update({(key, uid): v for uid, v in row.items()})
                 peers += 1
@@ -217,8 +292,17 @@ def _annotator_pairs(shared: dict, pyramids, inputs) -> list[dict]:
             if not peers:
                 continue
             alpha = alpha_dice(pooled)
-            out.append({"a": a, "b": b, "value": alpha.value, "reason": alpha.reason, "units": alpha.units,
-                        "peers": peers, "topics": len(topics)})
+            out.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "value": alpha.value,
+                    "reason": alpha.reason,
+                    "units": alpha.units,
+                    "peers": peers,
+                    "topics": len(topics),
+                }
+            )
     return out
 
 
@@ -234,8 +318,11 @@ def compute_payload(dataset: Dataset, live: dict, previous: DatasetDashboard | N
     stale_topics = Topic.objects.filter(pk__in=[t.pk for t in topics if t.pk not in reusable])
     topics_qs = Topic.objects.filter(dataset=dataset)
     summarizers = figures._summarizers(topics_qs)
-    judgments = list(Judgment.objects.filter(topic__dataset=dataset).values_list(
-        "topic__dataset__name", "topic__external_id", "summary", "metric", "value"))
+    judgments = list(
+        Judgment.objects.filter(topic__dataset=dataset).values_list(
+            "topic__dataset__name", "topic__external_id", "summary", "metric", "value"
+        )
+    )
     shared = shared_groups(topics_qs)
     stale_shared = {k: g for k, g in shared.items() if k[0] not in reusable}
     involved = [a for group in shared.values() for a in group]
@@ -243,7 +330,9 @@ def compute_payload(dataset: Dataset, live: dict, previous: DatasetDashboard | N
     inputs = load_annotations(a.pk for a in involved)
     topics_by_id = {t.pk: t for t in topics}
     peer_inputs = system_statistics.load_peer_inputs(topics_qs)
-    fresh_agreement = agreement_rows_by_convention(stale_topics, Convention) if stale_shared else {c: [] for c in Convention}
+    fresh_agreement = (
+        agreement_rows_by_convention(stale_topics, Convention) if stale_shared else {c: [] for c in Convention}
+    )
     conventions = {}
     for convention in Convention:
         old = previous.data["conventions"][convention.value] if names else {"agreement": [], "agreement_details": {}}
@@ -253,8 +342,12 @@ def compute_payload(dataset: Dataset, live: dict, previous: DatasetDashboard | N
         details = {t: d for t, d in old["agreement_details"].items() if t in names}
         details |= _agreement_details(stale_shared, fresh, topics_by_id, convention, pyramids, inputs)
         metaeval_intervals: list[dict] = []
-        metaeval = {score: _metaeval(dataset, convention, rows, summarizers, judgments, score, metaeval_intervals) if judgments else []
-                    for score in METAEVAL_SCORES}
+        metaeval = {
+            score: _metaeval(dataset, convention, rows, summarizers, judgments, score, metaeval_intervals)
+            if judgments
+            else []
+            for score in METAEVAL_SCORES
+        }
         conventions[convention.value] = {
             "per_topic": rows,
             "per_system": figures.system_rows(rows, summarizers, convention),
@@ -263,17 +356,24 @@ def compute_payload(dataset: Dataset, live: dict, previous: DatasetDashboard | N
             "agreement_details": dict(sorted(details.items())),
             "metaeval": metaeval,
             "metaeval_intervals": metaeval_intervals,
-            "statistics": system_statistics.compute(dataset.name, rows, lambda r: figures._summarizer_of(r, summarizers), convention,
-                                                    peer_inputs),
+            "statistics": system_statistics.compute(
+                dataset.name, rows, lambda r: figures._summarizer_of(r, summarizers), convention, peer_inputs
+            ),
         }
     metrics: dict[str, int] = defaultdict(int)
     for j in judgments:
         metrics[j[3]] += 1
-    return {"version": VERSION, "dataset": dataset.name, "conventions": conventions,
-            "pairs": _annotator_pairs(shared, pyramids, inputs), "judgments": dict(sorted(metrics.items()))}
+    return {
+        "version": VERSION,
+        "dataset": dataset.name,
+        "conventions": conventions,
+        "pairs": _annotator_pairs(shared, pyramids, inputs),
+        "judgments": dict(sorted(metrics.items())),
+    }
 
 
 # --- storing --------------------------------------------------------------------------------
+
 
 def store(dataset_id: int, payload: dict, live: dict, state_at) -> bool:
     """Write unless a snapshot read from a newer state is stored; True if written."""
@@ -320,8 +420,8 @@ def recompute_datasets(dataset_ids: Iterable[int]) -> int:
     return sum(recompute_dataset(pk) for pk in ids)
 
 
-RETRY_AFTER_SECONDS = 5          # what a page download asks a client to wait while the first snapshot is computed
-FIRST_SNAPSHOT_PATIENCE = 60     # seconds before a dataset's first snapshot, still missing, is scheduled again
+RETRY_AFTER_SECONDS = 5  # what a page download asks a client to wait while the first snapshot is computed
+FIRST_SNAPSHOT_PATIENCE = 60  # seconds before a dataset's first snapshot, still missing, is scheduled again
 
 
 def _schedule_first(dataset_id: int) -> None:
@@ -334,7 +434,7 @@ def _schedule_first(dataset_id: int) -> None:
         return
     try:
         first = cache.add(f"dashboard:first:{dataset_id}", 1, timeout=FIRST_SNAPSHOT_PATIENCE)
-    except Exception:   # the cache is Redis: without it, schedule (the queue de-duplicates what it can)
+    except Exception:  # the cache is Redis: without it, schedule (the queue de-duplicates what it can)
         log.warning("cache unavailable: the first dashboard of dataset %s scheduled without de-duplication", dataset_id)
         first = True
     if first:
@@ -351,7 +451,7 @@ def snapshot_for(dataset: Dataset, *, compute_missing: bool = False) -> tuple[Da
 
     ``compute_missing``: compute a missing first snapshot here instead (the REST API, whose contract
     is a 200 with the rows: scripts do not retry; once per dataset, 3-6 s for DUC 2006)."""
-    stored = DatasetDashboard.objects.filter(dataset=dataset).defer("payload")   # decoded once per process: ``data``
+    stored = DatasetDashboard.objects.filter(dataset=dataset).defer("payload")  # decoded once per process: ``data``
     snapshot = stored.first()
     if snapshot is None and compute_missing:
         recompute_dataset(dataset.pk)
@@ -371,6 +471,7 @@ def snapshot_for(dataset: Dataset, *, compute_missing: bool = False) -> tuple[Da
 
 
 # --- scheduling -----------------------------------------------------------------------------
+
 
 def schedule(dataset_ids: Iterable[int]) -> None:
     """Enqueue one dashboard recomputation per dataset and burst. Never raises."""

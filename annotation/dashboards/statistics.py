@@ -12,6 +12,7 @@ against pyramids built from a subset of themselves). The pure statistics live in
 
 Everything is seeded (``SETTINGS``, stored in the payload and shown on the pages) and reproducible.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -21,17 +22,16 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings as django_settings
 
+from annotation.peers.models import PeerAnnotation
+from annotation.peers.results import counted
+from annotation.peers.scoring_inputs import load_annotations, load_pyramids
 from scoring import intervals, power, significance, stability
 from scoring.aggregate import system_scores
 from scoring.model import Convention
 from scoring.scores import scu_vector
 
-from annotation.peers.models import PeerAnnotation
-from annotation.peers.results import counted
-from annotation.peers.scoring_inputs import load_annotations, load_pyramids
-
 SETTINGS = {
-    "seed": 20070401,                       # any fixed number; shown so a reader can reproduce
+    "seed": 20070401,  # any fixed number; shown so a reader can reproduce
     "confidence": intervals.CONFIDENCE,
     "mean_resamples": intervals.MEAN_RESAMPLES,
     "correlation_resamples": django_settings.METAEVAL_RESAMPLES,  # intervals.CORRELATION_RESAMPLES unless set
@@ -43,21 +43,101 @@ SETTINGS = {
     "max_subsets": stability.MAX_SUBSETS,
 }
 VIEWS = {"peers": (("peer",), "modified"), "peers+references": (("peer", "reference"), "modified_jk")}
-SYSTEM_STAT_KEYS = ("dataset", "view", "score", "system", "kind", "topics", "adjudicated", "mean", "low", "high", "confidence", "groups", "seed", "resamples")
-PAIR_KEYS = ("dataset", "view", "score", "a", "a_kind", "b", "b_kind", "adjudicated_a", "adjudicated_b", "n", "difference", "p_value", "p_holm", "significant",
-             "better", "exact", "alpha", "seed", "resamples")
-SCU_TEST_KEYS = ("dataset", "a", "b", "adjudicated_a", "adjudicated_b", "topics", "scus", "only_a", "only_b", "difference", "p_value", "p_holm", "significant",
-                 "exact", "seed", "resamples")
-POWER_KEYS = ("dataset", "view", "score", "adjudicated", "difference", "typical", "easy", "hard", "alpha", "power", "pairs", "topics")
-STABILITY_KEYS = ("dataset", "view", "score", "adjudicated", "curve", "k", "mean", "sd", "low", "high", "draws", "undefined", "subsets", "seed")
+SYSTEM_STAT_KEYS = (
+    "dataset",
+    "view",
+    "score",
+    "system",
+    "kind",
+    "topics",
+    "adjudicated",
+    "mean",
+    "low",
+    "high",
+    "confidence",
+    "groups",
+    "seed",
+    "resamples",
+)
+PAIR_KEYS = (
+    "dataset",
+    "view",
+    "score",
+    "a",
+    "a_kind",
+    "b",
+    "b_kind",
+    "adjudicated_a",
+    "adjudicated_b",
+    "n",
+    "difference",
+    "p_value",
+    "p_holm",
+    "significant",
+    "better",
+    "exact",
+    "alpha",
+    "seed",
+    "resamples",
+)
+SCU_TEST_KEYS = (
+    "dataset",
+    "a",
+    "b",
+    "adjudicated_a",
+    "adjudicated_b",
+    "topics",
+    "scus",
+    "only_a",
+    "only_b",
+    "difference",
+    "p_value",
+    "p_holm",
+    "significant",
+    "exact",
+    "seed",
+    "resamples",
+)
+POWER_KEYS = (
+    "dataset",
+    "view",
+    "score",
+    "adjudicated",
+    "difference",
+    "typical",
+    "easy",
+    "hard",
+    "alpha",
+    "power",
+    "pairs",
+    "topics",
+)
+STABILITY_KEYS = (
+    "dataset",
+    "view",
+    "score",
+    "adjudicated",
+    "curve",
+    "k",
+    "mean",
+    "sd",
+    "low",
+    "high",
+    "draws",
+    "undefined",
+    "subsets",
+    "seed",
+)
 
 
 def _label(key: tuple[str, str]) -> str:
-    """"3" for peer system 3, "A" for reference A (kinds never share a name in a view's tables)."""
+    """ "3" for peer system 3, "A" for reference A (kinds never share a name in a view's tables)."""
     return key[1]
 
 
-def by_system(rows: Iterable[dict], summarizer_of, kinds: tuple[str, ...], score: str) -> dict[tuple[str, str], dict[str, float]]:
+def by_system(
+    rows: Iterable[dict], summarizer_of, kinds: tuple[str, ...], score: str
+) -> dict[tuple[str, str], dict[str, float]]:
     """(kind, system) -> topic -> score: one value per topic (several annotations averaged), as
     ``dashboards.system_rows`` averages, so the means here are the page's means."""
     items = ((r["topic"], summarizer_of(r), r[score]) for r in rows if summarizer_of(r)[0] in kinds)
@@ -66,6 +146,7 @@ def by_system(rows: Iterable[dict], summarizer_of, kinds: tuple[str, ...], score
 
 def _ordered(data: dict) -> list:
     """Systems best first (mean over their topics), then by name: the order of tables and groups."""
+
     def key(k):
         values = list(data[k].values())
         return (-sum(values) / len(values), k[0], k[1].zfill(8) if k[1].isdigit() else k[1])
@@ -80,11 +161,33 @@ def view_statistics(data: dict[tuple[str, str], dict[str, float]], seed: int) ->
     cis = intervals.system_intervals(ordered, seed=seed)
     comparisons = significance.pairwise(ordered, seed=seed)
     groups = significance.groups(order, comparisons)
-    letters = {k: "".join(chr(ord("a") + i) if i < 26 else f"[{i + 1}]" for i, g in enumerate(groups) if k in g) for k in order}
-    systems = [{"system": _label(k), "kind": k[0], "topics": len(data[k]), "mean": cis[k].value, "low": cis[k].low,
-                "high": cis[k].high, "reason": cis[k].reason, "groups": letters[k]} for k in order]
-    pairs = [{"a": _label(c.a), "a_kind": c.a[0], "b": _label(c.b), "b_kind": c.b[0], **{k: v for k, v in c.as_dict().items() if k not in ("a", "b", "better")},
-              "better": _label(c.better) if c.better else None} for c in comparisons]
+    letters = {
+        k: "".join(chr(ord("a") + i) if i < 26 else f"[{i + 1}]" for i, g in enumerate(groups) if k in g) for k in order
+    }
+    systems = [
+        {
+            "system": _label(k),
+            "kind": k[0],
+            "topics": len(data[k]),
+            "mean": cis[k].value,
+            "low": cis[k].low,
+            "high": cis[k].high,
+            "reason": cis[k].reason,
+            "groups": letters[k],
+        }
+        for k in order
+    ]
+    pairs = [
+        {
+            "a": _label(c.a),
+            "a_kind": c.a[0],
+            "b": _label(c.b),
+            "b_kind": c.b[0],
+            **{k: v for k, v in c.as_dict().items() if k not in ("a", "b", "better")},
+            "better": _label(c.better) if c.better else None,
+        }
+        for c in comparisons
+    ]
     return {
         "systems": systems,
         "pairs": pairs,
@@ -97,7 +200,11 @@ def view_statistics(data: dict[tuple[str, str], dict[str, float]], seed: int) ->
 def _peer_annotations(topics) -> list[PeerAnnotation]:
     """The peer annotations behind the score rows (``results.score_rows`` selects the same ones:
     the adjudicated version of a peer where there is one)."""
-    return list(counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics), for_scores=True).select_related("peer", "pyramid__topic"))
+    return list(
+        counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics), for_scores=True).select_related(
+            "peer", "pyramid__topic"
+        )
+    )
 
 
 def _natural(system: str) -> tuple:
@@ -119,10 +226,16 @@ class PeerInputs:
         under both conventions (vectors do not depend on weights), so computed once."""
         if self._scu_tests is None:
             order = sorted(self.vectors, key=_natural)
-            tests = [significance.scu_test(a, b, self.vectors, seed=seed) for i, a in enumerate(order) for b in order[i + 1:]]
+            tests = [
+                significance.scu_test(a, b, self.vectors, seed=seed)
+                for i, a in enumerate(order)
+                for b in order[i + 1 :]
+            ]
             adjusted = significance.holm([t.test.p_value for t in tests])
-            self._scu_tests = [t.as_dict() | {"p_holm": p, "significant": p is not None and p < significance.ALPHA}
-                               for t, p in zip(tests, adjusted, strict=True)]
+            self._scu_tests = [
+                t.as_dict() | {"p_holm": p, "significant": p is not None and p < significance.ALPHA}
+                for t, p in zip(tests, adjusted, strict=True)
+            ]
         return self._scu_tests
 
 
@@ -148,8 +261,13 @@ def load_peer_inputs(topics) -> PeerInputs:
         pyramid_of[topic] = a.pyramid_id
         vectors[system][topic].append(scu_vector(pyramids[a.pyramid_id], inputs[a.pk]))
         pairs[topic].append((system, inputs[a.pk]))
-    mean_vectors = {s: {t: [float(v) for v in np.mean(vs, axis=0)] for t, vs in per_topic.items()} for s, per_topic in vectors.items()}
-    return PeerInputs(mean_vectors, {t: stability.TopicAnnotations(pyramids[pyramid_of[t]], p) for t, p in pairs.items()})
+    mean_vectors = {
+        s: {t: [float(v) for v in np.mean(vs, axis=0)] for t, vs in per_topic.items()}
+        for s, per_topic in vectors.items()
+    }
+    return PeerInputs(
+        mean_vectors, {t: stability.TopicAnnotations(pyramids[pyramid_of[t]], p) for t, p in pairs.items()}
+    )
 
 
 def compute(dataset_name: str, rows: list[dict], summarizer_of, convention: Convention, peers: PeerInputs) -> dict:
@@ -160,7 +278,9 @@ def compute(dataset_name: str, rows: list[dict], summarizer_of, convention: Conv
         data = by_system(rows, summarizer_of, kinds, score)
         views[view] = {"score": score, **view_statistics(data, seed)}
     views["peers"]["scu_tests"] = peers.scu_tests(seed)
-    views["peers"]["reference_stability"] = [p.as_dict() for p in stability.reference_stability(peers.topics, convention, seed=seed)]
+    views["peers"]["reference_stability"] = [
+        p.as_dict() for p in stability.reference_stability(peers.topics, convention, seed=seed)
+    ]
     return {"settings": dict(SETTINGS), "dataset": dataset_name, "views": views}
 
 
@@ -195,7 +315,9 @@ def _in_view(adjudicated: dict[tuple[str, str], int], view: str) -> int:
     return sum(n for (kind, _), n in adjudicated.items() if kind in kinds)
 
 
-def table_rows(statistics: dict, table: str, adjudicated: dict[tuple[str, str], int]) -> tuple[list[dict], tuple[str, ...]]:
+def table_rows(
+    statistics: dict, table: str, adjudicated: dict[tuple[str, str], int]
+) -> tuple[list[dict], tuple[str, ...]]:
     """Flat rows of one statistics table (``systems``, ``pairs``, ``scu_tests``, ``power``,
     ``stability``) with their keys, for downloads; ``adjudicated``: ``adjudicated_topics``."""
     settings, dataset = statistics["settings"], statistics["dataset"]
@@ -204,22 +326,55 @@ def table_rows(statistics: dict, table: str, adjudicated: dict[tuple[str, str], 
         base = {"dataset": dataset, "view": view, "score": figures["score"], "seed": settings["seed"]}
         whole = {"adjudicated": _in_view(adjudicated, view)}
         if table == "systems":
-            out += [base | r | {"adjudicated": adjudicated.get((r["kind"], r["system"]), 0), "confidence": settings["confidence"],
-                                "resamples": settings["mean_resamples"]} for r in figures["systems"]]
+            out += [
+                base
+                | r
+                | {
+                    "adjudicated": adjudicated.get((r["kind"], r["system"]), 0),
+                    "confidence": settings["confidence"],
+                    "resamples": settings["mean_resamples"],
+                }
+                for r in figures["systems"]
+            ]
         elif table == "pairs":
-            out += [base | r | {"adjudicated_a": adjudicated.get((r["a_kind"], r["a"]), 0),
-                                "adjudicated_b": adjudicated.get((r["b_kind"], r["b"]), 0)} for r in figures["pairs"]]
+            out += [
+                base
+                | r
+                | {
+                    "adjudicated_a": adjudicated.get((r["a_kind"], r["a"]), 0),
+                    "adjudicated_b": adjudicated.get((r["b_kind"], r["b"]), 0),
+                }
+                for r in figures["pairs"]
+            ]
         elif table == "scu_tests" and "scu_tests" in figures:
-            out += [base | r | {"adjudicated_a": adjudicated.get(("peer", r["a"]), 0),
-                                "adjudicated_b": adjudicated.get(("peer", r["b"]), 0)} for r in figures["scu_tests"]]
+            out += [
+                base
+                | r
+                | {
+                    "adjudicated_a": adjudicated.get(("peer", r["a"]), 0),
+                    "adjudicated_b": adjudicated.get(("peer", r["b"]), 0),
+                }
+                for r in figures["scu_tests"]
+            ]
         elif table == "power":
             p = figures["power"]
-            out += [base | whole | r | {"alpha": p["alpha"], "power": p["power"], "pairs": p["pairs"], "topics": p["topics"]} for r in p["rows"]]
+            out += [
+                base
+                | whole
+                | r
+                | {"alpha": p["alpha"], "power": p["power"], "pairs": p["pairs"], "topics": p["topics"]}
+                for r in p["rows"]
+            ]
         elif table == "stability":
             for curve in ("reference_stability", "topic_stability"):
                 out += [base | whole | {"curve": curve.split("_")[0] + "s"} | r for r in figures.get(curve, [])]
-    keys = {"systems": SYSTEM_STAT_KEYS, "pairs": PAIR_KEYS, "scu_tests": SCU_TEST_KEYS, "power": POWER_KEYS,
-            "stability": STABILITY_KEYS}
+    keys = {
+        "systems": SYSTEM_STAT_KEYS,
+        "pairs": PAIR_KEYS,
+        "scu_tests": SCU_TEST_KEYS,
+        "power": POWER_KEYS,
+        "stability": STABILITY_KEYS,
+    }
     if table not in keys:
         raise ValueError(f"table must be one of {sorted(keys)}, not {table!r}")
     return out, keys[table]
@@ -230,19 +385,51 @@ def table_rows(statistics: dict, table: str, adjudicated: dict[tuple[str, str], 
 # The rows the meta-evaluation page shows by default (SacreROUGE's footing): intervals cost ~0.1-0.5 s
 # each, so the other score's rows go without.
 METAEVAL_INTERVALS = {("peers", "modified"), ("peers+references", "modified_jk")}
-METAEVAL_INTERVAL_KEYS = ("dataset", "metric", "summarizers", "adjudicated", "score", "level", "method", "value", "low", "high", "n",
-                          "confidence", "resamples", "undefined_replicates", "seed", "reason")
+METAEVAL_INTERVAL_KEYS = (
+    "dataset",
+    "metric",
+    "summarizers",
+    "adjudicated",
+    "score",
+    "level",
+    "method",
+    "value",
+    "low",
+    "high",
+    "n",
+    "confidence",
+    "resamples",
+    "undefined_replicates",
+    "seed",
+    "reason",
+)
 
 
 def correlation_intervals(pairs: dict, seed: int = SETTINGS["seed"]) -> dict[str, dict[str, dict]]:
     """level -> method -> the correlation with its bootstrap interval (``scoring.intervals``)."""
     resamples = SETTINGS["correlation_resamples"]
-    return {level: {method: intervals.correlation_interval(pairs, level, method, seed=seed, resamples=resamples).as_dict()
-                    for method in ("pearson", "spearman", "kendall")} for level in intervals.LEVELS}
+    return {
+        level: {
+            method: intervals.correlation_interval(pairs, level, method, seed=seed, resamples=resamples).as_dict()
+            for method in ("pearson", "spearman", "kendall")
+        }
+        for level in intervals.LEVELS
+    }
 
 
 def metaeval_interval_rows(found: list[dict], dataset: str) -> list[dict]:
     """Flat rows (one per metric, summarizers, level and method) of the stored intervals."""
-    return [{"dataset": dataset, "metric": f["metric"], "summarizers": f["summarizers"], "score": f["score"],
-             "level": level, "method": method, **figures}
-            for f in found for level, methods in f["levels"].items() for method, figures in methods.items()]
+    return [
+        {
+            "dataset": dataset,
+            "metric": f["metric"],
+            "summarizers": f["summarizers"],
+            "score": f["score"],
+            "level": level,
+            "method": method,
+            **figures,
+        }
+        for f in found
+        for level, methods in f["levels"].items()
+        for method, figures in methods.items()
+    ]

@@ -1,4 +1,5 @@
 """Celery tasks of the dashboards (their own queue): thin calls into ``annotation.dashboards.snapshots``."""
+
 from celery import shared_task
 from celery.signals import worker_ready
 

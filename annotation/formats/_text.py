@@ -24,9 +24,7 @@ class Utf16Offsets:
     """Converts between Java UTF-16 offsets (stored in the files) and code point offsets."""
 
     def __init__(self, text: str):
-        self.astral = (
-            [i for i, c in enumerate(text) if ord(c) > 0xFFFF] if _ASTRAL_RE.search(text) else []
-        )
+        self.astral = [i for i, c in enumerate(text) if ord(c) > 0xFFFF] if _ASTRAL_RE.search(text) else []
         self.u16_len = len(text) + len(self.astral)
 
     def to_cp(self, u16: int) -> int:

@@ -101,8 +101,10 @@ def parse_annotator_table(data: bytes, name: str = "annotator table") -> Annotat
             continue
         if columns is None:
             if len(values) not in (2, 3):
-                raise AnnotatorTableError(f"{where}: {len(values)} fields; expected TOPIC ANNOTATOR or TOPIC PEER ANNOTATOR "
-                                          "(or a header line naming the columns: topic, peer, annotator)")
+                raise AnnotatorTableError(
+                    f"{where}: {len(values)} fields; expected TOPIC ANNOTATOR or TOPIC PEER ANNOTATOR "
+                    "(or a header line naming the columns: topic, peer, annotator)"
+                )
             columns = (0, 1 if len(values) == 3 else None, len(values) - 1, len(values), f"line {number}")
         topic_at, peer_at, annotator_at, width, model = columns
         if len(values) != width:
@@ -111,16 +113,22 @@ def parse_annotator_table(data: bytes, name: str = "annotator table") -> Annotat
         peer = values[peer_at] if peer_at is not None else None
         for what, value in (("topic", topic), ("peer", peer)):
             if value is not None and len(value) > MAX_ID:
-                raise AnnotatorTableError(f"{where}: the {what} id {value[:40]!r}... is longer than {MAX_ID} characters")
+                raise AnnotatorTableError(
+                    f"{where}: the {what} id {value[:40]!r}... is longer than {MAX_ID} characters"
+                )
         if not _ANNOTATOR_RE.fullmatch(annotator):
-            raise AnnotatorTableError(f"{where}: {annotator[:60]!r} is not an annotator name (letters, digits and . @ + - _, "
-                                      "at most 150)")
+            raise AnnotatorTableError(
+                f"{where}: {annotator[:60]!r} is not an annotator name (letters, digits and . @ + - _, at most 150)"
+            )
         key = (topic.lower(), peer_key(peer)) if peer is not None else topic.lower()
         if key in seen and seen[key][0] != annotator:
             what = f"peer {peer} of topic {topic}" if peer is not None else f"topic {topic}"
             raise AnnotatorTableError(
-                f"{where}: {what} is given annotator {annotator}, line {seen[key][1]} gave {seen[key][0]}: " "a table names one "
-                "annotator per peer (files of two annotators of one peer need names that say who, as " "ANNOTATOR.TOPIC...pan)")
+                f"{where}: {what} is given annotator {annotator}, line {seen[key][1]} gave {seen[key][0]}: "
+                "a table names one "
+                "annotator per peer (files of two annotators of one peer need names that say who, as "
+                "ANNOTATOR.TOPIC...pan)"
+            )
         seen[key] = (annotator, number)
         (table.by_peer if peer is not None else table.by_topic)[key] = annotator
     if not len(table):
@@ -133,6 +141,7 @@ def _header(values: list[str], where: str) -> tuple[int, int | None, int, int, s
     peer = next((i for i, n in enumerate(names) if n in _PEER_COLUMNS), None)
     annotator = next((i for i, n in enumerate(names) if n in _ANNOTATOR_COLUMNS), None)
     if annotator is None:
-        raise AnnotatorTableError(f"{where}: the header names no annotator column (annotator or peer-annotator): "
-                                  f"{', '.join(values)}")
+        raise AnnotatorTableError(
+            f"{where}: the header names no annotator column (annotator or peer-annotator): {', '.join(values)}"
+        )
     return 0, peer, annotator, len(values), "the header"

@@ -75,16 +75,19 @@ class WorkBudget:
             try:
                 result = work(left)
             except TimeoutError:
-                continue   # charged below; what is left (if anything) is tried again
+                continue  # charged below; what is left (if anything) is tried again
             finally:
                 self._charge(time.thread_time() - start)
-            if self.remaining() < 0:   # finished, but past the CPU allowed (work without a timeout)
+            if self.remaining() < 0:  # finished, but past the CPU allowed (work without a timeout)
                 raise self._exhausted(what)
             return result
 
     def _exhausted(self, what: str) -> HostileInput:
         if self.parent is not None and self.parent.remaining() <= 0 < self.seconds - self.used:
-            return HostileInput(f"{what}: this import's time for file-supplied patterns "
-                                f"({self.parent.seconds:g} s in all) is spent; file refused")
-        return HostileInput(f"{what} takes more than {self.seconds:g} s of CPU "
-                            "(catastrophic backtracking?); refused as hostile")
+            return HostileInput(
+                f"{what}: this import's time for file-supplied patterns "
+                f"({self.parent.seconds:g} s in all) is spent; file refused"
+            )
+        return HostileInput(
+            f"{what} takes more than {self.seconds:g} s of CPU (catastrophic backtracking?); refused as hostile"
+        )

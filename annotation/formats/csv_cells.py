@@ -9,6 +9,7 @@ exactly a decimal number (``-0.25``, ``+3``, ``1e-5``) are written unchanged.
 Every CSV the application writes goes through :func:`writer` or :class:`DictWriter`
 (``tests/security/test_csv_cells.py`` forbids ``csv.writer`` anywhere else).
 """
+
 import csv
 import re
 

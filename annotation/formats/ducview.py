@@ -46,6 +46,7 @@ from xml.etree.ElementTree import Element, ParseError
 from defusedxml.common import EntitiesForbidden, ExternalReferenceForbidden
 
 from annotation.formats._text import Utf16Offsets, derived_label, short
+from annotation.formats.bounds import WorkBudget
 from annotation.formats.errors import DucViewError
 from annotation.formats.model import (
     SCU,
@@ -61,7 +62,6 @@ from annotation.formats.model import (
     Repair,
     Report,
 )
-from annotation.formats.bounds import WorkBudget
 from annotation.formats.references import RefSpan, split_references
 from annotation.formats.relocate import DEFAULT_WINDOW, locate_span
 
@@ -127,8 +127,12 @@ def _decodings(data: bytes) -> list[tuple[str, str]]:
         except (LookupError, UnicodeDecodeError, ValueError):
             pass
         try:
-            out.append((body.decode("utf-8"),
-                         f"the file declares encoding {declared!r}, which cannot be used; read it as UTF-8"))
+            out.append(
+                (
+                    body.decode("utf-8"),
+                    f"the file declares encoding {declared!r}, which cannot be used; read it as UTF-8",
+                )
+            )
         except UnicodeDecodeError:
             pass
     else:
@@ -137,9 +141,14 @@ def _decodings(data: bytes) -> list[tuple[str, str]]:
             return []  # valid UTF-8 as declared: the error is not an encoding problem
         except UnicodeDecodeError:
             pass
-    out.append((body.decode("cp1252", errors="replace"),
-                "the file is not valid UTF-8" + (f" (it declares {declared!r})" if declared else "")
-                + ": read it as Windows-1252"))
+    out.append(
+        (
+            body.decode("cp1252", errors="replace"),
+            "the file is not valid UTF-8"
+            + (f" (it declares {declared!r})" if declared else "")
+            + ": read it as Windows-1252",
+        )
+    )
     return out
 
 
@@ -212,8 +221,7 @@ def _int_attr(el: Element, name: str, where: str | _Later) -> int:
     if value is None:
         raise DucViewError(f"{where}: <{el.tag}> has no {name!r} attribute")
     if not _INT_RE.fullmatch(value.strip()):
-        raise DucViewError(f"{where}: <{el.tag}> attribute {name}={value!r} is not an integer "
-                           "(of at most 12 digits)")
+        raise DucViewError(f"{where}: <{el.tag}> attribute {name}={value!r} is not an integer (of at most 12 digits)")
     return int(value.strip())
 
 
@@ -319,8 +327,16 @@ def _place(
     valid = 0 <= start <= end <= len(text) and (start < end or label == "")
     if start == end and label == "":
         report.rejects.append(
-            Reject("empty_part", f"{where}: empty part at [{start}, {end}) left out",
-                   scope, uid, ci, pi, label, (start, end))
+            Reject(
+                "empty_part",
+                f"{where}: empty part at [{start}, {end}) left out",
+                scope,
+                uid,
+                ci,
+                pi,
+                label,
+                (start, end),
+            )
         )
         return None
     # Reversed or out-of-range offsets: search around them, clamped to the text (offsets
@@ -333,27 +349,59 @@ def _place(
     if placement.kind == "exact" and valid:
         return _Placed(start, end)
     if not valid:
-        problem = ("outside the text" if min(start, end) < 0 or max(start, end) > len(text)
-                   else "reversed" if end < start else "empty")
-        msg = (f"{where}: stored offsets [{start}, {end}) are "
-               f"{problem}; label {short(label)} "
-               f"placed at [{placement.start}, {placement.end})")
+        problem = (
+            "outside the text"
+            if min(start, end) < 0 or max(start, end) > len(text)
+            else "reversed"
+            if end < start
+            else "empty"
+        )
+        msg = (
+            f"{where}: stored offsets [{start}, {end}) are "
+            f"{problem}; label {short(label)} "
+            f"placed at [{placement.start}, {placement.end})"
+        )
     elif placement.kind == "label":
-        msg = (f"{where}: label {short(label)} differs from the text at [{start}, {end}) "
-               f"only in whitespace/encoding; offsets kept")
+        msg = (
+            f"{where}: label {short(label)} differs from the text at [{start}, {end}) "
+            f"only in whitespace/encoding; offsets kept"
+        )
     else:
-        msg = (f"{where}: label {short(label)} not at stored [{start}, {end}) "
-               f"(text there: {short(text[start:end])}); placed at "
-               f"[{placement.start}, {placement.end})")
+        msg = (
+            f"{where}: label {short(label)} not at stored [{start}, {end}) "
+            f"(text there: {short(text[start:end])}); placed at "
+            f"[{placement.start}, {placement.end})"
+        )
     report.repairs.append(
-        Repair(placement.kind if valid else "bad_offsets", msg, scope, uid, ci, pi, label,
-               (start, end), (placement.start, placement.end))
+        Repair(
+            placement.kind if valid else "bad_offsets",
+            msg,
+            scope,
+            uid,
+            ci,
+            pi,
+            label,
+            (start, end),
+            (placement.start, placement.end),
+        )
     )
     return _Placed(placement.start, placement.end)
 
 
-def _kept(text: str, label: str, start: int, end: int, lo: int, hi: int, where: _Later, scope: str, uid: int,
-          ci: int, pi: int, report: Report) -> _Placed | None:
+def _kept(
+    text: str,
+    label: str,
+    start: int,
+    end: int,
+    lo: int,
+    hi: int,
+    where: _Later,
+    scope: str,
+    uid: int,
+    ci: int,
+    pi: int,
+    report: Report,
+) -> _Placed | None:
     """A part whose label is found nowhere near its offsets: kept at its stored offsets (reversed
     ones put in order), as DUCView, which marks and scores by offsets, kept it; reported for review.
     A part whose offsets are outside the text (they say nothing then) or empty is left out, and
@@ -362,17 +410,33 @@ def _kept(text: str, label: str, start: int, end: int, lo: int, hi: int, where: 
     if lo < hi and not outside:
         clipped = "" if (lo, hi) == (start, end) else f" as [{lo}, {hi})"
         report.repairs.append(
-            Repair("kept",
-                   f"{where}: label {short(label)} not found near stored [{start}, {end}); offsets "
-                   f"kept{clipped} (text there: {short(text[lo:hi])}): review",
-                   scope, uid, ci, pi, label, (start, end), (lo, hi))
+            Repair(
+                "kept",
+                f"{where}: label {short(label)} not found near stored [{start}, {end}); offsets "
+                f"kept{clipped} (text there: {short(text[lo:hi])}): review",
+                scope,
+                uid,
+                ci,
+                pi,
+                label,
+                (start, end),
+                (lo, hi),
+            )
         )
         return _Placed(lo, hi, True)
     where_stored = "outside the text" if outside else "empty"
     report.rejects.append(
-        Reject("unplaced",
-               f"{where}: label {short(label)} not found in the text, and stored [{start}, {end}) is "
-               f"{where_stored}; part left out", scope, uid, ci, pi, label, (start, end))
+        Reject(
+            "unplaced",
+            f"{where}: label {short(label)} not found in the text, and stored [{start}, {end}) is "
+            f"{where_stored}; part left out",
+            scope,
+            uid,
+            ci,
+            pi,
+            label,
+            (start, end),
+        )
     )
     return None
 
@@ -400,8 +464,17 @@ def _in_reference(
         if ref is not None and max(start, ref.base) < min(end, ref.end):
             s, e = max(start, ref.base), min(end, ref.end)
             report.repairs.append(
-                Repair("clipped", f"{where}: kept span [{start}, {end}) strays out of reference {ref.id}; "
-                       f"clipped to [{s}, {e})", "pyramid", uid, ci, pi, label, (start, end), (s, e))
+                Repair(
+                    "clipped",
+                    f"{where}: kept span [{start}, {end}) strays out of reference {ref.id}; clipped to [{s}, {e})",
+                    "pyramid",
+                    uid,
+                    ci,
+                    pi,
+                    label,
+                    (start, end),
+                    (s, e),
+                )
             )
             return _Located(s, e, ref)
     # A span that overlaps one reference and exceeds it only by blanks (e.g. a trailing newline
@@ -410,10 +483,17 @@ def _in_reference(
         s, e = max(start, ref.base), min(end, ref.end)
         if s < e and text[start:s].strip() == "" and text[e:end].strip() == "":
             report.repairs.append(
-                Repair("clipped",
-                       f"{where}: span [{start}, {end}) exceeds reference {ref.id} by blanks; "
-                       f"clipped to [{s}, {e})",
-                       "pyramid", uid, ci, pi, label, (start, end), (s, e))
+                Repair(
+                    "clipped",
+                    f"{where}: span [{start}, {end}) exceeds reference {ref.id} by blanks; clipped to [{s}, {e})",
+                    "pyramid",
+                    uid,
+                    ci,
+                    pi,
+                    label,
+                    (start, end),
+                    (s, e),
+                )
             )
             return _Located(s, e, ref)
     overlapping = [r.id for r in refs if max(start, r.base) < min(end, r.end)]
@@ -422,8 +502,9 @@ def _in_reference(
     else:
         kind, why = "outside_references", "lies outside every reference text (in a header?)"
     report.rejects.append(
-        Reject(kind, f"{where}: span [{start}, {end}) {why}; part left out",
-               "pyramid", uid, ci, pi, label, (start, end))
+        Reject(
+            kind, f"{where}: span [{start}, {end}) {why}; part left out", "pyramid", uid, ci, pi, label, (start, end)
+        )
     )
     return None
 
@@ -445,9 +526,9 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
     split = split_references(text, header_regex, budget)
     if split.note:
         report.repairs.append(
-            Repair("header_regex",
-                   f"{where}: {split.note}; used the default header regex {split.regex_used!r}",
-                   "pyramid")
+            Repair(
+                "header_regex", f"{where}: {split.note}; used the default header regex {split.regex_used!r}", "pyramid"
+            )
         )
     refs = split.refs
     u16 = Utf16Offsets(text)
@@ -455,10 +536,11 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
     m = re.match(r"#([0-9]+)[ \t]*(?:\n|$)", text)
     if m and int(m.group(1)) != len(refs):
         report.legacy.append(
-            LegacyIssue("reference_count_mismatch",
-                        f"{where}: the text announces {m.group(1)} references, "
-                        f"{len(refs)} headers were found",
-                        references=tuple(r.id for r in refs))
+            LegacyIssue(
+                "reference_count_mismatch",
+                f"{where}: the text announces {m.group(1)} references, {len(refs)} headers were found",
+                references=tuple(r.id for r in refs),
+            )
         )
 
     scus: list[SCU] = []
@@ -496,10 +578,9 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
                     continue
                 if placed.kept:
                     notes.append(KEPT_NOTE)
-                if placed[:2] != (s, e) or text[placed.start:placed.end] != plabel:
+                if placed[:2] != (s, e) or text[placed.start : placed.end] != plabel:
                     changed = True
-                loc = _in_reference(text, placed.start, placed.end, refs, w, uid, ci, pi, plabel,
-                                    report, placed.kept)
+                loc = _in_reference(text, placed.start, placed.end, refs, w, uid, ci, pi, plabel, report, placed.kept)
                 if loc is None:
                     changed = True
                     continue
@@ -511,29 +592,48 @@ def _parse_pyramid_element(el: Element, report: Report, where: str, budget: Work
                 reasons = [r.message for r in report.rejects[rejected_before:]]
                 del report.rejects[rejected_before:]
                 report.rejects.append(
-                    Reject("empty_contributor",
-                           f"{_where('pyramid', uid, ci, None, clabel)}: no part could be placed, "
-                           f"contributor left out ({'; '.join(reasons)})",
-                           "pyramid", uid, ci, None, clabel)
+                    Reject(
+                        "empty_contributor",
+                        f"{_where('pyramid', uid, ci, None, clabel)}: no part could be placed, "
+                        f"contributor left out ({'; '.join(reasons)})",
+                        "pyramid",
+                        uid,
+                        ci,
+                        None,
+                        clabel,
+                    )
                 )
                 continue
             if changed:
                 clabel = derived_label([text[s:e] for s, e, _ in sorted(parts, key=lambda p: p[0])])
             contributors.append(
-                Contributor(clabel, ccomment,
-                            [Part(ref.id, s - ref.base, e - ref.base) for s, e, ref in parts], _review(notes))
+                Contributor(
+                    clabel, ccomment, [Part(ref.id, s - ref.base, e - ref.base) for s, e, ref in parts], _review(notes)
+                )
             )
         if not contributors:
             report.rejects.append(
-                Reject("empty_scu", f"SCU {uid} ({short(label or '', 40)}): no contributor left; "
-                       "SCU left out", "pyramid", uid, None, None, label)
+                Reject(
+                    "empty_scu",
+                    f"SCU {uid} ({short(label or '', 40)}): no contributor left; SCU left out",
+                    "pyramid",
+                    uid,
+                    None,
+                    None,
+                    label,
+                )
             )
             continue
         if label is None:
             label = contributors[0].label
-            report.repairs.append(Repair("missing_label", f"SCU {uid} has no label: "
-                                         f"took its first contributor's, {short(label, 40)}",
-                                         "pyramid", uid))
+            report.repairs.append(
+                Repair(
+                    "missing_label",
+                    f"SCU {uid} has no label: took its first contributor's, {short(label, 40)}",
+                    "pyramid",
+                    uid,
+                )
+            )
         scus.append(SCU(uid, label, comment, contributors))
         _legacy_checks(scus[-1], {r.id: i for i, r in enumerate(refs)}, report)
 
@@ -593,11 +693,15 @@ def _legacy_checks(scu: SCU, ref_order: dict[str, int], report: Report) -> None:
         refs = list(dict.fromkeys(p.reference for p in c.parts))
         if len(refs) > 1:
             report.legacy.append(
-                LegacyIssue("cross_reference_contributor",
-                            f"SCU {scu.uid}: contributor {ci + 1} "
-                            f"({short(c.label, 40)}) has parts in references "
-                            f"{', '.join(refs)}; kept as it is",
-                            scu.uid, (ci,), tuple(refs))
+                LegacyIssue(
+                    "cross_reference_contributor",
+                    f"SCU {scu.uid}: contributor {ci + 1} "
+                    f"({short(c.label, 40)}) has parts in references "
+                    f"{', '.join(refs)}; kept as it is",
+                    scu.uid,
+                    (ci,),
+                    tuple(refs),
+                )
             )
         # the contributor's reference is the one holding its first part in text order
         home = min(c.parts, key=lambda p: (ref_order[p.reference], p.start)).reference
@@ -605,11 +709,15 @@ def _legacy_checks(scu: SCU, ref_order: dict[str, int], report: Report) -> None:
     for ref, cis in by_ref.items():
         if len(cis) > 1:
             report.legacy.append(
-                LegacyIssue("same_reference_contributors",
-                            f"SCU {scu.uid}: contributors "
-                            f"{', '.join(str(ci + 1) for ci in cis)} all come from reference "
-                            f"{ref}; kept as they are",
-                            scu.uid, tuple(cis), (ref,))
+                LegacyIssue(
+                    "same_reference_contributors",
+                    f"SCU {scu.uid}: contributors "
+                    f"{', '.join(str(ci + 1) for ci in cis)} all come from reference "
+                    f"{ref}; kept as they are",
+                    scu.uid,
+                    tuple(cis),
+                    (ref,),
+                )
             )
 
 
@@ -635,7 +743,10 @@ def parse_pyramid(
 
 
 def parse_peer_annotation(
-    data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES, budget: WorkBudget | None = None,
+    data: bytes,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    budget: WorkBudget | None = None,
     pyramids: dict | None = None,
 ) -> tuple[PeerAnnotationFile, Report]:
     """Parse a .pan file: the pyramid it holds, the peer text and the peer's SCU matches.
@@ -663,8 +774,13 @@ def parse_peer_annotation(
         raise DucViewError("<peerAnnotation> has no <annotation> element")
     if known is None:
         own = Report()
-        known = _KnownPyramid(_parse_pyramid_element(pyr_el, own, "pyramid", budget), own, frozenset(
-            int(u) for u in (s.get("uid", "").strip() for s in pyr_el.findall("scu")) if _INT_RE.fullmatch(u)))
+        known = _KnownPyramid(
+            _parse_pyramid_element(pyr_el, own, "pyramid", budget),
+            own,
+            frozenset(
+                int(u) for u in (s.get("uid", "").strip() for s in pyr_el.findall("scu")) if _INT_RE.fullmatch(u)
+            ),
+        )
         if span is not None and (span.start, span.end) == key[1:] and not report.repairs:
             pyramids[key] = known
     pyramid, file_uids = known.pyramid, known.file_uids
@@ -699,31 +815,46 @@ def parse_peer_annotation(
             changed = clabel is None
             clabel = clabel or ""
             for pi, (plabel, s, e) in enumerate(raw):
-                placed = _place(text, plabel, s, e, _where("peer", uid, ci, pi, clabel), "peer", uid, ci, pi, report, budget)
+                placed = _place(
+                    text, plabel, s, e, _where("peer", uid, ci, pi, clabel), "peer", uid, ci, pi, report, budget
+                )
                 if placed is None:
                     changed = True
                     continue
                 if placed.kept:
                     notes.append(KEPT_NOTE)
-                changed |= placed[:2] != (s, e) or text[placed.start:placed.end] != plabel
+                changed |= placed[:2] != (s, e) or text[placed.start : placed.end] != plabel
                 parts.append(PeerPart(placed.start, placed.end))
             if not parts:
                 # DUCView scored the match whatever its parts: it stays, without evidence.
                 notes.append(EVIDENCE_LOST_NOTE)
                 report.repairs.append(
-                    Repair("kept", f"{_where('peer', uid, ci, None, clabel)}: {EVIDENCE_LOST_NOTE}; "
-                           "the match is kept (it counts, as in the file's own scores)", "peer", uid, ci, None, clabel)
+                    Repair(
+                        "kept",
+                        f"{_where('peer', uid, ci, None, clabel)}: {EVIDENCE_LOST_NOTE}; "
+                        "the match is kept (it counts, as in the file's own scores)",
+                        "peer",
+                        uid,
+                        ci,
+                        None,
+                        clabel,
+                    )
                 )
             if uid != 0 and uid not in kept_uids:
                 report.rejects.append(
-                    Reject("scu_dropped",
-                           f"{_where('peer', uid, ci, None, clabel)}: its SCU was left out of "
-                           "the pyramid; match left out", "peer", uid, ci, None, clabel)
+                    Reject(
+                        "scu_dropped",
+                        f"{_where('peer', uid, ci, None, clabel)}: its SCU was left out of the pyramid; match left out",
+                        "peer",
+                        uid,
+                        ci,
+                        None,
+                        clabel,
+                    )
                 )
                 continue
             if changed:
-                clabel = derived_label([text[p.start:p.end]
-                                         for p in sorted(parts, key=lambda p: p.start)])
+                clabel = derived_label([text[p.start : p.end] for p in sorted(parts, key=lambda p: p.start)])
             match = PeerMatch(uid, clabel, ccomment, parts, _review(notes))
             (non_matching if uid == 0 else by_uid[uid]).append(match)
 

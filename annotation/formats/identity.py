@@ -38,8 +38,23 @@ from annotation.formats.errors import DucViewError
 from annotation.formats.model import Pyramid
 from annotation.formats.nist_names import looks_like_topic_id, parse_nist_filename
 
-__all__ = ["FILE_NAME", "CONTENT", "OPTION", "FILE_STEM", "TABLE", "Named", "NameOptions", "FileIdentity",
-           "Origin", "content_topic", "file_stem", "identify", "origin", "same_again", "same_origin"]
+__all__ = [
+    "FILE_NAME",
+    "CONTENT",
+    "OPTION",
+    "FILE_STEM",
+    "TABLE",
+    "Named",
+    "NameOptions",
+    "FileIdentity",
+    "Origin",
+    "content_topic",
+    "file_stem",
+    "identify",
+    "origin",
+    "same_again",
+    "same_origin",
+]
 
 FILE_NAME, CONTENT, OPTION, FILE_STEM, TABLE = "file name", "content", "option", "file stem", "annotator table"
 
@@ -109,8 +124,14 @@ def identify(name: str, kind: str, pyramid: Pyramid, options: NameOptions = Name
         topic = Named(options.topic, OPTION)
     elif nist is not None:
         topic = Named(nist.topic, FILE_NAME)
-        if in_content is not None and in_content.lower() != nist.topic.lower() and not nist.topic.lower().startswith(in_content.lower() + "-"):
-            notes.append(f"the file name says topic {nist.topic}, its reference headers say {in_content}: used the file name")
+        if (
+            in_content is not None
+            and in_content.lower() != nist.topic.lower()
+            and not nist.topic.lower().startswith(in_content.lower() + "-")
+        ):
+            notes.append(
+                f"the file name says topic {nist.topic}, its reference headers say {in_content}: used the file name"
+            )
     elif in_content is not None:
         topic = Named(in_content, CONTENT)
     elif options.topic:
@@ -129,7 +150,10 @@ def identify(name: str, kind: str, pyramid: Pyramid, options: NameOptions = Name
     if nist is not None and nist.annotator:
         annotator = Named(nist.annotator, FILE_NAME)
         if in_table is not None and in_table != nist.annotator:
-            notes.append(f"the file name says annotator {nist.annotator}, the annotator table says {in_table}: used " "the file name")
+            notes.append(
+                f"the file name says annotator {nist.annotator}, the annotator table says {in_table}: used "
+                "the file name"
+            )
     elif in_table is not None:
         annotator = Named(in_table, TABLE)
     elif options.annotator:

@@ -60,7 +60,7 @@ class Phase1Result:
     summary_text: str
     worker: str
     assignment: str
-    statements: tuple[str, ...]   # as written, empty ones included (the filters drop them)
+    statements: tuple[str, ...]  # as written, empty ones included (the filters drop them)
 
 
 @dataclass(frozen=True)
@@ -70,15 +70,15 @@ class Phase2Task:
     event: str
     summary: str
     summary_text: str
-    statements: tuple[tuple[str, str], ...]   # (question id, text) in task order
+    statements: tuple[tuple[str, str], ...]  # (question id, text) in task order
 
 
 @dataclass(frozen=True)
 class Phase2Result:
     task: Phase2Task
     worker: str | None
-    assignment: str        # MTurk's AssignmentId, else a content key (see ``_content_key``)
-    answers: tuple[tuple[str, bool | None], ...]   # (question id, present / absent / blank)
+    assignment: str  # MTurk's AssignmentId, else a content key (see ``_content_key``)
+    answers: tuple[tuple[str, bool | None], ...]  # (question id, present / absent / blank)
     row: int
 
 
@@ -86,7 +86,7 @@ def _reader(text: str) -> tuple[list[str], list[dict]]:
     if text.startswith("\ufeff"):
         text = text[1:]
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = [h for h in (reader.fieldnames or []) if h]   # a trailing empty column is ignored
+    header = [h for h in (reader.fieldnames or []) if h]  # a trailing empty column is ignored
     rows = []
     for row in reader:
         if len(rows) >= MAX_ROWS:
@@ -121,10 +121,17 @@ def read_statements(text: str) -> list[StatementRow]:
         for_use = _cell(row, "forUse").strip()
         if for_use not in ("", "0", "1"):
             raise LightweightFormatError(f"row {n}: forUse must be 0 or 1, not {for_use!r}")
-        out.append(StatementRow(
-            event, question, _cell(row, "questionText").strip(), _cell(row, "answer").strip(),
-            _cell(row, "author").strip(), _cell(row, "sourceSummaryId").strip(), for_use != "0",
-        ))
+        out.append(
+            StatementRow(
+                event,
+                question,
+                _cell(row, "questionText").strip(),
+                _cell(row, "answer").strip(),
+                _cell(row, "author").strip(),
+                _cell(row, "sourceSummaryId").strip(),
+                for_use != "0",
+            )
+        )
     return out
 
 
@@ -137,12 +144,16 @@ def read_phase1_results(text: str) -> list[Phase1Result]:
         raise LightweightFormatError("not a Phase-1 results file: no Answer.s1..s8 columns")
     out = []
     for n, row in enumerate(rows, start=2):
-        out.append(Phase1Result(
-            _cell(row, "Input.eventId").strip(), _cell(row, "Input.summId").strip(),
-            _cell(row, "Input.summary_text"), _cell(row, "WorkerId").strip(),
-            _cell(row, "AssignmentId").strip() or f"row-{n}",
-            tuple(_cell(row, c).strip() for c in answer_columns),
-        ))
+        out.append(
+            Phase1Result(
+                _cell(row, "Input.eventId").strip(),
+                _cell(row, "Input.summId").strip(),
+                _cell(row, "Input.summary_text"),
+                _cell(row, "WorkerId").strip(),
+                _cell(row, "AssignmentId").strip() or f"row-{n}",
+                tuple(_cell(row, c).strip() for c in answer_columns),
+            )
+        )
     return out
 
 
@@ -155,7 +166,9 @@ def parse_qid_list(value: str, row: int) -> list[str]:
     if ids is None:
         raise LightweightFormatError(f"row {row}: qIdList is not a list of statement ids: {value[:60]!r}")
     if len(ids) > MAX_STATEMENTS_PER_TASK:
-        raise LightweightFormatError(f"row {row}: a task has at most {MAX_STATEMENTS_PER_TASK} statements, qIdList lists {len(ids)}")
+        raise LightweightFormatError(
+            f"row {row}: a task has at most {MAX_STATEMENTS_PER_TASK} statements, qIdList lists {len(ids)}"
+        )
     return list(ids)
 
 
@@ -235,10 +248,14 @@ def write_phase2_input(tasks: list[Phase2Task]) -> str:
     rows = []
     for task in tasks:
         if len(task.statements) > MAX_STATEMENTS_PER_TASK:
-            raise LightweightFormatError(f"task {task.event}/{task.summary} has more than {MAX_STATEMENTS_PER_TASK} statements")
+            raise LightweightFormatError(
+                f"task {task.event}/{task.summary} has more than {MAX_STATEMENTS_PER_TASK} statements"
+            )
         texts = [t for _, t in task.statements]
         texts += [""] * (MAX_STATEMENTS_PER_TASK - len(texts))
-        rows.append([task.event, task.summary, format_qid_list(q for q, _ in task.statements), task.summary_text, *texts])
+        rows.append(
+            [task.event, task.summary, format_qid_list(q for q, _ in task.statements), task.summary_text, *texts]
+        )
     return _write(PHASE2_INPUT_COLUMNS, rows)
 
 
@@ -274,12 +291,14 @@ def read_code_pairs(text: str) -> list[tuple[str, str]]:
                 raise LightweightFormatError(f"more than {MAX_ROWS} lines: split the list")
             fields = [f.strip().strip('"') for f in _PAIR_SEPARATORS.split(line.strip())] if line.strip() else []
             if not fields:
-                pairs.append(("", ""))   # skipped below, but keeps line numbers right
+                pairs.append(("", ""))  # skipped below, but keeps line numbers right
                 continue
             if len(fields) != 2:
-                raise LightweightFormatError(f"line {n}: expected a worker id and a completion code, found {len(fields)} field(s)")
+                raise LightweightFormatError(
+                    f"line {n}: expected a worker id and a completion code, found {len(fields)} field(s)"
+                )
             pairs.append((fields[0], fields[1]))
-        if pairs and "code" in pairs[0][1].lower():   # a header line ("worker,code")
+        if pairs and "code" in pairs[0][1].lower():  # a header line ("worker,code")
             pairs[0] = ("", "")
     out = []
     for n, (worker, code) in enumerate(pairs, start=start):
@@ -288,8 +307,10 @@ def read_code_pairs(text: str) -> list[tuple[str, str]]:
         if not worker or not code:
             raise LightweightFormatError(f"line {n}: the {'worker id' if not worker else 'completion code'} is empty")
         if len(worker) > MAX_WORKER_CHARS or len(code) > MAX_CODE_CHARS:
-            raise LightweightFormatError(f"line {n}: a worker id has at most {MAX_WORKER_CHARS} characters "
-                                         f"and a completion code at most {MAX_CODE_CHARS}")
+            raise LightweightFormatError(
+                f"line {n}: a worker id has at most {MAX_WORKER_CHARS} characters "
+                f"and a completion code at most {MAX_CODE_CHARS}"
+            )
         out.append((worker, code))
     if not out:
         raise LightweightFormatError("no (worker id, completion code) pair found")
@@ -302,6 +323,9 @@ _PAIR_SEPARATORS = re.compile(r"\s*[\t,;]\s*|\s+")
 def _only_code_column(header: list[str]) -> str:
     codes = [c for c in header if c.startswith("Answer.") and "code" in c.lower()]
     if len(codes) != 1:
-        raise LightweightFormatError("not a submissions list: no Answer.surveycode column (or several Answer.*code* columns)"
-                                     if not codes else f"several completion code columns ({', '.join(codes)}): keep one")
+        raise LightweightFormatError(
+            "not a submissions list: no Answer.surveycode column (or several Answer.*code* columns)"
+            if not codes
+            else f"several completion code columns ({', '.join(codes)}): keep one"
+        )
     return codes[0]

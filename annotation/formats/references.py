@@ -72,8 +72,7 @@ _DECORATION_RE = re.compile(r"[ \t]*(?:[-=]{3,}[ \t]*)?")
 _QUANTIFIED_GROUP_RE = re.compile(r"(?<!\\)\)\s*(?:[*+{]|\?(?![:=!<]))")
 _BACKREF_RE = re.compile(r"\\(?:[1-9]|k<)")
 _JAVA_QUOTE_RE = re.compile(r"\\Q(.*?)(?:\\E|$)", re.S)
-_DEFAULTS = {p: regex.compile(p, regex.ASCII | regex.VERSION0)
-             for p in (DEFAULT_HEADER_REGEX, BARE_SEPARATOR_REGEX)}
+_DEFAULTS = {p: regex.compile(p, regex.ASCII | regex.VERSION0) for p in (DEFAULT_HEADER_REGEX, BARE_SEPARATOR_REGEX)}
 _EXTENSION_RE = re.compile(r"\.(?:txt|text|sum|summ|summary)$", re.I)
 
 
@@ -111,8 +110,7 @@ def compile_header_regex(source: str) -> tuple[regex.Pattern[str] | None, str | 
         return None, f"the startDocumentRegEx is longer than {MAX_REGEX_LENGTH} characters"
     if _BACKREF_RE.search(source) or _QUANTIFIED_GROUP_RE.search(source):
         return None, (
-            "the startDocumentRegEx has a quantified group or a back-reference "
-            "(refused: could take exponential time)"
+            "the startDocumentRegEx has a quantified group or a back-reference (refused: could take exponential time)"
         )
     py = _JAVA_QUOTE_RE.sub(lambda m: re.escape(m.group(1)), source)
     try:
@@ -162,13 +160,16 @@ def reference_ids(headers: list[str]) -> list[str]:
 
 
 def too_many_headers() -> DucViewError:
-    return DucViewError(f"the text has more than {MAX_HEADERS} headers; at most {MAX_HEADERS} summaries "
-                        "can be read from one text (split it, or check that the header pattern "
-                        "matches only header lines)")
+    return DucViewError(
+        f"the text has more than {MAX_HEADERS} headers; at most {MAX_HEADERS} summaries "
+        "can be read from one text (split it, or check that the header pattern "
+        "matches only header lines)"
+    )
 
 
-def _blocks(text: str, pattern: regex.Pattern[str], budget: WorkBudget,
-            what: str = "the startDocumentRegEx") -> list[tuple[int, int]]:
+def _blocks(
+    text: str, pattern: regex.Pattern[str], budget: WorkBudget, what: str = "the startDocumentRegEx"
+) -> list[tuple[int, int]]:
     """The header blocks the pattern finds, read within ``budget`` (matching and the work on each
     match): a search that times out because the thread waited goes on after the last match."""
     blocks: list[tuple[int, int]] = []

@@ -97,7 +97,12 @@ def _candidates(label: str) -> list[str]:
 
 
 def locate_span(
-    text: str, label: str, start: int, end: int, *, window: int = DEFAULT_WINDOW,
+    text: str,
+    label: str,
+    start: int,
+    end: int,
+    *,
+    window: int = DEFAULT_WINDOW,
     budget: WorkBudget | None = None,
 ) -> Placement | None:
     """Where ``label`` lies in ``text``, given its stored offsets ``[start, end)``.
@@ -113,8 +118,10 @@ def locate_span(
     if len(label) > MAX_LABEL:
         return None
     budget = budget or WorkBudget()
-    return budget.call("locating a label that does not match its text",
-                       lambda timeout: _search(text, label, start, end, window, timeout))
+    return budget.call(
+        "locating a label that does not match its text",
+        lambda timeout: _search(text, label, start, end, window, timeout),
+    )
 
 
 def _search(text: str, label: str, start: int, end: int, window: int, seconds: float) -> Placement | None:

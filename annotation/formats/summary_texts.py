@@ -15,6 +15,7 @@ first line that is not blank or decoration, the id is the header's last ``.``-se
 without leading or trailing blank or decoration lines. Patterns are compiled with ``MULTILINE``
 (``^``/``$`` match at line ends) as DUCView users write them.
 """
+
 from __future__ import annotations
 
 import posixpath
@@ -87,7 +88,7 @@ def split_by_headers(text: str, pattern: str = DEFAULT_HEADER_PATTERN, timeout: 
     except DucViewError as error:
         raise PatternError(str(error)) from None
     notes = []
-    before = text[:blocks[0][0]].strip()
+    before = text[: blocks[0][0]].strip()
     if before:
         notes.append(f"text before the first header is not part of any summary: {_excerpt(before)!r}")
     pieces = []
@@ -99,8 +100,10 @@ def split_by_headers(text: str, pattern: str = DEFAULT_HEADER_PATTERN, timeout: 
 
 
 def _too_slow(what: str, timeout: float, on: str) -> str:
-    return (f"{what} took longer than {timeout:g} s on {on}: make it simpler "
-            "(nested repetitions such as (a+)+ can take exponential time)")
+    return (
+        f"{what} took longer than {timeout:g} s on {on}: make it simpler "
+        "(nested repetitions such as (a+)+ can take exponential time)"
+    )
 
 
 def _excerpt(text: str, size: int = 60) -> str:
@@ -130,8 +133,10 @@ class NamePatterns:
             compiled = compile_pattern(pattern, what)
             missing = [g for g in ("topic", "id") if g not in compiled.groupindex]
             if missing:
-                raise PatternError(f"{what} needs the named group{'s' if len(missing) > 1 else ''} "
-                                   + " and ".join(f"(?P<{g}>...)" for g in missing))
+                raise PatternError(
+                    f"{what} needs the named group{'s' if len(missing) > 1 else ''} "
+                    + " and ".join(f"(?P<{g}>...)" for g in missing)
+                )
             self.patterns.append((kind, compiled, what))
         if not self.patterns:
             raise PatternError("give a file name pattern for references, peers or both")

@@ -66,8 +66,10 @@ def _score_model(tags: list[str]) -> str:
     """The content model of <score>: DUCView 1.5's when the tags fit it, else the tags as given."""
     required = list(SCORE_TAGS)
     optional = [t for t in tags if t in OPTIONAL_SCORE_TAGS]
-    if tags[: len(required)] == required and tags[len(required):] == optional and (
-        optional == [t for t in OPTIONAL_SCORE_TAGS if t in optional]
+    if (
+        tags[: len(required)] == required
+        and tags[len(required) :] == optional
+        and (optional == [t for t in OPTIONAL_SCORE_TAGS if t in optional])
     ):
         return ", ".join(required + [t + "?" for t in OPTIONAL_SCORE_TAGS])
     return ", ".join(tags) if tags else "EMPTY"
@@ -100,22 +102,28 @@ def _check_xml_chars(s: str, what: str) -> None:
     m = _XML_INVALID_RE.search(s)
     if m:
         raise DucViewError(
-            f"{what} holds the character U+{ord(m.group()):04X} at {m.start()}, "
-            "which XML 1.0 cannot represent"
+            f"{what} holds the character U+{ord(m.group()):04X} at {m.start()}, which XML 1.0 cannot represent"
         )
 
 
 def _esc_text(s: str, what: str) -> str:
     _check_xml_chars(s, what)
-    return (s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("\r", "&#13;"))
+    return (
+        s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("\r", "&#13;")
+    )
 
 
 def _esc_attr(s: str, what: str) -> str:
     _check_xml_chars(s, what)
-    return (s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("\n", "&#10;").replace("\r", "&#13;")
-            .replace("\t", "&#9;"))
+    return (
+        s.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("\n", "&#10;")
+        .replace("\r", "&#13;")
+        .replace("\t", "&#9;")
+    )
 
 
 def _text_lines(text: str, what: str) -> list[str]:
@@ -136,9 +144,7 @@ def _layout(pyramid: Pyramid) -> tuple[str, dict[str, int], list[str]]:
         raise DucViewError(f"cannot write the references: {exc}") from None
     for ref, header, rid in zip(pyramid.references, headers, ids, strict=True):
         if rid != ref.id:
-            raise DucViewError(
-                f"reference {ref.id!r}: its header {header!r} would be read back as id {rid!r}"
-            )
+            raise DucViewError(f"reference {ref.id!r}: its header {header!r} would be read back as id {rid!r}")
     lines = [f"#{len(pyramid.references)}", ""]
     bases: dict[str, int] = {}
     pos = len(lines[0]) + 1 + len(lines[1]) + 1
@@ -156,8 +162,7 @@ def _layout(pyramid: Pyramid) -> tuple[str, dict[str, int], list[str]]:
 
 
 def _choose_regex(pyramid: Pyramid, text: str, bases: dict[str, int], headers: list[str]) -> str:
-    generated = r"-+\n *(?:" + "|".join(
-        java_escape(h) for h in dict.fromkeys(headers)) + r")[ \t]*\n-+\n"
+    generated = r"-+\n *(?:" + "|".join(java_escape(h) for h in dict.fromkeys(headers)) + r")[ \t]*\n-+\n"
 
     header_of = {ref.id: h for ref, h in zip(pyramid.references, headers, strict=True)}
 
@@ -175,8 +180,10 @@ def _choose_regex(pyramid: Pyramid, text: str, bases: dict[str, int], headers: l
             return False
         for span, ref in zip(split.refs, pyramid.references, strict=True):
             base = bases[ref.id]
-            if span.id != ref.id or span.header != header_of[ref.id] or not (
-                span.region_start <= base and base + len(ref.text) <= span.region_end
+            if (
+                span.id != ref.id
+                or span.header != header_of[ref.id]
+                or not (span.region_start <= base and base + len(ref.text) <= span.region_end)
             ):
                 return False
         return True
@@ -185,8 +192,7 @@ def _choose_regex(pyramid: Pyramid, text: str, bases: dict[str, int], headers: l
         return pyramid.header_regex
     if not splits_as_written(generated):
         raise DucViewError(
-            "cannot write the references: a reference text holds lines that look like a "
-            "reference header"
+            "cannot write the references: a reference text holds lines that look like a reference header"
         )
     return generated
 
@@ -209,8 +215,7 @@ def _pyramid_body(pyramid: Pyramid) -> list[str]:
         if not scu.contributors:
             raise DucViewError(f"SCU {scu.uid}: no contributor (DUCView needs at least one)")
         comment = f' comment="{_esc_attr(scu.comment, f"SCU {scu.uid}")}"' if scu.comment else ""
-        out.append(f' <scu uid="{scu.uid}" label="{_esc_attr(scu.label, f"SCU {scu.uid}")}"'
-                   f"{comment}>")
+        out.append(f' <scu uid="{scu.uid}" label="{_esc_attr(scu.label, f"SCU {scu.uid}")}"{comment}>')
         for ci, c in enumerate(scu.contributors):
             where = f"SCU {scu.uid}, contributor {ci + 1}"
             if not c.parts:
@@ -231,8 +236,9 @@ def _pyramid_body(pyramid: Pyramid) -> list[str]:
             ccomment = f' comment="{_esc_attr(c.comment, where)}"' if c.comment else ""
             out.append(f'  <contributor label="{_esc_attr(clabel, where)}"{ccomment}>')
             for s, e in spans:
-                out.append(f'   <part label="{_esc_attr(text[s:e], where)}" '
-                           f'start="{u16.to_u16(s)}" end="{u16.to_u16(e)}"/>')
+                out.append(
+                    f'   <part label="{_esc_attr(text[s:e], where)}" start="{u16.to_u16(s)}" end="{u16.to_u16(e)}"/>'
+                )
             out.append("  </contributor>")
         out.append(" </scu>")
     return out
@@ -257,12 +263,16 @@ def _peer_contributor(m: PeerMatch, text: str, u16: Utf16Offsets, where: str) ->
                 f"{where}, part {pi + 1}: span [{p.start}, {p.end}) is empty or outside the peer text "
                 f"(length {len(text)})"
             )
-    label = derived_label([text[p.start:p.end] for p in sorted(m.parts, key=lambda p: p.start)]) if m.parts else m.label
+    label = (
+        derived_label([text[p.start : p.end] for p in sorted(m.parts, key=lambda p: p.start)]) if m.parts else m.label
+    )
     comment = f' comment="{_esc_attr(m.comment, where)}"' if m.comment else ""
     out = [f'  <contributor label="{_esc_attr(label, where)}"{comment}>']
     for p in m.parts:
-        out.append(f'   <part label="{_esc_attr(text[p.start:p.end], where)}" '
-                   f'start="{u16.to_u16(p.start)}" end="{u16.to_u16(p.end)}"/>')
+        out.append(
+            f'   <part label="{_esc_attr(text[p.start : p.end], where)}" '
+            f'start="{u16.to_u16(p.start)}" end="{u16.to_u16(p.end)}"/>'
+        )
     if not m.parts:
         out.append('   <part label="" start="0" end="0"/>')
     out.append("  </contributor>")
@@ -277,8 +287,15 @@ def write_peer_annotation(pan: PeerAnnotationFile) -> bytes:
     for tag in score_tags or []:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", tag):
             raise DucViewError(f"score: {tag!r} is not a valid element name")
-    out = ['<?xml version="1.0"?>', "<!DOCTYPE peerAnnotation [", _peer_dtd(score_tags), "]>",
-           "", "<peerAnnotation>", "<pyramid>"]
+    out = [
+        '<?xml version="1.0"?>',
+        "<!DOCTYPE peerAnnotation [",
+        _peer_dtd(score_tags),
+        "]>",
+        "",
+        "<peerAnnotation>",
+        "<pyramid>",
+    ]
     out += _pyramid_body(pan.pyramid)
     out += ["</pyramid>", "<annotation>", " <text>"]
     text = pan.text.replace("\r", "\n")

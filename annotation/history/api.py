@@ -11,6 +11,7 @@ Which document versions an object (``document_of``), what an action changed in i
 the topic it belongs to (``topic_of``) are told by the document's concept: the history, below
 them, knows neither model.
 """
+
 from django.db.models import Model
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -33,7 +34,8 @@ def conflict_response(conflict: changes.Conflict) -> Response:
     ]
     return Response(
         {"detail": str(conflict), "revision": conflict.current_revision, "changes": changed},
-        status=status.HTTP_409_CONFLICT, headers={"ETag": f'"{conflict.current_revision}"'},
+        status=status.HTTP_409_CONFLICT,
+        headers={"ETag": f'"{conflict.current_revision}"'},
     )
 
 
@@ -109,8 +111,12 @@ class VersionedMixin:
         return expected_revision(self.request) if self.versioned_writes else None
 
     def _answer(self, outcome: changes.Outcome, **extra) -> Response:
-        body = {"revision": outcome.revision, "change": {"id": outcome.change.pk, "summary": outcome.change.summary} if outcome.change else None,
-                **extra, "delta": self.delta(outcome)}
+        body = {
+            "revision": outcome.revision,
+            "change": {"id": outcome.change.pk, "summary": outcome.change.summary} if outcome.change else None,
+            **extra,
+            "delta": self.delta(outcome),
+        }
         return Response(body, headers={"ETag": f'"{outcome.revision}"'})
 
 
@@ -130,7 +136,9 @@ class HistoryActions:
         document = self.get_object()
         revert = changes.redo if redo else changes.undo
         with django_errors_as_drf():
-            outcome = revert(self.document_kind, document.pk, request.user, expected_revision=expected_revision(request))
+            outcome = revert(
+                self.document_kind, document.pk, request.user, expected_revision=expected_revision(request)
+            )
         return self._answer(outcome)
 
     @action(detail=True, methods=["post"])

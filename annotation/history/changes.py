@@ -12,6 +12,7 @@ with the reading and writing of its state), and the revisions an action moves ar
 hook the score events register (:func:`bump_revisions_with`), so nothing here imports a concept
 above it. ``annotation.apps`` imports the registering modules when the app is ready.
 """
+
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ class DocumentKind:
     """How the history reads and writes one kind of document. ``state(document, keys)``: the
     state of what the keys name (None: the whole document); ``apply(document, state)``: make it
     so; ``keys(change)``: what a recorded change touched, to compare with the document now."""
+
     model: type[models.Model]
     state: Callable[[Any, Iterable | None], Any]
     apply: Callable[[Any, Any], None]
@@ -53,8 +55,10 @@ def _kind(kind: str) -> DocumentKind:
     try:
         return KINDS[kind]
     except KeyError:
-        raise LookupError(f"no document kind {kind!r} is registered with the history (known: {sorted(KINDS)}); "
-                          "its package registers it when the app is ready (annotation.apps)") from None
+        raise LookupError(
+            f"no document kind {kind!r} is registered with the history (known: {sorted(KINDS)}); "
+            "its package registers it when the app is ready (annotation.apps)"
+        ) from None
 
 
 class Conflict(Exception):
@@ -93,6 +97,7 @@ class Outcome:
 
 # --- Actions -------------------------------------------------------------------------------
 
+
 def _lock(model, pk: int, expected_revision: int | None, *, related: tuple[str, ...] = ()):
     """Lock the document row for the transaction and check the client's revision. ``related``:
     rows read with it (not locked), which the action reads anyway."""
@@ -113,19 +118,32 @@ def _revisions_bumped_once(kind: str, document) -> AbstractContextManager:
     (the registered hook, ``score_events.revisions_bumped_once``); ``document.revision`` is then
     the new one (the row is locked, so nobody else moved it)."""
     if not _revision_hook:
-        raise LookupError("no revision hook is registered with the history: annotation.peers.score_events "
-                          "registers it when the app is ready (annotation.apps)")
+        raise LookupError(
+            "no revision hook is registered with the history: annotation.peers.score_events "
+            "registers it when the app is ready (annotation.apps)"
+        )
     return _revision_hook[0](kind, document)
 
 
-def _record(target: dict, user, action: str, summary: str, before, after, *, undo_state=Change.UndoState.APPLIED, reverts=None) -> Change:
+def _record(
+    target: dict, user, action: str, summary: str, before, after, *, undo_state=Change.UndoState.APPLIED, reverts=None
+) -> Change:
     document = target.get("pyramid") or target.get("annotation")
     if undo_state == Change.UndoState.APPLIED and reverts is None:
         # A new action ends the redo stack of this user on this document.
-        Change.objects.filter(**target, user=user, undo_state=Change.UndoState.UNDONE).update(undo_state=Change.UndoState.DISCARDED)
+        Change.objects.filter(**target, user=user, undo_state=Change.UndoState.UNDONE).update(
+            undo_state=Change.UndoState.DISCARDED
+        )
     return Change.objects.create(
-        **target, user=user if user and user.is_authenticated else None, action=action, summary=summary[:500],
-        before=before, after=after, revision=document.revision, undo_state=undo_state, reverts=reverts,
+        **target,
+        user=user if user and user.is_authenticated else None,
+        action=action,
+        summary=summary[:500],
+        before=before,
+        after=after,
+        revision=document.revision,
+        undo_state=undo_state,
+        reverts=reverts,
     )
 
 
@@ -135,8 +153,16 @@ def _unchanged(document) -> None:
     return None
 
 
-def pyramid_action(pyramid_id: int, user, *, action: str, uids: Callable[[Any], Iterable[int]], mutate: Callable[[Any], Any],
-                   summary: Callable[[Any], str], expected_revision: int | None = None) -> Outcome:
+def pyramid_action(
+    pyramid_id: int,
+    user,
+    *,
+    action: str,
+    uids: Callable[[Any], Iterable[int]],
+    mutate: Callable[[Any], Any],
+    summary: Callable[[Any], str],
+    expected_revision: int | None = None,
+) -> Outcome:
     """Run ``mutate`` on a locked pyramid and record the states of the SCUs ``uids`` names."""
     kind = _kind("pyramid")
     with transaction.atomic():
@@ -146,24 +172,42 @@ def pyramid_action(pyramid_id: int, user, *, action: str, uids: Callable[[Any], 
         with _revisions_bumped_once("pyramid", pyramid):
             value = mutate(pyramid)
         after = kind.state(pyramid, touched)
-        change = _record({"pyramid": pyramid}, user, action, summary(value), before, after) if after != before else _unchanged(pyramid)
+        change = (
+            _record({"pyramid": pyramid}, user, action, summary(value), before, after)
+            if after != before
+            else _unchanged(pyramid)
+        )
         return Outcome(value, pyramid.revision, change)
 
 
-def annotation_action(annotation_id: int, user, *, action: str, mutate: Callable[[Any], Any],
-                      summary: Callable[[Any], str], expected_revision: int | None = None) -> Outcome:
+def annotation_action(
+    annotation_id: int,
+    user,
+    *,
+    action: str,
+    mutate: Callable[[Any], Any],
+    summary: Callable[[Any], str],
+    expected_revision: int | None = None,
+) -> Outcome:
     kind = _kind("annotation")
     with transaction.atomic():
-        annotation = _lock(kind.model, annotation_id, expected_revision, related=("peer",))  # spans are checked against its text
+        annotation = _lock(
+            kind.model, annotation_id, expected_revision, related=("peer",)
+        )  # spans are checked against its text
         before = kind.state(annotation, None)
         with _revisions_bumped_once("annotation", annotation):
             value = mutate(annotation)
         after = kind.state(annotation, None)
-        change = _record({"annotation": annotation}, user, action, summary(value), before, after) if after != before else _unchanged(annotation)
+        change = (
+            _record({"annotation": annotation}, user, action, summary(value), before, after)
+            if after != before
+            else _unchanged(annotation)
+        )
         return Outcome(value, annotation.revision, change)
 
 
 # --- Undo / redo ---------------------------------------------------------------------------
+
 
 def _revert(target_kind: str, document_id: int, user, *, redo: bool, expected_revision: int | None) -> Outcome:
     kind = _kind(target_kind)
@@ -174,7 +218,11 @@ def _revert(target_kind: str, document_id: int, user, *, redo: bool, expected_re
         candidates = Change.objects.filter(**target, user=user, undo_state=wanted_state, reverts__isnull=True)
         if redo:
             # The most recently undone first: order by the undo record that undid it.
-            undo_records = Change.objects.filter(**target, user=user, action="undo").order_by("-id").values_list("reverts_id", flat=True)
+            undo_records = (
+                Change.objects.filter(**target, user=user, action="undo")
+                .order_by("-id")
+                .values_list("reverts_id", flat=True)
+            )
             undone = set(candidates.values_list("id", flat=True))
             change = next((Change.objects.get(pk=pk) for pk in undo_records if pk in undone), None)
         else:
@@ -183,14 +231,26 @@ def _revert(target_kind: str, document_id: int, user, *, redo: bool, expected_re
             raise ValidationError({"history": "Nothing to redo." if redo else "Nothing to undo."})
         source, destination = (change.before, change.after) if redo else (change.after, change.before)
         if kind.state(document, kind.keys(change)) != source:
-            raise ValidationError({"history": f"Cannot {'redo' if redo else 'undo'} “{change.summary}”: what it touched has changed since."})
+            raise ValidationError(
+                {
+                    "history": f"Cannot {'redo' if redo else 'undo'} “{change.summary}”: what it touched has changed since."
+                }
+            )
         with _revisions_bumped_once(target_kind, document):
             kind.apply(document, destination)
         change.undo_state = Change.UndoState.APPLIED if redo else Change.UndoState.UNDONE
         change.save(update_fields=["undo_state"])
         verb = "Redo" if redo else "Undo"
-        record = _record(target, user, "redo" if redo else "undo", f"{verb}: {change.summary}", source, destination,
-                         undo_state=Change.UndoState.NONE, reverts=change)
+        record = _record(
+            target,
+            user,
+            "redo" if redo else "undo",
+            f"{verb}: {change.summary}",
+            source,
+            destination,
+            undo_state=Change.UndoState.NONE,
+            reverts=change,
+        )
         return Outcome(change, document.revision, record)
 
 

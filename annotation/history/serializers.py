@@ -1,4 +1,5 @@
 """The history's REST serializer: one recorded change of a document, as its ``history/`` lists it."""
+
 from rest_framework import serializers
 
 from annotation.history.models import Change

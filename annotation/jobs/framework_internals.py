@@ -5,6 +5,7 @@ request (each function says which). None is promised to stay as it is: a test of
 (tests/jobs/test_framework_internals.py) fails when an upgrade changes what the function relies
 on, so the upgrade that breaks one says so instead of a page going slow or wrong.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -6,6 +6,7 @@ check must say so. The probe writes one row back as it is inside a transaction t
 back, so it changes nothing. Its result is kept for :data:`PROBE_SECONDS` per process, so a
 client polling ``/healthz`` cannot turn it into a stream of writes.
 """
+
 from __future__ import annotations
 
 import threading
@@ -38,7 +39,7 @@ def check_reads() -> None:
 def _probe() -> str | None:
     try:
         with transaction.atomic():
-            queries.write_one_row_back()   # a real write of one row (the same value back), never committed
+            queries.write_one_row_back()  # a real write of one row (the same value back), never committed
             transaction.set_rollback(True)
     except DatabaseError as error:
         return f"the database refuses writes: {error}"

@@ -3,6 +3,7 @@ the data (an id with its revision or creation time), so that an entry is never s
 a newer state has another key. Bounded, least recently used out first, shared by the threads of a
 gunicorn worker (hence the lock). The prepared pyramids of scoring, the SCUs of full/ documents and
 the dashboards' decoded snapshots keep theirs here."""
+
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable

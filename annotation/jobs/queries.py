@@ -1,4 +1,5 @@
 """The health check's SQL, written out: each statement here has no ORM form (see each docstring)."""
+
 from __future__ import annotations
 
 from django.db import connection
@@ -19,6 +20,5 @@ def write_one_row_back() -> int:
     one Django's migration recorder builds is no public API), and it is the one table every
     migrated database holds rows of."""
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE django_migrations SET app = app "
-                       "WHERE id = (SELECT MIN(id) FROM django_migrations)")
+        cursor.execute("UPDATE django_migrations SET app = app WHERE id = (SELECT MIN(id) FROM django_migrations)")
         return cursor.rowcount

@@ -18,6 +18,7 @@ that, so recovery never rests on the broker alone. If Redis is down the save has
 answered; the results stay stale (``scoring_delayed`` tells the pages why) and the periodic sweep
 (beat, and every worker start) publishes them once Redis is back.
 """
+
 from __future__ import annotations
 
 import logging
@@ -45,6 +46,7 @@ class Job:
     run here, it only turns ids into other jobs); ``delay``: the setting naming its countdown;
     ``spacing``: the setting naming the least time between two starts of its task for one id (a
     message published sooner after the last start waits for the rest: :func:`dispatch`)."""
+
     work: str
     task: str | None = None
     delay: str = "SCORE_DEBOUNCE_SECONDS"
@@ -54,15 +56,30 @@ class Job:
 JOBS = {
     "pyramid": Job("annotation.peers.recompute.publish_annotations_of", spacing="PYRAMID_SCORE_SPACING_SECONDS"),
     "annotation": Job("annotation.peers.recompute.recompute_annotations", "annotation.recompute_scores"),
-    "topic": Job("annotation.peers.recompute.recompute_topics", "annotation.recompute_agreement",
-                 spacing="AGREEMENT_SPACING_SECONDS"),
-    "construction": Job("annotation.pyramids.construction.recompute_topics", "annotation.recompute_construction",
-                        spacing="AGREEMENT_SPACING_SECONDS"),
-    "automatic": Job("annotation.pyramids.automatic_peer_scores.compute_pyramids", "annotation.compute_automatic_scores"),
-    "lightweight": Job("annotation.lightweight.scores.recompute_runs", "annotation.recompute_lightweight",
-                       "LIGHTWEIGHT_SCORE_DELAY_SECONDS"),
-    "dashboard": Job("annotation.dashboards.snapshots.recompute_datasets", "annotation.recompute_dashboards",
-                     "DASHBOARD_DEBOUNCE_SECONDS", "DASHBOARD_INTERVAL_SECONDS"),
+    "topic": Job(
+        "annotation.peers.recompute.recompute_topics",
+        "annotation.recompute_agreement",
+        spacing="AGREEMENT_SPACING_SECONDS",
+    ),
+    "construction": Job(
+        "annotation.pyramids.construction.recompute_topics",
+        "annotation.recompute_construction",
+        spacing="AGREEMENT_SPACING_SECONDS",
+    ),
+    "automatic": Job(
+        "annotation.pyramids.automatic_peer_scores.compute_pyramids", "annotation.compute_automatic_scores"
+    ),
+    "lightweight": Job(
+        "annotation.lightweight.scores.recompute_runs",
+        "annotation.recompute_lightweight",
+        "LIGHTWEIGHT_SCORE_DELAY_SECONDS",
+    ),
+    "dashboard": Job(
+        "annotation.dashboards.snapshots.recompute_datasets",
+        "annotation.recompute_dashboards",
+        "DASHBOARD_DEBOUNCE_SECONDS",
+        "DASHBOARD_INTERVAL_SECONDS",
+    ),
 }
 SWEEP = "annotation.peers.recompute.sweep_in_process"
 # The Celery app, named like the work: it lives in the project package (the top layer), which loads
@@ -133,7 +150,7 @@ def countdown(kind: str, ids: list[int], delay: float | None = None) -> float | 
     if spacing and not in_process():
         try:
             started = [t for t in cache.get_many([_started_key(kind, pk) for pk in ids]).values() if t is not None]
-        except Exception:   # the cache is Redis: without it, no spacing (the broker is likely gone too)
+        except Exception:  # the cache is Redis: without it, no spacing (the broker is likely gone too)
             started = []
         if started:
             wait = max(wait, max(started) + spacing - time.time())
@@ -151,7 +168,7 @@ def due(kind: str, ids: list[int]) -> list[int]:
         started = cache.get_many([_started_key(kind, pk) for pk in ids])
     except Exception:
         return ids
-    soon = time.time() + 1   # a countdown ends a little early or late: within a second is due
+    soon = time.time() + 1  # a countdown ends a little early or late: within a second is due
     early = [pk for pk in ids if (started.get(_started_key(kind, pk)) or 0) + spacing > soon]
     if early:
         release(kind, early, started=False)
@@ -302,9 +319,15 @@ def scoring_delayed() -> str | None:
         return None
     now = time.monotonic()
     if now - _health["checked"] >= HEALTH_EVERY:
-        from annotation.jobs.redis_breaker import reachable   # fails at once while Redis failed moments ago
+        from annotation.jobs.redis_breaker import reachable  # fails at once while Redis failed moments ago
 
-        reason = None if reachable(settings.REDIS_URL) else (
-            "The scoring service is unreachable: scores are out of date and will be recomputed as soon " "as it is back.")
+        reason = (
+            None
+            if reachable(settings.REDIS_URL)
+            else (
+                "The scoring service is unreachable: scores are out of date and will be recomputed as soon "
+                "as it is back."
+            )
+        )
         _health.update(checked=now, reason=reason)
     return _health["reason"]

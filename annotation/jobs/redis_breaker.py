@@ -16,6 +16,7 @@ its timeouts and redis-py's retries (a token request took 1.9-2.5 s, a save 4.7 
 ``waits`` counts the times the breaker opened, i.e. the calls that waited for Redis and failed
 (the tests assert on it rather than on wall-clock time alone).
 """
+
 import threading
 import time
 
@@ -70,7 +71,7 @@ class GuardedConnection(redis.Connection):
             raise
 
     def send_packed_command(self, *args, **kwargs):
-        if breaker.is_open():   # a pooled connection made before the failure would wait again
+        if breaker.is_open():  # a pooled connection made before the failure would wait again
             self.disconnect()
             raise redis.ConnectionError("Redis failed moments ago in this process: not trying again yet")
         try:
@@ -89,8 +90,12 @@ class GuardedConnection(redis.Connection):
 
 def connection_options() -> dict:
     """Options of a redis-py pool (or client) whose calls fail fast (the module docstring)."""
-    return {"connection_class": GuardedConnection, "socket_connect_timeout": CONNECT_SECONDS,
-            "socket_timeout": READ_SECONDS, "retry": Retry(NoBackoff(), 0)}
+    return {
+        "connection_class": GuardedConnection,
+        "socket_connect_timeout": CONNECT_SECONDS,
+        "socket_timeout": READ_SECONDS,
+        "retry": Retry(NoBackoff(), 0),
+    }
 
 
 def cache_settings(url: str) -> dict:

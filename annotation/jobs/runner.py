@@ -17,6 +17,7 @@ Tests: ``wait()`` blocks until everything submitted so far is done, ``reset()`` 
 started; with ``synchronous`` set, ``submit`` does the work in the caller (eager, as tests that
 read a result right after a save expect).
 """
+
 import atexit
 import logging
 import os
@@ -27,11 +28,24 @@ from django.db import connections
 
 log = logging.getLogger(__name__)
 
-KINDS = ("pyramid", "annotation", "topic", "construction", "lightweight", "dashboard", "automatic")  # the order a burst runs in ("pyramid": its annotations)
+KINDS = (
+    "pyramid",
+    "annotation",
+    "topic",
+    "construction",
+    "lightweight",
+    "dashboard",
+    "automatic",
+)  # the order a burst runs in ("pyramid": its annotations)
 
 
 class Runner:
-    def __init__(self, execute: Callable[[str, list[int]], None], sweep: Callable[[], None] | None = None, sweep_every: float = 60):
+    def __init__(
+        self,
+        execute: Callable[[str, list[int]], None],
+        sweep: Callable[[], None] | None = None,
+        sweep_every: float = 60,
+    ):
         self._execute = execute
         self._sweep = sweep
         self.sweep_every = sweep_every
@@ -101,7 +115,9 @@ class Runner:
         while True:
             with self._cond:
                 if not sweep_due:
-                    woke = self._cond.wait_for(lambda: self._pending or self._stopping, self.sweep_every if self._sweep else None)
+                    woke = self._cond.wait_for(
+                        lambda: self._pending or self._stopping, self.sweep_every if self._sweep else None
+                    )
                     sweep_due = not woke
                 if self._stopping and not self._pending:
                     return
@@ -130,7 +146,11 @@ class Runner:
                 try:
                     self._execute(kind, sorted(batch[kind]))
                 except Exception:
-                    log.exception("background %s recomputation of %s failed; they stay stale until the next sweep", kind, sorted(batch[kind]))
+                    log.exception(
+                        "background %s recomputation of %s failed; they stay stale until the next sweep",
+                        kind,
+                        sorted(batch[kind]),
+                    )
         finally:
             if close:
                 # This thread's own connections: none is left open between bursts (nor across a dropped server).

@@ -30,6 +30,7 @@ or for another message naming unchanged work, each job finds its results current
 nothing (``queue.start``).
 Without Redis (eager tasks, no ``REDIS_URL``) nothing is locked: one thread runs everything.
 """
+
 import hashlib
 import json
 import logging
@@ -50,7 +51,9 @@ def _redis():
 
     client = _clients.get(settings.REDIS_URL)
     if client is None:
-        client = _clients[settings.REDIS_URL] = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=5)
+        client = _clients[settings.REDIS_URL] = redis.Redis.from_url(
+            settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=5
+        )
     return client
 
 
@@ -64,7 +67,7 @@ def _done(task_id: str) -> bool:
     try:
         return bool(task_id) and bool(_redis().exists(done_key(task_id)))
     except redis.exceptions.RedisError:
-        return False   # then the job's own currency test decides
+        return False  # then the job's own currency test decides
 
 
 def _mark_done(name: str, task_id: str) -> None:

@@ -4,6 +4,7 @@ crowd endpoints that a crowd link's token opens (one task at a time, rate limite
 Thin views over the ``annotation.lightweight`` services; the access rule is ``permissions`` (runs, statements
 and tasks are coordinator objects; crowd workers never see anything but the task handed to them).
 """
+
 from io import StringIO
 
 from django.db import transaction
@@ -12,7 +13,8 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import serializers as drf, viewsets
+from rest_framework import serializers as drf
+from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -21,25 +23,22 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-
-from annotation.formats.lightweight_csv import Phase2Task, write_phase2_input
-from annotation.corpus.models import ReferenceSummary
-from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteStatement, LiteTask
-from annotation.pyramids.models import Pyramid
-from annotation.api import downloads
-from annotation.lightweight import codes
-from annotation.lightweight import dashboard as lightweight_dashboard
-from annotation.lightweight import importing
-from annotation.lightweight import scores as lightweight_scores
-from annotation.lightweight import work
-from annotation.lightweight.privacy import export_worker
-from annotation.lightweight.crowd_requests import CrowdThrottle, crowd_client
-from annotation.lightweight.runs import touch
 from annotation.access import rules
+from annotation.api import downloads
+from annotation.api.access import CanChange
 from annotation.api.renderers import CSVRenderer
 from annotation.api.serializers import PermissionBeforeUniquenessMixin, VisibleRelationsMixin
-from annotation.api.access import CanChange
 from annotation.api.viewsets import ROWS_RESPONSE, ScopedViewSet, attachment
+from annotation.corpus.models import ReferenceSummary
+from annotation.formats.lightweight_csv import Phase2Task, write_phase2_input
+from annotation.lightweight import codes, importing, work
+from annotation.lightweight import dashboard as lightweight_dashboard
+from annotation.lightweight import scores as lightweight_scores
+from annotation.lightweight.crowd_requests import CrowdThrottle, crowd_client
+from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteStatement, LiteTask
+from annotation.lightweight.privacy import export_worker
+from annotation.lightweight.runs import touch
+from annotation.pyramids.models import Pyramid
 
 SCORE_SETTINGS = ("agreement", "threshold", "blank", "topic_filter")
 
@@ -47,10 +46,30 @@ SCORE_SETTINGS = ("agreement", "threshold", "blank", "topic_filter")
 class LightweightPyramidSerializer(PermissionBeforeUniquenessMixin, VisibleRelationsMixin, drf.ModelSerializer):
     class Meta:
         model = LightweightPyramid
-        fields = ["id", "dataset", "name", "origin", "guidance", "agreement", "threshold", "blank", "topic_filter",
-                  "statements_per_writer", "writers_per_reference", "statements_per_reference", "judges_per_task",
-                  "seed", "pay_writing", "pay_judging", "prolific_code", "verified_only", "revision", "created_at",
-                  "workers_pseudonymised_at", "workers_deleted_at"]
+        fields = [
+            "id",
+            "dataset",
+            "name",
+            "origin",
+            "guidance",
+            "agreement",
+            "threshold",
+            "blank",
+            "topic_filter",
+            "statements_per_writer",
+            "writers_per_reference",
+            "statements_per_reference",
+            "judges_per_task",
+            "seed",
+            "pay_writing",
+            "pay_judging",
+            "prolific_code",
+            "verified_only",
+            "revision",
+            "created_at",
+            "workers_pseudonymised_at",
+            "workers_deleted_at",
+        ]
         read_only_fields = ["revision", "created_at", "workers_pseudonymised_at", "workers_deleted_at"]
 
     def validate_dataset(self, value):
@@ -69,8 +88,20 @@ class LiteStatementSerializer(drf.ModelSerializer):
 
     class Meta:
         model = LiteStatement
-        fields = ["id", "pyramid", "topic", "external_id", "text", "reference", "source", "author", "scu", "kept",
-                  "filter_reason", "batch"]
+        fields = [
+            "id",
+            "pyramid",
+            "topic",
+            "external_id",
+            "text",
+            "reference",
+            "source",
+            "author",
+            "scu",
+            "kept",
+            "filter_reason",
+            "batch",
+        ]
         read_only_fields = fields
 
 
@@ -114,15 +145,23 @@ class LightweightPyramidViewSet(ScopedViewSet):
     def perform_update(self, serializer):
         with transaction.atomic():
             run = serializer.save()
-            touch(run)   # settings may have changed: the scores are recomputed
+            touch(run)  # settings may have changed: the scores are recomputed
 
-    @extend_schema(parameters=[
-        OpenApiParameter("level", str, enum=list(lightweight_scores.LEVELS), default="system"),
-        OpenApiParameter("format", str, enum=["json", "csv"]),
-        *[OpenApiParameter(n, str, required=False) for n in SCORE_SETTINGS],
-        OpenApiParameter("verified_only", bool, required=False, description="count only verified answers (default: the run's setting)"),
-        OpenApiParameter("workers", str, enum=["ids", "pseudonyms"], required=False),
-    ], responses={200: ROWS_RESPONSE})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("level", str, enum=list(lightweight_scores.LEVELS), default="system"),
+            OpenApiParameter("format", str, enum=["json", "csv"]),
+            *[OpenApiParameter(n, str, required=False) for n in SCORE_SETTINGS],
+            OpenApiParameter(
+                "verified_only",
+                bool,
+                required=False,
+                description="count only verified answers (default: the run's setting)",
+            ),
+            OpenApiParameter("workers", str, enum=["ids", "pseudonyms"], required=False),
+        ],
+        responses={200: ROWS_RESPONSE},
+    )
     @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer])
     def scores(self, request, pk=None):
         """Rows of ``export_lightweight`` (computed now; settings parameters override the stored ones;
@@ -135,8 +174,9 @@ class LightweightPyramidViewSet(ScopedViewSet):
             settings = lightweight_scores.settings_of(run, **_settings_from(request.query_params))
         except ValueError as error:
             raise ValidationError({"settings": [str(error)]}) from None
-        rows, columns = lightweight_scores.export_rows(run, level, settings, _flag(request, "verified_only"),
-                                                       request.query_params.get("workers") == "pseudonyms")
+        rows, columns = lightweight_scores.export_rows(
+            run, level, settings, _flag(request, "verified_only"), request.query_params.get("workers") == "pseudonyms"
+        )
         rows, keys = downloads.with_provenance(rows, columns, downloads.provenance(**vars(settings)))
         fmt = request.accepted_renderer.format
         name = downloads.download_name(run.dataset, f"lightweight-{run.name}-{level}", fmt)
@@ -148,16 +188,29 @@ class LightweightPyramidViewSet(ScopedViewSet):
             return attachment(Response(out.getvalue()), name)
         return attachment(Response(rows), name) if fmt == "json" else Response(rows)
 
-    @extend_schema(responses={200: inline_serializer("LightweightDashboard", {
-        "progress": drf.DictField(), "costs": drf.DictField(), "current": drf.BooleanField(),
-        "scores": drf.DictField(allow_null=True), "comparison": drf.DictField(allow_null=True)})})
+    @extend_schema(
+        responses={
+            200: inline_serializer(
+                "LightweightDashboard",
+                {
+                    "progress": drf.DictField(),
+                    "costs": drf.DictField(),
+                    "current": drf.BooleanField(),
+                    "scores": drf.DictField(allow_null=True),
+                    "comparison": drf.DictField(allow_null=True),
+                },
+            )
+        }
+    )
     @action(detail=True)
     def dashboard(self, request, pk=None):
         """Progress, costs, stored scores (workers, topic alpha, systems) and the comparison with expert scores."""
         return Response(lightweight_dashboard.dashboard(self.get_object()))
 
-    @extend_schema(request={"multipart/form-data": inline_serializer("LightweightUpload", {"file": drf.FileField()})},
-                   responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request={"multipart/form-data": inline_serializer("LightweightUpload", {"file": drf.FileField()})},
+        responses={200: OpenApiTypes.OBJECT},
+    )
     @action(detail=True, methods=["post"], parser_classes=[MultiPartParser])
     def upload(self, request, pk=None):
         """Import one file (Phase-2 results, statement list or Phase-1 results), in one transaction."""
@@ -185,8 +238,10 @@ class LightweightPyramidViewSet(ScopedViewSet):
         self.check_object_permissions(request, run)
         return Response(work.apply_filters(run))
 
-    @extend_schema(request=inline_serializer("LightweightSample", {"top_up": drf.BooleanField(required=False)}),
-                   responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=inline_serializer("LightweightSample", {"top_up": drf.BooleanField(required=False)}),
+        responses={200: OpenApiTypes.OBJECT},
+    )
     @action(detail=True, methods=["post"], parser_classes=[JSONParser, FormParser])
     def sample(self, request, pk=None):
         """Seeded sample into batches 1 and 2; the report lists short references (``top_up`` fills them)."""
@@ -222,16 +277,31 @@ class LightweightPyramidViewSet(ScopedViewSet):
         if batch:
             tasks = tasks.filter(batch=batch)
         statements = {s.pk: s for s in LiteStatement.objects.filter(pyramid=run)}
-        text = write_phase2_input([
-            Phase2Task(t.topic.external_id, t.peer.external_id, t.peer.text,
-                       tuple((statements[s].external_id, statements[s].text) for s in t.statement_ids))
-            for t in tasks
-        ])
-        return attachment(Response(text), downloads.download_name(run.dataset, f"lightweight-{run.name}-tasks", "csv", qualifiers=[f"batch-{batch}" if batch else ""]))
+        text = write_phase2_input(
+            [
+                Phase2Task(
+                    t.topic.external_id,
+                    t.peer.external_id,
+                    t.peer.text,
+                    tuple((statements[s].external_id, statements[s].text) for s in t.statement_ids),
+                )
+                for t in tasks
+            ]
+        )
+        return attachment(
+            Response(text),
+            downloads.download_name(
+                run.dataset, f"lightweight-{run.name}-tasks", "csv", qualifiers=[f"batch-{batch}" if batch else ""]
+            ),
+        )
 
-    @extend_schema(parameters=[OpenApiParameter("format", str, enum=["json", "csv"]),
-                               OpenApiParameter("workers", str, enum=["ids", "pseudonyms"], required=False)],
-                   responses={200: ROWS_RESPONSE})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("format", str, enum=["json", "csv"]),
+            OpenApiParameter("workers", str, enum=["ids", "pseudonyms"], required=False),
+        ],
+        responses={200: ROWS_RESPONSE},
+    )
     @action(detail=True, renderer_classes=[JSONRenderer, CSVRenderer], permission_classes=[rules.IsCoordinatorOf])
     def submissions(self, request, pk=None):
         """Every crowd submission made in the app with its worker, platform ids and completion code,
@@ -244,12 +314,22 @@ class LightweightPyramidViewSet(ScopedViewSet):
 
             out = StringIO()
             write_rows(out, rows, codes.SUBMISSION_COLUMNS, "csv")
-            return attachment(Response(out.getvalue()), downloads.download_name(run.dataset, f"lightweight-{run.name}-submissions", "csv"))
+            return attachment(
+                Response(out.getvalue()),
+                downloads.download_name(run.dataset, f"lightweight-{run.name}-submissions", "csv"),
+            )
         return Response(rows)
 
-    @extend_schema(request=inline_serializer("CrowdLinkCreate", {
-        "kind": drf.ChoiceField(CrowdLink.Kind.choices), "batch": drf.IntegerField(required=False, allow_null=True)}),
-        responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=inline_serializer(
+            "CrowdLinkCreate",
+            {
+                "kind": drf.ChoiceField(CrowdLink.Kind.choices),
+                "batch": drf.IntegerField(required=False, allow_null=True),
+            },
+        ),
+        responses={201: OpenApiTypes.OBJECT},
+    )
     @action(detail=True, methods=["post"], parser_classes=[JSONParser, FormParser])
     def links(self, request, pk=None):
         """A shareable crowd link for statement writing or for judging one batch."""
@@ -264,8 +344,15 @@ class LightweightPyramidViewSet(ScopedViewSet):
             if batch not in (1, 2):
                 raise ValidationError({"batch": ["Batch 1 or 2 (or none: every batch)."]})
         link = CrowdLink.objects.create(pyramid=run, kind=kind, batch=batch)
-        return Response({"token": link.token, "kind": link.kind, "batch": link.batch,
-                         "url": request.build_absolute_uri(f"/lightweight/crowd/{link.token}/")}, status=201)
+        return Response(
+            {
+                "token": link.token,
+                "kind": link.kind,
+                "batch": link.batch,
+                "url": request.build_absolute_uri(f"/lightweight/crowd/{link.token}/"),
+            },
+            status=201,
+        )
 
 
 class LiteStatementViewSet(viewsets.ReadOnlyModelViewSet):
@@ -287,7 +374,9 @@ class LiteTaskViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_fields = ["pyramid", "batch"]
 
     def get_queryset(self):
-        queryset = LiteTask.objects.select_related("topic", "peer").annotate(answers=Count("assignments")).order_by("id")
+        queryset = (
+            LiteTask.objects.select_related("topic", "peer").annotate(answers=Count("assignments")).order_by("id")
+        )
         return rules.visible(self.request.user, queryset)
 
 
@@ -306,8 +395,10 @@ class CrowdTaskView(APIView):
     authentication_classes = []
     throttle_classes = [CrowdThrottle]
 
-    @extend_schema(parameters=[OpenApiParameter("worker", str), OpenApiParameter("key", str, required=False)],
-                   responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        parameters=[OpenApiParameter("worker", str), OpenApiParameter("key", str, required=False)],
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request, token):
         """``?worker=&key=``: the worker's next task (judging: held for it
         ``LIGHTWEIGHT_RESERVATION_SECONDS`` from the first showing, the same task again until
@@ -328,22 +419,42 @@ class CrowdTaskView(APIView):
             reference = work.next_reference(link.pyramid, worker, client)
             if reference is None:
                 return Response({"done": True, "key": key})
-            return Response({"kind": "writing", "reference": reference.pk, "text": reference.text, "key": key,
-                             "guidance": link.pyramid.guidance, "statements": link.pyramid.statements_per_writer})
+            return Response(
+                {
+                    "kind": "writing",
+                    "reference": reference.pk,
+                    "text": reference.text,
+                    "key": key,
+                    "guidance": link.pyramid.guidance,
+                    "statements": link.pyramid.statements_per_writer,
+                }
+            )
         try:
             task = work.next_task(link, worker, client)
         except work.HoldLimit as limit:
-            return Response({"done": False, "retry_after": limit.retry_after, "detail": str(limit), "key": key},
-                            status=429, headers={"Retry-After": str(limit.retry_after)})
+            return Response(
+                {"done": False, "retry_after": limit.retry_after, "detail": str(limit), "key": key},
+                status=429,
+                headers={"Retry-After": str(limit.retry_after)},
+            )
         if task is None:
             wait = work.seconds_until_free(link, worker, client)
             if wait is None:
                 return Response({"done": True, "key": key})
             # Every task left is held by other workers: one may come back when a hold expires.
-            return Response({"done": False, "retry_after": wait, "detail": work.ALL_RESERVED, "key": key},
-                            headers={"Retry-After": str(wait)})
-        return Response({"kind": "judging", "task": task.pk, "summary": task.peer.text, "key": key,
-                         "statements": [{"id": s.pk, "text": s.text} for s in work.task_statements(task)]})
+            return Response(
+                {"done": False, "retry_after": wait, "detail": work.ALL_RESERVED, "key": key},
+                headers={"Retry-After": str(wait)},
+            )
+        return Response(
+            {
+                "kind": "judging",
+                "task": task.pk,
+                "summary": task.peer.text,
+                "key": key,
+                "statements": [{"id": s.pk, "text": s.text} for s in work.task_statements(task)],
+            }
+        )
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
     def post(self, request, token):
@@ -357,8 +468,9 @@ class CrowdTaskView(APIView):
         client = crowd_client(request, data.get("key", ""))
         try:
             if link.kind == CrowdLink.Kind.WRITING:
-                reference = get_object_or_404(ReferenceSummary, pk=_int(data.get("reference"), "reference"),
-                                              topic__dataset=link.pyramid.dataset)
+                reference = get_object_or_404(
+                    ReferenceSummary, pk=_int(data.get("reference"), "reference"), topic__dataset=link.pyramid.dataset
+                )
                 texts = data.get("statements")
                 if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
                     raise ValidationError({"statements": ["A list of statements is required."]})
@@ -367,7 +479,9 @@ class CrowdTaskView(APIView):
                 answers = data.get("answers")
                 if not isinstance(answers, dict) or len(answers) > 64:
                     raise ValidationError({"answers": ["An answer per statement is required."]})
-                done = work.submit_judgments(link, _int(data.get("task"), "task"), data.get("worker", ""), answers, client)
+                done = work.submit_judgments(
+                    link, _int(data.get("task"), "task"), data.get("worker", ""), answers, client
+                )
         except work.UnknownTask:
             raise NotFound("No such task in this evaluation.") from None
         except work.WorkError as error:

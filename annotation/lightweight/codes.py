@@ -8,6 +8,7 @@ in by several workers, and pairs that match nothing (an unknown code, or another
 the run's ``verified_only`` setting the scores count only verified answers, as a requester approves
 assignments before paying for them; imported results came from the platform and always count.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -21,7 +22,7 @@ from annotation.lightweight.models import LightweightPyramid, LiteAssignment, Li
 from annotation.lightweight.privacy import pseudonym
 from annotation.lightweight.runs import touch
 
-MAX_LISTED = 200   # problems listed on the page (all are counted)
+MAX_LISTED = 200  # problems listed on the page (all are counted)
 NO_SUCH_CODE = "no submission here has this code"
 OTHER_WORKER = "this code belongs to another worker's submission"
 
@@ -29,10 +30,10 @@ OTHER_WORKER = "this code belongs to another worker's submission"
 @dataclass
 class CodeCheck:
     pairs: int
-    verified: int                 # submissions newly found verified
-    already: int                  # submissions of the list verified before
-    shared: list[dict] = field(default_factory=list)      # {code, workers}: one code, several workers
-    unmatched: list[dict] = field(default_factory=list)   # {worker, code, reason}
+    verified: int  # submissions newly found verified
+    already: int  # submissions of the list verified before
+    shared: list[dict] = field(default_factory=list)  # {code, workers}: one code, several workers
+    unmatched: list[dict] = field(default_factory=list)  # {worker, code, reason}
     unmatched_count: int = 0
 
     def as_dict(self) -> dict:
@@ -70,38 +71,69 @@ def submissions(run: LightweightPyramid, verified: bool | None = None, limit: in
     first ``limit``): worker, platform ids, what was done, completion code, when verified."""
     writings, answers = _submission_querysets(run, verified)
     writings = writings.select_related("reference__topic").order_by("-submitted_at", "-id")
-    answers = answers.select_related("task__topic", "task__peer").defer("task__peer__text").order_by("-submitted_at", "-id")
-    rows = [_row(w, "writing", w.reference.topic.external_id, f"reference {w.reference.external_id}") for w in writings[:limit]]
-    rows += [_row(a, "judging", a.task.topic.external_id, f"summary {a.task.peer.external_id}") for a in answers[:limit]]
+    answers = (
+        answers.select_related("task__topic", "task__peer").defer("task__peer__text").order_by("-submitted_at", "-id")
+    )
+    rows = [
+        _row(w, "writing", w.reference.topic.external_id, f"reference {w.reference.external_id}")
+        for w in writings[:limit]
+    ]
+    rows += [
+        _row(a, "judging", a.task.topic.external_id, f"summary {a.task.peer.external_id}") for a in answers[:limit]
+    ]
     return sorted(rows, key=lambda r: r["submitted_at"], reverse=True)[:limit]
 
 
-SUBMISSION_COLUMNS = ("kind", "worker", "platform", "platform_assignment", "platform_task", "topic", "work",
-                      "completion_code", "submitted_at", "verified_at")
+SUBMISSION_COLUMNS = (
+    "kind",
+    "worker",
+    "platform",
+    "platform_assignment",
+    "platform_task",
+    "topic",
+    "work",
+    "completion_code",
+    "submitted_at",
+    "verified_at",
+)
 
 
 def _row(item, kind: str, topic: str, work: str) -> dict:
-    return {"kind": kind, "worker": item.worker_id, "platform": item.platform or "typed id",
-            "platform_assignment": item.platform_assignment, "platform_task": item.platform_task, "topic": topic,
-            "work": work, "completion_code": item.completion_code, "submitted_at": item.submitted_at,
-            "verified_at": item.verified_at}
+    return {
+        "kind": kind,
+        "worker": item.worker_id,
+        "platform": item.platform or "typed id",
+        "platform_assignment": item.platform_assignment,
+        "platform_task": item.platform_task,
+        "topic": topic,
+        "work": work,
+        "completion_code": item.completion_code,
+        "submitted_at": item.submitted_at,
+        "verified_at": item.verified_at,
+    }
 
 
 def check(run: LightweightPyramid, pairs: list[tuple[str, str]]) -> CodeCheck:
     """Verify the run's submissions named by the platform's (worker, code) pairs (see the module)."""
-    by_code = defaultdict(list)   # code -> [(model, pk, worker, verified)]
-    for model, rows in ((LiteWriting, LiteWriting.objects.filter(pyramid=run)),
-                        (LiteAssignment, LiteAssignment.objects.filter(task__pyramid=run, origin=LiteAssignment.Origin.APP))):
-        for pk, worker, code, verified_at in rows.exclude(completion_code="").values_list("id", "worker_id", "completion_code", "verified_at"):
+    by_code = defaultdict(list)  # code -> [(model, pk, worker, verified)]
+    for model, rows in (
+        (LiteWriting, LiteWriting.objects.filter(pyramid=run)),
+        (LiteAssignment, LiteAssignment.objects.filter(task__pyramid=run, origin=LiteAssignment.Origin.APP)),
+    ):
+        for pk, worker, code, verified_at in rows.exclude(completion_code="").values_list(
+            "id", "worker_id", "completion_code", "verified_at"
+        ):
             by_code[code.upper()].append((model, pk, worker, verified_at is not None))
     workers_of = defaultdict(set)
     for worker, code in pairs:
         workers_of[code.upper()].add(worker)
     report = CodeCheck(pairs=len(pairs), verified=0, already=0)
-    report.shared = [{"code": code, "workers": sorted(workers)} for code, workers in sorted(workers_of.items()) if len(workers) > 1]
-    found = defaultdict(set)   # model -> pks
+    report.shared = [
+        {"code": code, "workers": sorted(workers)} for code, workers in sorted(workers_of.items()) if len(workers) > 1
+    ]
+    found = defaultdict(set)  # model -> pks
     for worker, code in pairs:
-        names = {worker, pseudonym(run, worker)}   # the list names workers by id, the run may hold pseudonyms
+        names = {worker, pseudonym(run, worker)}  # the list names workers by id, the run may hold pseudonyms
         matches = [m for m in by_code.get(code.upper(), []) if m[2] in names]
         if not matches:
             report.unmatched_count += 1

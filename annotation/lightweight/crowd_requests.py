@@ -1,6 +1,7 @@
 """What a crowd request is, to the crowd pages and the crowd API alike: where it comes from
 (``crowd_client``) and how often it may come (``CrowdThrottle``, one budget per client network for
 both)."""
+
 import hashlib
 
 from django.conf import settings as django_settings

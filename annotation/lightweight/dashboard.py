@@ -3,25 +3,25 @@
 pyramid scores (NIST modified score, current stored values), the correlation of the two methods
 at summary and system level (Pearson, Spearman, Kendall) with the points of the scatter plot.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
 from statistics import mean
 
-from scoring.correlation import kendall, pearson, spearman
-
 from annotation.lightweight.models import LightweightPyramid
-from annotation.peers.models import AnnotationScore
 from annotation.lightweight.scores import stored
 from annotation.lightweight.work import costs, progress
+from annotation.peers.models import AnnotationScore
+from scoring.correlation import kendall, pearson, spearman
 
 
 def expert_scores(run: LightweightPyramid) -> dict[tuple[str, str], float]:
     """(topic, peer external id) -> mean current NIST modified score over its expert annotations."""
     values = defaultdict(list)
     for score in AnnotationScore.objects.filter(
-            convention="nist", annotation__peer__topic__dataset=run.dataset).select_related(
-            "annotation__peer__topic", "annotation__pyramid"):
+        convention="nist", annotation__peer__topic__dataset=run.dataset
+    ).select_related("annotation__peer__topic", "annotation__pyramid"):
         if score.is_current and score.values.get("modified") is not None:
             peer = score.annotation.peer
             values[(peer.topic.external_id, peer.external_id)].append(score.values["modified"])
@@ -35,16 +35,26 @@ def _correlations(pairs: list[tuple[float, float]]) -> dict:
 
 def comparison(summaries: list[dict], expert: dict[tuple[str, str], float]) -> dict | None:
     """Summary- and system-level correlation of lightweight and expert scores over the shared peers."""
-    points = [{"topic": s["topic"], "summary": s["summary"], "system": s["system"],
-               "lightweight": s["score"], "expert": expert[(s["topic"], s["summary"])]}
-              for s in summaries if (s["topic"], s["summary"]) in expert]
+    points = [
+        {
+            "topic": s["topic"],
+            "summary": s["summary"],
+            "system": s["system"],
+            "lightweight": s["score"],
+            "expert": expert[(s["topic"], s["summary"])],
+        }
+        for s in summaries
+        if (s["topic"], s["summary"]) in expert
+    ]
     if not points:
         return None
     by_system = defaultdict(list)
     for p in points:
         by_system[p["system"]].append((p["lightweight"], p["expert"]))
-    systems = [{"system": k, "lightweight": mean(a for a, _ in v), "expert": mean(b for _, b in v), "summaries": len(v)}
-               for k, v in sorted(by_system.items())]
+    systems = [
+        {"system": k, "lightweight": mean(a for a, _ in v), "expert": mean(b for _, b in v), "summaries": len(v)}
+        for k, v in sorted(by_system.items())
+    ]
     return {
         "summary_level": _correlations([(p["lightweight"], p["expert"]) for p in points]),
         "system_level": _correlations([(s["lightweight"], s["expert"]) for s in systems]),

@@ -8,6 +8,7 @@ assignments are looked up by their natural keys (an assignment by MTurk's Assign
 content key for files without one). Rows are written in bulk: REALSumm's 7,743 assignments take
 a few hundred queries, not tens of thousands.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,8 +18,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from scoring.lightweight import system_of
-
+from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.formats.errors import LightweightFormatError
 from annotation.formats.lightweight_csv import (
     Phase1Result,
@@ -29,10 +29,18 @@ from annotation.formats.lightweight_csv import (
     read_statements,
 )
 from annotation.formats.lite23pyramid import Lite23Dataset, is_lite23_folder, read_lite23
-from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
-from annotation.lightweight.models import LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting
-from annotation.lightweight.models import ANSWER_ABSENT, ANSWER_BLANK, ANSWER_PRESENT
+from annotation.lightweight.models import (
+    ANSWER_ABSENT,
+    ANSWER_BLANK,
+    ANSWER_PRESENT,
+    LightweightPyramid,
+    LiteAssignment,
+    LiteStatement,
+    LiteTask,
+    LiteWriting,
+)
 from annotation.lightweight.runs import schedule, touch
+from scoring.lightweight import system_of
 
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
@@ -41,7 +49,7 @@ MAX_FILE_BYTES = 50 * 1024 * 1024
 class FileReport:
     path: str
     kind: str = ""
-    created: dict = field(default_factory=dict)   # what -> how many new rows
+    created: dict = field(default_factory=dict)  # what -> how many new rows
     existing_assignments: int = 0
     error: str | None = None
 
@@ -83,7 +91,9 @@ class _Writer:
         wanted = set(external_ids)
 
         def existing():
-            return dict(Topic.objects.filter(dataset=self.run.dataset, external_id__in=wanted).values_list("external_id", "id"))
+            return dict(
+                Topic.objects.filter(dataset=self.run.dataset, external_id__in=wanted).values_list("external_id", "id")
+            )
 
         have = existing()
         new = [Topic(dataset=self.run.dataset, external_id=e) for e in sorted(wanted - set(have))]
@@ -96,11 +106,19 @@ class _Writer:
         topic_ids = {t for t, _ in wanted}
 
         def existing():
-            return {(t, e): pk for pk, t, e in PeerSummary.objects.filter(topic_id__in=topic_ids).values_list("id", "topic_id", "external_id")}
+            return {
+                (t, e): pk
+                for pk, t, e in PeerSummary.objects.filter(topic_id__in=topic_ids).values_list(
+                    "id", "topic_id", "external_id"
+                )
+            }
 
         have = existing()
-        new = [PeerSummary(topic_id=t, external_id=s, text=text, system_id=system_of(s))
-               for (t, s), text in wanted.items() if (t, s) not in have]
+        new = [
+            PeerSummary(topic_id=t, external_id=s, text=text, system_id=system_of(s))
+            for (t, s), text in wanted.items()
+            if (t, s) not in have
+        ]
         PeerSummary.objects.bulk_create(new)
         self._count("peer summaries", len(new))
         return existing() if new else have
@@ -110,12 +128,19 @@ class _Writer:
         topic_ids = {t for t, _ in wanted}
 
         def existing():
-            return {(t, e): pk for pk, t, e in LiteStatement.objects.filter(
-                pyramid=self.run, topic_id__in=topic_ids).values_list("id", "topic_id", "external_id")}
+            return {
+                (t, e): pk
+                for pk, t, e in LiteStatement.objects.filter(pyramid=self.run, topic_id__in=topic_ids).values_list(
+                    "id", "topic_id", "external_id"
+                )
+            }
 
         have = existing()
-        new = [LiteStatement(pyramid=self.run, topic_id=t, external_id=e, **values)
-               for (t, e), values in wanted.items() if (t, e) not in have]
+        new = [
+            LiteStatement(pyramid=self.run, topic_id=t, external_id=e, **values)
+            for (t, e), values in wanted.items()
+            if (t, e) not in have
+        ]
         LiteStatement.objects.bulk_create(new, batch_size=2000)
         self._count("statements", len(new))
         return existing() if new else have
@@ -125,12 +150,19 @@ class _Writer:
         peer_ids = {p for p, _ in wanted}
 
         def existing():
-            return {(p, k): pk for pk, p, k in LiteTask.objects.filter(
-                pyramid=self.run, peer_id__in=peer_ids).values_list("id", "peer_id", "key")}
+            return {
+                (p, k): pk
+                for pk, p, k in LiteTask.objects.filter(pyramid=self.run, peer_id__in=peer_ids).values_list(
+                    "id", "peer_id", "key"
+                )
+            }
 
         have = existing()
-        new = [LiteTask(pyramid=self.run, topic_id=topic, peer_id=peer, key=key, statement_ids=ids, batch=batch)
-               for (peer, key), (topic, ids, batch) in wanted.items() if (peer, key) not in have]
+        new = [
+            LiteTask(pyramid=self.run, topic_id=topic, peer_id=peer, key=key, statement_ids=ids, batch=batch)
+            for (peer, key), (topic, ids, batch) in wanted.items()
+            if (peer, key) not in have
+        ]
         LiteTask.objects.bulk_create(new, batch_size=2000)
         self._count("tasks", len(new))
         return existing() if new else have
@@ -154,9 +186,9 @@ def import_phase2(run: LightweightPyramid, results: list[Phase2Result], report: 
     w = _Writer(run, report)
     topics = w.topics(r.task.event for r in results)
     peers = w.peers({(topics[r.task.event], r.task.summary): r.task.summary_text for r in results})
-    statements = w.statements({
-        (topics[r.task.event], qid): {"text": text} for r in results for qid, text in r.task.statements
-    })
+    statements = w.statements(
+        {(topics[r.task.event], qid): {"text": text} for r in results for qid, text in r.task.statements}
+    )
     task_of = {}
     wanted_tasks = {}
     for r in results:
@@ -167,27 +199,38 @@ def import_phase2(run: LightweightPyramid, results: list[Phase2Result], report: 
         wanted_tasks[(peer, key)] = (topic, [statements[(topic, q)] for q in qids], 1)
         task_of[r.row] = (peer, key)
     tasks = w.tasks(wanted_tasks)
-    w.assignments([
-        LiteAssignment(
-            task_id=tasks[task_of[r.row]], worker_id=r.worker or "", external_id=r.assignment,
-            origin=LiteAssignment.Origin.MTURK, answers="".join(answer_code(v) for _, v in r.answers),
-        )
-        for r in results
-    ])
+    w.assignments(
+        [
+            LiteAssignment(
+                task_id=tasks[task_of[r.row]],
+                worker_id=r.worker or "",
+                external_id=r.assignment,
+                origin=LiteAssignment.Origin.MTURK,
+                answers="".join(answer_code(v) for _, v in r.answers),
+            )
+            for r in results
+        ]
+    )
 
 
 def import_lite23(run: LightweightPyramid, data: Lite23Dataset, report: FileReport) -> None:
     """Statements are numbered by position in ``SCUs.txt``; one aggregated assignment per label line."""
     w = _Writer(run, report)
     topics = w.topics(data.documents)
-    statements = w.statements({
-        (topics[d], str(i)): {"text": text}
-        for d, texts in zip(data.documents, data.statements, strict=True) for i, text in enumerate(texts)
-    })
-    peers = w.peers({
-        (topics[d], system.system): (system.summaries[n] if system.summaries else "")
-        for system in data.systems for n, d in enumerate(data.documents)
-    })
+    statements = w.statements(
+        {
+            (topics[d], str(i)): {"text": text}
+            for d, texts in zip(data.documents, data.statements, strict=True)
+            for i, text in enumerate(texts)
+        }
+    )
+    peers = w.peers(
+        {
+            (topics[d], system.system): (system.summaries[n] if system.summaries else "")
+            for system in data.systems
+            for n, d in enumerate(data.documents)
+        }
+    )
     wanted, rows = {}, []
     for system in data.systems:
         for d, labels in zip(data.documents, system.labels, strict=True):
@@ -197,10 +240,17 @@ def import_lite23(run: LightweightPyramid, data: Lite23Dataset, report: FileRepo
             wanted[(peer, task_key(ids))] = (topic, [statements[(topic, i)] for i in ids], 1)
             rows.append(((peer, task_key(ids)), "".join(answer_code(v) for v in labels)))
     tasks = w.tasks(wanted)
-    w.assignments([
-        LiteAssignment(task_id=tasks[key], external_id="released-label", origin=LiteAssignment.Origin.AGGREGATED, answers=answers)
-        for key, answers in rows
-    ])
+    w.assignments(
+        [
+            LiteAssignment(
+                task_id=tasks[key],
+                external_id="released-label",
+                origin=LiteAssignment.Origin.AGGREGATED,
+                answers=answers,
+            )
+            for key, answers in rows
+        ]
+    )
 
 
 def import_statement_rows(run: LightweightPyramid, rows: list[StatementRow], batch: int, report: FileReport) -> None:
@@ -208,9 +258,9 @@ def import_statement_rows(run: LightweightPyramid, rows: list[StatementRow], bat
     rows = [r for r in rows if not r.is_blank]
     w = _Writer(run, report)
     topics = w.topics(r.event for r in rows)
-    statements = w.statements({
-        (topics[r.event], r.question): {"text": r.text, "author": r.author, "source": r.source} for r in rows
-    })
+    statements = w.statements(
+        {(topics[r.event], r.question): {"text": r.text, "author": r.author, "source": r.source} for r in rows}
+    )
     chosen = [statements[(topics[r.event], r.question)] for r in rows if r.for_use]
     LiteStatement.objects.filter(id__in=chosen, batch__isnull=True).update(batch=batch)
 
@@ -222,19 +272,26 @@ def import_phase1(run: LightweightPyramid, results: list[Phase1Result], report: 
     references = {}
     for r in results:
         ref, created = ReferenceSummary.objects.get_or_create(
-            topic_id=topics[r.event], external_id=r.summary, defaults={"text": r.summary_text})
+            topic_id=topics[r.event], external_id=r.summary, defaults={"text": r.summary_text}
+        )
         references[(r.event, r.summary)] = ref
         w._count("references", int(created))
     wanted = {}
     for r in results:
         ref = references[(r.event, r.summary)]
         writing, created = LiteWriting.objects.get_or_create(
-            pyramid=run, reference=ref, worker_id=r.worker or r.assignment, defaults={"external_id": r.assignment})
+            pyramid=run, reference=ref, worker_id=r.worker or r.assignment, defaults={"external_id": r.assignment}
+        )
         w._count("writing assignments", int(created))
         for k, text in enumerate(r.statements, start=1):
             if text:
                 wanted[(topics[r.event], f"{r.assignment}:{k}")] = {
-                    "text": text, "reference": ref, "source": r.summary, "author": r.worker, "writing": writing}
+                    "text": text,
+                    "reference": ref,
+                    "source": r.summary,
+                    "author": r.worker,
+                    "writing": writing,
+                }
     w.statements(wanted)
 
 
@@ -248,7 +305,8 @@ def _kind(text: str) -> str:
         return "statements"
     raise LightweightFormatError(
         "not a lightweight-pyramid file: expected Phase-2 results (Input.qIdList), "
-        "Phase-1 results (Input.summId) or a statement list (questionText)")
+        "Phase-1 results (Input.summId) or a statement list (questionText)"
+    )
 
 
 def import_text(run: LightweightPyramid, text: str, name: str, notify: bool = True) -> FileReport:
@@ -311,4 +369,3 @@ def import_paths(run: LightweightPyramid, paths) -> list[FileReport]:
     if any(not r.error for r in reports):
         schedule([run.pk])
     return reports
-

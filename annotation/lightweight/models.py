@@ -15,6 +15,7 @@ While a crowd worker reads a task, one of its ``judges_per_task`` slots is held 
 ``LiteReservation`` (MTurk's accepted assignment), so workers arriving together are not all shown
 the task that lacks one answer.
 """
+
 import secrets
 from decimal import Decimal
 
@@ -22,11 +23,10 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
-from scoring.lightweight import DEFAULT_THRESHOLD, AgreementMeasure, BlankPolicy
-
 from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic, bounded_text
-from annotation.pyramids.models import SCU
 from annotation.corpus.revisions import RevisionCounted
+from annotation.pyramids.models import SCU
+from scoring.lightweight import DEFAULT_THRESHOLD, AgreementMeasure, BlankPolicy
 
 # Free-text bounds (docs/configuration.md): the guidance crowd workers read above a reference is a
 # few paragraphs; a statement is one sentence (the writing page takes 500 characters; imported
@@ -43,11 +43,13 @@ CLIENT_CHARS = 64
 
 
 def client_fields():
-    return (models.CharField(max_length=CLIENT_CHARS, blank=True, default="", help_text="client address (IPv6: its /64)"),
-            models.CharField(max_length=CLIENT_CHARS, blank=True, default="", help_text="hash of the browser session"))
+    return (
+        models.CharField(max_length=CLIENT_CHARS, blank=True, default="", help_text="client address (IPv6: its /64)"),
+        models.CharField(max_length=CLIENT_CHARS, blank=True, default="", help_text="hash of the browser session"),
+    )
 
 
-MAX_TASK_STATEMENTS = 64   # app tasks hold 16; an imported aggregated label line may hold more
+MAX_TASK_STATEMENTS = 64  # app tasks hold 16; an imported aggregated label line may hold more
 PROLIFIC_CODE_MAX = 40
 PROLIFIC_CODE_PATTERN = r"^[A-Za-z0-9]+$"
 PROLIFIC_CODE_MESSAGE = "A Prolific completion code is letters and digits only (as Prolific shows it)."
@@ -67,33 +69,48 @@ class LightweightPyramid(RevisionCounted, models.Model):
     name = models.CharField(max_length=200)
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.CROWD)
     guidance = bounded_text(GUIDANCE_MAX_CHARS, blank=True, help_text="Shown to statement writers above the reference.")
-    agreement = models.CharField(max_length=20, choices=[(m.value, m.value) for m in AgreementMeasure],
-                                 default=AgreementMeasure.POSITIONAL.value)
+    agreement = models.CharField(
+        max_length=20, choices=[(m.value, m.value) for m in AgreementMeasure], default=AgreementMeasure.POSITIONAL.value
+    )
     threshold = models.FloatField(default=DEFAULT_THRESHOLD, validators=[MinValueValidator(0), MaxValueValidator(1)])
-    blank = models.CharField(max_length=10, choices=[(b.value, b.value) for b in BlankPolicy], default=BlankPolicy.PRESENT.value)
-    topic_filter = models.FloatField(default=0, validators=[MinValueValidator(0), MaxValueValidator(99)],
-                                     help_text="Percent of topics with the lowest crowd alpha left out of the scores.")
+    blank = models.CharField(
+        max_length=10, choices=[(b.value, b.value) for b in BlankPolicy], default=BlankPolicy.PRESENT.value
+    )
+    topic_filter = models.FloatField(
+        default=0,
+        validators=[MinValueValidator(0), MaxValueValidator(99)],
+        help_text="Percent of topics with the lowest crowd alpha left out of the scores.",
+    )
     statements_per_writer = models.PositiveSmallIntegerField(default=8)
     writers_per_reference = models.PositiveSmallIntegerField(default=2)
     statements_per_reference = models.PositiveSmallIntegerField(default=4, help_text="Sampled per reference and batch.")
     judges_per_task = models.PositiveSmallIntegerField(default=5)
     seed = models.PositiveIntegerField(default=0, help_text="Seed of the statement sampling (same seed, same sample).")
-    pay_writing = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0.50"),
-                                      help_text="Pay per statement-writing assignment (USD).")
-    pay_judging = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0.45"),
-                                      help_text="Pay per judging assignment (USD).")
+    pay_writing = models.DecimalField(
+        max_digits=8, decimal_places=2, default=Decimal("0.50"), help_text="Pay per statement-writing assignment (USD)."
+    )
+    pay_judging = models.DecimalField(
+        max_digits=8, decimal_places=2, default=Decimal("0.45"), help_text="Pay per judging assignment (USD)."
+    )
     prolific_code = models.CharField(
-        max_length=PROLIFIC_CODE_MAX, blank=True, validators=[RegexValidator(PROLIFIC_CODE_PATTERN, PROLIFIC_CODE_MESSAGE)],
-        help_text="The study's completion code on Prolific: Prolific workers are sent back with it when done.")
+        max_length=PROLIFIC_CODE_MAX,
+        blank=True,
+        validators=[RegexValidator(PROLIFIC_CODE_PATTERN, PROLIFIC_CODE_MESSAGE)],
+        help_text="The study's completion code on Prolific: Prolific workers are sent back with it when done.",
+    )
     verified_only = models.BooleanField(
-        default=False, help_text="Count only the answers whose completion code was found in the platform's "
-                                 "submissions (as requesters approve assignments before they count).")
+        default=False,
+        help_text="Count only the answers whose completion code was found in the platform's "
+        "submissions (as requesters approve assignments before they count).",
+    )
     # Keys the worker-id pseudonyms of this run (``lightweight_privacy``); never shown or exported.
     pseudonym_key = models.CharField(max_length=64, default=_pseudonym_key, editable=False)
     workers_pseudonymised_at = models.DateTimeField(null=True, blank=True, editable=False)
     workers_deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
     revision = models.PositiveBigIntegerField(default=0, editable=False)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -116,10 +133,13 @@ class PlatformSubmission(models.Model):
         PROLIFIC = "prolific", "Prolific"
 
     platform = models.CharField(max_length=10, choices=Platform.choices, default=Platform.TYPED, blank=True)
-    platform_assignment = models.CharField(max_length=64, blank=True, db_index=True,
-                                           help_text="MTurk assignmentId / Prolific SESSION_ID")
+    platform_assignment = models.CharField(
+        max_length=64, blank=True, db_index=True, help_text="MTurk assignmentId / Prolific SESSION_ID"
+    )
     platform_task = models.CharField(max_length=64, blank=True, help_text="MTurk hitId / Prolific STUDY_ID")
-    verified_at = models.DateTimeField(null=True, blank=True, help_text="when the code was found in the platform's submissions")
+    verified_at = models.DateTimeField(
+        null=True, blank=True, help_text="when the code was found in the platform's submissions"
+    )
 
     class Meta:
         abstract = True
@@ -132,10 +152,14 @@ class LiteStatement(models.Model):
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="lite_statements")
     external_id = models.CharField(max_length=100, help_text="questionId in the released files")
     text = bounded_text(STATEMENT_MAX_CHARS)
-    reference = models.ForeignKey(ReferenceSummary, null=True, blank=True, on_delete=models.SET_NULL, related_name="lite_statements")
+    reference = models.ForeignKey(
+        ReferenceSummary, null=True, blank=True, on_delete=models.SET_NULL, related_name="lite_statements"
+    )
     source = models.CharField(max_length=200, blank=True, help_text="sourceSummaryId as given")
     author = models.CharField(max_length=100, blank=True, help_text="the writer's worker id, if any")
-    writing = models.ForeignKey("LiteWriting", null=True, blank=True, on_delete=models.CASCADE, related_name="statements")
+    writing = models.ForeignKey(
+        "LiteWriting", null=True, blank=True, on_delete=models.CASCADE, related_name="statements"
+    )
     scu = models.ForeignKey(SCU, null=True, blank=True, on_delete=models.SET_NULL, related_name="lite_statements")
     kept = models.BooleanField(default=True)
     filter_reason = models.CharField(max_length=100, blank=True)
@@ -143,7 +167,9 @@ class LiteStatement(models.Model):
 
     class Meta:
         ordering = ["pyramid_id", "topic_id", "id"]
-        constraints = [models.UniqueConstraint(fields=["pyramid", "topic", "external_id"], name="lite_statement_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["pyramid", "topic", "external_id"], name="lite_statement_unique")
+        ]
 
 
 class LiteWriting(PlatformSubmission):
@@ -159,8 +185,13 @@ class LiteWriting(PlatformSubmission):
 
     class Meta:
         ordering = ["pyramid_id", "reference_id", "submitted_at"]
-        constraints = [models.UniqueConstraint(fields=["pyramid", "reference", "worker_id"], condition=~models.Q(worker_id=""),
-                                               name="lite_writing_once")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["pyramid", "reference", "worker_id"],
+                condition=~models.Q(worker_id=""),
+                name="lite_writing_once",
+            )
+        ]
 
 
 class LiteTask(models.Model):
@@ -192,7 +223,7 @@ class LiteAssignment(PlatformSubmission):
     origin = models.CharField(max_length=12, choices=Origin.choices, default=Origin.APP)
     answers = models.CharField(max_length=MAX_TASK_STATEMENTS)
     completion_code = models.CharField(max_length=32, blank=True)
-    client, session = client_fields()   # the hold's, which the answer took the place of
+    client, session = client_fields()  # the hold's, which the answer took the place of
     submitted_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -217,7 +248,7 @@ class LiteReservation(models.Model):
     # serves the cascade when a task is deleted).
     task = models.ForeignKey(LiteTask, on_delete=models.CASCADE, related_name="reservations", db_index=False)
     worker_id = models.CharField(max_length=LiteAssignment._meta.get_field("worker_id").max_length)
-    client, session = client_fields()   # where it was asked from (the address's fair share)
+    client, session = client_fields()  # where it was asked from (the address's fair share)
     expires_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -226,9 +257,11 @@ class LiteReservation(models.Model):
         constraints = [models.UniqueConstraint(fields=["worker_id", "task"], name="lite_reservation_once")]
         # "Live reservations of these tasks" (task_id = ? AND expires_at > now) is an index range,
         # and so are a client's live reservations (its caps).
-        indexes = [models.Index(fields=["task", "expires_at"], name="lite_reservation_live"),
-                   models.Index(fields=["client", "expires_at"], name="lite_reservation_client"),
-                   models.Index(fields=["session", "expires_at"], name="lite_reservation_session")]
+        indexes = [
+            models.Index(fields=["task", "expires_at"], name="lite_reservation_live"),
+            models.Index(fields=["client", "expires_at"], name="lite_reservation_client"),
+            models.Index(fields=["session", "expires_at"], name="lite_reservation_session"),
+        ]
 
 
 class LiteWorkerKey(models.Model):
@@ -238,7 +271,7 @@ class LiteWorkerKey(models.Model):
 
     pyramid = models.ForeignKey(LightweightPyramid, on_delete=models.CASCADE, related_name="worker_keys")
     worker_id = models.CharField(max_length=LiteAssignment._meta.get_field("worker_id").max_length)
-    key_hash = models.CharField(max_length=64)   # SHA-256 of the secret (random: no slow hash needed)
+    key_hash = models.CharField(max_length=64)  # SHA-256 of the secret (random: no slow hash needed)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

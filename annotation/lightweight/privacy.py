@@ -15,6 +15,7 @@
 - Exports can carry pseudonyms without changing what is stored (:func:`export_worker`): the same
   function, so an export made before and the data pseudonymised after agree.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,11 +24,19 @@ import hmac
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.lightweight.models import LightweightPyramid, LiteAssignment, LiteReservation, LiteResult, LiteStatement, LiteWorkerKey, LiteWriting
+from annotation.lightweight.models import (
+    LightweightPyramid,
+    LiteAssignment,
+    LiteReservation,
+    LiteResult,
+    LiteStatement,
+    LiteWorkerKey,
+    LiteWriting,
+)
 from annotation.lightweight.runs import touch
 from annotation.lightweight.work import PSEUDONYM_PREFIX, answerable_after
 
-PSEUDONYM_HEX = 16   # 64 bits: no two workers of a run share one (a collision is ~ n² / 2^65)
+PSEUDONYM_HEX = 16  # 64 bits: no two workers of a run share one (a collision is ~ n² / 2^65)
 
 
 def is_pseudonym(worker: str) -> bool:
@@ -50,12 +59,20 @@ def export_worker(run: LightweightPyramid, pseudonyms: bool):
 def _replace(run: LightweightPyramid, new_id) -> int:
     """Give every worker id of the run the value ``new_id(old, row)``; the number of ids replaced."""
     changed = 0
-    for model, rows in ((LiteAssignment, LiteAssignment.objects.filter(task__pyramid=run)),
-                        (LiteWriting, LiteWriting.objects.filter(pyramid=run))):
-        items = list(rows.exclude(worker_id="").only("id", "worker_id", "external_id", *(
-            ["task_id"] if model is LiteAssignment else ["reference_id"])))
-        taken = ({(item.task_id, item.external_id) for item in items} if model is LiteAssignment
-                 else {(item.reference_id, item.worker_id) for item in items})
+    for model, rows in (
+        (LiteAssignment, LiteAssignment.objects.filter(task__pyramid=run)),
+        (LiteWriting, LiteWriting.objects.filter(pyramid=run)),
+    ):
+        items = list(
+            rows.exclude(worker_id="").only(
+                "id", "worker_id", "external_id", *(["task_id"] if model is LiteAssignment else ["reference_id"])
+            )
+        )
+        taken = (
+            {(item.task_id, item.external_id) for item in items}
+            if model is LiteAssignment
+            else {(item.reference_id, item.worker_id) for item in items}
+        )
         updated = []
         for item in items:
             new = new_id(item.worker_id, item)
@@ -81,6 +98,7 @@ def _replace(run: LightweightPyramid, new_id) -> int:
 
 def pseudonymise(run: LightweightPyramid) -> int:
     """Replace the run's worker ids by their pseudonyms (irreversibly); the number replaced."""
+
     def new_id(worker, _row):
         return pseudonym(run, worker)
 
@@ -94,7 +112,7 @@ def pseudonymise(run: LightweightPyramid) -> int:
         _drop_dead_holds(run)
         _forget_submission_ids(run)
         result = LiteResult.objects.filter(pyramid=run).first()
-        if result is not None:   # the same scores under the new names until the recomputation
+        if result is not None:  # the same scores under the new names until the recomputation
             for row in result.payload.get("workers", []):
                 row["worker"] = pseudonym(run, row["worker"])
             result.save(update_fields=["payload"])
@@ -111,7 +129,7 @@ def delete_worker_ids(run: LightweightPyramid) -> int:
         LiteStatement.objects.filter(pyramid=run).exclude(author="").update(author="")
         _drop_dead_holds(run)
         _forget_submission_ids(run)
-        LiteResult.objects.filter(pyramid=run).delete()   # it names workers; recomputed below
+        LiteResult.objects.filter(pyramid=run).delete()  # it names workers; recomputed below
         LightweightPyramid.objects.filter(pk=run.pk).update(workers_deleted_at=timezone.now())
         touch(run)
     return changed
@@ -122,7 +140,8 @@ def _drop_dead_holds(run: LightweightPyramid) -> None:
     the keys of workers without one (they name workers too; a worker coming back gets a new key)."""
     LiteReservation.objects.filter(task__pyramid=run, expires_at__lte=answerable_after(timezone.now())).delete()
     LiteWorkerKey.objects.filter(pyramid=run).exclude(
-        worker_id__in=LiteReservation.objects.filter(task__pyramid=run).values("worker_id")).delete()
+        worker_id__in=LiteReservation.objects.filter(task__pyramid=run).values("worker_id")
+    ).delete()
 
 
 def _forget_submission_ids(run: LightweightPyramid) -> None:

@@ -2,6 +2,7 @@
 otherwise): composing these statements with the ORM cost more CPU than the database spends on
 them (each says how much), on every crowd request. ``work`` decides; these read and write. Each
 has a twin in the ORM, in tests/lightweight/test_queries.py, that gives the same rows."""
+
 from __future__ import annotations
 
 import functools
@@ -10,12 +11,22 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.corpus.models import PeerSummary
-from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteStatement, LiteTask, LiteWorkerKey
+from annotation.lightweight.models import (
+    CrowdLink,
+    LightweightPyramid,
+    LiteAssignment,
+    LiteReservation,
+    LiteStatement,
+    LiteTask,
+    LiteWorkerKey,
+)
 
 _KEYS = LiteWorkerKey._meta.db_table
 _KEY_OF = f"SELECT key_hash FROM {_KEYS} WHERE pyramid_id = %s AND worker_id = %s"
-_NEW_KEY = (f"INSERT INTO {_KEYS} (pyramid_id, worker_id, key_hash, created_at) VALUES (%s, %s, %s, %s) "
-            f"ON CONFLICT (pyramid_id, worker_id) DO NOTHING RETURNING id")
+_NEW_KEY = (
+    f"INSERT INTO {_KEYS} (pyramid_id, worker_id, key_hash, created_at) VALUES (%s, %s, %s, %s) "
+    f"ON CONFLICT (pyramid_id, worker_id) DO NOTHING RETURNING id"
+)
 
 
 def stored_key(run_id: int, worker: str) -> str | None:
@@ -47,10 +58,17 @@ def _link_reading() -> tuple[str, list]:
         fields = model._meta.concrete_fields
         columns += [f"{alias}.{connection.ops.quote_name(f.column)}" for f in fields]
         expressions = [f.get_col(alias) for f in fields]
-        parts.append((model, [f.attname for f in fields],
-                      [(e, connection.ops.get_db_converters(e) + e.get_db_converters(connection)) for e in expressions]))
-    return (f"SELECT {', '.join(columns)} FROM {CrowdLink._meta.db_table} l "
-            f"JOIN {LightweightPyramid._meta.db_table} r ON r.id = l.pyramid_id WHERE l.token = %s"), parts
+        parts.append(
+            (
+                model,
+                [f.attname for f in fields],
+                [(e, connection.ops.get_db_converters(e) + e.get_db_converters(connection)) for e in expressions],
+            )
+        )
+    return (
+        f"SELECT {', '.join(columns)} FROM {CrowdLink._meta.db_table} l "
+        f"JOIN {LightweightPyramid._meta.db_table} r ON r.id = l.pyramid_id WHERE l.token = %s"
+    ), parts
 
 
 def crowd_link(token: str) -> CrowdLink | None:
@@ -160,7 +178,6 @@ _END_HOLD = f"UPDATE {_HOLD} SET expires_at = %(now)s WHERE id = %(hold)s AND ex
 _CLIENT_LOCK = "SELECT pg_advisory_xact_lock(24, hashtext(%s))"
 
 
-
 def proposals(params: dict) -> list[tuple[int, int, int, int]]:
     """``_PROPOSALS``: (task id, held by the worker 1/0, answers and live holds, the link's open
     slots) of the tasks the worker may judge, in the order they are proposed."""
@@ -242,8 +259,10 @@ CROSS JOIN (SELECT COUNT(*) AS n FROM {_ANSWER} a JOIN {_TASK} at ON at.id = a.t
 {{ids}}
 LEFT JOIN {LiteStatement._meta.db_table} s ON s.id = CAST(ids.value AS integer)
 WHERE t.id = %(task)s"""
-_SHOWN_IDS = {"postgresql": "LEFT JOIN LATERAL jsonb_array_elements_text(t.statement_ids) AS ids(value) ON TRUE",
-              "sqlite": "LEFT JOIN json_each(t.statement_ids) AS ids"}
+_SHOWN_IDS = {
+    "postgresql": "LEFT JOIN LATERAL jsonb_array_elements_text(t.statement_ids) AS ids(value) ON TRUE",
+    "sqlite": "LEFT JOIN json_each(t.statement_ids) AS ids",
+}
 
 
 def shown_task(pk: int, worker: str) -> list[tuple]:
@@ -258,8 +277,10 @@ def shown_task(pk: int, worker: str) -> list[tuple]:
 # PostgreSQL, as ``_LOCK``; SQLite takes its database-wide write lock at BEGIN); the worker's hold
 # is read by the next statement, once the lock is granted; the hold, and the task's holds expired
 # past their late answer, are deleted as the answer is stored.
-_SUBMITTED_TASK = {vendor: f"SELECT id, batch, statement_ids FROM {_TASK} WHERE id = %s AND pyramid_id = %s" + lock
-                   for vendor, lock in (("postgresql", " FOR NO KEY UPDATE"), ("sqlite", ""))}
+_SUBMITTED_TASK = {
+    vendor: f"SELECT id, batch, statement_ids FROM {_TASK} WHERE id = %s AND pyramid_id = %s" + lock
+    for vendor, lock in (("postgresql", " FOR NO KEY UPDATE"), ("sqlite", ""))
+}
 # The worker's key in the run, and its hold of the task if any (no row: the worker has no key).
 _HOLD_OF = f"""
 SELECT k.key_hash, h.id, h.client, h.session, h.expires_at

@@ -6,11 +6,12 @@ recomputation is published on the one background path (``annotation.jobs.queue``
 with Redis, in-process without it, as every job of the app). A burst of changes (a crowd
 submitting) costs one recomputation, as the expert scores do (``peers.recompute``).
 """
+
 from django.db import transaction
 from django.db.models import F
 
-from annotation.lightweight.models import LightweightPyramid
 from annotation.jobs import queue
+from annotation.lightweight.models import LightweightPyramid
 
 PENDING_KIND = "lightweight"
 

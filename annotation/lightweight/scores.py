@@ -10,20 +10,26 @@
   ``verified_only``: all answers, or only those whose completion code the platform confirmed) and,
   on request, worker pseudonyms.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict
 
 from django.db import IntegrityError, transaction
 
-from scoring.lightweight import Assignment, Result, Settings, evaluate
-
 from annotation.jobs import queue
-from annotation.lightweight.models import LightweightPyramid, LiteResult, LiteStatement, LiteTask
-from annotation.lightweight.models import ANSWER_BLANK, ANSWER_PRESENT
 from annotation.lightweight.codes import counted_assignments, unverified
+from annotation.lightweight.models import (
+    ANSWER_BLANK,
+    ANSWER_PRESENT,
+    LightweightPyramid,
+    LiteResult,
+    LiteStatement,
+    LiteTask,
+)
 from annotation.lightweight.privacy import export_worker
 from annotation.lightweight.runs import PENDING_KIND
+from scoring.lightweight import Assignment, Result, Settings, evaluate
 
 LEVELS = {
     "summary": ("topic", "system", "summary", "present", "statements", "score"),
@@ -34,7 +40,12 @@ LEVELS = {
 
 
 def settings_of(run: LightweightPyramid, **overrides) -> Settings:
-    values = {"agreement": run.agreement, "threshold": run.threshold, "blank": run.blank, "topic_filter": run.topic_filter}
+    values = {
+        "agreement": run.agreement,
+        "threshold": run.threshold,
+        "blank": run.blank,
+        "topic_filter": run.topic_filter,
+    }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return Settings(**values)
 
@@ -57,16 +68,23 @@ def scoring_input(run: LightweightPyramid, verified_only: bool = False) -> list[
     tasks = {
         pk: (topic, peer, ids)
         for pk, topic, peer, ids in LiteTask.objects.filter(pyramid=run).values_list(
-            "id", "topic__external_id", "peer__external_id", "statement_ids")
+            "id", "topic__external_id", "peer__external_id", "statement_ids"
+        )
     }
     out = []
-    for task_id, worker, answers in counted_assignments(run, verified_only).values_list(
-            "task_id", "worker_id", "answers").order_by("id"):
+    for task_id, worker, answers in (
+        counted_assignments(run, verified_only).values_list("task_id", "worker_id", "answers").order_by("id")
+    ):
         topic, peer, ids = tasks[task_id]
-        out.append(Assignment(
-            task=task_id, topic=topic, summary=peer, worker=worker or None,
-            answers=tuple((statements[s], _answer(c)) for s, c in zip(ids, answers, strict=True)),
-        ))
+        out.append(
+            Assignment(
+                task=task_id,
+                topic=topic,
+                summary=peer,
+                worker=worker or None,
+                answers=tuple((statements[s], _answer(c)) for s, c in zip(ids, answers, strict=True)),
+            )
+        )
     return out
 
 
@@ -74,8 +92,9 @@ def compute(run: LightweightPyramid, settings: Settings | None = None, verified_
     return evaluate(scoring_input(run, counting(run, verified_only)), settings or settings_of(run))
 
 
-def export_rows(run: LightweightPyramid, level: str, settings: Settings, verified_only: bool | None = None,
-                pseudonyms: bool = False) -> tuple[list[dict], tuple[str, ...]]:
+def export_rows(
+    run: LightweightPyramid, level: str, settings: Settings, verified_only: bool | None = None, pseudonyms: bool = False
+) -> tuple[list[dict], tuple[str, ...]]:
     """The rows and columns of one export level, each row saying which answers were counted
     (``counted``); with ``pseudonyms`` the worker ids are the run's pseudonyms."""
     verified_only = counting(run, verified_only)
@@ -91,18 +110,46 @@ def export_rows(run: LightweightPyramid, level: str, settings: Settings, verifie
 def rows(result: Result, level: str) -> list[dict]:
     """The export rows of one level (keys as ``LEVELS``; worker rows also carry ``reason``)."""
     if level == "summary":
-        return [{"topic": s.topic, "system": s.system, "summary": s.summary, "present": s.present,
-                 "statements": s.statements, "score": s.score}
-                for s in sorted(result.summaries, key=lambda s: (s.topic, s.summary))]
+        return [
+            {
+                "topic": s.topic,
+                "system": s.system,
+                "summary": s.summary,
+                "present": s.present,
+                "statements": s.statements,
+                "score": s.score,
+            }
+            for s in sorted(result.summaries, key=lambda s: (s.topic, s.summary))
+        ]
     if level == "system":
-        return [{"system": s.system, "score": s.score, "summaries": s.summaries, "stdev": s.stdev,
-                 "min": s.minimum, "max": s.maximum} for s in result.systems]
+        return [
+            {
+                "system": s.system,
+                "score": s.score,
+                "summaries": s.summaries,
+                "stdev": s.stdev,
+                "min": s.minimum,
+                "max": s.maximum,
+            }
+            for s in result.systems
+        ]
     if level == "worker":
-        return [{"worker": w.worker, "agreement": w.agreement, "pairs": w.pairs, "removed": w.removed, "reason": w.reason} for w in sorted(result.workers, key=lambda w: (w.agreement is None, w.agreement or 0, w.worker))]
+        return [
+            {"worker": w.worker, "agreement": w.agreement, "pairs": w.pairs, "removed": w.removed, "reason": w.reason}
+            for w in sorted(result.workers, key=lambda w: (w.agreement is None, w.agreement or 0, w.worker))
+        ]
     if level == "label":
-        return [{"topic": x.topic, "summary": x.summary, "statement": x.statement, "label": int(x.present),
-                 "answers": x.answers, "present_answers": x.present_answers}
-                for x in sorted(result.labels, key=lambda x: (x.topic, x.summary, _natural(x.statement)))]
+        return [
+            {
+                "topic": x.topic,
+                "summary": x.summary,
+                "statement": x.statement,
+                "label": int(x.present),
+                "answers": x.answers,
+                "present_answers": x.present_answers,
+            }
+            for x in sorted(result.labels, key=lambda x: (x.topic, x.summary, _natural(x.statement)))
+        ]
     raise ValueError(f"unknown level {level!r}: choose one of {', '.join(LEVELS)}")
 
 
@@ -116,8 +163,10 @@ def payload(result: Result) -> dict:
         "summaries": rows(result, "summary"),
         "systems": rows(result, "system"),
         "workers": rows(result, "worker"),
-        "topics": [{"topic": t.topic, "alpha": t.alpha, "tasks": t.tasks, "dropped": t.dropped}
-                   for t in sorted(result.topics, key=lambda t: t.topic)],
+        "topics": [
+            {"topic": t.topic, "alpha": t.alpha, "tasks": t.tasks, "dropped": t.dropped}
+            for t in sorted(result.topics, key=lambda t: t.topic)
+        ],
     }
 
 
@@ -161,7 +210,7 @@ def recompute(run_id: int) -> bool:
             LiteResult.objects.create(pyramid_id=run_id, **values)
         return True
     except IntegrityError:
-        return False   # a newer result was stored meanwhile
+        return False  # a newer result was stored meanwhile
 
 
 def stored(run: LightweightPyramid) -> tuple[dict | None, bool]:

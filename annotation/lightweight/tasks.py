@@ -3,13 +3,14 @@
 Published by name through ``annotation.jobs.queue``; without ``REDIS_URL`` the in-process runner
 calls the same service function after the commit that made the run stale.
 """
+
 from celery import shared_task
 from celery.signals import worker_ready
 
 from annotation.jobs.task_lock import RunsAlone
+from annotation.lightweight import scores
 from annotation.lightweight.models import LightweightPyramid
 from annotation.lightweight.runs import schedule
-from annotation.lightweight import scores
 
 
 @shared_task(name="annotation.recompute_lightweight", acks_late=True, base=RunsAlone)

@@ -1,5 +1,6 @@
 """The lightweight pyramids' resources and crowd endpoint under /api/ (the router is assembled in
 ``pyramid_app/api_urls.py``)."""
+
 from django.urls import re_path
 
 from annotation.lightweight import api

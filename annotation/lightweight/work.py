@@ -31,6 +31,7 @@ from an address holding less than its fair share (the link's open slots over the
 holding them) takes over the newest hold of the address furthest over its share, so no number of
 invented ids or addresses keeps a newcomer out; a browser session holds ``CROWD_HOLDS_PER_SESSION``.
 """
+
 from __future__ import annotations
 
 import base64
@@ -52,21 +53,29 @@ from django.db.models import Count, Min, Q
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from scoring.lite_statements import Statement, chunk, filter_statements, sample_batches, top_up
-
 from annotation.corpus.models import PeerSummary, ReferenceSummary, Topic
-from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteStatement, LiteTask, LiteWriting
-from annotation.pyramids.models import SCU
-from annotation.lightweight.models import ANSWER_ABSENT, ANSWER_PRESENT
-from annotation.lightweight.importing import task_key
 from annotation.lightweight import queries
+from annotation.lightweight.importing import task_key
+from annotation.lightweight.models import (
+    ANSWER_ABSENT,
+    ANSWER_PRESENT,
+    CrowdLink,
+    LightweightPyramid,
+    LiteAssignment,
+    LiteReservation,
+    LiteStatement,
+    LiteTask,
+    LiteWriting,
+)
 from annotation.lightweight.runs import touch
+from annotation.pyramids.models import SCU
+from scoring.lite_statements import Statement, chunk, filter_statements, sample_batches, top_up
 
 MAX_WORKER_ID = 100
 # The worker id whose rows a decoy client is shown (``CrowdClient.record_of``), so none: blank, which
 # no typed id is (``clean_worker_id``) nor an imported one (stripped); not "" (ids deleted or never imported).
 NO_WORKER = " "
-PSEUDONYM_PREFIX = "anon-"   # the run's pseudonyms of worker ids (``lightweight_privacy``)
+PSEUDONYM_PREFIX = "anon-"  # the run's pseudonyms of worker ids (``lightweight_privacy``)
 MAX_STATEMENT_CHARS = 500
 # next_task: tasks tried under their row lock per choice, and choices made afresh when every tried
 # task's last slot went to someone else meanwhile (each failed try means another worker got a task).
@@ -75,12 +84,16 @@ RESERVE_ROUNDS = 3
 ALL_RESERVED = "All remaining tasks are being judged right now; try again in a few minutes."
 # One message for every refused answer (not held, held no more, answered already, not this
 # worker's key): which of them it was would tell who took part.
-NOT_HELD = ("This task is not held for you (its time ran out and it went to other workers, it was answered "
-            "already, or your worker id was started in another browser: continue there); please open the link "
-            "again for another.")
-NOT_WRITABLE = ("This reference is not open to you (it has all the statements it needs, you wrote about it "
-                "already, or your worker id was started in another browser: continue there); please open the link "
-                "again for another.")
+NOT_HELD = (
+    "This task is not held for you (its time ran out and it went to other workers, it was answered "
+    "already, or your worker id was started in another browser: continue there); please open the link "
+    "again for another."
+)
+NOT_WRITABLE = (
+    "This reference is not open to you (it has all the statements it needs, you wrote about it "
+    "already, or your worker id was started in another browser: continue there); please open the link "
+    "again for another."
+)
 
 
 class WorkError(ValueError):
@@ -97,7 +110,7 @@ def clean_worker_id(value) -> str:
         raise WorkError("Please enter your worker id.")
     if len(worker) > MAX_WORKER_ID or not worker.isprintable() or any(ch.isspace() for ch in worker):
         raise WorkError(f"A worker id is one word of at most {MAX_WORKER_ID} printable characters.")
-    if worker.lower().startswith(PSEUDONYM_PREFIX):   # would pass for a pseudonymised worker
+    if worker.lower().startswith(PSEUDONYM_PREFIX):  # would pass for a pseudonymised worker
         raise WorkError(f"A worker id may not begin with {PSEUDONYM_PREFIX!r}.")
     return worker
 
@@ -107,6 +120,7 @@ def topics_of(run: LightweightPyramid):
 
 
 # --- Phase 1: statements -------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class CrowdClient:
@@ -130,8 +144,9 @@ class HoldLimit(WorkError):
     """This browser session holds as many judging slots as it may (``CROWD_HOLDS_PER_SESSION``)."""
 
     def __init__(self, retry_after: int):
-        super().__init__("Too many tasks are being judged in this browser right now; finish one, "
-                         "or come back in a few minutes.")
+        super().__init__(
+            "Too many tasks are being judged in this browser right now; finish one, or come back in a few minutes."
+        )
         self.retry_after = retry_after
 
 
@@ -167,7 +182,9 @@ def _is_decoy(run_id: int, worker: str, key: str) -> bool:
         raw = base64.urlsafe_b64decode(key.encode())
     except ValueError:
         return False
-    return len(raw) == DECOY_NONCE + 8 and hmac.compare_digest(raw[DECOY_NONCE:], _decoy_mac(run_id, worker, raw[:DECOY_NONCE]))
+    return len(raw) == DECOY_NONCE + 8 and hmac.compare_digest(
+        raw[DECOY_NONCE:], _decoy_mac(run_id, worker, raw[:DECOY_NONCE])
+    )
 
 
 def worker_key(run_id: int, worker: str, key: str) -> WorkerKey:
@@ -187,7 +204,7 @@ def worker_key(run_id: int, worker: str, key: str) -> WorkerKey:
         if stored is not None:
             return WorkerKey(key if _is_decoy(run_id, worker, key) else _decoy_key(run_id, worker), True)
     new = secrets.token_urlsafe(24)
-    if not queries.add_key(run_id, worker, _key_hash(new)):   # the id has a key already (another browser's)
+    if not queries.add_key(run_id, worker, _key_hash(new)):  # the id has a key already (another browser's)
         return WorkerKey(_decoy_key(run_id, worker), True)
     return WorkerKey(new, False)
 
@@ -202,10 +219,13 @@ def next_reference(run: LightweightPyramid, worker: str, client: CrowdClient | N
     """A reference that still needs writers and that this worker has not written about (a decoy
     client: any, ``CrowdClient.record_of``): among those with the fewest writings, in the worker's own order."""
     written = client.record_of(worker) if client else worker
-    references = list(ReferenceSummary.objects.filter(topic__dataset=run.dataset)
-                      .exclude(pk__in=LiteWriting.objects.filter(worker_id=written, pyramid=run).values("reference_id"))
-                      .annotate(writers=Count("lite_writings", filter=Q(lite_writings__pyramid=run)))
-                      .filter(writers__lt=run.writers_per_reference).values_list("id", "writers"))
+    references = list(
+        ReferenceSummary.objects.filter(topic__dataset=run.dataset)
+        .exclude(pk__in=LiteWriting.objects.filter(worker_id=written, pyramid=run).values("reference_id"))
+        .annotate(writers=Count("lite_writings", filter=Q(lite_writings__pyramid=run)))
+        .filter(writers__lt=run.writers_per_reference)
+        .values_list("id", "writers")
+    )
     if not references:
         return None
     fewest = min(writers for _, writers in references)
@@ -213,8 +233,14 @@ def next_reference(run: LightweightPyramid, worker: str, client: CrowdClient | N
     return ReferenceSummary.objects.get(pk=pk)
 
 
-def submit_writing(run: LightweightPyramid, reference: ReferenceSummary, worker: str, texts: list[str],
-                   client: CrowdClient, record: dict | None = None) -> LiteWriting:
+def submit_writing(
+    run: LightweightPyramid,
+    reference: ReferenceSummary,
+    worker: str,
+    texts: list[str],
+    client: CrowdClient,
+    record: dict | None = None,
+) -> LiteWriting:
     """Store one worker's statements about one reference (all of them required); ``record``: the
     platform's ids of the submission (``lightweight_platforms.Visit.record``). Only with the
     worker's key (``client.key``). A reference takes ``writers_per_reference`` writings at most:
@@ -233,19 +259,36 @@ def submit_writing(run: LightweightPyramid, reference: ReferenceSummary, worker:
         ReferenceSummary.objects.select_for_update(no_key=True).filter(pk=reference.pk).exists()
         writings = LiteWriting.objects.filter(pyramid=run, reference=reference)
         earlier = writings.filter(worker_id=worker).first()
-        if earlier is not None:   # a retry: nothing twice, the same code
+        if earlier is not None:  # a retry: nothing twice, the same code
             if not _retried(earlier, record):
                 raise WorkError(NOT_WRITABLE)
             return earlier
         if writings.count() >= run.writers_per_reference:
             raise WorkError(NOT_WRITABLE)
-        writing = LiteWriting.objects.create(pyramid=run, reference=reference, worker_id=worker, completion_code=completion_code(),
-                                             client=client.address, session=client.session, **(record or {}))
-        LiteStatement.objects.bulk_create([
-            LiteStatement(pyramid=run, topic_id=reference.topic_id, external_id=f"w{writing.pk}.{k}", text=text,
-                          reference=reference, source=reference.external_id, author=worker, writing=writing)
-            for k, text in enumerate(texts, start=1)
-        ])
+        writing = LiteWriting.objects.create(
+            pyramid=run,
+            reference=reference,
+            worker_id=worker,
+            completion_code=completion_code(),
+            client=client.address,
+            session=client.session,
+            **(record or {}),
+        )
+        LiteStatement.objects.bulk_create(
+            [
+                LiteStatement(
+                    pyramid=run,
+                    topic_id=reference.topic_id,
+                    external_id=f"w{writing.pk}.{k}",
+                    text=text,
+                    reference=reference,
+                    source=reference.external_id,
+                    author=worker,
+                    writing=writing,
+                )
+                for k, text in enumerate(texts, start=1)
+            ]
+        )
         touch(run)
     return writing
 
@@ -265,8 +308,16 @@ def statements_from_expert(run: LightweightPyramid, pyramids) -> int:
     for scu in SCU.objects.filter(pyramid__in=pyramids, pyramid__topic__dataset=run.dataset).select_related("pyramid"):
         key = (scu.pyramid.topic_id, f"scu{scu.pyramid_id}.{scu.uid}")
         if key not in have:
-            new.append(LiteStatement(pyramid=run, topic_id=key[0], external_id=key[1], text=scu.label, scu=scu,
-                                     source=f"pyramid {scu.pyramid_id}"))
+            new.append(
+                LiteStatement(
+                    pyramid=run,
+                    topic_id=key[0],
+                    external_id=key[1],
+                    text=scu.label,
+                    scu=scu,
+                    source=f"pyramid {scu.pyramid_id}",
+                )
+            )
     with transaction.atomic():
         LiteStatement.objects.bulk_create(new)
         touch(run)
@@ -296,9 +347,9 @@ def apply_filters(run: LightweightPyramid) -> dict[str, int]:
 @dataclass
 class SampleReport:
     topic: str
-    batches: list[int]          # statements per batch
+    batches: list[int]  # statements per batch
     target: int
-    short: list[dict]           # {reference, batch, missing}; reference None = the topic ran out
+    short: list[dict]  # {reference, batch, missing}; reference None = the topic ran out
 
 
 def sample(run: LightweightPyramid, top_up_short: bool = False) -> list[SampleReport]:
@@ -319,11 +370,21 @@ def sample(run: LightweightPyramid, top_up_short: bool = False) -> list[SampleRe
                 result = top_up(result, kept, seed)
             for number, batch in enumerate(result.batches, start=1):
                 LiteStatement.objects.filter(pk__in=[s for _, s in batch]).update(batch=number)
-            reports.append(SampleReport(
-                topic.external_id, [len(b) for b in result.batches], result.target,
-                [{"reference": references.get(x.reference, x.reference) if x.reference is not None else None,
-                  "batch": x.batch, "missing": x.missing} for x in result.short],
-            ))
+            reports.append(
+                SampleReport(
+                    topic.external_id,
+                    [len(b) for b in result.batches],
+                    result.target,
+                    [
+                        {
+                            "reference": references.get(x.reference, x.reference) if x.reference is not None else None,
+                            "batch": x.batch,
+                            "missing": x.missing,
+                        }
+                        for x in result.short
+                    ],
+                )
+            )
         touch(run)
     return reports
 
@@ -336,16 +397,27 @@ def create_tasks(run: LightweightPyramid) -> int:
     for peer in PeerSummary.objects.filter(topic__dataset=run.dataset).order_by("id"):
         peers[peer.topic_id].append(peer)
     batches = defaultdict(list)
-    for pk, topic, external, batch in LiteStatement.objects.filter(pyramid=run, batch__isnull=False).order_by("id").values_list(
-            "id", "topic_id", "external_id", "batch"):
+    for pk, topic, external, batch in (
+        LiteStatement.objects.filter(pyramid=run, batch__isnull=False)
+        .order_by("id")
+        .values_list("id", "topic_id", "external_id", "batch")
+    ):
         batches[(topic, batch)].append((pk, external))
     for (topic, batch), statements in sorted(batches.items()):
         for part in chunk(statements):
             key = task_key([e for _, e in part])
             for peer in peers[topic]:
                 if (peer.pk, key) not in have:
-                    new.append(LiteTask(pyramid=run, topic_id=topic, peer=peer, batch=batch, key=key,
-                                        statement_ids=[pk for pk, _ in part]))
+                    new.append(
+                        LiteTask(
+                            pyramid=run,
+                            topic_id=topic,
+                            peer=peer,
+                            batch=batch,
+                            key=key,
+                            statement_ids=[pk for pk, _ in part],
+                        )
+                    )
     with transaction.atomic():
         LiteTask.objects.bulk_create(new, batch_size=2000)
         touch(run)
@@ -353,6 +425,7 @@ def create_tasks(run: LightweightPyramid) -> int:
 
 
 # --- Phase 2: judging ----------------------------------------------------------------------------
+
 
 def link_of(token: str) -> CrowdLink | None:
     """The crowd link of ``token`` with its run (``link.pyramid``), open or closed; None when there
@@ -389,13 +462,22 @@ def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | N
     now = timezone.now()
     adapt = connection.ops.adapt_datetimefield_value
     judges = link.pyramid.judges_per_task
-    params = {"run": link.pyramid_id, "batch": link.batch or 0, "worker": client.record_of(worker), "now": adapt(now),
-              "until": adapt(now + timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS)),
-              "first_until": adapt(now + timedelta(seconds=min(settings.CROWD_FIRST_HOLD_SECONDS,
-                                                               settings.LIGHTWEIGHT_RESERVATION_SECONDS))),
-              "client": client.address, "session": client.session,
-              "judges": judges, "spread": zlib.crc32(worker.encode()), "limit": RESERVE_CANDIDATES,
-              "rollback": client.decoy}
+    params = {
+        "run": link.pyramid_id,
+        "batch": link.batch or 0,
+        "worker": client.record_of(worker),
+        "now": adapt(now),
+        "until": adapt(now + timedelta(seconds=settings.LIGHTWEIGHT_RESERVATION_SECONDS)),
+        "first_until": adapt(
+            now + timedelta(seconds=min(settings.CROWD_FIRST_HOLD_SECONDS, settings.LIGHTWEIGHT_RESERVATION_SECONDS))
+        ),
+        "client": client.address,
+        "session": client.session,
+        "judges": judges,
+        "spread": zlib.crc32(worker.encode()),
+        "limit": RESERVE_CANDIDATES,
+        "rollback": client.decoy,
+    }
     for _ in range(RESERVE_ROUNDS):
         proposals = queries.proposals(params)
         if not proposals:
@@ -406,7 +488,7 @@ def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | N
         pk = _hold(free, len(free) < len(proposals), params, int(proposals[0][3]), now)
         if pk is not None:
             return _shown(pk, params["worker"])
-        if len(free) < RESERVE_CANDIDATES:   # every task that had a free slot was tried
+        if len(free) < RESERVE_CANDIDATES:  # every task that had a free slot was tried
             return None
     return None
 
@@ -456,8 +538,9 @@ class _NotTaken(Exception):
     """Rolls a take-over's savepoint back: the hold stays when its slot cannot be taken."""
 
 
-def _hold_one_of(candidates: list[int], held_full: bool, params: dict, open_slots: int, now,
-                 busy: list | None) -> int | None:
+def _hold_one_of(
+    candidates: list[int], held_full: bool, params: dict, open_slots: int, now, busy: list | None
+) -> int | None:
     """One transaction of ``_hold``: under the address's lock the session's live holds are counted
     first (``HoldLimit`` at ``CROWD_HOLDS_PER_SESSION``), then the candidates are tried: those
     locked by others are put in ``busy`` (None: waited for); then, if none was busy, a take-over.
@@ -470,13 +553,15 @@ def _hold_one_of(candidates: list[int], held_full: bool, params: dict, open_slot
                 transaction.set_rollback(True)
 
 
-def _hold_in(candidates: list[int], held_full: bool, params: dict, open_slots: int, now, busy: list | None) -> int | None:
+def _hold_in(
+    candidates: list[int], held_full: bool, params: dict, open_slots: int, now, busy: list | None
+) -> int | None:
     """``_hold_one_of`` inside its transaction."""
     queries.lock_client(params["client"])
     answered, session, soonest, held = queries.client_holds(params)
-    if held is not None:   # the worker's other tab got it
+    if held is not None:  # the worker's other tab got it
         return held
-    if not answered:   # a worker id yet to do any work here: a short hold (an invented one's frees soon)
+    if not answered:  # a worker id yet to do any work here: a short hold (an invented one's frees soon)
         params = {**params, "until": params["first_until"]}
     if session >= settings.CROWD_HOLDS_PER_SESSION:
         raise HoldLimit(max(1, math.ceil((_datetime(soonest, now) - now).total_seconds())))
@@ -518,8 +603,14 @@ def _take_over(params: dict, open_slots: int) -> int | None:
 
 def _open_tasks(link: CrowdLink, worker: str):
     """The link's tasks this worker could still judge: not answered by it, nor by all the judges asked for."""
-    return (_link_tasks(link).exclude(pk__in=LiteAssignment.objects.filter(worker_id=worker).values("task_id"))
-            .values("id").annotate(n=Count("assignments")).filter(n__lt=link.pyramid.judges_per_task).values("id"))
+    return (
+        _link_tasks(link)
+        .exclude(pk__in=LiteAssignment.objects.filter(worker_id=worker).values("task_id"))
+        .values("id")
+        .annotate(n=Count("assignments"))
+        .filter(n__lt=link.pyramid.judges_per_task)
+        .values("id")
+    )
 
 
 def seconds_until_free(link: CrowdLink, worker: str, client: CrowdClient | None = None) -> int | None:
@@ -529,8 +620,11 @@ def seconds_until_free(link: CrowdLink, worker: str, client: CrowdClient | None 
     for a worker new to the run)."""
     worker = client.record_of(worker) if client else worker
     now = timezone.now()
-    soonest = (LiteReservation.objects.filter(task__in=_open_tasks(link, worker), expires_at__gt=now)
-               .exclude(worker_id=worker).aggregate(soonest=Min("expires_at"))["soonest"])
+    soonest = (
+        LiteReservation.objects.filter(task__in=_open_tasks(link, worker), expires_at__gt=now)
+        .exclude(worker_id=worker)
+        .aggregate(soonest=Min("expires_at"))["soonest"]
+    )
     return None if soonest is None else max(1, math.ceil((soonest - now).total_seconds()))
 
 
@@ -565,8 +659,9 @@ class UnknownTask(WorkError):
     """No task of this id in the link's run (a 404 for the pages and the API)."""
 
 
-def submit_judgments(link: CrowdLink, task: LiteTask | int, worker: str, answers: dict, client: CrowdClient,
-                     record: dict | None = None) -> LiteAssignment:
+def submit_judgments(
+    link: CrowdLink, task: LiteTask | int, worker: str, answers: dict, client: CrowdClient, record: dict | None = None
+) -> LiteAssignment:
     """Store one worker's answers to one task: ``answers`` maps every statement id to present / absent;
     ``record``: the platform's ids of the submission (``lightweight_platforms.Visit.record``).
 
@@ -604,13 +699,19 @@ def submit_judgments(link: CrowdLink, task: LiteTask | int, worker: str, answers
             if row is None or not _key_matches(row[0], client.key):
                 raise WorkError(NOT_HELD)
             row = row[1:] if row[1] is not None else None
-            if row is None:   # answered already (the answer took the hold's place)? a retry: nothing twice
+            if row is None:  # answered already (the answer took the hold's place)? a retry: nothing twice
                 earlier = LiteAssignment.objects.filter(task=task, external_id=f"app:{worker}").first()
                 if earlier is not None and _retried(earlier, record):
                     return earlier
                 raise WorkError(NOT_HELD)
-            hold = LiteReservation(id=row[0], task_id=task.pk, worker_id=worker, client=row[1], session=row[2],
-                                   expires_at=_datetime(row[3], now))
+            hold = LiteReservation(
+                id=row[0],
+                task_id=task.pk,
+                worker_id=worker,
+                client=row[1],
+                session=row[2],
+                expires_at=_datetime(row[3], now),
+            )
             if hold.expires_at <= late:
                 raise WorkError(NOT_HELD)
             if hold.expires_at <= now:
@@ -618,18 +719,26 @@ def submit_judgments(link: CrowdLink, task: LiteTask | int, worker: str, answers
                 if taken >= link.pyramid.judges_per_task + settings.LIGHTWEIGHT_LATE_ANSWERS:
                     raise WorkError(NOT_HELD)
             assignment = LiteAssignment.objects.create(
-                task=task, worker_id=worker, external_id=f"app:{worker}", origin=LiteAssignment.Origin.APP,
-                answers="".join(codes), completion_code=completion_code(), client=hold.client, session=hold.session,
-                **(record or {}))
+                task=task,
+                worker_id=worker,
+                external_id=f"app:{worker}",
+                origin=LiteAssignment.Origin.APP,
+                answers="".join(codes),
+                completion_code=completion_code(),
+                client=hold.client,
+                session=hold.session,
+                **(record or {}),
+            )
             # The task's holds expired past their late answer go too (this is where they are cleared).
             queries.answered(task.pk, hold.pk, adapt(late))
-            touch(link.pyramid, reload=False)   # last before the commit: the run's row is locked briefly
-    except IntegrityError:   # the worker's other tab answered it at the same moment
+            touch(link.pyramid, reload=False)  # last before the commit: the run's row is locked briefly
+    except IntegrityError:  # the worker's other tab answered it at the same moment
         raise WorkError(NOT_HELD) from None
     return assignment
 
 
 # --- Progress and costs --------------------------------------------------------------------------
+
 
 def progress(run: LightweightPyramid) -> dict:
     """The run's counts; ``reserved``: answer slots held for crowd workers now (judging under way)."""
@@ -641,7 +750,9 @@ def progress(run: LightweightPyramid) -> dict:
         "references": references,
         "writings": LiteWriting.objects.filter(pyramid=run).count(),
         # Only a crowd-written run pays for writing: imported and expert statements cost nothing to write.
-        "writings_wanted": references * run.writers_per_reference if run.origin == LightweightPyramid.Origin.CROWD else 0,
+        "writings_wanted": references * run.writers_per_reference
+        if run.origin == LightweightPyramid.Origin.CROWD
+        else 0,
         "statements": statements.count(),
         "kept": statements.filter(kept=True).count(),
         "sampled": statements.filter(batch__isnull=False).count(),
@@ -656,8 +767,14 @@ def progress(run: LightweightPyramid) -> dict:
 def costs(run: LightweightPyramid, figures: dict | None = None) -> dict:
     """Cost so far (paid assignments) and the estimate for the whole run, in USD."""
     p = figures or progress(run)
-    paid_judging = LiteAssignment.objects.filter(task__pyramid=run).exclude(origin=LiteAssignment.Origin.AGGREGATED).count()
+    paid_judging = (
+        LiteAssignment.objects.filter(task__pyramid=run).exclude(origin=LiteAssignment.Origin.AGGREGATED).count()
+    )
     so_far = p["writings"] * run.pay_writing + paid_judging * run.pay_judging
     estimate = p["writings_wanted"] * run.pay_writing + p["assignments_wanted"] * run.pay_judging
-    return {"so_far": str(so_far.quantize(Decimal("0.01"))), "estimate": str(Decimal(estimate).quantize(Decimal("0.01"))),
-            "pay_writing": str(run.pay_writing), "pay_judging": str(run.pay_judging)}
+    return {
+        "so_far": str(so_far.quantize(Decimal("0.01"))),
+        "estimate": str(Decimal(estimate).quantize(Decimal("0.01"))),
+        "pay_writing": str(run.pay_writing),
+        "pay_judging": str(run.pay_judging),
+    }

@@ -3,11 +3,23 @@ annotators annotate, and read, only their own annotations in topics they are ass
 and also read the pyramids their annotations are against; nobody else's annotation is lost to a
 pyramid's deletion by an annotator. Coordinators of the dataset may do everything.
 """
+
 from django.db.models import Q
 from rest_framework.exceptions import PermissionDenied
 
-from annotation.access.rules import (ANNOTATE, Rule, assigned_topics, at, can_change, extend_read, in_topics, owned,
-                                     refuse_destroy, register, register_kind)
+from annotation.access.rules import (
+    ANNOTATE,
+    Rule,
+    assigned_topics,
+    at,
+    can_change,
+    extend_read,
+    in_topics,
+    owned,
+    refuse_destroy,
+    register,
+    register_kind,
+)
 from annotation.corpus.models import Assignment
 from annotation.peers.models import PeerAnnotation, PeerMatch
 from annotation.pyramids.models import Pyramid
@@ -38,6 +50,15 @@ def _others_annotated_against(user, pyramid: Pyramid) -> None:
 register_kind("annotation", read=_annotates, write=_annotates)
 extend_read("pyramid", _pyramids_annotated_against)
 refuse_destroy(Pyramid, _others_annotated_against)
-register(PeerAnnotation, Rule("annotation", "pyramid__topic", "pyramid__topic__dataset", owner="annotator"), create=_may_start)
-register(PeerMatch, Rule("annotation", "annotation__pyramid__topic", "annotation__pyramid__topic__dataset", owner="annotation__annotator"),
-         create=lambda user, data: can_change(user, data["annotation"]))
+register(
+    PeerAnnotation,
+    Rule("annotation", "pyramid__topic", "pyramid__topic__dataset", owner="annotator"),
+    create=_may_start,
+)
+register(
+    PeerMatch,
+    Rule(
+        "annotation", "annotation__pyramid__topic", "annotation__pyramid__topic__dataset", owner="annotation__annotator"
+    ),
+    create=lambda user, data: can_change(user, data["annotation"]),
+)

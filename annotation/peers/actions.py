@@ -3,13 +3,14 @@
 Like the pyramid actions, each runs on the locked annotation, checks the client's revision and
 is recorded for the audit history and undo/redo.
 """
+
 from django.core.exceptions import ValidationError
 
-from annotation.peers.models import PeerAnnotation, PeerMatch
-from annotation.pyramids.models import SCU
-from annotation.pyramids.editing import Spans
-from annotation.peers.editing import add_match
 from annotation.history.changes import Outcome, annotation_action, reread
+from annotation.peers.editing import add_match
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.editing import Spans
+from annotation.pyramids.models import SCU
 
 
 def _describe(scu: SCU | None) -> str:
@@ -18,8 +19,14 @@ def _describe(scu: SCU | None) -> str:
 
 def match_span(annotation: PeerAnnotation, user, *, scu: SCU | None, spans: Spans, expected_revision=None) -> Outcome:
     """The peer expresses ``scu`` at these spans (again: a repetition); ``scu=None``: non-matching content."""
-    return annotation_action(annotation.pk, user, action="add_match", mutate=lambda a: add_match(a, scu, spans),
-                             summary=lambda m: f"Matched {_describe(scu)}", expected_revision=expected_revision)
+    return annotation_action(
+        annotation.pk,
+        user,
+        action="add_match",
+        mutate=lambda a: add_match(a, scu, spans),
+        summary=lambda m: f"Matched {_describe(scu)}",
+        expected_revision=expected_revision,
+    )
 
 
 def remove_match(match: PeerMatch, user, *, expected_revision=None) -> Outcome:
@@ -30,8 +37,14 @@ def remove_match(match: PeerMatch, user, *, expected_revision=None) -> Outcome:
         fresh["scu"] = fresh["match"].scu
         fresh["match"].delete()
 
-    return annotation_action(match.annotation_id, user, action="remove_match", mutate=mutate,
-                             summary=lambda _: f"Removed a match of {_describe(fresh['scu'])}", expected_revision=expected_revision)
+    return annotation_action(
+        match.annotation_id,
+        user,
+        action="remove_match",
+        mutate=mutate,
+        summary=lambda _: f"Removed a match of {_describe(fresh['scu'])}",
+        expected_revision=expected_revision,
+    )
 
 
 def move_match(match: PeerMatch, scu: SCU | None, user, *, expected_revision=None) -> Outcome:
@@ -47,5 +60,11 @@ def move_match(match: PeerMatch, scu: SCU | None, user, *, expected_revision=Non
             m.save(update_fields=["scu"])
         return m
 
-    return annotation_action(match.annotation_id, user, action="move_match", mutate=mutate,
-                             summary=lambda _: f"Moved a match from {_describe(fresh['old'])} to {_describe(scu)}", expected_revision=expected_revision)
+    return annotation_action(
+        match.annotation_id,
+        user,
+        action="move_match",
+        mutate=mutate,
+        summary=lambda _: f"Moved a match from {_describe(fresh['old'])} to {_describe(scu)}",
+        expected_revision=expected_revision,
+    )

@@ -7,6 +7,7 @@ A peer annotation with its matches is one document, versioned by its revision (`
 resources where the router is assembled (``pyramid_app/api_urls.py``, from ``peers.urls.extends``);
 the annotation resource's ``export`` comes from ``transfer.api``.
 """
+
 from django.db import transaction
 from django.db.models import Model, Prefetch, prefetch_related_objects
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -21,28 +22,50 @@ from annotation.api.viewsets import ScopedViewSet
 from annotation.corpus import assignments
 from annotation.corpus.models import Assignment, PeerSummary
 from annotation.history.api import HistoryActions, VersionedMixin
-from annotation.peers import actions
-from annotation.peers import deltas, filters, results, serializers
+from annotation.peers import actions, deltas, filters, results, serializers
 from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch, PeerMatchPart
 from annotation.pyramids import ranked_suggestions
 from annotation.pyramids.api import pyramid_texts
 from annotation.pyramids.models import Pyramid
 
-
-SUGGESTIONS_RESPONSE = OpenApiResponse({"type": "object", "properties": {"suggestions": {"type": "array", "items": {
-    "type": "object", "properties": {
-        "scu": {"type": "integer"}, "source": {"type": "string", "enum": ["pyramid", "earlier"]}, "why": {"type": "string"},
-        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-        "parts": {"type": "array", "items": {"type": "object", "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}}}},
-    }}}}}, description="suggested matches, best first (highest confidence)")
+SUGGESTIONS_RESPONSE = OpenApiResponse(
+    {
+        "type": "object",
+        "properties": {
+            "suggestions": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "scu": {"type": "integer"},
+                        "source": {"type": "string", "enum": ["pyramid", "earlier"]},
+                        "why": {"type": "string"},
+                        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                        "parts": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
+                            },
+                        },
+                    },
+                },
+            }
+        },
+    },
+    description="suggested matches, best first (highest confidence)",
+)
 
 
 def scored_annotations(annotations):
     """Of these annotations, those a pyramid's document lists the scores of (``results.counted``:
     one only opened is no score; the adjudicated version where there is one, coordinators only: it
     has no annotator), in the document's order, with what each row names."""
-    return (results.with_version(results.counted(annotations, for_scores=True))
-            .select_related("peer", "annotator").order_by("peer__external_id", "id"))
+    return (
+        results.with_version(results.counted(annotations, for_scores=True))
+        .select_related("peer", "annotator")
+        .order_by("peer__external_id", "id")
+    )
 
 
 def nist_scores() -> Prefetch:
@@ -74,9 +97,17 @@ class PyramidScores:
     def get_queryset(self):
         if self.action in ("full", "export", "history", "undo", "redo"):
             annotations = rules.visible_composed(self.request.user, PeerAnnotation, scored_annotations)
-            return rules.visible(self.request.user, Pyramid.objects).select_related("topic").prefetch_related(
-                pyramid_texts(),
-                Prefetch("annotations", queryset=annotations.prefetch_related(nist_scores()), to_attr="visible_annotations"),
+            return (
+                rules.visible(self.request.user, Pyramid.objects)
+                .select_related("topic")
+                .prefetch_related(
+                    pyramid_texts(),
+                    Prefetch(
+                        "annotations",
+                        queryset=annotations.prefetch_related(nist_scores()),
+                        to_attr="visible_annotations",
+                    ),
+                )
             )
         return super().get_queryset()
 
@@ -94,15 +125,19 @@ class PeerAnnotationViewSet(AnnotationDocument, HistoryActions, VersionedMixin, 
     by ``dataset``, ``topic``, ``peer``, ``pyramid``, ``annotator`` and ``status``. Status is written
     here; matches through ``matches/``. ``full/`` reads an annotation with its pyramid, ``score/`` its
     stored score; ``undo/``, ``redo/`` and ``history/`` act on the whole document."""
+
     versioned_writes = False  # status is metadata; content writes go through matches
     document_kind = "annotation"
     base_queryset = PeerAnnotation.objects.all()
     serializer_class = serializers.PeerAnnotationSerializer
     filterset_class = filters.PeerAnnotationFilter
     full_queryset = PeerAnnotation.objects.select_related("peer__topic", "pyramid").prefetch_related(
-        Prefetch("matches", queryset=PeerMatch.objects.order_by("id").prefetch_related(
-            Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start")),
-        )),
+        Prefetch(
+            "matches",
+            queryset=PeerMatch.objects.order_by("id").prefetch_related(
+                Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start")),
+            ),
+        ),
         pyramid_texts("pyramid__"),
         nist_scores(),
     )
@@ -111,7 +146,9 @@ class PeerAnnotationViewSet(AnnotationDocument, HistoryActions, VersionedMixin, 
         if self.action in ("full", "export"):
             return rules.visible(self.request.user, self.full_queryset.all())
         if self.action == "score":
-            return rules.visible(self.request.user, PeerAnnotation.objects.select_related("pyramid").prefetch_related("scores"))
+            return rules.visible(
+                self.request.user, PeerAnnotation.objects.select_related("pyramid").prefetch_related("scores")
+            )
         return super().get_queryset()
 
     @extend_schema(responses=serializers.AnnotationFullSerializer)
@@ -144,6 +181,7 @@ class PeerMatchViewSet(AnnotationDocument, VersionedMixin, ScopedViewSet):
     """Matches of peer annotations: a peer span and the SCU it expresses (``scu`` null: a content unit
     in no SCU). Writes send the annotation's ETag as If-Match; the first match of an untouched peer
     may name its ``assignment`` and ``peer`` instead of an annotation, which it then creates."""
+
     base_queryset = PeerMatch.objects.prefetch_related(MATCH_PARTS)
     serializer_class = serializers.PeerMatchSerializer
     filterset_class = filters.PeerMatchFilter
@@ -185,10 +223,14 @@ class AssignmentPeerWork:
         assignment, peer = self._own_peer(peer)
         with django_errors_as_drf():
             annotation, peer = assignments.existing_annotation(assignment, peer)
-            if annotation is None:  # its ETag: the revision the annotation starts at, which its first write names (If-Match)
+            if (
+                annotation is None
+            ):  # its ETag: the revision the annotation starts at, which its first write names (If-Match)
                 unsaved = assignments.unsaved_annotation(assignment, peer)
-                return Response(serializers.UnsavedAnnotationFullSerializer(unsaved, context=self.get_serializer_context()).data,
-                                headers={"ETag": f'"{unsaved.revision}"'})
+                return Response(
+                    serializers.UnsavedAnnotationFullSerializer(unsaved, context=self.get_serializer_context()).data,
+                    headers={"ETag": f'"{unsaved.revision}"'},
+                )
         annotation = PeerAnnotationViewSet.full_queryset.get(pk=annotation.pk)
         return Response(self.get_serializer(annotation).data, headers={"ETag": f'"{annotation.revision}"'})
 
@@ -199,10 +241,24 @@ class AssignmentPeerWork:
         assignment, peer = self._own_peer(peer)
         with django_errors_as_drf():
             annotation, peer = assignments.existing_annotation(assignment, peer)
-            return Response({"suggestions": ranked_suggestions.suggestions_for(annotation or assignments.unsaved_annotation(assignment, peer))})
+            return Response(
+                {
+                    "suggestions": ranked_suggestions.suggestions_for(
+                        annotation or assignments.unsaved_annotation(assignment, peer)
+                    )
+                }
+            )
 
-    @extend_schema(request=serializers.StartAnnotationInput, responses={200: serializers.PeerAnnotationSerializer, 201: serializers.PeerAnnotationSerializer})
-    @action(detail=True, methods=["post"], url_path=r"peers/(?P<peer>[0-9]+)/annotation", serializer_class=serializers.PeerAnnotationSerializer)
+    @extend_schema(
+        request=serializers.StartAnnotationInput,
+        responses={200: serializers.PeerAnnotationSerializer, 201: serializers.PeerAnnotationSerializer},
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path=r"peers/(?P<peer>[0-9]+)/annotation",
+        serializer_class=serializers.PeerAnnotationSerializer,
+    )
     def peer_annotation(self, request, pk=None, peer=None):
         """Your annotation of a peer of your assignment, created on your first action in it (201)
         or the one that exists (200): once, whatever the number of tabs acting at once. With a
@@ -221,4 +277,6 @@ class AssignmentPeerWork:
                 update = self.get_serializer(annotation, data=wanted.validated_data, partial=True)
                 update.is_valid(raise_exception=True)
                 annotation = update.save()
-        return Response(self.get_serializer(annotation).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+        return Response(
+            self.get_serializer(annotation).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED
+        )

@@ -3,6 +3,7 @@ an editor patches its copy instead of reloading it (docs/editing-api.md, "Deltas
 matches (an annotation holds a few dozen at most; undo/redo recreate them). (A pyramid's delta:
 ``pyramids.deltas``.)
 """
+
 from annotation.history.changes import Outcome
 from annotation.peers.models import PeerMatch
 
@@ -13,8 +14,11 @@ def annotation_delta(annotation_id: int, revision: int) -> dict:
     answers with them, and the prefetch's two statements and DRF's serializer cost the request more
     than the save itself (docs/performance.md)."""
     matches: dict[int, dict] = {}
-    rows = (PeerMatch.objects.filter(annotation_id=annotation_id).order_by("id", "parts__start", "parts__id")
-            .values_list("id", "scu_id", "review_note", "parts__id", "parts__start", "parts__end"))
+    rows = (
+        PeerMatch.objects.filter(annotation_id=annotation_id)
+        .order_by("id", "parts__start", "parts__id")
+        .values_list("id", "scu_id", "review_note", "parts__id", "parts__start", "parts__end")
+    )
     for pk, scu, review_note, part, start, end in rows:
         match = matches.setdefault(pk, {"id": pk, "scu": scu, "review_note": review_note, "parts": []})
         if part is not None:

@@ -1,6 +1,7 @@
 """Writing a peer's match and its spans whole or not at all, as ``annotation.pyramids.editing``
 writes a contributor and its parts (the same checks: a match is a peer annotation's row, so it is
 written here, in the layer that owns peer annotations)."""
+
 from django.db import transaction
 
 from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart

@@ -1,4 +1,5 @@
 """The peers' list filters (``annotation.api.filters``: ids are plain numbers, never looked up)."""
+
 from annotation.api.filters import FilterSet, id_filter
 from annotation.peers.models import PeerAnnotation, PeerMatch
 

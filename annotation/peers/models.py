@@ -1,13 +1,13 @@
 """Peer annotations: which SCUs a peer summary expresses, with the peer spans as evidence."""
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from annotation.corpus.models import PeerSummary
-from annotation.pyramids.models import SCU, Pyramid
+from annotation.corpus.models import PeerSummary, Topic
 from annotation.corpus.revisions import RevisionCounted
+from annotation.pyramids.models import SCU, Pyramid
 from annotation.pyramids.spans import Span, validate_span
-from annotation.corpus.models import Topic
 
 
 class PeerAnnotation(RevisionCounted, models.Model):
@@ -24,7 +24,9 @@ class PeerAnnotation(RevisionCounted, models.Model):
 
     peer = models.ForeignKey(PeerSummary, on_delete=models.CASCADE, related_name="annotations")
     pyramid = models.ForeignKey(Pyramid, on_delete=models.CASCADE, related_name="annotations")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="peer_annotations")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="peer_annotations"
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
     source = models.CharField(max_length=500, blank=True, help_text="Where it came from, e.g. the imported file name.")
     revision = models.PositiveBigIntegerField(default=0, editable=False)
@@ -56,8 +58,14 @@ class PeerMatch(models.Model):
 
     annotation = models.ForeignKey(PeerAnnotation, on_delete=models.CASCADE, related_name="matches")
     scu = models.ForeignKey(SCU, null=True, blank=True, on_delete=models.CASCADE, related_name="peer_matches")
-    review_note = models.CharField(max_length=500, blank=True, help_text=(
-        "Why an imported match needs a look, e.g. its evidence kept at the file's offsets because its " "label was not found."))
+    review_note = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text=(
+            "Why an imported match needs a look, e.g. its evidence kept at the file's offsets because its "
+            "label was not found."
+        ),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -76,7 +84,6 @@ class PeerMatchPart(Span):
     """One continuous span of the peer summary's text that is evidence for a match."""
 
     match = models.ForeignKey(PeerMatch, on_delete=models.CASCADE, related_name="parts")
-
 
     def __str__(self):
         return f"[{self.start}, {self.end})"

@@ -11,14 +11,14 @@ the models bumps the revision (score_events), a bulk ``update()`` of references 
 revision before the data, so an entry is
 never older than its key says (it may be newer, as a fresh read would be).
 """
+
 from datetime import datetime
 
+from annotation.jobs.kept import Kept
+from annotation.peers.scoring_inputs import load_pyramids
+from annotation.pyramids.models import Pyramid
 from scoring.model import Convention
 from scoring.scores import PreparedPyramid, prepare
-
-from annotation.jobs.kept import Kept
-from annotation.pyramids.models import Pyramid
-from annotation.peers.scoring_inputs import load_pyramids
 
 SIZE = 64  # pyramids kept per process (a D0603-sized one takes ~100 KiB)
 

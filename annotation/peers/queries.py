@@ -1,6 +1,7 @@
 """The peers package's SQL, written out where the ORM has no statement for it or spends more than
 the database does (each function says which). Each has a twin in the ORM, in
 tests/peers/test_queries.py, that reads the same rows."""
+
 from __future__ import annotations
 
 from django.db import connection
@@ -23,11 +24,15 @@ def store_scores(rows: list[tuple[int, str, tuple[int, int], dict]]) -> int:
     table = AnnotationScore._meta.db_table
     values_field, at_field = AnnotationScore._meta.get_field("values"), AnnotationScore._meta.get_field("computed_at")
     now = at_field.get_db_prep_save(timezone.now(), connection)
-    params = [p for a, c, (p_rev, a_rev), v in rows for p in (a, c, p_rev, a_rev, values_field.get_db_prep_save(v, connection), now)]
+    params = [
+        p
+        for a, c, (p_rev, a_rev), v in rows
+        for p in (a, c, p_rev, a_rev, values_field.get_db_prep_save(v, connection), now)
+    ]
     sql = (
         f'INSERT INTO {table} (annotation_id, convention, pyramid_revision, annotation_revision, "values", computed_at) '
-        f'VALUES {", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(rows))} '
-        'ON CONFLICT (annotation_id, convention) DO UPDATE SET pyramid_revision = excluded.pyramid_revision, '
+        f"VALUES {', '.join(['(%s, %s, %s, %s, %s, %s)'] * len(rows))} "
+        "ON CONFLICT (annotation_id, convention) DO UPDATE SET pyramid_revision = excluded.pyramid_revision, "
         'annotation_revision = excluded.annotation_revision, "values" = excluded."values", computed_at = excluded.computed_at '
         f"WHERE {table}.pyramid_revision <= excluded.pyramid_revision AND {table}.annotation_revision <= excluded.annotation_revision"
     )
@@ -45,13 +50,17 @@ def bump_revisions(document_model, document_id: int, topic_id: int | None) -> in
     action, and as ORM updates they took two or three round trips instead of one."""
     document, topic, pyramid = (connection.ops.quote_name(m._meta.db_table) for m in (document_model, Topic, Pyramid))
     if topic_id is not None:
-        sql = (f"WITH d AS (UPDATE {document} SET revision = revision + 1 WHERE id = %s) "
-               f"UPDATE {topic} SET revision = revision + 1 WHERE id = %s")
+        sql = (
+            f"WITH d AS (UPDATE {document} SET revision = revision + 1 WHERE id = %s) "
+            f"UPDATE {topic} SET revision = revision + 1 WHERE id = %s"
+        )
         params = [document_id, topic_id]
     elif document_model is PeerAnnotation:
-        sql = (f"WITH d AS (UPDATE {document} SET revision = revision + 1 WHERE id = %s RETURNING pyramid_id) "
-               f"UPDATE {topic} SET revision = {topic}.revision + 1 FROM {pyramid}, d "
-               f"WHERE {pyramid}.id = d.pyramid_id AND {topic}.id = {pyramid}.topic_id RETURNING {topic}.id")
+        sql = (
+            f"WITH d AS (UPDATE {document} SET revision = revision + 1 WHERE id = %s RETURNING pyramid_id) "
+            f"UPDATE {topic} SET revision = {topic}.revision + 1 FROM {pyramid}, d "
+            f"WHERE {pyramid}.id = d.pyramid_id AND {topic}.id = {pyramid}.topic_id RETURNING {topic}.id"
+        )
         params = [document_id]
     else:
         raise ValueError("the topic of a pyramid is passed (it is on the pyramid's row)")

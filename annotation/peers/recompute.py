@@ -14,6 +14,7 @@
   revisions lag behind, and ``jobs.queue.scoring_delayed`` tells the pages why), and the periodic sweep
   ``schedule_stale`` (Celery beat, and every worker start) enqueues them once Redis is back.
 """
+
 import logging
 import time
 from collections.abc import Iterable
@@ -21,17 +22,16 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from scoring.model import Convention
-from scoring.scores import score_prepared
-
-from annotation.jobs import queue
 from annotation.corpus.models import Topic
-from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
+from annotation.jobs import queue
 from annotation.peers import queries
-from annotation.peers.results import agreement_rows_by_convention
+from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
 from annotation.peers.prepared_pyramids import prepared_pyramids
+from annotation.peers.results import agreement_rows_by_convention
 from annotation.peers.scoring_inputs import load_annotations
 from annotation.pyramids import construction
+from scoring.model import Convention
+from scoring.scores import score_prepared
 
 log = logging.getLogger(__name__)
 STORE_CHUNK = 1000  # results per statement of _store_scores (6 parameters each; SQLite allows 32,766)
@@ -44,7 +44,7 @@ def schedule(*, pyramid_ids=(), annotation_ids=(), topic_ids=()) -> None:
         queue.publish("pyramid", pyramid_ids)
         queue.publish("annotation", annotation_ids)
         queue.publish("topic", topic_ids)
-        queue.publish("construction", topic_ids)   # pyramid construction agreement (``pyramids.construction``)
+        queue.publish("construction", topic_ids)  # pyramid construction agreement (``pyramids.construction``)
     except Exception:
         log.exception("scheduling score recomputation failed; results stay stale until the next sweep")
 
@@ -59,7 +59,7 @@ def _store_scores(results: list[tuple[int, str, tuple[int, int], dict]]) -> int:
         return 0
     rows = sorted(results, key=lambda r: (r[0], r[1]))
     if len(rows) > STORE_CHUNK:  # one statement's parameters stay within every backend's limit
-        return sum(_store_scores(rows[start:start + STORE_CHUNK]) for start in range(0, len(rows), STORE_CHUNK))
+        return sum(_store_scores(rows[start : start + STORE_CHUNK]) for start in range(0, len(rows), STORE_CHUNK))
     try:
         with transaction.atomic():
             return queries.store_scores(rows)
@@ -81,11 +81,13 @@ def publish_annotations_of(pyramid_ids: Iterable[int]) -> None:
     agreement wait as long, so they coalesce too and read the scores then stored (published here
     first, the same commit's immediate messages for them find them pending and send nothing)."""
     pyramid_ids = list(pyramid_ids)
-    rows = list(PeerAnnotation.objects.filter(pyramid_id__in=pyramid_ids).order_by().values_list("id", "pyramid__topic_id"))
+    rows = list(
+        PeerAnnotation.objects.filter(pyramid_id__in=pyramid_ids).order_by().values_list("id", "pyramid__topic_id")
+    )
     delay = queue.countdown("pyramid", pyramid_ids, settings.PYRAMID_SCORE_DELAY_SECONDS)
     if queue.dispatch("annotation", [pk for pk, _ in rows], delay=delay):
         queue.note_start("pyramid", pyramid_ids, time.time() + (delay or 0))
-    if not queue.in_process():   # in-process everything runs now, in the runner's order
+    if not queue.in_process():  # in-process everything runs now, in the runner's order
         topics = {topic for _, topic in rows}
         queue.dispatch("topic", topics, delay=delay)
         queue.dispatch("construction", topics, delay=delay)
@@ -104,9 +106,18 @@ def recompute_annotations(annotation_ids: Iterable[int]) -> int:
     revisions, pyramid_of, pyramid_state = {}, {}, {}
     stored: dict[int, set] = {}
     for pk, pyramid_id, a_rev, p_rev, created, convention, s_p_rev, s_a_rev in (
-        PeerAnnotation.objects.filter(pk__in=ids).order_by().values_list(
-            "id", "pyramid_id", "revision", "pyramid__revision", "pyramid__created_at",
-            "scores__convention", "scores__pyramid_revision", "scores__annotation_revision")
+        PeerAnnotation.objects.filter(pk__in=ids)
+        .order_by()
+        .values_list(
+            "id",
+            "pyramid_id",
+            "revision",
+            "pyramid__revision",
+            "pyramid__created_at",
+            "scores__convention",
+            "scores__pyramid_revision",
+            "scores__annotation_revision",
+        )
     ):
         revisions[pk], pyramid_of[pk], pyramid_state[pyramid_id] = (p_rev, a_rev), pyramid_id, (created, p_rev)
         current = stored.setdefault(pk, set())
@@ -148,8 +159,12 @@ def recompute_topics(topic_ids: Iterable[int]) -> int:
     rows = {convention: {(row["dataset"], row["topic"]): row for row in rows} for convention, rows in found.items()}
     for topic in stale:
         revision = topic.revision
-        values = {convention.value: rows[convention].get((topic.dataset.name, topic.external_id)) for convention in Convention}
-        updated = TopicAgreement.objects.filter(topic=topic, topic_revision__lte=revision).update(values=values, topic_revision=revision)
+        values = {
+            convention.value: rows[convention].get((topic.dataset.name, topic.external_id)) for convention in Convention
+        }
+        updated = TopicAgreement.objects.filter(topic=topic, topic_revision__lte=revision).update(
+            values=values, topic_revision=revision
+        )
         if not updated and not TopicAgreement.objects.filter(topic=topic).exists():
             try:
                 with transaction.atomic():
@@ -171,7 +186,9 @@ def _publish_dashboards_of(topic_ids: Iterable[int]) -> None:
     if queue.in_process():
         return
     try:
-        queue.publish("dashboard", set(Topic.objects.filter(pk__in=list(topic_ids)).values_list("dataset_id", flat=True)))
+        queue.publish(
+            "dashboard", set(Topic.objects.filter(pk__in=list(topic_ids)).values_list("dataset_id", flat=True))
+        )
     except Exception:
         log.exception("could not publish the dashboards of topics %s; they stay stale until viewed", topic_ids)
 
@@ -184,11 +201,18 @@ def stale_work() -> tuple[list[int], list[int]]:
     ):
         stored[(annotation_id, convention)] = (p_rev, a_rev)
     annotations = [
-        pk for pk, a_rev, p_rev in PeerAnnotation.objects.values_list("id", "revision", "pyramid__revision")
+        pk
+        for pk, a_rev, p_rev in PeerAnnotation.objects.values_list("id", "revision", "pyramid__revision")
         if any(stored.get((pk, c.value)) != (p_rev, a_rev) for c in Convention)
     ]
     agreed = dict(TopicAgreement.objects.values_list("topic_id", "topic_revision"))
-    topics = [pk for pk, rev in Topic.objects.filter(pyramids__annotations__isnull=False).distinct().values_list("id", "revision") if agreed.get(pk) != rev]
+    topics = [
+        pk
+        for pk, rev in Topic.objects.filter(pyramids__annotations__isnull=False)
+        .distinct()
+        .values_list("id", "revision")
+        if agreed.get(pk) != rev
+    ]
     return annotations, topics
 
 
@@ -197,7 +221,7 @@ def schedule_stale(chunk: int = 200) -> tuple[int, int]:
     start, ``manage.py recompute_stale``."""
     annotations, topics = stale_work()
     for start in range(0, len(annotations), chunk):
-        queue.dispatch("annotation", annotations[start:start + chunk])
+        queue.dispatch("annotation", annotations[start : start + chunk])
     queue.dispatch("topic", topics)
     queue.dispatch("construction", construction.stale_topics())
     return len(annotations), len(topics)

@@ -2,6 +2,7 @@
 
 Row keys are a public contract (``export_scores``/``export_agreement``, the API's CSV/JSON): keep them.
 """
+
 import json
 from collections import defaultdict
 from collections.abc import Iterable
@@ -9,24 +10,45 @@ from typing import NamedTuple
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
+from annotation.adjudication.models import Adjudication, PyramidAdjudication
+from annotation.corpus.models import Topic
+from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch
+from annotation.peers.scoring_inputs import load_annotations, load_pyramids
+from annotation.pyramids.models import SCU, Pyramid
 from scoring.agreement import alpha_dice_summary, peer_matrix
 from scoring.correlation import mean_abs_difference, pearson
 from scoring.model import Convention
 from scoring.scores import prepare, reference_annotation, score_prepared, score_reference
 
-from annotation.adjudication.models import Adjudication, PyramidAdjudication
-from annotation.corpus.models import Topic
-from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch
-from annotation.pyramids.models import Pyramid, SCU
-from annotation.peers.scoring_inputs import load_annotations, load_pyramids
-
 SCORE_KEYS = (
-    "dataset", "topic", "summary", "kind", "annotator", "version", "modified", "modified_jk", "original",
-    "matched_scus", "repetitions", "non_matching", "observed_weight", "convention",
+    "dataset",
+    "topic",
+    "summary",
+    "kind",
+    "annotator",
+    "version",
+    "modified",
+    "modified_jk",
+    "original",
+    "matched_scus",
+    "repetitions",
+    "non_matching",
+    "observed_weight",
+    "convention",
 )
 AGREEMENT_KEYS = (
-    "dataset", "topic", "annotators", "peers", "alpha_dice_mean", "alpha_dice_pooled", "alpha_dice_by_peer",
-    "pearson_modified", "pearson_ci", "mean_abs_diff_modified", "units_pooled", "convention",
+    "dataset",
+    "topic",
+    "annotators",
+    "peers",
+    "alpha_dice_mean",
+    "alpha_dice_pooled",
+    "alpha_dice_by_peer",
+    "pearson_modified",
+    "pearson_ci",
+    "mean_abs_diff_modified",
+    "units_pooled",
+    "convention",
 )
 
 
@@ -60,7 +82,9 @@ def counting(*, include_unfinished: bool = False, for_scores: bool = False) -> Q
     adjudicated = Q(Exists(Adjudication.objects.filter(annotation=OuterRef("pk"))))
     if not for_scores:
         return done & ~adjudicated
-    settled = Q(Exists(Adjudication.objects.filter(annotation__peer=OuterRef("peer"), annotation__pyramid=OuterRef("pyramid"))))
+    settled = Q(
+        Exists(Adjudication.objects.filter(annotation__peer=OuterRef("peer"), annotation__pyramid=OuterRef("pyramid")))
+    )
     return (adjudicated | (done & ~settled)) & scoring_pyramid()
 
 
@@ -85,7 +109,8 @@ def scoring_pyramid(path: str = "pyramid") -> Q:
     the topic's adjudicated pyramid where there is one, else any of its pyramids."""
     prefix = f"{path}__" if path else ""
     return Q(**{f"{prefix}pyramid_adjudication__isnull": False}) | ~Q(
-        Exists(PyramidAdjudication.objects.filter(topic=OuterRef(f"{prefix}topic"))))
+        Exists(PyramidAdjudication.objects.filter(topic=OuterRef(f"{prefix}topic")))
+    )
 
 
 PYRAMID_ADJUDICATED = "pyramid: adjudicated"
@@ -101,7 +126,9 @@ def version_of(annotation: PeerAnnotation) -> str:
     annotator's user name, followed by ``; pyramid: adjudicated`` when the annotation is made
     against the topic's adjudicated pyramid (``adjudicated`` and ``pyramid_adjudicated`` must be
     annotated on the queryset: ``with_version``)."""
-    annotation_version = "adjudicated" if annotation.adjudicated else (annotation.annotator.username if annotation.annotator_id else "")
+    annotation_version = (
+        "adjudicated" if annotation.adjudicated else (annotation.annotator.username if annotation.annotator_id else "")
+    )
     return _joined(annotation_version, annotation.pyramid_adjudicated)
 
 
@@ -117,8 +144,10 @@ def is_adjudicated_pyramid(pyramid: str = "pk") -> Exists:
 
 def with_version(annotations: QuerySet) -> QuerySet:
     """``annotations`` with ``adjudicated`` and ``pyramid_adjudicated`` (bools) for ``version_of``."""
-    return annotations.annotate(adjudicated=Exists(Adjudication.objects.filter(annotation=OuterRef("pk"))),
-                                pyramid_adjudicated=is_adjudicated_pyramid("pyramid"))
+    return annotations.annotate(
+        adjudicated=Exists(Adjudication.objects.filter(annotation=OuterRef("pk"))),
+        pyramid_adjudicated=is_adjudicated_pyramid("pyramid"),
+    )
 
 
 def not_counted(annotations: QuerySet) -> dict[str, int]:
@@ -131,8 +160,14 @@ def not_counted(annotations: QuerySet) -> dict[str, int]:
 
 def _score_row(values: dict, *, dataset, topic, summary, kind, annotator, status, version=None) -> dict:
     """``version``: what the score rests on (``version_of``; a reference's, its pyramid's creator)."""
-    row = {"dataset": dataset, "topic": topic, "summary": summary, "kind": kind, "annotator": annotator,
-           "version": annotator if version is None else version}
+    row = {
+        "dataset": dataset,
+        "topic": topic,
+        "summary": summary,
+        "kind": kind,
+        "annotator": annotator,
+        "version": annotator if version is None else version,
+    }
     row.update({key: values[key] for key in SCORE_KEYS if key in values})
     row["undefined"] = values["undefined"]
     row["status"] = status
@@ -162,13 +197,19 @@ def current_scores(revisions: dict[int, tuple[int, int]], topics, convention: Co
     The background recomputation stores every score after each change, so an export or a dashboard
     reads them instead of scoring every annotation again; what is stale or missing is left out
     (the caller computes it)."""
-    stored = AnnotationScore.objects.filter(convention=convention.value, annotation__pyramid__topic__in=topics).values_list(
-        "annotation_id", "pyramid_revision", "annotation_revision", "values")
+    stored = AnnotationScore.objects.filter(
+        convention=convention.value, annotation__pyramid__topic__in=topics
+    ).values_list("annotation_id", "pyramid_revision", "annotation_revision", "values")
     return {pk: values for pk, p_rev, a_rev, values in stored if revisions.get(pk) == (p_rev, a_rev)}
 
 
-def score_rows(topics, convention: Convention = Convention.NIST, *, include_references: bool = True,
-               include_unfinished: bool = False) -> list[dict]:
+def score_rows(
+    topics,
+    convention: Convention = Convention.NIST,
+    *,
+    include_references: bool = True,
+    include_unfinished: bool = False,
+) -> list[dict]:
     """One row per peer annotation counted for scores (``counted(for_scores=True)``: the adjudicated
     version where there is one) and (optionally) per reference summary of each pyramid. ``version``
     says which version each row rests on (``version_of``).
@@ -180,24 +221,38 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
     """
     convention = Convention(convention)
     annotations = list(
-        with_version(counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics), include_unfinished=include_unfinished, for_scores=True))
+        with_version(
+            counted(
+                PeerAnnotation.objects.filter(pyramid__topic__in=topics),
+                include_unfinished=include_unfinished,
+                for_scores=True,
+            )
+        )
         .select_related("peer__topic__dataset", "annotator", "pyramid")
-        .order_by("peer__topic__dataset__name", "peer__topic__external_id", "peer__external_id", "annotator__username", "id")
+        .order_by(
+            "peer__topic__dataset__name", "peer__topic__external_id", "peer__external_id", "annotator__username", "id"
+        )
     )
     scores = current_scores({a.pk: (a.pyramid.revision, a.revision) for a in annotations}, topics, convention)
     missing = score_annotations([a for a in annotations if a.pk not in scores], convention)
     scores.update((pk, score.as_dict()) for pk, score in missing.items())
     rows = [
         _score_row(
-            scores[a.pk], dataset=a.peer.topic.dataset.name, topic=a.peer.topic.external_id,
-            summary=a.peer.external_id, kind="peer", annotator=a.annotator.username if a.annotator_id else "",
-            status=a.status, version=version_of(a),
+            scores[a.pk],
+            dataset=a.peer.topic.dataset.name,
+            topic=a.peer.topic.external_id,
+            summary=a.peer.external_id,
+            kind="peer",
+            annotator=a.annotator.username if a.annotator_id else "",
+            status=a.status,
+            version=version_of(a),
         )
         for a in annotations
     ]
     if include_references:
         pyramids = list(
-            Pyramid.objects.filter(scoring_pyramid(""), topic__in=topics).select_related("topic__dataset", "creator")
+            Pyramid.objects.filter(scoring_pyramid(""), topic__in=topics)
+            .select_related("topic__dataset", "creator")
             .annotate(adjudicated=is_adjudicated_pyramid())
             .order_by("topic__external_id", "id")
         )
@@ -205,12 +260,18 @@ def score_rows(topics, convention: Convention = Convention.NIST, *, include_refe
         for p in pyramids:
             for ref in inputs[p.pk].references:
                 annotation = reference_annotation(inputs[p.pk], ref, convention)
-                rows.append(_score_row(
-                    score_reference(inputs[p.pk], ref, annotation, convention).as_dict(),
-                    dataset=p.topic.dataset.name, topic=p.topic.external_id, summary=ref, kind="reference",
-                    annotator=p.creator.username if p.creator_id else "", status=PeerAnnotation.Status.DONE.value,
-                    version=_joined(p.creator.username if p.creator_id else "", p.adjudicated),
-                ))
+                rows.append(
+                    _score_row(
+                        score_reference(inputs[p.pk], ref, annotation, convention).as_dict(),
+                        dataset=p.topic.dataset.name,
+                        topic=p.topic.external_id,
+                        summary=ref,
+                        kind="reference",
+                        annotator=p.creator.username if p.creator_id else "",
+                        status=PeerAnnotation.Status.DONE.value,
+                        version=_joined(p.creator.username if p.creator_id else "", p.adjudicated),
+                    )
+                )
     return rows
 
 
@@ -235,8 +296,9 @@ def agreement_rows(topics, convention: Convention = Convention.NIST, *, include_
     return agreement_rows_by_convention(topics, (convention,), include_unfinished=include_unfinished)[convention]
 
 
-def agreement_rows_by_convention(topics, conventions: Iterable[Convention], *,
-                                 include_unfinished: bool = False) -> dict[Convention, list[dict]]:
+def agreement_rows_by_convention(
+    topics, conventions: Iterable[Convention], *, include_unfinished: bool = False
+) -> dict[Convention, list[dict]]:
     """``agreement_rows`` for several conventions, reading the annotations and their matches once.
     The annotators' modified scores are the stored ones where current (``current_scores``), else computed."""
     conventions = [Convention(c) for c in conventions]
@@ -245,12 +307,20 @@ def agreement_rows_by_convention(topics, conventions: Iterable[Convention], *,
         return {convention: [] for convention in conventions}
     involved = [a for group in shared.values() for a in group]
     uids = defaultdict(list)  # pyramid id -> its SCU uids, in order
-    for pyramid_id, uid in SCU.objects.filter(pyramid_id__in={a.pyramid_id for a in involved}).order_by("uid").values_list("pyramid_id", "uid"):
+    for pyramid_id, uid in (
+        SCU.objects.filter(pyramid_id__in={a.pyramid_id for a in involved})
+        .order_by("uid")
+        .values_list("pyramid_id", "uid")
+    ):
         uids[pyramid_id].append(uid)
     inputs = load_annotations(a.pk for a in involved)
     revisions = {a.pk: a.revisions for a in involved}
-    return {convention: _agreement_rows(shared, uids, inputs, _modified_scores(involved, revisions, topics, convention), convention)
-            for convention in conventions}
+    return {
+        convention: _agreement_rows(
+            shared, uids, inputs, _modified_scores(involved, revisions, topics, convention), convention
+        )
+        for convention in conventions
+    }
 
 
 def shared_groups(topics, *, include_unfinished: bool = False) -> dict[tuple[int, int, str], list[Annotated]]:
@@ -258,24 +328,45 @@ def shared_groups(topics, *, include_unfinished: bool = False) -> dict[tuple[int
     pyramid, for the peers two or more annotators annotated: what agreement is computed over."""
     by_peer = defaultdict(list)
     for pk, pyramid_id, topic_id, peer, annotator_id, annotator, p_rev, a_rev, topic, dataset in (
-        counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics, annotator__isnull=False), include_unfinished=include_unfinished)
-        .order_by().values_list("id", "pyramid_id", "pyramid__topic_id", "peer__external_id", "annotator_id", "annotator__username",
-                                "pyramid__revision", "revision", "pyramid__topic__external_id", "pyramid__topic__dataset__name")
+        counted(
+            PeerAnnotation.objects.filter(pyramid__topic__in=topics, annotator__isnull=False),
+            include_unfinished=include_unfinished,
+        )
+        .order_by()
+        .values_list(
+            "id",
+            "pyramid_id",
+            "pyramid__topic_id",
+            "peer__external_id",
+            "annotator_id",
+            "annotator__username",
+            "pyramid__revision",
+            "revision",
+            "pyramid__topic__external_id",
+            "pyramid__topic__dataset__name",
+        )
     ):
         by_peer[(topic_id, pyramid_id, peer)].append(
-            Annotated(pk, pyramid_id, topic_id, peer, annotator_id, annotator, (p_rev, a_rev), topic, dataset))
+            Annotated(pk, pyramid_id, topic_id, peer, annotator_id, annotator, (p_rev, a_rev), topic, dataset)
+        )
     return {key: group for key, group in by_peer.items() if len({a.annotator_id for a in group}) >= 2}
 
 
-def _modified_scores(annotations: list[Annotated], revisions: dict[int, tuple[int, int]], topics,
-                     convention: Convention) -> dict[int, float | None]:
+def _modified_scores(
+    annotations: list[Annotated], revisions: dict[int, tuple[int, int]], topics, convention: Convention
+) -> dict[int, float | None]:
     modified = {pk: values["modified"] for pk, values in current_scores(revisions, topics, convention).items()}
     missing = score_annotations([a for a in annotations if a.pk not in modified], convention)
     return modified | {pk: score.modified for pk, score in missing.items()}
 
 
-def _agreement_rows(shared: dict[tuple, list[Annotated]], uids: dict[int, list[int]], inputs: dict, modified_of: dict[int, float | None],
-                    convention: Convention) -> list[dict]:
+def _agreement_rows(
+    shared: dict[tuple, list[Annotated]],
+    uids: dict[int, list[int]],
+    inputs: dict,
+    modified_of: dict[int, float | None],
+    convention: Convention,
+) -> list[dict]:
     rows = []
     topic_names = {key[0]: group[0].topic for key, group in shared.items()}
     for topic_id in sorted(topic_names, key=topic_names.get):
@@ -290,20 +381,23 @@ def _agreement_rows(shared: dict[tuple, list[Annotated]], uids: dict[int, list[i
                 modified[a.annotator][label] = modified_of[a.pk]
         summary = alpha_dice_summary(per_peer)
         first = shared[keys[0]][0]
-        rows.append({
-            "dataset": first.dataset,
-            "topic": first.topic,
-            "annotators": sorted(modified),
-            "peers": len(per_peer),
-            "alpha_dice_mean": summary.mean,
-            "alpha_dice_pooled": summary.pooled.value,
-            "alpha_dice_by_peer": {
-                peer: {"value": alpha.value, "units": alpha.units, "reason": alpha.reason} for peer, alpha in summary.by_peer.items()
-            },
-            **_score_comparison(modified),
-            "units_pooled": summary.pooled.units,
-            "convention": convention.value,
-        })
+        rows.append(
+            {
+                "dataset": first.dataset,
+                "topic": first.topic,
+                "annotators": sorted(modified),
+                "peers": len(per_peer),
+                "alpha_dice_mean": summary.mean,
+                "alpha_dice_pooled": summary.pooled.value,
+                "alpha_dice_by_peer": {
+                    peer: {"value": alpha.value, "units": alpha.units, "reason": alpha.reason}
+                    for peer, alpha in summary.by_peer.items()
+                },
+                **_score_comparison(modified),
+                "units_pooled": summary.pooled.units,
+                "convention": convention.value,
+            }
+        )
     return rows
 
 
@@ -313,9 +407,11 @@ def _score_comparison(modified: dict[str, dict[str, float | None]]) -> dict:
     With more than two annotators, the pair that shares the most peers (then by name) is compared.
     """
     names = sorted(modified)
-    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
     a, b = min(pairs, key=lambda pair: (-len(modified[pair[0]].keys() & modified[pair[1]].keys()), pair))
-    common = sorted(p for p in set(modified[a]) & set(modified[b]) if modified[a][p] is not None and modified[b][p] is not None)
+    common = sorted(
+        p for p in set(modified[a]) & set(modified[b]) if modified[a][p] is not None and modified[b][p] is not None
+    )
     x, y = [modified[a][p] for p in common], [modified[b][p] for p in common]
     r = pearson(x, y) if common else None
     return {
@@ -337,7 +433,9 @@ def write_rows(stream, rows: list[dict], keys: tuple[str, ...], fmt: str) -> Non
     writer = csv_cells.DictWriter(stream, fieldnames=list(keys), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: json.dumps(v) if isinstance(v, (dict, list)) else ("" if v is None else v) for k, v in row.items()})
+        writer.writerow(
+            {k: json.dumps(v) if isinstance(v, (dict, list)) else ("" if v is None else v) for k, v in row.items()}
+        )
 
 
 def topics_of(dataset_name: str | None):

@@ -10,6 +10,7 @@ bypass signals and call ``touch_pyramid``/``touch_annotation`` themselves. A top
 bumps its topic (``touch_topic``); a deleted topic bumps nothing (``topics_deleted``: what it could make stale
 goes in the same cascade; a DUC topic's delete takes 0.1 s instead of 2.4 s and 3,500 queries).
 """
+
 import threading
 from collections.abc import Iterable
 from contextlib import contextmanager
@@ -18,12 +19,12 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
+from annotation.corpus.models import ReferenceSummary, Topic
+from annotation.history import changes
 from annotation.jobs import framework_internals
 from annotation.peers import queries
-from annotation.corpus.models import ReferenceSummary, Topic
 from annotation.peers.models import PeerAnnotation, PeerMatch
-from annotation.history import changes
-from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
+from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid
 
 
 class _Pending:
@@ -69,7 +70,9 @@ def batched_scheduling():
         pending.flush()
 
 
-def _record(*, pyramid_ids: Iterable[int] = (), annotation_ids: Iterable[int] = (), topic_ids: Iterable[int] = ()) -> None:
+def _record(
+    *, pyramid_ids: Iterable[int] = (), annotation_ids: Iterable[int] = (), topic_ids: Iterable[int] = ()
+) -> None:
     batch = getattr(_batch, "pending", None)
     if batch is not None:
         pending = batch
@@ -127,7 +130,10 @@ def touch_topics_wholly(topic_ids: Iterable[int]) -> None:
     topic_ids = list(topic_ids)
     pyramids = Pyramid.objects.filter(topic_id__in=topic_ids)
     annotations = PeerAnnotation.objects.filter(pyramid__topic_id__in=topic_ids)
-    pyramid_ids, annotation_ids = list(pyramids.values_list("id", flat=True)), list(annotations.values_list("id", flat=True))
+    pyramid_ids, annotation_ids = (
+        list(pyramids.values_list("id", flat=True)),
+        list(annotations.values_list("id", flat=True)),
+    )
     Pyramid.objects.filter(pk__in=pyramid_ids).update(revision=F("revision") + 1)
     PeerAnnotation.objects.filter(pk__in=annotation_ids).update(revision=F("revision") + 1)
     Topic.objects.filter(pk__in=topic_ids).update(revision=F("revision") + 1)
@@ -247,7 +253,9 @@ def _on_contributor_part(sender, instance, **kwargs):
 def _on_peer_match(sender, instance, **kwargs):
     if _in_deletion() or _in_action("annotation"):
         return
-    for annotation_id, topic_id in PeerAnnotation.objects.filter(pk=instance.annotation_id).values_list("id", "pyramid__topic_id"):
+    for annotation_id, topic_id in PeerAnnotation.objects.filter(pk=instance.annotation_id).values_list(
+        "id", "pyramid__topic_id"
+    ):
         touch_annotation(annotation_id, topic_id)
 
 
@@ -288,11 +296,18 @@ def _on_topic_saved(sender, instance, created, **kwargs):
         touch_topic(instance.pk)
 
 
-for model, handler in [(SCU, _on_scu), (Contributor, _on_contributor), (ContributorPart, _on_contributor_part), (PeerMatch, _on_peer_match)]:
+for model, handler in [
+    (SCU, _on_scu),
+    (Contributor, _on_contributor),
+    (ContributorPart, _on_contributor_part),
+    (PeerMatch, _on_peer_match),
+]:
     post_save.connect(handler, sender=model, dispatch_uid=f"score-events-save-{model.__name__}")
     post_delete.connect(handler, sender=model, dispatch_uid=f"score-events-delete-{model.__name__}")
 post_delete.connect(_on_annotation_deleted, sender=PeerAnnotation, dispatch_uid="score-events-delete-annotation")
 post_save.connect(_on_annotation_saved, sender=PeerAnnotation, dispatch_uid="score-events-save-annotation")
-m2m_changed.connect(_on_pyramid_references, sender=Pyramid.references.through, dispatch_uid="score-events-pyramid-references")
+m2m_changed.connect(
+    _on_pyramid_references, sender=Pyramid.references.through, dispatch_uid="score-events-pyramid-references"
+)
 post_save.connect(_on_reference_saved, sender=ReferenceSummary, dispatch_uid="score-events-reference-saved")
 post_save.connect(_on_topic_saved, sender=Topic, dispatch_uid="score-events-topic-saved")

@@ -5,14 +5,15 @@ recomputation, exports and dashboards call them for hundreds of annotations at o
 default orderings are cleared (``order_by()``): they join other tables only to sort rows that are
 grouped here anyway.
 """
+
 from collections.abc import Iterable
 
-from scoring.model import PeerAnnotation as ScoringAnnotation
-
 from annotation.peers.models import PeerMatch
+
 # The pyramids' half of the inputs is read in their own layer (their automatic scores use it too);
 # named here beside the annotations' half for the readers of both.
 from annotation.pyramids.scoring_inputs import load_pyramids  # noqa: F401
+from scoring.model import PeerAnnotation as ScoringAnnotation
 
 
 def load_annotations(annotation_ids: Iterable[int]) -> dict[int, ScoringAnnotation]:
@@ -20,7 +21,9 @@ def load_annotations(annotation_ids: Iterable[int]) -> dict[int, ScoringAnnotati
     ids = list(set(annotation_ids))
     counts: dict[int, dict[int, int]] = {i: {} for i in ids}
     non_matching = dict.fromkeys(ids, 0)
-    for annotation_id, uid in PeerMatch.objects.filter(annotation_id__in=ids).order_by().values_list("annotation_id", "scu__uid"):
+    for annotation_id, uid in (
+        PeerMatch.objects.filter(annotation_id__in=ids).order_by().values_list("annotation_id", "scu__uid")
+    ):
         if uid is None:
             non_matching[annotation_id] += 1
         else:

@@ -1,26 +1,29 @@
 """The peers' REST serializers: peer annotations and their matches (each change one recorded
 action of ``peers.actions``), and the ``full`` documents an editor reads in one request: an
 annotation with its pyramid, a pyramid with the stored scores of the annotations against it."""
+
 from django.http import Http404
 from rest_framework import serializers
 
-from scoring.model import Convention
-
 from annotation.api.serializers import (
-    CanEditMixin, StrictMixin, StrictModelSerializer, django_errors_as_drf, expected_revision_of, keep_outcome,
+    CanEditMixin,
+    StrictMixin,
+    StrictModelSerializer,
+    django_errors_as_drf,
+    expected_revision_of,
+    keep_outcome,
     requesting_user,
 )
 from annotation.corpus import assignments
 from annotation.corpus.models import Assignment, PeerSummary
 from annotation.corpus.serializers import PeerTextSerializer, TopicBriefSerializer
 from annotation.jobs import queue
-from annotation.peers import actions
-from annotation.peers import results
+from annotation.peers import actions, results
 from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
 from annotation.pyramids.models import Pyramid
 from annotation.pyramids.serializers import PyramidContentSerializer, SpanSerializer, validate_spans
 from annotation.pyramids.spans import MAX_PARTS
-
+from scoring.model import Convention
 
 SCORE_CONVENTION = Convention.NIST.value  # the documents show the official scores; exports offer both
 
@@ -56,8 +59,11 @@ def own_peer(user, assignment_id, peer_id) -> tuple[Assignment, PeerSummary]:
     included, as annotation is blind) and one of its topic's peers."""
     if not str(assignment_id).isdigit():  # a router's pk is any text: no such assignment
         raise Http404("No such assignment of yours.")
-    assignment = (Assignment.objects.select_related("topic")
-                  .filter(pk=assignment_id, annotator_id=user.pk, task=Assignment.Task.ANNOTATE_PEERS).first())
+    assignment = (
+        Assignment.objects.select_related("topic")
+        .filter(pk=assignment_id, annotator_id=user.pk, task=Assignment.Task.ANNOTATE_PEERS)
+        .first()
+    )
     if assignment is None:
         raise Http404("No such assignment of yours.")
     peer = assignment.topic.peersummarys.filter(pk=peer_id).first() if str(peer_id).isdigit() else None
@@ -80,10 +86,17 @@ class PeerMatchSerializer(StrictModelSerializer):
     ``peer`` in place of the ``annotation``: the annotation is created with it, in one request and
     one transaction (``assignments.annotation_for``: once, whatever the tabs), or not at all."""
 
-    annotation = serializers.PrimaryKeyRelatedField(queryset=PeerAnnotation.objects.select_related("peer"), required=False)  # spans are checked against its text
-    assignment = serializers.IntegerField(write_only=True, required=False,
-                                          help_text="Your peer annotation assignment (in place of `annotation`, with `peer`: the first match of an untouched peer).")
-    peer = serializers.IntegerField(write_only=True, required=False, help_text="A peer summary of that assignment's topic (with `assignment`).")
+    annotation = serializers.PrimaryKeyRelatedField(
+        queryset=PeerAnnotation.objects.select_related("peer"), required=False
+    )  # spans are checked against its text
+    assignment = serializers.IntegerField(
+        write_only=True,
+        required=False,
+        help_text="Your peer annotation assignment (in place of `annotation`, with `peer`: the first match of an untouched peer).",
+    )
+    peer = serializers.IntegerField(
+        write_only=True, required=False, help_text="A peer summary of that assignment's topic (with `assignment`)."
+    )
     parts = SpanSerializer(many=True, allow_empty=False, max_length=MAX_PARTS)
 
     class Meta:
@@ -95,27 +108,51 @@ class PeerMatchSerializer(StrictModelSerializer):
         if self.instance is None:
             place = [key for key in ("assignment", "peer") if key in attrs]
             if "annotation" in attrs and place:
-                raise serializers.ValidationError({key: ["Give the annotation, or the assignment and peer of a peer not annotated yet; not both."] for key in place})
+                raise serializers.ValidationError(
+                    {
+                        key: ["Give the annotation, or the assignment and peer of a peer not annotated yet; not both."]
+                        for key in place
+                    }
+                )
             if "annotation" not in attrs:
                 if len(place) < 2:
-                    raise serializers.ValidationError({"annotation": ["This field is required (or the assignment and peer of a peer not annotated yet)."]})
-                attrs["place"] = own_peer(requesting_user(self), attrs.pop("assignment"), attrs.pop("peer"))  # a 404 for anyone else's
+                    raise serializers.ValidationError(
+                        {
+                            "annotation": [
+                                "This field is required (or the assignment and peer of a peer not annotated yet)."
+                            ]
+                        }
+                    )
+                attrs["place"] = own_peer(
+                    requesting_user(self), attrs.pop("assignment"), attrs.pop("peer")
+                )  # a 404 for anyone else's
             peer = attrs["annotation"].peer if "annotation" in attrs else attrs["place"][1]
             attrs["parts"] = validate_spans(attrs["parts"], peer.text, "Part of the peer summary")
         return attrs
 
     def create(self, validated_data):
         with django_errors_as_drf():
-            return keep_outcome(self, actions.match_span(
-                validated_data["annotation"], requesting_user(self), scu=validated_data.get("scu"), spans=validated_data["parts"],
-                expected_revision=expected_revision_of(self),
-            ))
+            return keep_outcome(
+                self,
+                actions.match_span(
+                    validated_data["annotation"],
+                    requesting_user(self),
+                    scu=validated_data.get("scu"),
+                    spans=validated_data["parts"],
+                    expected_revision=expected_revision_of(self),
+                ),
+            )
 
     def update(self, instance, validated_data):
         if "scu" not in validated_data:
             return instance
         with django_errors_as_drf():
-            return keep_outcome(self, actions.move_match(instance, validated_data["scu"], requesting_user(self), expected_revision=expected_revision_of(self)))
+            return keep_outcome(
+                self,
+                actions.move_match(
+                    instance, validated_data["scu"], requesting_user(self), expected_revision=expected_revision_of(self)
+                ),
+            )
 
 
 def _current(score) -> bool:
@@ -133,7 +170,18 @@ class PyramidFullSerializer(CanEditMixin, PyramidContentSerializer):
 
     class Meta:
         model = Pyramid
-        fields = ["id", "revision", "status", "can_edit", "topic", "creator", "references", "scus", "scores", "scores_delayed"]
+        fields = [
+            "id",
+            "revision",
+            "status",
+            "can_edit",
+            "topic",
+            "creator",
+            "references",
+            "scus",
+            "scores",
+            "scores_delayed",
+        ]
 
     def get_scores_delayed(self, pyramid) -> str | None:
         """Why scores that are not current cannot be recomputed now (e.g. Redis unreachable); None otherwise."""
@@ -145,14 +193,18 @@ class PyramidFullSerializer(CanEditMixin, PyramidContentSerializer):
         for annotation in pyramid.visible_annotations:
             score = next(iter(annotation.scores.all()), None)
             current = _current(score)
-            rows.append({
-                "annotation": annotation.pk, "peer": annotation.peer.external_id,
-                "annotator": annotation.annotator.username if annotation.annotator_id else "",
-                "version": results.version_of(annotation),
-                "modified": score.values.get("modified") if current else None,
-                "original": score.values.get("original") if current else None,
-                "convention": SCORE_CONVENTION, "current": current,
-            })
+            rows.append(
+                {
+                    "annotation": annotation.pk,
+                    "peer": annotation.peer.external_id,
+                    "annotator": annotation.annotator.username if annotation.annotator_id else "",
+                    "version": results.version_of(annotation),
+                    "modified": score.values.get("modified") if current else None,
+                    "original": score.values.get("original") if current else None,
+                    "convention": SCORE_CONVENTION,
+                    "current": current,
+                }
+            )
         return rows
 
 
@@ -187,7 +239,19 @@ class AnnotationFullSerializer(CanEditMixin, serializers.ModelSerializer):
 
     class Meta:
         model = PeerAnnotation
-        fields = ["id", "revision", "status", "can_edit", "annotator", "peer", "pyramid", "matches", "score", "next", "progress"]
+        fields = [
+            "id",
+            "revision",
+            "status",
+            "can_edit",
+            "annotator",
+            "peer",
+            "pyramid",
+            "matches",
+            "score",
+            "next",
+            "progress",
+        ]
 
     def _walk(self, annotation) -> dict:
         if not hasattr(self, "_walked"):
@@ -204,8 +268,12 @@ class AnnotationFullSerializer(CanEditMixin, serializers.ModelSerializer):
     def get_score(self, annotation) -> dict:
         score = next(iter(annotation.scores.all()), None)
         current = _current(score)
-        return {"convention": SCORE_CONVENTION, "current": current, "values": score.values if current else None,
-                "delayed": None if current else queue.scoring_delayed()}
+        return {
+            "convention": SCORE_CONVENTION,
+            "current": current,
+            "values": score.values if current else None,
+            "delayed": None if current else queue.scoring_delayed(),
+        }
 
 
 class UnsavedAnnotationFullSerializer(AnnotationFullSerializer):
@@ -239,8 +307,11 @@ class StoredScoreSerializer(serializers.ModelSerializer):
         fields = ["id", "revision", "pyramid_revision", "current", "scores", "delayed"]
 
     def _current(self, annotation) -> dict:
-        return {s.convention: s.values for s in annotation.scores.all()
-                if (s.annotation_revision, s.pyramid_revision) == (annotation.revision, annotation.pyramid.revision)}
+        return {
+            s.convention: s.values
+            for s in annotation.scores.all()
+            if (s.annotation_revision, s.pyramid_revision) == (annotation.revision, annotation.pyramid.revision)
+        }
 
     def get_current(self, annotation) -> bool:
         return len(self._current(annotation)) == len(Convention)

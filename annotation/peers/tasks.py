@@ -5,6 +5,7 @@ Published by name through ``annotation.jobs.queue`` (which imports no task modul
 twice at once (``jobs.task_lock.RunsAlone``). Task names are stable (``annotation.*``): messages
 queued by an older version are still understood.
 """
+
 from celery import shared_task
 from celery.signals import worker_ready
 

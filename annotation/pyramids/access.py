@@ -3,6 +3,7 @@ knows no pyramid): annotators build their own pyramid in a topic they are assign
 read the topic's finished pyramids when assigned to annotate its peers (never a pyramid being
 built by someone else). Coordinators of the dataset may do everything (the rule's own part).
 """
+
 from django.db.models import Q
 
 from annotation.access.rules import ANNOTATE, BUILD, Rule, at, can_change, in_topics, owned, register, register_kind
@@ -26,7 +27,19 @@ def _may_start(user, data: dict) -> bool:
 
 register_kind("pyramid", read=_reads, write=_builds)
 register(Pyramid, Rule("pyramid", "topic", "topic__dataset", owner="creator", pyramid=""), create=_may_start)
-register(SCU, Rule("pyramid", "pyramid__topic", "pyramid__topic__dataset", owner="pyramid__creator", pyramid="pyramid"),
-         create=lambda user, data: can_change(user, data["pyramid"]))
-register(Contributor, Rule("pyramid", "scu__pyramid__topic", "scu__pyramid__topic__dataset", owner="scu__pyramid__creator",
-                           pyramid="scu__pyramid"), create=lambda user, data: can_change(user, data["scu"]))
+register(
+    SCU,
+    Rule("pyramid", "pyramid__topic", "pyramid__topic__dataset", owner="pyramid__creator", pyramid="pyramid"),
+    create=lambda user, data: can_change(user, data["pyramid"]),
+)
+register(
+    Contributor,
+    Rule(
+        "pyramid",
+        "scu__pyramid__topic",
+        "scu__pyramid__topic__dataset",
+        owner="scu__pyramid__creator",
+        pyramid="scu__pyramid",
+    ),
+    create=lambda user, data: can_change(user, data["scu"]),
+)

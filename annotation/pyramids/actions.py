@@ -6,18 +6,26 @@ concurrent change that committed while it waited is seen), the rules validated b
 action writes
 nothing and the message says why), and the change recorded for the audit history and undo.
 """
+
 from collections.abc import Sequence
 
 from django.core.exceptions import ValidationError
 from django.db.models import Max
 
 from annotation.corpus.models import ReferenceSummary
-from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
-from annotation.pyramids.models import COMMENT_LENGTH, LABEL_LENGTH, LengthBound
-from annotation.pyramids.spans import MAX_PARTS
-from annotation.pyramids.editing import Spans, add_contributor, add_part
 from annotation.history.changes import Gone, Outcome, pyramid_action, reread
 from annotation.pyramids.document_states import ensure_unmatched
+from annotation.pyramids.editing import Spans, add_contributor, add_part
+from annotation.pyramids.models import (
+    COMMENT_LENGTH,
+    LABEL_LENGTH,
+    SCU,
+    Contributor,
+    ContributorPart,
+    LengthBound,
+    Pyramid,
+)
+from annotation.pyramids.spans import MAX_PARTS
 
 
 def _reference(pyramid: Pyramid, reference: ReferenceSummary | int) -> ReferenceSummary:
@@ -64,7 +72,12 @@ def _separate_parts(spans: Spans) -> Spans:
     for (i, (_, end_a)), (j, (start_b, _)) in zip(ordered, ordered[1:], strict=False):
         if start_b < end_a:
             first, second = sorted((i, j))
-            raise ValidationError({"parts": f"Part {second + 1} [{spans[second][0]}, {spans[second][1]}) overlaps part {first + 1} " f"[{spans[first][0]}, {spans[first][1]})."})
+            raise ValidationError(
+                {
+                    "parts": f"Part {second + 1} [{spans[second][0]}, {spans[second][1]}) overlaps part {first + 1} "
+                    f"[{spans[first][0]}, {spans[first][1]})."
+                }
+            )
     return spans
 
 
@@ -82,11 +95,20 @@ def create_scu(pyramid: Pyramid, user, *, label: str, reference, spans: Spans, e
         add_contributor(scu, _reference(p, reference), _separate_parts(spans))
         return scu
 
-    return pyramid_action(pyramid.pk, user, action="create_scu", uids=uids, mutate=mutate,
-                          summary=lambda scu: f"Created SCU {scu.uid} “{scu.label[:80]}”", expected_revision=expected_revision)
+    return pyramid_action(
+        pyramid.pk,
+        user,
+        action="create_scu",
+        uids=uids,
+        mutate=mutate,
+        summary=lambda scu: f"Created SCU {scu.uid} “{scu.label[:80]}”",
+        expected_revision=expected_revision,
+    )
 
 
-def add_contributor_to(scu: SCU, user, *, reference, spans: Spans, comment: str = "", expected_revision=None) -> Outcome:
+def add_contributor_to(
+    scu: SCU, user, *, reference, spans: Spans, comment: str = "", expected_revision=None
+) -> Outcome:
     _bounded("comment", comment, COMMENT_LENGTH)
     fresh = {}
 
@@ -99,8 +121,15 @@ def add_contributor_to(scu: SCU, user, *, reference, spans: Spans, comment: str 
         ref = _reference(p, reference)
         return add_contributor(fresh["scu"], ref, _separate_parts(spans), comment)
 
-    return pyramid_action(scu.pyramid_id, user, action="add_contributor", uids=uids, mutate=mutate,
-                          summary=lambda c: f"Added a contributor from {c.reference.external_id} to SCU {fresh['scu'].uid}", expected_revision=expected_revision)
+    return pyramid_action(
+        scu.pyramid_id,
+        user,
+        action="add_contributor",
+        uids=uids,
+        mutate=mutate,
+        summary=lambda c: f"Added a contributor from {c.reference.external_id} to SCU {fresh['scu'].uid}",
+        expected_revision=expected_revision,
+    )
 
 
 def add_part_to(contributor: Contributor, user, *, start: int, end: int, expected_revision=None) -> Outcome:
@@ -119,8 +148,15 @@ def add_part_to(contributor: Contributor, user, *, start: int, end: int, expecte
             raise ValidationError({"start": f"A contributor has at most {MAX_PARTS} parts; this one has them all."})
         return add_part(c, start, end)
 
-    return pyramid_action(_pyramid_of(contributor), user, action="add_part", uids=uids, mutate=mutate,
-                          summary=lambda part: f"Added a part to a contributor of SCU {fresh['contributor'].scu.uid}", expected_revision=expected_revision)
+    return pyramid_action(
+        _pyramid_of(contributor),
+        user,
+        action="add_part",
+        uids=uids,
+        mutate=mutate,
+        summary=lambda part: f"Added a part to a contributor of SCU {fresh['contributor'].scu.uid}",
+        expected_revision=expected_revision,
+    )
 
 
 def remove_part(part: ContributorPart, user, *, expected_revision=None) -> Outcome:
@@ -135,8 +171,15 @@ def remove_part(part: ContributorPart, user, *, expected_revision=None) -> Outco
             raise ValidationError({"part": "This is the contributor's only part: remove the contributor instead."})
         fresh["part"].delete()
 
-    return pyramid_action(_pyramid_of(part.contributor), user, action="remove_part", uids=uids, mutate=mutate,
-                          summary=lambda _: f"Removed a part of a contributor of SCU {fresh['part'].contributor.scu.uid}", expected_revision=expected_revision)
+    return pyramid_action(
+        _pyramid_of(part.contributor),
+        user,
+        action="remove_part",
+        uids=uids,
+        mutate=mutate,
+        summary=lambda _: f"Removed a part of a contributor of SCU {fresh['part'].contributor.scu.uid}",
+        expected_revision=expected_revision,
+    )
 
 
 def remove_contributor(contributor: Contributor, user, *, expected_revision=None) -> Outcome:
@@ -158,8 +201,15 @@ def remove_contributor(contributor: Contributor, user, *, expected_revision=None
         c = fresh["contributor"]
         return f"Removed the contributor from {c.reference.external_id} of SCU {c.scu.uid}"
 
-    return pyramid_action(_pyramid_of(contributor), user, action="remove_contributor", uids=uids, mutate=mutate,
-                          summary=summary, expected_revision=expected_revision)
+    return pyramid_action(
+        _pyramid_of(contributor),
+        user,
+        action="remove_contributor",
+        uids=uids,
+        mutate=mutate,
+        summary=summary,
+        expected_revision=expected_revision,
+    )
 
 
 def delete_scu(scu: SCU, user, *, expected_revision=None) -> Outcome:
@@ -173,11 +223,20 @@ def delete_scu(scu: SCU, user, *, expected_revision=None) -> Outcome:
         ensure_unmatched([fresh["scu"]])
         fresh["scu"].delete()
 
-    return pyramid_action(scu.pyramid_id, user, action="delete_scu", uids=uids, mutate=mutate,
-                          summary=lambda _: f"Deleted SCU {fresh['scu'].uid} “{fresh['scu'].label[:80]}”", expected_revision=expected_revision)
+    return pyramid_action(
+        scu.pyramid_id,
+        user,
+        action="delete_scu",
+        uids=uids,
+        mutate=mutate,
+        summary=lambda _: f"Deleted SCU {fresh['scu'].uid} “{fresh['scu'].label[:80]}”",
+        expected_revision=expected_revision,
+    )
 
 
-def update_scu(scu: SCU, user, *, label: str | None = None, comment: str | None = None, expected_revision=None) -> Outcome:
+def update_scu(
+    scu: SCU, user, *, label: str | None = None, comment: str | None = None, expected_revision=None
+) -> Outcome:
     """Relabel and/or comment an SCU."""
     if comment is not None:
         _bounded("comment", comment, COMMENT_LENGTH)
@@ -199,9 +258,15 @@ def update_scu(scu: SCU, user, *, label: str | None = None, comment: str | None 
             s.save(update_fields=fields)
         return s
 
-    return pyramid_action(scu.pyramid_id, user, action="update_scu", uids=uids, mutate=mutate,
-                          summary=lambda s: f"Relabelled SCU {s.uid} “{s.label[:80]}”" if label is not None else f"Commented SCU {s.uid}",
-                          expected_revision=expected_revision)
+    return pyramid_action(
+        scu.pyramid_id,
+        user,
+        action="update_scu",
+        uids=uids,
+        mutate=mutate,
+        summary=lambda s: f"Relabelled SCU {s.uid} “{s.label[:80]}”" if label is not None else f"Commented SCU {s.uid}",
+        expected_revision=expected_revision,
+    )
 
 
 def update_contributor(contributor: Contributor, user, *, comment: str, expected_revision=None) -> Outcome:
@@ -219,8 +284,15 @@ def update_contributor(contributor: Contributor, user, *, comment: str, expected
             c.save(update_fields=["comment"])
         return c
 
-    return pyramid_action(_pyramid_of(contributor), user, action="update_contributor", uids=uids, mutate=mutate,
-                          summary=lambda c: f"Commented a contributor of SCU {c.scu.uid}", expected_revision=expected_revision)
+    return pyramid_action(
+        _pyramid_of(contributor),
+        user,
+        action="update_contributor",
+        uids=uids,
+        mutate=mutate,
+        summary=lambda c: f"Commented a contributor of SCU {c.scu.uid}",
+        expected_revision=expected_revision,
+    )
 
 
 def _check_one_per_reference(target: SCU, incoming: Sequence[Contributor]) -> None:
@@ -233,8 +305,13 @@ def _check_one_per_reference(target: SCU, incoming: Sequence[Contributor]) -> No
             clashes.append(ref)
         present.add(ref)
     if clashes:
-        raise ValidationError({"scu": f"SCU {target.uid} would have two contributors from reference(s) " f"{', '.join(sorted(set(clashes)))}; "
-                                      "remove or move one of them first."})
+        raise ValidationError(
+            {
+                "scu": f"SCU {target.uid} would have two contributors from reference(s) "
+                f"{', '.join(sorted(set(clashes)))}; "
+                "remove or move one of them first."
+            }
+        )
 
 
 def _check_move(contributor: Contributor, target: SCU) -> None:
@@ -265,9 +342,18 @@ def move_contributor(contributor: Contributor, target: SCU, user, *, expected_re
             source.delete()
         return c
 
-    return pyramid_action(_pyramid_of(contributor), user, action="move_contributor", uids=uids, mutate=mutate,
-                          summary=lambda c: f"Moved the contributor from {c.reference.external_id} of SCU {fresh['source'].uid} to SCU " f"{fresh['target'].uid}",
-                          expected_revision=expected_revision)
+    return pyramid_action(
+        _pyramid_of(contributor),
+        user,
+        action="move_contributor",
+        uids=uids,
+        mutate=mutate,
+        summary=lambda c: (
+            f"Moved the contributor from {c.reference.external_id} of SCU {fresh['source'].uid} to SCU "
+            f"{fresh['target'].uid}"
+        ),
+        expected_revision=expected_revision,
+    )
 
 
 def _check_merge(target: SCU, sources: Sequence[SCU]) -> list[SCU]:
@@ -302,9 +388,15 @@ def merge_scus(target: SCU, sources: Sequence[SCU], user, *, expected_revision=N
             source.delete()
         return t
 
-    return pyramid_action(target.pyramid_id, user, action="merge_scus", uids=uids, mutate=mutate,
-                          summary=lambda t: f"Merged SCU(s) {', '.join(str(s.uid) for s in fresh['sources'])} into SCU {t.uid}",
-                          expected_revision=expected_revision)
+    return pyramid_action(
+        target.pyramid_id,
+        user,
+        action="merge_scus",
+        uids=uids,
+        mutate=mutate,
+        summary=lambda t: f"Merged SCU(s) {', '.join(str(s.uid) for s in fresh['sources'])} into SCU {t.uid}",
+        expected_revision=expected_revision,
+    )
 
 
 def _check_split(contributor: Contributor) -> None:
@@ -331,6 +423,15 @@ def split_contributor(contributor: Contributor, user, *, label: str | None = Non
         c.save(update_fields=["scu"])
         return scu
 
-    return pyramid_action(_pyramid_of(contributor), user, action="split_contributor", uids=uids, mutate=mutate,
-                          summary=lambda scu: f"Split the contributor from {fresh['contributor'].reference.external_id} off SCU " f"{fresh['source'].uid} into SCU {scu.uid}",
-                          expected_revision=expected_revision)
+    return pyramid_action(
+        _pyramid_of(contributor),
+        user,
+        action="split_contributor",
+        uids=uids,
+        mutate=mutate,
+        summary=lambda scu: (
+            f"Split the contributor from {fresh['contributor'].reference.external_id} off SCU "
+            f"{fresh['source'].uid} into SCU {scu.uid}"
+        ),
+        expected_revision=expected_revision,
+    )

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from annotation.formats.model import Part, Pyramid
 from scoring.pyramid_agreement import Span, SpanContributor, SpanPyramid, SpanSCU
 
-MIN_SIMILARITY = 0.9   # SequenceMatcher ratio below which two texts are not copies of one summary
+MIN_SIMILARITY = 0.9  # SequenceMatcher ratio below which two texts are not copies of one summary
 
 
 class _Projection:
@@ -34,7 +34,7 @@ class _Projection:
         else:
             matcher = difflib.SequenceMatcher(None, source, target, autojunk=False)
             self.similarity, ops = matcher.ratio(), matcher.get_opcodes()
-        self._blocks = [op for op in ops if op[1] < op[2]]   # inserted stretches hold no source character
+        self._blocks = [op for op in ops if op[1] < op[2]]  # inserted stretches hold no source character
         self._starts = [op[1] for op in self._blocks]
 
     def __call__(self, offset: int, *, end: bool) -> int:
@@ -54,18 +54,22 @@ def onto_first(named: Sequence[tuple[str, Pyramid]]) -> list[Pyramid]:
         return []
     _, first = named[0]
     out = []
-    cache: dict[tuple[str, str], _Projection] = {}   # files often share their copies of the texts
+    cache: dict[tuple[str, str], _Projection] = {}  # files often share their copies of the texts
     for name, pyramid in named:
         if len(pyramid.references) != len(first.references):
-            raise ValueError(f"{name}: {len(pyramid.references)} references, the first pyramid has {len(first.references)}")
+            raise ValueError(
+                f"{name}: {len(pyramid.references)} references, the first pyramid has {len(first.references)}"
+            )
         projections = {}
         for ref, canon in zip(pyramid.references, first.references, strict=True):
             key = (ref.text, canon.text)
             if key not in cache:
                 cache[key] = _Projection(ref.text, canon.text)
             if cache[key].similarity < MIN_SIMILARITY:
-                raise ValueError(f"{name}: reference {ref.header!r} is not the first pyramid's {canon.header!r} "
-                                 f"(texts only {cache[key].similarity:.0%} alike)")
+                raise ValueError(
+                    f"{name}: reference {ref.header!r} is not the first pyramid's {canon.header!r} "
+                    f"(texts only {cache[key].similarity:.0%} alike)"
+                )
             projections[ref.id] = (canon.id, cache[key])
         scus = []
         for scu in pyramid.scus:
@@ -87,8 +91,20 @@ def onto_first(named: Sequence[tuple[str, Pyramid]]) -> list[Pyramid]:
 def span_pyramids(named: Sequence[tuple[str, Pyramid]]) -> tuple[SpanPyramid, ...]:
     """``(name, parsed .pyr)`` pairs as span pyramids over the references of the first one."""
     return tuple(
-        SpanPyramid(name, tuple(r.id for r in p.references), tuple(
-            SpanSCU(scu.uid, tuple(SpanContributor(tuple(Span(part.reference, part.start, part.end) for part in c.parts))
-                                   for c in scu.contributors), scu.label)
-            for scu in p.scus))
-        for (name, _), p in zip(named, onto_first(named), strict=True))
+        SpanPyramid(
+            name,
+            tuple(r.id for r in p.references),
+            tuple(
+                SpanSCU(
+                    scu.uid,
+                    tuple(
+                        SpanContributor(tuple(Span(part.reference, part.start, part.end) for part in c.parts))
+                        for c in scu.contributors
+                    ),
+                    scu.label,
+                )
+                for scu in p.scus
+            ),
+        )
+        for (name, _), p in zip(named, onto_first(named), strict=True)
+    )

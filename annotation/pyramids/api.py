@@ -7,6 +7,7 @@ A pyramid with its SCUs and contributors is one document, versioned by the pyram
 router is assembled (``pyramid_app/api_urls.py``): its ``full`` read with the annotations' scores
 (``peers.api``) and its ``export`` (``transfer.api``).
 """
+
 from django.db.models import Count, Model, Prefetch
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -17,10 +18,8 @@ from annotation.api.versions import expected_revision
 from annotation.api.viewsets import ScopedViewSet
 from annotation.corpus.models import ReferenceSummary
 from annotation.history.api import HistoryActions, VersionedMixin
-from annotation.pyramids import actions
-from annotation.pyramids import deltas, filters, serializers
+from annotation.pyramids import actions, deltas, filters, serializers
 from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid
-
 
 WEIGHTED_SCUS = SCU.objects.annotate(weight=Count("contributors")).order_by("uid")
 
@@ -72,8 +71,16 @@ class ContributorActions:
         contributor = self.get_object()
         span = _input(serializers.PartInput, request)
         with django_errors_as_drf():
-            outcome = actions.add_part_to(contributor, request.user, start=span["start"], end=span["end"], expected_revision=expected_revision(request))
-        return self._answer(outcome, part={"id": outcome.value.pk, "start": outcome.value.start, "end": outcome.value.end})
+            outcome = actions.add_part_to(
+                contributor,
+                request.user,
+                start=span["start"],
+                end=span["end"],
+                expected_revision=expected_revision(request),
+            )
+        return self._answer(
+            outcome, part={"id": outcome.value.pk, "start": outcome.value.start, "end": outcome.value.end}
+        )
 
     @action(detail=True, methods=["delete"], url_path=r"parts/(?P<part_id>\d+)")
     def remove_part(self, request, pk=None, part_id=None):
@@ -90,7 +97,11 @@ class ContributorActions:
         contributor = self.get_object()
         target = _visible_scu(request, _input(serializers.MoveInput, request)["scu"], "scu")
         with django_errors_as_drf():
-            return self._answer(actions.move_contributor(contributor, target, request.user, expected_revision=expected_revision(request)))
+            return self._answer(
+                actions.move_contributor(
+                    contributor, target, request.user, expected_revision=expected_revision(request)
+                )
+            )
 
     @action(detail=True, methods=["post"])
     def split(self, request, pk=None):
@@ -98,8 +109,12 @@ class ContributorActions:
         contributor = self.get_object()
         data = _input(serializers.SplitInput, request)
         with django_errors_as_drf():
-            outcome = actions.split_contributor(contributor, request.user, label=data.get("label"), expected_revision=expected_revision(request))
-        return self._answer(outcome, scu={"id": outcome.value.pk, "uid": outcome.value.uid, "label": outcome.value.label})
+            outcome = actions.split_contributor(
+                contributor, request.user, label=data.get("label"), expected_revision=expected_revision(request)
+            )
+        return self._answer(
+            outcome, scu={"id": outcome.value.pk, "uid": outcome.value.uid, "label": outcome.value.label}
+        )
 
 
 class SCUActions:
@@ -109,7 +124,9 @@ class SCUActions:
         target = self.get_object()
         sources = [_visible_scu(request, pk, "sources") for pk in _input(serializers.MergeInput, request)["sources"]]
         with django_errors_as_drf():
-            return self._answer(actions.merge_scus(target, sources, request.user, expected_revision=expected_revision(request)))
+            return self._answer(
+                actions.merge_scus(target, sources, request.user, expected_revision=expected_revision(request))
+            )
 
 
 class PyramidViewSet(PyramidDocument, HistoryActions, VersionedMixin, ScopedViewSet):
@@ -118,6 +135,7 @@ class PyramidViewSet(PyramidDocument, HistoryActions, VersionedMixin, ScopedView
     Status and references are metadata written here; content (SCUs, contributors) is written through
     ``scus/`` and ``contributors/``, each versioned by the pyramid's ETag. ``full/`` reads the whole
     pyramid in one request; ``undo/``, ``redo/`` and ``history/`` act on the whole document."""
+
     versioned_writes = False  # status and references are metadata; content writes go through SCUs and contributors
     base_queryset = Pyramid.objects.prefetch_related("references")
     serializer_class = serializers.PyramidSerializer
@@ -129,6 +147,7 @@ class SCUViewSet(PyramidDocument, SCUActions, VersionedMixin, ScopedViewSet):
 
     Writes send the pyramid's ETag as If-Match (409 on a conflict); ``merge/`` folds other SCUs into
     this one. Deleting an SCU is refused while peers are matched to it."""
+
     base_queryset = WEIGHTED_SCUS
     serializer_class = serializers.SCUSerializer
     filterset_class = filters.SCUFilter
@@ -143,12 +162,17 @@ class ContributorViewSet(PyramidDocument, ContributorActions, VersionedMixin, Sc
     """Contributors of SCUs: the span(s) of one reference summary that express the SCU (several
     parts when discontinuous). Writes send the pyramid's ETag as If-Match; ``parts/``, ``move/`` and
     ``split/`` add or remove a part, move it to another SCU, or make it an SCU of its own."""
+
     # With its SCU: the document (pyramid) that versions a contributor is read with it.
-    base_queryset = Contributor.objects.select_related("scu").prefetch_related(Prefetch("parts", queryset=ContributorPart.objects.order_by("start")))
+    base_queryset = Contributor.objects.select_related("scu").prefetch_related(
+        Prefetch("parts", queryset=ContributorPart.objects.order_by("start"))
+    )
     serializer_class = serializers.ContributorSerializer
     filterset_class = filters.ContributorFilter
 
     def perform_destroy(self, instance):
         """Removing an SCU's last contributor removes the SCU (refused while peers are matched to it)."""
         with django_errors_as_drf():
-            self._outcome = actions.remove_contributor(instance, self.request.user, expected_revision=self.destroy_revision())
+            self._outcome = actions.remove_contributor(
+                instance, self.request.user, expected_revision=self.destroy_revision()
+            )

@@ -13,6 +13,7 @@ Blind: the suggestions read the pyramid, the peers' texts and the topic's word w
 annotation (``ranked_suggestions`` builds the same inputs for the annotator, minus the annotator's
 own earlier matches).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,18 +21,17 @@ import json
 
 from django.core.cache import cache
 
+from annotation.corpus.models import PeerSummary
+from annotation.jobs.queue import publish, release
+from annotation.pyramids import suggestion_model
+from annotation.pyramids.automatic_scores import accepted, automatic_score
+from annotation.pyramids.models import Pyramid
+from annotation.pyramids.ranked_suggestions import pyramid_scus, topic_weights
+from annotation.pyramids.scoring_inputs import load_pyramids
 from scoring.intervals import correlation_interval
 from scoring.metaeval import Observation, meta_evaluate
 from scoring.model import Convention
 from scoring.scores import prepare
-
-from annotation.jobs.queue import publish, release
-from annotation.corpus.models import PeerSummary
-from annotation.pyramids.models import Pyramid
-from annotation.pyramids.scoring_inputs import load_pyramids
-from annotation.pyramids import suggestion_model
-from annotation.pyramids.automatic_scores import accepted, automatic_score
-from annotation.pyramids.ranked_suggestions import pyramid_scus, topic_weights
 
 CACHE_SECONDS = 7 * 24 * 3600
 
@@ -112,25 +112,55 @@ def dataset_correlation(dataset, expert_rows: list[dict], convention: Convention
     memo = f"pyramid:automatic:correlation:{hashlib.sha256(state.encode()).hexdigest()}"
     if (figures := cache.get(memo)) is not None:
         return figures
-    system_of = {(peer.topic.external_id, peer.external_id): peer.system
-                 for peer in PeerSummary.objects.filter(topic__dataset=dataset).select_related("topic")}
-    observations = [Observation(r["topic"], system_of.get((r["topic"], r["summary"]), r["summary"]), {"expert": r["modified"]})
-                    for r in expert_rows if r["kind"] == "peer"]
+    system_of = {
+        (peer.topic.external_id, peer.external_id): peer.system
+        for peer in PeerSummary.objects.filter(topic__dataset=dataset).select_related("topic")
+    }
+    observations = [
+        Observation(r["topic"], system_of.get((r["topic"], r["summary"]), r["summary"]), {"expert": r["modified"]})
+        for r in expert_rows
+        if r["kind"] == "peer"
+    ]
     for p in pyramids:
-        observations += [Observation(p.topic.external_id, system_of.get((p.topic.external_id, peer), peer), {"automatic": value})
-                         for peer, value in found[p.pk][convention.value].items()]
+        observations += [
+            Observation(p.topic.external_id, system_of.get((p.topic.external_id, peer), peer), {"automatic": value})
+            for peer, value in found[p.pk][convention.value].items()
+        ]
     result = meta_evaluate(observations, "automatic", "expert", ("pearson",))
     system, summary = result.system["pearson"], result.summary["pearson"]
     levels = []
     for level, value, n, reason, fisher in (
-            ("system", system.correlation.value, system.correlation.n, system.correlation.reason, (system.correlation.ci_low, system.correlation.ci_high)),
-            ("summary", summary.value, summary.topics, summary.reason, None)):
+        (
+            "system",
+            system.correlation.value,
+            system.correlation.n,
+            system.correlation.reason,
+            (system.correlation.ci_low, system.correlation.ci_high),
+        ),
+        ("summary", summary.value, summary.topics, summary.reason, None),
+    ):
         boot = correlation_interval(result.pairs.values, level, "pearson") if value is not None else None
-        levels.append({"level": level, "pearson": value, "n": n, "reason": reason, "fisher": fisher,
-                       "bootstrap": (boot.low, boot.high) if boot and boot.low is not None else None})
-    figures = {"ranking": ranked_by, "pending": 0, "pyramids": len(pyramids), "paired": len(result.pairs.values),
-               "without_expert": result.pairs.only_x, "levels": levels,
-               "systems": [{"system": s, "automatic": system.x_means[s], "expert": system.y_means[s]}
-                           for s in sorted(system.x_means, key=lambda s: -system.y_means[s])]}
+        levels.append(
+            {
+                "level": level,
+                "pearson": value,
+                "n": n,
+                "reason": reason,
+                "fisher": fisher,
+                "bootstrap": (boot.low, boot.high) if boot and boot.low is not None else None,
+            }
+        )
+    figures = {
+        "ranking": ranked_by,
+        "pending": 0,
+        "pyramids": len(pyramids),
+        "paired": len(result.pairs.values),
+        "without_expert": result.pairs.only_x,
+        "levels": levels,
+        "systems": [
+            {"system": s, "automatic": system.x_means[s], "expert": system.y_means[s]}
+            for s in sorted(system.x_means, key=lambda s: -system.y_means[s])
+        ],
+    }
     cache.set(memo, figures, CACHE_SECONDS)
     return figures

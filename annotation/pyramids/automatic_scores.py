@@ -7,14 +7,14 @@ blind: the suggestions rest on the pyramid, the peer's text and the topic's word
 anyone's annotation of that peer or of any other peer (``PeerCase.earlier`` and ``expert`` are
 dropped), so planting an annotation cannot move it. Pure: no Django here.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from annotation.pyramids.suggestion_model import Model, PeerCase, ranked
 from scoring.model import PeerAnnotation
 from scoring.scores import PeerScore, PreparedPyramid, score_prepared
-
-from annotation.pyramids.suggestion_model import Model, PeerCase, ranked
 
 
 def accepted(case: PeerCase, model: Model | None) -> list[int]:

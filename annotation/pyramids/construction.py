@@ -20,6 +20,7 @@ the topic revision they were computed from and never overwrite a newer one; they
 revisions of the pyramids, so that an edit of a peer annotation (which moves the topic revision
 but no pyramid's) recomputes the practical test only and reuses the pairs' construction figures.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -30,16 +31,23 @@ from collections.abc import Iterable
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 
+from annotation.corpus.models import Topic
+from annotation.jobs import queue
+from annotation.peers.models import PeerAnnotation
+from annotation.peers.results import counted, score_annotations
+from annotation.pyramids.models import SCU, ContributorPart, Pyramid, PyramidAgreement
 from scoring.model import Convention
 from scoring.pyramid_agreement import (
-    ALGORITHM, DEFAULT_THRESHOLD, PairAgreement, Span, SpanContributor, SpanPyramid, SpanSCU, compare, score_agreement,
+    ALGORITHM,
+    DEFAULT_THRESHOLD,
+    PairAgreement,
+    Span,
+    SpanContributor,
+    SpanPyramid,
+    SpanSCU,
+    compare,
+    score_agreement,
 )
-
-from annotation.jobs import queue
-from annotation.corpus.models import Topic
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import ContributorPart, Pyramid, PyramidAgreement, SCU
-from annotation.peers.results import counted, score_annotations
 
 THRESHOLD = DEFAULT_THRESHOLD
 
@@ -54,23 +62,29 @@ def pyramid_name(pyramid: Pyramid) -> str:
     return f"#{pyramid.pk} {_builder(pyramid)}"
 
 
-def stored_span_pyramids(pyramids: list[Pyramid]) -> tuple[dict[int, SpanPyramid], dict[int, dict[tuple[int, int], int]]]:
+def stored_span_pyramids(
+    pyramids: list[Pyramid],
+) -> tuple[dict[int, SpanPyramid], dict[int, dict[tuple[int, int], int]]]:
     """pyramid id -> its SCUs with their labels and contributors' spans (named by the pyramid id), and
     pyramid id -> (SCU uid, contributor index) -> contributor id (the stored alignment names
     contributors by id). The order read in names contributors only: ``scoring.pyramid_agreement``
     orders them by content. One without a part has no span and is left out."""
     ids = [p.pk for p in pyramids]
     spans: dict[int, list[Span]] = defaultdict(list)
-    for contributor_id, reference, start, end in ContributorPart.objects.filter(
-            contributor__scu__pyramid_id__in=ids).order_by("contributor_id", "start", "id").values_list(
-            "contributor_id", "reference__external_id", "start", "end"):
+    for contributor_id, reference, start, end in (
+        ContributorPart.objects.filter(contributor__scu__pyramid_id__in=ids)
+        .order_by("contributor_id", "start", "id")
+        .values_list("contributor_id", "reference__external_id", "start", "end")
+    ):
         spans[contributor_id].append(Span(reference, start, end))
-    contributors: dict[tuple[int, int], list[int]] = defaultdict(list)   # (pyramid, uid) -> contributor ids
+    contributors: dict[tuple[int, int], list[int]] = defaultdict(list)  # (pyramid, uid) -> contributor ids
     uids: dict[int, list[int]] = defaultdict(list)
     labels: dict[tuple[int, int], str] = {}
-    for pyramid_id, uid, label, contributor_id in Pyramid.objects.filter(pk__in=ids).order_by(
-            "pk", "scus__uid", "scus__contributors__id").values_list(
-            "pk", "scus__uid", "scus__label", "scus__contributors__id"):
+    for pyramid_id, uid, label, contributor_id in (
+        Pyramid.objects.filter(pk__in=ids)
+        .order_by("pk", "scus__uid", "scus__contributors__id")
+        .values_list("pk", "scus__uid", "scus__label", "scus__contributors__id")
+    ):
         if uid is None:
             continue
         if not uids[pyramid_id] or uids[pyramid_id][-1] != uid:
@@ -110,22 +124,47 @@ def _scores(pyramid_ids: list[int]) -> dict[str, dict[int, dict[int, float | Non
 
 def _figures(pair: PairAgreement) -> dict:
     c, s = pair.clustering, pair.scus
-    return {
-        "scus_a": pair.scus_a, "scus_b": pair.scus_b, "contributors_a": pair.contributors_a, "contributors_b": pair.contributors_b,
-        "aligned": len(pair.contributors.aligned), "unmatched_a": len(pair.contributors.unmatched_a),
-        "unmatched_b": len(pair.contributors.unmatched_b), "mean_dice": pair.contributors.mean_dice, "exact": pair.contributors.exact,
-        "pairs": c.pairs, "together_a": c.together_a, "together_b": c.together_b, "together_both": c.together_both,
-        "pairwise_precision": c.pairwise_precision, "pairwise_recall": c.pairwise_recall, "pairwise_f1": c.pairwise_f1,
-        "bcubed_precision": c.bcubed_precision, "bcubed_recall": c.bcubed_recall, "bcubed_f1": c.bcubed_f1,
-        "alpha": c.alpha.value, "alpha_reason": c.alpha.reason, "reason": c.reason,
-        "scus_matched": len(s.matched), "scus_identical": s.identical,
-    } | _weight_figures("weight", pair.weights) | _weight_figures("contributor_weight", pair.contributor_weights)
+    return (
+        {
+            "scus_a": pair.scus_a,
+            "scus_b": pair.scus_b,
+            "contributors_a": pair.contributors_a,
+            "contributors_b": pair.contributors_b,
+            "aligned": len(pair.contributors.aligned),
+            "unmatched_a": len(pair.contributors.unmatched_a),
+            "unmatched_b": len(pair.contributors.unmatched_b),
+            "mean_dice": pair.contributors.mean_dice,
+            "exact": pair.contributors.exact,
+            "pairs": c.pairs,
+            "together_a": c.together_a,
+            "together_b": c.together_b,
+            "together_both": c.together_both,
+            "pairwise_precision": c.pairwise_precision,
+            "pairwise_recall": c.pairwise_recall,
+            "pairwise_f1": c.pairwise_f1,
+            "bcubed_precision": c.bcubed_precision,
+            "bcubed_recall": c.bcubed_recall,
+            "bcubed_f1": c.bcubed_f1,
+            "alpha": c.alpha.value,
+            "alpha_reason": c.alpha.reason,
+            "reason": c.reason,
+            "scus_matched": len(s.matched),
+            "scus_identical": s.identical,
+        }
+        | _weight_figures("weight", pair.weights)
+        | _weight_figures("contributor_weight", pair.contributor_weights)
+    )
 
 
 def _weight_figures(prefix: str, w) -> dict:
     """Weight agreement of matched SCUs (``weight_*``) or of aligned contributors (``contributor_weight_*``)."""
-    return {f"{prefix}_n": w.n, f"{prefix}_equal_share": w.exact_share, f"{prefix}_mad": w.mean_abs_difference,
-            f"{prefix}_pearson": w.pearson.value, f"{prefix}_spearman": w.spearman.value}
+    return {
+        f"{prefix}_n": w.n,
+        f"{prefix}_equal_share": w.exact_share,
+        f"{prefix}_mad": w.mean_abs_difference,
+        f"{prefix}_pearson": w.pearson.value,
+        f"{prefix}_spearman": w.spearman.value,
+    }
 
 
 def _construction(a: Pyramid, b: Pyramid, spans: dict, keys: dict, weights: dict) -> dict:
@@ -148,8 +187,12 @@ def compute(topic: Topic, previous: PyramidAgreement | None = None) -> tuple[dic
     no pyramid has changed since (an edit of a peer annotation changes only the practical test)."""
     # The annotators' own, not the adjudicated one; each pair's sides in the order of who built them
     # (ids only break ties): a dataset copied by its archive gets other ids, the same figures.
-    pyramids = sorted(topic.pyramids.filter(pyramid_adjudication__isnull=True).select_related("creator").prefetch_related("references"),
-                      key=lambda p: (_builder(p), p.pk))
+    pyramids = sorted(
+        topic.pyramids.filter(pyramid_adjudication__isnull=True)
+        .select_related("creator")
+        .prefetch_related("references"),
+        key=lambda p: (_builder(p), p.pk),
+    )
     revisions = {str(p.pk): p.revision for p in pyramids}
     groups: dict[frozenset[int], list[Pyramid]] = defaultdict(list)
     for p in pyramids:
@@ -158,9 +201,14 @@ def compute(topic: Topic, previous: PyramidAgreement | None = None) -> tuple[dic
     if len(pyramids) < 2:
         return None, revisions
     if not compared:
-        return {"threshold": THRESHOLD, "algorithm": ALGORITHM, "pairs": [], "pyramids": [],
-                "left_out": [pyramid_name(p) for p in pyramids],
-                "reason": "no two pyramids are built from the same references"}, revisions
+        return {
+            "threshold": THRESHOLD,
+            "algorithm": ALGORITHM,
+            "pairs": [],
+            "pyramids": [],
+            "left_out": [pyramid_name(p) for p in pyramids],
+            "reason": "no two pyramids are built from the same references",
+        }, revisions
     reusable = {}
     if previous is not None and previous.pyramid_revisions == revisions and _same_algorithm(previous.values):
         reusable = {(p["a"], p["b"]): p for p in previous.values["pairs"]}
@@ -171,25 +219,49 @@ def compute(topic: Topic, previous: PyramidAgreement | None = None) -> tuple[dic
         if group[0] not in compared:
             continue
         for a, b in itertools.combinations(group, 2):
-            figures = {k: v for k, v in reusable.get((a.pk, b.pk), {}).items() if k not in ("a", "b", "a_name", "b_name", "scores")}
+            figures = {
+                k: v
+                for k, v in reusable.get((a.pk, b.pk), {}).items()
+                if k not in ("a", "b", "a_name", "b_name", "scores")
+            }
             if not figures:
-                if inputs is None:   # read the pyramids once, only when a pair needs them
+                if inputs is None:  # read the pyramids once, only when a pair needs them
                     spans, keys = stored_span_pyramids(compared)
-                    inputs = spans, keys, {pk: {scu.uid: len(scu.contributors) for scu in p.scus} for pk, p in spans.items()}
+                    inputs = (
+                        spans,
+                        keys,
+                        {pk: {scu.uid: len(scu.contributors) for scu in p.scus} for pk, p in spans.items()},
+                    )
                 figures = _construction(a, b, *inputs)
             practical = {}
             for convention, per_pyramid in scores.items():
                 sa = score_agreement(per_pyramid.get(a.pk, {}), per_pyramid.get(b.pk, {}))
                 practical[convention] = {
-                    "n": sa.n, "pearson": sa.pearson.value, "ci_low": sa.pearson.ci_low, "ci_high": sa.pearson.ci_high,
-                    "pearson_reason": sa.pearson.reason, "ci_reason": sa.pearson.ci_reason, "mad": sa.mean_abs_difference,
-                    "above_noise": sa.above_noise, "share_above_noise": sa.share_above_noise, "noise": sa.noise,
+                    "n": sa.n,
+                    "pearson": sa.pearson.value,
+                    "ci_low": sa.pearson.ci_low,
+                    "ci_high": sa.pearson.ci_high,
+                    "pearson_reason": sa.pearson.reason,
+                    "ci_reason": sa.pearson.ci_reason,
+                    "mad": sa.mean_abs_difference,
+                    "above_noise": sa.above_noise,
+                    "share_above_noise": sa.share_above_noise,
+                    "noise": sa.noise,
                 }
-            pairs.append({"a": a.pk, "b": b.pk, "a_name": pyramid_name(a), "b_name": pyramid_name(b)} | figures | {"scores": practical})
+            pairs.append(
+                {"a": a.pk, "b": b.pk, "a_name": pyramid_name(a), "b_name": pyramid_name(b)}
+                | figures
+                | {"scores": practical}
+            )
     left_out = [pyramid_name(p) for p in pyramids if p not in compared]
-    return {"threshold": THRESHOLD, "algorithm": ALGORITHM, "pairs": pairs,
-            "pyramids": [{"id": p.pk, "name": pyramid_name(p), "status": p.status} for p in compared],
-            "left_out": left_out, "reason": None}, revisions
+    return {
+        "threshold": THRESHOLD,
+        "algorithm": ALGORITHM,
+        "pairs": pairs,
+        "pyramids": [{"id": p.pk, "name": pyramid_name(p), "status": p.status} for p in compared],
+        "left_out": left_out,
+        "reason": None,
+    }, revisions
 
 
 def _same_algorithm(values: dict) -> bool:
@@ -201,18 +273,23 @@ def _same_algorithm(values: dict) -> bool:
 def _store(topic: Topic, revision: int, values: dict, revisions: dict) -> int:
     """Write unless a result of a newer revision is stored; 1 if written."""
     updated = PyramidAgreement.objects.filter(topic=topic, topic_revision__lte=revision).update(
-        values=values, topic_revision=revision, pyramid_revisions=revisions)
+        values=values, topic_revision=revision, pyramid_revisions=revisions
+    )
     if updated or PyramidAgreement.objects.filter(topic=topic).exists():
         return updated
     try:
         with transaction.atomic():
-            PyramidAgreement.objects.create(topic=topic, topic_revision=revision, pyramid_revisions=revisions, values=values)
-    except IntegrityError:   # another worker stored it (or the topic was deleted) meanwhile
+            PyramidAgreement.objects.create(
+                topic=topic, topic_revision=revision, pyramid_revisions=revisions, values=values
+            )
+    except IntegrityError:  # another worker stored it (or the topic was deleted) meanwhile
         return 0
     return 1
 
 
-_OWN_PYRAMIDS = Count("pyramids", filter=Q(pyramids__pyramid_adjudication__isnull=True))   # the annotators' own (compared)
+_OWN_PYRAMIDS = Count(
+    "pyramids", filter=Q(pyramids__pyramid_adjudication__isnull=True)
+)  # the annotators' own (compared)
 
 
 def recompute_topics(topic_ids: Iterable[int]) -> int:
@@ -223,7 +300,7 @@ def recompute_topics(topic_ids: Iterable[int]) -> int:
     ids = queue.start("construction", topic_ids, stale_among)
     stored = {a.topic_id: a for a in PyramidAgreement.objects.filter(topic_id__in=ids)}
     written = 0
-    for topic in Topic.objects.filter(pk__in=ids).order_by("pk"):   # the revision is read before the data
+    for topic in Topic.objects.filter(pk__in=ids).order_by("pk"):  # the revision is read before the data
         previous = stored.get(topic.pk)
         if previous is not None and previous.topic_revision == topic.revision and _same_algorithm(previous.values):
             continue
@@ -242,10 +319,15 @@ def _stale(topics, rows) -> list[int]:
     of a topic's only pyramid publishes this job after every save, and finds nothing to do)."""
     several = dict(topics.annotate(n=_OWN_PYRAMIDS).filter(n__gte=2).values_list("id", "revision"))
     rows = list(rows.values_list("topic_id", "topic_revision", "values__threshold", "values__algorithm"))
-    agreed = {pk: revision for pk, revision, threshold, algorithm in rows
-              if _same_algorithm({"threshold": threshold, "algorithm": algorithm})}
-    return sorted({pk for pk, revision in several.items() if agreed.get(pk) != revision}
-                  | ({pk for pk, *_ in rows} - set(several)))
+    agreed = {
+        pk: revision
+        for pk, revision, threshold, algorithm in rows
+        if _same_algorithm({"threshold": threshold, "algorithm": algorithm})
+    }
+    return sorted(
+        {pk for pk, revision in several.items() if agreed.get(pk) != revision}
+        | ({pk for pk, *_ in rows} - set(several))
+    )
 
 
 def stale_among(topic_ids: Iterable[int]) -> list[int]:
@@ -262,23 +344,83 @@ def stale_topics() -> list[int]:
 # --- what pages and exports list ------------------------------------------------------------------
 
 PAIR_KEYS = (
-    "dataset", "topic", "pyramid_a", "pyramid_b", "name_a", "name_b", "threshold", "scus_a", "scus_b", "contributors_a",
-    "contributors_b", "aligned", "unmatched_a", "unmatched_b", "mean_dice", "exact", "pairs", "together_a", "together_b",
-    "together_both", "pairwise_precision", "pairwise_recall", "pairwise_f1", "bcubed_precision", "bcubed_recall",
-    "bcubed_f1", "alpha", "alpha_reason", "scus_matched", "scus_identical", "weight_n", "weight_equal_share",
-    "weight_mad", "weight_pearson", "weight_spearman", "contributor_weight_n", "contributor_weight_equal_share",
-    "contributor_weight_mad", "contributor_weight_pearson", "contributor_weight_spearman", "score_peers",
-    "score_pearson", "score_ci_low", "score_ci_high",
-    "score_pearson_reason", "score_mad", "score_above_noise", "noise", "current", "computed_at",
+    "dataset",
+    "topic",
+    "pyramid_a",
+    "pyramid_b",
+    "name_a",
+    "name_b",
+    "threshold",
+    "scus_a",
+    "scus_b",
+    "contributors_a",
+    "contributors_b",
+    "aligned",
+    "unmatched_a",
+    "unmatched_b",
+    "mean_dice",
+    "exact",
+    "pairs",
+    "together_a",
+    "together_b",
+    "together_both",
+    "pairwise_precision",
+    "pairwise_recall",
+    "pairwise_f1",
+    "bcubed_precision",
+    "bcubed_recall",
+    "bcubed_f1",
+    "alpha",
+    "alpha_reason",
+    "scus_matched",
+    "scus_identical",
+    "weight_n",
+    "weight_equal_share",
+    "weight_mad",
+    "weight_pearson",
+    "weight_spearman",
+    "contributor_weight_n",
+    "contributor_weight_equal_share",
+    "contributor_weight_mad",
+    "contributor_weight_pearson",
+    "contributor_weight_spearman",
+    "score_peers",
+    "score_pearson",
+    "score_ci_low",
+    "score_ci_high",
+    "score_pearson_reason",
+    "score_mad",
+    "score_above_noise",
+    "noise",
+    "current",
+    "computed_at",
 )
-SCU_KEYS = ("dataset", "topic", "pyramid_a", "pyramid_b", "kind", "uid_a", "label_a", "weight_a", "uid_b", "label_b",
-            "weight_b", "shared", "weight_difference", "current")
-SCU_KINDS = ("identical", "matched", "only_a", "only_b")   # drill-down order: what differs after what agrees
+SCU_KEYS = (
+    "dataset",
+    "topic",
+    "pyramid_a",
+    "pyramid_b",
+    "kind",
+    "uid_a",
+    "label_a",
+    "weight_a",
+    "uid_b",
+    "label_b",
+    "weight_b",
+    "shared",
+    "weight_difference",
+    "current",
+)
+SCU_KINDS = ("identical", "matched", "only_a", "only_b")  # drill-down order: what differs after what agrees
 
 
 def stored(topics) -> list[PyramidAgreement]:
     """The stored construction agreement of these topics (a queryset), in topic order."""
-    return list(PyramidAgreement.objects.filter(topic__in=topics).select_related("topic__dataset").order_by("topic__external_id"))
+    return list(
+        PyramidAgreement.objects.filter(topic__in=topics)
+        .select_related("topic__dataset")
+        .order_by("topic__external_id")
+    )
 
 
 def pair_rows(agreements: Iterable[PyramidAgreement], convention: Convention) -> list[dict]:
@@ -289,15 +431,28 @@ def pair_rows(agreements: Iterable[PyramidAgreement], convention: Convention) ->
         for pair in agreement.values["pairs"]:
             figures = {key: pair[key] for key in PAIR_KEYS if key in pair}
             scores = pair["scores"][convention.value]
-            rows.append(figures | {
-                "dataset": agreement.topic.dataset.name, "topic": agreement.topic.external_id,
-                "pyramid_a": pair["a"], "pyramid_b": pair["b"], "name_a": pair["a_name"], "name_b": pair["b_name"],
-                "threshold": agreement.values["threshold"], "score_peers": scores["n"], "score_pearson": scores["pearson"],
-                "score_ci_low": scores["ci_low"], "score_ci_high": scores["ci_high"],
-                "score_pearson_reason": scores["pearson_reason"] or scores["ci_reason"], "score_mad": scores["mad"],
-                "score_above_noise": scores["above_noise"], "noise": scores["noise"], "current": current,
-                "computed_at": agreement.computed_at.isoformat(),
-            })
+            rows.append(
+                figures
+                | {
+                    "dataset": agreement.topic.dataset.name,
+                    "topic": agreement.topic.external_id,
+                    "pyramid_a": pair["a"],
+                    "pyramid_b": pair["b"],
+                    "name_a": pair["a_name"],
+                    "name_b": pair["b_name"],
+                    "threshold": agreement.values["threshold"],
+                    "score_peers": scores["n"],
+                    "score_pearson": scores["pearson"],
+                    "score_ci_low": scores["ci_low"],
+                    "score_ci_high": scores["ci_high"],
+                    "score_pearson_reason": scores["pearson_reason"] or scores["ci_reason"],
+                    "score_mad": scores["mad"],
+                    "score_above_noise": scores["above_noise"],
+                    "noise": scores["noise"],
+                    "current": current,
+                    "computed_at": agreement.computed_at.isoformat(),
+                }
+            )
     return rows
 
 
@@ -307,10 +462,16 @@ def dataset_section(dataset, convention: Convention) -> dict:
     agreements = stored(dataset.topics.all())
     rows = pair_rows(agreements, convention)
     several = dataset.topics.annotate(n=Count("pyramids")).filter(n__gte=2).values_list("external_id", flat=True)
-    return {"rows": rows, "pending": sorted(set(several) - {a.topic.external_id for a in agreements}),
-            "not_compared": [{"topic": a.topic.external_id, "reason": a.values["reason"], "pyramids": a.values["left_out"]}
-                             for a in agreements if not a.values["pairs"]],
-            "updating": any(not a.is_current for a in agreements)}
+    return {
+        "rows": rows,
+        "pending": sorted(set(several) - {a.topic.external_id for a in agreements}),
+        "not_compared": [
+            {"topic": a.topic.external_id, "reason": a.values["reason"], "pyramids": a.values["left_out"]}
+            for a in agreements
+            if not a.values["pairs"]
+        ],
+        "updating": any(not a.is_current for a in agreements),
+    }
 
 
 def find_pair(agreement: PyramidAgreement, a: int, b: int) -> dict | None:
@@ -320,10 +481,19 @@ def find_pair(agreement: PyramidAgreement, a: int, b: int) -> dict | None:
 def scu_rows(agreement: PyramidAgreement, pair: dict) -> list[dict]:
     """The SCU alignment of one pair, SCU by SCU (labels as they are now): identical matches,
     other matches (contributors or weights differ), then the SCUs of either side left unmatched."""
-    labels = {(pyramid_id, uid): label for pyramid_id, uid, label in SCU.objects.filter(
-        pyramid_id__in=(pair["a"], pair["b"])).values_list("pyramid_id", "uid", "label")}
-    base = {"dataset": agreement.topic.dataset.name, "topic": agreement.topic.external_id, "pyramid_a": pair["a"],
-            "pyramid_b": pair["b"], "current": agreement.is_current}
+    labels = {
+        (pyramid_id, uid): label
+        for pyramid_id, uid, label in SCU.objects.filter(pyramid_id__in=(pair["a"], pair["b"])).values_list(
+            "pyramid_id", "uid", "label"
+        )
+    }
+    base = {
+        "dataset": agreement.topic.dataset.name,
+        "topic": agreement.topic.external_id,
+        "pyramid_a": pair["a"],
+        "pyramid_b": pair["b"],
+        "current": agreement.is_current,
+    }
 
     def side(name, pyramid_id, uid, weight):
         return {f"uid_{name}": uid, f"label_{name}": labels.get((pyramid_id, uid), ""), f"weight_{name}": weight}
@@ -332,20 +502,32 @@ def scu_rows(agreement: PyramidAgreement, pair: dict) -> list[dict]:
     alignment = pair["scu_alignment"]
     for uid_a, uid_b, shared, weight_a, weight_b in alignment["matched"]:
         identical = shared == weight_a == weight_b
-        rows.append(base | {"kind": "identical" if identical else "matched"} | side("a", pair["a"], uid_a, weight_a)
-                    | side("b", pair["b"], uid_b, weight_b) | {"shared": shared, "weight_difference": weight_b - weight_a})
+        rows.append(
+            base
+            | {"kind": "identical" if identical else "matched"}
+            | side("a", pair["a"], uid_a, weight_a)
+            | side("b", pair["b"], uid_b, weight_b)
+            | {"shared": shared, "weight_difference": weight_b - weight_a}
+        )
     empty = {"uid": None, "label": "", "weight": None}
     for name, other in (("a", "b"), ("b", "a")):
         for uid, weight in alignment[f"unmatched_{name}"]:
-            rows.append(base | {"kind": f"only_{name}"} | side(name, pair[name], uid, weight)
-                        | {f"{k}_{other}": v for k, v in empty.items()} | {"shared": 0, "weight_difference": None})
+            rows.append(
+                base
+                | {"kind": f"only_{name}"}
+                | side(name, pair[name], uid, weight)
+                | {f"{k}_{other}": v for k, v in empty.items()}
+                | {"shared": 0, "weight_difference": None}
+            )
     return sorted(rows, key=lambda r: (SCU_KINDS.index(r["kind"]), r["uid_a"] or 0, r["uid_b"] or 0))
 
 
 TABLES = ("pairs", "scus")
 
 
-def table_rows(agreements: list[PyramidAgreement], table: str, convention: Convention) -> tuple[list[dict], tuple[str, ...]]:
+def table_rows(
+    agreements: list[PyramidAgreement], table: str, convention: Convention
+) -> tuple[list[dict], tuple[str, ...]]:
     """The rows and columns of a download: ``pairs`` (figures per pair) or ``scus`` (every pair's
     SCU alignment, SCU by SCU)."""
     if table == "pairs":

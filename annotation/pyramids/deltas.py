@@ -5,6 +5,7 @@ Every SCU the action touched (the uids its history record names) as ``full`` sho
 uids of those that no longer exist. An undo/redo may recreate SCUs, contributors and parts with
 new ids: replace by uid. (A peer annotation's delta: ``peers.deltas``.)
 """
+
 from annotation.history.changes import Outcome
 from annotation.pyramids.scu_documents import scu_documents
 
@@ -13,8 +14,13 @@ def pyramid_delta(pyramid_id: int, revision: int, uids) -> dict:
     uids = sorted(set(uids))
     scus = scu_documents(pyramid_id, uids=uids)
     present = {scu["uid"] for scu in scus}
-    return {"document": "pyramid", "id": pyramid_id, "revision": revision,
-            "scus": scus, "removed_scus": [uid for uid in uids if uid not in present]}
+    return {
+        "document": "pyramid",
+        "id": pyramid_id,
+        "revision": revision,
+        "scus": scus,
+        "removed_scus": [uid for uid in uids if uid not in present],
+    }
 
 
 def delta(outcome: Outcome) -> dict | None:

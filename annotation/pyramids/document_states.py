@@ -2,6 +2,7 @@
 SCUs, by uid (stable), and applying states back for undo and redo. Registered with the history
 here, the package that owns pyramids; the history itself is a layer below and knows no SCU.
 """
+
 from collections.abc import Iterable
 
 from django.core.exceptions import ValidationError
@@ -21,13 +22,41 @@ def scu_states(pyramid: Pyramid, uids: Iterable[int]) -> dict[str, dict | None]:
     uids = set(uids)
     states: dict[str, dict | None] = {str(uid): None for uid in uids}
     contributors: dict[int, dict] = {}
-    rows = (SCU.objects.filter(pyramid=pyramid, uid__in=uids)
-            .order_by("uid", "contributors__reference__external_id", "contributors__id",
-                      "contributors__parts__reference__external_id", "contributors__parts__start", "contributors__parts__end")
-            .values_list("uid", "label", "comment", "contributors__id", "contributors__reference__external_id", "contributors__comment",
-                         "contributors__legacy_issue", "contributors__parts__reference__external_id", "contributors__parts__start",
-                         "contributors__parts__end"))
-    for uid, label, comment, contributor_id, reference, contributor_comment, legacy_issue, part_reference, start, end in rows:
+    rows = (
+        SCU.objects.filter(pyramid=pyramid, uid__in=uids)
+        .order_by(
+            "uid",
+            "contributors__reference__external_id",
+            "contributors__id",
+            "contributors__parts__reference__external_id",
+            "contributors__parts__start",
+            "contributors__parts__end",
+        )
+        .values_list(
+            "uid",
+            "label",
+            "comment",
+            "contributors__id",
+            "contributors__reference__external_id",
+            "contributors__comment",
+            "contributors__legacy_issue",
+            "contributors__parts__reference__external_id",
+            "contributors__parts__start",
+            "contributors__parts__end",
+        )
+    )
+    for (
+        uid,
+        label,
+        comment,
+        contributor_id,
+        reference,
+        contributor_comment,
+        legacy_issue,
+        part_reference,
+        start,
+        end,
+    ) in rows:
         state = states[str(uid)]
         if state is None:
             state = states[str(uid)] = {"label": label, "comment": comment, "contributors": []}
@@ -35,7 +64,12 @@ def scu_states(pyramid: Pyramid, uids: Iterable[int]) -> dict[str, dict | None]:
             continue
         contributor = contributors.get(contributor_id)
         if contributor is None:
-            contributor = contributors[contributor_id] = {"reference": reference, "comment": contributor_comment, "legacy_issue": legacy_issue, "parts": []}
+            contributor = contributors[contributor_id] = {
+                "reference": reference,
+                "comment": contributor_comment,
+                "legacy_issue": legacy_issue,
+                "parts": [],
+            }
             state["contributors"].append(contributor)
         if start is not None:
             contributor["parts"].append([part_reference, start, end])
@@ -60,7 +94,9 @@ def apply_scu_states(pyramid: Pyramid, states: dict[str, dict | None]) -> None:
             scu.save(update_fields=["label", "comment"])
         scu.contributors.all().delete()
         for c in state["contributors"]:
-            contributor = Contributor.objects.create(scu=scu, reference=references[c["reference"]], comment=c["comment"], legacy_issue=c["legacy_issue"])
+            contributor = Contributor.objects.create(
+                scu=scu, reference=references[c["reference"]], comment=c["comment"], legacy_issue=c["legacy_issue"]
+            )
             for ref, start, end in c["parts"]:
                 ContributorPart.objects.create(contributor=contributor, reference=references[ref], start=start, end=end)
 
@@ -72,7 +108,9 @@ def ensure_unmatched(scus: Iterable[SCU]) -> None:
     for scu in scus:
         count = scu.peer_matches.values("annotation").distinct().count()
         if count:
-            raise ValidationError({"scu": f"SCU {scu.uid} is matched in {count} peer annotation(s); remove those matches first."})
+            raise ValidationError(
+                {"scu": f"SCU {scu.uid} is matched in {count} peer annotation(s); remove those matches first."}
+            )
 
 
 def _touched(change) -> list[int]:

@@ -5,13 +5,14 @@ sure a multi-row change (a contributor and its parts) is written whole or not at
 triggers are the last line behind them. A peer's match is written the same way by
 ``annotation.peers.editing``, which is above this layer and uses its two checks.
 """
+
 from collections.abc import Sequence
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.corpus.models import ReferenceSummary
-from annotation.pyramids.models import Contributor, ContributorPart, SCU
+from annotation.pyramids.models import SCU, Contributor, ContributorPart
 
 Spans = Sequence[tuple[int, int]]
 

@@ -1,4 +1,5 @@
 """The pyramids' list filters (``annotation.api.filters``: ids are plain numbers, never looked up)."""
+
 from annotation.api.filters import FilterSet, id_filter
 from annotation.pyramids.models import SCU, Contributor, Pyramid
 

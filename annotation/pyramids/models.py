@@ -1,4 +1,5 @@
 """Pyramids: SCUs made of contributors, each a (possibly discontinuous) span of one reference."""
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -24,12 +25,20 @@ class Pyramid(RevisionCounted, models.Model):
         DONE = "done", "Done"
 
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="pyramids")
-    creator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="pyramids")
-    references = models.ManyToManyField(ReferenceSummary, related_name="pyramids", help_text="The reference summaries this pyramid is built from.")
+    creator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="pyramids"
+    )
+    references = models.ManyToManyField(
+        ReferenceSummary, related_name="pyramids", help_text="The reference summaries this pyramid is built from."
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
     source = models.CharField(max_length=500, blank=True, help_text="Where it came from, e.g. the imported file name.")
     revision = models.PositiveBigIntegerField(default=0, editable=False)
-    last_uid = models.PositiveIntegerField(default=0, editable=False, help_text="Highest SCU uid ever given out: uids are never reused, so history stays unambiguous.")
+    last_uid = models.PositiveIntegerField(
+        default=0,
+        editable=False,
+        help_text="Highest SCU uid ever given out: uids are never reused, so history stays unambiguous.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -84,7 +93,11 @@ class SCU(models.Model):
         ordering = ["pyramid", "uid"]
         constraints = [
             models.UniqueConstraint(fields=["pyramid", "uid"], name="scu_unique_uid"),
-            models.CheckConstraint(condition=Q(uid__gt=0), name="scu_uid_positive", violation_error_message="SCU uid 0 is reserved for non-matching content."),
+            models.CheckConstraint(
+                condition=Q(uid__gt=0),
+                name="scu_uid_positive",
+                violation_error_message="SCU uid 0 is reserved for non-matching content.",
+            ),
         ]
 
     def __str__(self):
@@ -102,9 +115,17 @@ class Contributor(models.Model):
     scu = models.ForeignKey(SCU, on_delete=models.CASCADE, related_name="contributors")
     reference = models.ForeignKey(ReferenceSummary, on_delete=models.CASCADE, related_name="contributors")
     comment = models.TextField(blank=True, validators=[COMMENT_LENGTH])
-    legacy_issue = models.CharField(max_length=500, blank=True, help_text="Why this imported contributor breaks the rules.")
-    review_note = models.CharField(max_length=500, blank=True, help_text=(
-        "Why an imported contributor needs a look, e.g. a part kept at the file's offsets because its " "label was not found."))
+    legacy_issue = models.CharField(
+        max_length=500, blank=True, help_text="Why this imported contributor breaks the rules."
+    )
+    review_note = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text=(
+            "Why an imported contributor needs a look, e.g. a part kept at the file's offsets because its "
+            "label was not found."
+        ),
+    )
 
     class Meta:
         ordering = ["scu", "reference__external_id", "id"]
@@ -128,11 +149,20 @@ class Contributor(models.Model):
 
     def clean(self):
         if self.scu_id and self.reference_id and self.reference.topic_id != self.scu.pyramid.topic_id:
-            raise ValidationError({"reference": "The reference summary belongs to another topic than the SCU's pyramid."})
+            raise ValidationError(
+                {"reference": "The reference summary belongs to another topic than the SCU's pyramid."}
+            )
         if self.scu_id and self.reference_id and not self.legacy_issue:
-            twins = Contributor.objects.filter(scu_id=self.scu_id, reference_id=self.reference_id, legacy_issue="").exclude(pk=self.pk)
+            twins = Contributor.objects.filter(
+                scu_id=self.scu_id, reference_id=self.reference_id, legacy_issue=""
+            ).exclude(pk=self.pk)
             if twins.exists():
-                raise ValidationError({"reference": f"SCU {self.scu.uid} already has a contributor from reference " f"{self.reference.external_id}."})
+                raise ValidationError(
+                    {
+                        "reference": f"SCU {self.scu.uid} already has a contributor from reference "
+                        f"{self.reference.external_id}."
+                    }
+                )
 
 
 class ContributorPart(Span):
@@ -144,7 +174,6 @@ class ContributorPart(Span):
 
     contributor = models.ForeignKey(Contributor, on_delete=models.CASCADE, related_name="parts")
     reference = models.ForeignKey(ReferenceSummary, on_delete=models.CASCADE, related_name="contributor_parts")
-
 
     def __str__(self):
         return f"[{self.start}, {self.end}) of {self.reference.external_id}"

@@ -6,6 +6,7 @@ time alike: the pyramid (SCU labels, contributors), the topic's texts (for its w
 annotation's OWN annotator's other annotations against the same pyramid. Nothing of another
 annotator's annotation of any peer is read (the blind rule).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -22,14 +23,18 @@ def pyramid_scus(pyramid) -> list[ScuText]:
     texts: dict[int, list[str]] = {}
     scu_of: dict[int, int] = {}
     for contributor, scu, reference, start, end in (
-            ContributorPart.objects.filter(contributor__scu__pyramid=pyramid)
-            .values_list("contributor_id", "contributor__scu_id", "reference_id", "start", "end").order_by("contributor_id", "start")):
+        ContributorPart.objects.filter(contributor__scu__pyramid=pyramid)
+        .values_list("contributor_id", "contributor__scu_id", "reference_id", "start", "end")
+        .order_by("contributor_id", "start")
+    ):
         texts.setdefault(contributor, []).append(references.get(reference, "")[start:end])
         scu_of[contributor] = scu
     by_scu: dict[int, list[str]] = {}
     for contributor, parts in texts.items():
         by_scu.setdefault(scu_of[contributor], []).append(" ".join(parts))
-    return [ScuText(pk, label, by_scu.get(pk, [])) for pk, label in pyramid.scus.order_by("uid").values_list("pk", "label")]
+    return [
+        ScuText(pk, label, by_scu.get(pk, [])) for pk, label in pyramid.scus.order_by("uid").values_list("pk", "label")
+    ]
 
 
 def topic_weights(pyramid) -> dict[str, float]:
@@ -47,11 +52,23 @@ def _earlier(annotation) -> list[tuple[int, list[str], str]]:
     if annotation.annotator_id is None:
         return []
     found: dict[int, tuple[int, list[str], str]] = {}
-    rows = (PeerMatchPart.objects.filter(match__annotation__annotator_id=annotation.annotator_id, match__annotation__pyramid_id=annotation.pyramid_id,
-                                         match__scu__isnull=False)
-            .exclude(match__annotation_id=annotation.pk)
-            .values_list("match_id", "match__scu_id", "match__annotation__peer__text", "match__annotation__peer__external_id", "start", "end")
-            .order_by("match_id", "start"))
+    rows = (
+        PeerMatchPart.objects.filter(
+            match__annotation__annotator_id=annotation.annotator_id,
+            match__annotation__pyramid_id=annotation.pyramid_id,
+            match__scu__isnull=False,
+        )
+        .exclude(match__annotation_id=annotation.pk)
+        .values_list(
+            "match_id",
+            "match__scu_id",
+            "match__annotation__peer__text",
+            "match__annotation__peer__external_id",
+            "start",
+            "end",
+        )
+        .order_by("match_id", "start")
+    )
     for match, scu, text, external_id, start, end in rows:
         found.setdefault(match, (scu, [], external_id))[1].append(text[start:end])
     return list(found.values())
@@ -60,14 +77,21 @@ def _earlier(annotation) -> list[tuple[int, list[str], str]]:
 def _matches(annotation) -> list[tuple[int, list[tuple[int, int]]]]:
     if annotation.pk is None:  # a peer opened but not acted on yet (``corpus.assignments.unsaved_annotation``)
         return []
-    return [(m.scu_id, [(p.start, p.end) for p in m.parts.all()])
-            for m in annotation.matches.filter(scu__isnull=False).prefetch_related("parts")]
+    return [
+        (m.scu_id, [(p.start, p.end) for p in m.parts.all()])
+        for m in annotation.matches.filter(scu__isnull=False).prefetch_related("parts")
+    ]
 
 
 def peer_case(annotation, scus=None, weights=None) -> PeerCase:
     """What the suggestions for ``annotation`` rest on, its own matches as ``expert``."""
-    return PeerCase(annotation.peer.text, scus if scus is not None else pyramid_scus(annotation.pyramid),
-                    weights if weights is not None else topic_weights(annotation.pyramid), _earlier(annotation), _matches(annotation))
+    return PeerCase(
+        annotation.peer.text,
+        scus if scus is not None else pyramid_scus(annotation.pyramid),
+        weights if weights is not None else topic_weights(annotation.pyramid),
+        _earlier(annotation),
+        _matches(annotation),
+    )
 
 
 def suggestions_for(annotation) -> list[dict]:
@@ -79,7 +103,11 @@ def suggestions_for(annotation) -> list[dict]:
         parts = c.exact or (c.span,)
         if any(scu == c.scu and any(a < f and e < b for a, b in spans for e, f in parts) for scu, spans in case.expert):
             continue
-        source = "earlier" if c.features["earlier_exact"] or (c.features["earlier_wshare"] > c.features["contributor_wshare"]) else "pyramid"
+        source = (
+            "earlier"
+            if c.features["earlier_exact"] or (c.features["earlier_wshare"] > c.features["contributor_wshare"])
+            else "pyramid"
+        )
         out.append(Suggestion(c.scu, parts, source, c.why, round(confidence, 3)).as_dict())
     return out
 
@@ -90,8 +118,11 @@ def study_cases() -> Iterator[tuple[str, PeerCase]]:
     from annotation.peers.models import PeerAnnotation
 
     cache: dict[int, tuple[list[ScuText], dict[str, float]]] = {}
-    done = (PeerAnnotation.objects.filter(status=PeerAnnotation.Status.DONE, annotator__isnull=False)
-            .select_related("peer", "pyramid").order_by("pyramid_id", "annotator_id", "id"))
+    done = (
+        PeerAnnotation.objects.filter(status=PeerAnnotation.Status.DONE, annotator__isnull=False)
+        .select_related("peer", "pyramid")
+        .order_by("pyramid_id", "annotator_id", "id")
+    )
     for annotation in done.iterator(chunk_size=200):
         if annotation.pyramid_id not in cache:
             cache.clear()

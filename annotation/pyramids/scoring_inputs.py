@@ -4,16 +4,16 @@ hundreds at once; ``peers.scoring_inputs`` reads the annotations scored against 
 default orderings are cleared (``order_by()``): they join other tables only to sort rows that are
 grouped here anyway.
 """
+
 from collections import defaultdict
 from collections.abc import Iterable
 
 from django.db.models import F
 
+from annotation.pyramids.models import SCU, ContributorPart, Pyramid
 from scoring.model import SCU as ScoringSCU
 from scoring.model import Contributor as ScoringContributor
 from scoring.model import Pyramid as ScoringPyramid
-
-from annotation.pyramids.models import ContributorPart, Pyramid, SCU
 
 
 def load_pyramids(pyramid_ids: Iterable[int]) -> dict[int, ScoringPyramid]:
@@ -28,16 +28,20 @@ def load_pyramids(pyramid_ids: Iterable[int]) -> dict[int, ScoringPyramid]:
         references[pyramid_id].append(external_id)
     scus: dict[int, dict[int, list]] = defaultdict(dict)  # pyramid -> uid -> [(reference, contributor id)]
     contributor_refs: dict[int, set[str]] = {}
-    for pyramid_id, uid, contributor_id, ref in SCU.objects.filter(pyramid_id__in=ids).order_by().values_list(
-        "pyramid_id", "uid", "contributors__id", "contributors__reference__external_id"
+    for pyramid_id, uid, contributor_id, ref in (
+        SCU.objects.filter(pyramid_id__in=ids)
+        .order_by()
+        .values_list("pyramid_id", "uid", "contributors__id", "contributors__reference__external_id")
     ):
         contributors = scus[pyramid_id].setdefault(uid, [])
         if contributor_id is not None:
             contributors.append((ref, contributor_id))
             contributor_refs[contributor_id] = {ref}
     for contributor_id, ref in (
-        ContributorPart.objects.filter(contributor__scu__pyramid_id__in=ids).exclude(reference_id=F("contributor__reference_id"))
-        .order_by().values_list("contributor_id", "reference__external_id")
+        ContributorPart.objects.filter(contributor__scu__pyramid_id__in=ids)
+        .exclude(reference_id=F("contributor__reference_id"))
+        .order_by()
+        .values_list("contributor_id", "reference__external_id")
     ):
         contributor_refs[contributor_id].add(ref)
     return {
@@ -45,7 +49,9 @@ def load_pyramids(pyramid_ids: Iterable[int]) -> dict[int, ScoringPyramid]:
             references=tuple(sorted(references[pyramid_id])),
             scus=tuple(
                 # contributors in the models' order (reference, then id), as every other reader sees them
-                ScoringSCU(uid, tuple(ScoringContributor(frozenset(contributor_refs[c])) for _, c in sorted(contributors)))
+                ScoringSCU(
+                    uid, tuple(ScoringContributor(frozenset(contributor_refs[c])) for _, c in sorted(contributors))
+                )
                 for uid, contributors in sorted(scus[pyramid_id].items())
             ),
         )

@@ -14,12 +14,13 @@ reader of an unchanged pyramid (the builders' and annotators' ``full/`` reads, t
 the next peer) then costs neither this statement (most of the database's time of a ``full/`` read)
 nor its assembly.
 """
+
 from django.db import connection
 from django.db.models import F
 from django.db.models.functions import Substr
 
 from annotation.jobs.kept import Kept
-from annotation.pyramids.models import Pyramid, SCU
+from annotation.pyramids.models import SCU, Pyramid
 
 SIZE = 64  # pyramids kept per process (a 120-SCU one takes ~0.3 MiB as dicts: at most ~20 MiB a process)
 
@@ -61,21 +62,64 @@ def scu_documents(pyramid_id: int, uids=None) -> list[dict]:
     if uids is not None:
         scus = scus.filter(uid__in=uids)
     part = "contributors__parts__"
-    rows = (scus.annotate(piece=Substr(f"{part}reference__text", F(f"{part}start") + 1, F(f"{part}end") - F(f"{part}start")))
-            .order_by("uid", "contributors__reference__external_id", "contributors__id", f"{part}reference_id", f"{part}start")
-            .values_list("id", "uid", "label", "comment", "contributors__id", "contributors__reference_id", "contributors__comment",
-                         "contributors__legacy_issue", "contributors__review_note", f"{part}id", f"{part}reference_id", f"{part}start",
-                         f"{part}end", "piece"))
+    rows = (
+        scus.annotate(
+            piece=Substr(f"{part}reference__text", F(f"{part}start") + 1, F(f"{part}end") - F(f"{part}start"))
+        )
+        .order_by(
+            "uid", "contributors__reference__external_id", "contributors__id", f"{part}reference_id", f"{part}start"
+        )
+        .values_list(
+            "id",
+            "uid",
+            "label",
+            "comment",
+            "contributors__id",
+            "contributors__reference_id",
+            "contributors__comment",
+            "contributors__legacy_issue",
+            "contributors__review_note",
+            f"{part}id",
+            f"{part}reference_id",
+            f"{part}start",
+            f"{part}end",
+            "piece",
+        )
+    )
     documents, contributors, pieces = [], {}, {}
-    for sid, uid, label, comment, cid, reference, c_comment, legacy_issue, review_note, pid, p_reference, start, end, piece in rows:
+    for (
+        sid,
+        uid,
+        label,
+        comment,
+        cid,
+        reference,
+        c_comment,
+        legacy_issue,
+        review_note,
+        pid,
+        p_reference,
+        start,
+        end,
+        piece,
+    ) in rows:
         if not documents or documents[-1]["id"] != sid:
-            documents.append({"id": sid, "uid": uid, "label": label, "comment": comment, "weight": 0, "contributors": []})
+            documents.append(
+                {"id": sid, "uid": uid, "label": label, "comment": comment, "weight": 0, "contributors": []}
+            )
         if cid is None:
             continue
         contributor = contributors.get(cid)
         if contributor is None:
-            contributor = contributors[cid] = {"id": cid, "reference": reference, "label": "", "comment": c_comment,
-                                               "legacy_issue": legacy_issue, "review_note": review_note, "parts": []}
+            contributor = contributors[cid] = {
+                "id": cid,
+                "reference": reference,
+                "label": "",
+                "comment": c_comment,
+                "legacy_issue": legacy_issue,
+                "review_note": review_note,
+                "parts": [],
+            }
             documents[-1]["contributors"].append(contributor)
             documents[-1]["weight"] += 1
             pieces[cid] = []
@@ -83,5 +127,7 @@ def scu_documents(pyramid_id: int, uids=None) -> list[dict]:
             contributor["parts"].append({"id": pid, "reference": p_reference, "start": start, "end": end})
             pieces[cid].append((p_reference != reference, start, piece))
     for cid, contributor in contributors.items():
-        contributor["label"] = "...".join(piece for _, _, piece in sorted(pieces[cid], key=lambda p: p[:2]))  # as Contributor.label
+        contributor["label"] = "...".join(
+            piece for _, _, piece in sorted(pieces[cid], key=lambda p: p[:2])
+        )  # as Contributor.label
     return documents

@@ -1,11 +1,17 @@
 """The pyramids' REST serializers: a pyramid's metadata, its SCUs and contributors (each change one
 recorded action of ``pyramids.actions``), and the pyramid content the ``full`` documents embed."""
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotation.api.serializers import (
-    StrictMixin, StrictModelSerializer, django_errors_as_drf, expected_revision_of, keep_outcome, requesting_user,
+    StrictMixin,
+    StrictModelSerializer,
+    django_errors_as_drf,
+    expected_revision_of,
+    keep_outcome,
+    requesting_user,
 )
 from annotation.corpus.models import ReferenceSummary
 from annotation.corpus.serializers import TextSerializer
@@ -30,13 +36,25 @@ class PyramidSerializer(StrictModelSerializer):
         references = attrs.get("references", ())
         foreign = sorted(r.external_id for r in references if r.topic_id != topic.pk)
         if foreign:
-            raise serializers.ValidationError({"references": [f"Reference {', '.join(foreign)} belongs to another topic than the pyramid."]})
+            raise serializers.ValidationError(
+                {"references": [f"Reference {', '.join(foreign)} belongs to another topic than the pyramid."]}
+            )
         if self.instance is not None and "references" in attrs:
             # Weights count references: one with contributors cannot leave the pyramid.
-            used = set(ContributorPart.objects.filter(contributor__scu__pyramid=self.instance).values_list("reference__external_id", flat=True))
+            used = set(
+                ContributorPart.objects.filter(contributor__scu__pyramid=self.instance).values_list(
+                    "reference__external_id", flat=True
+                )
+            )
             dropped = sorted(used - {r.external_id for r in references})
             if dropped:
-                raise serializers.ValidationError({"references": [f"Reference {', '.join(dropped)} has contributors in this pyramid: remove them first."]})
+                raise serializers.ValidationError(
+                    {
+                        "references": [
+                            f"Reference {', '.join(dropped)} has contributors in this pyramid: remove them first."
+                        ]
+                    }
+                )
         return attrs
 
     def create(self, validated_data):
@@ -83,22 +101,39 @@ class SCUSerializer(StrictModelSerializer):
             if "comment" in attrs:
                 raise serializers.ValidationError({"comment": ["Comment the SCU once it exists (PATCH)."]})
             reference = attrs["reference"]
-            attrs["parts"] = validate_spans(attrs["parts"], reference.text, f"Part of reference {reference.external_id}")
+            attrs["parts"] = validate_spans(
+                attrs["parts"], reference.text, f"Part of reference {reference.external_id}"
+            )
         return attrs
 
     def create(self, validated_data):
         with django_errors_as_drf():
-            return keep_outcome(self, actions.create_scu(
-                validated_data["pyramid"], requesting_user(self), label=validated_data["label"],
-                reference=validated_data["reference"], spans=validated_data["parts"], expected_revision=expected_revision_of(self),
-            ))
+            return keep_outcome(
+                self,
+                actions.create_scu(
+                    validated_data["pyramid"],
+                    requesting_user(self),
+                    label=validated_data["label"],
+                    reference=validated_data["reference"],
+                    spans=validated_data["parts"],
+                    expected_revision=expected_revision_of(self),
+                ),
+            )
 
     def update(self, instance, validated_data):
         if not validated_data:
             return instance
         with django_errors_as_drf():
-            return keep_outcome(self, actions.update_scu(instance, requesting_user(self), label=validated_data.get("label"), comment=validated_data.get("comment"),
-                                                          expected_revision=expected_revision_of(self)))
+            return keep_outcome(
+                self,
+                actions.update_scu(
+                    instance,
+                    requesting_user(self),
+                    label=validated_data.get("label"),
+                    comment=validated_data.get("comment"),
+                    expected_revision=expected_revision_of(self),
+                ),
+            )
 
 
 class ContributorSerializer(StrictModelSerializer):
@@ -117,21 +152,38 @@ class ContributorSerializer(StrictModelSerializer):
     def validate(self, attrs):
         if self.instance is None:
             reference = attrs["reference"]
-            attrs["parts"] = validate_spans(attrs["parts"], reference.text, f"Part of reference {reference.external_id}")
+            attrs["parts"] = validate_spans(
+                attrs["parts"], reference.text, f"Part of reference {reference.external_id}"
+            )
         return attrs
 
     def create(self, validated_data):
         with django_errors_as_drf():
-            return keep_outcome(self, actions.add_contributor_to(
-                validated_data["scu"], requesting_user(self), reference=validated_data["reference"],
-                spans=validated_data["parts"], comment=validated_data.get("comment", ""), expected_revision=expected_revision_of(self),
-            ))
+            return keep_outcome(
+                self,
+                actions.add_contributor_to(
+                    validated_data["scu"],
+                    requesting_user(self),
+                    reference=validated_data["reference"],
+                    spans=validated_data["parts"],
+                    comment=validated_data.get("comment", ""),
+                    expected_revision=expected_revision_of(self),
+                ),
+            )
 
     def update(self, instance, validated_data):
         if "comment" not in validated_data:
             return instance
         with django_errors_as_drf():
-            return keep_outcome(self, actions.update_contributor(instance, requesting_user(self), comment=validated_data["comment"], expected_revision=expected_revision_of(self)))
+            return keep_outcome(
+                self,
+                actions.update_contributor(
+                    instance,
+                    requesting_user(self),
+                    comment=validated_data["comment"],
+                    expected_revision=expected_revision_of(self),
+                ),
+            )
 
 
 class ContributorPartSerializer(serializers.ModelSerializer):
@@ -143,7 +195,7 @@ class ContributorPartSerializer(serializers.ModelSerializer):
 class FullContributorSerializer(serializers.ModelSerializer):
     """A contributor with its DUCView label (its parts' texts joined with '...') and parts."""
 
-    label = serializers.CharField(read_only=True)   # derived from the parts, never written
+    label = serializers.CharField(read_only=True)  # derived from the parts, never written
     parts = ContributorPartSerializer(many=True)
 
     class Meta:

@@ -3,6 +3,7 @@
 Offsets are 0-based, end-exclusive, counted in Unicode code points of the stored text (Python's
 ``str`` indexing). The browser converts its UTF-16 offsets before they reach the server.
 """
+
 from django.core.exceptions import ValidationError
 from django.db import models
 
@@ -37,10 +38,11 @@ class Span(models.Model):
         ordering = ["start", "end"]
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(end__gt=models.F("start")), name="%(app_label)s_%(class)s_nonempty",
+                condition=models.Q(end__gt=models.F("start")),
+                name="%(app_label)s_%(class)s_nonempty",
                 violation_error_message="A part must end after it starts.",
             ),
         ]
 
     def text_of(self, text: str) -> str:
-        return text[self.start:self.end]
+        return text[self.start : self.end]

@@ -15,6 +15,7 @@ whose earlier matches are passed: only the annotation's own annotator's (the bli
 
 Words are compared as lemmas (simplemma), lower-cased, stop words dropped.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,31 +30,31 @@ from annotation.pyramids.suggestions import STOP, WORD, _sentences, from_earlier
 
 NUMBER = re.compile(r"\d")
 FEATURES = (
-    "contributor_wshare",     # best contributor: idf-weighted share of its lemmas in the sentence
-    "contributor_share",      # the same contributor: unweighted share
-    "contributor_hits",       # the same contributor: lemmas found
-    "contributor_mean",       # mean weighted share over the SCU's contributors
-    "contributors_half",      # share of contributors with a weighted share of at least one half
-    "union_wshare",           # all contributors' and the label's lemmas pooled: weighted share
-    "label_wshare",           # the SCU label's weighted share
-    "sentence_cover",         # share of the sentence's idf mass that the SCU's words account for
-    "scu_specific_wshare",    # the pooled lemmas' share found, idf-weighted over the SCUs (words that tell SCUs apart)
-    "bigram_share",           # best contributor: share of its adjacent lemma pairs found adjacent in the sentence
-    "clause_wshare",          # the SCU's pooled lemmas: weighted share found within the suggested span
-    "clause_cover",           # share of the span's idf mass that the SCU's words account for
-    "numbers_found",          # share of the SCU's numbers found (1 when it has none)
-    "has_numbers",            # the SCU mentions numbers
-    "names_found",            # share of the SCU's names found (1 when it has none)
+    "contributor_wshare",  # best contributor: idf-weighted share of its lemmas in the sentence
+    "contributor_share",  # the same contributor: unweighted share
+    "contributor_hits",  # the same contributor: lemmas found
+    "contributor_mean",  # mean weighted share over the SCU's contributors
+    "contributors_half",  # share of contributors with a weighted share of at least one half
+    "union_wshare",  # all contributors' and the label's lemmas pooled: weighted share
+    "label_wshare",  # the SCU label's weighted share
+    "sentence_cover",  # share of the sentence's idf mass that the SCU's words account for
+    "scu_specific_wshare",  # the pooled lemmas' share found, idf-weighted over the SCUs (words that tell SCUs apart)
+    "bigram_share",  # best contributor: share of its adjacent lemma pairs found adjacent in the sentence
+    "clause_wshare",  # the SCU's pooled lemmas: weighted share found within the suggested span
+    "clause_cover",  # share of the span's idf mass that the SCU's words account for
+    "numbers_found",  # share of the SCU's numbers found (1 when it has none)
+    "has_numbers",  # the SCU mentions numbers
+    "names_found",  # share of the SCU's names found (1 when it has none)
     "has_names",
-    "weight",                 # the SCU's weight (number of contributors)
-    "earlier_exact",          # the annotator matched these very words to the SCU in an earlier peer
-    "earlier_wshare",         # best weighted share of an earlier match of the SCU in the sentence
-    "earlier_count",          # log(1 + how many earlier peers the annotator matched the SCU in)
-    "earlier_any",            # the annotator has earlier peers at all
-    "margin_in_sentence",     # this SCU's score minus the best other SCU's score in the sentence
-    "rank_in_sentence",       # 0 for the best SCU of the sentence, 1 for the next, ...
-    "margin_in_peer",         # this sentence's score minus the best other sentence's for the SCU
-    "rank_in_peer",           # 0 for the SCU's best sentence, ...
+    "weight",  # the SCU's weight (number of contributors)
+    "earlier_exact",  # the annotator matched these very words to the SCU in an earlier peer
+    "earlier_wshare",  # best weighted share of an earlier match of the SCU in the sentence
+    "earlier_count",  # log(1 + how many earlier peers the annotator matched the SCU in)
+    "earlier_any",  # the annotator has earlier peers at all
+    "margin_in_sentence",  # this SCU's score minus the best other SCU's score in the sentence
+    "rank_in_sentence",  # 0 for the best SCU of the sentence, 1 for the next, ...
+    "margin_in_peer",  # this sentence's score minus the best other sentence's for the SCU
+    "rank_in_peer",  # 0 for the SCU's best sentence, ...
 )
 
 
@@ -99,7 +100,7 @@ def _names_numbers(text: str) -> tuple[set[str], set[str]]:
     for lem, start, _, word in tokens(text):
         if NUMBER.search(word):
             numbers.add(lem)
-        elif word[0].isupper() and start > 0 and not re.search(r"[.!?]\s*$", text[max(0, start - 3):start]):
+        elif word[0].isupper() and start > 0 and not re.search(r"[.!?]\s*$", text[max(0, start - 3) : start]):
             names.add(lem)
     return names, numbers
 
@@ -107,6 +108,7 @@ def _names_numbers(text: str) -> tuple[set[str], set[str]]:
 @dataclass
 class ScuText:
     """An SCU as the features see it: its id, label and contributor texts (one string each)."""
+
     scu: int
     label: str
     contributors: Sequence[str]
@@ -127,8 +129,8 @@ class ScuText:
 @dataclass
 class Candidate:
     scu: int
-    sentence: int                         # index of the peer sentence
-    span: tuple[int, int]                 # peer offsets suggested
+    sentence: int  # index of the peer sentence
+    span: tuple[int, int]  # peer offsets suggested
     features: dict[str, float]
     exact: tuple[tuple[int, int], ...] = ()  # the earlier match's very words, when found (its spans)
     why: str = ""
@@ -141,11 +143,12 @@ def _mass(lemmas: Iterable[str], weights: dict[str, float]) -> float:
     return sum(weights.get(lem, 1.0) for lem in lemmas)
 
 
-MIN_WSHARE = 0.2   # a candidate holds at least this weighted share of some contributor, label or earlier match
+MIN_WSHARE = 0.2  # a candidate holds at least this weighted share of some contributor, label or earlier match
 
 
-def candidates(peer: str, scus: Sequence[ScuText], weights: dict[str, float],
-               earlier: Sequence[tuple[int, list[str], str]] = ()) -> list[Candidate]:
+def candidates(
+    peer: str, scus: Sequence[ScuText], weights: dict[str, float], earlier: Sequence[tuple[int, list[str], str]] = ()
+) -> list[Candidate]:
     """Every (SCU, sentence) pair worth ranking, with its features.
 
     ``earlier``: the annotator's OWN matches in other peers of the topic, as (SCU id, part texts,
@@ -172,14 +175,18 @@ def candidates(peer: str, scus: Sequence[ScuText], weights: dict[str, float],
     any_earlier = 1.0 if earlier else 0.0
     pooled_of = {unit.scu: set().union(*unit.lemmas, unit.label_lemmas) for unit in scus}
     scu_weights = word_weights_of_sets(pooled_of.values())
-    sentence_bigrams = [set(zip([t[0] for t in toks], [t[0] for t in toks][1:], strict=False)) for toks in sentence_tokens]
+    sentence_bigrams = [
+        set(zip([t[0] for t in toks], [t[0] for t in toks][1:], strict=False)) for toks in sentence_tokens
+    ]
 
     out: list[Candidate] = []
     for unit in scus:
         pooled = pooled_of[unit.scu]
         if not pooled:
             continue
-        bigrams = [set(zip(lems, lems[1:], strict=False)) for lems in ([t[0] for t in tokens(c)] for c in unit.contributors)]
+        bigrams = [
+            set(zip(lems, lems[1:], strict=False)) for lems in ([t[0] for t in tokens(c)] for c in unit.contributors)
+        ]
         pooled_mass = _mass(pooled, weights)
         masses = [_mass(lems, weights) for lems in unit.lemmas]
         label_mass = _mass(unit.label_lemmas, weights)
@@ -201,7 +208,9 @@ def candidates(peer: str, scus: Sequence[ScuText], weights: dict[str, float],
                 spans = exact[(unit.scu, i)]
                 span = (spans[0][0], spans[-1][1])
             else:
-                span = _clause(peer, sentences[i], (hit_tokens[0][0], hit_tokens[-1][1])) if hit_tokens else sentences[i]
+                span = (
+                    _clause(peer, sentences[i], (hit_tokens[0][0], hit_tokens[-1][1])) if hit_tokens else sentences[i]
+                )
             best_lemmas = unit.lemmas[best] if best is not None else set()
             in_span = {lem for lem, a, b in sentence_tokens[i] if a >= span[0] and b <= span[1]}
             features = {
@@ -264,8 +273,10 @@ def _score(c: Candidate) -> float:
 
 def _relative(found: list[Candidate]) -> None:
     """Fill the features that compare a candidate with its rivals in the same sentence and for the same SCU."""
-    for key, margin, rank in ((lambda c: c.sentence, "margin_in_sentence", "rank_in_sentence"),
-                              (lambda c: c.scu, "margin_in_peer", "rank_in_peer")):
+    for key, margin, rank in (
+        (lambda c: c.sentence, "margin_in_sentence", "rank_in_sentence"),
+        (lambda c: c.scu, "margin_in_peer", "rank_in_peer"),
+    ):
         groups: dict[int, list[Candidate]] = {}
         for c in found:
             groups.setdefault(key(c), []).append(c)
@@ -290,7 +301,9 @@ def covers(suggested: Iterable[tuple[int, int]], expert: Iterable[tuple[int, int
     return len(want & have) / len(want)
 
 
-def is_right(scu: int, spans: Iterable[tuple[int, int]], expert: Iterable[tuple[int, Sequence[tuple[int, int]]]]) -> bool:
+def is_right(
+    scu: int, spans: Iterable[tuple[int, int]], expert: Iterable[tuple[int, Sequence[tuple[int, int]]]]
+) -> bool:
     """A suggestion is right when it names an SCU the expert matched and covers at least half of
     that match's span (the benchmark's and the training labels' one definition)."""
     spans = list(spans)

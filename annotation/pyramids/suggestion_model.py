@@ -11,6 +11,7 @@ SCU the expert matched and covers at least half of the expert's span: ``suggesti
 Each peer is seen twice while training: as its annotator's first peer of the topic (pyramid alone)
 and after the annotator's earlier peers (their own matches only: the blind rule).
 """
+
 from __future__ import annotations
 
 import logging
@@ -24,17 +25,18 @@ from annotation.pyramids.suggestion_features import Candidate, ScuText, candidat
 from annotation.pyramids.suggestions import MIN_WORDS
 
 logger = logging.getLogger(__name__)
-FORMAT = 1                  # bump when FEATURES change: an older model file is then ignored
-RULES_THRESHOLD = 0.6       # the hand-set rules: a contributor's share of content words, as DUCView-style autoannotate
+FORMAT = 1  # bump when FEATURES change: an older model file is then ignored
+RULES_THRESHOLD = 0.6  # the hand-set rules: a contributor's share of content words, as DUCView-style autoannotate
 
 
 @dataclass
 class PeerCase:
     """One peer to suggest for, as the features need it (built from the database or from DUCView files)."""
+
     text: str
     scus: Sequence[ScuText]
     weights: dict[str, float]
-    earlier: Sequence[tuple[int, list[str], str]] = ()         # the annotator's OWN earlier matches
+    earlier: Sequence[tuple[int, list[str], str]] = ()  # the annotator's OWN earlier matches
     expert: Sequence[tuple[int, Sequence[tuple[int, int]]]] = field(default_factory=list)  # for training / measuring
 
 
@@ -42,7 +44,7 @@ class PeerCase:
 class Model:
     classifier: object
     threshold: float
-    trained_on: str           # what it was trained from, for the record
+    trained_on: str  # what it was trained from, for the record
     format: int = FORMAT
 
     def confidences(self, found: Sequence[Candidate]) -> list[float]:
@@ -94,12 +96,16 @@ def _one_thread():
     """scikit-learn's trees use OpenMP threads: on a busy machine (web workers, a test suite) the
     threads' waiting costs far more than they save on data this small, so one thread does it."""
     from threadpoolctl import threadpool_limits
+
     return threadpool_limits(limits=1)
 
 
 def _classifier():
     from sklearn.ensemble import HistGradientBoostingClassifier
-    return HistGradientBoostingClassifier(max_iter=200, learning_rate=0.08, max_leaf_nodes=31, l2_regularization=1.0, random_state=0)
+
+    return HistGradientBoostingClassifier(
+        max_iter=200, learning_rate=0.08, max_leaf_nodes=31, l2_regularization=1.0, random_state=0
+    )
 
 
 def _threshold(probabilities: Sequence[float], y: Sequence[int], expert_total: int) -> float:
@@ -129,7 +135,9 @@ def fit(cases: Sequence[PeerCase], topics: Sequence[str], trained_on: str) -> Mo
     folds = min(5, len(set(groups)))
     with _one_thread():
         if folds >= 2:
-            held_out = cross_val_predict(_classifier(), X, y, groups=groups, cv=GroupKFold(folds), method="predict_proba")[:, 1]
+            held_out = cross_val_predict(
+                _classifier(), X, y, groups=groups, cv=GroupKFold(folds), method="predict_proba"
+            )[:, 1]
             threshold = _threshold(held_out, y, sum(len(c.expert) for c in cases))
         else:
             threshold = 0.5
@@ -139,12 +147,14 @@ def fit(cases: Sequence[PeerCase], topics: Sequence[str], trained_on: str) -> Mo
 
 def model_path() -> Path:
     from django.conf import settings
+
     return Path(settings.SUGGESTIONS_MODEL)
 
 
 def save(model: Model, path: Path | None = None) -> Path:
     """Write the model atomically (a suggestion request never reads half a file)."""
     import joblib
+
     path = path or model_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
@@ -163,6 +173,7 @@ def load(path: Path | None = None) -> Model | None:
 
     The file is the server's own (written by ``train_suggestions``), never one a user uploads."""
     import joblib
+
     path = path or model_path()
     try:
         stamp = path.stat().st_mtime
@@ -174,7 +185,11 @@ def load(path: Path | None = None) -> Model | None:
         try:
             model = joblib.load(path)
         except Exception:  # a file of another version of the code or of scikit-learn: the rules serve
-            logger.warning("suggestions model %s could not be read; hand-set rules rank until train_suggestions runs", path, exc_info=True)
+            logger.warning(
+                "suggestions model %s could not be read; hand-set rules rank until train_suggestions runs",
+                path,
+                exc_info=True,
+            )
             model = None
         _cache[key] = model if isinstance(model, Model) and model.format == FORMAT else None
     return _cache[key]
@@ -214,10 +229,28 @@ def ducview_cases(files: Iterable[Path], earlier: bool = True) -> list[tuple[str
         items.sort(key=lambda item: natural_key(item[0]))
         for k, (peer, pan) in enumerate(items):
             refs = {r.id: r.text for r in pan.pyramid.references}
-            scus = [ScuText(scu.uid, scu.label, [" ".join(refs[p.reference][p.start:p.end] for p in c.parts) for c in scu.contributors if c.parts])
-                    for scu in pan.pyramid.scus]
-            seen = [(m.scu_uid, [items[j][1].text[p.start:p.end] for p in m.parts], items[j][0])
-                    for j in range(k) for m in items[j][1].matches if m.parts] if earlier else []
+            scus = [
+                ScuText(
+                    scu.uid,
+                    scu.label,
+                    [
+                        " ".join(refs[p.reference][p.start : p.end] for p in c.parts)
+                        for c in scu.contributors
+                        if c.parts
+                    ],
+                )
+                for scu in pan.pyramid.scus
+            ]
+            seen = (
+                [
+                    (m.scu_uid, [items[j][1].text[p.start : p.end] for p in m.parts], items[j][0])
+                    for j in range(k)
+                    for m in items[j][1].matches
+                    if m.parts
+                ]
+                if earlier
+                else []
+            )
             expert = [(m.scu_uid, [(p.start, p.end) for p in m.parts]) for m in pan.matches if m.parts]
             out.append((topic, annotator, peer, PeerCase(pan.text, scus, weights[topic], seen, expert)))
     return out

@@ -11,6 +11,7 @@ annotations are ever read, never another annotator's work.
 
 Offsets are Python string indices (Unicode code points), end-exclusive, as everywhere in the API.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,23 +23,29 @@ SENTENCE_END = re.compile(r"[.!?;:]+(?=\s|$)|\n+")
 STOP = frozenset(
     "a an the of to in on at for and or but nor is are was were be been being by with as that this these those it its "
     "from has have had not no so than then there their they them he she his her we our you your i which who whom whose "
-    "what when where while will would can could may might must shall should do does did also into about " "over after before "
+    "what when where while will would can could may might must shall should do does did also into about "
+    "over after before "
     "up out more most other some such only all any each both s".split()
 )
-MIN_WORDS = 2        # a suggestion rests on at least two content words
+MIN_WORDS = 2  # a suggestion rests on at least two content words
 
 
 @dataclass(frozen=True)
 class Suggestion:
-    scu: int                           # the SCU's id
+    scu: int  # the SCU's id
     parts: tuple[tuple[int, int], ...]  # peer spans
-    source: str                        # "pyramid" or "earlier"
-    why: str                           # for the annotator: what it rests on
-    confidence: float = 0.0            # how likely the annotator accepts it (0-1), the ranking's key
+    source: str  # "pyramid" or "earlier"
+    why: str  # for the annotator: what it rests on
+    confidence: float = 0.0  # how likely the annotator accepts it (0-1), the ranking's key
 
     def as_dict(self) -> dict:
-        return {"scu": self.scu, "parts": [{"start": s, "end": e} for s, e in self.parts], "source": self.source, "why": self.why,
-                "confidence": self.confidence}
+        return {
+            "scu": self.scu,
+            "parts": [{"start": s, "end": e} for s, e in self.parts],
+            "source": self.source,
+            "why": self.why,
+            "confidence": self.confidence,
+        }
 
 
 def _sentences(text: str) -> list[tuple[int, int]]:
@@ -95,7 +102,8 @@ def _find_phrase(text: str, phrase: str, start: int) -> int:
         if found < 0:
             return -1
         end = found + len(phrase)
-        if (found == 0 or not text[found - 1].isalnum() or not phrase[0].isalnum()) and \
-                (end == len(text) or not text[end].isalnum() or not phrase[-1].isalnum()):
+        if (found == 0 or not text[found - 1].isalnum() or not phrase[0].isalnum()) and (
+            end == len(text) or not text[end].isalnum() or not phrase[-1].isalnum()
+        ):
             return found
         start = found + 1

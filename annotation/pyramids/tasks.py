@@ -5,6 +5,7 @@ Published by name through ``annotation.jobs.queue`` (jobs ``construction`` and `
 the in-process runner calls the same service function. The sweeps (beat's ``recompute_stale``,
 every worker start) publish the stale topics with the scores' (``peers.recompute.schedule_stale``).
 """
+
 from celery import shared_task
 
 from annotation.jobs.task_lock import RunsAlone

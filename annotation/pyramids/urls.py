@@ -1,4 +1,5 @@
 """The pyramids' resources under /api/ (the router is assembled in ``pyramid_app/api_urls.py``)."""
+
 from annotation.pyramids import api
 
 routes = [

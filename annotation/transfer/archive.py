@@ -61,6 +61,7 @@ without creator; the times are the import's.
 The zip is built in a spooled temporary file (in memory up to ``SPOOL_BYTES``, then on disk) and
 streamed from there: DUC 2006 (20 pyramids, 462 annotations) is about 4.5 MB compressed.
 """
+
 import csv
 import dataclasses
 import json
@@ -72,19 +73,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from io import StringIO
 
-from scoring.model import Convention
-
 from annotation import formats
-from annotation.formats import DucViewError
-from annotation.adjudication.models import PyramidAdjudication
-from annotation.adjudication.models import Adjudication
-from annotation.corpus.models import Dataset
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid
+from annotation.adjudication.models import Adjudication, PyramidAdjudication
 from annotation.api import downloads
-from annotation.transfer import ducview_export
+from annotation.corpus.models import Dataset
+from annotation.formats import DucViewError
 from annotation.peers import results
+from annotation.peers.models import PeerAnnotation
 from annotation.peers.scoring_inputs import load_annotations
+from annotation.pyramids.models import Pyramid
+from annotation.transfer import ducview_export
+from scoring.model import Convention
 
 SPOOL_BYTES = 32 * 1024 * 1024
 MANIFEST = "manifest.json"
@@ -128,7 +127,12 @@ def annotation_name(annotation: PeerAnnotation, number: str | None) -> str:
     topic, peer = annotation.peer.topic.external_id, annotation.peer.external_id
     try:
         original = formats.parse_nist_filename(annotation.source)
-        if original.kind == "pan" and original.topic == topic and original.peer_key == formats.peer_key(peer) and original.annotator == number:
+        if (
+            original.kind == "pan"
+            and original.topic == topic
+            and original.peer_key == formats.peer_key(peer)
+            and original.annotator == number
+        ):
             return annotation.source.replace("\\", "/").rsplit("/", 1)[-1]
     except DucViewError:
         pass
@@ -140,8 +144,11 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
     """Write the zip of ``pyramids`` and ``annotations`` (querysets of the dataset) to ``stream``;
     return the manifest."""
     pyramids = list(pyramids.select_related("topic", "creator").order_by("topic__external_id", "id"))
-    annotations = list(annotations.select_related("peer__topic", "annotator", "pyramid").order_by(
-        "peer__topic__external_id", "peer__external_id", "annotator__username", "id"))
+    annotations = list(
+        annotations.select_related("peer__topic", "annotator", "pyramid").order_by(
+            "peer__topic__external_id", "peer__external_id", "annotator__username", "id"
+        )
+    )
     numbers = annotator_numbers(a.annotator.username for a in annotations if a.annotator_id)
     per_topic = defaultdict(set)
     for pyramid in pyramids:
@@ -154,13 +161,17 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
 
     counts = load_annotations(a.pk for a in annotations)
     manifest = {
-        "version": MANIFEST_VERSION, "dataset": dataset.name, "convention": Convention(convention).value,
-        **downloads.provenance(convention=convention), "files": [], "skipped": [],
+        "version": MANIFEST_VERSION,
+        "dataset": dataset.name,
+        "convention": Convention(convention).value,
+        **downloads.provenance(convention=convention),
+        "files": [],
+        "skipped": [],
         "annotators": {number: name for name, number in numbers.items() if number != name},
     }
     written = set()
-    paths: dict[int, tuple[str, dict]] = {}   # annotation id -> its path and manifest entry
-    pyramid_paths: dict[int, tuple[str, dict]] = {}   # pyramid id -> its path and manifest entry
+    paths: dict[int, tuple[str, dict]] = {}  # annotation id -> its path and manifest entry
+    pyramid_paths: dict[int, tuple[str, dict]] = {}  # pyramid id -> its path and manifest entry
 
     def add(archive, path: str, data: bytes, entry: dict) -> None:
         if path in written:
@@ -173,8 +184,14 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
 
     with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for pyramid in pyramids:
-            entry = {"kind": "pyramid", "id": pyramid.pk, "topic": pyramid.topic.external_id,
-                     "creator": pyramid.creator.username if pyramid.creator_id else None, "source": pyramid.source, **_state(pyramid)}
+            entry = {
+                "kind": "pyramid",
+                "id": pyramid.pk,
+                "topic": pyramid.topic.external_id,
+                "creator": pyramid.creator.username if pyramid.creator_id else None,
+                "source": pyramid.source,
+                **_state(pyramid),
+            }
             try:
                 path = folder("pyramids", pyramid.pk, pyramid.topic_id) + pyramid_name(pyramid)
                 add(archive, path, ducview_export.export_pyramid(pyramid), entry)
@@ -182,19 +199,29 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
                 manifest["skipped"].append({**entry, "reason": str(error)})
         for annotation in annotations:
             username = annotation.annotator.username if annotation.annotator_id else None
-            entry = {"kind": "annotation", "id": annotation.pk, "topic": annotation.peer.topic.external_id,
-                     "peer": annotation.peer.external_id, "annotator": username, "pyramid": annotation.pyramid_id,
-                     **_counting_facts(annotation, counts[annotation.pk])}
+            entry = {
+                "kind": "annotation",
+                "id": annotation.pk,
+                "topic": annotation.peer.topic.external_id,
+                "peer": annotation.peer.external_id,
+                "annotator": username,
+                "pyramid": annotation.pyramid_id,
+                **_counting_facts(annotation, counts[annotation.pk]),
+            }
             try:
-                path = folder("pans", annotation.pyramid_id, annotation.pyramid.topic_id) + annotation_name(annotation, numbers.get(username))
+                path = folder("pans", annotation.pyramid_id, annotation.pyramid.topic_id) + annotation_name(
+                    annotation, numbers.get(username)
+                )
                 add(archive, path, ducview_export.export_annotation(annotation), entry)
             except DucViewError as error:
                 manifest["skipped"].append({**entry, "reason": str(error)})
         _add_adjudications(manifest, paths)
         _add_pyramid_adjudications(manifest, pyramid_paths)
         topics = dataset.topics.all()
-        for name, rows_of, keys in [(SCORES, results.score_rows, results.SCORE_KEYS),
-                                    ("agreement.csv", results.agreement_rows, results.AGREEMENT_KEYS)]:
+        for name, rows_of, keys in [
+            (SCORES, results.score_rows, results.SCORE_KEYS),
+            ("agreement.csv", results.agreement_rows, results.AGREEMENT_KEYS),
+        ]:
             out = StringIO()
             results.write_rows(out, rows_of(topics, convention), keys, "csv")
             archive.writestr(name, out.getvalue())
@@ -209,57 +236,92 @@ def _adjudication_entry(record, sources: list, paths: dict[int, tuple[str, dict]
         "adjudicator": record.adjudicator.username if record.adjudicator_id else None,
         "sources": [paths[s.pk][0] for s in sources],
         "changed": [paths[s.pk][0] for s in sources if record.source_revisions.get(str(s.pk)) != s.revision],
-        "created_at": record.created_at.isoformat(), "updated_at": record.updated_at.isoformat(),
+        "created_at": record.created_at.isoformat(),
+        "updated_at": record.updated_at.isoformat(),
     }
 
 
 def _add_adjudications(manifest: dict, paths: dict[int, tuple[str, dict]]) -> None:
     """The ``adjudication`` of each adjudicated version written, its sources named by their paths."""
-    records = (Adjudication.objects.filter(annotation_id__in=list(paths)).select_related("adjudicator")
-               .prefetch_related("sources").order_by("annotation_id"))
+    records = (
+        Adjudication.objects.filter(annotation_id__in=list(paths))
+        .select_related("adjudicator")
+        .prefetch_related("sources")
+        .order_by("annotation_id")
+    )
     for record in records:
         path, entry = paths[record.annotation_id]
         sources = sorted(record.sources.all(), key=lambda s: s.pk)
         missing = [s.pk for s in sources if s.pk not in paths]
         if missing:
-            manifest["skipped"].append({"kind": "adjudication", "name": path, "reason": (
-                f"the annotators' versions it settles (annotations {missing}) are not in the archive: "
-                "it comes back as an annotation without annotator")})
+            manifest["skipped"].append(
+                {
+                    "kind": "adjudication",
+                    "name": path,
+                    "reason": (
+                        f"the annotators' versions it settles (annotations {missing}) are not in the archive: "
+                        "it comes back as an annotation without annotator"
+                    ),
+                }
+            )
             continue
         named = {str(s.pk): paths[s.pk][0] for s in sources}
         entry["adjudication"] = _adjudication_entry(record, sources, paths) | {
-            "decisions": {key: named.get(choice, choice) for key, choice in sorted(record.decisions.items())}}
+            "decisions": {key: named.get(choice, choice) for key, choice in sorted(record.decisions.items())}
+        }
 
 
 def _add_pyramid_adjudications(manifest: dict, paths: dict[int, tuple[str, dict]]) -> None:
     """The ``adjudication`` of each adjudicated pyramid written (version 4), its source pyramids
     named by their paths, A first (which is which of A and B the decisions' keys say: the record's
     ``source_order``; by id for a record saved before it was kept)."""
-    records = (PyramidAdjudication.objects.filter(pyramid_id__in=list(paths)).select_related("adjudicator")
-               .prefetch_related("sources").order_by("pyramid_id"))
+    records = (
+        PyramidAdjudication.objects.filter(pyramid_id__in=list(paths))
+        .select_related("adjudicator")
+        .prefetch_related("sources")
+        .order_by("pyramid_id")
+    )
     for record in records:
         path, entry = paths[record.pyramid_id]
         side = {pk: i for i, pk in enumerate(record.source_order)}
         sources = sorted(record.sources.all(), key=lambda s: (side.get(s.pk, len(side)), s.pk))
         missing = [s.pk for s in sources if s.pk not in paths]
         if missing:
-            manifest["skipped"].append({"kind": "pyramid adjudication", "name": path, "reason": (
-                f"the pyramids it settles (pyramids {missing}) are not in the archive: "
-                "it comes back as a pyramid without creator, not the topic's adjudicated pyramid")})
+            manifest["skipped"].append(
+                {
+                    "kind": "pyramid adjudication",
+                    "name": path,
+                    "reason": (
+                        f"the pyramids it settles (pyramids {missing}) are not in the archive: "
+                        "it comes back as a pyramid without creator, not the topic's adjudicated pyramid"
+                    ),
+                }
+            )
             continue
         entry["adjudication"] = _adjudication_entry(record, sources, paths) | {
-            "decisions": dict(sorted(record.decisions.items())), "uids": dict(sorted(record.uids.items()))}
+            "decisions": dict(sorted(record.decisions.items())),
+            "uids": dict(sorted(record.uids.items())),
+        }
 
 
 def _counting_facts(annotation: PeerAnnotation, scored) -> dict:
     """What decides whether and how the annotation counts, beyond the matches its .pan holds."""
     matches = sum(scored.matches.values())
-    return {**_state(annotation), "matches": matches, "non_matching": scored.non_matching, "empty": matches + scored.non_matching == 0}
+    return {
+        **_state(annotation),
+        "matches": matches,
+        "non_matching": scored.non_matching,
+        "empty": matches + scored.non_matching == 0,
+    }
 
 
 def _state(document) -> dict:
     """Status and times of an annotation or a pyramid."""
-    return {"status": document.status, "created_at": document.created_at.isoformat(), "updated_at": document.updated_at.isoformat()}
+    return {
+        "status": document.status,
+        "created_at": document.created_at.isoformat(),
+        "updated_at": document.updated_at.isoformat(),
+    }
 
 
 def build_archive(dataset: Dataset, pyramids, annotations, convention: Convention = Convention.NIST):
@@ -271,6 +333,7 @@ def build_archive(dataset: Dataset, pyramids, annotations, convention: Conventio
 
 
 # --- Reading an archive back ----------------------------------------------------------------
+
 
 class ManifestError(ValueError):
     """The archive's manifest.json cannot be read; the message says where and why."""
@@ -316,10 +379,16 @@ class Archived:
     matches: int | None = None
     non_matching: int | None = None
     adjudication: ArchivedAdjudication | None = None
-    source: str | None = None   # a pyramid's own source (version 3), which names it where it has no creator; else its archive path
-    pyramid_adjudication: ArchivedPyramidAdjudication | None = None   # what makes it the topic's adjudicated pyramid (version 4)
+    source: str | None = (
+        None  # a pyramid's own source (version 3), which names it where it has no creator; else its archive path
+    )
+    pyramid_adjudication: ArchivedPyramidAdjudication | None = (
+        None  # what makes it the topic's adjudicated pyramid (version 4)
+    )
     topic: str | None = None
-    pyramid: str | None = None   # the archive path of the pyramid an annotation was made against, when the archive holds it
+    pyramid: str | None = (
+        None  # the archive path of the pyramid an annotation was made against, when the archive holds it
+    )
 
 
 def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Archived]:
@@ -334,11 +403,13 @@ def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Arc
         raise ManifestError(f"{MANIFEST} has no list of files: not the manifest of a dataset archive")
     version = document.get("version", 1)
     if version not in READABLE_VERSIONS:
-        raise ManifestError(f"{MANIFEST} is of version {str(version)[:20]!r}; this app reads versions 1 to {MANIFEST_VERSION}")
+        raise ManifestError(
+            f"{MANIFEST} is of version {str(version)[:20]!r}; this app reads versions 1 to {MANIFEST_VERSION}"
+        )
     counted = _counted_in(scores) if version == 1 and scores is not None else None
     records = {}
-    pyramid_paths: dict[int, str] = {}   # a pyramid's id in the source -> its archive path
-    made_against: dict[str, int] = {}    # an annotation's archive path -> its pyramid's id in the source
+    pyramid_paths: dict[int, str] = {}  # a pyramid's id in the source -> its archive path
+    made_against: dict[str, int] = {}  # an annotation's archive path -> its pyramid's id in the source
     for index, entry in enumerate(document["files"]):
         where = f"{MANIFEST}, files[{index}]"
         kind = entry.get("kind") if isinstance(entry, dict) else None
@@ -355,8 +426,14 @@ def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Arc
             continue
         statuses = (PeerAnnotation if kind == "annotation" else Pyramid).Status.values
         if entry.get("status") not in statuses:
-            raise ManifestError(f"{where}: status {str(entry.get('status'))[:40]!r} is not one of {', '.join(statuses)}")
-        counts = [_count(entry, "matches", where), _count(entry, "non_matching", where)] if kind == "annotation" else [None, None]
+            raise ManifestError(
+                f"{where}: status {str(entry.get('status'))[:40]!r} is not one of {', '.join(statuses)}"
+            )
+        counts = (
+            [_count(entry, "matches", where), _count(entry, "non_matching", where)]
+            if kind == "annotation"
+            else [None, None]
+        )
         adjudication = None
         if kind == "annotation" and entry.get("adjudication") is not None:
             if user is not None:
@@ -375,28 +452,45 @@ def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Arc
         pyramid_adjudication = None
         if kind == "pyramid" and entry.get("adjudication") is not None:
             if version < 4:
-                raise ManifestError(f"{where}: an adjudicated pyramid is described from version 4 on, not in version {version}")
+                raise ManifestError(
+                    f"{where}: an adjudicated pyramid is described from version 4 on, not in version {version}"
+                )
             if user is not None:
                 raise ManifestError(f"{where}: an adjudicated pyramid is nobody's own work: its creator must be null")
             pyramid_adjudication = _pyramid_adjudication(entry["adjudication"], where)
         topic = entry.get("topic") if isinstance(entry.get("topic"), str) else None
-        records[name] = Archived(entry["status"], user, _moment(entry, "created_at", where), _moment(entry, "updated_at", where),
-                                 *counts, adjudication, source, pyramid_adjudication, topic)
-    for name, pyramid_id in made_against.items():   # each annotation stays on the pyramid it was made against
+        records[name] = Archived(
+            entry["status"],
+            user,
+            _moment(entry, "created_at", where),
+            _moment(entry, "updated_at", where),
+            *counts,
+            adjudication,
+            source,
+            pyramid_adjudication,
+            topic,
+        )
+    for name, pyramid_id in made_against.items():  # each annotation stays on the pyramid it was made against
         if pyramid_paths.get(pyramid_id) in records:
             records[name] = dataclasses.replace(records[name], pyramid=pyramid_paths[pyramid_id])
     for name, record in records.items():
         for source in record.pyramid_adjudication.sources if record.pyramid_adjudication else ():
             other = records.get(source)
             if other is None or other.matches is not None or other.pyramid_adjudication is not None or source == name:
-                raise ManifestError(f"{MANIFEST}: the adjudicated pyramid {name} settles {source[:200]!r}, which is no other "
-                                    "pyramid in the archive")
+                raise ManifestError(
+                    f"{MANIFEST}: the adjudicated pyramid {name} settles {source[:200]!r}, which is no other "
+                    "pyramid in the archive"
+                )
             if other.topic != record.topic:
-                raise ManifestError(f"{MANIFEST}: the adjudicated pyramid {name} settles {source[:200]!r}, a pyramid of another topic")
+                raise ManifestError(
+                    f"{MANIFEST}: the adjudicated pyramid {name} settles {source[:200]!r}, a pyramid of another topic"
+                )
         for source in record.adjudication.sources if record.adjudication else ():
             if records.get(source) is None or records[source].user is None:
-                raise ManifestError(f"{MANIFEST}: the adjudication of {name} settles {source[:200]!r}, which is no annotator's "
-                                    "annotation in the archive")
+                raise ManifestError(
+                    f"{MANIFEST}: the adjudication of {name} settles {source[:200]!r}, which is no annotator's "
+                    "annotation in the archive"
+                )
     return records
 
 
@@ -404,38 +498,71 @@ def _adjudication(value, where: str) -> ArchivedAdjudication:
     where = f"{where}, adjudication"
     if not isinstance(value, dict):
         raise ManifestError(f"{where} must be an object")
-    adjudicator, sources, changed, decisions = (value.get(k) for k in ("adjudicator", "sources", "changed", "decisions"))
+    adjudicator, sources, changed, decisions = (
+        value.get(k) for k in ("adjudicator", "sources", "changed", "decisions")
+    )
     if not (adjudicator is None or isinstance(adjudicator, str) and adjudicator.strip()):
         raise ManifestError(f"{where}: adjudicator must be a user name or null")
-    if not (isinstance(sources, list) and len(sources) >= 2 and all(isinstance(s, str) for s in sources) and len(set(sources)) == len(sources)):
+    if not (
+        isinstance(sources, list)
+        and len(sources) >= 2
+        and all(isinstance(s, str) for s in sources)
+        and len(set(sources)) == len(sources)
+    ):
         raise ManifestError(f"{where}: sources must list the paths of the two or more annotators' versions it settles")
     if not (isinstance(changed, list) and all(isinstance(c, str) and c in sources for c in changed)):
         raise ManifestError(f"{where}: changed must list some of its sources")
     choices = set(sources) | {"both", "neither"}
-    if not (isinstance(decisions, dict) and all(isinstance(k, str) and isinstance(v, str) and v in choices for k, v in decisions.items())):
+    if not (
+        isinstance(decisions, dict)
+        and all(isinstance(k, str) and isinstance(v, str) and v in choices for k, v in decisions.items())
+    ):
         raise ManifestError(f"{where}: decisions must map each item to one of its sources, 'both' or 'neither'")
-    return ArchivedAdjudication(adjudicator, tuple(sources), frozenset(changed), tuple(sorted(decisions.items())),
-                                _moment(value, "created_at", where), _moment(value, "updated_at", where))
+    return ArchivedAdjudication(
+        adjudicator,
+        tuple(sources),
+        frozenset(changed),
+        tuple(sorted(decisions.items())),
+        _moment(value, "created_at", where),
+        _moment(value, "updated_at", where),
+    )
 
 
 def _pyramid_adjudication(value, where: str) -> ArchivedPyramidAdjudication:
     where = f"{where}, adjudication"
     if not isinstance(value, dict):
         raise ManifestError(f"{where} must be an object")
-    adjudicator, sources, changed, decisions, uids = (value.get(k) for k in ("adjudicator", "sources", "changed", "decisions", "uids"))
+    adjudicator, sources, changed, decisions, uids = (
+        value.get(k) for k in ("adjudicator", "sources", "changed", "decisions", "uids")
+    )
     if not (adjudicator is None or isinstance(adjudicator, str) and adjudicator.strip()):
         raise ManifestError(f"{where}: adjudicator must be a user name or null")
-    if not (isinstance(sources, list) and len(sources) == 2 and all(isinstance(s, str) for s in sources) and len(set(sources)) == 2):
+    if not (
+        isinstance(sources, list)
+        and len(sources) == 2
+        and all(isinstance(s, str) for s in sources)
+        and len(set(sources)) == 2
+    ):
         raise ManifestError(f"{where}: sources must list the paths of the two pyramids it settles")
     if not (isinstance(changed, list) and all(isinstance(c, str) and c in sources for c in changed)):
         raise ManifestError(f"{where}: changed must list some of its sources")
-    if not (isinstance(decisions, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in decisions.items())):
+    if not (
+        isinstance(decisions, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in decisions.items())
+    ):
         raise ManifestError(f"{where}: decisions must map each item to a choice (text)")
     if not (isinstance(uids, dict) and all(isinstance(k, str) and type(v) is int and v > 0 for k, v in uids.items())):
-        raise ManifestError(f"{where}: uids must map each item to the uid (a whole number above 0) of the SCU it became")
-    return ArchivedPyramidAdjudication(adjudicator, tuple(sources), frozenset(changed), tuple(sorted(decisions.items())),
-                                       tuple(sorted(uids.items())), _moment(value, "created_at", where),
-                                       _moment(value, "updated_at", where))
+        raise ManifestError(
+            f"{where}: uids must map each item to the uid (a whole number above 0) of the SCU it became"
+        )
+    return ArchivedPyramidAdjudication(
+        adjudicator,
+        tuple(sources),
+        frozenset(changed),
+        tuple(sorted(decisions.items())),
+        tuple(sorted(uids.items())),
+        _moment(value, "created_at", where),
+        _moment(value, "updated_at", where),
+    )
 
 
 def _moment(entry: dict, key: str, where: str) -> datetime:
@@ -459,6 +586,10 @@ def _counted_in(scores: bytes) -> set[tuple[str, str, str]]:
     """(topic, peer, annotator) of every peer row of a scores.csv: the annotations that counted."""
     try:
         rows = csv.DictReader(StringIO(scores.decode("utf-8")))
-        return {(row.get("topic"), row.get("summary"), row.get("annotator") or "") for row in rows if row.get("kind") == "peer"}
+        return {
+            (row.get("topic"), row.get("summary"), row.get("annotator") or "")
+            for row in rows
+            if row.get("kind") == "peer"
+        }
     except (UnicodeDecodeError, csv.Error) as error:
         raise ManifestError(f"{SCORES} cannot be read ({error})") from None

@@ -22,6 +22,7 @@ once complete (an older backup at FILE survives a failed one). Passwords go to t
 in their environment (``PGPASSWORD``, as Django's ``dbshell`` does), never on a command line that
 ``ps`` shows, and are never printed.
 """
+
 import os
 import re
 import shutil
@@ -60,7 +61,7 @@ class Restored:
     path: Path
     size: int
     engine: str
-    source: list[str] = field(default_factory=list)   # what the file says about itself (PostgreSQL dumps)
+    source: list[str] = field(default_factory=list)  # what the file says about itself (PostgreSQL dumps)
     counts: dict[str, int] = field(default_factory=dict)
     pending_migrations: list[str] = field(default_factory=list)
 
@@ -84,6 +85,7 @@ def file_engine(path: Path) -> str | None:
 
 
 # --- backup ---------------------------------------------------------------------------------
+
 
 def backup(path: Path) -> Written:
     """Write a consistent copy of the configured database to ``path`` (replaced whole, or not at all)."""
@@ -145,8 +147,9 @@ def _pg_command(tool: str, parameters: list[str]) -> tuple[list[str], dict]:
     of the connection settings (``dbshell``'s), so the password travels in ``PGPASSWORD``."""
     path = shutil.which(tool)
     if path is None:
-        raise BackupError(f"{tool} is not installed: install the PostgreSQL client tools "
-                          "(Debian: apt-get install postgresql-client)")
+        raise BackupError(
+            f"{tool} is not installed: install the PostgreSQL client tools (Debian: apt-get install postgresql-client)"
+        )
     args, env = DatabaseClient.settings_to_cmd_args_env(connection.settings_dict, parameters)
     return [path, *args[1:]], {**os.environ, **(env or {})}
 
@@ -174,8 +177,11 @@ def _check_pg_dump() -> None:
     connection.ensure_connection()
     server = connection.pg_version // 10000
     if tool < server:
-        raise BackupError(f"{args[0]} is {answer.stdout.strip()!r}: version {tool} cannot dump this PostgreSQL {server} server; "
-                          f"install the PostgreSQL {server} client tools or newer (Debian: apt-get install " f"postgresql-client-{server})")
+        raise BackupError(
+            f"{args[0]} is {answer.stdout.strip()!r}: version {tool} cannot dump this PostgreSQL {server} server; "
+            f"install the PostgreSQL {server} client tools or newer (Debian: apt-get install "
+            f"postgresql-client-{server})"
+        )
 
 
 def _pg_dump(partial: Path) -> None:
@@ -187,6 +193,7 @@ def _pg_dump(partial: Path) -> None:
 
 # --- restore --------------------------------------------------------------------------------
 
+
 def check_file(path: Path) -> str:
     """The engine of the backup at ``path``, refused unless it is the configured database's."""
     path = Path(path)
@@ -196,8 +203,10 @@ def check_file(path: Path) -> str:
     if found is None:
         raise BackupError(f"{path} is not a backup: neither {ENGINES['sqlite']} nor {ENGINES['postgresql']}")
     if found != kind:
-        raise BackupError(f"{path} is {ENGINES[found]}, but the configured database (DATABASE_URL) is {kind}: "
-                          f"restore it into a {found} database, or use a backup of this one")
+        raise BackupError(
+            f"{path} is {ENGINES[found]}, but the configured database (DATABASE_URL) is {kind}: "
+            f"restore it into a {found} database, or use a backup of this one"
+        )
     return kind
 
 
@@ -217,8 +226,10 @@ def restore(path: Path, *, force: bool = False) -> Restored:
     held = tables_with_data()
     if held and not force:
         listed = ", ".join(held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
-        raise BackupError(f"the configured database already holds data ({listed}): a restore replaces it all. "
-                          "Restore into an empty database, or add --force to replace it")
+        raise BackupError(
+            f"the configured database already holds data ({listed}): a restore replaces it all. "
+            "Restore into an empty database, or add --force to replace it"
+        )
     connection.close()  # the copy replaces tables under this connection's feet
     (_sqlite_restore if kind == "sqlite" else _pg_restore)(path)
     pending = pending_migrations()
@@ -233,7 +244,9 @@ def _sqlite_check(path: Path) -> list[str]:
         problems = [row[0] for row in backup_file.execute("PRAGMA quick_check")]
         if problems != ["ok"]:
             raise BackupError(f"{path} is damaged: {'; '.join(problems[:3])}")
-        if not backup_file.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'django_migrations'").fetchone():
+        if not backup_file.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'django_migrations'"
+        ).fetchone():
             raise BackupError(f"{path} is a SQLite file but not a database of this app (no django_migrations table)")
     except sqlite3.DatabaseError as error:
         raise BackupError(f"{path} cannot be read as a SQLite database: {error}") from None
@@ -273,11 +286,21 @@ def _pg_restore(path: Path) -> None:
     # --no-owner --no-privileges: the objects belong to the configured user, whoever owned them in
     # the source; --single-transaction: all or nothing.
     args, env = _pg_command("pg_restore", ["--dbname"])
-    args += ["--clean", "--if-exists", "--no-owner", "--no-privileges", "--single-transaction", "--exit-on-error",
-             "--no-password", str(path)]
+    args += [
+        "--clean",
+        "--if-exists",
+        "--no-owner",
+        "--no-privileges",
+        "--single-transaction",
+        "--exit-on-error",
+        "--no-password",
+        str(path),
+    ]
     answer = _run(args, env)
     if answer.returncode != 0:
-        raise BackupError(f"pg_restore failed (exit {answer.returncode}), the database is unchanged: {answer.stderr.strip()}")
+        raise BackupError(
+            f"pg_restore failed (exit {answer.returncode}), the database is unchanged: {answer.stderr.strip()}"
+        )
 
 
 def counts() -> dict[str, int]:
@@ -290,9 +313,16 @@ def counts() -> dict[str, int]:
     from annotation.peers.models import AnnotationScore, PeerAnnotation
     from annotation.pyramids.models import Pyramid
 
-    models = {"datasets": Dataset, "topics": Topic, "pyramids": Pyramid, "peer annotations": PeerAnnotation,
-              "stored scores": AnnotationScore, "history records": Change, "lightweight pyramids": LightweightPyramid,
-              "users": get_user_model()}
+    models = {
+        "datasets": Dataset,
+        "topics": Topic,
+        "pyramids": Pyramid,
+        "peer annotations": PeerAnnotation,
+        "stored scores": AnnotationScore,
+        "history records": Change,
+        "lightweight pyramids": LightweightPyramid,
+        "users": get_user_model(),
+    }
     return {label: model.objects.count() for label, model in models.items()}
 
 

@@ -10,6 +10,7 @@ lists them and ``remove_copies`` deletes them, keeping the named annotator's ann
 A copy is removed only when nothing else rests on it: an adjudicated version (annotator null too)
 is never one, nor an annotation whose status differs from the one kept (it would count otherwise).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -33,9 +34,11 @@ class Copy:
 
     def describe(self) -> str:
         peer, topic = self.copy.peer.external_id, self.copy.pyramid.topic.external_id
-        return (f"{self.copy.pyramid.topic.dataset.name}: topic {topic}, peer {peer}: annotation {self.copy.pk} "
-                f"(unknown annotator, from {self.copy.source or 'no file'}) is annotation {self.kept.pk} of "
-                f"annotator {self.kept.annotator.username} again")
+        return (
+            f"{self.copy.pyramid.topic.dataset.name}: topic {topic}, peer {peer}: annotation {self.copy.pk} "
+            f"(unknown annotator, from {self.copy.source or 'no file'}) is annotation {self.kept.pk} of "
+            f"annotator {self.kept.annotator.username} again"
+        )
 
 
 def find_copies(datasets=None) -> list[Copy]:
@@ -63,12 +66,28 @@ def find_copies(datasets=None) -> list[Copy]:
 
         for candidate in unknown:
             origin = formats.origin(None, candidate.source)
-            kept = next((a for a in named if a.status == candidate.status and formats.same_again(
-                origin, content(candidate), formats.origin(a.annotator.username, a.source), content(a))), None)
+            kept = next(
+                (
+                    a
+                    for a in named
+                    if a.status == candidate.status
+                    and formats.same_again(
+                        origin, content(candidate), formats.origin(a.annotator.username, a.source), content(a)
+                    )
+                ),
+                None,
+            )
             if kept is not None:
                 found.append(Copy(candidate, kept))
-    return sorted(found, key=lambda c: (c.copy.pyramid.topic.dataset.name, c.copy.pyramid.topic.external_id,
-                                        formats.peer_key(c.copy.peer.external_id), c.copy.source))
+    return sorted(
+        found,
+        key=lambda c: (
+            c.copy.pyramid.topic.dataset.name,
+            c.copy.pyramid.topic.external_id,
+            formats.peer_key(c.copy.peer.external_id),
+            c.copy.source,
+        ),
+    )
 
 
 def remove_copies(copies: list[Copy]) -> int:

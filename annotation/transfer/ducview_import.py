@@ -21,6 +21,7 @@ pyramid, the files that name none counting as one annotator: a file from the ori
 annotation (or of that annotator) with other matches is rejected, as two annotators' files are
 never merged into one.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -38,18 +39,16 @@ from django.contrib.auth.models import User
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from annotation.adjudication import reannotation
-from annotation.adjudication.models import PyramidAdjudication
 from annotation import formats
-from annotation.formats.bounds import WorkBudget
-from annotation.pyramids.models import COMMENT_LENGTH, LABEL_LENGTH
-from annotation.adjudication.models import Adjudication
-from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
-from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
-from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
-from annotation.corpus.roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
 from annotation.access.rules import coordinates
+from annotation.adjudication import reannotation
+from annotation.adjudication.models import Adjudication, PyramidAdjudication
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.corpus.roles import IMPORTED_ANNOTATOR, IMPORTED_MARK, role_group
+from annotation.formats.bounds import WorkBudget
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
 from annotation.peers.score_events import annotations_created, batched_scheduling, touch_pyramid
+from annotation.pyramids.models import COMMENT_LENGTH, LABEL_LENGTH, SCU, Contributor, ContributorPart, Pyramid
 from annotation.transfer.queries import insert_rows
 
 if TYPE_CHECKING:
@@ -111,8 +110,10 @@ class ImportReport:
     scus: int = 0
     annotations_created: int = 0
     annotations_existing: int = 0
-    adjudications_restored: int = 0   # adjudicated versions of a dataset archive made so again (``restore_adjudications``)
-    pyramid_adjudications_restored: int = 0   # adjudicated pyramids made so again (``restore_pyramid_adjudications``)
+    adjudications_restored: int = (
+        0  # adjudicated versions of a dataset archive made so again (``restore_adjudications``)
+    )
+    pyramid_adjudications_restored: int = 0  # adjudicated pyramids made so again (``restore_pyramid_adjudications``)
     repairs: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     unplaced: list[str] = field(default_factory=list)
@@ -181,8 +182,12 @@ def import_budget() -> WorkBudget:
     return WorkBudget(settings.IMPORT_PATTERN_SECONDS)
 
 
-def import_paths(paths, dataset_name: str, progress: Callable[[Iterable], Iterable] = iter,
-                 options: formats.NameOptions | None = None) -> ImportReport:
+def import_paths(
+    paths,
+    dataset_name: str,
+    progress: Callable[[Iterable], Iterable] = iter,
+    options: formats.NameOptions | None = None,
+) -> ImportReport:
     files = find_files(paths)
     report = ImportReport()
     dataset, _ = Dataset.objects.get_or_create(name=dataset_name)
@@ -190,9 +195,14 @@ def import_paths(paths, dataset_name: str, progress: Callable[[Iterable], Iterab
     return report
 
 
-def import_all(files: Iterable[tuple[str, bytes | Path]], dataset: Dataset, report: ImportReport,
-               options: formats.NameOptions | None = None, batch_size: int = COMMIT_EVERY,
-               archived: Mapping[str, Archived] | None = None) -> None:
+def import_all(
+    files: Iterable[tuple[str, bytes | Path]],
+    dataset: Dataset,
+    report: ImportReport,
+    options: formats.NameOptions | None = None,
+    batch_size: int = COMMIT_EVERY,
+    archived: Mapping[str, Archived] | None = None,
+) -> None:
     """Import (name, bytes or path) pairs, pyramids first, ``batch_size`` files per transaction;
     scores are scheduled once at the end. Each file is still imported whole or not at all.
     ``archived``: what a dataset archive's manifest says of its files, by name (status,
@@ -212,8 +222,11 @@ def import_all(files: Iterable[tuple[str, bytes | Path]], dataset: Dataset, repo
             try:
                 _import_batch(batch, dataset, report, budget, options, cache, PendingRows(), archived or {})
             except DatabaseError as error:
-                log.warning("the database refused the rows of a batch of %d files (%s); importing them one by one",
-                            len(batch), error)
+                log.warning(
+                    "the database refused the rows of a batch of %d files (%s); importing them one by one",
+                    len(batch),
+                    error,
+                )
                 _import_batch(batch, dataset, report, budget, options, cache, None, archived or {})
         if archived:
             restore_adjudications(dataset, report, archived)
@@ -232,7 +245,9 @@ def restore_adjudications(dataset: Dataset, report: ImportReport, archived: Mapp
         return
     names = set(wanted) | {source for a in wanted.values() for source in a.sources}
     found: dict[str, list[PeerAnnotation]] = {}
-    for annotation in PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset, source__in=[n[-500:] for n in names]).order_by("pk"):
+    for annotation in PeerAnnotation.objects.filter(
+        pyramid__topic__dataset=dataset, source__in=[n[-500:] for n in names]
+    ).order_by("pk"):
         found.setdefault(annotation.source, []).append(annotation)
     restored: list[PeerAnnotation] = []
     with transaction.atomic():
@@ -240,29 +255,44 @@ def restore_adjudications(dataset: Dataset, report: ImportReport, archived: Mapp
             files = [name, *adjudication.sources]
             matched = {f: found.get(f[-500:], []) for f in files}
             if any(len(m) != 1 for m in matched.values()):
-                report.repairs.append(f"{name}: its adjudication was not restored (the files of the versions it settles, "
-                                      f"{', '.join(f for f in files if len(matched[f]) != 1)}, were not imported once each): "
-                                      "it is an annotation without annotator")
+                report.repairs.append(
+                    f"{name}: its adjudication was not restored (the files of the versions it settles, "
+                    f"{', '.join(f for f in files if len(matched[f]) != 1)}, were not imported once each): "
+                    "it is an annotation without annotator"
+                )
                 continue
             version, sources = matched[name][0], {f: matched[f][0] for f in adjudication.sources}
             if Adjudication.objects.filter(annotation=version).exists():
                 continue
             if len({(a.pyramid_id, a.peer_id) for a in (version, *sources.values())}) != 1:
-                report.repairs.append(f"{name}: its adjudication was not restored (the versions it settles are of another peer "
-                                      "or pyramid): it is an annotation without annotator")
+                report.repairs.append(
+                    f"{name}: its adjudication was not restored (the versions it settles are of another peer "
+                    "or pyramid): it is an annotation without annotator"
+                )
                 continue
             if version.annotator_id is not None or any(a.annotator_id is None for a in sources.values()):
                 # never make an annotator's own annotation an adjudicated version (nor settle one without annotator)
-                report.repairs.append(f"{name}: its adjudication was not restored (the imported files are not an annotation "
-                                      "without annotator and annotators' versions)")
+                report.repairs.append(
+                    f"{name}: its adjudication was not restored (the imported files are not an annotation "
+                    "without annotator and annotators' versions)"
+                )
                 continue
             adjudicator = _archived_adjudicator(name, adjudication.adjudicator, "adjudication", dataset, report)
             record = Adjudication.objects.create(
-                annotation=version, adjudicator=adjudicator,
-                decisions={key: str(sources[choice].pk) if choice in sources else choice for key, choice in adjudication.decisions},
-                source_revisions={str(a.pk): None if f in adjudication.changed else a.revision for f, a in sources.items()})
+                annotation=version,
+                adjudicator=adjudicator,
+                decisions={
+                    key: str(sources[choice].pk) if choice in sources else choice
+                    for key, choice in adjudication.decisions
+                },
+                source_revisions={
+                    str(a.pk): None if f in adjudication.changed else a.revision for f, a in sources.items()
+                },
+            )
             record.sources.set(list(sources.values()))
-            Adjudication.objects.filter(pk=record.pk).update(created_at=adjudication.created_at, updated_at=adjudication.updated_at)
+            Adjudication.objects.filter(pk=record.pk).update(
+                created_at=adjudication.created_at, updated_at=adjudication.updated_at
+            )
             restored.append(version)
         report.adjudications_restored += len(restored)
         # Which versions count for scores changed: their topics' results are stale.
@@ -278,11 +308,15 @@ def _archived_adjudicator(name: str, username: str | None, kind: str, dataset: D
         return None
     adjudicator = User.objects.filter(username=username, is_active=True).first()
     if adjudicator is None:
-        report.repairs.append(f"{name}: its adjudicator {username!r} is no user here: the {kind} is restored without adjudicator")
+        report.repairs.append(
+            f"{name}: its adjudicator {username!r} is no user here: the {kind} is restored without adjudicator"
+        )
     elif not coordinates(adjudicator, dataset):
-        report.repairs.append(f"{name}: its adjudicator {username!r} is no coordinator of this dataset "
-                              "(only they adjudicate): "
-                              f"the {kind} is restored without adjudicator")
+        report.repairs.append(
+            f"{name}: its adjudicator {username!r} is no coordinator of this dataset "
+            "(only they adjudicate): "
+            f"the {kind} is restored without adjudicator"
+        )
         adjudicator = None
     return adjudicator
 
@@ -294,7 +328,11 @@ def restore_pyramid_adjudications(dataset: Dataset, report: ImportReport, archiv
     decisions, uids, adjudicator and times. A source the archive says changed since keeps showing
     as changed (no revision recorded for it). Never attached to a pyramid with a creator, nor to a
     topic already adjudicated otherwise; what cannot be restored is said in ``report.repairs``."""
-    wanted = {name: record.pyramid_adjudication for name, record in archived.items() if record.pyramid_adjudication is not None}
+    wanted = {
+        name: record.pyramid_adjudication
+        for name, record in archived.items()
+        if record.pyramid_adjudication is not None
+    }
     if not wanted:
         return
     placed: dict[str, set[int]] = {}
@@ -306,42 +344,62 @@ def restore_pyramid_adjudications(dataset: Dataset, report: ImportReport, archiv
         for name, adjudication in sorted(wanted.items()):
             files = [name, *adjudication.sources]
             if any(len(placed.get(f, ())) != 1 for f in files):
-                report.repairs.append(f"{name}: its pyramid adjudication was not restored (the pyramids it settles, "
-                                      f"{', '.join(f for f in files if len(placed.get(f, ())) != 1)}, were not imported once each): "
-                                      "it is a pyramid without creator")
+                report.repairs.append(
+                    f"{name}: its pyramid adjudication was not restored (the pyramids it settles, "
+                    f"{', '.join(f for f in files if len(placed.get(f, ())) != 1)}, were not imported once each): "
+                    "it is a pyramid without creator"
+                )
                 continue
             ids = [next(iter(placed[f])) for f in files]
             pyramids = Pyramid.objects.in_bulk(ids)
-            pyramid, sources = pyramids[ids[0]], {f: pyramids[pk] for f, pk in zip(adjudication.sources, ids[1:], strict=True)}
+            pyramid, sources = (
+                pyramids[ids[0]],
+                {f: pyramids[pk] for f, pk in zip(adjudication.sources, ids[1:], strict=True)},
+            )
             existing = PyramidAdjudication.objects.filter(topic_id=pyramid.topic_id).first()
             if existing is not None and existing.pyramid_id == pyramid.pk:
-                continue   # an archive imported twice
+                continue  # an archive imported twice
             if len(set(ids)) != len(ids) or len({p.topic_id for p in pyramids.values()}) != 1:
-                report.repairs.append(f"{name}: its pyramid adjudication was not restored (the pyramids it settles are the same "
-                                      "pyramid or of another topic): it is a pyramid without creator")
+                report.repairs.append(
+                    f"{name}: its pyramid adjudication was not restored (the pyramids it settles are the same "
+                    "pyramid or of another topic): it is a pyramid without creator"
+                )
                 continue
             if pyramid.creator_id is not None:
                 # never make someone's own pyramid the adjudicated one
-                report.repairs.append(f"{name}: its pyramid adjudication was not restored (the imported pyramid has a creator)")
+                report.repairs.append(
+                    f"{name}: its pyramid adjudication was not restored (the imported pyramid has a creator)"
+                )
                 continue
             if existing is not None or PyramidAdjudication.objects.filter(pyramid__in=list(sources.values())).exists():
-                report.repairs.append(f"{name}: its pyramid adjudication was not restored (the topic already has its adjudicated "
-                                      "pyramid, or a pyramid it settles is one): it is a pyramid without creator")
+                report.repairs.append(
+                    f"{name}: its pyramid adjudication was not restored (the topic already has its adjudicated "
+                    "pyramid, or a pyramid it settles is one): it is a pyramid without creator"
+                )
                 continue
             adjudicator = _archived_adjudicator(name, adjudication.adjudicator, "pyramid adjudication", dataset, report)
             record = PyramidAdjudication.objects.create(
-                topic_id=pyramid.topic_id, pyramid=pyramid, adjudicator=adjudicator,
-                decisions=dict(adjudication.decisions), uids=dict(adjudication.uids),
-                source_order=[p.pk for p in sources.values()],   # the archive lists A first
-                source_revisions={str(p.pk): None if f in adjudication.changed else p.revision for f, p in sources.items()})
+                topic_id=pyramid.topic_id,
+                pyramid=pyramid,
+                adjudicator=adjudicator,
+                decisions=dict(adjudication.decisions),
+                uids=dict(adjudication.uids),
+                source_order=[p.pk for p in sources.values()],  # the archive lists A first
+                source_revisions={
+                    str(p.pk): None if f in adjudication.changed else p.revision for f, p in sources.items()
+                },
+            )
             record.sources.set(list(sources.values()))
-            PyramidAdjudication.objects.filter(pk=record.pk).update(created_at=adjudication.created_at,
-                                                                    updated_at=adjudication.updated_at)
+            PyramidAdjudication.objects.filter(pk=record.pk).update(
+                created_at=adjudication.created_at, updated_at=adjudication.updated_at
+            )
             restored.append(pyramid)
         report.pyramid_adjudications_restored += len(restored)
         # Which annotations count for scores changed: their topics' results are stale, and their finished peers to redo.
         topics = {p.topic_id for p in restored}
-        annotations_created(list(PeerAnnotation.objects.filter(pyramid__topic_id__in=topics).values_list("pk", flat=True)), topics)
+        annotations_created(
+            list(PeerAnnotation.objects.filter(pyramid__topic_id__in=topics).values_list("pk", flat=True)), topics
+        )
         reannotation.sync_status(Assignment.objects.filter(topic_id__in=topics))
 
 
@@ -356,17 +414,34 @@ def _batches(items: Iterable, size: int) -> Iterator[list]:
         yield batch
 
 
-def _import_batch(batch: list[tuple[str, bytes | Path]], dataset: Dataset, report: ImportReport, budget: WorkBudget,
-                  options: formats.NameOptions | None, cache: ImportCache, pending: PendingRows | None,
-                  archived: Mapping[str, Archived]) -> None:
+def _import_batch(
+    batch: list[tuple[str, bytes | Path]],
+    dataset: Dataset,
+    report: ImportReport,
+    budget: WorkBudget,
+    options: formats.NameOptions | None,
+    cache: ImportCache,
+    pending: PendingRows | None,
+    archived: Mapping[str, Archived],
+) -> None:
     """One transaction; if it fails, the report, the cache and the budget are as they were before it."""
     saved = report.checkpoint(), cache.checkpoint(), budget.used
     try:
         with transaction.atomic():
             for name, data in batch:
                 record = archived.get(name)
-                import_file(name, data if isinstance(data, bytes) else data.read_bytes(), dataset, report, budget, options,
-                            cache, pending, record, archived.get(record.pyramid) if record and record.pyramid else None)
+                import_file(
+                    name,
+                    data if isinstance(data, bytes) else data.read_bytes(),
+                    dataset,
+                    report,
+                    budget,
+                    options,
+                    cache,
+                    pending,
+                    record,
+                    archived.get(record.pyramid) if record and record.pyramid else None,
+                )
             if pending is not None:
                 pending.flush()
     except BaseException:
@@ -405,9 +480,18 @@ def file_kind(name: str, data: bytes) -> str:
     return "pan" if name.lower().endswith(".pan") else "pyr"
 
 
-def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, budget: WorkBudget | None = None,
-                options: formats.NameOptions | None = None, cache: ImportCache | None = None,
-                pending: PendingRows | None = None, archived: Archived | None = None, against: Archived | None = None) -> None:
+def import_file(
+    name: str,
+    data: bytes,
+    dataset: Dataset,
+    report: ImportReport,
+    budget: WorkBudget | None = None,
+    options: formats.NameOptions | None = None,
+    cache: ImportCache | None = None,
+    pending: PendingRows | None = None,
+    archived: Archived | None = None,
+    against: Archived | None = None,
+) -> None:
     """Import one file whole or not at all; what happened goes to ``report``, nothing is raised.
 
     A file of a dataset archive (``archived``: what its manifest says) is stored with the status,
@@ -422,8 +506,10 @@ def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, 
     ``pending`` when given (written when the caller's batch ends, see ``import_all``), else they
     are written here."""
     report.files += 1
-    limits = {"max_bytes": settings.IMPORT_MAX_BYTES,
-              "budget": (budget or import_budget()).for_file(settings.IMPORT_PATTERN_SECONDS_PER_FILE)}
+    limits = {
+        "max_bytes": settings.IMPORT_MAX_BYTES,
+        "budget": (budget or import_budget()).for_file(settings.IMPORT_PATTERN_SECONDS_PER_FILE),
+    }
     kind = file_kind(name, data)
     outcome = {"file": name, "kind": kind, "status": "rejected", "reason": ""}
     report.outcomes.append(outcome)
@@ -437,19 +523,32 @@ def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, 
             pyramid = pan.pyramid
         who = formats.identify(name, kind, pyramid, options or formats.NameOptions())
         if archived is not None and kind == "pan":
-            who = dataclasses.replace(who, annotator=formats.Named(archived.user, ARCHIVE_MANIFEST) if archived.user else None)
+            who = dataclasses.replace(
+                who, annotator=formats.Named(archived.user, ARCHIVE_MANIFEST) if archived.user else None
+            )
         outcome.update(_described(who))
         _check_lengths(who, pyramid)
         memo = _FileMemo(cache)
         with transaction.atomic():
             topic = _topic(dataset, who.topic.value, report, memo)
-            db_pyramid, wrote_pyramid = _pyramid(topic, pyramid, parse_report.legacy, name, report, memo,
-                                                 archived if kind == "pyr" else None, kind == "pan", against)
-            wrote_annotation = kind == "pan" and _annotation(topic, db_pyramid, pan, who, name, report, memo, rows, archived)
+            db_pyramid, wrote_pyramid = _pyramid(
+                topic,
+                pyramid,
+                parse_report.legacy,
+                name,
+                report,
+                memo,
+                archived if kind == "pyr" else None,
+                kind == "pan",
+                against,
+            )
+            wrote_annotation = kind == "pan" and _annotation(
+                topic, db_pyramid, pan, who, name, report, memo, rows, archived
+            )
             wrote = wrote_annotation if kind == "pan" else wrote_pyramid
             outcome["status"] = "imported" if wrote else "already present"
             if kind == "pyr":
-                outcome["pyramid"] = db_pyramid.pk   # which stored pyramid this file is (restore_pyramid_adjudications)
+                outcome["pyramid"] = db_pyramid.pk  # which stored pyramid this file is (restore_pyramid_adjudications)
             if pending is None:
                 rows.flush()
     except (formats.DucViewError, ImportRejected) as error:
@@ -459,8 +558,12 @@ def import_file(name: str, data: bytes, dataset: Dataset, report: ImportReport, 
         return _reject(report, outcome, f"the database refused it ({type(error).__name__}: {str(error)[:200]})", before)
     except Exception as error:  # never a 500 and never the other files: the report says it
         log.exception("unexpected error importing %s", name)
-        return _reject(report, outcome, f"unexpected error while importing ({type(error).__name__}); nothing of it was written",
-                       before)
+        return _reject(
+            report,
+            outcome,
+            f"unexpected error while importing ({type(error).__name__}); nothing of it was written",
+            before,
+        )
     memo.commit()  # the file is in: later files may use what it stored
     if pending is not None:
         pending.absorb(rows)
@@ -491,18 +594,29 @@ def _check_lengths(who: formats.FileIdentity, pyramid: formats.Pyramid) -> None:
     """Ids longer than their columns, labels and comments longer than the settings allow are refused
     here, with the reason (never a database error)."""
     limit = Topic._meta.get_field("external_id").max_length
-    checks = [("topic", who.topic), ("peer", who.peer)] + [("reference", formats.Named(r.id, "content")) for r in pyramid.references]
+    checks = [("topic", who.topic), ("peer", who.peer)] + [
+        ("reference", formats.Named(r.id, "content")) for r in pyramid.references
+    ]
     for what, named in checks:
         if named is not None and len(named.value) > limit:
-            hint = f"; name it with --{what}" if named.source in (formats.FILE_STEM, formats.FILE_NAME) and what != "reference" else ""
-            raise ImportRejected(f"the {what} id {named.value[:40]!r}... (from the {named.source}) is longer than {limit} " f"characters{hint}")
+            hint = (
+                f"; name it with --{what}"
+                if named.source in (formats.FILE_STEM, formats.FILE_NAME) and what != "reference"
+                else ""
+            )
+            raise ImportRejected(
+                f"the {what} id {named.value[:40]!r}... (from the {named.source}) is longer than {limit} "
+                f"characters{hint}"
+            )
         if named is not None and not named.value.strip():
             raise ImportRejected(f"the {what} id (from the {named.source}) is empty")
     if who.annotator is not None and len(who.annotator.value) > User._meta.get_field("username").max_length:
         raise ImportRejected(f"the annotator name {who.annotator.value[:40]!r}... is longer than a user name may be")
     for scu in pyramid.scus:
         texts = [(f"SCU {scu.uid}", LABEL_LENGTH, scu.label), (f"SCU {scu.uid}", COMMENT_LENGTH, scu.comment)]
-        texts += [(f"SCU {scu.uid}, contributor {i + 1}", COMMENT_LENGTH, c.comment) for i, c in enumerate(scu.contributors)]
+        texts += [
+            (f"SCU {scu.uid}, contributor {i + 1}", COMMENT_LENGTH, c.comment) for i, c in enumerate(scu.contributors)
+        ]
         for where, bound, text in texts:
             problem = bound.problem(text)
             if problem is not None:
@@ -531,12 +645,18 @@ def same_text_note(stored: str, incoming: str, what: str) -> str | None:
     """
     if stored == incoming:
         return None
-    if len(stored) == len(incoming) and all(a == b or {a, b} <= UNDECODABLE for a, b in zip(stored, incoming, strict=True)):
-        return f"{what} differs from the stored text only by undecodable characters (U+FFFD/'?'); the stored text is kept"
+    if len(stored) == len(incoming) and all(
+        a == b or {a, b} <= UNDECODABLE for a, b in zip(stored, incoming, strict=True)
+    ):
+        return (
+            f"{what} differs from the stored text only by undecodable characters (U+FFFD/'?'); the stored text is kept"
+        )
     raise ImportRejected(f"{what} is already stored with a different text")
 
 
-def _references(topic: Topic, references: list[formats.Reference], memo: _FileMemo) -> tuple[dict[str, ReferenceSummary], list[str]]:
+def _references(
+    topic: Topic, references: list[formats.Reference], memo: _FileMemo
+) -> tuple[dict[str, ReferenceSummary], list[str]]:
     """The topic's references by id, those of ``references`` it lacks created; and the notes of
     ``same_text_note`` on those it had."""
     key = ("references", topic.pk)
@@ -544,7 +664,9 @@ def _references(topic: Topic, references: list[formats.Reference], memo: _FileMe
     notes = []
     for ref in references:
         if ref.id in stored:
-            notes.append(same_text_note(stored[ref.id].text, ref.text, f"reference {ref.id} of topic {topic.external_id}"))
+            notes.append(
+                same_text_note(stored[ref.id].text, ref.text, f"reference {ref.id} of topic {topic.external_id}")
+            )
         else:
             stored[ref.id] = ReferenceSummary.objects.create(topic=topic, external_id=ref.id, text=ref.text)
     return memo.put(key, stored), [note for note in notes if note]
@@ -553,31 +675,52 @@ def _references(topic: Topic, references: list[formats.Reference], memo: _FileMe
 def _canonical_file_pyramid(pyramid: formats.Pyramid) -> tuple:
     return (
         tuple(sorted(r.id for r in pyramid.references)),
-        tuple(sorted(
-            (s.uid, s.label, tuple(sorted(tuple(sorted((p.reference, p.start, p.end) for p in c.parts)) for c in s.contributors)))
-            for s in pyramid.scus
-        )),
+        tuple(
+            sorted(
+                (
+                    s.uid,
+                    s.label,
+                    tuple(
+                        sorted(tuple(sorted((p.reference, p.start, p.end) for p in c.parts)) for c in s.contributors)
+                    ),
+                )
+                for s in pyramid.scus
+            )
+        ),
     )
 
 
 def _canonical_db_pyramid(pyramid: Pyramid) -> tuple:
     parts: dict[int, list] = {}
-    for contributor_id, ref, start, end in ContributorPart.objects.filter(contributor__scu__pyramid=pyramid).values_list(
-        "contributor_id", "reference__external_id", "start", "end"
-    ):
+    for contributor_id, ref, start, end in ContributorPart.objects.filter(
+        contributor__scu__pyramid=pyramid
+    ).values_list("contributor_id", "reference__external_id", "start", "end"):
         parts.setdefault(contributor_id, []).append((ref, start, end))
     contributors: dict[int, list] = {}
     for scu_id, contributor_id in Contributor.objects.filter(scu__pyramid=pyramid).values_list("scu_id", "id"):
         contributors.setdefault(scu_id, []).append(tuple(sorted(parts.get(contributor_id, []))))
     return (
         tuple(sorted(pyramid.references.values_list("external_id", flat=True))),
-        tuple(sorted((uid, label, tuple(sorted(contributors.get(pk, [])))) for pk, uid, label in pyramid.scus.values_list("id", "uid", "label"))),
+        tuple(
+            sorted(
+                (uid, label, tuple(sorted(contributors.get(pk, []))))
+                for pk, uid, label in pyramid.scus.values_list("id", "uid", "label")
+            )
+        ),
     )
 
 
-def _pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, report: ImportReport,
-             memo: _FileMemo, archived: Archived | None = None, is_pan: bool = False,
-             against: Archived | None = None) -> tuple[Pyramid, bool]:
+def _pyramid(
+    topic: Topic,
+    pyramid: formats.Pyramid,
+    legacy_issues,
+    source: str,
+    report: ImportReport,
+    memo: _FileMemo,
+    archived: Archived | None = None,
+    is_pan: bool = False,
+    against: Archived | None = None,
+) -> tuple[Pyramid, bool]:
     """The stored pyramid this one is again (``formats.same_again``), or a new one (found once per
     import: ``memo``), and whether this file created it. ``archived``: the manifest's record of a
     .pyr; ``against``: of the pyramid a .pan was made against (its origin is that pyramid's).
@@ -612,49 +755,80 @@ def _stored_pyramid_origin(pyramid: Pyramid) -> formats.Origin:
     return pyramid_origin(pyramid.creator and pyramid.creator.username, pyramid.source)
 
 
-def _stored_pyramid(topic: Topic, pyramid: formats.Pyramid, legacy_issues, source: str, arriving: formats.Origin,
-                    report: ImportReport, memo: _FileMemo, archived: Archived | None = None,
-                    is_pan: bool = False) -> tuple[Pyramid, list[str]]:
+def _stored_pyramid(
+    topic: Topic,
+    pyramid: formats.Pyramid,
+    legacy_issues,
+    source: str,
+    arriving: formats.Origin,
+    report: ImportReport,
+    memo: _FileMemo,
+    archived: Archived | None = None,
+    is_pan: bool = False,
+) -> tuple[Pyramid, list[str]]:
     """``_pyramid``'s search (by ``arriving``, the origin) and creation."""
     references, notes = _references(topic, pyramid.references, memo)
-    kept = archived.source if archived else source   # an archive's pyramid keeps its own source
+    kept = archived.source if archived else source  # an archive's pyramid keeps its own source
     wanted = _canonical_file_pyramid(pyramid)
     key = ("pyramid", topic.pk, wanted, arriving)
     found = memo.get(key)
-    made = memo.get(("made", topic.pk)) or frozenset()   # the pyramids this import stored
+    made = memo.get(("made", topic.pk)) or frozenset()  # the pyramids this import stored
     if found is None:
         # the same path first: each file of a set imported again finds its own pyramid
-        stored = sorted(((c, _stored_pyramid_origin(c)) for c in topic.pyramids.select_related("creator")),
-                        key=lambda pair: arriving.name is not None and pair[1].name != arriving.name)
-        found = next((candidate for candidate, was in stored
-                      if formats.same_again(arriving, wanted, was, _canonical_db_pyramid(candidate),
-                                            one_import=candidate.pk in made)), None)
+        stored = sorted(
+            ((c, _stored_pyramid_origin(c)) for c in topic.pyramids.select_related("creator")),
+            key=lambda pair: arriving.name is not None and pair[1].name != arriving.name,
+        )
+        found = next(
+            (
+                candidate
+                for candidate, was in stored
+                if formats.same_again(
+                    arriving, wanted, was, _canonical_db_pyramid(candidate), one_import=candidate.pk in made
+                )
+            ),
+            None,
+        )
     if found is not None:
         report.pyramids_reused += not is_pan
         return memo.put(key, found), notes
-    creator = _annotator(formats.Named(archived.user, ARCHIVE_MANIFEST), report, memo) if archived and archived.user else None
-    db_pyramid = Pyramid.objects.create(topic=topic, creator=creator, status=archived.status if archived else Pyramid.Status.DONE,
-                                        source=kept[-500:])
+    creator = (
+        _annotator(formats.Named(archived.user, ARCHIVE_MANIFEST), report, memo) if archived and archived.user else None
+    )
+    db_pyramid = Pyramid.objects.create(
+        topic=topic, creator=creator, status=archived.status if archived else Pyramid.Status.DONE, source=kept[-500:]
+    )
     if archived and archived.created_at:  # after the INSERT, which stamps its own moment
         Pyramid.objects.filter(pk=db_pyramid.pk).update(created_at=archived.created_at, updated_at=archived.updated_at)
     # Rows without signals (touch_pyramid below marks what is stale, once)
     Pyramid.references.through.objects.bulk_create(
-        [Pyramid.references.through(pyramid=db_pyramid, referencesummary=references[r.id]) for r in pyramid.references])
+        [Pyramid.references.through(pyramid=db_pyramid, referencesummary=references[r.id]) for r in pyramid.references]
+    )
     legacy = legacy_flags(legacy_issues)
     report.legacy += [f"{source}: {issue.message}" for issue in legacy_issues]
     order = {r.id: i for i, r in enumerate(pyramid.references)}
-    scu_ids = insert_rows(SCU, ("pyramid", "uid", "label", "comment"),
-                          [(db_pyramid.pk, s.uid, s.label, s.comment) for s in pyramid.scus], returning=True)
+    scu_ids = insert_rows(
+        SCU,
+        ("pyramid", "uid", "label", "comment"),
+        [(db_pyramid.pk, s.uid, s.label, s.comment) for s in pyramid.scus],
+        returning=True,
+    )
     contributors, parts = [], []
     for scu_id, scu in zip(scu_ids, pyramid.scus, strict=True):
         for index, c in enumerate(scu.contributors):
             home = min(c.parts, key=lambda p: (order[p.reference], p.start)).reference  # as the parser decides
-            contributors.append((scu_id, references[home].pk, c.comment, legacy.get((scu.uid, index), "")[:500], c.review[:500]))
+            contributors.append(
+                (scu_id, references[home].pk, c.comment, legacy.get((scu.uid, index), "")[:500], c.review[:500])
+            )
             parts.append([(references[p.reference].pk, p.start, p.end) for p in c.parts])
-    contributor_ids = insert_rows(Contributor, ("scu", "reference", "comment", "legacy_issue", "review_note"), contributors,
-                                  returning=True)
-    insert_rows(ContributorPart, ("contributor", "reference", "start", "end"),
-                [(pk, *span) for pk, spans in zip(contributor_ids, parts, strict=True) for span in spans])
+    contributor_ids = insert_rows(
+        Contributor, ("scu", "reference", "comment", "legacy_issue", "review_note"), contributors, returning=True
+    )
+    insert_rows(
+        ContributorPart,
+        ("contributor", "reference", "start", "end"),
+        [(pk, *span) for pk, spans in zip(contributor_ids, parts, strict=True) for span in spans],
+    )
     report.pyramids_created += 1
     report.scus += len(scu_ids)
     touch_pyramid(db_pyramid.pk, topic.pk)
@@ -691,7 +865,8 @@ def _annotator(named: formats.Named | None, report: ImportReport, memo: _FileMem
     if len(report.annotators_created) >= limit:
         raise ImportRejected(
             f"its annotator {named.value!r} (from the {named.source}) would be a new annotator identity, and this "
-            f"import already created {limit} (IMPORT_MAX_NEW_ANNOTATORS)")
+            f"import already created {limit} (IMPORT_MAX_NEW_ANNOTATORS)"
+        )
     user = User(username=named.value, is_active=False, last_name=IMPORTED_MARK)
     user.set_unusable_password()
     user.save()
@@ -704,14 +879,27 @@ def _peer(topic: Topic, peer_id: str, text: str, memo: _FileMemo, rows: PendingR
     """The topic's peer with this id compared as a number (``01`` is ``1``); created as written
     (in ``rows``), its system being the comparable id (peer ``01`` of D0647 is system ``1`` of every topic)."""
     key = formats.peer_key(peer_id)
-    peers = dict(memo.get(("peers", topic.pk)) or {formats.peer_key(p.external_id): p for p in topic.peersummarys.all()})
+    peers = dict(
+        memo.get(("peers", topic.pk)) or {formats.peer_key(p.external_id): p for p in topic.peersummarys.all()}
+    )
     if key not in peers:
-        peers[key] = rows.new_peer(PeerSummary(topic=topic, external_id=peer_id, text=text, system_id="" if key == peer_id else key))
+        peers[key] = rows.new_peer(
+            PeerSummary(topic=topic, external_id=peer_id, text=text, system_id="" if key == peer_id else key)
+        )
     return memo.put(("peers", topic.pk), peers)[key]
 
 
-def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile, who: formats.FileIdentity, source: str,
-                report: ImportReport, memo: _FileMemo, rows: PendingRows, archived: Archived | None = None) -> bool:
+def _annotation(
+    topic: Topic,
+    pyramid: Pyramid,
+    pan: formats.PeerAnnotationFile,
+    who: formats.FileIdentity,
+    source: str,
+    report: ImportReport,
+    memo: _FileMemo,
+    rows: PendingRows,
+    archived: Archived | None = None,
+) -> bool:
     """Add the peer annotation to ``rows``; False when it is already there (stored, or earlier in this import)."""
     peer = _peer(topic, who.peer.value, pan.text, memo, rows)
     note = same_text_note(peer.text, pan.text, f"peer {peer.external_id} of topic {topic.external_id}")
@@ -740,22 +928,35 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
             f"peer {peer.external_id} of topic {topic.external_id} already has an annotation by {whose} "
             f"({entry.where}) with other matches: two annotators' files of one peer are never merged into one. "
             "If this file is another annotator's, name them (ANNOTATOR.TOPIC.M.LEN.ASSESSOR.PEER.pan, or an annotator "
-            "table); if it is the same annotator's, that annotation changed since it was imported")
+            "table); if it is the same annotator's, that annotation changed since it was imported"
+        )
     uids = memo.get(("uids", pyramid.pk)) or memo.put(("uids", pyramid.pk), dict(pyramid.scus.values_list("uid", "id")))
     unknown = sorted({m.scu_uid for m in pan.matches} - set(uids))
     if unknown:
         raise ImportRejected(f"matches SCU uid(s) {unknown} that are not in its pyramid")
     written = _Stored(arriving, annotator and annotator.pk, None, content, f"from {source}")
     memo.put(key, annotated | {peer_key: (*entries, written)})
-    if archived is not None and archived.matches is not None and (archived.matches, archived.non_matching) != (len(pan.matches), len(pan.non_matching)):
-        report.repairs.append(f"{source}: the archive's manifest says {archived.matches} matches and {archived.non_matching} " "non-matching "
-                              f"units, the file holds {len(pan.matches)} and {len(pan.non_matching)}: its scores differ from " "the archive's")
+    if (
+        archived is not None
+        and archived.matches is not None
+        and (archived.matches, archived.non_matching) != (len(pan.matches), len(pan.non_matching))
+    ):
+        report.repairs.append(
+            f"{source}: the archive's manifest says {archived.matches} matches and {archived.non_matching} "
+            "non-matching "
+            f"units, the file holds {len(pan.matches)} and {len(pan.non_matching)}: its scores differ from "
+            "the archive's"
+        )
     status = archived.status if archived is not None else PeerAnnotation.Status.DONE
     # Created at revision 1, as a change of its matches would leave it (``touch_annotation``) without the UPDATE.
     rows.new_annotation(
-        PeerAnnotation(peer=peer, pyramid=pyramid, annotator=annotator, status=status, source=source[-500:], revision=1),
-        topic.pk, [(uids[m.scu_uid], m) for m in pan.matches] + [(None, m) for m in pan.non_matching],
-        (archived.created_at, archived.updated_at) if archived is not None and archived.created_at else None)
+        PeerAnnotation(
+            peer=peer, pyramid=pyramid, annotator=annotator, status=status, source=source[-500:], revision=1
+        ),
+        topic.pk,
+        [(uids[m.scu_uid], m) for m in pan.matches] + [(None, m) for m in pan.non_matching],
+        (archived.created_at, archived.updated_at) if archived is not None and archived.created_at else None,
+    )
     report.annotations_created += 1
     return True
 
@@ -763,7 +964,9 @@ def _annotation(topic: Topic, pyramid: Pyramid, pan: formats.PeerAnnotationFile,
 def _content(pan: formats.PeerAnnotationFile) -> tuple:
     """What an annotation says, comparable with ``_stored_content``:
     (SCU uid, 0 for non-matching; spans) of each match."""
-    return tuple(sorted((m.scu_uid, tuple(sorted((p.start, p.end) for p in m.parts))) for m in (*pan.matches, *pan.non_matching)))
+    return tuple(
+        sorted((m.scu_uid, tuple(sorted((p.start, p.end) for p in m.parts))) for m in (*pan.matches, *pan.non_matching))
+    )
 
 
 @dataclass(frozen=True)
@@ -783,7 +986,8 @@ def _stored_annotations(pyramid: Pyramid) -> dict[str, tuple[_Stored, ...]]:
     """The pyramid's annotations by their peer's comparable id (a peer of this import may not be written yet)."""
     found: dict[str, tuple[_Stored, ...]] = {}
     rows = pyramid.annotations.order_by("pk").values_list(
-        "pk", "peer__external_id", "annotator_id", "annotator__username", "source")
+        "pk", "peer__external_id", "annotator_id", "annotator__username", "source"
+    )
     for pk, peer_id, annotator_id, username, source in rows:
         where = f"from {source}" if source else "stored"
         entry = _Stored(formats.origin(username, source), annotator_id, pk, None, where)
@@ -813,14 +1017,21 @@ class PendingRows:
     def __init__(self):
         self.peers: list[PeerSummary] = []
         self.annotations: list[tuple[PeerAnnotation, int, list[tuple[int | None, formats.PeerMatch]]]] = []
-        self.times: list[tuple[PeerAnnotation, tuple]] = []  # (annotation, (created_at, updated_at)) kept from an archive
+        self.times: list[
+            tuple[PeerAnnotation, tuple]
+        ] = []  # (annotation, (created_at, updated_at)) kept from an archive
 
     def new_peer(self, peer: PeerSummary) -> PeerSummary:
         self.peers.append(peer)
         return peer
 
-    def new_annotation(self, annotation: PeerAnnotation, topic_id: int, matches: list[tuple[int | None, formats.PeerMatch]],
-                       times: tuple | None = None) -> None:
+    def new_annotation(
+        self,
+        annotation: PeerAnnotation,
+        topic_id: int,
+        matches: list[tuple[int | None, formats.PeerMatch]],
+        times: tuple | None = None,
+    ) -> None:
         """``matches``: (SCU id, match) pairs, the SCU id None for a non-matching unit; ``times``:
         its (created_at, updated_at) when they are kept (else the moment it is written)."""
         self.annotations.append((annotation, topic_id, matches))
@@ -838,14 +1049,34 @@ class PendingRows:
         if self.annotations:
             PeerAnnotation.objects.bulk_create([annotation for annotation, _, _ in self.annotations])
             now = PeerMatch._meta.get_field("created_at").get_db_prep_save(timezone.now(), connection)
-            entries = [(annotation.pk, scu_id, match) for annotation, _, matches in self.annotations for scu_id, match in matches]
-            match_ids = insert_rows(PeerMatch, ("annotation", "scu", "review_note", "created_at"),
-                                    [(pk, scu_id, match.review[:500], now) for pk, scu_id, match in entries], returning=True)
-            insert_rows(PeerMatchPart, ("match", "start", "end"),
-                        [(pk, part.start, part.end) for pk, (_, _, match) in zip(match_ids, entries, strict=True) for part in match.parts])
-            annotations_created([annotation.pk for annotation, _, _ in self.annotations], {topic_id for _, topic_id, _ in self.annotations})
+            entries = [
+                (annotation.pk, scu_id, match)
+                for annotation, _, matches in self.annotations
+                for scu_id, match in matches
+            ]
+            match_ids = insert_rows(
+                PeerMatch,
+                ("annotation", "scu", "review_note", "created_at"),
+                [(pk, scu_id, match.review[:500], now) for pk, scu_id, match in entries],
+                returning=True,
+            )
+            insert_rows(
+                PeerMatchPart,
+                ("match", "start", "end"),
+                [
+                    (pk, part.start, part.end)
+                    for pk, (_, _, match) in zip(match_ids, entries, strict=True)
+                    for part in match.parts
+                ],
+            )
+            annotations_created(
+                [annotation.pk for annotation, _, _ in self.annotations],
+                {topic_id for _, topic_id, _ in self.annotations},
+            )
         if self.times:  # after the INSERT, which stamps its own moment on every row
             for annotation, (created_at, updated_at) in self.times:
                 annotation.created_at, annotation.updated_at = created_at, updated_at
-            PeerAnnotation.objects.bulk_update([annotation for annotation, _ in self.times], ["created_at", "updated_at"])
+            PeerAnnotation.objects.bulk_update(
+                [annotation for annotation, _ in self.times], ["created_at", "updated_at"]
+            )
         self.peers, self.annotations, self.times = [], [], []

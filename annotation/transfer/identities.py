@@ -13,6 +13,7 @@ A mapping is ``ARCHIVE_NAME=USERNAME`` pairs, one per line or comma-separated (t
 ``--map-user``, the import page's field, the API's ``users`` field): each archive name must be one
 the archive uses and each username an existing account here.
 """
+
 import dataclasses
 from collections.abc import Mapping
 
@@ -74,8 +75,11 @@ def attribute(records: Mapping[str, Archived], mapping: Mapping[str, str]) -> tu
     if missing:
         raise NamesRejected(f"there is no account {missing[0][:80]!r} here to attribute work to")
     users = {name: mapping.get(name) or identity_name(name) for name in named}
-    notes = [f"{name!r} of the archive: its work goes to the imported identity {users[name]!r} "
-             "(not mapped to an account)" for name in sorted(named - set(mapping)) if name != users[name]]
+    notes = [
+        f"{name!r} of the archive: its work goes to the imported identity {users[name]!r} (not mapped to an account)"
+        for name in sorted(named - set(mapping))
+        if name != users[name]
+    ]
     attributed = {}
     for path, record in records.items():
         changes = {"user": users.get(record.user)}
@@ -84,8 +88,10 @@ def attribute(records: Mapping[str, Archived], mapping: Mapping[str, str]) -> tu
             if adjudication is not None and adjudication.adjudicator is not None:
                 adjudicator = mapping.get(adjudication.adjudicator)
                 if adjudicator is None:
-                    notes.append(f"{path}: its adjudicator {adjudication.adjudicator!r} is mapped to no account here: "
-                                 "restored without adjudicator")
+                    notes.append(
+                        f"{path}: its adjudicator {adjudication.adjudicator!r} is mapped to no account here: "
+                        "restored without adjudicator"
+                    )
                 changes[key] = dataclasses.replace(adjudication, adjudicator=adjudicator)
         attributed[path] = dataclasses.replace(record, **changes)
     return attributed, notes
@@ -96,7 +102,7 @@ def identity_name(name: str) -> str:
     imported identity already, else the name with ``SUFFIX`` (numbered from 2 when that is taken)."""
     users = get_user_model().objects
     limit = users.model._meta.get_field("username").max_length
-    candidates = [name] + [f"{name[:limit - len(SUFFIX) - 3]}{SUFFIX}{n if n > 1 else ''}" for n in range(1, 100)]
+    candidates = [name] + [f"{name[: limit - len(SUFFIX) - 3]}{SUFFIX}{n if n > 1 else ''}" for n in range(1, 100)]
     taken = {user.username: user for user in users.filter(username__in=candidates).prefetch_related("groups")}
     for candidate in candidates:
         user = taken.get(candidate)

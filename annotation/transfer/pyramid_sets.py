@@ -16,6 +16,7 @@ file is named by its path under the set's folder, the origin ``formats.same_agai
 Used by ``manage.py import_pyramid_set`` (files on disk: a rejected file is reported, the others
 go in) and the set-up page *Import a pyramid set* (an upload: the whole set or nothing).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,7 +36,7 @@ def import_pyramid_set(paths, dataset_name: str, topic: str) -> ImportReport:
     """Import the .pyr files under ``paths`` into ``topic`` of ``dataset_name`` (created if
     needed), on the references of the first file (in path order), each named by its path under
     the files' common folder (``import_pyramid_files``)."""
-    files = [p for p in find_files(paths) if p.suffix.lower() == ".pyr"]   # every file goes to ``topic``
+    files = [p for p in find_files(paths) if p.suffix.lower() == ".pyr"]  # every file goes to ``topic``
     if not files:
         return ImportReport()
     root = Path(os.path.commonpath([p.parent for p in files]))
@@ -43,8 +44,9 @@ def import_pyramid_set(paths, dataset_name: str, topic: str) -> ImportReport:
     return import_pyramid_files([(p.relative_to(root).as_posix(), p.read_bytes()) for p in files], dataset, topic)
 
 
-def import_pyramid_files(files: list[tuple[str, bytes]], dataset: Dataset, topic: str, *,
-                         whole: bool = False) -> ImportReport:
+def import_pyramid_files(
+    files: list[tuple[str, bytes]], dataset: Dataset, topic: str, *, whole: bool = False
+) -> ImportReport:
     """Import the (name, bytes) .pyr files into ``topic`` of ``dataset``, on the references of the
     first file (in the given order). A file that cannot be read, or whose references are not the
     first file's, is rejected (in the report) and the others go in; with ``whole`` (the set-up
@@ -55,8 +57,11 @@ def import_pyramid_files(files: list[tuple[str, bytes]], dataset: Dataset, topic
     parsed = []
     for name, data in files:
         try:
-            pyramid, _ = formats.parse_pyramid(data, max_bytes=settings.IMPORT_MAX_BYTES,
-                                               budget=budget.for_file(settings.IMPORT_PATTERN_SECONDS_PER_FILE))
+            pyramid, _ = formats.parse_pyramid(
+                data,
+                max_bytes=settings.IMPORT_MAX_BYTES,
+                budget=budget.for_file(settings.IMPORT_PATTERN_SECONDS_PER_FILE),
+            )
         except formats.DucViewError as error:
             report.files += 1
             report.rejected.append(f"{name}: {error}")
@@ -66,13 +71,15 @@ def import_pyramid_files(files: list[tuple[str, bytes]], dataset: Dataset, topic
     for name, pyramid in parsed:
         try:
             pyramid = onto_first([parsed[0], (name, pyramid)])[1]
-        except ValueError as error:   # its message names the file
+        except ValueError as error:  # its message names the file
             report.files += 1
             report.rejected.append(str(error))
             continue
         empty = [scu.uid for scu in pyramid.scus if not scu.contributors]
         if empty:
-            report.repairs.append(f"{name}: SCU(s) {empty} left out: none of their parts lies in the first file's texts")
+            report.repairs.append(
+                f"{name}: SCU(s) {empty} left out: none of their parts lies in the first file's texts"
+            )
             pyramid = dataclasses.replace(pyramid, scus=[scu for scu in pyramid.scus if scu.contributors])
         moved.append((name, formats.write_pyramid(pyramid)))
     options = formats.NameOptions(topic=topic, topic_always=True)

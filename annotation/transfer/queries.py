@@ -1,6 +1,7 @@
 """The transfer package's SQL, written out where the ORM has no statement for it or spends more than
 the database does (each function says which). Each has a twin in the ORM, in
 tests/transfer/test_queries.py, that gives the same rows."""
+
 from __future__ import annotations
 
 from django.db import connection
@@ -28,14 +29,19 @@ def insert_rows(model, fields: tuple[str, ...], rows: list[tuple], *, returning:
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in columns)
-            cursor.execute(f"INSERT INTO {table} ({names}) SELECT * FROM UNNEST({arrays}){tail}", [list(column) for column in zip(*rows)])
+            cursor.execute(
+                f"INSERT INTO {table} ({names}) SELECT * FROM UNNEST({arrays}){tail}",
+                [list(column) for column in zip(*rows)],
+            )
             return [pk for (pk,) in cursor.fetchall()] if returning else []
         row = "(" + ", ".join(["%s"] * len(fields)) + ")"
         per_statement = 900 // len(fields)
         for start in range(0, len(rows), per_statement):
-            chunk = rows[start:start + per_statement]
-            cursor.execute(f"INSERT INTO {table} ({names}) VALUES {', '.join([row] * len(chunk))}{tail}",
-                           [value for values in chunk for value in values])
+            chunk = rows[start : start + per_statement]
+            cursor.execute(
+                f"INSERT INTO {table} ({names}) VALUES {', '.join([row] * len(chunk))}{tail}",
+                [value for values in chunk for value in values],
+            )
             if returning:
                 ids += [pk for (pk,) in cursor.fetchall()]
     return ids

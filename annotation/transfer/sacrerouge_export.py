@@ -35,13 +35,14 @@ written from our DUCView export of the same objects (``Pyramid.from_xml`` /
 So ``scoring.scores`` under ``Convention.SACREROUGE`` and SacreROUGE's ``pyramid-score`` metric on
 these files agree (tested in ``tests/transfer/test_api.py``).
 """
+
 import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
 
 from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
-from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
+from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid
 
 MEDIA_TYPE = "application/jsonl"
 _LABEL_SUFFIX = re.compile(r" \(\d+\.\d+\)$")
@@ -122,7 +123,7 @@ def _parts(spans, summary: NormalizedText) -> list[dict]:
     for start, end in spans:
         new = summary.span(start, end)
         if new is not None:
-            parts.append({"text": summary.text[new[0]:new[1]], "start": new[0], "end": new[1]})
+            parts.append({"text": summary.text[new[0] : new[1]], "start": new[0], "end": new[1]})
     return parts
 
 
@@ -133,12 +134,16 @@ def _pyramid_content(pyramid: Pyramid) -> tuple[list, list[dict], dict[int, tupl
     summaries = {pk: reference_summary(text) for pk, _, text in references}
     raw_texts = {pk: text for pk, _, text in references}
     parts = defaultdict(list)
-    for contributor_id, reference_id, start, end in ContributorPart.objects.filter(contributor__scu__pyramid=pyramid).order_by(
-        "reference__external_id", "start", "id"
-    ).values_list("contributor_id", "reference_id", "start", "end"):
+    for contributor_id, reference_id, start, end in (
+        ContributorPart.objects.filter(contributor__scu__pyramid=pyramid)
+        .order_by("reference__external_id", "start", "id")
+        .values_list("contributor_id", "reference_id", "start", "end")
+    ):
         parts[contributor_id].append((reference_id, start, end))
     contributors = defaultdict(list)
-    for contributor_id, scu_id in Contributor.objects.filter(scu__pyramid=pyramid).order_by("id").values_list("id", "scu_id"):
+    for contributor_id, scu_id in (
+        Contributor.objects.filter(scu__pyramid=pyramid).order_by("id").values_list("id", "scu_id")
+    ):
         contributors[scu_id].append(contributor_id)
     scus, kept = [], {}
     for pk, uid, label in SCU.objects.filter(pyramid=pyramid).order_by("uid").values_list("pk", "uid", "label"):
@@ -149,11 +154,13 @@ def _pyramid_content(pyramid: Pyramid) -> tuple[list, list[dict], dict[int, tupl
             if len(homes) != 1 or not homes <= index.keys():
                 continue  # a contributor in several summaries is skipped (legacy data)
             (home,) = homes
-            written.append({
-                "summary_index": index[home],
-                "label": "...".join(raw_texts[home][start:end] for _, start, end in spans),
-                "parts": _parts([(start, end) for _, start, end in spans], summaries[home]),
-            })
+            written.append(
+                {
+                    "summary_index": index[home],
+                    "label": "...".join(raw_texts[home][start:end] for _, start, end in spans),
+                    "parts": _parts([(start, end) for _, start, end in spans], summaries[home]),
+                }
+            )
         indices = [c["summary_index"] for c in written]
         if not written or len(set(indices)) != len(indices):
             continue  # no contributor left, or two from one summary: SacreROUGE skips the SCU
@@ -184,17 +191,23 @@ def annotation_record(annotation: PeerAnnotation) -> dict:
     _, _, kept = _pyramid_content(annotation.pyramid)
     summary = peer_summary(peer.text)
     spans = defaultdict(list)
-    for match_id, start, end in PeerMatchPart.objects.filter(match__annotation=annotation).order_by("start", "id").values_list(
-        "match_id", "start", "end"
+    for match_id, start, end in (
+        PeerMatchPart.objects.filter(match__annotation=annotation)
+        .order_by("start", "id")
+        .values_list("match_id", "start", "end")
     ):
         spans[match_id].append((start, end))
     by_scu = defaultdict(list)
-    for match_id, scu_id in PeerMatch.objects.filter(annotation=annotation, scu__isnull=False).order_by("id").values_list("id", "scu_id"):
+    for match_id, scu_id in (
+        PeerMatch.objects.filter(annotation=annotation, scu__isnull=False).order_by("id").values_list("id", "scu_id")
+    ):
         if scu_id not in kept:
             continue  # an SCU SacreROUGE's pyramid reader skipped
         parts = _parts(spans[match_id], summary)
         if parts:
-            by_scu[scu_id].append({"label": "...".join(peer.text[start:end] for start, end in spans[match_id]), "parts": parts})
+            by_scu[scu_id].append(
+                {"label": "...".join(peer.text[start:end] for start, end in spans[match_id]), "parts": parts}
+            )
     scus = [
         {"scu_id": kept[scu_id][0], "label": kept[scu_id][1], "contributors": contributors}
         for scu_id, contributors in sorted(by_scu.items(), key=lambda item: kept[item[0]][0])
@@ -219,4 +232,3 @@ def pyramid_jsonl(pyramid: Pyramid) -> str:
 
 def annotation_jsonl(annotation: PeerAnnotation) -> str:
     return to_jsonl([annotation_record(annotation)])
-

@@ -25,21 +25,20 @@ the upload.
 The names it gives are attributed as ``identities`` says: to imported identities, unless the
 importing coordinator maps them to accounts.
 """
+
 import posixpath
 import zipfile
 import zlib
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
-
 from annotation import formats
-from annotation.corpus.models import Dataset
 from annotation.api.upload_bounds import ARCHIVE_EXTENSIONS, Limits, UploadRejected, safe_member_name
+from annotation.corpus.models import Dataset
 from annotation.transfer import archive as dataset_archive
 from annotation.transfer import identities
 from annotation.transfer.archive import Archived
 from annotation.transfer.ducview_import import EXTENSIONS, ImportReport, import_all
-
 
 
 def _mib(size: int) -> str:
@@ -108,11 +107,15 @@ def _read_archive(upload, name: str, budget: _Budget, files: list, ignored: list
         raise UploadRejected(f"{name}: {error}") from None
     twice = sorted(archived.keys() & records.keys())
     if twice:
-        raise UploadRejected(f"{name}: another dataset archive of this upload describes {twice[0]!r} too: upload them one at a time")
+        raise UploadRejected(
+            f"{name}: another dataset archive of this upload describes {twice[0]!r} too: upload them one at a time"
+        )
     archived.update(records)
 
 
-def collect_files(uploads, limits: Limits | None = None) -> tuple[list[tuple[str, bytes]], list[str], dict[str, Archived]]:
+def collect_files(
+    uploads, limits: Limits | None = None
+) -> tuple[list[tuple[str, bytes]], list[str], dict[str, Archived]]:
     """The DUCView files of ``uploads`` (objects with ``name``, ``size``, ``read()``), what was
     ignored, and what the manifests of dataset archives among them say of their files (by name).
 
@@ -145,13 +148,21 @@ def read_annotator_table(upload) -> formats.AnnotatorTable | None:
         return None
     data = upload.read(formats.annotator_table.MAX_BYTES + 1)
     try:
-        return formats.parse_annotator_table(data, posixpath.basename((upload.name or "").replace("\\", "/")) or "annotator table")
+        return formats.parse_annotator_table(
+            data, posixpath.basename((upload.name or "").replace("\\", "/")) or "annotator table"
+        )
     except formats.AnnotatorTableError as error:
         raise UploadRejected(str(error)) from None
 
 
-def import_files(files: list[tuple[str, bytes]], dataset: Dataset, *, annotators: formats.AnnotatorTable | None = None,
-                 archived: dict[str, Archived] | None = None, users: Mapping[str, str] | None = None) -> ImportReport:
+def import_files(
+    files: list[tuple[str, bytes]],
+    dataset: Dataset,
+    *,
+    annotators: formats.AnnotatorTable | None = None,
+    archived: dict[str, Archived] | None = None,
+    users: Mapping[str, str] | None = None,
+) -> ImportReport:
     """Import each file in its own transaction, pyramids first; scores are scheduled once at the end.
     ``annotators`` says who annotated the peers whose file names do not say it; ``archived``, what
     dataset archives say of their files (``collect_files``); ``users``, the accounts the importing
@@ -166,8 +177,13 @@ def import_files(files: list[tuple[str, bytes]], dataset: Dataset, *, annotators
         except identities.NamesRejected as error:
             raise UploadRejected(str(error)) from None
     report = ImportReport()
-    import_all(sorted(files, key=lambda item: (_suffix(item[0]) != ".pyr", item[0])), dataset, report,
-               formats.NameOptions(annotators=annotators), archived=archived)
+    import_all(
+        sorted(files, key=lambda item: (_suffix(item[0]) != ".pyr", item[0])),
+        dataset,
+        report,
+        formats.NameOptions(annotators=annotators),
+        archived=archived,
+    )
     report.repairs[:0] = notes
     return report
 

@@ -1,5 +1,6 @@
 """The transfer's endpoints under /api/, and the file actions it adds to the datasets, pyramids and
 annotations (by basename; the router is assembled in ``pyramid_app/api_urls.py``)."""
+
 from django.urls import path
 
 from annotation.transfer import api

@@ -6,6 +6,7 @@ Coordinator-only, and blind for everyone else: anyone who does not coordinate th
 exist, since the pages show annotators' work side by side. The POST is a plain form (CSRF
 checked by the middleware) and redirects back to the page (post/redirect/get).
 """
+
 from __future__ import annotations
 
 from functools import wraps
@@ -17,21 +18,21 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from annotation.access.rules import coordinated_datasets
 from annotation.adjudication import pyramid_merge, pyramids, services
 from annotation.corpus.models import PeerSummary, Topic
 from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid
 from annotation.peers.results import score_annotations
 from annotation.pyramids.construction import pyramid_name
+from annotation.pyramids.models import Pyramid
 from scoring.model import Convention
-
-from annotation.access.rules import coordinated_datasets
 
 from .views import _frame
 
 
 def coordinator_only(view):
     """Logged in (else the login page), and a coordinator of this very dataset (else 404)."""
+
     @login_required
     @wraps(view)
     def wrapped(request, dataset_id, *args, **kwargs):
@@ -46,8 +47,13 @@ def coordinator_only(view):
 def _cells(item: services.Item, text: str) -> list[list[dict]]:
     """Per source, the evidence of each of its matches: its text (parts joined by an ellipsis) and
     where it lies (the same words at two places are different evidence)."""
-    return [[{"quote": " … ".join(text[s:e] for s, e in spans), "at": ", ".join(f"{s}–{e}" for s, e in spans)} for spans in matches]
-            for matches in item.matches]
+    return [
+        [
+            {"quote": " … ".join(text[s:e] for s, e in spans), "at": ", ".join(f"{s}–{e}" for s, e in spans)}
+            for spans in matches
+        ]
+        for matches in item.matches
+    ]
 
 
 @coordinator_only
@@ -73,29 +79,57 @@ def adjudicate(request, dataset, topic, peer, pyramid_id):
         comparison = services.compare(peer_obj, pyramid)  # as it is now (an annotator may have changed it)
     version = services.adjudicated_version(peer_obj, pyramid)
     previous = version.adjudication.decisions if version else {}
-    scored = score_annotations(PeerAnnotation.objects.filter(pk__in=[s.pk for s in comparison.sources] + ([version.pk] if version else [])),
-                               Convention.NIST)
+    scored = score_annotations(
+        PeerAnnotation.objects.filter(pk__in=[s.pk for s in comparison.sources] + ([version.pk] if version else [])),
+        Convention.NIST,
+    )
     choices = comparison.choices()
-    rows = [{"item": item, "cells": _cells(item, peer_obj.text), "counts": [len(m) for m in item.matches],
-             "selected": posted.get(item.key) or previous.get(item.key, "")} for item in comparison.items]
+    rows = [
+        {
+            "item": item,
+            "cells": _cells(item, peer_obj.text),
+            "counts": [len(m) for m in item.matches],
+            "selected": posted.get(item.key) or previous.get(item.key, ""),
+        }
+        for item in comparison.items
+    ]
     for row in rows:
         if row["selected"] not in choices:
             row["selected"] = ""
-    return render(request, "dashboards/adjudicate.html", _frame(
-        dataset, "agreement", topic=topic, peer=peer_obj, pyramid=pyramid, comparison=comparison,
-        disagreements=[r for r in rows if r["item"].disagreement], agreed=[r for r in rows if not r["item"].disagreement],
-        sources=[{"source": s, "score": scored[s.pk]} for s in comparison.sources],
-        version=version, version_score=scored[version.pk] if version else None, action=here,
-        changed=version.adjudication.changed_sources(comparison) if version else []))
+    return render(
+        request,
+        "dashboards/adjudicate.html",
+        _frame(
+            dataset,
+            "agreement",
+            topic=topic,
+            peer=peer_obj,
+            pyramid=pyramid,
+            comparison=comparison,
+            disagreements=[r for r in rows if r["item"].disagreement],
+            agreed=[r for r in rows if not r["item"].disagreement],
+            sources=[{"source": s, "score": scored[s.pk]} for s in comparison.sources],
+            version=version,
+            version_score=scored[version.pk] if version else None,
+            action=here,
+            changed=version.adjudication.changed_sources(comparison) if version else [],
+        ),
+    )
 
 
 # --- two pyramids of a topic ------------------------------------------------------------------
 
+
 def _quotes(contributors: tuple | None, texts: dict[str, str]) -> list[dict]:
     """One reference's contribution on one side: each contributor's words (parts joined by an
     ellipsis) and where they lie; [] when that side has none from the reference."""
-    return [{"quote": " … ".join(texts.get(ref, "")[s:e] for ref, s, e in parts), "at": ", ".join(f"{s}–{e}" for _, s, e in parts)}
-            for parts in contributors or ()]
+    return [
+        {
+            "quote": " … ".join(texts.get(ref, "")[s:e] for ref, s, e in parts),
+            "at": ", ".join(f"{s}–{e}" for _, s, e in parts),
+        }
+        for parts in contributors or ()
+    ]
 
 
 def _side(item, side: str, texts: dict[str, str]) -> dict | None:
@@ -106,10 +140,20 @@ def _side(item, side: str, texts: dict[str, str]) -> dict | None:
     for r in item.references:
         mine = r.a if side == "a" else r.b
         if mine:
-            rows.append({"reference": r.reference, "quotes": _quotes(mine, texts),
-                         "differs": item.kind == pyramid_merge.MATCHED and not r.same, "kind": r.kind})
-    return {"uid": item.uid_a if side == "a" else item.uid_b, "label": state["label"], "weight": len(state["contributors"]),
-            "references": rows}
+            rows.append(
+                {
+                    "reference": r.reference,
+                    "quotes": _quotes(mine, texts),
+                    "differs": item.kind == pyramid_merge.MATCHED and not r.same,
+                    "kind": r.kind,
+                }
+            )
+    return {
+        "uid": item.uid_a if side == "a" else item.uid_b,
+        "label": state["label"],
+        "weight": len(state["contributors"]),
+        "references": rows,
+    }
 
 
 @coordinator_only
@@ -143,14 +187,36 @@ def adjudicate_pyramids(request, dataset, topic, a, b):
     rows = []
     for item in comparison.items:
         selected = posted.get(item.key) or previous.get(item.key, "")
-        rows.append({"item": item, "a": _side(item, "a", texts), "b": _side(item, "b", texts),
-                     "choices": [{"value": c, "text": pyramid_merge.CHOICE_TEXT[c]} for c in item.choices],
-                     "selected": selected if selected in item.choices else ""})
+        rows.append(
+            {
+                "item": item,
+                "a": _side(item, "a", texts),
+                "b": _side(item, "b", texts),
+                "choices": [{"value": c, "text": pyramid_merge.CHOICE_TEXT[c]} for c in item.choices],
+                "selected": selected if selected in item.choices else "",
+            }
+        )
     names = comparison.names
-    return render(request, "dashboards/adjudicate_pyramids.html", _frame(
-        dataset, "agreement", topic=topic, comparison=comparison, name_a=names[0], name_b=names[1], action=here,
-        disagreements=[r for r in rows if not r["item"].agreed], agreed=[r for r in rows if r["item"].agreed],
-        adjudicated=existing, record=record, same_pair=same_pair,
-        record_sources=[pyramid_name(p) for p in record.sources.all()] if record else [],
-        changed=same_pair and bool(record.changed_sources()),
-        peers_against=PeerAnnotation.objects.filter(pyramid=existing, annotator__isnull=False).count() if existing else 0))
+    return render(
+        request,
+        "dashboards/adjudicate_pyramids.html",
+        _frame(
+            dataset,
+            "agreement",
+            topic=topic,
+            comparison=comparison,
+            name_a=names[0],
+            name_b=names[1],
+            action=here,
+            disagreements=[r for r in rows if not r["item"].agreed],
+            agreed=[r for r in rows if r["item"].agreed],
+            adjudicated=existing,
+            record=record,
+            same_pair=same_pair,
+            record_sources=[pyramid_name(p) for p in record.sources.all()] if record else [],
+            changed=same_pair and bool(record.changed_sources()),
+            peers_against=PeerAnnotation.objects.filter(pyramid=existing, annotator__isnull=False).count()
+            if existing
+            else 0,
+        ),
+    )

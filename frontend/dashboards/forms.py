@@ -1,4 +1,5 @@
 """Forms of the coordinator dashboards: assignments, their filters, judgment uploads."""
+
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -33,16 +34,25 @@ class AssignmentForm(forms.Form):
     def clean(self):
         data = super().clean()
         topic, annotator, task = data.get("topic"), data.get("annotator"), data.get("task")
-        if topic and annotator and task and Assignment.objects.filter(topic=topic, annotator=annotator, task=task).exists():
+        if (
+            topic
+            and annotator
+            and task
+            and Assignment.objects.filter(topic=topic, annotator=annotator, task=task).exists()
+        ):
             label = Assignment.Task(task).label.lower()
-            raise forms.ValidationError(f"{annotator.username} is already assigned to {label} on topic {topic.external_id}.")
+            raise forms.ValidationError(
+                f"{annotator.username} is already assigned to {label} on topic {topic.external_id}."
+            )
         return data
 
     def save(self, created_by) -> Assignment | None:
         """The new assignment, or None (with a form error) if one was created concurrently."""
         try:
             with transaction.atomic():
-                return Assignment.objects.create(created_by=created_by, **{k: self.cleaned_data[k] for k in ("topic", "annotator", "task")})
+                return Assignment.objects.create(
+                    created_by=created_by, **{k: self.cleaned_data[k] for k in ("topic", "annotator", "task")}
+                )
         except IntegrityError:
             self.add_error(None, "This assignment already exists.")
             return None
@@ -55,11 +65,17 @@ class StatusForm(forms.Form):
 class AssignmentFilter(forms.Form):
     """GET filters of the overview (every field optional)."""
 
-    task = forms.ChoiceField(choices=[("", "Any task"), *Assignment.Task.choices], required=False,
-                             widget=forms.Select(attrs={"aria-label": "Task"}))
-    status = forms.ChoiceField(choices=STATUS_FILTERS, required=False, widget=forms.Select(attrs={"aria-label": "Status"}))
-    annotator = forms.ChoiceField(choices=[("", "Any annotator")], required=False,
-                                  widget=forms.Select(attrs={"aria-label": "Annotator"}))
+    task = forms.ChoiceField(
+        choices=[("", "Any task"), *Assignment.Task.choices],
+        required=False,
+        widget=forms.Select(attrs={"aria-label": "Task"}),
+    )
+    status = forms.ChoiceField(
+        choices=STATUS_FILTERS, required=False, widget=forms.Select(attrs={"aria-label": "Status"})
+    )
+    annotator = forms.ChoiceField(
+        choices=[("", "Any annotator")], required=False, widget=forms.Select(attrs={"aria-label": "Annotator"})
+    )
 
     def __init__(self, *args, annotators=(), **kwargs):
         # Its own ids: it shares the overview with the assignment form's task and annotator fields.
@@ -80,7 +96,9 @@ class JudgmentUploadForm(forms.Form):
     format = forms.ChoiceField(choices=FORMATS, initial="csv", widget=forms.RadioSelect)
     file = forms.FileField(label="Judgments file")
     header = forms.FileField(label="Header file (DUC tables only)", required=False)
-    linguistic = forms.BooleanField(label="Also import the five linguistic quality questions (DUC tables)", required=False)
+    linguistic = forms.BooleanField(
+        label="Also import the five linguistic quality questions (DUC tables)", required=False
+    )
 
     def _text(self, name: str, strict: bool) -> str | None:
         upload = self.cleaned_data.get(name)
@@ -88,7 +106,9 @@ class JudgmentUploadForm(forms.Form):
             return None
         limit = judgment_max_bytes()
         if upload.size > limit:
-            self.add_error(name, f"{upload.name} is {filesizeformat(upload.size)}; the limit is {filesizeformat(limit)}.")
+            self.add_error(
+                name, f"{upload.name} is {filesizeformat(upload.size)}; the limit is {filesizeformat(limit)}."
+            )
             return None
         raw = upload.read()
         try:
@@ -103,7 +123,9 @@ class JudgmentUploadForm(forms.Form):
         data = super().clean()
         fmt = data.get("format")
         if fmt == "duc" and not data.get("header"):
-            self.add_error("header", "A DUC score table needs its header file (e.g. 2006-header.txt): columns are found by name.")
+            self.add_error(
+                "header", "A DUC score table needs its header file (e.g. 2006-header.txt): columns are found by name."
+            )
         data["text"] = self._text("file", strict=fmt == "csv")
         data["header_text"] = self._text("header", strict=False) if fmt == "duc" else None
         return data

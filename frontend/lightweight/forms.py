@@ -1,8 +1,9 @@
 """Forms of the lightweight-pyramid pages (coordinator settings, crowd work)."""
+
 from django import forms
 
-from annotation.lightweight.models import LightweightPyramid
 from annotation.lightweight.importing import MAX_FILE_BYTES as MAX_UPLOAD_BYTES
+from annotation.lightweight.models import LightweightPyramid
 from annotation.lightweight.work import MAX_STATEMENT_CHARS, MAX_WORKER_ID
 
 
@@ -21,9 +22,22 @@ class RunCreateForm(forms.ModelForm):
 class RunSettingsForm(forms.ModelForm):
     class Meta:
         model = LightweightPyramid
-        fields = ["guidance", "statements_per_writer", "writers_per_reference", "statements_per_reference", "judges_per_task",
-                  "seed", "agreement", "threshold", "blank", "topic_filter", "pay_writing", "pay_judging", "prolific_code",
-                  "verified_only"]
+        fields = [
+            "guidance",
+            "statements_per_writer",
+            "writers_per_reference",
+            "statements_per_reference",
+            "judges_per_task",
+            "seed",
+            "agreement",
+            "threshold",
+            "blank",
+            "topic_filter",
+            "pay_writing",
+            "pay_judging",
+            "prolific_code",
+            "verified_only",
+        ]
         labels = {
             "agreement": "Worker agreement",
             "threshold": "Remove workers below",
@@ -35,7 +49,11 @@ class RunSettingsForm(forms.ModelForm):
             "verified_only": "Count only verified answers",
         }
         widgets = {"guidance": forms.Textarea(attrs={"rows": 3})}
-        help_texts = {"pay_writing": "", "pay_judging": "", "topic_filter": "Krippendorff's alpha per task, averaged per topic."}
+        help_texts = {
+            "pay_writing": "",
+            "pay_judging": "",
+            "topic_filter": "Krippendorff's alpha per task, averaged per topic.",
+        }
 
     def clean_statements_per_writer(self):
         value = self.cleaned_data["statements_per_writer"]
@@ -60,8 +78,12 @@ class CodeCheckForm(forms.Form):
         super().__init__(*args, **kwargs)
 
     file = forms.FileField(label="Submissions file (CSV)", required=False)
-    pairs = forms.CharField(label="or paste worker id and completion code, one pair a line", required=False,
-                            max_length=MAX_PASTED_PAIRS_CHARS, widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}))
+    pairs = forms.CharField(
+        label="or paste worker id and completion code, one pair a line",
+        required=False,
+        max_length=MAX_PASTED_PAIRS_CHARS,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+    )
 
     def text(self) -> str:
         """The list's text (a file first); ``ValidationError`` when neither or unreadable."""
@@ -83,8 +105,11 @@ class ConfirmForm(forms.Form):
 
 
 class WorkerForm(forms.Form):
-    worker = forms.CharField(label="Your worker id", max_length=MAX_WORKER_ID,
-                             widget=forms.TextInput(attrs={"autocomplete": "off", "autofocus": True}))
+    worker = forms.CharField(
+        label="Your worker id",
+        max_length=MAX_WORKER_ID,
+        widget=forms.TextInput(attrs={"autocomplete": "off", "autofocus": True}),
+    )
 
 
 class WritingForm(forms.Form):
@@ -94,9 +119,11 @@ class WritingForm(forms.Form):
         super().__init__(*args, **kwargs)
         for k in range(1, count + 1):
             self.fields[f"s{k}"] = forms.CharField(
-                label=f"Statement {k}", max_length=MAX_STATEMENT_CHARS,
+                label=f"Statement {k}",
+                max_length=MAX_STATEMENT_CHARS,
                 error_messages={"required": f"Please write statement {k}."},
-                widget=forms.TextInput(attrs={"autocomplete": "off"}))
+                widget=forms.TextInput(attrs={"autocomplete": "off"}),
+            )
 
     def texts(self) -> list[str]:
         return [self.cleaned_data[name] for name in self.fields]

@@ -1,4 +1,5 @@
 """Lightweight-pyramid pages, mounted at /lightweight/ (namespace ``lightweight``)."""
+
 from django.urls import path, re_path
 
 from annotation.lightweight.models import CROWD_TOKEN_PATTERN

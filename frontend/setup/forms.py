@@ -1,20 +1,26 @@
 """Forms of the set-up pages. Field names are never shown raw: every label and message is
 written for the coordinator."""
+
 from django import forms
 from django.contrib.auth import get_user_model
 
-from annotation.formats.summary_texts import DEFAULT_HEADER_PATTERN, DEFAULT_PEER_NAMES, DEFAULT_REFERENCE_NAMES, MAX_PATTERN
-from annotation.corpus.models import DESCRIPTION_MAX_CHARS, SUMMARY_MAX_CHARS
-from annotation.corpus.models import Assignment, Dataset, Topic
+from annotation.corpus.models import DESCRIPTION_MAX_CHARS, SUMMARY_MAX_CHARS, Assignment, Dataset, Topic
+from annotation.formats.summary_texts import (
+    DEFAULT_HEADER_PATTERN,
+    DEFAULT_PEER_NAMES,
+    DEFAULT_REFERENCE_NAMES,
+    MAX_PATTERN,
+)
 
-PASTED_TEXTS_MAX_CHARS = 500_000   # one topic's references (or peers) pasted at once: a few hundred summaries
-PASSWORD_MAX_CHARS = 4096          # hashing a longer one is only work for the server
+PASTED_TEXTS_MAX_CHARS = 500_000  # one topic's references (or peers) pasted at once: a few hundred summaries
+PASSWORD_MAX_CHARS = 4096  # hashing a longer one is only work for the server
 
 
 class DatasetForm(forms.Form):
     name = forms.CharField(max_length=200, label="Name", help_text="For example “DUC 2006” or “News pilot, spring”.")
-    description = forms.CharField(required=False, label="Description", max_length=DESCRIPTION_MAX_CHARS,
-                                  widget=forms.Textarea(attrs={"rows": 3}))
+    description = forms.CharField(
+        required=False, label="Description", max_length=DESCRIPTION_MAX_CHARS, widget=forms.Textarea(attrs={"rows": 3})
+    )
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()
@@ -33,17 +39,29 @@ class TopicTextsForm(forms.Form):
 
     topic = forms.CharField(max_length=100, label="Topic id", help_text="For example D0601.")
     title = forms.CharField(max_length=500, required=False, label="Title")
-    references_text = forms.CharField(required=False, strip=False, label="Reference summaries",
-                                      max_length=PASTED_TEXTS_MAX_CHARS,
-                                      widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}))
+    references_text = forms.CharField(
+        required=False,
+        strip=False,
+        label="Reference summaries",
+        max_length=PASTED_TEXTS_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
+    )
     references_file = forms.FileField(required=False, label="…or a file of them")
-    peers_text = forms.CharField(required=False, strip=False, label="Peer summaries", max_length=PASTED_TEXTS_MAX_CHARS,
-                                 widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}))
+    peers_text = forms.CharField(
+        required=False,
+        strip=False,
+        label="Peer summaries",
+        max_length=PASTED_TEXTS_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
+    )
     peers_file = forms.FileField(required=False, label="…or a file of them")
-    header_pattern = HeaderPatternField(initial=DEFAULT_HEADER_PATTERN, label="Header pattern",
-                                        help_text="A regular expression matching the header before each summary "
-                                                  "(as DUCView's “New pyramid”). The default matches a dashed line, "
-                                                  "the summary's name (D0601.M.250.A.A gives the id A), a dashed line.")
+    header_pattern = HeaderPatternField(
+        initial=DEFAULT_HEADER_PATTERN,
+        label="Header pattern",
+        help_text="A regular expression matching the header before each summary "
+        "(as DUCView's “New pyramid”). The default matches a dashed line, "
+        "the summary's name (D0601.M.250.A.A gives the id A), a dashed line.",
+    )
 
     def clean(self):
         data = super().clean()
@@ -57,28 +75,43 @@ class TopicZipForm(forms.Form):
     """Many topics: a zip of text files, one summary per file, named by patterns."""
 
     archive = forms.FileField(label="Zip of text files")
-    reference_names = HeaderPatternField(initial=DEFAULT_REFERENCE_NAMES, required=False, label="Reference file names",
-                                         help_text="A regular expression for the whole file name, with the groups "
-                                                   "(?P<topic>…) and (?P<id>…). The default reads NIST names: "
-                                                   "D0601.M.250.A.A is reference A of topic D0601.")
-    peer_names = HeaderPatternField(initial=DEFAULT_PEER_NAMES, required=False, label="Peer file names",
-                                    help_text="The same for peers: D0601.M.250.A.12 is peer 12 of topic D0601.")
+    reference_names = HeaderPatternField(
+        initial=DEFAULT_REFERENCE_NAMES,
+        required=False,
+        label="Reference file names",
+        help_text="A regular expression for the whole file name, with the groups "
+        "(?P<topic>…) and (?P<id>…). The default reads NIST names: "
+        "D0601.M.250.A.A is reference A of topic D0601.",
+    )
+    peer_names = HeaderPatternField(
+        initial=DEFAULT_PEER_NAMES,
+        required=False,
+        label="Peer file names",
+        help_text="The same for peers: D0601.M.250.A.12 is peer 12 of topic D0601.",
+    )
 
 
 class PyramidSetForm(forms.Form):
     """The topic a set of pyramids of the same texts goes into (the files are the page's ``files``)."""
 
-    topic = forms.CharField(max_length=Topic._meta.get_field("external_id").max_length, label="Topic",
-                            help_text="Every pyramid of the set goes into this topic (created if needed), on the texts "
-                                      "of the first file by name, e.g. MATTER.")
+    topic = forms.CharField(
+        max_length=Topic._meta.get_field("external_id").max_length,
+        label="Topic",
+        help_text="Every pyramid of the set goes into this topic (created if needed), on the texts "
+        "of the first file by name, e.g. MATTER.",
+    )
 
 
 class _Assign(forms.Form):
     """Topics (or all of them) and a task to assign; nothing to assign is fine."""
 
     all_topics = forms.BooleanField(required=False, label="All topics of the dataset")
-    topics = forms.ModelMultipleChoiceField(queryset=None, required=False, label="Topics", widget=forms.CheckboxSelectMultiple)
-    task = forms.ChoiceField(choices=Assignment.Task.choices, initial=Assignment.Task.ANNOTATE_PEERS, label="Task", widget=forms.RadioSelect)
+    topics = forms.ModelMultipleChoiceField(
+        queryset=None, required=False, label="Topics", widget=forms.CheckboxSelectMultiple
+    )
+    task = forms.ChoiceField(
+        choices=Assignment.Task.choices, initial=Assignment.Task.ANNOTATE_PEERS, label="Task", widget=forms.RadioSelect
+    )
 
     def __init__(self, *args, dataset, **kwargs):
         super().__init__(*args, **kwargs)
@@ -95,15 +128,27 @@ class _Assign(forms.Form):
 class AccountForm(_Assign):
     """A new annotator account, with an initial password or an invitation link."""
 
-    ACCESS = [("invite", "Make an invitation link (they choose their password)"), ("password", "Set an initial password")]
+    ACCESS = [
+        ("invite", "Make an invitation link (they choose their password)"),
+        ("password", "Set an initial password"),
+    ]
 
-    username = forms.RegexField(regex=r"^[\w.@+-]+\Z", max_length=150, label="Username",
-                                error_messages={"invalid": "Use letters, digits and . @ + - _ only."})
+    username = forms.RegexField(
+        regex=r"^[\w.@+-]+\Z",
+        max_length=150,
+        label="Username",
+        error_messages={"invalid": "Use letters, digits and . @ + - _ only."},
+    )
     name = forms.CharField(max_length=300, required=False, label="Full name")
     email = forms.EmailField(required=False, label="Email")
     access = forms.ChoiceField(choices=ACCESS, initial="invite", widget=forms.RadioSelect, label="How they log in")
-    password = forms.CharField(required=False, strip=False, label="Initial password", max_length=PASSWORD_MAX_CHARS,
-                               widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
+    password = forms.CharField(
+        required=False,
+        strip=False,
+        label="Initial password",
+        max_length=PASSWORD_MAX_CHARS,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
 
     field_order = ["username", "name", "email", "access", "password", "all_topics", "topics", "task"]
 
@@ -139,7 +184,9 @@ class ExistingUserForm(_Assign):
 class TopicRenameForm(forms.Form):
     """A topic's id and title (the rules, a unique id among others: ``corpus.topic_editing``)."""
 
-    external_id = forms.CharField(max_length=100, label="Topic id", help_text="Unique within the dataset, for example D0601.")
+    external_id = forms.CharField(
+        max_length=100, label="Topic id", help_text="Unique within the dataset, for example D0601."
+    )
     title = forms.CharField(max_length=500, required=False, label="Title")
 
 
@@ -149,21 +196,35 @@ class SummaryAddForm(forms.Form):
     KINDS = [("reference", "Reference summary"), ("peer", "Peer summary")]
 
     kind = forms.ChoiceField(choices=KINDS, initial="peer", widget=forms.RadioSelect, label="Kind")
-    external_id = forms.CharField(max_length=100, label="Id", help_text="For example A for a reference, 12 for a system's peer.")
-    text = forms.CharField(strip=False, label="Text", max_length=SUMMARY_MAX_CHARS,
-                           widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}))
+    external_id = forms.CharField(
+        max_length=100, label="Id", help_text="For example A for a reference, 12 for a system's peer."
+    )
+    text = forms.CharField(
+        strip=False,
+        label="Text",
+        max_length=SUMMARY_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+    )
 
 
 class SummaryTextForm(forms.Form):
     """The corrected text of a summary nothing rests on."""
 
-    text = forms.CharField(strip=False, label="Text", max_length=SUMMARY_MAX_CHARS,
-                           widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}))
+    text = forms.CharField(
+        strip=False,
+        label="Text",
+        max_length=SUMMARY_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}),
+    )
 
 
 class TopicDeleteForm(forms.Form):
     """Typing the topic's id confirms a delete; ``shown`` carries back the counts that were shown."""
 
-    confirm = forms.CharField(max_length=200, required=False, label="Type the topic id to confirm",
-                              widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false", "autocapitalize": "off"}))
+    confirm = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Type the topic id to confirm",
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false", "autocapitalize": "off"}),
+    )
     shown = forms.CharField(max_length=500, required=False, widget=forms.HiddenInput)

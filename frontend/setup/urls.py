@@ -1,4 +1,5 @@
 """Set-up pages, mounted at /setup/ (namespace ``setup``)."""
+
 from django.urls import path, register_converter
 
 from . import views

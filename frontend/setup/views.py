@@ -8,6 +8,7 @@ but may not change (an annotator's) a 403. Creating a dataset is for coordinator
 Uploads are bounded before anything is read: a request larger than ``DATA_UPLOAD_MAX_MEMORY_SIZE``
 is refused from its Content-Length (``bounded_upload``); CSRF is still checked, after that.
 """
+
 from functools import wraps
 
 from django.conf import settings
@@ -24,21 +25,29 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from annotation.access import rules
-from annotation.formats.summary_texts import PatternError
+from annotation.corpus import datasets, topic_editing, topic_setup
+from annotation.corpus import people as accounts
 from annotation.corpus.models import Assignment, Dataset, Topic
+from annotation.corpus.wording import count_noun
+from annotation.formats.summary_texts import PatternError
 from annotation.peers.models import PeerAnnotation
 from annotation.pyramids.models import Pyramid
-from annotation.corpus import datasets
-from annotation.corpus import people as accounts
-from annotation.corpus import topic_editing
-from annotation.corpus import topic_setup
 from annotation.transfer import pyramid_sets
 from annotation.transfer import uploads as upload_import
 from annotation.transfer.ducview_import import file_kind
-from annotation.corpus.wording import count_noun
 
-from .forms import (AccountForm, DatasetForm, ExistingUserForm, PyramidSetForm, SummaryAddForm, SummaryTextForm,
-                    TopicDeleteForm, TopicRenameForm, TopicTextsForm, TopicZipForm)
+from .forms import (
+    AccountForm,
+    DatasetForm,
+    ExistingUserForm,
+    PyramidSetForm,
+    SummaryAddForm,
+    SummaryTextForm,
+    TopicDeleteForm,
+    TopicRenameForm,
+    TopicTextsForm,
+    TopicZipForm,
+)
 
 
 def dataset_view(view):
@@ -73,17 +82,30 @@ def bounded_upload(view):
         except ValueError:
             length = 0
         if request.method == "POST" and length > max_request_bytes():
-            return render(request, "setup/too_large.html", {"size": filesizeformat(length), "limit": filesizeformat(max_request_bytes())}, status=413)
+            return render(
+                request,
+                "setup/too_large.html",
+                {"size": filesizeformat(length), "limit": filesizeformat(max_request_bytes())},
+                status=413,
+            )
         return protected(request, *args, **kwargs)
 
     return wrapped
 
 
 def _tabs(dataset, active: str) -> list[dict]:
-    pages = [("setup:dataset", "Topics"), ("setup:topics_add", "Add topics"), ("setup:topics_zip", "Add topics from a zip"),
-             ("setup:ducview", "Import DUCView"), ("setup:pyramid_set", "Import a pyramid set"),
-             ("setup:people", "People"), ("setup:exports", "Export")]
-    return [{"url": reverse(name, args=[dataset.pk]), "label": label, "active": name == active} for name, label in pages]
+    pages = [
+        ("setup:dataset", "Topics"),
+        ("setup:topics_add", "Add topics"),
+        ("setup:topics_zip", "Add topics from a zip"),
+        ("setup:ducview", "Import DUCView"),
+        ("setup:pyramid_set", "Import a pyramid set"),
+        ("setup:people", "People"),
+        ("setup:exports", "Export"),
+    ]
+    return [
+        {"url": reverse(name, args=[dataset.pk]), "label": label, "active": name == active} for name, label in pages
+    ]
 
 
 def _frame(dataset, active: str, **extra) -> dict:
@@ -114,13 +136,15 @@ def dataset_create(request):
 @dataset_view
 def dataset(request, dataset):
     topics = dataset.topics.annotate(
-        n_references=Count("referencesummarys", distinct=True), n_peers=Count("peersummarys", distinct=True),
+        n_references=Count("referencesummarys", distinct=True),
+        n_peers=Count("peersummarys", distinct=True),
         n_pyramids=Count("pyramids", distinct=True),
     ).order_by("external_id")
     return render(request, "setup/dataset.html", _frame(dataset, "setup:dataset", topics=topics))
 
 
 # --- one topic: its page, its summaries, its deletion (rules: corpus.topic_editing) -----------
+
 
 def _topic(dataset, topic_id: int) -> Topic:
     """The dataset's topic, or 404: a topic of another dataset is never shown to exist."""
@@ -129,9 +153,13 @@ def _topic(dataset, topic_id: int) -> Topic:
 
 def _topic_page(request, dataset, topic, rename_form=None, add_form=None, status=200):
     context = _frame(
-        dataset, "setup:dataset", topic=topic,
-        references=topic_editing.summary_rows(topic, "reference"), peers=topic_editing.summary_rows(topic, "peer"),
-        rename_form=rename_form or TopicRenameForm(initial={"external_id": topic.external_id, "title": topic.title}, prefix="topic"),
+        dataset,
+        "setup:dataset",
+        topic=topic,
+        references=topic_editing.summary_rows(topic, "reference"),
+        peers=topic_editing.summary_rows(topic, "peer"),
+        rename_form=rename_form
+        or TopicRenameForm(initial={"external_id": topic.external_id, "title": topic.title}, prefix="topic"),
         add_form=add_form or SummaryAddForm(prefix="add"),
     )
     return render(request, "setup/topic.html", context, status=status)
@@ -149,11 +177,16 @@ def topic(request, dataset, topic_id):
         if form.is_valid():
             old = topic.external_id
             try:
-                renamed = topic_editing.rename_topic(topic, form.cleaned_data["external_id"], form.cleaned_data["title"])
+                renamed = topic_editing.rename_topic(
+                    topic, form.cleaned_data["external_id"], form.cleaned_data["title"]
+                )
             except topic_editing.EditRefused as error:
                 form.add_error(error.field, str(error))
             else:
-                messages.success(request, f"Topic {old} renamed {topic.external_id}." if renamed else f"Topic {topic.external_id} saved.")
+                messages.success(
+                    request,
+                    f"Topic {old} renamed {topic.external_id}." if renamed else f"Topic {topic.external_id} saved.",
+                )
                 return redirect("setup:topic", dataset.pk, topic.pk)
         return _topic_page(request, dataset, topic, rename_form=form, status=400)
     if which == "add":
@@ -165,7 +198,9 @@ def topic(request, dataset, topic_id):
             except topic_editing.EditRefused as error:
                 form.add_error(error.field, str(error))
             else:
-                messages.success(request, f"{data['kind'].capitalize()} {added.external_id} added to topic {topic.external_id}.")
+                messages.success(
+                    request, f"{data['kind'].capitalize()} {added.external_id} added to topic {topic.external_id}."
+                )
                 return redirect("setup:topic", dataset.pk, topic.pk)
         return _topic_page(request, dataset, topic, add_form=form, status=400)
     return _topic_page(request, dataset, topic, status=400)
@@ -201,8 +236,12 @@ def summary(request, dataset, topic_id, kind, summary_id):
                 return redirect("setup:topic", dataset.pk, topic.pk)
         topic, row = _summary_or_404(dataset, topic_id, kind, summary_id)
         status = 409 if refused else 400
-    return render(request, "setup/summary.html", _frame(dataset, "setup:dataset", topic=topic, row=row, kind=kind, form=form,
-                                                        refused=refused), status=status)
+    return render(
+        request,
+        "setup/summary.html",
+        _frame(dataset, "setup:dataset", topic=topic, row=row, kind=kind, form=form, refused=refused),
+        status=status,
+    )
 
 
 @dataset_view
@@ -242,11 +281,19 @@ def topic_delete(request, dataset, topic_id):
                 form.add_error(error.field, str(error))
             else:
                 kept = [item for item in deleted.main if item["count"]]
-                messages.success(request, f"Topic {topic.external_id} deleted" + (f", with {_listed(kept)}." if kept else " (it held nothing)."))
+                messages.success(
+                    request,
+                    f"Topic {topic.external_id} deleted"
+                    + (f", with {_listed(kept)}." if kept else " (it held nothing)."),
+                )
                 return redirect("setup:dataset", dataset.pk)
         status = 409 if changed else 400
-    return render(request, "setup/topic_delete.html", _frame(dataset, "setup:dataset", topic=topic, contents=contents, form=form,
-                                                             changed=changed), status=status)
+    return render(
+        request,
+        "setup/topic_delete.html",
+        _frame(dataset, "setup:dataset", topic=topic, contents=contents, form=form, changed=changed),
+        status=status,
+    )
 
 
 def _is_fragment(request) -> bool:
@@ -261,8 +308,11 @@ def _saved(request, dataset, plan):
         applied = topic_setup.apply(dataset, plan)
     except topic_setup.PlanRejected:
         return None
-    parts = [f"{count_noun(applied.topics, 'topic')}", f"{count_noun(applied.references, 'reference summary', 'reference summaries')}",
-             f"{count_noun(applied.peers, 'peer summary', 'peer summaries')}"]
+    parts = [
+        f"{count_noun(applied.topics, 'topic')}",
+        f"{count_noun(applied.references, 'reference summary', 'reference summaries')}",
+        f"{count_noun(applied.peers, 'peer summary', 'peer summaries')}",
+    ]
     note = f" ({count_noun(applied.present, 'summary was', 'summaries were')} already there)" if applied.present else ""
     messages.success(request, f"Added {', '.join(parts)}{note}.")
     return redirect("setup:dataset", dataset.pk)
@@ -293,8 +343,12 @@ def topics_add(request, dataset):
     def make_plan(form):
         data = form.cleaned_data
         try:
-            texts = {kind: topic_setup.read_text_upload(data[f"{field}_file"]) if data.get(f"{field}_file") else data.get(f"{field}_text", "")
-                     for kind, field in (("reference", "references"), ("peer", "peers"))}
+            texts = {
+                kind: topic_setup.read_text_upload(data[f"{field}_file"])
+                if data.get(f"{field}_file")
+                else data.get(f"{field}_text", "")
+                for kind, field in (("reference", "references"), ("peer", "peers"))
+            }
         except PatternError as error:
             form.add_error(None, str(error))
             return None
@@ -320,7 +374,9 @@ def topics_zip(request, dataset):
 def ducview(request, dataset):
     """Upload DUCView files or zips of them; the import report is shown (the API's import, the
     same service: ``upload_import``)."""
-    context = _frame(dataset, "setup:ducview", limit=filesizeformat(max_request_bytes()), report=None, refused=None, ignored=[])
+    context = _frame(
+        dataset, "setup:ducview", limit=filesizeformat(max_request_bytes()), report=None, refused=None, ignored=[]
+    )
     status = 200
     if request.method == "POST":
         uploads = request.FILES.getlist("files")
@@ -331,8 +387,9 @@ def ducview(request, dataset):
                 annotators = upload_import.read_annotator_table(request.FILES.get("annotators"))
                 users = upload_import.read_user_map(request.POST.get("users"))
                 files, ignored, archived = upload_import.collect_files(uploads)
-                report = upload_import.import_files(files, dataset, annotators=annotators, archived=archived,
-                                                    users=users)
+                report = upload_import.import_files(
+                    files, dataset, annotators=annotators, archived=archived, users=users
+                )
             except upload_import.UploadRejected as error:
                 context["refused"], status = f"{error}. Nothing was imported.", 400
             else:
@@ -348,8 +405,16 @@ def pyramid_set(request, dataset):
     uploaded as one set into one topic, so their construction agreement is computed: the service
     of ``import_pyramid_set``, the whole set or nothing."""
     form = PyramidSetForm(request.POST or None)
-    context = _frame(dataset, "setup:pyramid_set", form=form, limit=filesizeformat(max_request_bytes()), report=None,
-                     refused=None, ignored=[], agreement=None)
+    context = _frame(
+        dataset,
+        "setup:pyramid_set",
+        form=form,
+        limit=filesizeformat(max_request_bytes()),
+        report=None,
+        refused=None,
+        ignored=[],
+        agreement=None,
+    )
     status = 200
     if request.method == "POST":
         try:
@@ -369,8 +434,9 @@ def pyramid_set(request, dataset):
 def _pyramid_set_files(request, form) -> list[tuple[str, bytes]]:
     """The set's pyramids, by name (the first gives the texts); UploadRejected says what is wrong."""
     if not form.is_valid():
-        raise upload_import.UploadRejected("Name the topic the set goes into" + "".join(
-            f" ({error})" for error in form.errors.get("topic", [])))
+        raise upload_import.UploadRejected(
+            "Name the topic the set goes into" + "".join(f" ({error})" for error in form.errors.get("topic", []))
+        )
     uploads = request.FILES.getlist("files")
     if not uploads:
         raise upload_import.UploadRejected("Choose the .pyr files of the set, or a .zip of them")
@@ -380,24 +446,38 @@ def _pyramid_set_files(request, form) -> list[tuple[str, bytes]]:
     others = [name for name, data in files if file_kind(name, data) != "pyr"]
     if others:
         raise upload_import.UploadRejected(
-            f"{others[0]}: a set holds pyramids (.pyr) only; import peer annotations on Import DUCView")
+            f"{others[0]}: a set holds pyramids (.pyr) only; import peer annotations on Import DUCView"
+        )
     if len(files) < 2:
         raise upload_import.UploadRejected(
-            "A set is two or more pyramids of the same texts; one pyramid is imported on Import DUCView")
+            "A set is two or more pyramids of the same texts; one pyramid is imported on Import DUCView"
+        )
     return sorted(files)
 
 
 @dataset_view
 def exports(request, dataset):
     """Every file the API exports for this dataset, as links to the API (the same access rule)."""
-    pyramids = (rules.visible(request.user, Pyramid.objects.filter(topic__dataset=dataset))
-                .select_related("topic", "creator").annotate(n_annotations=Count("annotations")).order_by("topic__external_id", "pk"))
+    pyramids = (
+        rules.visible(request.user, Pyramid.objects.filter(topic__dataset=dataset))
+        .select_related("topic", "creator")
+        .annotate(n_annotations=Count("annotations"))
+        .order_by("topic__external_id", "pk")
+    )
     annotations = {}
-    for a in (rules.visible(request.user, PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset))
-              .select_related("peer", "annotator").order_by("peer__external_id")):
+    for a in (
+        rules.visible(request.user, PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset))
+        .select_related("peer", "annotator")
+        .order_by("peer__external_id")
+    ):
         annotations.setdefault(a.pyramid_id, []).append(a)
-    rows = [{"pyramid": p, "annotations": sorted(annotations.get(p.pk, []), key=lambda a: _natural(a.peer.external_id))} for p in pyramids]
-    return render(request, "setup/exports.html", _frame(dataset, "setup:exports", pyramids=rows, conventions=CONVENTIONS))
+    rows = [
+        {"pyramid": p, "annotations": sorted(annotations.get(p.pk, []), key=lambda a: _natural(a.peer.external_id))}
+        for p in pyramids
+    ]
+    return render(
+        request, "setup/exports.html", _frame(dataset, "setup:exports", pyramids=rows, conventions=CONVENTIONS)
+    )
 
 
 CONVENTIONS = [{"value": "nist", "label": "NIST"}, {"value": "sacrerouge", "label": "SacreROUGE"}]
@@ -432,8 +512,12 @@ def people(request, dataset):
             if account_form.is_valid():
                 data = account_form.cleaned_data
                 try:
-                    user = accounts.create_annotator(data["username"], name=data["name"], email=data["email"],
-                                                     password=data["password"] if data["access"] == "password" else None)
+                    user = accounts.create_annotator(
+                        data["username"],
+                        name=data["name"],
+                        email=data["email"],
+                        password=data["password"] if data["access"] == "password" else None,
+                    )
                 except accounts.AccountError as error:
                     account_form.add_error(error.field, str(error))
                 else:
@@ -460,13 +544,31 @@ def people(request, dataset):
             rows = {str(row["user"].pk): row["user"] for row in accounts.people_of(dataset)}
             user = rows.get(request.POST.get("user", ""))
             if user is None or not accounts.is_pending_invitation(user):
-                messages.error(request, "No invitation to renew: that person has joined already, or is not in this dataset.")
+                messages.error(
+                    request, "No invitation to renew: that person has joined already, or is not in this dataset."
+                )
                 return redirect("setup:people", dataset.pk)
-            invitation = {"user": user, "url": request.build_absolute_uri(accounts.invitation_path(user)), "renewed": True}
-    return render(request, "setup/people.html", _frame(
-        dataset, "setup:people", people=accounts.people_of(dataset), coordinators=dataset.coordinators.order_by("username"),
-        account_form=account_form, existing_form=existing_form, invitation=invitation, has_topics=dataset.topics.exists(),
-        link_hours=settings.PASSWORD_RESET_TIMEOUT // 3600), status=status)
+            invitation = {
+                "user": user,
+                "url": request.build_absolute_uri(accounts.invitation_path(user)),
+                "renewed": True,
+            }
+    return render(
+        request,
+        "setup/people.html",
+        _frame(
+            dataset,
+            "setup:people",
+            people=accounts.people_of(dataset),
+            coordinators=dataset.coordinators.order_by("username"),
+            account_form=account_form,
+            existing_form=existing_form,
+            invitation=invitation,
+            has_topics=dataset.topics.exists(),
+            link_hours=settings.PASSWORD_RESET_TIMEOUT // 3600,
+        ),
+        status=status,
+    )
 
 
 class Invitation(PasswordResetConfirmView):
@@ -474,10 +576,12 @@ class Invitation(PasswordResetConfirmView):
 
     template_name = "setup/invitation.html"
     post_reset_login = True
-    post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"   # django-axes is a second backend
+    post_reset_login_backend = "django.contrib.auth.backends.ModelBackend"  # django-axes is a second backend
     success_url = "/"
 
     def form_valid(self, form):
         response = super().form_valid(form)
-        messages.success(self.request, f"Welcome, {form.user.username}: your password is set. These are your assignments.")
+        messages.success(
+            self.request, f"Welcome, {form.user.username}: your password is set. These are your assignments."
+        )
         return response

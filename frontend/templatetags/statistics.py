@@ -1,5 +1,6 @@
 """How the pages print p-values: never "0.0000" (a permutation p-value is never 0, and exact ones
 over 2^20 patterns go down to 2e-6), so values below the printed precision read "< 0.0001"."""
+
 from django import template
 from django.template.defaultfilters import floatformat
 

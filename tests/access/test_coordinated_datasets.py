@@ -1,16 +1,17 @@
-""""The datasets this user coordinates" has one implementation, the access rule's
+""" "The datasets this user coordinates" has one implementation, the access rule's
 (``rules.coordinated_datasets``), and every page asks it: the start page, the dashboards (list and
 per-dataset check), the adjudication pages and the crowd runs once each computed it themselves, in
 four slightly different ways."""
+
 import re
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
 
-from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.access.rules import coordinated_datasets, coordinates, is_coordinator
 from annotation.corpus.models import Dataset
+from annotation.corpus.roles import COORDINATOR, role_group
 
 pytestmark = pytest.mark.django_db
 
@@ -42,11 +43,18 @@ def test_each_user_coordinates_what_the_rule_says(people):
     # A list never offers a dataset the per-dataset check then refuses, nor leaves one out.
     for user in users.values():
         assert {d for d in (d1, d2) if coordinates(user, d)} == set(coordinated_datasets(user)), user.username
-    assert is_coordinator(users["coord"]) and is_coordinator(users["role_only"]) and not is_coordinator(users["annotator"])
+    assert (
+        is_coordinator(users["coord"]) and is_coordinator(users["role_only"]) and not is_coordinator(users["annotator"])
+    )
 
 
 def test_no_page_computes_the_coordinated_datasets_itself():
-    offenders = [f"{path.relative_to(FRONTEND.parent)}:{number}: {line.strip()}"
-                 for path in sorted(FRONTEND.rglob("*.py"))
-                 for number, line in enumerate(path.read_text().splitlines(), 1) if OWN_RULE.search(line)]
-    assert not offenders, "ask annotation.access.rules (coordinated_datasets, is_coordinator) instead:\n" + "\n".join(offenders)
+    offenders = [
+        f"{path.relative_to(FRONTEND.parent)}:{number}: {line.strip()}"
+        for path in sorted(FRONTEND.rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if OWN_RULE.search(line)
+    ]
+    assert not offenders, "ask annotation.access.rules (coordinated_datasets, is_coordinator) instead:\n" + "\n".join(
+        offenders
+    )

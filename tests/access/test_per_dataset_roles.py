@@ -8,6 +8,7 @@
 - A dataset's coordinators are chosen among the coordinators (``rules.coordinator_candidates``):
   no annotator, inactive account or imported annotator identity becomes one through the API.
 """
+
 import re
 
 import pytest
@@ -25,14 +26,17 @@ from tests.api.world import client_for
 
 pytestmark = pytest.mark.django_db
 
-SKIPPED = re.compile(r"^(admin/|accounts/|api/auth/token/|api/schema/|api/docs/|healthz|favicon"
-                     r"|lightweight/\^crowd/|api/\^crowd/)")
+SKIPPED = re.compile(
+    r"^(admin/|accounts/|api/auth/token/|api/schema/|api/docs/|healthz|favicon"
+    r"|lightweight/\^crowd/|api/\^crowd/)"
+)
 METHODS = ("get", "post", "patch", "delete")
 DENIED = {403, 404, 405}
 
 
 def routes():
     """(path pattern, name with namespaces, its keyword names) of every view taking an argument."""
+
     def walk(resolver, prefix, namespace):
         for entry in resolver.url_patterns:
             if isinstance(entry, URLResolver):
@@ -44,6 +48,7 @@ def routes():
                 names.discard("format")
                 if names and not SKIPPED.match(path):
                     yield path, ":".join([*namespace, entry.name]), names
+
     return sorted(set((p, n, frozenset(k)) for p, n, k in walk(get_resolver(), "", [])))
 
 
@@ -57,37 +62,71 @@ def objects(world):
     second = Pyramid.objects.create(topic=w.t1, creator=w.users["bob"], status=Pyramid.Status.DONE)
     second.references.set(w.refs.values())
     run = LightweightPyramid.objects.create(dataset=w.d1, name="crowd")
-    statement = LiteStatement.objects.create(pyramid=run, topic=w.t1, external_id="q1", text="Alpha.",
-                                             reference=w.refs["A"])
+    statement = LiteStatement.objects.create(
+        pyramid=run, topic=w.t1, external_id="q1", text="Alpha.", reference=w.refs["A"]
+    )
     task = LiteTask.objects.create(pyramid=run, topic=w.t1, peer=w.peer1, key="q1", statement_ids=[statement.pk])
-    PeerAnnotation.objects.create(peer=w.peer1, pyramid=w.pyramid, annotator=w.users["carol"],
-                                  status=PeerAnnotation.Status.DONE)
+    PeerAnnotation.objects.create(
+        peer=w.peer1, pyramid=w.pyramid, annotator=w.users["carol"], status=PeerAnnotation.Status.DONE
+    )
     w.second, w.run, w.statement, w.task = second, run, statement, task
     return w
 
 
 PK_BY_PREFIX = [  # the object a route's ``pk`` names, by the route's start
-    ("api/^datasets/", "d1"), ("api/datasets/", "d1"), ("api/^topics/", "t1"), ("api/^references/", "ref"),
-    ("api/^peers/", "peer1"), ("api/^pyramids/", "pyramid"), ("api/^scus/", "scu1"),
+    ("api/^datasets/", "d1"),
+    ("api/datasets/", "d1"),
+    ("api/^topics/", "t1"),
+    ("api/^references/", "ref"),
+    ("api/^peers/", "peer1"),
+    ("api/^pyramids/", "pyramid"),
+    ("api/^scus/", "scu1"),
     ("api/^contributors/", "contributor"),
-    ("api/^annotations/", "annotation"), ("api/^matches/", "match"), ("api/^assignments/", "annotate_assignment"),
-    ("api/^lightweight/", "run"), ("api/^lite-statements/", "statement"), ("api/^lite-tasks/", "task"),
-    ("lightweight/", "run"), ("assignments/", "annotate_assignment"), ("pyramids/", "pyramid"),
+    ("api/^annotations/", "annotation"),
+    ("api/^matches/", "match"),
+    ("api/^assignments/", "annotate_assignment"),
+    ("api/^lightweight/", "run"),
+    ("api/^lite-statements/", "statement"),
+    ("api/^lite-tasks/", "task"),
+    ("lightweight/", "run"),
+    ("assignments/", "annotate_assignment"),
+    ("pyramids/", "pyramid"),
     ("annotations/", "annotation"),
 ]
 
 
 def arguments(w, path: str, names) -> dict:
-    objects = {"d1": w.d1, "t1": w.t1, "ref": w.refs["A"], "peer1": w.peer1, "pyramid": w.pyramid, "scu1": w.scu1,
-               "contributor": w.contributor, "annotation": w.annotation, "match": w.match, "run": w.run,
-               "statement": w.statement, "task": w.task,
-               "annotate_assignment": w.t1.assignments.get(annotator=w.users["alice"], task="annotate_peers")}
-    values = {"dataset_id": w.d1.pk, "assignment_id": w.assignment.pk, "topic": w.t1.external_id, "topic_id": w.t1.pk,
-              "pyramid_id": w.pyramid.pk, "a": w.pyramid.pk, "b": w.second.pk, "kind": "reference",
-              "summary_id": w.refs["A"].pk,
-              "fmt": "csv", "chart": "systems", "action": "close",
-              "part_id": ContributorPart.objects.filter(contributor=w.contributor).first().pk,
-              "peer": w.peer1.external_id if path.startswith("datasets/") else w.peer1.pk}
+    objects = {
+        "d1": w.d1,
+        "t1": w.t1,
+        "ref": w.refs["A"],
+        "peer1": w.peer1,
+        "pyramid": w.pyramid,
+        "scu1": w.scu1,
+        "contributor": w.contributor,
+        "annotation": w.annotation,
+        "match": w.match,
+        "run": w.run,
+        "statement": w.statement,
+        "task": w.task,
+        "annotate_assignment": w.t1.assignments.get(annotator=w.users["alice"], task="annotate_peers"),
+    }
+    values = {
+        "dataset_id": w.d1.pk,
+        "assignment_id": w.assignment.pk,
+        "topic": w.t1.external_id,
+        "topic_id": w.t1.pk,
+        "pyramid_id": w.pyramid.pk,
+        "a": w.pyramid.pk,
+        "b": w.second.pk,
+        "kind": "reference",
+        "summary_id": w.refs["A"].pk,
+        "fmt": "csv",
+        "chart": "systems",
+        "action": "close",
+        "part_id": ContributorPart.objects.filter(contributor=w.contributor).first().pk,
+        "peer": w.peer1.external_id if path.startswith("datasets/") else w.peer1.pk,
+    }
     if "pk" in names:
         values["pk"] = next(objects[key] for prefix, key in PK_BY_PREFIX if path.startswith(prefix)).pk
     return {name: values[name] for name in names}
@@ -125,7 +164,7 @@ def test_every_role_checked_view_refuses_a_coordinator_of_another_dataset(object
         if any(status not in DENIED for status in theirs.values()):
             leaks.append((url, theirs))
         ours = answers(objects.users["coord"], url)
-        if all(status in DENIED for status in ours.values()):   # an annotator's own work: its annotator gets through
+        if all(status in DENIED for status in ours.values()):  # an annotator's own work: its annotator gets through
             ours = answers(objects.users["alice"], url)
         if all(status in DENIED for status in ours.values()):
             unreached.append((url, ours))
@@ -138,16 +177,18 @@ def test_every_role_checked_view_refuses_a_coordinator_of_another_dataset(object
 
 def test_the_adjudication_pages_refuse_a_coordinator_of_another_dataset(objects):
     """The adjudication pages say 404 to anyone but the dataset's coordinators (docs/coordinator.md)."""
-    for name, kwargs in [("dashboards:adjudicate", {"topic": "T1", "peer": "1", "pyramid_id": objects.pyramid.pk}),
-                         ("dashboards:adjudicate_pyramids",
-                          {"topic": "T1", "a": objects.pyramid.pk, "b": objects.second.pk})]:
+    for name, kwargs in [
+        ("dashboards:adjudicate", {"topic": "T1", "peer": "1", "pyramid_id": objects.pyramid.pk}),
+        ("dashboards:adjudicate_pyramids", {"topic": "T1", "a": objects.pyramid.pk, "b": objects.second.pk}),
+    ]:
         url = reverse(name, kwargs={"dataset_id": objects.d1.pk, **kwargs})
         assert set(answers(objects.users["other_coord"], url).values()) <= {404, 405}, url
 
 
-@pytest.mark.parametrize("who, accepted", [("annotator", False), ("inactive coordinator", False),
-                                           ("imported identity", False),
-                                           ("coordinator", True)])
+@pytest.mark.parametrize(
+    "who, accepted",
+    [("annotator", False), ("inactive coordinator", False), ("imported identity", False), ("coordinator", True)],
+)
 def test_only_coordinators_are_named_a_datasets_coordinators(objects, who, accepted):
     candidate = User.objects.create_user(f"new-{who.replace(' ', '-')}")
     if who == "annotator":

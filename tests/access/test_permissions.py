@@ -5,11 +5,12 @@ topic), carol (peer annotator on the topic), coord (the dataset's coordinator), 
 (coordinator of another dataset), admin. Objects you may not see are 404 (or an unknown id,
 400, when named in a request body); writes you may not do are 403.
 """
+
 import pytest
 
 from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.peers.models import PeerAnnotation, PeerMatch
-from annotation.pyramids.models import Contributor, Pyramid, SCU
+from annotation.pyramids.models import SCU, Contributor, Pyramid
 
 from tests.api.world import ROLES
 
@@ -17,24 +18,69 @@ from tests.api.world import ROLES
 ENDPOINTS = {
     "datasets": (Dataset, "d1", lambda w: {"name": "New"}, {"description": "changed"}),
     "topics": (Topic, "t1", lambda w: {"dataset": w.d1.pk, "external_id": "T2"}, {"title": "changed"}),
-    "references": (ReferenceSummary, "ref_a", lambda w: {"topic": w.t1.pk, "external_id": "C", "text": "Gamma."}, {"external_id": "Z"}),
-    "peers": (PeerSummary, "peer1", lambda w: {"topic": w.t1.pk, "external_id": "3", "text": "Peer."}, {"system_id": "sys"}),
-    "pyramids": (Pyramid, "pyramid", lambda w: {"topic": w.t1.pk, "references": [r.pk for r in w.refs.values()]}, {"status": "in_progress"}),
-    "scus": (SCU, "scu2", lambda w: {"pyramid": w.pyramid.pk, "label": "New", "reference": w.refs["A"].pk, "parts": [{"start": 6, "end": 10}]}, {"label": "relabelled"}),
-    "contributors": (Contributor, "zeta", lambda w: {"scu": w.scu2.pk, "reference": w.refs["A"].pk, "parts": [{"start": 11, "end": 16}]}, {"comment": "why"}),
-    "annotations": (PeerAnnotation, "annotation", lambda w: {"peer": w.peer2.pk, "pyramid": w.pyramid.pk}, {"status": "draft"}),   # the fixture's annotation is done
-    "matches": (PeerMatch, "match", lambda w: {"annotation": w.annotation.pk, "scu": w.scu2.pk, "parts": [{"start": 19, "end": 23}]}, {"scu": None}),
-    "assignments": (Assignment, "assignment", lambda w: {"topic": w.t1.pk, "annotator": w.users["bob"].pk, "task": "annotate_peers"}, {"status": "done"}),
+    "references": (
+        ReferenceSummary,
+        "ref_a",
+        lambda w: {"topic": w.t1.pk, "external_id": "C", "text": "Gamma."},
+        {"external_id": "Z"},
+    ),
+    "peers": (
+        PeerSummary,
+        "peer1",
+        lambda w: {"topic": w.t1.pk, "external_id": "3", "text": "Peer."},
+        {"system_id": "sys"},
+    ),
+    "pyramids": (
+        Pyramid,
+        "pyramid",
+        lambda w: {"topic": w.t1.pk, "references": [r.pk for r in w.refs.values()]},
+        {"status": "in_progress"},
+    ),
+    "scus": (
+        SCU,
+        "scu2",
+        lambda w: {
+            "pyramid": w.pyramid.pk,
+            "label": "New",
+            "reference": w.refs["A"].pk,
+            "parts": [{"start": 6, "end": 10}],
+        },
+        {"label": "relabelled"},
+    ),
+    "contributors": (
+        Contributor,
+        "zeta",
+        lambda w: {"scu": w.scu2.pk, "reference": w.refs["A"].pk, "parts": [{"start": 11, "end": 16}]},
+        {"comment": "why"},
+    ),
+    "annotations": (
+        PeerAnnotation,
+        "annotation",
+        lambda w: {"peer": w.peer2.pk, "pyramid": w.pyramid.pk},
+        {"status": "draft"},
+    ),  # the fixture's annotation is done
+    "matches": (
+        PeerMatch,
+        "match",
+        lambda w: {"annotation": w.annotation.pk, "scu": w.scu2.pk, "parts": [{"start": 19, "end": 23}]},
+        {"scu": None},
+    ),
+    "assignments": (
+        Assignment,
+        "assignment",
+        lambda w: {"topic": w.t1.pk, "annotator": w.users["bob"].pk, "task": "annotate_peers"},
+        {"status": "done"},
+    ),
 }
 
 #                 anon alice bob  carol coord other admin
-CORPUS_READ =   "401  200  200  200   200   404   200"
-CORPUS_WRITE =  "401  403  403  403   200   404   200"
-PYRAMID_READ =  "401  200  404  200   200   404   200"
+CORPUS_READ = "401  200  200  200   200   404   200"
+CORPUS_WRITE = "401  403  403  403   200   404   200"
+PYRAMID_READ = "401  200  404  200   200   404   200"
 PYRAMID_WRITE = "401  200  404  403   200   404   200"
-OWN_READ =      "401  200  404  404   200   404   200"
-OWN_WRITE =     "401  200  404  404   200   404   200"
-ASSIGN_WRITE =  "401  403  404  404   200   404   200"
+OWN_READ = "401  200  404  404   200   404   200"
+OWN_WRITE = "401  200  404  404   200   404   200"
+ASSIGN_WRITE = "401  403  404  404   200   404   200"
 
 EXPECTED = {
     # endpoint: (retrieve, update, delete, create)
@@ -119,9 +165,14 @@ def test_create(world, as_user, endpoint, role, code):
     assert model.objects.count() == before + (code == 201)
 
 
-@pytest.mark.parametrize("path,role,code", [
-    pytest.param(path, role, code, id=f"{path}-{role}") for path, row in ACTIONS.items() for role, code in codes(row).items()
-])
+@pytest.mark.parametrize(
+    "path,role,code",
+    [
+        pytest.param(path, role, code, id=f"{path}-{role}")
+        for path, row in ACTIONS.items()
+        for role, code in codes(row).items()
+    ],
+)
 def test_actions(world, as_user, path, role, code):
     url = path.format(pyramid=world.pyramid.pk, annotation=world.annotation.pk, d1=world.d1.pk)
     assert as_user(role).get(url).status_code == code
@@ -179,8 +230,13 @@ def test_rights_follow_assignments_and_coordination_from_one_request_to_the_next
     by the write checks alike."""
     from annotation.access.rules import can_change
 
-    carol, match = world.users["carol"], {"annotation": world.annotation.pk, "scu": world.scu2.pk, "parts": [{"start": 19, "end": 23}]}
-    assert as_user("carol").post("/api/matches/", match, format="json").status_code == 400   # alice's annotation: no such id
+    carol, match = (
+        world.users["carol"],
+        {"annotation": world.annotation.pk, "scu": world.scu2.pk, "parts": [{"start": 19, "end": 23}]},
+    )
+    assert (
+        as_user("carol").post("/api/matches/", match, format="json").status_code == 400
+    )  # alice's annotation: no such id
     assert not can_change(carol, world.annotation)
     world.d1.coordinators.add(carol)
     assert as_user("carol").post("/api/matches/", match, format="json").status_code == 201

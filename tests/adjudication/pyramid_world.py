@@ -9,19 +9,27 @@ ann2's (B side), uid: label, reference -> span:
           3 "birds sing" A 20-29                    3 "birds sing"       A 20-27               spans
           4 "fish swim"  C 20-29                    5 "horses run"       B 30-39               one side only each
 """
+
 from django.contrib.auth import get_user_model
 
 from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
-from annotation.pyramids.models import Pyramid, SCU
 from annotation.pyramids.editing import add_contributor
+from annotation.pyramids.models import SCU, Pyramid
 
-TEXTS = {r: " ".join(f"{r.lower()}{i:03d}xxxxx" for i in range(8)) for r in "ABC"}   # word i at 10i..10i+9
+TEXTS = {r: " ".join(f"{r.lower()}{i:03d}xxxxx" for i in range(8)) for r in "ABC"}  # word i at 10i..10i+9
 PYRAMIDS = {
-    "ann1": {1: ("cats purr", {"A": (0, 9), "B": (0, 9), "C": (0, 9)}), 2: ("dogs bark", {"A": (10, 19), "B": (10, 19)}),
-             3: ("birds sing", {"A": (20, 29)}), 4: ("fish swim", {"C": (20, 29)})},
-    "ann2": {1: ("cats purr", {"A": (0, 9), "B": (0, 9), "C": (0, 9)}),
-             2: ("dogs are barking", {"A": (10, 19), "B": (10, 19), "C": (10, 19)}),
-             3: ("birds sing", {"A": (20, 27)}), 5: ("horses run", {"B": (30, 39)})},
+    "ann1": {
+        1: ("cats purr", {"A": (0, 9), "B": (0, 9), "C": (0, 9)}),
+        2: ("dogs bark", {"A": (10, 19), "B": (10, 19)}),
+        3: ("birds sing", {"A": (20, 29)}),
+        4: ("fish swim", {"C": (20, 29)}),
+    },
+    "ann2": {
+        1: ("cats purr", {"A": (0, 9), "B": (0, 9), "C": (0, 9)}),
+        2: ("dogs are barking", {"A": (10, 19), "B": (10, 19), "C": (10, 19)}),
+        3: ("birds sing", {"A": (20, 27)}),
+        5: ("horses run", {"B": (30, 39)}),
+    },
 }
 PEER_TEXT = "cats purr and dogs bark while horses run"
 
@@ -51,12 +59,17 @@ def content(pyramid) -> dict[int, tuple[str, dict[str, tuple]]]:
     """uid -> (label, reference -> its parts as (start, end) tuples): what a pyramid holds."""
     out = {}
     for scu in SCU.objects.filter(pyramid=pyramid).prefetch_related("contributors__parts", "contributors__reference"):
-        out[scu.uid] = (scu.label, {c.reference.external_id: tuple((p.start, p.end) for p in c.parts.order_by("start"))
-                                    for c in scu.contributors.all()})
+        out[scu.uid] = (
+            scu.label,
+            {
+                c.reference.external_id: tuple((p.start, p.end) for p in c.parts.order_by("start"))
+                for c in scu.contributors.all()
+            },
+        )
     return out
 
 
-DECISIONS = {"m2-2": "union_a", "m3-3": "b", "a4": "drop", "b5": "b"}   # uids: m1-1 1, m2-2 2, m3-3 3, b5 4
+DECISIONS = {"m2-2": "union_a", "m3-3": "b", "a4": "drop", "b5": "b"}  # uids: m1-1 1, m2-2 2, m3-3 3, b5 4
 SPANS = {"cats": (0, 9), "dogs": (14, 23), "horses": (30, 40), "while": (24, 29)}
 # What each annotator found in each peer, against ann2's pyramid (B side): SCU uid (None: non-matching) -> span.
 FOUND = {"ann3": [(1, "cats"), (2, "dogs"), (5, "horses"), (None, "while")], "ann4": [(1, "cats")]}
@@ -88,5 +101,12 @@ def annotated_then_adjudicated(password=None) -> dict:
         assignments.mark_done(work[username])
     assert {name: assignments.progress(w).done for name, w in work.items()} == {"ann3": 3, "ann4": 3}
     adjudicated = pyramids.adjudicate(a, b, coordinator, DECISIONS, pyramids.compare(a, b).token)
-    return {"dataset": dataset, "topic": topic, "a": a, "b": b, "adjudicated": adjudicated, "coordinator": coordinator,
-            "work": work}
+    return {
+        "dataset": dataset,
+        "topic": topic,
+        "a": a,
+        "b": b,
+        "adjudicated": adjudicated,
+        "coordinator": coordinator,
+        "work": work,
+    }

@@ -1,5 +1,6 @@
 """The pure part of pyramid adjudication (``annotation/adjudication/pyramid_merge.py``), on SCU
 states written by hand: no database."""
+
 import pytest
 
 from annotation.adjudication import pyramid_merge
@@ -7,8 +8,14 @@ from annotation.adjudication import pyramid_merge
 
 def scu(label, **refs):
     """An SCU state (``pyramids.document_states.scu_states``): reference -> list of (start, end) parts."""
-    return {"label": label, "comment": "", "contributors": [
-        {"reference": r, "comment": "", "legacy_issue": "", "parts": [[r, s, e] for s, e in parts]} for r, parts in sorted(refs.items())]}
+    return {
+        "label": label,
+        "comment": "",
+        "contributors": [
+            {"reference": r, "comment": "", "legacy_issue": "", "parts": [[r, s, e] for s, e in parts]}
+            for r, parts in sorted(refs.items())
+        ],
+    }
 
 
 A = {1: scu("rain falls", A=[(0, 4)], B=[(0, 4)]), 2: scu("sun shines", A=[(5, 9)])}
@@ -38,7 +45,10 @@ def test_merge_by_hand():
     assert [key for key, _ in merged] == ["m1-7", "m2-8"]
     sun = merged[1][1]
     assert sun["label"] == "sun shines"
-    assert [(c["reference"], c["parts"]) for c in sun["contributors"]] == [("A", [["A", 5, 9]]), ("C", [["C", 5, 8], ["C", 10, 12]])]
+    assert [(c["reference"], c["parts"]) for c in sun["contributors"]] == [
+        ("A", [["A", 5, 9]]),
+        ("C", [["C", 5, 8], ["C", 10, 12]]),
+    ]
     both = pyramid_merge.merge(items, {"m2-8": "both"})
     assert [key for key, _ in both] == ["m1-7", "m2-8", "m2-8#2"] and both[2][1]["label"] == "it is sunny"
     assert pyramid_merge.merge(items, {"m2-8": "drop"}) == [merged[0]]

@@ -2,17 +2,18 @@
 the two pyramids included, and other datasets' coordinators get a 404; anonymous users the login
 page), CSRF on the save, decisions kept on the page, text escaped, the construction page linking
 to it, and the adjudicated pyramid invisible to pyramid builders through the API."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
 from annotation.adjudication import pyramids
 from annotation.adjudication.models import PyramidAdjudication
 from annotation.corpus.models import Dataset
-from annotation.pyramids.models import Pyramid, SCU
+from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
+from annotation.pyramids.models import SCU, Pyramid
 
 from tests.adjudication.pyramid_world import build, content
 from tests.adjudication.test_pyramids import DECISIONS, EXPECTED
@@ -60,7 +61,12 @@ def test_only_the_datasets_coordinators_open_or_post(world):
     assert client_of(users["coord"]).get(url).status_code == 200
     # Pyramids of another topic, the same pyramid twice, an unfinished one: nothing to adjudicate.
     for pair in ((a.pk, a.pk), (a.pk, 999999)):
-        assert client_of(users["coord"]).get(reverse("dashboards:adjudicate_pyramids", args=[dataset.pk, "T1", *pair])).status_code == 404
+        assert (
+            client_of(users["coord"])
+            .get(reverse("dashboards:adjudicate_pyramids", args=[dataset.pk, "T1", *pair]))
+            .status_code
+            == 404
+        )
     Pyramid.objects.filter(pk=b.pk).update(status="in_progress")
     assert client_of(users["coord"]).get(url).status_code == 404
 
@@ -82,7 +88,9 @@ def test_save_needs_csrf_and_every_decision(world, django_capture_on_commit_call
     data = form(pyramids.compare(a, b))
     assert client_of(users["coord"], enforce_csrf_checks=True).post(url, data).status_code == 403
     coordinator = client_of(users["coord"])
-    incomplete = coordinator.post(url, {k: v for k, v in data.items() if k != "decision-b5"}, follow=True).content.decode()
+    incomplete = coordinator.post(
+        url, {k: v for k, v in data.items() if k != "decision-b5"}, follow=True
+    ).content.decode()
     assert "Decide every disagreement first (still open: B&#x27;s SCU 5)" in incomplete
     assert 'name="decision-m2-2" value="union_a" required checked' in incomplete, "what was decided is kept on the page"
     assert not PyramidAdjudication.objects.exists()
@@ -97,6 +105,7 @@ def test_save_needs_csrf_and_every_decision(world, django_capture_on_commit_call
     assert "data-changed-sources" not in page
     SCU.objects.filter(pyramid=a, uid=3).update(label="birds are singing")
     from annotation.peers.score_events import touch_pyramid
+
     touch_pyramid(a.pk, topic.pk)
     assert "data-changed-sources" in coordinator.get(url).content.decode()
 
@@ -117,7 +126,7 @@ def test_construction_page_links_to_it_and_builders_never_see_the_result(world, 
         coordinator.post(url, form(pyramids.compare(a, b)))
     adjudicated = PyramidAdjudication.objects.get(topic=topic).pyramid
     assert f"Adjudicated pyramid #{adjudicated.pk}" in coordinator.get(construction).content.decode()
-    for name, own in (("ann1", a), ("ann2", b)):   # they build pyramids of the topic: they see their own only
+    for name, own in (("ann1", a), ("ann2", b)):  # they build pyramids of the topic: they see their own only
         api = APIClient()
         api.force_authenticate(get_user_model().objects.get(username=name))
         assert {p["id"] for p in api.get(reverse("api:pyramid-list")).json()["results"]} == {own.pk}

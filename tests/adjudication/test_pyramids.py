@@ -2,20 +2,24 @@
 the comparison items, the merged pyramid checked against the content written out by hand, the
 record and history, re-adjudication, refusals, and what the adjudicated pyramid changes elsewhere
 (construction agreement leaves it out, peers are annotated against it, scores rest on it)."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
 from annotation.adjudication import pyramid_merge, pyramids
-from annotation.corpus import assignments
 from annotation.adjudication.models import PyramidAdjudication
+from annotation.corpus import assignments
 from annotation.history.models import Change
+from annotation.peers.editing import add_match
 from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid, PyramidAgreement, SCU
 from annotation.peers.results import score_rows
 from annotation.pyramids import construction
-from annotation.peers.editing import add_match
-from scoring.model import Convention, PeerAnnotation as ScoringAnnotation, Pyramid as ScoringPyramid, SCU as ScoringSCU, Contributor
+from annotation.pyramids.models import SCU, Pyramid, PyramidAgreement
+from scoring.model import SCU as ScoringSCU
+from scoring.model import Contributor, Convention
+from scoring.model import PeerAnnotation as ScoringAnnotation
+from scoring.model import Pyramid as ScoringPyramid
 from scoring.scores import score_peer
 
 from tests.adjudication.pyramid_world import build, content
@@ -88,11 +92,16 @@ def test_merge_makes_the_decided_pyramid(world, django_capture_on_commit_callbac
     assert "ann1" in adjudicated.source and "ann2" in adjudicated.source
 
 
-@pytest.mark.parametrize("choice,expected", [
-    ("a", [("dogs bark", {"A", "B"})]), ("b", [("dogs are barking", {"A", "B", "C"})]),
-    ("union_b", [("dogs are barking", {"A", "B", "C"})]),
-    ("both", [("dogs bark", {"A", "B"}), ("dogs are barking", {"A", "B", "C"})]), ("drop", []),
-])
+@pytest.mark.parametrize(
+    "choice,expected",
+    [
+        ("a", [("dogs bark", {"A", "B"})]),
+        ("b", [("dogs are barking", {"A", "B", "C"})]),
+        ("union_b", [("dogs are barking", {"A", "B", "C"})]),
+        ("both", [("dogs bark", {"A", "B"}), ("dogs are barking", {"A", "B", "C"})]),
+        ("drop", []),
+    ],
+)
 def test_each_choice_of_a_matched_pair(world, choice, expected):
     _, _, a, b, coordinator = world
     comparison = pyramids.compare(a, b)
@@ -117,10 +126,12 @@ def test_refusals_write_nothing(world):
     with pytest.raises(ValidationError, match="Decide every disagreement first.*SCU 4"):
         pyramids.adjudicate(a, b, coordinator, {k: v for k, v in DECISIONS.items() if k != "a4"}, comparison.token)
     with pytest.raises(ValidationError, match="Decide every disagreement"):
-        pyramids.adjudicate(a, b, coordinator, DECISIONS | {"a4": "b"}, comparison.token)   # not a choice of an A-only SCU
+        pyramids.adjudicate(
+            a, b, coordinator, DECISIONS | {"a4": "b"}, comparison.token
+        )  # not a choice of an A-only SCU
     with pytest.raises(ValidationError, match="changed since the page was opened"):
         pyramids.adjudicate(a, b, coordinator, DECISIONS, "0:0,0:0")
-    SCU.objects.filter(pyramid=b, uid=1).delete()   # no agreed SCU left: each can be dropped
+    SCU.objects.filter(pyramid=b, uid=1).delete()  # no agreed SCU left: each can be dropped
     b = Pyramid.objects.get(pk=b.pk)
     now = pyramids.compare(a, b)
     assert not now.agreed
@@ -143,12 +154,13 @@ def test_adjudicating_again_keeps_uids_and_matched_scus(world, django_capture_on
     ann3 = get_user_model().objects.create_user("ann3")
     annotation = assignments.annotation_for(topic.assignments.create(annotator=ann3, task="annotate_peers"), peer)
     assert annotation.pyramid == adjudicated, "peers are annotated against the adjudicated pyramid"
-    add_match(annotation, SCU.objects.get(pyramid=adjudicated, uid=4), [(30, 40)])   # "horses run"
+    add_match(annotation, SCU.objects.get(pyramid=adjudicated, uid=4), [(30, 40)])  # "horses run"
     again = pyramids.adjudicate(a, b, coordinator, DECISIONS | {"m2-2": "b", "a4": "a"}, pyramids.compare(a, b).token)
     assert again == adjudicated and Pyramid.objects.filter(topic=topic).count() == 3
     labels = {uid: label for uid, (label, _) in content(again).items()}
-    assert labels == {1: "cats purr", 2: "dogs are barking", 3: "birds sing", 4: "horses run", 5: "fish swim"}, \
+    assert labels == {1: "cats purr", 2: "dogs are barking", 3: "birds sing", 4: "horses run", 5: "fish swim"}, (
         "an SCU keeps its uid; a new one gets a uid never used"
+    )
     with pytest.raises(ValidationError, match="SCU 4 is matched in 1 peer annotation"):
         pyramids.adjudicate(a, b, coordinator, DECISIONS | {"b5": "drop"}, pyramids.compare(a, b).token)
     assert labels == {uid: label for uid, (label, _) in content(again).items()}
@@ -159,7 +171,7 @@ def test_construction_agreement_compares_the_annotators_pyramids_only(world, dja
     before = PyramidAgreement.objects.get(topic=topic).values
     pyramids.adjudicate(a, b, coordinator, DECISIONS, pyramids.compare(a, b).token)
     assert construction.stale_topics() == [topic.pk]
-    assert construction.recompute_topics([topic.pk]) == 1   # what the background job runs
+    assert construction.recompute_topics([topic.pk]) == 1  # what the background job runs
     after = PyramidAgreement.objects.get(topic=topic)
     assert [(p["a"], p["b"]) for p in after.values["pairs"]] == [(a.pk, b.pk)]
     assert after.values["pairs"][0]["pairwise_f1"] == before["pairs"][0]["pairwise_f1"]
@@ -183,24 +195,33 @@ def test_scores_rest_on_the_adjudicated_pyramid(world, django_capture_on_commit_
     with django_capture_on_commit_callbacks(execute=True):
         adjudicated = pyramids.adjudicate(a, b, coordinator, DECISIONS, pyramids.compare(a, b).token)
     rows = score_rows(topic.dataset.topics.all(), Convention.NIST)
-    assert [r for r in rows if r["kind"] == "peer"] == [], "annotations against the annotators' pyramids are no longer scored"
+    assert [r for r in rows if r["kind"] == "peer"] == [], (
+        "annotations against the annotators' pyramids are no longer scored"
+    )
     references = [r for r in rows if r["kind"] == "reference"]
-    assert [(r["summary"], r["version"]) for r in references] == [("A", "pyramid: adjudicated"), ("B", "pyramid: adjudicated"),
-                                                                   ("C", "pyramid: adjudicated")]
+    assert [(r["summary"], r["version"]) for r in references] == [
+        ("A", "pyramid: adjudicated"),
+        ("B", "pyramid: adjudicated"),
+        ("C", "pyramid: adjudicated"),
+    ]
 
     assignment.status = "in_progress"
     assignment.save()
     with django_capture_on_commit_callbacks(execute=True):
         annotation = assignments.annotation_for(assignment, peer)
         assert annotation.pyramid == adjudicated
-        add_match(annotation, SCU.objects.get(pyramid=adjudicated, uid=1), [(0, 9)])     # cats purr (3)
-        add_match(annotation, SCU.objects.get(pyramid=adjudicated, uid=4), [(30, 40)])   # horses run (1)
+        add_match(annotation, SCU.objects.get(pyramid=adjudicated, uid=1), [(0, 9)])  # cats purr (3)
+        add_match(annotation, SCU.objects.get(pyramid=adjudicated, uid=4), [(30, 40)])  # horses run (1)
         assignments.mark_done(assignment)
     rows = [r for r in score_rows(topic.dataset.topics.all(), Convention.NIST) if r["kind"] == "peer"]
     assert [r["version"] for r in rows] == ["ann3; pyramid: adjudicated"]
     # Independently: the pyramid written out (EXPECTED) and the scoring library.
-    expected = ScoringPyramid(("A", "B", "C"), tuple(ScoringSCU(uid, tuple(Contributor(frozenset({ref})) for ref in refs))
-                                                      for uid, (_, refs) in EXPECTED.items()))
+    expected = ScoringPyramid(
+        ("A", "B", "C"),
+        tuple(
+            ScoringSCU(uid, tuple(Contributor(frozenset({ref})) for ref in refs)) for uid, (_, refs) in EXPECTED.items()
+        ),
+    )
     score = score_peer(expected, ScoringAnnotation({1: 1, 4: 1}, 0), Convention.NIST)
     # By hand: weights 3, 3, 1, 1 over 3 references: Xa = round(8/3) = 3 SCUs, MaxWeight = 3 + 3 + 1 = 7; D = 4.
     assert score.modified == pytest.approx(4 / 7)

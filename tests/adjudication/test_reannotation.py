@@ -2,28 +2,30 @@
 the API, the peers to annotate again are listed to the coordinator and to each annotator, and
 carrying matches over copies those whose SCU maps to an adjudicated SCU (one recorded, undoable
 action of the annotator's own). ``adjudication/reannotation.py``, ``peers.results.progress_counting``."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from rest_framework.test import APIClient
 
 from annotation.adjudication import reannotation
-from annotation.corpus import assignments
-from annotation.history import changes
-from annotation.peers.document_states import annotation_state
 from annotation.adjudication.models import PyramidAdjudication
+from annotation.corpus import assignments
 from annotation.corpus.models import Assignment
+from annotation.history import changes
 from annotation.history.models import Change
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import SCU
-from annotation.peers.results import score_rows
+from annotation.peers.document_states import annotation_state
 from annotation.peers.editing import add_match
+from annotation.peers.models import PeerAnnotation
+from annotation.peers.results import score_rows
+from annotation.pyramids.models import SCU
 from scoring.model import Convention
 
 from tests.adjudication.pyramid_world import annotated_then_adjudicated
 from tests.transfer.test_archive_round_trip import own_names
 
 pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture
 def world(django_capture_on_commit_callbacks):
@@ -33,8 +35,13 @@ def world(django_capture_on_commit_callbacks):
 
 def scored_peers(topic, username) -> int:
     """Independently of progress: the peers the score tables hold a row of for this annotator."""
-    return len({r["summary"] for r in score_rows(topic.dataset.topics.all(), Convention.NIST, include_references=False)
-                if r["annotator"] == username})
+    return len(
+        {
+            r["summary"]
+            for r in score_rows(topic.dataset.topics.all(), Convention.NIST, include_references=False)
+            if r["annotator"] == username
+        }
+    )
 
 
 def progress_everywhere(client, world, username) -> dict:
@@ -49,11 +56,19 @@ def progress_everywhere(client, world, username) -> dict:
     document = api.get(f"/api/assignments/{assignment.pk}/peers/{peer.pk}/full/").json()
     client.force_login(world["coordinator"])
     overview = client.get(f"/datasets/{world['dataset'].pk}/")
-    items = {i["assignment"].pk: i["progress"].done
-             for row in overview.context["rows"] for cell in row["cells"] for i in cell["items"]}
-    return {"service": assignments.progress(assignment).done, "home": home[assignment.pk],
-            "api": document["progress"]["done"], "overview": items[assignment.pk],
-            "overview_peers": overview.context["totals"]["peers_done"]}
+    items = {
+        i["assignment"].pk: i["progress"].done
+        for row in overview.context["rows"]
+        for cell in row["cells"]
+        for i in cell["items"]
+    }
+    return {
+        "service": assignments.progress(assignment).done,
+        "home": home[assignment.pk],
+        "api": document["progress"]["done"],
+        "overview": items[assignment.pk],
+        "overview_peers": overview.context["totals"]["peers_done"],
+    }
 
 
 def everywhere(done: int) -> dict:
@@ -80,8 +95,12 @@ def statuses(client, world) -> dict:
     and the overview's count of assignments done."""
     client.force_login(world["coordinator"])
     overview = client.get(f"/datasets/{world['dataset'].pk}/").context
-    shown = {i["assignment"].annotator.username: i["assignment"].status
-             for row in overview["rows"] for cell in row["cells"] for i in cell["items"]}
+    shown = {
+        i["assignment"].annotator.username: i["assignment"].status
+        for row in overview["rows"]
+        for cell in row["cells"]
+        for i in cell["items"]
+    }
     out = {"assignments_done": overview["totals"]["assignments_done"]}
     for username, assignment in world["work"].items():
         client.force_login(assignment.annotator)
@@ -106,11 +125,16 @@ def test_the_adjudication_reopens_the_assignments_until_their_peers_are_annotate
     for peer in world["topic"].peersummarys.order_by("external_id"):
         assert statuses(client, world)["ann3"] == "in_progress"
         body = api.post(f"/api/assignments/{assignment.pk}/peers/{peer.pk}/carry-over/").json()
-        assert api.patch(f"/api/annotations/{body['annotation']['id']}/", {"status": "done"}, format="json").status_code == 200
+        assert (
+            api.patch(f"/api/annotations/{body['annotation']['id']}/", {"status": "done"}, format="json").status_code
+            == 200
+        )
     assert statuses(client, world) == {"assignments_done": 1, "ann3": "done", "ann4": "in_progress"}
     assert progress_everywhere(client, world, "ann3") == everywhere(3)
     # a peer reopened: the assignment is in progress again
-    reopened = PeerAnnotation.objects.get(peer__external_id="2", annotator=assignment.annotator, pyramid=world["adjudicated"])
+    reopened = PeerAnnotation.objects.get(
+        peer__external_id="2", annotator=assignment.annotator, pyramid=world["adjudicated"]
+    )
     assert api.patch(f"/api/annotations/{reopened.pk}/", {"status": "in_progress"}, format="json").status_code == 200
     assert statuses(client, world)["ann3"] == "in_progress"
 
@@ -142,7 +166,7 @@ def test_the_peers_to_annotate_again_are_listed(world, client):
     page = client.get(f"/datasets/{world['dataset'].pk}/").content.decode()
     assert 'data-reannotate="T1"' in page
     assert "ann3</span>: 2 peers (1, 3)" in page and "ann4</span>: 3 peers (1, 2, 3)" in page
-    assert "data-reannotate-total><div class=\"value\">5</div>" in page
+    assert 'data-reannotate-total><div class="value">5</div>' in page
     client.force_login(assignment.annotator)
     home = client.get("/").content.decode()
     assert "your annotations of 2 peers are no longer scored" in home
@@ -176,7 +200,8 @@ def test_carry_over_copies_the_matches_of_mapped_scus(world):
     assert (change.action, change.user, change.before, outcome.change) == ("carry_over", user, {"matches": []}, change)
     assert reannotation.carried_text(result) == (
         "3 matches carried over to the adjudicated pyramid; 1 match of SCUs not in it "
-        "(or non-matching units) left for you: check them and mark the peer done.")
+        "(or non-matching units) left for you: check them and mark the peer done."
+    )
     again = reannotation.carry_over(assignment, peer, user).value
     assert (again.carried, again.present) == (0, 3) and len(matches(again.annotation)) == 3
     changes.undo("annotation", result.annotation.pk, user)
@@ -242,7 +267,7 @@ def test_carry_over_through_the_api_and_the_page(world, client):
     target = PeerAnnotation.objects.get(peer=two, annotator=user, pyramid=world["adjudicated"])
     assert response.status_code == 302 and response["Location"] == f"/annotations/{target.pk}/"
     assert "Peer 2: 3 matches carried over" in client.get(response["Location"]).content.decode()
-    PeerAnnotation.objects.filter(annotator=user).update(status="done")   # peers 1 and 2 done again
+    PeerAnnotation.objects.filter(annotator=user).update(status="done")  # peers 1 and 2 done again
     response = api.post(f"/api/assignments/{assignment.pk}/peers/{one.pk}/carry-over/")
     assert response.status_code == 400
     assert "no earlier annotation of yours" in response.json()["non_field_errors"][0]
@@ -258,6 +283,7 @@ def test_an_archive_keeps_which_pyramid_is_which_side(django_capture_on_commit_c
     from annotation.adjudication import pyramids
     from annotation.corpus.models import Dataset
     from annotation.pyramids.models import Pyramid
+
     from tests.adjudication.pyramid_world import build
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -276,9 +302,11 @@ def test_an_archive_keeps_which_pyramid_is_which_side(django_capture_on_commit_c
     copy = Dataset.objects.create(name="Copy")
     copy.coordinators.add(coordinator)
     with django_capture_on_commit_callbacks(execute=True):
-        answer = api.post(reverse("api:dataset-import", args=[copy.pk]),   # the work attributed to the same accounts
-                          {"files": [SimpleUploadedFile("archive.zip", data)], "users": "\n".join(own_names(data))},
-                          format="multipart")
+        answer = api.post(
+            reverse("api:dataset-import", args=[copy.pk]),  # the work attributed to the same accounts
+            {"files": [SimpleUploadedFile("archive.zip", data)], "users": "\n".join(own_names(data))},
+            format="multipart",
+        )
     assert answer.status_code == 200 and answer.json()["pyramid_adjudications_restored"] == 1
     restored = PyramidAdjudication.objects.get(topic__dataset=copy)
     copies = {p.creator.username: p for p in Pyramid.objects.filter(topic__dataset=copy, creator__isnull=False)}
@@ -303,17 +331,24 @@ def test_an_adjudication_restored_from_an_archive_reopens_the_assignments(world,
 
     def upload():
         with django_capture_on_commit_callbacks(execute=True):
-            answer = api.post(reverse("api:dataset-import", args=[copy.pk]),
-                              {"files": [SimpleUploadedFile("archive.zip", data)], "users": "\n".join(own_names(data))},
-                              format="multipart")
+            answer = api.post(
+                reverse("api:dataset-import", args=[copy.pk]),
+                {"files": [SimpleUploadedFile("archive.zip", data)], "users": "\n".join(own_names(data))},
+                format="multipart",
+            )
         assert answer.status_code == 200, answer.content
         return answer.json()
 
     upload()
     PyramidAdjudication.objects.filter(topic__dataset=copy).delete()
     topic = copy.topics.get()
-    assignment = topic.assignments.create(annotator=world["work"]["ann3"].annotator, task="annotate_peers", status="done")
+    assignment = topic.assignments.create(
+        annotator=world["work"]["ann3"].annotator, task="annotate_peers", status="done"
+    )
     assert upload()["pyramid_adjudications_restored"] == 1
     assignment.refresh_from_db()
-    assert assignment.status == "in_progress" and [r.peer for r in reannotation.for_assignment(assignment)] == ["1", "2", "3"]
-
+    assert assignment.status == "in_progress" and [r.peer for r in reannotation.for_assignment(assignment)] == [
+        "1",
+        "2",
+        "3",
+    ]

@@ -1,5 +1,6 @@
 """Adjudication services: disagreements found, decisions turned into matches, scores switched to
 the adjudicated version everywhere scores are listed, agreement left on the annotators' versions."""
+
 import io
 
 import pytest
@@ -9,14 +10,14 @@ from django.core.management import call_command
 from annotation.adjudication import services
 from annotation.adjudication.models import Adjudication
 from annotation.corpus.models import Topic
-from annotation.peers.models import PeerAnnotation
-from annotation.dashboards.figures import score_dashboard
 from annotation.dashboards import statistics
+from annotation.dashboards.figures import score_dashboard
+from annotation.peers.models import PeerAnnotation
 from annotation.peers.results import agreement_rows, counted, score_rows
-from scoring.model import PeerAnnotation as ScoringAnnotation
-from scoring.model import Convention
-from scoring.scores import score_peer
 from annotation.peers.scoring_inputs import load_pyramids
+from scoring.model import Convention
+from scoring.model import PeerAnnotation as ScoringAnnotation
+from scoring.scores import score_peer
 
 from tests.adjudication.world import build, matches_of, versions
 
@@ -59,8 +60,13 @@ def test_decisions_become_the_matches_and_the_annotators_versions_stay(world, dj
     before = {name: (matches_of(a), a.revision) for name, a in versions(peer, pyramid).items()}
     comparison = services.compare(peer, pyramid)
     with django_capture_on_commit_callbacks(execute=True):
-        version = services.adjudicate(peer, pyramid, users["coord"], decide(comparison, **{"3": "ann1", "4": "both", "non_matching": "neither"}),
-                                      comparison.token)
+        version = services.adjudicate(
+            peer,
+            pyramid,
+            users["coord"],
+            decide(comparison, **{"3": "ann1", "4": "both", "non_matching": "neither"}),
+            comparison.token,
+        )
     assert version.annotator is None and version.status == PeerAnnotation.Status.DONE
     assert matches_of(version) == [(1, ((0, 4),)), (3, ((5, 9),)), (4, ((10, 14),)), (4, ((15, 19),))]
     record = Adjudication.objects.get(annotation=version)
@@ -72,8 +78,13 @@ def test_decisions_become_the_matches_and_the_annotators_versions_stay(world, dj
     # Deciding again replaces the adjudicated version's matches: still one adjudicated version.
     comparison = services.compare(peer, pyramid)
     with django_capture_on_commit_callbacks(execute=True):
-        again = services.adjudicate(peer, pyramid, users["coord"], decide(comparison, **{"3": "neither", "4": "ann2", "non_matching": "ann1"}),
-                                    comparison.token)
+        again = services.adjudicate(
+            peer,
+            pyramid,
+            users["coord"],
+            decide(comparison, **{"3": "neither", "4": "ann2", "non_matching": "ann1"}),
+            comparison.token,
+        )
     assert again.pk == version.pk and Adjudication.objects.count() == 1
     assert matches_of(again) == [(1, ((0, 4),)), (4, ((10, 14),)), (None, ((20, 24),))]
 
@@ -82,13 +93,27 @@ def test_undecided_and_stale_decisions_are_refused(world):
     _, users, peer, pyramid = world
     comparison = services.compare(peer, pyramid)
     with pytest.raises(ValidationError, match="Decide every disagreement"):
-        services.adjudicate(peer, pyramid, users["coord"], decide(comparison, **{"3": "ann1", "4": "both"}), comparison.token)
+        services.adjudicate(
+            peer, pyramid, users["coord"], decide(comparison, **{"3": "ann1", "4": "both"}), comparison.token
+        )
     with pytest.raises(ValidationError, match="Decide every disagreement"):
-        services.adjudicate(peer, pyramid, users["coord"], decide(comparison, **{"3": "ann1", "4": "999", "non_matching": "both"}), comparison.token)
+        services.adjudicate(
+            peer,
+            pyramid,
+            users["coord"],
+            decide(comparison, **{"3": "ann1", "4": "999", "non_matching": "both"}),
+            comparison.token,
+        )
     ann2 = versions(peer, pyramid)["ann2"]
     PeerAnnotation.objects.filter(pk=ann2.pk).update(revision=ann2.revision + 1)  # ann2 changed their version meanwhile
     with pytest.raises(ValidationError, match="changed"):
-        services.adjudicate(peer, pyramid, users["coord"], decide(comparison, **{"3": "ann1", "4": "both", "non_matching": "both"}), comparison.token)
+        services.adjudicate(
+            peer,
+            pyramid,
+            users["coord"],
+            decide(comparison, **{"3": "ann1", "4": "both", "non_matching": "both"}),
+            comparison.token,
+        )
     assert not PeerAnnotation.objects.filter(annotator__isnull=True).exists()
 
 
@@ -103,15 +128,22 @@ def test_scores_switch_to_the_adjudicated_version_and_agreement_does_not(world, 
     assert sorted(r["version"] for r in _peer_rows(rows_before)) == ["ann1", "ann2"]
     comparison = services.compare(peer, pyramid)
     with django_capture_on_commit_callbacks(execute=True):
-        version = services.adjudicate(peer, pyramid, users["coord"], decide(comparison, **{"3": "neither", "4": "neither", "non_matching": "neither"}),
-                                      comparison.token)
+        version = services.adjudicate(
+            peer,
+            pyramid,
+            users["coord"],
+            decide(comparison, **{"3": "neither", "4": "neither", "non_matching": "neither"}),
+            comparison.token,
+        )
     rows = score_rows(topics)
     [row] = _peer_rows(rows)
     # Independently: the scoring library on the decided counts (SCU 1 once, which both agreed on; nothing else).
     expected = score_peer(load_pyramids([pyramid.pk])[pyramid.pk], ScoringAnnotation({1: 1}, 0), Convention.NIST)
     assert row["version"] == "adjudicated" and row["annotator"] == ""
     assert row["modified"] == pytest.approx(expected.modified) and row["original"] == pytest.approx(expected.original)
-    assert row["modified"] not in [pytest.approx(r["modified"]) for r in _peer_rows(rows_before)], "a score neither annotator had"
+    assert row["modified"] not in [pytest.approx(r["modified"]) for r in _peer_rows(rows_before)], (
+        "a score neither annotator had"
+    )
     others = lambda rs: [r for r in rs if (r["topic"], r["summary"]) != ("T1", "1")]  # noqa: E731  (a one-line helper of this test)
     assert others(rows) == others(rows_before), "no other score moves"
     assert agreement_rows(topics) == agreement_before, "agreement compares the annotators' own versions"
@@ -135,8 +167,13 @@ def test_progress_and_agreement_never_count_the_adjudicated_version(world, djang
     _, users, peer, pyramid = world
     comparison = services.compare(peer, pyramid)
     with django_capture_on_commit_callbacks(execute=True):
-        version = services.adjudicate(peer, pyramid, users["coord"], decide(comparison, **{"3": "both", "4": "both", "non_matching": "both"}),
-                                      comparison.token)
+        version = services.adjudicate(
+            peer,
+            pyramid,
+            users["coord"],
+            decide(comparison, **{"3": "both", "4": "both", "non_matching": "both"}),
+            comparison.token,
+        )
     annotations = PeerAnnotation.objects.filter(peer=peer, pyramid=pyramid)
     assert set(counted(annotations)) == set(versions(peer, pyramid).values())
     assert list(counted(annotations, for_scores=True)) == [version]

@@ -1,17 +1,18 @@
 """The adjudication page: coordinators of the dataset only (everyone else a 404, as for a peer that
 does not exist; anonymous users the login page), CSRF on the save, text escaped, and the
 adjudicated version invisible to annotators through the API as well."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from annotation.adjudication import services
 from annotation.corpus.models import Assignment
+from annotation.peers.editing import add_match
 from annotation.peers.models import PeerAnnotation
 from annotation.pyramids.models import SCU
-from annotation.adjudication import services
-from annotation.peers.editing import add_match
 
 from tests.adjudication.world import build, versions
 
@@ -23,7 +24,9 @@ def world(django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         dataset, users, peer, pyramid = build()
         for name in ("ann1", "ann2"):  # the annotators are assigned to the topic, as in real work
-            Assignment.objects.create(topic=peer.topic, annotator=get_user_model().objects.get(username=name), task="annotate_peers")
+            Assignment.objects.create(
+                topic=peer.topic, annotator=get_user_model().objects.get(username=name), task="annotate_peers"
+            )
     url = reverse("dashboards:adjudicate", args=[dataset.pk, "T1", "1", pyramid.pk])
     return dataset, users, peer, pyramid, url
 
@@ -74,7 +77,7 @@ def test_save_needs_csrf_and_every_decision(world):
     # ann2 changes their version afterwards: the page says so (the scores keep resting on the adjudicated one).
     add_match(versions(peer, pyramid)["ann2"], SCU.objects.get(pyramid=pyramid, uid=2), [(30, 34)])
     page = coordinator.get(url).content.decode()
-    assert 'data-changed-sources>ann2 changed their version since' in page
+    assert "data-changed-sources>ann2 changed their version since" in page
 
 
 def test_text_is_escaped(world):
@@ -88,23 +91,36 @@ def test_annotators_never_see_the_adjudicated_version(world, django_capture_on_c
     _, users, peer, pyramid, url = world
     comparison = services.compare(peer, pyramid)
     with django_capture_on_commit_callbacks(execute=True):
-        version = services.adjudicate(peer, pyramid, users["coord"], {k.removeprefix("decision-"): v for k, v in form(
-            comparison, **{"3": "ann1", "4": "both", "non_matching": "neither"}).items() if k != "token"}, comparison.token)
+        version = services.adjudicate(
+            peer,
+            pyramid,
+            users["coord"],
+            {
+                k.removeprefix("decision-"): v
+                for k, v in form(comparison, **{"3": "ann1", "4": "both", "non_matching": "neither"}).items()
+                if k != "token"
+            },
+            comparison.token,
+        )
     for name in ("ann1", "ann2"):
         annotator = get_user_model().objects.get(username=name)
         api = APIClient()
         api.force_authenticate(annotator)
         listed = {a["id"] for a in api.get(reverse("api:annotation-list"), {"page_size": 100}).json()["results"]}
         assert listed == {versions(peer, pyramid)[name].pk} | set(
-            PeerAnnotation.objects.filter(annotator__username=name, pyramid__topic=peer.topic).exclude(peer=peer).values_list("pk", flat=True))
+            PeerAnnotation.objects.filter(annotator__username=name, pyramid__topic=peer.topic)
+            .exclude(peer=peer)
+            .values_list("pk", flat=True)
+        )
         assert version.pk not in listed
         assert api.get(reverse("api:annotation-detail", args=[version.pk])).status_code == 404
         assert client_of(annotator).get(reverse("frontend:annotator", args=[version.pk])).status_code == 404
     coordinator = APIClient()
     coordinator.force_authenticate(users["coord"])
     assert coordinator.get(reverse("api:annotation-detail", args=[version.pk])).status_code == 200
-    assert client_of(users["coord"]).get(reverse("frontend:annotator", args=[version.pk])).status_code == 200, \
+    assert client_of(users["coord"]).get(reverse("frontend:annotator", args=[version.pk])).status_code == 200, (
         "the coordinator may open the adjudicated version in the editor (it has no annotator)"
+    )
 
 
 def test_pages_state_which_version_scores_rest_on(world, django_capture_on_commit_callbacks):
@@ -124,4 +140,6 @@ def test_pages_state_which_version_scores_rest_on(world, django_capture_on_commi
     api = APIClient()
     api.force_authenticate(users["coord"])
     rows = api.get(reverse("api:dataset-scores", args=[dataset.pk]), {"format": "json"}).json()
-    assert [r["version"] for r in rows if (r["topic"], r["summary"], r["kind"]) == ("T1", "1", "peer")] == ["adjudicated"]
+    assert [r["version"] for r in rows if (r["topic"], r["summary"], r["kind"]) == ("T1", "1", "peer")] == [
+        "adjudicated"
+    ]

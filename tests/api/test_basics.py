@@ -1,4 +1,5 @@
 """Authentication (tokens, sessions with CSRF), the OpenAPI schema and docs, pagination, filters."""
+
 import pytest
 from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
@@ -44,7 +45,12 @@ def test_session_writes_need_csrf(world):
     refused = client.patch(url, {"label": "no token"}, format="json", HTTP_IF_MATCH=etag)
     assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
     token = client.get("/accounts/login/").cookies["csrftoken"].value
-    assert client.patch(url, {"label": "with token"}, format="json", HTTP_X_CSRFTOKEN=token, HTTP_IF_MATCH=etag).status_code == 200
+    assert (
+        client.patch(
+            url, {"label": "with token"}, format="json", HTTP_X_CSRFTOKEN=token, HTTP_IF_MATCH=etag
+        ).status_code
+        == 200
+    )
     assert SCU.objects.get(pk=world.scu1.pk).label == "with token"
 
 
@@ -52,7 +58,13 @@ def test_schema_and_docs(world, as_user):
     schema = APIClient().get("/api/schema/", {"format": "json"})
     assert schema.status_code == 200
     paths = schema.json()["paths"]
-    for path in ["/api/pyramids/{id}/full/", "/api/annotations/{id}/export/", "/api/datasets/{id}/scores/", "/api/auth/token/", "/api/contributors/"]:
+    for path in [
+        "/api/pyramids/{id}/full/",
+        "/api/annotations/{id}/export/",
+        "/api/datasets/{id}/scores/",
+        "/api/auth/token/",
+        "/api/contributors/",
+    ]:
         assert path in paths, path
     assert APIClient().get("/api/docs/").status_code == 200
 
@@ -64,22 +76,32 @@ def test_pagination(world, as_user):
     assert len(as_user("alice").get("/api/scus/", {"page": 2}).json()["results"]) == 52
 
 
-@pytest.mark.parametrize("endpoint,query,expected", [
-    ("topics", {"dataset": "D2"}, 0),
-    ("topics", {"dataset": "D1"}, 1),
-    ("references", {"topic": "t1"}, 2),
-    ("pyramids", {"annotator": "alice", "status": "done"}, 1),
-    ("pyramids", {"annotator": "bob"}, 0),
-    ("annotations", {"annotator": "alice", "dataset": "D1", "status": "done"}, 1),
-    ("annotations", {"status": "draft"}, 0),
-    ("matches", {"annotator": "alice", "topic": "t1"}, 1),
-    ("assignments", {"annotator": "bob", "dataset": "D1"}, 1),
-    ("assignments", {"task": "annotate_peers"}, 2),
-    ("contributors", {"pyramid": "pyramid"}, 2),
-    ("contributors", {"pyramid": "pyramid", "reference": "ref_b"}, 1),
-])
+@pytest.mark.parametrize(
+    "endpoint,query,expected",
+    [
+        ("topics", {"dataset": "D2"}, 0),
+        ("topics", {"dataset": "D1"}, 1),
+        ("references", {"topic": "t1"}, 2),
+        ("pyramids", {"annotator": "alice", "status": "done"}, 1),
+        ("pyramids", {"annotator": "bob"}, 0),
+        ("annotations", {"annotator": "alice", "dataset": "D1", "status": "done"}, 1),
+        ("annotations", {"status": "draft"}, 0),
+        ("matches", {"annotator": "alice", "topic": "t1"}, 1),
+        ("assignments", {"annotator": "bob", "dataset": "D1"}, 1),
+        ("assignments", {"task": "annotate_peers"}, 2),
+        ("contributors", {"pyramid": "pyramid"}, 2),
+        ("contributors", {"pyramid": "pyramid", "reference": "ref_b"}, 1),
+    ],
+)
 def test_filters(world, as_user, endpoint, query, expected):
-    objects = {**world.users, "D1": world.d1, "D2": world.d2, "t1": world.t1, "pyramid": world.pyramid, "ref_b": world.refs["B"]}
+    objects = {
+        **world.users,
+        "D1": world.d1,
+        "D2": world.d2,
+        "t1": world.t1,
+        "pyramid": world.pyramid,
+        "ref_b": world.refs["B"],
+    }
     params = {key: objects[value].pk if value in objects else value for key, value in query.items()}
     assert as_user("admin").get(f"/api/{endpoint}/", params).json()["count"] == expected
 
@@ -104,7 +126,10 @@ def test_schema_is_valid_and_complete(db, tmp_path):
 def test_token_endpoint_slows_password_guessing(world):
     """The 10th failure locks the account out (django-axes; tests/security/test_login_attacks.py)."""
     client = APIClient()
-    answers = [client.post("/api/auth/token/", {"username": "alice", "password": f"guess-{i}"}, format="json").status_code for i in range(11)]
+    answers = [
+        client.post("/api/auth/token/", {"username": "alice", "password": f"guess-{i}"}, format="json").status_code
+        for i in range(11)
+    ]
     assert answers[:9] == [400] * 9 and answers[9:] == [429, 429]
 
 

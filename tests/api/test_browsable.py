@@ -1,4 +1,5 @@
 """The browsable API (what a logged-in browser sees at /api/) renders every page."""
+
 import pytest
 
 from tests.access.test_permissions import ENDPOINTS, target

@@ -1,4 +1,5 @@
 """Coordinators create datasets over the API and become their coordinators; annotators cannot."""
+
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
@@ -21,7 +22,10 @@ def test_a_coordinator_creates_a_dataset_and_coordinates_it(db):
     assert response.json()["coordinators"] == [coord.pk]
     assert list(dataset.coordinators.all()) == [coord]
     # and may then add topics to it (the same rule as any coordinator)
-    assert _client(coord).post("/api/topics/", {"dataset": dataset.pk, "external_id": "T1"}, format="json").status_code == 201
+    assert (
+        _client(coord).post("/api/topics/", {"dataset": dataset.pk, "external_id": "T1"}, format="json").status_code
+        == 201
+    )
 
 
 def test_an_annotator_may_not_create_datasets(db):

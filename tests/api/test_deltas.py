@@ -2,6 +2,7 @@
 editor that applies the delta to its copy of the document has exactly what a reload would give
 (docs/editing-api.md, "Deltas"). Each write here sends the ETag of the previous answer as If-Match:
 the answer's revision is the one the write produced."""
+
 import pytest
 
 from tests.api.world import client_for
@@ -75,13 +76,27 @@ def test_match_actions_answer_with_the_annotations_matches(world):
     an = world.annotation
     type(world.match).objects.filter(pk=world.match.pk).update(review_note="Imported: its label was found nowhere.")
     ed = Editor(world.users["alice"], f"/api/annotations/{an.pk}/full/")
-    created = ed.write("post", "matches/", {"annotation": an.pk, "scu": world.scu2.pk, "parts": [{"start": 14, "end": 18}]})
-    assert created["id"] and created["delta"] == {"document": "annotation", "id": an.pk, "revision": created["revision"],
-                                                  "matches": ed.reload()["matches"]}
+    created = ed.write(
+        "post", "matches/", {"annotation": an.pk, "scu": world.scu2.pk, "parts": [{"start": 14, "end": 18}]}
+    )
+    assert created["id"] and created["delta"] == {
+        "document": "annotation",
+        "id": an.pk,
+        "revision": created["revision"],
+        "matches": ed.reload()["matches"],
+    }
     # A non-matching unit of two parts, given out of order: the delta orders them as ``full`` does.
-    unmatched = ed.write("post", "matches/", {"annotation": an.pk, "scu": None, "parts": [{"start": 19, "end": 22}, {"start": 6, "end": 8}]})
+    unmatched = ed.write(
+        "post",
+        "matches/",
+        {"annotation": an.pk, "scu": None, "parts": [{"start": 19, "end": 22}, {"start": 6, "end": 8}]},
+    )
     assert unmatched["delta"]["matches"] == ed.reload()["matches"]
-    assert [([p["start"] for p in m["parts"]], m["review_note"] != "") for m in unmatched["delta"]["matches"]] == [([0], True), ([14], False), ([6, 19], False)]
+    assert [([p["start"] for p in m["parts"]], m["review_note"] != "") for m in unmatched["delta"]["matches"]] == [
+        ([0], True),
+        ([14], False),
+        ([6, 19], False),
+    ]
     assert created["id"] in [m["id"] for m in created["delta"]["matches"]]
     moved = ed.write("patch", f"matches/{created['id']}/", {"scu": None})
     assert moved["delta"]["matches"] == ed.reload()["matches"]

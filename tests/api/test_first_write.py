@@ -3,19 +3,25 @@ naming the assignment and peer creates the annotation with it, in one transactio
 untouched peer creates it finished. Every guarantee of the two requests it replaces holds: created
 once (unique constraint, Idempotency-Key), a stale read gets a conflict, blind (404 for anyone
 else's assignment), and a refused write stores nothing, not even the annotation."""
+
 from django.contrib.auth.models import User
 
 from annotation.corpus import assignments
 from annotation.corpus.models import Assignment
-from annotation.peers.models import PeerAnnotation, PeerMatch
 from annotation.peers import results
+from annotation.peers.models import PeerAnnotation, PeerMatch
 
 from tests.corpus.test_untouched_peers import api, start_url, topic_world  # noqa: F401 (a fixture)
 
 
 def first_write(w, peer="2", scu="dam", **extra):
-    return {"assignment": w["assignment"].pk, "peer": w["peers"][peer].pk, "scu": w[scu].pk if scu else None,
-            "parts": [{"start": 5, "end": 29}], **extra}
+    return {
+        "assignment": w["assignment"].pk,
+        "peer": w["peers"][peer].pk,
+        "scu": w[scu].pk if scu else None,
+        "parts": [{"start": 5, "end": 29}],
+        **extra,
+    }
 
 
 def post(client, body, revision="0", **headers):
@@ -28,11 +34,22 @@ def test_the_first_match_creates_the_annotation_in_the_same_request(topic_world)
     first = post(client, first_write(w), HTTP_IDEMPOTENCY_KEY="k1")
     assert first.status_code == 201, first.content
     annotation = PeerAnnotation.objects.get()
-    assert (annotation.peer.external_id, annotation.annotator, annotation.pyramid, annotation.status) == ("2", w["user"], w["pyramid"], "in_progress")
+    assert (annotation.peer.external_id, annotation.annotator, annotation.pyramid, annotation.status) == (
+        "2",
+        w["user"],
+        w["pyramid"],
+        "in_progress",
+    )
     match = PeerMatch.objects.get()
-    assert match.annotation == annotation and match.scu == w["dam"] and [(p.start, p.end) for p in match.parts.all()] == [(5, 29)]
+    assert (
+        match.annotation == annotation
+        and match.scu == w["dam"]
+        and [(p.start, p.end) for p in match.parts.all()] == [(5, 29)]
+    )
     body = first.json()
-    assert body["annotation"] == annotation.pk and body["revision"] == annotation.revision == 1 and first["ETag"] == '"1"'
+    assert (
+        body["annotation"] == annotation.pk and body["revision"] == annotation.revision == 1 and first["ETag"] == '"1"'
+    )
     assert "assignment" not in body and "peer" not in body  # the answer is the match as a read shows it
     assert Assignment.objects.get(pk=w["assignment"].pk).status == Assignment.Status.IN_PROGRESS
     replay = post(client, first_write(w), HTTP_IDEMPOTENCY_KEY="k1")  # a retry after a lost answer
@@ -52,7 +69,11 @@ def test_a_first_non_matching_unit_creates_the_annotation(topic_world):  # noqa:
     response = post(api(w), first_write(w, peer="10", scu=None, parts=[{"start": 5, "end": 27}]))
     assert response.status_code == 201, response.content
     match = PeerMatch.objects.get()
-    assert match.scu is None and match.annotation.peer.external_id == "10" and response.json()["annotation"] == match.annotation_id
+    assert (
+        match.scu is None
+        and match.annotation.peer.external_id == "10"
+        and response.json()["annotation"] == match.annotation_id
+    )
 
 
 def test_a_refused_first_write_stores_nothing(topic_world):  # noqa: F811  (the imported fixture)
@@ -64,10 +85,12 @@ def test_a_refused_first_write_stores_nothing(topic_world):  # noqa: F811  (the 
         "no If-Match": (first_write(w), None, 428),
         "annotation and place": (first_write(w, annotation=0), "0", 400),
         "no peer": ({k: v for k, v in first_write(w).items() if k != "peer"}, "0", 400),
-        "a peer of no topic of the assignment": (first_write(w, peer="2") | {"peer": 10 ** 6}, "0", 404),
+        "a peer of no topic of the assignment": (first_write(w, peer="2") | {"peer": 10**6}, "0", 404),
     }
     for what, (body, revision, expected) in refused.items():
-        response = client.post("/api/matches/", body, format="json", **({"HTTP_IF_MATCH": f'"{revision}"'} if revision else {}))
+        response = client.post(
+            "/api/matches/", body, format="json", **({"HTTP_IF_MATCH": f'"{revision}"'} if revision else {})
+        )
         assert response.status_code == expected, (what, response.content)
     assert PeerAnnotation.objects.count() == 0 and PeerMatch.objects.count() == 0
     assert Assignment.objects.get(pk=w["assignment"].pk).status == Assignment.Status.ASSIGNED

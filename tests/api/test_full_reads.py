@@ -1,16 +1,17 @@
 """The one-request reads: complete documents in a number of SQL queries independent of size."""
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.corpus.models import PeerSummary
-from annotation.peers.models import AnnotationScore, PeerAnnotation
-from annotation.pyramids.models import Pyramid, SCU
-from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match
+from annotation.peers.models import AnnotationScore, PeerAnnotation
+from annotation.pyramids.editing import add_contributor
+from annotation.pyramids.models import SCU, Pyramid
 
-from tests.foundation.factories import topic
 from tests.api.world import client_for
+from tests.foundation.factories import topic
 
 
 def build(n: int, admin):
@@ -55,8 +56,13 @@ def test_constant_queries_for_small_and_large(world, role):
 
 def store_score(annotation, convention, modified, *, stale=False):
     annotation = PeerAnnotation.objects.select_related("pyramid").get(pk=annotation.pk)  # live revisions
-    AnnotationScore.objects.create(annotation=annotation, convention=convention, values={"modified": modified, "original": 0.1},
-                                   pyramid_revision=annotation.pyramid.revision - stale, annotation_revision=annotation.revision)
+    AnnotationScore.objects.create(
+        annotation=annotation,
+        convention=convention,
+        values={"modified": modified, "original": 0.1},
+        pyramid_revision=annotation.pyramid.revision - stale,
+        annotation_revision=annotation.revision,
+    )
 
 
 def test_pyramid_full_document(world, as_user):
@@ -68,8 +74,18 @@ def test_pyramid_full_document(world, as_user):
     contributor = doc["scus"][0]["contributors"][0]
     assert contributor["reference"] == world.refs["A"].pk and contributor["label"] == "Alpha"
     assert [(p["start"], p["end"]) for p in contributor["parts"]] == [(0, 5)]
-    assert doc["scores"] == [{"annotation": world.annotation.pk, "peer": "1", "annotator": "alice", "version": "alice", "modified": 0.5,
-                              "original": 0.1, "convention": "nist", "current": True}]
+    assert doc["scores"] == [
+        {
+            "annotation": world.annotation.pk,
+            "peer": "1",
+            "annotator": "alice",
+            "version": "alice",
+            "modified": 0.5,
+            "original": 0.1,
+            "convention": "nist",
+            "current": True,
+        }
+    ]
     carol = as_user("carol").get(f"/api/pyramids/{world.pyramid.pk}/full/").json()
     assert carol["can_edit"] is False and carol["scores"] == [], "carol may not see alice's annotation, nor its score"
 
@@ -105,16 +121,28 @@ def test_annotation_full_document(world, as_user, stale):
     doc = as_user("alice").get(f"/api/annotations/{world.annotation.pk}/full/").json()
     assert doc["can_edit"] is True
     assert doc["peer"] == {"id": world.peer1.pk, "external_id": "1", "text": "Alpha is here, zeta too."}
-    assert doc["matches"] == [{"id": world.match.pk, "scu": world.scu1.pk, "review_note": "", "parts": [{"id": world.match.parts.get().pk, "start": 0, "end": 5}]}]
+    assert doc["matches"] == [
+        {
+            "id": world.match.pk,
+            "scu": world.scu1.pk,
+            "review_note": "",
+            "parts": [{"id": world.match.parts.get().pk, "start": 0, "end": 5}],
+        }
+    ]
     assert [(s["uid"], s["weight"], len(s["contributors"])) for s in doc["pyramid"]["scus"]] == [(1, 1, 1), (2, 1, 1)]
     assert [r["external_id"] for r in doc["pyramid"]["references"]] == ["A", "B"]
-    expected = {"convention": "nist", "current": not stale, "values": None if stale else {"modified": 0.5, "original": 0.1}, "delayed": None}
+    expected = {
+        "convention": "nist",
+        "current": not stale,
+        "values": None if stale else {"modified": 0.5, "original": 0.1},
+        "delayed": None,
+    }
     assert doc["score"] == expected, "only a current score carries values"
 
 
 def test_lists_cost_the_same_however_many_rows(world):
-    from pyramid_app.api_urls import router
     from annotation.corpus.models import Assignment
+    from pyramid_app.api_urls import router
 
     client = client_for(world.users["admin"])
     endpoints = [prefix for prefix, _, _ in router.registry]
@@ -130,10 +158,10 @@ def test_scus_read_as_rows_equal_the_model_serializer(world):
     serializer gives, including a legacy contributor whose parts lie in two references."""
     from django.db.models import Prefetch
 
-    from annotation.pyramids.scu_documents import scu_documents
     from annotation.pyramids.api import WEIGHTED_SCUS
-    from annotation.pyramids.serializers import FullSCUSerializer
     from annotation.pyramids.models import Contributor, ContributorPart
+    from annotation.pyramids.scu_documents import scu_documents
+    from annotation.pyramids.serializers import FullSCUSerializer
 
     pyramid, _ = build(4, world.users["admin"])
     scu = pyramid.scus.get(uid=2)
@@ -141,9 +169,14 @@ def test_scus_read_as_rows_equal_the_model_serializer(world):
     legacy = Contributor.objects.create(scu=scu, reference=a, legacy_issue="imported twin")
     ContributorPart.objects.create(contributor=legacy, reference=b, start=8, end=15)
     ContributorPart.objects.create(contributor=legacy, reference=a, start=16, end=23)
-    instances = WEIGHTED_SCUS.filter(pyramid=pyramid).prefetch_related(Prefetch(
-        "contributors", queryset=Contributor.objects.order_by("reference__external_id", "id").prefetch_related(
-            Prefetch("parts", queryset=ContributorPart.objects.order_by("reference_id", "start")))))
+    instances = WEIGHTED_SCUS.filter(pyramid=pyramid).prefetch_related(
+        Prefetch(
+            "contributors",
+            queryset=Contributor.objects.order_by("reference__external_id", "id").prefetch_related(
+                Prefetch("parts", queryset=ContributorPart.objects.order_by("reference_id", "start"))
+            ),
+        )
+    )
     assert scu_documents(pyramid.pk) == FullSCUSerializer(instances, many=True).data
     assert scu_documents(pyramid.pk, uids=[2, 99]) == FullSCUSerializer(instances.filter(uid=2), many=True).data
     labels = [c["label"] for c in scu_documents(pyramid.pk, uids=[2])[0]["contributors"] if c["legacy_issue"]]

@@ -1,5 +1,6 @@
 """``Idempotency-Key`` on the API's POSTs (issue 24: under ``pg_terminate_backend`` 2 of 58 requests
 that answered 500 had committed, and a client that retried made a duplicate)."""
+
 import threading
 import time
 import uuid
@@ -8,11 +9,10 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation.api.models import IdempotentRequest
-from annotation.pyramids.models import SCU
 from annotation.api import idempotency_keys
-from annotation.pyramids import actions
-from annotation.pyramids import deltas
+from annotation.api.models import IdempotentRequest
+from annotation.pyramids import actions, deltas
+from annotation.pyramids.models import SCU
 
 from tests.api.world import client_for
 
@@ -25,7 +25,12 @@ def draft(world):
 
 
 def new_scu(world, label="Gamma", start=6, end=10):
-    return {"pyramid": world.pyramid.pk, "label": label, "reference": world.refs["A"].pk, "parts": [{"start": start, "end": end}]}
+    return {
+        "pyramid": world.pyramid.pk,
+        "label": label,
+        "reference": world.refs["A"].pk,
+        "parts": [{"start": start, "end": end}],
+    }
 
 
 def post(client, url, body, key):
@@ -56,7 +61,9 @@ def test_the_same_key_with_another_body_is_422(draft, as_user):
 def test_keys_are_per_user_and_endpoint(draft, as_user):
     key = str(uuid.uuid4())
     assert post(as_user("alice"), "/api/scus/", new_scu(draft), key).status_code == 201
-    split = post(as_user("alice"), f"/api/contributors/{draft.zeta.pk}/split/", {}, key)  # another endpoint: its own answer
+    split = post(
+        as_user("alice"), f"/api/contributors/{draft.zeta.pk}/split/", {}, key
+    )  # another endpoint: its own answer
     assert split.status_code in (200, 400) and not split.has_header("Idempotent-Replayed")
     coord = post(as_user("coord"), "/api/topics/", {"dataset": draft.d1.pk, "external_id": "T9"}, key)
     assert coord.status_code == 201 and not coord.has_header("Idempotent-Replayed")
@@ -98,11 +105,15 @@ def test_bad_keys_and_anonymous_requests(draft, as_user):
 def test_answers_expire(draft, as_user, settings):
     alice, key = as_user("alice"), str(uuid.uuid4())
     assert post(alice, "/api/scus/", new_scu(draft), key).status_code == 201
-    IdempotentRequest.objects.update(created_at=timezone.now() - timezone.timedelta(seconds=settings.IDEMPOTENCY_KEY_SECONDS + 1))
+    IdempotentRequest.objects.update(
+        created_at=timezone.now() - timezone.timedelta(seconds=settings.IDEMPOTENCY_KEY_SECONDS + 1)
+    )
     again = post(alice, "/api/scus/", new_scu(draft), key)  # expired: a new request
     assert again.status_code == 201 and not again.has_header("Idempotent-Replayed")
     assert SCU.objects.filter(label="Gamma").count() == 2
-    IdempotentRequest.objects.update(created_at=timezone.now() - timezone.timedelta(seconds=settings.IDEMPOTENCY_KEY_SECONDS + 1))
+    IdempotentRequest.objects.update(
+        created_at=timezone.now() - timezone.timedelta(seconds=settings.IDEMPOTENCY_KEY_SECONDS + 1)
+    )
     assert idempotency_keys.forget_expired() == 1 and not IdempotentRequest.objects.exists()
 
 
@@ -113,7 +124,7 @@ def test_the_schema_documents_the_header(world, as_user):
     assert not any(p["name"] == "Idempotency-Key" for p in schema["paths"]["/api/scus/"]["get"].get("parameters", []))
 
 
-@pytest.mark.postgres   # concurrent writers
+@pytest.mark.postgres  # concurrent writers
 def test_concurrent_identical_requests_create_once(draft, transactional_db, monkeypatch):
     """Two threads send the same create with the same key at once: one creates, the other waits
     for it and gets its answer (or 409 to retry), never a second SCU."""
@@ -145,7 +156,7 @@ def test_concurrent_identical_requests_create_once(draft, transactional_db, monk
     assert len({a.json()["id"] for a in created}) == 1
 
 
-@pytest.mark.postgres   # lock waits
+@pytest.mark.postgres  # lock waits
 def test_a_key_held_too_long_answers_409_to_retry(draft, transactional_db, monkeypatch):
     """While the first request with a key runs, the second waits at most WAIT_SECONDS, then 409."""
     monkeypatch.setattr(idempotency_keys, "WAIT_SECONDS", 0.5)
@@ -168,10 +179,14 @@ def test_a_key_held_too_long_answers_409_to_retry(draft, transactional_db, monke
         started = time.monotonic()
         answer = post(client_for(alice), "/api/scus/", new_scu(draft), key)
         waited = time.monotonic() - started
-        still_held = thread.is_alive()   # the answer came while the first request held its key
+        still_held = thread.is_alive()  # the answer came while the first request held its key
     finally:
         done.set()
         thread.join(30)
-    assert answer.status_code == 409 and answer.json()["code"] == "idempotency_in_progress" and answer["Retry-After"] == "1"
+    assert (
+        answer.status_code == 409
+        and answer.json()["code"] == "idempotency_in_progress"
+        and answer["Retry-After"] == "1"
+    )
     # It waited (a loaded machine only lengthens the wait measured), and not until the key was released.
     assert waited > 0.4 and still_held and not SCU.objects.filter(label="Gamma").exists()

@@ -5,12 +5,13 @@ transaction read is never served.
 Transactional tests: the SCUs are kept only from reads outside a transaction (committed rows), as
 every request's reads are; inside the usual test transaction nothing would be kept.
 """
+
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from annotation.pyramids.models import ContributorPart, SCU
 from annotation.pyramids import scu_documents
+from annotation.pyramids.models import SCU, ContributorPart
 
 from tests.api.world import client_for
 
@@ -58,18 +59,26 @@ def test_every_editing_path_is_served_at_once(world):
     tag = etag(alice.patch(f"/api/scus/{world.scu1.pk}/", {"label": "Alpha renamed"}, format="json", HTTP_IF_MATCH=tag))
     assert [s["label"] for s in assert_current(alice, world).json()["scus"]] == ["Alpha renamed", "Zeta"]
     # a contributor added and removed, a part added
-    added = alice.post("/api/contributors/", {"scu": world.scu2.pk, "reference": world.refs["A"].pk, "parts": [{"start": 6, "end": 10}]},
-                       format="json", HTTP_IF_MATCH=tag)
+    added = alice.post(
+        "/api/contributors/",
+        {"scu": world.scu2.pk, "reference": world.refs["A"].pk, "parts": [{"start": 6, "end": 10}]},
+        format="json",
+        HTTP_IF_MATCH=tag,
+    )
     assert added.status_code == 201, added.content
     assert [s["weight"] for s in assert_current(alice, world).json()["scus"]] == [1, 2]
     removed = alice.delete(f"/api/contributors/{added.json()['id']}/", HTTP_IF_MATCH=etag(added))
     assert removed.status_code == 204, removed.content
     assert [s["weight"] for s in assert_current(alice, world).json()["scus"]] == [1, 1]
-    part = alice.post(f"/api/contributors/{world.zeta.pk}/parts/", {"start": 0, "end": 5}, format="json", HTTP_IF_MATCH=etag(removed))
+    part = alice.post(
+        f"/api/contributors/{world.zeta.pk}/parts/", {"start": 0, "end": 5}, format="json", HTTP_IF_MATCH=etag(removed)
+    )
     assert part.status_code == 200, part.content
     assert_current(alice, world)
     # a merge, its undo and redo
-    merged = alice.post(f"/api/scus/{world.scu1.pk}/merge/", {"sources": [world.scu2.pk]}, format="json", HTTP_IF_MATCH=etag(part))
+    merged = alice.post(
+        f"/api/scus/{world.scu1.pk}/merge/", {"sources": [world.scu2.pk]}, format="json", HTTP_IF_MATCH=etag(part)
+    )
     assert merged.status_code == 200, merged.content
     assert [s["uid"] for s in assert_current(alice, world).json()["scus"]] == [1]
     undone = alice.post(f"/api/pyramids/{world.pyramid.pk}/undo/", {}, format="json", HTTP_IF_MATCH=etag(merged))

@@ -2,6 +2,7 @@
 regression fails: each statement is Django composing it and a round trip to PostgreSQL. Counted as
 deployed: a token-authenticated client and real transactions (BEGIN/COMMIT, the after-commit
 scheduling included), not a test's enclosing transaction."""
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import connection
@@ -9,15 +10,15 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation.peers.document_states import annotation_state
-from annotation.pyramids.document_states import scu_states
 from annotation.corpus.models import Topic
 from annotation.history.models import Change
-from annotation.peers.models import PeerAnnotation, PeerMatch
-from annotation.pyramids.models import Contributor, Pyramid, SCU
-from annotation.pyramids import actions
-from annotation.pyramids.editing import add_contributor
+from annotation.peers.document_states import annotation_state
 from annotation.peers.editing import add_match
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids import actions
+from annotation.pyramids.document_states import scu_states
+from annotation.pyramids.editing import add_contributor
+from annotation.pyramids.models import SCU, Contributor, Pyramid
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,7 +38,9 @@ ADD_CONTRIBUTOR, MATCH_CREATE, FULL_PYRAMID, DONE = 30, 20, 7, 8
 @pytest.fixture
 def alice(world):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=world.users['alice']).key}", HTTP_IF_MATCH="*")
+    client.credentials(
+        HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=world.users['alice']).key}", HTTP_IF_MATCH="*"
+    )
     return client
 
 
@@ -51,21 +54,41 @@ def statements(request) -> tuple[int, object]:
 def test_add_contributor_match_create_and_full_in_a_fixed_number_of_statements(world, alice):
     scus = [SCU.objects.create(pyramid=world.pyramid, uid=10 + i, label=f"S{i}") for i in range(2)]
     for scu in scus:  # the second request is the counted one (the first warms per-process caches)
-        count, response = statements(lambda scu=scu: alice.post("/api/contributors/", {"scu": scu.pk, "reference": world.refs["A"].pk,
-                                                                               "parts": [{"start": 0, "end": 5}, {"start": 6, "end": 10}]}, format="json"))
+        count, response = statements(
+            lambda scu=scu: alice.post(
+                "/api/contributors/",
+                {
+                    "scu": scu.pk,
+                    "reference": world.refs["A"].pk,
+                    "parts": [{"start": 0, "end": 5}, {"start": 6, "end": 10}],
+                },
+                format="json",
+            )
+        )
         assert response.status_code == 201, response.content
     assert count <= ADD_CONTRIBUTOR, f"add contributor: {count} statements"
     for scu in scus:
-        count, response = statements(lambda scu=scu: alice.post("/api/matches/", {"annotation": world.annotation.pk, "scu": scu.pk,
-                                                                          "parts": [{"start": 0, "end": 5}]}, format="json"))
+        count, response = statements(
+            lambda scu=scu: alice.post(
+                "/api/matches/",
+                {"annotation": world.annotation.pk, "scu": scu.pk, "parts": [{"start": 0, "end": 5}]},
+                format="json",
+            )
+        )
         assert response.status_code == 201, response.content
     assert count <= MATCH_CREATE, f"match create: {count} statements"
     assert response.json()["parts"] == [{"id": response.json()["parts"][0]["id"], "start": 0, "end": 5}]
     count, response = statements(lambda: alice.get(f"/api/pyramids/{world.pyramid.pk}/full/"))
     assert response.status_code == 200 and len(response.json()["scus"]) == 4
     assert count <= FULL_PYRAMID, f"full pyramid: {count} statements"
-    count, response = statements(lambda: alice.patch(f"/api/annotations/{world.annotation.pk}/", {"status": "done"}, format="json"))
-    assert response.status_code == 200 and response.json()["status"] == "done" and response["ETag"] == f'"{PeerAnnotation.objects.get(pk=world.annotation.pk).revision}"'
+    count, response = statements(
+        lambda: alice.patch(f"/api/annotations/{world.annotation.pk}/", {"status": "done"}, format="json")
+    )
+    assert (
+        response.status_code == 200
+        and response.json()["status"] == "done"
+        and response["ETag"] == f'"{PeerAnnotation.objects.get(pk=world.annotation.pk).revision}"'
+    )
     assert count <= DONE, f"done: {count} statements"
 
 
@@ -78,10 +101,14 @@ def test_history_states_are_read_in_one_statement_each_in_a_stable_order(world):
         states = scu_states(world.pyramid, [7, 8, 99])
     assert len(captured) == 1
     assert states == {
-        "7": {"label": "Both", "comment": "c", "contributors": [
-            {"reference": "A", "comment": "", "legacy_issue": "", "parts": [["A", 0, 5], ["A", 11, 16]]},
-            {"reference": "B", "comment": "from B", "legacy_issue": "", "parts": [["B", 6, 13], ["B", 14, 18]]},
-        ]},
+        "7": {
+            "label": "Both",
+            "comment": "c",
+            "contributors": [
+                {"reference": "A", "comment": "", "legacy_issue": "", "parts": [["A", 0, 5], ["A", 11, 16]]},
+                {"reference": "B", "comment": "from B", "legacy_issue": "", "parts": [["B", 6, 13], ["B", 14, 18]]},
+            ],
+        },
         "8": {"label": "Empty", "comment": "", "contributors": []},
         "99": None,
     }
@@ -103,16 +130,29 @@ def test_a_refused_action_writes_nothing_and_the_next_one_and_its_undo_redo_work
     assert not Contributor.objects.filter(scu=scu).exists() and not Change.objects.exists()
     assert Pyramid.objects.get(pk=world.pyramid.pk).revision == revision
     topic_revision = Topic.objects.get(pk=world.t1.pk).revision
-    added = alice.post("/api/contributors/", {"scu": scu.pk, "reference": world.refs["A"].pk, "parts": [{"start": 0, "end": 5}]}, format="json")
+    added = alice.post(
+        "/api/contributors/",
+        {"scu": scu.pk, "reference": world.refs["A"].pk, "parts": [{"start": 0, "end": 5}]},
+        format="json",
+    )
     assert added.status_code == 201 and added.json()["revision"] == revision + 1
     assert Topic.objects.get(pk=world.t1.pk).revision == topic_revision + 1
     undone = alice.post(f"/api/pyramids/{world.pyramid.pk}/undo/")
     assert undone.status_code == 200 and not Contributor.objects.filter(scu=scu).exists()
     redone = alice.post(f"/api/pyramids/{world.pyramid.pk}/redo/")
     assert redone.status_code == 200 and redone.json()["revision"] == revision + 3
-    assert list(Contributor.objects.filter(scu=scu).values_list("reference__external_id", "parts__start", "parts__end")) == [("A", 0, 5)]
+    assert list(
+        Contributor.objects.filter(scu=scu).values_list("reference__external_id", "parts__start", "parts__end")
+    ) == [("A", 0, 5)]
     matches = PeerMatch.objects.count()
-    matched = alice.post("/api/matches/", {"annotation": world.annotation.pk, "scu": scu.pk, "parts": [{"start": 0, "end": 5}]}, format="json")
+    matched = alice.post(
+        "/api/matches/",
+        {"annotation": world.annotation.pk, "scu": scu.pk, "parts": [{"start": 0, "end": 5}]},
+        format="json",
+    )
     assert matched.status_code == 201 and PeerMatch.objects.count() == matches + 1
     assert Topic.objects.get(pk=world.t1.pk).revision == topic_revision + 4
-    assert alice.post(f"/api/annotations/{world.annotation.pk}/undo/").status_code == 200 and PeerMatch.objects.count() == matches
+    assert (
+        alice.post(f"/api/annotations/{world.annotation.pk}/undo/").status_code == 200
+        and PeerMatch.objects.count() == matches
+    )

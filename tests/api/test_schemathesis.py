@@ -8,6 +8,7 @@ Path ids are mapped onto objects that exist (the demo dataset: topic, references
 peers, two annotators' annotations), so most generated requests reach the views instead of stopping
 at 404; every request runs in a savepoint that is rolled back, so each one sees the same data.
 """
+
 import os
 from contextlib import contextmanager
 
@@ -24,9 +25,9 @@ from schemathesis import checks as checks  # noqa: E402  (only once schemathesis
 from schemathesis.config import SchemathesisConfig  # noqa: E402  (only once schemathesis is known to be installed)
 
 from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
-from annotation.peers.models import PeerAnnotation, PeerMatch
-from annotation.pyramids.models import Contributor, Pyramid, SCU
 from annotation.peers.demo import load_demo  # noqa: E402  (only once schemathesis is known to be installed)
+from annotation.peers.models import PeerAnnotation, PeerMatch
+from annotation.pyramids.models import SCU, Contributor, Pyramid
 
 # The schemathesis test item does not list the ``db`` fixture where pytest-django looks for it
 # when deciding which test databases to create: the marker says so.
@@ -38,12 +39,25 @@ MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "10"))
 CONFIG = {
     "seed": int(os.environ.get("SCHEMATHESIS_SEED", "20261121")),
     "generation": {"mode": "all", "max-examples": MAX_EXAMPLES, "database": "none", "no-shrink": True},
-    "phases": {"examples": {"enabled": True}, "coverage": {"enabled": False}, "fuzzing": {"enabled": True}, "stateful": {"enabled": False}},
+    "phases": {
+        "examples": {"enabled": True},
+        "coverage": {"enabled": False},
+        "fuzzing": {"enabled": True},
+        "stateful": {"enabled": False},
+    },
     "suppress-health-check": ["all"],
 }
 RESOURCES = {
-    "datasets": Dataset, "topics": Topic, "references": ReferenceSummary, "peers": PeerSummary, "pyramids": Pyramid,
-    "scus": SCU, "contributors": Contributor, "annotations": PeerAnnotation, "matches": PeerMatch, "assignments": Assignment,
+    "datasets": Dataset,
+    "topics": Topic,
+    "references": ReferenceSummary,
+    "peers": PeerSummary,
+    "pyramids": Pyramid,
+    "scus": SCU,
+    "contributors": Contributor,
+    "annotations": PeerAnnotation,
+    "matches": PeerMatch,
+    "assignments": Assignment,
 }
 
 
@@ -70,7 +84,10 @@ def api_world(django_db_setup, django_db_blocker):
             load_demo()
             admin = User.objects.create_superuser("schemathesis", email=None, password=None)
             token = Token.objects.create(user=admin)
-            ids = {name: list(model.objects.order_by("pk").values_list("pk", flat=True)) for name, model in RESOURCES.items()}
+            ids = {
+                name: list(model.objects.order_by("pk").values_list("pk", flat=True))
+                for name, model in RESOURCES.items()
+            }
             yield token.key, ids
             transaction.set_rollback(True)
 
@@ -89,7 +106,12 @@ schema = load_schema()
 # undocumented 4xx codes (drf-spectacular documents successes only), schema-valid requests refused
 # for business rules (ids that do not exist, spans past the text), and the ignored-auth probe (the
 # token is sent per call, so its replay without credentials is not meaningful here).
-CHECKS = [checks.not_a_server_error, checks.response_schema_conformance, checks.content_type_conformance, checks.response_headers_conformance]
+CHECKS = [
+    checks.not_a_server_error,
+    checks.response_schema_conformance,
+    checks.content_type_conformance,
+    checks.response_headers_conformance,
+]
 
 
 def existing_id(case, ids) -> None:
@@ -122,8 +144,13 @@ def test_api_conforms_to_its_schema(label, api_world):
     operation = OPERATIONS[label]
 
     @hypothesis.seed(CONFIG["seed"])
-    @hypothesis.settings(max_examples=MAX_EXAMPLES, database=None, deadline=None, suppress_health_check=list(hypothesis.HealthCheck),
-                         phases=[hypothesis.Phase.explicit, hypothesis.Phase.generate])
+    @hypothesis.settings(
+        max_examples=MAX_EXAMPLES,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(hypothesis.HealthCheck),
+        phases=[hypothesis.Phase.explicit, hypothesis.Phase.generate],
+    )
     @hypothesis.given(case=generated_cases(operation))
     def conforms(case):
         existing_id(case, ids)

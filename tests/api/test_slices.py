@@ -1,6 +1,7 @@
 """The REST API is cut by concept: each concept's package serves its resources, ``annotation/api/``
 keeps only what they share and imports no concept, and the router is assembled at the top
 (``pyramid_app/api_urls.py``), where a higher concept's actions join a lower concept's resource."""
+
 import re
 import types
 
@@ -24,9 +25,15 @@ SHARED_AT_THE_BOTTOM = ("annotation.jobs", "annotation.formats", "scoring")
 
 def test_the_shared_plumbing_imports_no_concept():
     modules = project_modules()
-    offenders = {module: sorted(target for target in imported(module, path, modules)
-                                if not target.startswith(("annotation.api", *SHARED_AT_THE_BOTTOM)) and target != "annotation")
-                 for module, path in modules.items() if module.startswith("annotation.api")}
+    offenders = {
+        module: sorted(
+            target
+            for target in imported(module, path, modules)
+            if not target.startswith(("annotation.api", *SHARED_AT_THE_BOTTOM)) and target != "annotation"
+        )
+        for module, path in modules.items()
+        if module.startswith("annotation.api")
+    }
     assert {module: targets for module, targets in offenders.items() if targets} == {}
 
 
@@ -43,7 +50,11 @@ def test_a_resource_gathers_the_actions_of_higher_concepts_under_its_concepts_na
     # The OpenAPI schema describes the resource by the concept's docstring, not a mixin's.
     assert (pyramid.__name__, pyramid.__doc__) == ("PyramidViewSet", pyramids_api.PyramidViewSet.__doc__)
     assert {action.__name__ for action in viewsets["assignment"].get_extra_actions()} == {
-        "peer_full", "peer_suggestions", "peer_annotation", "peer_carry_over"}
+        "peer_full",
+        "peer_suggestions",
+        "peer_annotation",
+        "peer_carry_over",
+    }
 
 
 def test_actions_for_a_resource_no_concept_routes_fail_at_start_up():
@@ -54,7 +65,11 @@ def test_actions_for_a_resource_no_concept_routes_fail_at_start_up():
 
 def test_the_base_classes_apply_the_access_rule_and_refuse_without_it(monkeypatch):
     registered = access.rule()
-    assert (registered.visible, registered.can_change, registered.check_create) == (rules.visible, rules.can_change, rules.check_create)
+    assert (registered.visible, registered.can_change, registered.check_create) == (
+        rules.visible,
+        rules.can_change,
+        rules.check_create,
+    )
     monkeypatch.setattr(access, "_rule", None)
     with pytest.raises(ImproperlyConfigured, match="No access rule"):
         access.visible(AnonymousUser(), Dataset.objects.all())
@@ -63,8 +78,11 @@ def test_the_base_classes_apply_the_access_rule_and_refuse_without_it(monkeypatc
 def test_the_pages_use_the_concepts_services_not_their_rest_code():
     modules = project_modules()
     rest = re.compile(r"annotation\.\w+\.(api|serializers|filters|urls)")
-    offenders = {module: sorted(target for target in imported(module, path, modules) if rest.fullmatch(target))
-                 for module, path in modules.items() if module.startswith("frontend")}
+    offenders = {
+        module: sorted(target for target in imported(module, path, modules) if rest.fullmatch(target))
+        for module, path in modules.items()
+        if module.startswith("frontend")
+    }
     assert {module: targets for module, targets in offenders.items() if targets} == {}
 
 

@@ -1,5 +1,6 @@
 """``annotations/{id}/score/``: the stored scores of both conventions while current, for editors to
 poll cheaply after a write; stale scores say why when they cannot be recomputed now."""
+
 import pytest
 
 from annotation.jobs import queue
@@ -15,7 +16,11 @@ def test_score_is_current_until_a_write_and_hidden_from_others(world, as_user):
     assert body["scores"]["nist"]["modified"] == pytest.approx(1.0)
     world.annotation.refresh_from_db()
     assert body["revision"] == world.annotation.revision
-    created = as_user("alice").post("/api/matches/", {"annotation": world.annotation.pk, "scu": world.scu2.pk, "parts": [{"start": 14, "end": 18}]}, format="json")
+    created = as_user("alice").post(
+        "/api/matches/",
+        {"annotation": world.annotation.pk, "scu": world.scu2.pk, "parts": [{"start": 14, "end": 18}]},
+        format="json",
+    )
     assert created.status_code == 201
     body = as_user("alice").get(url).json()  # no commit hook runs inside this test's transaction: stays stale
     assert body["current"] is False and body["scores"] is None and body["revision"] == created.json()["revision"]

@@ -1,5 +1,6 @@
 """With the shared cache (Redis) unreachable, throttled endpoints neither fail nor stop limiting:
 the history is kept in the process's memory until the cache answers again."""
+
 import time
 
 import pytest
@@ -21,8 +22,12 @@ def test_the_token_endpoint_keeps_answering_and_limiting_without_the_cache(db, m
     throttling._local.clear()
     User.objects.create_user("dora", password="a-long-password-1")
     client = APIClient(REMOTE_ADDR="10.1.2.3")
-    statuses = [client.post("/api/auth/token/", {"username": "dora", "password": "a-long-password-1"}, format="json").status_code
-                for _ in range(11)]
+    statuses = [
+        client.post(
+            "/api/auth/token/", {"username": "dora", "password": "a-long-password-1"}, format="json"
+        ).status_code
+        for _ in range(11)
+    ]
     assert statuses[:10] == [201] + [200] * 9 and statuses[10] == 429  # TOKEN_RATE 10/min, counted in memory
 
 

@@ -1,11 +1,12 @@
 """A uniqueness error never tells someone who may not create here what exists: a name taken by
 something hidden from them and a free name get the same answer (the permission check comes first,
 ``PermissionBeforeUniquenessMixin``), while the dataset's coordinator is still told of a duplicate."""
+
 import pytest
 from django.urls import reverse
 
-from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.corpus.models import Dataset, Topic
+from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.lightweight.models import LightweightPyramid
 
 pytestmark = pytest.mark.django_db
@@ -26,10 +27,16 @@ def cases(w):
         ("api:topic-list", {"dataset": w.d1.pk, "external_id": "T2"}, {"dataset": w.d1.pk, "external_id": "T9"}),
         ("api:dataset-list", {"name": "D2"}, {"name": "A fresh name"}),
         ("api:lightweight-list", {"dataset": w.d1.pk, "name": "secret run"}, {"dataset": w.d1.pk, "name": "fresh run"}),
-        ("api:reference-list", {"topic": w.t1.pk, "external_id": "A", "text": "x"},
-         {"topic": w.t1.pk, "external_id": "Z", "text": "x"}),
-        ("api:peer-list", {"topic": w.t1.pk, "external_id": "1", "text": "x"},
-         {"topic": w.t1.pk, "external_id": "9", "text": "x"}),
+        (
+            "api:reference-list",
+            {"topic": w.t1.pk, "external_id": "A", "text": "x"},
+            {"topic": w.t1.pk, "external_id": "Z", "text": "x"},
+        ),
+        (
+            "api:peer-list",
+            {"topic": w.t1.pk, "external_id": "1", "text": "x"},
+            {"topic": w.t1.pk, "external_id": "9", "text": "x"},
+        ),
     ]
 
 
@@ -47,7 +54,7 @@ def test_a_taken_hidden_name_and_a_free_one_get_the_same_answer(hidden, as_user,
 def test_the_coordinator_is_still_told_of_a_duplicate(hidden, as_user, case):
     endpoint, taken, _ = cases(hidden)[case]
     if endpoint == "api:dataset-list":
-        hidden.users["coord"].groups.add(role_group(COORDINATOR))   # coordinators start datasets
+        hidden.users["coord"].groups.add(role_group(COORDINATOR))  # coordinators start datasets
     answer = as_user("coord").post(reverse(endpoint), taken, format="json")
     assert answer.status_code == 400, answer.json()
     assert "exists" in str(answer.json()) or "unique" in str(answer.json())

@@ -1,8 +1,9 @@
 """Bad input: 400 with field-level messages, and nothing written."""
+
 import pytest
 
 from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
-from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
+from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid
 
 from tests.foundation.factories import pyramid as make_pyramid
 from tests.foundation.factories import topic as make_topic
@@ -42,12 +43,17 @@ def test_contributor_offsets_outside_the_text(world, post):
 def test_empty_or_reversed_spans(world, post, start, end):
     errors = post("/api/contributors/", contributor(world, [{"start": start, "end": end}]))
     assert "empty or reversed" in errors["parts"]["0"]["end"][0]
-    errors = post("/api/matches/", {"annotation": world.annotation.pk, "scu": world.scu2.pk, "parts": [{"start": start, "end": end}]})
+    errors = post(
+        "/api/matches/",
+        {"annotation": world.annotation.pk, "scu": world.scu2.pk, "parts": [{"start": start, "end": end}]},
+    )
     assert "empty or reversed" in errors["parts"]["0"]["end"][0]
 
 
 def test_peer_span_outside_the_peer_text(world, post):
-    errors = post("/api/matches/", {"annotation": world.annotation.pk, "scu": None, "parts": [{"start": 0, "end": 999}]})
+    errors = post(
+        "/api/matches/", {"annotation": world.annotation.pk, "scu": None, "parts": [{"start": 0, "end": 999}]}
+    )
     assert "past the end" in errors["parts"]["0"]["end"][0]
 
 
@@ -60,27 +66,40 @@ def test_match_with_an_scu_of_another_pyramid(world, post):
     other, scus = make_pyramid(world.t1, world.refs, uids=(5,))
     other.creator = world.users["alice"]
     other.save()
-    errors = post("/api/matches/", {"annotation": world.annotation.pk, "scu": scus[5].pk, "parts": [{"start": 0, "end": 5}]})
+    errors = post(
+        "/api/matches/", {"annotation": world.annotation.pk, "scu": scus[5].pk, "parts": [{"start": 0, "end": 5}]}
+    )
     assert "belongs to another pyramid" in errors["scu"][0]
 
 
 def test_second_contributor_from_the_same_reference(world, post):
-    errors = post("/api/contributors/", {"scu": world.scu1.pk, "reference": world.refs["A"].pk, "parts": [{"start": 6, "end": 10}]})
+    errors = post(
+        "/api/contributors/",
+        {"scu": world.scu1.pk, "reference": world.refs["A"].pk, "parts": [{"start": 6, "end": 10}]},
+    )
     assert "already has a contributor from reference A" in errors["reference"][0]
 
 
 def test_contributor_from_a_reference_of_another_topic(world, post, as_user):
     _, refs = make_topic("T2", "D1")
-    errors = post("/api/contributors/", {"scu": world.scu2.pk, "reference": refs["A"].pk, "parts": [{"start": 0, "end": 5}]})
+    errors = post(
+        "/api/contributors/", {"scu": world.scu2.pk, "reference": refs["A"].pk, "parts": [{"start": 0, "end": 5}]}
+    )
     assert "does not exist" in errors["reference"][0], "alice is not assigned to T2: its references are unknown to her"
-    response = as_user("coord").post("/api/contributors/", {"scu": world.scu2.pk, "reference": refs["A"].pk, "parts": [{"start": 0, "end": 5}]}, format="json")
+    response = as_user("coord").post(
+        "/api/contributors/",
+        {"scu": world.scu2.pk, "reference": refs["A"].pk, "parts": [{"start": 0, "end": 5}]},
+        format="json",
+    )
     assert response.status_code == 400 and "not one of the pyramid's references" in response.json()["reference"][0]
     assert not Contributor.objects.filter(reference=refs["A"]).exists()
 
 
 def test_pyramid_references_of_another_topic(world, as_user):
     _, refs = make_topic("T2", "D1")
-    response = as_user("coord").post("/api/pyramids/", {"topic": world.t1.pk, "references": [refs["A"].pk]}, format="json")
+    response = as_user("coord").post(
+        "/api/pyramids/", {"topic": world.t1.pk, "references": [refs["A"].pk]}, format="json"
+    )
     assert response.status_code == 400 and "belongs to another topic" in response.json()["references"][0]
     assert Pyramid.objects.count() == 1
 
@@ -100,7 +119,11 @@ def test_second_annotation_of_the_same_peer(world, post):
 
 def test_unknown_and_read_only_fields_are_refused(world, post):
     errors = post("/api/scus/", {"pyramid": world.pyramid.pk, "uid": 3, "label": "x", "wieght": 3, "weight": 3})
-    assert errors == {"wieght": ["Unknown field."], "weight": ["This field is read-only."], "uid": ["This field is read-only."]}
+    assert errors == {
+        "wieght": ["Unknown field."],
+        "weight": ["This field is read-only."],
+        "uid": ["This field is read-only."],
+    }
     errors = post("/api/contributors/", contributor(world, [{"start": 0, "end": 5, "text": "Alpha"}]))
     assert errors == {"parts": {"0": {"text": ["Unknown field."]}}}
     errors = post(f"/api/scus/{world.scu1.pk}/", {"label": "ok", "colour": "red"}, method="patch")
@@ -114,21 +137,32 @@ def test_moving_an_object_is_refused(world, post):
     assert SCU.objects.get(pk=world.scu1.pk).pyramid == world.pyramid
 
 
-@pytest.mark.parametrize("payload,field", [
-    ({"label": ""}, "label"),
-    ({"label": "   "}, "label"),  # the action's rule: a label is not blank
-    ({"label": ["x"]}, "label"),
-    ({}, "label"),
-    ({"label": "x", "reference": "A"}, "reference"),
-    ({"label": "x", "comment": "later"}, "comment"),
-])
+@pytest.mark.parametrize(
+    "payload,field",
+    [
+        ({"label": ""}, "label"),
+        ({"label": "   "}, "label"),  # the action's rule: a label is not blank
+        ({"label": ["x"]}, "label"),
+        ({}, "label"),
+        ({"label": "x", "reference": "A"}, "reference"),
+        ({"label": "x", "comment": "later"}, "comment"),
+    ],
+)
 def test_wrong_scu_values(world, post, payload, field):
     base = {"pyramid": world.pyramid.pk, "reference": world.refs["A"].pk, "parts": [{"start": 6, "end": 10}]}
     assert field in post("/api/scus/", {**base, **payload})
 
 
 def test_scu_span_outside_the_reference(world, post):
-    errors = post("/api/scus/", {"pyramid": world.pyramid.pk, "label": "x", "reference": world.refs["A"].pk, "parts": [{"start": 6, "end": 99}]})
+    errors = post(
+        "/api/scus/",
+        {
+            "pyramid": world.pyramid.pk,
+            "label": "x",
+            "reference": world.refs["A"].pk,
+            "parts": [{"start": 6, "end": 99}],
+        },
+    )
     assert "past the end" in errors["parts"]["0"]["end"][0]
 
 
@@ -148,6 +182,8 @@ def test_body_must_be_an_object(world, post):
 
 
 def test_a_reference_with_contributors_stays_in_the_pyramid(world, as_user):
-    response = as_user("alice").patch(f"/api/pyramids/{world.pyramid.pk}/", {"references": [world.refs["A"].pk]}, format="json")
+    response = as_user("alice").patch(
+        f"/api/pyramids/{world.pyramid.pk}/", {"references": [world.refs["A"].pk]}, format="json"
+    )
     assert response.status_code == 400 and "Reference B has contributors" in response.json()["references"][0]
     assert world.pyramid.references.count() == 2

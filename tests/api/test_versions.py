@@ -1,10 +1,11 @@
 """No lost updates: ETags on reads, If-Match on content writes (428 without, 409 when stale with
 what changed, nothing written), the editing actions, undo/redo and the audit history."""
+
 import pytest
 
 from annotation.history.models import Change
 from annotation.peers.models import PeerMatch
-from annotation.pyramids.models import Contributor, SCU
+from annotation.pyramids.models import SCU, Contributor
 
 from tests.api.world import client_for
 
@@ -45,7 +46,9 @@ def test_two_tabs_never_overwrite_each_other(world, alice):
     assert second.status_code == 409
     body = second.json()
     assert f'"{body["revision"]}"' == etag(first)
-    assert [c["summary"] for c in body["changes"]] == ["Relabelled SCU 1 “tab one”"] and body["changes"][0]["user"] == "alice"
+    assert [c["summary"] for c in body["changes"]] == ["Relabelled SCU 1 “tab one”"] and body["changes"][0][
+        "user"
+    ] == "alice"
     assert SCU.objects.get(pk=world.scu1.pk).label == "tab one"
     third = alice.patch(f"/api/scus/{world.scu1.pk}/", {"label": "tab two"}, format="json", HTTP_IF_MATCH=etag(first))
     assert third.status_code == 200
@@ -54,14 +57,20 @@ def test_two_tabs_never_overwrite_each_other(world, alice):
 def test_builder_actions_end_to_end(world, alice):
     tag = etag(full(alice, world))
     ref_a = world.refs["A"]
-    created = alice.post("/api/scus/", {"pyramid": world.pyramid.pk, "label": "Gamma", "reference": ref_a.pk, "parts": [{"start": 11, "end": 16}]},
-                         format="json", HTTP_IF_MATCH=tag)
+    created = alice.post(
+        "/api/scus/",
+        {"pyramid": world.pyramid.pk, "label": "Gamma", "reference": ref_a.pk, "parts": [{"start": 11, "end": 16}]},
+        format="json",
+        HTTP_IF_MATCH=tag,
+    )
     assert created.status_code == 201, created.json()
     new_scu = SCU.objects.get(pk=created.json()["id"])
     tag = etag(created)
     # a discontinuous contributor: one more part in the same reference
     contributor = new_scu.contributors.get()
-    part = alice.post(f"/api/contributors/{contributor.pk}/parts/", {"start": 6, "end": 10}, format="json", HTTP_IF_MATCH=tag)
+    part = alice.post(
+        f"/api/contributors/{contributor.pk}/parts/", {"start": 6, "end": 10}, format="json", HTTP_IF_MATCH=tag
+    )
     assert part.status_code == 200 and contributor.label == "beta...gamma"
     tag = etag(part)
     assert part.json()["revision"] == int(tag.strip('"'))
@@ -69,17 +78,25 @@ def test_builder_actions_end_to_end(world, alice):
     clash = alice.post(f"/api/scus/{world.scu1.pk}/merge/", {"sources": [new_scu.pk]}, format="json", HTTP_IF_MATCH=tag)
     assert clash.status_code == 400 and "two contributors from reference(s) A" in str(clash.json())
     # merging SCU 2 (from B) into SCU 1 (from A) works
-    merged = alice.post(f"/api/scus/{world.scu1.pk}/merge/", {"sources": [world.scu2.pk]}, format="json", HTTP_IF_MATCH=tag)
+    merged = alice.post(
+        f"/api/scus/{world.scu1.pk}/merge/", {"sources": [world.scu2.pk]}, format="json", HTTP_IF_MATCH=tag
+    )
     assert merged.status_code == 200 and SCU.objects.get(pk=world.scu1.pk).contributors.count() == 2
     tag = etag(merged)
     # split the B contributor off again, then move it back
-    split = alice.post(f"/api/contributors/{world.zeta.pk}/split/", {"label": "Zeta again"}, format="json", HTTP_IF_MATCH=tag)
+    split = alice.post(
+        f"/api/contributors/{world.zeta.pk}/split/", {"label": "Zeta again"}, format="json", HTTP_IF_MATCH=tag
+    )
     assert split.status_code == 200 and split.json()["scu"]["label"] == "Zeta again"
     tag = etag(split)
-    moved = alice.post(f"/api/contributors/{world.zeta.pk}/move/", {"scu": world.scu1.pk}, format="json", HTTP_IF_MATCH=tag)
+    moved = alice.post(
+        f"/api/contributors/{world.zeta.pk}/move/", {"scu": world.scu1.pk}, format="json", HTTP_IF_MATCH=tag
+    )
     assert moved.status_code == 200 and Contributor.objects.get(pk=world.zeta.pk).scu_id == world.scu1.pk
     tag = etag(moved)
-    removed = alice.delete(f"/api/contributors/{contributor.pk}/parts/{contributor.parts.order_by('start').first().pk}/", HTTP_IF_MATCH=tag)
+    removed = alice.delete(
+        f"/api/contributors/{contributor.pk}/parts/{contributor.parts.order_by('start').first().pk}/", HTTP_IF_MATCH=tag
+    )
     assert removed.status_code == 200 and contributor.label == "gamma"
     tag = etag(removed)
     # undo the last two changes, redo one
@@ -110,22 +127,37 @@ def test_history_is_everyones_for_coordinators_and_own_for_others(world):
 def test_peer_actions_undo_and_conflict(world, alice):
     doc = alice.get(f"/api/annotations/{world.annotation.pk}/full/")
     tag = etag(doc)
-    again = alice.post("/api/matches/", {"annotation": world.annotation.pk, "scu": world.scu1.pk, "parts": [{"start": 0, "end": 5}]},
-                       format="json", HTTP_IF_MATCH=tag)
+    again = alice.post(
+        "/api/matches/",
+        {"annotation": world.annotation.pk, "scu": world.scu1.pk, "parts": [{"start": 0, "end": 5}]},
+        format="json",
+        HTTP_IF_MATCH=tag,
+    )
     assert again.status_code == 201
     assert PeerMatch.objects.filter(annotation=world.annotation, scu=world.scu1).count() == 2  # a repetition
-    stale = alice.post("/api/matches/", {"annotation": world.annotation.pk, "scu": None, "parts": [{"start": 15, "end": 23}]},
-                       format="json", HTTP_IF_MATCH=tag)
+    stale = alice.post(
+        "/api/matches/",
+        {"annotation": world.annotation.pk, "scu": None, "parts": [{"start": 15, "end": 23}]},
+        format="json",
+        HTTP_IF_MATCH=tag,
+    )
     assert stale.status_code == 409 and stale.json()["changes"][0]["summary"] == "Matched SCU 1"
     undone = alice.post(f"/api/annotations/{world.annotation.pk}/undo/", {}, format="json", HTTP_IF_MATCH=etag(again))
     assert undone.status_code == 200
     assert PeerMatch.objects.filter(annotation=world.annotation).count() == 1
-    assert alice.post(f"/api/annotations/{world.annotation.pk}/undo/", {}, format="json", HTTP_IF_MATCH=etag(undone)).status_code == 400  # nothing left
+    assert (
+        alice.post(
+            f"/api/annotations/{world.annotation.pk}/undo/", {}, format="json", HTTP_IF_MATCH=etag(undone)
+        ).status_code
+        == 400
+    )  # nothing left
     assert doc.json()["progress"] == {"done": 1, "total": 2}  # the fixture's annotation of peer 1 is finished
     assert doc.json()["next"]["peer"] == "2" and doc.json()["next"]["annotation"] is None
 
 
-@pytest.mark.parametrize("role,expected", [("bob", 404), ("carol", 403), ("other_coord", 404), ("anon", 401), ("coord", 200), ("admin", 200)])
+@pytest.mark.parametrize(
+    "role,expected", [("bob", 404), ("carol", 403), ("other_coord", 404), ("anon", 401), ("coord", 200), ("admin", 200)]
+)
 def test_who_may_use_the_actions(world, role, expected):
     client = client_for(world.users.get(role))
     response = client.post(f"/api/scus/{world.scu1.pk}/merge/", {"sources": [world.scu2.pk]}, format="json")
@@ -137,12 +169,14 @@ def test_who_may_use_the_actions(world, role, expected):
         assert not Change.objects.filter(action="merge_scus").exists()
 
 
-@pytest.mark.parametrize("path,change", [("topics/{t}/", {"title": "New title"}), ("assignments/{a}/", {"status": "done"})])
+@pytest.mark.parametrize(
+    "path,change", [("topics/{t}/", {"title": "New title"}), ("assignments/{a}/", {"status": "done"})]
+)
 def test_metadata_objects_have_versions_too(world, path, change):
     coord = client_for(world.users["coord"], if_match=None)
     url = "/api/" + path.format(t=world.t1.pk, a=world.assignment.pk)
     seen = coord.get(url)["ETag"]
-    assert coord.patch(url, change, format="json", HTTP_IF_MATCH=seen).status_code == 200   # current version: applied
-    stale = coord.patch(url, change, format="json", HTTP_IF_MATCH=seen)                      # same version again: stale now
+    assert coord.patch(url, change, format="json", HTTP_IF_MATCH=seen).status_code == 200  # current version: applied
+    stale = coord.patch(url, change, format="json", HTTP_IF_MATCH=seen)  # same version again: stale now
     assert stale.status_code == 409 and stale.json()["current"]
-    assert coord.patch(url, change, format="json").status_code == 200                      # no If-Match: metadata is not a document
+    assert coord.patch(url, change, format="json").status_code == 200  # no If-Match: metadata is not a document

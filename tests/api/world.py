@@ -7,6 +7,7 @@ Dataset D1 (coordinated by ``coord``) has topic T1 with references A, B and peer
 - carol: annotate_peers on T1 only (may read the topic's finished pyramids, never alice's annotation);
 - other_coord coordinates dataset D2 only; admin is a superuser.
 """
+
 from types import SimpleNamespace
 
 import pytest
@@ -14,10 +15,10 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from annotation.corpus.models import Assignment, Dataset, PeerSummary
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid, SCU
-from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.editing import add_contributor
+from annotation.pyramids.models import SCU, Pyramid
 
 from tests.foundation.factories import topic
 
@@ -35,7 +36,12 @@ def world(db):
     d2.coordinators.add(users["other_coord"])
     peer1 = PeerSummary.objects.create(topic=t1, external_id="1", text="Alpha is here, zeta too.")
     peer2 = PeerSummary.objects.create(topic=t1, external_id="2", text="Nothing relevant.")
-    for name, task in [("alice", "build_pyramid"), ("alice", "annotate_peers"), ("bob", "build_pyramid"), ("carol", "annotate_peers")]:
+    for name, task in [
+        ("alice", "build_pyramid"),
+        ("alice", "annotate_peers"),
+        ("bob", "build_pyramid"),
+        ("carol", "annotate_peers"),
+    ]:
         Assignment.objects.create(topic=t1, annotator=users[name], task=task, created_by=users["coord"])
     pyramid = Pyramid.objects.create(topic=t1, creator=users["alice"], status=Pyramid.Status.DONE)
     pyramid.references.set(refs.values())
@@ -43,11 +49,25 @@ def world(db):
     scu2 = SCU.objects.create(pyramid=pyramid, uid=2, label="Zeta")
     contributor = add_contributor(scu1, refs["A"], [(0, 5)])
     zeta = add_contributor(scu2, refs["B"], [(14, 18)])
-    annotation = PeerAnnotation.objects.create(peer=peer1, pyramid=pyramid, annotator=users["alice"], status=PeerAnnotation.Status.DONE)
+    annotation = PeerAnnotation.objects.create(
+        peer=peer1, pyramid=pyramid, annotator=users["alice"], status=PeerAnnotation.Status.DONE
+    )
     match = add_match(annotation, scu1, [(0, 5)])
     return SimpleNamespace(
-        users=users, d1=d1, d2=d2, t1=t1, refs=refs, peer1=peer1, peer2=peer2, pyramid=pyramid, scu1=scu1, scu2=scu2,
-        contributor=contributor, zeta=zeta, annotation=annotation, match=match,
+        users=users,
+        d1=d1,
+        d2=d2,
+        t1=t1,
+        refs=refs,
+        peer1=peer1,
+        peer2=peer2,
+        pyramid=pyramid,
+        scu1=scu1,
+        scu2=scu2,
+        contributor=contributor,
+        zeta=zeta,
+        annotation=annotation,
+        match=match,
         assignment=Assignment.objects.get(annotator=users["alice"], task="build_pyramid"),
     )
 

@@ -1,6 +1,7 @@
 """The pure parts of bench/automatic_score.py on real data (DUC 2007 main, no training: seconds):
 its expert scores are NIST's official ones, and its automatic scores with the hand-set rules are the
 scores of the suggestions from the pyramid alone, computed again here from the pieces."""
+
 import importlib.util
 import sys
 from pathlib import Path
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from annotation.pyramids.suggestion_model import PeerCase, ranked
+
 from tests.conftest import shared_data
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "automatic_score.py"
@@ -28,15 +30,16 @@ def test_expert_scores_are_nists_and_automatic_ones_rest_on_the_pyramid_alone():
         if len(fields) >= 3:
             official[(fields[0], fields[1])] = float(fields[2])
     assert len(scored) == 299
-    assert {(topic, peer): round(value, 4) for (topic, _, peer), (_, value) in scored.items()} == \
-        {key: value for key, value in official.items() if key in {(t, p) for t, _, p in scored}}
+    assert {(topic, peer): round(value, 4) for (topic, _, peer), (_, value) in scored.items()} == {
+        key: value for key, value in official.items() if key in {(t, p) for t, _, p in scored}
+    }
     found = [f for f in bench.cases(folder) if f[0] == "D0701"]
     assert found
     for topic, annotator, peer, case in found:
         ready, _ = scored[(topic, annotator, peer)]
         uids = bench.accepted(case, None)
         blind = [c.scu for c, _ in ranked(PeerCase(case.text, case.scus, case.weights), None)]
-        assert uids == blind                                      # neither the expert's matches nor earlier peers
+        assert uids == blind  # neither the expert's matches nor earlier peers
         weights = {s.uid: sum(1 for c in s.contributors if c.parts) for s in ready_scus(folder, topic)}
         observed = sum(weights[u] for u in set(uids))
         assert bench.automatic_score(ready, uids).modified == pytest.approx(observed / ready.base.max_weight_xa)

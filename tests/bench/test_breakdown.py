@@ -2,6 +2,7 @@
 calls only, on the handling thread only, and only while on; and every phase it times still names
 a function defined where it says (a renamed or moved function would otherwise stop the bench, or
 an inherited one be wrapped in the wrong class)."""
+
 import importlib.util
 import sys
 import threading
@@ -51,12 +52,12 @@ def test_a_phase_counts_its_outermost_calls_on_the_handling_thread_while_on(monk
     monkeypatch.setattr(bench, "time", SimpleNamespace(thread_time=CLOCK.thread_time))
     phases = bench.Phases([("work", [f"{__name__}:Work.outer"])])
     Work().outer(2)
-    assert phases.spent["work"] == 0   # off
+    assert phases.spent["work"] == 0  # off
     phases.on = True
     assert Work().outer(2) == 2
     once = phases.spent["work"]
-    assert once == pytest.approx(0.006)   # three levels of 2 ms, counted once (added again at each level: 12 ms)
+    assert once == pytest.approx(0.006)  # three levels of 2 ms, counted once (added again at each level: 12 ms)
     other = threading.Thread(target=Work().outer, args=(2,))
     other.start()
     other.join()
-    assert phases.spent["work"] == once   # another thread (the jobs runner) is not the request's phase
+    assert phases.spent["work"] == once  # another thread (the jobs runner) is not the request's phase

@@ -2,6 +2,7 @@
 allpyramids/ + allpans/, whatever its file names, as the importer reads it, into a dataset named after
 the release (issue 30: ``reproduce_expert.py --data`` stopped on ``D0711-A-ABCF.pyr`` and named its
 dataset after ``--dataset``)."""
+
 import sys
 from pathlib import Path
 

@@ -1,5 +1,6 @@
 """The pure parts of bench/reproduce_expert.py: DUCView's minimum, the robot's decisions and its
 action count, on tiny cases counted by hand (no browser, no database)."""
+
 import importlib.util
 import sys
 from pathlib import Path
@@ -17,11 +18,11 @@ Match, PeerRun = bench.Match, bench.PeerRun
 def test_ducview_minimum_counts_three_actions_per_match_its_autoannotate_does_not_make():
     contributors = {1: ["dams hold water"], 2: ["the river flooded", "a flood"]}
     matches = [
-        (1, "Dams hold water"),        # case differs: not exact, done by hand
-        (2, "the river\n  flooded"),   # the same text, spacing aside: Autoannotate makes it
-        (None, "the river flooded"),   # a non-matching unit: never automatic
-        (2, "floods again"),           # no such contributor
-        (3, "a flood"),                # a contributor's text, but of another SCU
+        (1, "Dams hold water"),  # case differs: not exact, done by hand
+        (2, "the river\n  flooded"),  # the same text, spacing aside: Autoannotate makes it
+        (None, "the river flooded"),  # a non-matching unit: never automatic
+        (2, "floods again"),  # no such contributor
+        (3, "a flood"),  # a contributor's text, but of another SCU
     ]
     # By hand: one action opens the peer; 4 matches by hand, 3 actions each.
     assert bench.ducview_minimum(matches, contributors) == (1 + 3 * 4, 1)
@@ -36,11 +37,11 @@ def test_covered_share_is_the_share_of_the_expert_span():
 
 def test_a_suggestion_is_accepted_once_per_expert_match_of_its_scu_covering_half():
     run = PeerRun(peer="1", todo=[Match(1, ((0, 10),)), Match(1, ((40, 50),))])
-    assert run.judge(1, ((0, 4),)) is False       # 40 % of the first: rejected
-    assert run.judge(1, ((0, 6),)) is True        # 60 %: accepted, the first is reproduced
-    assert run.judge(1, ((0, 10),)) is False      # the first is done: this one would be a third
-    assert run.judge(2, ((40, 50),)) is False     # another SCU
-    assert run.judge(1, ((45, 50),)) is True      # the repetition
+    assert run.judge(1, ((0, 4),)) is False  # 40 % of the first: rejected
+    assert run.judge(1, ((0, 6),)) is True  # 60 %: accepted, the first is reproduced
+    assert run.judge(1, ((0, 10),)) is False  # the first is done: this one would be a third
+    assert run.judge(2, ((40, 50),)) is False  # another SCU
+    assert run.judge(1, ((45, 50),)) is True  # the repetition
     assert run.todo == [] and run.actions == {"read": 5}
 
 
@@ -95,30 +96,54 @@ def test_reproducing_a_peer_counts_every_action_by_hand():
     text = "Dams hold water. The river floods often, as rivers do. Nothing else here at all."
     expert = [Match(1, ((0, 15),)), Match(2, ((17, 32), (42, 48))), Match(None, ((55, 67),))]
     order = [(1, "Dams hold water"), (2, "River floods"), (3, "Rivers dry up")]
-    suggestions = [(1, ((5, 15),)),   # 10 of 15 characters of the expert's SCU 1: accept
-                   (2, ((17, 21),)),  # SCU 2 but 4 of 21 characters: reject
-                   (3, ((42, 48),))]  # an SCU the expert did not match: reject
+    suggestions = [
+        (1, ((5, 15),)),  # 10 of 15 characters of the expert's SCU 1: accept
+        (2, ((17, 21),)),  # SCU 2 but 4 of 21 characters: reject
+        (3, ((42, 48),)),
+    ]  # an SCU the expert did not match: reject
     robot = FakeRobot(suggestions, in_sight={1})
     run = PeerRun(peer="1", todo=list(expert))
     bench.reproduce_peer(robot, run, text, order)
     # By hand: S (1); three suggestions read (3), one A and two R (3); SCU 2's match: two drags, the
     # second with Shift (2), SCU 2 not in sight: "/" (the selection leaves the filter unfocused),
     # "i", then Enter (3); the non-matching unit: one drag and "No SCU" (2). 14 actions.
-    assert run.actions == {"suggest": 1, "read": 3, "accept": 1, "reject": 2, "select": 3, "find": 1, "type": 1, "enter": 1, "no-scu": 1}
+    assert run.actions == {
+        "suggest": 1,
+        "read": 3,
+        "accept": 1,
+        "reject": 2,
+        "select": 3,
+        "find": 1,
+        "type": 1,
+        "enter": 1,
+        "no-scu": 1,
+    }
     assert run.total == 14
     assert run.waited_ms == 11.0  # every action but the three readings waited (1 ms each here)
-    assert [c for c in robot.calls if c[0] in ("find", "type", "enter")] == [("find", "/"), ("type", "i"), ("enter", "Enter")]
-    assert [c for c in robot.calls if c[0] == "select"] == [("select", (17, 32), False), ("select", (42, 48), True), ("select", (55, 67), False)]
+    assert [c for c in robot.calls if c[0] in ("find", "type", "enter")] == [
+        ("find", "/"),
+        ("type", "i"),
+        ("enter", "Enter"),
+    ]
+    assert [c for c in robot.calls if c[0] == "select"] == [
+        ("select", (17, 32), False),
+        ("select", (42, 48), True),
+        ("select", (55, 67), False),
+    ]
     assert run.todo == []
     # DUCView's minimum for the same peer: open it, then 3 matches by hand (no contributor text is exact).
-    minimum, automatic = bench.ducview_minimum([(m.scu, " ".join(text[s:e] for s, e in m.parts)) for m in expert], {1: ["dams hold water"]})
+    minimum, automatic = bench.ducview_minimum(
+        [(m.scu, " ".join(text[s:e] for s, e in m.parts)) for m in expert], {1: ["dams hold water"]}
+    )
     assert (minimum, automatic) == (10, 0)
     # Perfect suggestions: S, read + A for SCUs 1 and 2 (4), a drag and "No SCU" for the unit (2), Done.
     assert bench.perfect_floor(expert, opens=0) == 1 + 4 + 2 + 1
     assert bench.perfect_floor([Match(None, ((0, 1), (3, 4)))], opens=1) == 1 + 1 + 3 + 1
 
 
-@pytest.mark.parametrize(("text", "cp", "u16"), [("abc", 2, 2), ("a\U0001F600b", 2, 3), ("\U0001F600\U0001F600x", 2, 4)])
+@pytest.mark.parametrize(
+    ("text", "cp", "u16"), [("abc", 2, 2), ("a\U0001f600b", 2, 3), ("\U0001f600\U0001f600x", 2, 4)]
+)
 def test_offsets_between_code_points_and_utf16(text, cp, u16):
     assert bench.to_u16(text, cp) == u16
     assert bench.to_cp(text, u16) == cp

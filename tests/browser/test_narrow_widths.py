@@ -9,13 +9,15 @@ has data, each seen by the role that uses it. A table may be wider than the scre
 scroll box (``.table-wrap``): the page itself may not. The header is checked too: each control
 (brand, links, user name, Log out) on screen, on one line, apart from its neighbours.
 """
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
 from annotation.corpus.models import Assignment
+from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
 from annotation.peers.models import PeerAnnotation
+
 from tests.security.test_csp import ANONYMOUS, pages, world  # noqa: F401  (world: a fixture)
 
 WIDTHS = {"phone": (390, 844), "tablet": (768, 1024)}
@@ -64,7 +66,7 @@ def people(world):  # noqa: F811  (the fixture imported above)
     PeerAnnotation.objects.filter(pk=world["annotation"].pk).update(annotator=annotator)
     pyramid.creator = annotator
     pyramid.save(update_fields=["creator"])
-    coordinator = User.objects.create_user("dana.coordinator", is_staff=True)   # the longest header: Admin too
+    coordinator = User.objects.create_user("dana.coordinator", is_staff=True)  # the longest header: Admin too
     coordinator.groups.add(role_group(COORDINATOR))
     for dataset in (world["dataset"], world["construction"]):
         dataset.coordinators.add(coordinator)
@@ -98,16 +100,19 @@ def test_no_page_is_wider_than_a_phone_or_a_tablet(chromium, live_server, world,
                 tab = tabs[role(name)]
                 response = tab.goto(live_server.url + path)
                 tab.wait_for_load_state("load")
-                expected = 404 if name == "not found" else 200   # not a refusal or a login page in its stead
-                assert response.status == expected and (name == "login" or "/login/" not in tab.url), \
+                expected = 404 if name == "not found" else 200  # not a refusal or a login page in its stead
+                assert response.status == expected and (name == "login" or "/login/" not in tab.url), (
                     f"{name} as {role(name)}: {response.status} at {tab.url}"
+                )
                 if ready:
                     tab.wait_for_selector(ready, timeout=10_000)
-                tab.wait_for_timeout(150)   # what the page's scripts render after load
+                tab.wait_for_timeout(150)  # what the page's scripts render after load
                 found = tab.evaluate(MEASURE)
                 if found["page"] > found["width"] or found["header"]:
-                    problems.append(f"{device} {width} px, {name} ({path}) as {role(name)}: page {found['page']} px wide; "
-                                    f"past the edge: {found['wide']}; header: {found['header']}")
+                    problems.append(
+                        f"{device} {width} px, {name} ({path}) as {role(name)}: page {found['page']} px wide; "
+                        f"past the edge: {found['wide']}; header: {found['header']}"
+                    )
         finally:
             for tab in tabs.values():
                 tab.context.close()

@@ -6,6 +6,7 @@ good, so that the next visit fetches none of them again.
 
 The server is a subprocess (``manage.py runserver --noreload``) reading the test database, hence
 PostgreSQL (an SQLite test database lives in memory, out of another process's reach)."""
+
 import os
 import re
 import socket
@@ -13,8 +14,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from urllib.parse import urlparse
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 from django.conf import settings
@@ -22,9 +23,9 @@ from django.db import connection
 
 from annotation.dashboards import snapshots
 
+from tests.browser.dashboards.test_dashboards import PASSWORD, coordinator_of
 from tests.dashboards.conftest import _eager_tasks  # noqa: F401  (fixtures)
 from tests.dashboards.helpers import build_toy
-from tests.browser.dashboards.test_dashboards import PASSWORD, coordinator_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.postgres]
 REPO = Path(settings.BASE_DIR)
@@ -59,12 +60,24 @@ def make_run_server(transactional_db, tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "DEBUG": "1", "COLLECTED_STATIC": "1", "STATIC_ROOT": str(tmp_path / "static"),
-           "DATABASE_URL": database_url(), "LOG_LEVEL": "WARNING"}
-    env.pop("REDIS_URL", None)   # nothing to enqueue for a worker nobody runs: tasks in-process
+    env = {
+        **os.environ,
+        "DEBUG": "1",
+        "COLLECTED_STATIC": "1",
+        "STATIC_ROOT": str(tmp_path / "static"),
+        "DATABASE_URL": database_url(),
+        "LOG_LEVEL": "WARNING",
+    }
+    env.pop("REDIS_URL", None)  # nothing to enqueue for a worker nobody runs: tasks in-process
     log = open(tmp_path / "server.log", "wb")
-    server = subprocess.Popen([sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-                              cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -102,15 +115,22 @@ def test_chart_pages_send_little_compressed_javascript_cached_for_good(chromium,
 
     d = f"/datasets/{dataset.pk}"
     for path in (f"{d}/scores/?references=1", f"{d}/significance/", f"{d}/agreement/T1/", f"{d}/agreement/T1/1/"):
-        context = chromium.new_context(storage_state=state)   # its own cache: empty
+        context = chromium.new_context(storage_state=state)  # its own cache: empty
         page = context.new_page()
         errors = []
         page.on("pageerror", lambda error, errors=errors: errors.append(str(error)))
         headers = {}
-        page.on("response", lambda r, headers=headers: headers.__setitem__(urlparse(r.url).path, r.headers) if r.url.endswith(".js") else None)
+        page.on(
+            "response",
+            lambda r, headers=headers: (
+                headers.__setitem__(urlparse(r.url).path, r.headers) if r.url.endswith(".js") else None
+            ),
+        )
         page.goto(base + path)
         page.wait_for_function(READY)
-        page.locator("[data-chart]").last.scroll_into_view_if_needed()   # one far below the fold is drawn as it comes near
+        page.locator(
+            "[data-chart]"
+        ).last.scroll_into_view_if_needed()  # one far below the fold is drawn as it comes near
         page.wait_for_selector("[data-chart][data-drawn]")
         scripts = page.evaluate(SCRIPTS)
         names = [p for p, *_ in scripts]
@@ -119,7 +139,7 @@ def test_chart_pages_send_little_compressed_javascript_cached_for_good(chromium,
         wire = sum(size for _, size, _, _ in scripts)
         assert wire <= BUDGET, f"{path}: {wire} bytes of compressed JavaScript ({scripts})"
         for name, size, decoded, _ in scripts:
-            if decoded > 2048:   # WhiteNoise leaves alone what gzip would barely shrink
+            if decoded > 2048:  # WhiteNoise leaves alone what gzip would barely shrink
                 assert headers[name].get("content-encoding") == "gzip" and size < decoded, (name, headers[name])
             assert "immutable" in headers[name].get("cache-control", ""), (name, headers[name])
         # The next visit takes every script from the cache, not a byte from the server.

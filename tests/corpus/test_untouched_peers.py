@@ -2,6 +2,7 @@
 peer", a peer named in the form) stores no PeerAnnotation; the first action creates it, once,
 whatever the number of tabs acting at once (PostgreSQL, threads released together); only the
 assignment's annotator may see or start it; progress and the walk to the next peer stay right."""
+
 import threading
 
 import pytest
@@ -13,8 +14,8 @@ from rest_framework.test import APIClient
 
 from annotation.corpus import assignments
 from annotation.corpus.models import Assignment, PeerSummary, Topic
-from annotation.peers.models import PeerAnnotation
 from annotation.peers import results
+from annotation.peers.models import PeerAnnotation
 
 from tests.browser.editors.browser import world
 from tests.browser.editors.test_annotator import build_pyramid
@@ -29,8 +30,15 @@ def topic_world(db):
     assignment = Assignment.objects.get(annotator=user)
     client = Client()
     client.force_login(user)
-    return {"user": user, "topic": topic, "pyramid": pyramid, "dam": dam, "assignment": assignment, "client": client,
-            "peers": {p.external_id: p for p in topic.peersummarys.all()}}
+    return {
+        "user": user,
+        "topic": topic,
+        "pyramid": pyramid,
+        "dam": dam,
+        "assignment": assignment,
+        "client": client,
+        "peers": {p.external_id: p for p in topic.peersummarys.all()},
+    }
 
 
 def peer_url(w, peer):
@@ -49,12 +57,14 @@ def start_url(w, peer):
 
 def test_opening_peers_stores_nothing(topic_world):
     w, client = topic_world, topic_world["client"]
-    response = client.post(reverse("frontend:open-assignment", args=[w["assignment"].pk]))   # the home page's Start
-    assert response.status_code == 302 and response["Location"] == peer_url(w, "1")         # the first peer, natural order
-    for peer in ("2", "10"):                                                                   # the peer list's form
-        response = client.post(reverse("frontend:open-assignment", args=[w["assignment"].pk]), {"peer": w["peers"][peer].pk})
+    response = client.post(reverse("frontend:open-assignment", args=[w["assignment"].pk]))  # the home page's Start
+    assert response.status_code == 302 and response["Location"] == peer_url(w, "1")  # the first peer, natural order
+    for peer in ("2", "10"):  # the peer list's form
+        response = client.post(
+            reverse("frontend:open-assignment", args=[w["assignment"].pk]), {"peer": w["peers"][peer].pk}
+        )
         assert response["Location"] == peer_url(w, peer)
-    for peer in ("1", "2", "10", "1"):                                                         # each page, and its document
+    for peer in ("1", "2", "10", "1"):  # each page, and its document
         page = client.get(peer_url(w, peer))
         assert page.status_code == 200 and f"peer {peer}</h1>" in page.content.decode()
         full = client.get(f"/api/assignments/{w['assignment'].pk}/peers/{w['peers'][peer].pk}/full/")
@@ -76,14 +86,25 @@ def test_the_first_action_creates_the_annotation_once(topic_world):
     first = client.post(start_url(w, "2"), {}, format="json", HTTP_IDEMPOTENCY_KEY="k1")
     assert first.status_code == 201
     annotation = PeerAnnotation.objects.get()
-    assert (annotation.peer.external_id, annotation.annotator, annotation.pyramid, annotation.status) == ("2", w["user"], w["pyramid"], "in_progress")
+    assert (annotation.peer.external_id, annotation.annotator, annotation.pyramid, annotation.status) == (
+        "2",
+        w["user"],
+        w["pyramid"],
+        "in_progress",
+    )
     assert first.json()["id"] == annotation.pk and first.json()["revision"] == 0
-    replay = client.post(start_url(w, "2"), {}, format="json", HTTP_IDEMPOTENCY_KEY="k1")            # a retry of the same action
+    replay = client.post(start_url(w, "2"), {}, format="json", HTTP_IDEMPOTENCY_KEY="k1")  # a retry of the same action
     assert replay.json()["id"] == annotation.pk and replay["Idempotent-Replayed"] == "true"
-    other_tab = client.post(start_url(w, "2"), {}, format="json", HTTP_IDEMPOTENCY_KEY="k2")          # another tab's first action
+    other_tab = client.post(
+        start_url(w, "2"), {}, format="json", HTTP_IDEMPOTENCY_KEY="k2"
+    )  # another tab's first action
     assert other_tab.status_code == 200 and other_tab.json()["id"] == annotation.pk
-    match = client.post("/api/matches/", {"annotation": annotation.pk, "scu": w["dam"].pk, "parts": [{"start": 5, "end": 29}]},
-                        format="json", HTTP_IF_MATCH='"0"')
+    match = client.post(
+        "/api/matches/",
+        {"annotation": annotation.pk, "scu": w["dam"].pk, "parts": [{"start": 5, "end": 29}]},
+        format="json",
+        HTTP_IF_MATCH='"0"',
+    )
     assert match.status_code == 201, match.content
     assert PeerAnnotation.objects.count() == 1
     # The page of that peer now leads to its annotation; the document of the peer is the annotation's.
@@ -95,7 +116,12 @@ def test_the_first_action_creates_the_annotation_once(topic_world):
     assert assignments.progress(w["assignment"]).done == 0
     assert not results.counted(PeerAnnotation.objects.all()).exists()
     walk = w["client"].get(f"/api/assignments/{w['assignment'].pk}/peers/{w['peers']['1'].pk}/full/").json()["next"]
-    assert walk == {"assignment": w["assignment"].pk, "peer": "2", "peer_id": w["peers"]["2"].pk, "annotation": annotation.pk}
+    assert walk == {
+        "assignment": w["assignment"].pk,
+        "peer": "2",
+        "peer_id": w["peers"]["2"].pk,
+        "annotation": annotation.pk,
+    }
 
 
 def test_done_on_an_untouched_peer_is_a_finished_empty_annotation(topic_world):
@@ -117,7 +143,9 @@ def test_done_on_an_untouched_peer_is_a_finished_empty_annotation(topic_world):
 def test_only_the_assignments_annotator_may_open_or_start(topic_world):
     w = topic_world
     quinn = User.objects.create_user("quinn")
-    Assignment.objects.create(topic=w["topic"], annotator=quinn, task=Assignment.Task.ANNOTATE_PEERS)  # same topic, own assignment
+    Assignment.objects.create(
+        topic=w["topic"], annotator=quinn, task=Assignment.Task.ANNOTATE_PEERS
+    )  # same topic, own assignment
     coordinator = User.objects.create_user("coord")
     w["topic"].dataset.coordinators.add(coordinator)
     peer = w["peers"]["1"].pk
@@ -135,7 +163,12 @@ def test_only_the_assignments_annotator_may_open_or_start(topic_world):
     elsewhere = Topic.objects.create(dataset=w["topic"].dataset, external_id="T10")
     stranger = PeerSummary.objects.create(topic=elsewhere, external_id="1", text="Elsewhere.").pk
     assert w["client"].get(reverse("frontend:annotator-peer", args=[w["assignment"].pk, stranger])).status_code == 404
-    assert api(w).post(f"/api/assignments/{w['assignment'].pk}/peers/{stranger}/annotation/", {}, format="json").status_code == 404
+    assert (
+        api(w)
+        .post(f"/api/assignments/{w['assignment'].pk}/peers/{stranger}/annotation/", {}, format="json")
+        .status_code
+        == 404
+    )
     # A build assignment has no peers to annotate.
     build = Assignment.objects.create(topic=w["topic"], annotator=w["user"], task=Assignment.Task.BUILD_PYRAMID)
     assert w["client"].get(reverse("frontend:annotator-peer", args=[build.pk, peer])).status_code == 404
@@ -150,7 +183,11 @@ def test_two_tabs_acting_at_once_create_one_annotation():
     w = {}
     user, topic = world("pat", tasks=("annotate_peers",))
     build_pyramid(topic, User.objects.create_user("builder"))
-    w.update(user=user, assignment=Assignment.objects.get(annotator=user), peers={p.external_id: p for p in topic.peersummarys.all()})
+    w.update(
+        user=user,
+        assignment=Assignment.objects.get(annotator=user),
+        peers={p.external_id: p for p in topic.peersummarys.all()},
+    )
     for attempt in range(3):
         PeerAnnotation.objects.all().delete()
         barrier, answers = threading.Barrier(2), [None, None]

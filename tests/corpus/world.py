@@ -1,18 +1,19 @@
 """A coordinator of a dataset (in the coordinator role), a coordinator of another dataset, an
 annotator assigned to a topic of the dataset, and a user with no role; fast password hashing.
 ``topic``: that topic with summaries some work rests on, and a second topic."""
+
 from types import SimpleNamespace
 
 import pytest
 from django.contrib.auth.models import User
 
 from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
-from annotation.dashboards.models import Judgment
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid, SCU
 from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
-from annotation.pyramids.editing import add_contributor
+from annotation.dashboards.models import Judgment
 from annotation.peers.editing import add_match
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.editing import add_contributor
+from annotation.pyramids.models import SCU, Pyramid
 
 PASSWORD = "set-it-up-2026"
 TEXT = "The dam burst at night and the valley flooded."
@@ -54,4 +55,6 @@ def topic(people):
     Judgment.objects.create(topic=t, summary="3", metric="content_responsiveness", value=3)
     other = Topic.objects.create(dataset=people.dataset, external_id="D0602", title="Another")
     ReferenceSummary.objects.create(topic=other, external_id="A", text="Other text.")
-    return SimpleNamespace(topic=t, refs=refs, peers=peers, built=built, empty=empty, annotation=annotation, other=other)
+    return SimpleNamespace(
+        topic=t, refs=refs, peers=peers, built=built, empty=empty, annotation=annotation, other=other
+    )

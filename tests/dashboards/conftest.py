@@ -1,5 +1,6 @@
 """Dashboard page tests run Celery tasks in-process (eager) even when REDIS_URL is set (CI), so a
 page sees the recomputation a save or an upload caused; ``test_worker.py`` covers the real worker."""
+
 import pytest
 
 

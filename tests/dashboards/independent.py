@@ -5,6 +5,7 @@ in the middle rather than sampled; the t-test's power by integrating over the ch
 than scipy's noncentral t). Where a figure rests on seeded draws (bootstrap intervals, topic
 stability), the draws are redone here from the documented recipe, so equal seeds give equal numbers.
 """
+
 import itertools
 import re
 from collections import defaultdict
@@ -50,8 +51,8 @@ def exact_sign_flip_p(differences) -> float:
 
     half = len(d) // 2
     left, right = sums(d[:half]), np.sort(sums(d[half:]))
-    at_least = len(right) - np.searchsorted(right, threshold - left, side="left")    # left + right >= threshold
-    at_most = np.searchsorted(right, -threshold - left, side="right")                # left + right <= -threshold
+    at_least = len(right) - np.searchsorted(right, threshold - left, side="left")  # left + right >= threshold
+    at_most = np.searchsorted(right, -threshold - left, side="right")  # left + right <= -threshold
     return float((at_least + at_most).sum() / 2 ** len(d))
 
 
@@ -70,10 +71,14 @@ def pair_tests(per_system: dict[str, dict[str, float]]) -> dict[frozenset, tuple
     """{a, b} -> (mean difference a - b with a < b by name, exact p, Holm-adjusted p) for every pair."""
     names = sorted(per_system)
     pairs = list(itertools.combinations(names, 2))
-    diffs = [np.array([per_system[a][t] - per_system[b][t] for t in sorted(per_system[a].keys() & per_system[b].keys())])
-             for a, b in pairs]
+    diffs = [
+        np.array([per_system[a][t] - per_system[b][t] for t in sorted(per_system[a].keys() & per_system[b].keys())])
+        for a, b in pairs
+    ]
     p = [exact_sign_flip_p(d) for d in diffs]
-    return {frozenset(pair): (float(d.mean()), pv, ph) for pair, d, pv, ph in zip(pairs, diffs, p, holm(p), strict=True)}
+    return {
+        frozenset(pair): (float(d.mean()), pv, ph) for pair, d, pv, ph in zip(pairs, diffs, p, holm(p), strict=True)
+    }
 
 
 def check_matrix_cell(a: str, b: str, verdict: str, title: str, tests: dict) -> None:
@@ -87,7 +92,10 @@ def check_matrix_cell(a: str, b: str, verdict: str, title: str, tests: dict) -> 
     shown = re.search(r"; p ([=<]) ([\d.]+), Holm-adjusted p ([=<]) ([\d.]+)", title)
     # NIST's table rounds the scores to 4 decimals, which moves a few of the 2^n patterns across
     # the observed sum: the tolerances.
-    for relation, number, value, tolerance in ((shown[1], shown[2], p, {"abs": 1e-3}), (shown[3], shown[4], p_holm, {"rel": 0.02, "abs": 1e-3})):
+    for relation, number, value, tolerance in (
+        (shown[1], shown[2], p, {"abs": 1e-3}),
+        (shown[3], shown[4], p_holm, {"rel": 0.02, "abs": 1e-3}),
+    ):
         if relation == "<":
             assert value < float(number) + tolerance["abs"], (a, b, title)
         else:
@@ -113,8 +121,14 @@ def topic_stability(per_system: dict[str, dict[str, float]], *, seed: int, draws
 
 def difference_sd_median(per_system: dict[str, dict[str, float]]) -> float:
     """The median over system pairs of the sample sd of their per-topic differences."""
-    return float(np.median([np.std([per_system[a][t] - per_system[b][t] for t in per_system[a]], ddof=1)
-                            for a, b in itertools.combinations(sorted(per_system), 2)]))
+    return float(
+        np.median(
+            [
+                np.std([per_system[a][t] - per_system[b][t] for t in per_system[a]], ddof=1)
+                for a, b in itertools.combinations(sorted(per_system), 2)
+            ]
+        )
+    )
 
 
 def paired_t_power(n: int, effect: float, alpha: float) -> float:
@@ -160,12 +174,14 @@ def subset_scores(pans, k: int) -> dict[str, dict[str, list[float]]]:
     contributors from the kept references, an SCU without one vanishes. k = the number of
     references gives the full pyramid's score."""
     out: dict[str, dict[str, list[float]]] = defaultdict(dict)
-    weights_of = {}   # topic -> per subset: SCU uid -> weight (one pyramid per topic)
+    weights_of = {}  # topic -> per subset: SCU uid -> weight (one pyramid per topic)
     for topic, peer, parsed in pans:
         if topic not in weights_of:
             references = sorted(r.id for r in parsed.pyramid.references)
-            weights_of[topic] = [{scu.uid: sum(c.parts[0].reference in keep for c in scu.contributors) for scu in parsed.pyramid.scus}
-                                 for keep in itertools.combinations(references, k)]
+            weights_of[topic] = [
+                {scu.uid: sum(c.parts[0].reference in keep for c in scu.contributors) for scu in parsed.pyramid.scus}
+                for keep in itertools.combinations(references, k)
+            ]
         matched = {m.scu_uid for m in parsed.matches}
         scores = [_modified(weights, matched, k) for weights in weights_of[topic]]
         assert peer not in out[topic], f"{topic}: peer {peer} annotated twice"
@@ -186,9 +202,11 @@ def reference_stability(pans, references: int, *, seed: int, draws: int) -> dict
     curve = {}
     for k in range(1, references):
         scored = subset_scores(pans, k)
-        per_topic = [np.array([scored[t][s] for s in systems]).T for t in topics]   # (subsets, systems)
+        per_topic = [np.array([scored[t][s] for s in systems]).T for t in topics]  # (subsets, systems)
         picks = [rng.integers(0, len(scores), draws) for scores in per_topic]
-        means = np.mean([scores[pick] for scores, pick in zip(per_topic, picks, strict=True)], axis=0)   # (draws, systems)
+        means = np.mean(
+            [scores[pick] for scores, pick in zip(per_topic, picks, strict=True)], axis=0
+        )  # (draws, systems)
         curve[k] = float(np.mean([stats.kendalltau(full_means, m).statistic for m in means]))
     return curve
 
@@ -196,13 +214,18 @@ def reference_stability(pans, references: int, *, seed: int, draws: int) -> dict
 def groups(ordered: list[str], significant: set[frozenset]) -> list[list[str]]:
     """Runs of systems (in the shown order) with no significant pair inside, each run kept only if
     no longer run contains it: every candidate run listed, the contained ones dropped."""
-    runs = [ordered[i:j + 1] for i in range(len(ordered)) for j in range(i, len(ordered))
-            if not any(frozenset(p) in significant for p in itertools.combinations(ordered[i:j + 1], 2))]
+    runs = [
+        ordered[i : j + 1]
+        for i in range(len(ordered))
+        for j in range(i, len(ordered))
+        if not any(frozenset(p) in significant for p in itertools.combinations(ordered[i : j + 1], 2))
+    ]
     return [r for r in runs if not any(set(r) < set(other) for other in runs)]
 
 
-def system_correlation_interval(means: dict[str, tuple[float, float]], method: str, *, seed: int, resamples: int,
-                                confidence: float) -> tuple[float, float]:
+def system_correlation_interval(
+    means: dict[str, tuple[float, float]], method: str, *, seed: int, resamples: int, confidence: float
+) -> tuple[float, float]:
     """The system-level correlation's percentile interval: systems (sorted by name) drawn with
     replacement as ``default_rng(seed).integers(0, systems, (resamples, systems))``, scipy's
     correlation of the drawn systems' two means (a system drawn twice appears twice)."""

@@ -2,6 +2,7 @@
 endpoint that takes one: 400 naming the choices (pages in the app's layout). A silent default gave
 another table's CSV with 200 (``scores.csv?table=sistems``) and the NIST figures for a misspelt
 convention; some downloads said 404, the API said 400."""
+
 import re
 
 import pytest
@@ -24,7 +25,7 @@ CONVENTIONS = "nist, sacrerouge"
 def toy():
     dataset = build_toy()
     topic = dataset.topics.order_by("external_id").first()
-    second_pyramid(topic, "ann2")          # two pyramids: the construction agreement pages have a pair
+    second_pyramid(topic, "ann2")  # two pyramids: the construction agreement pages have a pair
     construction.recompute_topics([topic.pk])
     snapshots.recompute_dataset(dataset.pk)
     users = make_users(dataset)
@@ -62,21 +63,24 @@ def assert_bad_choice_page(response, name, choices):
     body = response.content.decode()
     assert response.status_code == 400, (response.status_code, body[:300])
     assert f"Unknown {name} &#x27;bogus&#x27;: choose one of {choices}." in body
-    assert 'class="topbar"' in body   # the app's layout, not Django's bare page
+    assert 'class="topbar"' in body  # the app's layout, not Django's bare page
 
 
 def test_every_page_and_download_answers_an_unknown_convention_with_the_choices(toy):
     dataset, client, _ = toy
     for url in page_urls(dataset):
-        assert client.get(url).status_code == 200, url   # the page itself works
+        assert client.get(url).status_code == 200, url  # the page itself works
         assert_bad_choice_page(client.get(url + "?convention=bogus"), "convention", CONVENTIONS)
 
 
-@pytest.mark.parametrize("name, tables", [
-    ("scores_export", "topics, systems"),
-    ("statistics_export", ", ".join(STATISTICS_TABLES)),
-    ("construction_export", ", ".join(construction.TABLES)),
-])
+@pytest.mark.parametrize(
+    "name, tables",
+    [
+        ("scores_export", "topics, systems"),
+        ("statistics_export", ", ".join(STATISTICS_TABLES)),
+        ("construction_export", ", ".join(construction.TABLES)),
+    ],
+)
 def test_every_download_answers_an_unknown_table_with_the_choices(toy, name, tables):
     dataset, client, _ = toy
     url = reverse(f"dashboards:{name}", args=[dataset.pk, "csv"])
@@ -101,8 +105,10 @@ def test_every_api_endpoint_answers_an_unknown_choice_as_the_pages_do(toy):
     dataset, _, api = toy
     operations = list(api_operations())
     assert {(p, n) for p, _, n in operations} >= {
-        ("/api/datasets/{id}/scores/", "convention"), ("/api/datasets/{id}/statistics/", "table"),
-        ("/api/datasets/{id}/pyramid-agreement/", "table"), ("/api/datasets/{id}/pyramid-agreement/", "convention"),
+        ("/api/datasets/{id}/scores/", "convention"),
+        ("/api/datasets/{id}/statistics/", "table"),
+        ("/api/datasets/{id}/pyramid-agreement/", "table"),
+        ("/api/datasets/{id}/pyramid-agreement/", "convention"),
     }, operations
     for path, method, name in operations:
         assert method == "get" and re.findall(r"\{(\w+)\}", path) == ["id"], path  # the dataset is the one object named
@@ -127,7 +133,7 @@ def test_forbidden_and_missing_pages_say_why_in_the_layout(toy):
     body = denied.content.decode()
     assert denied.status_code == 403 and "The dashboards are for coordinators." in body and 'class="topbar"' in body
     other = Client()
-    other.force_login(get_user_model().objects.get(username="other"))   # a coordinator of another dataset
+    other.force_login(get_user_model().objects.get(username="other"))  # a coordinator of another dataset
     missing = other.get(reverse("dashboards:scores", args=[dataset.pk]))
     assert missing.status_code == 404 and "No such dataset among those you coordinate." in missing.content.decode()
     assert 'class="topbar"' in missing.content.decode()

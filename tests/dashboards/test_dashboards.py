@@ -1,5 +1,6 @@
 """Dashboard figures on a hand-scored dataset: scores per topic and system, tier histograms and the
 meta-evaluation table, each checked against an independent computation (hand values, numpy, scipy)."""
+
 import json
 from collections import defaultdict
 
@@ -8,16 +9,28 @@ import pytest
 from scipy import stats
 
 from annotation.dashboards.figures import METAEVAL_KEYS, SYSTEM_KEYS, metaeval_table, score_dashboard, tier_histograms
-from tests.dashboards.judged import import_judgments_csv
 from annotation.peers.results import SCORE_KEYS, score_rows, topics_of
 
 from tests.dashboards import toy
+from tests.dashboards.judged import import_judgments_csv
 
 pytestmark = pytest.mark.django_db
 SCIPY = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
 # Content judgments by hand (peers and references).
-CONTENT = {("T1", "1"): 4, ("T1", "2"): 2, ("T1", "3"): 5, ("T2", "1"): 1, ("T2", "2"): 4, ("T2", "3"): 2,
-           ("T1", "A"): 5, ("T1", "B"): 4, ("T1", "C"): 5, ("T2", "A"): 4, ("T2", "B"): 5, ("T2", "C"): 3}
+CONTENT = {
+    ("T1", "1"): 4,
+    ("T1", "2"): 2,
+    ("T1", "3"): 5,
+    ("T2", "1"): 1,
+    ("T2", "2"): 4,
+    ("T2", "3"): 2,
+    ("T1", "A"): 5,
+    ("T1", "B"): 4,
+    ("T1", "C"): 5,
+    ("T2", "A"): 4,
+    ("T2", "B"): 5,
+    ("T2", "C"): 3,
+}
 
 
 @pytest.fixture
@@ -33,7 +46,9 @@ def test_per_topic_rows_are_the_export_rows(dataset):
     assert board["per_topic"] == score_rows(topics_of("Toy"), include_references=False)
     assert board["topic_keys"] == list(SCORE_KEYS) and board["system_keys"] == list(SYSTEM_KEYS)
     by_annotation = {(r["topic"], r["summary"], r["annotator"]): r["modified"] for r in board["per_topic"]}
-    assert by_annotation[("T1", "1", "ann1")] == pytest.approx(0.8) and by_annotation[("T1", "1", "ann2")] == pytest.approx(0.6)
+    assert by_annotation[("T1", "1", "ann1")] == pytest.approx(0.8) and by_annotation[
+        ("T1", "1", "ann2")
+    ] == pytest.approx(0.6)
     assert json.loads(json.dumps(board)) == board
 
 
@@ -44,7 +59,7 @@ def test_per_system_means_by_hand_and_numpy(dataset):
     # modified by hand: 1 = (0.7 + 0.4) / 2, 2 = (0.4 + 0.8) / 2, 3 = (1.0 + 0.2) / 2
     assert systems["1"]["modified"] == pytest.approx(0.55)
     assert systems["2"]["modified"] == pytest.approx(0.6) and systems["3"]["modified"] == pytest.approx(0.6)
-    assert [r["system"] for r in board["per_system"]] == ["2", "3", "1"]   # best first
+    assert [r["system"] for r in board["per_system"]] == ["2", "3", "1"]  # best first
     # Every score: numpy over the per-topic means of the rows (annotators averaged within a topic).
     for score in ("original", "modified", "modified_jk"):
         cells = defaultdict(list)
@@ -55,13 +70,23 @@ def test_per_system_means_by_hand_and_numpy(dataset):
             assert row[f"{score}_n"] == 2 and row["topics"] == 2
             assert row[score] == pytest.approx(values.mean(), abs=1e-12)
             assert row[f"{score}_sd"] == pytest.approx(values.std(ddof=1), abs=1e-12)
-            assert (row[f"{score}_min"], row[f"{score}_max"]) == (pytest.approx(values.min()), pytest.approx(values.max()))
+            assert (row[f"{score}_min"], row[f"{score}_max"]) == (
+                pytest.approx(values.min()),
+                pytest.approx(values.max()),
+            )
 
 
 def test_references_included_or_not(dataset):
     with_refs = score_dashboard("Toy", include_references=True)
     kinds = {(r["kind"], r["system"]) for r in with_refs["per_system"]}
-    assert kinds == {("peer", "1"), ("peer", "2"), ("peer", "3"), ("reference", "A"), ("reference", "B"), ("reference", "C")}
+    assert kinds == {
+        ("peer", "1"),
+        ("peer", "2"),
+        ("peer", "3"),
+        ("reference", "A"),
+        ("reference", "B"),
+        ("reference", "C"),
+    }
     refs = {r["system"]: r for r in with_refs["per_system"] if r["kind"] == "reference"}
     # Reference A against the pyramid of B and C (n = 2): weights SCU1 2, SCU2 1, SCU4 1 (SCU 3 vanishes)
     # -> Xa = round(4/2) = 2, MaxWeight 3; A expresses SCU 1 and 2 -> D = 3 -> 1.0 in both topics.
@@ -86,11 +111,18 @@ def test_metaeval_peers_only_against_scipy(dataset):
     board = metaeval_table("Toy")
     assert board["keys"] == list(METAEVAL_KEYS) and json.loads(json.dumps(board)) == board
     table = _table(board)
-    assert sorted(table) == sorted((m, s, lvl) for m in ("content", "rouge") for s in ("peers", "peers+references")
-                                   for lvl in ("summary", "system"))
+    assert sorted(table) == sorted(
+        (m, s, lvl)
+        for m in ("content", "rouge")
+        for s in ("peers", "peers+references")
+        for lvl in ("summary", "system")
+    )
     summary, system = table[("content", "peers", "summary")], table[("content", "peers", "system")]
     for method, func in SCIPY.items():
-        per_topic = [func([toy.MODIFIED[(t, p)] for p in "123"], [CONTENT[(t, p)] for p in "123"]).statistic for t in ("T1", "T2")]
+        per_topic = [
+            func([toy.MODIFIED[(t, p)] for p in "123"], [CONTENT[(t, p)] for p in "123"]).statistic
+            for t in ("T1", "T2")
+        ]
         assert summary[method] == pytest.approx(np.mean(per_topic), abs=1e-12)
         xm = [np.mean([toy.MODIFIED[(t, p)] for t in ("T1", "T2")]) for p in "123"]
         ym = [np.mean([CONTENT[(t, p)] for t in ("T1", "T2")]) for p in "123"]
@@ -112,10 +144,16 @@ def test_metaeval_with_references_against_scipy(dataset):
         modified[(r["topic"], r["summary"])].append(r["modified"])
     x = {key: np.mean(v) for key, v in modified.items()}
     table = _table(metaeval_table("Toy"))
-    summary, system = table[("content", "peers+references", "summary")], table[("content", "peers+references", "system")]
+    summary, system = (
+        table[("content", "peers+references", "summary")],
+        table[("content", "peers+references", "system")],
+    )
     summarizers = ["1", "2", "3", "A", "B", "C"]
     for method, func in SCIPY.items():
-        per_topic = [func([x[(t, s)] for s in summarizers], [CONTENT[(t, s)] for s in summarizers]).statistic for t in ("T1", "T2")]
+        per_topic = [
+            func([x[(t, s)] for s in summarizers], [CONTENT[(t, s)] for s in summarizers]).statistic
+            for t in ("T1", "T2")
+        ]
         assert summary[method] == pytest.approx(np.mean(per_topic), abs=1e-12)
         xm = [np.mean([x[(t, s)] for t in ("T1", "T2")]) for s in summarizers]
         ym = [np.mean([CONTENT[(t, s)] for t in ("T1", "T2")]) for s in summarizers]

@@ -1,14 +1,18 @@
 """Importing judgments: CSV and DUC score tables, every bad row reported, all or nothing."""
+
 import pytest
 from django.contrib import admin
 from django.test import override_settings
 from django.urls import path, reverse
 
 from annotation.corpus.models import PeerSummary
-from annotation.dashboards.models import Judgment
 from annotation.dashboards.judgments import (
-    JudgmentImportError, import_duc_table, parse_duc_table, read_duc_header,
+    JudgmentImportError,
+    import_duc_table,
+    parse_duc_table,
+    read_duc_header,
 )
+from annotation.dashboards.models import Judgment
 
 from tests.dashboards import toy
 from tests.dashboards.judged import import_judgments_csv
@@ -31,10 +35,16 @@ def test_csv_import_and_reimport(dataset):
     assert (result.created, result.updated, result.unchanged) == (4, 0, 0)
     assert result.metrics == ("content", "rouge_2")
     # "01" names peer "1" (ids compared as numbers) and is stored as the peer's own id; A is a reference.
-    assert stored() == {("T1", "1", "content"): 3, ("T1", "A", "content"): 5, ("T2", "1", "content"): 2.5,
-                        ("T2", "3", "rouge_2"): 0.08}
+    assert stored() == {
+        ("T1", "1", "content"): 3,
+        ("T1", "A", "content"): 5,
+        ("T2", "1", "content"): 2.5,
+        ("T2", "3", "rouge_2"): 0.08,
+    }
     assert set(Judgment.objects.values_list("source", flat=True)) == {"judged.csv"}
-    again = import_judgments_csv(dataset, "value,metric,summary,topic,note\n4,content,1,T1,x\n5,content,A,T1,\n", "judged.csv")
+    again = import_judgments_csv(
+        dataset, "value,metric,summary,topic,note\n4,content,1,T1,x\n5,content,A,T1,\n", "judged.csv"
+    )
     assert (again.created, again.updated, again.unchanged) == (0, 1, 1)
     assert stored()[("T1", "1", "content")] == 4 and Judgment.objects.count() == 4
 
@@ -42,21 +52,21 @@ def test_csv_import_and_reimport(dataset):
 def test_every_bad_row_is_reported_and_nothing_is_written(dataset):
     text = (
         "topic,summary,metric,value\n"
-        "T1,1,content,3\n"          # 2 fine
-        "T9,1,content,3\n"          # 3 a topic of another dataset: skipped, not an error
-        "T1,7,content,3\n"          # 4 unknown summary: cannot be placed, not malformed
-        "T1,2,,abc\n"               # 5 empty metric and bad value
-        "T1,2,content,nan\n"        # 6 not finite
-        "T1,2\n"                    # 7 too few fields
-        "\n"                        # 8 blank: ignored
-        "T1,01,content,2\n"         # 9 conflicts with line 2 (01 = 1)
-        "T1,3,content,1\n"          # 10 fine
-        "T1,3,content,1\n"          # 11 same value again: accepted once
+        "T1,1,content,3\n"  # 2 fine
+        "T9,1,content,3\n"  # 3 a topic of another dataset: skipped, not an error
+        "T1,7,content,3\n"  # 4 unknown summary: cannot be placed, not malformed
+        "T1,2,,abc\n"  # 5 empty metric and bad value
+        "T1,2,content,nan\n"  # 6 not finite
+        "T1,2\n"  # 7 too few fields
+        "\n"  # 8 blank: ignored
+        "T1,01,content,2\n"  # 9 conflicts with line 2 (01 = 1)
+        "T1,3,content,1\n"  # 10 fine
+        "T1,3,content,1\n"  # 11 same value again: accepted once
     )
     with pytest.raises(JudgmentImportError) as error:
         import_judgments_csv(dataset, text)
     lines = [e.split(":")[0] for e in error.value.errors]
-    assert lines == ["line 5", "line 6", "line 7", "line 9"]   # a malformed file is refused whole
+    assert lines == ["line 5", "line 6", "line 7", "line 9"]  # a malformed file is refused whole
     messages = "\n".join(error.value.errors)
     assert "T9" not in messages and "'7'" not in messages
     assert "metric is empty; value 'abc' is not a finite number" in messages
@@ -67,18 +77,22 @@ def test_every_bad_row_is_reported_and_nothing_is_written(dataset):
 
 def test_rows_that_cannot_be_placed_are_left_and_the_rest_imported(dataset):
     PeerSummary.objects.create(topic=dataset.topics.get(external_id="T1"), external_id="A", text="peer A")
-    text = ("topic,summary,metric,value\n"
-            "T1,1,content,3\n"      # 2 placed
-            "T1,7,content,3\n"      # 3 T1 has no summary 7
-            "T1,A,content,3\n"      # 4 A is a peer and a reference of T1
-            "T9,1,content,3\n"      # 5 not a topic of the dataset
-            "T1,7,rouge,0.1\n"      # 6 T1 has no summary 7
-            "T2,3,content,2\n")     # 7 placed
+    text = (
+        "topic,summary,metric,value\n"
+        "T1,1,content,3\n"  # 2 placed
+        "T1,7,content,3\n"  # 3 T1 has no summary 7
+        "T1,A,content,3\n"  # 4 A is a peer and a reference of T1
+        "T9,1,content,3\n"  # 5 not a topic of the dataset
+        "T1,7,rouge,0.1\n"  # 6 T1 has no summary 7
+        "T2,3,content,2\n"
+    )  # 7 placed
     result = import_judgments_csv(dataset, text, "partial.csv")
     assert stored() == {("T1", "1", "content"): 3, ("T2", "3", "content"): 2}
     assert (result.created, result.left_rows, result.skipped_rows, result.skipped_topics) == (2, 3, 1, ("T9",))
-    assert result.left == ("lines 3, 6: topic T1 has no peer or reference summary '7'",
-                           "line 4: 'A' names both a peer and a reference of topic T1")
+    assert result.left == (
+        "lines 3, 6: topic T1 has no peer or reference summary '7'",
+        "line 4: 'A' names both a peer and a reference of topic T1",
+    )
     assert result.left_text.startswith("3 rows not placed: lines 3, 6: topic T1 has no peer or reference summary '7'; ")
 
 
@@ -98,15 +112,20 @@ def test_a_file_of_ambiguous_summary_ids_only_is_refused(dataset):
     assert not Judgment.objects.exists()
 
 
-HEADER_2006 = ("setid     peerid     modifiedscore     numSCUs     numrepetitions     annotatorid     pyramidcreator     "
-               "lingqual1     lingqual2     lingqual3     lingqual4     lingqual5     content\r\n\r\n")
+HEADER_2006 = (
+    "setid     peerid     modifiedscore     numSCUs     numrepetitions     annotatorid     pyramidcreator     "
+    "lingqual1     lingqual2     lingqual3     lingqual4     lingqual5     content\r\n\r\n"
+)
 TABLE_2006 = (
     "T1\t1\t0.8\t2\t0\t100\tV\t4\t4\t5\t5\t4\t3\t\n"
-    "T1\t1\t0.6\t1\t0\t101\tV\t4\t4\t5\t5\t4\t3\t\n"      # second annotator: same judgments
+    "T1\t1\t0.6\t1\t0\t101\tV\t4\t4\t5\t5\t4\t3\t\n"  # second annotator: same judgments
     "T1\t2\t0.4\t1\t0\t100\tV\t3\t3\t3\t3\t3\t2\t\n"
-    "T2\t03\t0.2\t1\t0\t100\tV\t\t\t\t\t\t\t\n"            # no judgments at all (as DUC 2006 D0647)
+    "T2\t03\t0.2\t1\t0\t100\tV\t\t\t\t\t\t\t\n"  # no judgments at all (as DUC 2006 D0647)
 )
-HEADER_2007 = "setid     peerid     modifiedscore     numSCUs     numrepetitions     lingqual1     lingqual2     " "lingqual3     lingqual4     lingqual5     content\n"
+HEADER_2007 = (
+    "setid     peerid     modifiedscore     numSCUs     numrepetitions     lingqual1     lingqual2     "
+    "lingqual3     lingqual4     lingqual5     content\n"
+)
 
 
 def test_duc_2006_table(dataset, tmp_path):
@@ -140,7 +159,7 @@ def test_duc_table_errors():
     assert parse_duc_table("T1 1 0.5", ["setid", "peerid"]).errors[0].startswith("header: no column named content")
 
 
-urlpatterns = [path("admin/", admin.site.urls)]   # the admin alone, whatever the site's other pages do
+urlpatterns = [path("admin/", admin.site.urls)]  # the admin alone, whatever the site's other pages do
 
 
 @override_settings(ROOT_URLCONF=__name__)
@@ -157,10 +176,15 @@ def test_admin_lists_filters_and_searches_judgments(dataset, client, django_user
 
 
 def test_rows_of_other_topics_are_skipped_and_counted(dataset):
-    text = "topic,summary,metric,value\nT1,1,content,3\n" + "".join(f"D07{t:02d},{s},content,2\n" for t in range(1, 46) for s in range(1, 53))
+    text = "topic,summary,metric,value\nT1,1,content,3\n" + "".join(
+        f"D07{t:02d},{s},content,2\n" for t in range(1, 46) for s in range(1, 53)
+    )
     result = import_judgments_csv(dataset, text, source="duc2007.csv")
     assert (result.created, result.skipped_rows, len(result.skipped_topics)) == (1, 45 * 52, 45)
-    assert result.skipped_text == "2340 rows of 45 topics not in this dataset skipped (D0701, D0702, D0703, D0704, D0705, …)"
+    assert (
+        result.skipped_text
+        == "2340 rows of 45 topics not in this dataset skipped (D0701, D0702, D0703, D0704, D0705, …)"
+    )
     assert stored() == {("T1", "1", "content"): 3}
 
 
@@ -173,19 +197,20 @@ def test_a_file_with_no_topic_of_the_dataset_is_refused(dataset):
 
 def test_each_problem_is_listed_once_with_its_lines(dataset):
     text = "topic,summary,metric,value\n" + "".join(f"T1,9,m{i},1\n" for i in range(14))
-    with pytest.raises(JudgmentImportError) as error:   # nothing can be placed: refused, with the reasons
+    with pytest.raises(JudgmentImportError) as error:  # nothing can be placed: refused, with the reasons
         import_judgments_csv(dataset, text + "T7,1,content,1\n")
     assert error.value.errors == [
         "1 row of 1 topic not in dataset 'Toy'",
         "lines 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 and 4 more: topic T1 has no peer or reference summary '9'",
     ]
-    with pytest.raises(JudgmentImportError) as error:   # malformed: only what is malformed is listed
+    with pytest.raises(JudgmentImportError) as error:  # malformed: only what is malformed is listed
         import_judgments_csv(dataset, text + "T1,1,content,x\n")
     assert error.value.errors == ["line 16: value 'x' is not a finite number"]
     # a DUC table line gives one row per metric: its problem is still listed once
     columns = read_duc_header(HEADER_2007)
     with pytest.raises(JudgmentImportError) as error:
         from annotation.dashboards.judgments import save_judgments
+
         save_judgments(dataset, parse_duc_table("T1\t9\t0.8\t2\t0\t4\t5\t5\t4\t4\t4\n", columns, linguistic=True))
     assert error.value.errors == ["line 1: topic T1 has no peer or reference summary '9'"]
 
@@ -205,13 +230,14 @@ def test_nist_table_of_a_year_against_topics_holding_some_of_their_peers(dataset
     lines = [(topic, peer, str(int(peer) % 5 + 1)) for topic in ("T1", "T2", "D0601") for peer in peers]
     table.write_text("".join(f"{t}\t{p}\t0.5\t2\t0\t100\tV\t4\t4\t5\t5\t4\t{c}\t\n" for t, p, c in lines))
     result = import_duc_table(dataset, table)
-    held = {(t.external_id, p)
-            for t in dataset.topics.all() for p in t.peersummarys.values_list("external_id", flat=True)}
+    held = {
+        (t.external_id, p) for t in dataset.topics.all() for p in t.peersummarys.values_list("external_id", flat=True)
+    }
     expected = {(t, p, "content_responsiveness"): float(c) for t, p, c in lines if (t, p) in held}
     assert len(expected) == 6 and stored() == expected
     left_lines = [n for n, (t, p, _) in enumerate(lines, start=1) if t != "D0601" and (t, p) not in held]
     assert (result.created, result.left_rows) == (6, len(left_lines))
     assert (result.skipped_rows, result.skipped_topics) == (35, ("D0601",))
-    assert len(left_lines) == 64 and len(result.left) == 64   # each (topic, peer) the dataset lacks, once
+    assert len(left_lines) == 64 and len(result.left) == 64  # each (topic, peer) the dataset lacks, once
     assert result.left[0] == "line 4: topic T1 has no peer or reference summary '4'"
     assert result.left[-1] == "line 70: topic T2 has no peer or reference summary '35'"

@@ -1,6 +1,7 @@
 """Real DUC 2006 data: the dashboards' figures against independent computations from NIST's own
 score table (``2006_modified_scores.txt`` holds both the modified score and content responsiveness)
 and from the pyramid files. Skips with the reason when ../shared/data is absent."""
+
 import itertools
 from collections import Counter, defaultdict
 from io import StringIO
@@ -11,9 +12,9 @@ from django.core.management import call_command
 from scipy import stats
 
 from annotation import formats
-from annotation.dashboards.models import Judgment
 from annotation.dashboards.figures import metaeval_table, score_dashboard, tier_histograms
 from annotation.dashboards.judgments import import_duc_table
+from annotation.dashboards.models import Judgment
 
 from tests.conftest import shared_data
 from tests.dashboards import independent
@@ -46,7 +47,7 @@ def nist_table(path):
         key = (cells[0], str(int(cells[1])))
         modified[key].append(float(cells[2]))
         value = float(cells[12]) if cells[12].strip() else None
-        assert content.setdefault(key, value) == value   # D0631: both annotators' rows give the same content
+        assert content.setdefault(key, value) == value  # D0631: both annotators' rows give the same content
     return {key: (np.mean(values), content[key]) for key, values in modified.items()}
 
 
@@ -56,15 +57,18 @@ def system_means(table, with_content_only):
         if content is not None or not with_content_only:
             per_system[peer].append((modified, content))
     systems = sorted(per_system, key=int)
-    return systems, {s: np.mean([m for m, _ in per_system[s]]) for s in systems}, {
-        s: np.mean([c for _, c in per_system[s]]) if with_content_only else None for s in systems}
+    return (
+        systems,
+        {s: np.mean([m for m, _ in per_system[s]]) for s in systems},
+        {s: np.mean([c for _, c in per_system[s]]) if with_content_only else None for s in systems},
+    )
 
 
 def test_content_import(duc2006):
     _, result = duc2006
     # 462 rows: 440 peers + 22 second-annotator rows of D0631 (same content: accepted once);
     # six D0647 peers (written 01, 02, 03, 05, 06, 08) have no content in the table.
-    assert (result.created, result.duplicates, result.empty, result.left_rows) == (434, 22, 6, 0)   # every row placed
+    assert (result.created, result.duplicates, result.empty, result.left_rows) == (434, 22, 6, 0)  # every row placed
     assert Judgment.objects.filter(metric="content_responsiveness").count() == 434
     assert not Judgment.objects.filter(topic__external_id="D0647", summary__in=["1", "2", "3", "5", "6", "8"]).exists()
 
@@ -78,7 +82,7 @@ def test_system_scores_equal_the_table(duc2006):
     assert sorted(rows, key=int) == systems and len(systems) == 22
     for s in systems:
         assert rows[s]["topics"] == rows[s]["modified_n"] == 20
-        assert rows[s]["modified"] == pytest.approx(modified[s], abs=5e-5)   # the table prints 4 decimals
+        assert rows[s]["modified"] == pytest.approx(modified[s], abs=5e-5)  # the table prints 4 decimals
 
 
 def test_system_level_correlation_with_content_equals_the_table(duc2006):
@@ -93,7 +97,7 @@ def test_system_level_correlation_with_content_equals_the_table(duc2006):
     for method, func in SCIPY.items():
         expected = func([modified[s] for s in systems], [content[s] for s in systems]).statistic
         figures[method] = (system[method], expected)
-        assert system[method] == pytest.approx(expected, abs=1e-4)   # table rounded to 4 decimals
+        assert system[method] == pytest.approx(expected, abs=1e-4)  # table rounded to 4 decimals
     # Summary level, independently: per topic over its peers, then the mean over topics.
     by_topic = defaultdict(list)
     for (topic, _), (m, c) in table.items():
@@ -115,9 +119,12 @@ def test_tier_histograms_equal_the_pyramid_files(duc2006):
     expected = {}
     for pyr in sorted((path / "allpyramids").glob("*.pyr")):
         parsed, _ = formats.parse_pyramid(pyr.read_bytes())
-        expected[formats.parse_nist_filename(pyr.name).topic] = (len(parsed.references), Counter(len(s.contributors) for s in parsed.scus))
+        expected[formats.parse_nist_filename(pyr.name).topic] = (
+            len(parsed.references),
+            Counter(len(s.contributors) for s in parsed.scus),
+        )
     hists = tier_histograms("duc2006")
-    assert len(hists) == 21   # D0614's .pan files carry a second pyramid
+    assert len(hists) == 21  # D0614's .pan files carry a second pyramid
     seen = set()
     for h in hists:
         n, weights = expected[h["topic"]]
@@ -141,8 +148,13 @@ def test_statistics_on_duc2006(duc2006):
         per_system[peer][topic] = modified
     topics = Topic.objects.filter(dataset__name="duc2006")
     summarizers = _summarizers(topics)
-    stats = statistics.compute("duc2006", score_rows(topics), lambda r: _summarizer_of(r, summarizers), "nist",
-                                      statistics.load_peer_inputs(topics))
+    stats = statistics.compute(
+        "duc2006",
+        score_rows(topics),
+        lambda r: _summarizer_of(r, summarizers),
+        "nist",
+        statistics.load_peer_inputs(topics),
+    )
     peers = stats["views"]["peers"]
     systems = {s["system"]: s for s in peers["systems"]}
     assert len(systems) == 22
@@ -154,7 +166,9 @@ def test_statistics_on_duc2006(duc2006):
     assert len(pairs) == 231
     exact = independent.pair_tests(per_system)
     for pair, (_, p, p_holm) in exact.items():
-        assert pairs[pair]["exact"] and pairs[pair]["p_value"] == pytest.approx(p, abs=1e-3)   # the table rounds to 4 decimals
+        assert pairs[pair]["exact"] and pairs[pair]["p_value"] == pytest.approx(
+            p, abs=1e-3
+        )  # the table rounds to 4 decimals
         assert pairs[pair]["significant"] == (p_holm < 0.05)
     assert sum(p["significant"] for p in pairs.values()) == 8
     # Every system in some group; groups in order of mean.
@@ -167,7 +181,9 @@ def test_statistics_on_duc2006(duc2006):
     assert curve[0]["mean"] < curve[1]["mean"] < curve[2]["mean"] < 1
     assert [p["k"] for p in peers["topic_stability"]] == list(range(1, 20))
     # Power: the spread of per-topic differences of every pair, from the table.
-    sds = [np.std([per_system[a][t] - per_system[b][t] for t in per_system[a]], ddof=1)
-           for a, b in itertools.combinations(sorted(per_system), 2)]
+    sds = [
+        np.std([per_system[a][t] - per_system[b][t] for t in per_system[a]], ddof=1)
+        for a, b in itertools.combinations(sorted(per_system), 2)
+    ]
     assert peers["power"]["sd_quartiles"] == pytest.approx(list(np.quantile(sds, [0.25, 0.5, 0.75])), abs=1e-4)
     print("\nDUC 2006 groups:", peers["groups"], "\nreference stability:", curve)

@@ -3,6 +3,7 @@ Significance, scores and meta-evaluation pages, as a coordinator gets them, agai
 from NIST's score table (modified score and content responsiveness) and from the .pan files
 (``independent.py``). DUC 2006 is checked the same way in the browser
 (tests/browser/dashboards/test_dashboards.py). Skips with the reason when ../shared/data is absent."""
+
 import html
 import itertools
 import json
@@ -11,13 +12,13 @@ from io import StringIO
 
 import numpy as np
 import pytest
-from scipy import stats
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
+from scipy import stats
 
-from tests.dashboards import independent
 from tests.conftest import shared_data
+from tests.dashboards import independent
 
 pytestmark = [pytest.mark.django_db, pytest.mark.realdata]
 TOPICS, SYSTEMS, PAIRS = 23, 13, 78
@@ -40,16 +41,20 @@ def duc2007(django_db_setup, django_db_blocker):
         with transaction.atomic():
             call_command("import_ducview", str(path), stdout=StringIO())
             dataset = Dataset.objects.get(name="duc2007-main")
-            import_duc_table(dataset, path / "scoring" / "2007_modified_scores.txt")   # content responsiveness
+            import_duc_table(dataset, path / "scoring" / "2007_modified_scores.txt")  # content responsiveness
             snapshots.recompute_dataset(dataset.pk)
             user = get_user_model().objects.create_user("coord-2007")
             user.groups.add(role_group(COORDINATOR))
             dataset.coordinators.add(user)
             client = Client()
             client.force_login(user)
-            pages = {name: client.get(reverse(f"dashboards:{name}", args=[dataset.pk])).content.decode()
-                     for name in ("significance", "scores", "metaeval")}
-            pages["with references"] = client.get(reverse("dashboards:significance", args=[dataset.pk]) + "?references=1").content.decode()
+            pages = {
+                name: client.get(reverse(f"dashboards:{name}", args=[dataset.pk])).content.decode()
+                for name in ("significance", "scores", "metaeval")
+            }
+            pages["with references"] = client.get(
+                reverse("dashboards:significance", args=[dataset.pk]) + "?references=1"
+            ).content.decode()
             yield path, pages
             transaction.set_rollback(True)
 
@@ -68,8 +73,12 @@ def seed_of(page: str) -> int:
 
 def system_rows(page: str) -> dict[str, tuple[float, float, float]]:
     """system -> (mean, low, high) as the Significance page's systems table shows them."""
-    rows = re.findall(r'<tr class="peer" data-system="(\w+)">.*?<td class="num">([\d.]+)</td>\s*'
-                      r'<td class="num" data-interval>([\d.]+) – ([\d.]+)</td>', page, re.S)
+    rows = re.findall(
+        r'<tr class="peer" data-system="(\w+)">.*?<td class="num">([\d.]+)</td>\s*'
+        r'<td class="num" data-interval>([\d.]+) – ([\d.]+)</td>',
+        page,
+        re.S,
+    )
     return {s: (float(mean), float(low), float(high)) for s, mean, low, high in rows}
 
 
@@ -84,7 +93,7 @@ def test_intervals(duc2007, per_system):
     assert len(shown) == SYSTEMS
     seed = seed_of(page)
     means = {s: np.mean(list(by_topic.values())) for s, by_topic in per_system.items()}
-    assert list(shown) == sorted(means, key=lambda s: -means[s])   # best first
+    assert list(shown) == sorted(means, key=lambda s: -means[s])  # best first
     for system, (mean, low, high) in shown.items():
         values = [per_system[system][t] for t in sorted(per_system[system])]
         expected = independent.percentile_bootstrap(values, seed=seed, resamples=9999, confidence=0.95)
@@ -108,12 +117,16 @@ def test_significance_matrix(duc2007, per_system):
         independent.check_matrix_cell(a, b, verdict, html.unescape(title), tests)
     # Groups: letters on the systems table, from the exact verdicts.
     letters = dict(re.findall(r'<tr class="peer" data-system="(\w+)">.*?<td class="letters">(\w*)</td>', page, re.S))
-    shown = [[s for s in letters if chr(ord("a") + i) in letters[s]] for i in range(len(set("".join(letters.values()))))]
+    shown = [
+        [s for s in letters if chr(ord("a") + i) in letters[s]] for i in range(len(set("".join(letters.values()))))
+    ]
     assert shown == independent.groups(list(letters), significant)
     # SCU-level p-values go down to ~1e-30: printed as such, never as 0.
     assert "&lt; 0.0001</td>" in page and "0.0000<" not in page and "p = 0.0000" not in page
-    print(f"\nDUC 2007 main: {len(significant)} of {PAIRS} pairs significant (Holm, exact),",
-          sorted(tuple(sorted(p, key=int)) for p in significant))
+    print(
+        f"\nDUC 2007 main: {len(significant)} of {PAIRS} pairs significant (Holm, exact),",
+        sorted(tuple(sorted(p, key=int)) for p in significant),
+    )
 
 
 def test_pairs_sharing_few_topics(duc2007, per_system):
@@ -127,12 +140,15 @@ def test_pairs_sharing_few_topics(duc2007, per_system):
             topics_of.setdefault(reference, set()).add(topic)
     shared = [len(topics_of[a] & topics_of[b]) for a, b in itertools.combinations(sorted(topics_of), 2)]
     tested = [n for n in shared if n]
-    needed = next(n for n in itertools.count(1) if 2 / 2 ** n < 0.05 / len(tested))
+    needed = next(n for n in itertools.count(1) if 2 / 2**n < 0.05 / len(tested))
     page = html.unescape(pages["with references"])
     assert (len(shared), len(tested), needed) == (253, 251, 14)
     assert f"corrected for the {len(tested)} pairs tested (Holm)" in page
-    assert f"needs {needed} or more shared topics. {sum(n < needed for n in tested)} of the {len(tested)} " "pairs tested share fewer." in page
-    assert "data-few-topics" not in pages["significance"]   # peers only: every pair shares the 23 topics
+    assert (
+        f"needs {needed} or more shared topics. {sum(n < needed for n in tested)} of the {len(tested)} "
+        "pairs tested share fewer." in page
+    )
+    assert "data-few-topics" not in pages["significance"]  # peers only: every pair shares the 23 topics
 
 
 def test_stability_curves(duc2007, per_system):
@@ -150,10 +166,14 @@ def test_stability_curves(duc2007, per_system):
     # Equal means summed in another order may differ in the last bit, so a tie here is an order
     # there: a few of the 200 x 78 pairs of a point flip (2 / 78 / 200 = 1.3e-4 each).
     assert [r["mean"] for r in references] == pytest.approx([expected[k] for k in (1, 2, 3)], abs=1e-3)
-    for r in topics + references:   # the table under each chart shows the same points
+    for r in topics + references:  # the table under each chart shows the same points
         assert f'<tr data-k="{r["k"]}"><td class="num">{r["k"]}</td><td class="num">{r["mean"]:.3f}</td>' in page
-    print("\nDUC 2007 main, tau by references:", {r["k"]: round(r["mean"], 3) for r in references},
-          "by topics:", {r["k"]: round(r["mean"], 3) for r in topics if r["k"] in (1, 5, 11, 22)})
+    print(
+        "\nDUC 2007 main, tau by references:",
+        {r["k"]: round(r["mean"], 3) for r in references},
+        "by topics:",
+        {r["k"]: round(r["mean"], 3) for r in topics if r["k"] in (1, 5, 11, 22)},
+    )
 
 
 def test_metaeval_intervals(duc2007, per_system):
@@ -168,8 +188,11 @@ def test_metaeval_intervals(duc2007, per_system):
     seed = int(re.search(r"seed (\d+)", page).group(1))
     row = re.search(r'<tr data-summarizers="peers" data-level="system">(.*?)</tr>', page, re.S).group(1)
     for method, func in (("pearson", stats.pearsonr), ("spearman", stats.spearmanr), ("kendall", stats.kendalltau)):
-        cell = re.search(rf'data-method="{method}">([\d.-]+)<span class="ci" data-ci>\[([\d.-]+), ([\d.-]+)\]</span>'
-                         rf'<span class="sub">p (=|&lt;) ([\d.]+)</span>', row)
+        cell = re.search(
+            rf'data-method="{method}">([\d.-]+)<span class="ci" data-ci>\[([\d.-]+), ([\d.-]+)\]</span>'
+            rf'<span class="sub">p (=|&lt;) ([\d.]+)</span>',
+            row,
+        )
         value, low, high = (float(x) for x in cell.groups()[:3])
         x, z = zip(*means.values(), strict=True)
         assert value == pytest.approx(func(x, z).statistic, abs=1e-3)
@@ -181,7 +204,9 @@ def test_metaeval_intervals(duc2007, per_system):
 def test_topics_needed(duc2007, per_system):
     _, pages = duc2007
     sd = independent.difference_sd_median(per_system)
-    rows = re.findall(r'<tr data-difference="([\d.]+)"><td class="num">[\d.]+</td><td class="num">(\d+)</td>', pages["scores"])
+    rows = re.findall(
+        r'<tr data-difference="([\d.]+)"><td class="num">[\d.]+</td><td class="num">(\d+)</td>', pages["scores"]
+    )
     assert len(rows) == 8
     for difference, n in rows:
         effect, n = float(difference) / sd, int(n)

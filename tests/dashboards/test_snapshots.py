@@ -1,6 +1,7 @@
 """The stored dashboard snapshot: every figure equals the services behind the exports (and
 independent computations), unchanged topics are reused without changing any figure, a newer
 snapshot is never overwritten, and "current" follows the live state."""
+
 import json
 from datetime import timedelta
 
@@ -11,24 +12,34 @@ from nltk.metrics.agreement import AnnotationTask
 from scipy import stats
 
 from annotation.corpus.models import Assignment, PeerSummary, Topic
-from annotation.dashboards.models import DatasetDashboard
-from annotation.peers.models import PeerAnnotation, PeerMatch
-from annotation.pyramids.models import SCU
 from annotation.dashboards import snapshots
-from annotation.jobs.kept import Kept
 from annotation.dashboards.figures import metaeval_table, score_dashboard, tier_histograms
+from annotation.dashboards.models import DatasetDashboard
+from annotation.jobs.kept import Kept
 from annotation.peers.editing import add_match
-from tests.dashboards.judged import import_judgments_csv
+from annotation.peers.models import PeerAnnotation, PeerMatch
 from annotation.peers.recompute import recompute_topics
 from annotation.peers.results import agreement_rows, score_rows, topics_of
+from annotation.pyramids.models import SCU
 from scoring.agreement import dice_distance
 
 from tests.dashboards.helpers import build_toy
+from tests.dashboards.judged import import_judgments_csv
 
 pytestmark = pytest.mark.django_db
 JUDGMENTS = "topic,summary,metric,value\n" + "".join(
-    f"{t},{s},content,{v}\n" for (t, s), v in {("T1", "1"): 4, ("T1", "2"): 2, ("T1", "3"): 5, ("T2", "1"): 1, ("T2", "2"): 4,
-                                               ("T2", "3"): 2, ("T1", "A"): 5, ("T2", "B"): 3}.items())
+    f"{t},{s},content,{v}\n"
+    for (t, s), v in {
+        ("T1", "1"): 4,
+        ("T1", "2"): 2,
+        ("T1", "3"): 5,
+        ("T2", "1"): 1,
+        ("T2", "2"): 4,
+        ("T2", "3"): 2,
+        ("T1", "A"): 5,
+        ("T2", "B"): 3,
+    }.items()
+)
 
 
 @pytest.fixture
@@ -69,13 +80,18 @@ def test_every_figure_equals_the_services(dataset):
 
 
 def nltk_alpha(matrices: dict) -> float:
-    data = [(coder, (peer, uid), v) for peer, m in matrices.items() for coder, row in m.items() for uid, v in row.items()]
+    data = [
+        (coder, (peer, uid), v) for peer, m in matrices.items() for coder, row in m.items() for uid, v in row.items()
+    ]
     return AnnotationTask(data=data, distance=dice_distance).alpha()
 
 
 # T1, by hand: counts per SCU 1..4 of each annotator, and modified scores (MaxWeight(Xa) = 5).
-T1_COUNTS = {"1": {"ann1": [1, 0, 1, 0], "ann2": [1, 0, 0, 0]}, "2": {"ann1": [0, 1, 0, 0], "ann2": [0, 2, 0, 0]},
-             "3": {"ann1": [1, 1, 0, 0], "ann2": [1, 0, 0, 0]}}
+T1_COUNTS = {
+    "1": {"ann1": [1, 0, 1, 0], "ann2": [1, 0, 0, 0]},
+    "2": {"ann1": [0, 1, 0, 0], "ann2": [0, 2, 0, 0]},
+    "3": {"ann1": [1, 1, 0, 0], "ann2": [1, 0, 0, 0]},
+}
 T1_MODIFIED = {"1": (0.8, 0.6), "2": (0.4, 0.4), "3": (1.0, 0.6)}
 
 
@@ -100,8 +116,17 @@ def test_agreement_figures_against_nltk_and_scipy(dataset):
     assert row["pearson_ci"] is None and detail["pearson_ci_reason"] == "a Fisher-z interval needs more than 3 pairs"
     assert row["mean_abs_diff_modified"] == pytest.approx(0.2)
     # The annotator pair matrix: pooled over every peer both annotated (here T1's three).
-    assert payload["pairs"] == [{"a": "ann1", "b": "ann2", "value": pytest.approx(nltk_alpha(matrices), abs=1e-12),
-                                 "reason": None, "units": 12, "peers": 3, "topics": 1}]
+    assert payload["pairs"] == [
+        {
+            "a": "ann1",
+            "b": "ann2",
+            "value": pytest.approx(nltk_alpha(matrices), abs=1e-12),
+            "reason": None,
+            "units": 12,
+            "peers": 3,
+            "topics": 1,
+        }
+    ]
 
 
 def test_not_computable_reasons(db):
@@ -112,7 +137,7 @@ def test_not_computable_reasons(db):
     assert detail["pearson_reason"] == "fewer than 3 pairs (n = 1)"
     # Both annotators found exactly the same thing: alpha_Dice is not computable for that peer.
     peer = PeerSummary.objects.get(topic__dataset=d, topic__external_id="T1", external_id="1")
-    PeerMatch.objects.filter(annotation__peer=peer).delete()   # both found nothing: every value is 0
+    PeerMatch.objects.filter(annotation__peer=peer).delete()  # both found nothing: every value is 0
     payload = snapshot(d).data["conventions"]["nist"]
     [row] = payload["agreement"]
     assert row["alpha_dice_by_peer"]["1"]["value"] is None
@@ -128,7 +153,8 @@ def test_unchanged_topics_are_reused_and_figures_stay_equal(dataset, django_asse
     add_match(annotation, SCU.objects.get(pyramid=annotation.pyramid, uid=1), [(10, 14)])
     live = snapshots.fingerprint(dataset)
     assert snapshots._reusable(dataset, list(dataset.topics.order_by("external_id")), live, first) == {
-        Topic.objects.get(dataset=dataset, external_id="T1").pk}
+        Topic.objects.get(dataset=dataset, external_id="T1").pk
+    }
     second = snapshot(dataset)
     assert_equals_services(second.data)
     assert second.data == snapshots.compute_payload(dataset, live, previous=None)
@@ -164,14 +190,16 @@ def test_a_slow_task_does_not_overwrite_a_faster_newer_one(dataset, monkeypatch)
     monkeypatch.setattr(snapshots, "compute_payload", slow_compute)
     assert snapshots.recompute_dataset(dataset.pk) is False
     stored = DatasetDashboard.objects.get(dataset=dataset)
-    assert snapshots.is_current(stored)   # B's snapshot, from the newer state
+    assert snapshots.is_current(stored)  # B's snapshot, from the newer state
 
 
 def test_current_follows_the_live_state(dataset):
     stored = snapshot(dataset)
     assert snapshots.is_current(stored)
-    Assignment.objects.create(topic=dataset.topics.first(), annotator=PeerAnnotation.objects.first().annotator, task="build_pyramid")
-    assert snapshots.is_current(stored)   # assignments are read live by the overview, not stored
+    Assignment.objects.create(
+        topic=dataset.topics.first(), annotator=PeerAnnotation.objects.first().annotator, task="build_pyramid"
+    )
+    assert snapshots.is_current(stored)  # assignments are read live by the overview, not stored
     t1 = Topic.objects.get(dataset=dataset, external_id="T1")
     # An empty annotation bumps no revision but adds a score row.
     peer = PeerSummary.objects.get(topic=t1, external_id="2")
@@ -179,10 +207,10 @@ def test_current_follows_the_live_state(dataset):
     assert not snapshots.is_current(stored)
     stored = snapshot(dataset)
     assert snapshots.is_current(stored)
-    add_match(annotation, None, [(0, 4)])          # a revision bump
+    add_match(annotation, None, [(0, 4)])  # a revision bump
     assert not snapshots.is_current(stored)
     stored = snapshot(dataset)
-    import_judgments_csv(dataset, "topic,summary,metric,value\nT1,2,content,1\n")   # a judgment changed
+    import_judgments_csv(dataset, "topic,summary,metric,value\nT1,2,content,1\n")  # a judgment changed
     assert not snapshots.is_current(stored)
     stored = snapshot(dataset)
     assert snapshots.stale_datasets() == []
@@ -204,7 +232,7 @@ def test_saving_an_annotation_updates_the_dashboard(dataset, django_capture_on_c
     after = DatasetDashboard.objects.get(dataset=dataset)
     assert after.computed_at > before.computed_at and snapshots.is_current(after)
     row = next(r for r in after.data["conventions"]["nist"]["per_topic"] if (r["topic"], r["summary"]) == ("T2", "3"))
-    assert row["modified"] == pytest.approx(4 / 5)   # SCU 3 (1) + SCU 1 (3) = 4 of MaxWeight 5
+    assert row["modified"] == pytest.approx(4 / 5)  # SCU 3 (1) + SCU 1 (3) = 4 of MaxWeight 5
 
 
 def test_recompute_topics_schedules_the_dashboards_only_with_workers(dataset, monkeypatch, settings):
@@ -215,12 +243,16 @@ def test_recompute_topics_schedules_the_dashboards_only_with_workers(dataset, mo
     monkeypatch.setattr(app, "send_task", lambda name, args, **kw: sent.append((name, args, kw.get("countdown"))))
     recompute_topics(list(dataset.topics.values_list("id", flat=True)))
     assert sent == []  # in-process: no dashboard work on the saver's time
-    app.conf.task_always_eager = False  # as with workers (restored: Celery's settings object is no plain attribute holder)
+    app.conf.task_always_eager = (
+        False  # as with workers (restored: Celery's settings object is no plain attribute holder)
+    )
     try:
         recompute_topics(list(dataset.topics.values_list("id", flat=True)))
     finally:
         app.conf.task_always_eager = True
-    assert sent == [("annotation.recompute_dashboards", [[dataset.pk]], settings.DASHBOARD_DEBOUNCE_SECONDS)]   # sent by name
+    assert sent == [
+        ("annotation.recompute_dashboards", [[dataset.pk]], settings.DASHBOARD_DEBOUNCE_SECONDS)
+    ]  # sent by name
     assert settings.DASHBOARD_DEBOUNCE_SECONDS > 0
 
 
@@ -235,8 +267,7 @@ def test_export_commands_agree_with_the_snapshot(dataset, tmp_path):
     """The CSV the scores page offers is exactly what export_scores writes (same rows, same keys)."""
     from io import StringIO
 
-    from annotation.peers.results import write_rows
-    from annotation.peers.results import SCORE_KEYS
+    from annotation.peers.results import SCORE_KEYS, write_rows
 
     out = StringIO()
     call_command("export_scores", dataset="Toy", format="csv", stdout=out)
@@ -281,7 +312,9 @@ def test_a_snapshot_is_decoded_once_per_process_and_a_newer_one_never_served_sta
     # read with it (never under the older one, which a request holding it would then be served).
     monkeypatch.setattr(dashboard_models, "_decoded", Kept(dashboard_models.DECODED_SNAPSHOTS))
     row = DatasetDashboard.objects.defer("payload").get(pk=first.pk)
-    assert snapshots.store(dataset.pk, {**figures, "judgments": {"marker": 2}}, first.fingerprint, first.state_at + timedelta(seconds=2))
+    assert snapshots.store(
+        dataset.pk, {**figures, "judgments": {"marker": 2}}, first.fingerprint, first.state_at + timedelta(seconds=2)
+    )
     assert row.data["judgments"] == {"marker": 2} and len(decoded) == 3
     assert row.computed_at == DatasetDashboard.objects.get(pk=first.pk).computed_at != latest.computed_at
     assert snapshots.snapshot_for(dataset)[0].data["judgments"] == {"marker": 2} and len(decoded) == 3
@@ -313,7 +346,7 @@ def test_a_difference_of_exactly_the_noise_is_flagged_alike_for_every_peer(datas
     peer is flagged for either; 0.57 vs 0.50 is (``scoring.correlation.above_noise``)."""
     import dataclasses
 
-    wanted = {"1": (0.56, 0.50), "2": (0.36, 0.30), "3": (0.57, 0.50)}   # T1's peers: (ann1, ann2)
+    wanted = {"1": (0.56, 0.50), "2": (0.36, 0.30), "3": (0.57, 0.50)}  # T1's peers: (ann1, ann2)
     real = snapshots.score_annotations
 
     def scored(annotations, convention):

@@ -1,14 +1,15 @@
 """The statistics stored in a dashboard snapshot: computed from the snapshot's own score rows (the
 means are the page's means), reproducible (same seed, same figures), checked on the toy data
 against direct computations (every sign pattern enumerated, Holm by hand)."""
+
 import itertools
 
 import numpy as np
 import pytest
 
 from annotation.dashboards import snapshots
-from annotation.dashboards.statistics import download_rows, table_rows
 from annotation.dashboards.models import DatasetDashboard
+from annotation.dashboards.statistics import download_rows, table_rows
 
 from tests.dashboards.helpers import build_toy
 from tests.dashboards.test_snapshots import JUDGMENTS
@@ -38,7 +39,10 @@ def test_system_statistics_rest_on_the_page_rows(payload, convention):
     figures = payload["conventions"][convention]
     stats = figures["statistics"]
     assert stats["settings"]["seed"] and stats["settings"]["confidence"] == 0.95
-    for view, kinds, score in (("peers", {"peer"}, "modified"), ("peers+references", {"peer", "reference"}, "modified_jk")):
+    for view, kinds, score in (
+        ("peers", {"peer"}, "modified"),
+        ("peers+references", {"peer", "reference"}, "modified_jk"),
+    ):
         shown = stats["views"][view]
         assert shown["score"] == score
         means = {r["system"]: r[score] for r in figures["per_system"] if r["kind"] in kinds and r[score] is not None}
@@ -69,7 +73,9 @@ def test_system_statistics_rest_on_the_page_rows(payload, convention):
         for i, p in enumerate(present):
             running = max(running, min(1, (m - i) * p))
             holm_by_hand.setdefault(p, running)
-        assert [pair["p_holm"] for pair in shown["pairs"]] == [holm_by_hand.get(p) if p is not None else None for p in raw]
+        assert [pair["p_holm"] for pair in shown["pairs"]] == [
+            holm_by_hand.get(p) if p is not None else None for p in raw
+        ]
         assert all(s["low"] is None or s["low"] <= s["mean"] <= s["high"] for s in shown["systems"])
     assert "scu_tests" in stats["views"]["peers"] and "reference_stability" in stats["views"]["peers"]
 
@@ -81,7 +87,10 @@ def test_statistics_are_reproducible_and_flatten_for_downloads(payload):
     again = DatasetDashboard.objects.get().data
     for convention in ("nist", "sacrerouge"):
         assert again["conventions"][convention]["statistics"] == payload["conventions"][convention]["statistics"]
-        assert again["conventions"][convention]["metaeval_intervals"] == payload["conventions"][convention]["metaeval_intervals"]
+        assert (
+            again["conventions"][convention]["metaeval_intervals"]
+            == payload["conventions"][convention]["metaeval_intervals"]
+        )
     stats = payload["conventions"]["nist"]["statistics"]
     for table in ("systems", "pairs", "scu_tests", "power", "stability"):
         rows, keys = download_rows(payload["conventions"]["nist"], table)
@@ -117,7 +126,7 @@ def test_pages_downloads_and_api_show_the_stored_statistics(payload):
     for s in stats["systems"]:
         assert f'data-system="{s["system"]}"' in html
         if s["low"] is not None:
-            assert f'{fmt(s["low"], 4)} – {fmt(s["high"], 4)}' in html
+            assert f"{fmt(s['low'], 4)} – {fmt(s['high'], 4)}" in html
     for p in stats["pairs"]:
         verdict = "same" if not p["significant"] else "better"
         assert f'class="{verdict}" data-a="{p["a"]}" data-b="{p["b"]}"' in html or p["p_value"] is None
@@ -135,8 +144,12 @@ def test_pages_downloads_and_api_show_the_stored_statistics(payload):
     rows = list(csv.DictReader(io.StringIO(download.content.decode())))
     expected, keys = table_rows(payload["conventions"]["nist"]["statistics"], "pairs", {})
     assert len(rows) == len(expected) and list(rows[0]) == list(keys) + ["app_version", "settings"]
-    assert [float(r["p_holm"]) for r in rows if r["p_holm"]] == pytest.approx([r["p_holm"] for r in expected if r["p_holm"] is not None])
-    assert coord.get(reverse("dashboards:statistics_export", args=[dataset.pk, "csv"]) + "?table=nope").status_code == 400
+    assert [float(r["p_holm"]) for r in rows if r["p_holm"]] == pytest.approx(
+        [r["p_holm"] for r in expected if r["p_holm"] is not None]
+    )
+    assert (
+        coord.get(reverse("dashboards:statistics_export", args=[dataset.pk, "csv"]) + "?table=nope").status_code == 400
+    )
     api = APIClient()
     api.force_authenticate(users["coord"])
     answer = api.get(f"/api/datasets/{dataset.pk}/statistics/?table=metaeval&convention=sacrerouge")
@@ -144,7 +157,11 @@ def test_pages_downloads_and_api_show_the_stored_statistics(payload):
     intervals = payload["conventions"]["sacrerouge"]["metaeval_intervals"]
     assert len(answer.json()) == len(intervals) * 2 * 3
     assert api.get(f"/api/datasets/{dataset.pk}/statistics/?table=nope").status_code == 400
-    assert api.get(f"/api/datasets/{dataset.pk}/statistics/?format=csv&table=power").content.decode().startswith("dataset,view,score,adjudicated,difference")
+    assert (
+        api.get(f"/api/datasets/{dataset.pk}/statistics/?format=csv&table=power")
+        .content.decode()
+        .startswith("dataset,view,score,adjudicated,difference")
+    )
     api.force_authenticate(users["annotator"])
     assert api.get(f"/api/datasets/{dataset.pk}/statistics/").status_code in (403, 404)
 
@@ -152,6 +169,6 @@ def test_pages_downloads_and_api_show_the_stored_statistics(payload):
 def test_p_values_below_the_printed_precision_are_never_zero():
     from frontend.templatetags.statistics import p_value
 
-    assert p_value(2 / 2 ** 20) == "< 0.0001" and p_value(2 / 2 ** 20, "p") == "p < 0.0001"
+    assert p_value(2 / 2**20) == "< 0.0001" and p_value(2 / 2**20, "p") == "p < 0.0001"
     assert p_value(0.01234) == "0.0123" and p_value(0.0001, "p") == "p = 0.0001"
     assert p_value(None) == "—" and p_value(1.0) == "1.0000"

@@ -1,14 +1,15 @@
 """With Redis and a real Celery worker: a save schedules the dashboard after the scores and the
 agreement, and the worker (which finds the task through autodiscovery) stores a current one."""
+
 import time
 
 import pytest
 
+from annotation.dashboards import snapshots
 from annotation.dashboards.models import DatasetDashboard
+from annotation.peers.editing import add_match
 from annotation.peers.models import PeerAnnotation
 from annotation.pyramids.models import SCU
-from annotation.dashboards import snapshots
-from annotation.peers.editing import add_match
 
 from tests.dashboards.helpers import build_toy
 
@@ -20,7 +21,7 @@ def test_worker_recomputes_the_dashboard_after_a_save(celery_worker, settings):
     # (tests/jobs/test_queue_coalescing.py), the recomputation after a save, is what is tested here.
     settings.DASHBOARD_INTERVAL_SECONDS = 0
     assert "annotation.recompute_dashboards" in celery_worker.app.tasks
-    dataset = build_toy()   # autocommit: every save schedules work for the worker
+    dataset = build_toy()  # autocommit: every save schedules work for the worker
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         stored = DatasetDashboard.objects.filter(dataset=dataset).first()
@@ -29,7 +30,9 @@ def test_worker_recomputes_the_dashboard_after_a_save(celery_worker, settings):
         time.sleep(0.2)
     else:
         pytest.fail("the worker did not store a current dashboard")
-    annotation = PeerAnnotation.objects.get(peer__topic__dataset=dataset, peer__topic__external_id="T2", peer__external_id="3")
+    annotation = PeerAnnotation.objects.get(
+        peer__topic__dataset=dataset, peer__topic__external_id="T2", peer__external_id="3"
+    )
     add_match(annotation, SCU.objects.get(pyramid=annotation.pyramid, uid=1), [(10, 14)])
     assert not snapshots.is_current(DatasetDashboard.objects.get(dataset=dataset))
     deadline = time.monotonic() + 30

@@ -4,13 +4,14 @@ Two topics, references A, B, C and the same pyramid shape in each: SCU 1 weight 
 SCU 2 weight 2 (A, B), SCU 3 weight 1 (A), SCU 4 weight 1 (C). Sum 7 over n = 3: Xa = round(2.33) = 2,
 MaxWeight(2) = 3 + 2 = 5. Modified score = D / 5 with D the weights of the SCUs a peer matches.
 """
+
 from django.contrib.auth import get_user_model
 
 from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid, SCU
-from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.editing import add_contributor
+from annotation.pyramids.models import SCU, Pyramid
 
 TEXT = "word " * 20
 CONTRIBUTORS = {1: "ABC", 2: "AB", 3: "A", 4: "C"}
@@ -38,7 +39,9 @@ def build(name="Toy") -> Dataset:
         for peer_id, by_annotator in peers.items():
             peer = PeerSummary.objects.create(topic=topic, external_id=peer_id, text=TEXT)
             for username, uids in by_annotator.items():
-                annotation = PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator=users[username], status="done")
+                annotation = PeerAnnotation.objects.create(
+                    peer=peer, pyramid=pyramid, annotator=users[username], status="done"
+                )
                 for i, uid in enumerate(uids):
                     add_match(annotation, scus[uid], [(5 * i, 5 * i + 4)])
     return dataset

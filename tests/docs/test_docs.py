@@ -4,6 +4,7 @@ README.md and docs/**/*.md (the results files too) name files, headings, managem
 environment variables; each is checked against the thing itself, so a rename or a removal that
 forgets the docs fails here instead of misleading a reader.
 """
+
 import ast
 import re
 from pathlib import Path
@@ -46,7 +47,7 @@ def code(text: str) -> str:
 def github_slug(heading: str) -> str:
     """The anchor GitHub gives a heading: markup dropped, lower case, punctuation removed except
     ``-`` and ``_``, spaces turned into hyphens."""
-    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)   # a link keeps its text
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link keeps its text
     text = text.replace("`", "").lower()
     text = re.sub(r"[^\w\- ]", "", text)
     return text.replace(" ", "-")
@@ -68,7 +69,7 @@ def broken_links(path: Path, text: str) -> list[str]:
     """Relative links of ``text`` (written in ``path``) whose file or heading does not exist."""
     problems = []
     for target in LINK.findall(prose(text)):
-        if re.match(r"[a-z][a-z0-9+.-]*:", target):     # http:, https:, mailto:
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto:
             continue
         file_part, _, anchor = target.partition("#")
         linked = (path.parent / file_part).resolve() if file_part else path
@@ -126,8 +127,11 @@ def settings_reads(source: str) -> set[str]:
             on_environ = isinstance(func, ast.Attribute) and getattr(func.value, "attr", None) == "environ"
             if called in SETTINGS_READERS or (called == "get" and on_environ) or called == "getenv":
                 names.add(node.args[0].value)
-        elif isinstance(node, ast.Subscript) and getattr(node.value, "attr", None) == "environ" \
-                and isinstance(node.slice, ast.Constant):
+        elif (
+            isinstance(node, ast.Subscript)
+            and getattr(node.value, "attr", None) == "environ"
+            and isinstance(node.slice, ast.Constant)
+        ):
             names.add(node.slice.value)
     return names
 
@@ -149,41 +153,60 @@ def makefile_targets() -> set[str]:
 
 # --- the checkers catch what they are for -------------------------------------------------------
 
-@pytest.mark.parametrize("heading, slug", [
-    ("Which differences are real (significance, intervals, stability)", "which-differences-are-real-significance-intervals-stability"),
-    ("DUCView `.pyr` and `.pan`", "ducview-pyr-and-pan"),
-    ("1. Create a dataset", "1-create-a-dataset"),
-    ("Who may do what (the blind rule)", "who-may-do-what-the-blind-rule"),
-    ("Plain-text summaries (set-up pages)", "plain-text-summaries-set-up-pages"),
-])
+
+@pytest.mark.parametrize(
+    "heading, slug",
+    [
+        (
+            "Which differences are real (significance, intervals, stability)",
+            "which-differences-are-real-significance-intervals-stability",
+        ),
+        ("DUCView `.pyr` and `.pan`", "ducview-pyr-and-pan"),
+        ("1. Create a dataset", "1-create-a-dataset"),
+        ("Who may do what (the blind rule)", "who-may-do-what-the-blind-rule"),
+        ("Plain-text summaries (set-up pages)", "plain-text-summaries-set-up-pages"),
+    ],
+)
 def test_github_slugs(heading, slug):
     """Slugs as GitHub renders them (checked by hand on github.com for these shapes)."""
     assert github_slug(heading) == slug
 
 
 def test_the_link_checker_finds_missing_files_and_anchors():
-    text = "[ok](docs/api.md) [gone](docs/nowhere.md) [bad anchor](docs/api.md#no-such-heading) " \
-           "[good anchor](docs/api.md#tokens) [web](https://example.org/x.md)\n```\n[in code](missing.md)\n```\n"
+    text = (
+        "[ok](docs/api.md) [gone](docs/nowhere.md) [bad anchor](docs/api.md#no-such-heading) "
+        "[good anchor](docs/api.md#tokens) [web](https://example.org/x.md)\n```\n[in code](missing.md)\n```\n"
+    )
     assert broken_links(README, text) == [
-        "docs/nowhere.md: no file docs/nowhere.md", "docs/api.md#no-such-heading: no heading with the anchor #no-such-heading in api.md"]
+        "docs/nowhere.md: no file docs/nowhere.md",
+        "docs/api.md#no-such-heading: no heading with the anchor #no-such-heading in api.md",
+    ]
 
 
 def test_url_paths_are_found_with_placeholders_filled_and_files_left_alone():
-    text = ("see `/setup/{id}/people/`, http://127.0.0.1:8000/api/auth/token/ and /datasets/<id>/scores.csv?x=1, "
-            "not frontend/static/x.js nor /work/elsewhere nor https://app.prolific.com/submissions/complete")
+    text = (
+        "see `/setup/{id}/people/`, http://127.0.0.1:8000/api/auth/token/ and /datasets/<id>/scores.csv?x=1, "
+        "not frontend/static/x.js nor /work/elsewhere nor https://app.prolific.com/submissions/complete"
+    )
     assert url_paths(text) == ["/setup/1/people/", "/api/auth/token/", "/datasets/1/scores.csv"]
 
 
 def test_settings_reads_sees_every_way_of_reading_the_environment():
-    source = 'import os\nA = get_int("A", 1)\nB = os.environ.get("B")\nC = os.environ["C"]\nD = os.getenv("D")\nE = ' 'other("E")\n'
+    source = (
+        'import os\nA = get_int("A", 1)\nB = os.environ.get("B")\nC = os.environ["C"]\nD = os.getenv("D")\nE = '
+        'other("E")\n'
+    )
     assert settings_reads(source) == {"A", "B", "C", "D"}
 
 
 # --- the documentation ---------------------------------------------------------------------------
 
+
 def test_readme_is_a_front_page():
     lines = text_of(README).splitlines()
-    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines (at most {README_MAX_LINES}): move detail to docs/"
+    assert len(lines) <= README_MAX_LINES, (
+        f"README.md has {len(lines)} lines (at most {README_MAX_LINES}): move detail to docs/"
+    )
     assert "## Layout" in lines
 
 
@@ -223,8 +246,10 @@ def test_every_setting_read_from_the_environment_is_documented_and_only_those():
     for heading, module in [("Settings", "settings.py"), ("gunicorn", "gunicorn_conf.py")]:
         read = settings_reads(text_of(REPO / "pyramid_app" / module))
         documented = table_variables(section(configuration, heading))
-        assert read == documented, (f"pyramid_app/{module}: read, not documented {sorted(read - documented)}; "
-                                    f"documented, not read {sorted(documented - read)}")
+        assert read == documented, (
+            f"pyramid_app/{module}: read, not documented {sorted(read - documented)}; "
+            f"documented, not read {sorted(documented - read)}"
+        )
 
 
 def test_screenshots_are_small_and_each_is_shown_somewhere():

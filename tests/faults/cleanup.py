@@ -13,6 +13,7 @@ HAProxy, gunicorn, Celery workers and beat), also when the run is interrupted:
 Processes are found by their process group, not by name or environment: redis-server and
 PostgreSQL's backends rewrite their command line, and with it the environment /proc shows.
 """
+
 import atexit
 import os
 import shutil
@@ -21,9 +22,9 @@ import tempfile
 import threading
 from pathlib import Path
 
-RECORD = "PYRAMID_STACK_RECORD"   # in a stack's environment: its record, for the processes it starts
+RECORD = "PYRAMID_STACK_RECORD"  # in a stack's environment: its record, for the processes it starts
 RECORDS = Path(tempfile.gettempdir()) / "pyramid-stacks"
-OPEN: list = []   # the stacks of this process not closed yet
+OPEN: list = []  # the stacks of this process not closed yet
 
 
 def started_at(pid: int) -> str | None:
@@ -95,7 +96,7 @@ def processes(record: Path) -> list[int]:
             continue
         start = started_at(pid)
         if start and pgdata in command_line(pid):
-            groups[pid] = int(start)   # pg_ctl starts the postmaster in a session of its own
+            groups[pid] = int(start)  # pg_ctl starts the postmaster in a session of its own
     found = []
     for entry in Path("/proc").iterdir():
         stat = _stat(int(entry.name)) if entry.name.isdigit() else None

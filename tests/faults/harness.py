@@ -2,6 +2,7 @@
 started from the machine's binaries on ports of their own (never the shared services), gunicorn,
 the two Celery workers (scores; dashboards, their own queue) and beat, as docker-compose.yml runs
 them, with the production timings. Each piece can be stopped, killed and started again."""
+
 import glob
 import json
 import os
@@ -36,7 +37,10 @@ POSTGRES_PORTS = range(55433 + 10 * worker_number(), 55436 + 10 * worker_number(
 
 
 def postgres_bin() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0,
+    )
     return Path(found[-1]).parent if found else None
 
 
@@ -93,7 +97,10 @@ def running(stack, settle: float | None = None):
 
 def log_ends(stack, *names: str) -> dict[str, int]:
     """Where each of these processes' logs ends now (``assert_no_task_given_up`` reads what follows)."""
-    return {name: (stack.root / f"{name}.log").stat().st_size if (stack.root / f"{name}.log").exists() else 0 for name in names}
+    return {
+        name: (stack.root / f"{name}.log").stat().st_size if (stack.root / f"{name}.log").exists() else 0
+        for name in names
+    }
 
 
 def assert_no_task_given_up(stack, since: dict[str, int]):
@@ -105,6 +112,7 @@ def assert_no_task_given_up(stack, since: dict[str, int]):
             log.seek(offset)
             text = log.read().decode(errors="replace")
         assert "raised unexpected" not in text and "MaxRetriesExceeded" not in text, f"{name}.log: {text[-3000:]}"
+
 
 def together(*calls):
     """Run the calls at the same moment from their own threads; their responses."""
@@ -135,8 +143,11 @@ class Postgres:
         cleanup.note(record, f"postgres {self.dir}")
         if os.geteuid() == 0:
             shutil.chown(self.dir, "postgres", "postgres")
-        subprocess.run(_as_postgres([str(self.bin / "initdb"), "-D", str(self.dir), "-A", "trust", "-U", "postgres", "--no-sync"]),
-                       check=True, capture_output=True)
+        subprocess.run(
+            _as_postgres([str(self.bin / "initdb"), "-D", str(self.dir), "-A", "trust", "-U", "postgres", "--no-sync"]),
+            check=True,
+            capture_output=True,
+        )
 
     @property
     def url(self) -> str:
@@ -144,13 +155,34 @@ class Postgres:
 
     def start(self):
         options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off"
-        subprocess.run(_as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.dir), "-o", options, "-l", str(self.dir / "log"), "-w", "start"]),
-                       check=True, capture_output=True)
-        subprocess.run([str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "pyramid"], capture_output=True)
+        subprocess.run(
+            _as_postgres(
+                [
+                    str(self.bin / "pg_ctl"),
+                    "-D",
+                    str(self.dir),
+                    "-o",
+                    options,
+                    "-l",
+                    str(self.dir / "log"),
+                    "-w",
+                    "start",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            [str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "pyramid"],
+            capture_output=True,
+        )
 
     def stop(self):
-        subprocess.run(_as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.dir), "-m", "immediate", "-w", "stop"]), capture_output=True)
-        try:   # pg_ctl could not stop it: the postmaster's session (pg_ctl starts it in one of its own)
+        subprocess.run(
+            _as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.dir), "-m", "immediate", "-w", "stop"]),
+            capture_output=True,
+        )
+        try:  # pg_ctl could not stop it: the postmaster's session (pg_ctl starts it in one of its own)
             os.killpg(int((self.dir / "postmaster.pid").read_text().split()[0]), signal.SIGKILL)
         except (OSError, ValueError, IndexError):
             pass
@@ -172,7 +204,14 @@ class Process:
 
     def start(self):
         self.started = time.time()
-        self.proc = subprocess.Popen(self.cmd, env=self.env, cwd=self.cwd, stdout=self.log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            self.cmd,
+            env=self.env,
+            cwd=self.cwd,
+            stdout=self.log.open("ab"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         cleanup.note(self.env.get(cleanup.RECORD), f"group {cleanup.ident(self.proc.pid)}")
 
     def send(self, sig=signal.SIGTERM) -> bool:
@@ -189,7 +228,7 @@ class Process:
             except subprocess.TimeoutExpired:
                 pass
         if self.proc is not None:
-            try:   # what is left of its session once it is gone (a shell's children, a master's workers)
+            try:  # what is left of its session once it is gone (a shell's children, a master's workers)
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
@@ -208,7 +247,7 @@ class Stack:
     the fault tests' (development mode), e.g. production's (tests/scale)."""
 
     def __init__(self, ports: range | None = None, env: dict | None = None):
-        cleanup.sweep()   # the stacks of a run killed before it could close them
+        cleanup.sweep()  # the stacks of a run killed before it could close them
         self.root = Path(tempfile.mkdtemp(prefix="pyramid-faults-"))
         os.chmod(self.root, 0o755)
         self.record = cleanup.open_record(self.root)
@@ -219,16 +258,37 @@ class Stack:
         self.web_port = self.port()
         self.env = {
             **{k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}},
-            "DATABASE_URL": self.postgres.url, "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
-            "DEBUG": "1", "ALLOWED_HOSTS": "127.0.0.1,localhost", "DJANGO_SETTINGS_MODULE": "pyramid_app.settings",
-            **(env or {}), cleanup.RECORD: str(self.record),
+            "DATABASE_URL": self.postgres.url,
+            "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
+            "DEBUG": "1",
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "DJANGO_SETTINGS_MODULE": "pyramid_app.settings",
+            **(env or {}),
+            cleanup.RECORD: str(self.record),
         }
         for name in ("CELERY_VISIBILITY_TIMEOUT", "SWEEP_SECONDS", "TASK_LOCK_SECONDS", "DASHBOARD_DEBOUNCE_SECONDS"):
             self.env.pop(name, None)  # the recovery bounds asserted are those of the defaults
-        self.redis = Process(["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-                             self.env, self.root / "redis.log")
-        self.web = Process([sys.executable, "-m", "gunicorn", "pyramid_app.wsgi", "-w", "2", "-b", f"127.0.0.1:{self.web_port}", "--timeout", "30"],
-                           self.env, self.root / "web.log")
+        self.redis = Process(
+            ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            self.env,
+            self.root / "redis.log",
+        )
+        self.web = Process(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "pyramid_app.wsgi",
+                "-w",
+                "2",
+                "-b",
+                f"127.0.0.1:{self.web_port}",
+                "--timeout",
+                "30",
+            ],
+            self.env,
+            self.root / "web.log",
+        )
         self.worker = self.celery(*SCORES_WORKER, name="scores")
         self.dashboards = self.celery(*DASHBOARDS_WORKER, name="dashboards")
         self.beat = self.celery("beat", "-s", str(self.root / "beat"), name="beat")
@@ -239,19 +299,36 @@ class Stack:
         self.taken.append(port)
         return port
 
-    def celery(self, *args: str, name: str, program: str | None = None, env: dict | None = None, loglevel: str = "WARNING",
-               cwd: Path = REPO) -> Process:
+    def celery(
+        self,
+        *args: str,
+        name: str,
+        program: str | None = None,
+        env: dict | None = None,
+        loglevel: str = "WARNING",
+        cwd: Path = REPO,
+    ) -> Process:
         """A Celery process logging to ``name``.log (``program``: a script taking Celery's command line)."""
         command = [sys.executable, program] if program else [sys.executable, "-m", "celery"]
-        return Process([*command, "-A", "pyramid_app", *args, "--loglevel", loglevel], {**self.env, **(env or {})},
-                       self.root / f"{name}.log", cwd)
+        return Process(
+            [*command, "-A", "pyramid_app", *args, "--loglevel", loglevel],
+            {**self.env, **(env or {})},
+            self.root / f"{name}.log",
+            cwd,
+        )
 
     def manage(self, *args: str):
         subprocess.run([sys.executable, "manage.py", *args], env=self.env, cwd=REPO, check=True, capture_output=True)
 
     def probe(self, *args: str) -> dict:
-        out = subprocess.run([sys.executable, str(REPO / "tests" / "faults" / "probe.py"), *args], env=self.env, cwd=REPO,
-                             check=True, capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, str(REPO / "tests" / "faults" / "probe.py"), *args],
+            env=self.env,
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     def services(self) -> list[Process]:
@@ -288,9 +365,11 @@ class Stack:
 
         try:
             wait_for(settled, timeout, "every score, agreement and dashboard current", interval=1)
-        except TimeoutError as late:   # say what is still stale: the next step of whoever reads it
-            raise TimeoutError(f"{late}; still stale: annotations {state.get('stale_annotations')}, "
-                               f"topics {state.get('stale_topics')}, dashboards {state.get('stale_dashboards')}") from None
+        except TimeoutError as late:  # say what is still stale: the next step of whoever reads it
+            raise TimeoutError(
+                f"{late}; still stale: annotations {state.get('stale_annotations')}, "
+                f"topics {state.get('stale_topics')}, dashboards {state.get('stale_dashboards')}"
+            ) from None
         return state
 
     def close(self):

@@ -2,6 +2,7 @@
 PostgreSQL and redis-server, and a shell whose children sleep, for an app process with children of
 its own) started by a module fixture, as the fault and scale suites start theirs, and a test that
 waits until it is signalled. Not collected by the suite (its name does not start with ``test_``)."""
+
 import os
 import time
 from pathlib import Path

@@ -3,6 +3,7 @@ JSON saying what is stale and whether every stored score equals a fresh computat
 
     python tests/faults/probe.py state | token USERNAME | ids
 """
+
 import json
 import os
 import sys
@@ -20,12 +21,11 @@ def state() -> dict:
     """What is stale, and which stored scores differ from the same annotations scored afresh here
     (a new process: no prepared pyramid kept). Not from ``export_scores``: it reads the stored
     scores whenever their revisions are current, so it would compare them with themselves."""
-    from scoring.model import Convention
-
-    from annotation.peers.models import AnnotationScore, PeerAnnotation
     from annotation.dashboards.snapshots import stale_datasets
+    from annotation.peers.models import AnnotationScore, PeerAnnotation
     from annotation.peers.recompute import stale_work
     from annotation.peers.results import score_annotations
+    from scoring.model import Convention
 
     annotations, topics = stale_work()
     mismatches = []
@@ -34,9 +34,14 @@ def state() -> dict:
         for score in AnnotationScore.objects.filter(convention=convention.value):
             if score.values != json.loads(json.dumps(fresh[score.annotation_id].as_dict())):
                 mismatches.append([score.annotation_id, convention.value])
-    return {"stale_annotations": annotations, "stale_topics": topics, "stale_dashboards": stale_datasets(),
-            "mismatches": mismatches, "annotations": PeerAnnotation.objects.count(),
-            "matches": sum(a.matches.count() for a in PeerAnnotation.objects.all())}
+    return {
+        "stale_annotations": annotations,
+        "stale_topics": topics,
+        "stale_dashboards": stale_datasets(),
+        "mismatches": mismatches,
+        "annotations": PeerAnnotation.objects.count(),
+        "matches": sum(a.matches.count() for a in PeerAnnotation.objects.all()),
+    }
 
 
 def token(username: str) -> dict:
@@ -50,11 +55,20 @@ def ids() -> dict:
     from annotation.peers.models import PeerAnnotation
     from annotation.pyramids.models import SCU
 
-    annotations = {f"{a.annotator.username}:{a.peer.external_id}": a.pk for a in PeerAnnotation.objects.select_related("annotator", "peer")}
+    annotations = {
+        f"{a.annotator.username}:{a.peer.external_id}": a.pk
+        for a in PeerAnnotation.objects.select_related("annotator", "peer")
+    }
     scus = {s.uid: s.pk for s in SCU.objects.all()}
     pyramid = SCU.objects.first().pyramid
     references = {r.external_id: r.pk for r in pyramid.references.all()}
-    return {"annotations": annotations, "scus": scus, "pyramid": pyramid.pk, "references": references, "dataset": pyramid.topic.dataset_id}
+    return {
+        "annotations": annotations,
+        "scus": scus,
+        "pyramid": pyramid.pk,
+        "references": references,
+        "dataset": pyramid.topic.dataset_id,
+    }
 
 
 if __name__ == "__main__":

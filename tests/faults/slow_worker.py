@@ -9,6 +9,7 @@ Arguments: Celery's command line after ``celery``.
 
     python tests/faults/slow_worker.py -A pyramid_app worker -Q dashboards ...
 """
+
 import importlib
 import json
 import os

@@ -4,6 +4,7 @@ started again, Redis killed under a worker holding unacknowledged and delayed me
 SIGKILLed mid-burst and restarted, database connections terminated, concurrent deletes.
 Each asserts no 5xx, no save lost, and every score current (and equal to a fresh computation,
 ``probe.py``) within a minute of recovery."""
+
 import json
 import re
 import time
@@ -14,8 +15,17 @@ import pytest
 import requests
 
 from tests.conftest import require
-from tests.faults.harness import (DASHBOARDS_WORKER, SCORES_WORKER, Stack, assert_no_task_given_up, log_ends, missing_binaries,
-                                  running, together, wait_for)
+from tests.faults.harness import (
+    DASHBOARDS_WORKER,
+    SCORES_WORKER,
+    Stack,
+    assert_no_task_given_up,
+    log_ends,
+    missing_binaries,
+    running,
+    together,
+    wait_for,
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +50,16 @@ def client(stack, username: str) -> requests.Session:
 def browser_login(stack, username: str) -> requests.Session:
     session = requests.Session()
     session.get(stack.url("/accounts/login/"), timeout=10)
-    session.post(stack.url("/accounts/login/"), data={"username": username, "password": f"demo-{username}",
-                                                       "csrfmiddlewaretoken": session.cookies["csrftoken"]},
-                 headers={"Referer": stack.url("/accounts/login/")}, timeout=10)
+    session.post(
+        stack.url("/accounts/login/"),
+        data={
+            "username": username,
+            "password": f"demo-{username}",
+            "csrfmiddlewaretoken": session.cookies["csrftoken"],
+        },
+        headers={"Referer": stack.url("/accounts/login/")},
+        timeout=10,
+    )
     return session
 
 
@@ -58,9 +75,16 @@ def test_redis_down_saves_answer_at_once_pages_say_so_and_scores_catch_up(stack,
     before = stack.probe("state")["matches"]
     stack.redis.stop()
     try:
-        answers = [timed(lambda: bob.post(stack.url("/api/matches/"), json={"annotation": annotation, "scu": ids["scus"]["5"],
-                                                                           "parts": [{"start": 0, "end": 7}]}, timeout=30))
-                   for _ in range(5)]
+        answers = [
+            timed(
+                lambda: bob.post(
+                    stack.url("/api/matches/"),
+                    json={"annotation": annotation, "scu": ids["scus"]["5"], "parts": [{"start": 0, "end": 7}]},
+                    timeout=30,
+                )
+            )
+            for _ in range(5)
+        ]
         assert [r.status_code for r, _ in answers] == [201] * 5
         took = sorted(t for _, t in answers)
         # Goal: within a second (19-38 s before). The machine running the suite may be loaded: the
@@ -93,8 +117,18 @@ def test_redis_killed_under_held_messages_the_workers_survive_and_scores_catch_u
     bob = client(stack, "bob")
     broker = redis.Redis(port=stack.redis_port)
     for uid in ("3", "5"):
-        assert bob.post(stack.url("/api/matches/"), json={"annotation": ids["annotations"]["bob:2"], "scu": ids["scus"][uid],
-                                                         "parts": [{"start": 0, "end": 7}]}, timeout=30).status_code == 201
+        assert (
+            bob.post(
+                stack.url("/api/matches/"),
+                json={
+                    "annotation": ids["annotations"]["bob:2"],
+                    "scu": ids["scus"][uid],
+                    "parts": [{"start": 0, "end": 7}],
+                },
+                timeout=30,
+            ).status_code
+            == 201
+        )
     # The dashboard's recomputation waits DASHBOARD_DEBOUNCE_SECONDS in the worker: held, unacknowledged.
     wait_for(lambda: broker.hlen("unacked") and broker.zcard("unacked_index"), 30, "a delayed message held by a worker")
     assert stack.probe("state")["stale_annotations"] or stack.probe("state")["stale_dashboards"]
@@ -114,9 +148,18 @@ def test_worker_killed_mid_burst_everything_current_within_a_minute_of_restart(s
     admin, bob, logs = client(stack, "admin"), client(stack, "bob"), log_ends(stack, "scores", "dashboards")
     statuses = []
     for i in range(4):
-        statuses.append(admin.patch(stack.url(f"/api/scus/{ids['scus']['2']}/"), json={"label": f"Relabelled {i}"}, timeout=30).status_code)
-        statuses.append(bob.post(stack.url("/api/matches/"), json={"annotation": ids["annotations"]["bob:1"], "scu": None,
-                                                                  "parts": [{"start": 0, "end": 3}]}, timeout=30).status_code)
+        statuses.append(
+            admin.patch(
+                stack.url(f"/api/scus/{ids['scus']['2']}/"), json={"label": f"Relabelled {i}"}, timeout=30
+            ).status_code
+        )
+        statuses.append(
+            bob.post(
+                stack.url("/api/matches/"),
+                json={"annotation": ids["annotations"]["bob:1"], "scu": None, "parts": [{"start": 0, "end": 3}]},
+                timeout=30,
+            ).status_code
+        )
     assert set(statuses) == {200, 201}
     stack.worker.kill()  # SIGKILL, whatever it was doing
     killed = time.monotonic()
@@ -195,16 +238,35 @@ def test_a_long_dashboard_runs_once_at_a_time_and_never_delays_a_score(stack, id
     slow = {"program": SLOW_WORKER, "env": {**SCALED_BROKER, "RUNS_LOG": str(log), "SLOW_SECONDS": str(SLOW_SECONDS)}}
     bob = client(stack, "bob")
     annotation = ids["annotations"]["bob:1"]
-    with replaced(stack, SCALED_BROKER, worker=stack.celery(*SCORES_WORKER, name="slow-scores", **slow),
-                  dashboards=stack.celery(*DASHBOARDS_WORKER, name="slow-dashboards", **slow)):
-        assert bob.post(stack.url("/api/matches/"), json={"annotation": annotation, "scu": ids["scus"]["4"],
-                                                         "parts": [{"start": 0, "end": 5}]}, timeout=30).status_code == 201
+    with replaced(
+        stack,
+        SCALED_BROKER,
+        worker=stack.celery(*SCORES_WORKER, name="slow-scores", **slow),
+        dashboards=stack.celery(*DASHBOARDS_WORKER, name="slow-dashboards", **slow),
+    ):
+        assert (
+            bob.post(
+                stack.url("/api/matches/"),
+                json={"annotation": annotation, "scu": ids["scus"]["4"], "parts": [{"start": 0, "end": 5}]},
+                timeout=30,
+            ).status_code
+            == 201
+        )
         wait_for(lambda: _runs(log), 60, "a dashboard recomputation started")
         saved = time.monotonic()
-        assert bob.post(stack.url("/api/matches/"), json={"annotation": annotation, "scu": ids["scus"]["6"],
-                                                         "parts": [{"start": 6, "end": 9}]}, timeout=30).status_code == 201
-        wait_for(lambda: bob.get(stack.url(f"/api/annotations/{annotation}/score/"), timeout=10).json()["current"], 30,
-                 "the score current while the dashboard runs")
+        assert (
+            bob.post(
+                stack.url("/api/matches/"),
+                json={"annotation": annotation, "scu": ids["scus"]["6"], "parts": [{"start": 6, "end": 9}]},
+                timeout=30,
+            ).status_code
+            == 201
+        )
+        wait_for(
+            lambda: bob.get(stack.url(f"/api/annotations/{annotation}/score/"), timeout=10).json()["current"],
+            30,
+            "the score current while the dashboard runs",
+        )
         assert time.monotonic() - saved < 15
         assert _runs(log)[0]["end"] is None  # the dashboard still runs
         first = _runs(log)[0]
@@ -212,15 +274,25 @@ def test_a_long_dashboard_runs_once_at_a_time_and_never_delays_a_score(stack, id
         # The request the second save published waits for it (retried, however long it runs) and runs
         # next, DASHBOARD_INTERVAL_SECONDS after the first started; Celery's default of 3 retries
         # dropped it after 6 s, leaving it to the sweep.
-        wait_for(lambda: any(r["ids"] == first["ids"] and r["start"] >= _runs(log)[0]["end"] for r in _runs(log)),
-                 30, "the newer request for the same dashboard run after the first")
-        wait_for(lambda: all(run["end"] for run in _runs(log)) and time.monotonic() - saved > SLOW_SECONDS + 10, 150, "the dashboards done")
+        wait_for(
+            lambda: any(r["ids"] == first["ids"] and r["start"] >= _runs(log)[0]["end"] for r in _runs(log)),
+            30,
+            "the newer request for the same dashboard run after the first",
+        )
+        wait_for(
+            lambda: all(run["end"] for run in _runs(log)) and time.monotonic() - saved > SLOW_SECONDS + 10,
+            150,
+            "the dashboards done",
+        )
         runs = _runs(log)
         # Delivered again while it ran (the run twice the visibility timeout): never run alongside, skipped.
         for i, a in enumerate(runs):
-            for b in runs[i + 1:]:
+            for b in runs[i + 1 :]:
                 assert a["ids"] != b["ids"] or a["end"] <= b["start"] or b["end"] <= a["start"], runs
-        assert "delivered again while it still runs: this copy is skipped" in (stack.root / "slow-dashboards.log").read_text()
+        assert (
+            "delivered again while it still runs: this copy is skipped"
+            in (stack.root / "slow-dashboards.log").read_text()
+        )
         assert_no_task_given_up(stack, {"slow-scores": 0, "slow-dashboards": 0})
     stack.current(120)
 
@@ -256,8 +328,13 @@ def test_a_dashboard_longer_than_the_visibility_timeout_runs_once_per_change(sta
     SIGKILLed mid-run completed nothing: it runs again, once."""
     log, name = stack.root / f"full-runs-{concurrency}.jsonl", f"loop-dashboards-{concurrency}"
     shape = ("worker", "-Q", "dashboards", "-n", "dashboards@%h", "--concurrency", str(concurrency))
-    dashboards = stack.celery(*shape, name=name, program=SLOW_WORKER, loglevel="INFO",
-                              env={**LOOP_BROKER, "RUNS_LOG": str(log), "SLOW_SECONDS": str(LOOP_SLOW_SECONDS)})
+    dashboards = stack.celery(
+        *shape,
+        name=name,
+        program=SLOW_WORKER,
+        loglevel="INFO",
+        env={**LOOP_BROKER, "RUNS_LOG": str(log), "SLOW_SECONDS": str(LOOP_SLOW_SECONDS)},
+    )
     bob, dataset, annotation = client(stack, "bob"), ids["dataset"], ids["annotations"]["bob:1"]
 
     def change(uid: str) -> float:
@@ -270,7 +347,7 @@ def test_a_dashboard_longer_than_the_visibility_timeout_runs_once_per_change(sta
     with replaced(stack, LOOP_BROKER, dashboards=dashboards):
         stack.current(120)
         wait_for(lambda: all(run["end"] for run in _runs(log)), 60, "the runs of the worker's start done")
-        for uid in ("4", "6"):   # a change, then a later one
+        for uid in ("4", "6"):  # a change, then a later one
             since = change(uid)
             wait_for(lambda: all(run["end"] for run in _runs(log)), 60, "the run done")
             time.sleep(LOOP_QUIET_SECONDS)
@@ -281,7 +358,7 @@ def test_a_dashboard_longer_than_the_visibility_timeout_runs_once_per_change(sta
 
         since = change("5")
         time.sleep(1)
-        stack.dashboards.kill()   # SIGKILL mid-run: nothing completed, nothing acknowledged
+        stack.dashboards.kill()  # SIGKILL mid-run: nothing completed, nothing acknowledged
         killed = time.time()
         stack.dashboards.start()
         wait_for(lambda: any(run["end"] for run in _full_runs(log, dataset, killed)), 90, "the killed job run again")
@@ -297,12 +374,22 @@ def test_dropped_database_connections_cost_no_request(stack, ids):
     bob = client(stack, "bob")
     url = stack.url(f"/api/annotations/{ids['annotations']['bob:2']}/full/")
     assert all(bob.get(url, timeout=30).status_code == 200 for _ in range(6))  # both web workers hold a connection
-    terminated = stack.postgres.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                                    "WHERE datname = 'pyramid' AND pid <> pg_backend_pid()")
+    terminated = stack.postgres.sql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'pyramid' AND pid <> pg_backend_pid()"
+    )
     assert terminated
     statuses = [bob.get(url, timeout=30).status_code for _ in range(8)]
-    statuses.append(bob.post(stack.url("/api/matches/"), json={"annotation": ids["annotations"]["bob:2"], "scu": ids["scus"]["3"],
-                                                              "parts": [{"start": 36, "end": 68}]}, timeout=30).status_code)
+    statuses.append(
+        bob.post(
+            stack.url("/api/matches/"),
+            json={
+                "annotation": ids["annotations"]["bob:2"],
+                "scu": ids["scus"]["3"],
+                "parts": [{"start": 36, "end": 68}],
+            },
+            timeout=30,
+        ).status_code
+    )
     assert statuses == [200] * 8 + [201]
     assert stack.current(60)["mismatches"] == []
 
@@ -310,12 +397,25 @@ def test_dropped_database_connections_cost_no_request(stack, ids):
 def _scu(stack, admin, ids, references):
     """A new SCU with one contributor per reference named (the first span of each text)."""
     first, *others = references
-    scu = admin.post(stack.url("/api/scus/"), json={"pyramid": ids["pyramid"], "label": "Concurrent", "reference": ids["references"][first],
-                                                    "parts": [{"start": 0, "end": 4}]}, timeout=30).json()
+    scu = admin.post(
+        stack.url("/api/scus/"),
+        json={
+            "pyramid": ids["pyramid"],
+            "label": "Concurrent",
+            "reference": ids["references"][first],
+            "parts": [{"start": 0, "end": 4}],
+        },
+        timeout=30,
+    ).json()
     contributors = [admin.get(stack.url(f"/api/contributors/?scu={scu['id']}"), timeout=30).json()["results"][0]["id"]]
     for ref in others:
-        contributors.append(admin.post(stack.url("/api/contributors/"), json={"scu": scu["id"], "reference": ids["references"][ref],
-                                                                             "parts": [{"start": 0, "end": 4}]}, timeout=30).json()["id"])
+        contributors.append(
+            admin.post(
+                stack.url("/api/contributors/"),
+                json={"scu": scu["id"], "reference": ids["references"][ref], "parts": [{"start": 0, "end": 4}]},
+                timeout=30,
+            ).json()["id"]
+        )
     return scu["id"], contributors
 
 
@@ -325,21 +425,29 @@ def test_concurrent_deletes_and_edits_give_correct_results(stack, ids):
     for _ in range(3):
         # Two of three contributors deleted at once: the SCU stays with the third.
         scu, contributors = _scu(stack, admin, ids, refs[:3])
-        answers = together(*[lambda c=c: admin.delete(stack.url(f"/api/contributors/{c}/"), timeout=30) for c in contributors[1:]])
+        answers = together(
+            *[lambda c=c: admin.delete(stack.url(f"/api/contributors/{c}/"), timeout=30) for c in contributors[1:]]
+        )
         assert [r.status_code for r in answers] == [204, 204]
         left = admin.get(stack.url(f"/api/scus/{scu}/"), timeout=30).json()
         assert left["weight"] == 1
         # Both contributors of an SCU deleted at once: the SCU goes with the last one.
         scu, contributors = _scu(stack, admin, ids, refs[:2])
-        answers = together(*[lambda c=c: admin.delete(stack.url(f"/api/contributors/{c}/"), timeout=30) for c in contributors])
+        answers = together(
+            *[lambda c=c: admin.delete(stack.url(f"/api/contributors/{c}/"), timeout=30) for c in contributors]
+        )
         assert [r.status_code for r in answers] == [204, 204]
         assert admin.get(stack.url(f"/api/scus/{scu}/"), timeout=30).status_code == 404
         # An SCU deleted while it is being relabelled: no 500, and it is gone.
         scu, _ = _scu(stack, admin, ids, refs[:1])
-        deleted, patched = together(lambda scu=scu: admin.delete(stack.url(f"/api/scus/{scu}/"), timeout=30),
-                                     lambda scu=scu: admin.patch(stack.url(f"/api/scus/{scu}/"), json={"label": "Renamed"}, timeout=30))
+        deleted, patched = together(
+            lambda scu=scu: admin.delete(stack.url(f"/api/scus/{scu}/"), timeout=30),
+            lambda scu=scu: admin.patch(stack.url(f"/api/scus/{scu}/"), json={"label": "Renamed"}, timeout=30),
+        )
         assert deleted.status_code == 204 and patched.status_code in (200, 404), patched.text
         assert admin.get(stack.url(f"/api/scus/{scu}/"), timeout=30).status_code == 404
-    empty = stack.postgres.sql("SELECT count(*) FROM annotation_scu s WHERE NOT EXISTS "
-                               "(SELECT 1 FROM annotation_contributor c WHERE c.scu_id = s.id)")
+    empty = stack.postgres.sql(
+        "SELECT count(*) FROM annotation_scu s WHERE NOT EXISTS "
+        "(SELECT 1 FROM annotation_contributor c WHERE c.scu_id = s.id)"
+    )
     assert empty == [(0,)]  # no SCU left without contributors

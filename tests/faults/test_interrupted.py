@@ -1,6 +1,7 @@
 """A test run interrupted midway (Ctrl+C's SIGINT, a timeout's SIGTERM) leaves no process of the
 stacks it started running, and a run killed outright (SIGKILL) has its stacks swept by the next
 (``tests/faults/cleanup.py``). Each case runs ``interrupted_run.py`` in a pytest of its own."""
+
 import os
 import signal
 import subprocess
@@ -18,8 +19,14 @@ RUN = REPO / "tests" / "faults" / "interrupted_run.py"
 def start_run(tmp_path):
     ready = tmp_path / "ready"
     env = {**os.environ, "READY_FILE": str(ready)}
-    run = subprocess.Popen([sys.executable, "-m", "pytest", str(RUN), "-q", "-p", "no:cacheprovider", "-p", "no:xdist"],
-                           cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", str(RUN), "-q", "-p", "no:cacheprovider", "-p", "no:xdist"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         wait_for(lambda: ready.exists() or run.poll() is not None, 120, "the small stack started")
     except TimeoutError:
@@ -54,7 +61,7 @@ def test_an_interrupted_run_stops_every_process_of_its_stacks(tmp_path, sig):
     run, record, root = start_run(tmp_path)
     try:
         processes = running_processes(record)
-        run.send_signal(sig)   # the pytest process only, as a timeout sends it (its stack runs in sessions of its own)
+        run.send_signal(sig)  # the pytest process only, as a timeout sends it (its stack runs in sessions of its own)
         output = run.communicate(timeout=90)[0].decode(errors="replace")
     finally:
         run.kill()
@@ -67,7 +74,7 @@ def test_the_stacks_of_a_killed_run_are_swept_by_the_next(tmp_path):
     run, record, root = start_run(tmp_path)
     processes = running_processes(record)
     try:
-        run.send_signal(signal.SIGKILL)   # nothing of the run can clean up
+        run.send_signal(signal.SIGKILL)  # nothing of the run can clean up
         run.wait(30)
         assert left(processes) == processes, "a killed run's stack keeps running until swept"
         cleanup.sweep()

@@ -8,6 +8,7 @@ this test starts on a port of its own (never the shared one). What is asserted f
 did (``redis_calls``: connections tried, calls that waited and failed: one wait at most, then none
 until the breaker lets one try again); the wall-clock bounds are generous (a loaded machine).
 """
+
 import os
 import shutil
 import signal
@@ -29,7 +30,7 @@ from tests.faults.harness import REDIS_PORTS, free_port, wait_for
 
 pytestmark = pytest.mark.django_db
 
-SLOW = 2.0   # the goal for one request (was 1.9-2.5 s for a token request, 4.7 s for a save)
+SLOW = 2.0  # the goal for one request (was 1.9-2.5 s for a token request, 4.7 s for a save)
 CREDENTIALS = {"username": "alice", "password": "pass-phrase-alice"}
 
 
@@ -38,8 +39,7 @@ def own_redis():
     require(shutil.which("redis-server") is not None, "redis-server is not installed (the test starts its own)")
     port = free_port(REDIS_PORTS)
     command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    process = subprocess.Popen(command,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_for(lambda: socket.create_connection(("127.0.0.1", port), 1).close() or True, 20, "redis start")
         yield process, f"redis://127.0.0.1:{port}/0"
@@ -55,12 +55,14 @@ def app_on(own_redis, settings, monkeypatch):
     """The app as production runs it (the request path checks the scoring service's health), its
     cache configured as settings configure it, on our redis-server."""
     configured = django_settings.CACHES["default"]
-    require("redis" in configured["BACKEND"].lower(),
-            "REDIS_URL is unset: the cache is this process's memory, no Redis to lose")
+    require(
+        "redis" in configured["BACKEND"].lower(),
+        "REDIS_URL is unset: the cache is this process's memory, no Redis to lose",
+    )
     process, url = own_redis
     settings.REDIS_URL = url
     settings.CACHES = {**django_settings.CACHES, "default": {**configured, "LOCATION": url}}
-    monkeypatch.setattr(queue, "in_process", lambda: False)           # publish, and say why scores are late
+    monkeypatch.setattr(queue, "in_process", lambda: False)  # publish, and say why scores are late
     monkeypatch.setattr(queue.runner, "submit", lambda kind, ids: None)  # the publishing thread is not the request's
     monkeypatch.setitem(queue._health, "checked", float("-inf"))
     breaker = _breaker()
@@ -87,11 +89,15 @@ def redis_calls(monkeypatch):
                 if time.monotonic() - start > 0.1:
                     seen["waits"] += 1
                 raise
+
         return wrapper
 
     monkeypatch.setattr(redis.connection.Connection, "_connect", counted(redis.connection.Connection._connect, 1))
-    monkeypatch.setattr(redis.connection.AbstractConnection, "read_response",
-                        counted(redis.connection.AbstractConnection.read_response, 0))
+    monkeypatch.setattr(
+        redis.connection.AbstractConnection,
+        "read_response",
+        counted(redis.connection.AbstractConnection.read_response, 0),
+    )
     return seen
 
 
@@ -107,8 +113,11 @@ def requests_of_a_user(w):
     """A token request, a save (a match) and the annotation's document (score: delayed, and why)."""
     alice = w.users["alice"]
     token = APIClient().post(reverse("api:token"), CREDENTIALS, format="json")
-    save = client_for(alice).post("/api/matches/", {"annotation": w.annotation.pk, "scu": w.scu2.pk,
-                                                   "parts": [{"start": 19, "end": 23}]}, format="json")
+    save = client_for(alice).post(
+        "/api/matches/",
+        {"annotation": w.annotation.pk, "scu": w.scu2.pk, "parts": [{"start": 19, "end": 23}]},
+        format="json",
+    )
     document = client_for(alice).get(f"/api/annotations/{w.annotation.pk}/full/")
     return token, save, document
 
@@ -144,7 +153,7 @@ def warmed_up(w):
     APIClient().post(reverse("api:token"), CREDENTIALS, format="json")
     client_for(w.users["alice"]).get(f"/api/annotations/{w.annotation.pk}/full/")
     client_for(w.users["alice"]).get(f"/api/annotations/{w.annotation.pk}/")
-    queue._health["checked"] = float("-inf")   # the health is checked anew (every few seconds), as after a while
+    queue._health["checked"] = float("-inf")  # the health is checked anew (every few seconds), as after a while
 
 
 def test_redis_stopped_costs_no_request_a_wait(users, app_on, redis_calls):
@@ -176,11 +185,11 @@ def test_the_cache_answers_again_once_redis_is_back(users, app_on):
     os.kill(app_on.pid, signal.SIGSTOP)
     from django.core.cache import cache
 
-    with pytest.raises(redis.RedisError):   # the read times out (the server is stopped)
+    with pytest.raises(redis.RedisError):  # the read times out (the server is stopped)
         cache.set("probe", 1)
     os.kill(app_on.pid, signal.SIGCONT)
     breaker = _breaker()
     assert breaker is not None
-    breaker.open_until = 0.0   # the pause is over
+    breaker.open_until = 0.0  # the pause is over
     cache.set("probe", 1)
     assert cache.get("probe") == 1

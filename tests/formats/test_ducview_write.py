@@ -107,13 +107,16 @@ def test_written_pyramid_layout():
         "  <line>---------------</line>\n  <line></line>\n"
         "  <line>The Harrowgate Lantern Fair opened on Friday with 3,000 visitors.</line>\n"
     ) in out
-    assert "  <line>Nobody was hurt, but the closing parade was cancelled.</line>\n" \
+    assert (
+        "  <line>Nobody was hurt, but the closing parade was cancelled.</line>\n"
         "  <line></line>\n  <line></line>\n  <line>---------------</line>\n" in out
-    assert ('  <contributor label="The fair...began Friday">\n'
-            '   <part label="began Friday" start="403" end="415"/>\n'
-            '   <part label="The fair" start="387" end="395"/>\n') in out
-    assert ('<scu uid="3" label="The fair draws lanterns &amp; crafts &lt;from the valley&gt;">'
-            in out)
+    )
+    assert (
+        '  <contributor label="The fair...began Friday">\n'
+        '   <part label="began Friday" start="403" end="415"/>\n'
+        '   <part label="The fair" start="387" end="395"/>\n'
+    ) in out
+    assert '<scu uid="3" label="The fair draws lanterns &amp; crafts &lt;from the valley&gt;">' in out
     assert '<contributor label="no one was injured" comment="said by &quot;organisers&quot;">' in out
     assert out.endswith("</scu>\n</pyramid>\n")
 
@@ -123,7 +126,7 @@ def test_written_peer_annotation_layout():
     out = write_peer_annotation(pan).decode("utf-8")
     assert " <!ELEMENT peerAnnotation (pyramid,annotation)>" in out
     assert "<score>" not in out and "score?" not in out
-    tail = out[out.index("<annotation>"):]
+    tail = out[out.index("<annotation>") :]
     peerscus = [line for line in tail.splitlines() if line.startswith(" <peerscu")]
     assert peerscus == [
         ' <peerscu uid="11" label="(3) A storm destroyed the main stage">',
@@ -145,20 +148,18 @@ def test_written_peer_annotation_layout():
 def _small_pyramid(**changes) -> Pyramid:
     pyramid = Pyramid(
         [Reference("A", "Z9.M.1.A.A", "alpha beta\ngamma"), Reference("B", "Z9.M.1.A.B", "delta")],
-        [SCU(5, "x", "", [Contributor("beta", "", [Part("A", 6, 10)]),
-                          Contributor("delta", "", [Part("B", 0, 5)])])],
+        [SCU(5, "x", "", [Contributor("beta", "", [Part("A", 6, 10)]), Contributor("delta", "", [Part("B", 0, 5)])])],
         None,
     )
     return dataclasses.replace(pyramid, **changes)
 
 
 def test_escaping_of_awkward_labels_and_comments():
-    ref = Reference("A", "Z9.M.1.A.A", 'a & b < c > d "e" \'f\'\ttab\nnext line')
-    label = 'a & b < c > d "e" \'f\'\ttab\nnext'
+    ref = Reference("A", "Z9.M.1.A.A", "a & b < c > d \"e\" 'f'\ttab\nnext line")
+    label = "a & b < c > d \"e\" 'f'\ttab\nnext"
     pyramid = Pyramid(
         [ref, Reference("B", "Z9.M.1.A.B", "x")],
-        [SCU(1, "l&<>\"\n\t'", "multi\nline & comment",
-             [Contributor(label, "c\ttab", [Part("A", 0, len(label))])])],
+        [SCU(1, "l&<>\"\n\t'", "multi\nline & comment", [Contributor(label, "c\ttab", [Part("A", 0, len(label))])])],
         None,
     )
     assert without_regex(roundtrip_pyramid(pyramid)) == pyramid
@@ -177,23 +178,27 @@ def test_stored_regex_is_kept_only_when_it_still_splits_the_written_text():
     ("changes", "message"),
     [
         ({"scus": [SCU(0, "x", "", [Contributor("a", "", [Part("A", 0, 1)])])]}, "uid 0"),
-        ({"scus": [SCU(1, "x", "", [Contributor("a", "", [Part("A", 0, 1)])])] * 2},
-         "duplicate SCU uid 1"),
-        ({"scus": [SCU(1, "x", "", [Contributor("a", "", [Part("Q", 0, 1)])])]},
-         "unknown reference 'Q'"),
-        ({"scus": [SCU(1, "x", "", [Contributor("a", "", [Part("A", 3, 99)])])]},
-         "outside the text of reference 'A'"),
+        ({"scus": [SCU(1, "x", "", [Contributor("a", "", [Part("A", 0, 1)])])] * 2}, "duplicate SCU uid 1"),
+        ({"scus": [SCU(1, "x", "", [Contributor("a", "", [Part("Q", 0, 1)])])]}, "unknown reference 'Q'"),
+        ({"scus": [SCU(1, "x", "", [Contributor("a", "", [Part("A", 3, 99)])])]}, "outside the text of reference 'A'"),
         ({"scus": [SCU(1, "x", "", [Contributor("a", "", [Part("A", 3, 3)])])]}, "empty"),
         ({"scus": [SCU(1, "x", "", [])]}, "no contributor"),
         ({"scus": [SCU(1, "x", "", [Contributor("a", "", [])])]}, "no part"),
-        ({"scus": [SCU(1, "bad \x07 bell", "", [Contributor("a", "", [Part("A", 0, 1)])])]},
-         r"U\+0007"),
-        ({"references": [Reference("A", "Z9.M.1.A.X", "t"), Reference("B", "Z9.M.1.A.B", "u")],
-          "scus": []}, "would be read back as id 'X'"),
-        ({"references": [Reference("A", "Z9.M.1.A.A", "t\n---------------\nZ9.M.1.A.B\n"
-                                                        "---------------\nu"),
-                         Reference("B", "Z9.M.1.A.B", "u")], "scus": []},
-         "look like a reference header"),
+        ({"scus": [SCU(1, "bad \x07 bell", "", [Contributor("a", "", [Part("A", 0, 1)])])]}, r"U\+0007"),
+        (
+            {"references": [Reference("A", "Z9.M.1.A.X", "t"), Reference("B", "Z9.M.1.A.B", "u")], "scus": []},
+            "would be read back as id 'X'",
+        ),
+        (
+            {
+                "references": [
+                    Reference("A", "Z9.M.1.A.A", "t\n---------------\nZ9.M.1.A.B\n---------------\nu"),
+                    Reference("B", "Z9.M.1.A.B", "u"),
+                ],
+                "scus": [],
+            },
+            "look like a reference header",
+        ),
         ({"references": [Reference("A", "two\nlines", "t")], "scus": []}, "line break"),
     ],
 )
@@ -203,8 +208,7 @@ def test_writer_refuses_what_it_cannot_write(changes, message):
 
 
 def test_peer_writer_refuses_dangling_matches():
-    pan = PeerAnnotationFile(_small_pyramid(), "peer text", [PeerMatch(9, "p", "", [PeerPart(0, 4)])],
-                             [], None)
+    pan = PeerAnnotationFile(_small_pyramid(), "peer text", [PeerMatch(9, "p", "", [PeerPart(0, 4)])], [], None)
     with pytest.raises(DucViewError, match="SCU uid 9"):
         write_peer_annotation(pan)
     pan.matches = [PeerMatch(5, "p", "", [PeerPart(0, 40)])]
@@ -227,13 +231,14 @@ def test_a_match_without_evidence_is_written_and_read_back_kept():
     pan = _without_evidence()
     again, report = parse_peer_annotation(write_peer_annotation(pan))
     assert again == pan
-    assert [m.review for m in again.matches if m.scu_uid == 4] == [m.review for m in pan.matches if m.scu_uid == 4] != [""]
+    assert (
+        [m.review for m in again.matches if m.scu_uid == 4] == [m.review for m in pan.matches if m.scu_uid == 4] != [""]
+    )
     assert [(r.kind, r.scu_uid) for r in report.rejects] == [("empty_part", 4)]
 
 
 def test_empty_reference_header_is_written_as_its_id():
-    pyramid = _small_pyramid(references=[Reference("A", "", "alpha beta\ngamma"),
-                                         Reference("B", "", "delta")])
+    pyramid = _small_pyramid(references=[Reference("A", "", "alpha beta\ngamma"), Reference("B", "", "delta")])
     again = roundtrip_pyramid(pyramid)
     assert [(r.id, r.header) for r in again.references] == [("A", "A"), ("B", "B")]
     assert again.scus == pyramid.scus
@@ -245,7 +250,8 @@ _CHARS = st.characters(
     blacklist_categories=("Cs", "Cc", "Cn"), blacklist_characters="\x85\u2028\u2029"
 ) | st.sampled_from(list("&<>\"' \t-.…€😀𝄞"))
 _LINE = st.text(_CHARS, min_size=1, max_size=30).filter(
-    lambda s: s.strip(" \t-=") != "")  # no blank or dash-only line at the ends of a text
+    lambda s: s.strip(" \t-=") != ""
+)  # no blank or dash-only line at the ends of a text
 _INNER = _LINE | st.sampled_from(["", "   ", "-----", "#2"])
 
 
@@ -273,12 +279,12 @@ def pyramids(draw) -> Pyramid:
                 start = draw(st.integers(0, len(ref.text) - 1))
                 end = draw(st.integers(start + 1, len(ref.text)))
                 parts.append(Part(ref.id, start, end))
-            texts = [next(r for r in refs if r.id == p.reference).text[p.start:p.end]
-                     for p in sorted(parts, key=lambda p: (order[p.reference], p.start))]
-            contributors.append(Contributor("...".join(texts), draw(st.text(_CHARS, max_size=5)),
-                                            parts))
-        scus.append(SCU(uid, draw(st.text(_CHARS, max_size=20)), draw(st.text(_CHARS, max_size=5)),
-                        contributors))
+            texts = [
+                next(r for r in refs if r.id == p.reference).text[p.start : p.end]
+                for p in sorted(parts, key=lambda p: (order[p.reference], p.start))
+            ]
+            contributors.append(Contributor("...".join(texts), draw(st.text(_CHARS, max_size=5)), parts))
+        scus.append(SCU(uid, draw(st.text(_CHARS, max_size=20)), draw(st.text(_CHARS, max_size=5)), contributors))
     regex = draw(st.sampled_from([None, r"[-]*\n(\s*)R[0-9]*\.M\.100\.[A-Z]\.[A-Z]\n[-]*\n"]))
     return Pyramid(refs, scus, regex)
 
@@ -289,19 +295,21 @@ def peer_annotations(draw) -> PeerAnnotationFile:
     text = "\n".join(draw(st.lists(st.text(_CHARS, max_size=25), min_size=1, max_size=4)))
     matches, non_matching = [], []
     if text:
-        for uid in draw(st.lists(st.sampled_from([s.uid for s in pyramid.scus] + [0]),
-                                 max_size=6)):
+        for uid in draw(st.lists(st.sampled_from([s.uid for s in pyramid.scus] + [0]), max_size=6)):
             parts = []
             for _ in range(draw(st.integers(1, 2))):
                 start = draw(st.integers(0, len(text) - 1))
                 parts.append(PeerPart(start, draw(st.integers(start + 1, len(text)))))
-            label = "...".join(text[p.start:p.end] for p in sorted(parts, key=lambda p: p.start))
+            label = "...".join(text[p.start : p.end] for p in sorted(parts, key=lambda p: p.start))
             (non_matching if uid == 0 else matches).append(PeerMatch(uid, label, "", parts))
     position = {s.uid: k for k, s in enumerate(pyramid.scus)}
     matches.sort(key=lambda m: position[m.scu_uid])  # the canonical order
     score = draw(st.none() | st.just({"totalscu": "3", "qualityScore": "0.5"}))
-    comments = draw(st.dictionaries(st.sampled_from([s.uid for s in pyramid.scus] + [0]),
-                                    st.text(_CHARS, min_size=1, max_size=5), max_size=2))
+    comments = draw(
+        st.dictionaries(
+            st.sampled_from([s.uid for s in pyramid.scus] + [0]), st.text(_CHARS, min_size=1, max_size=5), max_size=2
+        )
+    )
     return PeerAnnotationFile(pyramid, text, matches, non_matching, score, comments)
 
 
@@ -330,8 +338,7 @@ def run_java_check(paths: list[Path]) -> str:
     java = shutil.which("java")
     if java is None:
         pytest.skip("java is not installed: cannot check the files the way DUCView (Java) reads them")
-    done = subprocess.run([java, str(JAVA_CHECK), *map(str, paths)], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run([java, str(JAVA_CHECK), *map(str, paths)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -354,10 +361,18 @@ def test_written_files_open_like_in_ducview(tmp_path):
     paths[-1].write_bytes(write_peer_annotation(odd_score))
     assert roundtrip_pan(odd_score) == odd_score
     astral = Pyramid(
-        [Reference("A", "X.M.1.A.A", "Smile \U0001F600 here & <there>"),
-         Reference("B", "X.M.1.A.B", "B text \U0001D11E music")],
-        [SCU(1, "s", "", [Contributor("here & <there>", "", [Part("A", 8, 22)]),
-                          Contributor("music", "", [Part("B", 9, 14)])])],
+        [
+            Reference("A", "X.M.1.A.A", "Smile \U0001f600 here & <there>"),
+            Reference("B", "X.M.1.A.B", "B text \U0001d11e music"),
+        ],
+        [
+            SCU(
+                1,
+                "s",
+                "",
+                [Contributor("here & <there>", "", [Part("A", 8, 22)]), Contributor("music", "", [Part("B", 9, 14)])],
+            )
+        ],
         None,
     )
     paths.append(tmp_path / "astral.pyr")

@@ -9,9 +9,9 @@ import pytest
 import regex
 
 from annotation.formats import DucViewError, parse_peer_annotation, parse_pyramid, references
+from annotation.formats.bounds import HostileInput, WorkBudget
 from annotation.formats.references import DEFAULT_HEADER_REGEX
 from annotation.formats.summary_texts import PatternError, split_by_headers
-from annotation.formats.bounds import HostileInput, WorkBudget
 
 from tests.formats.helpers import fixture_bytes
 
@@ -51,7 +51,8 @@ def test_many_mislabelled_parts_are_refused_in_bounded_time():
     text = ["#1", "---------------", "T0001.M.100.A.A", "---------------", "word " * 200]
     part = '<part label="nowhere to be seen {i}" start="{s}" end="{e}"/>'
     scus = "".join(
-        f'<scu uid="{i + 1}" label="x"><contributor ' f'label="x">{part.format(i=i, s=50 + i % 900, e=60 + i % 900)}</contributor></scu>'
+        f'<scu uid="{i + 1}" label="x"><contributor '
+        f'label="x">{part.format(i=i, s=50 + i % 900, e=60 + i % 900)}</contributor></scu>'
         for i in range(36826)
     )
     start = time.thread_time()
@@ -78,7 +79,7 @@ def test_budget_is_shared_by_the_files_of_one_import():
 
     with pytest.raises(HostileInput):
         whole.for_file(10).call("the startDocumentRegEx", hostile)
-    assert timeouts[0] == pytest.approx(0.2, abs=0.03)   # regex's timeout is wall-clock: the CPU left
+    assert timeouts[0] == pytest.approx(0.2, abs=0.03)  # regex's timeout is wall-clock: the CPU left
     with pytest.raises(HostileInput, match="this import's time"):
         whole.for_file(10).call("the startDocumentRegEx", lambda timeout: None)
 
@@ -197,7 +198,9 @@ def test_real_files_spend_little_of_the_budget():
 
 @pytest.mark.parametrize("encoding", ["foo", "x-mac-roman", "utf-16", "ebcdic-cp-us"])
 def test_unknown_or_wrong_encodings_are_read_with_a_repair(encoding):
-    data = fixture_bytes("event.pyr").replace(b'<?xml version="1.0"?>', f'<?xml version="1.0" encoding="{encoding}"?>'.encode())
+    data = fixture_bytes("event.pyr").replace(
+        b'<?xml version="1.0"?>', f'<?xml version="1.0" encoding="{encoding}"?>'.encode()
+    )
     good, _ = parse_pyramid(fixture_bytes("event.pyr"))
     pyramid, report = parse_pyramid(data)
     assert pyramid == good
@@ -210,6 +213,7 @@ def test_bytes_that_are_no_xml_at_all_are_refused_with_the_reason():
 
 
 # --- embedded pyramids read once per import (``parse_peer_annotation(..., pyramids=memo)``) -------
+
 
 def _both_ways(files: list[bytes]):
     """Each file read with one memo across them and each read whole: the results, and the memo."""
@@ -226,7 +230,7 @@ def _both_ways(files: list[bytes]):
 
 def test_an_embedded_pyramid_is_read_once_and_reads_as_the_whole_file():
     pan = fixture_bytes("event.pan")
-    other_peer = pan.replace(b"</annotation>", b"<peerscu uid=\"0\" label=\"x\"></peerscu></annotation>")
+    other_peer = pan.replace(b"</annotation>", b'<peerscu uid="0" label="x"></peerscu></annotation>')
     with_memo, whole, memo = _both_ways([pan, other_peer, pan])
     assert with_memo == whole and len(memo) == 1
 

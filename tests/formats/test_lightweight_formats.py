@@ -20,9 +20,14 @@ ANSWERS = ",".join(f"Answer.S{k}Answer" for k in list(range(10, 17)) + list(rang
 REALSUMM = (
     f"Input.eventId,Input.summaryId,Input.qIdList,Input.summary_text,{STATEMENTS},{ANSWERS},\n"
     "d1,sys_a,\"['10', '11', '12', '13', '14', '15', '16', '17', '18', '19', '20', '21', '22', '23', '24', '25']\","
-    "\"A summary, with a comma.\",Fact one.,BLANK,Fact three.," + ",".join(["BLANK"] * 13) + ","
+    '"A summary, with a comma.",Fact one.,BLANK,Fact three.,'
+    + ",".join(["BLANK"] * 13)
+    + ","
     # answers for S10..S16 then S1..S9
-    + ",".join(["n"] * 7) + ",p,p,n," + ",".join(["n"] * 6) + ",\n"
+    + ",".join(["n"] * 7)
+    + ",p,p,n,"
+    + ",".join(["n"] * 6)
+    + ",\n"
 )
 
 
@@ -46,22 +51,32 @@ def test_mturk_results_with_worker_ids_and_blank_answers_round_trip():
     batch = write_phase2_input(tasks)
     header, line = batch.splitlines()[:2]
     assert header.split(",")[:5] == ["eventId", "summaryId", "qIdList", "summary_text", "statement_1"]
-    assert "\"['0', '1']\"" in line and "'=1+1 is two." in line   # a formula cell is neutralised
+    assert "\"['0', '1']\"" in line and "'=1+1 is two." in line  # a formula cell is neutralised
     results_csv = (
-        "HITId,AssignmentId,WorkerId," + ",".join(f"Input.{c}" for c in header.split(",")) + ","
-        + ",".join(f"Answer.S{k}Answer" for k in range(1, 17)) + "\n"
-        + "H1,A1,W1," + line + ",p,," + ",".join([""] * 14) + "\n"
+        "HITId,AssignmentId,WorkerId,"
+        + ",".join(f"Input.{c}" for c in header.split(","))
+        + ","
+        + ",".join(f"Answer.S{k}Answer" for k in range(1, 17))
+        + "\n"
+        + "H1,A1,W1,"
+        + line
+        + ",p,,"
+        + ",".join([""] * 14)
+        + "\n"
     )
     (row,) = read_phase2_results(results_csv)
     assert (row.worker, row.assignment) == ("W1", "A1")
     assert row.answers == (("0", True), ("1", None))
 
 
-@pytest.mark.parametrize("bad, message", [
-    ("['1', '2'", "qIdList"),
-    ("__import__('os')", "qIdList"),
-    (repr([str(i) for i in range(17)]), "at most 16"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("['1', '2'", "qIdList"),
+        ("__import__('os')", "qIdList"),
+        (repr([str(i) for i in range(17)]), "at most 16"),
+    ],
+)
 def test_bad_qid_lists_are_refused_with_the_row(bad, message):
     with pytest.raises(LightweightFormatError, match=message):
         parse_qid_list(bad, 5)
@@ -81,7 +96,7 @@ def test_missing_columns_are_named():
 def test_statement_file_key_is_event_and_question():
     text = (
         "eventId,questionId,questionText,answer,author,sourceSummaryId,forUse\n"
-        "D0630,0,\"Online sales hurt book clubs.\",Y,A3C,D0630.M.250.C.C,0\n"
+        'D0630,0,"Online sales hurt book clubs.",Y,A3C,D0630.M.250.C.C,0\n'
         "D0631,0,Another topic restarts the ids.,Y,A3C,D0631.M.250.C.C,1\n"
     )
     rows = read_statements(text)
@@ -93,8 +108,11 @@ def test_statement_file_key_is_event_and_question():
 def test_phase1_results():
     text = (
         "HITId,AssignmentId,WorkerId,Input.eventId,Input.summId,Input.summary_text,"
-        + ",".join(f"Answer.s{k}" for k in range(1, 9)) + "\n"
-        + "H,A9,W7,D0601,D0601.M.250.A.A,Ref text.,One fact here.,Two," + ",".join([""] * 6) + "\n"
+        + ",".join(f"Answer.s{k}" for k in range(1, 9))
+        + "\n"
+        + "H,A9,W7,D0601,D0601.M.250.A.A,Ref text.,One fact here.,Two,"
+        + ",".join([""] * 6)
+        + "\n"
     )
     (row,) = read_phase1_results(text)
     assert (row.worker, row.assignment, row.summary) == ("W7", "A9", "D0601.M.250.A.A")

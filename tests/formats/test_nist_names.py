@@ -39,17 +39,36 @@ def test_peer_key_drops_leading_zeros():
 
 @pytest.mark.parametrize(
     "name",
-    ["", "D0601.txt", "Becky_MATTER.pyr", "D0601.M.250.A.pan", "x.D0601.M.250.A.1.pan",
-     "D0601.X.250.A.1.pan", "D0601.M.abc.A.1.pan", "D0601.M.250.A.1.pan.bak", "12_10_09_MATTER.pyr"],
+    [
+        "",
+        "D0601.txt",
+        "Becky_MATTER.pyr",
+        "D0601.M.250.A.pan",
+        "x.D0601.M.250.A.1.pan",
+        "D0601.X.250.A.1.pan",
+        "D0601.M.abc.A.1.pan",
+        "D0601.M.250.A.1.pan.bak",
+        "12_10_09_MATTER.pyr",
+    ],
 )
 def test_not_nist_names(name):
     with pytest.raises(DucViewError, match="not a NIST file name"):
         parse_nist_filename(name)
 
 
-@pytest.mark.parametrize(("topic", "expected"), [
-    ("D0601", True), ("d311i", True), ("D0703-A", True), ("T0001", True), ("D1001-B", True),
-    ("MATTER", False), ("Becky_MATTER", False), ("foo", False), ("summary2", False),
-])
+@pytest.mark.parametrize(
+    ("topic", "expected"),
+    [
+        ("D0601", True),
+        ("d311i", True),
+        ("D0703-A", True),
+        ("T0001", True),
+        ("D1001-B", True),
+        ("MATTER", False),
+        ("Becky_MATTER", False),
+        ("foo", False),
+        ("summary2", False),
+    ],
+)
 def test_topic_ids_are_told_from_free_names(topic, expected):
     assert looks_like_topic_id(topic) is expected

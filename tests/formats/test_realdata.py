@@ -78,22 +78,23 @@ def test_repair_and_reject_counts(parsed):
         pyramid = obj.pyramid if kind == "pan" else obj
         counts[(kind, "pyramid parts")] += _parts(pyramid)
         if kind == "pan":
-            counts[("pan", "peer parts")] += sum(
-                len(m.parts) for m in obj.matches + obj.non_matching)
+            counts[("pan", "peer parts")] += sum(len(m.parts) for m in obj.matches + obj.non_matching)
         for r in report.repairs:
             counts[(kind, r.scope, r.kind)] += 1
         for r in report.rejects:
             counts[(kind, r.scope, "rejected", r.kind)] += 1
-    assert counts == Counter({
-        ("pyr", "pyramid parts"): 7034,
-        ("pyr", "pyramid", "label"): 25,
-        ("pyr", "pyramid", "moved"): 66,
-        ("pan", "pyramid parts"): 125607,
-        ("pan", "pyramid", "label"): 361,
-        ("pan", "pyramid", "moved"): 858,
-        ("pan", "peer parts"): 9408,
-        ("pan", "peer", "label"): 28,
-    })
+    assert counts == Counter(
+        {
+            ("pyr", "pyramid parts"): 7034,
+            ("pyr", "pyramid", "label"): 25,
+            ("pyr", "pyramid", "moved"): 66,
+            ("pan", "pyramid parts"): 125607,
+            ("pan", "pyramid", "label"): 361,
+            ("pan", "pyramid", "moved"): 858,
+            ("pan", "peer parts"): 9408,
+            ("pan", "peer", "label"): 28,
+        }
+    )
 
 
 def test_moved_parts_are_the_d0740_shift_by_one(parsed):
@@ -101,8 +102,9 @@ def test_moved_parts_are_the_d0740_shift_by_one(parsed):
     for path, (_, report) in parsed.items():
         for r in report.repairs:
             if r.kind == "moved":
-                shifts[(parse_nist_filename(path.name).topic, r.placed[0] - r.stored[0],
-                        r.placed[1] - r.stored[1])] += 1
+                shifts[
+                    (parse_nist_filename(path.name).topic, r.placed[0] - r.stored[0], r.placed[1] - r.stored[1])
+                ] += 1
     assert shifts == Counter({("D0740", -1, -1): 66 * 14})  # the .pyr and its 13 .pan files
 
 
@@ -121,10 +123,8 @@ def test_legacy_issues_are_reported_exactly(parsed):
         ("D0727", "same_reference_contributors", 70, ("F",)),
         ("D0739", "same_reference_contributors", 62, ("I",)),
     }
-    pan_legacy = Counter(i.kind for p, (_, r) in parsed.items() if p.suffix == ".pan"
-                         for i in r.legacy)
-    assert pan_legacy == Counter({"cross_reference_contributor": 57,
-                                  "same_reference_contributors": 65})
+    pan_legacy = Counter(i.kind for p, (_, r) in parsed.items() if p.suffix == ".pan" for i in r.legacy)
+    assert pan_legacy == Counter({"cross_reference_contributor": 57, "same_reference_contributors": 65})
 
 
 def test_references_and_headers(parsed):
@@ -138,10 +138,17 @@ def test_references_and_headers(parsed):
             assert ref.text.strip() and ref.text == ref.text.strip("\n")
         if name.models:
             assert "".join(r.id for r in pyramid.references) == name.models
-    regexless = sorted(p.name for p, (o, _) in parsed.items()
-                       if p.suffix == ".pyr" and o.header_regex is None)
-    assert regexless == ["D0608.pyr", "D0624.pyr", "D0640.pyr", "D0701-AGHI.pyr",
-                         "D0706-BDEI.pyr", "D0711-ABCF.pyr", "D0724-ABCF.pyr", "D0739-DEGI.pyr"]
+    regexless = sorted(p.name for p, (o, _) in parsed.items() if p.suffix == ".pyr" and o.header_regex is None)
+    assert regexless == [
+        "D0608.pyr",
+        "D0624.pyr",
+        "D0640.pyr",
+        "D0701-AGHI.pyr",
+        "D0706-BDEI.pyr",
+        "D0711-ABCF.pyr",
+        "D0724-ABCF.pyr",
+        "D0739-DEGI.pyr",
+    ]
 
 
 def test_peer_annotation_facts(parsed):
@@ -153,7 +160,13 @@ def test_peer_annotation_facts(parsed):
     assert [p.name for p, o in pans.items() if o.text == ""] == ["D0706.M.250.B.6.pan"]
     assert all(o.score is None for o in pans.values())  # DUCView 1.4 files
     assert sorted({n.peer for n in names.values() if n.peer.startswith("0")}) == [
-        "01", "02", "03", "05", "06", "08"]  # only DUC 2006 D0647 pads its peer ids
+        "01",
+        "02",
+        "03",
+        "05",
+        "06",
+        "08",
+    ]  # only DUC 2006 D0647 pads its peer ids
     assert {n.topic for n in names.values() if n.peer.startswith("0")} == {"D0647"}
     assert sorted({n.annotator for n in names.values() if n.topic == "D0631"}) == ["114", "115"]
     pyramid_topics = {parse_nist_filename(p.name).topic for p in parsed if p.suffix == ".pyr"}
@@ -196,14 +209,20 @@ def test_pyreval_pyramids_with_other_headers():
 def test_a_few_written_real_files_open_like_in_ducview(parsed, tmp_path):
     from tests.formats.test_ducview_write import run_java_check
 
-    wanted = {"D0614.pyr", "D0631.pyr", "D0707-BHIJ.pyr", "D0729-AGHJ.pyr",
-              "D0740.M.250.I.1.pan", "119.D0647.M.250.B.01.pan", "D0706.M.250.B.6.pan"}
+    wanted = {
+        "D0614.pyr",
+        "D0631.pyr",
+        "D0707-BHIJ.pyr",
+        "D0729-AGHJ.pyr",
+        "D0740.M.250.I.1.pan",
+        "119.D0647.M.250.B.01.pan",
+        "D0706.M.250.B.6.pan",
+    }
     paths = []
     for path, (obj, _) in parsed.items():
         if path.name in wanted:
             out = tmp_path / path.name
-            out.write_bytes(write_peer_annotation(obj) if path.suffix == ".pan"
-                            else write_pyramid(obj))
+            out.write_bytes(write_peer_annotation(obj) if path.suffix == ".pan" else write_pyramid(obj))
             paths.append(out)
     assert len(paths) == len(wanted)
     assert run_java_check(paths).count("OK ") == len(wanted)

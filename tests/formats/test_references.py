@@ -16,8 +16,10 @@ from annotation.formats.references import (
 
 def pyr(lines: list[str], regex: str | None = None, scus: str = "") -> bytes:
     """A minimal pyramid file (no DTD) around the given text lines."""
+
     def esc(s: str) -> str:
         return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
     body = "".join(f"<line>{esc(line)}</line>\n" for line in lines)
     rx = f"<startDocumentRegEx><![CDATA[{regex}]]></startDocumentRegEx>" if regex else ""
     return f"<pyramid>{rx}<text>\n{body}</text>{scus}</pyramid>".encode()
@@ -28,9 +30,27 @@ def refs(data: bytes):
     return [(r.id, r.header, r.text) for r in pyramid.references], report
 
 
-DUC2006 = ["#2", "", "", "---------------", "Q0101.M.250.B.A", "---------------", "",
-           "First summary, line one.", "", "Line three after a blank line.  ", "", "",
-           "---------------", "Q0101.M.250.B.C", "---------------", "", "Second one.", "", ""]
+DUC2006 = [
+    "#2",
+    "",
+    "",
+    "---------------",
+    "Q0101.M.250.B.A",
+    "---------------",
+    "",
+    "First summary, line one.",
+    "",
+    "Line three after a blank line.  ",
+    "",
+    "",
+    "---------------",
+    "Q0101.M.250.B.C",
+    "---------------",
+    "",
+    "Second one.",
+    "",
+    "",
+]
 
 
 def test_duc_2006_layout_blank_lines_trimmed_inner_ones_kept():
@@ -45,8 +65,10 @@ def test_duc_2006_layout_blank_lines_trimmed_inner_ones_kept():
 def test_base_offsets_are_the_first_character_of_the_reference():
     text = "\n".join(DUC2006)
     base_c = text.index("Second one.")
-    scus = (f'<scu uid="1" label="x"><contributor label="one"><part label="one" '
-            f'start="{base_c + 7}" end="{base_c + 10}"/></contributor></scu>')
+    scus = (
+        f'<scu uid="1" label="x"><contributor label="one"><part label="one" '
+        f'start="{base_c + 7}" end="{base_c + 10}"/></contributor></scu>'
+    )
     pyramid, report = parse_pyramid(pyr(DUC2006, None, scus))
     assert pyramid.scus[0].contributors[0].parts == [Part("C", 7, 10)]
     assert report.ok
@@ -64,9 +86,23 @@ def test_base_offsets_are_the_first_character_of_the_reference():
     ],
 )
 def test_duc_2007_layout_with_every_kind_of_real_regex(regex):
-    lines = ["#2", "", "", "-----------------", " D0901.M.250.K.F", "-----------------", "",
-             "Alpha text.", "", "", "-----------------", " D0901.M.250.K.G",
-             "-----------------", "", "Beta text."]
+    lines = [
+        "#2",
+        "",
+        "",
+        "-----------------",
+        " D0901.M.250.K.F",
+        "-----------------",
+        "",
+        "Alpha text.",
+        "",
+        "",
+        "-----------------",
+        " D0901.M.250.K.G",
+        "-----------------",
+        "",
+        "Beta text.",
+    ]
     got, report = refs(pyr(lines, regex))
     assert got == [("F", " D0901.M.250.K.F", "Alpha text."), ("G", " D0901.M.250.K.G", "Beta text.")]
     assert report.ok
@@ -75,10 +111,8 @@ def test_duc_2007_layout_with_every_kind_of_real_regex(regex):
 def test_pyreval_style_headers():
     lines = ["-- writer1 --", "Text one.", "-- writer2 --", "Text two.", "", "      ", "      "]
     got, _ = refs(pyr(lines, r"\-\- writer[1-5] \-\-"))
-    assert got == [("writer1", "-- writer1 --", "Text one."),
-                   ("writer2", "-- writer2 --", "Text two.")]
-    lines = ["---------", "1.txt", "---------", "", "Text one.", "", "---------", "2.txt",
-             "---------", "", "Text two."]
+    assert got == [("writer1", "-- writer1 --", "Text one."), ("writer2", "-- writer2 --", "Text two.")]
+    lines = ["---------", "1.txt", "---------", "", "Text one.", "", "---------", "2.txt", "---------", "", "Text two."]
     got, _ = refs(pyr(lines, r"[-]*\n[0-9]\.txt\n[-]*\n"))
     assert got == [("1", "1.txt", "Text one."), ("2", "2.txt", "Text two.")]
     got, _ = refs(pyr(lines))  # same with the default regex
@@ -88,8 +122,7 @@ def test_pyreval_style_headers():
 def test_bare_dash_separators_get_ordinal_ids():
     lines = ["---", "Text one, a single line.", "---", "Text two.", "Still two.", "---", "Three."]
     got, _ = refs(pyr(lines))
-    assert got == [("1", "1", "Text one, a single line."), ("2", "2", "Text two.\nStill two."),
-                   ("3", "3", "Three.")]
+    assert got == [("1", "1", "Text one, a single line."), ("2", "2", "Text two.\nStill two."), ("3", "3", "Three.")]
 
 
 @pytest.mark.parametrize(
@@ -115,8 +148,7 @@ def test_unusable_regex_falls_back_to_the_default_and_is_reported(regex, why):
 def test_announced_reference_count_mismatch_is_a_legacy_issue():
     lines = ["#3"] + DUC2006[1:]
     _, report = refs(pyr(lines))
-    assert [(i.kind, i.references) for i in report.legacy] == [
-        ("reference_count_mismatch", ("A", "C"))]
+    assert [(i.kind, i.references) for i in report.legacy] == [("reference_count_mismatch", ("A", "C"))]
 
 
 def test_header_ids():
@@ -133,8 +165,7 @@ def test_header_ids():
 
 def test_text_before_the_first_header_belongs_to_no_reference():
     text = "\n".join(DUC2006)
-    scus = ('<scu uid="1" label="x"><contributor label="#2"><part label="#2" start="0" end="2"/>'
-            '</contributor></scu>')
+    scus = '<scu uid="1" label="x"><contributor label="#2"><part label="#2" start="0" end="2"/></contributor></scu>'
     pyramid, report = parse_pyramid(pyr(DUC2006, None, scus))
     assert pyramid.scus == []
     assert [r.kind for r in report.rejects] == ["empty_contributor", "empty_scu"]

@@ -1,14 +1,17 @@
 """Minimal builders for model tests (explicit, no factory library needed)."""
+
 from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid, SCU
+from annotation.pyramids.models import SCU, Pyramid
 
 
 def topic(name="T1", dataset="Set", **refs):
     ds, _ = Dataset.objects.get_or_create(name=dataset)
     t = Topic.objects.create(dataset=ds, external_id=name)
     texts = refs or {"A": "Alpha beta gamma.", "B": "Delta epsilon zeta."}
-    references = {rid: ReferenceSummary.objects.create(topic=t, external_id=rid, text=text) for rid, text in texts.items()}
+    references = {
+        rid: ReferenceSummary.objects.create(topic=t, external_id=rid, text=text) for rid, text in texts.items()
+    }
     return t, references
 
 

@@ -1,6 +1,7 @@
 """docs/architecture.md is the code's own picture: regenerated, it equals the committed page, and it
 names every concept package, URL pattern, Celery task and public score function (each found here
 independently of the generator: by walking the folders and reading the source)."""
+
 import ast
 import re
 from pathlib import Path
@@ -58,7 +59,9 @@ def test_every_task_is_listed():
 def test_every_public_score_function_is_listed():
     for path in sorted((ROOT / "scoring").glob("*.py")):
         tree = ast.parse(path.read_text())
-        public = [node.name for node in tree.body if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")]
+        public = [
+            node.name for node in tree.body if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+        ]
         if not public:
             continue
         section = page().split(f"### `scoring.{path.stem}`", 1)

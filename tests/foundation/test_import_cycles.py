@@ -10,6 +10,7 @@ that the importer is not inside (importing ``a.b.c`` from ``x`` runs ``a/__init_
 gather its own modules' names). Work published by name (``annotation.jobs``) is not an import, by
 design.
 """
+
 import ast
 from pathlib import Path
 
@@ -23,7 +24,7 @@ def project_modules() -> dict[str, Path]:
         for path in (ROOT / package).rglob("*.py"):
             parts = path.relative_to(ROOT).with_suffix("").parts
             if "migrations" in parts:
-                continue   # historical snapshots, imported by Django's loader, not by the code
+                continue  # historical snapshots, imported by Django's loader, not by the code
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
             modules[name] = path
     return modules
@@ -43,13 +44,15 @@ def imported(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
             else:
                 prefix = node.module
             # ``from p import x``: x is a submodule when one exists, else a name defined in p.
-            names = [f"{prefix}.{alias.name}" if f"{prefix}.{alias.name}" in modules else prefix for alias in node.names]
+            names = [
+                f"{prefix}.{alias.name}" if f"{prefix}.{alias.name}" in modules else prefix for alias in node.names
+            ]
         else:
             continue
         inside = {".".join(module.split(".")[:end]) for end in range(1, module.count(".") + 2)}
         for name in names:
             parts = name.split(".")
-            for end in range(1, len(parts) + 1):   # the module and the packages above it, outside the importer's
+            for end in range(1, len(parts) + 1):  # the module and the packages above it, outside the importer's
                 candidate = ".".join(parts[:end])
                 if candidate in modules and (candidate == name or candidate not in inside) and candidate != module:
                     targets.add(candidate)
@@ -107,7 +110,8 @@ def test_the_checker_finds_a_cycle_through_an_import_inside_a_function():
     assert cycles({"a": {"b"}, "b": set()}) == []
     source = import_graph()
     assert "annotation.models" in source["annotation.peers.api"] or any(
-        target.startswith("annotation.") for target in source["annotation.peers.api"])   # the reader sees imports
+        target.startswith("annotation.") for target in source["annotation.peers.api"]
+    )  # the reader sees imports
 
 
 def test_no_import_cycle_in_the_project():

@@ -1,14 +1,15 @@
 """Every model invariant is rejected twice: by validation with a clear message, and by the database
 itself (constraints and triggers) when validation is bypassed. Nothing is half written."""
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from annotation.corpus.models import ReferenceSummary
-from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
-from annotation.pyramids.models import Contributor, ContributorPart, SCU
-from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.pyramids.editing import add_contributor
+from annotation.pyramids.models import SCU, Contributor, ContributorPart
 
 from tests.foundation.factories import annotation, pyramid, topic
 
@@ -49,16 +50,26 @@ def test_one_contributor_per_reference_per_scu(setup):
 def test_part_offsets_inside_text_and_nonempty(setup):
     t, refs, p, scus = setup
     length = len(refs["A"].text)
-    for spans, fragment in [([(0, length + 1)], "past the end of the text"), ([(5, 5)], "empty or reversed"),
-                            ([(6, 2)], "empty or reversed"), ([], "At least one span")]:
+    for spans, fragment in [
+        ([(0, length + 1)], "past the end of the text"),
+        ([(5, 5)], "empty or reversed"),
+        ([(6, 2)], "empty or reversed"),
+        ([], "At least one span"),
+    ]:
         with pytest.raises(ValidationError) as excinfo:
             add_contributor(scus[1], refs["A"], spans)
         assert fragment in messages(excinfo)
     assert not Contributor.objects.exists(), "a rejected contributor must not be half written"
     contributor = Contributor.objects.create(scu=scus[1], reference=refs["A"])
-    db_rejects(lambda: ContributorPart.objects.create(contributor=contributor, reference=refs["A"], start=0, end=length + 1), "end inside")
+    db_rejects(
+        lambda: ContributorPart.objects.create(contributor=contributor, reference=refs["A"], start=0, end=length + 1),
+        "end inside",
+    )
     db_rejects(lambda: ContributorPart.objects.create(contributor=contributor, reference=refs["A"], start=4, end=4))
-    db_rejects(lambda: ContributorPart.objects.create(contributor=contributor, reference=refs["B"], start=0, end=3), "contributor's reference summary")
+    db_rejects(
+        lambda: ContributorPart.objects.create(contributor=contributor, reference=refs["B"], start=0, end=3),
+        "contributor's reference summary",
+    )
 
 
 def test_bad_second_part_leaves_nothing(setup):
@@ -145,7 +156,6 @@ def test_weight_and_non_matching_are_derived(setup):
     assert a.matches.filter(scu=None).count() == 1
 
 
-
 @pytest.mark.django_db
 def test_saving_an_instance_loaded_before_a_revision_bump_keeps_the_newer_revision():
     """A status change saved from an instance read before its matches changed must not write the
@@ -154,15 +164,19 @@ def test_saving_an_instance_loaded_before_a_revision_bump_keeps_the_newer_revisi
 
     from annotation.corpus.models import Topic
     from annotation.lightweight.models import LightweightPyramid
-    from annotation.pyramids.models import Pyramid
     from annotation.peers.score_events import touch_annotation, touch_pyramid, touch_topic
+    from annotation.pyramids.models import Pyramid
 
     t, refs = topic()
     p, _ = pyramid(t, refs)
     a = annotation(t, p)
     run = LightweightPyramid.objects.create(dataset=t.dataset, name="run")
-    stale = [PeerAnnotation.objects.get(pk=a.pk), Pyramid.objects.get(pk=p.pk), Topic.objects.get(pk=t.pk),
-             LightweightPyramid.objects.get(pk=run.pk)]
+    stale = [
+        PeerAnnotation.objects.get(pk=a.pk),
+        Pyramid.objects.get(pk=p.pk),
+        Topic.objects.get(pk=t.pk),
+        LightweightPyramid.objects.get(pk=run.pk),
+    ]
     before = [document.revision for document in stale]
     touch_annotation(a.pk, t.pk)
     touch_pyramid(p.pk, t.pk)
@@ -177,4 +191,9 @@ def test_saving_an_instance_loaded_before_a_revision_bump_keeps_the_newer_revisi
     after = [type(document).objects.get(pk=document.pk) for document in stale]
     # the topic: three bumps, then its own save is one more (a renamed topic's agreement is stale)
     assert [document.revision for document in after] == [before[0] + 1, before[1] + 1, before[2] + 4, before[3] + 1]
-    assert (after[0].status, after[1].status, after[2].title, after[3].name) == ("in_progress", "in_progress", "Renamed", "renamed run")
+    assert (after[0].status, after[1].status, after[2].title, after[3].name) == (
+        "in_progress",
+        "in_progress",
+        "Renamed",
+        "renamed run",
+    )

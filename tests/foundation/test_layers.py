@@ -8,6 +8,7 @@ follows chains: a low module reaching a high one through a third is a break too.
 to that graph, so they are refused outside the one place meant for them: the job queue's registry
 of work published by name (``annotation/jobs/queue.py``).
 """
+
 import ast
 import sys
 import textwrap
@@ -34,8 +35,11 @@ def contract(options: dict | None = None) -> LayersContract:
     """The layers contract of pyproject.toml (``options``: replacing some of its own)."""
     configuration = read_configuration(str(ROOT / "pyproject.toml"))
     [layers] = [c for c in configuration["contracts_options"] if c["id"] == "layers"]
-    return LayersContract(name=layers["name"], session_options=configuration["session_options"],
-                          contract_options={**layers, **(options or {})})
+    return LayersContract(
+        name=layers["name"],
+        session_options=configuration["session_options"],
+        contract_options={**layers, **(options or {})},
+    )
 
 
 def project_graph() -> grimp.ImportGraph:
@@ -60,13 +64,19 @@ def breaks(check) -> list[str]:
 def test_the_imports_keep_the_layer_order():
     check = contract().check(project_graph(), verbose=False)
     assert check.warnings == []
-    assert check.kept, "imports against the layer order (pyproject.toml [tool.importlinter]):\n" + "\n".join(breaks(check))
+    assert check.kept, "imports against the layer order (pyproject.toml [tool.importlinter]):\n" + "\n".join(
+        breaks(check)
+    )
 
 
 def test_a_planted_import_from_a_low_layer_to_a_high_one_breaks_the_order():
     graph = project_graph()
-    graph.add_import(importer="annotation.corpus.models", imported="frontend.views", line_number=7,
-                     line_contents="from frontend import views")
+    graph.add_import(
+        importer="annotation.corpus.models",
+        imported="frontend.views",
+        line_number=7,
+        line_contents="from frontend import views",
+    )
     check = contract().check(graph, verbose=False)
     assert not check.kept
     assert breaks(check) == ["annotation.corpus.models -> frontend.views (l.7)"]
@@ -75,14 +85,24 @@ def test_a_planted_import_from_a_low_layer_to_a_high_one_breaks_the_order():
 def test_a_planted_path_through_a_module_outside_the_layers_breaks_the_order_too():
     """Migrations are in no layer: a low module reaching a high one through them is still a break."""
     graph = project_graph()
-    graph.add_import(importer="annotation.corpus.models", imported="annotation.migrations._integrity", line_number=3,
-                     line_contents="from annotation.migrations import _integrity")
-    graph.add_import(importer="annotation.migrations._integrity", imported="frontend.views", line_number=5,
-                     line_contents="from frontend import views")
+    graph.add_import(
+        importer="annotation.corpus.models",
+        imported="annotation.migrations._integrity",
+        line_number=3,
+        line_contents="from annotation.migrations import _integrity",
+    )
+    graph.add_import(
+        importer="annotation.migrations._integrity",
+        imported="frontend.views",
+        line_number=5,
+        line_contents="from frontend import views",
+    )
     check = contract().check(graph, verbose=False)
     assert not check.kept
-    assert breaks(check) == ["annotation.corpus.models -> annotation.migrations._integrity (l.3), "
-                             "then annotation.migrations._integrity -> frontend.views (l.5)"]
+    assert breaks(check) == [
+        "annotation.corpus.models -> annotation.migrations._integrity (l.3), "
+        "then annotation.migrations._integrity -> frontend.views (l.5)"
+    ]
 
 
 def test_an_import_inside_a_function_counts(tmp_path, monkeypatch):
@@ -92,16 +112,21 @@ def test_an_import_inside_a_function_counts(tmp_path, monkeypatch):
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "high.py").write_text("")
-    (package / "low.py").write_text(textwrap.dedent("""
+    (package / "low.py").write_text(
+        textwrap.dedent("""
         def later():
             from planted_layers import high
 
             return high
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     graph = grimp.build_graph("planted_layers", cache_dir=None)
-    check = LayersContract(name="planted", session_options={"root_packages": ["planted_layers"]},
-                           contract_options={"layers": ["planted_layers.high", "planted_layers.low"]}).check(graph, verbose=False)
+    check = LayersContract(
+        name="planted",
+        session_options={"root_packages": ["planted_layers"]},
+        contract_options={"layers": ["planted_layers.high", "planted_layers.low"]},
+    ).check(graph, verbose=False)
     sys.modules.pop("planted_layers", None)
     assert not check.kept
     assert breaks(check) == ["planted_layers.low -> planted_layers.high (l.3)"]
@@ -133,18 +158,24 @@ def test_no_import_by_string_outside_the_job_queue():
         for path in sorted((ROOT / package).rglob("*.py")):
             relative = path.relative_to(ROOT).as_posix()
             if "/migrations/" in relative or relative in BY_STRING_ALLOWED:
-                continue   # a migration's RunPython gets its models by name from the historical registry, as Django requires
+                continue  # a migration's RunPython gets its models by name from the historical registry, as Django requires
             found += [f"{relative}:{line}" for line in imports_by_string(path.read_text(encoding="utf-8"))]
-    assert found == [], "imports by string hide a dependency from the layer check; publish work through the job queue:\n" + "\n".join(found)
+    assert found == [], (
+        "imports by string hide a dependency from the layer check; publish work through the job queue:\n"
+        + "\n".join(found)
+    )
 
 
-@pytest.mark.parametrize("source", [
-    "import importlib\nimportlib.import_module('frontend.views')",
-    "from importlib import import_module\nimport_module('frontend.views')",
-    "from django.utils.module_loading import import_string\nimport_string('frontend.views.x')",
-    "from django.apps import apps\napps.get_model('annotation', 'Pyramid')",
-    "__import__('frontend.views')",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import importlib\nimportlib.import_module('frontend.views')",
+        "from importlib import import_module\nimport_module('frontend.views')",
+        "from django.utils.module_loading import import_string\nimport_string('frontend.views.x')",
+        "from django.apps import apps\napps.get_model('annotation', 'Pyramid')",
+        "__import__('frontend.views')",
+    ],
+)
 def test_each_kind_of_import_by_string_is_found(source):
     assert imports_by_string(source)
 

@@ -3,6 +3,7 @@
 the comparison with ``--collect-only`` fails on a test collected but never reported (or reported
 fewer times than collected under one node id, as schemathesis's operations are), on a failure,
 and (``--no-skips``, REQUIRE_SERVICES=1) on a skip. Run on a small suite of its own."""
+
 import subprocess
 import sys
 
@@ -10,7 +11,7 @@ import pytest
 
 from tests.conftest import REPO
 
-SUITE = '''
+SUITE = """
 import pytest
 
 def test_passes():
@@ -32,26 +33,58 @@ def test_errors(broken):
 @pytest.mark.parametrize("n", [1, 2])
 def test_each(n):
     pass
-'''
+"""
 # A second item under test_passes's node id, as schemathesis collects its API operations.
-CONFTEST = '''
+CONFTEST = """
 def pytest_collection_modifyitems(items):
     items.append(next(item for item in items if item.name == "test_passes"))
-'''
-EXPECTED = sorted([("test_each[1]", "passed"), ("test_each[2]", "passed"), ("test_errors", "error"), ("test_fails", "failed"),
-                   ("test_passes", "passed"), ("test_passes", "passed"), ("test_skips", "skipped")])
+"""
+EXPECTED = sorted(
+    [
+        ("test_each[1]", "passed"),
+        ("test_each[2]", "passed"),
+        ("test_errors", "error"),
+        ("test_fails", "failed"),
+        ("test_passes", "passed"),
+        ("test_passes", "passed"),
+        ("test_skips", "skipped"),
+    ]
+)
 
 
 def pytest_in(folder, *args) -> subprocess.CompletedProcess:
     """pytest on the small suite, with the outcomes plugin and none of the project's settings."""
-    return subprocess.run([sys.executable, "-m", "pytest", "-c", str(folder / "pytest.ini"), "--rootdir", str(folder),
-                           "-p", "tests.outcomes", "-p", "no:cacheprovider", "-p", "no:django", *args],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-c",
+            str(folder / "pytest.ini"),
+            "--rootdir",
+            str(folder),
+            "-p",
+            "tests.outcomes",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:django",
+            *args,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def compare(collected, outcomes, *args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / ".ci" / "compare_outcomes.py"), str(collected), str(outcomes), *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, str(REPO / ".ci" / "compare_outcomes.py"), str(collected), str(outcomes), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.fixture
@@ -70,24 +103,35 @@ def test_every_reported_test_is_recorded_with_its_outcome(suite, parallel):
     if parallel:
         pytest.importorskip("xdist", reason="pytest-xdist is not installed (pip install -e '.[test]')")
     run = pytest_in(folder, str(folder), f"--record-outcomes={folder / 'outcomes.txt'}", *parallel)
-    assert run.returncode == 1, run.stdout[-3000:]   # one test fails
+    assert run.returncode == 1, run.stdout[-3000:]  # one test fails
     lines = (folder / "outcomes.txt").read_text().splitlines()
-    assert sorted(tuple(reversed(line.split(" ", 1))) for line in lines) == [(f"test_small.py::{n}", o) for n, o in EXPECTED]
+    assert sorted(tuple(reversed(line.split(" ", 1))) for line in lines) == [
+        (f"test_small.py::{n}", o) for n, o in EXPECTED
+    ]
     checked = compare(collected, folder / "outcomes.txt")
     assert checked.returncode == 1 and checked.stdout.splitlines()[1:] == [
-        "error: test_small.py::test_errors", "failed: test_small.py::test_fails"], checked.stdout
+        "error: test_small.py::test_errors",
+        "failed: test_small.py::test_fails",
+    ], checked.stdout
 
 
 def test_a_test_collected_but_never_reported_fails_the_comparison(suite):
     folder, collected = suite
     outcomes = folder / "outcomes.txt"
-    outcomes.write_text("passed test_small.py::test_passes\npassed test_small.py::test_each[1]\npassed test_small.py::test_each[2]\n"
-                        "skipped test_small.py::test_skips\npassed test_small.py::test_errors\n")   # test_fails lost, test_passes once
+    outcomes.write_text(
+        "passed test_small.py::test_passes\npassed test_small.py::test_each[1]\npassed test_small.py::test_each[2]\n"
+        "skipped test_small.py::test_skips\npassed test_small.py::test_errors\n"
+    )  # test_fails lost, test_passes once
     checked = compare(collected, outcomes)
     assert checked.returncode == 1 and checked.stdout.splitlines()[1:] == [
-        "collected, never reported: test_small.py::test_fails", "collected 2, reported 1: test_small.py::test_passes"], checked.stdout
+        "collected, never reported: test_small.py::test_fails",
+        "collected 2, reported 1: test_small.py::test_passes",
+    ], checked.stdout
     assert checked.stdout.splitlines()[0] == "7 collected, 5 reported: 4 passed, 1 skipped, 0 failed, 0 error"
     outcomes.write_text(outcomes.read_text() + "passed test_small.py::test_fails\npassed test_small.py::test_passes\n")
     assert compare(collected, outcomes).returncode == 0
     no_skips = compare(collected, outcomes, "--no-skips")
-    assert no_skips.returncode == 1 and "skipped (REQUIRE_SERVICES=1 allows none): test_small.py::test_skips" in no_skips.stdout
+    assert (
+        no_skips.returncode == 1
+        and "skipped (REQUIRE_SERVICES=1 allows none): test_small.py::test_skips" in no_skips.stdout
+    )

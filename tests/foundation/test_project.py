@@ -1,4 +1,5 @@
 """The project as a whole: migrations complete, admin browsable, demo data, pages, settings."""
+
 import json
 import os
 import subprocess
@@ -12,8 +13,8 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.corpus.models import Dataset, Topic
-from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
 from annotation.peers.demo import load_demo
+from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
 from annotation.peers.recompute import recompute_annotations, recompute_topics
 
 from tests.conftest import REPO
@@ -44,7 +45,9 @@ def test_demo_loads_once_with_scores_and_agreement(demo):
     assert topic.referencesummarys.count() == 4 and topic.peersummarys.count() == 2
     assert PeerAnnotation.objects.count() == 4
     # Weights 4,3,3,3,2,1,1,1,1: sum 19 over 4 references -> Xa = round(4.75) = 5, MaxWeight(5) = 15.
-    alice_1 = AnnotationScore.objects.get(annotation__annotator__username="alice", annotation__peer__external_id="1", convention="nist")
+    alice_1 = AnnotationScore.objects.get(
+        annotation__annotator__username="alice", annotation__peer__external_id="1", convention="nist"
+    )
     assert alice_1.is_current
     assert alice_1.values["modified"] == pytest.approx(15 / 15)
     # X = 5 distinct + 1 repetition + 1 non-matching = 7 -> MaxWeight(7) = 17.
@@ -89,24 +92,49 @@ def test_healthz_is_public(client, db):
 
 def _settings_in_subprocess(env: dict, expression: str):
     """Import settings in a fresh interpreter with exactly this environment (settings are read at import)."""
-    base = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "DATABASE_URL", "REDIS_URL", "ALLOWED_HOSTS"}}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DEBUG", "SECRET_KEY", "DATABASE_URL", "REDIS_URL", "ALLOWED_HOSTS"}
+    }
     code = f"import json, pyramid_app.settings as s; print(json.dumps({expression}))"
     return subprocess.run([sys.executable, "-c", code], env={**base, **env}, cwd=REPO, capture_output=True, text=True)
 
 
 def test_settings_embedded_defaults():
-    result = _settings_in_subprocess({"DEBUG": "1"}, "[s.DEBUG, s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME'], " "s.CELERY_TASK_ALWAYS_EAGER, s.CACHES['default']['BACKEND']]")
+    result = _settings_in_subprocess(
+        {"DEBUG": "1"},
+        "[s.DEBUG, s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME'], "
+        "s.CELERY_TASK_ALWAYS_EAGER, s.CACHES['default']['BACKEND']]",
+    )
     debug, engine, name, eager, cache = json.loads(result.stdout)
     assert debug is True and engine == "django.db.backends.sqlite3" and name.endswith("db.sqlite3")
     assert eager is True and cache.endswith("LocMemCache")
 
 
 def test_settings_production_shape():
-    env = {"DEBUG": "0", "SECRET_KEY": "x" * 50, "DATABASE_URL": "postgres://u:p@db:5432/pyr", "REDIS_URL": "redis://r:6379/2", "ALLOWED_HOSTS": "a.example, b.example"}
-    result = _settings_in_subprocess(env, "[s.DEBUG, s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME'], " "s.CELERY_TASK_ALWAYS_EAGER, s.CELERY_BROKER_URL, s.CACHES['default']['BACKEND'], s.ALLOWED_HOSTS, " "s.SESSION_COOKIE_SECURE]")
+    env = {
+        "DEBUG": "0",
+        "SECRET_KEY": "x" * 50,
+        "DATABASE_URL": "postgres://u:p@db:5432/pyr",
+        "REDIS_URL": "redis://r:6379/2",
+        "ALLOWED_HOSTS": "a.example, b.example",
+    }
+    result = _settings_in_subprocess(
+        env,
+        "[s.DEBUG, s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME'], "
+        "s.CELERY_TASK_ALWAYS_EAGER, s.CELERY_BROKER_URL, s.CACHES['default']['BACKEND'], s.ALLOWED_HOSTS, "
+        "s.SESSION_COOKIE_SECURE]",
+    )
     assert result.returncode == 0, result.stderr
     debug, engine, name, eager, broker, cache, hosts, secure = json.loads(result.stdout)
-    assert (debug, engine, name, eager, broker) == (False, "django.db.backends.postgresql", "pyr", False, "redis://r:6379/2")
+    assert (debug, engine, name, eager, broker) == (
+        False,
+        "django.db.backends.postgresql",
+        "pyr",
+        False,
+        "redis://r:6379/2",
+    )
     assert cache.endswith("RedisCache") and hosts == ["a.example", "b.example"] and secure is True
 
 
@@ -128,21 +156,32 @@ def test_docker_compose_runs_the_production_shape():
     compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
     services = compose["services"]
     assert set(services) == {"db", "redis", "migrate", "web", "worker", "dashboards", "beat", "proxy"}
-    long_running = {name: service for name, service in services.items() if name != "migrate"}  # migrate: a one-off (tests/scale)
+    long_running = {
+        name: service for name, service in services.items() if name != "migrate"
+    }  # migrate: a one-off (tests/scale)
     # The proxy health-checks the replicas itself.
     assert all("healthcheck" in service for name, service in long_running.items() if name != "proxy")
-    assert all(service["restart"] == "unless-stopped" for service in long_running.values())  # nothing waits for a person
+    assert all(
+        service["restart"] == "unless-stopped" for service in long_running.values()
+    )  # nothing waits for a person
     for name in ("migrate", "web", "worker", "dashboards", "beat"):
         env = services[name]["environment"]
         assert env["DATABASE_URL"].startswith("postgres://") and env["REDIS_URL"].startswith("redis://")
         assert env["DEBUG"] == "0" and "SECRET_KEY" in env
-        assert {"db": {"condition": "service_healthy"}, "redis": {"condition": "service_healthy"}}.items() <= services[name]["depends_on"].items()
-    assert services["web"]["command"].startswith("gunicorn pyramid_app.wsgi ") and "migrate" in services["migrate"]["command"]
+        assert {"db": {"condition": "service_healthy"}, "redis": {"condition": "service_healthy"}}.items() <= services[
+            name
+        ]["depends_on"].items()
+    assert (
+        services["web"]["command"].startswith("gunicorn pyramid_app.wsgi ")
+        and "migrate" in services["migrate"]["command"]
+    )
     # Scores and dashboards on queues of their own; beat alone, so scaling workers never adds a beat.
     assert services["worker"]["command"].startswith("celery -A pyramid_app worker -Q celery ")
     assert services["dashboards"]["command"].startswith("celery -A pyramid_app worker -Q dashboards ")
     assert services["beat"]["command"].startswith("celery -A pyramid_app beat ")
-    assert not any("--beat" in service.get("command", "") or " -B" in service.get("command", "") for service in services.values())
+    assert not any(
+        "--beat" in service.get("command", "") or " -B" in service.get("command", "") for service in services.values()
+    )
 
 
 def test_make_worker_consumes_both_queues_and_beat_runs_alone():

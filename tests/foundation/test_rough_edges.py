@@ -1,4 +1,5 @@
 """Rough edges of running the app: /setup/, the favicon, `make test` beside `make run`, `make run PORT=`."""
+
 import shlex
 import shutil
 import subprocess
@@ -22,8 +23,10 @@ def _make_dry_run(tmp_path, target: str, *args: str) -> str:
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(sys.executable)
     installed = venv / ".installed"
-    installed.touch()   # newer than pyproject.toml: the project itself is installed (as `make run` leaves it)
-    return subprocess.run(["make", "-n", target, f"VENV={venv}", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    installed.touch()  # newer than pyproject.toml: the project itself is installed (as `make run` leaves it)
+    return subprocess.run(
+        ["make", "-n", target, f"VENV={venv}", *args], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def test_make_test_installs_the_test_extras_without_reinstalling_the_project(tmp_path):
@@ -34,7 +37,9 @@ def test_make_test_installs_the_test_extras_without_reinstalling_the_project(tmp
     assert pip and not any(" -e " in f" {c} " or "-e ." in c for c in pip), commands
     # The list it installs is the test extras of pyproject.toml, exactly.
     [extract] = [c for c in commands if "tomllib" in c]
-    listed = subprocess.run(extract.split(" > ")[0], shell=True, cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    listed = subprocess.run(
+        extract.split(" > ")[0], shell=True, cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
     with open(REPO / "pyproject.toml", "rb") as file:
         assert listed == tomllib.load(file)["project"]["optional-dependencies"]["test"]
 

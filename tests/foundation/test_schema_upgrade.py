@@ -5,6 +5,7 @@ migration does it: a database migrated by main before the layout by concept (its
 ``django_migrations`` kept as ``fixtures/schema-before-layout.sql``, from ``pg_dump``) is migrated
 by today's code and compared, names included, with a database migrated from scratch.
 """
+
 import os
 import subprocess
 import sys
@@ -44,8 +45,10 @@ def schema(url: str) -> dict:
 
 def migrate(url: str) -> None:
     env = {**os.environ, "DATABASE_URL": url, "DEBUG": "1"}
-    env.pop("REDIS_URL", None)   # no broker needed to migrate
-    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True, timeout=600)
+    env.pop("REDIS_URL", None)  # no broker needed to migrate
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True, timeout=600
+    )
 
 
 @pytest.fixture

@@ -1,12 +1,13 @@
 """The production path for real: PostgreSQL, a Celery worker consuming from Redis, Debian's Chromium."""
+
 import time
 
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 
-from annotation.peers.models import AnnotationScore
 from annotation.peers.demo import load_demo
+from annotation.peers.models import AnnotationScore
 
 
 @pytest.mark.postgres
@@ -26,7 +27,10 @@ def test_worker_on_redis_computes_scores(celery_worker, settings):
         if scores.count() == 4 and all(s.is_current for s in scores):
             break
         time.sleep(0.2)
-    scores = {s.annotation.annotator.username + s.annotation.peer.external_id: s.values["modified"] for s in AnnotationScore.objects.filter(convention="nist")}
+    scores = {
+        s.annotation.annotator.username + s.annotation.peer.external_id: s.values["modified"]
+        for s in AnnotationScore.objects.filter(convention="nist")
+    }
     assert scores == pytest.approx({"alice1": 1.0, "bob1": 12 / 15, "alice2": 8 / 15, "bob2": 5 / 15})
 
 

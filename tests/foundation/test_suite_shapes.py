@@ -3,6 +3,7 @@ PostgreSQL, Redis, a browser or ../shared/data skips with the reason) and CI's (
 the same tests fail when what they need is missing, so a proof never passes for having been skipped).
 Each shape runs in a pytest of its own, on tests that name what they need by marker or by
 ``shared_data()``."""
+
 import os
 import re
 import subprocess
@@ -11,10 +12,10 @@ import sys
 from tests.conftest import REPO
 
 SERVICE_TESTS = [
-    "tests/corpus/test_untouched_peers.py::test_two_tabs_acting_at_once_create_one_annotation",   # PostgreSQL
-    "tests/api/test_idempotency.py::test_a_key_held_too_long_answers_409_to_retry",                # PostgreSQL
-    "tests/formats/test_realdata.py::test_pyreval_pyramids_with_other_headers",                    # ../shared/data
-    "tests/dashboards/test_real_data_2007.py",                                                     # ../shared/data (module fixture)
+    "tests/corpus/test_untouched_peers.py::test_two_tabs_acting_at_once_create_one_annotation",  # PostgreSQL
+    "tests/api/test_idempotency.py::test_a_key_held_too_long_answers_409_to_retry",  # PostgreSQL
+    "tests/formats/test_realdata.py::test_pyreval_pyramids_with_other_headers",  # ../shared/data
+    "tests/dashboards/test_real_data_2007.py",  # ../shared/data (module fixture)
 ]
 NOT_CONFIGURED = ("DATABASE_URL", "REDIS_URL", "REQUIRE_SERVICES")
 
@@ -23,8 +24,14 @@ def run(tmp_path, **env: str) -> subprocess.CompletedProcess:
     """The service tests with nothing configured (SQLite, no Redis) and no real data, plus ``env``."""
     base = {k: v for k, v in os.environ.items() if k not in NOT_CONFIGURED}
     base |= {"SHARED_DATA": str(tmp_path / "no-data-here"), **env}
-    return subprocess.run([sys.executable, "-m", "pytest", *SERVICE_TESTS, "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-rsf"],
-                          cwd=REPO, env=base, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", *SERVICE_TESTS, "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-rsf"],
+        cwd=REPO,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def counts(done) -> dict[str, int]:

@@ -1,6 +1,7 @@
 """Each pytest-xdist worker its own Redis database (``tests/workers.py``): the ones after the
 configured database, never the configured one itself nor another worker's; every other part of the
 URL kept."""
+
 from tests.workers import worker_redis_url
 
 

@@ -14,20 +14,22 @@ duplicated, uids out of range, files renamed. Whatever comes in:
 CI runs a bounded number of examples with a fixed seed (about a minute in all); ``make fuzz``
 runs many more with fresh randomness (``FUZZ_EXAMPLES``).
 """
+
 import os
 import re
 from pathlib import Path
 
 import pytest
 from django.db import transaction
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from annotation import formats
 from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.peers.models import PeerAnnotation, PeerMatch
-from annotation.pyramids.models import Contributor, Pyramid, SCU
-from annotation.transfer.ducview_import import ImportReport, import_all, import_file
 from annotation.peers.results import score_rows
+from annotation.pyramids.models import SCU, Contributor, Pyramid
+from annotation.transfer.ducview_import import ImportReport, import_all, import_file
 from scoring.model import Convention
 
 from tests.conftest import SHARED_DATA
@@ -38,9 +40,20 @@ LONG = EXAMPLES > 0
 
 
 def _seeds() -> list[tuple[str, bytes]]:
-    names = ["event.pyr", "event.pan", "event_repairs.pyr", "peer_repairs.pan", "event_crlf.pyr", "event_noregex.pyr", "event_v15.pan"]
+    names = [
+        "event.pyr",
+        "event.pan",
+        "event_repairs.pyr",
+        "peer_repairs.pan",
+        "event_crlf.pyr",
+        "event_noregex.pyr",
+        "event_v15.pan",
+    ]
     seeds = [(n, (FIXTURES / n).read_bytes()) for n in names]
-    real = [SHARED_DATA / "duc2006" / "allpans" / "114.D0631.M.250.D.10.pan", SHARED_DATA / "duc2007-main" / "allpyramids" / "D0740.pyr"]
+    real = [
+        SHARED_DATA / "duc2006" / "allpans" / "114.D0631.M.250.D.10.pan",
+        SHARED_DATA / "duc2007-main" / "allpyramids" / "D0740.pyr",
+    ]
     seeds += [(p.name, p.read_bytes()) for p in real if p.exists()]
     return seeds
 
@@ -51,9 +64,25 @@ ATTRIBUTE = re.compile(rb' (label|start|end|uid|comment)="[^"]*"')
 SCU_BLOCK = re.compile(rb"<scu .*?</scu>", re.S)
 
 names = st.one_of(
-    st.sampled_from(["D0999.pyr", "1.D0999.M.100.A.1.pan", "D0999.M.100.A.01.pan", "D0703-A.M.100.A.9.pan", "d311i.pyr",
-                     "renamed.pan", "renamed.pyr", "x" * 300 + ".pan", "über résumé.pan", "..pan", ".pyr", "a.b.c.d.e.f.pan"]),
-    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="/\\\x00"), min_size=1, max_size=40).map(lambda s: s + ".pan"),
+    st.sampled_from(
+        [
+            "D0999.pyr",
+            "1.D0999.M.100.A.1.pan",
+            "D0999.M.100.A.01.pan",
+            "D0703-A.M.100.A.9.pan",
+            "d311i.pyr",
+            "renamed.pan",
+            "renamed.pyr",
+            "x" * 300 + ".pan",
+            "über résumé.pan",
+            "..pan",
+            ".pyr",
+            "a.b.c.d.e.f.pan",
+        ]
+    ),
+    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="/\\\x00"), min_size=1, max_size=40).map(
+        lambda s: s + ".pan"
+    ),
 )
 
 
@@ -76,14 +105,21 @@ def change_number(draw, data):
     if not found:
         return data
     m = draw(st.sampled_from(found))
-    value = draw(st.one_of(st.integers(-5, 5), st.integers(-2**40, 2**40), st.just(2**31), st.just(2**31 - 1),
-                           st.integers(0, 2000)))
-    return data[: m.start(2)] + str(value).encode() + data[m.end(2):]
+    value = draw(
+        st.one_of(
+            st.integers(-5, 5), st.integers(-(2**40), 2**40), st.just(2**31), st.just(2**31 - 1), st.integers(0, 2000)
+        )
+    )
+    return data[: m.start(2)] + str(value).encode() + data[m.end(2) :]
 
 
 def swap_offsets(draw, data):
-    return re.sub(rb'start="([0-9]+)" end="([0-9]+)"', lambda m: b'start="%s" end="%s"' % (m[2], m[1]), data,
-                  count=draw(st.integers(1, 50)))
+    return re.sub(
+        rb'start="([0-9]+)" end="([0-9]+)"',
+        lambda m: b'start="%s" end="%s"' % (m[2], m[1]),
+        data,
+        count=draw(st.integers(1, 50)),
+    )
 
 
 def remove_attribute(draw, data):
@@ -91,7 +127,7 @@ def remove_attribute(draw, data):
     if not found:
         return data
     m = draw(st.sampled_from(found))
-    return data[: m.start()] + data[m.end():]
+    return data[: m.start()] + data[m.end() :]
 
 
 def duplicate_scu(draw, data):
@@ -99,7 +135,7 @@ def duplicate_scu(draw, data):
     if not found:
         return data
     m = draw(st.sampled_from(found))
-    return data[: m.end()] + m.group() + data[m.end():]
+    return data[: m.end()] + m.group() + data[m.end() :]
 
 
 def change_encoding(draw, data):
@@ -108,7 +144,11 @@ def change_encoding(draw, data):
         enc = draw(st.sampled_from([b"foo", b"utf-16", b"latin-1", b"ascii", b"x-mac-roman", b"UTF-8", b""]))
         return re.sub(rb"^<\?xml[^>]*\?>", b'<?xml version="1.0" encoding="' + enc + b'"?>', data, count=1)
     if choice == "utf16":
-        return data.decode("utf-8", "replace").replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>').encode("utf-16")
+        return (
+            data.decode("utf-8", "replace")
+            .replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>')
+            .encode("utf-16")
+        )
     if choice == "cp1252":
         return data.replace(b"fair", "fa\u00efr".encode("cp1252"))
     at = draw(st.integers(0, len(data)))
@@ -121,16 +161,23 @@ def change_label(draw, data):
         return data
     m = draw(st.sampled_from(found))
     label = draw(st.sampled_from([b"", b" ", b"&#233;\xe2\x80\x9cq\xe2\x80\x9d", m[1].upper(), m[1][::-1], m[1] * 3]))
-    return data[: m.start(1)] + label + data[m.end(1):]
+    return data[: m.start(1)] + label + data[m.end(1) :]
 
 
 MUTATIONS = [truncate, change_number, swap_offsets, remove_attribute, duplicate_scu, change_encoding, change_label]
 
-FORMAT_SETTINGS = settings(max_examples=EXAMPLES * 5 or 500, deadline=None, derandomize=not LONG,
-                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-DB_SETTINGS = settings(max_examples=EXAMPLES or 80, deadline=None, derandomize=not LONG,
-                       suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                              HealthCheck.function_scoped_fixture])
+FORMAT_SETTINGS = settings(
+    max_examples=EXAMPLES * 5 or 500,
+    deadline=None,
+    derandomize=not LONG,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+DB_SETTINGS = settings(
+    max_examples=EXAMPLES or 80,
+    deadline=None,
+    derandomize=not LONG,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
 
 
 @FORMAT_SETTINGS
@@ -188,18 +235,26 @@ def _scores(dataset_name):
     """The distinct score rows without ids (renamed files may put the pyramid and the peer in two
     topics, when the pyramid's new name is a topic id and the peer's is not: the rows repeat)."""
     rows = score_rows(Dataset.objects.get(name=dataset_name).topics.all(), Convention.NIST)
-    return {(r["kind"], r["modified"], r["original"], r["matched_scus"], r["repetitions"], r["non_matching"]) for r in rows}
+    return {
+        (r["kind"], r["modified"], r["original"], r["matched_scus"], r["repetitions"], r["non_matching"]) for r in rows
+    }
 
 
 @pytest.mark.django_db
-@settings(max_examples=EXAMPLES // 10 or 8, deadline=None, derandomize=not LONG,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=EXAMPLES // 10 or 8,
+    deadline=None,
+    derandomize=not LONG,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(names.filter(lambda n: len(n) < 100).map(lambda n: n[:-4]))
 def test_a_clean_files_scores_do_not_depend_on_its_name(stem):
     pyr, pan = (FIXTURES / "event.pyr").read_bytes(), (FIXTURES / "event.pan").read_bytes()
     with transaction.atomic():
-        for dataset_name, files in (("nist", [("D0999.pyr", pyr), ("1.D0999.M.100.A.1.pan", pan)]),
-                                    ("renamed", [(stem + ".pyr", pyr), (stem + ".pan", pan)])):
+        for dataset_name, files in (
+            ("nist", [("D0999.pyr", pyr), ("1.D0999.M.100.A.1.pan", pan)]),
+            ("renamed", [(stem + ".pyr", pyr), (stem + ".pan", pan)]),
+        ):
             report = ImportReport()
             for name, data in files:
                 import_file(name, data, Dataset.objects.get_or_create(name=dataset_name)[0], report)
@@ -211,16 +266,33 @@ def test_a_clean_files_scores_do_not_depend_on_its_name(stem):
 def _stored(dataset_name):
     """Peers, annotations and matches of a dataset without database ids."""
     return sorted(
-        (a.peer.topic.external_id, a.peer.external_id, a.peer.text, a.annotator.username if a.annotator_id else "", a.status,
-         a.revision, tuple(sorted((m.scu.uid if m.scu_id else 0, tuple(sorted((p.start, p.end) for p in m.parts.all())))
-                                  for m in a.matches.all())))
-        for a in PeerAnnotation.objects.filter(peer__topic__dataset__name=dataset_name).select_related("peer__topic", "annotator")
+        (
+            a.peer.topic.external_id,
+            a.peer.external_id,
+            a.peer.text,
+            a.annotator.username if a.annotator_id else "",
+            a.status,
+            a.revision,
+            tuple(
+                sorted(
+                    (m.scu.uid if m.scu_id else 0, tuple(sorted((p.start, p.end) for p in m.parts.all())))
+                    for m in a.matches.all()
+                )
+            ),
+        )
+        for a in PeerAnnotation.objects.filter(peer__topic__dataset__name=dataset_name).select_related(
+            "peer__topic", "annotator"
+        )
     )
 
 
 @pytest.mark.django_db
-@settings(max_examples=EXAMPLES // 2 or 30, deadline=None, derandomize=not LONG,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=EXAMPLES // 2 or 30,
+    deadline=None,
+    derandomize=not LONG,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
 @given(st.lists(mutated(), min_size=1, max_size=4), st.integers(1, 3))
 def test_a_batch_stores_what_importing_file_by_file_stores(files, batch_size):
     with transaction.atomic():
@@ -230,9 +302,12 @@ def test_a_batch_stores_what_importing_file_by_file_stores(files, batch_size):
         single = Dataset.objects.create(name="single")
         for name, data in files:
             import_file(name, data, single, one_by_one)
-        assert [(o["file"], o["status"], o["reason"]) for o in together.outcomes] == \
-            [(o["file"], o["status"], o["reason"]) for o in one_by_one.outcomes]
+        assert [(o["file"], o["status"], o["reason"]) for o in together.outcomes] == [
+            (o["file"], o["status"], o["reason"]) for o in one_by_one.outcomes
+        ]
         assert _stored("together") == _stored("single")
-        assert (together.annotations_created, together.annotations_existing) == (one_by_one.annotations_created,
-                                                                                 one_by_one.annotations_existing)
+        assert (together.annotations_created, together.annotations_existing) == (
+            one_by_one.annotations_created,
+            one_by_one.annotations_existing,
+        )
         transaction.set_rollback(True)

@@ -10,8 +10,8 @@ from django.db import connection, transaction
 from django.http import HttpResponse
 from django.test import RequestFactory, override_settings
 
-from annotation.jobs import framework_internals, queue
 from annotation.corpus.models import Topic
+from annotation.jobs import framework_internals, queue
 
 
 @pytest.mark.redis

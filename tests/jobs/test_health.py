@@ -1,5 +1,6 @@
 """``/healthz`` says 503 when the database refuses writes (issue 24: it said ok while a SQLite file
 could not be written, and every save failed), and probes writes at most every few seconds."""
+
 import json
 import os
 import subprocess
@@ -35,7 +36,9 @@ def test_a_read_only_sqlite_file_is_unhealthy(tmp_path):
     db = tmp_path / "db.sqlite3"
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
     env.update({"DEBUG": "1", "DATABASE_URL": f"sqlite:///{db}", "DJANGO_SETTINGS_MODULE": "pyramid_app.settings"})
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(db)], env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(db)], env=env, cwd=REPO, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     writable, read_only = json.loads(done.stdout.strip().splitlines()[-1])
     assert writable == [200, {"status": "ok"}]

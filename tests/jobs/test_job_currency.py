@@ -4,21 +4,22 @@ delivers an unacknowledged one again every visibility timeout, and a worker at `
 runs the copy after the first run finished), and whichever message names unchanged work, the second
 call computes nothing; a change computes again, only what it changed. With workers, a copy of a
 finished job is acknowledged, not published again to wait for its spacing."""
+
 import pytest
 from django.utils.module_loading import import_string
 
+from annotation.dashboards import snapshots
+from annotation.dashboards.models import DatasetDashboard
 from annotation.jobs import queue
 from annotation.lightweight import scores
 from annotation.lightweight.runs import touch
 from annotation.lightweight.tasks import recompute_stale_lightweight
-from annotation.dashboards.models import DatasetDashboard
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Contributor, Pyramid, SCU
-from annotation.dashboards import snapshots
 from annotation.peers import recompute
+from annotation.peers.editing import add_match
+from annotation.peers.models import PeerAnnotation
 from annotation.pyramids import automatic_peer_scores, construction
 from annotation.pyramids.editing import add_part
-from annotation.peers.editing import add_match
+from annotation.pyramids.models import SCU, Contributor, Pyramid
 
 from tests.dashboards.helpers import build_toy, second_pyramid
 from tests.lightweight.world import small_run
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.django_db
 def world(in_process_jobs):
     dataset = build_toy()
     t1 = dataset.topics.get(external_id="T1")
-    second_pyramid(t1, "ann6")   # two pyramids of T1: its construction agreement is computed
+    second_pyramid(t1, "ann6")  # two pyramids of T1: its construction agreement is computed
     return {"dataset": dataset, "t1": t1, "run": small_run()}
 
 
@@ -65,14 +66,32 @@ def _pyramids(world) -> list[int]:
 CASES = {
     "pyramid": (recompute, "score_prepared", lambda pyramid, inputs: id(inputs), _pyramids, _pyramid_edit, None),
     "annotation": (recompute, "score_prepared", lambda pyramid, inputs: id(inputs), _annotations_of_t1, _match, None),
-    "topic": (recompute, "agreement_rows_by_convention", lambda topics, _: tuple(t.external_id for t in topics),
-              _topics, _match, [("T1",)]),
+    "topic": (
+        recompute,
+        "agreement_rows_by_convention",
+        lambda topics, _: tuple(t.external_id for t in topics),
+        _topics,
+        _match,
+        [("T1",)],
+    ),
     "construction": (construction, "compute", lambda topic, previous=None: topic.external_id, _topics, _match, ["T1"]),
     "automatic": (automatic_peer_scores, "compute", lambda pyramid: pyramid.pk, _pyramids, _match, "pyramids of T1"),
-    "lightweight": (scores, "compute", lambda run, settings=None, verified_only=None: run.pk,
-                    lambda w: [w["run"].pk], lambda w: touch(w["run"]), "run"),
-    "dashboard": (snapshots, "compute_payload", lambda dataset, live, previous=None: dataset.name,
-                  lambda w: [w["dataset"].pk], _match, ["Toy"]),
+    "lightweight": (
+        scores,
+        "compute",
+        lambda run, settings=None, verified_only=None: run.pk,
+        lambda w: [w["run"].pk],
+        lambda w: touch(w["run"]),
+        "run",
+    ),
+    "dashboard": (
+        snapshots,
+        "compute_payload",
+        lambda dataset, live, previous=None: dataset.name,
+        lambda w: [w["dataset"].pk],
+        _match,
+        ["Toy"],
+    ),
 }
 
 
@@ -101,9 +120,9 @@ def test_a_job_computes_nothing_until_what_it_reads_changes(kind, world, monkeyp
     module, name, key, ids_of, change, expected = CASES[kind]
     work, ids = import_string(queue.JOBS[kind].work), ids_of(world)
     calls = spy(monkeypatch, module, name, key)
-    work(ids)   # whatever was left stale is computed
+    work(ids)  # whatever was left stale is computed
     calls.clear()
-    work(ids)   # a copy of the same message, or another one naming the same work
+    work(ids)  # a copy of the same message, or another one naming the same work
     assert calls == [], f"{kind}: computed again with nothing changed"
     unpublished(monkeypatch)
     change(world)
@@ -116,7 +135,7 @@ def test_a_job_computes_nothing_until_what_it_reads_changes(kind, world, monkeyp
         assert calls == [world["run"].pk]
     elif expected is not None:
         assert calls == expected
-    else:   # one annotation (an annotation's edit) or every annotation of the edited pyramid, both conventions
+    else:  # one annotation (an annotation's edit) or every annotation of the edited pyramid, both conventions
         pyramid = _annotation(world).pyramid
         edited = 1 if kind == "annotation" else PeerAnnotation.objects.filter(pyramid=pyramid).count()
         assert len(calls) == 2 * edited
@@ -130,10 +149,10 @@ def test_a_lightweight_setting_changed_without_a_new_revision_is_computed_again(
     calls = spy(monkeypatch, scores, "compute", lambda run, settings=None, verified_only=None: settings)
     scores.recompute_runs([run.pk])
     calls.clear()
-    type(run).objects.filter(pk=run.pk).update(threshold=0.9)   # e.g. an admin's edit: no revision bumped
+    type(run).objects.filter(pk=run.pk).update(threshold=0.9)  # e.g. an admin's edit: no revision bumped
     published = []
     monkeypatch.setattr(queue, "publish", lambda kind, ids: published.append((kind, list(ids))))
-    assert recompute_stale_lightweight() == 1 and published == [("lightweight", [run.pk])]   # the sweep finds it
+    assert recompute_stale_lightweight() == 1 and published == [("lightweight", [run.pk])]  # the sweep finds it
     scores.recompute_runs([run.pk])
     assert [s.threshold for s in calls] == [0.9]
     result, current = scores.stored(type(run).objects.get(pk=run.pk))
@@ -175,15 +194,15 @@ def test_a_copy_of_a_finished_spaced_job_is_not_published_again(kind, world, mon
 
     module, name, key, ids_of, change, _ = CASES[kind]
     work, ids = import_string(queue.JOBS[kind].work), ids_of(world)
-    work(ids)   # eager: everything current
+    work(ids)  # eager: everything current
     eager, app.conf.task_always_eager = app.conf.task_always_eager, False
     sent = []
     monkeypatch.setattr(app, "send_task", lambda task, args, countdown=None: sent.append((task, args[0])))
     try:
         calls = spy(monkeypatch, module, name, key)
-        queue.note_start(kind, ids)   # the run that just finished
-        work(ids)                     # its copy
-        own = queue.JOBS[kind].task   # (the agreement's job also schedules the dashboards: they test their own state)
+        queue.note_start(kind, ids)  # the run that just finished
+        work(ids)  # its copy
+        own = queue.JOBS[kind].task  # (the agreement's job also schedules the dashboards: they test their own state)
         assert calls == [] and [s for s in sent if s[0] == own] == []
         unpublished(monkeypatch)
         change(world)

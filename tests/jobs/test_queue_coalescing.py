@@ -2,16 +2,17 @@
 marked pending in one round trip to Redis, and a pyramid's edits coalesce into one rescoring of
 its annotations after ``PYRAMID_SCORE_DELAY_SECONDS`` (bench/request_cpu.py measures the cost).
 A mark whose message was lost blocks the sweep no longer than the broker takes to redeliver."""
+
 import time
 
 import pytest
 from django.core.cache import cache
 
-from annotation.peers.demo import load_demo
 from annotation.jobs import queue
+from annotation.peers.demo import load_demo
 from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid
 from annotation.peers.recompute import publish_annotations_of
+from annotation.pyramids.models import Pyramid
 
 pytestmark = pytest.mark.redis
 
@@ -23,10 +24,12 @@ def sent(monkeypatch):
     from pyramid_app.celery import app
 
     published = []
-    monkeypatch.setattr(app, "send_task", lambda name, args, **kw: published.append((name, args[0], kw.get("countdown"))))
+    monkeypatch.setattr(
+        app, "send_task", lambda name, args, **kw: published.append((name, args[0], kw.get("countdown")))
+    )
     eager, app.conf.task_always_eager = app.conf.task_always_eager, False
     yield published
-    app.conf.task_always_eager = eager   # restored: Celery's settings object is no plain attribute holder
+    app.conf.task_always_eager = eager  # restored: Celery's settings object is no plain attribute holder
     # The pending keys claimed here name ids the next tests' annotations may have: left behind (for
     # their minute), they would keep those tests' work from being published.
     client = redis_client()
@@ -45,7 +48,7 @@ def redis_client():
 def test_claim_marks_each_id_once_with_the_caches_own_expiring_key(sent):
     assert queue._claim("annotation", [1, 2, 3]) == [1, 2, 3]
     assert queue._claim("annotation", [2, 3, 4]) == [4]
-    assert queue._claim("topic", [2]) == [2]   # kinds apart
+    assert queue._claim("topic", [2]) == [2]  # kinds apart
     # The cache's own keys: the cache reads them, and release() deletes them.
     assert all(cache.get(queue._pending_key("annotation", pk)) for pk in (1, 2, 3, 4))
     ttl = redis_client().ttl(cache.make_and_validate_key(queue._pending_key("annotation", 1)))
@@ -63,19 +66,22 @@ def test_a_pyramids_edits_coalesce_into_one_delayed_rescoring(db, sent, settings
     assert len(against) >= 2
     topic = [pyramid.topic_id]
     sent.clear()
-    publish_annotations_of([pyramid.pk])   # an edit of the pyramid
-    publish_annotations_of([pyramid.pk])   # the next edit, while the rescoring waits: nothing more
+    publish_annotations_of([pyramid.pk])  # an edit of the pyramid
+    publish_annotations_of([pyramid.pk])  # the next edit, while the rescoring waits: nothing more
     # Its topic's agreement and construction agreement wait as long (they read the scores then stored).
-    assert sent == [("annotation.recompute_scores", against, 2.5), ("annotation.recompute_agreement", topic, 2.5),
-                    ("annotation.recompute_construction", topic, 2.5)]
-    queue.dispatch("topic", topic)   # the same commit's own message for the topic: already waiting
+    assert sent == [
+        ("annotation.recompute_scores", against, 2.5),
+        ("annotation.recompute_agreement", topic, 2.5),
+        ("annotation.recompute_construction", topic, 2.5),
+    ]
+    queue.dispatch("topic", topic)  # the same commit's own message for the topic: already waiting
     assert len(sent) == 3
     for kind, ids in (("annotation", against), ("topic", topic), ("construction", topic)):
-        queue.release(kind, ids)   # the tasks started: a later edit is published anew
+        queue.release(kind, ids)  # the tasks started: a later edit is published anew
     publish_annotations_of([pyramid.pk])
     assert sent[3] == ("annotation.recompute_scores", against, 2.5)
     queue.release("annotation", against)
-    queue.dispatch("annotation", against[:1])   # an annotation's own edit: rescored at once
+    queue.dispatch("annotation", against[:1])  # an annotation's own edit: rescored at once
     assert sent[-1] == ("annotation.recompute_scores", against[:1], None)
 
 
@@ -91,16 +97,19 @@ def test_a_busy_builders_edits_are_rescored_at_most_once_per_spacing(db, sent, s
     publish_annotations_of([pyramid.pk])
     assert sent[0] == ("annotation.recompute_scores", against, 2)
     for kind, ids in (("annotation", against), ("topic", [pyramid.topic_id]), ("construction", [pyramid.topic_id])):
-        queue.release(kind, ids)   # that rescoring started
+        queue.release(kind, ids)  # that rescoring started
     sent.clear()
-    publish_annotations_of([pyramid.pk])   # the builder's next edit, right after
-    assert [(task, ids) for task, ids, _ in sent] == [("annotation.recompute_scores", against), ("annotation.recompute_agreement", [pyramid.topic_id]),
-                                                       ("annotation.recompute_construction", [pyramid.topic_id])]
-    assert all(9 < countdown <= 12 for _, _, countdown in sent)   # 10 s after the last one was due, not 2
+    publish_annotations_of([pyramid.pk])  # the builder's next edit, right after
+    assert [(task, ids) for task, ids, _ in sent] == [
+        ("annotation.recompute_scores", against),
+        ("annotation.recompute_agreement", [pyramid.topic_id]),
+        ("annotation.recompute_construction", [pyramid.topic_id]),
+    ]
+    assert all(9 < countdown <= 12 for _, _, countdown in sent)  # 10 s after the last one was due, not 2
     # The pending marks outlive the longer countdown as they outlive the job's own (the broker's redelivery after it).
     ttl = redis_client().ttl(cache.make_and_validate_key(queue._pending_key("annotation", against[0])))
     assert ttl >= sent[0][2] + queue.pending_ttl("annotation") - 1
-    assert queue.countdown("pyramid", [pyramid.pk + 1000], 2) == 2   # another pyramid keeps its own pace
+    assert queue.countdown("pyramid", [pyramid.pk + 1000], 2) == 2  # another pyramid keeps its own pace
 
 
 def test_an_annotators_saves_are_rescored_at_once_and_their_topics_agreement_at_most_once_per_spacing(sent, settings):
@@ -112,22 +121,32 @@ def test_an_annotators_saves_are_rescored_at_once_and_their_topics_agreement_at_
     save = (("annotation", [5]), ("topic", [3]), ("construction", [3]))
     for kind, ids in save:
         queue.dispatch(kind, ids)
-    assert sent == [("annotation.recompute_scores", [5], None), ("annotation.recompute_agreement", [3], None),
-                    ("annotation.recompute_construction", [3], None)]
+    assert sent == [
+        ("annotation.recompute_scores", [5], None),
+        ("annotation.recompute_agreement", [3], None),
+        ("annotation.recompute_construction", [3], None),
+    ]
     assert queue.due("topic", [3]) == [3] and queue.due("construction", [3]) == [3]
     for kind, ids in save:
-        queue.release(kind, ids)   # the tasks started
+        queue.release(kind, ids)  # the tasks started
     sent.clear()
-    for kind, ids in save:   # the annotator's next save, right after
+    for kind, ids in save:  # the annotator's next save, right after
         queue.dispatch(kind, ids)
-    assert sent[0] == ("annotation.recompute_scores", [5], None)   # its score at once
-    assert [(task, ids) for task, ids, _ in sent[1:]] == [("annotation.recompute_agreement", [3]), ("annotation.recompute_construction", [3])]
-    assert all(9 < countdown <= 10 for _, _, countdown in sent[1:])   # 10 s after the last start
+    assert sent[0] == ("annotation.recompute_scores", [5], None)  # its score at once
+    assert [(task, ids) for task, ids, _ in sent[1:]] == [
+        ("annotation.recompute_agreement", [3]),
+        ("annotation.recompute_construction", [3]),
+    ]
+    assert all(9 < countdown <= 10 for _, _, countdown in sent[1:])  # 10 s after the last start
     for kind, ids in save[1:]:
-        queue.dispatch(kind, ids)   # later saves meanwhile: the topic's figures are already waiting
+        queue.dispatch(kind, ids)  # later saves meanwhile: the topic's figures are already waiting
     assert len(sent) == 3
-    assert queue.dispatch("topic", [4]) == [4] and sent[-1] == ("annotation.recompute_agreement", [4], None)   # another topic: its own pace
-    settings.AGREEMENT_SPACING_SECONDS = 0   # no spacing: every save's agreement at once again
+    assert queue.dispatch("topic", [4]) == [4] and sent[-1] == (
+        "annotation.recompute_agreement",
+        [4],
+        None,
+    )  # another topic: its own pace
+    settings.AGREEMENT_SPACING_SECONDS = 0  # no spacing: every save's agreement at once again
     queue.release("topic", [3])
     queue.dispatch("topic", [3])
     assert sent[-1] == ("annotation.recompute_agreement", [3], None)
@@ -135,11 +154,24 @@ def test_an_annotators_saves_are_rescored_at_once_and_their_topics_agreement_at_
 
 def test_a_mark_lasts_as_long_as_its_message_may_go_unseen(settings):
     """The visibility timeout, kombu's restore interval and the job's countdown: not a fixed minute."""
-    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {**settings.CELERY_BROKER_TRANSPORT_OPTIONS, "visibility_timeout": 20, "unacked_restore_interval": 5}
-    settings.SCORE_DEBOUNCE_SECONDS, settings.DASHBOARD_DEBOUNCE_SECONDS, settings.DASHBOARD_INTERVAL_SECONDS = 0, 4.5, 8
-    assert (queue.pending_ttl("annotation"), queue.pending_ttl("dashboard")) == (25, 33)   # a dashboard may wait its interval
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {
+        **settings.CELERY_BROKER_TRANSPORT_OPTIONS,
+        "visibility_timeout": 20,
+        "unacked_restore_interval": 5,
+    }
+    settings.SCORE_DEBOUNCE_SECONDS, settings.DASHBOARD_DEBOUNCE_SECONDS, settings.DASHBOARD_INTERVAL_SECONDS = (
+        0,
+        4.5,
+        8,
+    )
+    assert (queue.pending_ttl("annotation"), queue.pending_ttl("dashboard")) == (
+        25,
+        33,
+    )  # a dashboard may wait its interval
     settings.DASHBOARD_INTERVAL_SECONDS = 60
-    assert queue.pending_ttl("dashboard") == 35   # ... never more than the longest countdown (half the visibility timeout)
+    assert (
+        queue.pending_ttl("dashboard") == 35
+    )  # ... never more than the longest countdown (half the visibility timeout)
 
 
 def test_a_datasets_dashboard_starts_at_most_once_per_interval(sent, settings):
@@ -151,17 +183,17 @@ def test_a_datasets_dashboard_starts_at_most_once_per_interval(sent, settings):
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {**settings.CELERY_BROKER_TRANSPORT_OPTIONS, "visibility_timeout": 40}
     settings.DASHBOARD_DEBOUNCE_SECONDS, settings.DASHBOARD_INTERVAL_SECONDS = 5, 30
     queue.dispatch("dashboard", [7])
-    assert sent == [("annotation.recompute_dashboards", [7], 5)]   # nothing ran lately: the debounce only
+    assert sent == [("annotation.recompute_dashboards", [7], 5)]  # nothing ran lately: the debounce only
     assert queue.due("dashboard", [7]) == [7]
-    queue.release("dashboard", [7])   # its task starts
-    queue.dispatch("dashboard", [7])   # an edit meanwhile
+    queue.release("dashboard", [7])  # its task starts
+    queue.dispatch("dashboard", [7])  # an edit meanwhile
     task, ids, countdown = sent[1]
-    assert (task, ids) == ("annotation.recompute_dashboards", [7]) and 19 < countdown <= 20   # capped: half of 40 s
-    assert queue.due("dashboard", [7, 8]) == [8]   # run after 20 s: 7 is put off again, 8 is due
+    assert (task, ids) == ("annotation.recompute_dashboards", [7]) and 19 < countdown <= 20  # capped: half of 40 s
+    assert queue.due("dashboard", [7, 8]) == [8]  # run after 20 s: 7 is put off again, 8 is due
     assert sent[2][:2] == ("annotation.recompute_dashboards", [7]) and 19 < sent[2][2] <= 20
-    queue.dispatch("dashboard", [8])   # another dataset keeps its own pace
+    queue.dispatch("dashboard", [8])  # another dataset keeps its own pace
     assert sent[3] == ("annotation.recompute_dashboards", [8], 5)
-    settings.DASHBOARD_INTERVAL_SECONDS = 0   # no spacing: the debounce again
+    settings.DASHBOARD_INTERVAL_SECONDS = 0  # no spacing: the debounce again
     queue.release("dashboard", [7])
     queue.dispatch("dashboard", [7])
     assert sent[4] == ("annotation.recompute_dashboards", [7], 5)
@@ -171,13 +203,17 @@ def test_the_sweep_publishes_again_the_ids_of_a_message_lost_with_its_worker(sen
     """A message taken by a worker that is then SIGKILLed before its task starts never releases its
     ids. The mark outlives the broker's redelivery, then lets the sweep publish them again (with a
     fixed minute, a worker killed mid-burst left scores stale past the minute of issue 24)."""
-    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {**settings.CELERY_BROKER_TRANSPORT_OPTIONS, "visibility_timeout": 1, "unacked_restore_interval": 1}
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {
+        **settings.CELERY_BROKER_TRANSPORT_OPTIONS,
+        "visibility_timeout": 1,
+        "unacked_restore_interval": 1,
+    }
     settings.SCORE_DEBOUNCE_SECONDS = 0
-    queue.dispatch("annotation", [41, 42])   # sent, then lost with the worker holding it
-    queue.dispatch("annotation", [41, 42])   # a save meanwhile: the message may still come back
+    queue.dispatch("annotation", [41, 42])  # sent, then lost with the worker holding it
+    queue.dispatch("annotation", [41, 42])  # a save meanwhile: the message may still come back
     assert sent == [("annotation.recompute_scores", [41, 42], None)]
     time.sleep(2.2)
-    queue.dispatch("annotation", [41, 42])   # the sweep, once the broker would have redelivered it
+    queue.dispatch("annotation", [41, 42])  # the sweep, once the broker would have redelivered it
     assert sent[1:] == [("annotation.recompute_scores", [41, 42], None)]
 
 

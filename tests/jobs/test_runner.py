@@ -1,17 +1,18 @@
 """The in-process background runner (no REDIS_URL): saves never wait for scoring, bursts coalesce,
 an idle runner starts at once, failures are contained, and the results equal a fresh computation."""
+
 import threading
 import time
 
 import pytest
 
 from annotation.jobs.runner import Runner
-from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
-from annotation.pyramids.models import SCU
 from annotation.peers import recompute
 from annotation.peers.demo import load_demo
 from annotation.peers.editing import add_match
+from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
 from annotation.peers.results import score_rows
+from annotation.pyramids.models import SCU
 
 
 class Recorder:
@@ -40,7 +41,12 @@ def test_a_burst_submitted_while_busy_runs_as_one_in_a_fixed_order():
     runner.submit("topic", [9])
     recorder.release.set()
     assert runner.wait(10)
-    assert [(k, ids) for k, ids, _ in recorder.calls] == [("annotation", [1]), ("annotation", [2, 3, 4]), ("topic", [9]), ("dashboard", [7])]
+    assert [(k, ids) for k, ids, _ in recorder.calls] == [
+        ("annotation", [1]),
+        ("annotation", [2, 3, 4]),
+        ("topic", [9]),
+        ("dashboard", [7]),
+    ]
     assert {name for _, _, name in recorder.calls} == {"pyramid-background"}
     runner.stop()
 
@@ -70,7 +76,7 @@ def test_the_sweep_runs_first_and_when_idle():
     runner = Runner(lambda kind, ids: events.append("task"), sweep=lambda: events.append("sweep"), sweep_every=0.05)
     runner.submit("annotation", [1])
     deadline = time.monotonic() + 30
-    while events.count("sweep") < 2 and time.monotonic() < deadline:   # the idle sweep, however slow the machine
+    while events.count("sweep") < 2 and time.monotonic() < deadline:  # the idle sweep, however slow the machine
         time.sleep(0.01)
     runner.stop()
     assert events[:2] == ["sweep", "task"] and events.count("sweep") >= 2, events
@@ -94,16 +100,23 @@ def test_saves_return_before_scoring_and_the_runner_stores_fresh_scores(in_proce
     threads = []
     original = recompute.recompute_annotations
     # The task looks the service up when it runs, so this records the thread every recomputation runs in.
-    monkeypatch.setattr(recompute, "recompute_annotations", lambda ids: threads.append(threading.current_thread().name) or original(ids))
+    monkeypatch.setattr(
+        recompute, "recompute_annotations", lambda ids: threads.append(threading.current_thread().name) or original(ids)
+    )
 
     a = PeerAnnotation.objects.get(annotator__username="bob", peer__external_id="2")
     for uid in (3, 5):
         add_match(a, SCU.objects.get(pyramid=a.pyramid, uid=uid), [(36, 68)] if uid == 3 else [(0, 7)])
     assert runner.wait(60)
     assert threads and set(threads) == {"pyramid-background"}, threads
-    fresh = {(r["summary"], r["annotator"]): r for r in score_rows(a.pyramid.topic.dataset.topics.all(), include_references=False)}
+    fresh = {
+        (r["summary"], r["annotator"]): r
+        for r in score_rows(a.pyramid.topic.dataset.topics.all(), include_references=False)
+    }
     for annotation in PeerAnnotation.objects.all():
         stored = AnnotationScore.objects.get(annotation=annotation, convention="nist")
         assert stored.is_current
-        assert stored.values["modified"] == pytest.approx(fresh[(annotation.peer.external_id, annotation.annotator.username)]["modified"])
+        assert stored.values["modified"] == pytest.approx(
+            fresh[(annotation.peer.external_id, annotation.annotator.username)]["modified"]
+        )
     assert TopicAgreement.objects.get(topic=a.pyramid.topic).is_current

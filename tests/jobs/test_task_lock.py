@@ -3,6 +3,7 @@ running message delivered again is skipped, also after the lock's own lifetime (
 renews it); a copy delivered after its run finished is skipped, one of a run that failed or was
 killed runs; a newer request for the same work is retried for as long as the first runs, its ids
 kept marked pending meanwhile; a lock left by a killed worker expires."""
+
 import threading
 import time
 
@@ -11,8 +12,7 @@ from celery.canvas import Signature
 from celery.exceptions import Retry
 
 from annotation.jobs import queue, task_lock
-from annotation.peers import tasks
-from annotation.peers import recompute
+from annotation.peers import recompute, tasks
 
 pytestmark = pytest.mark.redis
 
@@ -46,8 +46,9 @@ def service(monkeypatch, settings):
     settings.TASK_LOCK_SECONDS = 1  # renewed every third of a second while the task runs
     blocked = Blocked()
     monkeypatch.setattr(recompute, "recompute_annotations", blocked)  # the task looks it up when it runs
-    task_lock._redis().delete(task_lock.lock_key(tasks.recompute_scores.name, ([7, 8],)),
-                              *[task_lock.done_key(f"task-{x}") for x in "abcd"])
+    task_lock._redis().delete(
+        task_lock.lock_key(tasks.recompute_scores.name, ([7, 8],)), *[task_lock.done_key(f"task-{x}") for x in "abcd"]
+    )
     yield blocked
     blocked.release.set()
 
@@ -75,11 +76,12 @@ def test_a_copy_delivered_after_its_run_finished_is_skipped(service):
     assert run_as_worker(tasks.recompute_scores, "task-a", [7, 8], retries=1) is None
     assert service.runs == [[7, 8]]
     ttl = task_lock._redis().ttl(task_lock.done_key("task-a"))
-    assert 0 < ttl <= queue.pending_ttl("annotation")   # for as long as copies may be delivered, no longer
+    assert 0 < ttl <= queue.pending_ttl("annotation")  # for as long as copies may be delivered, no longer
 
 
 def test_a_copy_of_a_run_that_failed_runs(service, monkeypatch):
     """A run that raised completed nothing: its copy runs (as a killed worker's, below)."""
+
     def failing(ids):
         raise RuntimeError("the database went away")
 
@@ -109,20 +111,22 @@ def test_a_newer_request_is_retried_for_as_long_as_the_running_one_lasts(service
     (tests/scale, the worker killed mid-burst). Now it is sent again after BUSY_RETRY_SECONDS
     whatever its count, and its ids stay marked pending: a save meanwhile publishes nothing more."""
     resent = []
-    monkeypatch.setattr(Signature, "apply_async", lambda sig, *a, **kw: resent.append((sig.id, sig.args, sig.options.get("countdown"))))
+    monkeypatch.setattr(
+        Signature, "apply_async", lambda sig, *a, **kw: resent.append((sig.id, sig.args, sig.options.get("countdown")))
+    )
     first = threading.Thread(target=run_as_worker, args=(tasks.recompute_scores, "task-a", [7, 8]))
     first.start()
     assert service.started.wait(10)
-    queue.release("annotation", [7, 8])   # the first run has started: its ids are published anew
+    queue.release("annotation", [7, 8])  # the first run has started: its ids are published anew
     for retries in (0, 3, 4, 50):
         with pytest.raises(Retry):
             run_as_worker(tasks.recompute_scores, "task-b", [7, 8], retries=retries)
     assert resent == [("task-b", ([7, 8],), task_lock.BUSY_RETRY_SECONDS)] * 4
-    assert queue._claim("annotation", [7, 8, 9]) == [9]   # 7 and 8: marked pending by the waiting request
+    assert queue._claim("annotation", [7, 8, 9]) == [9]  # 7 and 8: marked pending by the waiting request
     assert run_as_worker(tasks.recompute_scores, "task-c", [9]) == 1  # other work is not held up
     service.release.set()
     first.join(10)
-    assert run_as_worker(tasks.recompute_scores, "task-b", [7, 8], retries=51) == 2   # its turn: it runs
+    assert run_as_worker(tasks.recompute_scores, "task-b", [7, 8], retries=51) == 2  # its turn: it runs
     assert service.runs == [[7, 8], [9], [7, 8]]
 
 

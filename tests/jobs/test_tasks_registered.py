@@ -2,6 +2,7 @@
 defines and every job and beat entry names: each concept's ``tasks`` module is found by the Celery
 app itself, not by whatever a test or a service happened to import first (a task sent by name
 that no worker registered is dropped as "unregistered")."""
+
 import json
 import re
 import subprocess
@@ -27,8 +28,15 @@ def test_a_worker_registers_every_task_the_code_defines_jobs_send_and_beat_sched
     defined = set()
     for path in (ROOT / "annotation").rglob("*.py"):
         defined |= set(re.findall(r'@shared_task\(name="([^"]+)"', path.read_text()))
-    out = subprocess.run([sys.executable, "-c", WORKER_VIEW], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                         env={"PATH": "/usr/bin:/bin", "DEBUG": "1", "HOME": str(ROOT)}, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", WORKER_VIEW],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "DEBUG": "1", "HOME": str(ROOT)},
+        check=True,
+    ).stdout
     registered = set(json.loads(out.strip().splitlines()[-1]))
     assert defined and registered == defined
     assert {job.task for job in JOBS.values() if job.task} <= registered

@@ -2,6 +2,7 @@
 handler of ``pyramid_app/celery.py``), as a web process does between requests: Celery's default
 closed it around every task, so each of the several tasks an editor's write causes opened a new
 PostgreSQL connection. A broken connection is still replaced before the next task."""
+
 from types import SimpleNamespace
 
 from celery.fixups.django import DjangoWorkerFixup
@@ -16,7 +17,7 @@ def run_task_signals():
     fixup = DjangoWorkerFixup(app)
     fixup.on_task_prerun(TASK)
     _close_old_database_connections(task=TASK)
-    connection.ensure_connection()   # the task's queries
+    connection.ensure_connection()  # the task's queries
     fixup.on_task_postrun(TASK)
 
 
@@ -32,7 +33,7 @@ def test_a_broken_connection_is_replaced_before_the_next_task(transactional_db):
     connection.ensure_connection()
     before = connection.connection
     connection.errors_occurred = True
-    connection.is_usable = lambda: False   # as after the server dropped it
+    connection.is_usable = lambda: False  # as after the server dropped it
     try:
         run_task_signals()
     finally:

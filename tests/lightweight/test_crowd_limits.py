@@ -4,14 +4,15 @@ key, a task takes no more answers than its judges (plus bounded late answers), a
 writings than asked; a browser session holds a bounded number of slots; malformed ids are
 refused, never a server error. The races run on real PostgreSQL, with threads released together.
 Sharing slots between addresses and workers behind one address: test_crowd_sharing.py."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.corpus.models import ReferenceSummary
-from annotation.lightweight.models import CrowdLink, LiteAssignment, LiteTask, LiteWriting
 from annotation.lightweight import work
+from annotation.lightweight.models import CrowdLink, LiteAssignment, LiteTask, LiteWriting
 
 from tests.lightweight.test_crowd_submissions import at_once, own, shown_task
 from tests.lightweight.test_reservations import answer, expire, judging_link
@@ -30,15 +31,24 @@ def test_requests_arriving_together_are_counted_one_by_one(transactional_db, set
 
     def crowd_request(i, address, logged_in):
         api, page = APIClient(REMOTE_ADDR=address), Client(REMOTE_ADDR=address)
-        if logged_in:   # the throttle keyed no logged-in user (issue 24: 700 page loads, all 200)
+        if logged_in:  # the throttle keyed no logged-in user (issue 24: 700 page loads, all 200)
             api.force_authenticate(user)
             page.force_login(user)
-        return (api.get(f"/api/crowd/{link.token}/") if i % 2 else   # 400 (no worker id) once let through
-                page.get(f"/lightweight/crowd/{link.token}/")).status_code
+        return (
+            api.get(f"/api/crowd/{link.token}/")
+            if i % 2
+            # 400 (no worker id) once let through
+            else page.get(f"/lightweight/crowd/{link.token}/")
+        ).status_code
 
-    for round_ in range(4):   # a fresh counter each round (another address); pages and API share it
+    for round_ in range(4):  # a fresh counter each round (another address); pages and API share it
         address, logged_in = f"127.0.{round_}.9", round_ >= 2
-        statuses = at_once([lambda i=i, address=address, logged_in=logged_in: crowd_request(i, address, logged_in) for i in range(FLOOD)])
+        statuses = at_once(
+            [
+                lambda i=i, address=address, logged_in=logged_in: crowd_request(i, address, logged_in)
+                for i in range(FLOOD)
+            ]
+        )
         assert statuses.count(429) == FLOOD - 10, (round_, logged_in, statuses)
 
 
@@ -53,7 +63,7 @@ def test_a_logged_in_user_is_limited_like_anyone(settings):
     statuses = [page.get(f"/lightweight/crowd/{link.token}/").status_code for _ in range(3)]
     statuses.append(api.get(f"/api/crowd/{link.token}/", {"worker": "w1"}).status_code)
     assert statuses == [200, 200, 200, 429]
-    assert Client(REMOTE_ADDR="127.0.0.2").get(f"/lightweight/crowd/{link.token}/").status_code == 200   # another client
+    assert Client(REMOTE_ADDR="127.0.0.2").get(f"/lightweight/crowd/{link.token}/").status_code == 200  # another client
 
 
 @pytest.mark.django_db
@@ -62,8 +72,11 @@ def test_a_nul_byte_in_a_worker_id_or_a_link_is_refused_not_a_server_error():
     assert Client().get("/lightweight/crowd/a%00b/").status_code == 404
     assert APIClient().get("/api/crowd/a%00b/", {"worker": "w1"}).status_code == 404
     assert APIClient().get(f"/api/crowd/{link.token}/", {"worker": "a\x00b"}).status_code == 400
-    posted = APIClient().post(f"/api/crowd/{link.token}/", {"worker": "a\x00b", "task": link.pyramid.tasks.first().pk,
-                                                            "answers": {}}, format="json")
+    posted = APIClient().post(
+        f"/api/crowd/{link.token}/",
+        {"worker": "a\x00b", "task": link.pyramid.tasks.first().pk, "answers": {}},
+        format="json",
+    )
     assert posted.status_code == 400
     page = Client()
     refused = page.post(f"/lightweight/crowd/{link.token}/", {"worker": "a\x00b"})
@@ -73,6 +86,7 @@ def test_a_nul_byte_in_a_worker_id_or_a_link_is_refused_not_a_server_error():
 
 # --- ballot stuffing: an answer only against a hold, with the worker's key -------------------------
 
+
 def api_answer(link, worker, address, task=None, key=""):
     """GET a task (unless ``task``) and POST an answer for it through the API from ``address``."""
     client, url = APIClient(REMOTE_ADDR=address), f"/api/crowd/{link.token}/"
@@ -81,8 +95,11 @@ def api_answer(link, worker, address, task=None, key=""):
         if shown.status_code != 200 or "task" not in shown.data:
             return shown
         task, key = LiteTask.objects.get(pk=shown.data["task"]), shown.data["key"]
-    return client.post(url, {"worker": worker, "key": key, "task": task.pk,
-                             "answers": {pk: "present" for pk in task.statement_ids}}, format="json")
+    return client.post(
+        url,
+        {"worker": worker, "key": key, "task": task.pk, "answers": {pk: "present" for pk in task.statement_ids}},
+        format="json",
+    )
 
 
 @pytest.mark.django_db
@@ -109,10 +126,10 @@ def test_late_answers_are_bounded(settings):
     work.next_task(link, "j2", own("j2"))
     expire(worker_id="j2")
     assert work.next_task(link, "j3", own("j3")).pk == task.pk
-    answer(link, task, "j3")   # on time
-    answer(link, task, "j1")   # late: the one answer over the judges allowed
+    answer(link, task, "j3")  # on time
+    answer(link, task, "j1")  # late: the one answer over the judges allowed
     with pytest.raises(work.WorkError, match="not held for you"):
-        answer(link, task, "j2")   # late too: one too many
+        answer(link, task, "j2")  # late too: one too many
     assert LiteAssignment.objects.filter(task=task).count() == 1 + settings.LIGHTWEIGHT_LATE_ANSWERS
 
 
@@ -122,7 +139,7 @@ def test_an_answer_later_than_the_holds_duration_again_is_refused(settings):
     task = work.next_task(link, "k1", own("k1"))
     expire(settings.LIGHTWEIGHT_RESERVATION_SECONDS + 1, worker_id="k1")
     with pytest.raises(work.WorkError, match="not held for you"):
-        answer(link, task, "k1")   # far too late, although the task has room
+        answer(link, task, "k1")  # far too late, although the task has room
     assert not task.assignments.exists()
 
 
@@ -151,6 +168,7 @@ def answers_by_task(link) -> dict[int, list]:
 
 # --- holds: a session's cap ------------------------------------------------------------------------
 
+
 @pytest.mark.postgres
 def test_ten_genuine_workers_behind_one_address_are_all_served(transactional_db, settings):
     settings.CROWD_RATE = "100000/min"
@@ -164,7 +182,9 @@ def test_ten_genuine_workers_behind_one_address_are_all_served(transactional_db,
 
     served = at_once([lambda i=i: lab_worker(i) for i in range(10)])
     for page, task in served:
-        assert page.post(url, {"task": task.pk, **{f"a{pk}": "present" for pk in task.statement_ids}}).status_code == 200
+        assert (
+            page.post(url, {"task": task.pk, **{f"a{pk}": "present" for pk in task.statement_ids}}).status_code == 200
+        )
     by_task = answers_by_task(link)
     assert sum(map(len, by_task.values())) == 10 and all(len(clients) <= 3 for clients in by_task.values())
 
@@ -188,13 +208,14 @@ def test_one_session_holds_at_most_its_cap(settings):
     url = f"/lightweight/crowd/{link.token}/"
     page = Client(REMOTE_ADDR="127.0.0.70")
     statuses = []
-    for i in range(settings.CROWD_HOLDS_PER_SESSION + 1):   # one browser, switching worker ids
+    for i in range(settings.CROWD_HOLDS_PER_SESSION + 1):  # one browser, switching worker ids
         page.post(url + "?change", {"worker": f"s{i}"})
         statuses.append(page.get(url).status_code)
     assert statuses == [200] * settings.CROWD_HOLDS_PER_SESSION + [429]
 
 
 # --- writings -------------------------------------------------------------------------------------
+
 
 @pytest.mark.postgres
 def test_writings_never_exceed_the_writers_asked_for(transactional_db, settings):
@@ -203,17 +224,30 @@ def test_writings_never_exceed_the_writers_asked_for(transactional_db, settings)
     settings.CROWD_RATE = "100000/min"
     link = judging_link(peers=1, judges=1)
     run = link.pyramid
-    run.writers_per_reference = 2   # judging_link's run has 1 writing per reference already
+    run.writers_per_reference = 2  # judging_link's run has 1 writing per reference already
     run.save()
     writing = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.WRITING)
     reference = ReferenceSummary.objects.get(topic__dataset=run.dataset, external_id="A")
 
     def write(worker, address):
         key = own(worker, run).key
-        return APIClient(REMOTE_ADDR=address).post(f"/api/crowd/{writing.token}/", {
-            "worker": worker, "key": key, "reference": reference.pk, "statements": ["The storm came", "It was a Monday"]},
-            format="json").status_code
+        return (
+            APIClient(REMOTE_ADDR=address)
+            .post(
+                f"/api/crowd/{writing.token}/",
+                {
+                    "worker": worker,
+                    "key": key,
+                    "reference": reference.pk,
+                    "statements": ["The storm came", "It was a Monday"],
+                },
+                format="json",
+            )
+            .status_code
+        )
 
-    statuses = at_once([lambda i=i: write(f"x{i}", f"127.0.4.{i}") for i in range(8)] +
-                       [lambda i=i: write(f"y{i}", "127.0.0.66") for i in range(8)])
+    statuses = at_once(
+        [lambda i=i: write(f"x{i}", f"127.0.4.{i}") for i in range(8)]
+        + [lambda i=i: write(f"y{i}", "127.0.0.66") for i in range(8)]
+    )
     assert statuses.count(201) == 1 and LiteWriting.objects.filter(pyramid=run, reference=reference).count() == 2

@@ -3,6 +3,7 @@ workers of their own, addresses share a link's slots fairly (one over its share 
 hold to a newcomer when nothing is free), a worker id gets work and answers only with its key, and
 every refusal of an answer reads alike. The live test sends real HTTP requests from their own
 loopback addresses (127.0.x.y) to a live server on PostgreSQL, as a crowd and an attack would."""
+
 import http.client
 import json
 import re
@@ -15,8 +16,8 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotation.lightweight.models import LiteAssignment, LiteReservation, LiteTask, LiteWorkerKey
 from annotation.lightweight import work
+from annotation.lightweight.models import LiteAssignment, LiteReservation, LiteTask, LiteWorkerKey
 
 from tests.lightweight.test_crowd_submissions import own
 from tests.lightweight.test_reservations import judging_link
@@ -46,8 +47,11 @@ class Crowd:
 
     def answer(self, worker: str, key: str, task: int) -> tuple[int, dict]:
         statements = LiteTask.objects.get(pk=task).statement_ids
-        return self._send("POST", self.url, {"worker": worker, "key": key, "task": task,
-                                             "answers": {str(pk): "present" for pk in statements}})
+        return self._send(
+            "POST",
+            self.url,
+            {"worker": worker, "key": key, "task": task, "answers": {str(pk): "present" for pk in statements}},
+        )
 
 
 def served(crowd: Crowd, workers: list[str]) -> list[tuple[str, str, int | None]]:
@@ -67,7 +71,9 @@ def served(crowd: Crowd, workers: list[str]) -> list[tuple[str, str, int | None]
 
 
 @pytest.mark.postgres
-def test_a_lab_behind_one_address_is_served_and_thirty_attacking_addresses_keep_no_newcomer_out(live_server, transactional_db):
+def test_a_lab_behind_one_address_is_served_and_thirty_attacking_addresses_keep_no_newcomer_out(
+    live_server, transactional_db
+):
     """Issue 31's run: 3-4 workers on one machine each got a task no other could judge and then "no
     more tasks"; a lab of 10 behind one address got 3 tasks of a 4-task run; 211 requests from 29
     addresses held all 264 slots of a run, and a new worker was told to come back in 866 s."""
@@ -79,7 +85,7 @@ def test_a_lab_behind_one_address_is_served_and_thirty_attacking_addresses_keep_
     assert sorted(lab.answer(w, key, task)[0] for w, key, task in held) == [201] * 10
     answers = LiteAssignment.objects.filter(task__pyramid=small.pyramid)
     assert answers.count() == 10 and set(answers.values_list("client", flat=True)) == {"127.0.7.10"}
-    assert max(answers.filter(task=t).count() for t in answers.values_list("task", flat=True)) == 3   # tasks shared
+    assert max(answers.filter(task=t).count() for t in answers.values_list("task", flat=True)) == 3  # tasks shared
 
     small.pyramid.dataset.delete()
 
@@ -108,7 +114,7 @@ def test_a_lab_behind_one_address_is_served_and_thirty_attacking_addresses_keep_
         live = LiteReservation.objects.filter(task__pyramid=big.pyramid)
         while live.filter(expires_at__gt=timezone.now()).count() < 264 and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert live.filter(expires_at__gt=timezone.now()).count() == 264   # the attack holds every slot
+        assert live.filter(expires_at__gt=timezone.now()).count() == 264  # the attack holds every slot
         genuine, started, status, body = Crowd(live_server, big.token, "127.0.9.1"), time.monotonic(), None, {}
         while time.monotonic() - started < 10:
             status, body = genuine.get("genuine", body.get("key", ""))
@@ -122,10 +128,11 @@ def test_a_lab_behind_one_address_is_served_and_thirty_attacking_addresses_keep_
             thread.join()
     assert status == 200 and "task" in body and waited < 10, (status, body, waited)
     assert genuine.answer("genuine", body["key"], body["task"])[0] == 201
-    assert sum(sent) > 264   # the attackers went on asking
+    assert sum(sent) > 264  # the attackers went on asking
 
 
 # --- a worker id answers only with its key ---------------------------------------------------------
+
 
 @pytest.mark.django_db
 def test_a_worker_id_gets_work_and_answers_only_with_its_key():
@@ -137,29 +144,36 @@ def test_a_worker_id_gets_work_and_answers_only_with_its_key():
     victim = APIClient(REMOTE_ADDR="127.0.0.5")
     shown = victim.get(url, {"worker": "j1"}).data
     task, key = LiteTask.objects.get(pk=shown["task"]), shown["key"]
-    assert LiteWorkerKey.objects.get(worker_id="j1").key_hash != key   # stored hashed
+    assert LiteWorkerKey.objects.get(worker_id="j1").key_hash != key  # stored hashed
 
     def post(client, worker, key=None, task=task):
         body = {"worker": worker, "task": task.pk, "answers": {pk: "absent" for pk in task.statement_ids}}
         return client.post(url, body if key is None else {**body, "key": key}, format="json")
 
     impostor = APIClient(REMOTE_ADDR="127.0.0.6")
-    keys, holds = list(LiteWorkerKey.objects.values_list("worker_id", "key_hash")), list(LiteReservation.objects.values_list())
+    keys, holds = (
+        list(LiteWorkerKey.objects.values_list("worker_id", "key_hash")),
+        list(LiteReservation.objects.values_list()),
+    )
     decoys = [impostor.get(url, {"worker": "j1"}).data, impostor.get(url, {"worker": "j1", "key": "guessed"}).data]
-    assert all(d["key"] != key and "task" in d for d in decoys)   # no work under j1's id without its key (a decoy's)
-    assert list(LiteWorkerKey.objects.values_list("worker_id", "key_hash")) == keys   # and nothing held or stored
+    assert all(d["key"] != key and "task" in d for d in decoys)  # no work under j1's id without its key (a decoy's)
+    assert list(LiteWorkerKey.objects.values_list("worker_id", "key_hash")) == keys  # and nothing held or stored
     assert list(LiteReservation.objects.values_list()) == holds
-    refusals = [post(impostor, "j1"), post(impostor, "j1", "guessed"), post(impostor, "nobody"),
-                post(impostor, "j1", decoys[0]["key"])]
-    assert post(victim, "j1", key).status_code == 201   # the worker's own answer
-    refusals += [post(impostor, "j1"), post(impostor, "j1", "guessed")]   # answered already, without the key
+    refusals = [
+        post(impostor, "j1"),
+        post(impostor, "j1", "guessed"),
+        post(impostor, "nobody"),
+        post(impostor, "j1", decoys[0]["key"]),
+    ]
+    assert post(victim, "j1", key).status_code == 201  # the worker's own answer
+    refusals += [post(impostor, "j1"), post(impostor, "j1", "guessed")]  # answered already, without the key
     other = LiteTask.objects.filter(batch=1).exclude(pk=task.pk).get()
-    refusals.append(post(victim, "j1", key, other))   # with the key, but no hold
+    refusals.append(post(victim, "j1", key, other))  # with the key, but no hold
     assert [r.status_code for r in refusals] == [400] * 7
-    assert {str(r.data["detail"][0]) for r in refusals} == {work.NOT_HELD}   # one message, whichever it was
+    assert {str(r.data["detail"][0]) for r in refusals} == {work.NOT_HELD}  # one message, whichever it was
     assert not any("completion_code" in r.data for r in refusals)
     assert list(LiteAssignment.objects.values_list("worker_id", "answers")) == [("j1", "n" * len(task.statement_ids))]
-    moved = APIClient(REMOTE_ADDR="127.0.0.7")   # the worker on another network: its key is the worker
+    moved = APIClient(REMOTE_ADDR="127.0.0.7")  # the worker on another network: its key is the worker
     assert moved.get(url, {"worker": "j1", "key": key}).data["task"] == other.pk
 
 
@@ -179,25 +193,32 @@ def test_a_keyless_client_is_answered_alike_whether_the_worker_id_took_part_or_n
 
     def shape(page, worker):
         """The page with what differs between any two workers' (names, ids, texts, tokens) left out."""
-        text = re.sub(r'value="[^"]*"|<blockquote[^>]*>.*?</blockquote>|<legend>.*?</legend>', "", page.content.decode(), flags=re.DOTALL)
+        text = re.sub(
+            r'value="[^"]*"|<blockquote[^>]*>.*?</blockquote>|<legend>.*?</legend>',
+            "",
+            page.content.decode(),
+            flags=re.DOTALL,
+        )
         return page.status_code, text.replace(worker, "WORKER")
 
     def numbers():
-        return (list(LiteReservation.objects.values_list("worker_id", "task_id", "expires_at")),
-                list(LiteWorkerKey.objects.values_list("worker_id", "key_hash")),
-                list(LiteAssignment.objects.values_list("worker_id", "task_id", "answers")),
-                work.progress(link.pyramid))
+        return (
+            list(LiteReservation.objects.values_list("worker_id", "task_id", "expires_at")),
+            list(LiteWorkerKey.objects.values_list("worker_id", "key_hash")),
+            list(LiteAssignment.objects.values_list("worker_id", "task_id", "answers")),
+            work.progress(link.pyramid),
+        )
 
     j1 = browser("j1", "127.0.0.5")
     answered = task_of(j1.get(url))
     assert j1.post(url, answers(answered)).status_code == 200
-    held = task_of(j1.get(url))   # j1: one task answered, one held
+    held = task_of(j1.get(url))  # j1: one task answered, one held
     before = numbers()
     probe = browser("j1", "127.0.0.6")
     known = probe.get(url)
-    assert numbers() == before   # a keyless client naming j1 changes no number
+    assert numbers() == before  # a keyless client naming j1 changes no number
     unused = browser("j9", "127.0.0.7").get(url)
-    assert shape(known, "j1") == shape(unused, "j9")   # and is answered as a worker new to the run
+    assert shape(known, "j1") == shape(unused, "j9")  # and is answered as a worker new to the run
     before = numbers()
     page = known.content.decode()
     assert "0 done" in page and "If you have worked as j1 in another browser before, please continue there" in page
@@ -206,10 +227,14 @@ def test_a_keyless_client_is_answered_alike_whether_the_worker_id_took_part_or_n
     refused = probe.post(url, answers(shown))
     assert refused.status_code == 400 and work.NOT_HELD in refused.content.decode()
     assert "started in another browser: continue there" in work.NOT_HELD
-    again = probe.get(url)   # the decoy's key is kept, as a worker's is
-    assert again.status_code == 200 and "crowd_keys" not in again.cookies and "data-key-notice" not in again.content.decode()
+    again = probe.get(url)  # the decoy's key is kept, as a worker's is
+    assert (
+        again.status_code == 200
+        and "crowd_keys" not in again.cookies
+        and "data-key-notice" not in again.content.decode()
+    )
     assert probe.cookies["crowd_keys"].value == decoy and numbers()[:3] == before[:3]
-    assert task_of(j1.get(url)) == held and j1.post(url, answers(held)).status_code == 200   # the worker's own
+    assert task_of(j1.get(url)) == held and j1.post(url, answers(held)).status_code == 200  # the worker's own
     assert LiteAssignment.objects.filter(worker_id="j1").count() == 2
 
 
@@ -233,11 +258,11 @@ def test_a_keyless_client_meets_the_limits_a_new_worker_meets(settings):
     pages = {}
     for worker, address in (("j1", "127.0.0.6"), ("j9", "127.0.0.7")):
         client = worker_page(url, f"other-{worker}", address)
-        assert client.get(url).status_code == 200   # the browser's one hold
+        assert client.get(url).status_code == 200  # the browser's one hold
         client.post(f"{url}?change", {"worker": worker})
         pages[worker] = client.get(url)
     assert [page.status_code for page in pages.values()] == [429, 429]
-    assert LiteReservation.objects.filter(worker_id__in=["j1", "j9"]).values_list().count() == 1   # j1's own
+    assert LiteReservation.objects.filter(worker_id__in=["j1", "j9"]).values_list().count() == 1  # j1's own
     assert set(holds) <= set(LiteReservation.objects.values_list())
 
 
@@ -261,30 +286,31 @@ def test_a_page_asked_again_with_the_stored_key_shows_the_workers_task_and_is_cs
     first.post(url, {"worker": "j1"})
     shown = first.get(url)
     held, key = task_of(shown), re.search(r'name="key" value="([^"]+)"', shown.content.decode()).group(1)
-    other = Client(REMOTE_ADDR="127.0.0.5", enforce_csrf_checks=True)   # the worker's browser without its cookie
+    other = Client(REMOTE_ADDR="127.0.0.5", enforce_csrf_checks=True)  # the worker's browser without its cookie
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', other.get(url).content.decode()).group(1)
     assert other.post(url, {"worker": "j1", "csrfmiddlewaretoken": token}).status_code == 302
     fresh = other.get(url).content.decode()
     assert "data-fresh" in fresh and f'value="{key}"' not in fresh
-    assert other.post(url, {"key": key, "resume": "1"}).status_code == 403   # no CSRF token
+    assert other.post(url, {"key": key, "resume": "1"}).status_code == 403  # no CSRF token
     resumed = other.post(url, {"key": key, "resume": "1", "csrfmiddlewaretoken": token})
     assert resumed.status_code == 200 and task_of(resumed) == held and "data-fresh" not in resumed.content.decode()
-    assert list(LiteReservation.objects.values_list("worker_id", "task_id")) == [("j1", held.pk)]   # the one hold
+    assert list(LiteReservation.objects.values_list("worker_id", "task_id")) == [("j1", held.pk)]  # the one hold
     stale = other.post(url, {"key": "stale", "resume": "1", "csrfmiddlewaretoken": token}).content.decode()
-    assert "data-fresh" not in stale   # a key no longer valid: a new one, never asked again
+    assert "data-fresh" not in stale  # a key no longer valid: a new one, never asked again
     answered = other.post(url, {**answers(held), "key": key, "csrfmiddlewaretoken": token})
     assert answered.status_code == 200 and LiteAssignment.objects.filter(worker_id="j1", task=held).exists()
 
 
 # --- addresses share the slots fairly --------------------------------------------------------------
 
+
 @pytest.mark.django_db
 def test_an_address_over_its_fair_share_loses_its_newest_hold_to_a_newcomer():
-    link = judging_link(peers=2, judges=3)   # batch 1: 2 tasks, 6 slots
+    link = judging_link(peers=2, judges=3)  # batch 1: 2 tasks, 6 slots
     crowded, single = work.CrowdClient("127.0.0.40"), work.CrowdClient("127.0.0.41")
     held = [work.next_task(link, f"lab{i}", crowded) for i in range(5)]
-    assert None not in held   # alone, an address takes every free slot
-    assert work.next_task(link, "one", single) is not None   # the last free one
+    assert None not in held  # alone, an address takes every free slot
+    assert work.next_task(link, "one", single) is not None  # the last free one
     newest = LiteReservation.objects.filter(client="127.0.0.40").latest("created_at", "id")
     # No slot is free: a newcomer's fair share is 6 // 3 addresses = 2; the lab holds 5, so its
     # newest hold is taken over; the address holding one (within its share) keeps it.
@@ -292,6 +318,7 @@ def test_an_address_over_its_fair_share_loses_its_newest_hold_to_a_newcomer():
     assert taken is not None and taken.pk == newest.task_id
     newest.refresh_from_db()
     assert newest.expires_at <= timezone.now()
+
     def live():
         return sorted(LiteReservation.objects.filter(expires_at__gt=timezone.now()).values_list("client", flat=True))
 
@@ -302,13 +329,18 @@ def test_an_address_over_its_fair_share_loses_its_newest_hold_to_a_newcomer():
     assert work.next_task(link, "newcomer3", work.CrowdClient("127.0.0.42")) is None
     assert live() == ["127.0.0.40"] * 3 + ["127.0.0.41"] + ["127.0.0.42"] * 2
     # The worker whose hold was taken over may still answer late (the work was done).
-    work.submit_judgments(link, newest.task_id, newest.worker_id,
-                                      {pk: "present" for pk in LiteTask.objects.get(pk=newest.task_id).statement_ids},
-                                      own(newest.worker_id, link.pyramid))
+    work.submit_judgments(
+        link,
+        newest.task_id,
+        newest.worker_id,
+        {pk: "present" for pk in LiteTask.objects.get(pk=newest.task_id).statement_ids},
+        own(newest.worker_id, link.pyramid),
+    )
     assert LiteAssignment.objects.filter(worker_id=newest.worker_id).exists()
 
 
 # --- the address behind a proxy, or not ------------------------------------------------------------
+
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("proxies", [[], ["127.0.0.9"]])
@@ -320,12 +352,16 @@ def test_crowd_holds_count_forwarded_for_only_from_a_trusted_proxy(settings, pro
 
     client_address._trusted_networks.cache_clear()
     settings.TRUSTED_PROXY_COUNT, settings.TRUSTED_PROXIES = 1, proxies
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}   # as settings.py sets it from the count
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}  # as settings.py sets it from the count
     link = judging_link(peers=30, judges=1)
     url = f"/api/crowd/{link.token}/"
     for i in range(5):
         APIClient(REMOTE_ADDR="127.0.0.8").get(url, {"worker": f"direct{i}"}, HTTP_X_FORWARDED_FOR=f"10.0.0.{i}")
-        APIClient(REMOTE_ADDR="127.0.0.9").get(url, {"worker": f"proxied{i}"}, HTTP_X_FORWARDED_FOR=f"6.6.6.6, 10.1.0.{i}")
+        APIClient(REMOTE_ADDR="127.0.0.9").get(
+            url, {"worker": f"proxied{i}"}, HTTP_X_FORWARDED_FOR=f"6.6.6.6, 10.1.0.{i}"
+        )
     clients = dict(LiteReservation.objects.values_list("worker_id", "client"))
     assert {clients[f"direct{i}"] for i in range(5)} == {"127.0.0.8"}
-    assert {clients[f"proxied{i}"] for i in range(5)} == ({f"10.1.0.{i}" for i in range(5)} if proxies else {"127.0.0.9"})
+    assert {clients[f"proxied{i}"] for i in range(5)} == (
+        {f"10.1.0.{i}" for i in range(5)} if proxies else {"127.0.0.9"}
+    )

@@ -1,5 +1,6 @@
 """A lightweight pyramid's downloads are named and stamped like every other (``services.downloads``):
 dataset, run, level and date in the name; the app version and the scoring settings in every row."""
+
 import csv
 import io
 import json
@@ -21,7 +22,9 @@ def name_of(response) -> str:
 
 def test_lightweight_scores_tasks_and_chart_are_named_and_stamped(as_user, world, monkeypatch):
     coord = as_user("coord")
-    run = coord.post("/api/lightweight/", {"dataset": world.d1.pk, "name": "crowd one", "threshold": 0.6}, format="json").data["id"]
+    run = coord.post(
+        "/api/lightweight/", {"dataset": world.d1.pk, "name": "crowd one", "threshold": 0.6}, format="json"
+    ).data["id"]
     today = timezone.localdate().isoformat()
     settings = {"agreement": "positional", "blank": "present", "threshold": 0.6, "topic_filter": 0.0}
 
@@ -42,7 +45,7 @@ def test_lightweight_scores_tasks_and_chart_are_named_and_stamped(as_user, world
 
     tasks = coord.get(f"/api/lightweight/{run}/mturk-input/?format=csv&batch=2")
     assert name_of(tasks) == f"D1-lightweight-crowd-one-tasks-batch-2-{today}.csv"
-    assert tasks.content.decode().startswith("eventId,")   # MTurk's format: no columns added
+    assert tasks.content.decode().startswith("eventId,")  # MTurk's format: no columns added
 
     client = Client()
     client.force_login(world.users["coord"])

@@ -9,6 +9,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.lightweight.models import LightweightPyramid, LiteAssignment, LiteResult, LiteStatement, LiteTask
 from annotation.lightweight.scores import recompute
+
 from tests.conftest import shared_data
 
 ABS_BART = 0.48349483849483854
@@ -39,9 +40,19 @@ def test_realsumm_two_datasets_then_lite23_give_the_published_scores():
     assert len(systems) == 16 and len(ext) == 9
     labels = export("realsumm-abs", "label") + export("realsumm-ext", "label")
     assert len(labels) == 26400
-    assert sum(1 for label in labels if label["answers"] == 4 and label["present_answers"] == 2 and label["label"] == 0) == 277
+    assert (
+        sum(1 for label in labels if label["answers"] == 4 and label["present_answers"] == 2 and label["label"] == 0)
+        == 277
+    )
     summaries = export("realsumm-abs", "summary")
-    assert len(summaries) == 1600 and set(summaries[0]) >= {"topic", "system", "summary", "present", "statements", "score"}
+    assert len(summaries) == 1600 and set(summaries[0]) >= {
+        "topic",
+        "system",
+        "summary",
+        "present",
+        "statements",
+        "score",
+    }
     # what the background task stores (run here directly; the worker test covers the queue)
     run = LightweightPyramid.objects.get(dataset__name="realsumm-abs")
     assert recompute(run.pk)
@@ -53,7 +64,9 @@ def test_realsumm_two_datasets_then_lite23_give_the_published_scores():
     call_command("import_lightweight", str(realsumm_folder("abs")), dataset="realsumm-abs", stdout=out)
     assert "nothing new" in out.getvalue() and LiteAssignment.objects.count() == 7743
 
-    call_command("import_lightweight", str(shared_data("lite2-3pyramid", "data", "REALSumm")), dataset="lite23", stdout=out)
+    call_command(
+        "import_lightweight", str(shared_data("lite2-3pyramid", "data", "REALSumm")), dataset="lite23", stdout=out
+    )
     lite = {r["system"]: r["score"] for r in export("lite23", "system")}
     assert lite["abs_bart_out"] == pytest.approx(ABS_BART, abs=1e-12)
     for system, score in ext.items():
@@ -80,7 +93,7 @@ def test_small_results_file_levels_and_overrides(tmp_path):
     assert workers["bad"]["removed"] and workers["bad"]["agreement"] == 0.0
     assert not workers["good1"]["removed"] and workers["good1"]["pairs"] == 2
     systems = {r["system"]: r["score"] for r in export("small", "system")}
-    assert systems == {"7": pytest.approx(2 / 3), "9": pytest.approx(2 / 3)}   # blank counted present
+    assert systems == {"7": pytest.approx(2 / 3), "9": pytest.approx(2 / 3)}  # blank counted present
     systems = {r["system"]: r["score"] for r in export("small", "system", blank="missing")}
     assert systems["9"] == pytest.approx(1 / 2)
     # no filter: bad's answers count: s1 2p/1n present, s3 1p/2n absent
@@ -90,7 +103,7 @@ def test_small_results_file_levels_and_overrides(tmp_path):
     out = io.StringIO()
     call_command("export_lightweight", dataset="small", level="label", format="csv", stdout=out)
     lines = out.getvalue().splitlines()
-    assert lines[0] == "topic,summary,statement,label,answers,counted"   # which answers the scores counted
+    assert lines[0] == "topic,summary,statement,label,answers,counted"  # which answers the scores counted
     assert all(line.endswith(",all answers") for line in lines[1:])
 
 
@@ -134,16 +147,23 @@ def test_scores_are_recomputed_after_the_import_commits(tmp_path, settings, requ
 def test_phase1_results_and_statement_lists_import(tmp_path):
     phase1 = tmp_path / "phase1.csv"
     phase1.write_text(
-        "HITId,AssignmentId,WorkerId,Input.eventId,Input.summId,Input.summary_text," + ",".join(f"Answer.s{k}" for k in range(1, 9)) + "\n"
-        "H1,A1,W1,D0601,D0601.M.250.A.A,The reference text.,Fact one is here,Fact two is there," + ",".join([""] * 6) + "\n")
+        "HITId,AssignmentId,WorkerId,Input.eventId,Input.summId,Input.summary_text,"
+        + ",".join(f"Answer.s{k}" for k in range(1, 9))
+        + "\n"
+        "H1,A1,W1,D0601,D0601.M.250.A.A,The reference text.,Fact one is here,Fact two is there,"
+        + ",".join([""] * 6)
+        + "\n"
+    )
     batch = tmp_path / "batch2.csv"
-    batch.write_text("eventId,questionId,questionText,answer,author,sourceSummaryId,forUse\n"
-                     "D0601,0,A statement from the list,Y,W9,D0601.M.250.A.A,1\nD0601,1,BLANK,N,,D0601.M.250.A.A,1\n")
+    batch.write_text(
+        "eventId,questionId,questionText,answer,author,sourceSummaryId,forUse\n"
+        "D0601,0,A statement from the list,Y,W9,D0601.M.250.A.A,1\nD0601,1,BLANK,N,,D0601.M.250.A.A,1\n"
+    )
     call_command("import_lightweight", str(phase1), str(batch), dataset="duc", stdout=io.StringIO())
     run = LightweightPyramid.objects.get(dataset__name="duc")
     written = LiteStatement.objects.filter(pyramid=run, writing__isnull=False)
     assert sorted(s.text for s in written) == ["Fact one is here", "Fact two is there"]
     assert {s.author for s in written} == {"W1"} and written[0].reference.external_id == "D0601.M.250.A.A"
     listed = LiteStatement.objects.get(pyramid=run, external_id="0")
-    assert (listed.batch, listed.author) == (2, "W9")     # forUse=1 in batch2.csv
+    assert (listed.batch, listed.author) == (2, "W9")  # forUse=1 in batch2.csv
     assert not LiteStatement.objects.filter(text="BLANK").exists()

@@ -12,9 +12,17 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.lightweight import queries
 from annotation.corpus.models import PeerSummary
-from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteStatement, LiteTask, LiteWorkerKey
+from annotation.lightweight import queries
+from annotation.lightweight.models import (
+    CrowdLink,
+    LightweightPyramid,
+    LiteAssignment,
+    LiteReservation,
+    LiteStatement,
+    LiteTask,
+    LiteWorkerKey,
+)
 
 from tests.foundation.factories import topic
 

@@ -2,6 +2,7 @@
 arriving together get different tasks, a reload keeps the task, an expired hold frees its slot,
 an answer takes the slot's place (even late), and a worker with nothing free is told to come back.
 The races run on real PostgreSQL, where the task's row lock is what keeps them apart."""
+
 from datetime import timedelta
 
 import pytest
@@ -10,8 +11,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation.corpus.models import PeerSummary
-from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteTask
 from annotation.lightweight import work
+from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteTask
 
 from tests.foundation.factories import topic
 from tests.lightweight.test_crowd_submissions import at_once, own
@@ -24,17 +25,27 @@ def judging_link(peers: int, judges: int) -> CrowdLink:
     t, refs = topic("D1", "Storms", A="The storm hit the coast on Monday.", B="Ten boats sank in the harbour.")
     for p in range(peers):
         PeerSummary.objects.create(topic=t, external_id=f"D1.M.100.A.{p}", text=f"Peer {p}: a storm hit the coast.")
-    run = LightweightPyramid.objects.create(dataset=t.dataset, name="crowd", statements_per_writer=2,
-                                            writers_per_reference=1, statements_per_reference=1, judges_per_task=judges)
+    run = LightweightPyramid.objects.create(
+        dataset=t.dataset,
+        name="crowd",
+        statements_per_writer=2,
+        writers_per_reference=1,
+        statements_per_reference=1,
+        judges_per_task=judges,
+    )
     work.submit_writing(run, refs["A"], "w1", ["The storm hit the coast", "It happened on a Monday"], own("w1", run))
-    work.submit_writing(run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2", run))
+    work.submit_writing(
+        run, refs["B"], "w2", ["Ten boats sank in the harbour", "The boats were in a harbour"], own("w2", run)
+    )
     work.sample(run)
     assert work.create_tasks(run) == 2 * peers
     return CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING, batch=1)
 
 
 def answer(link, task, worker):
-    return work.submit_judgments(link, task, worker, {pk: "present" for pk in task.statement_ids}, own(worker, link.pyramid))
+    return work.submit_judgments(
+        link, task, worker, {pk: "present" for pk in task.statement_ids}, own(worker, link.pyramid)
+    )
 
 
 def expire(ago: float = 1, **holds):
@@ -44,7 +55,9 @@ def expire(ago: float = 1, **holds):
 def live_holds(link) -> dict[int, int]:
     """Live holds per task of the link's run."""
     counts: dict[int, int] = {}
-    for task in LiteReservation.objects.filter(task__pyramid=link.pyramid, expires_at__gt=timezone.now()).values_list("task_id", flat=True):
+    for task in LiteReservation.objects.filter(task__pyramid=link.pyramid, expires_at__gt=timezone.now()).values_list(
+        "task_id", flat=True
+    ):
         counts[task] = counts.get(task, 0) + 1
     return counts
 
@@ -54,8 +67,8 @@ def test_two_workers_are_given_different_tasks_when_each_needs_one_judge():
     link = judging_link(peers=2, judges=1)
     first, second = work.next_task(link, "j1", own("j1")), work.next_task(link, "j2", own("j2"))
     assert first.pk != second.pk
-    assert work.next_task(link, "j3", own("j3")) is None   # both slots held
-    assert 290 <= work.seconds_until_free(link, "j3") <= 300   # new workers' holds: CROWD_FIRST_HOLD_SECONDS
+    assert work.next_task(link, "j3", own("j3")) is None  # both slots held
+    assert 290 <= work.seconds_until_free(link, "j3") <= 300  # new workers' holds: CROWD_FIRST_HOLD_SECONDS
     assert work.progress(link.pyramid)["reserved"] == 2
 
 
@@ -85,7 +98,9 @@ def test_an_unanswered_hold_is_short_and_a_worker_who_answered_holds_longer(sett
     answer(link, first, "j1")
     second = work.next_task(link, "j1", own("j1"))
     long = LiteReservation.objects.get(worker_id="j1", task=second).expires_at - timezone.now()
-    assert settings.LIGHTWEIGHT_RESERVATION_SECONDS - 10 < long.total_seconds() <= settings.LIGHTWEIGHT_RESERVATION_SECONDS
+    assert (
+        settings.LIGHTWEIGHT_RESERVATION_SECONDS - 10 < long.total_seconds() <= settings.LIGHTWEIGHT_RESERVATION_SECONDS
+    )
 
 
 @pytest.mark.django_db
@@ -96,7 +111,7 @@ def test_an_expired_hold_frees_its_slot():
     expire(worker_id="j1")
     assert work.progress(link.pyramid)["reserved"] == 0
     assert work.next_task(link, "j2", own("j2")).pk == task.pk
-    assert work.next_task(link, "j1", own("j1")) is None   # its slot went to j2 meanwhile
+    assert work.next_task(link, "j1", own("j1")) is None  # its slot went to j2 meanwhile
     assert live_holds(link) == {task.pk: 1}
     # j1's own hold came back to it after expiring: the expired row is renewed, not duplicated
     expire(worker_id="j2")
@@ -115,7 +130,7 @@ def test_an_answer_takes_the_place_of_its_hold_and_clears_expired_ones(settings)
     answer(link, task, "j1")
     # j1's hold became its answer; j3's, expired past its late answer, is gone; j2 may still answer late
     assert list(LiteReservation.objects.values_list("worker_id", flat=True)) == ["j2"]
-    assert work.next_task(link, "j1", own("j1")) is None   # answered: nothing more for j1
+    assert work.next_task(link, "j1", own("j1")) is None  # answered: nothing more for j1
 
 
 @pytest.mark.django_db
@@ -125,7 +140,7 @@ def test_a_late_answer_is_stored_even_when_the_task_is_full_by_then():
     expire(worker_id="j1")
     assert work.next_task(link, "j2", own("j2")).pk == task.pk
     answer(link, task, "j2")
-    late = answer(link, task, "j1")   # after its hold expired and the slot went to j2
+    late = answer(link, task, "j1")  # after its hold expired and the slot went to j2
     assert late.pk and LiteAssignment.objects.filter(task=task).count() == 2
     assert not LiteReservation.objects.exists()
 
@@ -136,21 +151,28 @@ def test_a_worker_whose_tasks_are_all_held_is_told_to_come_back_on_the_page_and_
     url, api = f"/lightweight/crowd/{link.token}/", f"/api/crowd/{link.token}/"
     first, second = Client(), Client()
     first.post(url, {"worker": "j1"})
-    assert 'name="task"' in first.get(url).content.decode()   # j1 holds the only task
+    assert 'name="task"' in first.get(url).content.decode()  # j1 holds the only task
     second.post(url, {"worker": "j2"})
     waiting = second.get(url)
     assert waiting.status_code == 200 and 200 < int(waiting["Retry-After"]) <= 300
     assert work.ALL_RESERVED in waiting.content.decode() and "no more tasks" not in waiting.content.decode()
     held = APIClient().get(api, {"worker": "j3"})
     assert held.status_code == 200 and held["Retry-After"]
-    assert held.data == {"done": False, "retry_after": int(held["Retry-After"]), "detail": work.ALL_RESERVED,
-                         "key": held.data["key"]}
-    assert 'name="task"' in first.get(url).content.decode()   # j1 still holds it
+    assert held.data == {
+        "done": False,
+        "retry_after": int(held["Retry-After"]),
+        "detail": work.ALL_RESERVED,
+        "key": held.data["key"],
+    }
+    assert 'name="task"' in first.get(url).content.decode()  # j1 still holds it
 
     task = LiteTask.objects.get(batch=1)
     first.post(url, {"task": task.pk, **{f"a{pk}": "present" for pk in task.statement_ids}})
-    assert "There are no more tasks for you here." in second.get(url).content.decode()   # answered: nothing left
-    assert APIClient().get(api, {"worker": "j3", "key": held.data["key"]}).data == {"done": True, "key": held.data["key"]}
+    assert "There are no more tasks for you here." in second.get(url).content.decode()  # answered: nothing left
+    assert APIClient().get(api, {"worker": "j3", "key": held.data["key"]}).data == {
+        "done": True,
+        "key": held.data["key"],
+    }
 
 
 @pytest.mark.postgres
@@ -177,7 +199,9 @@ def test_the_last_slot_of_a_task_goes_to_one_of_the_workers_asking_at_once(trans
     link = judging_link(peers=1, judges=1)
     for round_ in range(5):
         LiteReservation.objects.all().delete()
-        tasks = at_once([lambda w=w: work.next_task(link, w, own(w)) for w in (f"r{round_}w{i}" for i in range(RACE_WORKERS))])
+        tasks = at_once(
+            [lambda w=w: work.next_task(link, w, own(w)) for w in (f"r{round_}w{i}" for i in range(RACE_WORKERS))]
+        )
         assert sum(t is not None for t in tasks) == 1, round_
         assert sum(live_holds(link).values()) == 1, round_
 

@@ -1,6 +1,7 @@
 """``manage.py clear_caches``: after rows were edited in SQL directly (no revision bumped), every
 stored figure and every revision-keyed memory still passed for current; the command makes them stale
 in every process and recomputes them, here checked against a fresh computation."""
+
 import json
 
 import pytest
@@ -8,10 +9,10 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from annotation.corpus.models import Dataset
-from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch
-from annotation.pyramids.models import SCU
 from annotation.peers import recompute
+from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch
 from annotation.peers.results import score_annotations
+from annotation.pyramids.models import SCU
 from scoring.model import Convention
 
 from tests.dashboards.helpers import build_toy
@@ -23,28 +24,32 @@ def stored(annotation_id: int) -> dict:
     return AnnotationScore.objects.get(annotation_id=annotation_id, convention="nist").values
 
 
-@pytest.mark.django_db(transaction=True)   # the recomputation is scheduled on commit
+@pytest.mark.django_db(transaction=True)  # the recomputation is scheduled on commit
 def test_figures_of_rows_edited_in_sql_are_recomputed(capsys, in_process_jobs):
     dataset = build_toy()
     other = build_toy("Other")
     everything = list(PeerAnnotation.objects.values_list("id", flat=True))
-    recompute.recompute_annotations(everything)   # warms each process's prepared pyramids too
+    recompute.recompute_annotations(everything)  # warms each process's prepared pyramids too
     annotation = PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset).order_by("peer__external_id").first()
     before = stored(annotation.pk)
     # By hand, as an operator's repair would: the matches now point at the pyramid's heaviest SCU.
     heaviest = max(SCU.objects.filter(pyramid=annotation.pyramid), key=lambda scu: scu.contributors.count())
     with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {PeerMatch._meta.db_table} SET scu_id = %s WHERE annotation_id = %s AND scu_id IS NOT NULL",
-                       [heaviest.pk, annotation.pk])
+        cursor.execute(
+            f"UPDATE {PeerMatch._meta.db_table} SET scu_id = %s WHERE annotation_id = %s AND scu_id IS NOT NULL",
+            [heaviest.pk, annotation.pk],
+        )
     fresh = score_annotations([annotation], Convention.NIST)[annotation.pk].as_dict()
     assert fresh != before
-    assert recompute.recompute_annotations([annotation.pk]) == 0 and stored(annotation.pk) == before  # passes for current
+    assert (
+        recompute.recompute_annotations([annotation.pk]) == 0 and stored(annotation.pk) == before
+    )  # passes for current
 
     other_annotation = PeerAnnotation.objects.filter(pyramid__topic__dataset=other).first()
     other_revision = other_annotation.revision
     call_command("clear_caches", "--dataset", "Toy")
     assert stored(annotation.pk) == json.loads(json.dumps(fresh))
-    assert PeerAnnotation.objects.get(pk=other_annotation.pk).revision == other_revision   # another dataset untouched
+    assert PeerAnnotation.objects.get(pk=other_annotation.pk).revision == other_revision  # another dataset untouched
     assert "Made stale and scheduled: 2 topic(s)" in capsys.readouterr().out
 
 

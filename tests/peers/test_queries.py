@@ -7,9 +7,9 @@ from django.db import transaction
 from django.db.models import F
 
 from annotation.corpus.models import Topic
+from annotation.peers import queries
 from annotation.peers.models import AnnotationScore, PeerAnnotation
 from annotation.pyramids.models import Pyramid
-from annotation.peers import queries
 
 from tests.foundation import factories
 

@@ -1,5 +1,6 @@
 """Saving anything that changes a score recomputes it after the commit, once per burst, never
 letting an older result overwrite a newer one, and surviving a broker outage."""
+
 import threading
 import time
 from unittest import mock
@@ -8,12 +9,12 @@ import pytest
 from celery.signals import task_postrun
 from kombu.exceptions import OperationalError
 
-from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
-from annotation.pyramids.models import SCU
 from annotation.peers.demo import load_demo
-from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match
+from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
 from annotation.peers.recompute import _store_scores, recompute_annotations
+from annotation.pyramids.editing import add_contributor
+from annotation.pyramids.models import SCU
 
 
 def scores_of(annotation, convention="nist"):
@@ -128,7 +129,9 @@ def test_recompute_writes_only_what_is_stale(demo_annotation):
     assert recompute_annotations(everyone) == 2 and scores_of(a, "sacrerouge").is_current  # a alone, both conventions
     PeerAnnotation.objects.filter(pk=a.pk).update(revision=a.revision + 5)  # as an edit of a alone does
     assert recompute_annotations(everyone) == 2  # a's two conventions, not the others'
-    assert scores_of(a).is_current and all(scores_of(o).is_current for o in PeerAnnotation.objects.filter(pk__in=others))
+    assert scores_of(a).is_current and all(
+        scores_of(o).is_current for o in PeerAnnotation.objects.filter(pk__in=others)
+    )
 
 
 def test_stored_scores_equal_a_fresh_computation_while_pyramids_are_kept_prepared(demo_annotation):
@@ -147,7 +150,10 @@ def test_stored_scores_equal_a_fresh_computation_while_pyramids_are_kept_prepare
         recompute_annotations([x.pk for x in everyone])
         for convention in Convention:
             fresh = {pk: score.as_dict() for pk, score in score_annotations(annotations, convention).items()}
-            stored = {s.annotation_id: s.values for s in AnnotationScore.objects.filter(annotation__in=annotations, convention=convention.value)}
+            stored = {
+                s.annotation_id: s.values
+                for s in AnnotationScore.objects.filter(annotation__in=annotations, convention=convention.value)
+            }
             assert stored == fresh and len(stored) == len(annotations)
 
     assert_stored_equal_fresh(everyone)
@@ -171,7 +177,9 @@ def test_results_of_an_annotation_deleted_meanwhile_are_dropped_and_the_others_s
     gone_id = gone.pk
     gone.delete()  # after its scores were computed, before they are stored
     assert _store_scores([(demo_annotation.pk, "test", (1, 1), {"x": 1}), (gone_id, "test", (1, 1), {"x": 2})]) == 1
-    assert list(AnnotationScore.objects.filter(convention="test").values_list("annotation_id", flat=True)) == [demo_annotation.pk]
+    assert list(AnnotationScore.objects.filter(convention="test").values_list("annotation_id", flat=True)) == [
+        demo_annotation.pk
+    ]
 
 
 def test_a_reference_added_to_or_removed_from_the_pyramid_or_renamed_restales_its_scores(demo_annotation):
@@ -179,8 +187,8 @@ def test_a_reference_added_to_or_removed_from_the_pyramid_or_renamed_restales_it
     one to the pyramid, taking one out, or renaming one must never leave the old values marked
     current (stale until recomputed, or recomputed at once in eager mode)."""
     from annotation.corpus.models import ReferenceSummary
-    from annotation.pyramids.models import Pyramid
     from annotation.peers.results import score_annotations
+    from annotation.pyramids.models import Pyramid
     from scoring.model import Convention
 
     a = demo_annotation
@@ -204,7 +212,7 @@ def test_a_reference_added_to_or_removed_from_the_pyramid_or_renamed_restales_it
 
     revision = Pyramid.objects.get(pk=a.pyramid_id).revision
     extra = ReferenceSummary.objects.create(topic=a.pyramid.topic, external_id="E", text="A fifth reference.")
-    assert Pyramid.objects.get(pk=a.pyramid_id).revision == revision   # in no pyramid yet: nothing stale
+    assert Pyramid.objects.get(pk=a.pyramid_id).revision == revision  # in no pyramid yet: nothing stale
     a.pyramid.references.add(extra)
     added = never_current_with_old_values()
     assert added["xa"] != before["xa"] and "E" in jackknifed(added)
@@ -213,6 +221,6 @@ def test_a_reference_added_to_or_removed_from_the_pyramid_or_renamed_restales_it
     extra.save()
     assert "Renamed" in jackknifed(never_current_with_old_values())
 
-    extra.pyramids.remove(a.pyramid)   # from the reference's side
+    extra.pyramids.remove(a.pyramid)  # from the reference's side
     removed = never_current_with_old_values()
     assert removed["xa"] == before["xa"] and jackknifed(removed) == jackknifed(before)

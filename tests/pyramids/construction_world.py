@@ -12,14 +12,14 @@ references: 15 - 3 = 12; together in 1: 4, in 2: 4, in both: 2 -> pairwise P = R
 B-cubed precision = recall = (1 + 1 + 1 + 2/3 + 2/3 + 1/3) / 6 = 7/9. SCUs: 1-1 (2 shared, weights
 3 and 2) and 2-3 (2 shared, weights 2 and 3) matched; 3 and 4 only in 1, 2 and 5 only in 2.
 """
-import pytest
+
 from django.contrib.auth import get_user_model
 
 from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid, SCU
-from annotation.pyramids.editing import add_contributor
 from annotation.peers.editing import add_match
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.editing import add_contributor
+from annotation.pyramids.models import SCU, Pyramid
 
 TEXTS = {"A": "alpha bravo charlie delta", "B": "echo1 foxtr golfx hotel", "C": "india julie kilox limax"}
 SPAN = {"0": (0, 5), "6": (6, 11), "12": (12, 17)}
@@ -35,11 +35,31 @@ MATCHES = {
     "p3": {"builder1": [4], "builder2": [5]},
     "p4": {"builder1": [2, 3], "builder2": [3, 1]},
 }
-HAND = {"pairs": 12, "together_a": 4, "together_b": 4, "together_both": 2, "pairwise_precision": 0.5,
-        "pairwise_recall": 0.5, "pairwise_f1": 0.5, "bcubed_precision": 7 / 9, "bcubed_recall": 7 / 9, "bcubed_f1": 7 / 9,
-        "aligned": 6, "unmatched_a": 1, "unmatched_b": 1, "scus_matched": 2, "scus_identical": 0,
-        "weight_n": 2, "weight_equal_share": 0.0, "weight_mad": 1.0}
-HAND_SCUS = {"matched": [[1, 1, 2, 3, 2], [2, 3, 2, 2, 3]], "unmatched_a": [[3, 1], [4, 1]], "unmatched_b": [[2, 1], [5, 1]]}
+HAND = {
+    "pairs": 12,
+    "together_a": 4,
+    "together_b": 4,
+    "together_both": 2,
+    "pairwise_precision": 0.5,
+    "pairwise_recall": 0.5,
+    "pairwise_f1": 0.5,
+    "bcubed_precision": 7 / 9,
+    "bcubed_recall": 7 / 9,
+    "bcubed_f1": 7 / 9,
+    "aligned": 6,
+    "unmatched_a": 1,
+    "unmatched_b": 1,
+    "scus_matched": 2,
+    "scus_identical": 0,
+    "weight_n": 2,
+    "weight_equal_share": 0.0,
+    "weight_mad": 1.0,
+}
+HAND_SCUS = {
+    "matched": [[1, 1, 2, 3, 2], [2, 3, 2, 2, 3]],
+    "unmatched_a": [[3, 1], [4, 1]],
+    "unmatched_b": [[2, 1], [5, 1]],
+}
 
 
 def build(name="Construction") -> Dataset:
@@ -63,7 +83,9 @@ def build(name="Construction") -> Dataset:
     for peer_id, by_pyramid in MATCHES.items():
         peer = PeerSummary.objects.create(topic=topic, external_id=peer_id, text=PEER_TEXT)
         for builder, uids in by_pyramid.items():
-            annotation = PeerAnnotation.objects.create(peer=peer, pyramid=pyramids[builder], annotator=reader, status="done")
+            annotation = PeerAnnotation.objects.create(
+                peer=peer, pyramid=pyramids[builder], annotator=reader, status="done"
+            )
             for i, uid in enumerate(uids):
                 add_match(annotation, SCU.objects.get(pyramid=pyramids[builder], uid=uid), [(4 * i, 4 * i + 3)])
     return dataset

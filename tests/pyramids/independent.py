@@ -1,5 +1,6 @@
 """Pyramid construction agreement recomputed from the stored parts with plain sets, for the tests
 that check the stored figures (a definition written out once, not the code under test)."""
+
 import itertools
 
 from annotation.pyramids.models import ContributorPart
@@ -8,8 +9,9 @@ from annotation.pyramids.models import ContributorPart
 def contributor_characters(topic) -> dict[int, set]:
     """Each contributor of the topic's pyramids as the set of ``(reference, offset)`` it covers."""
     chars = {}
-    for contributor_id, ref, start, end in ContributorPart.objects.filter(contributor__scu__pyramid__topic=topic).values_list(
-            "contributor_id", "reference__external_id", "start", "end"):
+    for contributor_id, ref, start, end in ContributorPart.objects.filter(
+        contributor__scu__pyramid__topic=topic
+    ).values_list("contributor_id", "reference__external_id", "start", "end"):
         chars.setdefault(contributor_id, set()).update((ref, k) for k in range(start, end))
     return chars
 

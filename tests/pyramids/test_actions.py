@@ -1,21 +1,26 @@
 """Pyramid and peer actions: rules with clear messages and nothing written on rejection, stale
 revisions rejected with what changed, undo/redo through the server's history, an audit trail."""
+
 import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
+from annotation.history.changes import Conflict, Gone, redo, undo
 from annotation.history.models import Change
-from annotation.pyramids.models import SCU
 from annotation.peers import actions as peer
 from annotation.pyramids import actions as act
-from annotation.history.changes import Conflict, Gone, redo, undo
 from annotation.pyramids.document_states import scu_states
+from annotation.pyramids.models import SCU
 
 from tests.foundation.factories import annotation, pyramid, topic
 
 pytestmark = pytest.mark.django_db
 
-TEXTS = {"A": "The dam burst at night. Villages flooded.", "B": "Floods hit villages after the dam failed.", "C": "A dam broke."}
+TEXTS = {
+    "A": "The dam burst at night. Villages flooded.",
+    "B": "Floods hit villages after the dam failed.",
+    "C": "A dam broke.",
+}
 
 
 @pytest.fixture
@@ -43,8 +48,12 @@ def rev(p):
 def test_build_merge_split_and_undo_everything(world):
     p, refs, user = world
     empty = state(p)
-    a = act.create_scu(p, user, label="The dam burst", reference=refs["A"].pk, spans=span(refs["A"], "The dam burst")).value
-    b = act.create_scu(p, user, label="The dam failed", reference=refs["B"].pk, spans=span(refs["B"], "the dam failed")).value
+    a = act.create_scu(
+        p, user, label="The dam burst", reference=refs["A"].pk, spans=span(refs["A"], "The dam burst")
+    ).value
+    b = act.create_scu(
+        p, user, label="The dam failed", reference=refs["B"].pk, spans=span(refs["B"], "the dam failed")
+    ).value
     assert (a.uid, b.uid) == (1, 2)
     act.add_contributor_to(a, user, reference=refs["C"].pk, spans=span(refs["C"], "A dam broke"))
     act.merge_scus(a, [b], user)
@@ -55,11 +64,11 @@ def test_build_merge_split_and_undo_everything(world):
     c_contributor = a.contributors.get(reference=refs["C"])
     new = act.split_contributor(c_contributor, user, label="A dam broke").value
     assert new.uid == 3 and new.contributors.get().reference == refs["C"]
-    undo("pyramid", p.pk, user)                       # undo the split
+    undo("pyramid", p.pk, user)  # undo the split
     assert state(p) == merged
-    redo("pyramid", p.pk, user)                       # redo it
+    redo("pyramid", p.pk, user)  # redo it
     assert SCU.objects.get(pyramid=p, uid=3).contributors.count() == 1
-    for _ in range(5):                                 # undo split, merge, add, create, create
+    for _ in range(5):  # undo split, merge, add, create, create
         undo("pyramid", p.pk, user)
     assert state(p) == empty
     with pytest.raises(ValidationError, match="Nothing to undo"):
@@ -108,11 +117,15 @@ def test_stale_revision_is_a_conflict_listing_what_changed(world):
     other = User.objects.create(username="tab2")
     act.create_scu(p, other, label="from the other tab", reference=refs["A"].pk, spans=span(refs["A"], "The dam burst"))
     with pytest.raises(Conflict) as excinfo:
-        act.create_scu(p, user, label="mine", reference=refs["B"].pk, spans=span(refs["B"], "Floods"), expected_revision=seen)
+        act.create_scu(
+            p, user, label="mine", reference=refs["B"].pk, spans=span(refs["B"], "Floods"), expected_revision=seen
+        )
     assert excinfo.value.current_revision == rev(p)
     assert [c.summary for c in excinfo.value.changes] == ["Created SCU 1 “from the other tab”"]
     assert p.scus.count() == 1
-    outcome = act.create_scu(p, user, label="mine", reference=refs["B"].pk, spans=span(refs["B"], "Floods"), expected_revision=rev(p))
+    outcome = act.create_scu(
+        p, user, label="mine", reference=refs["B"].pk, spans=span(refs["B"], "Floods"), expected_revision=rev(p)
+    )
     assert outcome.revision == rev(p) and outcome.change.revision == outcome.revision
 
 
@@ -152,7 +165,7 @@ def test_peer_actions_with_repetition_non_matching_and_undo(world):
     a = act.create_scu(p, user, label="x", reference=refs["A"].pk, spans=span(refs["A"], "The dam burst")).value
     ann = annotation(p.topic, p, text="The dam burst. The dam burst again. Sunny day.")
     peer.match_span(ann, user, scu=a, spans=[(0, 13)])
-    peer.match_span(ann, user, scu=a, spans=[(15, 28)])           # a repetition
+    peer.match_span(ann, user, scu=a, spans=[(15, 28)])  # a repetition
     nm = peer.match_span(ann, user, scu=None, spans=[(36, 45)]).value
     assert ann.matches.filter(scu=a).count() == 2 and ann.matches.filter(scu=None).count() == 1
     peer.move_match(nm, a, user)
@@ -169,7 +182,14 @@ def test_peer_actions_with_repetition_non_matching_and_undo(world):
     with pytest.raises(Conflict):
         peer.remove_match(nm, user, expected_revision=ann.revision - 1)
     peer.remove_match(nm, user, expected_revision=ann.revision)
-    assert [c.action for c in Change.objects.filter(annotation=ann).order_by("id")] == ["add_match", "add_match", "add_match", "move_match", "undo", "remove_match"]
+    assert [c.action for c in Change.objects.filter(annotation=ann).order_by("id")] == [
+        "add_match",
+        "add_match",
+        "add_match",
+        "move_match",
+        "undo",
+        "remove_match",
+    ]
 
 
 def test_history_records_who_what_before_after(world):

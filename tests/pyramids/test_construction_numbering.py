@@ -4,6 +4,7 @@ are stored twice with other SCU uids, SCUs, contributors and parts inserted in a
 other database ids) and the pyramids created in another order, and every stored figure, the SCU
 alignment and the adjudication items, named by content, are the same, and equal to the file route's
 (``scoring.pyramid_agreement.compare`` on the pyramids as generated)."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -12,15 +13,15 @@ from hypothesis import strategies as st
 
 from annotation.adjudication import pyramids as adjudication
 from annotation.corpus.models import Dataset, ReferenceSummary, Topic
-from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 from annotation.pyramids import construction
+from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid
 from scoring.model import Convention
 from scoring.pyramid_agreement import compare
 
 from tests.scoring._tied_pyramids import renumbered, scu_content, span_pyramid, tied_pairs
 
 pytestmark = pytest.mark.django_db
-TEXT = " ".join(f"word{i:03d}" for i in range(12))   # 95 characters: every generated segment lies in it
+TEXT = " ".join(f"word{i:03d}" for i in range(12))  # 95 characters: every generated segment lies in it
 
 
 class _Rollback(Exception):
@@ -35,16 +36,21 @@ def store(pyramids, tag):
     refs = {r: ReferenceSummary.objects.create(topic=topic, external_id=r, text=TEXT) for r in pyramids[0].references}
     out = {}
     for p in pyramids:
-        pyramid = Pyramid.objects.create(topic=topic, creator=User.objects.create_user(f"builder-{p.name}-{tag}"),
-                                         status=Pyramid.Status.DONE, last_uid=max(s.uid for s in p.scus))
+        pyramid = Pyramid.objects.create(
+            topic=topic,
+            creator=User.objects.create_user(f"builder-{p.name}-{tag}"),
+            status=Pyramid.Status.DONE,
+            last_uid=max(s.uid for s in p.scus),
+        )
         pyramid.references.set(refs.values())
         for s in p.scus:
             scu = SCU.objects.create(pyramid=pyramid, uid=s.uid, label=s.label)
-            for c in s.contributors:   # (the rows only: the spans are valid by construction, and this is faster)
+            for c in s.contributors:  # (the rows only: the spans are valid by construction, and this is faster)
                 contributor = Contributor.objects.create(scu=scu, reference=refs[c.spans[0].reference])
                 ContributorPart.objects.bulk_create(
                     ContributorPart(contributor=contributor, reference=contributor.reference, start=x.start, end=x.end)
-                    for x in c.spans)
+                    for x in c.spans
+                )
         out[p.name] = pyramid
     return topic, out
 
@@ -58,11 +64,15 @@ def stored_in_content(topic, pyramids, spans):
     ka, kb = scu_content(spans["A"]), scu_content(spans["B"])
     parts = {}
     for pk, reference, start, end in ContributorPart.objects.filter(contributor__scu__pyramid__topic=topic).values_list(
-            "contributor_id", "reference__external_id", "start", "end"):
+        "contributor_id", "reference__external_id", "start", "end"
+    ):
         parts.setdefault(pk, []).append((reference, start, end))
-    contributor = {pk: ((ka if pyramid_id == pyramids["A"].pk else kb)[uid], tuple(sorted(parts[pk])))
-                   for pk, pyramid_id, uid in Contributor.objects.filter(scu__pyramid__topic=topic).values_list(
-                       "pk", "scu__pyramid_id", "scu__uid")}
+    contributor = {
+        pk: ((ka if pyramid_id == pyramids["A"].pk else kb)[uid], tuple(sorted(parts[pk])))
+        for pk, pyramid_id, uid in Contributor.objects.filter(scu__pyramid__topic=topic).values_list(
+            "pk", "scu__pyramid_id", "scu__uid"
+        )
+    }
     alignment = pair.pop("scu_alignment")
     names = ("a", "b", "a_name", "b_name", "aligned_contributors", "scores")
     figures = {k: v for k, v in pair.items() if k not in names}
@@ -70,8 +80,9 @@ def stored_in_content(topic, pyramids, spans):
         "matched_scus": sorted((ka[a], kb[b], shared, wa, wb) for a, b, shared, wa, wb in alignment["matched"]),
         "unmatched_scus_a": sorted((ka[u], w) for u, w in alignment["unmatched_a"]),
         "unmatched_scus_b": sorted((kb[u], w) for u, w in alignment["unmatched_b"]),
-        "aligned_contributors": sorted((contributor[a], contributor[b], dice)
-                                       for a, b, dice in pair["aligned_contributors"]),
+        "aligned_contributors": sorted(
+            (contributor[a], contributor[b], dice) for a, b, dice in pair["aligned_contributors"]
+        ),
     }
 
 
@@ -79,12 +90,17 @@ def adjudication_in_content(pyramids, spans):
     """The adjudication items, SCUs named by content."""
     ka, kb = scu_content(spans["A"]), scu_content(spans["B"])
     items = adjudication.compare(pyramids["A"], pyramids["B"]).items
-    return sorted((i.kind, ka.get(i.uid_a), kb.get(i.uid_b), i.agreed, tuple(i.differences), len(i.elsewhere))
-                  for i in items)
+    return sorted(
+        (i.kind, ka.get(i.uid_a), kb.get(i.uid_b), i.agreed, tuple(i.differences), len(i.elsewhere)) for i in items
+    )
 
 
-@settings(max_examples=8, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                                  HealthCheck.too_slow])
+@settings(
+    max_examples=8,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(tied_pairs(), st.randoms(use_true_random=False))
 def test_stored_figures_and_adjudication_do_not_depend_on_numbering(pair, rnd):
     a, b = pair
@@ -94,7 +110,7 @@ def test_stored_figures_and_adjudication_do_not_depend_on_numbering(pair, rnd):
             for tag in range(2):
                 spans = {"A": renumbered(a, rnd), "B": renumbered(b, rnd)}
                 order = [spans["A"], spans["B"]]
-                rnd.shuffle(order)   # which pyramid (and so which ids) comes first in the database
+                rnd.shuffle(order)  # which pyramid (and so which ids) comes first in the database
                 topic, pyramids = store(order, tag)
                 results.append((stored_in_content(topic, pyramids, spans), adjudication_in_content(pyramids, spans)))
             raise _Rollback
@@ -106,10 +122,12 @@ def test_stored_figures_and_adjudication_do_not_depend_on_numbering(pair, rnd):
     pure = construction._figures(compare(a, b))
     assert {k: first[k] for k in pure} == pure
     ka, kb = scu_content(a), scu_content(b)
-    assert first["matched_scus"] == sorted((ka[m.a], kb[m.b], m.shared, m.weight_a, m.weight_b)
-                                           for m in compare(a, b).scus.matched)
-    assert sorted((kind, sa, sb) for kind, sa, sb, *_ in items if kind == "matched") == \
-        sorted(("matched", sa, sb) for sa, sb, *_ in first["matched_scus"])
+    assert first["matched_scus"] == sorted(
+        (ka[m.a], kb[m.b], m.shared, m.weight_a, m.weight_b) for m in compare(a, b).scus.matched
+    )
+    assert sorted((kind, sa, sb) for kind, sa, sb, *_ in items if kind == "matched") == sorted(
+        ("matched", sa, sb) for sa, sb, *_ in first["matched_scus"]
+    )
 
 
 def test_contributor_weights_are_stored_and_exported():
@@ -121,6 +139,7 @@ def test_contributor_weights_are_stored_and_exported():
     stored = construction.stored(Topic.objects.filter(pk=topic.pk))
     rows, columns = construction.table_rows(stored, "pairs", Convention.NIST)
     # items R0 and R1: weight 2 in A, 1 in B -> none equal, mean absolute difference 1
-    assert [(r["contributor_weight_n"], r["contributor_weight_equal_share"], r["contributor_weight_mad"])
-            for r in rows] == [(2, 0.0, 1.0)]
+    assert [
+        (r["contributor_weight_n"], r["contributor_weight_equal_share"], r["contributor_weight_mad"]) for r in rows
+    ] == [(2, 0.0, 1.0)]
     assert {"contributor_weight_n", "contributor_weight_mad"} <= set(columns)

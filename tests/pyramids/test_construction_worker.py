@@ -2,12 +2,13 @@
 and the worker (which finds ``annotation.recompute_construction`` through autodiscovery, on the
 dashboards queue) stores a current result; a pyramid edit makes it stale until the worker has
 stored the new figures."""
+
 import time
 
 import pytest
 
-from annotation.pyramids.models import PyramidAgreement, SCU
 from annotation.pyramids.editing import add_contributor
+from annotation.pyramids.models import SCU, PyramidAgreement
 
 from tests.pyramids import construction_world as world
 
@@ -26,7 +27,7 @@ def wait_for_current(topic, timeout=60):
 def test_the_worker_stores_the_construction_agreement_and_follows_an_edit(celery_worker, settings):
     assert settings.CELERY_TASK_ALWAYS_EAGER is False
     assert "annotation.recompute_construction" in celery_worker.app.tasks
-    topic = world.build().topics.get()   # autocommit: every save publishes work for the worker
+    topic = world.build().topics.get()  # autocommit: every save publishes work for the worker
     [pair] = wait_for_current(topic).values["pairs"]
     assert (pair["aligned"], pair["pairwise_f1"], pair["scores"]["nist"]["n"]) == (6, 0.5, 4)
     p2 = topic.pyramids.order_by("pk").last()

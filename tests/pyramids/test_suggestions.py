@@ -2,6 +2,7 @@
 suggestion_model.py, ranked_suggestions.py and GET annotations/{id}/suggestions/): what each source
 finds, the features and the ranking, training from DUCView files, and the blind rule: an annotator's
 suggestions never come from another annotator's work."""
+
 import io
 import math
 
@@ -10,22 +11,39 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
 from annotation.corpus.models import Assignment, PeerSummary
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid, SCU
-from annotation.pyramids.editing import add_contributor
-from annotation.peers.editing import add_match
 from annotation.formats.model import SCU as SCUFile
 from annotation.formats.model import Contributor, Part, PeerAnnotationFile, PeerMatch, PeerPart, Reference
 from annotation.formats.model import Pyramid as PyramidFile
 from annotation.formats.writer import write_peer_annotation
+from annotation.peers.editing import add_match
+from annotation.peers.models import PeerAnnotation
+from annotation.pyramids.editing import add_contributor
+from annotation.pyramids.models import SCU, Pyramid
 from annotation.pyramids.ranked_suggestions import study_cases
-from annotation.pyramids.suggestion_features import (FEATURES, ScuText, candidates, covers, is_right, tokens, word_weights,
-                                                    word_weights_of_sets)
-from annotation.pyramids.suggestion_model import PeerCase, ducview_cases, examples, fit, load, ranked, rules_confidence, save
+from annotation.pyramids.suggestion_features import (
+    FEATURES,
+    ScuText,
+    candidates,
+    covers,
+    is_right,
+    tokens,
+    word_weights,
+    word_weights_of_sets,
+)
+from annotation.pyramids.suggestion_model import (
+    PeerCase,
+    ducview_cases,
+    examples,
+    fit,
+    load,
+    ranked,
+    rules_confidence,
+    save,
+)
 from annotation.pyramids.suggestions import from_earlier
 
-from tests.foundation.factories import topic
 from tests.api.world import client_for
+from tests.foundation.factories import topic
 
 REF_A = "The dam burst at night and the valley flooded."
 REF_B = "Engineers blamed the old concrete of the dam."
@@ -33,9 +51,19 @@ REF_B = "Engineers blamed the old concrete of the dam."
 
 def test_from_earlier_finds_the_same_words_whole_and_in_order():
     peer = "Officials said THE OLD  DAM\nfailed; the old damage was repaired."
-    found = from_earlier(peer, [(5, ["the old dam failed"], "3"), (6, ["old dam", "repaired"], "4"), (7, ["dam"], "4"), (8, ["old dama"], "4")])
+    found = from_earlier(
+        peer,
+        [
+            (5, ["the old dam failed"], "3"),
+            (6, ["old dam", "repaired"], "4"),
+            (7, ["dam"], "4"),
+            (8, ["old dama"], "4"),
+        ],
+    )
     assert [(s.scu, [peer[a:b] for a, b in s.parts]) for s in found] == [
-        (5, ["THE OLD  DAM\nfailed"]), (6, ["OLD  DAM", "repaired"])]  # one word is too little; "dama" is no whole word
+        (5, ["THE OLD  DAM\nfailed"]),
+        (6, ["OLD  DAM", "repaired"]),
+    ]  # one word is too little; "dama" is no whole word
     assert found[0].why == "you matched the same words in peer 3"
 
 
@@ -49,14 +77,24 @@ def study(db):
     concrete = SCU.objects.create(pyramid=pyramid, uid=2, label="The concrete was old")
     add_contributor(concrete, refs["B"], [(21, 33)])
     users = {name: User.objects.create_user(name) for name in ("xena", "yuri")}
-    peers = {pid: PeerSummary.objects.create(topic=t, external_id=pid, text=text) for pid, text in [
-        ("1", "Engineers said the aging concrete cracked."), ("2", "Reports say the aging concrete cracked, then the dam burst at night.")]}
+    peers = {
+        pid: PeerSummary.objects.create(topic=t, external_id=pid, text=text)
+        for pid, text in [
+            ("1", "Engineers said the aging concrete cracked."),
+            ("2", "Reports say the aging concrete cracked, then the dam burst at night."),
+        ]
+    }
     for name in users:
         Assignment.objects.create(topic=t, annotator=users[name], task=Assignment.Task.ANNOTATE_PEERS)
     earlier = PeerAnnotation.objects.create(peer=peers["1"], pyramid=pyramid, annotator=users["xena"], status="done")
     at = peers["1"].text.index("aging concrete cracked")
     add_match(earlier, concrete, [(at, at + len("aging concrete cracked"))])  # words no contributor has
-    mine = {name: PeerAnnotation.objects.create(peer=peers["2"], pyramid=pyramid, annotator=users[name], status="in_progress") for name in users}
+    mine = {
+        name: PeerAnnotation.objects.create(
+            peer=peers["2"], pyramid=pyramid, annotator=users[name], status="in_progress"
+        )
+        for name in users
+    }
     return users, mine, dam, concrete
 
 
@@ -65,17 +103,25 @@ def test_suggestions_api_and_the_blind_rule(study):
     xena = client_for(users["xena"]).get(f"/api/annotations/{mine['xena'].pk}/suggestions/")
     assert xena.status_code == 200
     text = mine["xena"].peer.text
-    shown = [(s["scu"], s["source"], [text[p["start"]:p["end"]] for p in s["parts"]]) for s in xena.json()["suggestions"]]
-    assert shown == [(concrete.pk, "earlier", ["aging concrete cracked"]), (dam.pk, "pyramid", ["then the dam burst at night"])]
+    shown = [
+        (s["scu"], s["source"], [text[p["start"] : p["end"]] for p in s["parts"]]) for s in xena.json()["suggestions"]
+    ]
+    assert shown == [
+        (concrete.pk, "earlier", ["aging concrete cracked"]),
+        (dam.pk, "pyramid", ["then the dam burst at night"]),
+    ]
     yuri = client_for(users["yuri"]).get(f"/api/annotations/{mine['yuri'].pk}/suggestions/").json()["suggestions"]
     assert [(s["scu"], s["source"]) for s in yuri] == [(dam.pk, "pyramid")], "xena's work never reaches yuri"
     assert client_for(users["yuri"]).get(f"/api/annotations/{mine['xena'].pk}/suggestions/").status_code == 404
-    add_match(mine["xena"], dam, [(text.index("dam"), text.index("dam") + 3)])   # what the annotation has is not suggested again
+    add_match(
+        mine["xena"], dam, [(text.index("dam"), text.index("dam") + 3)]
+    )  # what the annotation has is not suggested again
     again = client_for(users["xena"]).get(f"/api/annotations/{mine['xena'].pk}/suggestions/").json()["suggestions"]
     assert [s["scu"] for s in again] == [concrete.pk]
 
 
 # ---------------------------------------------------------------------------- features and ranking
+
 
 def test_tokens_are_lemmas_without_stop_words():
     assert [t[0] for t in tokens("The dams were flooded by 3 rivers")] == ["dam", "flood", "3", "river"]
@@ -85,21 +131,25 @@ def test_word_weights_are_the_topics_idf():
     texts = ["The dam burst.", "A dam held.", "Rain fell on the dam."]
     weights = word_weights(texts)
     n = len(texts)
-    assert weights["dam"] == pytest.approx(math.log((1 + n) / (1 + 3)) + 1) == pytest.approx(1.0)  # in every text: tells little
+    assert (
+        weights["dam"] == pytest.approx(math.log((1 + n) / (1 + 3)) + 1) == pytest.approx(1.0)
+    )  # in every text: tells little
     assert weights["rain"] == pytest.approx(math.log((1 + n) / (1 + 1)) + 1)
     assert weights["rain"] > weights["dam"]
 
 
 def test_candidate_features_say_how_much_of_the_scu_a_clause_holds():
     peer = "Officials met on Monday. The old dam burst in 1998, flooding the valley below."
-    scus = [ScuText(1, "The dam burst in 1998", ["the dam burst in 1998"]),
-            ScuText(2, "The dam burst in 1997", ["dam burst 1997"]),
-            ScuText(3, "Officials met", ["officials met"])]
+    scus = [
+        ScuText(1, "The dam burst in 1998", ["the dam burst in 1998"]),
+        ScuText(2, "The dam burst in 1997", ["dam burst 1997"]),
+        ScuText(3, "Officials met", ["officials met"]),
+    ]
     found = {c.scu: c for c in candidates(peer, scus, word_weights([peer]))}
     one, two, three = found[1], found[2], found[3]
-    assert peer[slice(*one.span)] == "The old dam burst in 1998"      # widened to its clause, not the whole sentence
+    assert peer[slice(*one.span)] == "The old dam burst in 1998"  # widened to its clause, not the whole sentence
     assert one.features["contributor_share"] == 1.0 and one.features["numbers_found"] == 1.0
-    assert two.features["numbers_found"] == 0.0 and two.features["has_numbers"] == 1.0   # the wrong year
+    assert two.features["numbers_found"] == 0.0 and two.features["has_numbers"] == 1.0  # the wrong year
     assert one.features["rank_in_sentence"] == 0.0 and two.features["rank_in_sentence"] == 1.0
     assert one.features["margin_in_sentence"] > 0 > two.features["margin_in_sentence"]
     assert three.sentence == 0 and peer[slice(*three.span)] == "Officials met on Monday"
@@ -114,24 +164,36 @@ def test_earlier_matches_give_the_very_words_and_their_share():
     assert c.features["earlier_exact"] == 1.0 and peer[slice(*c.span)] == "aging concrete cracked"
     assert c.features["earlier_count"] == pytest.approx(math.log(3)) and c.features["earlier_any"] == 1.0
     (alone,) = candidates(peer, scus, {})
-    assert alone.features["earlier_exact"] == 0.0 and alone.features["earlier_wshare"] == 0.0 and alone.features["earlier_any"] == 0.0
+    assert (
+        alone.features["earlier_exact"] == 0.0
+        and alone.features["earlier_wshare"] == 0.0
+        and alone.features["earlier_any"] == 0.0
+    )
 
 
 def test_right_means_the_experts_scu_and_half_of_its_span():
-    expert = [(7, [(10, 20), (30, 40)])]                       # 20 characters
+    expert = [(7, [(10, 20), (30, 40)])]  # 20 characters
     assert covers([(10, 20)], expert[0][1]) == 0.5 and is_right(7, [(0, 20)], expert)
-    assert not is_right(7, [(10, 19)], expert)                  # 9 of 20
-    assert not is_right(8, [(0, 50)], expert)                   # another SCU
+    assert not is_right(7, [(10, 19)], expert)  # 9 of 20
+    assert not is_right(8, [(0, 50)], expert)  # another SCU
     assert is_right(7, [(12, 18), (31, 36), (0, 100)], expert)
 
 
 def test_rules_rank_best_first_one_clause_per_scu():
     peer = "Later the dam burst again. The valley flooded at night. The dam burst at night, people said."
-    scus = [ScuText(1, "The dam burst at night", ["dam burst at night"]), ScuText(2, "The valley flooded", ["the valley flooded"]),
-            ScuText(3, "Officials blamed the rain", ["officials blamed rain"])]
+    scus = [
+        ScuText(1, "The dam burst at night", ["dam burst at night"]),
+        ScuText(2, "The valley flooded", ["the valley flooded"]),
+        ScuText(3, "Officials blamed the rain", ["officials blamed rain"]),
+    ]
     out = ranked(PeerCase(peer, scus, word_weights([peer])), None)
-    assert [(c.scu, peer[slice(*c.span)]) for c, _ in out] == [(2, "The valley flooded at night"), (1, "The dam burst at night")]
-    assert [p for _, p in out] == [rules_confidence(c) for c, _ in out] == [0.9, 0.9]   # "Later the dam burst again": 2 of 3 words, beaten
+    assert [(c.scu, peer[slice(*c.span)]) for c, _ in out] == [
+        (2, "The valley flooded at night"),
+        (1, "The dam burst at night"),
+    ]
+    assert (
+        [p for _, p in out] == [rules_confidence(c) for c, _ in out] == [0.9, 0.9]
+    )  # "Later the dam burst again": 2 of 3 words, beaten
 
 
 def _constructed_cases():
@@ -139,11 +201,17 @@ def _constructed_cases():
     cases, topics = [], []
     for k in range(24):
         year, wrong = 1970 + k, 1930 + k
-        scus = [ScuText(1, f"The dam burst in {year}", [f"the dam burst in {year}", f"dam failed {year}"]),
-                ScuText(2, "Crops were lost", ["farmers lost their crops"]), ScuText(3, "Rain fell", ["heavy rain fell"])]
+        scus = [
+            ScuText(1, f"The dam burst in {year}", [f"the dam burst in {year}", f"dam failed {year}"]),
+            ScuText(2, "Crops were lost", ["farmers lost their crops"]),
+            ScuText(3, "Rain fell", ["heavy rain fell"]),
+        ]
         peer = f"The dam burst in {year}, and farmers lost crops. The dam burst again in {wrong}, said heavy critics."
         first, second = peer.index("The dam burst in"), peer.index("farmers lost crops")
-        expert = [(1, [(first, first + len(f"The dam burst in {year}"))]), (2, [(second, second + len("farmers lost crops"))])]
+        expert = [
+            (1, [(first, first + len(f"The dam burst in {year}"))]),
+            (2, [(second, second + len("farmers lost crops"))]),
+        ]
         cases.append(PeerCase(peer, scus, word_weights([peer]), (), expert))
         topics.append(f"T{k % 4}")
     return cases, topics
@@ -160,28 +228,46 @@ def test_a_trained_model_ranks_right_candidates_above_wrong_ones(tmp_path):
     assert right and wrong and min(right) > max(wrong)
     assert sum(y) and len(y) > sum(y)
     out = ranked(cases[0], model)
-    assert [p for _, p in out] == sorted((p for _, p in out), reverse=True) and all(p >= model.threshold for _, p in out)
+    assert [p for _, p in out] == sorted((p for _, p in out), reverse=True) and all(
+        p >= model.threshold for _, p in out
+    )
     assert {c.scu for c, _ in out} == {1, 2} and all(is_right(c.scu, [c.span], cases[0].expert) for c, _ in out)
     saved = save(model, tmp_path / "m.joblib")
     assert load(saved).threshold == model.threshold and load(tmp_path / "none.joblib") is None
     (tmp_path / "broken.joblib").write_bytes(b"not a model")
-    assert load(tmp_path / "broken.joblib") is None                         # the rules serve
+    assert load(tmp_path / "broken.joblib") is None  # the rules serve
 
 
 def _pan_file(folder, annotator, peer_id, year):
     """A DUCView .pan (NIST-named) with a two-reference pyramid and the expert's matches."""
-    refs = [Reference("A", "D0901.M.250.A.A", f"The dam burst in {year}. Farmers lost their crops."),
-            Reference("B", "D0901.M.250.A.B", f"In {year} the dam failed. Heavy rain fell.")]
+    refs = [
+        Reference("A", "D0901.M.250.A.A", f"The dam burst in {year}. Farmers lost their crops."),
+        Reference("B", "D0901.M.250.A.B", f"In {year} the dam failed. Heavy rain fell."),
+    ]
 
     def part(ref, phrase):
         text = refs[0 if ref == "A" else 1].text
         return Part(ref, text.index(phrase), text.index(phrase) + len(phrase))
-    scus = [SCUFile(1, "The dam burst", "", [Contributor("", "", [part("A", f"The dam burst in {year}")]), Contributor("", "", [part("B", "the dam failed")])]),
-            SCUFile(2, "Crops were lost", "", [Contributor("", "", [part("A", "Farmers lost their crops")])]),
-            SCUFile(3, "Rain fell", "", [Contributor("", "", [part("B", "Heavy rain fell")])])]
+
+    scus = [
+        SCUFile(
+            1,
+            "The dam burst",
+            "",
+            [
+                Contributor("", "", [part("A", f"The dam burst in {year}")]),
+                Contributor("", "", [part("B", "the dam failed")]),
+            ],
+        ),
+        SCUFile(2, "Crops were lost", "", [Contributor("", "", [part("A", "Farmers lost their crops")])]),
+        SCUFile(3, "Rain fell", "", [Contributor("", "", [part("B", "Heavy rain fell")])]),
+    ]
     peer = f"The dam burst in {year}, and farmers lost crops. The dam burst again in {year - 40}, said heavy critics."
     a, b = peer.index(f"The dam burst in {year}"), peer.index("farmers lost crops")
-    matches = [PeerMatch(1, "", "", [PeerPart(a, a + len(f"The dam burst in {year}"))]), PeerMatch(2, "", "", [PeerPart(b, b + len("farmers lost crops"))])]
+    matches = [
+        PeerMatch(1, "", "", [PeerPart(a, a + len(f"The dam burst in {year}"))]),
+        PeerMatch(2, "", "", [PeerPart(b, b + len("farmers lost crops"))]),
+    ]
     pan = PeerAnnotationFile(PyramidFile(refs, scus, None), peer, matches, [], None)
     path = folder / f"{annotator}.D09{peer_id:02d}.M.250.A.{peer_id}.pan"
     path.write_bytes(write_peer_annotation(pan))
@@ -200,7 +286,7 @@ def test_train_suggestions_command_learns_from_pan_files(tmp_path, db, settings)
     assert "trained on 24 peer annotations (24 DUCView files, 0 study annotations)" in out.getvalue()
     model = load()
     assert model is not None and 0 < model.threshold < 1
-    case = ducview_cases([_pan_file(tmp_path, 200, 1, 2020)])[0][3]            # a peer it never saw
+    case = ducview_cases([_pan_file(tmp_path, 200, 1, 2020)])[0][3]  # a peer it never saw
     out = ranked(case, model)
     assert {c.scu for c, _ in out} == {1, 2} and all(is_right(c.scu, [c.span], case.expert) for c, _ in out)
     with pytest.raises(CommandError, match="no such file"):
@@ -211,7 +297,7 @@ def test_train_suggestions_command_learns_from_pan_files(tmp_path, db, settings)
 
 def test_training_from_the_study_uses_finished_annotations_only(study):
     users, mine, dam, concrete = study
-    (topic_id, case), = study_cases()                                           # xena's earlier peer is done
+    ((topic_id, case),) = study_cases()  # xena's earlier peer is done
     assert case.expert and case.text == PeerSummary.objects.get(external_id="1").text
     assert [scu for scu, _ in case.expert] == [concrete.pk]
 
@@ -233,11 +319,13 @@ def test_blind_rule_another_annotators_annotation_of_the_peer_changes_nothing(st
     text = mine["yuri"].peer.text
     for phrase, scu in (("aging concrete cracked", dam), ("dam burst at night", concrete), ("Reports say", concrete)):
         at = text.index(phrase)
-        add_match(mine["yuri"], scu, [(at, at + len(phrase))])                  # deliberately odd matches
+        add_match(mine["yuri"], scu, [(at, at + len(phrase))])  # deliberately odd matches
     mine["yuri"].status = "done"
     mine["yuri"].save()
     other_peer = PeerSummary.objects.get(external_id="1")
-    planted = PeerAnnotation.objects.create(peer=other_peer, pyramid=mine["yuri"].pyramid, annotator=users["yuri"], status="done")
+    planted = PeerAnnotation.objects.create(
+        peer=other_peer, pyramid=mine["yuri"].pyramid, annotator=users["yuri"], status="done"
+    )
     add_match(planted, dam, [(0, len(other_peer.text))])
     after = _shown(users["xena"], mine["xena"])
     assert after == before and before
@@ -251,23 +339,37 @@ def test_api_returns_suggestions_best_first_with_a_confidence(study):
     assert confidences == sorted(confidences, reverse=True)
     text = mine["xena"].peer.text
     # the same ranking as the rules computed independently from the features of each suggestion
-    scus = {dam.pk: ScuText(dam.pk, dam.label, [REF_A[4:22]]), concrete.pk: ScuText(concrete.pk, concrete.label, [REF_B[21:33]])}
-    case = PeerCase(text, list(scus.values()), word_weights([REF_A, REF_B, text, PeerSummary.objects.get(external_id="1").text]),
-                    [(concrete.pk, ["aging concrete cracked"], "1")])
+    scus = {
+        dam.pk: ScuText(dam.pk, dam.label, [REF_A[4:22]]),
+        concrete.pk: ScuText(concrete.pk, concrete.label, [REF_B[21:33]]),
+    }
+    case = PeerCase(
+        text,
+        list(scus.values()),
+        word_weights([REF_A, REF_B, text, PeerSummary.objects.get(external_id="1").text]),
+        [(concrete.pk, ["aging concrete cracked"], "1")],
+    )
     assert [(s["scu"], s["confidence"]) for s in shown] == [(c.scu, p) for c, p in ranked(case, None)]
 
 
 def test_words_that_tell_scus_apart_weigh_more_and_phrases_count():
-    """"dam" is in every SCU of this pyramid, "spillway" in one: a sentence with "dam" alone holds
+    """ "dam" is in every SCU of this pyramid, "spillway" in one: a sentence with "dam" alone holds
     little of what tells the SCU apart; and word pairs found in order count as a phrase."""
-    scus = [ScuText(1, "The dam spillway broke", ["dam spillway broke"]), ScuText(2, "The dam was old", ["old dam"]),
-            ScuText(3, "The dam was rebuilt", ["dam rebuilt"])]
+    scus = [
+        ScuText(1, "The dam spillway broke", ["dam spillway broke"]),
+        ScuText(2, "The dam was old", ["old dam"]),
+        ScuText(3, "The dam was rebuilt", ["dam rebuilt"]),
+    ]
     weights = word_weights_of_sets([{"dam", "spillway", "break"}, {"dam", "old"}, {"dam", "rebuild"}])
-    assert weights["dam"] == pytest.approx(math.log(4 / 4) + 1) and weights["spillway"] == pytest.approx(math.log(4 / 2) + 1)
+    assert weights["dam"] == pytest.approx(math.log(4 / 4) + 1) and weights["spillway"] == pytest.approx(
+        math.log(4 / 2) + 1
+    )
     peer = "The spillway broke. The dam held."
     found = {(c.scu, c.sentence): c.features for c in candidates(peer, scus, {})}
     spillway, dam = found[(1, 0)], found[(1, 1)]
     total = weights["dam"] + weights["spillway"] + weights["break"]
     assert spillway["scu_specific_wshare"] == pytest.approx((weights["spillway"] + weights["break"]) / total)
     assert dam["scu_specific_wshare"] == pytest.approx(weights["dam"] / total)
-    assert spillway["bigram_share"] == 0.5 and dam["bigram_share"] == 0.0        # "spillway broke" of (dam spillway, spillway broke)
+    assert (
+        spillway["bigram_share"] == 0.5 and dam["bigram_share"] == 0.0
+    )  # "spillway broke" of (dam spillway, spillway broke)

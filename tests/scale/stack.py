@@ -8,6 +8,7 @@ The scores workers run ``tests/faults/slow_worker.py``: each scores recomputatio
 (process, ids, start, end) and takes ``SLOW_SECONDS`` longer, so two copies of one recomputation
 would overlap if its lock let them.
 """
+
 import re
 import secrets
 import shutil
@@ -28,8 +29,14 @@ NODES = ("a", "b")
 SLOW_SECONDS = "1"
 # Production settings (DEBUG off), as docker-compose.yml runs them, over plain HTTP, behind one proxy.
 PRODUCTION = {
-    "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(50), "SECURE_SSL_REDIRECT": "0", "SECURE_COOKIES": "0",
-    "TRUSTED_PROXY_COUNT": "1", "TRUSTED_PROXIES": "127.0.0.1", "WEB_CONCURRENCY": "2", "PYTHONPATH": str(REPO),
+    "DEBUG": "0",
+    "SECRET_KEY": secrets.token_urlsafe(50),
+    "SECURE_SSL_REDIRECT": "0",
+    "SECURE_COOKIES": "0",
+    "TRUSTED_PROXY_COUNT": "1",
+    "TRUSTED_PROXIES": "127.0.0.1",
+    "WEB_CONCURRENCY": "2",
+    "PYTHONPATH": str(REPO),
 }
 
 
@@ -71,13 +78,26 @@ class TwoNodes(Stack):
         self.runs_log = self.root / "score-runs.jsonl"
         self.node_ports = {name: self.port() for name in NODES}
         self.nodes = {name: self.node(name) for name in NODES}
-        slow = {"program": str(REPO / "tests" / "faults" / "slow_worker.py"), "loglevel": "INFO",
-                "env": {"RUNS_LOG": str(self.runs_log), "SLOW_SECONDS": SLOW_SECONDS,
-                        "SLOW_FUNCTION": "annotation.peers.recompute:recompute_annotations"}}
+        slow = {
+            "program": str(REPO / "tests" / "faults" / "slow_worker.py"),
+            "loglevel": "INFO",
+            "env": {
+                "RUNS_LOG": str(self.runs_log),
+                "SLOW_SECONDS": SLOW_SECONDS,
+                "SLOW_FUNCTION": "annotation.peers.recompute:recompute_annotations",
+            },
+        }
         scores = [[f"scores{i}@%h" if arg == "scores@%h" else arg for arg in SCORES_WORKER] for i in (1, 2)]
-        self.workers = [self.celery(*args, name=f"scores{i}", cwd=self.workdir(f"worker-{i}"), **slow) for i, args in enumerate(scores, 1)]
-        self.dashboards = self.celery(*DASHBOARDS_WORKER, name="dashboards", loglevel="INFO", cwd=self.workdir("dashboards"))
-        self.beat = self.celery("beat", "-s", str(self.workdir("beat") / "schedule"), name="beat", loglevel="INFO", cwd=self.workdir("beat"))
+        self.workers = [
+            self.celery(*args, name=f"scores{i}", cwd=self.workdir(f"worker-{i}"), **slow)
+            for i, args in enumerate(scores, 1)
+        ]
+        self.dashboards = self.celery(
+            *DASHBOARDS_WORKER, name="dashboards", loglevel="INFO", cwd=self.workdir("dashboards")
+        )
+        self.beat = self.celery(
+            "beat", "-s", str(self.workdir("beat") / "schedule"), name="beat", loglevel="INFO", cwd=self.workdir("beat")
+        )
         config = self.root / "haproxy.cfg"
         config.write_text(proxy_config(self.web_port, self.node_ports))
         self.web = Process([HAPROXY, "-db", "-f", str(config)], self.env, self.root / "haproxy.log", self.root)
@@ -90,8 +110,16 @@ class TwoNodes(Stack):
     def node(self, name: str) -> Process:
         """A gunicorn process group as the Dockerfile runs it, in a working directory of its own."""
         home = self.workdir(f"node-{name}")
-        command = [sys.executable, "-m", "gunicorn", "pyramid_app.wsgi", "-c", str(REPO / "pyramid_app" / "gunicorn_conf.py"),
-                   "--bind", f"127.0.0.1:{self.node_ports[name]}"]
+        command = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "pyramid_app.wsgi",
+            "-c",
+            str(REPO / "pyramid_app" / "gunicorn_conf.py"),
+            "--bind",
+            f"127.0.0.1:{self.node_ports[name]}",
+        ]
         return Process(command, {**self.env, "STATIC_ROOT": str(home / "static")}, self.root / f"node-{name}.log", home)
 
     def services(self) -> list[Process]:
@@ -101,8 +129,13 @@ class TwoNodes(Stack):
         """Static files are collected (once, then copied into each node's directory, as each
         image holds its own) while the database is migrated."""
         collected = self.root / "static"
-        collect = subprocess.Popen([sys.executable, "manage.py", "collectstatic", "--noinput"], cwd=REPO,
-                                   env={**self.env, "STATIC_ROOT": str(collected)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        collect = subprocess.Popen(
+            [sys.executable, "manage.py", "collectstatic", "--noinput"],
+            cwd=REPO,
+            env={**self.env, "STATIC_ROOT": str(collected)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         super().prepare()
         _, errors = collect.communicate(timeout=300)
         assert collect.returncode == 0, errors.decode(errors="replace")
@@ -111,14 +144,21 @@ class TwoNodes(Stack):
 
     def wait_ready(self):
         for name in NODES:
-            wait_for(lambda name=name: requests.get(self.node_url(name, "/healthz"), timeout=2).ok, 90, f"node {name} start")
+            wait_for(
+                lambda name=name: requests.get(self.node_url(name, "/healthz"), timeout=2).ok, 90, f"node {name} start"
+            )
         self.wait_routed(*NODES)
 
     def wait_routed(self, *names: str, timeout: float = 30):
         """Until the proxy sends requests to each of these nodes (its health checks found them up)."""
         for name in names:
-            wait_for(lambda name=name: served_by(requests.get(self.url("/healthz"), headers={"X-Node": name}, timeout=2)) == name,
-                     timeout, f"the proxy routing to node {name}")
+            wait_for(
+                lambda name=name: (
+                    served_by(requests.get(self.url("/healthz"), headers={"X-Node": name}, timeout=2)) == name
+                ),
+                timeout,
+                f"the proxy routing to node {name}",
+            )
 
     def node_url(self, name: str, path: str) -> str:
         return f"http://127.0.0.1:{self.node_ports[name]}{path}"

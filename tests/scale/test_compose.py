@@ -3,6 +3,7 @@ where the tests do): `docker compose up --scale web=2 --scale worker=2` runs rep
 proxy service, each without a host port of its own (two would clash), the migrations once before
 any of them starts (never raced by two replicas), and beat as a service of its own, so scaling the
 workers never adds a second beat."""
+
 import re
 import subprocess
 
@@ -32,8 +33,10 @@ def test_web_replicas_publish_no_port_only_the_proxy_does():
     assert mounted == {"./deploy/haproxy.cfg": "/usr/local/etc/haproxy/haproxy.cfg"}
     # Behind the proxy the client's address is the one it appends (lockouts, throttles: tests/scale).
     assert all(SERVICES[name]["environment"]["TRUSTED_PROXY_COUNT"] == "${TRUSTED_PROXY_COUNT:-1}" for name in APP)
-    assert all(SERVICES[name]["environment"]["TRUSTED_PROXIES"] == "${TRUSTED_PROXIES:-172.16.0.0/12,192.168.0.0/16}"
-               for name in APP)
+    assert all(
+        SERVICES[name]["environment"]["TRUSTED_PROXIES"] == "${TRUSTED_PROXIES:-172.16.0.0/12,192.168.0.0/16}"
+        for name in APP
+    )
 
 
 def test_the_proxy_balances_every_web_replica():
@@ -60,12 +63,16 @@ def test_exactly_one_beat_whatever_the_workers():
     beat = SERVICES["beat"]
     assert command(beat).startswith("celery -A pyramid_app beat ")
     assert "scale" not in beat and "replicas" not in beat.get("deploy", {})
-    assert all("deploy" not in SERVICES[name] for name in ("worker", "dashboards"))  # scaled by --scale, never by a default
+    assert all(
+        "deploy" not in SERVICES[name] for name in ("worker", "dashboards")
+    )  # scaled by --scale, never by a default
 
 
 def test_haproxy_accepts_the_config(tmp_path):
     require(HAPROXY, "HAProxy is not installed (apt-get install haproxy)")
-    checked = subprocess.run([HAPROXY, "-c", "-f", str(REPO / "deploy" / "haproxy.cfg")], capture_output=True, text=True, cwd=tmp_path)
+    checked = subprocess.run(
+        [HAPROXY, "-c", "-f", str(REPO / "deploy" / "haproxy.cfg")], capture_output=True, text=True, cwd=tmp_path
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 

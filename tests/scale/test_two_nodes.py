@@ -6,6 +6,7 @@ acknowledged lost and every score current within a minute, lockouts and throttle
 nodes yet per client behind the proxy, sessions and CSRF valid on either node, per-process caches
 never older than the database, a recomputation never run twice at once, beat's sweep run once.
 One stack serves the whole module."""
+
 import json
 import re
 import threading
@@ -61,14 +62,22 @@ def runs(stack) -> list[dict]:
 
 def overlapping(recorded: list[dict]) -> list:
     """Pairs of runs of the same recomputation (the same ids) that ran at the same time."""
-    return [(a, b) for i, a in enumerate(recorded) for b in recorded[i + 1:]
-            if a["ids"] == b["ids"] and a["start"] < (b["end"] or float("inf")) and b["start"] < (a["end"] or float("inf"))]
+    return [
+        (a, b)
+        for i, a in enumerate(recorded)
+        for b in recorded[i + 1 :]
+        if a["ids"] == b["ids"] and a["start"] < (b["end"] or float("inf")) and b["start"] < (a["end"] or float("inf"))
+    ]
 
 
 def score_current(stack, session, annotation: int, timeout: float = 60) -> dict:
     """The annotation's score, once the API says it is current."""
     url = stack.url(f"/api/annotations/{annotation}/score/")
-    return wait_for(lambda: (score := session.get(url, timeout=10).json())["current"] and score, timeout, f"annotation {annotation} scored")
+    return wait_for(
+        lambda: (score := session.get(url, timeout=10).json())["current"] and score,
+        timeout,
+        f"annotation {annotation} scored",
+    )
 
 
 def test_no_lost_update_across_nodes(stack, ids):
@@ -81,9 +90,23 @@ def test_no_lost_update_across_nodes(stack, ids):
     assert {node: served_by(r) for node, r in read.items()} == {"a": "a", "b": "b"}
     assert read["a"].headers["ETag"] == read["b"].headers["ETag"]
     scu = stack.url(f"/api/scus/{ids['scus']['2']}/")
-    answers = dict(zip(NODES, together(*[
-        lambda node=node: editors[node].patch(scu, json={"label": f"Relabelled on node {node}"}, timeout=30,
-                                              headers={"If-Match": read[node].headers["ETag"]}) for node in NODES]), strict=True))
+    answers = dict(
+        zip(
+            NODES,
+            together(
+                *[
+                    lambda node=node: editors[node].patch(
+                        scu,
+                        json={"label": f"Relabelled on node {node}"},
+                        timeout=30,
+                        headers={"If-Match": read[node].headers["ETag"]},
+                    )
+                    for node in NODES
+                ]
+            ),
+            strict=True,
+        )
+    )
     assert sorted(r.status_code for r in answers.values()) == [200, 409], {n: r.text for n, r in answers.items()}
     winner, loser = sorted(NODES, key=lambda node: answers[node].status_code)
     refused = answers[loser].json()
@@ -91,8 +114,13 @@ def test_no_lost_update_across_nodes(stack, ids):
     assert refused["changes"][0]["summary"] == f"Relabelled SCU 2 “Relabelled on node {winner}”"
     for node in NODES:  # both nodes serve the winner's revision and label
         again = editors[node].get(scu, timeout=30)
-        assert again.headers["ETag"] == answers[winner].headers["ETag"] and again.json()["label"] == f"Relabelled on node {winner}"
-    retried = editors[loser].patch(scu, json={"label": f"Relabelled on node {loser}"}, headers={"If-Match": again.headers["ETag"]}, timeout=30)
+        assert (
+            again.headers["ETag"] == answers[winner].headers["ETag"]
+            and again.json()["label"] == f"Relabelled on node {winner}"
+        )
+    retried = editors[loser].patch(
+        scu, json={"label": f"Relabelled on node {loser}"}, headers={"If-Match": again.headers["ETag"]}, timeout=30
+    )
     assert retried.status_code == 200
     assert editors[winner].get(scu, timeout=30).json()["label"] == f"Relabelled on node {loser}"
 
@@ -103,8 +131,17 @@ def test_a_session_and_its_csrf_token_work_on_either_node(stack):
     browser, login = requests.Session(), stack.url("/accounts/login/")
     on = {node: {"X-Node": node} for node in NODES}
     assert served_by(browser.get(login, headers=on["a"], timeout=30)) == "a"
-    logged_in = browser.post(login, data={"username": "coordinator", "password": "demo-coordinator", "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
-                             headers={**on["a"], "Referer": login}, allow_redirects=False, timeout=30)
+    logged_in = browser.post(
+        login,
+        data={
+            "username": "coordinator",
+            "password": "demo-coordinator",
+            "csrfmiddlewaretoken": browser.cookies["csrftoken"],
+        },
+        headers={**on["a"], "Referer": login},
+        allow_redirects=False,
+        timeout=30,
+    )
     assert logged_in.status_code == 302 and served_by(logged_in) == "a", logged_in.text[:500]
     home = browser.get(stack.url("/"), headers=on["b"], allow_redirects=False, timeout=30)
     assert home.status_code == 200 and served_by(home) == "b"
@@ -114,15 +151,26 @@ def test_a_session_and_its_csrf_token_work_on_either_node(stack):
     token = browser.post(token_url, headers={**on["b"], "X-CSRFToken": browser.cookies["csrftoken"]}, timeout=30)
     assert token.status_code in (200, 201) and served_by(token) == "b"
     assert token.json()["token"] == stack.probe("token", "coordinator")["token"]
-    logout = browser.post(stack.url("/accounts/logout/"), data={"csrfmiddlewaretoken": browser.cookies["csrftoken"]},
-                          headers={**on["b"], "Referer": login}, allow_redirects=False, timeout=30)
+    logout = browser.post(
+        stack.url("/accounts/logout/"),
+        data={"csrfmiddlewaretoken": browser.cookies["csrftoken"]},
+        headers={**on["b"], "Referer": login},
+        allow_redirects=False,
+        timeout=30,
+    )
     assert logout.status_code == 302 and served_by(logout) == "b"
-    assert browser.get(stack.url("/"), headers=on["a"], allow_redirects=False, timeout=30).status_code == 302  # to the login page
+    assert (
+        browser.get(stack.url("/"), headers=on["a"], allow_redirects=False, timeout=30).status_code == 302
+    )  # to the login page
 
 
 def guess(stack, session, node, username, password, **headers) -> requests.Response:
-    answer = session.post(stack.url("/api/auth/token/"), json={"username": username, "password": password},
-                          headers={"X-Node": node, **headers}, timeout=30)
+    answer = session.post(
+        stack.url("/api/auth/token/"),
+        json={"username": username, "password": password},
+        headers={"X-Node": node, **headers},
+        timeout=30,
+    )
     assert served_by(answer) == node
     return answer
 
@@ -143,7 +191,10 @@ def test_two_clients_behind_the_proxy_never_lock_each_other_out(stack):
     on both nodes, naming a new address of its own in X-Forwarded-For each time, is locked out after
     10 failures counted across the nodes; another client's logins keep working meanwhile."""
     mallory, bob = session_from("127.0.4.1"), session_from("127.0.4.2")
-    answers = [guess(stack, mallory, NODES[i % 2], f"nobody{i}", "guess", **{"X-Forwarded-For": f"203.0.113.{i}"}) for i in range(10)]
+    answers = [
+        guess(stack, mallory, NODES[i % 2], f"nobody{i}", "guess", **{"X-Forwarded-For": f"203.0.113.{i}"})
+        for i in range(10)
+    ]
     assert [a.status_code for a in answers] == [400] * 9 + [429]
     assert guess(stack, mallory, "b", "bob", "demo-bob").status_code == 429  # the address is locked, whatever the user
     for node in NODES:
@@ -167,22 +218,43 @@ def test_each_workers_prepared_pyramid_is_never_older_than_the_database(stack, i
     admin, bob = client(stack, "admin", "a"), client(stack, "bob", "b")
     annotation = ids["annotations"]["bob:1"]
     first, second = sorted(ids["references"])[:2]
-    scu = admin.post(stack.url("/api/scus/"), json={"pyramid": ids["pyramid"], "label": "Kept in memory", "reference": ids["references"][first],
-                                                   "parts": [{"start": 0, "end": 4}]}, timeout=30)
+    scu = admin.post(
+        stack.url("/api/scus/"),
+        json={
+            "pyramid": ids["pyramid"],
+            "label": "Kept in memory",
+            "reference": ids["references"][first],
+            "parts": [{"start": 0, "end": 4}],
+        },
+        timeout=30,
+    )
     assert scu.status_code == 201, scu.text
     since = time.time()
-    assert bob.post(stack.url("/api/matches/"), json={"annotation": annotation, "scu": scu.json()["id"], "parts": [{"start": 0, "end": 4}]},
-                    timeout=30).status_code == 201
+    assert (
+        bob.post(
+            stack.url("/api/matches/"),
+            json={"annotation": annotation, "scu": scu.json()["id"], "parts": [{"start": 0, "end": 4}]},
+            timeout=30,
+        ).status_code
+        == 201
+    )
     score_current(stack, bob, annotation)
     for _ in range(8):  # annotation edits until both workers have scored with this pyramid's revision
         if len({run["pid"] for run in runs(stack) if run["start"] > since}) == 2:
             break
-        bob.post(stack.url("/api/matches/"), json={"annotation": annotation, "scu": None, "parts": [{"start": 0, "end": 3}]}, timeout=30)
+        bob.post(
+            stack.url("/api/matches/"),
+            json={"annotation": annotation, "scu": None, "parts": [{"start": 0, "end": 3}]},
+            timeout=30,
+        )
         score_current(stack, bob, annotation)
     assert len({run["pid"] for run in runs(stack) if run["start"] > since}) == 2
     before = bob.get(stack.url(f"/api/annotations/{annotation}/score/"), timeout=30).json()
-    raised = client(stack, "admin", "b").post(stack.url("/api/contributors/"), timeout=30, json={
-        "scu": scu.json()["id"], "reference": ids["references"][second], "parts": [{"start": 0, "end": 4}]})
+    raised = client(stack, "admin", "b").post(
+        stack.url("/api/contributors/"),
+        timeout=30,
+        json={"scu": scu.json()["id"], "reference": ids["references"][second], "parts": [{"start": 0, "end": 4}]},
+    )
     assert raised.status_code == 201, raised.text
     after = score_current(stack, bob, annotation)
     assert stack.current(60)["mismatches"] == []
@@ -214,7 +286,9 @@ def save_until_acknowledged(stack, session, payload, failures: list) -> requests
     key = str(uuid.uuid4())
     for _ in range(40):
         try:
-            answer = session.post(stack.url("/api/matches/"), json=payload, headers={"Idempotency-Key": key}, timeout=30)
+            answer = session.post(
+                stack.url("/api/matches/"), json=payload, headers={"Idempotency-Key": key}, timeout=30
+            )
             if answer.status_code == 201:
                 return answer
             failures.append(answer.status_code)
@@ -254,7 +328,9 @@ def matches(stack) -> int:
 def assert_all_stored_once(stack, before: int, acknowledged: list):
     created = {answer.json()["id"] for answer in acknowledged}
     assert len(created) == len(acknowledged)
-    stored = stack.postgres.sql(f"SELECT count(*) FROM annotation_peermatch WHERE id IN ({','.join(map(str, created))})")
+    stored = stack.postgres.sql(
+        f"SELECT count(*) FROM annotation_peermatch WHERE id IN ({','.join(map(str, created))})"
+    )
     assert stored == [(len(created),)]  # nothing acknowledged is lost
     assert matches(stack) == before + len(created)  # and no retry saved twice
 
@@ -285,7 +361,10 @@ def test_a_web_node_killed_mid_request(stack, ids):
     served = [served_by(answer) for answer in acknowledged]
     assert served[-1] == "b" and "a" in served, served
     took = current_within_a_minute(stack, ids, killed["at"])
-    print(f"web node killed: {len(failures)} failed attempts retried ({sorted(set(map(str, failures)))}); " f"everything current {took:.1f} s after the kill")
+    print(
+        f"web node killed: {len(failures)} failed attempts retried ({sorted(set(map(str, failures)))}); "
+        f"everything current {took:.1f} s after the kill"
+    )
     stack.nodes["a"].start()
     stack.wait_routed("a", timeout=60)
 
@@ -323,14 +402,26 @@ def test_beats_sweep_runs_once(stack):
     started = sum(len(re.findall(r"\bready\.", logs[name])) for name in ("scores1", "scores2", "dashboards"))
 
     def sweeps(event):
-        return [found for name in ("scores1", "scores2") for found in re.findall(rf"Task annotation\.recompute_stale\[([0-9a-f-]+)\] {event}", logs[name])]
+        return [
+            found
+            for name in ("scores1", "scores2")
+            for found in re.findall(rf"Task annotation\.recompute_stale\[([0-9a-f-]+)\] {event}", logs[name])
+        ]
 
     # A sweep the killed worker had taken comes back to the other one: received twice, run once.
     assert len(sweeps("succeeded")) == len(set(sweeps("succeeded")))
     # (the last one sent, or a restarted worker's, may still be on its way)
-    assert sent + started - 2 <= len(set(sweeps("received"))) <= sent + started, (sent, started, len(set(sweeps("received"))))
+    assert sent + started - 2 <= len(set(sweeps("received"))) <= sent + started, (
+        sent,
+        started,
+        len(set(sweeps("received"))),
+    )
     # Every SWEEP_SECONDS, never twice in one period (a second beat would halve the gaps).
-    stamps = [datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f") for stamp in
-              re.findall(r"^\[([\d-]+ [\d:,]+): INFO/MainProcess\] Scheduler: Sending due task recompute-stale ", logs["beat"], re.M)]
+    stamps = [
+        datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f")
+        for stamp in re.findall(
+            r"^\[([\d-]+ [\d:,]+): INFO/MainProcess\] Scheduler: Sending due task recompute-stale ", logs["beat"], re.M
+        )
+    ]
     gaps = [(later - earlier).total_seconds() for earlier, later in zip(stamps, stamps[1:], strict=False)]
     assert len(stamps) == sent >= 3 and 14 < min(gaps) and max(gaps) < 30, gaps

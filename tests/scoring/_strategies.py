@@ -50,9 +50,7 @@ def pyramid_and_annotation(draw, **kwargs):
 def restrict(annotation, pyramid):
     """The annotation without matches of SCUs absent from ``pyramid``."""
     uids = {s.uid for s in pyramid.scus}
-    return PeerAnnotation(
-        {u: c for u, c in annotation.matches.items() if u in uids}, annotation.non_matching
-    )
+    return PeerAnnotation({u: c for u, c in annotation.matches.items() if u in uids}, annotation.non_matching)
 
 
 def hsettings(max_examples=200):

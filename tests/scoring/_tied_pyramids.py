@@ -10,13 +10,14 @@ Every generated pair holds both kinds of tie on purpose, besides a random part:
 - *an SCU sharing one contributor with each of two SCUs*: A's X = {R0:5, R1:5}, B's Y1 = {R0:5} and
   Y2 = {R1:5}: X can be matched with either.
 """
+
 import random
 
 from hypothesis import strategies as st
 
 from scoring.pyramid_agreement import Span, SpanContributor, SpanPyramid, SpanSCU
 
-RANDOM_SEGMENTS = 4            # segments 0-3 of every reference are clustered at random; 5-7 hold the ties
+RANDOM_SEGMENTS = 4  # segments 0-3 of every reference are clustered at random; 5-7 hold the ties
 LABELS = ("matter has mass", "mass", "matter has volume", "volume and mass", "")
 
 
@@ -26,9 +27,14 @@ def segment(reference, s, cut=0):
 
 def span_pyramid(name, refs, scus):
     """``scus``: list of (uid, label, contributors), each contributor a list of (reference, start, end)."""
-    return SpanPyramid(name, tuple(refs), tuple(
-        SpanSCU(uid, tuple(SpanContributor(tuple(Span(*p) for p in parts)) for parts in contributors), label)
-        for uid, label, contributors in scus))
+    return SpanPyramid(
+        name,
+        tuple(refs),
+        tuple(
+            SpanSCU(uid, tuple(SpanContributor(tuple(Span(*p) for p in parts)) for parts in contributors), label)
+            for uid, label, contributors in scus
+        ),
+    )
 
 
 @st.composite
@@ -53,17 +59,25 @@ def tied_pairs(draw):
         return [contributors for _, contributors in sorted(scus.items())]
 
     r0, r1 = refs[0], refs[1]
-    ties_a = [[[segment(r0, 5)], [segment(r1, 5)]],                 # X
-              [[segment(r0, 6)], [segment(r1, 6)]],                 # D1
-              [[segment(r0, 6)], [segment(r1, 7)]]]                 # D2: R0:6 again
-    ties_b = [[[segment(r0, 5)]], [[segment(r1, 5)]],               # Y1, Y2
-              [[segment(r0, 6)], [segment(r1, 6)]], [[segment(r1, 7)]]]   # E, F
+    ties_a = [
+        [[segment(r0, 5)], [segment(r1, 5)]],  # X
+        [[segment(r0, 6)], [segment(r1, 6)]],  # D1
+        [[segment(r0, 6)], [segment(r1, 7)]],
+    ]  # D2: R0:6 again
+    ties_b = [
+        [[segment(r0, 5)]],
+        [[segment(r1, 5)]],  # Y1, Y2
+        [[segment(r0, 6)], [segment(r1, 6)]],
+        [[segment(r1, 7)]],
+    ]  # E, F
 
     def labelled(groups):
         return [(100 + k, draw(st.sampled_from(LABELS)), contributors) for k, contributors in enumerate(groups)]
 
-    return (span_pyramid("A", refs, labelled(ties_a + random_part(False))),
-            span_pyramid("B", refs, labelled(ties_b + random_part(True))))
+    return (
+        span_pyramid("A", refs, labelled(ties_a + random_part(False))),
+        span_pyramid("B", refs, labelled(ties_b + random_part(True))),
+    )
 
 
 def renumbered(p: SpanPyramid, rnd: random.Random) -> SpanPyramid:
@@ -72,10 +86,21 @@ def renumbered(p: SpanPyramid, rnd: random.Random) -> SpanPyramid:
     scus = list(p.scus)
     rnd.shuffle(scus)
     uids = rnd.sample(range(1, 10 * len(scus) + 10), len(scus))
-    return SpanPyramid(p.name, p.references, tuple(
-        SpanSCU(uid, tuple(SpanContributor(tuple(rnd.sample(c.spans, len(c.spans))))
-                           for c in rnd.sample(s.contributors, len(s.contributors))), s.label)
-        for uid, s in zip(uids, scus, strict=True)))
+    return SpanPyramid(
+        p.name,
+        p.references,
+        tuple(
+            SpanSCU(
+                uid,
+                tuple(
+                    SpanContributor(tuple(rnd.sample(c.spans, len(c.spans))))
+                    for c in rnd.sample(s.contributors, len(s.contributors))
+                ),
+                s.label,
+            )
+            for uid, s in zip(uids, scus, strict=True)
+        ),
+    )
 
 
 def _spans(c):
@@ -99,17 +124,36 @@ def content_figures(result, a: SpanPyramid, b: SpanPyramid) -> dict:
         "aligned": sorted((ka[x.a[0]], spans_a[x.a], kb[x.b[0]], spans_b[x.b], x.dice) for x in ca.aligned),
         "unmatched_a": sorted((ka[k[0]], spans_a[k]) for k in ca.unmatched_a),
         "unmatched_b": sorted((kb[k[0]], spans_b[k]) for k in ca.unmatched_b),
-        "mean_dice": ca.mean_dice, "exact": ca.exact,
+        "mean_dice": ca.mean_dice,
+        "exact": ca.exact,
         "matched_scus": sorted((ka[m.a], kb[m.b], m.shared, m.weight_a, m.weight_b) for m in result.scus.matched),
         "unmatched_scus_a": sorted(ka[u] for u in result.scus.unmatched_a),
         "unmatched_scus_b": sorted(kb[u] for u in result.scus.unmatched_b),
         "identical": result.scus.identical,
-        "alpha": c.alpha.value, "alpha_reason": c.alpha.reason,
+        "alpha": c.alpha.value,
+        "alpha_reason": c.alpha.reason,
     }
-    for name in ("items", "pairs", "together_a", "together_b", "together_both", "pairwise_precision", "pairwise_recall",
-                 "pairwise_f1", "bcubed_precision", "bcubed_recall", "bcubed_f1", "reason"):
+    for name in (
+        "items",
+        "pairs",
+        "together_a",
+        "together_b",
+        "together_both",
+        "pairwise_precision",
+        "pairwise_recall",
+        "pairwise_f1",
+        "bcubed_precision",
+        "bcubed_recall",
+        "bcubed_f1",
+        "reason",
+    ):
         out[name] = getattr(c, name)
     for prefix, w in (("weight", result.weights), ("contributor_weight", result.contributor_weights)):
-        out |= {f"{prefix}_n": w.n, f"{prefix}_equal": w.exact_share, f"{prefix}_mad": w.mean_abs_difference,
-                f"{prefix}_pearson": w.pearson.value, f"{prefix}_spearman": w.spearman.value}
+        out |= {
+            f"{prefix}_n": w.n,
+            f"{prefix}_equal": w.exact_share,
+            f"{prefix}_mad": w.mean_abs_difference,
+            f"{prefix}_pearson": w.pearson.value,
+            f"{prefix}_spearman": w.spearman.value,
+        }
     return out

@@ -37,11 +37,13 @@ def assignments_from_lite23(dataset: Lite23Dataset) -> list[Assignment]:
     for system in dataset.systems:
         for document, labels in zip(dataset.documents, system.labels, strict=True):
             ids = [str(i) for i in range(len(labels))]
-            out.append(Assignment(
-                task=task_key(document, system.system, ids),
-                topic=document,
-                summary=system.system,
-                worker=None,
-                answers=tuple(zip(ids, labels, strict=True)),
-            ))
+            out.append(
+                Assignment(
+                    task=task_key(document, system.system, ids),
+                    topic=document,
+                    summary=system.system,
+                    worker=None,
+                    answers=tuple(zip(ids, labels, strict=True)),
+                )
+            )
     return out

@@ -1,4 +1,5 @@
 """scoring.aggregate against independent computations (numpy, collections) and hand cases."""
+
 import math
 import random
 from collections import Counter
@@ -20,7 +21,7 @@ def test_spread_equals_numpy(seed):
     s = spread(values)
     assert s.n == len(values)
     assert s.mean == pytest.approx(np.mean(values), abs=1e-12)
-    assert s.sd == pytest.approx(np.std(values, ddof=1), abs=1e-12)   # sample sd
+    assert s.sd == pytest.approx(np.std(values, ddof=1), abs=1e-12)  # sample sd
     assert (s.min, s.max) == (min(values), max(values))
 
 
@@ -40,7 +41,14 @@ def test_topic_means_average_duplicates_and_skip_undefined():
 
 def test_system_scores_hand_case():
     # a: T1 annotated twice (0.2, 0.4 -> 0.3) and T2 0.5 -> mean 0.4 over 2 topics, not (0.2+0.4+0.5)/3.
-    items = [("T1", "a", 0.2), ("T1", "a", 0.4), ("T2", "a", 0.5), ("T1", "b", 0.1), ("T2", "b", None), ("T3", "b", 0.3)]
+    items = [
+        ("T1", "a", 0.2),
+        ("T1", "a", 0.4),
+        ("T2", "a", 0.5),
+        ("T1", "b", 0.1),
+        ("T2", "b", None),
+        ("T3", "b", 0.3),
+    ]
     scores = system_scores(items)
     a, b = scores["a"], scores["b"]
     assert a.topics == 2 and a.mean == pytest.approx(0.4)
@@ -57,8 +65,11 @@ def test_system_scores_equal_numpy_nanmean(seed):
     rng = random.Random(seed)
     systems, topics = [f"s{i}" for i in range(6)], [f"T{j}" for j in range(8)]
     matrix = np.array([[rng.random() if rng.random() > 0.2 else np.nan for _ in topics] for _ in systems])
-    items = [(t, s, None if np.isnan(matrix[i, j]) else float(matrix[i, j]))
-             for i, s in enumerate(systems) for j, t in enumerate(topics)]
+    items = [
+        (t, s, None if np.isnan(matrix[i, j]) else float(matrix[i, j]))
+        for i, s in enumerate(systems)
+        for j, t in enumerate(topics)
+    ]
     scores = system_scores(items)
     for i, s in enumerate(systems):
         row = matrix[i][~np.isnan(matrix[i])]
@@ -69,7 +80,7 @@ def test_system_scores_equal_numpy_nanmean(seed):
 
 def test_tier_histogram_hand_cases():
     p = Pyramid.of("ABCD", {1: ["A", "B", "C", "D"], 2: ["A", "B"], 3: ["C"], 4: ["D"], 5: ["B", "C"]})
-    assert tier_histogram(p) == {1: 2, 2: 2, 3: 0, 4: 1}   # empty tier 3 kept
+    assert tier_histogram(p) == {1: 2, 2: 2, 3: 0, 4: 1}  # empty tier 3 kept
     # Legacy: two contributors from A (NIST weight 3 > ... counted as they stand; SacreROUGE drops the SCU)
     # and a cross-reference contributor (NIST weight 1; SacreROUGE drops it and then the empty SCU).
     legacy = Pyramid.of("AB", {1: ["A", "A", "B"], 2: [("A", "B")], 3: ["A"]})

@@ -38,16 +38,15 @@ def kripp_alpha(matrix):
     coders = list(matrix)
     units = sorted({u for row in matrix.values() for u in row}, key=repr)
     data = [[np.nan if matrix[c].get(u) is None else matrix[c][u] for u in units] for c in coders]
-    return krippendorff.alpha(reliability_data=np.array(data, dtype=float),
-                              level_of_measurement=kripp_dice)
+    return krippendorff.alpha(reliability_data=np.array(data, dtype=float), level_of_measurement=kripp_dice)
 
 
 def test_dice_distance_hand_values():
-    assert dice_distance(2, 3) == pytest.approx(0.2)     # Dice = 2*2/5 = 0.8
+    assert dice_distance(2, 3) == pytest.approx(0.2)  # Dice = 2*2/5 = 0.8
     assert dice_distance(0, 0) == 0.0
-    assert dice_distance(0, 4) == 1.0                    # found vs not found
+    assert dice_distance(0, 4) == 1.0  # found vs not found
     assert dice_distance(3, 3) == 0.0
-    assert dice_distance(1, 2) == pytest.approx(1 / 3)   # 1 - 2/3
+    assert dice_distance(1, 2) == pytest.approx(1 / 3)  # 1 - 2/3
     assert dice_distance(5, 1) == dice_distance(1, 5)
     with pytest.raises(ValueError):
         dice_distance(-1, 2)
@@ -93,7 +92,7 @@ def test_identical_values_not_computable():
 
 def test_too_few_values():
     assert alpha_dice({}).reason == TOO_FEW_VALUES
-    a = alpha_dice({"x": {1: 1, 2: 0}, "y": {3: 1}})     # no unit has two values
+    a = alpha_dice({"x": {1: 1, 2: 0}, "y": {3: 1}})  # no unit has two values
     assert a.value is None and a.reason == TOO_FEW_VALUES and a.units == 0
     a = alpha_dice({"x": {1: 1}, "y": {1: None}})
     assert a.value is None and a.reason == TOO_FEW_VALUES
@@ -105,14 +104,19 @@ def test_missing_values_as_none_or_absent_are_the_same():
     assert a == b
 
 
-matrices = st.integers(2, 4).flatmap(
-    lambda coders: st.integers(1, 15).flatmap(
-        lambda units: st.lists(
-            st.lists(st.one_of(st.none(), st.integers(0, 3)), min_size=units, max_size=units),
-            min_size=coders, max_size=coders,
+matrices = (
+    st.integers(2, 4)
+    .flatmap(
+        lambda coders: st.integers(1, 15).flatmap(
+            lambda units: st.lists(
+                st.lists(st.one_of(st.none(), st.integers(0, 3)), min_size=units, max_size=units),
+                min_size=coders,
+                max_size=coders,
+            )
         )
     )
-).map(lambda rows: {f"c{i}": {u: v for u, v in enumerate(row)} for i, row in enumerate(rows)})
+    .map(lambda rows: {f"c{i}": {u: v for u, v in enumerate(row)} for i, row in enumerate(rows)})
+)
 
 
 def _pairable_values(matrix):
@@ -134,7 +138,7 @@ def test_equals_nltk_and_krippendorff(matrix):
         return
     if len(set(values)) == 1:
         assert ours.value is None and ours.reason == NOT_COMPUTABLE_IDENTICAL
-        assert nltk_alpha(matrix) == 1   # NLTK's convention, which we refuse to show
+        assert nltk_alpha(matrix) == 1  # NLTK's convention, which we refuse to show
         return
     assert ours.values == len(values)
     assert ours.value == pytest.approx(nltk_alpha(matrix), abs=1e-9)
@@ -154,9 +158,9 @@ def test_peer_matrix_fills_zeros_for_every_scu():
 def test_summary_mean_and_pooled():
     uids = [1, 2, 3, 4]
     p1 = peer_matrix(uids, {"a": {1: 1, 3: 2, 4: 1}, "b": {1: 1, 3: 3}})
-    p2 = peer_matrix(uids, {"a": {1: 1}, "b": {1: 1}})      # 1,0,0,0 both: perfect, computable
-    p3 = peer_matrix(uids, {"a": {}, "b": {}})              # all zeros: not computable
-    p4 = peer_matrix(uids, {"a": {2: 1}})                   # one coder: not pairable
+    p2 = peer_matrix(uids, {"a": {1: 1}, "b": {1: 1}})  # 1,0,0,0 both: perfect, computable
+    p3 = peer_matrix(uids, {"a": {}, "b": {}})  # all zeros: not computable
+    p4 = peer_matrix(uids, {"a": {2: 1}})  # one coder: not pairable
     s = alpha_dice_summary({"p1": p1, "p2": p2, "p3": p3, "p4": p4})
     assert s.by_peer["p1"].value == pytest.approx(alpha_dice(p1).value)
     assert s.by_peer["p2"].value == 1.0
@@ -169,7 +173,7 @@ def test_summary_mean_and_pooled():
             for u, v in row.items():
                 pooled[c][(peer, u)] = v
     assert s.pooled == alpha_dice(pooled)
-    assert s.pooled.units == 12   # p4's units have a single value
+    assert s.pooled.units == 12  # p4's units have a single value
     assert s.pooled.value == pytest.approx(nltk_alpha(pooled), abs=1e-9)
     d = s.as_dict()
     assert d["not_computable"] == ["p3", "p4"] and d["pooled"]["units"] == 12

@@ -1,5 +1,6 @@
 """Row-wise correlations with missing values against scipy's (scipy as the oracle: the code under
 test does not call it)."""
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -12,7 +13,7 @@ ORACLES = {pearson_rows: stats.pearsonr, spearman_rows: stats.spearmanr, kendall
 @pytest.mark.parametrize("func", list(ORACLES))
 def test_rows_match_scipy_with_ties_and_missing_values(func):
     rng = np.random.default_rng(7)
-    x = rng.integers(0, 6, (60, 12)).astype(float)     # small integers: many ties
+    x = rng.integers(0, 6, (60, 12)).astype(float)  # small integers: many ties
     y = x + rng.integers(-3, 4, (60, 12))
     x[rng.random(x.shape) < 0.2] = np.nan
     y[rng.random(y.shape) < 0.1] = np.nan

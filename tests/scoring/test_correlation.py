@@ -26,7 +26,7 @@ def test_pearson_ci_is_fisher_z(seed):
     assert c.value == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
     lo, hi = fisher_ci(c.value, n, stats.norm.ppf(0.975))
     assert (c.ci_low, c.ci_high) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
-    lo196, hi196 = fisher_ci(c.value, n, 1.96)   # the textbook constant
+    lo196, hi196 = fisher_ci(c.value, n, 1.96)  # the textbook constant
     assert c.ci_low == pytest.approx(lo196, abs=1e-4) and c.ci_high == pytest.approx(hi196, abs=1e-4)
     c90 = pearson(x, y, confidence=0.90)
     lo90, hi90 = fisher_ci(c.value, n, stats.norm.ppf(0.95))
@@ -38,7 +38,7 @@ def test_pearson_hand_value():
     # deviations dx = -1.5,-.5,.5,1.5 and dy = -.5,-1.5,1.5,.5: r = 3 / sqrt(5 * 5) = 0.6
     c = pearson([1, 2, 3, 4], [2, 1, 4, 3])
     assert c.value == pytest.approx(0.6)
-    lo, hi = fisher_ci(0.6, 4, stats.norm.ppf(0.975))   # se = 1/sqrt(1)
+    lo, hi = fisher_ci(0.6, 4, stats.norm.ppf(0.975))  # se = 1/sqrt(1)
     assert c.ci_low == pytest.approx(lo) and c.ci_high == pytest.approx(hi)
 
 
@@ -46,9 +46,9 @@ def test_pearson_hand_value():
 def test_rank_correlations_equal_scipy(seed):
     rng = random.Random(seed)
     x = y = [0]
-    while len(set(x)) == 1 or len(set(y)) == 1:   # a constant draw has no rank correlation: draw again
+    while len(set(x)) == 1 or len(set(y)) == 1:  # a constant draw has no rank correlation: draw again
         n = rng.randint(3, 30)
-        x = [rng.randint(0, 5) for _ in range(n)]    # ties on purpose
+        x = [rng.randint(0, 5) for _ in range(n)]  # ties on purpose
         y = [rng.randint(0, 5) for _ in range(n)]
     assert spearman(x, y).value == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
     assert kendall(x, y).value == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)

@@ -1,5 +1,6 @@
 """Pearson is computed without scipy (its import costs every scoring process most of a second):
 it must give what ``scipy.stats.pearsonr`` gives, r, p-value and Fisher-z interval."""
+
 import random
 
 import pytest
@@ -27,6 +28,8 @@ def test_pearson_agrees_with_scipy(n, seed):
 
 def test_pearson_of_a_perfect_line_and_of_scores_with_ties():
     perfect = pearson([0.1, 0.2, 0.3, 0.4, 0.5], [1, 2, 3, 4, 5])
-    assert perfect.value == pytest.approx(1.0) and perfect.p_value == pytest.approx(stats.pearsonr([0.1, 0.2, 0.3, 0.4, 0.5], [1, 2, 3, 4, 5]).pvalue, abs=1e-12)
+    assert perfect.value == pytest.approx(1.0) and perfect.p_value == pytest.approx(
+        stats.pearsonr([0.1, 0.2, 0.3, 0.4, 0.5], [1, 2, 3, 4, 5]).pvalue, abs=1e-12
+    )
     x, y = [0.5, 0.5, 0.25, 0.75, 0.5, 1.0], [0.4, 0.6, 0.2, 0.8, 0.4, 0.9]
     assert pearson(x, y).p_value == pytest.approx(stats.pearsonr(x, y).pvalue, rel=1e-9)

@@ -1,6 +1,7 @@
 """Bootstrap intervals: a system mean over topics and meta-evaluation correlations, checked against
 direct implementations written here (a percentile bootstrap in numpy; the documented resampling
 protocol replayed with scipy's correlations)."""
+
 import math
 
 import numpy as np
@@ -13,7 +14,7 @@ from scoring.metaeval import pair_metrics, summary_level, system_level
 
 def test_mean_interval_agrees_with_a_direct_percentile_bootstrap():
     rng = np.random.default_rng(3)
-    values = rng.gamma(2.0, 0.1, 20)      # skewed, like pyramid scores
+    values = rng.gamma(2.0, 0.1, 20)  # skewed, like pyramid scores
     got = mean_interval(values, resamples=20000, seed=5)
     means = values[np.random.default_rng(11).integers(0, 20, (20000, 20))].mean(axis=1)
     low, high = np.quantile(means, [0.025, 0.975])
@@ -100,7 +101,11 @@ def test_correlation_interval_replays_the_documented_bootstrap(level, method):
     assert got.undefined_replicates == undefined
     # The point value is the meta-evaluation's own figure.
     metric_pairs = pair_metrics([(t, s, {"x": x, "z": z}) for (t, s), (x, z) in pairs.items()], "x", "z")
-    expected = system_level(metric_pairs, method).correlation.value if level == "system" else summary_level(metric_pairs, method).value
+    expected = (
+        system_level(metric_pairs, method).correlation.value
+        if level == "system"
+        else summary_level(metric_pairs, method).value
+    )
     assert got.value == pytest.approx(expected, abs=1e-12)
     assert got.low <= got.value <= got.high
 

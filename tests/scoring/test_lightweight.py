@@ -13,7 +13,9 @@ from collections import defaultdict
 import krippendorff
 import numpy as np
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from scoring.lightweight import (
     AgreementMeasure,
@@ -35,7 +37,9 @@ def assignment(task, worker, answers, topic="T1", summary="T1.M.100.A.7", statem
 def test_pair_agreement_examples_from_the_docs():
     a, b = [0, 1, 0, 1, 1, 0, 1, 0, 1, 0], [0, 1, 1, 1, 1, 0, 0, 0, 1, 0]
     assert pair_agreement(a, b, AgreementMeasure.POSITIONAL) == 0.8
-    assert pair_agreement(a, b, AgreementMeasure.SEQUENCE_MATCHER) == pytest.approx(difflib.SequenceMatcher(None, a, b).ratio())
+    assert pair_agreement(a, b, AgreementMeasure.SEQUENCE_MATCHER) == pytest.approx(
+        difflib.SequenceMatcher(None, a, b).ratio()
+    )
     assert pair_agreement([1, 0, 1, 0], [0, 1, 0, 1], AgreementMeasure.POSITIONAL) == 0
     assert pair_agreement([1, 0, 1, 0], [0, 1, 0, 1], AgreementMeasure.SEQUENCE_MATCHER) == 0.75
     # missing positions are left out of both measures
@@ -78,7 +82,10 @@ def test_threshold_is_strict_after_rounding_to_three_decimals():
     assert {w.worker: w.agreement for w in r.workers} == {"a": round(agreement, 3), "b": round(agreement, 3)}
     rows = [assignment("t", "a", [True] * 1999 + [False]), assignment("t", "b", [True] * 998 + [False] * 1002)]
     r = evaluate(rows, Settings())  # 999/2000 = 0.4995 -> round() gives 0.499 (binary float) -> removed
-    assert {w.worker: w.removed for w in r.workers} == {"a": round(999 / 2000, 3) < 0.5, "b": round(999 / 2000, 3) < 0.5}
+    assert {w.worker: w.removed for w in r.workers} == {
+        "a": round(999 / 2000, 3) < 0.5,
+        "b": round(999 / 2000, 3) < 0.5,
+    }
 
 
 def test_one_pass_no_pair_kept_and_pairs_only_within_a_task():
@@ -122,7 +129,11 @@ def released_worker_filter(rows, measure, threshold=0.5):
                 continue
             a = [1 if v in (True, None) else 0 for _, v in x.answers]
             b = [1 if v in (True, None) else 0 for _, v in y.answers]
-            value = difflib.SequenceMatcher(None, a, b).ratio() if measure == "sm" else float(np.mean(np.array(a) == np.array(b)))
+            value = (
+                difflib.SequenceMatcher(None, a, b).ratio()
+                if measure == "sm"
+                else float(np.mean(np.array(a) == np.array(b)))
+            )
             ratios[x.worker].append(value)
             ratios[y.worker].append(value)
     return {w for w, v in ratios.items() if round(sum(v) / len(v), 3) < threshold}
@@ -157,32 +168,46 @@ def test_worker_filter_and_scores_match_the_released_logic(measure, seed):
             for task, part in enumerate((truth[:8], truth[8:])):
                 statements = [f"D{topic}.q{task * 8 + i}" for i in range(8)]
                 for w in rng.sample(workers, rng.choice([1, 3, 4, 5])):
-                    if reliability[w] == "lazy":   # always "present": what SequenceMatcher catches
+                    if reliability[w] == "lazy":  # always "present": what SequenceMatcher catches
                         answers = [True] * len(part)
                     else:
                         answers = [t if rng.random() < reliability[w] else (not t) for t in part]
                     answers = [None if rng.random() < 0.05 else a for a in answers]
-                    rows.append(Assignment((topic, system, task), f"D{topic}", f"D{topic}.M.{system}", w, tuple(zip(statements, answers, strict=True))))
+                    rows.append(
+                        Assignment(
+                            (topic, system, task),
+                            f"D{topic}",
+                            f"D{topic}.M.{system}",
+                            w,
+                            tuple(zip(statements, answers, strict=True)),
+                        )
+                    )
     mine = evaluate(rows, Settings(agreement="sequence-matcher" if measure == "sm" else "positional", blank="present"))
     removed = released_worker_filter(rows, measure)
-    assert removed or seed in NO_REMOVAL[measure]   # the case is not vacuous
+    assert removed or seed in NO_REMOVAL[measure]  # the case is not vacuous
     assert {w.worker for w in mine.workers if w.removed} == removed
     expected = released_scores(rows, removed)
     assert {s.summary: s.score for s in mine.summaries} == pytest.approx(expected, abs=1e-15)
     systems = defaultdict(list)
     for summary, score in expected.items():
         systems[system_of(summary)].append(score)
-    assert {s.system: s.score for s in mine.systems} == pytest.approx({k: np.mean(v) for k, v in systems.items()}, abs=1e-12)
+    assert {s.system: s.score for s in mine.systems} == pytest.approx(
+        {k: np.mean(v) for k, v in systems.items()}, abs=1e-12
+    )
 
 
 @hsettings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(st.sampled_from([0, 1, None]), min_size=3, max_size=3), min_size=2, max_size=5))
 def test_task_alpha_equals_krippendorff_nominal(matrix):
-    rows = [assignment("t", f"w{i}", [None if v is None else bool(v) for v in answers]) for i, answers in enumerate(matrix)]
-    (alpha, tasks), = topic_alphas(rows).values()
+    rows = [
+        assignment("t", f"w{i}", [None if v is None else bool(v) for v in answers]) for i, answers in enumerate(matrix)
+    ]
+    ((alpha, tasks),) = topic_alphas(rows).values()
     data = np.array([[np.nan if v is None else v for v in answers] for answers in matrix], dtype=float)
     pairable = sum(np.sum(~np.isnan(data[:, j])) >= 2 for j in range(data.shape[1]))
-    values = {v for j in range(data.shape[1]) if np.sum(~np.isnan(data[:, j])) >= 2 for v in data[:, j] if not np.isnan(v)}
+    values = {
+        v for j in range(data.shape[1]) if np.sum(~np.isnan(data[:, j])) >= 2 for v in data[:, j] if not np.isnan(v)
+    }
     if not pairable or len(values) < 2:
         assert alpha is None and tasks == 0
         return
@@ -198,9 +223,20 @@ def test_topic_filter_drops_the_lowest_percent_by_mean_task_alpha():
         for task in range(2):
             truth = [rng.random() < 0.5 for _ in range(8)]
             matrix = [[t if rng.random() > noise else not t for t in truth] for _ in range(4)]
-            rows += [assignment((topic, task), f"w{k}", m, topic=f"D{topic}", summary=f"D{topic}.M.{task}",
-                                statements=[f"q{i}" for i in range(8)]) for k, m in enumerate(matrix)]
-            alphas.append(krippendorff.alpha(reliability_data=np.array(matrix, dtype=float), level_of_measurement="nominal"))
+            rows += [
+                assignment(
+                    (topic, task),
+                    f"w{k}",
+                    m,
+                    topic=f"D{topic}",
+                    summary=f"D{topic}.M.{task}",
+                    statements=[f"q{i}" for i in range(8)],
+                )
+                for k, m in enumerate(matrix)
+            ]
+            alphas.append(
+                krippendorff.alpha(reliability_data=np.array(matrix, dtype=float), level_of_measurement="nominal")
+            )
         expected_alpha[f"D{topic}"] = float(np.mean(alphas))
     r = evaluate(rows, Settings(agreement="none", topic_filter=20))
     got = {t.topic: t.alpha for t in r.topics}

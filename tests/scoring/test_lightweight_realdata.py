@@ -7,13 +7,14 @@ system scores. Skipped when ../shared/data is absent.
 
 import json
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
 from annotation.formats.lightweight_csv import read_phase2_results, read_statements
 from annotation.formats.lite23pyramid import read_lite23
 from scoring.lightweight import Settings, evaluate
+
 from tests.conftest import shared_data
 from tests.scoring.released_inputs import assignments_from_lite23, assignments_from_phase2
 
@@ -27,7 +28,7 @@ def realsumm(*parts):
     return shared_data("realsumm", "human_annotations", "SCUs_and_annotations", *parts)
 
 
-@lru_cache(maxsize=None)
+@cache
 def results(folder):
     out = []
     for path in sorted(realsumm(f"SCU_rating_results_{folder}_systems").glob("*.csv")):
@@ -35,7 +36,7 @@ def results(folder):
     return tuple(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def scored(folder, agreement="sequence-matcher"):
     return evaluate(assignments_from_phase2(list(results(folder))), Settings(agreement=agreement))
 
@@ -98,15 +99,18 @@ def test_published_scores_to_1e_12(folder):
             # abs.json's bart_out.txt entry is a copy of the extractive BART entry: use the paper's figure
             assert mine.score == pytest.approx(ABS_BART, abs=1e-12)
             continue
-        json_file = "ext" if system in EXTRACTIVE_IN_ABS_FOLDER else folder   # published with the extractive ones
+        json_file = "ext" if system in EXTRACTIVE_IN_ABS_FOLDER else folder  # published with the extractive ones
         published = json.loads(shared_data("realsumm", "scores_dicts_json", f"{json_file}.json").read_text())
-        values = [doc["system_summaries"][f"{system}.txt"]["scores"]["litepyramid_recall"] for doc in published.values()]
+        values = [
+            doc["system_summaries"][f"{system}.txt"]["scores"]["litepyramid_recall"] for doc in published.values()
+        ]
         assert mine.summaries == len(values) == 100
         assert mine.score == pytest.approx(sum(values) / len(values), abs=1e-12), system
         for doc in published.values():
             document = documents[doc["doc_id"]]
             assert by_summary[(document, system)] == pytest.approx(
-                doc["system_summaries"][f"{system}.txt"]["scores"]["litepyramid_recall"], abs=1e-12)
+                doc["system_summaries"][f"{system}.txt"]["scores"]["litepyramid_recall"], abs=1e-12
+            )
 
 
 def test_no_worker_ids_means_no_filter_under_either_measure():

@@ -17,6 +17,7 @@ from scoring.lite_statements import (
     tokens,
     top_up,
 )
+
 from tests.conftest import shared_data
 
 
@@ -28,8 +29,8 @@ def test_length_and_sentence_filters_after_stripping():
     d = decide(
         "...The storm hit the coast on Monday!",
         "The storm hit the coast. It killed ten people.",
-        "The storm hit",                        # 3 tokens: dropped
-        "The storm hit hard",                   # 4 tokens: kept
+        "The storm hit",  # 3 tokens: dropped
+        "The storm hit hard",  # 4 tokens: kept
         " ".join(["word"] * 21),
         " ".join(["word"] * 19) + " end",
     )
@@ -41,14 +42,23 @@ def test_abbreviations_and_initials_do_not_split_sentences():
     assert sentence_count("He met Dr. Jack Kevorkian in the U.S. in 1990") == 1
     assert sentence_count("Kenneth A. Bergstedt was paralyzed") == 1
     assert sentence_count("It rained. Then it snowed") == 2
-    assert tokens("Earth's kidney isn't 2,000 miles away") == ["Earth", "'s", "kidney", "is", "n't", "2,000", "miles", "away"]
+    assert tokens("Earth's kidney isn't 2,000 miles away") == [
+        "Earth",
+        "'s",
+        "kidney",
+        "is",
+        "n't",
+        "2,000",
+        "miles",
+        "away",
+    ]
 
 
 def test_near_duplicates_drop_the_larger_and_the_later_on_equal_size():
     d = decide(
-        "The cats sat on the mat in the sun",       # {cat, sit, mat, sun}
-        "The cat sat on the mat",                   # {cat, sit, mat}: contained -> the larger (0) goes
-        "On the mat the cat sat",                   # same set, equal size, later: dropped
+        "The cats sat on the mat in the sun",  # {cat, sit, mat, sun}
+        "The cat sat on the mat",  # {cat, sit, mat}: contained -> the larger (0) goes
+        "On the mat the cat sat",  # same set, equal size, later: dropped
         "A dog barked at the postman",
     )
     assert content_lemmas("The cats sat on the mat") == {"cat", "sit", "mat"}
@@ -72,7 +82,7 @@ def test_sampling_is_seeded_disjoint_and_reports_short_references():
     assert b1f == b1 and len(b2f) == 16 and not b1f & b2f and b2 <= b2f
     assert not filled.short
     extra = b2f - b2
-    assert all(not 20 <= s < 26 for s in extra)   # taken from the other references
+    assert all(not 20 <= s < 26 for s in extra)  # taken from the other references
     assert [len(t) for t in chunk(list(filled.batches[1]))] == [16]
 
 
@@ -86,7 +96,9 @@ def test_top_up_reports_a_topic_that_runs_out():
 @pytest.mark.realdata
 @pytest.mark.parametrize("year", ["DUC2005", "DUC2006"])
 def test_released_statements_chosen_for_use_pass_the_length_and_sentence_filters(year):
-    rows = read_statements(shared_data("litepyramids", "Phase1_SCU_writing", "dataset", year, "batch1.csv").read_text(encoding="utf-8"))
+    rows = read_statements(
+        shared_data("litepyramids", "Phase1_SCU_writing", "dataset", year, "batch1.csv").read_text(encoding="utf-8")
+    )
     decisions = filter_statements([Statement((r.event, r.question), r.source, r.text) for r in rows])
     for row, d in zip(rows, decisions, strict=True):
         if row.for_use:

@@ -1,4 +1,5 @@
 """The exact lexicographic matching (``scoring.matching``) against every matching of small cases."""
+
 import itertools
 
 from hypothesis import given
@@ -18,14 +19,17 @@ def matchings(edges):
                 yield chosen
 
 
-graphs = st.dictionaries(st.tuples(st.integers(0, 3), st.integers(0, 3)),
-                         st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 2)), max_size=8)
+graphs = st.dictionaries(
+    st.tuples(st.integers(0, 3), st.integers(0, 3)),
+    st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 2)),
+    max_size=8,
+)
 
 
 @hsettings(200)
 @given(graphs)
 def test_the_matching_is_the_lexicographic_best(criteria):
-    criteria = {pair: values for pair, values in criteria.items() if values[0] > 0}   # pairs worth matching
+    criteria = {pair: values for pair, values in criteria.items() if values[0] > 0}  # pairs worth matching
     got = max_weight_matching(combine(criteria, 4))
     assert len({i for i, _ in got}) == len({j for _, j in got}) == len(got) and set(got) <= set(criteria)
 
@@ -48,5 +52,5 @@ def test_ties_follow_the_numbering_given_and_nothing_else():
 
 def test_large_integers_stay_exact():
     # weights beyond float precision: a float solver would see 2**60 + 1 and 2**60 as equal
-    big = 2 ** 60
+    big = 2**60
     assert max_weight_matching({(0, 0): big, (0, 1): big + 1}) == [(0, 1)]

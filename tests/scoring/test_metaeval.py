@@ -1,5 +1,6 @@
 """scoring.metaeval: hand cases separating summary from system level, and scipy/numpy computations
 in the matrix form SacreROUGE uses (summarizers x topics, NaN where a value is missing)."""
+
 import math
 import random
 
@@ -20,9 +21,14 @@ def obs(topic, system, **values):
 # T3 has two summaries only (skipped) but counts at system level; its values equal the systems' means
 # so the hand computation stays simple: a = (0.3, 1), b = (0.25, 2), c = (0.2, 3) -> r = -1.
 HAND = [
-    obs("T1", "a", x=0.1, y=1), obs("T1", "b", x=0.2, y=2), obs("T1", "c", x=0.3, y=3),
-    obs("T2", "a", x=0.5, y=1), obs("T2", "b", x=0.3, y=2), obs("T2", "c", x=0.1, y=3),
-    obs("T3", "a", x=0.3, y=1), obs("T3", "b", x=0.25, y=2),
+    obs("T1", "a", x=0.1, y=1),
+    obs("T1", "b", x=0.2, y=2),
+    obs("T1", "c", x=0.3, y=3),
+    obs("T2", "a", x=0.5, y=1),
+    obs("T2", "b", x=0.3, y=2),
+    obs("T2", "c", x=0.1, y=3),
+    obs("T3", "a", x=0.3, y=1),
+    obs("T3", "b", x=0.25, y=2),
 ]
 
 
@@ -43,9 +49,13 @@ def test_summary_and_system_level_differ_by_hand(method):
 
 def test_duplicates_are_averaged_and_unpaired_items_counted():
     rows = [
-        obs("T1", "a", x=0.0), obs("T1", "a", x=0.2), obs("T1", "a", y=1.0),   # two annotators + a judgment
-        obs("T1", "b", x=0.5, y=2.0), obs("T1", "c", x=0.4),                  # c has no judgment
-        ("T1", "d", {"y": 4.0}), obs("T1", "e", x=None, y=3.0),               # no score / undefined score
+        obs("T1", "a", x=0.0),
+        obs("T1", "a", x=0.2),
+        obs("T1", "a", y=1.0),  # two annotators + a judgment
+        obs("T1", "b", x=0.5, y=2.0),
+        obs("T1", "c", x=0.4),  # c has no judgment
+        ("T1", "d", {"y": 4.0}),
+        obs("T1", "e", x=None, y=3.0),  # no score / undefined score
     ]
     pairs = pair_metrics(rows, "x", "y")
     assert dict(pairs.values) == {("T1", "a"): (pytest.approx(0.1), 1.0), ("T1", "b"): (0.5, 2.0)}
@@ -74,7 +84,7 @@ def _matrices(seed):
         for j in range(n_top):
             if rng.random() < 0.25:
                 continue
-            x, y = rng.random(), float(rng.randint(1, 5))        # y has ties, like responsiveness
+            x, y = rng.random(), float(rng.randint(1, 5))  # y has ties, like responsiveness
             X[i, j], Y[i, j] = x, y
             rows.append(obs(f"T{j}", f"s{i}", x=x, y=y))
     return X, Y, rows

@@ -1,5 +1,6 @@
 """Topics needed: the paired t-test's published sample sizes (G*Power: d_z = 0.5 -> 34, 0.8 -> 15,
 0.2 -> 199 at alpha 0.05 two-sided, power 0.8) and a simulation of the planned test."""
+
 import numpy as np
 import pytest
 
@@ -10,8 +11,8 @@ def test_known_sample_sizes():
     assert topics_needed(0.5, 1.0) == 34
     assert topics_needed(0.8, 1.0) == 15
     assert topics_needed(0.2, 1.0) == 199
-    assert topics_needed(0.05, 0.1) == 34        # only the ratio matters
-    assert topics_needed(0.001, 1.0) is None     # beyond the table
+    assert topics_needed(0.05, 0.1) == 34  # only the ratio matters
+    assert topics_needed(0.001, 1.0) is None  # beyond the table
     with pytest.raises(ValueError):
         topics_needed(0, 1.0)
 

@@ -1,6 +1,7 @@
 """``scoring/`` is the pure-Python core: it imports nothing of Django, Celery or the apps built on
 it (Celery tasks live in ``annotation/peers/tasks.py``, the app owning the database), so it can be reused
 and tested alone and no import cycle can come back."""
+
 import ast
 import subprocess
 import sys
@@ -32,6 +33,11 @@ def test_scoring_imports_nothing_of_django_or_the_apps():
 
 def test_importing_every_scoring_module_loads_no_django():
     modules = [f"scoring.{p.stem}" for p in sorted((REPO / "scoring").glob("*.py")) if p.stem != "__init__"]
-    code = f"import sys; import {', '.join(modules)}; print(sorted({{m.split('.')[0] for m in sys.modules}} & " f"{set(FORBIDDEN)!r}))"
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True, env={"PATH": ""})
+    code = (
+        f"import sys; import {', '.join(modules)}; print(sorted({{m.split('.')[0] for m in sys.modules}} & "
+        f"{set(FORBIDDEN)!r}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True, env={"PATH": ""}
+    )
     assert out.stdout.strip() == "[]"

@@ -36,12 +36,18 @@ from tests.scoring._tied_pyramids import content_figures, renumbered, span_pyram
 
 def pyr(name, refs, scus):
     """``scus``: uid -> contributors, each a list of (reference, start, end) parts."""
-    return SpanPyramid(name, tuple(refs), tuple(
-        SpanSCU(uid, tuple(SpanContributor(tuple(Span(*p) for p in parts)) for parts in contribs))
-        for uid, contribs in scus.items()))
+    return SpanPyramid(
+        name,
+        tuple(refs),
+        tuple(
+            SpanSCU(uid, tuple(SpanContributor(tuple(Span(*p) for p in parts)) for parts in contribs))
+            for uid, contribs in scus.items()
+        ),
+    )
 
 
 # --- the definitions, written out directly ------------------------------------------------------
+
 
 def contributors(p):
     return [((s.uid, i), c) for s in p.scus for i, c in enumerate(s.contributors)]
@@ -98,8 +104,11 @@ def brute_figures(a, b, aligned):
     out["bcubed_precision"] = sum(precisions) / len(items) if items else None
     out["bcubed_recall"] = sum(recalls) / len(items) if items else None
     data = np.array([same_a, same_b], dtype=float)
-    out["alpha"] = (krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
-                    if data.size and len(np.unique(data)) > 1 else None)
+    out["alpha"] = (
+        krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
+        if data.size and len(np.unique(data)) > 1
+        else None
+    )
     return out
 
 
@@ -119,6 +128,7 @@ def assert_figures(result, a, b):
 
 
 # --- hand cases -----------------------------------------------------------------------------------
+
 
 def test_a_split_scu_by_hand():
     # A puts the three contributors in one SCU; B splits off R3's. Items 3, pairs 3 (three references):
@@ -177,12 +187,22 @@ def test_scu_alignment_is_one_to_one_and_maximizes_shared_contributors():
     # shared: (A1, B9) = 3, (A1, B10) = 2, (A2, B9) = 2, (A2, B10) = 0. Taking the largest first
     # (A1-B9) leaves A2-B10, which shares nothing: total 3; A1-B10 plus A2-B9 totals 4.
     refs = ["R1", "R2", "R3", "R4", "R5", "R6"]
-    a = pyr("A", refs, {1: [[(r, 0, 9)] for r in ("R1", "R2", "R3", "R5", "R6")], 2: [[("R1", 20, 29)], [("R4", 0, 9)]]})
-    b = pyr("B", refs, {9: [[("R1", 0, 9)], [("R2", 0, 9)], [("R3", 0, 9)], [("R1", 20, 29)], [("R4", 0, 9)]],
-                        10: [[("R5", 0, 9)], [("R6", 0, 9)]]})
+    a = pyr(
+        "A", refs, {1: [[(r, 0, 9)] for r in ("R1", "R2", "R3", "R5", "R6")], 2: [[("R1", 20, 29)], [("R4", 0, 9)]]}
+    )
+    b = pyr(
+        "B",
+        refs,
+        {
+            9: [[("R1", 0, 9)], [("R2", 0, 9)], [("R3", 0, 9)], [("R1", 20, 29)], [("R4", 0, 9)]],
+            10: [[("R5", 0, 9)], [("R6", 0, 9)]],
+        },
+    )
     r = compare(a, b)
     assert [(m.a, m.b, m.shared) for m in r.scus.matched] == [(1, 10, 2), (2, 9, 2)]
-    shared = {(s, t): sum(1 for x in r.contributors.aligned if x.a[0] == s and x.b[0] == t) for s in (1, 2) for t in (9, 10)}
+    shared = {
+        (s, t): sum(1 for x in r.contributors.aligned if x.a[0] == s and x.b[0] == t) for s in (1, 2) for t in (9, 10)
+    }
     best = max(sum(shared[s, t] for s, t in zip((1, 2), perm, strict=True)) for perm in itertools.permutations((9, 10)))
     assert sum(m.shared for m in r.scus.matched) == best
     assert_figures(r, a, b)
@@ -190,12 +210,22 @@ def test_scu_alignment_is_one_to_one_and_maximizes_shared_contributors():
 
 def test_weight_agreement_against_scipy():
     refs = [f"R{i}" for i in range(1, 5)]
+
     # A: SCUs of weight 4, 3, 2, 1; B the same contributors except one moved from SCU 2 to SCU 4.
     def seg(r, s):
         return [(r, 10 * s, 10 * s + 8)]
-    a = pyr("A", refs, {s: [seg(r, s) for r in refs[:5 - s]] for s in range(1, 5)})
-    b = pyr("B", refs, {1: [seg(r, 1) for r in refs], 2: [seg(r, 2) for r in refs[:2]],
-                        3: [seg(r, 3) for r in refs[:2]], 4: [seg(r, 4) for r in refs[:1]] + [seg("R3", 2)]})
+
+    a = pyr("A", refs, {s: [seg(r, s) for r in refs[: 5 - s]] for s in range(1, 5)})
+    b = pyr(
+        "B",
+        refs,
+        {
+            1: [seg(r, 1) for r in refs],
+            2: [seg(r, 2) for r in refs[:2]],
+            3: [seg(r, 3) for r in refs[:2]],
+            4: [seg(r, 4) for r in refs[:1]] + [seg("R3", 2)],
+        },
+    )
     r = compare(a, b)
     wa = [m.weight_a for m in r.scus.matched]
     wb = [m.weight_b for m in r.scus.matched]
@@ -221,7 +251,7 @@ def test_score_agreement_pearson_interval_and_noise_share():
     diffs = [abs(p - q) for p, q in zip(x, y, strict=True)]
     assert s.mean_abs_difference == pytest.approx(sum(diffs) / 5)
     assert s.noise == NOISE == 0.06
-    assert s.above_noise == sum(d > 0.06 for d in diffs) == 3   # 0.1, 0.1, 0.1 exceed it; 0.02, 0.01 do not
+    assert s.above_noise == sum(d > 0.06 for d in diffs) == 3  # 0.1, 0.1, 0.1 exceed it; 0.02, 0.01 do not
     assert s.share_above_noise == pytest.approx(3 / 5)
 
 
@@ -268,7 +298,7 @@ def pyramid_pairs(draw):
 def test_random_pairs_match_the_brute_force_figures(pair):
     a, b = pair
     r = compare(a, b)
-    assert len(r.contributors.aligned) == sum(len(s.contributors) for s in a.scus)   # every segment aligned
+    assert len(r.contributors.aligned) == sum(len(s.contributors) for s in a.scus)  # every segment aligned
     assert_figures(r, a, b)
 
 
@@ -285,7 +315,7 @@ def test_identical_pyramids_agree_fully(pair):
         assert c.pairwise_precision == c.pairwise_recall == c.pairwise_f1 == 1
     if 0 < c.together_a < c.pairs:
         assert c.alpha.value == 1
-    else:   # every pair valued alike: alpha is undefined, and says so
+    else:  # every pair valued alike: alpha is undefined, and says so
         assert c.alpha.value is None and (c.alpha.reason == NOT_COMPUTABLE_IDENTICAL or c.pairs == 0)
     assert c.bcubed_precision == c.bcubed_recall == c.bcubed_f1 == 1
     assert r.scus.identical == len(a.scus) and not r.scus.unmatched_a and not r.scus.unmatched_b
@@ -314,10 +344,13 @@ def test_splitting_an_scu_lowers_recall_only(pair, data):
     scu = data.draw(st.sampled_from(heavy))
     k = data.draw(st.integers(1, len(scu.contributors) - 1))
     new_uid = max(s.uid for s in a.scus) + 1
-    scus = [s for s in a.scus if s is not scu] + [SpanSCU(scu.uid, scu.contributors[:k]), SpanSCU(new_uid, scu.contributors[k:])]
+    scus = [s for s in a.scus if s is not scu] + [
+        SpanSCU(scu.uid, scu.contributors[:k]),
+        SpanSCU(new_uid, scu.contributors[k:]),
+    ]
     split = SpanPyramid("split", a.references, tuple(scus))
     c = compare(a, split).clustering
-    assert c.together_a - c.together_b == k * (len(scu.contributors) - k)   # the pairs across the cut
+    assert c.together_a - c.together_b == k * (len(scu.contributors) - k)  # the pairs across the cut
     assert c.pairwise_recall < 1 and c.bcubed_recall < 1
     assert c.bcubed_precision == 1
     # precision stays 1 (None, with its reason, when the split leaves no pair together in B)
@@ -329,8 +362,13 @@ def test_splitting_an_scu_lowers_recall_only(pair, data):
 
 # --- real data: the PyrEval MATTER pyramids ---------------------------------------------------------
 
-MATTER = ("12_10_09_MATTER.pyr", "Becky_MATTER.pyr", "Yinghui_12_10_09_MATTER.pyr",
-          "IA/12_10_09_MATTER_fixed.pyr", "IA/Yinghui_12_10_09_MATTER_fixed.pyr")
+MATTER = (
+    "12_10_09_MATTER.pyr",
+    "Becky_MATTER.pyr",
+    "Yinghui_12_10_09_MATTER.pyr",
+    "IA/12_10_09_MATTER_fixed.pyr",
+    "IA/Yinghui_12_10_09_MATTER_fixed.pyr",
+)
 
 
 @pytest.fixture(scope="module")
@@ -357,8 +395,9 @@ def test_matter_spans_land_on_the_same_words_of_the_first_pyramids_texts(matter)
         for scu, sscu in zip(p.scus, sp.scus, strict=True):
             for c, sc in zip(scu.contributors, sscu.contributors, strict=True):
                 # the files differ only in whitespace and apostrophes: the words must be the same
-                assert [_squeezed(p.reference(part.reference).text[part.start:part.end]) for part in c.parts] == \
-                    [_squeezed(canon[s.reference][s.start:s.end]) for s in sc.spans], (name, scu.uid)
+                assert [_squeezed(p.reference(part.reference).text[part.start : part.end]) for part in c.parts] == [
+                    _squeezed(canon[s.reference][s.start : s.end]) for s in sc.spans
+                ], (name, scu.uid)
 
 
 def _best_matching_total(weights):
@@ -407,7 +446,9 @@ def test_matter_pairwise_figures_match_an_independent_computation(matter):
         shared = [[sum(1 for x in r.contributors.aligned if x.a[0] == s and x.b[0] == t) for t in ub] for s in ua]
         assert sum(m.shared for m in r.scus.matched) == pytest.approx(_best_matching_total(shared))
         assert len(r.scus.matched) + len(r.scus.unmatched_a) == len(ua)
-        weight = {("a", s.uid): len(s.contributors) for s in a.scus} | {("b", s.uid): len(s.contributors) for s in b.scus}
+        weight = {("a", s.uid): len(s.contributors) for s in a.scus} | {
+            ("b", s.uid): len(s.contributors) for s in b.scus
+        }
         wa = [weight["a", m.a] for m in r.scus.matched]
         wb = [weight["b", m.b] for m in r.scus.matched]
         assert r.weights.n == len(wa)
@@ -426,13 +467,16 @@ def test_spans_of_another_copy_of_the_references_move_onto_the_first_pyramids_te
 
     def file(ref_id, text, words):
         parts = [model.Part(ref_id, text.index(w), text.index(w) + len(w)) for w in words]
-        scus = [model.SCU(i + 1, w, "", [model.Contributor(w, "", [p])]) for i, (w, p) in enumerate(zip(words, parts, strict=True))]
+        scus = [
+            model.SCU(i + 1, w, "", [model.Contributor(w, "", [p])])
+            for i, (w, p) in enumerate(zip(words, parts, strict=True))
+        ]
         return model.Pyramid([model.Reference(ref_id, ref_id, text)], scus, None)
 
     words = ["Matter  has", "mass.\nIts", "Its", "It", "made", "atoms and  molecules."]
     first, second = span_pyramids([("first", file("1", canon, ["mass."])), ("second", file("TC1", other, words))])
     assert first.references == second.references == ("1",)
-    moved = [canon[c.spans[0].start:c.spans[0].end] for s in second.scus for c in s.contributors]
+    moved = [canon[c.spans[0].start : c.spans[0].end] for s in second.scus for c in s.contributors]
     # whitespace and the apostrophe inserted INSIDE a span join it; the one right after "It" does not
     assert moved == ["Matter has", "mass. It's", "It's", "It", "made", "atoms and molecules."]
     with pytest.raises(ValueError, match="not the first pyramid's"):
@@ -445,6 +489,7 @@ def test_spans_of_another_copy_of_the_references_move_onto_the_first_pyramids_te
 
 # --- numbering: figures are a function of content, not of uids or order -----------------------------
 
+
 def test_the_same_characters_in_two_scus_go_with_the_scu_that_agrees():
     # A's R0 [0, 8) is a contributor of SCU 1 {R0, R1 [0, 8)} and of SCU 2 {R0, R1 [20, 28)}; B has
     # {R0, R1 [0, 8)} and {R1 [20, 28)}. B's R0 overlaps both copies alike (Dice 1). Aligned with
@@ -452,15 +497,21 @@ def test_the_same_characters_in_two_scus_go_with_the_scu_that_agrees():
     # together in both); with SCU 2's, no pair is together in both (precision and recall 0).
     # Whatever the uids, the first.
     def build(uid1, uid2):
-        a = span_pyramid("A", ["R0", "R1"], [(uid1, "", [[("R0", 0, 8)], [("R1", 0, 8)]]),
-                                             (uid2, "", [[("R0", 0, 8)], [("R1", 20, 28)]])])
+        a = span_pyramid(
+            "A",
+            ["R0", "R1"],
+            [(uid1, "", [[("R0", 0, 8)], [("R1", 0, 8)]]), (uid2, "", [[("R0", 0, 8)], [("R1", 20, 28)]])],
+        )
         b = span_pyramid("B", ["R0", "R1"], [(7, "", [[("R0", 0, 8)], [("R1", 0, 8)]]), (8, "", [[("R1", 20, 28)]])])
         return compare(a, b)
 
     for uid1, uid2 in ((1, 2), (2, 1)):
         r = build(uid1, uid2)
-        assert {(x.a, x.b) for x in r.contributors.aligned} == {((uid1, 0), (7, 0)), ((uid1, 1), (7, 1)),
-                                                                ((uid2, 1), (8, 0))}
+        assert {(x.a, x.b) for x in r.contributors.aligned} == {
+            ((uid1, 0), (7, 0)),
+            ((uid1, 1), (7, 1)),
+            ((uid2, 1), (8, 0)),
+        }
         # the one pair together, in both
         assert (r.clustering.pairwise_precision, r.clustering.pairwise_recall) == (1, 1)
         assert r.scus.identical == 1 and r.contributors.unmatched_a == ((uid2, 0),)
@@ -471,8 +522,9 @@ def test_an_scu_sharing_one_contributor_with_each_of_two_goes_to_the_one_with_it
     # SCU matchings. The label decides (Y2 shares X's words), whatever the uids and order.
     for uids in ((1, 2), (2, 1)):
         a = span_pyramid("A", ["R0", "R1"], [(5, "volume and mass", [[("R0", 0, 8)], [("R1", 0, 8)]])])
-        b = span_pyramid("B", ["R0", "R1"], [(uids[0], "color", [[("R0", 0, 8)]]),
-                                             (uids[1], "mass and volume", [[("R1", 0, 8)]])])
+        b = span_pyramid(
+            "B", ["R0", "R1"], [(uids[0], "color", [[("R0", 0, 8)]]), (uids[1], "mass and volume", [[("R1", 0, 8)]])]
+        )
         r = compare(a, b)
         assert [(m.a, m.b, m.shared) for m in r.scus.matched] == [(5, uids[1], 1)]
         assert r.scus.unmatched_b == (uids[0],)
@@ -489,7 +541,8 @@ def test_renumbering_and_reordering_changes_no_figure(pair, rnd):
         a2, b2 = renumbered(a, rnd), renumbered(b, rnd)
         assert content_figures(compare(a2, b2), a2, b2) == content_figures(expected, a, b)
     assert sum(x.dice for x in expected.contributors.aligned) == pytest.approx(
-        _best_matching_total([[d if d >= 0.5 else 0.0 for d in row] for row in _dice_matrix(a, b)]))
+        _best_matching_total([[d if d >= 0.5 else 0.0 for d in row] for row in _dice_matrix(a, b)])
+    )
     assert_figures(expected, a, b)
 
 
@@ -507,7 +560,7 @@ def test_ties_go_to_the_alignment_whose_scus_agree_most(pair):
     ca, cb = contributors(a), contributors(b)
     eligible = {(i, j): dice(x, y) for i, (_, x) in enumerate(ca) for j, (_, y) in enumerate(cb) if dice(x, y) >= 0.5}
     if math.prod(1 + sum(1 for i2, _ in eligible if i2 == i) for i in range(len(ca))) > 20_000:
-        return   # too many to enumerate (the tie block alone always is)
+        return  # too many to enumerate (the tie block alone always is)
     affinity = itertools.groupby(sorted((ca[i][0][0], cb[j][0][0]) for i, j in eligible))
     affinity = {k: len(list(g)) for k, g in affinity}
     best = None
@@ -521,8 +574,10 @@ def test_ties_go_to_the_alignment_whose_scus_agree_most(pair):
     r = compare(a, b)
     index_a, index_b = {k: i for i, (k, _) in enumerate(ca)}, {k: j for j, (k, _) in enumerate(cb)}
     taken = [(index_a[x.a], index_b[x.b]) for x in r.contributors.aligned]
-    assert (round(sum(eligible[p] for p in taken), 9),
-            sum(affinity[ca[i][0][0], cb[j][0][0]] - 1 for i, j in taken)) == best
+    assert (
+        round(sum(eligible[p] for p in taken), 9),
+        sum(affinity[ca[i][0][0], cb[j][0][0]] - 1 for i, j in taken),
+    ) == best
 
 
 MATTER_UIDS_SWAPPED = {106: 110, 110: 106}
@@ -534,8 +589,9 @@ def test_matter_figures_do_not_depend_on_uids_or_order(matter):
     by_name = {p.name: p for p in spans}
     # the case of the issue: 12_10_09 with uids 106 and 110 swapped, the same content
     first = by_name[MATTER[0]]
-    swapped = dataclasses.replace(first, scus=tuple(dataclasses.replace(s, uid=MATTER_UIDS_SWAPPED.get(s.uid, s.uid))
-                                                    for s in first.scus))
+    swapped = dataclasses.replace(
+        first, scus=tuple(dataclasses.replace(s, uid=MATTER_UIDS_SWAPPED.get(s.uid, s.uid)) for s in first.scus)
+    )
     becky = by_name["Becky_MATTER.pyr"]
     for p in (first, swapped):
         r = compare(p, becky)
@@ -550,9 +606,9 @@ def test_matter_figures_do_not_depend_on_uids_or_order(matter):
 
 def test_a_difference_of_exactly_the_noise_is_not_above_it_whatever_the_floats():
     # |0.56 - 0.50| and |0.36 - 0.30| are both 3/50; as floats the first is 0.06000000000000005
-    assert abs(0.56 - 0.50) > 0.06 and not abs(0.36 - 0.30) > 0.06   # the trap a plain comparison falls in
+    assert abs(0.56 - 0.50) > 0.06 and not abs(0.36 - 0.30) > 0.06  # the trap a plain comparison falls in
     s = score_agreement({"p": 0.56, "q": 0.36, "r": 0.57, "t": 0.2}, {"p": 0.50, "q": 0.30, "r": 0.50, "t": 0.2})
-    assert s.above_noise == 1   # r only: 0.07
+    assert s.above_noise == 1  # r only: 0.07
     assert score_agreement({"p": 0.50}, {"p": 0.56}).above_noise == 0
 
 
@@ -563,7 +619,7 @@ def test_weights_per_aligned_contributor_need_no_scu_matching():
     b = pyr("B", ["R0", "R1", "R2"], {4: [[("R0", 0, 8)], [("R1", 0, 8)]], 5: [[("R2", 0, 8)]]})
     w = compare(a, b).contributor_weights
     assert (w.n, w.exact_share, w.mean_abs_difference) == (3, 0.0, pytest.approx(4 / 3))
-    assert w.pearson.value is None   # A's weights are constant
+    assert w.pearson.value is None  # A's weights are constant
 
 
 def _figures_of_a_pair(r, swapped=False):
@@ -573,9 +629,21 @@ def _figures_of_a_pair(r, swapped=False):
     pr = [(c.pairwise_precision, c.pairwise_recall), (c.bcubed_precision, c.bcubed_recall)]
     if swapped:
         pr = [(y, x) for x, y in pr]
-    return (len(r.contributors.aligned), c.pairs, c.together_both, pr, c.pairwise_f1, c.bcubed_f1,
-            c.alpha.value, len(r.scus.matched), r.scus.identical, w.exact_share, w.mean_abs_difference,
-            r.contributor_weights.exact_share, r.contributor_weights.mean_abs_difference)
+    return (
+        len(r.contributors.aligned),
+        c.pairs,
+        c.together_both,
+        pr,
+        c.pairwise_f1,
+        c.bcubed_f1,
+        c.alpha.value,
+        len(r.scus.matched),
+        r.scus.identical,
+        w.exact_share,
+        w.mean_abs_difference,
+        r.contributor_weights.exact_share,
+        r.contributor_weights.mean_abs_difference,
+    )
 
 
 @pytest.mark.realdata
@@ -590,6 +658,6 @@ def test_matter_figures_do_not_depend_on_the_order_of_the_files(matter):
     parsed, spans = matter
     rnd = random.Random(7)
     other = {p.name: renumbered(p, rnd) for p in span_pyramids(list(reversed(parsed)))}
-    assert parsed[-1][1].references[0].text != parsed[0][1].references[0].text   # other copies of the texts
+    assert parsed[-1][1].references[0].text != parsed[0][1].references[0].text  # other copies of the texts
     for (na, nb), expected in pairwise(spans).items():
         assert _figures_of_a_pair(compare(other[nb], other[na]), swapped=True) == _figures_of_a_pair(expected), (na, nb)

@@ -40,8 +40,8 @@ def test_small_pyramid_all_scores():
     # Xa = 4; MaxWeight(4) = 4 + 3 + 2 + 2 = 11
     assert s.average_scus == 3.5 and s.xa == 4 and s.max_weight_xa == 11
     assert s.modified == approx(7 / 11)
-    assert s.recall == approx(3 / 7)          # 3 distinct SCUs of 7
-    assert s.precision == approx(3 / 4)       # 3 / (3 + 1 non-matching)
+    assert s.recall == approx(3 / 7)  # 3 distinct SCUs of 7
+    assert s.precision == approx(3 / 4)  # 3 / (3 + 1 non-matching)
     # harmonic mean: 2 (7/12)(7/11) / (7/12 + 7/11) = (98/132) / (161/132) = 14/23
     assert s.comprehensive == approx(14 / 23)
     assert s.undefined == {}
@@ -71,14 +71,14 @@ def test_small_pyramid_jackknife_by_hand():
 @pytest.mark.parametrize(
     "total, n, nist, sacrerouge",
     [
-        (18, 4, 5, 5),        # 4.5  -> 5 half up (banker's round would give 4)
-        (22, 4, 6, 6),        # 5.5  -> 6
-        (449, 100, 4, 5),     # 4.49 -> 4 half up, 5 ceiling
-        (17, 4, 4, 5),        # 4.25 -> 4, 5
-        (10, 4, 3, 3),        # 2.5  -> 3 (banker's: 2)
-        (16, 4, 4, 4),        # exactly 4
+        (18, 4, 5, 5),  # 4.5  -> 5 half up (banker's round would give 4)
+        (22, 4, 6, 6),  # 5.5  -> 6
+        (449, 100, 4, 5),  # 4.49 -> 4 half up, 5 ceiling
+        (17, 4, 4, 5),  # 4.25 -> 4, 5
+        (10, 4, 3, 3),  # 2.5  -> 3 (banker's: 2)
+        (16, 4, 4, 4),  # exactly 4
         (0, 4, 0, 0),
-        (1, 5, 0, 1),         # 0.2
+        (1, 5, 0, 1),  # 0.2
     ],
 )
 def test_xa_rounding(total, n, nist, sacrerouge):
@@ -129,7 +129,7 @@ def test_reference_is_scored_without_its_own_contributors():
     assert s.observed_weight == 6 and s.matched_scus == 3
     assert s.xa == 3 and s.max_weight_xa == 7
     assert s.modified == approx(6 / 7)
-    assert s.original == approx(6 / 7)        # X = 3 as well
+    assert s.original == approx(6 / 7)  # X = 3 as well
     assert s.recall == approx(3 / 6)
     # SacreROUGE's _jk for a reference is this very score (no further leave-one-out).
     assert s.modified_jk == s.modified
@@ -150,9 +150,7 @@ def test_reference_scoring_sacrerouge_uses_ceiling():
 #   12: only a contributor lying in A and B               NIST 1 | SacreROUGE: no contributor left -> drop
 #   13: B, C                                              2 | 2
 #   14: D                                                 1 | 1
-LEGACY = Pyramid.of(
-    "ABCD", {10: [("A", "B"), "C", "D"], 11: ["A", "A", "B"], 12: [("A", "B")], 13: "BC", 14: "D"}
-)
+LEGACY = Pyramid.of("ABCD", {10: [("A", "B"), "C", "D"], 11: ["A", "A", "B"], 12: [("A", "B")], 13: "BC", 14: "D"})
 
 
 def test_legacy_weights_per_convention():

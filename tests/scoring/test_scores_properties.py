@@ -23,8 +23,9 @@ def nist_oracle(pyramid, annotation):
     """Modified score as DUCView/NIST: weight = contributors, Xa half up via Decimal."""
     weight = {s.uid: len(s.contributors) for s in pyramid.scus if s.contributors}
     d = sum(weight[u] for u in annotation.matches if u in weight)
-    xa = int((Decimal(sum(weight.values())) / Decimal(len(pyramid.references))).quantize(
-        Decimal(1), rounding=ROUND_HALF_UP))
+    xa = int(
+        (Decimal(sum(weight.values())) / Decimal(len(pyramid.references))).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+    )
     ideal = sum(sorted(weight.values(), reverse=True)[:xa])
     return d / ideal
 
@@ -37,12 +38,12 @@ def _sacrerouge_load(pyramid):
         indices = []
         for c in scu.contributors:
             where = {index[r] for r in c.references}
-            if len(where) > 1:        # contributor from several summaries: skipped
+            if len(where) > 1:  # contributor from several summaries: skipped
                 continue
             indices.append(where.pop())
-        if not indices:               # nothing left: SCU skipped
+        if not indices:  # nothing left: SCU skipped
             continue
-        if len(indices) != len(set(indices)):   # two contributors, same summary: SCU skipped
+        if len(indices) != len(set(indices)):  # two contributors, same summary: SCU skipped
             continue
         loaded.append((scu.uid, indices))
     return loaded
@@ -68,14 +69,14 @@ def _sacrerouge_score(loaded, n, uids):
             break
         ideal += w
         remaining -= 1
-    return total / ideal   # ZeroDivisionError like SacreROUGE
+    return total / ideal  # ZeroDivisionError like SacreROUGE
 
 
 def sacrerouge_oracle(pyramid, annotation):
     """(modified, modified_jk) of a peer, following SacreROUGE's semantics step by step."""
     loaded = _sacrerouge_load(pyramid)
     known = {uid for uid, _ in loaded}
-    uids = [u for u in annotation.matches if u in known]   # the annotation reader drops the rest
+    uids = [u for u in annotation.matches if u in known]  # the annotation reader drops the rest
     n = len(pyramid.references)
     plain = _sacrerouge_score(loaded, n, uids)
     if n == 1:
@@ -87,7 +88,7 @@ def sacrerouge_oracle(pyramid, annotation):
 def sacrerouge_reference_oracle(pyramid, ref):
     loaded = _sacrerouge_load(pyramid)
     i = pyramid.references.index(ref)
-    uids = [uid for uid, ind in loaded if i in ind]         # Pyramid.get_annotation(i)
+    uids = [uid for uid, ind in loaded if i in ind]  # Pyramid.get_annotation(i)
     return _sacrerouge_score(_remove_summary(loaded, i), len(pyramid.references) - 1, uids)
 
 
@@ -192,7 +193,7 @@ def test_general_bounds_and_harmonic_mean(convention, pa):
     s = score_peer(p, a, convention)
     assert s.size == s.matched_scus + s.repetitions + s.non_matching
     if s.original is not None:
-        assert 0.0 <= s.original <= 1.0 + 1e-12      # D <= MaxWeight(matched) <= MaxWeight(X)
+        assert 0.0 <= s.original <= 1.0 + 1e-12  # D <= MaxWeight(matched) <= MaxWeight(X)
     if s.comprehensive is not None:
         lo, hi = sorted([s.original, s.modified])
         assert lo - 1e-12 <= s.comprehensive <= hi + 1e-12
@@ -240,8 +241,18 @@ def test_reference_score_is_peer_score_against_other_references(convention, p, d
     base = p.as_sacrerouge() if convention is SR else p
     reduced = base.without_reference(ref)
     plain = score_peer(reduced, restrict(a, reduced), convention)
-    for name in ("observed_weight", "matched_scus", "size", "xa", "n_references",
-                 "original", "modified", "recall", "precision", "comprehensive"):
+    for name in (
+        "observed_weight",
+        "matched_scus",
+        "size",
+        "xa",
+        "n_references",
+        "original",
+        "modified",
+        "recall",
+        "precision",
+        "comprehensive",
+    ):
         assert getattr(s, name) == getattr(plain, name), name
     assert s.modified_jk == s.modified
     assert ref not in reduced.references and len(reduced.references) == len(p.references) - 1
@@ -256,7 +267,7 @@ def test_conventions_agree_on_rule_abiding_pyramids_when_xa_agrees(pa):
     if nist.xa == sr.xa:
         assert nist.modified == sr.modified
     else:
-        assert sr.xa == nist.xa + 1   # ceiling exceeds half-up by at most one
+        assert sr.xa == nist.xa + 1  # ceiling exceeds half-up by at most one
 
 
 @BOTH
@@ -272,6 +283,8 @@ def test_prepared_jackknife_weights_are_those_of_the_pyramids_without_each_refer
     p = Pyramid(p.references, p.scus + tuple(SCU(uid, ()) for uid in empty))
     prepared = prepare(p, convention)
     base = p.as_sacrerouge() if convention is SR else p
-    expected = tuple((ref, Weights.of(base.without_reference(ref), convention)) for ref in base.references) if p.n >= 2 else ()
+    expected = (
+        tuple((ref, Weights.of(base.without_reference(ref), convention)) for ref in base.references) if p.n >= 2 else ()
+    )
     assert prepared.jackknife == expected
     assert prepared.base == Weights.of(base, convention)

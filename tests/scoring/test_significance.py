@@ -1,12 +1,22 @@
 """Paired permutation tests, Holm's correction and groups, against hand computations and a direct
 enumeration of sign patterns (scipy's permutation_test as an oracle: the code does not call it)."""
+
 import itertools
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from scoring.significance import Comparison, PairedTest, groups, holm, paired_test, pairwise, scu_test, sign_flip_p_value
+from scoring.significance import (
+    Comparison,
+    PairedTest,
+    groups,
+    holm,
+    paired_test,
+    pairwise,
+    scu_test,
+    sign_flip_p_value,
+)
 
 
 def enumerate_p(a, b):
@@ -30,8 +40,13 @@ def test_exact_p_values_match_enumeration_and_scipy():
     for n in (3, 6, 9, 12):
         a, b = rng.random(n), rng.random(n)
         got = paired_test(a, b)
-        oracle = stats.permutation_test((a, b), lambda x, y, axis: np.mean(x - y, axis=axis), permutation_type="samples",
-                                        vectorized=True, n_resamples=10 ** 6).pvalue
+        oracle = stats.permutation_test(
+            (a, b),
+            lambda x, y, axis: np.mean(x - y, axis=axis),
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=10**6,
+        ).pvalue
         assert got.exact
         assert got.p_value == pytest.approx(enumerate_p(a, b), abs=1e-12)
         assert got.p_value == pytest.approx(oracle, abs=1e-12)
@@ -61,8 +76,8 @@ def test_exact_for_a_duc_year_of_topics(n):
     got = paired_test(a, b)
     assert got.exact and got.p_value == pytest.approx(every_pattern_p((a - b)[a != b]), abs=1e-12)
     # A tiny p-value, resolved (9,999 sampled patterns could say no less than 1e-4).
-    tiny = paired_test(a + 1, b)   # every difference positive: only all-plus and all-minus reach the sum
-    assert tiny.exact and tiny.p_value == pytest.approx(2 / 2 ** n)
+    tiny = paired_test(a + 1, b)  # every difference positive: only all-plus and all-minus reach the sum
+    assert tiny.exact and tiny.p_value == pytest.approx(2 / 2**n)
 
 
 def test_sampled_p_value_is_close_to_the_exact_one_and_reproducible():
@@ -87,7 +102,7 @@ def test_sampled_p_values_below_their_resolution_are_hoeffdings_bound():
     assert sum(c.significant for c in comparisons) > 800
     strong = max(comparisons, key=lambda c: abs(c.test.difference))
     d = np.array([data[strong.a][t] - data[strong.b][t] for t in range(46)])
-    assert strong.test.p_value == pytest.approx(2 * np.exp(-d.sum() ** 2 / (2 * np.dot(d, d))))
+    assert strong.test.p_value == pytest.approx(2 * np.exp(-(d.sum() ** 2) / (2 * np.dot(d, d))))
     # The bound never undercuts the exact p-value (22 differences, sampled on purpose: the bound is
     # at least 2 exp(-n / 2), below 1e-4 from 20 differences on); above the resolution the sampled
     # value stands.
@@ -98,7 +113,7 @@ def test_sampled_p_values_below_their_resolution_are_hoeffdings_bound():
         assert not exact
         if p < 1e-4:
             bounded += 1
-            assert p == pytest.approx(2 * np.exp(-d.sum() ** 2 / (2 * np.dot(d, d)))) and p >= every_pattern_p(d)
+            assert p == pytest.approx(2 * np.exp(-(d.sum() ** 2) / (2 * np.dot(d, d)))) and p >= every_pattern_p(d)
         else:
             assert p == pytest.approx(every_pattern_p(d), abs=0.01)
     assert bounded == 1
@@ -124,7 +139,9 @@ def _comparison(a, b, p):
 def test_groups_are_maximal_runs_without_a_significant_pair():
     order = ["A", "B", "C", "D", "E"]
     significant = {("A", "C"), ("A", "D"), ("A", "E"), ("B", "D"), ("B", "E"), ("C", "E")}
-    comparisons = [_comparison(a, b, 0.001 if (a, b) in significant else 0.5) for a, b in itertools.combinations(order, 2)]
+    comparisons = [
+        _comparison(a, b, 0.001 if (a, b) in significant else 0.5) for a, b in itertools.combinations(order, 2)
+    ]
     assert groups(order, comparisons) == [["A", "B"], ["B", "C"], ["C", "D"], ["D", "E"]]
     assert groups(order, [_comparison(a, b, 0.5) for a, b in itertools.combinations(order, 2)]) == [order]
     assert groups(["A", "B"], [_comparison("A", "B", 0.01)]) == [["A"], ["B"]]
@@ -138,7 +155,7 @@ def test_pairwise_tests_shared_topics_and_adjusts():
     }
     found = {(c.a, c.b): c for c in pairwise(data)}
     good_bad = found[("good", "bad")]
-    assert good_bad.test.n == 10 and good_bad.test.p_value == pytest.approx(2 / 2 ** 10)
+    assert good_bad.test.n == 10 and good_bad.test.p_value == pytest.approx(2 / 2**10)
     assert good_bad.significant and good_bad.better == "good"
     twin = found[("good", "twin")]
     assert twin.test.n == 8 and not twin.significant and twin.better is None

@@ -1,6 +1,7 @@
 """Stability curves against direct computations written here: k-reference pyramids built by hand
 from the SCUs' references (not with ``without_reference``) and scored with ``score_peer``; the
 documented drawing protocol replayed with scipy's Kendall tau."""
+
 import itertools
 import math
 
@@ -34,7 +35,7 @@ def test_topic_curve_replays_the_documented_draws():
         assert point.mean == pytest.approx(np.mean(taus), abs=1e-12)
         assert point.sd == pytest.approx(np.std(taus, ddof=1), abs=1e-12)
         assert (point.low, point.high) == pytest.approx(tuple(np.quantile(taus, [0.05, 0.95])), abs=1e-12)
-    assert curve[0].mean < curve[1].mean      # more topics, closer to the full ranking
+    assert curve[0].mean < curve[1].mean  # more topics, closer to the full ranking
 
 
 # Three references A, B, C; SCU uid -> the references expressing it.
@@ -44,8 +45,10 @@ PEERS = {"p1": [1, 2, 4], "p2": [1, 3, 6], "p3": [5, 6], "p4": [1, 2, 3, 7], "p5
 
 def _topic(shift):
     pyramid = Pyramid.of("ABC", {uid: list(refs) for uid, refs in SCUS.items()})
-    return TopicAnnotations(pyramid, [(s, PeerAnnotation.of(uids[shift % len(uids):] + uids[: shift % len(uids)]))
-                                      for s, uids in PEERS.items()])
+    return TopicAnnotations(
+        pyramid,
+        [(s, PeerAnnotation.of(uids[shift % len(uids) :] + uids[: shift % len(uids)])) for s, uids in PEERS.items()],
+    )
 
 
 def _hand_score(keep, uids):
@@ -69,7 +72,9 @@ def test_reference_curve_replays_every_subset_of_a_hand_made_pyramid():
     replay = np.random.default_rng(3)
     for point in curve:
         subsets = list(itertools.combinations("ABC", point.k))
-        per_topic = {t: np.array([[_hand_score("".join(keep), PEERS[s]) for s in systems] for keep in subsets]) for t in topics}
+        per_topic = {
+            t: np.array([[_hand_score("".join(keep), PEERS[s]) for s in systems] for keep in subsets]) for t in topics
+        }
         picks = {t: replay.integers(0, len(subsets), 25) for t in sorted(topics)}
         taus = []
         for d in range(25):
@@ -87,5 +92,5 @@ def test_reference_curve_samples_subsets_when_there_are_many():
     topic = TopicAnnotations(pyramid, [(f"s{j}", PeerAnnotation.of(list(range(j, 16, 3)))) for j in range(4)])
     curve = reference_stability({"T": topic}, draws=10, max_subsets=5)
     assert [p.k for p in curve] == list(range(1, 8))
-    assert [p.subsets for p in curve] == [5, 5, 5, 5, 5, 5, 5]   # C(8, k) > 5 for every k < 8: a seeded sample
+    assert [p.subsets for p in curve] == [5, 5, 5, 5, 5, 5, 5]  # C(8, k) > 5 for every k < 8: a seeded sample
     assert reference_stability({"T": topic}, draws=10, max_subsets=5) == curve

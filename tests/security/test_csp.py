@@ -5,6 +5,7 @@ this site: no inline ``<script>``, ``style=`` attribute, ``on*=`` handler or ``j
 no remote code. ``pages()`` lists every page; a new page is added there (``test_every_page_is_listed``
 fails until it is). Each page is loaded in Chromium, which reports every violation it blocks.
 """
+
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -12,20 +13,20 @@ from urllib.parse import urlsplit
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.tokens import default_token_generator
-from django.utils.encoding import force_bytes
-from django.utils.http import urlsafe_base64_encode
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 from annotation.corpus.models import Assignment, PeerSummary
 from annotation.lightweight.models import CrowdLink, LightweightPyramid
 from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid
 from annotation.pyramids.construction import recompute_topics as recompute_construction
+from annotation.pyramids.models import Pyramid
 
+from tests import accessibility
 from tests.dashboards.helpers import build_toy
 from tests.pyramids.construction_world import build as build_construction
-from tests import accessibility
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -63,7 +64,11 @@ def pages(world) -> list[tuple[str, str, str | None]]:
         ("frontend:home", reverse("frontend:home"), None),
         ("frontend:builder", reverse("frontend:builder", args=[pyramid]), ".editor.ready"),
         ("frontend:annotator", reverse("frontend:annotator", args=[annotation]), ".editor.ready"),
-        ("frontend:annotator-peer", reverse("frontend:annotator-peer", args=[world["assignment"].pk, free_peer]), ".editor.ready"),  # untouched peer
+        (
+            "frontend:annotator-peer",
+            reverse("frontend:annotator-peer", args=[world["assignment"].pk, free_peer]),
+            ".editor.ready",
+        ),  # untouched peer
         ("frontend:pyramid-scus", reverse("frontend:pyramid-scus", args=[pyramid]), None),
         ("dashboards:list", reverse("dashboards:list"), None),
         ("dashboards:overview", reverse("dashboards:overview", args=[d]), None),
@@ -71,8 +76,18 @@ def pages(world) -> list[tuple[str, str, str | None]]:
         ("dashboards:agreement_topic", reverse("dashboards:agreement_topic", args=[d, "T1"]), None),
         ("dashboards:agreement_peer", reverse("dashboards:agreement_peer", args=[d, "T1", "1"]), None),
         ("dashboards:adjudicate", reverse("dashboards:adjudicate", args=[d, "T1", "1", pyramid]), None),
-        ("dashboards:construction_topic", reverse("dashboards:construction_topic", args=[world["construction"].pk, "T"]), None),
-        ("dashboards:adjudicate_pyramids", reverse("dashboards:adjudicate_pyramids", args=[world["construction"].pk, "T", *world["construction_pair"]]), None),
+        (
+            "dashboards:construction_topic",
+            reverse("dashboards:construction_topic", args=[world["construction"].pk, "T"]),
+            None,
+        ),
+        (
+            "dashboards:adjudicate_pyramids",
+            reverse(
+                "dashboards:adjudicate_pyramids", args=[world["construction"].pk, "T", *world["construction_pair"]]
+            ),
+            None,
+        ),
         ("dashboards:scores", reverse("dashboards:scores", args=[d]), None),
         ("dashboards:metaeval", reverse("dashboards:metaeval", args=[d]), None),
         ("dashboards:significance", reverse("dashboards:significance", args=[d]), None),
@@ -86,7 +101,7 @@ def pages(world) -> list[tuple[str, str, str | None]]:
         ("setup:topics_zip", reverse("setup:topics_zip", args=[d]), None),
         ("setup:topic", reverse("setup:topic", args=[d, topic]), None),
         ("setup:summary", reverse("setup:summary", args=[d, topic, "reference", reference]), None),  # fixed: read-only
-        ("setup:summary", reverse("setup:summary", args=[d, topic, "peer", free_peer]), None),      # editable: forms
+        ("setup:summary", reverse("setup:summary", args=[d, topic, "peer", free_peer]), None),  # editable: forms
         ("setup:topic_delete", reverse("setup:topic_delete", args=[d, topic]), None),
         ("setup:ducview", reverse("setup:ducview", args=[d]), None),
         ("setup:pyramid_set", reverse("setup:pyramid_set", args=[d]), None),
@@ -128,8 +143,20 @@ class _Pk:
 
 
 def _fake_world():
-    return {"dataset": _Pk, "pyramid": _Pk, "annotation": _Pk, "run": _Pk, "crowd": "x", "invitation": "/accounts/invite/x/y/",
-            "topic": _Pk, "reference": _Pk, "free_peer": _Pk, "construction": _Pk, "construction_pair": (1, 2), "assignment": _Pk}
+    return {
+        "dataset": _Pk,
+        "pyramid": _Pk,
+        "annotation": _Pk,
+        "run": _Pk,
+        "crowd": "x",
+        "invitation": "/accounts/invite/x/y/",
+        "topic": _Pk,
+        "reference": _Pk,
+        "free_peer": _Pk,
+        "construction": _Pk,
+        "construction_pair": (1, 2),
+        "assignment": _Pk,
+    }
 
 
 # --- A static guard for templates no test renders --------------------------------------------
@@ -151,19 +178,31 @@ def test_templates_and_scripts_have_nothing_inline():
         if path.suffix not in (".html", ".js"):
             continue
         text = path.read_text()
-        if path.suffix == ".html":   # comments are not markup (line numbers kept)
+        if path.suffix == ".html":  # comments are not markup (line numbers kept)
             text = COMMENT.sub(lambda m: "\n" * m.group().count("\n"), text)
-        patterns = INLINE if path.suffix == ".html" else [
-            (re.compile(r"setAttribute\(\s*['\"](style|on[a-z]+)['\"]"), "inline style/handler set from script"),
-            (re.compile(r"[{,]\s*['\"]?(style|on[a-z]+)['\"]?\s*:\s*[`'\"]"), "style/handler attribute passed to el()"),
-            (re.compile(r"(innerHTML|insertAdjacentHTML|outerHTML)[^;\n]*(style=|\son[a-z]+=)"), "markup with inline style/handler"),
-            (re.compile(r"\beval\(|new Function\("), "eval"),
-        ]
+        patterns = (
+            INLINE
+            if path.suffix == ".html"
+            else [
+                (re.compile(r"setAttribute\(\s*['\"](style|on[a-z]+)['\"]"), "inline style/handler set from script"),
+                (
+                    re.compile(r"[{,]\s*['\"]?(style|on[a-z]+)['\"]?\s*:\s*[`'\"]"),
+                    "style/handler attribute passed to el()",
+                ),
+                (
+                    re.compile(r"(innerHTML|insertAdjacentHTML|outerHTML)[^;\n]*(style=|\son[a-z]+=)"),
+                    "markup with inline style/handler",
+                ),
+                (re.compile(r"\beval\(|new Function\("), "eval"),
+            ]
+        )
         for pattern, what in patterns:
             for match in pattern.finditer(text):
                 line = text.count("\n", 0, match.start()) + 1
                 found.append(f"{path.relative_to(REPO)}:{line}: {what}")
-    assert not found, "CSP forbids these (use static files, classes, data- attributes, addEventListener):\n" + "\n".join(found)
+    assert not found, (
+        "CSP forbids these (use static files, classes, data- attributes, addEventListener):\n" + "\n".join(found)
+    )
 
 
 # --- The pages in Chromium -------------------------------------------------------------------
@@ -179,24 +218,43 @@ def world(transactional_db):
     from pyramid_app.celery import app
 
     saved = app.conf.task_always_eager, app.conf.task_eager_propagates
-    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True   # dashboards computed now
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True  # dashboards computed now
     try:
         dataset = build_toy("CSP <b>set</b>")
         root = get_user_model().objects.create_superuser("root", "root@example.org", None)
         pyramid = Pyramid.objects.filter(topic__dataset=dataset, topic__external_id="T1").get()
         assignment = Assignment.objects.create(topic=pyramid.topic, annotator=root, task="annotate_peers")
-        annotation = PeerAnnotation.objects.create(peer=pyramid.topic.peersummarys.get(external_id="2"), pyramid=pyramid, annotator=root)
+        annotation = PeerAnnotation.objects.create(
+            peer=pyramid.topic.peersummarys.get(external_id="2"), pyramid=pyramid, annotator=root
+        )
         invited = get_user_model().objects.create_user("invited")
-        invitation = reverse("invitation", args=[urlsafe_base64_encode(force_bytes(invited.pk)), default_token_generator.make_token(invited)])
+        invitation = reverse(
+            "invitation",
+            args=[urlsafe_base64_encode(force_bytes(invited.pk)), default_token_generator.make_token(invited)],
+        )
         run = LightweightPyramid.objects.create(dataset=dataset, name="Crowd <i>run</i>")
         crowd = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.WRITING).token
-        free_peer = PeerSummary.objects.create(topic=pyramid.topic, external_id="9", text="Nothing rests <on> this peer yet.")
-        construction_set = build_construction("CSP <b>pyramids</b>")   # two pyramids of one topic, compared
+        free_peer = PeerSummary.objects.create(
+            topic=pyramid.topic, external_id="9", text="Nothing rests <on> this peer yet."
+        )
+        construction_set = build_construction("CSP <b>pyramids</b>")  # two pyramids of one topic, compared
         recompute_construction(list(construction_set.topics.values_list("id", flat=True)))
         pair = sorted(construction_set.topics.get().pyramids.values_list("id", flat=True))
-        yield {"construction": construction_set, "construction_pair": pair, "dataset": dataset, "pyramid": pyramid, "annotation": annotation, "user": root, "invitation": invitation,
-               "run": run, "crowd": crowd, "topic": pyramid.topic, "reference": pyramid.references.order_by("external_id").first(),
-               "free_peer": free_peer, "assignment": assignment}
+        yield {
+            "construction": construction_set,
+            "construction_pair": pair,
+            "dataset": dataset,
+            "pyramid": pyramid,
+            "annotation": annotation,
+            "user": root,
+            "invitation": invitation,
+            "run": run,
+            "crowd": crowd,
+            "topic": pyramid.topic,
+            "reference": pyramid.references.order_by("external_id").first(),
+            "free_peer": free_peer,
+            "assignment": assignment,
+        }
     finally:
         app.conf.task_always_eager, app.conf.task_eager_propagates = saved
 
@@ -214,12 +272,23 @@ def test_no_page_violates_the_policy(chromium, live_server, world):
     for who in ("anonymous", "user"):
         context = chromium.new_context(viewport={"width": 1280, "height": 800})
         context.add_init_script(COLLECT_VIOLATIONS)
-        context.on("request", lambda request: remote.append(request.url)
-                   if urlsplit(request.url).scheme in ("http", "https") and urlsplit(request.url).netloc != host else None)
+        context.on(
+            "request",
+            lambda request: (
+                remote.append(request.url)
+                if urlsplit(request.url).scheme in ("http", "https") and urlsplit(request.url).netloc != host
+                else None
+            ),
+        )
         if who == "user":
-            context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+            context.add_cookies(
+                [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
+            )
         tab = context.new_page()
-        tab.on("console", lambda message: console.append(message.text) if "Content Security Policy" in message.text else None)
+        tab.on(
+            "console",
+            lambda message: console.append(message.text) if "Content Security Policy" in message.text else None,
+        )
         tabs[who] = tab
     try:
         for name, path, ready in pages(world):
@@ -233,7 +302,7 @@ def test_no_page_violates_the_policy(chromium, live_server, world):
                 tab.wait_for_selector(ready, timeout=10_000)
             tab.wait_for_timeout(150)
             accessibility.check(tab)
-            violations = tab.evaluate("window.__csp") or console   # the console only when the event missed it
+            violations = tab.evaluate("window.__csp") or console  # the console only when the event missed it
             problems += [f"{name} ({path}): {violation}" for violation in violations]
             console.clear()
     finally:

@@ -8,6 +8,7 @@ Found programmatically, so a new field is covered without editing this file:
   input: a value one character over its bound is refused.
 Then the issue's two examples end to end, through the page and the API each.
 """
+
 import inspect
 from importlib import import_module
 
@@ -24,20 +25,25 @@ from django.urls import reverse
 from rest_framework import serializers
 from rest_framework.test import APIClient
 
+from annotation.corpus.models import DESCRIPTION_MAX_CHARS, Dataset
 from annotation.corpus.roles import COORDINATOR, role_group
-from annotation.corpus.models import DESCRIPTION_MAX_CHARS
-from annotation.lightweight.models import GUIDANCE_MAX_CHARS
-from annotation.corpus.models import Dataset
-from annotation.lightweight.models import LightweightPyramid
+from annotation.lightweight.models import GUIDANCE_MAX_CHARS, LightweightPyramid
 from annotation.pyramids.models import LengthBound
 from frontend.lightweight.forms import RunSettingsForm
 
-NOT_INPUT = {("datasetdashboard", "payload")}   # figures the app computes and stores: nobody types them
+NOT_INPUT = {("datasetdashboard", "payload")}  # figures the app computes and stores: nobody types them
 FORM_MODULES = ("frontend.setup.forms", "frontend.dashboards.forms", "frontend.lightweight.forms")
-SERIALIZER_MODULES = ("annotation.api.serializers", "annotation.corpus.serializers", "annotation.pyramids.serializers",
-                      "annotation.peers.serializers", "annotation.history.serializers", "annotation.lightweight.api",
-                      "annotation.transfer.api", "annotation.pyramids.api")
-RESPONSES_ONLY = {"FileOutcomeSerializer", "ImportReportSerializer"}   # describe answers; never read a request
+SERIALIZER_MODULES = (
+    "annotation.api.serializers",
+    "annotation.corpus.serializers",
+    "annotation.pyramids.serializers",
+    "annotation.peers.serializers",
+    "annotation.history.serializers",
+    "annotation.lightweight.api",
+    "annotation.transfer.api",
+    "annotation.pyramids.api",
+)
+RESPONSES_ONLY = {"FileOutcomeSerializer", "ImportReportSerializer"}  # describe answers; never read a request
 
 
 def bound_of(validators) -> int | None:
@@ -108,9 +114,14 @@ def test_every_text_field_of_every_form_refuses_an_over_long_value():
             assert any("at most" in e for e in refused), (cls.__name__, name, refused)
             checked.append(f"{cls.__name__}.{name}")
     assert unbounded == [], unbounded
-    for expected in ("DatasetForm.description", "TopicTextsForm.references_text", "SummaryAddForm.text",
-                     "SummaryTextForm.text",
-                     "RunSettingsForm.guidance", "AccountForm.password"):
+    for expected in (
+        "DatasetForm.description",
+        "TopicTextsForm.references_text",
+        "SummaryAddForm.text",
+        "SummaryTextForm.text",
+        "RunSettingsForm.guidance",
+        "AccountForm.password",
+    ):
         assert expected in checked, checked
 
 
@@ -136,7 +147,7 @@ def test_every_text_field_of_every_serializer_refuses_an_over_long_value():
             serializer = cls(context={})
             fields = list(char_fields(serializer))
         except AssertionError:
-            continue   # a base class without Meta (StrictModelSerializer), not a serializer of its own
+            continue  # a base class without Meta (StrictModelSerializer), not a serializer of its own
         for name, field in fields:
             bound = field.max_length or bound_of(field.validators)
             if bound is None:
@@ -146,8 +157,14 @@ def test_every_text_field_of_every_serializer_refuses_an_over_long_value():
                 field.run_validation("x" * (bound + 1))
             checked.append(f"{cls.__name__}.{name}")
     assert unbounded == [], unbounded
-    for expected in ("DatasetSerializer.description", "TopicSerializer.narrative", "ReferenceSummarySerializer.text",
-                     "LightweightPyramidSerializer.guidance", "SCUSerializer.label", "SplitInput.label"):
+    for expected in (
+        "DatasetSerializer.description",
+        "TopicSerializer.narrative",
+        "ReferenceSummarySerializer.text",
+        "LightweightPyramidSerializer.guidance",
+        "SCUSerializer.label",
+        "SplitInput.label",
+    ):
         assert expected in checked, checked
 
 
@@ -186,7 +203,7 @@ def test_a_runs_guidance_is_bounded_on_the_page_and_the_api(coordinator):
     assert answer.status_code == 400 and "guidance" in answer.json()
     page = Client()
     page.force_login(coordinator)
-    shown = RunSettingsForm(instance=run)   # the settings as the page shows them, sent back with a new guidance
+    shown = RunSettingsForm(instance=run)  # the settings as the page shows them, sent back with a new guidance
     data = {name: shown[name].value() for name in shown.fields}
     data = {name: value for name, value in data.items() if value is not None and value is not False}
     refused = page.post(reverse("lightweight:settings", args=[run.pk]), {**data, "guidance": too_long})

@@ -12,6 +12,7 @@ it by DATABASE_URL) can be compared:
 prints them, plus ``edits``: what the given annotations hold of their edit actions (the backup
 test's writers).
 """
+
 import json
 
 from django.db.models import Q
@@ -20,6 +21,7 @@ from annotation.corpus.models import Dataset
 from annotation.dashboards.models import DatasetDashboard
 from annotation.history.models import Change
 from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
+
 from tests.dashboards.every_table import tables
 
 
@@ -33,10 +35,21 @@ def answers(dataset_name: str, coordinator) -> dict:
     history_fields = [f.attname for f in Change._meta.concrete_fields]
     return {
         "tables": tables(dataset, coordinator),
-        "scores": _rows(AnnotationScore.objects.filter(annotation__pyramid__topic__dataset=dataset),
-                        "annotation_id", "convention", "pyramid_revision", "annotation_revision", "values", "computed_at"),
-        "agreement": _rows(TopicAgreement.objects.filter(topic__dataset=dataset), "topic_id", "topic_revision", "values", "computed_at"),
-        "dashboard": _rows(DatasetDashboard.objects.filter(dataset=dataset), "payload", "fingerprint", "state_at", "computed_at"),
+        "scores": _rows(
+            AnnotationScore.objects.filter(annotation__pyramid__topic__dataset=dataset),
+            "annotation_id",
+            "convention",
+            "pyramid_revision",
+            "annotation_revision",
+            "values",
+            "computed_at",
+        ),
+        "agreement": _rows(
+            TopicAgreement.objects.filter(topic__dataset=dataset), "topic_id", "topic_revision", "values", "computed_at"
+        ),
+        "dashboard": _rows(
+            DatasetDashboard.objects.filter(dataset=dataset), "payload", "fingerprint", "state_at", "computed_at"
+        ),
         "history": _rows(Change.objects.filter(mine), *history_fields),
     }
 
@@ -47,8 +60,12 @@ def edits(annotation_id: int) -> dict:
     ``initial`` ones) and the annotation's revision is its last action's."""
     annotation = PeerAnnotation.objects.get(pk=annotation_id)
     actions = Change.objects.filter(annotation=annotation, action="add_match")
-    return {"matches": annotation.matches.count(), "actions": actions.count(), "revision": annotation.revision,
-            "last_action_revision": actions.order_by("-revision").values_list("revision", flat=True).first()}
+    return {
+        "matches": annotation.matches.count(),
+        "actions": actions.count(),
+        "revision": annotation.revision,
+        "last_action_revision": actions.order_by("-revision").values_list("revision", flat=True).first(),
+    }
 
 
 def main(argv: list[str]) -> None:
@@ -57,5 +74,11 @@ def main(argv: list[str]) -> None:
 
     setup_test_environment()  # the test client's host and the rendered pages' context, as under pytest
     dataset_name, username, *annotation_ids = argv
-    print(json.dumps({"answers": answers(dataset_name, get_user_model().objects.get(username=username)),
-                      "edits": {pk: edits(int(pk)) for pk in annotation_ids}}))
+    print(
+        json.dumps(
+            {
+                "answers": answers(dataset_name, get_user_model().objects.get(username=username)),
+                "edits": {pk: edits(int(pk)) for pk in annotation_ids},
+            }
+        )
+    )

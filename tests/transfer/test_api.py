@@ -5,6 +5,7 @@ SacreROUGE's own code field by field (``sacrerouge/data/pyramid.py`` and
 ``sacrerouge/metrics/pyramid_score.py`` of github.com/danieldeutsch/sacrerouge), and its scores are
 compared with ``scoring.scores`` under ``Convention.SACREROUGE``.
 """
+
 import inspect
 import io
 import json
@@ -20,21 +21,19 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
 from annotation.api import renderers
-from annotation.transfer import api
 from annotation.corpus.models import Dataset, PeerSummary, Topic
-from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
-from annotation.pyramids.models import Contributor, ContributorPart, Pyramid, SCU
 from annotation.peers import results
-from annotation.transfer import sacrerouge_export
-from annotation.transfer import uploads
-from annotation.transfer.archive import annotator_numbers
 from annotation.peers.demo import load_demo
+from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
 from annotation.peers.scoring_inputs import load_annotations, load_pyramids
+from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid
+from annotation.transfer import api, sacrerouge_export, uploads
+from annotation.transfer.archive import annotator_numbers
 from scoring.model import Convention
 from scoring.scores import reference_annotation, score_peer, score_reference
 
-from tests.conftest import shared_data
 from tests.api.world import client_for
+from tests.conftest import shared_data
 
 FIXTURES = Path(__file__).resolve().parent.parent / "formats" / "fixtures"
 PYR = (FIXTURES / "event.pyr").read_bytes()
@@ -63,16 +62,25 @@ def post_files(client, dataset, *files):
 
 
 def counts() -> tuple[int, ...]:
-    return tuple(model.objects.count() for model in (Topic, Pyramid, SCU, Contributor, PeerSummary, PeerAnnotation, PeerMatch))
+    return tuple(
+        model.objects.count() for model in (Topic, Pyramid, SCU, Contributor, PeerSummary, PeerAnnotation, PeerMatch)
+    )
 
 
 # --- Imports by upload ------------------------------------------------------------------------
+
 
 def test_upload_imports_the_files_and_reports(world, as_user):
     response = post_files(as_user("coord"), world.d1, upload(PYR_NAME, PYR), upload(PAN_NAME, PAN))
     assert response.status_code == 200, response.content
     report = response.json()
-    assert (report["files"], report["topics"], report["pyramids_created"], report["scus"], report["annotations_created"]) == (2, 1, 1, 6, 1)
+    assert (
+        report["files"],
+        report["topics"],
+        report["pyramids_created"],
+        report["scus"],
+        report["annotations_created"],
+    ) == (2, 1, 1, 6, 1)
     assert report["rejected"] == [] and report["ignored"] == []
     topic = Topic.objects.get(dataset=world.d1, external_id="D0999")
     pyramid = topic.pyramids.get()
@@ -87,21 +95,46 @@ def test_reupload_adds_nothing(world, as_user):
     post_files(client, world.d1, upload(PYR_NAME, PYR), upload(PAN_NAME, PAN))
     before = counts()
     report = post_files(client, world.d1, upload(PAN_NAME, PAN), upload(PYR_NAME, PYR)).json()
-    assert (report["pyramids_created"], report["pyramids_reused"], report["annotations_created"], report["annotations_existing"]) == (0, 1, 0, 1)
+    assert (
+        report["pyramids_created"],
+        report["pyramids_reused"],
+        report["annotations_created"],
+        report["annotations_existing"],
+    ) == (0, 1, 0, 1)
     assert counts() == before
 
 
 def test_zip_upload_ignores_other_members(world, as_user):
-    data = zipped({f"duc/pyramids/{PYR_NAME}": PYR, f"duc/pans/{PAN_NAME}": PAN, "duc/scores.csv": b"a,b\n", "__MACOSX/duc/._D0999.pyr": b"\0"})
+    data = zipped(
+        {
+            f"duc/pyramids/{PYR_NAME}": PYR,
+            f"duc/pans/{PAN_NAME}": PAN,
+            "duc/scores.csv": b"a,b\n",
+            "__MACOSX/duc/._D0999.pyr": b"\0",
+        }
+    )
     report = post_files(as_user("admin"), world.d1, upload("duc.zip", data)).json()
-    assert (report["files"], report["pyramids_created"], report["annotations_created"], report["rejected"]) == (2, 1, 1, [])
-    assert report["ignored"] == ["duc.zip/duc/scores.csv: not a .pyr or .pan file", "duc.zip/__MACOSX/duc/._D0999.pyr: macOS metadata"]
+    assert (report["files"], report["pyramids_created"], report["annotations_created"], report["rejected"]) == (
+        2,
+        1,
+        1,
+        [],
+    )
+    assert report["ignored"] == [
+        "duc.zip/duc/scores.csv: not a .pyr or .pan file",
+        "duc.zip/__MACOSX/duc/._D0999.pyr: macOS metadata",
+    ]
 
 
 def test_hostile_file_is_rejected_and_writes_nothing(world, as_user):
     before = counts()
     hostile = (FIXTURES / "hostile_billion_laughs.pyr").read_bytes()
-    response = post_files(as_user("coord"), world.d1, upload("D0998.pyr", hostile), upload("D0997.pyr", (FIXTURES / "hostile_xxe.pyr").read_bytes()))
+    response = post_files(
+        as_user("coord"),
+        world.d1,
+        upload("D0998.pyr", hostile),
+        upload("D0997.pyr", (FIXTURES / "hostile_xxe.pyr").read_bytes()),
+    )
     assert response.status_code == 400
     report = response.json()
     assert len(report["rejected"]) == 2 and report["rejected"][0].startswith("D0997.pyr: ")
@@ -111,7 +144,9 @@ def test_hostile_file_is_rejected_and_writes_nothing(world, as_user):
 
 def test_some_files_rejected_is_a_400_listing_every_files_fate(world, as_user):
     bad_uid = PYR.replace(b'uid="4"', b'uid="2147483648"', 1)
-    response = post_files(as_user("coord"), world.d1, upload(PYR_NAME, PYR), upload("D0998.pyr", bad_uid), upload(PAN_NAME, PAN))
+    response = post_files(
+        as_user("coord"), world.d1, upload(PYR_NAME, PYR), upload("D0998.pyr", bad_uid), upload(PAN_NAME, PAN)
+    )
     assert response.status_code == 400, response.content
     report = response.json()
     fates = {o["file"]: (o["status"], o["reason"]) for o in report["outcomes"]}
@@ -126,12 +161,18 @@ def test_any_file_name_imports_with_names_from_the_content_and_the_stem(world, a
     response = post_files(as_user("coord"), world.d1, upload("event_2006.pyr", PYR), upload("my peer.pan", PAN))
     assert response.status_code == 200, response.content
     report = response.json()
-    assert [(o["file"], o["status"], o["topic"], o["topic_from"], o["peer"], o["peer_from"]) for o in report["outcomes"]] == [
+    assert [
+        (o["file"], o["status"], o["topic"], o["topic_from"], o["peer"], o["peer_from"]) for o in report["outcomes"]
+    ] == [
         ("event_2006.pyr", "imported", "T0001", "content", None, None),
         ("my peer.pan", "imported", "T0001", "content", "my peer", "file stem"),
     ]
     annotation = PeerAnnotation.objects.get(pyramid__topic__external_id="T0001")
-    assert (annotation.peer.topic.external_id, annotation.peer.external_id, annotation.annotator) == ("T0001", "my peer", None)
+    assert (annotation.peer.topic.external_id, annotation.peer.external_id, annotation.annotator) == (
+        "T0001",
+        "my peer",
+        None,
+    )
 
 
 def refused(response, fragment: str) -> None:
@@ -154,7 +195,10 @@ def test_zip_bomb_is_refused(world, as_user, settings):
     bomb = zipped({PYR_NAME: PYR, "D0998.pyr": b"<" + b" " * (10 * 1024 * 1024)})  # 10 MiB of blanks: ~10 KiB zipped
     assert len(bomb) < 64 * 1024
     before = counts()
-    refused(post_files(as_user("coord"), world.d1, upload("bomb.zip", bomb)), "larger than the 0.2 MiB a DUCView file may have")
+    refused(
+        post_files(as_user("coord"), world.d1, upload("bomb.zip", bomb)),
+        "larger than the 0.2 MiB a DUCView file may have",
+    )
     assert counts() == before
 
 
@@ -172,7 +216,10 @@ def test_zip_bomb_with_a_lying_size_is_refused(world, as_user, settings):
 
 def test_too_many_members_and_too_much_in_total_are_refused(world, as_user, settings):
     settings.IMPORT_MAX_ARCHIVE_MEMBERS = 3
-    refused(post_files(as_user("coord"), world.d1, upload("many.zip", zipped({f"x{i}.txt": b"" for i in range(4)}))), "more than 3 entries")
+    refused(
+        post_files(as_user("coord"), world.d1, upload("many.zip", zipped({f"x{i}.txt": b"" for i in range(4)}))),
+        "more than 3 entries",
+    )
     settings.IMPORT_MAX_ARCHIVE_MEMBERS = 100
     settings.IMPORT_MAX_ARCHIVE_BYTES = 3 * len(PYR)
     members = {f"{i}/D09{i:02d}.pyr": PYR for i in range(4)}
@@ -180,11 +227,14 @@ def test_too_many_members_and_too_much_in_total_are_refused(world, as_user, sett
     assert not Topic.objects.filter(external_id__startswith="D09").exists()
 
 
-@pytest.mark.parametrize("files,fragment", [
-    ([("bad.zip", b"this is not a zip")], "not a valid zip archive"),
-    ([("notes.txt", b"hello")], "only .pyr and .pan files"),
-    ([("nested.zip", zipped({"inner.zip": zipped({PYR_NAME: PYR})}))], "archives inside archives"),
-])
+@pytest.mark.parametrize(
+    "files,fragment",
+    [
+        ([("bad.zip", b"this is not a zip")], "not a valid zip archive"),
+        ([("notes.txt", b"hello")], "only .pyr and .pan files"),
+        ([("nested.zip", zipped({"inner.zip": zipped({PYR_NAME: PYR})}))], "archives inside archives"),
+    ],
+)
 def test_bad_uploads_are_refused_with_a_message(world, as_user, files, fragment):
     before = counts()
     refused(post_files(as_user("coord"), world.d1, upload(PYR_NAME, PYR), *(upload(n, d) for n, d in files)), fragment)
@@ -205,7 +255,9 @@ def test_request_larger_than_the_limit_is_413(world, as_user, settings):
     assert not Topic.objects.filter(external_id="D0999").exists()
 
 
-@pytest.mark.parametrize("role,code", [("anon", 401), ("alice", 403), ("carol", 403), ("bob", 403), ("other_coord", 404)])
+@pytest.mark.parametrize(
+    "role,code", [("anon", 401), ("alice", 403), ("carol", 403), ("bob", 403), ("other_coord", 404)]
+)
 def test_only_coordinators_import(world, as_user, role, code):
     before = counts()
     assert post_files(as_user(role), world.d1, upload(PYR_NAME, PYR)).status_code == code
@@ -222,6 +274,7 @@ def test_upload_with_a_session_needs_csrf(world):
 
 
 # --- SacreROUGE ---------------------------------------------------------------------------------
+
 
 class SacreRouge:
     """SacreROUGE's pyramid classes, as ``JsonlReader(path, cls)`` (``jsons.loads``) builds them
@@ -252,27 +305,43 @@ class SacreRouge:
 
     class Pyramid:
         def __init__(self, instance_id: str, summaries: list, summarizer_ids: list, scus: list):
-            self.instance_id, self.summaries, self.summarizer_ids, self.scus = instance_id, summaries, summarizer_ids, scus
+            self.instance_id, self.summaries, self.summarizer_ids, self.scus = (
+                instance_id,
+                summaries,
+                summarizer_ids,
+                scus,
+            )
 
         def remove_summary(self, index: int):
             scus = []
             for scu in self.scus:
                 contributors = [
                     SacreRouge.Contributor(c.summary_index - (c.summary_index > index), c.label, c.parts)
-                    for c in scu.contributors if c.summary_index != index
+                    for c in scu.contributors
+                    if c.summary_index != index
                 ]
                 if contributors:
                     scus.append(SacreRouge.SCU(scu.scu_id, scu.label, contributors))
-            return SacreRouge.Pyramid(self.instance_id, self.summaries[:index] + self.summaries[index + 1:],
-                                      self.summarizer_ids[:index] + self.summarizer_ids[index + 1:], scus)
+            return SacreRouge.Pyramid(
+                self.instance_id,
+                self.summaries[:index] + self.summaries[index + 1 :],
+                self.summarizer_ids[:index] + self.summarizer_ids[index + 1 :],
+                scus,
+            )
 
         def get_annotation(self, index: int):
             scus = []
             for scu in self.scus:
-                contributors = [SacreRouge.ContributorAnnotation(c.label, c.parts) for c in scu.contributors if c.summary_index == index]
+                contributors = [
+                    SacreRouge.ContributorAnnotation(c.label, c.parts)
+                    for c in scu.contributors
+                    if c.summary_index == index
+                ]
                 if contributors:
                     scus.append(SacreRouge.SCUAnnotation(scu.scu_id, scu.label, contributors))
-            return SacreRouge.PyramidAnnotation(self.instance_id, self.summarizer_ids[index], "reference", self.summaries[index], scus)
+            return SacreRouge.PyramidAnnotation(
+                self.instance_id, self.summarizer_ids[index], "reference", self.summaries[index], scus
+            )
 
         def get_scu_id_set(self, index: int) -> set:
             return {scu.scu_id for scu in self.scus for c in scu.contributors if c.summary_index == index}
@@ -283,9 +352,13 @@ class SacreRouge:
             self.summary, self.scus = summary, scus
 
     NESTED = {
-        "Pyramid": {"scus": "SCU"}, "SCU": {"contributors": "Contributor"}, "Contributor": {"parts": "Part"},
-        "PyramidAnnotation": {"scus": "SCUAnnotation"}, "SCUAnnotation": {"contributors": "ContributorAnnotation"},
-        "ContributorAnnotation": {"parts": "Part"}, "Part": {},
+        "Pyramid": {"scus": "SCU"},
+        "SCU": {"contributors": "Contributor"},
+        "Contributor": {"parts": "Part"},
+        "PyramidAnnotation": {"scus": "SCUAnnotation"},
+        "SCUAnnotation": {"contributors": "ContributorAnnotation"},
+        "ContributorAnnotation": {"parts": "Part"},
+        "Part": {},
     }
     TYPES = {"str": str, "int": int, "list": list}
 
@@ -297,7 +370,9 @@ class SacreRouge:
         arguments = {}
         for p in parameters:
             value = data[p.name]
-            assert isinstance(value, cls.TYPES[p.annotation if isinstance(p.annotation, str) else p.annotation.__name__]), (name, p.name, value)
+            assert isinstance(
+                value, cls.TYPES[p.annotation if isinstance(p.annotation, str) else p.annotation.__name__]
+            ), (name, p.name, value)
             if p.name in cls.NESTED[name]:
                 value = [cls.load(item, cls.NESTED[name][p.name]) for item in value]
             arguments[p.name] = value
@@ -337,7 +412,7 @@ class SacreRouge:
 
 def check_parts(summary: str, parts) -> None:
     for part in parts:
-        assert summary[part.start:part.end] == part.text and part.text == part.text.strip() and part.text
+        assert summary[part.start : part.end] == part.text and part.text == part.text.strip() and part.text
 
 
 def check_against_scoring(pyramid: Pyramid) -> int:
@@ -349,8 +424,12 @@ def check_against_scoring(pyramid: Pyramid) -> int:
     assert {s.scu_id: s.get_weight() for s in sr_pyramid.scus} == ours.weights(Convention.SACREROUGE)
     assert sr_pyramid.summarizer_ids == list(ours.references)
     for i, ref in enumerate(sr_pyramid.summarizer_ids):  # references against the pyramid of the others
-        expected = score_reference(ours, ref, reference_annotation(ours, ref, Convention.SACREROUGE), Convention.SACREROUGE)
-        assert SacreRouge.score(sr_pyramid.get_annotation(i), sr_pyramid.remove_summary(i)) == pytest.approx(expected.modified, abs=1e-12)
+        expected = score_reference(
+            ours, ref, reference_annotation(ours, ref, Convention.SACREROUGE), Convention.SACREROUGE
+        )
+        assert SacreRouge.score(sr_pyramid.get_annotation(i), sr_pyramid.remove_summary(i)) == pytest.approx(
+            expected.modified, abs=1e-12
+        )
     annotations = list(pyramid.annotations.all())
     inputs = load_annotations(a.pk for a in annotations)
     for annotation in annotations:
@@ -373,19 +452,36 @@ def test_sacrerouge_records_have_exactly_sacrerouges_fields(world):
     pyramid = json.loads(sacrerouge_export.pyramid_jsonl(annotation.pyramid))
     assert list(pyramid) == ["instance_id", "summaries", "summarizer_ids", "scus"]
     assert (pyramid["instance_id"], pyramid["summarizer_ids"]) == ("d0999", ["A", "B", "C"])
-    assert pyramid["summaries"][1] == ("Heavy wind on Saturday destroyed the fair's main stage in Harrowgate. Organisers said no one was "
-                                       "injured. The fair, which began Friday, draws lanterns & crafts from \"all over\" the valley.")
+    assert pyramid["summaries"][1] == (
+        "Heavy wind on Saturday destroyed the fair's main stage in Harrowgate. Organisers said no one was "
+        'injured. The fair, which began Friday, draws lanterns & crafts from "all over" the valley.'
+    )
     scu25 = next(s for s in pyramid["scus"] if s["scu_id"] == 25)
-    assert scu25 == {"scu_id": 25, "label": "The fair opened on Friday", "contributors": [
-        {"summary_index": 0, "label": "The Harrowgate Lantern Fair opened on Friday",
-         "parts": [{"text": "The Harrowgate Lantern Fair opened on Friday", "start": 0, "end": 44}]},
-        {"summary_index": 1, "label": "The fair...began Friday",
-         "parts": [{"text": "The fair", "start": 106, "end": 114}, {"text": "began Friday", "start": 122, "end": 134}]},
-    ]}
+    assert scu25 == {
+        "scu_id": 25,
+        "label": "The fair opened on Friday",
+        "contributors": [
+            {
+                "summary_index": 0,
+                "label": "The Harrowgate Lantern Fair opened on Friday",
+                "parts": [{"text": "The Harrowgate Lantern Fair opened on Friday", "start": 0, "end": 44}],
+            },
+            {
+                "summary_index": 1,
+                "label": "The fair...began Friday",
+                "parts": [
+                    {"text": "The fair", "start": 106, "end": 114},
+                    {"text": "began Friday", "start": 122, "end": 134},
+                ],
+            },
+        ],
+    }
     record = json.loads(sacrerouge_export.annotation_jsonl(annotation))
     assert list(record) == ["instance_id", "summarizer_id", "summarizer_type", "summary", "scus"]
     assert (record["instance_id"], record["summarizer_id"], record["summarizer_type"]) == ("d0999", "1", "peer")
-    assert [(s["scu_id"], len(s["contributors"])) for s in record["scus"]] == [(4, 1), (11, 2), (25, 1)], "repetitions; no non-matching"
+    assert [(s["scu_id"], len(s["contributors"])) for s in record["scus"]] == [(4, 1), (11, 2), (25, 1)], (
+        "repetitions; no non-matching"
+    )
     assert record["scus"][1]["label"] == "A storm destroyed the main stage"
     assert check_against_scoring(annotation.pyramid) == 1
 
@@ -402,8 +498,15 @@ def test_sacrerouge_drops_legacy_content_as_its_reader_does(world):
         return text.index(phrase), text.index(phrase) + len(phrase)
 
     for username in ("x", "y"):
-        annotation = PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator=User.objects.create_user(username))
-        matches = [(25, span("The fair  opened\non Friday")), (50, span("Harrowgate")), (60, span("opened\non Friday")), (None, span("Wind hit."))]
+        annotation = PeerAnnotation.objects.create(
+            peer=peer, pyramid=pyramid, annotator=User.objects.create_user(username)
+        )
+        matches = [
+            (25, span("The fair  opened\non Friday")),
+            (50, span("Harrowgate")),
+            (60, span("opened\non Friday")),
+            (None, span("Wind hit.")),
+        ]
         for uid, (start, end) in matches + ([(25, span("fair"))] if username == "x" else []):
             match = PeerMatch.objects.create(annotation=annotation, scu=pyramid.scus.get(uid=uid) if uid else None)
             PeerMatchPart.objects.create(match=match, start=start, end=end)
@@ -413,7 +516,10 @@ def test_sacrerouge_drops_legacy_content_as_its_reader_does(world):
     annotation = json.loads(sacrerouge_export.annotation_jsonl(PeerAnnotation.objects.get(annotator__username="x")))
     assert annotation["summary"] == "The fair opened on Friday in Harrowgate. Wind hit."
     assert [(s["scu_id"], [c["parts"] for c in s["contributors"]]) for s in annotation["scus"]] == [
-        (25, [[{"text": "The fair opened on Friday", "start": 0, "end": 25}], [{"text": "fair", "start": 4, "end": 8}]]),
+        (
+            25,
+            [[{"text": "The fair opened on Friday", "start": 0, "end": 25}], [{"text": "fair", "start": 4, "end": 8}]],
+        ),
     ]
     assert check_against_scoring(pyramid) == 2
 
@@ -431,7 +537,9 @@ def test_normalisation_maps_spans():
     assert summary.span(5, 13) == (2, 7)
     reference = sacrerouge_export.reference_summary(" x\ny \n")
     assert reference.text == "x y" and reference.span(1, 4) == (0, 3) and reference.span(4, 6) is None
-    assert sacrerouge_export.instance_id("D0801-A") == "d0801-A" and sacrerouge_export.clean_label("Fair (2.1)") == "Fair"
+    assert (
+        sacrerouge_export.instance_id("D0801-A") == "d0801-A" and sacrerouge_export.clean_label("Fair (2.1)") == "Fair"
+    )
 
 
 def sacrerouge_wired(kind: str) -> bool:
@@ -442,7 +550,9 @@ def sacrerouge_wired(kind: str) -> bool:
 @pytest.mark.parametrize("kind", ["pyramids", "annotations"])
 def test_sacrerouge_export_endpoint(world, as_user, kind):
     if not sacrerouge_wired(kind):
-        pytest.skip("transfer/api.py does not offer ?format=sacrerouge on this export action yet (two lines; see sacrerouge_export)")
+        pytest.skip(
+            "transfer/api.py does not offer ?format=sacrerouge on this export action yet (two lines; see sacrerouge_export)"
+        )
     obj = world.pyramid if kind == "pyramids" else world.annotation
     response = as_user("alice").get(f"/api/{kind}/{obj.pk}/export/", {"format": "sacrerouge"})
     assert response.status_code == 200 and response["Content-Type"].startswith("application/jsonl")
@@ -453,6 +563,7 @@ def test_sacrerouge_export_endpoint(world, as_user, kind):
 
 
 # --- The dataset archive --------------------------------------------------------------------------
+
 
 def archive_of(client, dataset, **query):
     response = client.get(f"/api/datasets/{dataset.pk}/archive/", query)
@@ -465,8 +576,19 @@ def archive_of(client, dataset, **query):
 def comparable(rows: list[dict]) -> list[tuple]:
     """Score rows without the dataset's name."""
     return sorted(
-        (row["topic"], row["summary"], row["kind"], row["annotator"],
-         row["modified"], row["modified_jk"], row["original"], row["matched_scus"], row["repetitions"], row["non_matching"], row["observed_weight"])
+        (
+            row["topic"],
+            row["summary"],
+            row["kind"],
+            row["annotator"],
+            row["modified"],
+            row["modified_jk"],
+            row["original"],
+            row["matched_scus"],
+            row["repetitions"],
+            row["non_matching"],
+            row["observed_weight"],
+        )
         for row in rows
     )
 
@@ -482,8 +604,10 @@ def reimport(dataset, data: bytes, coordinator) -> Dataset:
     response = client_for(coordinator).post(import_url(copy), body, format="multipart")
     assert response.status_code == 200, response.content
     report = response.json()
-    assert report["rejected"] == [] and report["ignored"] == ["archive.zip/scores.csv: not a .pyr or .pan file",
-                                                              "archive.zip/agreement.csv: not a .pyr or .pan file"]
+    assert report["rejected"] == [] and report["ignored"] == [
+        "archive.zip/scores.csv: not a .pyr or .pan file",
+        "archive.zip/agreement.csv: not a .pyr or .pan file",
+    ]
     return copy
 
 
@@ -495,8 +619,13 @@ def test_archive_holds_the_dataset_and_reimports_to_the_same_scores(db):
     names = archive.namelist()
     assert names == [
         "pyramids/T01.pyr",  # then alice's (1001) and bob's (1002) annotations, named with the peers' lengths in words
-        "pans/1001.T01.M.45.X.1.pan", "pans/1002.T01.M.45.X.1.pan", "pans/1001.T01.M.22.X.2.pan", "pans/1002.T01.M.22.X.2.pan",
-        "scores.csv", "agreement.csv", "manifest.json",
+        "pans/1001.T01.M.45.X.1.pan",
+        "pans/1002.T01.M.45.X.1.pan",
+        "pans/1001.T01.M.22.X.2.pan",
+        "pans/1002.T01.M.22.X.2.pan",
+        "scores.csv",
+        "agreement.csv",
+        "manifest.json",
     ]
     manifest = json.loads(archive.read("manifest.json"))
     assert manifest["annotators"] == {"1001": "alice", "1002": "bob"} and manifest["skipped"] == []
@@ -509,10 +638,22 @@ def test_archive_holds_the_dataset_and_reimports_to_the_same_scores(db):
 
     copy = reimport(demo, data, User.objects.get(username="coordinator"))
     for convention in Convention:
-        assert comparable(results.score_rows(copy.topics.all(), convention)) == comparable(results.score_rows(demo.topics.all(), convention)), \
-            "annotators and pyramid creators keep their names"
-        original, again = results.agreement_rows(demo.topics.all(), convention), results.agreement_rows(copy.topics.all(), convention)
-        keys = ("topic", "peers", "alpha_dice_mean", "alpha_dice_pooled", "alpha_dice_by_peer", "pearson_modified", "mean_abs_diff_modified")
+        assert comparable(results.score_rows(copy.topics.all(), convention)) == comparable(
+            results.score_rows(demo.topics.all(), convention)
+        ), "annotators and pyramid creators keep their names"
+        original, again = (
+            results.agreement_rows(demo.topics.all(), convention),
+            results.agreement_rows(copy.topics.all(), convention),
+        )
+        keys = (
+            "topic",
+            "peers",
+            "alpha_dice_mean",
+            "alpha_dice_pooled",
+            "alpha_dice_by_peer",
+            "pearson_modified",
+            "mean_abs_diff_modified",
+        )
         assert [{k: r[k] for k in keys} for r in again] == [{k: r[k] for k in keys} for r in original] and original
     # and the copy's archive holds the same files again (names kept from the imported files)
     again = zipfile.ZipFile(io.BytesIO(archive_of(client_for(User.objects.get(username="coordinator")), copy)))
@@ -533,11 +674,20 @@ def test_archive_of_a_topic_with_several_pyramids(world, as_user):
     archive = zipfile.ZipFile(io.BytesIO(archive_of(as_user("coord"), world.d1, convention="sacrerouge")))
     manifest = json.loads(archive.read("manifest.json"))
     assert [f["name"] for f in manifest["files"]] == [
-        f"pyramids/pyramid-{world.pyramid.pk}/T1.pyr", f"pyramids/pyramid-{second.pk}/T1.pyr", f"pyramids/pyramid-{empty.pk}/T1.pyr",
+        f"pyramids/pyramid-{world.pyramid.pk}/T1.pyr",
+        f"pyramids/pyramid-{second.pk}/T1.pyr",
+        f"pyramids/pyramid-{empty.pk}/T1.pyr",
         f"pans/pyramid-{world.pyramid.pk}/1001.T1.M.5.X.1.pan",
     ]
     assert [{k: entry[k] for k in ("kind", "id", "topic", "status", "reason")} for entry in manifest["skipped"]] == [
-        {"kind": "pyramid", "id": broken.pk, "topic": "T1", "status": "draft", "reason": "SCU 1: no contributor (DUCView needs at least one)"}]
+        {
+            "kind": "pyramid",
+            "id": broken.pk,
+            "topic": "T1",
+            "status": "draft",
+            "reason": "SCU 1: no contributor (DUCView needs at least one)",
+        }
+    ]
     assert manifest["convention"] == "sacrerouge" and "sacrerouge" in archive.read("scores.csv").decode()
 
 
@@ -552,7 +702,13 @@ def test_archive_bad_convention(world, as_user):
 
 
 def test_annotator_numbers():
-    assert annotator_numbers(["114", "alice", "1001", "bob", "115"]) == {"114": "114", "115": "115", "1001": "1001", "alice": "1002", "bob": "1003"}
+    assert annotator_numbers(["114", "alice", "1001", "bob", "115"]) == {
+        "114": "114",
+        "115": "115",
+        "1001": "1001",
+        "alice": "1002",
+        "bob": "1003",
+    }
 
 
 @pytest.mark.realdata
@@ -564,7 +720,9 @@ def test_duc_topic_round_trip_and_sacrerouge(db):
     dataset = Dataset.objects.create(name="DUC 2006 D0631")
     dataset.coordinators.add(coordinator)
     client = client_for(coordinator)
-    report = post_files(client, dataset, upload("d0631.zip", zipped({f"D0631/{p.name}": p.read_bytes() for p in files}))).json()
+    report = post_files(
+        client, dataset, upload("d0631.zip", zipped({f"D0631/{p.name}": p.read_bytes() for p in files}))
+    ).json()
     assert (report["annotations_created"], report["rejected"]) == (44, []) and report["legacy"]
     pyramid = Pyramid.objects.get(topic__dataset=dataset)
     assert check_against_scoring(pyramid) == 44

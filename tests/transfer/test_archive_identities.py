@@ -7,6 +7,7 @@ login); the importing coordinator attributes a name to an account explicitly, th
 in: the command (``--map-user``), the import page (its *Whose work is it* field) and the API
 (``users``). An adjudicator is restored only when mapped to a coordinator of this very dataset.
 """
+
 import html
 import io
 import json
@@ -21,10 +22,9 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.corpus.roles import COORDINATOR, IMPORTED_ANNOTATOR, role_group
-from annotation.adjudication.models import PyramidAdjudication
-from annotation.adjudication.models import Adjudication
+from annotation.adjudication.models import Adjudication, PyramidAdjudication
 from annotation.corpus.models import Dataset
+from annotation.corpus.roles import COORDINATOR, IMPORTED_ANNOTATOR, role_group
 from annotation.peers.models import PeerAnnotation
 from annotation.pyramids.models import Pyramid
 
@@ -34,7 +34,7 @@ from tests.transfer.test_archive_round_trip import with_manifest
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("in_process_jobs")]
 
 User = get_user_model()
-RENAMED = {"ann1": "admin", "ann2": "coordinator", "ann6": "alice"}   # the names a forged manifest gives
+RENAMED = {"ann1": "admin", "ann2": "coordinator", "ann6": "alice"}  # the names a forged manifest gives
 
 
 @pytest.fixture
@@ -72,16 +72,21 @@ def forged():
 def by_api(forged, users="") -> tuple[int, dict]:
     api = APIClient()
     api.force_authenticate(forged["boss"])
-    answer = api.post(reverse("api:dataset-import", args=[forged["copy"].pk]),
-                      {"files": [SimpleUploadedFile("forged.zip", forged["data"])], "users": users}, format="multipart")
+    answer = api.post(
+        reverse("api:dataset-import", args=[forged["copy"].pk]),
+        {"files": [SimpleUploadedFile("forged.zip", forged["data"])], "users": users},
+        format="multipart",
+    )
     return answer.status_code, answer.json()
 
 
 def by_page(forged, users="") -> tuple[int, str]:
     client = Client()
     client.force_login(forged["boss"])
-    answer = client.post(reverse("setup:ducview", args=[forged["copy"].pk]),
-                         {"files": [SimpleUploadedFile("forged.zip", forged["data"])], "users": users})
+    answer = client.post(
+        reverse("setup:ducview", args=[forged["copy"].pk]),
+        {"files": [SimpleUploadedFile("forged.zip", forged["data"])], "users": users},
+    )
     return answer.status_code, html.unescape(answer.content.decode())
 
 
@@ -90,16 +95,23 @@ def by_command(forged, tmp_path, users="") -> tuple[int, str]:
     path.write_bytes(forged["data"])
     out = StringIO()
     try:
-        call_command("import_ducview", str(path), dataset=forged["copy"].name,
-                     map_user=[u for u in users.split(",") if u], stdout=out)
+        call_command(
+            "import_ducview",
+            str(path),
+            dataset=forged["copy"].name,
+            map_user=[u for u in users.split(",") if u],
+            stdout=out,
+        )
     except CommandError as error:
         return 400, str(error)
     return 200, out.getvalue()
 
 
-PATHS = {"api": lambda forged, tmp_path, users="": by_api(forged, users),
-         "page": lambda forged, tmp_path, users="": by_page(forged, users),
-         "command": by_command}
+PATHS = {
+    "api": lambda forged, tmp_path, users="": by_api(forged, users),
+    "page": lambda forged, tmp_path, users="": by_page(forged, users),
+    "command": by_command,
+}
 
 
 def owners(dataset) -> dict[str, int]:
@@ -107,8 +119,10 @@ def owners(dataset) -> dict[str, int]:
     counts: dict[str, int] = {}
     annotators = PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset, annotator__isnull=False)
     creators = Pyramid.objects.filter(topic__dataset=dataset, creator__isnull=False)
-    names = [*annotators.values_list("annotator__username", flat=True),
-             *creators.values_list("creator__username", flat=True)]
+    names = [
+        *annotators.values_list("annotator__username", flat=True),
+        *creators.values_list("creator__username", flat=True),
+    ]
     for name in names:
         counts[name] = counts.get(name, 0) + 1
     return counts
@@ -162,8 +176,14 @@ def test_an_adjudicator_mapped_to_this_datasets_coordinator_is_restored(forged, 
 
 
 @pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("users, why", [("alice=nobody", "no account 'nobody'"), ("zed=alice", "nobody called 'zed'"),
-                                        ("alice", "is not ARCHIVE_NAME=USERNAME")])
+@pytest.mark.parametrize(
+    "users, why",
+    [
+        ("alice=nobody", "no account 'nobody'"),
+        ("zed=alice", "nobody called 'zed'"),
+        ("alice", "is not ARCHIVE_NAME=USERNAME"),
+    ],
+)
 def test_a_mapping_that_cannot_be_used_imports_nothing(forged, tmp_path, path, users, why):
     status, said = PATHS[path](forged, tmp_path, users)
     assert status == 400 and why in str(said), said
@@ -175,7 +195,9 @@ def test_names_are_mapped_for_archives_only(forged, tmp_path):
     name = next(n for n in pan.namelist() if n.endswith(".pan"))
     api = APIClient()
     api.force_authenticate(forged["boss"])
-    answer = api.post(reverse("api:dataset-import", args=[forged["copy"].pk]),
-                      {"files": [SimpleUploadedFile(name.rsplit("/", 1)[-1], pan.read(name))], "users": "alice=alice"},
-                      format="multipart")
+    answer = api.post(
+        reverse("api:dataset-import", args=[forged["copy"].pk]),
+        {"files": [SimpleUploadedFile(name.rsplit("/", 1)[-1], pan.read(name))], "users": "alice=alice"},
+        format="multipart",
+    )
     assert answer.status_code == 400 and "only for a dataset archive" in str(answer.json())

@@ -13,6 +13,7 @@ was taken.
 The tests run on the suite's engine in this process; under PostgreSQL (CI) ``test_the_sqlite_path``
 runs them again in a pytest of their own on SQLite, so both engines are tested on every run.
 """
+
 import json
 import os
 import sqlite3
@@ -30,17 +31,17 @@ from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
 from annotation.corpus.models import Dataset
-from annotation.history.models import Change
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import SCU
-from annotation.peers import actions as peer_actions
-from annotation.pyramids import actions as pyramid_actions
 from annotation.history.changes import undo
+from annotation.history.models import Change
+from annotation.peers import actions as peer_actions
+from annotation.peers.models import PeerAnnotation
 from annotation.peers.recompute import stale_work
+from annotation.pyramids import actions as pyramid_actions
+from annotation.pyramids.models import SCU
 
+from tests.dashboards import toy
 from tests.dashboards.conftest import _eager_tasks  # noqa: F401  (fixtures: Celery tasks in-process)
 from tests.dashboards.helpers import build_lived_in, coordinator_of
-from tests.dashboards import toy
 from tests.transfer.instance import answers, edits
 
 pytestmark = pytest.mark.django_db(transaction=True)  # committed data: what another process (pg_dump, the restore) sees
@@ -48,6 +49,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 # --- the world ------------------------------------------------------------------------------
+
 
 def edited(dataset) -> None:
     """Edits through the actions people use (so they are in the history): an SCU relabelled, a
@@ -87,7 +89,6 @@ class Editor(threading.Thread):
             connection.close()
 
 
-
 def until(condition, what: str, editors) -> None:
     deadline = time.monotonic() + 60
     while not condition():
@@ -98,11 +99,16 @@ def until(condition, what: str, editors) -> None:
 
 def busy_annotation(name: str) -> PeerAnnotation:
     dataset = toy.build(name)
-    return PeerAnnotation.objects.get(pyramid__topic__dataset=dataset, pyramid__topic__external_id="T1",
-                                      peer__external_id="2", annotator__username="ann1")
+    return PeerAnnotation.objects.get(
+        pyramid__topic__dataset=dataset,
+        pyramid__topic__external_id="T1",
+        peer__external_id="2",
+        annotator__username="ann1",
+    )
 
 
 # --- the restored instance, in processes of its own -----------------------------------------
+
 
 def env_for(database_url: str) -> dict:
     """A process of the app on ``database_url``, without a broker: the restore's stale-results sweep
@@ -112,14 +118,26 @@ def env_for(database_url: str) -> dict:
 
 
 def manage(database_url: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env_for(database_url),
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO,
+        env=env_for(database_url),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def instance_answers(database_url: str, *args) -> dict:
     code = "import sys, django; django.setup(); from tests.transfer.instance import main; main(sys.argv[1:])"
-    done = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=REPO, env=env_for(database_url),
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)],
+        cwd=REPO,
+        env=env_for(database_url),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 
@@ -135,7 +153,12 @@ def fresh_database(tmp_path):
 
     s = connection.settings_dict
     name = f"{s['NAME']}_restored"
-    server = {"host": s["HOST"] or None, "port": s["PORT"] or None, "user": s["USER"] or None, "password": s["PASSWORD"] or None}
+    server = {
+        "host": s["HOST"] or None,
+        "port": s["PORT"] or None,
+        "user": s["USER"] or None,
+        "password": s["PASSWORD"] or None,
+    }
 
     def run(*statements):
         with psycopg.connect(dbname="postgres", autocommit=True, **server) as admin:
@@ -150,6 +173,7 @@ def fresh_database(tmp_path):
 
 # --- the tests ------------------------------------------------------------------------------
 
+
 def test_a_backup_taken_while_people_edit_restores_to_the_same_instance(tmp_path, fresh_database):
     dataset = build_lived_in("Backed up")
     coordinator = coordinator_of(dataset)
@@ -157,7 +181,9 @@ def test_a_backup_taken_while_people_edit_restores_to_the_same_instance(tmp_path
     held, busy = busy_annotation("Busy 1"), busy_annotation("Busy 2")
     assert stale_work() == ([], []), "every result is stored before the backup"
     before = answers(dataset.name, coordinator)
-    assert len(before["history"]) == 6 and Change.objects.filter(undo_state="undone").count() == 1, "history (an adjudication, a pyramid adjudication, 4 edits), an action undone"
+    assert len(before["history"]) == 6 and Change.objects.filter(undo_state="undone").count() == 1, (
+        "history (an adjudication, a pyramid adjudication, 4 edits), an action undone"
+    )
     assert len(before["scores"]) > 10 and before["agreement"] and before["dashboard"]
 
     backup = tmp_path / "backups" / "pyramid.backup"
@@ -176,7 +202,11 @@ def test_a_backup_taken_while_people_edit_restores_to_the_same_instance(tmp_path
         seconds, writer_after = time.monotonic() - started, writer.committed
         assert holder.committed == holder_committed and holder.is_alive(), "the backup never waited for the open action"
         holder.release.set()
-        until(lambda: holder.committed > holder_committed and writer.committed > writer_after, "the editors to go on", editors)
+        until(
+            lambda: holder.committed > holder_committed and writer.committed > writer_after,
+            "the editors to go on",
+            editors,
+        )
     finally:
         holder.hold.clear()
         holder.release.set()
@@ -186,25 +216,38 @@ def test_a_backup_taken_while_people_edit_restores_to_the_same_instance(tmp_path
     assert holder.error is None and writer.error is None, (holder.error, writer.error)
     assert out.getvalue().strip() == f"Wrote {backup} ({backup.stat().st_size:,} bytes, {connection.vendor} backup)."
     assert [p.name for p in backup.parent.iterdir()] == ["pyramid.backup"], "no temporary file left behind"
-    print(f"backup: {seconds:.2f} s, {backup.stat().st_size:,} bytes, the writer committed " f"{writer_after - writer_before} action(s) meanwhile")
+    print(
+        f"backup: {seconds:.2f} s, {backup.stat().st_size:,} bytes, the writer committed "
+        f"{writer_after - writer_before} action(s) meanwhile"
+    )
 
     first = manage(fresh_database, "restore", str(backup))
     assert first.returncode == 0, first.stderr
-    assert f"Restored {backup}" in first.stdout and "datasets 3" in first.stdout and "Stale results:" in first.stdout, first.stdout
-    forced = manage(fresh_database, "restore", "--force", str(backup))  # over a populated database (refused without --force: below)
+    assert f"Restored {backup}" in first.stdout and "datasets 3" in first.stdout and "Stale results:" in first.stdout, (
+        first.stdout
+    )
+    forced = manage(
+        fresh_database, "restore", "--force", str(backup)
+    )  # over a populated database (refused without --force: below)
     assert forced.returncode == 0, forced.stderr
 
     restored = instance_answers(fresh_database, dataset.name, coordinator.username, held.pk, busy.pk)
     for part in before:
         assert restored["answers"][part] == before[part], part
     holder_edits, writer_edits = restored["edits"][str(held.pk)], restored["edits"][str(busy.pk)]
-    assert holder_edits["actions"] == holder_committed, "the action open during the backup is not in it, every committed one is"
+    assert holder_edits["actions"] == holder_committed, (
+        "the action open during the backup is not in it, every committed one is"
+    )
     assert writer_before <= writer_edits["actions"] <= writer_after + 1
     initial_matches = len(toy.MATCHES["T1"]["2"]["ann1"])
     for copy in (holder_edits, writer_edits):  # whole actions only: each match with its record and revision
-        assert copy["matches"] == initial_matches + copy["actions"] and copy["revision"] == copy["last_action_revision"], copy
+        assert (
+            copy["matches"] == initial_matches + copy["actions"] and copy["revision"] == copy["last_action_revision"]
+        ), copy
     live = edits(held.pk)
-    assert live["actions"] > holder_committed and live["matches"] == initial_matches + live["actions"], "the source went on"
+    assert live["actions"] > holder_committed and live["matches"] == initial_matches + live["actions"], (
+        "the source went on"
+    )
 
 
 def test_a_file_of_the_other_engine_or_no_backup_is_refused(tmp_path):
@@ -214,7 +257,9 @@ def test_a_file_of_the_other_engine_or_no_backup_is_refused(tmp_path):
         expected = "is a SQLite database file, but the configured database (DATABASE_URL) is postgresql"
     else:
         other.write_bytes(b"PGDMP\x01\x0e\x00\x04\x08\x01\x01" + bytes(100))  # a custom-format dump's header
-        expected = "is a PostgreSQL dump (pg_dump --format=custom), but the configured database (DATABASE_URL) is sqlite"
+        expected = (
+            "is a PostgreSQL dump (pg_dump --format=custom), but the configured database (DATABASE_URL) is sqlite"
+        )
     with pytest.raises(CommandError, match=expected.replace("(", r"\(").replace(")", r"\)")):
         call_command("restore", str(other), force=True)
     junk = tmp_path / "notes.txt"
@@ -230,7 +275,9 @@ def test_a_database_holding_data_is_not_replaced_without_force(tmp_path):
     Dataset.objects.create(name="Written after the backup")
     with pytest.raises(CommandError, match=r"already holds data \(annotation_.*\): a restore replaces it all.*--force"):
         call_command("restore", str(backup), stdout=StringIO())
-    assert set(Dataset.objects.values_list("name", flat=True)) == {dataset.name, "Written after the backup"}, "nothing replaced"
+    assert set(Dataset.objects.values_list("name", flat=True)) == {dataset.name, "Written after the backup"}, (
+        "nothing replaced"
+    )
 
 
 @pytest.mark.postgres
@@ -250,7 +297,9 @@ def test_a_pg_dump_older_than_the_server_or_failing_writes_nothing(tmp_path, mon
 
     fake.write_text('#!/bin/sh\necho "pg_dump (PostgreSQL) 14.10 (Debian 14.10-1)"\n')
     fake.chmod(0o755)
-    with pytest.raises(CommandError, match="version 14 cannot dump this PostgreSQL 15 server; install the PostgreSQL 15 client"):
+    with pytest.raises(
+        CommandError, match="version 14 cannot dump this PostgreSQL 15 server; install the PostgreSQL 15 client"
+    ):
         call_command("backup", str(previous))
 
     fake.write_text(f"""#!/bin/sh
@@ -264,16 +313,28 @@ echo "pg_dump: error: connection lost" >&2; exit 1
     assert "pg_dump failed (exit 1): pg_dump: error: connection lost" in str(refused.value)
     assert "pa55-word" not in str(refused.value)
     command_line, environment = log.read_text().splitlines()
-    assert "--format=custom" in command_line and "pa55-word" not in command_line and environment == "PGPASSWORD=pa55-word"
-    assert previous.read_bytes() == b"PGDMP the previous backup" and [p.name for p in backups.iterdir()] == ["pyramid.backup"]
+    assert (
+        "--format=custom" in command_line and "pa55-word" not in command_line and environment == "PGPASSWORD=pa55-word"
+    )
+    assert previous.read_bytes() == b"PGDMP the previous backup" and [p.name for p in backups.iterdir()] == [
+        "pyramid.backup"
+    ]
 
 
 @pytest.mark.postgres
 def test_the_sqlite_path(tmp_path):
     """The tests above, on SQLite, in a pytest of their own (the suite runs on PostgreSQL)."""
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | {"DATABASE_URL": f"sqlite:///{tmp_path / 'app.sqlite3'}"}
-    done = subprocess.run([sys.executable, "-m", "pytest", __file__, "-q", "-p", "no:cacheprovider", "-m", "not postgres", "-s"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | {
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'app.sqlite3'}"
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", __file__, "-q", "-p", "no:cacheprovider", "-m", "not postgres", "-s"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     print(done.stdout[-3000:])
     assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
     assert "3 passed" in done.stdout and "skipped" not in done.stdout, done.stdout[-2000:]

@@ -2,6 +2,7 @@
 a zip imported with its annotator table, then again without it, stored every annotation twice (the
 second by an unknown annotator). The command lists those copies, removes them with ``--apply``,
 keeps the annotator's, and never removes an annotation that differs or that anything rests on."""
+
 import csv
 import io
 
@@ -20,12 +21,19 @@ pytestmark = pytest.mark.django_db
 
 def copy_of(annotation: PeerAnnotation, *, source=None, drop_a_match=False) -> PeerAnnotation:
     """What the old import stored on the second import: the same file again, by an unknown annotator."""
-    copy = PeerAnnotation.objects.create(peer=annotation.peer, pyramid=annotation.pyramid, annotator=None,
-                                         status=annotation.status, source=annotation.source if source is None else source)
+    copy = PeerAnnotation.objects.create(
+        peer=annotation.peer,
+        pyramid=annotation.pyramid,
+        annotator=None,
+        status=annotation.status,
+        source=annotation.source if source is None else source,
+    )
     matches = list(annotation.matches.order_by("pk"))
     for match in matches[1:] if drop_a_match else matches:
         new = PeerMatch.objects.create(annotation=copy, scu=match.scu)
-        PeerMatchPart.objects.bulk_create([PeerMatchPart(match=new, start=p.start, end=p.end) for p in match.parts.all()])
+        PeerMatchPart.objects.bulk_create(
+            [PeerMatchPart(match=new, start=p.start, end=p.end) for p in match.parts.all()]
+        )
     return copy
 
 
@@ -64,8 +72,10 @@ def test_a_dry_run_lists_the_copies_and_apply_removes_only_them(old_database):
     out = run()
     assert "2 copies found; nothing removed" in out
     listed = [line for line in out.splitlines() if "again" in line]
-    assert [(f"annotation {c.pk} " in line, f"annotation {originals[c.peer.external_id].pk} of annotator 201" in line)
-            for c, line in zip(copies, listed, strict=True)] == [(True, True)] * 2
+    assert [
+        (f"annotation {c.pk} " in line, f"annotation {originals[c.peer.external_id].pk} of annotator 201" in line)
+        for c, line in zip(copies, listed, strict=True)
+    ] == [(True, True)] * 2
     assert set(PeerAnnotation.objects.values_list("pk", flat=True)) == before, "a dry run removes nothing"
     assert "2 copies removed" in run("--apply", "--dataset", "old")
     after = set(PeerAnnotation.objects.values_list("pk", flat=True))

@@ -1,5 +1,6 @@
 """Real DUC data: importing ../shared/data and exporting with the nist convention reproduces NIST's
 official tables for all 761 peer annotations; agreement on D0631 matches NLTK computed from the files."""
+
 import json
 from io import StringIO
 
@@ -8,7 +9,7 @@ from django.core.management import call_command
 
 from annotation import formats
 from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Contributor, Pyramid, SCU
+from annotation.pyramids.models import SCU, Contributor, Pyramid
 from scoring.agreement import dice_distance
 
 from tests.conftest import shared_data
@@ -42,9 +43,10 @@ def duc(django_db_setup, django_db_blocker):
         from django.db import transaction
 
         with transaction.atomic():
-            outputs = (run("import_ducview", str(d2006)),
-                       run("import_ducview", str(d2007),
-                           annotators=str(d2007 / "annotator-table.txt")))
+            outputs = (
+                run("import_ducview", str(d2006)),
+                run("import_ducview", str(d2007), annotators=str(d2007 / "annotator-table.txt")),
+            )
             yield d2006, d2007, outputs
             transaction.set_rollback(True)
 
@@ -56,9 +58,15 @@ def test_every_official_score_is_reproduced(duc):
     assert len(peers) == 761
     expected = official_table(d2006 / "scoring" / "2006_modified_scores.txt", True)
     # DUC 2007 names its peer annotators in annotator-table.txt (topic, pyramid creator, peer annotator)
-    annotator_of = {line.split()[0]: line.split()[-1] for line in (d2007 / "annotator-table.txt").read_text().splitlines()[1:] if line.strip()}
-    expected |= {(topic, peer, annotator_of[topic]): value
-                 for (topic, peer, _), value in official_table(d2007 / "scoring" / "2007_modified_scores.txt", False).items()}
+    annotator_of = {
+        line.split()[0]: line.split()[-1]
+        for line in (d2007 / "annotator-table.txt").read_text().splitlines()[1:]
+        if line.strip()
+    }
+    expected |= {
+        (topic, peer, annotator_of[topic]): value
+        for (topic, peer, _), value in official_table(d2007 / "scoring" / "2007_modified_scores.txt", False).items()
+    }
     mismatches = []
     for row in peers:
         annotator = row["annotator"] or None
@@ -77,8 +85,19 @@ def test_import_report_and_legacy_flags(duc):
     assert "files: 482 (0 rejected)" in out2006 and "peer annotations: 462 created" in out2006
     assert "files: 322 (0 rejected)" in out2007 and "peer annotations: 299 created" in out2007
     assert "SCU 237" in out2006 and "parts in references D, G" in out2006
-    flagged = {(c.scu.pyramid.topic.external_id, c.scu.uid) for c in Contributor.objects.exclude(legacy_issue="").select_related("scu__pyramid__topic")}
-    assert flagged == {("D0631", 237), ("D0701", 36), ("D0706", 10), ("D0724", 67), ("D0727", 70), ("D0729", 139), ("D0739", 62)}
+    flagged = {
+        (c.scu.pyramid.topic.external_id, c.scu.uid)
+        for c in Contributor.objects.exclude(legacy_issue="").select_related("scu__pyramid__topic")
+    }
+    assert flagged == {
+        ("D0631", 237),
+        ("D0701", 36),
+        ("D0706", 10),
+        ("D0724", 67),
+        ("D0727", 70),
+        ("D0729", 139),
+        ("D0739", 62),
+    }
 
 
 def test_reimport_adds_nothing(duc):
@@ -113,12 +132,28 @@ def test_agreement_on_d0631_matches_nltk_from_the_files(duc):
     for peer, value in per_peer.items():
         assert row["alpha_dice_by_peer"][peer]["value"] == pytest.approx(value, abs=1e-9)
     assert row["alpha_dice_mean"] == pytest.approx(sum(per_peer.values()) / len(per_peer), abs=1e-9)
-    assert row["alpha_dice_pooled"] == pytest.approx(AnnotationTask(data=pooled, distance=dice_distance).alpha(), abs=1e-9)
+    assert row["alpha_dice_pooled"] == pytest.approx(
+        AnnotationTask(data=pooled, distance=dice_distance).alpha(), abs=1e-9
+    )
     assert -1 <= row["pearson_ci"][0] < row["pearson_modified"] < row["pearson_ci"][1] <= 1
     assert 0 < row["mean_abs_diff_modified"] < 0.2
 
 
 def test_csv_export_has_the_documented_columns(duc):
     header = run("export_scores", dataset="duc2006", format="csv", convention="sacrerouge").splitlines()[0]
-    assert header.split(",") == ["dataset", "topic", "summary", "kind", "annotator", "version", "modified", "modified_jk", "original",
-                                 "matched_scus", "repetitions", "non_matching", "observed_weight", "convention"]
+    assert header.split(",") == [
+        "dataset",
+        "topic",
+        "summary",
+        "kind",
+        "annotator",
+        "version",
+        "modified",
+        "modified_jk",
+        "original",
+        "matched_scus",
+        "repetitions",
+        "non_matching",
+        "observed_weight",
+        "convention",
+    ]

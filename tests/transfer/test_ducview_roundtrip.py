@@ -1,13 +1,14 @@
 """Import -> export -> import gives the same model and the same scores; bad files write nothing."""
+
 import pytest
 from django.contrib.auth.models import User
 
 from annotation.corpus.models import Dataset
 from annotation.peers.models import PeerAnnotation
+from annotation.peers.results import score_rows
 from annotation.pyramids.models import Pyramid
 from annotation.transfer.ducview_export import export_annotation, export_pyramid
 from annotation.transfer.ducview_import import ImportReport, _canonical_db_pyramid, import_file
-from annotation.peers.results import score_rows
 from scoring.model import Convention
 
 from tests.conftest import shared_data
@@ -27,7 +28,9 @@ def assert_same(first: str, second: str):
     a = Pyramid.objects.get(topic__dataset__name=first)
     b = Pyramid.objects.get(topic__dataset__name=second)
     assert _canonical_db_pyramid(a) == _canonical_db_pyramid(b)
-    assert dict(a.topic.referencesummarys.values_list("external_id", "text")) == dict(b.topic.referencesummarys.values_list("external_id", "text"))
+    assert dict(a.topic.referencesummarys.values_list("external_id", "text")) == dict(
+        b.topic.referencesummarys.values_list("external_id", "text")
+    )
     for convention in Convention:
         rows = [score_rows(Dataset.objects.get(name=n).topics.all(), convention) for n in (first, second)]
         strip = [[{k: v for k, v in r.items() if k != "dataset"} for r in rs] for rs in rows]
@@ -57,7 +60,10 @@ def test_malformed_and_hostile_files_write_nothing():
         pytest.skip("the format fixtures are missing")
     before = (Pyramid.objects.count(), PeerAnnotation.objects.count(), User.objects.count())
     hostile = b'<?xml version="1.0"?><!DOCTYPE p [<!ENTITY x SYSTEM "file:///etc/passwd">]><pyramid><text><line>&x;</line></text></pyramid>'
-    bomb = b'<?xml version="1.0"?><!DOCTYPE p [<!ENTITY a "aaaaaaaaaa"><!ENTITY b ' b'"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><pyramid><text><line>&b;</line></text></pyramid>'
+    bomb = (
+        b'<?xml version="1.0"?><!DOCTYPE p [<!ENTITY a "aaaaaaaaaa"><!ENTITY b '
+        b'"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><pyramid><text><line>&b;</line></text></pyramid>'
+    )
     truncated = good.read_bytes()[: len(good.read_bytes()) // 2]
     for name, data in [("D0999.pyr", hostile), ("D0999.pyr", bomb), ("1.D0999.M.100.A.1.pan", truncated)]:
         report = import_bytes(name, data, "hostile")

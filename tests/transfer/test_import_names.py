@@ -1,6 +1,7 @@
 """Importing DUCView files: names are hints, peers keep their ids as written, imported annotators
 cannot log in and are bounded per import, every file's fate is reported, ids too long for their
 columns are refused with the reason."""
+
 import json
 from io import StringIO
 from pathlib import Path
@@ -10,11 +11,11 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from annotation.formats import NameOptions
 from annotation.corpus.models import Dataset, PeerSummary, Topic
+from annotation.corpus.roles import IMPORTED_ANNOTATOR
+from annotation.formats import NameOptions
 from annotation.peers.models import PeerAnnotation
 from annotation.pyramids.models import Pyramid
-from annotation.corpus.roles import IMPORTED_ANNOTATOR
 from annotation.transfer.ducview_import import ImportReport, import_file, import_paths
 
 from tests.conftest import shared_data
@@ -37,16 +38,30 @@ def run_import(files, options=None, dataset="names"):
 
 
 def fates(report):
-    return [(o["file"], o["status"], o.get("topic"), o.get("topic_from"), o.get("peer"), o.get("peer_from"),
-             o.get("annotator"), o.get("annotator_from")) for o in report.outcomes]
+    return [
+        (
+            o["file"],
+            o["status"],
+            o.get("topic"),
+            o.get("topic_from"),
+            o.get("peer"),
+            o.get("peer_from"),
+            o.get("annotator"),
+            o.get("annotator_from"),
+        )
+        for o in report.outcomes
+    ]
 
 
 def test_names_come_from_the_nist_name_then_content_then_options_then_stem():
-    report = run_import([
-        ("3.D0999.M.100.A.01.pan", PAN),                   # NIST name: everything from it
-        ("renamed.pan", PAN),                              # content gives the topic, the stem the peer
-        ("no-topic.pan", PAN_NO_TOPIC),                    # nothing in the content: options, then stem
-    ], NameOptions(topic=None, annotator="7", peer=None))
+    report = run_import(
+        [
+            ("3.D0999.M.100.A.01.pan", PAN),  # NIST name: everything from it
+            ("renamed.pan", PAN),  # content gives the topic, the stem the peer
+            ("no-topic.pan", PAN_NO_TOPIC),  # nothing in the content: options, then stem
+        ],
+        NameOptions(topic=None, annotator="7", peer=None),
+    )
     assert fates(report) == [
         ("3.D0999.M.100.A.01.pan", "imported", "D0999", "file name", "01", "file name", "3", "file name"),
         ("renamed.pan", "imported", "T0001", "content", "renamed", "file stem", "7", "option"),
@@ -92,7 +107,9 @@ def test_new_annotators_per_import_are_bounded(settings):
     report = run_import([(f"{n}.D0999.M.100.A.{n}.pan", PAN) for n in range(1, 6)])
     assert report.annotators_created == ["1", "2"] and User.objects.count() == users + 2
     assert [o["status"] for o in report.outcomes] == ["imported", "imported", "rejected", "rejected", "rejected"]
-    assert "IMPORT_MAX_NEW_ANNOTATORS" in report.rejected[0] and report.rejected[0].startswith("3.D0999.M.100.A.3.pan: ")
+    assert "IMPORT_MAX_NEW_ANNOTATORS" in report.rejected[0] and report.rejected[0].startswith(
+        "3.D0999.M.100.A.3.pan: "
+    )
     assert PeerAnnotation.objects.count() == 2
 
 
@@ -106,10 +123,19 @@ def test_ids_longer_than_their_columns_are_refused_with_the_reason():
 
 def test_command_options_and_verbose_report_list_every_file(tmp_path):
     (tmp_path / "a.pan").write_bytes(PAN_NO_TOPIC)
-    (tmp_path / "b.pyr").write_bytes(PYR.replace(b"<scu uid=\"4\"", b"<scu uid=\"-4\"", 1))
+    (tmp_path / "b.pyr").write_bytes(PYR.replace(b'<scu uid="4"', b'<scu uid="-4"', 1))
     out, err = StringIO(), StringIO()
     with pytest.raises(CommandError, match="1 file\\(s\\) rejected"):
-        call_command("import_ducview", str(tmp_path), topic="T7", peer="9", annotator="ann", verbose_report=True, stdout=out, stderr=err)
+        call_command(
+            "import_ducview",
+            str(tmp_path),
+            topic="T7",
+            peer="9",
+            annotator="ann",
+            verbose_report=True,
+            stdout=out,
+            stderr=err,
+        )
     text = out.getvalue()
     assert "a.pan: imported; topic T7 (option), peer 9 (option), annotator ann (option)" in text
     assert "b.pyr: rejected — pyramid <scu> 2: uid -4 is out of range" in text

@@ -4,6 +4,7 @@ computation: plain character sets of the stored parts, a linear program for the 
 pair-counting and B-cubed definitions written out, the krippendorff package for alpha; and against
 the same figures computed from the files themselves (``agreement_inputs.span_pyramids``, the figures
 printed in docs/pyramid-agreement.md)."""
+
 from pathlib import Path
 
 import krippendorff
@@ -11,10 +12,10 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.formats.ducview import parse_pyramid
 from annotation.corpus.models import Topic
-from annotation.pyramids.models import Contributor, PyramidAgreement
+from annotation.formats.ducview import parse_pyramid
 from annotation.pyramids.agreement_inputs import span_pyramids
+from annotation.pyramids.models import Contributor, PyramidAgreement
 from annotation.transfer.pyramid_sets import import_pyramid_set
 from scoring.pyramid_agreement import pairwise
 
@@ -24,8 +25,13 @@ from tests.scoring.test_pyramid_agreement import _best_matching_total
 
 pytestmark = [pytest.mark.django_db, pytest.mark.realdata]
 # path order, the order they are imported in (the first file's texts are the topic's references)
-MATTER = ("12_10_09_MATTER.pyr", "Becky_MATTER.pyr", "IA/12_10_09_MATTER_fixed.pyr",
-          "IA/Yinghui_12_10_09_MATTER_fixed.pyr", "Yinghui_12_10_09_MATTER.pyr")
+MATTER = (
+    "12_10_09_MATTER.pyr",
+    "Becky_MATTER.pyr",
+    "IA/12_10_09_MATTER_fixed.pyr",
+    "IA/Yinghui_12_10_09_MATTER_fixed.pyr",
+    "Yinghui_12_10_09_MATTER.pyr",
+)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +64,9 @@ def test_the_stored_figures_match_an_independent_computation(matter):
     agreement = PyramidAgreement.objects.get(topic=topic)
     assert agreement.is_current and len(agreement.values["pairs"]) == 10
     chars, scu_of = independent.contributor_characters(topic), {}
-    for contributor_id, pyramid_id, uid in Contributor.objects.filter(scu__pyramid__topic=topic).values_list("id", "scu__pyramid_id", "scu__uid"):
+    for contributor_id, pyramid_id, uid in Contributor.objects.filter(scu__pyramid__topic=topic).values_list(
+        "id", "scu__pyramid_id", "scu__uid"
+    ):
         scu_of[contributor_id] = (pyramid_id, uid)
     by_pyramid = {}
     for contributor_id, (pyramid_id, _) in scu_of.items():
@@ -78,18 +86,29 @@ def test_the_stored_figures_match_an_independent_computation(matter):
         # clustering, from the definitions
         same_a, same_b = independent.same_scu_pairs(aligned, chars, scu_of)
         both = sum(x and y for x, y in zip(same_a, same_b, strict=True))
-        assert (pair["pairs"], pair["together_a"], pair["together_b"], pair["together_both"]) == (len(same_a), sum(same_a), sum(same_b), both)
+        assert (pair["pairs"], pair["together_a"], pair["together_b"], pair["together_both"]) == (
+            len(same_a),
+            sum(same_a),
+            sum(same_b),
+            both,
+        )
         assert pair["pairwise_precision"] == pytest.approx(both / sum(same_b))
         assert pair["pairwise_recall"] == pytest.approx(both / sum(same_a))
         cluster_a = {a: {x for x, _, _ in aligned if scu_of[x] == scu_of[a]} for a, _, _ in aligned}
         cluster_b = {b: {y for _, y, _ in aligned if scu_of[y] == scu_of[b]} for _, b, _ in aligned}
         partner = {b: a for a, b, _ in aligned}
-        precision = np.mean([len(cluster_a[a] & {partner[y] for y in cluster_b[b]}) / len(cluster_b[b]) for a, b, _ in aligned])
-        recall = np.mean([len(cluster_a[a] & {partner[y] for y in cluster_b[b]}) / len(cluster_a[a]) for a, b, _ in aligned])
+        precision = np.mean(
+            [len(cluster_a[a] & {partner[y] for y in cluster_b[b]}) / len(cluster_b[b]) for a, b, _ in aligned]
+        )
+        recall = np.mean(
+            [len(cluster_a[a] & {partner[y] for y in cluster_b[b]}) / len(cluster_a[a]) for a, b, _ in aligned]
+        )
         assert (pair["bcubed_precision"], pair["bcubed_recall"]) == pytest.approx((precision, recall))
         data = np.array([same_a, same_b], dtype=float)
         if len(np.unique(data)) > 1:
-            assert pair["alpha"] == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+            assert pair["alpha"] == pytest.approx(
+                krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
+            )
         # SCUs: as many shared aligned contributors as the best one-to-one matching of SCUs allows
         scus_a = sorted({scu_of[c] for c in ca})
         scus_b = sorted({scu_of[c] for c in cb})
@@ -109,8 +128,19 @@ def test_the_stored_figures_are_those_of_the_files(matter, folder):
     for (na, nb), result in files.items():
         stored = pairs[(ids[MATTER.index(na)], ids[MATTER.index(nb)])]
         c = result.clustering
-        assert (stored["aligned"], stored["exact"], stored["pairs"], stored["scus_matched"], stored["scus_identical"]) == \
-            (len(result.contributors.aligned), result.contributors.exact, c.pairs, len(result.scus.matched), result.scus.identical)
+        assert (
+            stored["aligned"],
+            stored["exact"],
+            stored["pairs"],
+            stored["scus_matched"],
+            stored["scus_identical"],
+        ) == (
+            len(result.contributors.aligned),
+            result.contributors.exact,
+            c.pairs,
+            len(result.scus.matched),
+            result.scus.identical,
+        )
         for key in ("pairwise_precision", "pairwise_recall", "bcubed_precision", "bcubed_recall"):
             assert stored[key] == pytest.approx(getattr(c, key)), (na, nb, key)
         assert stored["alpha"] == pytest.approx(c.alpha.value)
@@ -120,9 +150,16 @@ def test_the_stored_figures_are_those_of_the_files(matter, folder):
     printed = [line.split() for line in docs.split("```")[1].splitlines()[2:]]
     assert len(printed) == 10
     for (a, b), stored, words in zip(sorted(pairs), [pairs[k] for k in sorted(pairs)], printed, strict=True):
+
         def f(key, stored=stored):
             return f"{stored[key]:.3f}"
+
         assert words[0] == f"#{ids.index(a) + 1}" and words[2] == f"#{ids.index(b) + 1}"
-        assert words[4:] == [str(stored["aligned"]), "/".join(f(k) for k in ("pairwise_precision", "pairwise_recall", "pairwise_f1")),
-                             "/".join(f(k) for k in ("bcubed_precision", "bcubed_recall", "bcubed_f1")), f"{stored['alpha']:.2f}",
-                             f"{stored['scus_matched']}/{stored['scus_identical']}", str(stored["scores"]["nist"]["n"])]
+        assert words[4:] == [
+            str(stored["aligned"]),
+            "/".join(f(k) for k in ("pairwise_precision", "pairwise_recall", "pairwise_f1")),
+            "/".join(f(k) for k in ("bcubed_precision", "bcubed_recall", "bcubed_f1")),
+            f"{stored['alpha']:.2f}",
+            f"{stored['scus_matched']}/{stored['scus_identical']}",
+            str(stored["scores"]["nist"]["n"]),
+        ]

@@ -2,7 +2,7 @@
 same statement, on a populated world (two datasets, three topics, pyramids, annotations): both
 write, or read, the same rows, edge cases included."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from django.apps import apps
@@ -10,7 +10,7 @@ from django.db import connection, transaction
 
 from annotation.corpus.models import ReferenceSummary
 from annotation.peers.models import PeerAnnotation, PeerMatch
-from annotation.pyramids.models import Contributor, Pyramid, SCU
+from annotation.pyramids.models import SCU, Contributor, Pyramid
 from annotation.transfer import backup, queries
 
 from tests.foundation import factories
@@ -73,7 +73,7 @@ def test_inserted_rows_and_their_ids_are_those_of_bulk_create(world):
 def test_inserted_rows_keep_nulls_timestamps_and_empty_texts(world):
     scus = list(SCU.objects.order_by("pk"))
     annotations = list(PeerAnnotation.objects.order_by("pk"))
-    when = datetime(2006, 5, 4, 3, 2, 1, tzinfo=timezone.utc)
+    when = datetime(2006, 5, 4, 3, 2, 1, tzinfo=UTC)
     stamp = PeerMatch._meta.get_field("created_at").get_db_prep_save(when, connection)
     rows = [
         (a.pk, scu.pk if scu.pyramid_id == a.pyramid_id else None, note, stamp)

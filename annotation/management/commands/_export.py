@@ -1,4 +1,5 @@
 """What export_scores and export_agreement share: their options (rows are written by peers.results.write_rows)."""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from scoring.model import Convention
@@ -14,8 +15,11 @@ class ExportCommand(BaseCommand):
         parser.add_argument("--dataset", help="only this dataset (default: all)")
         parser.add_argument("--convention", choices=[c.value for c in Convention], default=Convention.NIST.value)
         parser.add_argument("--format", choices=["json", "csv"], required=True)
-        parser.add_argument("--include-unfinished", action="store_true",
-                            help="also count annotations not marked done that have at least one match (rows say their status)")
+        parser.add_argument(
+            "--include-unfinished",
+            action="store_true",
+            help="also count annotations not marked done that have at least one match (rows say their status)",
+        )
 
     def rows(self, topics, convention: Convention, include_unfinished: bool) -> list[dict]:
         raise NotImplementedError

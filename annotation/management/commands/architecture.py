@@ -1,6 +1,7 @@
 """Write docs/architecture.md: each concept's home, every URL pattern, Celery task and score function
 with the module that holds it, read from the code itself (so the page cannot drift: a test
 regenerates it and compares)."""
+
 from django.core.management.base import BaseCommand
 
 from annotation.architecture import render

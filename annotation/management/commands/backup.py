@@ -6,8 +6,11 @@ from annotation.transfer.backup import BackupError, backup
 
 
 class Command(BaseCommand):
-    help = ("Write a consistent copy of the whole database to FILE while the app runs: SQLite's online backup "
-            "(a SQLite file), PostgreSQL's pg_dump --format=custom (see docs/backup.md). FILE is replaced only " "once complete.")
+    help = (
+        "Write a consistent copy of the whole database to FILE while the app runs: SQLite's online backup "
+        "(a SQLite file), PostgreSQL's pg_dump --format=custom (see docs/backup.md). FILE is replaced only "
+        "once complete."
+    )
     # Like the export commands: no system checks (the URL check imports every view), a backup needs none.
     requires_system_checks = []
 

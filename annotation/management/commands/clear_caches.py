@@ -2,18 +2,21 @@
 stale and recomputed (``score_events.touch_topics_wholly``, ``lightweight.runs.touch``). The app
 bumps a revision with every change it makes itself; a hand-written UPDATE bumps none, so without
 this the old figures keep passing for current (docs/operations.md)."""
+
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotation.lightweight import runs
 from annotation.corpus.models import Dataset, Topic
+from annotation.lightweight import runs
 from annotation.lightweight.models import LightweightPyramid
 from annotation.peers.score_events import touch_topics_wholly
 
 
 class Command(BaseCommand):
-    help = ("After editing rows in SQL directly: make every revision-keyed cache and stored figure stale "
-            "(scores, agreement, dashboards, lightweight results), in every process, and recompute them.")
+    help = (
+        "After editing rows in SQL directly: make every revision-keyed cache and stored figure stale "
+        "(scores, agreement, dashboards, lightweight results), in every process, and recompute them."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", help="only this dataset (by name); default: every dataset")
@@ -30,5 +33,7 @@ class Command(BaseCommand):
             lightweight = list(LightweightPyramid.objects.filter(dataset__in=datasets))
             for run in lightweight:
                 runs.touch(run, reload=False)
-        self.stdout.write(f"Made stale and scheduled: {len(topic_ids)} topic(s) with their pyramids and annotations, "
-                          f"{len(lightweight)} lightweight run(s).")
+        self.stdout.write(
+            f"Made stale and scheduled: {len(topic_ids)} topic(s) with their pyramids and annotations, "
+            f"{len(lightweight)} lightweight run(s)."
+        )

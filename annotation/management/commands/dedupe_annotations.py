@@ -5,11 +5,13 @@ from annotation.transfer.copies import find_copies, remove_copies
 
 
 class Command(BaseCommand):
-    help = ("Find the peer annotations that earlier imports stored twice: an annotation without annotator that "
-            "is, by the import's identity rule, a named annotator's annotation again (same peer and pyramid, same "
-            "matches, same file name), e.g. a zip imported with its annotator table and again without it. Lists "
-            "them (a dry run) unless --apply, which deletes them and keeps the annotator's. Adjudicated versions and "
-            "annotations that differ in anything (matches, status) are never removed.")
+    help = (
+        "Find the peer annotations that earlier imports stored twice: an annotation without annotator that "
+        "is, by the import's identity rule, a named annotator's annotation again (same peer and pyramid, same "
+        "matches, same file name), e.g. a zip imported with its annotator table and again without it. Lists "
+        "them (a dry run) unless --apply, which deletes them and keeps the annotator's. Adjudicated versions and "
+        "annotations that differ in anything (matches, status) are never removed."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", action="append", help="dataset name (repeatable; default: every dataset)")

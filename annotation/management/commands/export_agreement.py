@@ -1,6 +1,5 @@
-from annotation.peers.results import AGREEMENT_KEYS, agreement_rows
-
 from annotation.management.commands._export import ExportCommand
+from annotation.peers.results import AGREEMENT_KEYS, agreement_rows
 
 
 class Command(ExportCommand):

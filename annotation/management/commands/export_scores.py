@@ -1,6 +1,5 @@
-from annotation.peers.results import SCORE_KEYS, score_keys, score_rows
-
 from annotation.management.commands._export import ExportCommand
+from annotation.peers.results import SCORE_KEYS, score_keys, score_rows
 
 
 class Command(ExportCommand):

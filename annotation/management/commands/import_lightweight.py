@@ -4,13 +4,17 @@ from annotation.lightweight.importing import get_run, import_paths
 
 
 class Command(BaseCommand):
-    help = ("Import lightweight-pyramid files: Phase-2 results CSVs (MTurk, REALSumm), folders of them, "
-            "Lite2-3Pyramid folders, statement lists and Phase-1 results. Re-importing adds nothing twice.")
+    help = (
+        "Import lightweight-pyramid files: Phase-2 results CSVs (MTurk, REALSumm), folders of them, "
+        "Lite2-3Pyramid folders, statement lists and Phase-1 results. Re-importing adds nothing twice."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", help="CSV files, folders of CSV files, or Lite2-3Pyramid folders")
         parser.add_argument("--dataset", required=True, help="dataset name (created if absent)")
-        parser.add_argument("--name", default="imported", help="the lightweight pyramid (run) within the dataset (default: imported)")
+        parser.add_argument(
+            "--name", default="imported", help="the lightweight pyramid (run) within the dataset (default: imported)"
+        )
 
     def handle(self, *args, paths, dataset, name, **options):
         run = get_run(dataset, name)

@@ -4,11 +4,13 @@ from annotation.transfer.pyramid_sets import import_pyramid_set
 
 
 class Command(BaseCommand):
-    help = ("Import several DUCView pyramids (.pyr) of the same reference summaries into one topic, when the files "
-            "hold their own copies of the texts (other ids, spaces, line breaks): reference i of every file is "
-            "reference i of the first file (in path order), every span is moved onto its text, and the pyramids "
-            "share the topic's references, so their construction agreement can be computed. "
-            "E.g. the PyrEval MATTER pyramids: import_pyramid_set --dataset PyrEval --topic MATTER FOLDER")
+    help = (
+        "Import several DUCView pyramids (.pyr) of the same reference summaries into one topic, when the files "
+        "hold their own copies of the texts (other ids, spaces, line breaks): reference i of every file is "
+        "reference i of the first file (in path order), every span is moved onto its text, and the pyramids "
+        "share the topic's references, so their construction agreement can be computed. "
+        "E.g. the PyrEval MATTER pyramids: import_pyramid_set --dataset PyrEval --topic MATTER FOLDER"
+    )
     requires_system_checks = []
 
     def add_arguments(self, parser):

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand
 
-from annotation.peers.demo import DATASET, load_demo
-from annotation.lightweight.demo import load_demo_run
 from annotation.corpus.models import Dataset
+from annotation.lightweight.demo import load_demo_run
+from annotation.peers.demo import DATASET, load_demo
 
 
 class Command(BaseCommand):

@@ -2,13 +2,15 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.transfer.backup import BackupError, restore
 from annotation.peers.recompute import schedule_stale
+from annotation.transfer.backup import BackupError, restore
 
 
 class Command(BaseCommand):
-    help = ("Replace the configured database (DATABASE_URL) with a backup written by `manage.py backup`. "
-            "Refused when the database already holds data, unless --force. Stop the app first (see docs/backup.md).")
+    help = (
+        "Replace the configured database (DATABASE_URL) with a backup written by `manage.py backup`. "
+        "Refused when the database already holds data, unless --force. Stop the app first (see docs/backup.md)."
+    )
     requires_system_checks = []
 
     def add_arguments(self, parser):
@@ -24,9 +26,11 @@ class Command(BaseCommand):
         for line in restored.source:
             self.stdout.write(f"  {line}")
         if restored.pending_migrations:
-            self.stdout.write(f"The backup predates {len(restored.pending_migrations)} migration(s) of this code "
-                              f"({', '.join(restored.pending_migrations[:3])}...): run `python manage.py migrate`, "
-                              "then `python manage.py recompute_stale`.")
+            self.stdout.write(
+                f"The backup predates {len(restored.pending_migrations)} migration(s) of this code "
+                f"({', '.join(restored.pending_migrations[:3])}...): run `python manage.py migrate`, "
+                "then `python manage.py recompute_stale`."
+            )
             return
         self.stdout.write("Now holding: " + ", ".join(f"{label} {n}" for label, n in restored.counts.items()) + ".")
         # Scores, agreement and dashboards are stored: only what was stale when the backup was taken is recomputed.

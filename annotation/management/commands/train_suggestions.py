@@ -8,10 +8,12 @@ from annotation.pyramids.ranked_suggestions import study_cases
 
 
 class Command(BaseCommand):
-    help = ("Train the model that ranks Autoannotate's suggestions, from DUCView .pan files (files or directories, "
-            "recursively; .pyr files hold no matches and are skipped) and from this study's finished annotations, "
-            "and store it at settings.SUGGESTIONS_MODEL (outside the repository). Each annotator's peers of a topic "
-            "teach with that annotator's own earlier matches only.")
+    help = (
+        "Train the model that ranks Autoannotate's suggestions, from DUCView .pan files (files or directories, "
+        "recursively; .pyr files hold no matches and are skipped) and from this study's finished annotations, "
+        "and store it at settings.SUGGESTIONS_MODEL (outside the repository). Each annotator's peers of a topic "
+        "teach with that annotator's own earlier matches only."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="*", help=".pan files or directories")
@@ -43,10 +45,15 @@ class Command(BaseCommand):
         # Each peer is also seen as its annotator's first of the topic (the pyramid alone).
         alone = [suggestion_model.PeerCase(c.text, c.scus, c.weights, (), c.expert) for c in cases if c.earlier]
         try:
-            model = suggestion_model.fit(cases + alone, topics + [t for t, c in zip(topics, cases, strict=True) if c.earlier],
-                                         f"{len(files)} DUCView files, {len(cases) - len(found)} study annotations")
+            model = suggestion_model.fit(
+                cases + alone,
+                topics + [t for t, c in zip(topics, cases, strict=True) if c.earlier],
+                f"{len(files)} DUCView files, {len(cases) - len(found)} study annotations",
+            )
         except ValueError as error:
             raise CommandError(str(error)) from None
         path = suggestion_model.save(model, Path(output) if output else None)
-        self.stdout.write(f"trained on {len(cases)} peer annotations ({model.trained_on}); threshold {model.threshold:.3f}; "
-                          f"written to {path}")
+        self.stdout.write(
+            f"trained on {len(cases)} peer annotations ({model.trained_on}); threshold {model.threshold:.3f}; "
+            f"written to {path}"
+        )

@@ -2,6 +2,7 @@
 through the services, ``tests/adjudication/world.py``); the coordinator opens the adjudication page
 from the peer's agreement page, decides each disagreement by clicking, saves, and the scores page
 then shows the adjudicated score with its note. Screenshots go to test-artifacts/."""
+
 import pytest
 
 from annotation.peers.scoring_inputs import load_pyramids
@@ -50,7 +51,11 @@ def test_coordinator_adjudicates_and_scores_follow(chromium, live_server, transa
     cells = row.locator("td").all_inner_texts()
     assert cells[:5] == ["T1", "1", "peer", "—", "adjudicated"]
     assert cells[5] == f"{expected.modified:.4f}" and cells[7] == f"{expected.original:.4f}"
-    topic_1_peer_1 = [r for r in page.locator("table.per-topic tbody tr").all() if r.locator("td").all_inner_texts()[:3] == ["T1", "1", "peer"]]
+    topic_1_peer_1 = [
+        r
+        for r in page.locator("table.per-topic tbody tr").all()
+        if r.locator("td").all_inner_texts()[:3] == ["T1", "1", "peer"]
+    ]
     assert len(topic_1_peer_1) == 1, "the annotators' versions are no longer scored"
     assert "adjudicated" in page.locator("[data-version-note]").inner_text()
     assert page.locator("tr[data-system='1'] [data-adjudicated]").inner_text() == "1 adjudicated"

@@ -2,6 +2,7 @@
 meta-evaluation page's "Automatic scores (unverified)" section (its correlation with the expert
 scores computed here independently), while the scores page, read as a person reads it, shows the
 expert's scores. Peer 3 tells them apart: automatic 0.5 (two SCUs suggested), expert 0.25 (one)."""
+
 import numpy
 import pytest
 from django.contrib.auth.models import User
@@ -21,7 +22,9 @@ def test_the_automatic_score_is_shown_apart_and_never_as_an_experts(chromium, li
     page, errors = open_as(chromium, live_server, "chief")
 
     page.goto(f"{live_server.url}/datasets/{dataset.pk}/metaeval/")
-    for _ in range(30):  # the first visit publishes the computations (run in-process here): the page says so, then shows them
+    for _ in range(
+        30
+    ):  # the first visit publishes the computations (run in-process here): the page says so, then shows them
         if page.locator("[data-automatic] table.metaeval").count():
             break
         page.wait_for_timeout(500)
@@ -38,9 +41,15 @@ def test_the_automatic_score_is_shown_apart_and_never_as_an_experts(chromium, li
 
     page.goto(f"{live_server.url}/datasets/{dataset.pk}/scores/")
     page.wait_for_selector("table.per-topic tbody tr")
-    shown = {cells[1]: cells[5] for cells in page.eval_on_selector_all(
-        "table.per-topic tbody tr.peer", "rows => rows.map(r => [...r.cells].map(c => c.innerText.trim()))")}
-    assert shown == {"1": "0.5000", "2": "1.0000", "3": "0.2500", "4": "0.0000"}, "the expert's modified scores, never the automatic ones"
+    shown = {
+        cells[1]: cells[5]
+        for cells in page.eval_on_selector_all(
+            "table.per-topic tbody tr.peer", "rows => rows.map(r => [...r.cells].map(c => c.innerText.trim()))"
+        )
+    }
+    assert shown == {"1": "0.5000", "2": "1.0000", "3": "0.2500", "4": "0.0000"}, (
+        "the expert's modified scores, never the automatic ones"
+    )
     text = page.inner_text("main").lower()
     assert "automatic" not in text and "unverified" not in text
     assert errors == []

@@ -2,6 +2,7 @@
 style): Chart.js comes from the app itself (the version package-lock.json pins), draws every chart
 from its json_script rows without a single CSP violation or page error, intervals and axes as the
 rows say; the significance page shows the stored statistics."""
+
 import json
 import re
 
@@ -12,24 +13,33 @@ from annotation.dashboards import snapshots
 from annotation.dashboards.models import DatasetDashboard
 from frontend.vendor import vendor_files
 
-from tests.dashboards.helpers import build_toy
 from tests.browser.dashboards.test_dashboards import coordinator_of, logged_in_page, plotted
+from tests.dashboards.helpers import build_toy
 
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
-       "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
 
 
 def test_chart_js_is_served_by_the_app_at_the_pinned_version(client, db):
     from django.contrib.staticfiles import finders
 
-    pinned = json.loads((settings.BASE_DIR / "package-lock.json").read_text())["packages"]["node_modules/chart.js"]["version"]
-    assert json.loads((settings.BASE_DIR / "package.json").read_text())["dependencies"]["chart.js"] == pinned   # exact, no range
+    pinned = json.loads((settings.BASE_DIR / "package-lock.json").read_text())["packages"]["node_modules/chart.js"][
+        "version"
+    ]
+    assert (
+        json.loads((settings.BASE_DIR / "package.json").read_text())["dependencies"]["chart.js"] == pinned
+    )  # exact, no range
     bundle = finders.find("vendor/chart.umd.min.js")
     assert bundle == str(vendor_files()["vendor/chart.umd.min.js"])
     assert f"Chart.js v{pinned}\n" in open(bundle, encoding="utf-8").read(200)
     # collectstatic copies what the finders list, under each storage's prefix; the bundle's source map comes along.
-    listed = [f"{storage.prefix}/{path}" if getattr(storage, "prefix", None) else path
-              for finder in finders.get_finders() for path, storage in finder.list([])]
+    listed = [
+        f"{storage.prefix}/{path}" if getattr(storage, "prefix", None) else path
+        for finder in finders.get_finders()
+        for path, storage in finder.list([])
+    ]
     assert {"vendor/chart.umd.min.js", "vendor/chart.umd.min.js.map"} <= set(listed)
 
 
@@ -55,7 +65,7 @@ def check_systems_chart(page):
         for system, mean, bar in zip(kind["x"], kind["y"], kind["bars"], strict=True):
             row = by_system.pop(system)
             assert mean == row["mean"] and bar == {"low": row["low"], "high": row["high"]}
-    assert not by_system   # every system drawn once
+    assert not by_system  # every system drawn once
     assert drawn["min"] <= min(r["min"] for r in rows) and drawn["max"] >= max(r["max"] for r in rows)
     assert drawn["title"] == page.locator("[data-chart=systems]").get_attribute("data-y-title") == "modified_jk"
 
@@ -67,7 +77,14 @@ def test_charts_draw_under_a_strict_csp(chromium, live_server, transactional_db,
     snapshots.recompute_dataset(dataset.pk)
     page, errors = logged_in_page(chromium, live_server)
     violations = []
-    page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text or "Content-Security-Policy" in m.text else None)
+    page.on(
+        "console",
+        lambda m: (
+            violations.append(m.text)
+            if "Content Security Policy" in m.text or "Content-Security-Policy" in m.text
+            else None
+        ),
+    )
 
     def with_csp(route):
         response = route.fetch()
@@ -78,7 +95,7 @@ def test_charts_draw_under_a_strict_csp(chromium, live_server, transactional_db,
     page.goto(f"{base}/scores/?references=1")
     assert plotted(page, "systems") == 6
     check_systems_chart(page)
-    assert plotted(page, "tiers") == 2 * 3   # two pyramids, weights 1..3 each
+    assert plotted(page, "tiers") == 2 * 3  # two pyramids, weights 1..3 each
     assert page.locator("[data-chart=tiers] canvas").count() == 2
     assert page.locator("[data-chart=tiers] .chart-title").all_inner_texts() == ["T1 · 3 refs", "T2 · 3 refs"]
     page.screenshot(path=str(artifacts / "dashboards-scores-charts.png"), full_page=True)
@@ -89,7 +106,7 @@ def test_charts_draw_under_a_strict_csp(chromium, live_server, transactional_db,
     assert page.locator("[data-stat-systems] tbody tr").count() == len(stats["systems"])
     assert page.locator("[data-sig-matrix] tbody tr").count() == len(stats["systems"])
     assert str(stats["settings"]["seed"] if "settings" in stats else "") in page.locator("[data-settings]").inner_text()
-    for chart in page.locator("[data-chart=stability]").all():   # references, topics: drawn as they come near
+    for chart in page.locator("[data-chart=stability]").all():  # references, topics: drawn as they come near
         chart.scroll_into_view_if_needed()
     page.wait_for_function("() => document.querySelectorAll('[data-chart=stability][data-drawn]').length === 2")
     page.screenshot(path=str(artifacts / "dashboards-significance.png"), full_page=True)
@@ -118,7 +135,7 @@ def test_a_chart_far_below_the_fold_is_drawn_as_it_comes_near(chromium, live_ser
     page.wait_for_selector("[data-chart=tiers][data-drawn]")
     assert tiers.get_attribute("data-deferred") is None and tiers.locator("canvas").count() == 2
     page.evaluate("() => window.scrollTo(0, 0)")
-    page.evaluate("() => document.dispatchEvent(new CustomEvent('figures:replaced'))")   # as live.js after a swap
+    page.evaluate("() => document.dispatchEvent(new CustomEvent('figures:replaced'))")  # as live.js after a swap
     assert tiers.get_attribute("data-deferred") == "" and tiers.locator("canvas").count() == 0
     tiers.scroll_into_view_if_needed()
     page.wait_for_selector("[data-chart=tiers][data-drawn]")

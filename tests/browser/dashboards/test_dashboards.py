@@ -1,23 +1,23 @@
 """The dashboards in Debian's Chromium: real DUC 2006 data (D0631 annotated twice, by 114 and 115),
 its statistics against independent computations from NIST's table, and figures that update by
 themselves while the page is open. Screenshots go to test-artifacts/."""
+
 import re
 from io import StringIO
 
 import numpy as np
-
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from annotation.corpus.models import Dataset
-from annotation.peers.models import PeerAnnotation
-from annotation.pyramids.models import Pyramid, SCU
 from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.dashboards import snapshots
 from annotation.dashboards.figures import score_dashboard
 from annotation.peers.editing import add_match
+from annotation.peers.models import PeerAnnotation
 from annotation.peers.results import agreement_rows, topics_of
+from annotation.pyramids.models import SCU, Pyramid
 
 from tests.conftest import shared_data
 from tests.dashboards import independent
@@ -70,7 +70,7 @@ def plotted(page, kind: str) -> int:
 @pytest.mark.realdata
 def test_real_data_dashboards(chromium, live_server, transactional_db, artifacts):
     path = shared_data("duc2006")
-    call_command("import_ducview", str(path), stdout=StringIO())   # dashboards computed at the end (eager tasks)
+    call_command("import_ducview", str(path), stdout=StringIO())  # dashboards computed at the end (eager tasks)
     dataset = Dataset.objects.get(name="duc2006")
     coordinator_of(dataset)
     # Imported annotators cannot log in (inactive accounts), so the third annotator is a new account.
@@ -116,7 +116,7 @@ def test_real_data_dashboards(chromium, live_server, transactional_db, artifacts
     assert page.locator("table.counts tr[data-scu]").count() > 0
     assert plotted(page, "agreement") == 22
     [[points]] = charts(page, "[data-chart=agreement]")
-    assert len([r for r in points["radius"] if r > min(points["radius"])]) == 1   # this peer, drawn larger
+    assert len([r for r in points["radius"] if r > min(points["radius"])]) == 1  # this peer, drawn larger
     page.screenshot(path=str(artifacts / "dashboards-agreement-drilldown.png"), full_page=True)
 
     # Scores: sortable, one mark per system in the chart.
@@ -134,7 +134,7 @@ def test_real_data_dashboards(chromium, live_server, transactional_db, artifacts
     assert first.get_attribute("data-system") == best["system"] and fmt(best["modified"], 4) in first.inner_text()
     page.screenshot(path=str(artifacts / "dashboards-scores.png"), full_page=False)
     page.goto(f"{base}/scores/?references=1")
-    assert plotted(page, "systems") == 22 + 10   # + references A-J
+    assert plotted(page, "systems") == 22 + 10  # + references A-J
     plotted(page, "tiers")
     tiers = len(charts(page, "[data-chart=tiers]"))
     assert tiers == Pyramid.objects.filter(topic__dataset=dataset).count() == 21
@@ -143,7 +143,7 @@ def test_real_data_dashboards(chromium, live_server, transactional_db, artifacts
 
     # Meta-evaluation: upload DUC's content responsiveness (table + header file).
     page.goto(f"{base}/metaeval/")
-    page.check('input[name=format][value=duc]')
+    page.check("input[name=format][value=duc]")
     page.set_input_files("input[name=file]", str(path / "scoring" / "2006_modified_scores.txt"))
     page.set_input_files("input[name=header]", str(path / "scoring" / "2006-header.txt"))
     # Without a broker the upload's request recomputes the whole dashboard (statistics included).
@@ -194,18 +194,19 @@ def check_statistics_pages(page, base, table, artifacts):
     heading = page.locator("h2", has_text="Pairwise differences").inner_text()
     assert f"{len(significant)} of 231 pairs differ significantly" in heading
     cells = page.locator("[data-sig-matrix] td[data-a]").evaluate_all(
-        "cells => cells.map(c => [c.dataset.a, c.dataset.b, c.className, c.title])")
+        "cells => cells.map(c => [c.dataset.a, c.dataset.b, c.className, c.title])"
+    )
     assert len(cells) == 22 * 21
     for a, b, verdict, title in cells:
         independent.check_matrix_cell(a, b, verdict, title, tests)
     assert sum(v == "better" for _, _, v, _ in cells) == len(significant)
     scu_p = page.locator("[data-scu-tests] tbody td:nth-child(7)").all_inner_texts()
-    assert len(scu_p) == 231 and "< 0.0001" in scu_p and "0.0000" not in scu_p   # never printed as 0
+    assert len(scu_p) == 231 and "< 0.0001" in scu_p and "0.0000" not in scu_p  # never printed as 0
 
     # Stability: the points Chart.js drew are the table's, and the topic curve is the recipe's.
     def drawn(curve):
         [chart] = charts(page, f"[data-chart=stability][data-source=chart-stability-{curve}]", everything=True)
-        return [(d["x"], d["y"]) for d in chart]   # the band's high and low edges, the mean
+        return [(d["x"], d["y"]) for d in chart]  # the band's high and low edges, the mean
 
     def table_points(curve):
         block = page.locator(f'[data-curve="{curve}"] table.curve tbody tr')
@@ -229,7 +230,9 @@ def check_statistics_pages(page, base, table, artifacts):
     for row in page.locator("[data-power] tr[data-difference]").all():
         effect = float(row.get_attribute("data-difference")) / sd
         n = int(row.locator("td").nth(1).inner_text())
-        assert independent.paired_t_power(n, effect, 0.05) >= 0.8 > independent.paired_t_power(n - 1, effect, 0.05), row.inner_text()
+        assert independent.paired_t_power(n, effect, 0.05) >= 0.8 > independent.paired_t_power(n - 1, effect, 0.05), (
+            row.inner_text()
+        )
     page.locator("[data-power]").screenshot(path=str(artifacts / "dashboards-scores-power.png"))
 
 
@@ -239,7 +242,7 @@ def test_figures_update_while_watching(chromium, live_server, transactional_db, 
     snapshots.recompute_dataset(dataset.pk)
     page, errors = logged_in_page(chromium, live_server)
     page.goto(f"{live_server.url}/datasets/{dataset.pk}/scores/?topic=T2")
-    row = page.locator("table.per-topic tbody tr").nth(2)   # T2, peer 3: SCU 3 only, 1/5
+    row = page.locator("table.per-topic tbody tr").nth(2)  # T2, peer 3: SCU 3 only, 1/5
     # Columns: topic, summary, kind, annotator, version (the annotator's or "adjudicated"), modified...
     assert row.locator("td").nth(5).inner_text() == "0.2000"
     assert page.locator("[data-updating]").is_hidden()
@@ -247,7 +250,9 @@ def test_figures_update_while_watching(chromium, live_server, transactional_db, 
 
     # The worker is busy: the save commits, the figures are stale and the page says so.
     monkeypatch.setattr(snapshots, "schedule", lambda ids: None)
-    annotation = PeerAnnotation.objects.get(peer__topic__dataset=dataset, peer__topic__external_id="T2", peer__external_id="3")
+    annotation = PeerAnnotation.objects.get(
+        peer__topic__dataset=dataset, peer__topic__external_id="T2", peer__external_id="3"
+    )
     add_match(annotation, SCU.objects.get(pyramid=annotation.pyramid, uid=1), [(10, 14)])
     page.wait_for_selector("[data-updating]:not([hidden])", timeout=10_000)
     page.screenshot(path=str(artifacts / "dashboards-updating.png"), full_page=False)
@@ -255,7 +260,10 @@ def test_figures_update_while_watching(chromium, live_server, transactional_db, 
 
     # The worker catches up: the new figure appears without a reload, the badge goes.
     monkeypatch.undo()
-    page.wait_for_function("() => document.querySelectorAll('table.per-topic tbody tr')[2].children[5].textContent === '0.8000'", timeout=10_000)
+    page.wait_for_function(
+        "() => document.querySelectorAll('table.per-topic tbody tr')[2].children[5].textContent === '0.8000'",
+        timeout=10_000,
+    )
     page.wait_for_selector("[data-updating][hidden]", state="attached", timeout=10_000)
     assert page.locator("[data-as-of]").inner_text() >= as_of
     # The swapped-in figures are charted again: the chart shows the new means.

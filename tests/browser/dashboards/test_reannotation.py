@@ -2,6 +2,7 @@
 home and the annotator page count progress as the scores count and say which peers to annotate
 again; *Carry over matches* copies the matches of SCUs the adjudicated pyramid kept, and the peer,
 once done, counts on every page."""
+
 import re
 
 import pytest

@@ -2,6 +2,7 @@
 and the filter kept, a new order starting on page 1), and a dataset whose first figures are still
 being computed: the page says so and shows them by itself once they are stored. axe-core audits
 every page loaded (tests/conftest.py). Screenshots go to test-artifacts/."""
+
 import re
 
 import pytest
@@ -19,14 +20,17 @@ pytestmark = pytest.mark.browser
 
 def _rows(page) -> list[list[str]]:
     return page.locator("table.per-topic tbody tr").evaluate_all(
-        "rows => rows.map(r => [...r.children].map(c => c.textContent.trim()))")
+        "rows => rows.map(r => [...r.children].map(c => c.textContent.trim()))"
+    )
 
 
-def test_clicking_through_the_per_topic_pages_and_sorting(chromium, live_server, transactional_db, artifacts, monkeypatch):
+def test_clicking_through_the_per_topic_pages_and_sorting(
+    chromium, live_server, transactional_db, artifacts, monkeypatch
+):
     dataset = build_toy()
     coordinator_of(dataset)
     snapshots.recompute_dataset(dataset.pk)
-    monkeypatch.setattr(views, "TOPIC_PAGE_SIZE", 3)   # the live server runs in this process
+    monkeypatch.setattr(views, "TOPIC_PAGE_SIZE", 3)  # the live server runs in this process
     board = score_dashboard(dataset.name, include_references=True)
     total = len(board["per_topic"])
     pages = -(-total // 3)
@@ -64,7 +68,7 @@ def test_clicking_through_the_per_topic_pages_and_sorting(chromium, live_server,
     assert "tsort=-modified" in page.url
     first_page = [float(r[5]) for r in _rows_before if r[5] != "—"]
     modified = first_page + [float(r[5]) for r in _rows(page) if r[5] != "—"]
-    assert modified == sorted(modified, reverse=True) and len(modified) == 6   # pages 1 and 2 continue the order
+    assert modified == sorted(modified, reverse=True) and len(modified) == 6  # pages 1 and 2 continue the order
     page.screenshot(path=str(artifacts / "scores-paging-sorted-2.png"), full_page=True)
     # The topic filter (a form) keeps the order and starts on page 1.
     page.select_option("select[name=topic]", "T2")
@@ -81,7 +85,7 @@ def test_first_figures_computed_while_watching(chromium, live_server, transactio
     coordinator_of(dataset)
     DatasetDashboard.objects.filter(dataset=dataset).delete()
     scheduled = []
-    monkeypatch.setattr(snapshots, "schedule", lambda ids: scheduled.append(list(ids)))   # the worker is busy
+    monkeypatch.setattr(snapshots, "schedule", lambda ids: scheduled.append(list(ids)))  # the worker is busy
     page, errors = logged_in_page(chromium, live_server)
     page.goto(f"{live_server.url}/datasets/{dataset.pk}/scores/")
     assert page.locator("[data-computing-note]").is_visible()

@@ -1,9 +1,11 @@
 """Helpers for driving the editors in Chromium like a person: log in, select text with a real
 mouse drag, wait for saves."""
+
 import re
 
-from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
 from django.contrib.auth.models import User
+
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
 
 PASSWORD = "a-long-test-password"
 
@@ -96,13 +98,16 @@ def boxes(page, *selectors):
     """Where each element is on the page (its bounding box, rounded to the pixel): what must not move
     while the user points at it."""
     return page.evaluate(
-        "(selectors) => selectors.map((s) => { const r = " "document.querySelector(s).getBoundingClientRect(); return [s, Math.round(r.x), Math.round(r.y), " "Math.round(r.width)]; })",
+        "(selectors) => selectors.map((s) => { const r = "
+        "document.querySelector(s).getBoundingClientRect(); return [s, Math.round(r.x), Math.round(r.y), "
+        "Math.round(r.width)]; })",
         list(selectors),
     )
 
 
 def wait_saved(page):
     page.wait_for_function(
-        "() => document.querySelector('.save-status')?.dataset.status === 'saved' && " "document.querySelector('.editor.ready') && !document.querySelector('.editor').dataset.busy"
+        "() => document.querySelector('.save-status')?.dataset.status === 'saved' && "
+        "document.querySelector('.editor.ready') && !document.querySelector('.editor').dataset.busy"
     )
     page.wait_for_timeout(50)

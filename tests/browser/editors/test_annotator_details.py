@@ -1,6 +1,7 @@
 """The peer annotator's finish (issue 14, "Smaller"), in Chromium at 1440x900 with real clicks and
 keys: correct plurals, the score panel in view beside a DUC-length peer, refusals worded without
 the API's field names. (A conflict and the status pill after it: test_annotator_local_first.py.)"""
+
 import json
 
 import pytest
@@ -16,9 +17,13 @@ from tests.browser.editors.test_annotator import build_pyramid
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 # About 250 words, the length of a DUC peer summary.
-LONG_PEER = " ".join(["The old dam failed at night and the valley was flooded."] + [
-    f"Sentence {i} says that engineers inspected the concrete, found cracks, and warned the town council twice." for i in range(1, 18)
-])
+LONG_PEER = " ".join(
+    ["The old dam failed at night and the valley was flooded."]
+    + [
+        f"Sentence {i} says that engineers inspected the concrete, found cracks, and warned the town council twice."
+        for i in range(1, 18)
+    ]
+)
 
 
 @pytest.fixture
@@ -34,7 +39,7 @@ def page(chromium, live_server):
 
 
 def test_plurals_score_in_view_and_messages(page, live_server, artifacts):
-    assert "0 of 1 peer done" in page.text_content(".assignments, main")          # the home page
+    assert "0 of 1 peer done" in page.text_content(".assignments, main")  # the home page
     page.click("button:has-text('Start')")
     page.wait_for_url(UNTOUCHED_PEER_URL)
     wait_saved(page)
@@ -44,7 +49,9 @@ def test_plurals_score_in_view_and_messages(page, live_server, artifacts):
 
     # A DUC-length peer: the score panel is in view without scrolling.
     long_peer = PeerSummary.objects.create(topic=annotation.peer.topic, external_id="2", text=LONG_PEER)
-    other = PeerAnnotation.objects.create(peer=long_peer, pyramid=annotation.pyramid, annotator=annotation.annotator, status="in_progress")
+    other = PeerAnnotation.objects.create(
+        peer=long_peer, pyramid=annotation.pyramid, annotator=annotation.annotator, status="in_progress"
+    )
     page.goto(f"{live_server.url}/annotations/{other.pk}/")
     wait_saved(page)
     box = page.locator(".score-panel").bounding_box()
@@ -56,8 +63,11 @@ def test_plurals_score_in_view_and_messages(page, live_server, artifacts):
 
     # A refusal is worded for people: no "parts", "end" or list index from the API.
     def refuse(route):
-        route.fulfill(status=400, content_type="application/json",
-                      body=json.dumps({"parts": {"0": {"end": ["This span ends past the end of the text."]}}}))
+        route.fulfill(
+            status=400,
+            content_type="application/json",
+            body=json.dumps({"parts": {"0": {"end": ["This span ends past the end of the text."]}}}),
+        )
 
     page.route("**/api/matches/", refuse)
     drag_select(page, ".peer-text", "Nobody was hurt")

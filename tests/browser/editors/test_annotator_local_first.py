@@ -3,6 +3,7 @@ provisional score are painted before the server answers; the stored score replac
 Celery worker); a refused match is rolled back with the reason; undo/redo are painted at once and
 confirmed; changes made offline wait in the queue; a discontinuous match (Shift+select) is saved
 with all its parts."""
+
 import json
 import time
 
@@ -11,7 +12,6 @@ from django.contrib.auth.models import User
 
 from annotation.corpus import assignments
 from annotation.corpus.models import Assignment
-from annotation.peers.models import PeerAnnotation
 
 from tests.browser.editors.browser import boxes, drag_select, login, wait_saved, world
 from tests.browser.editors.test_annotator import build_pyramid, export_row
@@ -36,12 +36,18 @@ def annotator(chromium, live_server):
 
 
 def panel(page):
-    return page.evaluate("() => Object.fromEntries([...document.querySelectorAll('.score-grid dt')].map(dt => " "[dt.textContent, dt.nextElementSibling.textContent]))")
+    return page.evaluate(
+        "() => Object.fromEntries([...document.querySelectorAll('.score-grid dt')].map(dt => "
+        "[dt.textContent, dt.nextElementSibling.textContent]))"
+    )
 
 
 def saved(annotation):
     text = annotation.peer.text
-    return sorted((m.scu.uid if m.scu else 0, [text[p.start:p.end] for p in m.parts.order_by("start")]) for m in annotation.matches.all())
+    return sorted(
+        (m.scu.uid if m.scu else 0, [text[p.start : p.end] for p in m.parts.order_by("start")])
+        for m in annotation.matches.all()
+    )
 
 
 def hold(page, pattern):
@@ -86,7 +92,10 @@ def test_painted_at_once_then_confirmed_by_the_stored_score(celery_worker, annot
     assert saved(annotation) == [(1, ["old dam failed at night"])]
     page.wait_for_selector(".score-state:has-text('confirmed')", timeout=30_000)
     row = export_row(annotation)
-    assert panel(page)["Modified score"] == f"{row['modified']:.4f}" and panel(page)["Original score"] == f"{row['original']:.4f}"
+    assert (
+        panel(page)["Modified score"] == f"{row['modified']:.4f}"
+        and panel(page)["Original score"] == f"{row['original']:.4f}"
+    )
 
 
 def test_a_refused_match_is_rolled_back_with_the_reason(annotator):
@@ -95,7 +104,9 @@ def test_a_refused_match_is_rolled_back_with_the_reason(annotator):
 
     def refuse(route):
         answered.append(route)
-        route.fulfill(status=400, content_type="application/json", body=json.dumps({"scu": ["SCU 1 belongs to another pyramid."]}))
+        route.fulfill(
+            status=400, content_type="application/json", body=json.dumps({"scu": ["SCU 1 belongs to another pyramid."]})
+        )
 
     page.route("**/api/matches/", refuse)
     drag_select(page, ".peer-text", "valley was flooded")
@@ -118,7 +129,9 @@ def test_undo_redo_painted_at_once_and_confirmed(annotator):
     assert saved(annotation) == [(0, ["Nobody was hurt"]), (2, ["valley was flooded"])]
     held = hold(page, "**/undo/")
     page.keyboard.press("Control+z")
-    page.wait_for_function("() => document.querySelectorAll('.peer-text .seg.nm').length === 0")  # painted before the answer
+    page.wait_for_function(
+        "() => document.querySelectorAll('.peer-text .seg.nm').length === 0"
+    )  # painted before the answer
     assert sent(page, held) and len(saved(annotation)) == 2
     release(page, "**/undo/", held)
     wait_saved(page)
@@ -127,7 +140,7 @@ def test_undo_redo_painted_at_once_and_confirmed(annotator):
     page.wait_for_selector(".peer-text .seg.nm")
     wait_saved(page)
     assert saved(annotation) == [(0, ["Nobody was hurt"]), (2, ["valley was flooded"])]
-    page.click(".peer-text .seg.nm")                                   # select the new (redone) match and remove it
+    page.click(".peer-text .seg.nm")  # select the new (redone) match and remove it
     page.keyboard.press("Delete")
     wait_saved(page)
     assert saved(annotation) == [(2, ["valley was flooded"])]
@@ -136,7 +149,7 @@ def test_undo_redo_painted_at_once_and_confirmed(annotator):
 def test_offline_changes_wait_and_a_discontinuous_match(annotator):
     page, context, annotation, dam, valley = annotator
     drag_select(page, ".peer-text", "old dam")
-    drag_select(page, ".peer-text", "at night", shift=True)        # a second part of the same match
+    drag_select(page, ".peer-text", "at night", shift=True)  # a second part of the same match
     assert page.text_content(".selection-text") == "2 parts selected: one match (Shift+select adds a part)"
     layout = boxes(page, ".peer-text", ".scu-list", ".toolbar", ".save-status")
     context.set_offline(True)
@@ -144,7 +157,9 @@ def test_offline_changes_wait_and_a_discontinuous_match(annotator):
     page.wait_for_selector(".save-status[data-status=offline]")
     assert "1 change not saved yet" in page.text_content(".save-status")
     assert page.get_attribute(".save-status", "title").startswith("Offline: 1 change not saved yet")
-    assert boxes(page, ".peer-text", ".scu-list", ".toolbar", ".save-status") == layout, "the status message moved the page under the pointer"
+    assert boxes(page, ".peer-text", ".scu-list", ".toolbar", ".save-status") == layout, (
+        "the status message moved the page under the pointer"
+    )
     assert page.locator(".peer-text .seg.covered").count() == 2 and saved(annotation) == []
     context.set_offline(False)
     wait_saved(page)
@@ -154,22 +169,24 @@ def test_offline_changes_wait_and_a_discontinuous_match(annotator):
 
 def test_a_conflict_is_reported_rolled_back_and_resolved(annotator):
     page, context, annotation, dam, valley = annotator
-    other_tab = context.new_page()                                     # the same annotation in another tab
+    other_tab = context.new_page()  # the same annotation in another tab
     other_tab.goto(page.url)
     wait_saved(other_tab)
     drag_select(other_tab, ".peer-text", "old dam")
     other_tab.click(f'.scu[data-id="{dam.pk}"]')
     wait_saved(other_tab)
     other_tab.close()
-    drag_select(page, ".peer-text", "valley was flooded")          # this tab still holds the older revision
+    drag_select(page, ".peer-text", "valley was flooded")  # this tab still holds the older revision
     page.click(f'.scu[data-id="{valley.pk}"]')
     page.wait_for_selector(".banner:has-text('changed elsewhere')")
     wait_saved(page)
     assert "Changed meanwhile: Matched" in page.text_content(".banner")
-    assert page.text_content(".save-status") == "All changes saved", "the status pill clears once the current state is shown"
+    assert page.text_content(".save-status") == "All changes saved", (
+        "the status pill clears once the current state is shown"
+    )
     assert page.locator(".peer-text .seg.covered").all_text_contents() == ["old dam"]
     assert saved(annotation) == [(1, ["old dam"])], "the stale change was not applied"
-    drag_select(page, ".peer-text", "valley was flooded")          # and the next change goes through
+    drag_select(page, ".peer-text", "valley was flooded")  # and the next change goes through
     page.click(f'.scu[data-id="{valley.pk}"]')
     wait_saved(page)
     assert saved(annotation) == [(1, ["old dam"]), (2, ["valley was flooded"])]
@@ -179,20 +196,28 @@ def test_autoannotate_suggestions_are_accepted_or_rejected_one_by_one(annotator,
     """S asks for the ranked suggestions; the most confident is shown first with its confidence, A
     accepts it (a match like any other), R rejects the next (nothing written)."""
     page, context, annotation, dam, valley = annotator
-    ranked = page.evaluate(f"async () => (await (await fetch('/api/annotations/{annotation.pk}/suggestions/')).json()).suggestions")
+    ranked = page.evaluate(
+        f"async () => (await (await fetch('/api/annotations/{annotation.pk}/suggestions/')).json()).suggestions"
+    )
     assert [s["scu"] for s in ranked] == [dam.pk, valley.pk]
     assert [s["confidence"] for s in ranked] == sorted((s["confidence"] for s in ranked), reverse=True)
     text = annotation.peer.text
-    first, second = ([text[p["start"]:p["end"]] for p in s["parts"]] for s in ranked)
+    first, second = ([text[p["start"] : p["end"]] for p in s["parts"]] for s in ranked)
     page.keyboard.press("s")
     page.wait_for_selector(".suggestion-bar:not([hidden]) button[data-action=accept]:not([disabled])")
     shown = page.text_content(".suggestion-text")
-    assert shown.startswith(f"Suggestion (2 left, {round(100 * ranked[0]['confidence'])}% confident): “{first[0]}” → (3) The " "dam failed at night."), shown
+    assert shown.startswith(
+        f"Suggestion (2 left, {round(100 * ranked[0]['confidence'])}% confident): “{first[0]}” → (3) The "
+        "dam failed at night."
+    ), shown
     assert page.locator(".peer-text .seg.pending").all_text_contents() == first and saved(annotation) == []
     page.screenshot(path=str(artifacts / "annotator-suggestion.png"))
-    page.keyboard.press("a")                                           # accept: a match like any other
-    page.wait_for_selector(f".suggestion-text:has-text('(1 left, {round(100 * ranked[1]['confidence'])}% confident): " f"“{second[0]}” → (2) The valley flooded')")
-    page.keyboard.press("r")                                           # reject: nothing is written
+    page.keyboard.press("a")  # accept: a match like any other
+    page.wait_for_selector(
+        f".suggestion-text:has-text('(1 left, {round(100 * ranked[1]['confidence'])}% confident): "
+        f"“{second[0]}” → (2) The valley flooded')"
+    )
+    page.keyboard.press("r")  # reject: nothing is written
     page.wait_for_selector(".suggestion-bar", state="hidden")
     wait_saved(page)
     assert page.text_content(".last-action") == "No more suggestions."
@@ -204,7 +229,10 @@ def test_a_click_on_an_scu_patches_the_page(annotator):
     100-SCU pyramids): the other SCUs' items and the reference texts stay the same nodes; typing a
     filter still narrows the list and clearing it brings every SCU back, with the match's count."""
     page, context, annotation, dam, valley = annotator
-    keep = f"() => [document.querySelector('.scu[data-id=\"{valley.pk}\"]'), document.querySelector('.refs-pane " ".ref-text')]"
+    keep = (
+        f"() => [document.querySelector('.scu[data-id=\"{valley.pk}\"]'), document.querySelector('.refs-pane "
+        ".ref-text')]"
+    )
     page.evaluate(f"() => {{ window.__kept = ({keep})(); }}")
     drag_select(page, ".peer-text", "old dam failed at night")
     page.click(f'.scu-list .scu[data-id="{dam.pk}"]')
@@ -214,7 +242,9 @@ def test_a_click_on_an_scu_patches_the_page(annotator):
     page.fill(".filter", "valley")
     assert page.eval_on_selector_all(".scu-list .scu", "items => items.map(i => Number(i.dataset.id))") == [valley.pk]
     page.fill(".filter", "")
-    assert sorted(page.eval_on_selector_all(".scu-list .scu", "items => items.map(i => Number(i.dataset.id))")) == sorted([dam.pk, valley.pk])
+    assert sorted(
+        page.eval_on_selector_all(".scu-list .scu", "items => items.map(i => Number(i.dataset.id))")
+    ) == sorted([dam.pk, valley.pk])
     assert page.text_content(f'.scu[data-id="{dam.pk}"] .found') == "✓"
     wait_saved(page)
     assert saved(annotation) == [(1, ["old dam failed at night"])]

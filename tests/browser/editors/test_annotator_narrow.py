@@ -3,11 +3,13 @@ a peer with the mouse (select text, match it to an SCU, "Done, next peer") as th
 on a page no wider than the screen. The panes stack there and the head stays at the top of the
 screen: the peer text, the SCU list and the toolbar are all within reach, and a change of the save
 status (offline here) moves nothing under the pointer, as at 1280 (test_annotator_local_first)."""
+
 import pytest
 from django.contrib.auth.models import User
 
 from annotation.corpus.models import PeerSummary
 from annotation.peers.models import PeerAnnotation
+
 from tests.browser.editors.browser import (
     UNTOUCHED_PEER_URL,
     boxes,
@@ -62,11 +64,13 @@ def test_a_peer_is_completed_on_a_narrow_screen(chromium, live_server, artifacts
 
         drag_select(page, ".peer-text", "old dam failed at night")
         scu = page.locator(f'.scu[data-id="{dam.pk}"]')
-        scu.evaluate("(element) => element.scrollIntoView({block: 'center'})")   # below the sticky head
+        scu.evaluate("(element) => element.scrollIntoView({block: 'center'})")  # below the sticky head
         layout = boxes(page, *WITHIN_REACH)
         context.set_offline(True)
         box = scu.bounding_box()
-        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)   # no scrolling: the pointer stays put
+        page.mouse.click(
+            box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        )  # no scrolling: the pointer stays put
         page.wait_for_selector(".save-status[data-status=offline]")
         assert boxes(page, *WITHIN_REACH) == layout, "the status message moved the page under the pointer"
         context.set_offline(False)
@@ -75,7 +79,9 @@ def test_a_peer_is_completed_on_a_narrow_screen(chromium, live_server, artifacts
         assert spans(annotation) == [(1, ["old dam failed at night"])]
         page.screenshot(path=str(artifacts / f"annotator-{width}px-matched.png"))
 
-        assert in_view(page, "[data-action=done]"), "the toolbar stays on screen when the page is scrolled to the SCU list"
+        assert in_view(page, "[data-action=done]"), (
+            "the toolbar stays on screen when the page is scrolled to the SCU list"
+        )
         assert horizontal_overflow(page) == []
         page.click("[data-action=done]")
         page.wait_for_url(lambda url: url != first_url and UNTOUCHED_PEER_URL.match(url))

@@ -1,6 +1,7 @@
 """Rough edges of the peer annotator, driven with real keys and clicks in Chromium: "/" focuses the
 SCU filter without typing itself in, the status line keeps its place (no layout shift), the
 filter's hint is readable whole, and the references' stepper text never overlaps its buttons."""
+
 import pytest
 
 from annotation.peers.models import PeerMatch
@@ -43,7 +44,7 @@ def test_slash_type_enter_matches_in_every_state(annotator, artifacts):  # noqa:
     drag_select(page, ".peer-text", "Nobody was hurt")
     page.keyboard.press("/")
     page.keyboard.type("old text")
-    page.click(".scu-list", position={"x": 5, "y": 300})   # the list's empty space: focus leaves the filter
+    page.click(".scu-list", position={"x": 5, "y": 300})  # the list's empty space: focus leaves the filter
     assert not page.evaluate("() => document.activeElement.classList.contains('filter')")
     page.keyboard.press("/")
     assert page.evaluate("() => document.activeElement.classList.contains('filter')")
@@ -56,7 +57,14 @@ def test_slash_type_enter_matches_in_every_state(annotator, artifacts):  # noqa:
 
 def test_the_first_action_moves_nothing_on_the_page(annotator, artifacts):  # noqa: F811  (the imported fixture)
     page, annotation, dam, valley = annotator
-    watched = [".toolbar [data-action=done]", ".toolbar [data-action=match]", ".annotator-body", ".peer-text", ".filter", ".scu-list"]
+    watched = [
+        ".toolbar [data-action=done]",
+        ".toolbar [data-action=match]",
+        ".annotator-body",
+        ".peer-text",
+        ".filter",
+        ".scu-list",
+    ]
     before = [box(page, s) for s in watched]
     assert page.text_content(".last-action") == ""
     drag_select(page, ".peer-text", "old dam failed at night")
@@ -87,7 +95,7 @@ def test_filter_hint_and_stepper_are_readable(annotator, artifacts, width):  # n
         return [text, room];
     }""")
     assert fits[0] <= fits[1], f"placeholder {fits[0]}px in a {fits[1]}px field"
-    page.click(f'.scu[data-id="{dam.pk}"]')   # an SCU with 3 contributors: the longest stepper text
+    page.click(f'.scu[data-id="{dam.pk}"]')  # an SCU with 3 contributors: the longest stepper text
     page.keyboard.press("]")
     assert "2 of 3" in page.text_content(".refs-pane .step-text")
     page.screenshot(path=str(artifacts / f"annotator-stepper-{width}.png"))
@@ -97,8 +105,12 @@ def test_filter_hint_and_stepper_are_readable(annotator, artifacts, width):  # n
     pane = box(page, ".refs-pane")
     assert buttons[1]["x"] + buttons[1]["width"] <= min(pane["x"] + pane["width"], width), "the stepper is cut off"
     for other in [*buttons, heading]:
-        apart = text["x"] + text["width"] <= other["x"] + 0.5 or other["x"] + other["width"] <= text["x"] + 0.5 \
-            or text["y"] + text["height"] <= other["y"] + 0.5 or other["y"] + other["height"] <= text["y"] + 0.5
+        apart = (
+            text["x"] + text["width"] <= other["x"] + 0.5
+            or other["x"] + other["width"] <= text["x"] + 0.5
+            or text["y"] + text["height"] <= other["y"] + 0.5
+            or other["y"] + other["height"] <= text["y"] + 0.5
+        )
         assert apart, f"the stepper text {text} overlaps {other}"
 
 
@@ -109,11 +121,11 @@ def test_the_text_size_control_scales_the_texts_and_is_remembered(annotator, art
     normal = sizes()
     page.click(".text-size select")
     page.keyboard.press("ArrowDown")
-    page.keyboard.press("ArrowDown")                                # normal -> large -> larger
+    page.keyboard.press("ArrowDown")  # normal -> large -> larger
     page.keyboard.press("Enter")
     page.wait_for_function("() => document.querySelector('#annotator').dataset.textSize === 'larger'")
     assert all(b > a * 1.25 for a, b in zip(normal, sizes(), strict=True)), (normal, sizes())
-    page.keyboard.press("j")                                        # the editor's keys work again at once
+    page.keyboard.press("j")  # the editor's keys work again at once
     assert page.locator(".scu.selected").count() == 1
     page.screenshot(path=str(artifacts / "annotator-text-larger.png"))
     page.reload()

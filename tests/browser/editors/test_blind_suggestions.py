@@ -3,13 +3,14 @@ annotator's work. Another annotator's annotations of the same peer and of the to
 (finished, with a pairing nothing else suggests) leave the suggestions S shows identical, key by
 key, to those shown once they are deleted; the annotator's own earlier peer, with the same pairing,
 does bring it (so the pairing would show if another's work leaked in)."""
+
 import pytest
 from django.contrib.auth.models import User
 
 from annotation.corpus.models import Assignment, PeerSummary
 from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
-from annotation.pyramids.models import SCU
 from annotation.pyramids.editing import add_contributor
+from annotation.pyramids.models import SCU
 
 from tests.browser.editors.browser import login, world
 from tests.browser.editors.test_annotator import build_pyramid
@@ -21,7 +22,9 @@ PAIRING = "Nobody was hurt"  # matched to the concrete's SCU only in the planted
 
 def annotate(peer, pyramid, annotator, scu):
     """A finished annotation of ``peer`` by ``annotator`` matching PAIRING to ``scu``."""
-    annotation = PeerAnnotation.objects.create(peer=peer, pyramid=pyramid, annotator=annotator, status=PeerAnnotation.Status.DONE)
+    annotation = PeerAnnotation.objects.create(
+        peer=peer, pyramid=pyramid, annotator=annotator, status=PeerAnnotation.Status.DONE
+    )
     match = PeerMatch.objects.create(annotation=annotation, scu=scu)
     start = peer.text.index(PAIRING)
     PeerMatchPart.objects.create(match=match, start=start, end=start + len(PAIRING))
@@ -35,8 +38,10 @@ def shown_suggestions(page, url):
     page.keyboard.press("s")
     shown = []
     while True:
-        page.wait_for_function("() => { const bar = document.querySelector('.suggestion-bar');"
-                               " return bar.hidden || !bar.querySelector('button[data-action=accept]').disabled; }")
+        page.wait_for_function(
+            "() => { const bar = document.querySelector('.suggestion-bar');"
+            " return bar.hidden || !bar.querySelector('button[data-action=accept]').disabled; }"
+        )
         if page.is_hidden(".suggestion-bar"):
             break
         text = page.text_content(".suggestion-text")

@@ -2,9 +2,10 @@
 A adds is selected (so Shift+select extends it), a key that does nothing says why in the status
 line, the stepper counts contributors when none is selected, the comment mark needs no emoji font,
 a contributor dragged onto another SCU moves there, and the text size is remembered."""
+
 import pytest
 
-from annotation.pyramids.models import Contributor, Pyramid, SCU
+from annotation.pyramids.models import SCU, Contributor, Pyramid
 
 from tests.browser.editors.browser import drag_select, wait_saved
 from tests.browser.editors.test_builder import builder, ref, spans  # noqa: F401 (the fixture)
@@ -37,7 +38,7 @@ def test_the_added_contributor_is_selected_and_shift_select_extends_it(builder, 
     assert page.get_attribute(".contrib.selected", "data-id") == str(added.pk)
     assert "it is selected" in status(page)
     assert page.text_content(".step-text") == "contributor 2 of 2"
-    drag_select(page, ref(page, "B"), "Café owners", shift=True)      # a second part of the new contributor
+    drag_select(page, ref(page, "B"), "Café owners", shift=True)  # a second part of the new contributor
     wait_saved(page)
     assert spans(scu)["B"] == ["Café owners", "the dam had failed"]
     page.screenshot(path=str(artifacts / "builder-added-contributor-selected.png"))
@@ -54,23 +55,23 @@ def test_keys_that_do_nothing_say_why(builder, artifacts):  # noqa: F811  (the i
     assert page.locator(".banner:not([hidden])").count() == 0, "a missing selection is not an error"
     new_scu(page, "A", "dam burst at night", "The dam burst")
     assert status(page).startswith("Relabelled"), "an action says what it did, not the last explanation"
-    drag_select(page, ref(page, "B"), "the dam had failed", shift=True)   # Shift+select, no contributor selected
+    drag_select(page, ref(page, "B"), "the dam had failed", shift=True)  # Shift+select, no contributor selected
     assert "none is selected" in status(page)
     page.screenshot(path=str(artifacts / "builder-status-line.png"))
     page.keyboard.press("Escape")
-    for _ in range(2):                                                # the relabelling, then the SCU: none left
+    for _ in range(2):  # the relabelling, then the SCU: none left
         page.keyboard.press("Control+z")
         wait_saved(page)
     assert page.locator(".scu").count() == 0
     page.keyboard.press("e")
     assert "Select an SCU" in status(page)
-    page.keyboard.press("Control+Shift+z")                            # the SCU is back
+    page.keyboard.press("Control+Shift+z")  # the SCU is back
     wait_saved(page)
-    page.reload()                                                     # nothing selected
+    page.reload()  # nothing selected
     wait_saved(page)
     page.keyboard.press("o")
     assert "Select an SCU" in status(page)
-    page.keyboard.press("j")                                          # now one is: the reason no longer holds
+    page.keyboard.press("j")  # now one is: the reason no longer holds
     assert page.locator(".scu.selected").count() == 1 and status(page) == ""
 
 
@@ -83,7 +84,7 @@ def test_the_stepper_counts_contributors_when_none_is_selected(builder):  # noqa
     page.keyboard.press("a")
     wait_saved(page)
     page.keyboard.press("Escape")
-    page.click(f'.scu[data-id="{scu.pk}"] .weight')           # the SCU, not one of its contributors
+    page.click(f'.scu[data-id="{scu.pk}"] .weight')  # the SCU, not one of its contributors
     assert page.text_content(".step-text") == "2 contributors"
     page.keyboard.press(">")
     assert page.text_content(".step-text") == "contributor 1 of 2"
@@ -112,7 +113,7 @@ def test_drag_a_contributor_onto_another_scu_moves_it(builder, artifacts):  # no
     pyramid = Pyramid.objects.get(creator=user)
     dam, concrete = SCU.objects.get(pyramid=pyramid, uid=1), SCU.objects.get(pyramid=pyramid, uid=2)
     drag_select(page, ref(page, "B"), "the dam had failed")
-    page.click(f'.scu[data-id="{concrete.pk}"] .label')          # added to the wrong SCU
+    page.click(f'.scu[data-id="{concrete.pk}"] .label')  # added to the wrong SCU
     page.keyboard.press("a")
     wait_saved(page)
     moved = Contributor.objects.get(reference__external_id="B")
@@ -136,7 +137,7 @@ def test_the_text_size_is_remembered_in_this_browser(builder, live_server, artif
     size = lambda: page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.ref-text')).fontSize)")  # noqa: E731  (a one-line helper of this test)
     normal = size()
     page.click(".text-size select")
-    page.keyboard.press("ArrowDown")                                # normal -> large
+    page.keyboard.press("ArrowDown")  # normal -> large
     page.keyboard.press("Enter")
     page.wait_for_function("() => document.querySelector('#builder').dataset.textSize === 'large'")
     assert size() > normal * 1.1

@@ -3,12 +3,13 @@ annotator's keys act right after a mouse selection (it no longer sends them into
 the builder's Esc clears the selected contributor, then the SCU, so a later Del removes nothing
 unseen; every action says in the status line what it did (a removal with "Ctrl+Z to undo"); keys
 typed in one burst after N go into the new SCU's label while the server's answer is held back."""
+
 import re
 
 import pytest
 
 from annotation.peers.models import PeerMatch
-from annotation.pyramids.models import Contributor, Pyramid, SCU
+from annotation.pyramids.models import SCU, Contributor, Pyramid
 
 from tests.browser.editors.browser import drag_select, wait_saved
 from tests.browser.editors.test_annotator import annotator  # noqa: F401 (the fixture)
@@ -24,7 +25,9 @@ def status(page):
 
 def wait_status(page, pattern):
     """Wait until the status line says ``pattern`` (a regular expression), and return it."""
-    page.wait_for_function("(pattern) => new RegExp(pattern).test(document.querySelector('.last-action').textContent)", arg=pattern)
+    page.wait_for_function(
+        "(pattern) => new RegExp(pattern).test(document.querySelector('.last-action').textContent)", arg=pattern
+    )
     return status(page)
 
 
@@ -39,14 +42,15 @@ def test_annotator_keys_act_right_after_a_mouse_selection(annotator, artifacts):
     page, annotation, dam, valley = annotator
     drag_select(page, ".peer-text", "Nobody was hurt")
     assert "filter" not in focused_class(page), "the selection must leave the focus out of the filter"
-    page.keyboard.press("u")                                          # U: content in no SCU, at once
+    page.keyboard.press("u")  # U: content in no SCU, at once
     wait_saved(page)
     assert [[p.start for p in m.parts.all()] for m in PeerMatch.objects.filter(annotation=annotation, scu=None)] == [
-        [annotation.peer.text.index("Nobody was hurt")]]
+        [annotation.peer.text.index("Nobody was hurt")]
+    ]
     assert page.input_value(".filter") == ""
     assert "Marked “Nobody was hurt” as content in no SCU" in status(page)
 
-    drag_select(page, ".peer-text", "valley was flooded")            # J/K walk the list, Enter matches
+    drag_select(page, ".peer-text", "valley was flooded")  # J/K walk the list, Enter matches
     order = page.evaluate("() => [...document.querySelectorAll('.scu-list .scu')].map((s) => Number(s.dataset.id))")
     page.keyboard.press("j")
     page.keyboard.press("j")
@@ -58,7 +62,7 @@ def test_annotator_keys_act_right_after_a_mouse_selection(annotator, artifacts):
     wait_saved(page)
     wrong = PeerMatch.objects.get(annotation=annotation, scu=valley)
 
-    drag_select(page, ".peer-text", "old dam failed at night")       # / then type: the search (the bench's flow)
+    drag_select(page, ".peer-text", "old dam failed at night")  # / then type: the search (the bench's flow)
     page.keyboard.press("/")
     assert "filter" in focused_class(page)
     page.keyboard.type("dam")
@@ -74,14 +78,14 @@ def test_annotator_keys_act_right_after_a_mouse_selection(annotator, artifacts):
     assert wrong.scu == dam
     assert "Moved “valley was flooded” to (3) The dam failed at night" in status(page)
 
-    page.click(".peer-text .seg.covered >> text=Nobody was hurt")    # Del removes it, and says how to undo
+    page.click(".peer-text .seg.covered >> text=Nobody was hurt")  # Del removes it, and says how to undo
     page.keyboard.press("Delete")
     wait_saved(page)
     assert not PeerMatch.objects.filter(annotation=annotation, scu=None).exists()
     assert status(page) == "Removed the match of “Nobody was hurt” (no SCU). Ctrl+Z to undo."
     page.screenshot(path=str(artifacts / "annotator-keys-after-selection.png"))
 
-    drag_select(page, ".peer-text", "Nobody was hurt")               # S: Autoannotate, the selection aside
+    drag_select(page, ".peer-text", "Nobody was hurt")  # S: Autoannotate, the selection aside
     page.keyboard.press("s")
     page.wait_for_selector(".suggestion-bar:not([hidden])")
     assert page.input_value(".filter") == ""
@@ -99,24 +103,26 @@ def add_contributor(page, rid, phrase):
 def test_builder_esc_clears_the_contributor_then_the_scu_and_del_says_what_it_removed(builder, artifacts):  # noqa: F811  (the imported fixture)
     page, user, topic, _ = builder
     new_scu(page, "A", "dam burst at night", "The dam burst")
-    add_contributor(page, "B", "the dam had failed")                 # the new contributor is selected
+    add_contributor(page, "B", "the dam had failed")  # the new contributor is selected
     scu = SCU.objects.get(pyramid__creator=user)
     assert page.locator(".contrib.selected").count() == 1
-    page.keyboard.press("Escape")                                    # first Esc: the contributor
+    page.keyboard.press("Escape")  # first Esc: the contributor
     assert page.locator(".contrib.selected").count() == 0
     assert page.get_attribute(".scu.selected", "data-id") == str(scu.pk)
     assert "the selected contributor" in status(page) and "Esc again" in status(page)
-    page.keyboard.press("Escape")                                    # second Esc: the SCU
+    page.keyboard.press("Escape")  # second Esc: the SCU
     assert page.locator(".scu.selected").count() == 0
     assert page.text_content(".step-text") == "no SCU selected"
-    page.keyboard.press("Delete")                                    # nothing selected: nothing removed
+    page.keyboard.press("Delete")  # nothing selected: nothing removed
     assert "Nothing to delete" in status(page)
     assert Contributor.objects.filter(scu=scu).count() == 2
 
-    page.click(f'.contrib:has-text("the dam had failed")')           # Del on a contributor says what it removed
+    page.click('.contrib:has-text("the dam had failed")')  # Del on a contributor says what it removed
     page.keyboard.press("Delete")
     said = wait_status(page, "Removed the contributor")
-    assert said == "Removed the contributor “the dam had failed” (reference B) from SCU 1 “The dam burst”. Ctrl+Z to undo."
+    assert (
+        said == "Removed the contributor “the dam had failed” (reference B) from SCU 1 “The dam burst”. Ctrl+Z to undo."
+    )
     wait_saved(page)
     assert list(Contributor.objects.filter(scu=scu).values_list("reference__external_id", flat=True)) == ["A"]
     page.screenshot(path=str(artifacts / "builder-del-says-what-it-removed.png"))
@@ -129,10 +135,13 @@ def test_builder_esc_clears_the_contributor_then_the_scu_and_del_says_what_it_re
 
 def test_builder_every_action_says_what_it_did(builder, artifacts):  # noqa: F811  (the imported fixture)
     page, user, topic, _ = builder
-    page.on("dialog", lambda dialog: dialog.accept())                # the SCU deletion asks first
+    page.on("dialog", lambda dialog: dialog.accept())  # the SCU deletion asks first
     drag_select(page, ref(page, "A"), "dam burst at night")
     page.keyboard.press("n")
-    assert wait_status(page, "^New SCU") == "New SCU “dam burst at night” from reference A. Type its label; Enter keeps it."
+    assert (
+        wait_status(page, "^New SCU")
+        == "New SCU “dam burst at night” from reference A. Type its label; Enter keeps it."
+    )
     page.keyboard.press("Control+a")
     page.keyboard.type("The dam burst")
     page.keyboard.press("Enter")
@@ -142,7 +151,7 @@ def test_builder_every_action_says_what_it_did(builder, artifacts):  # noqa: F81
     pyramid = Pyramid.objects.get(creator=user)
     burst, failed = SCU.objects.get(pyramid=pyramid, uid=1), SCU.objects.get(pyramid=pyramid, uid=2)
 
-    page.click(f'.scu[data-id="{failed.pk}"] .weight')               # relabel with E
+    page.click(f'.scu[data-id="{failed.pk}"] .weight')  # relabel with E
     page.keyboard.press("e")
     page.wait_for_selector(".label-edit")
     page.keyboard.press("Control+a")
@@ -151,7 +160,7 @@ def test_builder_every_action_says_what_it_did(builder, artifacts):  # noqa: F81
     assert wait_status(page, "^Relabelled") == "Relabelled SCU 2 “The dam had failed” (was “The dam failed”)."
     wait_saved(page)
 
-    page.keyboard.press("x")                                         # merge with X then M
+    page.keyboard.press("x")  # merge with X then M
     page.click(f'.scu[data-id="{burst.pk}"] .weight')
     page.keyboard.press("m")
     said = wait_status(page, "^Merged")
@@ -159,7 +168,7 @@ def test_builder_every_action_says_what_it_did(builder, artifacts):  # noqa: F81
     wait_saved(page)
     assert list(SCU.objects.filter(pyramid=pyramid).values_list("uid", flat=True)) == [1]
 
-    page.keyboard.press("Control+z")                                 # undo names what it undid
+    page.keyboard.press("Control+z")  # undo names what it undid
     assert wait_status(page, "^Undone") == f"Undone: {said.removesuffix(' Ctrl+Z to undo.')} (Ctrl+Shift+Z redoes it)."
     wait_saved(page)
     assert SCU.objects.filter(pyramid=pyramid).count() == 2
@@ -167,7 +176,7 @@ def test_builder_every_action_says_what_it_did(builder, artifacts):  # noqa: F81
     assert wait_status(page, "^Redone").startswith("Redone: Merged SCU 2")
     wait_saved(page)
 
-    page.keyboard.press("Delete")                                    # the SCU (no contributor selected)
+    page.keyboard.press("Delete")  # the SCU (no contributor selected)
     said = wait_status(page, "^Deleted")
     assert said == "Deleted SCU 1 “The dam burst” and its 2 contributors. Ctrl+Z to undo."
     wait_saved(page)
@@ -206,9 +215,11 @@ def test_builder_keys_typed_while_the_label_opens_go_into_the_label(builder, art
     the label is the whole text typed."""
     page, user, topic, context = builder
     new_scu(page, "A", "dam burst at night", "The dam burst")
-    add_contributor(page, "B", "the dam had failed")                 # a contributor is selected: S would split it
+    add_contributor(page, "B", "the dam had failed")  # a contributor is selected: S would split it
     held = []
-    page.route("**/api/scus/", lambda route: held.append(route) if route.request.method == "POST" else route.continue_())
+    page.route(
+        "**/api/scus/", lambda route: held.append(route) if route.request.method == "POST" else route.continue_()
+    )
     cdp = context.new_cdp_session(page)
     cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
     drag_to_the_end(page, ref(page, "A"), "Engineers")
@@ -220,9 +231,17 @@ def test_builder_keys_typed_while_the_label_opens_go_into_the_label(builder, art
     held[0].continue_()
     wait_saved(page)
     pyramid = Pyramid.objects.get(creator=user)
-    assert sorted(SCU.objects.filter(pyramid=pyramid).values_list("label", flat=True)) == ["Sea walls failed as expected", "The dam burst"]
-    parts = sorted((c.scu.label, c.reference.external_id, [p.reference.text[p.start:p.end] for p in c.parts.all()])
-                   for c in Contributor.objects.filter(scu__pyramid=pyramid))
-    assert parts == [("Sea walls failed as expected", "A", ["Engineers blamed the old concrete"]),
-                     ("The dam burst", "A", ["dam burst at night"]), ("The dam burst", "B", ["the dam had failed"])]
+    assert sorted(SCU.objects.filter(pyramid=pyramid).values_list("label", flat=True)) == [
+        "Sea walls failed as expected",
+        "The dam burst",
+    ]
+    parts = sorted(
+        (c.scu.label, c.reference.external_id, [p.reference.text[p.start : p.end] for p in c.parts.all()])
+        for c in Contributor.objects.filter(scu__pyramid=pyramid)
+    )
+    assert parts == [
+        ("Sea walls failed as expected", "A", ["Engineers blamed the old concrete"]),
+        ("The dam burst", "A", ["dam burst at night"]),
+        ("The dam burst", "B", ["the dam had failed"]),
+    ]
     page.screenshot(path=str(artifacts / "builder-label-typed-in-a-burst.png"))

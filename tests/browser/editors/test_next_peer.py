@@ -5,6 +5,7 @@ the same page (no page load), at its own URL, with its header and progress; its 
 creates its annotation once; back returns to the previous peer; a refused "done" is said and the
 peer is shown again; S on a prepared peer answers without asking the server, and once S took the
 suggestions they are read again only after a pause in the changes (not beside the saves that follow)."""
+
 import json
 import re
 
@@ -12,8 +13,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from annotation.corpus import assignments
-from annotation.peers import actions
 from annotation.corpus.models import Assignment, PeerSummary
+from annotation.peers import actions
 from annotation.peers.models import PeerAnnotation, PeerMatch
 
 from tests.browser.editors.browser import ANNOTATOR_URL, UNTOUCHED_PEER_URL, drag_select, login, wait_saved, world
@@ -23,7 +24,9 @@ from tests.conftest import REPO
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 # The pause in the changes before the suggestions are read again (annotator.js).
-PREPARE_IDLE_MS = int(re.search(r"const PREPARE_IDLE_MS = (\d+);", (REPO / "frontend/static/frontend/js/annotator.js").read_text())[1])
+PREPARE_IDLE_MS = int(
+    re.search(r"const PREPARE_IDLE_MS = (\d+);", (REPO / "frontend/static/frontend/js/annotator.js").read_text())[1]
+)
 API_ASSIGNMENT = re.compile(r"/api/assignments/(\d+)/")
 API_ANNOTATION = re.compile(r"/api/annotations/(\d+)/")
 
@@ -44,7 +47,9 @@ def peers(chromium, live_server):
     page = context.new_page()
     page.on("pageerror", lambda error: pytest.fail(f"JavaScript error: {error}"))
     requests = []
-    page.on("request", lambda request: requests.append((request.method, request.url)) if "/api/" in request.url else None)
+    page.on(
+        "request", lambda request: requests.append((request.method, request.url)) if "/api/" in request.url else None
+    )
     login(page, live_server.url, user.username)
     page.click("button:has-text('Start')")
     page.wait_for_url(UNTOUCHED_PEER_URL)
@@ -71,7 +76,7 @@ def test_done_paints_the_next_peer_in_place(peers, artifacts):
     page.click(f'.scu[data-id="{dam.pk}"]')
     wait_saved(page)
     first = PeerAnnotation.objects.get(peer=peer1)
-    wait_requested(page, requests, f"/api/assignments/{assignment.pk}/peers/{peer2.pk}/full/")   # read ahead
+    wait_requested(page, requests, f"/api/assignments/{assignment.pk}/peers/{peer2.pk}/full/")  # read ahead
     wait_requested(page, requests, f"/api/assignments/{assignment.pk}/peers/{peer2.pk}/suggestions/")
     page.screenshot(path=str(artifacts / "annotator-before-next-peer.png"))
 
@@ -86,20 +91,24 @@ def test_done_paints_the_next_peer_in_place(peers, artifacts):
     assert page.text_content(".last-action") == "" and page.locator(".scu.selected").count() == 0
     first.refresh_from_db()
     assert first.status == "done"
-    assert not PeerAnnotation.objects.filter(peer=peer2, annotator=assignment.annotator).exists(), "opening stores nothing"
+    assert not PeerAnnotation.objects.filter(peer=peer2, annotator=assignment.annotator).exists(), (
+        "opening stores nothing"
+    )
 
-    drag_select(page, ".peer-text", "the dam failed at night")        # the next peer's matches work...
+    drag_select(page, ".peer-text", "the dam failed at night")  # the next peer's matches work...
     page.click(f'.scu[data-id="{dam.pk}"]')
     drag_select(page, ".peer-text", "Two")
     page.click('.toolbar [data-action="non-matching"]')
     wait_saved(page)
-    [second] = PeerAnnotation.objects.filter(peer=peer2, annotator=assignment.annotator)   # ...and create its annotation once
+    [second] = PeerAnnotation.objects.filter(
+        peer=peer2, annotator=assignment.annotator
+    )  # ...and create its annotation once
     assert sorted((m.parts.get().start, m.scu_id) for m in second.matches.all()) == [(0, None), (5, dam.pk)]
     assert page.url.endswith(f"/annotations/{second.pk}/")
     assert PeerMatch.objects.filter(annotation=first).count() == 1, "nothing of the next peer went to the previous one"
     assert "✓" in page.text_content(f'.scu[data-id="{dam.pk}"]')
 
-    page.go_back()                                                     # back: the previous peer, as stored
+    page.go_back()  # back: the previous peer, as stored
     page.wait_for_url(ANNOTATOR_URL)
     wait_saved(page)
     assert "peer 1" in page.text_content("h1") and page.evaluate("window.__samePage") is None
@@ -141,9 +150,15 @@ def test_suggestions_read_ahead_answer_s_at_once(peers):
             break
         page.wait_for_timeout(25)
     reread = next(timing for _, url, timing in finished if own in url)
-    saved = [t["startTime"] + t["responseEnd"] for method, _, t in finished if method != "GET" and t["startTime"] < reread["startTime"]]
+    saved = [
+        t["startTime"] + t["responseEnd"]
+        for method, _, t in finished
+        if method != "GET" and t["startTime"] < reread["startTime"]
+    ]
     assert saved, finished
-    assert reread["startTime"] - max(saved) >= PREPARE_IDLE_MS - 50, "the peer's suggestions were read again beside its saves"
+    assert reread["startTime"] - max(saved) >= PREPARE_IDLE_MS - 50, (
+        "the peer's suggestions were read again beside its saves"
+    )
     page.wait_for_load_state("networkidle")
     asked = len([url for _, url in requests if own in url])
     page.keyboard.press("s")  # S again: answered from that read
@@ -152,7 +167,9 @@ def test_suggestions_read_ahead_answer_s_at_once(peers):
     assert len([url for _, url in requests if own in url]) == asked, "S asked the server again after a pause"
     page.keyboard.press("Escape")
     # The next peer's, after a pause in the changes (as of the accepted match: read after it was saved).
-    wait_requested(page, requests, f"/api/assignments/{assignment.pk}/peers/{peer2.pk}/suggestions/", since=before_accept)
+    wait_requested(
+        page, requests, f"/api/assignments/{assignment.pk}/peers/{peer2.pk}/suggestions/", since=before_accept
+    )
     page.wait_for_load_state("networkidle")
     asked = len([url for _, url in requests if "/suggestions/" in url])
     page.click('.toolbar [data-action="done"]')
@@ -160,7 +177,9 @@ def test_suggestions_read_ahead_answer_s_at_once(peers):
     wait_saved(page)
     page.keyboard.press("s")
     page.wait_for_selector(".suggestion-bar:not([hidden]) button[data-action=accept]:not([disabled])")
-    assert len([url for _, url in requests if "/suggestions/" in url]) == asked, "the next peer's suggestions were not read ahead"
+    assert len([url for _, url in requests if "/suggestions/" in url]) == asked, (
+        "the next peer's suggestions were not read ahead"
+    )
     assert "dam failed at night" in page.text_content(".suggestion-text")
 
 
@@ -174,9 +193,12 @@ def test_a_refused_done_shows_the_peer_again(peers):
 
     def refuse(route):
         if route.request.method == "PATCH":
-            route.fulfill(status=400, content_type="application/json", body=json.dumps({"detail": "This assignment is closed."}))
+            route.fulfill(
+                status=400, content_type="application/json", body=json.dumps({"detail": "This assignment is closed."})
+            )
         else:
             route.continue_()
+
     page.route(f"**/api/annotations/{first.pk}/", refuse)
     page.click('.toolbar [data-action="done"]')
     page.wait_for_selector(".banner:not([hidden])")
@@ -189,7 +211,7 @@ def test_a_refused_done_shows_the_peer_again(peers):
     first.refresh_from_db()
     assert first.status == "in_progress" and first.matches.count() == 1
     page.unroute(f"**/api/annotations/{first.pk}/")
-    page.click('.toolbar [data-action="done"]')                          # accepted now: on to peer 2
+    page.click('.toolbar [data-action="done"]')  # accepted now: on to peer 2
     page.wait_for_url(UNTOUCHED_PEER_URL)
     wait_saved(page)
     first.refresh_from_db()
@@ -209,7 +231,9 @@ def test_a_next_peer_changed_since_it_was_read_ahead_is_never_overwritten(peers)
     page.click('.toolbar [data-action="done"]')
     page.wait_for_url(f"**/assignments/{assignment.pk}/peers/{peer2.pk}/")
     wait_saved(page)
-    assert page.evaluate("window.__samePage") == "yes" and not page.locator(".peer-text .seg.covered").count()  # as read ahead
+    assert (
+        page.evaluate("window.__samePage") == "yes" and not page.locator(".peer-text .seg.covered").count()
+    )  # as read ahead
     drag_select(page, ".peer-text", "the dam failed at night")
     page.click(f'.scu[data-id="{dam.pk}"]')
     page.wait_for_selector(".banner:not([hidden])")
@@ -236,7 +260,10 @@ def test_the_next_peer_read_ahead_is_corrected_for_the_peer_just_done(chromium, 
       ];
     }""")
     page.close()
-    assert after[0] == {"progress": {"done": 2, "total": 3}, "next": {"assignment": 4, "peer_id": 12, "annotation": None}}
+    assert after[0] == {
+        "progress": {"done": 2, "total": 3},
+        "next": {"assignment": 4, "peer_id": 12, "annotation": None},
+    }
     assert after[1]["next"] is None and after[1]["progress"]["done"] == 2
     assert after[2]["progress"]["done"] == 1, "a peer done before is counted once"
     assert after[3]["progress"]["done"] == 1, "read after its done was saved: the server counted it"

@@ -2,14 +2,15 @@
 shows its SCUs (tiers, labels, contributors), and the printable SCU list / its text download
 (DUCView's "print SCU labels") lists every SCU by tier with weight and label, for those who may see
 the pyramid only."""
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
+from annotation.api import downloads
 from annotation.corpus.models import Assignment, PeerSummary
 from annotation.peers.models import PeerAnnotation
-from annotation.api import downloads
 
 from tests.browser.editors.browser import PASSWORD, login, world
 from tests.browser.editors.test_annotator import build_pyramid
@@ -53,9 +54,11 @@ def test_the_read_only_pyramid_shows_its_scus(chromium, live_server, artifacts, 
     headings = page.locator(".scu-tier h2").all_text_contents()
     assert headings == ["Weight 3 · 1 SCU", "Weight 2 · 1 SCU"]
     assert "2 SCUs from 4 reference summaries" in page.inner_text("main")
-    assert page.locator("main").locator("input, textarea, select, [contenteditable], button").count() == 0, "nothing editable"
+    assert page.locator("main").locator("input, textarea, select, [contenteditable], button").count() == 0, (
+        "nothing editable"
+    )
     page.screenshot(path=str(artifacts / "pyramid-readonly-scus.png"), full_page=True)
-    page.click("text=Printable list")                                   # the way to the printable list
+    page.click("text=Printable list")  # the way to the printable list
     page.wait_for_url(f"**/pyramids/{pyramid.pk}/scus/")
     page.emulate_media(media="print")
     assert page.locator(".topbar").is_hidden() and page.locator("text=Download as text").is_hidden()
@@ -72,10 +75,15 @@ def test_the_text_download_lists_every_scu_by_tier(finished):
     # Named as every download is (dataset, topic, pyramid, table, date), and says which version wrote it.
     day = timezone.localdate().isoformat()
     dataset = pyramid.topic.dataset.name
-    assert response["Content-Disposition"] == f'attachment; filename="{dataset}-{pyramid.topic.external_id}-pyramid-{pyramid.pk}-scus-{day}.txt"'
+    assert (
+        response["Content-Disposition"]
+        == f'attachment; filename="{dataset}-{pyramid.topic.external_id}-pyramid-{pyramid.pk}-scus-{day}.txt"'
+    )
     lines = response.content.decode().splitlines()
-    assert lines[0] == (f"Pyramid {pyramid.pk} of topic {pyramid.topic.external_id}, dataset {dataset}: 2 SCUs"
-                        f" (written by pyramid {downloads.app_version()})")
+    assert lines[0] == (
+        f"Pyramid {pyramid.pk} of topic {pyramid.topic.external_id}, dataset {dataset}: 2 SCUs"
+        f" (written by pyramid {downloads.app_version()})"
+    )
     rows = [tuple(line.split("\t")) for line in lines if line.count("\t") == 2]
     assert rows == [(str(w), str(uid), label) for w, uid, label in expected_tiers(pyramid)]
     assert "Weight 3 (1 SCU)" in lines and "Weight 2 (1 SCU)" in lines
@@ -85,7 +93,7 @@ def test_the_list_is_permission_checked(finished):
     pyramid, dam, valley, reader = finished
     stranger = User.objects.create_user("stranger", password=PASSWORD)
     client = Client()
-    assert client.get(f"/pyramids/{pyramid.pk}/scus/").status_code == 302          # login first
+    assert client.get(f"/pyramids/{pyramid.pk}/scus/").status_code == 302  # login first
     client.force_login(stranger)
     for url in (f"/pyramids/{pyramid.pk}/scus/", f"/pyramids/{pyramid.pk}/scus/?download=txt"):
         response = client.get(url)
@@ -100,4 +108,7 @@ def test_labels_are_escaped(finished):
     client.force_login(reader)
     for url in (f"/pyramids/{pyramid.pk}/scus/", f"/pyramids/{pyramid.pk}/build/"):
         body = client.get(url).content.decode()
-        assert "<script>alert(1)</script>" not in body and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;dam&quot;" in body
+        assert (
+            "<script>alert(1)</script>" not in body
+            and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;dam&quot;" in body
+        )

@@ -44,14 +44,17 @@ def test_offsets_round_trip_and_match_python(page, text):
         assert text[start:end].strip() == text[start:end] and text[start:end]
 
 
-@pytest.mark.parametrize("text,selected,expected", [
-    ("The dam burst at night.", "am burst a", "dam burst at"),       # partial words grow to whole words
-    ("The dam burst, at night.", " burst, ", "burst"),               # spaces and punctuation trimmed
-    ("Emoji 🎉 party time.", "🎉 par", "party"),                      # a lone emoji is not a word
-    ("Combining: Ame\u0301lie met.", "me\u0301l", "Ame\u0301lie"),    # accent stays with its letter
-    ("中文文本，测试分词。", "文本，测", None),                          # CJK: snapped to segmenter words
-    ("עברית: השופט קבע כי.", "שופט ק", "השופט קבע"),
-])
+@pytest.mark.parametrize(
+    "text,selected,expected",
+    [
+        ("The dam burst at night.", "am burst a", "dam burst at"),  # partial words grow to whole words
+        ("The dam burst, at night.", " burst, ", "burst"),  # spaces and punctuation trimmed
+        ("Emoji 🎉 party time.", "🎉 par", "party"),  # a lone emoji is not a word
+        ("Combining: Ame\u0301lie met.", "me\u0301l", "Ame\u0301lie"),  # accent stays with its letter
+        ("中文文本，测试分词。", "文本，测", None),  # CJK: snapped to segmenter words
+        ("עברית: השופט קבע כי.", "שופט ק", "השופט קבע"),
+    ],
+)
 def test_snap_to_words(page, text, selected, expected):
     start = text.index(selected)
     span = page.evaluate(
@@ -63,7 +66,7 @@ def test_snap_to_words(page, text, selected, expected):
         [text, start, start + len(selected)],
     )
     assert span is not None
-    got = text[span[0]:span[1]]
+    got = text[span[0] : span[1]]
     if expected is None:  # CJK: whatever the segmenter picks, it covers the selection and trims the comma
         assert got and "，" not in got[0] + got[-1] and text.index(got) <= start
     else:
@@ -72,7 +75,10 @@ def test_snap_to_words(page, text, selected, expected):
 
 def test_render_select_and_coverage_with_emoji(page):
     text = "Go 🎉 now: the dam burst! Floods followed."
-    spans = [{"id": 1, "start": text.index("the dam"), "end": text.index("the dam") + 13}, {"id": 2, "start": text.index("dam"), "end": text.index("Floods")}]
+    spans = [
+        {"id": 1, "start": text.index("the dam"), "end": text.index("the dam") + 13},
+        {"id": 2, "start": text.index("dam"), "end": text.index("Floods")},
+    ]
     out = page.evaluate(
         """([text, spans, selStart, selEnd]) => {
             document.body.innerHTML = '<p id="t"></p>';
@@ -94,7 +100,7 @@ def test_render_select_and_coverage_with_emoji(page):
         [text, spans, text.index("am bu"), text.index("am bu") + 5],
     )
     assert out["text"] == text
-    assert text[out["selected"]["start"]:out["selected"]["end"]] == "dam burst"
+    assert text[out["selected"]["start"] : out["selected"]["end"]] == "dam burst"
     assert ["dam burst", "1 2"] in out["segs"] and ["the ", "1"] in out["segs"]
     non_space = [c for c in text if not c.isspace()]
     covered = [c for i, c in enumerate(text) if not c.isspace() and any(s["start"] <= i < s["end"] for s in spans)]

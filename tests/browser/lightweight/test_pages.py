@@ -1,26 +1,37 @@
 """The lightweight-pyramid pages in Debian's Chromium: a coordinator runs the whole protocol, crowd
 workers write statements and judge peers through shared links (one on a phone-sized screen, by
 keyboard), and the coordinator sees the scores. Screenshots go to test-artifacts/."""
+
 import re
 
 import pytest
 from django.contrib.auth import get_user_model
 
 from annotation.corpus.models import PeerSummary
-from annotation.lightweight.models import LightweightPyramid, LiteAssignment, LiteResult, LiteStatement
 from annotation.corpus.roles import COORDINATOR, role_group
+from annotation.lightweight.models import LightweightPyramid, LiteAssignment, LiteResult, LiteStatement
 
-from tests.foundation.factories import topic
 from tests.browser.editors.browser import PASSWORD, login
+from tests.foundation.factories import topic
 
 pytestmark = pytest.mark.browser
 REFERENCES = {
-    "A": "The storm hit the northern coast on Monday. Ten fishing boats sank in the harbour. The mayor closed " "all schools.",
-    "B": "A storm struck the coast early on Monday. The harbour lost ten boats. Schools stayed closed by order " "of the mayor.",
+    "A": "The storm hit the northern coast on Monday. Ten fishing boats sank in the harbour. The mayor closed "
+    "all schools.",
+    "B": "A storm struck the coast early on Monday. The harbour lost ten boats. Schools stayed closed by order "
+    "of the mayor.",
 }
 STATEMENTS = {
-    "A": ["The storm hit the northern coast", "Ten fishing boats sank in the harbour", "The mayor closed all the schools"],
-    "B": ["The storm struck early on Monday", "The harbour lost ten boats that day", "Schools were closed by the mayor"],
+    "A": [
+        "The storm hit the northern coast",
+        "Ten fishing boats sank in the harbour",
+        "The mayor closed all the schools",
+    ],
+    "B": [
+        "The storm struck early on Monday",
+        "The harbour lost ten boats that day",
+        "Schools were closed by the mayor",
+    ],
 }
 
 
@@ -28,7 +39,7 @@ def no_inline_code(html: str) -> None:
     """CSP-clean: no inline script, no style attributes, no on* handlers, no javascript: URLs."""
     assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", html)
     match = re.search(r"\sstyle=", html)
-    assert not match, html[max(0, match.start() - 200):match.end() + 100]
+    assert not match, html[max(0, match.start() - 200) : match.end() + 100]
     assert not re.search(r"\son[a-z]+=", html)
     assert "javascript:" not in html
 
@@ -41,13 +52,15 @@ def served(page) -> str:
 @pytest.fixture
 def world(transactional_db, settings, request):
     if not settings.CELERY_TASK_ALWAYS_EAGER:
-        request.getfixturevalue("celery_worker")   # scores are recomputed on a real worker
+        request.getfixturevalue("celery_worker")  # scores are recomputed on a real worker
     settings.CROWD_RATE = "10000/min"
     # Behind one trusted proxy (the browsers connect from 127.0.0.1), so each crowd worker's browser
     # comes from its own address (X-Forwarded-For), as the submissions record.
     settings.TRUSTED_PROXY_COUNT, settings.TRUSTED_PROXIES = 1, ["127.0.0.1"]
     t, refs = topic("D1", "Storms", **REFERENCES)
-    PeerSummary.objects.create(topic=t, external_id="D1.M.100.A.7", text="A storm hit the coast on Monday and ten boats sank.")
+    PeerSummary.objects.create(
+        topic=t, external_id="D1.M.100.A.7", text="A storm hit the coast on Monday and ten boats sank."
+    )
     PeerSummary.objects.create(topic=t, external_id="D1.M.100.A.9", text="Schools were closed.")
     user = get_user_model().objects.create_user("coord", password=PASSWORD)
     user.groups.add(role_group(COORDINATOR))
@@ -66,8 +79,12 @@ def test_coordinator_and_crowd_run_the_protocol(chromium, live_server, world, ar
     page.click("text=Create")
     run = LightweightPyramid.objects.get(name="crowd")
     # 3 statements per writer, 1 writer per reference, 1 statement per reference and batch, 2 judges
-    for field, value in {"#id_statements_per_writer": "3", "#id_writers_per_reference": "1",
-                         "#id_statements_per_reference": "1", "#id_judges_per_task": "2"}.items():
+    for field, value in {
+        "#id_statements_per_writer": "3",
+        "#id_writers_per_reference": "1",
+        "#id_statements_per_reference": "1",
+        "#id_judges_per_task": "2",
+    }.items():
         page.fill(field, value)
     page.click("text=Save settings")
     assert "Settings saved" in page.locator(".messages").inner_text()
@@ -85,9 +102,9 @@ def test_coordinator_and_crowd_run_the_protocol(chromium, live_server, world, ar
         ref = next(k for k, v in REFERENCES.items() if v == source)
         worker_page.fill("#id_s1", STATEMENTS[ref][0])
         worker_page.fill("#id_s2", STATEMENTS[ref][1])
-        assert worker_page.locator("#id_s3").get_attribute("required") is not None   # the browser asks first
-        worker_page.eval_on_selector("form.statements-form", "f => f.noValidate = true")   # ... the server checks too
-        worker_page.click("text=Submit")   # statement 3 missing: refused, what was typed is kept
+        assert worker_page.locator("#id_s3").get_attribute("required") is not None  # the browser asks first
+        worker_page.eval_on_selector("form.statements-form", "f => f.noValidate = true")  # ... the server checks too
+        worker_page.click("text=Submit")  # statement 3 missing: refused, what was typed is kept
         assert "Please write statement 3." in worker_page.locator(".field-error").inner_text()
         assert worker_page.input_value("#id_s1") == STATEMENTS[ref][0]
         worker_page.fill("#id_s3", STATEMENTS[ref][2])
@@ -110,16 +127,16 @@ def test_coordinator_and_crowd_run_the_protocol(chromium, live_server, world, ar
 
     # Crowd: two judges, by keyboard on a phone-sized screen; P / N answer and move on.
     for number, (worker, keys) in enumerate((("judge1", "pp"), ("judge2", "pn")), start=2):
-        crowd.clear_cookies()   # each judge's own phone: its own address and session
+        crowd.clear_cookies()  # each judge's own phone: its own address and session
         worker_page.set_extra_http_headers({"X-Forwarded-For": f"127.0.0.{number}"})
-        for _ in range(2):   # both peers of batch 1
+        for _ in range(2):  # both peers of batch 1
             worker_page.goto(judging_url + "?change=1")
             worker_page.fill("#id_worker", worker)
             worker_page.click("text=Start")
             worker_page.locator("fieldset.judgment input").first.focus()
             worker_page.keyboard.press(keys[0].upper())
             worker_page.eval_on_selector("form.judge-form", "f => f.noValidate = true")
-            worker_page.click("text=Submit")   # the second statement is unanswered: refused, the first answer kept
+            worker_page.click("text=Submit")  # the second statement is unanswered: refused, the first answer kept
             assert "Please answer statement 2." in worker_page.locator(".field-error").inner_text()
             assert worker_page.locator("fieldset.judgment").first.locator("input:checked").count() == 1
             worker_page.locator("fieldset.judgment").nth(1).locator("input").first.focus()

@@ -2,20 +2,21 @@
 without the clipboard API), an MTurk worker handing a task in to MTurk, a Prolific worker sent back
 to Prolific, MTurk's preview, and the coordinator checking codes and pseudonymising worker ids.
 Screenshots go to test-artifacts/."""
+
 import re
 from urllib.parse import parse_qs, urlencode
 
 import pytest
-from playwright.sync_api import expect
 from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
 
-from annotation.lightweight.models import CrowdLink, LiteAssignment, LiteReservation
 from annotation.corpus.roles import COORDINATOR, role_group
+from annotation.lightweight.models import CrowdLink, LiteAssignment, LiteReservation
 from annotation.lightweight.privacy import is_pseudonym
 
-from tests.conftest import CHROMIUM_FLAGS, chromium_path
 from tests.browser.editors.browser import PASSWORD, login
 from tests.browser.lightweight.test_pages import no_inline_code, served
+from tests.conftest import CHROMIUM_FLAGS, chromium_path
 from tests.lightweight.test_platforms import MTURK, PROLIFIC
 from tests.lightweight.world import small_run
 
@@ -44,7 +45,9 @@ def platform_page(text: str) -> str:
 
 def worker_page(chromium, number: int):
     """A crowd worker's own browser, from its own address (127.0.0.N)."""
-    context = chromium.new_context(viewport={"width": 900, "height": 900}, extra_http_headers={"X-Forwarded-For": f"127.0.0.{number}"})
+    context = chromium.new_context(
+        viewport={"width": 900, "height": 900}, extra_http_headers={"X-Forwarded-For": f"127.0.0.{number}"}
+    )
     return context.new_page()
 
 
@@ -67,9 +70,9 @@ def test_copy_buttons_copy_the_crowd_links(chromium, live_server, world, artifac
     link = row.locator("input.copy").input_value()
     assert link.startswith(live_server.url + "/lightweight/crowd/")
     box = row.locator("input.copy").bounding_box()
-    assert box["width"] > 400   # the whole link is readable, not a sliver
+    assert box["width"] > 400  # the whole link is readable, not a sliver
     row.locator("button[data-copy-link]").click()
-    expect(row.locator("button[data-copy-link]")).to_have_text("Copied")   # the clipboard answers asynchronously
+    expect(row.locator("button[data-copy-link]")).to_have_text("Copied")  # the clipboard answers asynchronously
     assert page.evaluate("navigator.clipboard.readText()") == link
     page.locator("table.links").screenshot(path=str(artifacts / "lightweight-links-copy.png"))
     no_inline_code(served(page))
@@ -84,7 +87,9 @@ def test_copy_buttons_copy_the_crowd_links(chromium, live_server, world, artifac
     row = other.locator('tr:has(input[data-link="judging-1"])')
     row.locator("button[data-copy-link]").click()
     expect(row.locator("button[data-copy-link]")).to_have_text(re.compile("^(Copied|Press Ctrl\\+C)$"))
-    selected = other.evaluate("() => { const f = document.activeElement; return f.value.slice(f.selectionStart, f.selectionEnd); }")
+    selected = other.evaluate(
+        "() => { const f = document.activeElement; return f.value.slice(f.selectionStart, f.selectionEnd); }"
+    )
     assert selected == row.locator("input.copy").input_value()
     assert errors == []
 
@@ -100,15 +105,22 @@ def test_mturk_and_prolific_workers_hand_their_work_in_to_their_platform(chromiu
     # MTurk's preview: the task, no hold, nothing to submit.
     page.goto(f"{base}?{urlencode({'assignmentId': 'ASSIGNMENT_ID_NOT_AVAILABLE', 'hitId': MTURK['hitId']})}")
     assert "Accept the HIT on MTurk" in page.locator(".crowd-preview").inner_text()
-    assert page.locator("fieldset.judgment input:enabled").count() == 0 and page.locator("button[type=submit]").count() == 0
+    assert (
+        page.locator("fieldset.judgment input:enabled").count() == 0
+        and page.locator("button[type=submit]").count() == 0
+    )
     assert not LiteReservation.objects.exists()
     page.screenshot(path=str(artifacts / "lightweight-mturk-preview.png"), full_page=True)
 
     # The accepted HIT: answer, submit, hand in to MTurk (intercepted: MTurk is not reachable from the tests).
     handed_in = []
-    page.route("https://workersandbox.mturk.com/**", lambda route: (
-        handed_in.append((route.request.method, route.request.url, route.request.post_data)),
-        route.fulfill(status=200, body=platform_page("MTurk got it"), content_type="text/html")))
+    page.route(
+        "https://workersandbox.mturk.com/**",
+        lambda route: (
+            handed_in.append((route.request.method, route.request.url, route.request.post_data)),
+            route.fulfill(status=200, body=platform_page("MTurk got it"), content_type="text/html"),
+        ),
+    )
     page.goto(f"{base}?{urlencode(MTURK)}")
     assert "MTurk worker" in page.locator(".crowd-who").inner_text() and page.locator("#id_worker").count() == 0
     answer_all(page)
@@ -125,12 +137,15 @@ def test_mturk_and_prolific_workers_hand_their_work_in_to_their_platform(chromiu
     # Prolific: the completion redirect with the study's code (another worker, on its own phone).
     page = worker_page(chromium, 3)
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.route("https://app.prolific.com/**", lambda route: route.fulfill(status=200, body=platform_page("Prolific"), content_type="text/html"))
+    page.route(
+        "https://app.prolific.com/**",
+        lambda route: route.fulfill(status=200, body=platform_page("Prolific"), content_type="text/html"),
+    )
     page.goto(f"{base}?{urlencode(PROLIFIC)}")
     answer_all(page, "Not present")
     page.click("text=Submit")
     page.screenshot(path=str(artifacts / "lightweight-prolific-done.png"), full_page=True)
-    page.click("text=Do another task first")   # the batch's other task, then nothing is left
+    page.click("text=Do another task first")  # the batch's other task, then nothing is left
     answer_all(page, "Not present")
     page.click("text=Submit")
     page.click("text=Do another task first")
@@ -152,14 +167,19 @@ def test_coordinator_checks_codes_and_pseudonymises(chromium, live_server, world
             answer_all(crowd)
             crowd.click("text=Submit")
             codes.setdefault(worker, []).append(crowd.locator("[data-completion-code]").inner_text())
-    assert set(LiteAssignment.objects.values_list("worker_id", "client").distinct()) == {("A1WORKER", "127.0.0.2"), ("A2WORKER", "127.0.0.3")}
+    assert set(LiteAssignment.objects.values_list("worker_id", "client").distinct()) == {
+        ("A1WORKER", "127.0.0.2"),
+        ("A2WORKER", "127.0.0.3"),
+    }
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     login(page, live_server.url, "coord")
     page.goto(f"{live_server.url}/lightweight/{world.pk}/")
-    pasted = (f"A1WORKER\t{codes['A1WORKER'][0]}\nA1WORKER\t{codes['A1WORKER'][1]}\n"
-              f"A3WORKER\t{codes['A1WORKER'][0]}\nA2WORKER\tBADC0DE1\n")
+    pasted = (
+        f"A1WORKER\t{codes['A1WORKER'][0]}\nA1WORKER\t{codes['A1WORKER'][1]}\n"
+        f"A3WORKER\t{codes['A1WORKER'][0]}\nA2WORKER\tBADC0DE1\n"
+    )
     page.fill("#id_codes_pairs", pasted)
     page.get_by_role("button", name="Check the codes").click()
     report = page.locator("[data-code-report]").inner_text()
@@ -182,8 +202,11 @@ def test_coordinator_checks_codes_and_pseudonymises(chromium, live_server, world
 def framing_browser(chromium, request, *flags):
     """A Chromium of its own in which the test's MTurk, a public site, frames localhost, which
     Chromium otherwise refuses (local network access); deployed, the app is a public site too."""
-    browser = chromium.browser_type.launch(executable_path=chromium_path(), headless=True,
-                                           args=[*CHROMIUM_FLAGS, "--disable-features=LocalNetworkAccessChecks", *flags])
+    browser = chromium.browser_type.launch(
+        executable_path=chromium_path(),
+        headless=True,
+        args=[*CHROMIUM_FLAGS, "--disable-features=LocalNetworkAccessChecks", *flags],
+    )
     request.addfinalizer(browser.close)
     return browser
 
@@ -197,10 +220,21 @@ def test_an_mturk_worker_judges_inside_mturks_frame(chromium, live_server, world
     errors, handed_in = [], []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.route("https://workersandbox.mturk.com/mturk/preview*", lambda route: route.fulfill(
-        status=200, content_type="text/html", body=f'<h1>HIT</h1><iframe src="{task_url}" width="900" height="800"></iframe>'))
-    page.route("https://workersandbox.mturk.com/mturk/externalSubmit", lambda route: (
-        handed_in.append(route.request.post_data), route.fulfill(status=200, body=platform_page("MTurk got it"), content_type="text/html")))
+    page.route(
+        "https://workersandbox.mturk.com/mturk/preview*",
+        lambda route: route.fulfill(
+            status=200,
+            content_type="text/html",
+            body=f'<h1>HIT</h1><iframe src="{task_url}" width="900" height="800"></iframe>',
+        ),
+    )
+    page.route(
+        "https://workersandbox.mturk.com/mturk/externalSubmit",
+        lambda route: (
+            handed_in.append(route.request.post_data),
+            route.fulfill(status=200, body=platform_page("MTurk got it"), content_type="text/html"),
+        ),
+    )
     page.goto("https://workersandbox.mturk.com/mturk/preview?groupId=1")
     frame = page.frame_locator("iframe")
     answer_all(frame)
@@ -209,7 +243,7 @@ def test_an_mturk_worker_judges_inside_mturks_frame(chromium, live_server, world
     assert LiteAssignment.objects.get(platform="mturk", worker_id=MTURK["workerId"]).completion_code == code
     page.screenshot(path=str(artifacts / "lightweight-mturk-frame.png"))
     frame.get_by_role("button", name="Submit to MTurk").click()
-    for _ in range(100):   # the frame's navigation to MTurk
+    for _ in range(100):  # the frame's navigation to MTurk
         if handed_in:
             break
         page.wait_for_timeout(100)
@@ -217,13 +251,15 @@ def test_an_mturk_worker_judges_inside_mturks_frame(chromium, live_server, world
     assert errors == []
 
 
-def test_an_mturk_workers_next_hits_in_the_frame_need_no_third_party_cookie(chromium, live_server, world, artifacts, request):
+def test_an_mturk_workers_next_hits_in_the_frame_need_no_third_party_cookie(
+    chromium, live_server, world, artifacts, request
+):
     """Safari, and Chromium with third-party cookies blocked, keep no cookie of this site in MTurk's
     frame: the worker key was kept in one only, so a worker's second HIT was refused as "in use in
     another browser". The page now keeps the key in the site's storage too (partitioned per top-level
     site, so kept from one HIT on MTurk to the next) and sends it again; another browser of the same
     worker is still told to continue in the first, and gets no answer of its own taken."""
-    link = CrowdLink.objects.create(pyramid=world, kind=CrowdLink.Kind.JUDGING)   # both batches: 4 tasks
+    link = CrowdLink.objects.create(pyramid=world, kind=CrowdLink.Kind.JUDGING)  # both batches: 4 tasks
     browser = framing_browser(chromium, request, "--test-third-party-cookie-phaseout")
     errors, handed_in = [], []
 
@@ -233,13 +269,23 @@ def test_an_mturk_workers_next_hits_in_the_frame_need_no_third_party_cookie(chro
         page = context.new_page()
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.route("https://workersandbox.mturk.com/mturk/preview*", lambda route: route.fulfill(
-            status=200, content_type="text/html", body=f'<!doctype html><html lang="en"><head><title>HIT</title></head>'
-            f'<body><h1>HIT</h1><iframe title="task" src="{live_server.url}/lightweight/crowd/{link.token}/?{urlencode(params)}"'
-            f' width="900" height="800"></iframe></body></html>'))
-        page.route("https://workersandbox.mturk.com/mturk/externalSubmit", lambda route: (
-            handed_in.append(parse_qs(route.request.post_data)), route.fulfill(status=200, body=platform_page("MTurk got it"),
-                                                                               content_type="text/html")))
+        page.route(
+            "https://workersandbox.mturk.com/mturk/preview*",
+            lambda route: route.fulfill(
+                status=200,
+                content_type="text/html",
+                body=f'<!doctype html><html lang="en"><head><title>HIT</title></head>'
+                f'<body><h1>HIT</h1><iframe title="task" src="{live_server.url}/lightweight/crowd/{link.token}/?{urlencode(params)}"'
+                f' width="900" height="800"></iframe></body></html>',
+            ),
+        )
+        page.route(
+            "https://workersandbox.mturk.com/mturk/externalSubmit",
+            lambda route: (
+                handed_in.append(parse_qs(route.request.post_data)),
+                route.fulfill(status=200, body=platform_page("MTurk got it"), content_type="text/html"),
+            ),
+        )
         page.goto(f"https://workersandbox.mturk.com/mturk/preview?groupId={number}")
         return page, page.frame_locator("iframe")
 
@@ -248,7 +294,7 @@ def test_an_mturk_workers_next_hits_in_the_frame_need_no_third_party_cookie(chro
         frame.get_by_role("button", name="Submit").click()
         code = frame.locator("[data-completion-code]").inner_text()
         frame.get_by_role("button", name="Submit to MTurk").click()
-        for _ in range(100):   # the frame's navigation to MTurk
+        for _ in range(100):  # the frame's navigation to MTurk
             if len(handed_in) == number:
                 break
             page.wait_for_timeout(100)
@@ -259,14 +305,14 @@ def test_an_mturk_workers_next_hits_in_the_frame_need_no_third_party_cookie(chro
         page, frame = hit(worker, number)
         expect(frame.locator(".crowd-who")).to_contain_text(f"{number - 1} done")
         if number == 1:
-            expect(frame.locator("[data-key-notice]")).to_be_visible()   # a worker new to this browser is told
+            expect(frame.locator("[data-key-notice]")).to_be_visible()  # a worker new to this browser is told
         else:
             expect(frame.locator("[data-key-notice]")).to_have_count(0)
         if number == 2:
             page.screenshot(path=str(artifacts / "lightweight-mturk-frame-second-hit.png"))
         judge(page, frame, number)
         page.close()
-    assert not [c for c in worker.cookies() if c["name"] == "crowd_keys"]   # the browser kept no cookie of this site
+    assert not [c for c in worker.cookies() if c["name"] == "crowd_keys"]  # the browser kept no cookie of this site
     assert LiteAssignment.objects.filter(worker_id=MTURK["workerId"], platform="mturk").count() == 3
     assert errors == []
 
@@ -277,4 +323,4 @@ def test_an_mturk_workers_next_hits_in_the_frame_need_no_third_party_cookie(chro
     frame.get_by_role("button", name="Submit").click()
     expect(frame.locator("[role=alert]")).to_contain_text("started in another browser: continue there")
     assert LiteAssignment.objects.filter(worker_id=MTURK["workerId"]).count() == 3
-    assert errors == ["Failed to load resource: the server responded with a status of 400 (Bad Request)"]   # the refusal
+    assert errors == ["Failed to load resource: the server responded with a status of 400 (Bad Request)"]  # the refusal

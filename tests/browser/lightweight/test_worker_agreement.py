@@ -9,12 +9,13 @@ task: j1-j2 agree on 2 of 2, j1-j3 and j2-j3 on 1 of 2; over 3 tasks each worker
 Krippendorff's nominal alpha per task, units = the 2 statements: values {1,1,1} and {0,0,1};
 n = 6, 2 zeros and 4 ones; the disagreeing pairs of the second unit 2 * 2 * 1 / (3 - 1) = 2;
 alpha = 1 - (n - 1) * 2 / (2 * 2 * 4) = 1 - 10/16 = 0.375, the same for the 3 tasks."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from annotation.lightweight.models import CrowdLink, LiteAssignment, LiteResult
 from annotation.corpus.roles import COORDINATOR, role_group
+from annotation.lightweight.models import CrowdLink, LiteAssignment, LiteResult
 
 from tests.browser.editors.browser import PASSWORD, login
 from tests.browser.lightweight.test_platforms import worker_page
@@ -27,7 +28,7 @@ ANSWERS = {"j1": "PN", "j2": "PN", "j3": "PP"}
 @pytest.fixture
 def run(transactional_db, settings, in_process_jobs):
     settings.CROWD_RATE = "10000/min"
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}   # each worker from its own address
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}  # each worker from its own address
     run = small_run(peers=3, judges=3)
     user = get_user_model().objects.create_user("coord", password=PASSWORD)
     user.groups.add(role_group(COORDINATOR))
@@ -44,7 +45,9 @@ def judge_by_keys(page, keys: str) -> None:
     page.wait_for_selector("[data-completion-code]")
 
 
-def test_three_workers_of_three_judge_tasks_all_have_pairs_and_the_topic_an_alpha(chromium, live_server, run, artifacts):
+def test_three_workers_of_three_judge_tasks_all_have_pairs_and_the_topic_an_alpha(
+    chromium, live_server, run, artifacts
+):
     link = CrowdLink.objects.create(pyramid=run, kind=CrowdLink.Kind.JUDGING, batch=1)
     url = f"{live_server.url}/lightweight/crowd/{link.token}/"
     errors, pages = [], {}
@@ -55,12 +58,12 @@ def test_three_workers_of_three_judge_tasks_all_have_pairs_and_the_topic_an_alph
         page.fill("#id_worker", worker)
         page.get_by_role("button", name="Start").click()
         page.wait_for_selector("fieldset.judgment")
-    for round_ in range(3):                                       # in turns, as workers arrive
-        for worker in (ANSWERS if round_ % 2 == 0 else reversed(ANSWERS)):
+    for round_ in range(3):  # in turns, as workers arrive
+        for worker in ANSWERS if round_ % 2 == 0 else reversed(ANSWERS):
             page = pages[worker]
             judge_by_keys(page, ANSWERS[worker])
             page.get_by_role("link", name="Next task").click()
-    for page in pages.values():                                  # every task judged: nothing left to take
+    for page in pages.values():  # every task judged: nothing left to take
         assert page.locator("fieldset.judgment").count() == 0
     pages["j1"].screenshot(path=str(artifacts / "lightweight-nothing-left.png"), full_page=True)
 
@@ -79,9 +82,13 @@ def test_three_workers_of_three_judge_tasks_all_have_pairs_and_the_topic_an_alph
     coordinator.goto(f"{live_server.url}/lightweight/")
     coordinator.get_by_role("link", name="crowd").first.click()
     coordinator.wait_for_url(f"**/lightweight/{run.pk}/")
-    rows = coordinator.eval_on_selector_all("table.workers tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))")
+    rows = coordinator.eval_on_selector_all(
+        "table.workers tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))"
+    )
     assert sorted(rows) == [["j1", "0.750", "6", "kept"], ["j2", "0.750", "6", "kept"], ["j3", "0.500", "6", "kept"]]
-    topics = coordinator.eval_on_selector_all("table.topics tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))")
+    topics = coordinator.eval_on_selector_all(
+        "table.topics tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))"
+    )
     assert topics == [["D1", "0.375", "3", ""]]
     coordinator.locator("table.workers").scroll_into_view_if_needed()
     coordinator.screenshot(path=str(artifacts / "lightweight-worker-agreement.png"), full_page=True)

@@ -1,4 +1,5 @@
 """Driving the set-up pages in Chromium like a coordinator: log in, collect page errors."""
+
 from tests.corpus.world import PASSWORD
 
 

@@ -16,8 +16,9 @@ from tests.dashboards.helpers import build_toy
 pytestmark = pytest.mark.browser
 
 
-def test_the_page_maps_an_archive_name_to_an_account(chromium, live_server, people, transactional_db, artifacts,
-                                                      tmp_path):
+def test_the_page_maps_an_archive_name_to_an_account(
+    chromium, live_server, people, transactional_db, artifacts, tmp_path
+):
     source = build_toy("Names source")
     chief = get_user_model().objects.create_user("chief")
     source.coordinators.add(chief)

@@ -3,16 +3,17 @@ document header pattern. A coordinator pastes a DUC 2007 pyramid's whole text in
 the header pattern (the file's own startDocumentRegEx, then one that splits otherwise), previews
 how the references split each time, and saves: the texts are the ones the DUCView importer reads
 from the same file. Screenshot: test-artifacts/setup-header-pattern.png."""
+
 import re
 from html import unescape
 
 import pytest
 
-from annotation.formats import parse_pyramid
 from annotation.corpus.models import Dataset, Topic
+from annotation.formats import parse_pyramid
 
-from tests.conftest import shared_data
 from tests.browser.setup.browser import open_as
+from tests.conftest import shared_data
 
 pytestmark = [pytest.mark.browser, pytest.mark.realdata]
 
@@ -29,7 +30,10 @@ def preview(page):
     page.evaluate("() => document.querySelectorAll('[data-plan]').forEach(p => { p.dataset.old = '1'; })")
     page.click("[data-preview-button]")
     page.wait_for_selector("[data-plan]:not([data-old])")
-    return {row.get_attribute("data-summary"): row.locator("td.source").inner_text() for row in page.locator("[data-summary]").all()}
+    return {
+        row.get_attribute("data-summary"): row.locator("td.source").inner_text()
+        for row in page.locator("[data-summary]").all()
+    }
 
 
 def test_references_split_by_an_edited_header_pattern(chromium, live_server, people, transactional_db, artifacts):
@@ -62,6 +66,8 @@ def test_references_split_by_an_edited_header_pattern(chromium, live_server, peo
     page.screenshot(path=str(artifacts / "setup-header-pattern.png"), full_page=True)
     page.click("[data-save-button]")
     page.wait_for_selector(".msg.success")
-    stored = dict(Topic.objects.get(dataset=dataset, external_id="D0720").referencesummarys.values_list("external_id", "text"))
+    stored = dict(
+        Topic.objects.get(dataset=dataset, external_id="D0720").referencesummarys.values_list("external_id", "text")
+    )
     assert stored == imported
     assert errors == []

@@ -2,6 +2,7 @@
 opens from its toggle, the headings say what their entries are (offsets kept vs relocated), a
 re-import's per-file statuses agree with its summary; the annotator marks evidence whose label was
 not found. Screenshots in test-artifacts/setup-import-report*.png and annotator-review.png."""
+
 import zipfile
 
 import pytest
@@ -9,8 +10,8 @@ import pytest
 from annotation.peers.models import PeerAnnotation
 from annotation.pyramids.models import Pyramid
 
-from tests.formats.helpers import fixture_bytes
 from tests.browser.setup.browser import open_as
+from tests.formats.helpers import fixture_bytes
 
 pytestmark = pytest.mark.browser
 
@@ -30,8 +31,9 @@ def _upload(page, path):
     page.wait_for_selector("[data-import-report]")
 
 
-def test_report_leads_with_the_summary_and_opens_the_file_list_on_a_click(chromium, live_server, people, transactional_db,
-                                                                          artifacts, tmp_path):
+def test_report_leads_with_the_summary_and_opens_the_file_list_on_a_click(
+    chromium, live_server, people, transactional_db, artifacts, tmp_path
+):
     page, errors = open_as(chromium, live_server, "coord")
     page.goto(f"{live_server.url}/setup/{people.dataset.pk}/import/")
     archive = _archive(tmp_path)
@@ -46,7 +48,9 @@ def test_report_leads_with_the_summary_and_opens_the_file_list_on_a_click(chromi
     page.get_by_text("Every file (3)").click()
     assert rows.first.is_visible() and rows.count() == 3
     kept = page.locator("[data-kept] summary")
-    assert kept.inner_text() == "3 parts with offsets kept, label not found — review"  # SCUs 25 and 40 of the .pyr, SCU 4 of the .pan
+    assert (
+        kept.inner_text() == "3 parts with offsets kept, label not found — review"
+    )  # SCUs 25 and 40 of the .pyr, SCU 4 of the .pan
     kept.click()
     assert "The closing parade was called off" in page.inner_text("[data-kept] ul")
     assert "relocated near their stored offsets" in page.inner_text("[data-repairs] summary")
@@ -58,9 +62,15 @@ def test_report_leads_with_the_summary_and_opens_the_file_list_on_a_click(chromi
     assert page.inner_text("[data-count=pyramids]") == "0" and page.inner_text("[data-count=annotations]") == "0"
     assert page.locator("[data-kept]").count() == 0  # nothing was written again, nothing is said again
     page.get_by_text("Every file (3)").click()
-    statuses = {row.get_attribute("data-outcome"): row.locator("td").nth(2).inner_text() for row in page.locator("tr[data-outcome]").all()}
-    assert statuses == {"event/D0699.pyr": "already present", "event/101.D0699.M.100.A.3.pan": "already present",
-                        "event/D0698.pyr": "rejected"}
+    statuses = {
+        row.get_attribute("data-outcome"): row.locator("td").nth(2).inner_text()
+        for row in page.locator("tr[data-outcome]").all()
+    }
+    assert statuses == {
+        "event/D0699.pyr": "already present",
+        "event/101.D0699.M.100.A.3.pan": "already present",
+        "event/D0698.pyr": "rejected",
+    }
     page.screenshot(path=str(artifacts / "setup-import-report-again.png"), full_page=True)
 
     # The annotator shows the kept evidence, outlined, and says why.
@@ -88,8 +98,9 @@ def test_report_leads_with_the_summary_and_opens_the_file_list_on_a_click(chromi
     assert errors == []
 
 
-def test_a_dropped_contributor_is_said_once_whatever_number_of_files_carry_it(chromium, live_server, people, transactional_db,
-                                                                              artifacts, tmp_path):
+def test_a_dropped_contributor_is_said_once_whatever_number_of_files_carry_it(
+    chromium, live_server, people, transactional_db, artifacts, tmp_path
+):
     # SCU 7's only part lies outside the text and its label is nowhere: the contributor is left out.
     # The .pyr and both .pan files carry that pyramid; the report says so in one entry.
     moved = (b'label="Nobody was hurt" start="175" end="190"', b'label="Nobody at all" start="900175" end="900190"')

@@ -1,6 +1,7 @@
 """Coordinators make annotator accounts in Chromium: an invitation link that the invited person
 opens to choose a password (once), an account with an initial password, an existing user added,
 each assigned to topics. Screenshots in test-artifacts/setup-people*.png."""
+
 import pytest
 from django.contrib.auth.models import User
 
@@ -33,7 +34,9 @@ def test_accounts_invitations_and_assignments(chromium, live_server, people, tra
     assert link.startswith(f"{live_server.url}/accounts/invite/")
     zoe = User.objects.get(username="zoe")
     assert not zoe.has_usable_password() and zoe.get_full_name() == "Zoë Lind"
-    assert list(Assignment.objects.filter(annotator=zoe).values_list("topic__external_id", "task")) == [("D0601", "annotate_peers")]
+    assert list(Assignment.objects.filter(annotator=zoe).values_list("topic__external_id", "task")) == [
+        ("D0601", "annotate_peers")
+    ]
     assert "invited, not joined yet" in page.inner_text("tr[data-person='zoe']")
     page.screenshot(path=str(artifacts / "setup-people-invitation.png"), full_page=True)
     page.locator("tr[data-person='zoe']").get_by_role("button", name="New link").click()
@@ -78,8 +81,10 @@ def test_accounts_invitations_and_assignments(chromium, live_server, people, tra
     page.keyboard.type("harrowgate-lantern-9")
     form.get_by_role("button", name="Create account").click()
     page.wait_for_selector(".msg.success")
-    assert page.inner_text(".messages") == ("Account yann created. Assigned to build pyramid on 2 topics: D0601, D0602. "
-                                             "Give them their username and the initial password.")
+    assert page.inner_text(".messages") == (
+        "Account yann created. Assigned to build pyramid on 2 topics: D0601, D0602. "
+        "Give them their username and the initial password."
+    )
     assert User.objects.get(username="yann").check_password("harrowgate-lantern-9")
 
     # An existing user added to a topic.
@@ -95,4 +100,3 @@ def test_accounts_invitations_and_assignments(chromium, live_server, people, tra
     assert page.locator("tr[data-person='zoe'] .badge").inner_text() == "active"
     page.screenshot(path=str(artifacts / "setup-people.png"), full_page=True)
     assert errors == []
-

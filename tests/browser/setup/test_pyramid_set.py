@@ -1,6 +1,7 @@
 """*Import a pyramid set* in Chromium: a coordinator uploads three annotators' pyramids of the same
 texts (two identical) as one set, then opens the construction agreement the report links to.
 Screenshots in test-artifacts/setup-pyramid-set*.png."""
+
 import pytest
 
 from annotation.pyramids.models import Pyramid
@@ -11,8 +12,9 @@ from tests.frontend.setup.test_pyramid_set import PYR, other_annotator
 pytestmark = pytest.mark.browser
 
 
-def test_a_coordinator_uploads_a_set_and_opens_its_construction_agreement(chromium, live_server, people, transactional_db,
-                                                                           in_process_jobs, artifacts, tmp_path):
+def test_a_coordinator_uploads_a_set_and_opens_its_construction_agreement(
+    chromium, live_server, people, transactional_db, in_process_jobs, artifacts, tmp_path
+):
     paths = []
     for name, data in (("alice.pyr", PYR), ("bob.pyr", PYR), ("carol.pyr", other_annotator())):
         (tmp_path / name).write_bytes(data)
@@ -26,7 +28,10 @@ def test_a_coordinator_uploads_a_set_and_opens_its_construction_agreement(chromi
     page.wait_for_selector("[data-agreement-link]")
     assert page.inner_text("[data-count=pyramids]") == "3" and page.inner_text("[data-count=rejected]") == "0"
     assert sorted(Pyramid.objects.filter(topic__external_id="EVENT").values_list("source", flat=True)) == [
-        "alice.pyr", "bob.pyr", "carol.pyr"]
+        "alice.pyr",
+        "bob.pyr",
+        "carol.pyr",
+    ]
     page.screenshot(path=str(artifacts / "setup-pyramid-set.png"), full_page=True)
     page.locator("[data-agreement-link] a").click()
     page.wait_for_url(f"{live_server.url}/datasets/{people.dataset.pk}/pyramid-agreement/EVENT/")

@@ -2,6 +2,7 @@
 coordinator to the datasets they coordinate, no page answers 404 (the favicon included), and a DUC
 table with one empty cell says "1 empty cell", uploaded with real clicks. (`make run PORT=` and
 `make test` beside `make run` are checked on the Makefile: tests/foundation/test_rough_edges.py.)"""
+
 import pytest
 
 from annotation.dashboards.models import Judgment
@@ -12,18 +13,22 @@ from tests.dashboards import toy
 pytestmark = pytest.mark.browser
 
 
-def test_setup_address_favicon_and_the_empty_cell_count(chromium, live_server, people, transactional_db, artifacts, tmp_path, in_process_jobs):
+def test_setup_address_favicon_and_the_empty_cell_count(
+    chromium, live_server, people, transactional_db, artifacts, tmp_path, in_process_jobs
+):
     dataset = toy.build()
     dataset.coordinators.add(people.coord)
     page, errors = open_as(chromium, live_server, "coord")
     missing = []
     page.on("response", lambda r: missing.append(f"{r.status} {r.url}") if r.status >= 400 else None)
 
-    page.goto(f"{live_server.url}/setup/")                          # as README says it
+    page.goto(f"{live_server.url}/setup/")  # as README says it
     assert page.url == f"{live_server.url}/datasets/"
     assert page.locator("h1").inner_text() == "Datasets you coordinate"
     listed = page.inner_text("table tbody")
-    assert "Pilot" in listed and "Toy" in listed and "Elsewhere" not in listed   # the coordinator's datasets, only theirs
+    assert (
+        "Pilot" in listed and "Toy" in listed and "Elsewhere" not in listed
+    )  # the coordinator's datasets, only theirs
     # The icon every page names is served, as is /favicon.ico (browsers ask for it whatever the page says).
     icon = page.get_attribute("link[rel=icon]", "href")
     for url in (icon, "/favicon.ico"):

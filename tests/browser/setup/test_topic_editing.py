@@ -1,6 +1,7 @@
 """A coordinator opens a topic from the set-up page, sees which texts are fixed, renames the topic
 and deletes another after the confirmation, in Chromium. Screenshots in
 test-artifacts/setup-topic*.png."""
+
 import pytest
 
 from annotation.corpus.models import Topic
@@ -18,7 +19,9 @@ def test_open_rename_and_delete_topics(chromium, live_server, people, topic, tra
     assert page.inner_text("[data-topic-heading]") == "Topic D0601"
     assert page.locator("[data-summaries='reference'] tbody tr").count() == 4
     assert page.locator("[data-summaries='peer'] tbody tr").count() == 3
-    assert "fixed" in page.inner_text("tr[data-summary='peer:1']") and "editable" in page.inner_text("tr[data-summary='peer:2']")
+    assert "fixed" in page.inner_text("tr[data-summary='peer:1']") and "editable" in page.inner_text(
+        "tr[data-summary='peer:2']"
+    )
     page.screenshot(path=str(artifacts / "setup-topic.png"), full_page=True)
 
     # A fixed text says why and is read-only.

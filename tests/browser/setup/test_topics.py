@@ -1,6 +1,7 @@
 """A coordinator starts a dataset and adds topics in Chromium: pasted texts with a preview, a
 preview that goes stale when the input changes, a zip of NIST-named files. Screenshots in
 test-artifacts/setup-*.png."""
+
 import zipfile
 
 import pytest
@@ -110,7 +111,9 @@ def test_a_bad_pattern_and_a_zip_of_files(chromium, live_server, people, transac
     page.wait_for_selector(".msg.success")
     assert page.inner_text(".messages") == "Added 1 topic, 2 reference summaries, 1 peer summary."
     assert dict(Topic.objects.get(external_id="D0602").referencesummarys.values_list("external_id", "text")) == {
-        "A": "First reference.", "B": "Second reference."}
+        "A": "First reference.",
+        "B": "Second reference.",
+    }
 
     archive = tmp_path / "duc-texts.zip"
     with zipfile.ZipFile(archive, "w") as z:
@@ -129,5 +132,10 @@ def test_a_bad_pattern_and_a_zip_of_files(chromium, live_server, people, transac
     page.click("[data-save-button]")
     page.wait_for_selector(".msg.success")
     assert page.inner_text(".messages") == "Added 2 topics, 3 reference summaries, 1 peer summary."
-    assert sorted(Topic.objects.filter(dataset=people.dataset).values_list("external_id", flat=True)) == ["D0601", "D0602", "D0610", "D0611"]
+    assert sorted(Topic.objects.filter(dataset=people.dataset).values_list("external_id", flat=True)) == [
+        "D0601",
+        "D0602",
+        "D0610",
+        "D0611",
+    ]
     assert errors == []

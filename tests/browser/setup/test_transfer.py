@@ -1,6 +1,7 @@
 """DUCView files in and out through the pages, in Chromium: a zip uploaded with progress and the
 import report shown (imported, rejected with the reason, skipped), then every export button
 downloads what the API serves. Screenshots in test-artifacts/setup-import*.png, setup-exports.png."""
+
 import json
 import zipfile
 
@@ -10,8 +11,8 @@ from annotation.formats import parse_peer_annotation, parse_pyramid
 from annotation.peers.models import PeerAnnotation
 from annotation.pyramids.models import Pyramid
 
-from tests.formats.helpers import fixture_bytes
 from tests.browser.setup.browser import open_as
+from tests.formats.helpers import fixture_bytes
 
 pytestmark = pytest.mark.browser
 
@@ -26,7 +27,9 @@ def _archive(tmp_path):
     return path
 
 
-def test_import_a_zip_with_progress_and_export_everything(chromium, live_server, people, transactional_db, artifacts, tmp_path):
+def test_import_a_zip_with_progress_and_export_everything(
+    chromium, live_server, people, transactional_db, artifacts, tmp_path
+):
     page, errors = open_as(chromium, live_server, "coord")
     page.goto(f"{live_server.url}/setup/{people.dataset.pk}/")
     page.get_by_role("link", name="Import DUCView").click()

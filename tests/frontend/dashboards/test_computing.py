@@ -3,6 +3,7 @@ yet (the background runner has not run: here ``queue.publish`` only records), ev
 ``snapshot_for`` schedules it and answers at once — pages with the "being computed" frame that
 reloads itself, downloads with 503 + Retry-After — and shows the figures once stored. The REST API
 alone computes a missing first snapshot on its request (its contract is the rows)."""
+
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -15,11 +16,24 @@ from tests.frontend.dashboards.test_views import client_for
 
 pytestmark = pytest.mark.django_db
 
-PAGES = [("agreement", []), ("agreement_topic", ["T1"]), ("agreement_peer", ["T1", "1"]), ("scores", []),
-         ("significance", []), ("metaeval", [])]
-DOWNLOADS = [("scores_export", ["csv"]), ("scores_export", ["json"]), ("agreement_export", ["csv"]),
-             ("metaeval_export", ["json"]), ("statistics_export", ["csv"]), ("chart_export", ["systems"]),
-             ("chart_export", ["tiers"]), ("chart_export", ["stability"])]
+PAGES = [
+    ("agreement", []),
+    ("agreement_topic", ["T1"]),
+    ("agreement_peer", ["T1", "1"]),
+    ("scores", []),
+    ("significance", []),
+    ("metaeval", []),
+]
+DOWNLOADS = [
+    ("scores_export", ["csv"]),
+    ("scores_export", ["json"]),
+    ("agreement_export", ["csv"]),
+    ("metaeval_export", ["json"]),
+    ("statistics_export", ["csv"]),
+    ("chart_export", ["systems"]),
+    ("chart_export", ["tiers"]),
+    ("chart_export", ["stability"]),
+]
 
 
 @pytest.fixture
@@ -33,13 +47,14 @@ def pending(monkeypatch):
 @pytest.fixture
 def toy():
     dataset = build_toy()
-    DatasetDashboard.objects.filter(dataset=dataset).delete()   # as right after an import, before the worker ran
+    DatasetDashboard.objects.filter(dataset=dataset).delete()  # as right after an import, before the worker ran
     return dataset, make_users(dataset)
 
 
 def _never_computed(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a snapshot was computed on the request")
+
     monkeypatch.setattr(snapshots, "compute_payload", refuse)
     monkeypatch.setattr(snapshots, "recompute_dataset", refuse)
 
@@ -72,7 +87,10 @@ def test_downloads_answer_503_with_retry_after(toy, pending, monkeypatch):
         assert response["Retry-After"] == str(snapshots.RETRY_AFTER_SECONDS)
         assert "being computed" in response.content.decode() and "Content-Disposition" not in response
     # Permissions come first: an annotator learns nothing about the dataset's state.
-    assert client_for(users["annotator"]).get(reverse("dashboards:scores_export", args=[dataset.pk, "csv"])).status_code == 403
+    assert (
+        client_for(users["annotator"]).get(reverse("dashboards:scores_export", args=[dataset.pk, "csv"])).status_code
+        == 403
+    )
     assert not DatasetDashboard.objects.filter(dataset=dataset).exists()
 
 
@@ -81,7 +99,7 @@ def test_once_stored_the_pages_and_downloads_show_it(toy, pending):
     coord = client_for(users["coord"])
     assert coord.get(reverse("dashboards:scores", args=[dataset.pk])).status_code == 200
     assert coord.get(reverse("dashboards:status", args=[dataset.pk])).json()["computing"] is True
-    snapshots.recompute_datasets([k for _, ids in pending for k in ids])   # what the worker does
+    snapshots.recompute_datasets([k for _, ids in pending for k in ids])  # what the worker does
     status = coord.get(reverse("dashboards:status", args=[dataset.pk])).json()
     assert status["computed_at"] and status["current"] is True and "computing" not in status
     html = coord.get(reverse("dashboards:scores", args=[dataset.pk])).content.decode()
@@ -105,7 +123,7 @@ def test_the_first_snapshot_is_scheduled_once_while_pages_poll(toy, pending):
 
     dataset, users = toy
     coord = client_for(users["coord"])
-    runner.synchronous = False   # restored by tests/conftest.py
+    runner.synchronous = False  # restored by tests/conftest.py
     key = f"dashboard:first:{dataset.pk}"
     cache.delete(key)
     try:
@@ -113,7 +131,7 @@ def test_the_first_snapshot_is_scheduled_once_while_pages_poll(toy, pending):
             assert coord.get(reverse("dashboards:status", args=[dataset.pk])).json()["computing"] is True
         assert coord.get(reverse("dashboards:scores", args=[dataset.pk])).status_code == 200
         assert pending == [("dashboard", [dataset.pk])]
-        cache.delete(key)   # FIRST_SNAPSHOT_PATIENCE passed and still none: scheduled again
+        cache.delete(key)  # FIRST_SNAPSHOT_PATIENCE passed and still none: scheduled again
         coord.get(reverse("dashboards:status", args=[dataset.pk]))
         assert pending == [("dashboard", [dataset.pk])] * 2
     finally:
@@ -125,14 +143,14 @@ def test_the_api_computes_a_missing_first_snapshot_once(toy, pending):
     api = APIClient()
     api.force_authenticate(users["annotator"])
     assert api.get(f"/api/datasets/{dataset.pk}/statistics/").status_code in (403, 404)
-    assert not DatasetDashboard.objects.filter(dataset=dataset).exists()   # refused before any work
+    assert not DatasetDashboard.objects.filter(dataset=dataset).exists()  # refused before any work
     api.force_authenticate(users["coord"])
     answer = api.get(f"/api/datasets/{dataset.pk}/statistics/?table=systems")
     assert answer.status_code == 200 and answer.json()
     stored = DatasetDashboard.objects.get(dataset=dataset)
-    assert snapshots.is_current(stored) and pending == []   # computed here, nothing left to the runner
+    assert snapshots.is_current(stored) and pending == []  # computed here, nothing left to the runner
     views = stored.data["conventions"]["nist"]["statistics"]["views"]
     expected = sorted((view, s["system"]) for view, v in views.items() for s in v["systems"])
     assert sorted((r["view"], r["system"]) for r in answer.json()) == expected
     api.get(f"/api/datasets/{dataset.pk}/statistics/?table=pairs")
-    assert DatasetDashboard.objects.get(dataset=dataset).computed_at == stored.computed_at   # read, not recomputed
+    assert DatasetDashboard.objects.get(dataset=dataset).computed_at == stored.computed_at  # read, not recomputed

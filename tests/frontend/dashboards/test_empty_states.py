@@ -1,6 +1,7 @@
 """While the stored figures lag behind the data, a dashboard shows the last figures with an
 "updating" mark and never an empty-state message the data contradicts ("No judgments imported yet"
 above a table of them, "No peer has been annotated by two annotators yet" after both finished)."""
+
 import re
 
 import pytest
@@ -10,14 +11,16 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.corpus.models import Topic
+from annotation.dashboards import snapshots
 from annotation.peers.models import PeerAnnotation
 from annotation.pyramids.models import Pyramid
-from annotation.dashboards import snapshots
 
 from tests.dashboards import toy
 from tests.dashboards.helpers import make_users
 
-JUDGMENTS = "topic,summary,metric,value\n" + "".join(f"T{t},{s},content,{(t * 7 + s * 3) % 5 + 1}\n" for t in (1, 2) for s in (1, 2, 3))
+JUDGMENTS = "topic,summary,metric,value\n" + "".join(
+    f"T{t},{s},content,{(t * 7 + s * 3) % 5 + 1}\n" for t in (1, 2) for s in (1, 2, 3)
+)
 
 
 def busy_worker(monkeypatch):
@@ -55,14 +58,20 @@ def test_agreement_empty_states_follow_the_data(monkeypatch):
     said = " ".join(empties(page))
     assert "No peer has been annotated" not in said and "No annotator pair shares a peer yet" not in said
     assert "1 peer annotated by two annotators since these figures were computed" in said and "updating…" in said
-    assert '<p class="msg updating-note" data-updating-note>' in page   # the page-wide "updating" note is shown
+    assert '<p class="msg updating-note" data-updating-note>' in page  # the page-wide "updating" note is shown
     topic_page = client.get(topic_url)
-    assert topic_page.status_code == 200 and "1 peer of T1 annotated by two annotators" in " ".join(empties(topic_page.content.decode()))
+    assert topic_page.status_code == 200 and "1 peer of T1 annotated by two annotators" in " ".join(
+        empties(topic_page.content.decode())
+    )
 
-    monkeypatch.undo()   # the worker catches up: the figures, no empty state but the pyramids' (one pyramid here)
+    monkeypatch.undo()  # the worker catches up: the figures, no empty state but the pyramids' (one pyramid here)
     page = client.get(url).content.decode()
     left = empties(page)
-    assert len(left) == 1 and left[0].startswith("No topic has two pyramids of the same references yet.") and 'data-topic="T1"' in page
+    assert (
+        len(left) == 1
+        and left[0].startswith("No topic has two pyramids of the same references yet.")
+        and 'data-topic="T1"' in page
+    )
     assert client.get(topic_url).status_code == 200
 
 
@@ -120,16 +129,22 @@ def test_figures_catch_up_in_the_browser(chromium, live_server, transactional_db
     assert page.locator("[data-figures] p.empty").inner_text() == "No judgments imported yet: upload some below."
 
     busy_worker(monkeypatch)
-    page.set_input_files("input[type=file][name=file]", files=[{"name": "content.csv", "mimeType": "text/csv", "buffer": JUDGMENTS.encode()}])
+    page.set_input_files(
+        "input[type=file][name=file]",
+        files=[{"name": "content.csv", "mimeType": "text/csv", "buffer": JUDGMENTS.encode()}],
+    )
     page.click("form[data-upload] button[type=submit]")
     page.wait_for_selector(".msg.success")
     figures = page.locator("[data-figures]")
-    assert "6 judgments imported (below)" in figures.inner_text() and "No judgments imported yet" not in figures.inner_text()
+    assert (
+        "6 judgments imported (below)" in figures.inner_text()
+        and "No judgments imported yet" not in figures.inner_text()
+    )
     assert page.locator("table.judgments").inner_text().count("content") == 1
     assert page.locator("p[data-updating-note]").is_visible()
     page.screenshot(path=str(artifacts / "dashboards-metaeval-updating.png"), full_page=True)
 
-    monkeypatch.undo()   # the next poll schedules the recomputation, which runs: the table replaces the note
+    monkeypatch.undo()  # the next poll schedules the recomputation, which runs: the table replaces the note
     page.wait_for_selector('[data-figures] tbody[data-metric="content"]', timeout=15_000)
     page.wait_for_selector("p[data-updating-note][hidden]", state="attached", timeout=15_000)
     assert page.locator("[data-figures] p.empty").count() == 0
@@ -139,8 +154,9 @@ def test_figures_catch_up_in_the_browser(chromium, live_server, transactional_db
 
 
 @pytest.mark.browser
-def test_agreement_never_says_none_after_the_second_annotator_finishes_in_the_browser(chromium, live_server, transactional_db,
-                                                                                     artifacts, monkeypatch):
+def test_agreement_never_says_none_after_the_second_annotator_finishes_in_the_browser(
+    chromium, live_server, transactional_db, artifacts, monkeypatch
+):
     """The second annotator clicks "Done" in the annotator while the worker is busy: the coordinator's
     agreement page says one peer is now doubly annotated and its agreement is coming (never "No peer
     has been annotated by two annotators yet"); when the worker catches up, T1's figures appear."""
@@ -153,7 +169,9 @@ def test_agreement_never_says_none_after_the_second_annotator_finishes_in_the_br
     second = User.objects.get(username="ann2")
     second.set_password("annotate-it-2026")
     second.save()
-    Assignment.objects.create(topic=Topic.objects.get(dataset=dataset, external_id="T1"), annotator=second, task="annotate_peers")
+    Assignment.objects.create(
+        topic=Topic.objects.get(dataset=dataset, external_id="T1"), annotator=second, task="annotate_peers"
+    )
     snapshots.recompute_dataset(dataset.pk)
 
     def logged_in(username, password):
@@ -178,19 +196,21 @@ def test_agreement_never_says_none_after_the_second_annotator_finishes_in_the_br
     annotator.goto(f"{live_server.url}/annotations/{annotation.pk}/")
     annotator.wait_for_selector("#annotator.ready")
     annotator.get_by_role("button", name="Done, next peer").click()
-    annotator.wait_for_url(lambda url: f"/annotations/{annotation.pk}/" not in url)   # on to the next peer
-    annotator.wait_for_function("() => document.querySelector('.save-status')?.dataset.status === 'saved'")  # its "done" saved behind it
+    annotator.wait_for_url(lambda url: f"/annotations/{annotation.pk}/" not in url)  # on to the next peer
+    annotator.wait_for_function(
+        "() => document.querySelector('.save-status')?.dataset.status === 'saved'"
+    )  # its "done" saved behind it
     annotation.refresh_from_db()
     assert annotation.status == "done"
 
-    page.reload()                                                                     # the coordinator looks again
+    page.reload()  # the coordinator looks again
     said = figures.inner_text()
     assert "No peer has been annotated" not in said and "No annotator pair shares a peer yet" not in said
     assert "1 peer annotated by two annotators since these figures were computed" in said
     assert page.locator("p[data-updating-note]").is_visible()
     page.screenshot(path=str(artifacts / "dashboards-agreement-updating.png"), full_page=True)
 
-    monkeypatch.undo()   # the next poll schedules the recomputation: T1's figures replace the note by themselves
+    monkeypatch.undo()  # the next poll schedules the recomputation: T1's figures replace the note by themselves
     page.wait_for_selector('[data-figures] tr[data-topic="T1"]', timeout=15_000)
     page.wait_for_selector("p[data-updating-note][hidden]", state="attached", timeout=15_000)
     assert "No peer has been annotated" not in figures.inner_text()

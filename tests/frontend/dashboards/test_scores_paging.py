@@ -1,5 +1,6 @@
 """The scores page's per-topic table comes a page at a time (its HTML stays small on a real
 dataset: DUC 2006 has 546 rows), keeping the sort order and the topic filter; downloads stay whole."""
+
 import csv
 import io
 import re
@@ -8,8 +9,8 @@ from html import unescape
 import pytest
 from django.urls import reverse
 
-from frontend.dashboards import views
 from annotation.dashboards.figures import score_dashboard
+from frontend.dashboards import views
 
 from tests.dashboards.helpers import build_toy, make_users
 from tests.frontend.dashboards.test_views import _cells, client_for
@@ -42,7 +43,7 @@ def test_pages_hold_every_row_once_in_the_sorted_order(toy, monkeypatch):
     monkeypatch.setattr(views, "TOPIC_PAGE_SIZE", 2)
     board = score_dashboard("Toy", "nist", include_references=True)
     total = len(board["per_topic"])
-    assert total > 4   # several pages
+    assert total > 4  # several pages
     url = reverse("dashboards:scores", args=[dataset.pk]) + "?references=1&tsort=-modified"
     whole = []
     page = coord.get(url).content.decode()
@@ -51,20 +52,31 @@ def test_pages_hold_every_row_once_in_the_sorted_order(toy, monkeypatch):
         rows = _table(page)
         assert len(rows) == (2 if number < pages else total - 2 * (pages - 1)), number
         assert f"Rows {2 * number - 1}–{2 * number - 2 + len(rows)} of {total}" in page
-        assert re.search(rf'aria-current="page" class="on"><span class="visually-hidden">Page </span>{number}</a>', _pager(page))
+        assert re.search(
+            rf'aria-current="page" class="on"><span class="visually-hidden">Page </span>{number}</a>', _pager(page)
+        )
         whole += rows
         if number < pages:
             nxt = _href(_pager(page), "data-page-next")
-            assert "tsort=-modified" in nxt and "references=1" in nxt and f"tpage={number + 1}" in nxt and nxt.endswith("#per-topic")
+            assert (
+                "tsort=-modified" in nxt
+                and "references=1" in nxt
+                and f"tpage={number + 1}" in nxt
+                and nxt.endswith("#per-topic")
+            )
             page = coord.get(reverse("dashboards:scores", args=[dataset.pk]) + nxt.split("#")[0]).content.decode()
     assert "data-page-next" not in _pager(page) and "data-page-previous" in _pager(page)
     # Every row once, in the order asked for (descending modified, missing values last).
     expected = sorted((r for r in board["per_topic"] if r["modified"] is not None), key=lambda r: -r["modified"])
     modified = [float(r[5]) for r in whole if r[5] != "—"]
     assert modified == sorted(modified, reverse=True) and len(modified) == len(expected)
-    assert sorted((r[0], r[1], r[3]) for r in whole) == sorted((r["topic"], r["summary"], r["annotator"] or "—") for r in board["per_topic"])
+    assert sorted((r[0], r[1], r[3]) for r in whole) == sorted(
+        (r["topic"], r["summary"], r["annotator"] or "—") for r in board["per_topic"]
+    )
     # The download holds every row whatever page is shown.
-    download = coord.get(reverse("dashboards:scores_export", args=[dataset.pk, "csv"]) + "?references=1&table=topics&tpage=2")
+    download = coord.get(
+        reverse("dashboards:scores_export", args=[dataset.pk, "csv"]) + "?references=1&table=topics&tpage=2"
+    )
     assert len(list(csv.DictReader(io.StringIO(download.content.decode())))) == total
 
 
@@ -82,7 +94,9 @@ def test_sorting_and_filtering_start_on_page_one_and_bad_pages_are_clamped(toy, 
     last = -(-total // 2)
     for bad, shown in (("999", last), ("0", 1), ("x", 1), ("-1", 1)):
         html = coord.get(url + f"?references=1&tpage={bad}").content.decode()
-        assert re.search(rf'aria-current="page" class="on"><span class="visually-hidden">Page </span>{shown}</a>', html), bad
+        assert re.search(
+            rf'aria-current="page" class="on"><span class="visually-hidden">Page </span>{shown}</a>', html
+        ), bad
     # A topic filter keeps the page's size; its rows fit one page here: no pager.
     one = coord.get(url + "?topic=T1").content.decode()
     assert all(r[0] == "T1" for r in _table(one)) and _table(one)
@@ -105,6 +119,6 @@ def test_page_window_marks_gaps():
     assert page["rows"] == list(range(250, 300)) and (page["first"], page["last"], page["pages"]) == (251, 300, 11)
     assert "tsort=topic" in page["previous"] and "tpage=5" in page["previous"] and "tpage=7" in page["next"]
     first = views._page(RequestFactory().get("/x", {"tpage": "2"}), "tpage", list(range(546)), 50)["links"][0]
-    assert first["url"] == "?" and first["number"] == 1   # page 1 drops the parameter
+    assert first["url"] == "?" and first["number"] == 1  # page 1 drops the parameter
     empty = views._page(RequestFactory().get("/x"), "tpage", [], 50)
     assert (empty["rows"], empty["first"], empty["last"], empty["pages"], empty["next"]) == ([], 0, 0, 1, None)

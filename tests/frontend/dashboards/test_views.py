@@ -1,5 +1,6 @@
 """The dashboard pages over HTTP: who may see what, every figure as the services compute it,
 downloads equal to the management commands, assignment forms, judgment uploads, live status."""
+
 import csv
 import io
 import json
@@ -12,15 +13,15 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
+from annotation.access.rules import coordinates
 from annotation.corpus.models import Assignment, Topic
-from annotation.dashboards.models import DatasetDashboard, Judgment
-from annotation.peers.models import PeerAnnotation, PeerMatch
-from annotation.pyramids.models import SCU
 from annotation.dashboards import snapshots
 from annotation.dashboards.figures import metaeval_table, score_dashboard
+from annotation.dashboards.models import DatasetDashboard, Judgment
 from annotation.peers.editing import add_match
+from annotation.peers.models import PeerAnnotation, PeerMatch
 from annotation.peers.results import agreement_rows, topics_of
-from annotation.access.rules import coordinates
+from annotation.pyramids.models import SCU
 
 from tests.conftest import without_provenance
 from tests.dashboards.helpers import build_toy, fmt, make_users, row_html
@@ -51,22 +52,40 @@ def coord(users):
 
 def pages(dataset) -> list[str]:
     d = dataset.pk
-    return [reverse(name, args=args) for name, args in [
-        ("dashboards:overview", [d]), ("dashboards:agreement", [d]), ("dashboards:agreement_topic", [d, "T1"]),
-        ("dashboards:agreement_peer", [d, "T1", "1"]), ("dashboards:scores", [d]), ("dashboards:metaeval", [d]),
-        ("dashboards:significance", [d]), ("dashboards:status", [d]),
-        *((f"dashboards:{what}_export", [d, fmt_]) for what in ("scores", "agreement", "metaeval", "statistics") for fmt_ in ("csv", "json")),
-    ]]
+    return [
+        reverse(name, args=args)
+        for name, args in [
+            ("dashboards:overview", [d]),
+            ("dashboards:agreement", [d]),
+            ("dashboards:agreement_topic", [d, "T1"]),
+            ("dashboards:agreement_peer", [d, "T1", "1"]),
+            ("dashboards:scores", [d]),
+            ("dashboards:metaeval", [d]),
+            ("dashboards:significance", [d]),
+            ("dashboards:status", [d]),
+            *(
+                (f"dashboards:{what}_export", [d, fmt_])
+                for what in ("scores", "agreement", "metaeval", "statistics")
+                for fmt_ in ("csv", "json")
+            ),
+        ]
+    ]
 
 
 def posts(dataset) -> list[str]:
-    a = Assignment.objects.create(topic=dataset.topics.first(), annotator=PeerAnnotation.objects.first().annotator, task="build_pyramid")
+    a = Assignment.objects.create(
+        topic=dataset.topics.first(), annotator=PeerAnnotation.objects.first().annotator, task="build_pyramid"
+    )
     d = dataset.pk
-    return [reverse("dashboards:assignment_create", args=[d]), reverse("dashboards:assignment_update", args=[d, a.pk]),
-            reverse("dashboards:assignment_delete", args=[d, a.pk])]
+    return [
+        reverse("dashboards:assignment_create", args=[d]),
+        reverse("dashboards:assignment_update", args=[d, a.pk]),
+        reverse("dashboards:assignment_delete", args=[d, a.pk]),
+    ]
 
 
 # --- permissions ----------------------------------------------------------------------------
+
 
 def test_coordinates(dataset, users):
     assert coordinates(users["root"], dataset) and coordinates(users["coord"], dataset)
@@ -90,7 +109,10 @@ def test_every_form_for_each_role(dataset, users):
     for role, expected in [("annotator", 403), ("other", 404)]:
         client = client_for(users[role])
         for url in urls:
-            assert client.post(url, {"status": "done", "topic": 1, "annotator": 1, "task": "build_pyramid"}).status_code == expected
+            assert (
+                client.post(url, {"status": "done", "topic": 1, "annotator": 1, "task": "build_pyramid"}).status_code
+                == expected
+            )
     for url in urls:
         response = Client().post(url, {"status": "done"})
         assert response.status_code == 302 and "/accounts/login/" in response["Location"]
@@ -116,13 +138,18 @@ def test_user_text_is_escaped(dataset, coord):
 
 # --- figures --------------------------------------------------------------------------------
 
+
 def test_agreement_page_figures(dataset, coord):
     page = coord.get(reverse("dashboards:agreement", args=[dataset.pk])).content.decode()
     [row] = agreement_rows(topics_of("Toy"))
     html = row_html(page, "data-topic", "T1")
-    assert fmt(row["alpha_dice_mean"]) in html and fmt(row["alpha_dice_pooled"]) in html and fmt(row["pearson_modified"]) in html
+    assert (
+        fmt(row["alpha_dice_mean"]) in html
+        and fmt(row["alpha_dice_pooled"]) in html
+        and fmt(row["pearson_modified"]) in html
+    )
     assert "3 peers, 12 units" in html and "12 units" in html and fmt(row["mean_abs_diff_modified"]) in html
-    assert "a Fisher-z interval needs more than 3 pairs" in html   # no CI with 3 peers, and it says why
+    assert "a Fisher-z interval needs more than 3 pairs" in html  # no CI with 3 peers, and it says why
     assert 'data-pair="ann1-ann2"' in page and fmt(row["alpha_dice_pooled"]) in page.split("data-matrix")[1]
     sacre = coord.get(reverse("dashboards:agreement", args=[dataset.pk]) + "?convention=sacrerouge").content.decode()
     [srow] = agreement_rows(topics_of("Toy"), "sacrerouge")
@@ -134,7 +161,9 @@ def test_agreement_topic_page(dataset, coord):
     for peer, diff, flagged in [("1", 0.2, True), ("2", 0.0, False), ("3", 0.4, True)]:
         html = row_html(page, "data-peer", peer)
         assert fmt(diff) in html and (("badge flag" in html) == flagged)
-    points = json.loads(re.search(r'<script id="chart-agreement" type="application/json">(.*?)</script>', page, re.S).group(1))
+    points = json.loads(
+        re.search(r'<script id="chart-agreement" type="application/json">(.*?)</script>', page, re.S).group(1)
+    )
     assert {p["peer"]: p["flagged"] for p in points} == {"1": True, "2": False, "3": True}
     assert {p["peer"]: p["difference"] for p in points} == pytest.approx({"1": 0.2, "2": 0.0, "3": 0.4})
     assert coord.get(reverse("dashboards:agreement_topic", args=[dataset.pk, "T2"])).status_code == 404
@@ -145,10 +174,10 @@ def test_agreement_drilldown(dataset, coord):
     # ann1 found SCUs 1 and 2, ann2 SCU 1 (toy + helpers): weights 3 and 2.
     assert [c.strip() for c in _cells(row_html(page, "data-scu", "1"))] == ["1", "3", "SCU 1", "1", "1"]
     assert [c.strip() for c in _cells(row_html(page, "data-scu", "2"))] == ["2", "2", "SCU 2", "1", "0"]
-    assert 'data-scu="3"' not in page and 'data-scu="4"' not in page   # nobody found them
+    assert 'data-scu="3"' not in page and 'data-scu="4"' not in page  # nobody found them
     alpha = snapshots.alpha_dice({"ann1": {1: 1, 2: 1, 3: 0, 4: 0}, "ann2": {1: 1, 2: 0, 3: 0, 4: 0}})
     assert fmt(alpha.value) in page.split("data-alpha")[1][:200] and "(4 units)" in page
-    assert "0.400 &gt; 0.06" in page   # this peer's difference, flagged
+    assert "0.400 &gt; 0.06" in page  # this peer's difference, flagged
     stored = DatasetDashboard.objects.get(dataset=dataset).data["conventions"]["nist"]["agreement_details"]["T1"]
     assert stored["peers"][2]["alpha"]["value"] == pytest.approx(alpha.value)
     assert coord.get(reverse("dashboards:agreement_peer", args=[dataset.pk, "T1", "9"])).status_code == 404
@@ -172,19 +201,28 @@ def test_scores_page_figures(dataset, coord, convention, references):
         assert all(fmt(r[s], 4) in html for s in ("original", "modified", "modified_jk")), r["system"]
         assert fmt(r[f"{compared}_sd"]) in html
     # The chart's rows (json_script): one per system, ordered by the compared score, nothing clipped.
-    plotted = json.loads(re.search(r'<script id="chart-systems" type="application/json">(.*?)</script>', page, re.S).group(1))
+    plotted = json.loads(
+        re.search(r'<script id="chart-systems" type="application/json">(.*?)</script>', page, re.S).group(1)
+    )
     assert len(plotted) == len(board["per_system"]) == (6 if references else 3)
     assert [r["mean"] for r in plotted] == sorted((r[compared] for r in board["per_system"]), reverse=True)
     by_system = {r["system"]: r for r in board["per_system"]}
     for r in plotted:
-        assert (r["min"], r["max"], r["sd"]) == (by_system[r["system"]][f"{compared}_min"], by_system[r["system"]][f"{compared}_max"],
-                                                 by_system[r["system"]][f"{compared}_sd"])
+        assert (r["min"], r["max"], r["sd"]) == (
+            by_system[r["system"]][f"{compared}_min"],
+            by_system[r["system"]][f"{compared}_max"],
+            by_system[r["system"]][f"{compared}_sd"],
+        )
         assert r["low"] is None or r["low"] <= r["mean"] <= r["high"]
     assert page.count('<tr class="peer">') + page.count('<tr class="reference">') == len(board["per_topic"])
-    tiers = json.loads(re.search(r'<script id="chart-tiers" type="application/json">(.*?)</script>', page, re.S).group(1))
-    assert len({t["pyramid"] for t in tiers}) == 2   # a tier histogram per pyramid
+    tiers = json.loads(
+        re.search(r'<script id="chart-tiers" type="application/json">(.*?)</script>', page, re.S).group(1)
+    )
+    assert len({t["pyramid"] for t in tiers}) == 2  # a tier histogram per pyramid
     # Each chart's CSV link downloads the plotted rows.
-    link = re.search(r'<a class="chart-csv" href="([^"]+/charts/systems\.csv[^"]*)"', page).group(1).replace("&amp;", "&")
+    link = (
+        re.search(r'<a class="chart-csv" href="([^"]+/charts/systems\.csv[^"]*)"', page).group(1).replace("&amp;", "&")
+    )
     rows = list(csv.DictReader(io.StringIO(coord.get(link).content.decode())))
     assert [r["system"] for r in rows] == [r["system"] for r in plotted]
     assert [float(r["mean"]) for r in rows] == pytest.approx([r["mean"] for r in plotted])
@@ -194,7 +232,9 @@ def test_scores_sorting(dataset, coord):
     url = reverse("dashboards:scores", args=[dataset.pk])
     page = coord.get(url + "?sort=system").content.decode()
     table = page.split('class="per-system"')[1]
-    assert [table.index(f'<tr class="peer" data-system="{s}"') for s in "123"] == sorted(table.index(f'<tr class="peer" data-system="{s}"') for s in "123")
+    assert [table.index(f'<tr class="peer" data-system="{s}"') for s in "123"] == sorted(
+        table.index(f'<tr class="peer" data-system="{s}"') for s in "123"
+    )
     page = coord.get(url + "?sort=-system").content.decode().split('class="per-system"')[1]
     positions = [page.index(f'data-system="{s}"') for s in "123"]
     assert positions == sorted(positions, reverse=True)
@@ -205,30 +245,54 @@ def test_scores_sorting(dataset, coord):
 
 
 def test_downloads_equal_the_management_commands(dataset, coord):
-    for fmt_, command, what in [("csv", "export_scores", "scores"), ("json", "export_scores", "scores"),
-                                ("csv", "export_agreement", "agreement"), ("json", "export_agreement", "agreement")]:
+    for fmt_, command, what in [
+        ("csv", "export_scores", "scores"),
+        ("json", "export_scores", "scores"),
+        ("csv", "export_agreement", "agreement"),
+        ("json", "export_agreement", "agreement"),
+    ]:
         out = StringIO()
         call_command(command, dataset="Toy", format=fmt_, stdout=out)
         response = coord.get(reverse(f"dashboards:{what}_export", args=[dataset.pk, fmt_]) + "?references=1")
         assert without_provenance(response.content, fmt_) == out.getvalue(), (command, fmt_)
         assert "attachment" in response["Content-Disposition"]
     # Peers only, and per system (the dashboards' system keys).
-    rows = json.loads(coord.get(reverse("dashboards:scores_export", args=[dataset.pk, "json"]) + "?references=0").content)
-    assert {r["kind"] for r in rows} == {"peer"} and len(rows) == 9   # 6 + ann2's 3
-    systems = json.loads(coord.get(reverse("dashboards:scores_export", args=[dataset.pk, "json"]) + "?table=systems&references=1").content)
-    assert json.loads(without_provenance(json.dumps(systems), "json")) == score_dashboard("Toy", include_references=True)["per_system"]
-    csv_head = coord.get(reverse("dashboards:scores_export", args=[dataset.pk, "csv"]) + "?table=systems").content.decode().splitlines()[0]
+    rows = json.loads(
+        coord.get(reverse("dashboards:scores_export", args=[dataset.pk, "json"]) + "?references=0").content
+    )
+    assert {r["kind"] for r in rows} == {"peer"} and len(rows) == 9  # 6 + ann2's 3
+    systems = json.loads(
+        coord.get(
+            reverse("dashboards:scores_export", args=[dataset.pk, "json"]) + "?table=systems&references=1"
+        ).content
+    )
+    assert (
+        json.loads(without_provenance(json.dumps(systems), "json"))
+        == score_dashboard("Toy", include_references=True)["per_system"]
+    )
+    csv_head = (
+        coord.get(reverse("dashboards:scores_export", args=[dataset.pk, "csv"]) + "?table=systems")
+        .content.decode()
+        .splitlines()[0]
+    )
     from annotation.dashboards.figures import SYSTEM_KEYS
+
     assert csv_head == ",".join(SYSTEM_KEYS + ("app_version", "settings"))
 
 
 # --- assignments ----------------------------------------------------------------------------
 
+
 def test_create_assignments_and_a_second_annotator(dataset, users, coord):
     t1 = Topic.objects.get(dataset=dataset, external_id="T1")
     url = reverse("dashboards:assignment_create", args=[dataset.pk])
-    ann1, ann2 = users["annotator"], PeerAnnotation.objects.get(annotator__username="ann2", peer__external_id="1").annotator
-    response = coord.post(url, {"topic": t1.pk, "annotator": ann1.pk, "task": "annotate_peers", "filters": "status=assigned&evil=1"})
+    ann1, ann2 = (
+        users["annotator"],
+        PeerAnnotation.objects.get(annotator__username="ann2", peer__external_id="1").annotator,
+    )
+    response = coord.post(
+        url, {"topic": t1.pk, "annotator": ann1.pk, "task": "annotate_peers", "filters": "status=assigned&evil=1"}
+    )
     assert response.status_code == 302 and response["Location"].endswith(f"/datasets/{dataset.pk}/?status=assigned")
     response = coord.post(url, {"topic": t1.pk, "annotator": ann2.pk, "task": "annotate_peers"})
     assert response.status_code == 302
@@ -277,8 +341,11 @@ def test_change_status_and_delete(dataset, users, coord):
     page = coord.get(overview + "?annotator=ann1&task=annotate_peers").content.decode()
     assert "No topic matches these filters." in page
     # Another dataset's assignment is not reachable from this one.
-    foreign = Assignment.objects.create(topic=Topic.objects.create(dataset=users["other"].coordinated_datasets.get(), external_id="X1"),
-                                        annotator=users["annotator"], task="build_pyramid")
+    foreign = Assignment.objects.create(
+        topic=Topic.objects.create(dataset=users["other"].coordinated_datasets.get(), external_id="X1"),
+        annotator=users["annotator"],
+        task="build_pyramid",
+    )
     assert coord.post(reverse("dashboards:assignment_delete", args=[dataset.pk, foreign.pk])).status_code == 404
     assert coord.post(reverse("dashboards:assignment_delete", args=[dataset.pk, a.pk])).status_code == 302
     assert not Assignment.objects.filter(pk=a.pk).exists() and Assignment.objects.filter(pk=foreign.pk).exists()
@@ -288,8 +355,10 @@ def test_forms_need_the_csrf_token(dataset, users):
     client = Client(enforce_csrf_checks=True)
     client.force_login(users["coord"])
     t1 = Topic.objects.get(dataset=dataset, external_id="T1")
-    response = client.post(reverse("dashboards:assignment_create", args=[dataset.pk]),
-                           {"topic": t1.pk, "annotator": users["annotator"].pk, "task": "build_pyramid"})
+    response = client.post(
+        reverse("dashboards:assignment_create", args=[dataset.pk]),
+        {"topic": t1.pk, "annotator": users["annotator"].pk, "task": "build_pyramid"},
+    )
     assert response.status_code == 403 and not Assignment.objects.exists()
     page = client.get(reverse("dashboards:overview", args=[dataset.pk])).content.decode()
     assert page.count("csrfmiddlewaretoken") >= 1
@@ -297,14 +366,20 @@ def test_forms_need_the_csrf_token(dataset, users):
 
 # --- judgments and meta-evaluation ----------------------------------------------------------
 
+
 def upload(client, dataset, name, content, **extra):
-    data = {"format": extra.pop("format", "csv"), "file": SimpleUploadedFile(name, content.encode() if isinstance(content, str) else content)}
+    data = {
+        "format": extra.pop("format", "csv"),
+        "file": SimpleUploadedFile(name, content.encode() if isinstance(content, str) else content),
+    }
     data.update(extra)
     return client.post(reverse("dashboards:metaeval", args=[dataset.pk]), data)
 
 
 def test_judgment_upload_and_the_metaeval_table(dataset, coord):
-    text = "topic,summary,metric,value\n" + "".join(f"T{t},{s},content,{(t * 7 + int(s) * 3) % 5 + 1}\n" for t in (1, 2) for s in (1, 2, 3))
+    text = "topic,summary,metric,value\n" + "".join(
+        f"T{t},{s},content,{(t * 7 + int(s) * 3) % 5 + 1}\n" for t in (1, 2) for s in (1, 2, 3)
+    )
     response = upload(coord, dataset, "content.csv", text)
     assert response.status_code == 302 and Judgment.objects.count() == 6
     page = coord.get(response["Location"]).content.decode()
@@ -312,22 +387,31 @@ def test_judgment_upload_and_the_metaeval_table(dataset, coord):
     table = {(r["summarizers"], r["level"]): r for r in metaeval_table("Toy", score="modified")["rows"]}
     jk = {(r["summarizers"], r["level"]): r for r in metaeval_table("Toy", score="modified_jk")["rows"]}
     for (summarizers, level), r in table.items():
-        shown = (r if summarizers == "peers" else jk[(summarizers, level)])
+        shown = r if summarizers == "peers" else jk[(summarizers, level)]
         html = page.split(f'data-summarizers="{summarizers}" data-level="{level}"')[1].split("</tr>")[0]
         for method in ("pearson", "spearman", "kendall"):
-            assert (fmt(shown[method]) if shown[method] is not None else "—") in html.split(f'data-method="{method}"')[1].split("</td>")[0]
+            assert (fmt(shown[method]) if shown[method] is not None else "—") in html.split(f'data-method="{method}"')[
+                1
+            ].split("</td>")[0]
         assert f"{shown['n']} <span" in html
-    rows = json.loads(without_provenance(coord.get(reverse("dashboards:metaeval_export", args=[dataset.pk, "json"]) + "?score=modified").content, "json"))
+    rows = json.loads(
+        without_provenance(
+            coord.get(reverse("dashboards:metaeval_export", args=[dataset.pk, "json"]) + "?score=modified").content,
+            "json",
+        )
+    )
     assert rows == metaeval_table("Toy", score="modified")["rows"]
 
 
 def test_judgment_upload_errors_are_listed_by_line_and_nothing_is_written(dataset, coord, settings):
     bad = "topic,summary,metric,value\nT1,1,content,3\nT9,1,content,3\nT1,7,content,2\nT1,2,content,abc\n"
     response = upload(coord, dataset, "bad.csv", bad)
-    page = re.sub(r"[A-Za-z0-9]{32,}", "", response.content.decode())  # CSRF tokens: random letters, "T9" among them at times
-    assert response.status_code == 400 and "Nothing was imported: 1 problem." in page   # malformed: refused whole
+    page = re.sub(
+        r"[A-Za-z0-9]{32,}", "", response.content.decode()
+    )  # CSRF tokens: random letters, "T9" among them at times
+    assert response.status_code == 400 and "Nothing was imported: 1 problem." in page  # malformed: refused whole
     assert "T9" not in page and "line 5:" in page  # another dataset's topic is skipped, not a problem
-    assert "line 4:" not in page   # a summary the topic does not hold is left (reported on import), not malformed
+    assert "line 4:" not in page  # a summary the topic does not hold is left (reported on import), not malformed
     assert not Judgment.objects.exists()
     response = upload(coord, dataset, "header.csv", "a,b\n1,2\n")
     assert response.status_code == 400 and "line 1: the header must name the columns" in response.content.decode()
@@ -345,8 +429,10 @@ def test_judgments_past_the_meta_evaluations_bounds_are_refused_at_upload(datase
     """A 30,000-row upload made every dashboard recomputation take minutes: the bounds are settings,
     counted with what the dataset already holds, and a refused file writes nothing."""
     settings.METAEVAL_MAX_JUDGMENTS, settings.METAEVAL_MAX_METRICS = 8, 2
+
     def rows(metric, topics=(1, 2)):
         return "topic,summary,metric,value\n" + "".join(f"T{t},{s},{metric},{s}\n" for t in topics for s in (1, 2, 3))
+
     assert upload(coord, dataset, "content.csv", rows("content")).status_code == 302  # 6 judgments, 1 metric
     page = coord.get(reverse("dashboards:metaeval", args=[dataset.pk])).content.decode()
     assert "at most 8 judgments over 2 metrics" in page
@@ -355,7 +441,9 @@ def test_judgments_past_the_meta_evaluations_bounds_are_refused_at_upload(datase
     assert response.status_code == 400 and "Nothing was imported: 1 problem." in text
     assert "dataset &#x27;Toy&#x27; would hold 12 judgments (at most 8: METAEVAL_MAX_JUDGMENTS)" in text
     assert Judgment.objects.count() == 6
-    assert upload(coord, dataset, "again.csv", rows("content")).status_code == 302  # the same judgments again: no more of them
+    assert (
+        upload(coord, dataset, "again.csv", rows("content")).status_code == 302
+    )  # the same judgments again: no more of them
     settings.METAEVAL_MAX_JUDGMENTS = 100
     for metric in ("quality", "clarity"):
         response = upload(coord, dataset, f"{metric}.csv", rows(metric, topics=(1,)))
@@ -378,28 +466,33 @@ def test_duc_table_upload(dataset, coord):
     table = "T1\t1\t0.5\tx\t3\nT1\t2\t0.5\tx\t4\nT1\t3\t0.5\tx\t\nT2\t01\t0.5\tx\t2\n"
     response = upload(coord, dataset, "scores.txt", table, format="duc", header=header)
     assert response.status_code == 302
-    assert sorted(Judgment.objects.values_list("topic__external_id", "summary", "value")) == [("T1", "1", 3), ("T1", "2", 4), ("T2", "1", 2)]
+    assert sorted(Judgment.objects.values_list("topic__external_id", "summary", "value")) == [
+        ("T1", "1", 3),
+        ("T1", "2", 4),
+        ("T2", "1", 2),
+    ]
     page = coord.get(response["Location"]).content.decode()
-    assert "1 empty cell (no judgment)" in page and "content_responsiveness" in page   # count_noun: not "1 empty cells"
+    assert "1 empty cell (no judgment)" in page and "content_responsiveness" in page  # count_noun: not "1 empty cells"
 
 
 # --- live figures ---------------------------------------------------------------------------
 
+
 def test_status_and_the_first_snapshot(dataset, coord):
     assert not DatasetDashboard.objects.exists()
-    status = coord.get(reverse("dashboards:status", args=[dataset.pk])).json()   # computed synchronously once
+    status = coord.get(reverse("dashboards:status", args=[dataset.pk])).json()  # computed synchronously once
     stored = DatasetDashboard.objects.get(dataset=dataset)
     assert status == {"computed_at": stored.computed_at.isoformat(), "current": True, "as_of": status["as_of"]}
     page = coord.get(reverse("dashboards:scores", args=[dataset.pk])).content.decode()
     assert f'data-computed-at="{stored.computed_at.isoformat()}"' in page and status["as_of"] in page
     badge = page.split("data-updating")[1].split(">")[0]
-    assert "hidden" in badge   # current: no "updating…" badge
+    assert "hidden" in badge  # current: no "updating…" badge
 
 
 def test_stale_figures_show_updating_until_recomputed(dataset, coord, monkeypatch):
     snapshots.recompute_dataset(dataset.pk)
     before = DatasetDashboard.objects.get(dataset=dataset)
-    monkeypatch.setattr(snapshots, "schedule", lambda ids: None)   # as if the worker were busy
+    monkeypatch.setattr(snapshots, "schedule", lambda ids: None)  # as if the worker were busy
     annotation = PeerAnnotation.objects.filter(peer__topic__external_id="T2", peer__external_id="3").get()
     add_match(annotation, SCU.objects.get(pyramid=annotation.pyramid, uid=1), [(10, 14)])
     status = coord.get(reverse("dashboards:status", args=[dataset.pk])).json()
@@ -425,14 +518,18 @@ def test_deleting_matches_is_seen(dataset, coord):
 
 def test_unfinished_annotations_are_shown_apart_and_downloadable(dataset, coord, users):
     url = reverse("dashboards:scores", args=[dataset.pk])
-    assert "data-unfinished" not in coord.get(url).content.decode()   # every annotation finished: nothing to say
+    assert "data-unfinished" not in coord.get(url).content.decode()  # every annotation finished: nothing to say
     t2 = Topic.objects.get(dataset=dataset, external_id="T2")
     pyramid = t2.pyramids.get()
     ann2 = PeerAnnotation.objects.filter(annotator__username="ann2").first().annotator
-    started = PeerAnnotation.objects.create(peer=t2.peersummarys.get(external_id="1"), pyramid=pyramid, annotator=ann2, status="in_progress")
+    started = PeerAnnotation.objects.create(
+        peer=t2.peersummarys.get(external_id="1"), pyramid=pyramid, annotator=ann2, status="in_progress"
+    )
     add_match(started, SCU.objects.get(pyramid=pyramid, uid=1), [(0, 4)])
-    for peer in ("2", "3"):   # opened, nothing matched
-        PeerAnnotation.objects.create(peer=t2.peersummarys.get(external_id=peer), pyramid=pyramid, annotator=ann2, status="in_progress")
+    for peer in ("2", "3"):  # opened, nothing matched
+        PeerAnnotation.objects.create(
+            peer=t2.peersummarys.get(external_id=peer), pyramid=pyramid, annotator=ann2, status="in_progress"
+        )
     page = coord.get(url).content.decode()
     note = re.search(r"<p[^>]*data-unfinished>(.*?)</p>", page, re.S).group(1)
     text = re.sub(r"<[^>]+>", "", note)
@@ -443,8 +540,12 @@ def test_unfinished_annotations_are_shown_apart_and_downloadable(dataset, coord,
     rows = list(csv.DictReader(io.StringIO(coord.get(link).content.decode())))
     extra = [r for r in rows if r["status"] == "in_progress"]
     assert [(r["topic"], r["summary"], r["annotator"]) for r in extra] == [("T2", "1", "ann2")]
-    assert float(extra[0]["modified"]) == pytest.approx(3 / 5)   # SCU 1, weight 3, of MaxWeight(2) = 5
-    default = list(csv.DictReader(io.StringIO(coord.get(link.replace("include_unfinished=true", "include_unfinished=false")).content.decode())))
+    assert float(extra[0]["modified"]) == pytest.approx(3 / 5)  # SCU 1, weight 3, of MaxWeight(2) = 5
+    default = list(
+        csv.DictReader(
+            io.StringIO(coord.get(link.replace("include_unfinished=true", "include_unfinished=false")).content.decode())
+        )
+    )
     assert len(default) == len(rows) - 1
 
 
@@ -469,11 +570,17 @@ def test_the_significance_figures_are_rendered_once_per_snapshot_and_never_stale
 
     stored = DatasetDashboard.objects.get(dataset=dataset)
     before = matrix()
-    key = make_template_fragment_key("significance_figures", [stored.pk, stored.computed_at.isoformat(), "nist", False, True])
+    key = make_template_fragment_key(
+        "significance_figures", [stored.pk, stored.computed_at.isoformat(), "nist", False, True]
+    )
     assert caches["fragments"].get(key) is not None, "rendered once, kept for the next visit"
     assert matrix() == before
     payload = json.loads(stored.payload)
-    differences = {("nist", "peers"): 0.123456, ("sacrerouge", "peers"): 0.654321, ("nist", "peers+references"): 0.777777}
+    differences = {
+        ("nist", "peers"): 0.123456,
+        ("sacrerouge", "peers"): 0.654321,
+        ("nist", "peers+references"): 0.777777,
+    }
     for (convention, view), value in differences.items():
         payload["conventions"][convention]["statistics"]["views"][view]["pairs"][0]["difference"] = value
     payload["conventions"]["nist"]["statistics"]["views"]["peers"]["systems"][0]["mean"] = 0.987654
@@ -502,9 +609,13 @@ def test_the_scores_figures_are_rendered_once_per_snapshot_and_address_and_never
     first = per_topic()
     assert per_topic() == first
     stored = DatasetDashboard.objects.get(dataset=dataset)
-    key = make_template_fragment_key("scores_figures", [stored.pk, stored.computed_at.isoformat(), True, 0, url + "?tsort=modified"])
+    key = make_template_fragment_key(
+        "scores_figures", [stored.pk, stored.computed_at.isoformat(), True, 0, url + "?tsort=modified"]
+    )
     ascending = per_topic("?tsort=modified")
-    assert caches["fragments"].get(key) is not None and ascending != per_topic("?tsort=-modified"), "each order is its own fragment"
+    assert caches["fragments"].get(key) is not None and ascending != per_topic("?tsort=-modified"), (
+        "each order is its own fragment"
+    )
     payload = json.loads(stored.payload)
     for row in payload["conventions"]["nist"]["per_topic"]:
         row["modified"] = 0.987654
@@ -518,9 +629,14 @@ def test_the_cached_figures_never_need_redis(dataset, coord, settings):
     shared cache: with Redis unreachable the scores and significance pages still render (the cache
     tag raises when its cache is down)."""
     snapshots.recompute_dataset(dataset.pk)
-    settings.CACHES = {**settings.CACHES, "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                                      "LOCATION": "redis://127.0.0.1:1/0",   # nothing listens there
-                                                      "OPTIONS": {"socket_connect_timeout": 0.2, "socket_timeout": 0.2}}}
+    settings.CACHES = {
+        **settings.CACHES,
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
+            "OPTIONS": {"socket_connect_timeout": 0.2, "socket_timeout": 0.2},
+        },
+    }
     for name in ("scores", "significance"):
         page = coord.get(reverse(f"dashboards:{name}", args=[dataset.pk]))
         assert page.status_code == 200 and b"data-figures" in page.content
@@ -539,13 +655,18 @@ def test_a_difference_of_exactly_the_noise_is_not_flagged_on_the_peer_page(datas
         def scored(annotations, convention):
             annotations = list(annotations)
             out = real(annotations, convention)
-            return out | {a.pk: dataclasses.replace(out[a.pk], modified=values[a.annotator.username])
-                          for a in annotations}
+            return out | {
+                a.pk: dataclasses.replace(out[a.pk], modified=values[a.annotator.username]) for a in annotations
+            }
+
         return scored
 
     url = reverse("dashboards:agreement_peer", args=[dataset.pk, "T1", "3"])
-    for values, flagged in (({"ann1": 0.56, "ann2": 0.50}, False), ({"ann1": 0.36, "ann2": 0.30}, False),
-                            ({"ann1": 0.57, "ann2": 0.50}, True)):
+    for values, flagged in (
+        ({"ann1": 0.56, "ann2": 0.50}, False),
+        ({"ann1": 0.36, "ann2": 0.30}, False),
+        ({"ann1": 0.57, "ann2": 0.50}, True),
+    ):
         monkeypatch.setattr(views, "score_annotations", scored_as(values))
         shown = coord.get(url).content.decode().split("data-peer-diff>")[1].split("</dd>")[0]
         assert ("badge flag" in shown) == flagged and ("within the method's noise" in shown) != flagged, values

@@ -1,10 +1,11 @@
 """The lightweight pages without a browser: who may open them, rate limiting, refused submissions."""
+
 import pytest
 from django.test import Client
 
 from annotation.corpus.models import Dataset
-from annotation.lightweight.models import CrowdLink, LightweightPyramid
 from annotation.lightweight import work
+from annotation.lightweight.models import CrowdLink, LightweightPyramid
 
 from tests.lightweight.test_crowd_submissions import own, shown_task
 from tests.lightweight.world import client_for, small_run
@@ -22,9 +23,9 @@ def test_run_pages_are_for_the_datasets_coordinators(run):
     other = client_for("other", Dataset.objects.create(name="Other"))
     assert other.get(f"/lightweight/{run.pk}/").status_code == 404
     assert other.post(f"/lightweight/{run.pk}/do/filter/").status_code == 404
-    assert Client().get(f"/lightweight/{run.pk}/").status_code == 302   # to the login page
+    assert Client().get(f"/lightweight/{run.pk}/").status_code == 302  # to the login page
     page = other.get("/lightweight/").content.decode()
-    assert f"/lightweight/{run.pk}/" not in page and "Storms" not in page   # not listed, not offered to create in
+    assert f"/lightweight/{run.pk}/" not in page and "Storms" not in page  # not listed, not offered to create in
 
 
 def test_judging_refused_submission_keeps_answers_and_double_submission_counts_once(run):
@@ -32,7 +33,7 @@ def test_judging_refused_submission_keeps_answers_and_double_submission_counts_o
     crowd = Client()
     url = f"/lightweight/crowd/{link.token}/"
     assert "Your worker id" in crowd.get(url).content.decode()
-    assert crowd.post(url, {"worker": "two words"}).status_code == 200   # refused: asked again
+    assert crowd.post(url, {"worker": "two words"}).status_code == 200  # refused: asked again
     crowd.post(url, {"worker": "j1"})
     task = shown_task(crowd, url)
     first, second = task.statement_ids
@@ -46,7 +47,7 @@ def test_judging_refused_submission_keeps_answers_and_double_submission_counts_o
     assert done.status_code == again.status_code == 200
     assert done.context["code"] == again.context["code"]
     assert task.assignments.get().answers == "np"
-    assert "no more tasks" in crowd.get(url).content.decode()   # the only batch-1 task is done by j1
+    assert "no more tasks" in crowd.get(url).content.decode()  # the only batch-1 task is done by j1
 
 
 def test_crowd_pages_are_rate_limited(run, settings):
@@ -62,7 +63,7 @@ def test_closed_links_say_so_and_unknown_links_are_404(run):
     closed = Client().get(f"/lightweight/crowd/{link.token}/")
     assert closed.status_code == 410 and "This link is closed" in closed.content.decode()
     assert Client().get("/lightweight/crowd/nope/").status_code == 404
-    assert Client().get(f"/api/crowd/{link.token}/").status_code == 404   # the API hands out no work either
+    assert Client().get(f"/api/crowd/{link.token}/").status_code == 404  # the API hands out no work either
 
 
 def test_coordinators_close_and_reopen_links_and_no_one_else_can(run):
@@ -82,7 +83,7 @@ def test_coordinators_close_and_reopen_links_and_no_one_else_can(run):
     assert "Link closed" in closed.content.decode() and 'class="closed"' in closed.content.decode()
     link.refresh_from_db()
     assert not link.active and crowd.get(url).status_code == 410
-    assert task.assignments.get().answers == "np"   # what was submitted is kept (and still scored)
+    assert task.assignments.get().answers == "np"  # what was submitted is kept (and still scored)
     coordinator.post(f"/lightweight/{run.pk}/do/reopen-link/", {"link": link.pk})
     link.refresh_from_db()
     assert link.active and crowd.get(url).status_code == 200
@@ -91,7 +92,12 @@ def test_coordinators_close_and_reopen_links_and_no_one_else_can(run):
     assert coordinator.post(f"/lightweight/{run.pk}/do/close-link/", {"link": theirs.pk}).status_code == 404
     assert coordinator.post(f"/lightweight/{run.pk}/do/close-link/", {"link": "x"}).status_code == 404
     assert coordinator.get(f"/lightweight/{run.pk}/do/close-link/?link={link.pk}").status_code == 302
-    assert client_for("other", other_run.dataset).post(f"/lightweight/{run.pk}/do/close-link/", {"link": link.pk}).status_code == 404
+    assert (
+        client_for("other", other_run.dataset)
+        .post(f"/lightweight/{run.pk}/do/close-link/", {"link": link.pk})
+        .status_code
+        == 404
+    )
     assert CrowdLink.objects.filter(active=True).count() == 2
 
 

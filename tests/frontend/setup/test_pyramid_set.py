@@ -1,6 +1,7 @@
 """*Import a pyramid set* (``/setup/{id}/pyramid-set/``): several pyramids of the same texts, one
 per annotator, uploaded as one set into one topic (the service of ``import_pyramid_set``), for the
 dataset's coordinators only, bounded, the whole set or nothing, errors saying what is wrong."""
+
 import dataclasses
 import io
 import zipfile
@@ -44,12 +45,19 @@ def two_texts() -> bytes:
 
 
 def post(client, dataset, files: dict[str, bytes], topic="EVENT"):
-    return client.post(f"/setup/{dataset.pk}/pyramid-set/",
-                        {"topic": topic, "files": [SimpleUploadedFile(name, data) for name, data in files.items()]})
+    return client.post(
+        f"/setup/{dataset.pk}/pyramid-set/",
+        {"topic": topic, "files": [SimpleUploadedFile(name, data) for name, data in files.items()]},
+    )
 
 
 def state() -> tuple:
-    return (Topic.objects.count(), Pyramid.objects.count(), ReferenceSummary.objects.count(), PeerAnnotation.objects.count())
+    return (
+        Topic.objects.count(),
+        Pyramid.objects.count(),
+        ReferenceSummary.objects.count(),
+        PeerAnnotation.objects.count(),
+    )
 
 
 @pytest.mark.parametrize("shape", ["files", "zip"])
@@ -68,10 +76,15 @@ def test_a_coordinator_uploads_a_set_and_gets_its_construction_agreement(people,
     link = f"/datasets/{people.dataset.pk}/pyramid-agreement/EVENT/"
     assert f'href="{link}"' in response.content.decode()
     files_of = {p.pk: p.source.rsplit("/", 1)[-1] for p in topic.pyramids.all()}
-    pairs = {frozenset((files_of[p["a"]], files_of[p["b"]])): p for p in PyramidAgreement.objects.get(topic=topic).values["pairs"]}
+    pairs = {
+        frozenset((files_of[p["a"]], files_of[p["b"]])): p
+        for p in PyramidAgreement.objects.get(topic=topic).values["pairs"]
+    }
     scus = len(formats.parse_pyramid(PYR)[0].scus)
     identical = pairs.pop(frozenset(("alice.pyr", "bob.pyr")))
-    assert (identical["pairwise_f1"], identical["scus_identical"]) == (1.0, scus), "two annotators' identical pyramids agree fully"
+    assert (identical["pairwise_f1"], identical["scus_identical"]) == (1.0, scus), (
+        "two annotators' identical pyramids agree fully"
+    )
     assert len(pairs) == 2 and all(p["scus_identical"] == scus - 1 for p in pairs.values())
     page = _client(people.coord).get(link)
     assert page.status_code == 200 and "alice.pyr" in page.content.decode()
@@ -80,15 +93,18 @@ def test_a_coordinator_uploads_a_set_and_gets_its_construction_agreement(people,
     assert again.status_code == 200 and state() == before, "the same set again adds nothing"
 
 
-@pytest.mark.parametrize(("files", "topic", "message"), [
-    ({"alice.pyr": PYR, "other.pyr": two_texts()}, "EVENT", "other.pyr: 2 references, the first pyramid has 3"),
-    ({"alice.pyr": PYR, "1.T0001.M.100.A.1.pan": PAN}, "EVENT", "a set holds pyramids (.pyr) only"),
-    ({"alice.pyr": PYR}, "EVENT", "two or more pyramids"),
-    ({"alice.pyr": PYR, "broken.pyr": PYR[:300]}, "EVENT", "broken.pyr"),
-    ({"alice.pyr": PYR, "bob.pyr": PYR}, "", "Name the topic"),
-    ({"alice.pyr": PYR, "bob.pyr": PYR}, "x" * 101, "at most 100 characters"),
-    ({"alice.pyr": PYR, "notes.txt": b"hello"}, "EVENT", "only .pyr and .pan files"),
-])
+@pytest.mark.parametrize(
+    ("files", "topic", "message"),
+    [
+        ({"alice.pyr": PYR, "other.pyr": two_texts()}, "EVENT", "other.pyr: 2 references, the first pyramid has 3"),
+        ({"alice.pyr": PYR, "1.T0001.M.100.A.1.pan": PAN}, "EVENT", "a set holds pyramids (.pyr) only"),
+        ({"alice.pyr": PYR}, "EVENT", "two or more pyramids"),
+        ({"alice.pyr": PYR, "broken.pyr": PYR[:300]}, "EVENT", "broken.pyr"),
+        ({"alice.pyr": PYR, "bob.pyr": PYR}, "", "Name the topic"),
+        ({"alice.pyr": PYR, "bob.pyr": PYR}, "x" * 101, "at most 100 characters"),
+        ({"alice.pyr": PYR, "notes.txt": b"hello"}, "EVENT", "only .pyr and .pan files"),
+    ],
+)
 def test_a_bad_set_writes_nothing_and_says_what_is_wrong(people, files, topic, message):
     before = state()
     response = post(_client(people.coord), people.dataset, files, topic)
@@ -102,8 +118,9 @@ def test_a_file_the_import_itself_rejects_takes_the_whole_set_back(people, setti
     over LABEL_MAX_LENGTH), after the files before it were written: none of them stays."""
     settings.LABEL_MAX_LENGTH = 60
     pyramid, _ = formats.parse_pyramid(PYR)
-    long = formats.write_pyramid(dataclasses.replace(pyramid, scus=[dataclasses.replace(pyramid.scus[0], label="x" * 61),
-                                                                    *pyramid.scus[1:]]))
+    long = formats.write_pyramid(
+        dataclasses.replace(pyramid, scus=[dataclasses.replace(pyramid.scus[0], label="x" * 61), *pyramid.scus[1:]])
+    )
     before = state()
     response = post(_client(people.coord), people.dataset, {"alice.pyr": PYR, "bob.pyr": PYR, "zed.pyr": long})
     assert response.status_code == 400 and "zed.pyr" in response.content.decode(), response.content.decode()[-2000:]

@@ -1,11 +1,19 @@
 """The set-up pages' access rule, CSRF and bounds, without a browser (the flows: test_browser.py)."""
+
 import pytest
 from django.test import Client
 
 from annotation.corpus.models import Dataset, Topic
 
-
-PAGES = ["/setup/{d}/", "/setup/{d}/topics/add/", "/setup/{d}/topics/zip/", "/setup/{d}/import/", "/setup/{d}/pyramid-set/", "/setup/{d}/people/", "/setup/{d}/export/"]
+PAGES = [
+    "/setup/{d}/",
+    "/setup/{d}/topics/add/",
+    "/setup/{d}/topics/zip/",
+    "/setup/{d}/import/",
+    "/setup/{d}/pyramid-set/",
+    "/setup/{d}/people/",
+    "/setup/{d}/export/",
+]
 
 
 def _client(user=None, csrf=False) -> Client:
@@ -54,8 +62,9 @@ def test_a_request_over_the_limit_is_refused_before_it_is_read(people, settings)
 
 def test_save_without_a_valid_preview_writes_nothing_and_shows_why(people):
     url = f"/setup/{people.dataset.pk}/topics/add/"
-    response = _client(people.coord).post(url, {"topic": "D0602", "peers_text": "no header here", "action": "save",
-                                                "header_pattern": r"^== \d+ ==$"})
+    response = _client(people.coord).post(
+        url, {"topic": "D0602", "peers_text": "no header here", "action": "save", "header_pattern": r"^== \d+ ==$"}
+    )
     assert response.status_code == 400
     assert "peer summaries: the header pattern matches no header in the text" in response.content.decode()
     assert not Topic.objects.filter(external_id="D0602").exists()
@@ -63,8 +72,16 @@ def test_save_without_a_valid_preview_writes_nothing_and_shows_why(people):
 
 def test_the_preview_fragment_alone(people):
     url = f"/setup/{people.dataset.pk}/topics/add/"
-    response = _client(people.coord).post(url, {"topic": "D0602", "peers_text": "== 1 ==\nPeer <b>one</b>.", "action": "preview",
-                                                "header_pattern": r"^== \d+ ==$"}, headers={"X-Preview": "fragment"})
+    response = _client(people.coord).post(
+        url,
+        {
+            "topic": "D0602",
+            "peers_text": "== 1 ==\nPeer <b>one</b>.",
+            "action": "preview",
+            "header_pattern": r"^== \d+ ==$",
+        },
+        headers={"X-Preview": "fragment"},
+    )
     body = response.content.decode()
     assert response.status_code == 200 and body.lstrip().startswith("<section") and 'data-ok="1"' in body
     assert "Peer &lt;b&gt;one&lt;/b&gt;." in body  # user text escaped
@@ -72,14 +89,16 @@ def test_the_preview_fragment_alone(people):
 
 
 def test_invitation_links_only_for_invited_people_of_the_dataset(people):
-    from annotation.corpus.models import Assignment
     from annotation.corpus import people as accounts
+    from annotation.corpus.models import Assignment
 
     url = f"/setup/{people.dataset.pk}/people/"
     coord = _client(people.coord)
     # ann has a password (joined): no link can be made for her account
     response = coord.post(url, {"form": "link", "user": people.ann.pk}, follow=True)
-    assert "No invitation to renew" in response.content.decode() and "/accounts/invite/" not in response.content.decode()
+    assert (
+        "No invitation to renew" in response.content.decode() and "/accounts/invite/" not in response.content.decode()
+    )
     # an invited person of another dataset: not this coordinator's to renew
     stranger = accounts.create_annotator("stranger")
     response = coord.post(url, {"form": "link", "user": stranger.pk}, follow=True)
@@ -90,19 +109,25 @@ def test_invitation_links_only_for_invited_people_of_the_dataset(people):
     with pytest.raises(accounts.AccountError):
         accounts.invitation_path(people.coord)
     # the annotator may not create accounts in a dataset she only sees
-    assert _client(people.ann).post(url, {"form": "new", "new-username": "x", "new-access": "invite", "new-task": "annotate_peers"}).status_code == 403
+    assert (
+        _client(people.ann)
+        .post(url, {"form": "new", "new-username": "x", "new-access": "invite", "new-task": "annotate_peers"})
+        .status_code
+        == 403
+    )
     assert not accounts.User.objects.filter(username="x").exists()
 
 
 def _invitation_link(response) -> str:
     import re
+
     return re.search(r'value="https?://[^/"]+(/accounts/invite/[^"]+)"', response.content.decode()).group(1)
 
 
 def test_a_renewed_invitation_revokes_the_earlier_links(people):
     """Issue 24: renewing a link (one went astray) left the old one working for its whole lifetime."""
-    from annotation.corpus.models import Assignment
     from annotation.corpus import people as accounts
+    from annotation.corpus.models import Assignment
 
     zoe = accounts.create_annotator("zoe")
     Assignment.objects.create(topic=people.topic, annotator=zoe, task="annotate_peers")

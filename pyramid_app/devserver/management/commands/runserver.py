@@ -10,6 +10,7 @@ collection), and the project's own static folders are watched, so saving a scrip
 restarts the server as saving a module does. Without ``COLLECTED_STATIC`` (the test suite) this is
 Django's staticfiles ``runserver`` unchanged.
 """
+
 import hashlib
 import time
 from pathlib import Path
@@ -31,9 +32,11 @@ def sources_fingerprint() -> str:
     storage that collects them."""
     digest = hashlib.sha256(settings.STORAGES["staticfiles"]["BACKEND"].encode())
     for finder in finders.get_finders():
-        for path, storage in finder.list(apps.get_app_config("staticfiles").ignore_patterns):   # collectstatic's
+        for path, storage in finder.list(apps.get_app_config("staticfiles").ignore_patterns):  # collectstatic's
             stat = Path(storage.path(path)).stat()
-            digest.update(f"{getattr(storage, 'prefix', None) or ''}/{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+            digest.update(
+                f"{getattr(storage, 'prefix', None) or ''}/{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode()
+            )
     return digest.hexdigest()
 
 
@@ -63,5 +66,5 @@ class Command(StaticfilesRunserver):
     def inner_run(self, *args, **options):
         if settings.COLLECTED_STATIC:
             collect_if_changed(self.stdout)
-            options["use_static_handler"] = False   # WhiteNoise (a middleware) serves them
+            options["use_static_handler"] = False  # WhiteNoise (a middleware) serves them
         super().inner_run(*args, **options)
