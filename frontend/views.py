@@ -67,7 +67,12 @@ def open_assignment(request, pk):
 def finish_assignment(request, pk):
     assignment = _own_assignment(request, pk)
     assignments.mark_done(assignment)
-    messages.success(request, f"{assignment.get_task_display()} of {assignment.topic.external_id} marked as done.")
+    work = f"{assignment.get_task_display()} of {assignment.topic.external_id}"
+    kept = reannotation.kept_open(assignment)
+    if kept:
+        messages.warning(request, f"{work} is not done yet. {kept}")
+    else:
+        messages.success(request, f"{work} marked as done.")
     return redirect("frontend:home")
 
 

@@ -115,6 +115,20 @@ def for_assignment(assignment: Assignment) -> list[ToReannotate]:
     )
 
 
+def kept_open(assignment: Assignment) -> str | None:
+    """Why ``assignment``, asked to be done, stays in progress (``sync_status``): its peers to re-annotate
+    against the adjudicated pyramid, said so the page that asked does not claim it done."""
+    if assignment.status == Assignment.Status.DONE:
+        return None
+    left = len(for_assignment(assignment))
+    if not left:
+        return None
+    return (
+        f"It stays in progress: {count_noun(left, 'peer')} to re-annotate against the topic's adjudicated "
+        "pyramid first."
+    )
+
+
 def sync_status(work: QuerySet) -> None:
     """Make the status of the peer-annotation assignments of ``work`` say what their progress says: done
     with peers to re-annotate (``for_assignment``) becomes in progress; in progress with none left,

@@ -118,8 +118,20 @@ def test_the_adjudication_reopens_the_assignments_until_their_peers_are_annotate
     assert statuses(client, world) == {"assignments_done": 0, "ann3": "in_progress", "ann4": "in_progress"}
     assignment = world["work"]["ann3"]
     client.force_login(assignment.annotator)
-    client.post(f"/assignments/{assignment.pk}/done/")
+    said = [str(m) for m in client.post(f"/assignments/{assignment.pk}/done/", follow=True).context["messages"]]
+    assert said == [
+        f"Annotate peers of {world['topic'].external_id} is not done yet. It stays in progress: 3 peers to "
+        "re-annotate against the topic's adjudicated pyramid first."
+    ], "the page says why instead of claiming it done"
     assert statuses(client, world)["ann3"] == "in_progress", "3 peers are left to re-annotate"
+    client.force_login(world["coordinator"])  # the overview's status field says why too
+    answer = client.post(
+        f"/datasets/{world['dataset'].pk}/assignments/{assignment.pk}/", {"status": "done"}, follow=True
+    )
+    assert [str(m) for m in answer.context["messages"]][-1].endswith(
+        "It stays in progress: 3 peers to re-annotate against the topic's adjudicated pyramid first."
+    )
+    assert statuses(client, world)["ann3"] == "in_progress"
     api = APIClient()
     api.force_authenticate(assignment.annotator)
     for peer in world["topic"].peersummarys.order_by("external_id"):
