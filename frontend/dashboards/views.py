@@ -492,7 +492,10 @@ def assignment_update(request, dataset, assignment_id):
         )
     a.status = form.cleaned_data["status"]
     a.save(update_fields=["status"])
-    said = f"{a.annotator.username} — {a.get_task_display().lower()} on {a.topic.external_id}: {a.get_status_display().lower()}."
+    said = (
+        f"{a.annotator.username} — {a.get_task_display().lower()} on {a.topic.external_id}: "
+        f"{a.get_status_display().lower()}."
+    )
     kept = reannotation.kept_open(a) if form.cleaned_data["status"] == Assignment.Status.DONE else None
     if kept:
         messages.warning(request, f"{said} {kept}")
