@@ -105,21 +105,25 @@ FLOWS = {
     "A match saved to a stored score": [
         (
             None,
-            "`POST /api/matches/` (the annotator's editor) reaches the match's view (URL patterns below), which checks the access rule and calls the peers' action.",
+            "`POST /api/matches/` (the annotator's editor) reaches the match's view (URL patterns below), "
+            "which checks the access rule and calls the peers' action.",
         ),
         ("annotation.peers.actions.match_span", "the action, recorded in the audit history and undoable."),
         (
             "annotation.history.changes.annotation_action",
-            "locks the annotation's row, checks the revision the client saw (409 with the changes since), reads the state before.",
+            "locks the annotation's row, checks the revision the client saw (409 with the changes since), "
+            "reads the state before.",
         ),
         ("annotation.peers.editing.add_match", "writes the match and its spans whole or not at all."),
         (
             "annotation.peers.score_events.revisions_bumped_once",
-            "the hook the history calls around the action: the annotation's and its topic's revisions move once, in the same transaction.",
+            "the hook the history calls around the action: the annotation's and its topic's revisions move once, "
+            "in the same transaction.",
         ),
         (
             "annotation.peers.recompute.schedule",
-            "after the commit, everything the transaction made stale is published by name: `annotation`, `topic`, `construction`.",
+            "after the commit, everything the transaction made stale is published by name: "
+            "`annotation`, `topic`, `construction`.",
         ),
         (
             "annotation.jobs.queue.publish",
@@ -127,11 +131,13 @@ FLOWS = {
         ),
         (
             "annotation.jobs.queue.dispatch",
-            "runs the job in-process (no Redis) or sends its Celery task (`annotation.recompute_scores`), once per burst.",
+            "runs the job in-process (no Redis) or sends its Celery task (`annotation.recompute_scores`), "
+            "once per burst.",
         ),
         (
             "annotation.peers.recompute.recompute_annotations",
-            "reads the revisions first, then the prepared pyramid and the matches, and stores both conventions' scores.",
+            "reads the revisions first, then the prepared pyramid and the matches, "
+            "and stores both conventions' scores.",
         ),
         ("scoring.scores.score_prepared", "the pure score of one annotation against its prepared pyramid."),
         (
@@ -161,17 +167,20 @@ FLOWS = {
         ),
         (
             "annotation.peers.score_events.touch_pyramid",
-            "bulk writes bypass the signals: the import bumps the revisions itself (`annotations_created` for the annotations).",
+            "bulk writes bypass the signals: the import bumps the revisions itself "
+            "(`annotations_created` for the annotations).",
         ),
         (
             "annotation.peers.recompute.schedule",
-            "once at the end of the batch: the scores, agreement and construction agreement of what was imported, as for a match.",
+            "once at the end of the batch: the scores, agreement and construction agreement of what was imported, "
+            "as for a match.",
         ),
     ],
     "A crowd judgment": [
         (
             None,
-            "`POST /api/crowd/<token>/` from a crowd worker (no login: the link's token opens only its own work, rate limited).",
+            "`POST /api/crowd/<token>/` from a crowd worker "
+            "(no login: the link's token opens only its own work, rate limited).",
         ),
         ("annotation.lightweight.work.link_of", "the crowd link the token names."),
         (

@@ -50,7 +50,8 @@ PROBE = """(() => {
   const shown = () => {
     const editor = document.querySelector(".editor");
     const bar = document.querySelector(".suggestion-bar");
-    return editor?.classList.contains("ready") && !(bar && !bar.hidden && bar.textContent.includes("Looking for suggestions"));
+    return editor?.classList.contains("ready")
+      && !(bar && !bar.hidden && bar.textContent.includes("Looking for suggestions"));
   };
   const settled = () => shown() && !document.querySelector(".editor").dataset.busy && !t.inflight
     && document.querySelector(".save-status")?.dataset.status === "saved";
@@ -77,14 +78,20 @@ SAME_PAGE = "() => window.__benchSamePage === true"
 POINTS = """([text, pane, start, end, edge]) => {
   const root = document.querySelector(text);
   const locate = (u16) => { const w = document.createTreeWalker(root, NodeFilter.SHOW_TEXT); let off = 0;
-    for (let n = w.nextNode(); n; n = w.nextNode()) { if (off + n.data.length > u16) return [n, u16 - off]; off += n.data.length; }
+    for (let n = w.nextNode(); n; n = w.nextNode()) {
+      if (off + n.data.length > u16) return [n, u16 - off];
+      off += n.data.length;
+    }
     throw new Error(`offset ${u16} outside the text`); };
-  const rect = (u16, last) => { const r = document.createRange(); const [n, o] = locate(u16); r.setStart(n, o); r.setEnd(n, o + 1);
+  const rect = (u16, last) => { const r = document.createRange(); const [n, o] = locate(u16);
+    r.setStart(n, o); r.setEnd(n, o + 1);
     const rects = r.getClientRects(); return rects[last ? rects.length - 1 : 0]; };
   const a = rect(start, false), z = rect(end - 1, true);
   const view = document.querySelector(pane).getBoundingClientRect();
-  const inside = (r, edge) => r.top >= Math.max(view.top, 0) + edge && r.bottom <= Math.min(view.bottom, innerHeight) - edge;
-  return { from: [a.left + a.width / 4, a.top + a.height / 2], to: [a === z ? a.right - a.width / 4 : z.right - z.width / 4, z.top + z.height / 2],
+  const inside = (r, edge) => r.top >= Math.max(view.top, 0) + edge
+    && r.bottom <= Math.min(view.bottom, innerHeight) - edge;
+  return { from: [a.left + a.width / 4, a.top + a.height / 2],
+           to: [a === z ? a.right - a.width / 4 : z.right - z.width / 4, z.top + z.height / 2],
            inside: inside(a, edge) && inside(z, edge), visible: inside(a, 0) && inside(z, 0) };
 }"""
 
@@ -201,7 +208,8 @@ class Robot:
             points = self.page.evaluate(POINTS, [text, pane, *u16, edge])
             if not points["visible"]:  # (a pane scrolled to its end may leave it nearer its edge)
                 sys.exit(
-                    f"UTF-16 [{u16[0]}, {u16[1]}) of {text} does not fit in its pane: dragging across a scroll is not done"
+                    f"UTF-16 [{u16[0]}, {u16[1]}) of {text} does not fit in its pane: "
+                    "dragging across a scroll is not done"
                 )
         mouse = self.page.mouse
         if shift:

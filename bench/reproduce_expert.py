@@ -342,7 +342,8 @@ def main():
         "--dataset",
         choices=DATASETS,
         default="duc2006",
-        help="a release in SHARED_DATA (default: %(default)s); --data FOLDER reads any other DUCView release (allpyramids/ + allpans/)",
+        help="a release in SHARED_DATA (default: %(default)s); "
+        "--data FOLDER reads any other DUCView release (allpyramids/ + allpans/)",
     )
     parser.add_argument(
         "--topics", type=int, default=4, help="topics, spread evenly over the dataset (default: %(default)s)"

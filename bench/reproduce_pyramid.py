@@ -1,4 +1,5 @@
-"""Benchmark: a robot rebuilds the experts' pyramids in the pyramid builder, in headless Debian Chromium (prints numbers; not a test).
+"""Benchmark: a robot rebuilds the experts' pyramids in the pyramid builder, in headless Debian Chromium
+(prints numbers; not a test).
 
 Issue 30: the cost of the expert's first job, measured as the peer annotator's is
 (bench/reproduce_expert.py). For each expert pyramid of a sample (``--pyramids`` topics spread
@@ -184,7 +185,10 @@ SNAPPED = """async (spans) => {
 
 
 # What the last drag did: the selection it left (painted as pending) and the status line.
-DRAGGED = "() => [[...document.querySelectorAll('.ref-text .seg.pending')].map((s) => s.textContent).join(''), document.querySelector('#builder .last-action').textContent]"
+DRAGGED = (
+    "() => [[...document.querySelectorAll('.ref-text .seg.pending')].map((s) => s.textContent).join(''), "
+    "document.querySelector('#builder .last-action').textContent]"
+)
 
 
 class BuilderRobot(Robot):
@@ -331,7 +335,8 @@ def main():
         "--dataset",
         choices=DATASETS,
         default="duc2006",
-        help="a release in SHARED_DATA (default: %(default)s); --data FOLDER reads any other DUCView release (allpyramids/ + allpans/)",
+        help="a release in SHARED_DATA (default: %(default)s); "
+        "--data FOLDER reads any other DUCView release (allpyramids/ + allpans/)",
     )
     parser.add_argument(
         "--pyramids",
@@ -418,10 +423,14 @@ def main():
             print(
                 f"{topic.external_id}: {run.total} actions ({format_actions(run.actions)}), DUCView {run.ducview}, "
                 f"ratio {ratio_line(run.total, run.ducview)} (without scrolls {ratio_line(run.floor, run.ducview)}); "
-                f"waited {run.waited_ms / 1000:.1f} s, painted after {run.painted_ms / 1000:.1f} s (longest waits: {waits} ms); "
-                f"word snapping changes {run.snapped_parts} expert parts ({run.snapped_contributors} contributors; e.g. {'; '.join(run.snap_examples[:4])}); "
-                f"{len(run.refused)} contributors the builder refuses{': ' + '; '.join(run.refused[:3]) if run.refused else ''}; "
-                f"{run.retries} drags done again (not counted: the browser selected something else){'; FAILED DRAGS: ' + '; '.join(run.failed) if run.failed else ''}; "
+                f"waited {run.waited_ms / 1000:.1f} s, painted after {run.painted_ms / 1000:.1f} s "
+                f"(longest waits: {waits} ms); "
+                f"word snapping changes {run.snapped_parts} expert parts ({run.snapped_contributors} contributors; "
+                f"e.g. {'; '.join(run.snap_examples[:4])}); "
+                f"{len(run.refused)} contributors the builder refuses"
+                f"{': ' + '; '.join(run.refused[:3]) if run.refused else ''}; "
+                f"{run.retries} drags done again (not counted: the browser selected something else)"
+                f"{'; FAILED DRAGS: ' + '; '.join(run.failed) if run.failed else ''}; "
                 f"{'stored = expert' if not run.mismatch else 'MISMATCH: ' + '; '.join(run.mismatch[:5])}",
                 flush=True,
             )
@@ -445,15 +454,18 @@ def report(
             by_kind.setdefault(kind, []).append(ms)
     print()
     print(
-        f"{release}, pyramids of topics {', '.join(topics)} (1-minute load average {loads[0]:.1f} before, {loads[1]:.1f} after); {elapsed:.0f} s"
+        f"{release}, pyramids of topics {', '.join(topics)} "
+        f"(1-minute load average {loads[0]:.1f} before, {loads[1]:.1f} after); {elapsed:.0f} s"
     )
     print(
         f"  stored pyramid = expert's (contributors with their exact characters, in the same SCUs, nothing else): "
         f"{sum(not r.mismatch for r in runs)} of {len(runs)}"
     )
     print(
-        f"  {sum(r.scus for r in runs)} SCUs, {sum(r.contributors for r in runs)} contributors, {sum(r.parts for r in runs)} parts; "
-        f"word snapping changes {sum(r.snapped_parts for r in runs)} expert parts ({sum(r.snapped_contributors for r in runs)} contributors); "
+        f"  {sum(r.scus for r in runs)} SCUs, {sum(r.contributors for r in runs)} contributors, "
+        f"{sum(r.parts for r in runs)} parts; "
+        f"word snapping changes {sum(r.snapped_parts for r in runs)} expert parts "
+        f"({sum(r.snapped_contributors for r in runs)} contributors); "
         f"{sum(len(r.refused) for r in runs)} contributors the builder's rules refuse, left out on both sides"
     )
     print(f"  actions: ours {ours} ({format_actions(total)})")

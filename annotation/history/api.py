@@ -4,8 +4,9 @@ documents' concepts (``pyramids.api``, ``peers.api``).
 A pyramid, and a peer annotation, is edited as one document with a revision (docs/editing-api.md).
 Every write to its content (SCUs, contributors, parts, matches, and the actions here) must carry
 ``If-Match: "<revision>"``: without it the answer is 428, with a stale one 409 listing the changes
-made since; nothing is written in either case (``If-Match: *`` knowingly skips the check). Successful writes answer with the new revision in
-the ``ETag`` header (and ``revision`` in action bodies).
+made since; nothing is written in either case (``If-Match: *`` knowingly skips the check).
+Successful writes answer with the new revision in the ``ETag`` header (and ``revision`` in action
+bodies).
 
 Which document versions an object (``document_of``), what an action changed in it (``delta``) and
 the topic it belongs to (``topic_of``) are told by the document's concept: the history, below

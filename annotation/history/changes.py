@@ -233,7 +233,8 @@ def _revert(target_kind: str, document_id: int, user, *, redo: bool, expected_re
         if kind.state(document, kind.keys(change)) != source:
             raise ValidationError(
                 {
-                    "history": f"Cannot {'redo' if redo else 'undo'} “{change.summary}”: what it touched has changed since."
+                    "history": f"Cannot {'redo' if redo else 'undo'} “{change.summary}”: "
+                    "what it touched has changed since."
                 }
             )
         with _revisions_bumped_once(target_kind, document):

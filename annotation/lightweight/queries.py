@@ -84,7 +84,8 @@ def crowd_link(token: str) -> CrowdLink | None:
     objects, values = [], iter(row)
     for model, names, columns in parts:
         converted = []
-        for (expression, converters), value in zip(columns, values):
+        # strict=False: ``values`` is shared by the parts and runs on past this part's columns.
+        for (expression, converters), value in zip(columns, values, strict=False):
             for convert in converters:
                 value = convert(value, expression, connection)
             converted.append(value)
@@ -255,7 +256,8 @@ _SHOWN = f"""
 SELECT t.id, t.pyramid_id, t.topic_id, t.batch, t.key, t.statement_ids, t.peer_id, p.text, s.id, s.text, done.n
 FROM {_TASK} t JOIN {PeerSummary._meta.db_table} p ON p.id = t.peer_id
 CROSS JOIN (SELECT COUNT(*) AS n FROM {_ANSWER} a JOIN {_TASK} at ON at.id = a.task_id
-            WHERE at.pyramid_id = (SELECT pyramid_id FROM {_TASK} WHERE id = %(task)s) AND a.worker_id = %(worker)s) done
+            WHERE at.pyramid_id = (SELECT pyramid_id FROM {_TASK} WHERE id = %(task)s)
+              AND a.worker_id = %(worker)s) done
 {{ids}}
 LEFT JOIN {LiteStatement._meta.db_table} s ON s.id = CAST(ids.value AS integer)
 WHERE t.id = %(task)s"""

@@ -30,11 +30,14 @@ def store_scores(rows: list[tuple[int, str, tuple[int, int], dict]]) -> int:
         for p in (a, c, p_rev, a_rev, values_field.get_db_prep_save(v, connection), now)
     ]
     sql = (
-        f'INSERT INTO {table} (annotation_id, convention, pyramid_revision, annotation_revision, "values", computed_at) '
+        f"INSERT INTO {table} "
+        '(annotation_id, convention, pyramid_revision, annotation_revision, "values", computed_at) '
         f"VALUES {', '.join(['(%s, %s, %s, %s, %s, %s)'] * len(rows))} "
         "ON CONFLICT (annotation_id, convention) DO UPDATE SET pyramid_revision = excluded.pyramid_revision, "
-        'annotation_revision = excluded.annotation_revision, "values" = excluded."values", computed_at = excluded.computed_at '
-        f"WHERE {table}.pyramid_revision <= excluded.pyramid_revision AND {table}.annotation_revision <= excluded.annotation_revision"
+        'annotation_revision = excluded.annotation_revision, "values" = excluded."values", '
+        "computed_at = excluded.computed_at "
+        f"WHERE {table}.pyramid_revision <= excluded.pyramid_revision "
+        f"AND {table}.annotation_revision <= excluded.annotation_revision"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

@@ -54,7 +54,8 @@ def _store_scores(results: list[tuple[int, str, tuple[int, int], dict]]) -> int:
 
     One statement (``queries.store_scores``): each row is compared with what is stored atomically,
     so no lock, no read of the stored values and no per-row statement is needed. Rows go in one
-    order, so concurrent writers lock them in the same order. A result whose annotation was deleted meanwhile is dropped."""
+    order, so concurrent writers lock them in the same order. A result whose annotation was deleted
+    meanwhile is dropped."""
     if not results:
         return 0
     rows = sorted(results, key=lambda r: (r[0], r[1]))

@@ -92,7 +92,8 @@ class PeerMatchSerializer(StrictModelSerializer):
     assignment = serializers.IntegerField(
         write_only=True,
         required=False,
-        help_text="Your peer annotation assignment (in place of `annotation`, with `peer`: the first match of an untouched peer).",
+        help_text="Your peer annotation assignment "
+        "(in place of `annotation`, with `peer`: the first match of an untouched peer).",
     )
     peer = serializers.IntegerField(
         write_only=True, required=False, help_text="A peer summary of that assignment's topic (with `assignment`)."

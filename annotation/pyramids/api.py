@@ -120,7 +120,8 @@ class ContributorActions:
 class SCUActions:
     @action(detail=True, methods=["post"])
     def merge(self, request, pk=None):
-        """Merge the ``sources`` SCUs into this one; a reference that would contribute twice is reported, nothing changes."""
+        """Merge the ``sources`` SCUs into this one; a reference that would contribute twice is
+        reported, nothing changes."""
         target = self.get_object()
         sources = [_visible_scu(request, pk, "sources") for pk in _input(serializers.MergeInput, request)["sources"]]
         with django_errors_as_drf():

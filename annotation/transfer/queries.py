@@ -31,7 +31,7 @@ def insert_rows(model, fields: tuple[str, ...], rows: list[tuple], *, returning:
             arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in columns)
             cursor.execute(
                 f"INSERT INTO {table} ({names}) SELECT * FROM UNNEST({arrays}){tail}",
-                [list(column) for column in zip(*rows)],
+                [list(column) for column in zip(*rows, strict=True)],
             )
             return [pk for (pk,) in cursor.fetchall()] if returning else []
         row = "(" + ", ".join(["%s"] * len(fields)) + ")"

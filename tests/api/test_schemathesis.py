@@ -24,10 +24,10 @@ from schemathesis import GenerationMode  # noqa: E402  (only once schemathesis i
 from schemathesis import checks as checks  # noqa: E402  (only once schemathesis is known to be installed)
 from schemathesis.config import SchemathesisConfig  # noqa: E402  (only once schemathesis is known to be installed)
 
-from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic  # noqa: E402  (only once schemathesis is known to be installed)
 from annotation.peers.demo import load_demo  # noqa: E402  (only once schemathesis is known to be installed)
-from annotation.peers.models import PeerAnnotation, PeerMatch
-from annotation.pyramids.models import SCU, Contributor, Pyramid
+from annotation.peers.models import PeerAnnotation, PeerMatch  # noqa: E402  (only once schemathesis is known to be installed)
+from annotation.pyramids.models import SCU, Contributor, Pyramid  # noqa: E402  (only once schemathesis is known to be installed)
 
 # The schemathesis test item does not list the ``db`` fixture where pytest-django looks for it
 # when deciding which test databases to create: the marker says so.

@@ -41,12 +41,14 @@ MEASURE = """() => {
   for (const e of controls) {
     const r = e.getBoundingClientRect(), text = e.textContent.trim();
     if (r.left < 0 || r.right > width + 0.5) header.push(`${text} off-screen`);
-    if (e.getClientRects().length > 1 || r.height > 1.6 * parseFloat(getComputedStyle(e).lineHeight)) header.push(`${text} broken over lines`);
+    if (e.getClientRects().length > 1 || r.height > 1.6 * parseFloat(getComputedStyle(e).lineHeight))
+      header.push(`${text} broken over lines`);
   }
   controls.forEach((a, i) => controls.slice(i + 1).forEach(b => {
     const p = a.getBoundingClientRect(), q = b.getBoundingClientRect();
     const sameRow = p.top < q.bottom && q.top < p.bottom;
-    if (sameRow && Math.max(p.left, q.left) - Math.min(p.right, q.right) < 8) header.push(`${a.textContent.trim()} runs into ${b.textContent.trim()}`);
+    if (sameRow && Math.max(p.left, q.left) - Math.min(p.right, q.right) < 8)
+      header.push(`${a.textContent.trim()} runs into ${b.textContent.trim()}`);
   }));
   return {page: document.documentElement.scrollWidth, width, wide, header};
 }"""

@@ -1,8 +1,8 @@
 """The documentation says only what is true of this repository.
 
-README.md and docs/**/*.md (the results files too) name files, headings, management commands, make targets, URL paths and
-environment variables; each is checked against the thing itself, so a rename or a removal that
-forgets the docs fails here instead of misleading a reader.
+README.md and docs/**/*.md (the results files too) name files, headings, management commands, make
+targets, URL paths and environment variables; each is checked against the thing itself, so a rename
+or a removal that forgets the docs fails here instead of misleading a reader.
 """
 
 import ast

@@ -26,8 +26,12 @@ PACKAGES = ("annotation", "frontend", "pyramid_app", "scoring")
 
 # Where an import by string is allowed, and why.
 BY_STRING_ALLOWED = {
-    "annotation/jobs/queue.py": "the job queue's registry: work that must go up is published by name (JOBS, the Celery app)",
-    "annotation/architecture.py": "the architecture page imports every module it describes, found by walking the packages",
+    "annotation/jobs/queue.py": (
+        "the job queue's registry: work that must go up is published by name (JOBS, the Celery app)"
+    ),
+    "annotation/architecture.py": (
+        "the architecture page imports every module it describes, found by walking the packages"
+    ),
 }
 
 
@@ -158,7 +162,8 @@ def test_no_import_by_string_outside_the_job_queue():
         for path in sorted((ROOT / package).rglob("*.py")):
             relative = path.relative_to(ROOT).as_posix()
             if "/migrations/" in relative or relative in BY_STRING_ALLOWED:
-                continue  # a migration's RunPython gets its models by name from the historical registry, as Django requires
+                # a migration's RunPython gets its models by name from the historical registry, as Django requires
+                continue
             found += [f"{relative}:{line}" for line in imports_by_string(path.read_text(encoding="utf-8"))]
     assert found == [], (
         "imports by string hide a dependency from the layer check; publish work through the job queue:\n"

@@ -330,7 +330,7 @@ def test_a_hold_is_made_where_the_orm_makes_it(world):
         for judges in (1, 3):
             for task in [t.pk for t in tasks] + [max(t.pk for t in tasks) + 1]:
                 p = {**_params(links[0], worker, "a9", "", judges), "task": task}
-                assert _rows_after(lambda: queries.reserve(p)) == _rows_after(lambda: _reserve_orm(p)), (
+                assert _rows_after(lambda p=p: queries.reserve(p)) == _rows_after(lambda p=p: _reserve_orm(p)), (
                     task,
                     worker,
                     judges,
@@ -341,10 +341,10 @@ def test_a_hold_ends_as_the_orm_ends_it(world):
     p = _params(world[2][0], "w1")
     for hold in [*LiteReservation.objects.values_list("pk", flat=True), 999_999]:
 
-        def orm():
+        def orm(hold=hold):
             return LiteReservation.objects.filter(pk=hold, expires_at__gt=NOW).update(expires_at=NOW) == 1
 
-        assert _rows_after(lambda: queries.end_hold({**p, "hold": hold})) == _rows_after(orm)
+        assert _rows_after(lambda hold=hold: queries.end_hold({**p, "hold": hold})) == _rows_after(orm)
 
 
 def test_the_task_shown_is_the_one_the_orm_reads(world):
@@ -390,10 +390,12 @@ def test_an_answer_deletes_the_holds_the_orm_deletes(world):
         for hold in [*LiteReservation.objects.filter(task=task).values_list("pk", flat=True), 999_999]:
             for late in (_at(-100), _at(0), _at(1000)):
 
-                def orm():
+                def orm(task=task, hold=hold, late=late):
                     LiteReservation.objects.filter(Q(pk=hold) | Q(expires_at__lte=late), task=task).delete()
 
-                assert _rows_after(lambda: queries.answered(task.pk, hold, _adapt(late))) == _rows_after(orm)
+                assert _rows_after(
+                    lambda task=task, hold=hold, late=late: queries.answered(task.pk, hold, _adapt(late))
+                ) == _rows_after(orm)
 
 
 @pytest.mark.postgres

@@ -129,8 +129,8 @@ def test_bumping_revisions_moves_the_same_rows_as_the_orm(world):
         (Pyramid, max(p.pk for p in pyramids) + 1, pyramids[0].topic_id),  # no such pyramid: its topic still moves
     ]
     for case in cases:
-        _same_as_orm(lambda: queries.bump_revisions(*case), lambda: _bump_orm(*case))
-        topic, state = _rolled_back(lambda: queries.bump_revisions(*case))
+        _same_as_orm(lambda case=case: queries.bump_revisions(*case), lambda case=case: _bump_orm(*case))
+        topic, state = _rolled_back(lambda case=case: queries.bump_revisions(*case))
         assert topic == (case[2] if case[2] is not None else case[0].objects.get(pk=case[1]).pyramid.topic_id)
         assert sum(r for _, r in state["topics"]) == sum(r for _, r in _state()["topics"]) + 1  # one topic moved
 

@@ -551,7 +551,8 @@ def sacrerouge_wired(kind: str) -> bool:
 def test_sacrerouge_export_endpoint(world, as_user, kind):
     if not sacrerouge_wired(kind):
         pytest.skip(
-            "transfer/api.py does not offer ?format=sacrerouge on this export action yet (two lines; see sacrerouge_export)"
+            "transfer/api.py does not offer ?format=sacrerouge on this export action yet "
+            "(two lines; see sacrerouge_export)"
         )
     obj = world.pyramid if kind == "pyramids" else world.annotation
     response = as_user("alice").get(f"/api/{kind}/{obj.pk}/export/", {"format": "sacrerouge"})

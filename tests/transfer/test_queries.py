@@ -46,7 +46,7 @@ def _same_as_bulk_create(model, fields, rows, *, returning):
 
     def orm():
         objects = model.objects.bulk_create(
-            [model(**{model._meta.get_field(f).attname: v for f, v in zip(fields, row)}) for row in rows]
+            [model(**{model._meta.get_field(f).attname: v for f, v in zip(fields, row, strict=True)}) for row in rows]
         )
         return [o.pk for o in objects] if returning else []
 

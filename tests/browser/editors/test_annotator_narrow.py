@@ -30,9 +30,11 @@ def horizontal_overflow(page, selectors=WITHIN_REACH) -> list[str]:
     """What is not within the screen's width: the page itself, or one of ``selectors``."""
     return page.evaluate(
         """(selectors) => {
-          const out = document.documentElement.scrollWidth > innerWidth ? [`page ${document.documentElement.scrollWidth} px wide`] : [];
+          const wide = document.documentElement.scrollWidth;
+          const out = wide > innerWidth ? [`page ${wide} px wide`] : [];
           for (const s of selectors) { const r = document.querySelector(s).getBoundingClientRect();
-            if (r.left < 0 || r.right > innerWidth) out.push(`${s} from ${Math.round(r.left)} to ${Math.round(r.right)} px`); }
+            if (r.left < 0 || r.right > innerWidth)
+              out.push(`${s} from ${Math.round(r.left)} to ${Math.round(r.right)} px`); }
           return out;
         }""",
         list(selectors),

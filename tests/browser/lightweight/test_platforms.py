@@ -275,7 +275,8 @@ def test_an_mturk_workers_next_hits_in_the_frame_need_no_third_party_cookie(
                 status=200,
                 content_type="text/html",
                 body=f'<!doctype html><html lang="en"><head><title>HIT</title></head>'
-                f'<body><h1>HIT</h1><iframe title="task" src="{live_server.url}/lightweight/crowd/{link.token}/?{urlencode(params)}"'
+                f'<body><h1>HIT</h1><iframe title="task" '
+                f'src="{live_server.url}/lightweight/crowd/{link.token}/?{urlencode(params)}"'
                 f' width="900" height="800"></iframe></body></html>',
             ),
         )
