@@ -45,9 +45,10 @@ demo: migrate
 run: demo
 	$(DEV) COLLECTED_STATIC=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
-## The whole test suite; services that are not configured are skipped (CI configures all of them)
+## The whole test suite, in TEST_WORKERS processes (pytest-xdist, each its own databases and ports); services that are not configured are skipped (CI configures all of them)
+TEST_WORKERS ?= 2
 test: install-test vendor
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 ## The edit loop: the last failures first, stops at the first failure, without the fault and scale suites (minutes of production timings; `make test` runs them)
 test-fast: install-test vendor
