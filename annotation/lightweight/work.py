@@ -485,10 +485,12 @@ def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | N
         if proposals[0][1]:
             return _shown(proposals[0][0], worker)
         free = [pk for pk, _, taken, _ in proposals if taken < judges]
-        pk = _hold(free, len(free) < len(proposals), params, int(proposals[0][3]), now)
+        pk, contended = _hold(free, len(free) < len(proposals), params, int(proposals[0][3]), now)
         if pk is not None:
             return _shown(pk, params["worker"])
-        if len(free) < RESERVE_CANDIDATES:  # every task that had a free slot was tried
+        # Every task that had a free slot was tried; chosen afresh only when others filled them while
+        # this request waited (a burst): their slots went elsewhere, a later task may still have one.
+        if len(free) < RESERVE_CANDIDATES and not contended:
             return None
     return None
 
@@ -516,7 +518,7 @@ def _shown(pk: int, worker: str) -> LiteTask | None:
     return task
 
 
-def _hold(candidates: list[int], held_full: bool, params: dict, open_slots: int, now) -> int | None:
+def _hold(candidates: list[int], held_full: bool, params: dict, open_slots: int, now) -> tuple[int | None, bool]:
     """A new hold of the first candidate task with a slot left for this worker (``queries._RESERVE`` under
     the task's lock), or, when none had one and some tasks' open slots are all held (``held_full``),
     one taken over from an address over its fair share (``_take_over``): None when neither. A task
@@ -524,14 +526,17 @@ def _hold(candidates: list[int], held_full: bool, params: dict, open_slots: int,
     candidate: with tasks completed one after the other, a crowd asks for the same few at once.
     Only when no other candidate had a slot are the busy ones waited for, each in a transaction of
     its own, which holds no other task's lock while it waits (two requests each holding the task
-    the other waits for would deadlock)."""
+    the other waits for would deadlock); if they were filled meanwhile, a take-over is tried then.
+    Also says whether any candidate was busy (``next_task`` then chooses again)."""
     busy: list[int] = []
     pk = _hold_one_of(candidates, held_full, params, open_slots, now, busy)
     for waited in busy:
         if pk is not None:
             break
         pk = _hold_one_of([waited], False, params, open_slots, now, None)
-    return pk
+    if pk is None and busy:  # the tasks waited for were filled meanwhile: their slots are all held now
+        pk = _hold_one_of([], True, params, open_slots, now, None)
+    return pk, bool(busy)
 
 
 class _NotTaken(Exception):
@@ -582,23 +587,27 @@ def _take_over(params: dict, open_slots: int) -> int | None:
     """When no slot is free: if this address holds less than its ``fair_share`` of the link's open
     slots, the newest hold of the address furthest over its share ends now (its worker may still
     answer late) and its slot becomes this worker's hold. However many addresses or invented ids
-    hold a link's slots, a worker from a new address is never kept out for long."""
-    mine, others = queries.addresses(params)
-    share = fair_share(open_slots, int(others) + (0 if mine else 1))
-    if int(mine) >= share:
-        return None
-    row = queries.hold_to_take_over({**params, "share": share})
-    if row is None:
-        return None
-    hold, pk = row
-    try:
-        with transaction.atomic():
-            queries.lock_task(pk, skip_locked=False)
-            if queries.end_hold({**params, "hold": hold}) and queries.reserve({**params, "task": pk}):
-                return pk
-            raise _NotTaken
-    except _NotTaken:
-        return None
+    hold a link's slots, a worker from a new address is never kept out for long. A hold answered
+    (or ended) while this request waited for its task's lock is not taken: the next one is tried,
+    so a flood that answers as fast as it holds cannot win every race for the last slots."""
+    for _ in range(RESERVE_ROUNDS):
+        mine, others = queries.addresses(params)
+        share = fair_share(open_slots, int(others) + (0 if mine else 1))
+        if int(mine) >= share:
+            return None
+        row = queries.hold_to_take_over({**params, "share": share})
+        if row is None:
+            return None
+        hold, pk = row
+        try:
+            with transaction.atomic():
+                queries.lock_task(pk, skip_locked=False)
+                if queries.end_hold({**params, "hold": hold}) and queries.reserve({**params, "task": pk}):
+                    return pk
+                raise _NotTaken
+        except _NotTaken:
+            continue
+    return None
 
 
 def _open_tasks(link: CrowdLink, worker: str):
