@@ -11,12 +11,34 @@ release's folder, so a database always says which release it holds.
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 from pathlib import Path
 
 import _browser as b
 
 SUBFOLDERS = ("allpyramids", "allpans")
+DATASETS = ("duc2006", "duc2007-main")  # folders of SHARED_DATA
+
+
+def add_release_argument(parser: argparse.ArgumentParser) -> None:
+    """``--dataset``: a release of SHARED_DATA, unless ``--data`` (``_browser.add_common_arguments``,
+    added before: its default is replaced) names another folder; ``release_folder`` reads the two."""
+    parser.add_argument(
+        "--dataset",
+        choices=DATASETS,
+        default="duc2006",
+        help="a release in SHARED_DATA (default: %(default)s); "
+        "--data FOLDER reads any other DUCView release (allpyramids/ + allpans/)",
+    )
+    parser.set_defaults(data=None)
+
+
+def release_folder(args: argparse.Namespace) -> str:
+    """The release the bench replays: ``--data``, else ``--dataset`` in SHARED_DATA."""
+    shared = Path(os.environ.get("SHARED_DATA") or b.REPO.parent / "shared" / "data")
+    return args.data or str(shared / args.dataset)
 
 
 def dataset_name(folder: Path) -> str:

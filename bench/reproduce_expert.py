@@ -74,7 +74,6 @@ from _robot import (  # noqa: E402  (bench/ is put on sys.path first)
     to_u16,
 )
 
-DATASETS = ("duc2006", "duc2007-main")  # folders of SHARED_DATA
 GOAL_RATIO = 0.5  # actions per peer, ours / DUCView's minimum
 GOAL_WAIT_QUIET = 0.5  # seconds of waiting per peer
 GOAL_WAIT_STRESS = 1.0
@@ -336,15 +335,7 @@ def compare(robot_annotation, expert) -> str | None:
 
 
 def main():
-    shared = Path(os.environ.get("SHARED_DATA") or b.REPO.parent / "shared" / "data")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--dataset",
-        choices=DATASETS,
-        default="duc2006",
-        help="a release in SHARED_DATA (default: %(default)s); "
-        "--data FOLDER reads any other DUCView release (allpyramids/ + allpans/)",
-    )
     parser.add_argument(
         "--topics", type=int, default=4, help="topics, spread evenly over the dataset (default: %(default)s)"
     )
@@ -355,9 +346,9 @@ def main():
         "--stress", type=int, default=0, metavar="N", help="N CPU-bound busy processes beside the bench"
     )
     b.add_common_arguments(parser)
-    parser.set_defaults(data=None)
+    _release.add_release_argument(parser)  # after the common --data, whose default it replaces
     args = parser.parse_args()
-    args.data = args.data or str(shared / args.dataset)
+    args.data = _release.release_folder(args)
     if args.topics < 1 or args.peers < 1 or args.stress < 0:
         sys.exit("--topics and --peers must be at least 1, --stress at least 0")
     b.check_prerequisites(args)

@@ -69,7 +69,6 @@ import _browser as b  # noqa: E402
 import _release  # noqa: E402
 from _robot import PROBE, Robot, Run, cpu_model, format_actions, ratio_line, to_cp, to_u16  # noqa: E402
 
-DATASETS = ("duc2006", "duc2007-main")  # folders of SHARED_DATA
 GOAL_RATIO = 0.5  # actions per pyramid, ours / DUCView's minimum (issue 30)
 OPENED = re.compile(r"/pyramids/(?P<pyramid>\d+)/build/$")
 TEXTS = "#builder .texts"  # the pane that scrolls the reference texts
@@ -329,15 +328,7 @@ def expected_pyramid(
 
 
 def main():
-    shared = Path(os.environ.get("SHARED_DATA") or b.REPO.parent / "shared" / "data")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--dataset",
-        choices=DATASETS,
-        default="duc2006",
-        help="a release in SHARED_DATA (default: %(default)s); "
-        "--data FOLDER reads any other DUCView release (allpyramids/ + allpans/)",
-    )
     parser.add_argument(
         "--pyramids",
         type=int,
@@ -355,9 +346,9 @@ def main():
         "--skip", type=int, default=0, help="leave out the first N pyramids of the sample (to run a sample in pieces)"
     )
     b.add_common_arguments(parser)
-    parser.set_defaults(data=None)
+    _release.add_release_argument(parser)  # after the common --data, whose default it replaces
     args = parser.parse_args()
-    args.data = args.data or str(shared / args.dataset)
+    args.data = _release.release_folder(args)
     if args.pyramids < 1 or args.skip < 0 or args.scus < 0:
         sys.exit("--pyramids must be at least 1, --skip and --scus at least 0")
     b.check_prerequisites(args)
