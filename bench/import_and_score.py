@@ -39,7 +39,8 @@ def main():
 
     from annotation.peers.models import PeerAnnotation
     from annotation.peers.results import score_annotations
-    from annotation.peers.scoring_inputs import load_annotations, load_pyramids
+    from annotation.peers.scoring_inputs import load_annotations
+    from annotation.pyramids.scoring_inputs import load_pyramids
     from annotation.transfer.ducview_import import import_paths
     from scoring.model import Convention
     from scoring.scores import score_peer

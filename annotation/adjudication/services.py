@@ -26,8 +26,8 @@ from annotation.history.changes import annotation_action
 from annotation.peers.editing import add_match
 from annotation.peers.models import PeerAnnotation, PeerMatchPart
 from annotation.peers.results import counted
-from annotation.peers.scoring_inputs import load_pyramids
 from annotation.pyramids.models import SCU, Pyramid
+from annotation.pyramids.scoring_inputs import load_pyramids
 from scoring.model import Convention
 
 NON_MATCHING = "non_matching"

@@ -12,8 +12,8 @@ from __future__ import annotations
 from annotation.corpus.models import PeerSummary, ReferenceSummary
 from annotation.dashboards.models import Judgment
 from annotation.peers.results import SCORE_KEYS, is_adjudicated_pyramid, rests_on_adjudication, score_rows, topics_of
-from annotation.peers.scoring_inputs import load_pyramids
 from annotation.pyramids.models import Pyramid
+from annotation.pyramids.scoring_inputs import load_pyramids
 from scoring.aggregate import system_scores, tier_histogram
 from scoring.metaeval import Observation, meta_evaluate
 from scoring.model import Convention

@@ -51,8 +51,9 @@ from annotation.dashboards.models import DatasetDashboard, Judgment
 from annotation.jobs import queue
 from annotation.peers.models import PeerAnnotation
 from annotation.peers.results import agreement_rows_by_convention, score_annotations, score_rows, shared_groups
-from annotation.peers.scoring_inputs import load_annotations, load_pyramids
+from annotation.peers.scoring_inputs import load_annotations
 from annotation.pyramids.models import Pyramid
+from annotation.pyramids.scoring_inputs import load_pyramids
 from scoring.agreement import alpha_dice, alpha_dice_summary, peer_matrix
 from scoring.correlation import above_noise, pearson
 from scoring.metaeval import meta_evaluate

@@ -24,7 +24,8 @@ from django.conf import settings as django_settings
 
 from annotation.peers.models import PeerAnnotation
 from annotation.peers.results import counted
-from annotation.peers.scoring_inputs import load_annotations, load_pyramids
+from annotation.peers.scoring_inputs import load_annotations
+from annotation.pyramids.scoring_inputs import load_pyramids
 from scoring import intervals, power, significance, stability
 from scoring.aggregate import system_scores
 from scoring.model import Convention

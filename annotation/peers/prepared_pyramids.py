@@ -15,8 +15,8 @@ never older than its key says (it may be newer, as a fresh read would be).
 from datetime import datetime
 
 from annotation.jobs.kept import Kept
-from annotation.peers.scoring_inputs import load_pyramids
 from annotation.pyramids.models import Pyramid
+from annotation.pyramids.scoring_inputs import load_pyramids
 from scoring.model import Convention
 from scoring.scores import PreparedPyramid, prepare
 

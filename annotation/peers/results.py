@@ -13,8 +13,9 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from annotation.adjudication.models import Adjudication, PyramidAdjudication
 from annotation.corpus.models import Topic
 from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch
-from annotation.peers.scoring_inputs import load_annotations, load_pyramids
+from annotation.peers.scoring_inputs import load_annotations
 from annotation.pyramids.models import SCU, Pyramid
+from annotation.pyramids.scoring_inputs import load_pyramids
 from scoring.agreement import alpha_dice_summary, peer_matrix
 from scoring.correlation import mean_abs_difference, pearson
 from scoring.model import Convention

@@ -1,4 +1,5 @@
-"""Read pyramids and annotations from the database as the pure inputs of ``scoring``.
+"""Read peer annotations from the database as the pure inputs of ``scoring`` (the pyramids' half:
+``pyramids.scoring_inputs``).
 
 Each loader runs a fixed number of queries however large the data (no per-row queries), because
 recomputation, exports and dashboards call them for hundreds of annotations at once. The models'
@@ -9,10 +10,6 @@ grouped here anyway.
 from collections.abc import Iterable
 
 from annotation.peers.models import PeerMatch
-
-# The pyramids' half of the inputs is read in their own layer (their automatic scores use it too);
-# named here beside the annotations' half for the readers of both.
-from annotation.pyramids.scoring_inputs import load_pyramids  # noqa: F401
 from scoring.model import PeerAnnotation as ScoringAnnotation
 
 

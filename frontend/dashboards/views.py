@@ -62,9 +62,10 @@ from annotation.peers.results import (
     shared_groups,
     write_rows,
 )
-from annotation.peers.scoring_inputs import load_annotations, load_pyramids
+from annotation.peers.scoring_inputs import load_annotations
 from annotation.pyramids import automatic_peer_scores, construction
 from annotation.pyramids.models import SCU, Pyramid
+from annotation.pyramids.scoring_inputs import load_pyramids
 from scoring.agreement import alpha_dice, peer_matrix
 from scoring.correlation import NOISE, above_noise
 from scoring.model import Convention

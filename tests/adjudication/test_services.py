@@ -14,7 +14,7 @@ from annotation.dashboards import statistics
 from annotation.dashboards.figures import score_dashboard
 from annotation.peers.models import PeerAnnotation
 from annotation.peers.results import agreement_rows, counted, score_rows
-from annotation.peers.scoring_inputs import load_pyramids
+from annotation.pyramids.scoring_inputs import load_pyramids
 from scoring.model import Convention
 from scoring.model import PeerAnnotation as ScoringAnnotation
 from scoring.scores import score_peer

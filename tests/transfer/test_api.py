@@ -25,8 +25,9 @@ from annotation.corpus.models import Dataset, PeerSummary, Topic
 from annotation.peers import results
 from annotation.peers.demo import load_demo
 from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
-from annotation.peers.scoring_inputs import load_annotations, load_pyramids
+from annotation.peers.scoring_inputs import load_annotations
 from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid
+from annotation.pyramids.scoring_inputs import load_pyramids
 from annotation.transfer import api, sacrerouge_export, uploads
 from annotation.transfer.archive import annotator_numbers
 from scoring.model import Convention

@@ -21,8 +21,9 @@ from annotation.corpus.models import Dataset
 from annotation.formats import parse_peer_annotation, parse_pyramid
 from annotation.formats.ducview import EVIDENCE_LOST_NOTE
 from annotation.peers.models import PeerAnnotation, PeerMatch
-from annotation.peers.scoring_inputs import load_annotations, load_pyramids
+from annotation.peers.scoring_inputs import load_annotations
 from annotation.pyramids.models import SCU
+from annotation.pyramids.scoring_inputs import load_pyramids
 from annotation.transfer.ducview_import import ImportReport, import_all
 from scoring.model import Convention
 from scoring.scores import score_peer

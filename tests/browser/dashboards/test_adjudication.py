@@ -5,7 +5,7 @@ then shows the adjudicated score with its note. Screenshots go to test-artifacts
 
 import pytest
 
-from annotation.peers.scoring_inputs import load_pyramids
+from annotation.pyramids.scoring_inputs import load_pyramids
 from scoring.model import Convention
 from scoring.model import PeerAnnotation as ScoringAnnotation
 from scoring.scores import score_peer
