@@ -379,16 +379,13 @@ class Archived:
     matches: int | None = None
     non_matching: int | None = None
     adjudication: ArchivedAdjudication | None = None
-    source: str | None = (
-        None  # a pyramid's own source (version 3), which names it where it has no creator; else its archive path
-    )
-    pyramid_adjudication: ArchivedPyramidAdjudication | None = (
-        None  # what makes it the topic's adjudicated pyramid (version 4)
-    )
+    # a pyramid's own source (version 3), which names it where it has no creator; else its archive path
+    source: str | None = None
+    # what makes it the topic's adjudicated pyramid (version 4)
+    pyramid_adjudication: ArchivedPyramidAdjudication | None = None
     topic: str | None = None
-    pyramid: str | None = (
-        None  # the archive path of the pyramid an annotation was made against, when the archive holds it
-    )
+    # the archive path of the pyramid an annotation was made against, when the archive holds it
+    pyramid: str | None = None
 
 
 def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Archived]:

@@ -110,9 +110,8 @@ class ImportReport:
     scus: int = 0
     annotations_created: int = 0
     annotations_existing: int = 0
-    adjudications_restored: int = (
-        0  # adjudicated versions of a dataset archive made so again (``restore_adjudications``)
-    )
+    # adjudicated versions of a dataset archive made so again (``restore_adjudications``)
+    adjudications_restored: int = 0
     pyramid_adjudications_restored: int = 0  # adjudicated pyramids made so again (``restore_pyramid_adjudications``)
     repairs: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
