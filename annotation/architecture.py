@@ -72,16 +72,23 @@ def _layer_cell(layer: str) -> str:
 
 def layers() -> list[str]:
     contract = layer_contract()
-    ignored = contract.get("ignore_imports", [])
     lines = [
         "## Layers",
         "",
         "Top to bottom, as `pyproject.toml`'s `[tool.importlinter]` contract writes them (the one place the order is",
         "written; `tests/foundation/test_layers.py` checks every import against it, imports inside functions and",
-        "chains through other modules included). A layer may import the layers below it, never one above. Work",
-        "that must go up is published by name through the job queue (`annotation.jobs.queue.JOBS`); a synchronous",
-        "hook that must go up is registered with the lower package (`annotation.history.changes.register`,",
-        "`bump_revisions_with`).",
+        "chains through other modules included, and no import is exempt). A layer may import the layers below it,",
+        "never one above, so no two packages import each other. Work that must go up is published by name through",
+        "the job queue (`annotation.jobs.queue.JOBS`); a synchronous hook that must go up is registered with the",
+        "lower package, by a module of the higher one that `annotation.apps` imports when the app is ready:",
+        "",
+        "| registry (lower package) | what registers with it |",
+        "|---|---|",
+    ]
+    for registry, what in REGISTRIES:
+        _resolve(registry)  # a registry renamed or gone fails the page, not a reader
+        lines.append(f"| `{registry}` | {what} |")
+    lines += [
         "",
         "```mermaid",
         "flowchart TD",
@@ -90,13 +97,31 @@ def layers() -> list[str]:
     lines += [f'    L{n}["{name}"]' + (f" --> L{n + 1}" if n < len(names) else "") for n, name in enumerate(names, 1)]
     lines += ["```", "", "| # | layer |", "|---|---|"]
     lines += [f"| {n} | {_layer_cell(layer)} |" for n, layer in enumerate(contract["layers"], 1)]
-    lines += [
-        "",
-        f"Still against the order, each listed in the contract's `ignore_imports` with its reason ({len(ignored)}):",
-        "",
-    ]
-    lines += [f"- `{entry}`" for entry in ignored]
     return lines + [""]
+
+
+# The registries through which a higher concept joins a lower one (each resolved when the page is drawn).
+REGISTRIES = [
+    ("annotation.access.rules.register", "each concept's access rules (`<concept>/access.py`)"),
+    (
+        "annotation.history.changes.register",
+        "each document the audit history records (`pyramids/document_states.py`, `peers/document_states.py`); "
+        "`bump_revisions_with`: the revision hook of `peers/score_events.py`",
+    ),
+    (
+        "annotation.corpus.topic_editing.register",
+        "what rests on a topic's texts, what a delete removes, what to lock and let go "
+        "(`history`, `pyramids`, `peers`, `dashboards`, `lightweight`: `<concept>/topic_editing.py`)",
+    ),
+    (
+        "annotation.pyramids.construction.score_peers_with",
+        "the peers' scores construction agreement's practical test compares (`peers/construction_scores.py`)",
+    ),
+    (
+        "annotation.peers.results.register_adjudicated",
+        "adjudication's part of the rule of what counts (`adjudication/counting.py`)",
+    ),
+]
 
 
 # The three main flows, step by step: (the function that does the step, or None for the HTTP
@@ -123,7 +148,7 @@ FLOWS = {
         (
             "annotation.peers.recompute.schedule",
             "after the commit, everything the transaction made stale is published by name: "
-            "`annotation`, `topic`, `construction`.",
+            "`annotation`, `topic` (its agreement and construction agreement, one job).",
         ),
         (
             "annotation.jobs.queue.publish",
@@ -142,11 +167,13 @@ FLOWS = {
         ("scoring.scores.score_prepared", "the pure score of one annotation against its prepared pyramid."),
         (
             "annotation.peers.recompute.recompute_topics",
-            "the topic's agreement, then the dashboards of its dataset are published by name (`dashboard`).",
+            "the topic's agreement and construction agreement (at most once per `AGREEMENT_SPACING_SECONDS`), "
+            "then the dashboards of its dataset are published by name (`dashboard`).",
         ),
         (
             "annotation.dashboards.snapshots.recompute_datasets",
-            "recomputes the dataset's dashboard snapshot, which the pages read.",
+            "recomputes the dataset's dashboard snapshot, which the pages read (one nobody looks at once its "
+            "data is quiet for `DASHBOARD_QUIET_SECONDS`).",
         ),
     ],
     "A DUCView import": [
@@ -215,7 +242,10 @@ def _resolve(dotted: str):
         for name in parts[cut:]:
             found = getattr(found, name)
         return found
-    raise LookupError(f"a flow names {dotted!r}, which does not exist: correct FLOWS in annotation/architecture.py")
+    raise LookupError(
+        f"a flow or registry names {dotted!r}, which does not exist: correct FLOWS or REGISTRIES in "
+        "annotation/architecture.py"
+    )
 
 
 def flows() -> list[str]:

@@ -1,7 +1,8 @@
 """gunicorn's production configuration plus per-request measurements (bench/lightweight_crowd.py
 ``--profile-app DIR``; not a test).
 
-Used as ``gunicorn pyramid_app.wsgi -c bench/_app_profile.py`` with ``BENCH_APP_PROFILE_DIR``
+Used as ``gunicorn pyramid_app.wsgi -c bench/_app_profile.py`` (or any Django app's WSGI module:
+bench/peer_cost.py serves its peers so) with ``BENCH_APP_PROFILE_DIR``
 naming a folder: every request appends one line to ``<dir>/requests.log``: ``<kind> <CPU s>
 <wall s> <statements> <database wall s> <slowest statement's wall s> <its first words>``, the CPU being
 the handling thread's own (``time.thread_time``: gthread runs one request per thread at a time,
@@ -17,10 +18,16 @@ the profiler and are not the figures to report.
 
 import cProfile
 import os
+import runpy
 import threading
 import time
+from pathlib import Path
 
-from pyramid_app.gunicorn_conf import post_worker_init, threads, worker_class, workers  # noqa: F401  (the production shape)
+# The production shape, read from its file rather than imported, so that a peer's gunicorn, in a
+# virtualenv without this project on its path, runs in the same shape (bench/peer_cost.py).
+_PRODUCTION = runpy.run_path(str(Path(__file__).resolve().parent.parent / "pyramid_app" / "gunicorn_conf.py"))
+workers, worker_class, threads = _PRODUCTION["workers"], _PRODUCTION["worker_class"], _PRODUCTION["threads"]
+post_worker_init = _PRODUCTION["post_worker_init"]
 
 DIRECTORY = os.environ["BENCH_APP_PROFILE_DIR"]
 PROFILE = os.environ.get("BENCH_APP_PROFILE") == "1"

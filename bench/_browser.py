@@ -245,6 +245,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def stop_session(process, timeout: float) -> None:
+    """Stop a process started in a session of its own (``start_new_session``): TERM to the process and
+    its children only, KILL if they are not gone within ``timeout`` seconds."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
 @contextlib.contextmanager
 def _process(command: list[str], env: dict, name: str, log_dir: Path):
     log_path = log_dir / f"{name}.log"
@@ -253,13 +265,7 @@ def _process(command: list[str], env: dict, name: str, log_dir: Path):
     try:
         yield process, log_path
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)  # its own session: the process and its children only
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        stop_session(process, timeout=20)
         log.close()
 
 
@@ -307,6 +313,27 @@ def server(kind: str, env: dict, log_dir: Path, pids: list | None = None, config
         if pids is not None:
             pids.append(process.pid)
         yield base
+
+
+def compose_worker_options(service: str) -> list[str]:
+    """The options docker-compose.yml gives the Celery worker of ``service`` (queue, pool, what it
+    leaves out), less its name and log level, which a bench sets itself: benches that measure the
+    production shape run the workers exactly as deployed."""
+    import shlex
+
+    import yaml
+
+    command = shlex.split(yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"][service]["command"])
+    options = command[command.index("worker") + 1 :]
+    kept, skip = [], False
+    for option in options:
+        if skip:
+            skip = False
+        elif option in ("-n", "--hostname"):
+            skip = True
+        elif not option.startswith("--loglevel"):
+            kept.append(option)
+    return kept
 
 
 @contextlib.contextmanager

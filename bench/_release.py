@@ -20,6 +20,7 @@ import _browser as b
 
 SUBFOLDERS = ("allpyramids", "allpans")
 DATASETS = ("duc2006", "duc2007-main")  # folders of SHARED_DATA
+OTHER_YEAR = {"duc2006": "duc2007-main", "duc2007-main": "duc2006"}  # what a bench's model is trained on by default
 
 
 def add_release_argument(parser: argparse.ArgumentParser) -> None:
@@ -91,3 +92,22 @@ def sample_topics(dataset: str, count: int) -> list[str]:
     if not topics:
         sys.exit(f"no pyramids were imported into {dataset}")
     return spread(topics, count)
+
+
+def training_folder(release: Path, train: str | None) -> Path | None:
+    """The release whose expert files train a bench's model: ``--train``, else the other DUC year
+    (None for another release: the bench then asks which)."""
+    if train:
+        return Path(train)
+    other = OTHER_YEAR.get(release.resolve().name)
+    return release.resolve().parent / other if other else None
+
+
+def files_line(files: list[Path]) -> str:
+    """Which files trained a model: per folder and kind (suffix), its pattern and how many."""
+    by_folder: dict[tuple[Path, str], list[Path]] = {}
+    for path in files:
+        by_folder.setdefault((path.resolve().parent, path.suffix), []).append(path)
+    return "; ".join(
+        f"{folder}/*{suffix} ({len(found)} files)" for (folder, suffix), found in sorted(by_folder.items())
+    )

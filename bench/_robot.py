@@ -194,8 +194,10 @@ class Robot:
         kind: str = "select",
         edge: int = 0,
         pause_ms: int = 0,
+        modifier: str | None = None,
     ) -> None:
-        """A mouse drag over UTF-16 ``u16`` of the element ``text`` (Shift held when ``shift``),
+        """A mouse drag over UTF-16 ``u16`` of the element ``text`` (Shift held when ``shift``, else
+        ``modifier``, e.g. "Control", when given: one gesture, one action, as a Shift+drag),
         after one scroll of ``pane`` (an action) when the span is not in sight, or nearer than
         ``edge`` pixels to its top or bottom (where the browser scrolls the pane under a drag).
         ``pause_ms``: a pause before the press, after it and before the release, as a person's
@@ -212,8 +214,9 @@ class Robot:
                     "dragging across a scroll is not done"
                 )
         mouse = self.page.mouse
-        if shift:
-            self.page.keyboard.down("Shift")
+        held = "Shift" if shift else modifier
+        if held:
+            self.page.keyboard.down(held)
         mouse.move(*points["from"])
         self.page.wait_for_timeout(pause_ms)
         mouse.down()
@@ -221,8 +224,8 @@ class Robot:
         mouse.move(*points["to"], steps=4 if pause_ms else 2)
         self.page.wait_for_timeout(pause_ms)
         mouse.up()
-        if shift:
-            self.page.keyboard.up("Shift")
+        if held:
+            self.page.keyboard.up(held)
         self.settle(run, kind)
 
 

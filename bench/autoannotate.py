@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from annotation.pyramids import suggestion_model  # noqa: E402  (the repository is put on sys.path first)
-from annotation.pyramids.suggestion_features import candidates, covers, is_right  # noqa: E402  (the repository is put on sys.path first)
+from annotation.pyramids.suggestion_features import covers, is_right  # noqa: E402  (the repository is put on sys.path first)
 
 
 def cases(folder: Path):
@@ -41,18 +41,13 @@ def cases(folder: Path):
 
 
 def alone(case):
-    return dataclasses.replace(case, earlier=())
+    return dataclasses.replace(case, earlier=(), seen=())
 
 
 def train(found, name: str):
     """The model trained on ``cases(folder)`` as `manage.py train_suggestions` trains it: each peer
     with its annotator's earlier peers, and again as the annotator's first (the pyramid alone)."""
-    train_cases, topics = [case for *_, case in found], [topic for topic, *_ in found]
-    return suggestion_model.fit(
-        train_cases + [alone(c) for c in train_cases if c.earlier],
-        topics + [t for t, c in zip(topics, train_cases, strict=True) if c.earlier],
-        name,
-    )
+    return suggestion_model.fit_each_peer_twice([case for *_, case in found], [topic for topic, *_ in found], name)
 
 
 def measure(found_cases, model):
@@ -77,7 +72,7 @@ def measure(found_cases, model):
                 recalled += 1
                 continue
             if pool is None:
-                pool = candidates(case.text, case.scus, case.weights, case.earlier)
+                pool = suggestion_model.case_candidates(case)
             mine = [c for c in pool if c.scu == match[0]]
             if not mine:
                 misses["no candidate: the peer shares (almost) no words with the SCU"] += 1
@@ -96,7 +91,7 @@ def curve(found_cases, model):
     choosing the threshold could give): the best recall at a precision and the best precision at a recall."""
     items, total = [], 0
     for k, case in enumerate(found_cases):
-        found = candidates(case.text, case.scus, case.weights, case.earlier)
+        found = suggestion_model.case_candidates(case)
         for c, p in zip(found, model.confidences(found), strict=True):
             items.append((p, [(k, j) for j, match in enumerate(case.expert) if is_right(c.scu, [c.span], [match])]))
         total += len(case.expert)

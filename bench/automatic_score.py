@@ -3,7 +3,7 @@
 
 The ranking model is trained on one DUC year's .pan files as bench/autoannotate.py trains it (its
 functions), then every peer of the other year is scored from its pyramid alone: the suggestions
-(annotation/pyramids/ranked_suggestions.py's ranking, the pyramid alone: no annotation of that peer
+(annotation/peers/ranked_suggestions.py's ranking, the pyramid alone: no annotation of that peer
 or of any other peer is read) are all accepted and scored by scoring/scores.py
 (annotation/pyramids/automatic_scores.py). The expert score is the modified score of the peer's .pan
 file (equal to NIST's official table: tests/transfer/test_ducview_real_data.py).

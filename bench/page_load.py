@@ -65,9 +65,9 @@ def main():
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from annotation.corpus import assignments
     from annotation.corpus.models import Assignment, Dataset, Topic
     from annotation.dashboards import snapshots
+    from annotation.peers import assignments
 
     b.fresh_database_with_duc2006(args.data)
     call_command("collectstatic", interactive=False, verbosity=0)

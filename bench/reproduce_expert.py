@@ -6,9 +6,11 @@ expert's annotation (the DUCView `.pan` file, imported by the project's own impo
 throw-away database) and reproduces it in the annotator the fastest way a person could, with the
 annotator's real keys and flows (frontend/static/frontend/js/annotator.js):
 
-- S (Autoannotate), then for each suggestion shown: read it (one action: a person reads it
-  before deciding), A when it is right (it names an SCU the expert matched and covers at least half
-  of that expert match's span: the criterion of issue 21), R otherwise;
+- the suggestions, shown as the peer opens (up to nine at once, the most confident first): each one
+  read (one action: a person reads it before deciding); each wrong one struck with its digit; then
+  A accepts the others at once (right: it names an SCU the expert matched and covers at least half
+  of that expert match's span, the criterion of issue 21), and shows the next nine, if any. A page
+  of wrong ones only is struck and A shows the next; the last such page is left as it is;
 - each expert match still missing: a mouse drag over each of its parts (Shift+drag for the second
   and later parts of a discontinuous match), then the SCU: one click when it is in sight in the SCU
   list, else "/" (which focuses the filter: a selection leaves the focus where it was) and the
@@ -17,14 +19,15 @@ annotator's real keys and flows (frontend/static/frontend/js/annotator.js):
 - "Done, next peer" (the first peer is opened with the home page's Start).
 
 Actions: every key press, click, drag (a selection) and scroll, the "/" and the keys typed into the
-filter included, and one per suggestion shown. Waiting: measured in the page, from the input event that
-completes an action (keydown, input, mouseup, click) to the first animation frame at which the page
-is settled: the editor ready and not busy, no write in flight, everything saved (the queued "done"
-of the previous peer included), suggestions loaded. Reads the page makes in the background (the
-next peer and its suggestions read ahead, the stored score's polling: the page shows a provisional
-score meanwhile) are no waiting; a read the annotator waits for shows on the page (the editor not
-ready, "Looking for suggestions…"). "Done, next peer" paints the next peer in the same page; a page
-load (Start) is measured from the click in the old page to that frame in the new one.
+filter included, the digits and A, and one per suggestion shown. Waiting: measured in the page, from
+the input event that completes an action (keydown, input, mouseup, click) to the first animation
+frame at which the page is settled: the editor ready and not busy, no write in flight, everything
+saved (the queued "done" of the previous peer included), suggestions loaded. Reads the page makes in
+the background (the next peer and its suggestions read ahead, the stored score's polling: the page
+shows a provisional score meanwhile) are no waiting; a read the annotator waits for shows on the
+page (the editor not ready, "Looking for suggestions…"). "Done, next peer" paints the next peer in
+the same page; a page load (Start) is measured from the click in the old page to that frame in the
+new one.
 
 After each peer the stored annotation is compared with the expert's in the database: the same SCUs
 with the same repetitions, the same number of non-matching units, and the same stored score (NIST
@@ -36,7 +39,13 @@ spacing aside; invoking Autoannotate, and removing the wrong matches it also mak
 a minimum).
 
     SHARED_DATA=../shared/data python bench/reproduce_expert.py [--dataset duc2006|duc2007-main | --data RELEASE]
-        [--topics 4] [--peers 6] [--stress N] [--server gunicorn|runserver]
+        [--topics 4] [--peers 6] [--stress N] [--server gunicorn|runserver] [--train FOLDER | --model FILE]
+
+The suggestions are ranked by a model that never saw the release reported on (issue 30): trained
+here on the other year's .pan files (DUC 2006 <-> DUC 2007 main; ``--train FOLDER``: another
+release's allpans/), or read from ``--model FILE`` (written by ``manage.py train_suggestions`` or by
+an earlier run, which prints its path). The files that trained it are printed, and a model that
+does not record them, or that saw a file of the release or one of its topics, is refused.
 
 Any DUCView release laid out as allpyramids/ + allpans/ is read (``--data``) by the project's own
 importer, which names each file's topic and peer (bench/_release.py); the topics are sampled from
@@ -54,6 +63,7 @@ import contextlib
 import os
 import re
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -70,11 +80,11 @@ from _robot import (  # noqa: E402  (bench/ is put on sys.path first)
     cpu_model,
     format_actions,
     ratio_line,
-    to_cp,
     to_u16,
 )
 
 GOAL_RATIO = 0.5  # actions per peer, ours / DUCView's minimum
+SHOWN_AT_ONCE = 9  # suggestions the annotator shows at once, each struck with its digit (annotator.js)
 GOAL_WAIT_QUIET = 0.5  # seconds of waiting per peer
 GOAL_WAIT_STRESS = 1.0
 # The URL of an opened peer: its annotation, or (untouched: nothing stored yet) its page in the assignment.
@@ -110,9 +120,13 @@ def ducview_minimum(matches: list[tuple[int | None, str]], contributors: dict[in
 
 def perfect_floor(matches: list[Match], opens: int) -> int:
     """Our fewest actions for a peer if Autoannotate suggested every expert match right and nothing
-    else: ``opens`` (Start), S, a reading and A per match, a drag per part and "No SCU" per
-    non-matching unit (never suggested), "Done, next peer". What the counting rules allow at best."""
-    return opens + 2 + sum(2 if m.scu is not None else len(m.parts) + 1 for m in matches)
+    else: ``opens`` (Start), a reading per match and one A per nine of them (shown as the peer
+    opens), a drag per part and "No SCU" per non-matching unit (never suggested), "Done, next
+    peer". What the counting rules allow at best."""
+    suggested = sum(1 for m in matches if m.scu is not None)
+    return (
+        opens + suggested + -(-suggested // SHOWN_AT_ONCE) + sum(len(m.parts) + 1 for m in matches if m.scu is None) + 1
+    )
 
 
 def covered_share(expert_parts, suggested_parts) -> float:
@@ -187,19 +201,19 @@ ORDER = (
     "i.querySelector('.label').textContent])"
 )
 
+# The suggestions shown (null while they load): each row's SCU, parts (code points) and whether it is
+# wholly in sight; and how many more come after these.
 SHOWN = """() => {
   const bar = document.querySelector('.suggestion-bar');
-  if (!bar || bar.hidden || bar.querySelector('button:disabled')) return null;
-  const parts = []; let at = 0;
-  for (const seg of document.querySelectorAll('.peer-text .seg')) {
-    const n = seg.textContent.length;
-    if (seg.classList.contains('pending')) {
-      if (parts.length && parts[parts.length - 1][1] === at) parts[parts.length - 1][1] = at + n;
-        else parts.push([at, at + n]);
-    }
-    at += n;
-  }
-  return { scu: Number(document.querySelector('.scu-list .scu.selected')?.dataset.id), parts };
+  if (!bar || bar.hidden) return { rows: [], more: 0 };
+  if (bar.querySelector('button:disabled')) return null;
+  const rows = [...bar.querySelectorAll('.suggestion-list .suggestion')].map((row) => {
+    const r = row.getBoundingClientRect();
+    return { n: Number(row.dataset.n), scu: Number(row.dataset.scu), taken: row.classList.contains('taken'),
+             parts: (row.dataset.parts || '').split(',').filter(Boolean).map((p) => p.split('-').map(Number)),
+             struck: row.classList.contains('struck'), visible: r.top >= 0 && r.bottom <= innerHeight && r.height > 0 };
+  });
+  return { rows, more: Number(bar.dataset.more || 0) };
 }"""
 
 IN_SIGHT = """() => {
@@ -229,14 +243,19 @@ class AnnotatorRobot(Robot):
         if not self.page.locator(".peer-text .seg.pending").count():
             sys.exit(f"dragging over UTF-16 [{u16[0]}, {u16[1]}) of the peer selected nothing")
 
-    def shown(self, text: str) -> tuple[int, tuple[tuple[int, int], ...]] | None:
-        """The suggestion the page shows (its SCU, its parts in code points), or None."""
+    def shown(self) -> tuple[list[tuple[int, int, tuple[tuple[int, int], ...]]], int]:
+        """The suggestions the page shows still to decide on (their numbers, SCUs and parts, code
+        points; a row matched meanwhile is left out), and how many come after them."""
         shown = self.page.evaluate(SHOWN)
-        return (
-            None
-            if shown is None
-            else (shown["scu"], tuple((to_cp(text, s), to_cp(text, e)) for s, e in shown["parts"]))
-        )
+        if shown is None:
+            sys.exit("the suggestions were still loading once the page had settled")
+        if any(not row["visible"] for row in shown["rows"]):
+            sys.exit("a suggestion shown is out of sight (1400x900): the list is not reviewed at a glance")
+        if any(row["struck"] for row in shown["rows"]):
+            sys.exit("a suggestion is struck before the robot struck it")
+        return [
+            (row["n"], row["scu"], tuple(map(tuple, row["parts"]))) for row in shown["rows"] if not row["taken"]
+        ], shown["more"]
 
     def sight(self) -> tuple[set[int], int]:
         """The SCUs in sight in the list, and how many items it shows at once."""
@@ -245,14 +264,18 @@ class AnnotatorRobot(Robot):
 
 
 def reproduce_peer(robot, run: PeerRun, text: str, order: list[tuple[int, str]]) -> None:
-    """Autoannotate first (accept right suggestions, reject the others), then the matches and
-    non-matching units still missing, in text order. ``robot``: a Robot (or a stand-in in tests)."""
-    robot.key(run, "suggest", "s")
-    while (shown := robot.shown(text)) is not None:
-        if run.judge(*shown):
-            robot.key(run, "accept", "a")
-        else:
-            robot.key(run, "reject", "r")
+    """The suggestions first (shown as the peer opened: each read; the wrong ones struck, A accepts
+    the others), then the matches and non-matching units still missing, in text order. ``robot``: a
+    Robot (or a stand-in in tests)."""
+    shown, more = robot.shown()
+    while shown:
+        wrong = [n for n, scu, parts in shown if not run.judge(scu, parts)]
+        if len(wrong) == len(shown) and not more:
+            break  # nothing to accept and nothing after: left as it is
+        for n in wrong:
+            robot.key(run, "strike", str(n))
+        robot.key(run, "accept", "a")
+        shown, more = robot.shown()
     for match in sorted(run.todo, key=lambda m: m.parts[0]):
         for i, (start, end) in enumerate(match.parts):
             robot.drag(run, (to_u16(text, start), to_u16(text, end)), shift=i > 0)
@@ -331,6 +354,54 @@ def compare(robot_annotation, expert) -> str | None:
     return None
 
 
+# ---------------------------------------------------------------------------- the model
+
+
+def suggestions_model(args, release: Path, topics: list[str]) -> Path:
+    """The model the server ranks with (its file): read from ``--model``, or trained here on the
+    other year; refused when it saw the release reported on (``suggestion_model.saw``)."""
+    from annotation.pyramids import suggestion_model
+
+    if args.model:
+        path = Path(args.model)
+        model = suggestion_model.load(path)
+        if model is None:
+            sys.exit(f"--model {path}: no model of this code's feature format there")
+        seen = model.seen()
+        print(
+            f"suggestions model: {path} ({model.trained_on}; threshold {model.threshold:.3f}); trained on "
+            + (_release.files_line([Path(s) for s in seen[0]]) if seen and seen[0] else "files it does not record"),
+            flush=True,
+        )
+    else:
+        folder = _release.training_folder(release, args.train)
+        if folder is None:
+            sys.exit(f"which release trains the model for {release}? Give --train FOLDER or --model FILE")
+        files = sorted((folder / "allpans").glob("*.pan"))
+        if not files:
+            sys.exit(f"no .pan files in {folder / 'allpans'} to train the model on")
+        started = time.monotonic()
+        found = suggestion_model.ducview_cases(files)
+        model = suggestion_model.fit_each_peer_twice(
+            [case for *_, case in found],
+            [topic for topic, *_ in found],
+            f"{len(files)} DUCView files of {folder.name}",
+            [str(f.resolve()) for f in files],
+        )
+        path = Path(tempfile.gettempdir()) / f"pyramid-bench-suggestions-{folder.resolve().name}.joblib"
+        suggestion_model.save(model, path)
+        print(
+            f"suggestions model: trained here in {time.monotonic() - started:.0f} s on {_release.files_line(files)} "
+            f"({len(found)} peer annotations of {len(model.topics)} topics); threshold {model.threshold:.3f}; "
+            f"saved to {path} (--model {path} reuses it)",
+            flush=True,
+        )
+    refused = suggestion_model.saw(model, release, topics)
+    if refused:
+        sys.exit(f"the suggestions model may not be measured on {release}: {refused}")
+    return path
+
+
 # ---------------------------------------------------------------------------- the run
 
 
@@ -345,6 +416,11 @@ def main():
     parser.add_argument(
         "--stress", type=int, default=0, metavar="N", help="N CPU-bound busy processes beside the bench"
     )
+    trained = parser.add_mutually_exclusive_group()
+    trained.add_argument(
+        "--train", metavar="FOLDER", help="a release whose allpans/ train the model (default: the other DUC year)"
+    )
+    trained.add_argument("--model", metavar="FILE", help="a trained model (train_suggestions, or an earlier run's)")
     b.add_common_arguments(parser)
     _release.add_release_argument(parser)  # after the common --data, whose default it replaces
     args = parser.parse_args()
@@ -357,13 +433,18 @@ def main():
     if not redis_url:
         child_env.pop("REDIS_URL", None)
 
-    from annotation.corpus.assignments import pyramid_to_annotate_against
     from annotation.corpus.models import Assignment, Topic
     from annotation.corpus.natural_order import natural_key
+    from annotation.peers.assignments import pyramid_to_annotate_against
     from annotation.peers.models import PeerAnnotation
 
     release = Path(args.data)
     dataset = _release.import_release(release)
+    child_env["SUGGESTIONS_MODEL"] = str(
+        suggestions_model(
+            args, release, list(Topic.objects.filter(dataset__name=dataset).values_list("external_id", flat=True))
+        )
+    )
     topics = _release.sample_topics(dataset, args.topics)
     user = b.create_user("bench-robot")
     plans = []  # (topic, assignment, pyramid, [(peer, expert)])
@@ -498,7 +579,6 @@ def report(runs, args, topics, machine, elapsed, loads_avg, saves) -> None:
     for kind, name in (
         ("done", '"Done, next peer" (the next peer in the same page)'),
         ("open", "Start (a page load)"),
-        ("suggest", "S"),
     ):
         shown = [ms for r in runs for k, ms in r[1].painted if k == kind]
         settled = [ms for r in runs for k, ms in r[1].waits if k == kind]

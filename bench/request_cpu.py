@@ -270,6 +270,32 @@ class CrowdWorker:
             errors.append("submission without a completion code")
 
 
+def print_task_table(tasks: dict, count: int, worker_cpu: float, unit: str) -> None:
+    """The worker's CPU by task ({name: (runs, CPU seconds)}) per ``unit`` (``count`` of them), then
+    Celery's own: the rest of ``worker_cpu``, the worker's processes' CPU outside any task."""
+    print(f"| task | runs | ms per {unit} | ms per run |")
+    print("|---|---:|---:|---:|")
+    for task, (runs, cpu) in sorted(tasks.items(), key=lambda kv: -kv[1][1]):
+        print(f"| {task} | {runs} | {cpu * 1000 / max(1, count):.2f} | {cpu * 1000 / runs:.1f} |")
+    rest = worker_cpu - sum(cpu for _, cpu in tasks.values())
+    print(f"| Celery's own (outside tasks) | | {rest * 1000 / max(1, count):.2f} | |")
+
+
+def synthetic_pyramids(env: dict, topics: int, scus: int, peers: int) -> list:
+    """A fresh database of ``topics`` synthetic topics (``api_load.synthetic_dataset``) with the static
+    files collected for the production shape; their pyramids by topic (each with its SCU count ``n``)."""
+    from django.core.management import call_command
+    from django.db.models import Count
+
+    from annotation.pyramids.models import Pyramid
+
+    call_command("flush", interactive=False, verbosity=0)
+    call_command("migrate", verbosity=0)
+    b.collect_static(env)
+    api_load.synthetic_dataset(topics, scus, peers)
+    return list(Pyramid.objects.annotate(n=Count("scus")).select_related("topic").order_by("topic__external_id"))
+
+
 def own_annotations(pyramids) -> list[int]:
     """Each editor (the pyramid's creator) also annotates a peer of its topic: an assignment to
     annotate peers and its own, new annotation of the topic's first peer; their ids, in order."""
@@ -307,12 +333,7 @@ def print_worker_split(merged: dict, by_task: dict) -> None:
         if not used["worker"]:
             continue
         print(f"\nworker CPU of the {name} windows, by task ({count} requests)")
-        print("| task | runs | ms per request | ms per run |")
-        print("|---|---:|---:|---:|")
-        for task, (runs, cpu) in sorted(tasks.items(), key=lambda kv: -kv[1][1]):
-            print(f"| {task} | {runs} | {cpu * 1000 / max(1, count):.2f} | {cpu * 1000 / runs:.1f} |")
-        rest = used["worker"] - sum(cpu for _, cpu in tasks.values())
-        print(f"| Celery's own (outside tasks) | | {rest * 1000 / max(1, count):.2f} | |")
+        print_task_table(tasks, count, used["worker"], "request")
         print(f"| worker in all | | {used['worker'] * 1000 / max(1, count):.2f} | |")
 
 
@@ -375,17 +396,9 @@ def main():
     if judged > args.topics * 16 * 5 * 0.9:
         sys.exit("not enough crowd tasks: raise --topics or lower --crowd / --rounds")
     env = b.production_env(b.setup_django())
-    from django.core.management import call_command
-    from django.db.models import Count
-
     from annotation.lightweight.models import LiteAssignment
-    from annotation.pyramids.models import Pyramid
 
-    call_command("flush", interactive=False, verbosity=0)
-    call_command("migrate", verbosity=0)
-    b.collect_static(env)
-    api_load.synthetic_dataset(args.clients, args.scus, args.peers)
-    pyramids = list(Pyramid.objects.annotate(n=Count("scus")).select_related("topic").order_by("topic__external_id"))
+    pyramids = synthetic_pyramids(env, args.clients, args.scus, args.peers)
     tokens = api_load.editor_tokens(pyramids)
     annotations = own_annotations(pyramids)
     crowd_token = crowd.make_data(args.topics) if args.crowd else None

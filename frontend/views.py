@@ -13,11 +13,11 @@ from annotation.access.rules import can_change, coordinated_datasets, may_create
 from annotation.adjudication import reannotation
 from annotation.api import downloads
 from annotation.api.choices import UnknownChoice
-from annotation.corpus import assignments
 from annotation.corpus.models import Assignment
 from annotation.jobs import health
+from annotation.peers import assignments
 from annotation.peers.models import PeerAnnotation
-from annotation.pyramids import scu_listing
+from annotation.pyramids import assistance, scu_listing
 from annotation.pyramids.models import Pyramid
 
 
@@ -100,7 +100,7 @@ def builder(request, pk):
             "reference_count": pyramid.references.count(),
         }
         return render(request, "frontend/builder_readonly.html", context, status=403)
-    return render(request, "frontend/builder.html", {"pyramid": pyramid})
+    return render(request, "frontend/builder.html", {"pyramid": pyramid, "assisted": assistance.is_assisted(pyramid)})
 
 
 @login_required

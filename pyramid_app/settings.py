@@ -17,8 +17,6 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from annotation.jobs import redis_breaker
-
 from .env import get_bool, get_int, get_list, get_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -122,7 +120,10 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT = "pyramid_app.broker:Transport"  # kombu's, surviving a Redis outage (see there)
     CELERY_TASK_ALWAYS_EAGER = False
     # When Redis is unreachable a request must not wait for it: short timeouts, no retry, and a
-    # per-process circuit breaker (annotation/jobs/redis_breaker.py).
+    # per-process circuit breaker (annotation/jobs/redis_breaker.py; imported only here: redis-py
+    # and its asyncio client are a tenth of a second of every command's start-up without Redis).
+    from annotation.jobs import redis_breaker
+
     CACHES = {"default": redis_breaker.cache_settings(REDIS_URL)}
 else:
     CELERY_BROKER_URL = "memory://localhost/"
@@ -412,6 +413,14 @@ DASHBOARD_DEBOUNCE_SECONDS = float(get_str("DASHBOARD_DEBOUNCE_SECONDS", "5"))
 # second of CPU each for 20 small topics, most of the worker's CPU per write (bench/request_cpu.py).
 # Kept well under the minute in which the fault suite wants every dashboard current.
 DASHBOARD_INTERVAL_SECONDS = float(get_str("DASHBOARD_INTERVAL_SECONDS", "30"))
+# A dashboard nobody has looked at for a couple of minutes waits, while its data keeps changing, for
+# the data to stay unchanged this long (annotation/dashboards/snapshots.py): an annotator saving a
+# match every few seconds paid a whole dataset's statistics (1.3 s of CPU for 20 small topics) every
+# DASHBOARD_INTERVAL_SECONDS, 130 ms a save (issue 33, bench/human_pace.py). A dashboard being
+# looked at is recomputed as before.
+DASHBOARD_QUIET_SECONDS = float(get_str("DASHBOARD_QUIET_SECONDS", "15"))
+# ... but never stays stale longer than this while the data keeps changing.
+DASHBOARD_UNWATCHED_SECONDS = float(get_str("DASHBOARD_UNWATCHED_SECONDS", "600"))
 # The meta-evaluation's cost (a dashboard recomputation, on the dashboards worker) grows with the
 # judgments, their metrics and the bootstrap resamples of each correlation's interval: a 586 KB
 # upload (30,000 rows) made every recomputation take 4-5 minutes. An upload that would pass the
@@ -452,3 +461,6 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "inte
 # (annotation/pyramids/suggestion_model.py). It is derived from the annotations it was trained on
 # (DUC data may not be shipped), so it lives outside the repository; with no file, hand-set rules rank.
 SUGGESTIONS_MODEL = get_str("SUGGESTIONS_MODEL", str(BASE_DIR / "var" / "suggestions-model.joblib"))
+# Where `manage.py train_proposals` keeps the model of the pyramid builder's proposals
+# (annotation/pyramids/proposals.py), outside the repository for the same reason; with no file, rules propose.
+PROPOSALS_MODEL = get_str("PROPOSALS_MODEL", str(BASE_DIR / "var" / "proposals-model.joblib"))

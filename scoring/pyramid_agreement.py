@@ -351,6 +351,22 @@ def clustering_agreement(alignment: ContributorAlignment) -> ClusteringAgreement
     )
 
 
+def with_unmatched_as_singletons(
+    a: SpanPyramid, b: SpanPyramid, alignment: ContributorAlignment
+) -> ContributorAlignment:
+    """The alignment with every unmatched contributor added as an item alone in an SCU of its own on
+    the other side (negative uids there), so that :func:`clustering_agreement` counts content one
+    pyramid has and the other lacks against both (a draft's missed or extra contributors), where the
+    plain figures leave it out."""
+    refs_a, refs_b = ({(s.uid, i): c.references for s in p.scus for i, c in enumerate(s.contributors)} for p in (a, b))
+    extra = [AlignedContributor(key, (-n, 0), 0.0, refs_a[key]) for n, key in enumerate(alignment.unmatched_a, 1)]
+    offset = len(extra)
+    extra += [
+        AlignedContributor((-offset - n, 0), key, 0.0, refs_b[key]) for n, key in enumerate(alignment.unmatched_b, 1)
+    ]
+    return ContributorAlignment(alignment.threshold, alignment.aligned + tuple(extra), (), (), alignment.affinity)
+
+
 # --- 3. SCUs ----------------------------------------------------------------------------------------
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,15 +127,47 @@ def _subsets(references: Sequence[str], k: int, max_subsets: int, rng: np.random
     return sorted(chosen)
 
 
-def _system_scores(pyramid: Pyramid, annotations, index: Mapping[Hashable, int], convention: Convention) -> np.ndarray:
-    sums, counts = np.zeros(len(index)), np.zeros(len(index))
+def _system_means(pyramid: Pyramid, annotations, convention: Convention) -> dict[Hashable, float]:
+    """system -> the mean of its annotations' modified scores against ``pyramid`` (systems with no
+    score left out), summed in the annotations' order."""
+    sums: dict[Hashable, float] = {}
+    counts: dict[Hashable, int] = {}
     values = modified_against(pyramid, [a for _, a in annotations], convention)
     for (system, _), value in zip(annotations, values, strict=True):
         if value is not None:
-            sums[index[system]] += value
-            counts[index[system]] += 1
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+            sums[system] = sums.get(system, 0.0) + value
+            counts[system] = counts.get(system, 0) + 1
+    return {system: sums[system] / counts[system] for system in sums}
+
+
+def _system_scores(
+    topic: TopicAnnotations,
+    base,
+    keep: tuple[str, ...] | None,
+    systems: Sequence[Hashable],
+    convention: Convention,
+    kept: dict,
+) -> np.ndarray:
+    """The topic's systems' means against its pyramid of the references ``keep`` (None: all of them;
+    ``base()`` gives the whole pyramid under ``convention``), NaN for a system without a score;
+    computed once per (convention, keep) in ``kept``, the topic's entry of the memo."""
+    means = kept.get((convention.value, keep))
+    if means is None:
+        pyramid = base() if keep is None else base().restricted_to(keep)
+        means = kept[(convention.value, keep)] = _system_means(pyramid, topic.annotations, convention)
+    return np.array([means.get(system, np.nan) for system in systems], dtype=float)
+
+
+def _kept(memo: MutableMapping | None, topic: TopicAnnotations) -> dict:
+    """The topic's entry of ``memo``, under its data (its pyramid and annotations, compared by value):
+    found again by a topic whose data did not change. Moved last when found, so the caller can drop
+    the entries used longest ago first."""
+    if memo is None:
+        return {}
+    key = (topic.pyramid, tuple(topic.annotations))
+    kept = memo.pop(key, None)
+    memo[key] = kept = {} if kept is None else kept
+    return kept
 
 
 def reference_stability(
@@ -145,47 +177,50 @@ def reference_stability(
     draws: int = DRAWS,
     max_subsets: int = MAX_SUBSETS,
     seed: int = 0,
+    memo: MutableMapping | None = None,
 ) -> list[CurvePoint]:
     """Tau between the ranking from k-reference pyramids and the full ranking, for k = 1 .. max n - 1.
 
     A topic with no more than k references keeps all of them at that k (it has no smaller pyramid
-    to offer). Scores are the modified score under ``convention``.
+    to offer). Scores are the modified score under ``convention``. ``memo``: a dict the caller keeps
+    between curves, where each topic's scores per subset of its references are kept under the
+    topic's data (the dashboard draws the curve again after a change in one topic: the others are
+    not scored again); the curve is the same with or without it.
     """
     convention = Convention(convention)
     names = sorted(topics, key=_order)
     systems = sorted({s for t in names for s, _ in topics[t].annotations}, key=_order)
-    index = {s: i for i, s in enumerate(systems)}
-    bases = {
-        t: topics[t].pyramid.as_sacrerouge() if convention is Convention.SACREROUGE else topics[t].pyramid
-        for t in names
-    }
-    full = (
-        np.stack([_system_scores(bases[t], topics[t].annotations, index, convention) for t in names], axis=1)
-        if names
-        else np.zeros((0, 0))
-    )
+    bases: dict[Hashable, Pyramid] = {}
+
+    def base(t: Hashable) -> Pyramid:
+        """The topic's whole pyramid under the convention, built the first time it is needed (a
+        topic whose every score is in the memo never needs it; its references are the same)."""
+        if t not in bases:
+            pyramid = topics[t].pyramid
+            bases[t] = pyramid.as_sacrerouge() if convention is Convention.SACREROUGE else pyramid
+        return bases[t]
+
+    kept = {t: _kept(memo, topics[t]) for t in names}
+
+    def scored(t: Hashable, keep: tuple[str, ...] | None) -> np.ndarray:
+        return _system_scores(topics[t], lambda: base(t), keep, systems, convention, kept[t])
+
+    full = np.stack([scored(t, None) for t in names], axis=1) if names else np.zeros((0, 0))
     full_means = _nanmean(full, 1) if names else np.zeros(0)
     rng = np.random.default_rng(seed)
-    top = max((bases[t].n for t in names), default=0)
+    top = max((topics[t].pyramid.n for t in names), default=0)
     out = []
     for k in range(1, top):
         per_topic = []  # per topic: (subsets, systems) scores
         most = 0
         for j, t in enumerate(names):
-            base = bases[t]
-            if base.n <= k:
+            references = topics[t].pyramid.references
+            if len(references) <= k:
                 per_topic.append(full[:, j][None, :])
                 continue
-            subsets = _subsets(base.references, k, max_subsets, rng)
+            subsets = _subsets(references, k, max_subsets, rng)
             most = max(most, len(subsets))
-            per_topic.append(
-                np.stack(
-                    [
-                        _system_scores(base.restricted_to(keep), topics[t].annotations, index, convention)
-                        for keep in subsets
-                    ]
-                )
-            )
+            per_topic.append(np.stack([scored(t, keep) for keep in subsets]))
         picks = [rng.integers(0, len(scores), draws) for scores in per_topic]
         sample = np.stack(
             [scores[pick] for scores, pick in zip(per_topic, picks, strict=True)], axis=1

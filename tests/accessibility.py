@@ -15,6 +15,11 @@ import json
 from dataclasses import dataclass, field
 
 AXE_SOURCE = importlib.resources.files("axe_playwright_python").joinpath("axe.min.js").read_text(encoding="utf-8")
+# axe is evaluated only in documents served over HTTP, the ones audited: not in the about:blank each
+# new page starts as (nor a data: URL), where no audit runs and where, as the first script of a new
+# renderer process, it cost 0.3-0.6 s of CPU for each browser context a test opened (axe's one
+# statement, a function called at once, means the same inside the block).
+_AXE_IN_WEB_PAGES = "if (location.protocol === 'http:' || location.protocol === 'https:') {\n" + AXE_SOURCE + "\n}"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 # Pages whose markup a third-party UI renders, not this project: Django's admin, DRF's browsable API
 # and drf-spectacular's Swagger UI (developer tools, outside the WCAG scope of the app's own pages;
@@ -31,6 +36,7 @@ SETTLE_MS = 400
 _RUN_AFTER_LOAD_TEMPLATE = r"""
 (() => {
   if (window !== window.top || window.__axeInstalled) return;
+  if (location.protocol !== 'http:' && location.protocol !== 'https:') return;   // about:blank: nothing to audit
   if (%(skip)s.some(prefix => location.pathname.startsWith(prefix))) return;
   if (document.contentType !== 'text/html') return;   // a JSON or text answer shown by the browser
   window.__axeInstalled = true;
@@ -94,13 +100,19 @@ FINDINGS = Findings()
 def instrument(context) -> None:
     """Run axe in every page of ``context`` after each load; results go to FINDINGS."""
     context.expose_binding("__axeReport", lambda source, path, violations: FINDINGS.record(path, violations))
-    context.add_init_script(AXE_SOURCE)
+    context.add_init_script(_AXE_IN_WEB_PAGES)
     context.add_init_script(_RUN_AFTER_LOAD)
 
 
 def check(page) -> None:
     """Check the page as it is now (a state reached by interaction, not by a load)."""
     page.evaluate("async () => { if (window.__axeCheck) await window.__axeCheck(); }")
+
+
+# How long a page's load, a click's navigation or a selector may take before a test fails: a bound that
+# catches a hang only. Playwright's 30 s default failed a real-data page's load on a 2-core machine
+# at a load of 20-30 (CI beside other work), where nothing was wrong but the wait.
+HANG_MS = 120_000
 
 
 class AuditedBrowser:
@@ -111,11 +123,13 @@ class AuditedBrowser:
 
     def new_context(self, **options):
         context = self._browser.new_context(**options)
+        context.set_default_timeout(HANG_MS)
         instrument(context)
         return context
 
     def new_page(self, **options):
         page = self._browser.new_page(**options)
+        page.context.set_default_timeout(HANG_MS)
         instrument(page.context)
         return page
 

@@ -70,29 +70,28 @@ def pytest_sessionstart(session):
 
 
 def pytest_unconfigure(config):
-    """Also after this run, once its xdist workers are gone (a worker torn down cannot clean up)."""
+    """Also after this run, once its xdist workers are gone (a worker torn down cannot clean up), with
+    what was made once for the run (in the run's process: xdist's controller, or pytest alone)."""
+    from tests import template_database
     from tests.faults import cleanup
 
-    cleanup.sweep()
+    ended = not hasattr(config, "workerinput")
+    cleanup.sweep(ended=ended)
+    if ended:
+        template_database.drop_templates(settings.DATABASES["default"], ended=True)
 
 
-# Started first: their stacks spend minutes waiting on production's timings, which a parallel run
-# (pytest-xdist, --dist loadfile) overlaps with the other files instead of ending on them.
-FIRST = ("tests/faults/", "tests/scale/")
-
-
-def pytest_collection_modifyitems(config, items):
-    """Tests of the SQLite test database (``sqlite`` marker) are deselected, not skipped, where the
-    suite runs on another database (CI's PostgreSQL: a test there runs them on SQLite). The fault
-    and scale files run first (the same order in every xdist worker, as xdist requires)."""
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, django_db_keepdb, django_db_blocker):
+    """Each xdist worker's test database a copy of one migrated once for the run (tests/template_database.py);
+    not with --reuse-db, where each worker keeps its own."""
     from django.db import connection
 
-    if connection.vendor != "sqlite":
-        other = [item for item in items if item.get_closest_marker("sqlite")]
-        if other:
-            config.hook.pytest_deselected(items=other)
-            items[:] = [item for item in items if not item.get_closest_marker("sqlite")]
-    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))  # stable: the order within each part kept
+    from tests import template_database
+
+    if not django_db_keepdb:
+        with django_db_blocker.unblock():
+            template_database.use_run_template(connection)
 
 
 @pytest.fixture(autouse=True)

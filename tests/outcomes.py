@@ -4,9 +4,20 @@ separate ``pytest --collect-only -q`` (``.ci/compare_outcomes.py``), so a test c
 reported (a worker lost, a report swallowed) fails the run instead of passing unnoticed. A node id
 is counted as often as it runs: schemathesis collects each API operation under one shared node id,
 and a scheduler keyed by node id (xdist's ``--dist loadfile``) runs it once. Written by the process
-that reports: pytest itself, or xdist's controller (never its workers). Loaded with ``-p``."""
+that reports: pytest itself, or xdist's controller (never its workers). Loaded with ``-p``.
 
+``--record-durations=PATH``: for each test run, ``<worker> <seconds> <cpu seconds> <node id>`` (its
+phases summed; the worker ``-`` outside xdist): how evenly a parallel run loaded its workers, and
+where the machine's CPU went (CI sums both). Wall seconds alone mislead on a 2-core machine running
+4 workers: a test that waits on a timeout and one that computes look alike, while only the second
+takes a core from the others. The CPU is the test process's and its descendants' (a Chromium, a
+fault stack's workers, a pytest it runs), read from /proc as the test starts and ends; the servers
+it talks to (the machine's PostgreSQL, a stack's own PostgreSQL once detached) are not counted."""
+
+import os
 from pathlib import Path
+
+import pytest
 
 RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 
@@ -18,12 +29,23 @@ def pytest_addoption(parser):
         default=None,
         help="write every reported test's outcome and node id to PATH (CI compares them with --collect-only)",
     )
+    parser.addoption(
+        "--record-durations",
+        metavar="PATH",
+        default=None,
+        help="write every reported test's worker, seconds and node id to PATH (how a parallel run loaded its workers)",
+    )
 
 
 def pytest_configure(config):
     path = config.getoption("record_outcomes")
     if path and not hasattr(config, "workerinput"):
         config.pluginmanager.register(Recorder(Path(path)), "record-outcomes")
+    path = config.getoption("record_durations")
+    if path and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(Durations(Path(path)), "record-durations")
+    if path:  # where the tests run: this process, or each xdist worker
+        config.pluginmanager.register(CpuMeter(), "record-cpu")
 
 
 def outcome_of(report) -> str | None:
@@ -53,3 +75,64 @@ class Recorder:
     def pytest_sessionfinish(self, session):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text("".join(f"{outcome} {nodeid}\n" for nodeid, outcome in sorted(self.done)))
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds of ``root`` and its living descendants, each with what its reaped children used
+    (a child that ends moves into its parent's count, so the total only grows). 0 without /proc."""
+    ticks, parents = {}, {}
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+            except OSError:  # ended while listed
+                continue
+            parents[int(entry.name)] = int(fields[1])
+            ticks[int(entry.name)] = sum(int(field) for field in fields[11:15])  # utime stime cutime cstime
+    children = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += ticks.get(pid, 0)
+        stack.extend(children.get(pid, ()))
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """Each test's CPU seconds, in its teardown report's ``user_properties`` (which xdist carries to
+    the controller)."""
+
+    def __init__(self):
+        self.started = {}
+
+    def pytest_runtest_logstart(self, nodeid, location):
+        self.started[nodeid] = tree_cpu(os.getpid())
+
+    @pytest.hookimpl(tryfirst=True)  # before pytest's own makes the report from the item's properties
+    def pytest_runtest_makereport(self, item, call):
+        if call.when == "teardown" and item.nodeid in self.started:
+            item.user_properties.append(("cpu", tree_cpu(os.getpid()) - self.started.pop(item.nodeid)))
+
+
+class Durations:
+    def __init__(self, path: Path):
+        self.path, self.running, self.done = path, {}, []
+
+    def pytest_runtest_logreport(self, report):
+        worker = getattr(report, "worker_id", None) or "-"
+        key = (worker, report.nodeid)
+        self.running[key] = self.running.get(key, 0.0) + report.duration
+        if report.when == "teardown":
+            cpu = dict(report.user_properties).get("cpu", 0.0)
+            self.done.append((worker, self.running.pop(key), cpu, report.nodeid))
+
+    def pytest_sessionfinish(self, session):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(
+            "".join(
+                f"{worker} {seconds:.3f} {cpu:.3f} {nodeid}\n" for worker, seconds, cpu, nodeid in sorted(self.done)
+            )
+        )

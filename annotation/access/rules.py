@@ -32,7 +32,7 @@ object passes the write filter (otherwise 403).
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from django.contrib.auth import get_user_model
 from django.db.models import Manager, Model, Q, QuerySet
@@ -173,22 +173,21 @@ def write_filter(model: type[Model], user) -> Q:
 
 
 @lru_cache(maxsize=256)
-def _ruled(model: type[Model], user_id: int, write: bool) -> Query:
-    """All ``model`` objects this (not super) user may see (``write``: change), as a query kept per
-    process and copied for each use (``Query.chain``; never run itself).
+def _ruled(model: type[Model], user_id: int) -> Query:
+    """All ``model`` objects this (not super) user may see, as a query kept per process and copied
+    for each use (``Query.chain``; never run itself). The write check is ``can_change``'s own.
 
     A rule is a few nested subqueries over assignments and coordinated datasets: Django composing
     them anew (lookups, joins) took a fifth of the app's CPU of every write (two related ids to look
     up and one write check per request: docs/performance.md). The query depends on nothing but the
     model and the user's id (who is assigned or coordinates what is read by the database when it
     runs), so it is built once per user and model."""
-    rule = write_filter if write else read_filter
-    return model._default_manager.filter(rule(model, user_id)).query
+    return model._default_manager.filter(read_filter(model, user_id)).query
 
 
-def _ruled_objects(model: type[Model], user, write: bool) -> QuerySet:
+def _ruled_objects(model: type[Model], user) -> QuerySet:
     """A fresh queryset of ``_ruled``'s objects (its own copy of the kept query)."""
-    return framework_internals.queryset_of(model, _ruled(model, user.pk, write))
+    return framework_internals.queryset_of(model, _ruled(model, user.pk))
 
 
 @lru_cache(maxsize=256)
@@ -197,7 +196,7 @@ def _composed(model: type[Model], compose: Callable[[QuerySet], QuerySet], user_
     if superuser:
         objects = model._default_manager.all()
     else:
-        objects = framework_internals.queryset_of(model, _ruled(model, user_id, False))
+        objects = framework_internals.queryset_of(model, _ruled(model, user_id))
     return compose(objects).query
 
 
@@ -220,15 +219,30 @@ def visible(user, queryset: QuerySet | Manager) -> QuerySet:
     if user.is_superuser:
         return queryset
     if queryset is queryset.model._default_manager:
-        return _ruled_objects(queryset.model, user, write=False)
+        return _ruled_objects(queryset.model, user)
     return queryset.filter(read_filter(queryset.model, user))
 
 
 def can_change(user, obj: Model) -> bool:
+    """Whether ``user`` may change ``obj``: one statement composed once per model and process
+    (``framework_internals.kept_rows``; composing it took 1 ms of CPU of every write and of every
+    document read, which says whether its reader may edit it)."""
     if user.is_superuser:
         return True
-    model = type(obj)
-    return _ruled_objects(model, user, write=True).filter(pk=obj.pk).exists()
+    if user.pk is None or obj.pk is None:
+        return False
+    return bool(framework_internals.kept_rows(_changeable(type(obj)), user=user.pk, pk=obj.pk))
+
+
+@cache
+def _changeable(model: type[Model]) -> Callable[[int, int], QuerySet]:
+    """``can_change``'s statement for ``model``: object ``pk`` if ``user`` may change it."""
+
+    def changeable(user: int, pk: int) -> QuerySet:
+        return model._default_manager.filter(write_filter(model, user), pk=pk).values_list("pk")[:1]
+
+    changeable.__name__ = f"changeable_{model.__name__}"
+    return changeable
 
 
 def coordinated_datasets(user) -> QuerySet:
@@ -331,6 +345,7 @@ class IsCoordinatorOf(permissions.IsAuthenticated):
 access.register(
     access.Rule(
         visible=visible,
+        visible_composed=visible_composed,
         can_change=can_change,
         check_create=check_create,
         check_destroy=check_destroy,

@@ -9,7 +9,7 @@ the same references, with a ``PyramidAdjudication`` record. Its SCUs are written
 history app (``history.changes.pyramid_action``, action ``adjudicate``), as every pyramid edit.
 
 What follows from it (``peers.results.counting``): scores of the topic rest on the adjudicated
-pyramid, i.e. on the peer annotations made against it (``corpus.assignments`` gives it to
+pyramid, i.e. on the peer annotations made against it (``peers.assignments`` gives it to
 annotators of peers from then on), and every score row says ``pyramid: adjudicated``. The
 annotators' pyramids stay unchanged; construction agreement keeps comparing them and leaves the
 adjudicated one out. One adjudicated pyramid per topic; adjudicating again (the same pair or

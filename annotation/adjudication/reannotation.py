@@ -33,11 +33,11 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.signals import post_save
 
 from annotation.adjudication.models import PyramidAdjudication
-from annotation.corpus import assignments
 from annotation.corpus.models import Assignment, PeerSummary, Topic
 from annotation.corpus.natural_order import natural_key
 from annotation.corpus.wording import count_noun
 from annotation.history.changes import Outcome, annotation_action
+from annotation.peers import assignments
 from annotation.peers.document_states import annotation_state
 from annotation.peers.editing import add_match
 from annotation.peers.models import PeerAnnotation

@@ -19,6 +19,7 @@ class Rule:
     """The functions of ``annotation.access.rules`` the REST code below it calls (see their docstrings)."""
 
     visible: Callable  # (user, queryset) -> the objects of it the user may see
+    visible_composed: Callable  # (user, model, compose) -> compose(the model's objects the user may see), kept
     can_change: Callable  # (user, obj) -> may the user change it
     check_create: Callable  # (user, model, validated data): PermissionDenied unless the user may create it
     check_destroy: Callable  # (user, obj): PermissionDenied unless the user may delete it
@@ -45,6 +46,10 @@ def rule() -> Rule:
 
 def visible(user, queryset):
     return rule().visible(user, queryset)
+
+
+def visible_composed(user, model, compose):
+    return rule().visible_composed(user, model, compose)
 
 
 def can_change(user, obj) -> bool:

@@ -24,10 +24,22 @@ class IdempotentPostMixin:
 
     def _user_of(self, request, *args, **kwargs):
         try:
-            user = self.initialize_request(request, *args, **kwargs).user
+            authenticated = self.initialize_request(request, *args, **kwargs)
+            user = authenticated.user
         except APIException:
             return None
-        return user if user.is_authenticated else None
+        if not user.is_authenticated:
+            return None
+        self._authenticated = (request, authenticated)  # the request's dispatch goes on with it
+        return user
+
+    def initialize_request(self, request, *args, **kwargs):
+        """The request as ``_user_of`` authenticated it, if it did (a token is looked up, a session's
+        CSRF checked, once a request), else DRF's."""
+        kept = getattr(self, "_authenticated", None)
+        if kept is not None and kept[0] is request:
+            return kept[1]
+        return super().initialize_request(request, *args, **kwargs)
 
 
 class IdempotentSchema(AutoSchema):

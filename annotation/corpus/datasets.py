@@ -13,6 +13,14 @@ def add_creator(dataset: Dataset, user) -> Dataset:
     return dataset
 
 
+def set_assisted_building(dataset: Dataset, assisted: bool) -> Dataset:
+    """Turn the pyramid builder's proposals on or off for the dataset's pyramids (those built from
+    now on; what was accepted before stays recorded as proposed)."""
+    dataset.assisted_building = assisted
+    dataset.save(update_fields=["assisted_building"])
+    return dataset
+
+
 def create_dataset(user, name: str, description: str = "") -> Dataset:
     with transaction.atomic():
         return add_creator(Dataset.objects.create(name=name.strip(), description=description.strip()), user)

@@ -25,6 +25,13 @@ class Dataset(models.Model):
     name = models.CharField(max_length=200, unique=True)
     description = bounded_text(DESCRIPTION_MAX_CHARS, blank=True)
     coordinators = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="coordinated_datasets")
+    # Off for a study of how experts build pyramids unaided (construction agreement between
+    # experts who all built without proposals): the builder then asks for none and the API refuses them.
+    assisted_building = models.BooleanField(
+        default=True,
+        db_default=True,
+        help_text="The pyramid builder proposes contributors and SCUs (turn off for unassisted building).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -15,7 +15,7 @@ class DatasetSerializer(StrictModelSerializer):
 
     class Meta:
         model = Dataset
-        fields = ["id", "name", "description", "coordinators", "created_at"]
+        fields = ["id", "name", "description", "assisted_building", "coordinators", "created_at"]
         read_only_fields = ["created_at"]
 
     def get_fields(self):

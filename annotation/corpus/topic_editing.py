@@ -18,37 +18,36 @@ What may change, and why:
   confirms the counts they were shown (``TopicContents.token``); if the topic changed meanwhile the
   delete is refused with the new counts rather than removing more than was shown.
 
+What rests on a text belongs to the concepts above the corpus (pyramids, peer annotations, imported
+judgments, crowd runs, the edit history): each registers with :func:`register` what of it rests on a
+summary, what a delete of the topic removes of it (``Counted``), the rows to lock while a summary is
+checked and changed, and what to do around a removal or a delete (``Dependent``). Its module does so
+when the app is ready (``annotation.apps``), in the order of the layers, the order in which the
+pages list them; nothing here imports a concept above the corpus.
+
 Score freshness: every write goes through the models, so ``annotation.peers.score_events`` sees it: an
 edited reference bumps the pyramids that list it, a reference taken out of a pyramid bumps that
 pyramid (the m2m signal), a renamed topic bumps its topic (its stored agreement rows name it),
 and the dashboards' fingerprint (``dashboard_snapshots``) notices ids and topics that changed or
 went. Adding a summary, or correcting one nothing rests on, changes no score. A deleted topic's
-stored scores and agreement go with it in the cascade (``score_events.topics_deleted`` spares
-the per-row bumps of what is being deleted anyway); lightweight runs that had statements or tasks
-in it are touched so their scores are recomputed without it.
+stored scores and agreement go with it in the cascade (the peers' part spares the per-row bumps
+of what is being deleted anyway); lightweight runs that had statements or tasks in it are touched
+so their scores are recomputed without it.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import astuple, dataclass, field, fields
+from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack
+from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count
+from django.db.models import Model
 
 from annotation.corpus.models import Assignment, PeerSummary, ReferenceSummary, Topic
 from annotation.corpus.natural_order import natural_key
-from annotation.corpus.wording import count_noun
-from annotation.dashboards import snapshots
-from annotation.dashboards.models import Judgment
 from annotation.formats.nist_names import peer_key
 from annotation.formats.summary_texts import MAX_ID, normalise
-from annotation.history.models import Change
-from annotation.lightweight import runs as lightweight_runs
-from annotation.lightweight.models import LightweightPyramid, LiteAssignment, LiteStatement, LiteTask, LiteWriting
-from annotation.peers import score_events
-from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch, TopicAgreement
-from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid
 
 KINDS = {"reference": ReferenceSummary, "peer": PeerSummary}
 
@@ -95,6 +94,102 @@ def clean_text(value: str) -> str:
     return text
 
 
+# --- what the concepts above keep on a topic's texts -------------------------------------------
+
+
+@dataclass
+class Resting:
+    """What one concept rests on one summary. ``locks``: why its text is fixed, a sentence each for
+    the coordinator (none: it may change and go); ``words``: the same in a few words, for the table;
+    ``notes``: what rests on it without fixing it, said before it is saved or removed."""
+
+    locks: list[str] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Counted:
+    """The rows of one model a delete of the topic removes with it: ``count(topic_id)`` counts them
+    (one query); ``one`` and ``many`` name them; ``main`` ones are always shown, the others when
+    there are some."""
+
+    name: str
+    model: type[Model]
+    count: Callable[[int], int]
+    one: str
+    many: str
+    main: bool = False
+
+
+@dataclass(frozen=True)
+class Dependent:
+    """What one concept keeps on a topic's texts, and how editing the topic deals with it (each part
+    optional):
+
+    - ``resting(topic, kind, summaries)``: summary pk -> ``Resting``, for those of ``summaries`` (pk ->
+      summary of ``kind``) something of it rests on, in a fixed number of queries however many;
+    - ``counts``: what a delete of the topic removes of it;
+    - ``lock(topic, kind, summary_id)``: inside the transaction, lock its rows that would come to point
+      into the summary (``kind`` None: into any text of the topic), so they wait while it is checked
+      and changed;
+    - ``removing(kind, summary)``: before a summary nothing rests on is deleted;
+    - ``deleting(topic)``: a context manager around the topic's delete, inside its transaction.
+    """
+
+    resting: Callable[[Topic, str, dict[int, Model]], dict[int, Resting]] | None = None
+    counts: tuple[Counted, ...] = ()
+    lock: Callable[[Topic, str | None, int | None], None] | None = None
+    removing: Callable[[str, Model], None] | None = None
+    deleting: Callable[[Topic], AbstractContextManager] | None = None
+
+
+DEPENDENTS: dict[str, Dependent] = {}
+
+
+def register(name: str, dependent: Dependent) -> None:
+    """What the concept ``name`` keeps on a topic's texts (registering again replaces it in place)."""
+    DEPENDENTS[name] = dependent
+
+
+def delete_counts() -> dict[str, Counted]:
+    """What a delete of a topic counts, by name, in the order the confirmation lists it."""
+    return {counted.name: counted for dependent in DEPENDENTS.values() for counted in dependent.counts}
+
+
+# The corpus's own rows, first.
+register(
+    "corpus",
+    Dependent(
+        counts=(
+            Counted(
+                "references",
+                ReferenceSummary,
+                lambda t: ReferenceSummary.objects.filter(topic=t).count(),
+                "reference summary",
+                "reference summaries",
+                main=True,
+            ),
+            Counted(
+                "peers",
+                PeerSummary,
+                lambda t: PeerSummary.objects.filter(topic=t).count(),
+                "peer summary",
+                "peer summaries",
+                main=True,
+            ),
+            Counted(
+                "assignments",
+                Assignment,
+                lambda t: Assignment.objects.filter(topic=t).count(),
+                "assignment",
+                "assignments",
+            ),
+        ),
+    ),
+)
+
+
 # --- what rests on a summary --------------------------------------------------------------------
 
 
@@ -104,13 +199,7 @@ class SummaryRow:
 
     kind: str
     summary: ReferenceSummary | PeerSummary
-    pyramids: list[dict] = field(
-        default_factory=list
-    )  # references: the pyramids listing it (id, creator, contributors)
-    contributors: int = 0  # references: contributors with a part in its text
-    annotations: list[dict] = field(default_factory=list)  # peers: annotator and status of each annotation
-    judgments: list[str] = field(default_factory=list)  # metrics of imported judgments of it
-    crowd: int = 0  # crowd statements/writings from it (references) or judging tasks of it (peers)
+    resting: list[Resting] = field(default_factory=list)  # each concept's part, in the registered order
 
     @property
     def words(self) -> int:
@@ -123,76 +212,21 @@ class SummaryRow:
     @property
     def locks(self) -> list[str]:
         """Why its text may not change nor it be removed, one sentence each (empty: it may)."""
-        reasons = []
-        if self.contributors:
-            reasons.append(
-                f"{count_noun(self.contributors, 'pyramid contributor')} {_verb(self.contributors, 'points', 'point')} "
-                "into this text by character offsets."
-            )
-        built = [p for p in self.pyramids if p["contributors"]]
-        if built:
-            reasons.append(
-                f"{_pyramid_names(built)} {_verb(len(built), 'was', 'were')} built from it: "
-                "the SCUs were read against this text."
-            )
-        if self.annotations:
-            who = ", ".join(f"{a['annotator']} ({a['status']})" for a in self.annotations)
-            reasons.append(
-                f"{count_noun(len(self.annotations), 'peer annotation')} ({who}) "
-                f"{_verb(len(self.annotations), 'points', 'point')} "
-                "into this text by character offsets."
-            )
-        if self.judgments:
-            reasons.append(
-                f"{count_noun(len(self.judgments), 'imported judgment')} ({', '.join(self.judgments)}) "
-                f"{_verb(len(self.judgments), 'was', 'were')} made on this text."
-            )
-        if self.crowd:
-            what = "crowd statement" if self.kind == "reference" else "crowd judging task"
-            reasons.append(
-                f"{count_noun(self.crowd, what)} of a lightweight pyramid "
-                f"{_verb(self.crowd, 'rests', 'rest')} on this text."
-            )
-        return reasons
+        return [reason for part in self.resting for reason in part.locks]
 
     @property
     def editable(self) -> bool:
         return not self.locks
 
     @property
-    def empty_pyramids(self) -> list[dict]:
-        """Pyramids listing this reference without any SCU yet (they do not lock it)."""
-        return [p for p in self.pyramids if not p["contributors"]]
+    def notes(self) -> list[str]:
+        """What rests on it without fixing it (a pyramid listing it without SCUs yet)."""
+        return [note for part in self.resting for note in part.notes]
 
     @property
     def rests_on(self) -> str:
         """What rests on it, in a few words for the table."""
-        parts = []
-        if self.kind == "reference":
-            if self.pyramids:
-                note = (
-                    f"{count_noun(self.contributors, 'contributor')} here"
-                    if self.contributors
-                    else ("no SCUs yet" if not any(p["contributors"] for p in self.pyramids) else "")
-                )
-                parts.append(_pyramid_names(self.pyramids) + (f" ({note})" if note else ""))
-        elif self.annotations:
-            parts.append(count_noun(len(self.annotations), "annotation"))
-        if self.judgments:
-            parts.append(count_noun(len(self.judgments), "judgment"))
-        if self.crowd:
-            parts.append(count_noun(self.crowd, "crowd statement" if self.kind == "reference" else "crowd task"))
-        return ", ".join(parts)
-
-
-def _verb(count: int, one: str, many: str) -> str:
-    return one if count == 1 else many
-
-
-def _pyramid_names(pyramids: list[dict]) -> str:
-    """ "Pyramid 3 by alice" or "Pyramids 3 by alice, 5 by bob"."""
-    names = [f"{p['id']}" + (f" by {p['creator']}" if p["creator"] else "") for p in pyramids]
-    return ("Pyramid " if len(names) == 1 else "Pyramids ") + ", ".join(names)
+        return ", ".join(words for part in self.resting for words in part.words)
 
 
 def summary_rows(topic: Topic, kind: str, only: int | None = None) -> list[SummaryRow]:
@@ -205,57 +239,11 @@ def summary_rows(topic: Topic, kind: str, only: int | None = None) -> list[Summa
     rows = {s.pk: SummaryRow(kind, s) for s in summaries}
     if not rows:
         return []
-    by_id = {row.summary.external_id: row for row in rows.values()}
-    for summary_id, metric in (
-        Judgment.objects.filter(topic=topic, summary__in=list(by_id))
-        .order_by("metric")
-        .values_list("summary", "metric")
-    ):
-        by_id[summary_id].judgments.append(metric)
-    if kind == "reference":
-        pyramids = {
-            p.pk: {"id": p.pk, "creator": p.creator.username if p.creator_id else "", "contributors": p.n}
-            for p in Pyramid.objects.filter(topic=topic)
-            .select_related("creator")
-            .annotate(n=Count("scus__contributors"))
-        }
-        for reference_id, pyramid_id in (
-            Pyramid.references.through.objects.filter(referencesummary__in=rows)
-            .order_by("pyramid_id")
-            .values_list("referencesummary_id", "pyramid_id")
-        ):
-            if pyramid_id in pyramids:
-                rows[reference_id].pyramids.append(pyramids[pyramid_id])
-        # Contributors whose parts lie in the text (a legacy contributor may have parts in another reference).
-        pointing = defaultdict(set)
-        for contributor_id, reference_id in Contributor.objects.filter(reference__in=rows).values_list(
-            "id", "reference_id"
-        ):
-            pointing[reference_id].add(contributor_id)
-        for contributor_id, reference_id in ContributorPart.objects.filter(reference__in=rows).values_list(
-            "contributor_id", "reference_id"
-        ):
-            pointing[reference_id].add(contributor_id)
-        for reference_id, contributors in pointing.items():
-            rows[reference_id].contributors = len(contributors)
-        for model_, key in ((LiteStatement, "reference"), (LiteWriting, "reference")):
-            for reference_id, n in (
-                model_.objects.filter(**{f"{key}__in": rows}).values(key).annotate(n=Count("id")).values_list(key, "n")
-            ):
-                rows[reference_id].crowd += n
-    else:
-        for peer_id, annotator, status in (
-            PeerAnnotation.objects.filter(peer__in=rows)
-            .order_by("annotator__username", "id")
-            .values_list("peer_id", "annotator__username", "status")
-        ):
-            rows[peer_id].annotations.append(
-                {"annotator": annotator or "unknown", "status": PeerAnnotation.Status(status).label.lower()}
-            )
-        for peer_id, n in (
-            LiteTask.objects.filter(peer__in=rows).values("peer").annotate(n=Count("id")).values_list("peer", "n")
-        ):
-            rows[peer_id].crowd += n
+    by_pk = {pk: row.summary for pk, row in rows.items()}
+    for dependent in DEPENDENTS.values():
+        if dependent.resting is not None:
+            for pk, part in dependent.resting(topic, kind, by_pk).items():
+                rows[pk].resting.append(part)
     return sorted(rows.values(), key=lambda row: natural_key(row.summary.external_id))
 
 
@@ -326,13 +314,9 @@ def _locked_row(topic: Topic, kind: str, summary_id: int) -> SummaryRow:
     model = KINDS[kind]
     if not model.objects.select_for_update().filter(topic=topic, pk=summary_id).exists():
         raise EditRefused(f"This {kind} is no longer in topic {topic.external_id}.")
-    if kind == "reference":
-        list(
-            Pyramid.objects.select_for_update()
-            .filter(references=summary_id)
-            .order_by("pk")
-            .values_list("pk", flat=True)
-        )
+    for dependent in DEPENDENTS.values():
+        if dependent.lock is not None:
+            dependent.lock(topic, kind, summary_id)
     row = summary_row(topic, kind, summary_id)
     if row.locks:
         raise EditRefused(f"The text of {kind} {row.summary.external_id} is fixed: " + " ".join(row.locks))
@@ -355,14 +339,15 @@ def edit_text(topic: Topic, kind: str, summary_id: int, text: str) -> bool:
 
 
 def remove_summary(topic: Topic, kind: str, summary_id: int) -> SummaryRow:
-    """Delete a summary nothing rests on (returns what it was). A reference is first taken out of
-    the pyramids that list it without SCUs, through the m2m relation, so their scores are marked
-    stale (a cascade would drop the link without the signal)."""
+    """Delete a summary nothing rests on (returns what it was). What still refers to it is let go
+    first through the concepts' models (a reference is taken out of the pyramids that list it
+    without SCUs, through the m2m relation, so their scores are marked stale: a cascade would drop
+    the link without the signal)."""
     with transaction.atomic():
         row = _locked_row(topic, kind, summary_id)
-        if kind == "reference":
-            for pyramid in Pyramid.objects.filter(references=row.summary):
-                pyramid.references.remove(row.summary)
+        for dependent in DEPENDENTS.values():
+            if dependent.removing is not None:
+                dependent.removing(kind, row.summary)
         row.summary.delete()
     return row
 
@@ -372,142 +357,71 @@ def remove_summary(topic: Topic, kind: str, summary_id: int) -> SummaryRow:
 
 @dataclass(frozen=True)
 class TopicContents:
-    """Everything a delete of the topic removes, counted. The first five are always shown."""
+    """Everything a delete of the topic removes, counted: name -> count, in the order of ``delete_counts()``."""
 
-    references: int
-    peers: int
-    pyramids: int
-    scus: int
-    annotations: int
-    contributors: int
-    matches: int
-    assignments: int
-    judgments: int
-    crowd_statements: int
-    crowd_writings: int
-    crowd_tasks: int
-    crowd_answers: int
-    history: int
-    scores: int
-    agreement: int
-
-    LABELS = {
-        "references": ("reference summary", "reference summaries"),
-        "peers": ("peer summary", "peer summaries"),
-        "pyramids": ("pyramid", "pyramids"),
-        "scus": ("SCU", "SCUs"),
-        "annotations": ("peer annotation", "peer annotations"),
-        "contributors": ("SCU contributor", "SCU contributors"),
-        "matches": ("peer match", "peer matches"),
-        "assignments": ("assignment", "assignments"),
-        "judgments": ("imported judgment", "imported judgments"),
-        "crowd_statements": ("crowd statement", "crowd statements"),
-        "crowd_writings": ("crowd writing assignment", "crowd writing assignments"),
-        "crowd_tasks": ("crowd judging task", "crowd judging tasks"),
-        "crowd_answers": ("crowd answer set", "crowd answer sets"),
-        "history": ("edit history entry", "edit history entries"),
-        "scores": ("stored score", "stored scores"),
-        "agreement": ("stored agreement figure", "stored agreement figures"),
-    }
-    MAIN = ("references", "peers", "pyramids", "scus", "annotations")
-    # Which model's rows each count is (Django's delete() reports its counts by these labels).
-    MODELS = {
-        "references": ReferenceSummary,
-        "peers": PeerSummary,
-        "pyramids": Pyramid,
-        "scus": SCU,
-        "annotations": PeerAnnotation,
-        "contributors": Contributor,
-        "matches": PeerMatch,
-        "assignments": Assignment,
-        "judgments": Judgment,
-        "crowd_statements": LiteStatement,
-        "crowd_writings": LiteWriting,
-        "crowd_tasks": LiteTask,
-        "crowd_answers": LiteAssignment,
-        "history": Change,
-        "scores": AnnotationScore,
-        "agreement": TopicAgreement,
-    }
+    counts: dict[str, int]
 
     def items(self, names=None) -> list[dict]:
         """(name, count, label) of the counts, in order: ``names`` or all."""
+        kinds = delete_counts()
         return [
-            {"name": f.name, "count": getattr(self, f.name), "label": self.LABELS[f.name][getattr(self, f.name) != 1]}
-            for f in fields(self)
-            if names is None or f.name in names
+            {"name": name, "count": n, "label": kinds[name].one if n == 1 else kinds[name].many}
+            for name, n in self.counts.items()
+            if names is None or name in names
         ]
 
     @property
     def main(self) -> list[dict]:
-        return self.items(self.MAIN)
+        """The counts always shown."""
+        return self.items([name for name, counted in delete_counts().items() if counted.main])
 
     @property
     def others(self) -> list[dict]:
         """The other counts that are not zero."""
-        return [item for item in self.items() if item["name"] not in self.MAIN and item["count"]]
+        kinds = delete_counts()
+        return [item for item in self.items() if not kinds[item["name"]].main and item["count"]]
 
     @property
     def token(self) -> str:
         """The counts as the confirmation form carries them back."""
-        return ".".join(str(n) for n in astuple(self))
+        return ".".join(str(n) for n in self.counts.values())
 
     def by_model(self) -> dict[str, int]:
         """Counts by model label, as ``QuerySet.delete()`` reports what it deleted."""
-        return {self.MODELS[f.name]._meta.label: getattr(self, f.name) for f in fields(self)}
+        kinds = delete_counts()
+        return {kinds[name].model._meta.label: n for name, n in self.counts.items()}
 
 
 def contents(topic: Topic) -> TopicContents:
     """What deleting the topic removes (everything in it cascades), counted (one query per count)."""
-    t = topic.pk
-    annotations = PeerAnnotation.objects.filter(pyramid__topic=t)
-    return TopicContents(
-        references=ReferenceSummary.objects.filter(topic=t).count(),
-        peers=PeerSummary.objects.filter(topic=t).count(),
-        pyramids=Pyramid.objects.filter(topic=t).count(),
-        scus=SCU.objects.filter(pyramid__topic=t).count(),
-        annotations=annotations.count(),
-        contributors=Contributor.objects.filter(scu__pyramid__topic=t).count(),
-        matches=PeerMatch.objects.filter(annotation__pyramid__topic=t).count(),
-        assignments=Assignment.objects.filter(topic=t).count(),
-        judgments=Judgment.objects.filter(topic=t).count(),
-        crowd_statements=LiteStatement.objects.filter(topic=t).count(),
-        crowd_writings=LiteWriting.objects.filter(reference__topic=t).count(),
-        crowd_tasks=LiteTask.objects.filter(topic=t).count(),
-        crowd_answers=LiteAssignment.objects.filter(task__topic=t).count(),
-        history=Change.objects.filter(pyramid__topic=t).count()
-        + Change.objects.filter(annotation__pyramid__topic=t).count(),
-        scores=AnnotationScore.objects.filter(annotation__pyramid__topic=t).count(),
-        agreement=TopicAgreement.objects.filter(topic=t).count(),
-    )
+    return TopicContents({name: counted.count(topic.pk) for name, counted in delete_counts().items()})
 
 
 def delete_topic(topic: Topic, typed_id: str, shown: str) -> TopicContents:
     """Delete the topic and everything in it; returns what was deleted.
 
     ``typed_id`` must be the topic's id (the coordinator typed it: EditRefused, field ``confirm``,
-    otherwise) and ``shown`` the ``token`` of the contents they were shown: the topic and its
-    summaries and pyramids are locked, counted again, and if the counts differ (someone annotated
-    meanwhile) ChangedMeanwhile carries the new ones and nothing is deleted.
+    otherwise) and ``shown`` the ``token`` of the contents they were shown: the topic, its
+    summaries and what points into them (its pyramids) are locked, counted again, and if the
+    counts differ (someone annotated meanwhile) ChangedMeanwhile carries the new ones and nothing
+    is deleted.
     """
     if (typed_id or "").strip() != topic.external_id:
         raise EditRefused(f"Type the topic id, {topic.external_id}, exactly as shown to confirm.", "confirm")
     with transaction.atomic():
         if not Topic.objects.select_for_update().filter(pk=topic.pk).exists():
             raise EditRefused(f"Topic {topic.external_id} was deleted already.")
-        for model in (ReferenceSummary, PeerSummary, Pyramid):
+        for model in (ReferenceSummary, PeerSummary):
             list(model.objects.select_for_update().filter(topic=topic).order_by("pk").values_list("pk", flat=True))
+        for dependent in DEPENDENTS.values():
+            if dependent.lock is not None:
+                dependent.lock(topic, None, None)
         now = contents(topic)
         if now.token != shown:
             raise ChangedMeanwhile(now)
-        runs = list(
-            LightweightPyramid.objects.filter(pk__in=LiteStatement.objects.filter(topic=topic).values("pyramid"))
-            | LightweightPyramid.objects.filter(pk__in=LiteTask.objects.filter(topic=topic).values("pyramid"))
-        )
-        with score_events.topics_deleted():
+        with ExitStack() as around:
+            for dependent in DEPENDENTS.values():
+                if dependent.deleting is not None:
+                    around.enter_context(dependent.deleting(topic))
             Topic.objects.filter(pk=topic.pk).delete()
-        for run in runs:
-            lightweight_runs.touch(run)
-        dataset_id = topic.dataset_id
-        transaction.on_commit(lambda: snapshots.schedule_with_workers([dataset_id]))  # the topic leaves the dashboards
     return now

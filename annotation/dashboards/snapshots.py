@@ -36,6 +36,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
+import time
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -405,20 +407,123 @@ def recompute_dataset(dataset_id: int) -> bool:
     return store(dataset.pk, compute_payload(dataset, live, previous), live, state_at)
 
 
-def stale_among(dataset_ids: Iterable[int]) -> list[int]:
-    """Those of these datasets whose stored snapshot (if any) was not computed from the live state."""
+def stale_among(dataset_ids: Iterable[int], found: dict | None = None) -> list[int]:
+    """Those of these datasets whose stored snapshot (if any) was not computed from the live state.
+    ``found``: filled with dataset id -> (live fingerprint, the stored snapshot's ``computed_at``,
+    None without one) for the stale ones."""
     ids = list(dataset_ids)
-    stored = dict(DatasetDashboard.objects.filter(dataset_id__in=ids).values_list("dataset_id", "fingerprint"))
-    return [d.pk for d in Dataset.objects.filter(pk__in=ids).order_by("pk") if stored.get(d.pk) != fingerprint(d)]
+    stored = {
+        pk: (print_, at)
+        for pk, print_, at in DatasetDashboard.objects.filter(dataset_id__in=ids).values_list(
+            "dataset_id", "fingerprint", "computed_at"
+        )
+    }
+    stale = []
+    for dataset in Dataset.objects.filter(pk__in=ids).order_by("pk"):
+        live = fingerprint(dataset)
+        before, at = stored.get(dataset.pk, (None, None))
+        if before != live:
+            stale.append(dataset.pk)
+            if found is not None:
+                found[dataset.pk] = (live, at)
+    return stale
+
+
+WATCHED_SECONDS = 120  # a dashboard looked at (a page, its status.json polled) this recently is kept current
+
+
+def _watched_key(dataset_id: int) -> str:
+    return f"dashboard:watched:{dataset_id}"
+
+
+def _seen_key(dataset_id: int) -> str:
+    return f"dashboard:seen:{dataset_id}"
+
+
+def note_watched(dataset_id: int) -> None:
+    """Someone looks at the dataset's figures: while they do, its dashboard follows every change
+    (at most once per ``DASHBOARD_INTERVAL_SECONDS``). Never raises."""
+    try:
+        cache.set(_watched_key(dataset_id), 1, timeout=WATCHED_SECONDS)
+    except Exception:
+        log.warning("cache unavailable: dataset %s's dashboard is not noted as looked at", dataset_id)
+
+
+def _due_now(stale: list[int], found: dict) -> tuple[list[int], list[int]]:
+    """Of these stale datasets: those to recompute now and those that wait for a quiet spell.
+
+    Recomputing a whole dataset's statistics after every interval while an annotator saves a match
+    every few seconds cost 130 ms of the worker's CPU per save (issue 33). So a dashboard nobody
+    looked at in the last ``WATCHED_SECONDS`` waits until its data has stayed the same for
+    ``DASHBOARD_QUIET_SECONDS`` (its live fingerprint seen unchanged that long before; each look
+    notes it), unless it has none yet or is older than ``DASHBOARD_UNWATCHED_SECONDS``. With the
+    in-process runner (no workers) everything is recomputed now, as nothing is spaced there."""
+    if not stale or queue.in_process():
+        return stale, []
+    now = time.time()
+    quiet, longest = settings.DASHBOARD_QUIET_SECONDS, settings.DASHBOARD_UNWATCHED_SECONDS
+    try:
+        marks = cache.get_many([_watched_key(pk) for pk in stale] + [_seen_key(pk) for pk in stale])
+    except Exception:  # the cache is Redis: without it, nothing is deferred
+        return stale, []
+    ready, later, seen = [], [], {}
+    for pk in stale:
+        live, computed_at = found[pk]
+        digest = hashlib.sha256(json.dumps(live, sort_keys=True).encode()).hexdigest()
+        seen_digest, seen_at = marks.get(_seen_key(pk)) or (None, now)
+        if (
+            _watched_key(pk) in marks
+            or computed_at is None
+            or (now - computed_at.timestamp()) >= longest
+            or (seen_digest == digest and now - seen_at >= quiet - 1)  # a countdown ends a little early
+        ):
+            ready.append(pk)
+        else:
+            later.append(pk)
+            if seen_digest != digest:
+                seen[_seen_key(pk)] = (digest, now)
+    if seen:
+        try:
+            cache.set_many(seen, timeout=math.ceil(longest + quiet))
+        except Exception:
+            return stale, []
+    return ready, later
 
 
 def recompute_datasets(dataset_ids: Iterable[int]) -> int:
     """The dashboard job: recompute those of these datasets whose snapshot is not current (a copy of
     a message delivered again after its run, or another message for an unchanged dataset, computes
     nothing: ``queue.start``), each at most once per ``DASHBOARD_INTERVAL_SECONDS`` (those computed
-    more recently are put off: ``queue.due``)."""
-    ids = queue.start("dashboard", dataset_ids, stale_among)
+    more recently are put off: ``queue.due``), a dashboard nobody looks at once its data is quiet
+    (``_due_now``: the others are published again to look after ``DASHBOARD_QUIET_SECONDS``)."""
+    found: dict[int, tuple] = {}
+    waiting: list[int] = []
+
+    def due_now(ids: list[int]) -> list[int]:
+        ready, later = _due_now(stale_among(ids, found), found)
+        waiting.extend(later)
+        return ready
+
+    ids = queue.start("dashboard", dataset_ids, due_now)
+    _look_again(waiting)
     return sum(recompute_dataset(pk) for pk in ids)
+
+
+def _look_again(dataset_ids: list[int]) -> None:
+    """Publish the datasets put off (``_due_now``) to be looked at again after the quiet spell, once:
+    each run releases the pending marks of its ids first (``queue.start``), so a message published
+    meanwhile (the agreement's, a sweep's) would start a second chain of looks beside this one, and
+    each chain's run would release the other's mark: 61 looks in 3 minutes instead of 16. A mark
+    held until the look is due lets one chain through."""
+    if not dataset_ids:
+        return
+    wait = min(settings.DASHBOARD_QUIET_SECONDS, queue.longest_countdown())
+    try:
+        mine = [pk for pk in dataset_ids if cache.add(f"dashboard:look:{pk}", 1, timeout=max(1, math.floor(wait) - 1))]
+    except Exception:  # the cache is Redis: without it, publish (the queue de-duplicates what it can)
+        mine = dataset_ids
+    if mine:
+        queue.dispatch("dashboard", mine, delay=settings.DASHBOARD_QUIET_SECONDS)
 
 
 RETRY_AFTER_SECONDS = 5  # what a page download asks a client to wait while the first snapshot is computed
@@ -452,6 +557,7 @@ def snapshot_for(dataset: Dataset, *, compute_missing: bool = False) -> tuple[Da
 
     ``compute_missing``: compute a missing first snapshot here instead (the REST API, whose contract
     is a 200 with the rows: scripts do not retry; once per dataset, 3-6 s for DUC 2006)."""
+    note_watched(dataset.pk)
     stored = DatasetDashboard.objects.filter(dataset=dataset).defer("payload")  # decoded once per process: ``data``
     snapshot = stored.first()
     if snapshot is None and compute_missing:

@@ -15,6 +15,7 @@ Everything is seeded (``SETTINGS``, stored in the payload and shown on the pages
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -240,6 +241,16 @@ class PeerInputs:
         return self._scu_tests
 
 
+# The reference-stability curve scores each topic under every subset of its references (a fifth to
+# a third of a dashboard's CPU); the scores are kept in the process between snapshots under the
+# topic's data (``stability.reference_stability``'s memo), so after a save in one topic that topic
+# alone is scored again. The topics used longest ago are dropped beyond this many (their data and
+# scores, ~0.2 MB a topic of 120 SCUs and 22 peers: ~20 MB at most; a DUC-sized dataset has 50).
+_STABILITY_MEMO: dict = {}
+_STABILITY_LOCK = threading.Lock()
+STABILITY_MEMO_TOPICS = 100
+
+
 def load_peer_inputs(topics) -> PeerInputs:
     annotations = _peer_annotations(topics)
     by_topic: dict[int, list[PeerAnnotation]] = defaultdict(list)
@@ -279,9 +290,11 @@ def compute(dataset_name: str, rows: list[dict], summarizer_of, convention: Conv
         data = by_system(rows, summarizer_of, kinds, score)
         views[view] = {"score": score, **view_statistics(data, seed)}
     views["peers"]["scu_tests"] = peers.scu_tests(seed)
-    views["peers"]["reference_stability"] = [
-        p.as_dict() for p in stability.reference_stability(peers.topics, convention, seed=seed)
-    ]
+    with _STABILITY_LOCK:  # a web process's threads may compute a first snapshot each
+        curve = stability.reference_stability(peers.topics, convention, seed=seed, memo=_STABILITY_MEMO)
+        while len(_STABILITY_MEMO) > STABILITY_MEMO_TOPICS:
+            del _STABILITY_MEMO[next(iter(_STABILITY_MEMO))]
+    views["peers"]["reference_stability"] = [p.as_dict() for p in curve]
     return {"settings": dict(SETTINGS), "dataset": dataset_name, "views": views}
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
+from annotation.history import queries
 from annotation.history.models import Change
 
 
@@ -90,9 +91,13 @@ def reread(obj, *related: str):
 
 @dataclass
 class Outcome:
+    """What an action returned, the document's revision after it, the change recorded (None: none),
+    and the document as the action held it locked (its concept may keep on it what it last read)."""
+
     value: Any
     revision: int
     change: Change | None
+    document: Any = None
 
 
 # --- Actions -------------------------------------------------------------------------------
@@ -129,12 +134,7 @@ def _record(
     target: dict, user, action: str, summary: str, before, after, *, undo_state=Change.UndoState.APPLIED, reverts=None
 ) -> Change:
     document = target.get("pyramid") or target.get("annotation")
-    if undo_state == Change.UndoState.APPLIED and reverts is None:
-        # A new action ends the redo stack of this user on this document.
-        Change.objects.filter(**target, user=user, undo_state=Change.UndoState.UNDONE).update(
-            undo_state=Change.UndoState.DISCARDED
-        )
-    return Change.objects.create(
+    change = Change(
         **target,
         user=user if user and user.is_authenticated else None,
         action=action,
@@ -145,6 +145,8 @@ def _record(
         undo_state=undo_state,
         reverts=reverts,
     )
+    # A new action ends the redo stack of this user on this document (with the insert: one statement).
+    return queries.record(change, discard_undone=undo_state == Change.UndoState.APPLIED and reverts is None)
 
 
 def _unchanged(document) -> None:
@@ -177,7 +179,7 @@ def pyramid_action(
             if after != before
             else _unchanged(pyramid)
         )
-        return Outcome(value, pyramid.revision, change)
+        return Outcome(value, pyramid.revision, change, pyramid)
 
 
 def annotation_action(
@@ -203,7 +205,7 @@ def annotation_action(
             if after != before
             else _unchanged(annotation)
         )
-        return Outcome(value, annotation.revision, change)
+        return Outcome(value, annotation.revision, change, annotation)
 
 
 # --- Undo / redo ---------------------------------------------------------------------------
@@ -252,7 +254,7 @@ def _revert(target_kind: str, document_id: int, user, *, redo: bool, expected_re
             undo_state=Change.UndoState.NONE,
             reverts=change,
         )
-        return Outcome(change, document.revision, record)
+        return Outcome(change, document.revision, record, document)
 
 
 def undo(target_kind: str, document_id: int, user, expected_revision: int | None = None) -> Outcome:

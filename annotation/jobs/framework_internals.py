@@ -8,10 +8,11 @@ on, so the upgrade that breaks one says so instead of a page going slow or wrong
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TypeVar
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Model, QuerySet
 from django.db.models.sql import Query
 
@@ -52,6 +53,41 @@ def queryset_of(model: type[Model], query: Query) -> QuerySet:
     ``QuerySet(model=..., query=...)`` and ``Query.chain()`` (the copy Django makes for every
     ``filter``)."""
     return QuerySet(model=model, query=query.chain())
+
+
+# Stand-ins for the ids a kept statement is composed with (``kept_rows``): no id is negative.
+_STAND_IN = -(2**31) + 104729
+
+
+def kept_rows(build: Callable[..., QuerySet], **ids: int) -> list[tuple]:
+    """The rows of ``build(**ids)`` (a ``values_list`` queryset whose only variables are the integer
+    ``ids``) as the database driver returns them (no converters: on SQLite a boolean is 0 or 1),
+    the statement composed and compiled once per process with stand-ins for the ids, then run
+    with the ids in their place. Composing a query with nested subqueries (a peer's progress,
+    counted as every page counts it) took more CPU than running it, on every request that reads
+    it. ``build`` is a module-level function of the ids alone: its other values are kept as they
+    were the first time (never the clock, a setting or a row read). Relies on ``Query.sql_with_params``
+    (the statement and its parameters, each id's parameter being the id itself)."""
+    if any(type(value) is not int for value in ids.values()):
+        raise TypeError(f"kept_rows takes integer ids only: {ids}")
+    sql, slots = _kept(build, tuple(sorted(ids)), connection.vendor)
+    params = [ids[slot[1]] if slot[0] else slot[1] for slot in slots]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+@functools.lru_cache(maxsize=64)
+def _kept(build: Callable[..., QuerySet], names: tuple[str, ...], vendor: str) -> tuple[str, tuple]:
+    """``build``'s statement with stand-ins for ``names``, and each parameter as (True, an id's
+    name) or (False, the constant it is)."""
+    stand_ins = {_STAND_IN - 7919 * i: name for i, name in enumerate(names)}
+    sql, params = build(**{name: value for value, name in stand_ins.items()}).query.sql_with_params()
+    slots = tuple((True, stand_ins[p]) if type(p) is int and p in stand_ins else (False, p) for p in params)
+    missing = set(names) - {slot[1] for slot in slots if slot[0]}
+    if missing:
+        raise ValueError(f"{build.__name__}: the ids {sorted(missing)} are not parameters of its statement")
+    return sql, slots
 
 
 def password_being_set(user) -> bool:

@@ -61,6 +61,8 @@ JOBS = {
         "annotation.recompute_agreement",
         spacing="AGREEMENT_SPACING_SECONDS",
     ),
+    # A topic's construction agreement is computed by its ``topic`` job (one task for both figures);
+    # this job runs the messages queued by an older version, whose task name it keeps.
     "construction": Job(
         "annotation.pyramids.construction.recompute_topics",
         "annotation.recompute_construction",

@@ -61,23 +61,40 @@ def done_key(task_id: str) -> str:
     return f"pyramid:done:{task_id}"
 
 
-def _done(task_id: str) -> bool:
+def _done_ttl(name: str) -> int:
+    return queue.pending_ttl(queue.kind_of_task(name))
+
+
+def _acquire_unless_done(lock, task_id: str) -> tuple[bool, bool]:
+    """(done, acquired): whether ``task_id`` already finished, and the lock taken with its id as
+    token. One round trip for both (a pipeline), not two: at an annotator's pace every save is one
+    task, and each round trip is CPU of the worker's (issue 33). A copy of a finished task that took
+    the lock meanwhile gives it back at once."""
+    with _redis().pipeline(transaction=False) as pipe:
+        pipe.exists(done_key(task_id))
+        pipe.set(lock.name, task_id, nx=True, px=int(lock.timeout * 1000))
+        done, acquired = (bool(x) for x in pipe.execute())
+    if acquired:
+        lock.local.token = task_id.encode()  # what ``lock.acquire`` notes for reacquire and release
+        if done:
+            lock.release()
+    return done, acquired
+
+
+def _mark_done_and_release(name: str, task_id: str, lock) -> None:
+    """Mark the task done (for as long as copies may be delivered) and release its lock, in one
+    round trip. A lock that expired or was taken by another run is not released (redis-py's own
+    release script compares the token), nor reported: it expires by itself."""
     import redis.exceptions
 
     try:
-        return bool(task_id) and bool(_redis().exists(done_key(task_id)))
+        with _redis().pipeline(transaction=False) as pipe:
+            if task_id:
+                pipe.set(done_key(task_id), 1, ex=_done_ttl(name))
+            lock.lua_release(keys=[lock.name], args=[lock.local.token], client=pipe)
+            pipe.execute()
     except redis.exceptions.RedisError:
-        return False  # then the job's own currency test decides
-
-
-def _mark_done(name: str, task_id: str) -> None:
-    import redis.exceptions
-
-    kind = queue.kind_of_task(name)
-    try:
-        _redis().set(done_key(task_id), 1, ex=queue.pending_ttl(kind))
-    except redis.exceptions.RedisError:
-        log.warning("could not mark %s[%s] done (Redis unreachable): a copy tests its state", name, task_id)
+        log.warning("could not mark %s[%s] done or release its lock (Redis unreachable): both expire", name, task_id)
 
 
 def lock_key(name: str, args) -> str:
@@ -116,17 +133,17 @@ class RunsAlone(Task):
         import redis.exceptions
 
         task_id = self.request.id or ""
-        if _done(task_id):
-            log.info("%s[%s] is delivered again after it finished: this copy is skipped", self.name, task_id)
-            return None
         # thread_local=False: the heartbeat thread renews it with the token taken here
         lock = _redis().lock(lock_key(self.name, args), timeout=settings.TASK_LOCK_SECONDS, thread_local=False)
         try:
-            acquired = lock.acquire(blocking=False, token=task_id)
-            holder = None if acquired else _redis().get(lock.name)
+            done, acquired = _acquire_unless_done(lock, task_id)
+            holder = None if acquired or done else _redis().get(lock.name)
         except redis.exceptions.RedisError:
             log.warning("Redis unreachable: %s runs without its lock", self.name)
             return super().__call__(*args, **kwargs)
+        if done:
+            log.info("%s[%s] is delivered again after it finished: this copy is skipped", self.name, task_id)
+            return None
         if not acquired:
             if holder is not None and holder.decode() == task_id:
                 log.warning("%s[%s] is delivered again while it still runs: this copy is skipped", self.name, task_id)
@@ -139,14 +156,17 @@ class RunsAlone(Task):
             return self.__call__(*args, **kwargs)  # released in between: take it now
         heartbeat = _Heartbeat(lock)
         heartbeat.start()
+        finished = False
         try:
             result = super().__call__(*args, **kwargs)
-            if task_id:
-                _mark_done(self.name, task_id)
+            finished = True
             return result
         finally:
             heartbeat.stopped.set()
-            try:
-                lock.release()
-            except redis.exceptions.RedisError:  # expired (LockNotOwnedError) or Redis gone: it expires by itself
-                pass
+            if finished:
+                _mark_done_and_release(self.name, task_id, lock)
+            else:  # a run that raised marks nothing done: its copy runs
+                try:
+                    lock.release()
+                except redis.exceptions.RedisError:  # expired (LockNotOwnedError) or Redis gone: it expires by itself
+                    pass

@@ -19,13 +19,18 @@ PENDING_KIND = "lightweight"
 def touch(run: LightweightPyramid, notify: bool = True, reload: bool = True) -> None:
     """Bump the run's revision; with ``notify``, recompute after the commit (a caller changing
     many things in several transactions passes False and calls :func:`schedule` once at the end).
-    ``reload`` reads the new revision into ``run``; a crowd submission, which does not need it,
-    saves that query while it holds the run's row lock."""
+    ``reload`` reads the new revision into ``run`` (a caller that does not need it saves a query)."""
     LightweightPyramid.objects.filter(pk=run.pk).update(revision=F("revision") + 1)
     if reload:
         run.refresh_from_db(fields=["revision"])
     if notify:
-        transaction.on_commit(lambda: schedule([run.pk]))
+        touched(run)
+
+
+def touched(run: LightweightPyramid) -> None:
+    """The run's revision was bumped by the caller's own statement (a crowd answer:
+    ``queries.store_answer``): recompute after the commit, as :func:`touch` does."""
+    transaction.on_commit(lambda: schedule([run.pk]))
 
 
 def schedule(run_ids) -> None:

@@ -67,7 +67,7 @@ from annotation.lightweight.models import (
     LiteTask,
     LiteWriting,
 )
-from annotation.lightweight.runs import touch
+from annotation.lightweight.runs import touch, touched
 from annotation.pyramids.models import SCU
 from scoring.lite_statements import Statement, chunk, filter_statements, sample_batches, top_up
 
@@ -77,10 +77,8 @@ MAX_WORKER_ID = 100
 NO_WORKER = " "
 PSEUDONYM_PREFIX = "anon-"  # the run's pseudonyms of worker ids (``lightweight_privacy``)
 MAX_STATEMENT_CHARS = 500
-# next_task: tasks tried under their row lock per choice, and choices made afresh when every tried
-# task's last slot went to someone else meanwhile (each failed try means another worker got a task).
+# next_task: tasks tried under their row lock per choice.
 RESERVE_CANDIDATES = 4
-RESERVE_ROUNDS = 3
 ALL_RESERVED = "All remaining tasks are being judged right now; try again in a few minutes."
 # One message for every refused answer (not held, held no more, answered already, not this
 # worker's key): which of them it was would tell who took part.
@@ -457,7 +455,9 @@ def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | N
     not renew it). Otherwise a task as ``queries._PROPOSALS`` orders them. The choice is one query on task
     ids alone (counting over whole rows with the summary text sorted them on disk); it is only a
     proposal, which ``_hold`` checks again under the task's lock: when the last slot went to
-    someone else meanwhile, the next proposal is tried, a bounded number of times.
+    someone else meanwhile, the next proposal is tried. Each such round means another request took
+    a slot, so the rounds are bounded by the link's open slots; a fixed number of rounds told a
+    worker that all was taken while slots were free, when a burst of 32 chased the same tasks.
     """
     now = timezone.now()
     adapt = connection.ops.adapt_datetimefield_value
@@ -478,21 +478,25 @@ def next_task(link: CrowdLink, worker: str, client: CrowdClient) -> LiteTask | N
         "limit": RESERVE_CANDIDATES,
         "rollback": client.decoy,
     }
-    for _ in range(RESERVE_ROUNDS):
+    rounds = 0
+    while True:  # bounded below by the open slots
+        if rounds:  # holds others ended since this request began (at their now) are seen as ended
+            params["now"] = adapt(timezone.now())
         proposals = queries.proposals(params)
         if not proposals:
             return None
         if proposals[0][1]:
             return _shown(proposals[0][0], worker)
         free = [pk for pk, _, taken, _ in proposals if taken < judges]
-        pk, contended = _hold(free, len(free) < len(proposals), params, int(proposals[0][3]), now)
+        open_slots = int(proposals[0][3])
+        pk, contended = _hold(free, len(free) < len(proposals), params, open_slots, now)
         if pk is not None:
             return _shown(pk, params["worker"])
         # Every task that had a free slot was tried; chosen afresh only when others filled them while
         # this request waited (a burst): their slots went elsewhere, a later task may still have one.
-        if len(free) < RESERVE_CANDIDATES and not contended:
+        rounds += 1
+        if (len(free) < RESERVE_CANDIDATES and not contended) or rounds > open_slots:
             return None
-    return None
 
 
 class ShownStatement(NamedTuple):
@@ -589,8 +593,13 @@ def _take_over(params: dict, open_slots: int) -> int | None:
     answer late) and its slot becomes this worker's hold. However many addresses or invented ids
     hold a link's slots, a worker from a new address is never kept out for long. A hold answered
     (or ended) while this request waited for its task's lock is not taken: the next one is tried,
-    so a flood that answers as fast as it holds cannot win every race for the last slots."""
-    for _ in range(RESERVE_ROUNDS):
+    so a flood that answers as fast as it holds cannot win every race for the last slots. Each hold
+    tried in vain went to another request, so the tries are bounded by the open slots (three tries
+    turned the fifth of eight newcomers arriving together away, all chasing the newest hold)."""
+    for _ in range(open_slots + 1):
+        # Read afresh each try: a hold another request ended (at its own now) still looked live
+        # to this request's earlier now, and was chosen again and again.
+        params = {**params, "now": connection.ops.adapt_datetimefield_value(timezone.now())}
         mine, others = queries.addresses(params)
         share = fair_share(open_slots, int(others) + (0 if mine else 1))
         if int(mine) >= share:
@@ -686,14 +695,16 @@ def submit_judgments(
     is locked, in one statement, whichever is given (a page's submission need not read it first).
     """
     worker = clean_worker_id(worker)
-    now = timezone.now()
-    late = answerable_after(now)
     adapt = connection.ops.adapt_datetimefield_value
     try:
         with transaction.atomic():
             row = queries.submitted_task(task if isinstance(task, int) else task.pk, link.pyramid_id)
             if row is None:
                 raise UnknownTask("No such task in this evaluation.")
+            # The time once the task's lock is granted: a hold taken over while this request waited
+            # for it ended at the taker's now, later than a now read before, and looked live.
+            now = timezone.now()
+            late = answerable_after(now)
             task = LiteTask(id=row[0], pyramid_id=link.pyramid_id, batch=row[1], statement_ids=_json(row[2]))
             if link.batch and task.batch != link.batch:
                 raise WorkError("This task is not part of this link.")
@@ -727,7 +738,7 @@ def submit_judgments(
                 taken = task.assignments.count() + task.reservations.filter(expires_at__gt=now).count()
                 if taken >= link.pyramid.judges_per_task + settings.LIGHTWEIGHT_LATE_ANSWERS:
                     raise WorkError(NOT_HELD)
-            assignment = LiteAssignment.objects.create(
+            assignment = LiteAssignment(
                 task=task,
                 worker_id=worker,
                 external_id=f"app:{worker}",
@@ -736,11 +747,25 @@ def submit_judgments(
                 completion_code=completion_code(),
                 client=hold.client,
                 session=hold.session,
+                submitted_at=now,
                 **(record or {}),
             )
-            # The task's holds expired past their late answer go too (this is where they are cleared).
-            queries.answered(task.pk, hold.pk, adapt(late))
-            touch(link.pyramid, reload=False)  # last before the commit: the run's row is locked briefly
+            # One statement, the last before the commit (the run's row is locked briefly): the answer,
+            # its hold and the task's holds expired past their late answer gone (this is where they
+            # are cleared), the run's revision bumped.
+            values = {f: getattr(assignment, f) for f in queries.ASSIGNMENT_FIELDS}
+            assignment.pk = queries.store_answer(
+                {
+                    **values,
+                    "task": task.pk,
+                    "submitted_at": adapt(now),
+                    "hold": hold.pk,
+                    "late": adapt(late),
+                    "run": link.pyramid_id,
+                }
+            )
+            assignment._state.adding = False
+            touched(link.pyramid)
     except IntegrityError:  # the worker's other tab answered it at the same moment
         raise WorkError(NOT_HELD) from None
     return assignment

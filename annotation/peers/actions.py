@@ -7,7 +7,7 @@ is recorded for the audit history and undo/redo.
 from django.core.exceptions import ValidationError
 
 from annotation.history.changes import Outcome, annotation_action, reread
-from annotation.peers.editing import add_match
+from annotation.peers.editing import write_match
 from annotation.peers.models import PeerAnnotation, PeerMatch
 from annotation.pyramids.editing import Spans
 from annotation.pyramids.models import SCU
@@ -23,8 +23,27 @@ def match_span(annotation: PeerAnnotation, user, *, scu: SCU | None, spans: Span
         annotation.pk,
         user,
         action="add_match",
-        mutate=lambda a: add_match(a, scu, spans),
+        mutate=lambda a: write_match(a, scu, spans),
         summary=lambda m: f"Matched {_describe(scu)}",
+        expected_revision=expected_revision,
+    )
+
+
+def accept_matches(
+    annotation: PeerAnnotation, user, *, matches: list[tuple[SCU, Spans]], expected_revision=None
+) -> Outcome:
+    """Several matches made at once (Autoannotate's reviewed suggestions accepted with one key): one
+    action, so one revision and one undo step; all are written or none."""
+
+    def mutate(a):
+        return [write_match(a, scu, spans) for scu, spans in matches]
+
+    return annotation_action(
+        annotation.pk,
+        user,
+        action="accept_matches",
+        mutate=mutate,
+        summary=lambda made: f"Accepted {len(made)} suggested match{'es' if len(made) != 1 else ''}",
         expected_revision=expected_revision,
     )
 

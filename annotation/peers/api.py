@@ -8,23 +8,24 @@ resources where the router is assembled (``pyramid_app/api_urls.py``, from ``pee
 the annotation resource's ``export`` comes from ``transfer.api``.
 """
 
+from contextlib import nullcontext
+
 from django.db import transaction
 from django.db.models import Model, Prefetch, prefetch_related_objects
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 
 from annotation.access import rules
 from annotation.api.serializers import django_errors_as_drf
+from annotation.api.versions import expected_revision
 from annotation.api.viewsets import ScopedViewSet
-from annotation.corpus import assignments
 from annotation.corpus.models import Assignment, PeerSummary
 from annotation.history.api import HistoryActions, VersionedMixin
-from annotation.peers import actions, deltas, filters, results, serializers
+from annotation.peers import actions, assignments, deltas, filters, ranked_suggestions, results, serializers
 from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch, PeerMatchPart
-from annotation.pyramids import ranked_suggestions
 from annotation.pyramids.api import pyramid_texts
 from annotation.pyramids.models import Pyramid
 
@@ -55,6 +56,22 @@ SUGGESTIONS_RESPONSE = OpenApiResponse(
     },
     description="suggested matches, best first (highest confidence)",
 )
+FINISHING_PARAM = OpenApiParameter(
+    "finishing",
+    int,
+    description="your annotation you are about to mark done (read ahead at it): the suggestions take it as "
+    "finished, as they take your done ones (a sentence you left without an SCU says the SCU is not there)",
+)
+
+
+def _finishing(request) -> int | None:
+    """The ``finishing`` query parameter: an annotation id, or None."""
+    given = request.query_params.get("finishing")
+    if given in (None, ""):
+        return None
+    if not given.isdigit():
+        raise ValidationError({"finishing": f"an annotation id, not {given!r}"})
+    return int(given)
 
 
 def scored_annotations(annotations):
@@ -164,16 +181,30 @@ class PeerAnnotationViewSet(AnnotationDocument, HistoryActions, VersionedMixin, 
         write until the score of the revision you hold has arrived."""
         return Response(self.get_serializer(self.get_object()).data)
 
-    @extend_schema(responses={200: SUGGESTIONS_RESPONSE})
+    @extend_schema(parameters=[FINISHING_PARAM], responses={200: SUGGESTIONS_RESPONSE})
     @action(detail=True)
     def suggestions(self, request, pk=None):
         """Autoannotate: matches suggested from the pyramid (its contributors' and labels' words in a peer
         clause, weighted by the topic's word weights) and from the annotator's own other annotations of
         the topic (never another annotator's work), best first with a confidence (a trained model's,
         else hand-set rules'), each for the annotator to accept or reject; nothing is written."""
-        return Response({"suggestions": ranked_suggestions.suggestions_for(self.get_object())})
+        return Response(
+            {"suggestions": ranked_suggestions.suggestions_for(self.get_object(), finishing=_finishing(request))}
+        )
 
 
+ACCEPTED_RESPONSE = OpenApiResponse(
+    {
+        "type": "object",
+        "properties": {
+            "annotation": {"type": "integer"},
+            "ids": {"type": "array", "items": {"type": "integer"}, "description": "the new matches, as given"},
+            "revision": {"type": "integer"},
+            "delta": {"type": "object", "description": "all the annotation's matches, as `full` shows them"},
+        },
+    },
+    description="the matches made",
+)
 MATCH_PARTS = Prefetch("parts", queryset=PeerMatchPart.objects.order_by("start"))
 
 
@@ -197,10 +228,41 @@ class PeerMatchViewSet(AnnotationDocument, VersionedMixin, ScopedViewSet):
             serializer.validated_data["annotation"] = assignments.annotation_for(*place)
             super().perform_create(serializer)
 
+    def _create_transaction(self):
+        """None of its own: a match is written by one action, in its own transaction (or savepoint:
+        ``history.changes.annotation_action``), and answered with what the action wrote and read
+        under its lock (``_reload``, ``deltas.delta``): nothing is read after it, so a transaction
+        around it would add only its own SAVEPOINT and RELEASE (or BEGIN and COMMIT) to each save."""
+        return nullcontext()
+
     def _reload(self, serializer):
-        """The match the action wrote and returned, as saved under the annotation's lock: only its
-        parts are read (an answer the editor waits for, on every match)."""
-        prefetch_related_objects([serializer.instance], MATCH_PARTS)
+        """The match the action wrote or moved, as saved under the annotation's lock: a new one
+        answers with the parts it was written with (``serializers.MatchParts``: nothing read, on
+        every match the editor waits for), a moved one reads its parts."""
+        if getattr(serializer.instance, "written_parts", None) is None:
+            prefetch_related_objects([serializer.instance], MATCH_PARTS)
+
+    @extend_schema(request=serializers.AcceptMatchesSerializer, responses={201: ACCEPTED_RESPONSE})
+    @action(detail=False, methods=["post"])
+    def accept(self, request):
+        """Several matches in one action: the suggestions an annotator reviewed, accepted at once (one
+        revision, one undo step; all are written or none). Like a single match's, the first write of
+        an untouched peer may name its ``assignment`` and ``peer``, and creates the annotation with it."""
+        wanted = serializers.AcceptMatchesSerializer(data=request.data, context=self.get_serializer_context())
+        wanted.is_valid(raise_exception=True)
+        data = wanted.validated_data
+        with django_errors_as_drf(), transaction.atomic():
+            annotation = data["annotation"] if "annotation" in data else assignments.annotation_for(*data["place"])
+            rules.check_create(request.user, PeerMatch, {"annotation": annotation})
+            self._outcome = actions.accept_matches(
+                annotation,
+                request.user,
+                matches=[(m["scu"], m["parts"]) for m in data["matches"]],
+                expected_revision=expected_revision(request),
+            )
+        return Response(
+            {"annotation": annotation.pk, "ids": [m.pk for m in self._outcome.value]}, status=status.HTTP_201_CREATED
+        )
 
     def perform_destroy(self, instance):
         self._outcome = actions.remove_match(instance, self.request.user, expected_revision=self.destroy_revision())
@@ -234,17 +296,18 @@ class AssignmentPeerWork:
         annotation = PeerAnnotationViewSet.full_queryset.get(pk=annotation.pk)
         return Response(self.get_serializer(annotation).data, headers={"ETag": f'"{annotation.revision}"'})
 
-    @extend_schema(responses={200: SUGGESTIONS_RESPONSE})
+    @extend_schema(parameters=[FINISHING_PARAM], responses={200: SUGGESTIONS_RESPONSE})
     @action(detail=True, url_path=r"peers/(?P<peer>[0-9]+)/suggestions")
     def peer_suggestions(self, request, pk=None, peer=None):
         """Autoannotate's suggestions for a peer of your assignment, whether or not you acted in it yet."""
         assignment, peer = self._own_peer(peer)
+        finishing = _finishing(request)
         with django_errors_as_drf():
             annotation, peer = assignments.existing_annotation(assignment, peer)
             return Response(
                 {
                     "suggestions": ranked_suggestions.suggestions_for(
-                        annotation or assignments.unsaved_annotation(assignment, peer)
+                        annotation or assignments.unsaved_annotation(assignment, peer), finishing=finishing
                     )
                 }
             )

@@ -5,30 +5,25 @@ matches (an annotation holds a few dozen at most; undo/redo recreate them). (A p
 """
 
 from annotation.history.changes import Outcome
-from annotation.peers.models import PeerMatch
+from annotation.peers import document_states
 
 
 def annotation_delta(annotation_id: int, revision: int) -> dict:
-    """The matches as ``full`` shows them (``FullMatchSerializer``'s fields), read in one statement
-    (the matches joined with their parts) and put together here: every save of the annotator
-    answers with them, and the prefetch's two statements and DRF's serializer cost the request more
-    than the save itself (docs/performance.md)."""
-    matches: dict[int, dict] = {}
-    rows = (
-        PeerMatch.objects.filter(annotation_id=annotation_id)
-        .order_by("id", "parts__start", "parts__id")
-        .values_list("id", "scu_id", "review_note", "parts__id", "parts__start", "parts__end")
-    )
-    for pk, scu, review_note, part, start, end in rows:
-        match = matches.setdefault(pk, {"id": pk, "scu": scu, "review_note": review_note, "parts": []})
-        if part is not None:
-            match["parts"].append({"id": part, "start": start, "end": end})
-    return {"document": "annotation", "id": annotation_id, "revision": revision, "matches": list(matches.values())}
+    """The matches as ``full`` shows them, read in one statement (``document_states.read_matches``)
+    and put together there: every save of the annotator answers with them, and the prefetch's two
+    statements and DRF's serializer cost the request more than the save itself (docs/performance.md)."""
+    matches = document_states.as_full(document_states.read_matches(annotation_id))
+    return {"document": "annotation", "id": annotation_id, "revision": revision, "matches": matches}
 
 
 def delta(outcome: Outcome) -> dict | None:
-    """The delta of an annotation action's outcome (None when nothing was recorded)."""
+    """The delta of an annotation action's outcome (None when nothing was recorded): the matches
+    the action read after its change, under its lock (``document_states.annotation_state`` keeps
+    them on the annotation), else read now."""
     change = outcome.change
     if change is None:
         return None
-    return annotation_delta(change.annotation_id, outcome.revision)
+    read = getattr(outcome.document, "matches_read", None)
+    if read is None:
+        return annotation_delta(change.annotation_id, outcome.revision)
+    return {"document": "annotation", "id": change.annotation_id, "revision": outcome.revision, "matches": read}

@@ -5,12 +5,12 @@ Row keys are a public contract (``export_scores``/``export_agreement``, the API'
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from annotation.adjudication.models import Adjudication, PyramidAdjudication
 from annotation.corpus.models import Topic
 from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch
 from annotation.peers.scoring_inputs import load_annotations
@@ -53,6 +53,37 @@ AGREEMENT_KEYS = (
 )
 
 
+@dataclass(frozen=True)
+class Adjudicated:
+    """The adjudication's part of the rule of what counts, each an ``Exists`` on ``OuterRef`` paths.
+
+    Adjudication is a layer above peers: ``annotation/adjudication/counting.py`` registers its part
+    (:func:`register_adjudicated`) when the app is ready, so the rule reads adjudicated versions
+    without importing their models."""
+
+    annotation: Callable[[str], Exists]  # the peer annotation at the path is an adjudicated version
+    settles: Callable[[str, str], Exists]  # an adjudicated version settles the (peer, pyramid) at the paths
+    topic: Callable[[str], Exists]  # the topic at the path has an adjudicated pyramid
+    pyramid: Callable[[str], Exists]  # the pyramid at the path is its topic's adjudicated pyramid
+
+
+_adjudicated: list[Adjudicated] = []
+
+
+def register_adjudicated(part: Adjudicated) -> None:
+    """The adjudication's part of the rule (one: registering again replaces it)."""
+    _adjudicated[:] = [part]
+
+
+def _adjudication() -> Adjudicated:
+    if not _adjudicated:
+        raise LookupError(
+            "the rule of what counts has no adjudication part registered: "
+            "annotation.adjudication.counting registers it when the app is ready (annotation.apps)"
+        )
+    return _adjudicated[0]
+
+
 def counted(annotations: QuerySet, *, include_unfinished: bool = False, for_scores: bool = False) -> QuerySet:
     """The peer annotations that scores and agreement rest on: the one rule every consumer uses
     (exports, the API's scores/agreement, stored topic agreement, dashboards, progress
@@ -80,12 +111,11 @@ def counting(*, include_unfinished: bool = False, for_scores: bool = False) -> Q
     done = Q(status=PeerAnnotation.Status.DONE)
     if include_unfinished:
         done |= Q(Exists(PeerMatch.objects.filter(annotation=OuterRef("pk"))))
-    adjudicated = Q(Exists(Adjudication.objects.filter(annotation=OuterRef("pk"))))
+    adjudication = _adjudication()
+    adjudicated = Q(adjudication.annotation("pk"))
     if not for_scores:
         return done & ~adjudicated
-    settled = Q(
-        Exists(Adjudication.objects.filter(annotation__peer=OuterRef("peer"), annotation__pyramid=OuterRef("pyramid")))
-    )
+    settled = Q(adjudication.settles("peer", "pyramid"))
     return (adjudicated | (done & ~settled)) & scoring_pyramid()
 
 
@@ -109,9 +139,7 @@ def scoring_pyramid(path: str = "pyramid") -> Q:
     """The condition on a pyramid (reached by ``path``) of being the one its topic's scores rest on:
     the topic's adjudicated pyramid where there is one, else any of its pyramids."""
     prefix = f"{path}__" if path else ""
-    return Q(**{f"{prefix}pyramid_adjudication__isnull": False}) | ~Q(
-        Exists(PyramidAdjudication.objects.filter(topic=OuterRef(f"{prefix}topic")))
-    )
+    return Q(**{f"{prefix}pyramid_adjudication__isnull": False}) | ~Q(_adjudication().topic(f"{prefix}topic"))
 
 
 PYRAMID_ADJUDICATED = "pyramid: adjudicated"
@@ -140,13 +168,13 @@ def _joined(annotation_version: str, pyramid_adjudicated: bool) -> str:
 def is_adjudicated_pyramid(pyramid: str = "pk") -> Exists:
     """Is the pyramid ``pyramid`` refers to (an ``OuterRef`` path) its topic's adjudicated pyramid?
     The one expression of it for the tables here and the dashboards' figures."""
-    return Exists(PyramidAdjudication.objects.filter(pyramid=OuterRef(pyramid)))
+    return _adjudication().pyramid(pyramid)
 
 
 def with_version(annotations: QuerySet) -> QuerySet:
     """``annotations`` with ``adjudicated`` and ``pyramid_adjudicated`` (bools) for ``version_of``."""
     return annotations.annotate(
-        adjudicated=Exists(Adjudication.objects.filter(annotation=OuterRef("pk"))),
+        adjudicated=_adjudication().annotation("pk"),
         pyramid_adjudicated=is_adjudicated_pyramid("pyramid"),
     )
 

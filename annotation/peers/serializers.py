@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from annotation.api.serializers import (
     CanEditMixin,
+    ComposedRelatedField,
     StrictMixin,
     StrictModelSerializer,
     django_errors_as_drf,
@@ -14,13 +15,12 @@ from annotation.api.serializers import (
     keep_outcome,
     requesting_user,
 )
-from annotation.corpus import assignments
 from annotation.corpus.models import Assignment, PeerSummary
 from annotation.corpus.serializers import PeerTextSerializer, TopicBriefSerializer
 from annotation.jobs import queue
-from annotation.peers import actions, results
+from annotation.peers import actions, assignments, results
 from annotation.peers.models import PeerAnnotation, PeerMatch, PeerMatchPart
-from annotation.pyramids.models import Pyramid
+from annotation.pyramids.models import SCU, Pyramid
 from annotation.pyramids.serializers import PyramidContentSerializer, SpanSerializer, validate_spans
 from annotation.pyramids.spans import MAX_PARTS
 from scoring.model import Convention
@@ -78,6 +78,41 @@ class StartAnnotationInput(StrictMixin, serializers.Serializer):
     status = serializers.ChoiceField(choices=PeerAnnotation.Status.choices, required=False)
 
 
+def annotation_or_place(serializer, attrs) -> PeerSummary:
+    """A write names the ``annotation``, or (the first write of an untouched peer: issue 21) the
+    ``assignment`` and ``peer``, which become ``attrs["place"]`` (a 404 for anyone else's). Returns
+    the peer, whose text the spans are checked against."""
+    place = [key for key in ("assignment", "peer") if key in attrs]
+    if "annotation" in attrs and place:
+        raise serializers.ValidationError(
+            {
+                key: ["Give the annotation, or the assignment and peer of a peer not annotated yet; not both."]
+                for key in place
+            }
+        )
+    if "annotation" not in attrs:
+        if len(place) < 2:
+            raise serializers.ValidationError(
+                {"annotation": ["This field is required (or the assignment and peer of a peer not annotated yet)."]}
+            )
+        attrs["place"] = own_peer(requesting_user(serializer), attrs.pop("assignment"), attrs.pop("peer"))
+    return attrs["annotation"].peer if "annotation" in attrs else attrs["place"][1]
+
+
+def with_peer(annotations):
+    """Annotations read with their peer (a match's spans are checked against its text)."""
+    return annotations.select_related("peer")
+
+
+class MatchParts(serializers.ListSerializer):
+    """A match's parts: those it was just written with (``editing.write_match`` keeps them on the
+    match, so the save's answer reads nothing again), else its stored ones."""
+
+    def get_attribute(self, instance):
+        written = getattr(instance, "written_parts", None)
+        return written if written is not None else super().get_attribute(instance)
+
+
 class PeerMatchSerializer(StrictModelSerializer):
     """A match (``scu`` null: a non-matching unit) with its peer spans (``peer_actions.match_span``,
     which uses ``editing.add_match``); changing ``scu`` afterwards moves it.
@@ -86,9 +121,7 @@ class PeerMatchSerializer(StrictModelSerializer):
     ``peer`` in place of the ``annotation``: the annotation is created with it, in one request and
     one transaction (``assignments.annotation_for``: once, whatever the tabs), or not at all."""
 
-    annotation = serializers.PrimaryKeyRelatedField(
-        queryset=PeerAnnotation.objects.select_related("peer"), required=False
-    )  # spans are checked against its text
+    annotation = ComposedRelatedField(PeerAnnotation, with_peer, required=False)
     assignment = serializers.IntegerField(
         write_only=True,
         required=False,
@@ -98,7 +131,7 @@ class PeerMatchSerializer(StrictModelSerializer):
     peer = serializers.IntegerField(
         write_only=True, required=False, help_text="A peer summary of that assignment's topic (with `assignment`)."
     )
-    parts = SpanSerializer(many=True, allow_empty=False, max_length=MAX_PARTS)
+    parts = MatchParts(child=SpanSerializer(), allow_empty=False, max_length=MAX_PARTS)
 
     class Meta:
         model = PeerMatch
@@ -107,27 +140,7 @@ class PeerMatchSerializer(StrictModelSerializer):
 
     def validate(self, attrs):
         if self.instance is None:
-            place = [key for key in ("assignment", "peer") if key in attrs]
-            if "annotation" in attrs and place:
-                raise serializers.ValidationError(
-                    {
-                        key: ["Give the annotation, or the assignment and peer of a peer not annotated yet; not both."]
-                        for key in place
-                    }
-                )
-            if "annotation" not in attrs:
-                if len(place) < 2:
-                    raise serializers.ValidationError(
-                        {
-                            "annotation": [
-                                "This field is required (or the assignment and peer of a peer not annotated yet)."
-                            ]
-                        }
-                    )
-                attrs["place"] = own_peer(
-                    requesting_user(self), attrs.pop("assignment"), attrs.pop("peer")
-                )  # a 404 for anyone else's
-            peer = attrs["annotation"].peer if "annotation" in attrs else attrs["place"][1]
+            peer = annotation_or_place(self, attrs)
             attrs["parts"] = validate_spans(attrs["parts"], peer.text, "Part of the peer summary")
         return attrs
 
@@ -154,6 +167,31 @@ class PeerMatchSerializer(StrictModelSerializer):
                     instance, validated_data["scu"], requesting_user(self), expected_revision=expected_revision_of(self)
                 ),
             )
+
+
+MAX_ACCEPTED = 100  # matches one "accept" may make (a peer holds a few dozen at most)
+
+
+class AcceptedMatchSerializer(StrictMixin, serializers.Serializer):
+    scu = serializers.PrimaryKeyRelatedField(queryset=SCU.objects.all())
+    parts = SpanSerializer(many=True, allow_empty=False, max_length=MAX_PARTS)
+
+
+class AcceptMatchesSerializer(StrictMixin, serializers.Serializer):
+    """Several matches to SCUs made in one action (``peer_actions.accept_matches``: Autoannotate's
+    reviewed suggestions accepted with one key, so one revision and one undo step). Names the
+    annotation, or the assignment and peer of an untouched peer, as a single match does."""
+
+    annotation = ComposedRelatedField(PeerAnnotation, with_peer, required=False)
+    assignment = serializers.IntegerField(required=False, help_text="Your peer annotation assignment (with `peer`).")
+    peer = serializers.IntegerField(required=False, help_text="A peer summary of that assignment's topic.")
+    matches = AcceptedMatchSerializer(many=True, allow_empty=False, max_length=MAX_ACCEPTED)
+
+    def validate(self, attrs):
+        peer = annotation_or_place(self, attrs)
+        for at, match in enumerate(attrs["matches"]):
+            match["parts"] = validate_spans(match["parts"], peer.text, f"Part of the peer summary (match {at + 1})")
+        return attrs
 
 
 def _current(score) -> bool:

@@ -14,6 +14,7 @@ from django.db.models import Max
 
 from annotation.corpus.models import ReferenceSummary
 from annotation.history.changes import Gone, Outcome, pyramid_action, reread
+from annotation.pyramids.assistance import require_assistance
 from annotation.pyramids.document_states import ensure_unmatched
 from annotation.pyramids.editing import Spans, add_contributor, add_part
 from annotation.pyramids.models import (
@@ -128,6 +129,80 @@ def add_contributor_to(
         uids=uids,
         mutate=mutate,
         summary=lambda c: f"Added a contributor from {c.reference.external_id} to SCU {fresh['scu'].uid}",
+        expected_revision=expected_revision,
+    )
+
+
+Proposed = Sequence[tuple[ReferenceSummary | int, Spans]]  # accepted contributors: (reference, spans)
+
+
+def _accepted(proposed: Proposed) -> Proposed:
+    if not proposed:
+        raise ValidationError({"contributors": "Accept at least one proposed contributor."})
+    references = [r.pk if isinstance(r, ReferenceSummary) else r for r, _ in proposed]
+    if len(set(references)) != len(references):
+        raise ValidationError({"contributors": "Two accepted contributors come from one reference."})
+    return proposed
+
+
+def accept_contributors(scu: SCU, user, *, contributors: Proposed, expected_revision=None) -> Outcome:
+    """Add the accepted proposals (``contributors``) to ``scu`` in one action, so one undo takes
+    them all back; each is recorded as proposed (provenance). Refused whole if one breaks a rule
+    (a reference the SCU already has a contributor from) or the dataset builds unassisted."""
+    _accepted(contributors)
+    fresh = {}
+
+    def uids(p):
+        require_assistance(p)
+        fresh["scu"] = reread(scu)
+        fresh["scu"].pyramid = p
+        return [fresh["scu"].uid]
+
+    def mutate(p):
+        return [
+            add_contributor(fresh["scu"], _reference(p, reference), _separate_parts(spans), proposed=True)
+            for reference, spans in contributors
+        ]
+
+    def summary(added):
+        names = ", ".join(sorted(c.reference.external_id for c in added))
+        return f"Accepted {len(added)} proposed contributor(s) ({names}) into SCU {fresh['scu'].uid}"
+
+    return pyramid_action(
+        scu.pyramid_id,
+        user,
+        action="accept_contributors",
+        uids=uids,
+        mutate=mutate,
+        summary=summary,
+        expected_revision=expected_revision,
+    )
+
+
+def accept_scu(pyramid: Pyramid, user, *, label: str, contributors: Proposed, expected_revision=None) -> Outcome:
+    """A proposed SCU accepted: a new SCU with its contributors, all recorded as proposed."""
+    label = _require_label(label)
+    _accepted(contributors)
+    new = {}
+
+    def uids(p):
+        require_assistance(p)
+        new["uid"] = _next_uid(p)
+        return [new["uid"]]
+
+    def mutate(p):
+        scu = SCU.objects.create(pyramid=p, uid=new["uid"], label=label, proposed=True)
+        for reference, spans in contributors:
+            add_contributor(scu, _reference(p, reference), _separate_parts(spans), proposed=True)
+        return scu
+
+    return pyramid_action(
+        pyramid.pk,
+        user,
+        action="accept_scu",
+        uids=uids,
+        mutate=mutate,
+        summary=lambda scu: f"Accepted the proposed SCU {scu.uid} “{scu.label[:80]}”",
         expected_revision=expected_revision,
     )
 

@@ -9,8 +9,10 @@ router is assembled (``pyramid_app/api_urls.py``): its ``full`` read with the an
 """
 
 from django.db.models import Count, Model, Prefetch
+from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.response import Response
 
 from annotation.access import rules
 from annotation.api.serializers import django_errors_as_drf
@@ -18,7 +20,7 @@ from annotation.api.versions import expected_revision
 from annotation.api.viewsets import ScopedViewSet
 from annotation.corpus.models import ReferenceSummary
 from annotation.history.api import HistoryActions, VersionedMixin
-from annotation.pyramids import actions, deltas, filters, serializers
+from annotation.pyramids import actions, assistance, deltas, filters, serializers
 from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyramid
 
 WEIGHTED_SCUS = SCU.objects.annotate(weight=Count("contributors")).order_by("uid")
@@ -117,7 +119,71 @@ class ContributorActions:
         )
 
 
+def _builder_of(request, obj: Model) -> None:
+    """Proposals are for whoever may build the pyramid (its builder, its coordinators): a reader of
+    a finished pyramid (a peer annotator) is refused, as for any write. (Where the dataset builds
+    unassisted the service refuses everyone: ``assistance.AssistanceOff``.)"""
+    if not rules.can_change(request.user, obj):
+        raise PermissionDenied("Only the pyramid's builder and the dataset's coordinators see its proposals.")
+
+
+class Proposals:
+    """The assisted builder (``assistance``, issue 30 §2): what to propose, and accepting it as one
+    action each (one undo step), recorded as proposed. Refused (403) where assistance is off."""
+
+    @extend_schema(responses={200: serializers.SCUProposalSerializer(many=True)})
+    @action(detail=True, methods=["get"], url_path="proposals", pagination_class=None, filter_backends=[])
+    def scu_proposals(self, request, pk=None):
+        """Proposed new SCUs for the text no contributor covers yet, best first."""
+        pyramid = self.get_object()
+        _builder_of(request, pyramid)
+        return Response(serializers.SCUProposalSerializer(assistance.scu_proposals(pyramid), many=True).data)
+
+    @extend_schema(request=serializers.AcceptSCUInput)
+    @action(detail=True, methods=["post"], url_path="accept-scu")
+    def accept_scu(self, request, pk=None):
+        """Accept a proposed SCU (its label as drafted or edited, its contributors) as a new SCU."""
+        pyramid = self.get_object()
+        data = _input(serializers.AcceptSCUInput, request)
+        accepted = serializers.accepted_contributors(pyramid, data["contributors"])
+        with django_errors_as_drf():
+            outcome = actions.accept_scu(
+                pyramid,
+                request.user,
+                label=data["label"],
+                contributors=accepted,
+                expected_revision=expected_revision(request),
+            )
+        return self._answer(
+            outcome, scu={"id": outcome.value.pk, "uid": outcome.value.uid, "label": outcome.value.label}
+        )
+
+
 class SCUActions:
+    @extend_schema(responses={200: serializers.ContributorProposalSerializer(many=True)})
+    @action(detail=True, methods=["get"], url_path="proposals", pagination_class=None, filter_backends=[])
+    def contributor_proposals(self, request, pk=None):
+        """The SCU's likely contributors in the references it has none from yet, best first."""
+        scu = self.get_object()
+        _builder_of(request, scu)
+        return Response(
+            serializers.ContributorProposalSerializer(assistance.contributor_proposals(scu), many=True).data
+        )
+
+    @extend_schema(request=serializers.AcceptContributorsInput)
+    @action(detail=True, methods=["post"], url_path="accept")
+    def accept_contributors(self, request, pk=None):
+        """Add the accepted proposed contributors to this SCU, all in one action (one undo step)."""
+        scu = self.get_object()
+        data = _input(serializers.AcceptContributorsInput, request)
+        accepted = serializers.accepted_contributors(scu.pyramid, data["contributors"])
+        with django_errors_as_drf():
+            return self._answer(
+                actions.accept_contributors(
+                    scu, request.user, contributors=accepted, expected_revision=expected_revision(request)
+                )
+            )
+
     @action(detail=True, methods=["post"])
     def merge(self, request, pk=None):
         """Merge the ``sources`` SCUs into this one; a reference that would contribute twice is
@@ -130,7 +196,7 @@ class SCUActions:
             )
 
 
-class PyramidViewSet(PyramidDocument, HistoryActions, VersionedMixin, ScopedViewSet):
+class PyramidViewSet(PyramidDocument, Proposals, HistoryActions, VersionedMixin, ScopedViewSet):
     """Pyramids: a topic's SCUs built from its references by one annotator (``creator``).
 
     Status and references are metadata written here; content (SCUs, contributors) is written through

@@ -9,9 +9,9 @@ new peer text or a retrained model reads fresh values, and the expert listings
 ``scoring.metaeval`` (Pearson, Fisher-z interval) and ``scoring.intervals`` (bootstrap interval, as
 the meta-evaluation page's other rows).
 
-Blind: the suggestions read the pyramid, the peers' texts and the topic's word weights only, never an
-annotation (``ranked_suggestions`` builds the same inputs for the annotator, minus the annotator's
-own earlier matches).
+Blind: the suggestions read the pyramid, the peers' texts and the topic's word weights only
+(``suggestion_inputs``), never an annotation (``peers.ranked_suggestions`` builds the same inputs for
+the annotator, plus the annotator's own earlier matches).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from annotation.jobs.queue import publish, release
 from annotation.pyramids import suggestion_model
 from annotation.pyramids.automatic_scores import accepted, automatic_score
 from annotation.pyramids.models import Pyramid
-from annotation.pyramids.ranked_suggestions import pyramid_scus, topic_weights
 from annotation.pyramids.scoring_inputs import load_pyramids
+from annotation.pyramids.suggestion_inputs import pyramid_scus, topic_weights
 from scoring.intervals import correlation_interval
 from scoring.metaeval import Observation, meta_evaluate
 from scoring.model import Convention

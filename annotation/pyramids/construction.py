@@ -11,7 +11,8 @@ separate copies, ``agreement_inputs``) are compared two by two with
 contributor alignment, pairwise and B-cubed clustering agreement, nominal alpha, SCU alignment and
 weight agreement. The practical test compares the scores of the peers annotated against both
 pyramids of a pair (annotations that count, ``peers.results.counted``; a peer annotated by several
-annotators against one pyramid gets their mean), per convention.
+annotators against one pyramid gets their mean), per convention: peer annotations are a layer above,
+so ``peers.construction_scores`` registers how their scores are read.
 
 Recomputation goes through the one background path: ``peers.recompute.schedule`` publishes the
 job ``construction`` (``jobs.queue.JOBS``) for every topic a commit made stale, the sweeps publish
@@ -24,17 +25,14 @@ but no pyramid's) recomputes the practical test only and reuses the pairs' const
 from __future__ import annotations
 
 import itertools
-import statistics
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 
 from annotation.corpus.models import Topic
 from annotation.jobs import queue
-from annotation.peers.models import PeerAnnotation
-from annotation.peers.results import counted, score_annotations
 from annotation.pyramids.models import SCU, ContributorPart, Pyramid, PyramidAgreement
 from scoring.model import Convention
 from scoring.pyramid_agreement import (
@@ -105,21 +103,26 @@ def stored_span_pyramids(
     return out, keys
 
 
-def _scores(pyramid_ids: list[int]) -> dict[str, dict[int, dict[int, float | None]]]:
-    """convention -> pyramid id -> peer id -> modified score (mean over the annotators of that
-    peer against that pyramid; None when undefined), for the annotations that count."""
-    annotations = list(counted(PeerAnnotation.objects.filter(pyramid_id__in=pyramid_ids)).order_by("id"))
-    out = {}
-    for convention in Convention:
-        scored = score_annotations(annotations, convention)
-        found: dict[tuple[int, int], list[float | None]] = defaultdict(list)
-        for a in annotations:
-            found[(a.pyramid_id, a.peer_id)].append(scored[a.pk].modified)
-        per_pyramid: dict[int, dict[int, float | None]] = defaultdict(dict)
-        for (pyramid_id, peer_id), values in found.items():
-            per_pyramid[pyramid_id][peer_id] = None if None in values else statistics.fmean(values)
-        out[convention.value] = per_pyramid
-    return out
+# The practical test's scores: convention -> pyramid id -> peer id -> modified score of the peers
+# annotated against the pyramids given. Peer annotations are a layer above: ``peers.construction_scores``
+# registers how they are read (:func:`score_peers_with`) when the app is ready.
+PeerScores = dict[str, dict[int, dict[int, float | None]]]
+_peer_scores: list[Callable[[list[int]], PeerScores]] = []
+
+
+def score_peers_with(scores: Callable[[list[int]], PeerScores]) -> None:
+    """How the practical test reads the scores of the peers annotated against some pyramids (one:
+    registering again replaces it)."""
+    _peer_scores[:] = [scores]
+
+
+def _scores(pyramid_ids: list[int]) -> PeerScores:
+    if not _peer_scores:
+        raise LookupError(
+            "construction agreement has no peer scores registered for its practical test: "
+            "annotation.peers.construction_scores registers them when the app is ready (annotation.apps)"
+        )
+    return _peer_scores[0](pyramid_ids)
 
 
 def _figures(pair: PairAgreement) -> dict:
@@ -297,7 +300,16 @@ def recompute_topics(topic_ids: Iterable[int]) -> int:
     ``stale_among``); a topic with fewer than two comparable pyramids keeps no row (those computed
     less than ``AGREEMENT_SPACING_SECONDS`` ago are put off: ``queue.start``). Returns how many rows
     were written."""
-    ids = queue.start("construction", topic_ids, stale_among)
+    return recompute_due(queue.start("construction", topic_ids, stale_among))
+
+
+def recompute_due(ids: Iterable[int]) -> int:
+    """``recompute_topics`` once the job's first step has chosen ``ids`` (a topic's agreement job,
+    ``peers.recompute.recompute_topics``, computes both figures of a topic in one task); a topic
+    whose row is current is skipped."""
+    ids = list(ids)
+    if not ids:
+        return 0
     stored = {a.topic_id: a for a in PyramidAgreement.objects.filter(topic_id__in=ids)}
     written = 0
     for topic in Topic.objects.filter(pk__in=ids).order_by("pk"):  # the revision is read before the data

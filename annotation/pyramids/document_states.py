@@ -14,6 +14,10 @@ from annotation.pyramids.models import SCU, Contributor, ContributorPart, Pyrami
 def scu_states(pyramid: Pyramid, uids: Iterable[int]) -> dict[str, dict | None]:
     """uid -> {label, comment, contributors: [{reference, comment, legacy_issue, parts}]} or None.
 
+    ``"proposed": true`` is added to an SCU or a contributor made by accepting a proposal (and only
+    then: the states recorded before provenance was kept still compare equal, so their undo works),
+    so undo and redo bring the provenance back with it.
+
     Keys are strings (JSON objects have string keys). Contributors are identified by their
     reference and listed in a stable order, so equal states compare equal. One statement (the SCUs
     joined with their contributors and parts, a row per part): every editing action reads the
@@ -36,10 +40,12 @@ def scu_states(pyramid: Pyramid, uids: Iterable[int]) -> dict[str, dict | None]:
             "uid",
             "label",
             "comment",
+            "proposed",
             "contributors__id",
             "contributors__reference__external_id",
             "contributors__comment",
             "contributors__legacy_issue",
+            "contributors__proposed",
             "contributors__parts__reference__external_id",
             "contributors__parts__start",
             "contributors__parts__end",
@@ -49,10 +55,12 @@ def scu_states(pyramid: Pyramid, uids: Iterable[int]) -> dict[str, dict | None]:
         uid,
         label,
         comment,
+        proposed,
         contributor_id,
         reference,
         contributor_comment,
         legacy_issue,
+        contributor_proposed,
         part_reference,
         start,
         end,
@@ -60,6 +68,8 @@ def scu_states(pyramid: Pyramid, uids: Iterable[int]) -> dict[str, dict | None]:
         state = states[str(uid)]
         if state is None:
             state = states[str(uid)] = {"label": label, "comment": comment, "contributors": []}
+            if proposed:
+                state["proposed"] = True
         if contributor_id is None:
             continue
         contributor = contributors.get(contributor_id)
@@ -70,6 +80,8 @@ def scu_states(pyramid: Pyramid, uids: Iterable[int]) -> dict[str, dict | None]:
                 "legacy_issue": legacy_issue,
                 "parts": [],
             }
+            if contributor_proposed:
+                contributor["proposed"] = True
             state["contributors"].append(contributor)
         if start is not None:
             contributor["parts"].append([part_reference, start, end])
@@ -87,15 +99,22 @@ def apply_scu_states(pyramid: Pyramid, states: dict[str, dict | None]) -> None:
                 ensure_unmatched([scu])
                 scu.delete()
             continue
+        proposed = state.get("proposed", False)
         if scu is None:
-            scu = SCU.objects.create(pyramid=pyramid, uid=uid, label=state["label"], comment=state["comment"])
-        elif (scu.label, scu.comment) != (state["label"], state["comment"]):
-            scu.label, scu.comment = state["label"], state["comment"]
-            scu.save(update_fields=["label", "comment"])
+            scu = SCU.objects.create(
+                pyramid=pyramid, uid=uid, label=state["label"], comment=state["comment"], proposed=proposed
+            )
+        elif (scu.label, scu.comment, scu.proposed) != (state["label"], state["comment"], proposed):
+            scu.label, scu.comment, scu.proposed = state["label"], state["comment"], proposed
+            scu.save(update_fields=["label", "comment", "proposed"])
         scu.contributors.all().delete()
         for c in state["contributors"]:
             contributor = Contributor.objects.create(
-                scu=scu, reference=references[c["reference"]], comment=c["comment"], legacy_issue=c["legacy_issue"]
+                scu=scu,
+                reference=references[c["reference"]],
+                comment=c["comment"],
+                legacy_issue=c["legacy_issue"],
+                proposed=c.get("proposed", False),
             )
             for ref, start, end in c["parts"]:
                 ContributorPart.objects.create(contributor=contributor, reference=references[ref], start=start, end=end)

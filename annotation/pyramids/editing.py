@@ -34,10 +34,13 @@ def validate_held(obj, *, held: Sequence[str], constraints: bool = True) -> None
 # IntegrityError) leaves nothing behind and the caller's transaction usable (importers and tests go
 # on after a refusal); without it the whole outer transaction would be doomed.
 @transaction.atomic
-def add_contributor(scu: SCU, reference: ReferenceSummary, spans: Spans, comment: str = "") -> Contributor:
-    """A new contributor of ``scu`` from ``reference`` with one part per span (several = discontinuous)."""
+def add_contributor(
+    scu: SCU, reference: ReferenceSummary, spans: Spans, comment: str = "", *, proposed: bool = False
+) -> Contributor:
+    """A new contributor of ``scu`` from ``reference`` with one part per span (several = discontinuous);
+    ``proposed``: an accepted proposal of the assisted builder (its provenance)."""
     require_spans(spans)
-    contributor = Contributor(scu=scu, reference=reference, comment=comment)
+    contributor = Contributor(scu=scu, reference=reference, comment=comment, proposed=proposed)
     # Its conditional unique constraint (one contributor per reference) is what clean() checks.
     validate_held(contributor, held=["scu", "reference"])
     contributor.save()

@@ -9,7 +9,6 @@ from django.utils.deconstruct import deconstructible
 from annotation.corpus.models import ReferenceSummary, Topic
 from annotation.corpus.revisions import RevisionCounted
 from annotation.pyramids.spans import Span, validate_span
-from scoring.pyramid_agreement import ALGORITHM
 
 
 class Pyramid(RevisionCounted, models.Model):
@@ -77,6 +76,9 @@ class LengthBound:
 
 
 LABEL_LENGTH = LengthBound("LABEL_MAX_LENGTH", "label")
+# Provenance (issue 30): a study compares assisted and unassisted building, so what the expert took
+# from the builder's proposals is kept, whatever was changed in it afterwards.
+PROPOSED_HELP = "Made by accepting a proposal of the assisted builder (the expert may have changed it since)."
 COMMENT_LENGTH = LengthBound("COMMENT_MAX_LENGTH", "comment")
 
 
@@ -87,6 +89,7 @@ class SCU(models.Model):
     uid = models.PositiveIntegerField(help_text="Identifier within the pyramid (DUCView uid; 0 is reserved).")
     label = models.TextField(validators=[LABEL_LENGTH])
     comment = models.TextField(blank=True, validators=[COMMENT_LENGTH])
+    proposed = models.BooleanField(default=False, db_default=False, help_text=PROPOSED_HELP)
 
     class Meta:
         verbose_name = "SCU"
@@ -126,6 +129,7 @@ class Contributor(models.Model):
             "label was not found."
         ),
     )
+    proposed = models.BooleanField(default=False, db_default=False, help_text=PROPOSED_HELP)
 
     class Meta:
         ordering = ["scu", "reference__external_id", "id"]
@@ -209,5 +213,8 @@ class PyramidAgreement(models.Model):
     @property
     def is_current(self) -> bool:
         """Computed from the topic as it is, by the algorithm of today (rows of an older one are
-        recomputed: ``construction.stale_topics``)."""
+        recomputed: ``construction.stale_topics``). The alignment's module is imported here, not
+        with the models: every process loads the models, few compare pyramids."""
+        from scoring.pyramid_agreement import ALGORITHM
+
         return self.topic_revision == self.topic.revision and self.values.get("algorithm") == ALGORITHM

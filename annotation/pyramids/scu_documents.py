@@ -74,11 +74,13 @@ def scu_documents(pyramid_id: int, uids=None) -> list[dict]:
             "uid",
             "label",
             "comment",
+            "proposed",
             "contributors__id",
             "contributors__reference_id",
             "contributors__comment",
             "contributors__legacy_issue",
             "contributors__review_note",
+            "contributors__proposed",
             f"{part}id",
             f"{part}reference_id",
             f"{part}start",
@@ -92,11 +94,13 @@ def scu_documents(pyramid_id: int, uids=None) -> list[dict]:
         uid,
         label,
         comment,
+        proposed,
         cid,
         reference,
         c_comment,
         legacy_issue,
         review_note,
+        c_proposed,
         pid,
         p_reference,
         start,
@@ -105,7 +109,15 @@ def scu_documents(pyramid_id: int, uids=None) -> list[dict]:
     ) in rows:
         if not documents or documents[-1]["id"] != sid:
             documents.append(
-                {"id": sid, "uid": uid, "label": label, "comment": comment, "weight": 0, "contributors": []}
+                {
+                    "id": sid,
+                    "uid": uid,
+                    "label": label,
+                    "comment": comment,
+                    "proposed": proposed,
+                    "weight": 0,
+                    "contributors": [],
+                }
             )
         if cid is None:
             continue
@@ -118,6 +130,7 @@ def scu_documents(pyramid_id: int, uids=None) -> list[dict]:
                 "comment": c_comment,
                 "legacy_issue": legacy_issue,
                 "review_note": review_note,
+                "proposed": c_proposed,
                 "parts": [],
             }
             documents[-1]["contributors"].append(contributor)

@@ -92,8 +92,8 @@ class SCUSerializer(StrictModelSerializer):
 
     class Meta:
         model = SCU
-        fields = ["id", "pyramid", "uid", "label", "comment", "weight", "reference", "parts"]
-        read_only_fields = ["uid"]
+        fields = ["id", "pyramid", "uid", "label", "comment", "proposed", "weight", "reference", "parts"]
+        read_only_fields = ["uid", "proposed"]
         create_only = ["pyramid", "reference", "parts"]
 
     def validate(self, attrs):
@@ -144,8 +144,8 @@ class ContributorSerializer(StrictModelSerializer):
 
     class Meta:
         model = Contributor
-        fields = ["id", "scu", "reference", "comment", "legacy_issue", "parts"]
-        read_only_fields = ["legacy_issue"]
+        fields = ["id", "scu", "reference", "comment", "legacy_issue", "proposed", "parts"]
+        read_only_fields = ["legacy_issue", "proposed"]
         create_only = ["scu", "reference", "parts"]
         validators = []  # the service reports a second contributor from one reference on the field "reference"
 
@@ -200,7 +200,7 @@ class FullContributorSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Contributor
-        fields = ["id", "reference", "label", "comment", "legacy_issue", "review_note", "parts"]
+        fields = ["id", "reference", "label", "comment", "legacy_issue", "review_note", "proposed", "parts"]
 
 
 class FullSCUSerializer(serializers.ModelSerializer):
@@ -209,7 +209,7 @@ class FullSCUSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = SCU
-        fields = ["id", "uid", "label", "comment", "weight", "contributors"]
+        fields = ["id", "uid", "label", "comment", "proposed", "weight", "contributors"]
 
 
 class PyramidContentSerializer(serializers.ModelSerializer):
@@ -247,3 +247,74 @@ class SplitInput(StrictMixin, serializers.Serializer):
 
 class MergeInput(StrictMixin, serializers.Serializer):
     sources = serializers.ListField(child=serializers.IntegerField(), allow_empty=False, max_length=MAX_MERGE_SOURCES)
+
+
+class AcceptedContributorInput(StrictMixin, serializers.Serializer):
+    """A proposed contributor the expert accepted: its reference (an id, looked up among the
+    pyramid's own references: ``accepted_contributors``) and parts (as proposed, or edited)."""
+
+    reference = serializers.IntegerField()
+    parts = PartInput(many=True, allow_empty=False, max_length=MAX_PARTS)
+
+
+# Contributors accepted in one request: one per reference of the pyramid (DUC has 4-10 references).
+MAX_ACCEPTED = 50
+
+
+class AcceptContributorsInput(StrictMixin, serializers.Serializer):
+    contributors = AcceptedContributorInput(many=True, allow_empty=False, max_length=MAX_ACCEPTED)
+
+
+class AcceptSCUInput(AcceptContributorsInput):
+    label = serializers.CharField(allow_blank=False, validators=[LABEL_LENGTH])
+
+
+def accepted_contributors(pyramid: Pyramid, accepted: list[dict]) -> list[tuple[ReferenceSummary, list]]:
+    """(reference, spans) of each accepted contributor, its reference one of the pyramid's (any
+    other is "not one of the pyramid's references", whether it exists or not) and its spans inside
+    the reference's text."""
+    references = {r.pk: r for r in pyramid.references.all()}
+    out, errors = [], {}
+    for index, contributor in enumerate(accepted):
+        reference = references.get(contributor["reference"])
+        if reference is None:
+            errors[index] = {"reference": ["This reference summary is not one of the pyramid's references."]}
+            continue
+        try:
+            spans = validate_spans(contributor["parts"], reference.text, f"Part of reference {reference.external_id}")
+        except serializers.ValidationError as error:
+            errors[index] = error.detail
+            continue
+        out.append((reference, spans))
+    if errors:
+        raise serializers.ValidationError({"contributors": errors})
+    return out
+
+
+class ProposedPartSerializer(serializers.Serializer):
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+
+
+class ContributorProposalSerializer(serializers.Serializer):
+    """A proposed contributor (``assistance.contributor_proposals``), best first."""
+
+    reference = serializers.IntegerField()
+    parts = ProposedPartSerializer(many=True)
+    text = serializers.CharField()
+    confidence = serializers.FloatField()
+    why = serializers.CharField()
+
+
+class ProposedContributorSerializer(serializers.Serializer):
+    reference = serializers.IntegerField()
+    parts = ProposedPartSerializer(many=True)
+    text = serializers.CharField()
+
+
+class SCUProposalSerializer(serializers.Serializer):
+    """A proposed new SCU (``assistance.scu_proposals``), best first."""
+
+    label = serializers.CharField()
+    confidence = serializers.FloatField()
+    contributors = ProposedContributorSerializer(many=True)

@@ -14,18 +14,15 @@ and after the annotator's earlier peers (their own matches only: the blind rule)
 
 from __future__ import annotations
 
-import logging
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from annotation.pyramids.suggestion_features import Candidate, ScuText, candidates, is_right
+from annotation.pyramids.model_files import ModelFile
+from annotation.pyramids.suggestion_features import Candidate, ScuText, Seen, candidates, is_right
 from annotation.pyramids.suggestions import MIN_WORDS
 
-logger = logging.getLogger(__name__)
-FORMAT = 1  # bump when FEATURES change: an older model file is then ignored
+FORMAT = 3  # bump when FEATURES change: an older model file is then ignored
 RULES_THRESHOLD = 0.6  # the hand-set rules: a contributor's share of content words, as DUCView-style autoannotate
 
 
@@ -38,6 +35,7 @@ class PeerCase:
     weights: dict[str, float]
     earlier: Sequence[tuple[int, list[str], str]] = ()  # the annotator's OWN earlier matches
     expert: Sequence[tuple[int, Sequence[tuple[int, int]]]] = field(default_factory=list)  # for training / measuring
+    seen: Seen = ()  # the annotator's OWN finished earlier peers: (text, matches as (SCU id, spans))
 
 
 @dataclass
@@ -46,12 +44,26 @@ class Model:
     threshold: float
     trained_on: str  # what it was trained from, for the record
     format: int = FORMAT
+    # Which files and topics trained it (a bench refuses a model that saw what it reports on). A
+    # model saved before they were recorded has neither (``seen``: None).
+    sources: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()
+
+    def seen(self) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+        """(files, topics) that trained it, or None when it does not record them."""
+        sources, topics = getattr(self, "sources", ()), getattr(self, "topics", ())
+        return (tuple(sources), tuple(topics)) if sources or topics else None
 
     def confidences(self, found: Sequence[Candidate]) -> list[float]:
         if not found:
             return []
-        with _one_thread():
+        with one_thread():
             return [float(p) for p in self.classifier.predict_proba([c.vector() for c in found])[:, 1]]
+
+
+def case_candidates(case: PeerCase) -> list[Candidate]:
+    """The candidates of a peer with everything its case holds (``suggestion_features.candidates``)."""
+    return candidates(case.text, case.scus, case.weights, case.earlier, case.seen)
 
 
 def rules_confidence(c: Candidate) -> float:
@@ -68,7 +80,7 @@ def ranked(case: PeerCase, model: Model | None) -> list[tuple[Candidate, float]]
     """The suggestions for a peer, best first: with a model, every candidate whose confidence reaches
     its threshold (an SCU may be suggested in two clauses: experts match repetitions too); with the
     rules, as DUCView-style autoannotate, each SCU's best clause when the rules give it any confidence."""
-    found = candidates(case.text, case.scus, case.weights, case.earlier)
+    found = case_candidates(case)
     if model:
         chosen = [(c, p) for c, p in zip(found, model.confidences(found), strict=True) if p >= model.threshold]
     else:
@@ -85,16 +97,19 @@ def examples(cases: Iterable[PeerCase]) -> tuple[list[list[float]], list[int], l
     """Feature rows and right/wrong labels of every candidate, with (case index, SCU) for each row."""
     X, y, where = [], [], []
     for k, case in enumerate(cases):
-        for c in candidates(case.text, case.scus, case.weights, case.earlier):
+        for c in case_candidates(case):
             X.append(c.vector())
             y.append(int(is_right(c.scu, [c.span], case.expert)))
             where.append((k, c.scu))
     return X, y, where
 
 
-def _one_thread():
-    """scikit-learn's trees use OpenMP threads: on a busy machine (web workers, a test suite) the
-    threads' waiting costs far more than they save on data this small, so one thread does it."""
+def one_thread():
+    """One OpenMP thread for scikit-learn's trees: on a busy machine (web workers, a test suite) the
+    threads' waiting costs far more than they save on data this small. threadpoolctl limits only the
+    libraries loaded when it is entered, so the trees are imported first: entered before that import,
+    the limit missed them and a fit took 20 times longer on a loaded machine (123 s instead of 5.4 s)."""
+    import sklearn.ensemble  # noqa: F401  (loads the OpenMP runtime the limit must see)
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=1)
@@ -124,8 +139,9 @@ def _threshold(probabilities: Sequence[float], y: Sequence[int], expert_total: i
     return at
 
 
-def fit(cases: Sequence[PeerCase], topics: Sequence[str], trained_on: str) -> Model:
-    """Train on the cases (``topics``: each case's topic, so the threshold is chosen on topics held out)."""
+def fit(cases: Sequence[PeerCase], topics: Sequence[str], trained_on: str, sources: Sequence[str] = ()) -> Model:
+    """Train on the cases (``topics``: each case's topic, so the threshold is chosen on topics held out;
+    ``sources``: the files they came from, both kept in the model for the record)."""
     from sklearn.model_selection import GroupKFold, cross_val_predict
 
     X, y, where = examples(cases)
@@ -133,7 +149,7 @@ def fit(cases: Sequence[PeerCase], topics: Sequence[str], trained_on: str) -> Mo
         raise ValueError("the annotations give no right and wrong candidates to learn from")
     groups = [topics[k] for k, _ in where]
     folds = min(5, len(set(groups)))
-    with _one_thread():
+    with one_thread():
         if folds >= 2:
             held_out = cross_val_predict(
                 _classifier(), X, y, groups=groups, cv=GroupKFold(folds), method="predict_proba"
@@ -142,57 +158,59 @@ def fit(cases: Sequence[PeerCase], topics: Sequence[str], trained_on: str) -> Mo
         else:
             threshold = 0.5
         classifier = _classifier().fit(X, y)
-    return Model(classifier, float(threshold), trained_on)
+    return Model(classifier, float(threshold), trained_on, sources=tuple(sources), topics=tuple(sorted(set(topics))))
+
+
+def fit_each_peer_twice(
+    cases: Sequence[PeerCase], topics: Sequence[str], trained_on: str, sources: Sequence[str] = ()
+) -> Model:
+    """Train as ``train_suggestions`` does: each peer with its annotator's earlier peers, and again as
+    the annotator's first of the topic (the pyramid alone)."""
+    alone = [PeerCase(c.text, c.scus, c.weights, (), c.expert) for c in cases if c.earlier]
+    return fit(
+        [*cases, *alone],
+        [*topics, *(t for t, c in zip(topics, cases, strict=True) if c.earlier)],
+        trained_on,
+        sources,
+    )
+
+
+def saw(model: Model, folder: Path, topics: Iterable[str]) -> str | None:
+    """Why ``model`` may not be measured on the release in ``folder`` with these ``topics`` (None: it
+    may): it does not record what trained it, or a file of that folder or one of those topics
+    trained it. ``topics``: the release's topic ids (DUC's ``D0601``), as the model records them."""
+    seen = model.seen()
+    if seen is None:
+        return "it does not record which files trained it (saved before they were recorded): train it again"
+    sources, trained_topics = seen
+    inside = [s for s in sources if Path(s).resolve().is_relative_to(Path(folder).resolve())]
+    if inside:
+        return f"{len(inside)} of the files that trained it are in {folder} (e.g. {inside[0]})"
+    shared = sorted(set(trained_topics) & set(topics))
+    if shared:
+        return f"it was trained on {len(shared)} of the topics reported on ({', '.join(shared[:5])})"
+    return None
+
+
+_file = ModelFile(
+    "SUGGESTIONS_MODEL",
+    lambda model: isinstance(model, Model) and model.format == FORMAT,
+    "suggestions model %s could not be read; hand-set rules rank until train_suggestions runs",
+)
 
 
 def model_path() -> Path:
-    from django.conf import settings
-
-    return Path(settings.SUGGESTIONS_MODEL)
+    return _file.path()
 
 
 def save(model: Model, path: Path | None = None) -> Path:
-    """Write the model atomically (a suggestion request never reads half a file)."""
-    import joblib
-
-    path = path or model_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    os.close(fd)
-    joblib.dump(model, tmp)
-    os.replace(tmp, path)
-    _cache.clear()
-    return path
-
-
-_cache: dict[tuple[str, float], Model | None] = {}
+    """Write the model (``model_files``: atomically; a suggestion request never reads half a file)."""
+    return _file.save(model, path)
 
 
 def load(path: Path | None = None) -> Model | None:
-    """The trained model, or None (no file, or one of an older feature format): the rules serve.
-
-    The file is the server's own (written by ``train_suggestions``), never one a user uploads."""
-    import joblib
-
-    path = path or model_path()
-    try:
-        stamp = path.stat().st_mtime
-    except OSError:
-        return None
-    key = (str(path), stamp)
-    if key not in _cache:
-        _cache.clear()
-        try:
-            model = joblib.load(path)
-        except Exception:  # a file of another version of the code or of scikit-learn: the rules serve
-            logger.warning(
-                "suggestions model %s could not be read; hand-set rules rank until train_suggestions runs",
-                path,
-                exc_info=True,
-            )
-            model = None
-        _cache[key] = model if isinstance(model, Model) and model.format == FORMAT else None
-    return _cache[key]
+    """The trained model, or None (no file, or one of an older feature format): the rules serve."""
+    return _file.load(path)
 
 
 def ducview_cases(files: Iterable[Path], earlier: bool = True) -> list[tuple[str, str, str, PeerCase]]:
@@ -206,7 +224,7 @@ def ducview_cases(files: Iterable[Path], earlier: bool = True) -> list[tuple[str
     from annotation.formats.ducview import parse_peer_annotation
     from annotation.formats.errors import DucViewError
     from annotation.formats.nist_names import parse_nist_filename
-    from annotation.pyramids.suggestion_features import word_weights
+    from annotation.pyramids.suggestion_features import contributor_context, word_weights
 
     groups: dict[tuple[str, str], list[tuple[str, object]]] = {}
     for path in files:
@@ -238,6 +256,11 @@ def ducview_cases(files: Iterable[Path], earlier: bool = True) -> list[tuple[str
                         for c in scu.contributors
                         if c.parts
                     ],
+                    [
+                        contributor_context((refs[p.reference], p.start, p.end) for p in c.parts)
+                        for c in scu.contributors
+                        if c.parts
+                    ],
                 )
                 for scu in pan.pyramid.scus
             ]
@@ -251,6 +274,14 @@ def ducview_cases(files: Iterable[Path], earlier: bool = True) -> list[tuple[str
                 if earlier
                 else []
             )
+            read = (
+                [
+                    (items[j][1].text, [(m.scu_uid, [(p.start, p.end) for p in m.parts]) for m in items[j][1].matches])
+                    for j in range(k)
+                ]
+                if earlier
+                else []
+            )
             expert = [(m.scu_uid, [(p.start, p.end) for p in m.parts]) for m in pan.matches if m.parts]
-            out.append((topic, annotator, peer, PeerCase(pan.text, scus, weights[topic], seen, expert)))
+            out.append((topic, annotator, peer, PeerCase(pan.text, scus, weights[topic], seen, expert, read)))
     return out

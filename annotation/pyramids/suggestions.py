@@ -5,7 +5,7 @@ applied silently).
 - ``from_earlier``: the very words (case and spacing aside) that the same annotator matched to an
   SCU in another peer of the topic (extractive systems copy the same source sentences).
 The candidates, their features and their ranking are in ``suggestion_features`` and
-``suggestion_model``; ``ranked_suggestions.suggestions_for(annotation)`` reads what they rest on
+``suggestion_model``; ``peers.ranked_suggestions.suggestions_for(annotation)`` reads what they rest on
 from the database. The blind rule holds because only the annotation's own annotator's other
 annotations are ever read, never another annotator's work.
 

@@ -53,6 +53,13 @@ agreement leaves it out, as in the source; one whose sources are not both in the
 (``skipped``) and comes back as a pyramid without creator. A version 3 archive has none: its
 adjudicated pyramid comes back as a pyramid without creator.
 
+Version 5 adds what of a pyramid came from the assisted builder's accepted proposals (issue 30
+§2), which a .pyr cannot say (DUCView's format has no place for it, and the .pyr files stay exactly
+what DUCView writes): a pyramid entry holding any carries ``proposed``: ``scus`` (the uids of the
+SCUs accepted as proposed) and ``contributors`` (``[uid, reference]`` of each contributor accepted
+as proposed: an SCU has one ordinary contributor per reference). The import marks them again.
+Archives of earlier versions have none: nothing is marked.
+
 An archive written before version 2 carries none of these: its annotations are imported as done
 when its ``scores.csv`` lists their score (exactly the annotations that counted in the source),
 else as in progress; without a ``scores.csv``, as done (as NIST files are); its pyramids as done,
@@ -81,15 +88,15 @@ from annotation.formats import DucViewError
 from annotation.peers import results
 from annotation.peers.models import PeerAnnotation
 from annotation.peers.scoring_inputs import load_annotations
-from annotation.pyramids.models import Pyramid
+from annotation.pyramids.models import Contributor, Pyramid
 from annotation.transfer import ducview_export
 from scoring.model import Convention
 
 SPOOL_BYTES = 32 * 1024 * 1024
 MANIFEST = "manifest.json"
 SCORES = "scores.csv"
-MANIFEST_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, MANIFEST_VERSION)
+MANIFEST_VERSION = 5
+READABLE_VERSIONS = (1, 2, 3, 4, MANIFEST_VERSION)
 FIRST_FREE_ANNOTATOR = 1001
 _DIGITS = re.compile(r"[0-9]+")
 
@@ -191,6 +198,7 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
                 "creator": pyramid.creator.username if pyramid.creator_id else None,
                 "source": pyramid.source,
                 **_state(pyramid),
+                **_provenance(pyramid),
             }
             try:
                 path = folder("pyramids", pyramid.pk, pyramid.topic_id) + pyramid_name(pyramid)
@@ -304,6 +312,18 @@ def _add_pyramid_adjudications(manifest: dict, paths: dict[int, tuple[str, dict]
         }
 
 
+def _provenance(pyramid: Pyramid) -> dict:
+    """``{"proposed": {scus, contributors}}`` of a pyramid holding accepted proposals (else nothing)."""
+    scus = list(pyramid.scus.filter(proposed=True).order_by("uid").values_list("uid", flat=True))
+    contributors = [
+        [uid, reference]
+        for uid, reference in Contributor.objects.filter(scu__pyramid=pyramid, proposed=True, legacy_issue="")
+        .order_by("scu__uid", "reference__external_id")
+        .values_list("scu__uid", "reference__external_id")
+    ]
+    return {"proposed": {"scus": scus, "contributors": contributors}} if scus or contributors else {}
+
+
 def _counting_facts(annotation: PeerAnnotation, scored) -> dict:
     """What decides whether and how the annotation counts, beyond the matches its .pan holds."""
     matches = sum(scored.matches.values())
@@ -367,6 +387,15 @@ class ArchivedPyramidAdjudication:
 
 
 @dataclass(frozen=True)
+class ArchivedProvenance:
+    """What of an archived pyramid came from the assisted builder's accepted proposals (version 5):
+    SCUs by uid, contributors by (uid, reference name)."""
+
+    scus: frozenset[int]
+    contributors: frozenset[tuple[int, str]]
+
+
+@dataclass(frozen=True)
 class Archived:
     """What an archive's manifest says of one .pan or .pyr: how the import stores its annotation
     or pyramid. ``user``: the annotator of an annotation, the creator of a pyramid. The times and
@@ -386,6 +415,8 @@ class Archived:
     topic: str | None = None
     # the archive path of the pyramid an annotation was made against, when the archive holds it
     pyramid: str | None = None
+    # what of a pyramid came from accepted proposals (version 5)
+    proposed: ArchivedProvenance | None = None
 
 
 def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Archived]:
@@ -456,6 +487,13 @@ def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Arc
                 raise ManifestError(f"{where}: an adjudicated pyramid is nobody's own work: its creator must be null")
             pyramid_adjudication = _pyramid_adjudication(entry["adjudication"], where)
         topic = entry.get("topic") if isinstance(entry.get("topic"), str) else None
+        proposed = None
+        if kind == "pyramid" and entry.get("proposed") is not None:
+            if version < 5:
+                raise ManifestError(
+                    f"{where}: accepted proposals are described from version 5 on, not in version {version}"
+                )
+            proposed = _provenance_of(entry["proposed"], where)
         records[name] = Archived(
             entry["status"],
             user,
@@ -466,6 +504,7 @@ def read_manifest(manifest: bytes, scores: bytes | None = None) -> dict[str, Arc
             source,
             pyramid_adjudication,
             topic,
+            proposed=proposed,
         )
     for name, pyramid_id in made_against.items():  # each annotation stays on the pyramid it was made against
         if pyramid_paths.get(pyramid_id) in records:
@@ -560,6 +599,22 @@ def _pyramid_adjudication(value, where: str) -> ArchivedPyramidAdjudication:
         _moment(value, "created_at", where),
         _moment(value, "updated_at", where),
     )
+
+
+def _provenance_of(value, where: str) -> ArchivedProvenance:
+    where = f"{where}, proposed"
+    scus, contributors = (value.get(k) for k in ("scus", "contributors")) if isinstance(value, dict) else (None, None)
+    if not (isinstance(scus, list) and all(type(u) is int and u > 0 for u in scus)):
+        raise ManifestError(f"{where}: scus must list SCU uids (whole numbers above 0)")
+    if not (
+        isinstance(contributors, list)
+        and all(
+            isinstance(c, list) and len(c) == 2 and type(c[0]) is int and c[0] > 0 and isinstance(c[1], str)
+            for c in contributors
+        )
+    ):
+        raise ManifestError(f"{where}: contributors must list [SCU uid, reference name] pairs")
+    return ArchivedProvenance(frozenset(scus), frozenset((uid, ref) for uid, ref in contributors))
 
 
 def _moment(entry: dict, key: str, where: str) -> datetime:

@@ -70,6 +70,9 @@ class ImportCache:
 
     parsed: dict = field(default_factory=dict)
     stored: dict = field(default_factory=dict)
+    # Parsed pyramids whose labels and comments passed their bounds, by id (each kept here, so its
+    # id is not reused while the import runs): a topic's .pan files share one parsed pyramid.
+    bounded: dict = field(default_factory=dict)
 
     def checkpoint(self) -> dict:
         return dict(self.stored)  # its values are replaced, never changed in place
@@ -526,7 +529,7 @@ def import_file(
                 who, annotator=formats.Named(archived.user, ARCHIVE_MANIFEST) if archived.user else None
             )
         outcome.update(_described(who))
-        _check_lengths(who, pyramid)
+        _check_lengths(who, pyramid, cache)
         memo = _FileMemo(cache)
         with transaction.atomic():
             topic = _topic(dataset, who.topic.value, report, memo)
@@ -589,9 +592,10 @@ def _described(who: formats.FileIdentity) -> dict:
     return out
 
 
-def _check_lengths(who: formats.FileIdentity, pyramid: formats.Pyramid) -> None:
+def _check_lengths(who: formats.FileIdentity, pyramid: formats.Pyramid, cache: ImportCache | None = None) -> None:
     """Ids longer than their columns, labels and comments longer than the settings allow are refused
-    here, with the reason (never a database error)."""
+    here, with the reason (never a database error). The texts of a parsed pyramid that passed
+    once in this import (``cache.bounded``: a topic's .pan files share it) are not measured again."""
     limit = Topic._meta.get_field("external_id").max_length
     checks = [("topic", who.topic), ("peer", who.peer)] + [
         ("reference", formats.Named(r.id, "content")) for r in pyramid.references
@@ -611,7 +615,24 @@ def _check_lengths(who: formats.FileIdentity, pyramid: formats.Pyramid) -> None:
             raise ImportRejected(f"the {what} id (from the {named.source}) is empty")
     if who.annotator is not None and len(who.annotator.value) > User._meta.get_field("username").max_length:
         raise ImportRejected(f"the annotator name {who.annotator.value[:40]!r}... is longer than a user name may be")
+    if cache is not None and cache.bounded.get(id(pyramid)) is pyramid:
+        return
+    _check_texts(pyramid)
+    if cache is not None:
+        cache.bounded[id(pyramid)] = pyramid
+
+
+def _check_texts(pyramid: formats.Pyramid) -> None:
+    """Every label and comment within its bound (``LengthBound``: the setting is read once here,
+    not once per text: a DUC pyramid has a few thousand of them)."""
+    label_limit, comment_limit = (getattr(settings, bound.setting) for bound in (LABEL_LENGTH, COMMENT_LENGTH))
     for scu in pyramid.scus:
+        if (
+            len(scu.label) <= label_limit
+            and len(scu.comment) <= comment_limit
+            and all(len(c.comment) <= comment_limit for c in scu.contributors)
+        ):
+            continue
         texts = [(f"SCU {scu.uid}", LABEL_LENGTH, scu.label), (f"SCU {scu.uid}", COMMENT_LENGTH, scu.comment)]
         texts += [
             (f"SCU {scu.uid}, contributor {i + 1}", COMMENT_LENGTH, c.comment) for i, c in enumerate(scu.contributors)
@@ -687,6 +708,15 @@ def _canonical_file_pyramid(pyramid: formats.Pyramid) -> tuple:
             )
         ),
     )
+
+
+def _canonical_form(pyramid: Pyramid, memo: _FileMemo) -> tuple:
+    """``_canonical_db_pyramid`` of a stored pyramid at its revision, read once per import: the
+    .pan files of a topic compare their pyramid with the one its .pyr stored (four queries and a
+    sort of its few thousand parts each time); one this import stored is known without reading."""
+    key = ("canonical", pyramid.pk, pyramid.revision)
+    found = memo.get(key)
+    return found if found is not None else memo.put(key, _canonical_db_pyramid(pyramid))
 
 
 def _canonical_db_pyramid(pyramid: Pyramid) -> tuple:
@@ -783,7 +813,7 @@ def _stored_pyramid(
                 candidate
                 for candidate, was in stored
                 if formats.same_again(
-                    arriving, wanted, was, _canonical_db_pyramid(candidate), one_import=candidate.pk in made
+                    arriving, wanted, was, _canonical_form(candidate, memo), one_import=candidate.pk in made
                 )
             ),
             None,
@@ -806,22 +836,26 @@ def _stored_pyramid(
     legacy = legacy_flags(legacy_issues)
     report.legacy += [f"{source}: {issue.message}" for issue in legacy_issues]
     order = {r.id: i for i, r in enumerate(pyramid.references)}
+    proposed = archived.proposed if archived and archived.proposed else None  # accepted proposals (version 5)
     scu_ids = insert_rows(
         SCU,
-        ("pyramid", "uid", "label", "comment"),
-        [(db_pyramid.pk, s.uid, s.label, s.comment) for s in pyramid.scus],
+        ("pyramid", "uid", "label", "comment", "proposed"),
+        [(db_pyramid.pk, s.uid, s.label, s.comment, bool(proposed) and s.uid in proposed.scus) for s in pyramid.scus],
         returning=True,
     )
     contributors, parts = [], []
     for scu_id, scu in zip(scu_ids, pyramid.scus, strict=True):
         for index, c in enumerate(scu.contributors):
             home = min(c.parts, key=lambda p: (order[p.reference], p.start)).reference  # as the parser decides
-            contributors.append(
-                (scu_id, references[home].pk, c.comment, legacy.get((scu.uid, index), "")[:500], c.review[:500])
-            )
+            issue = legacy.get((scu.uid, index), "")[:500]
+            marked = bool(proposed) and not issue and (scu.uid, references[home].external_id) in proposed.contributors
+            contributors.append((scu_id, references[home].pk, c.comment, issue, c.review[:500], marked))
             parts.append([(references[p.reference].pk, p.start, p.end) for p in c.parts])
     contributor_ids = insert_rows(
-        Contributor, ("scu", "reference", "comment", "legacy_issue", "review_note"), contributors, returning=True
+        Contributor,
+        ("scu", "reference", "comment", "legacy_issue", "review_note", "proposed"),
+        contributors,
+        returning=True,
     )
     insert_rows(
         ContributorPart,
@@ -831,6 +865,8 @@ def _stored_pyramid(
     report.pyramids_created += 1
     report.scus += len(scu_ids)
     touch_pyramid(db_pyramid.pk, topic.pk)
+    db_pyramid.revision += 1  # as touch_pyramid left the row (created here: nobody else moved it)
+    memo.put(("canonical", db_pyramid.pk, db_pyramid.revision), wanted)  # the stored rows are these
     memo.put(("made", topic.pk), made | {db_pyramid.pk})
     return memo.put(key, db_pyramid), notes
 

@@ -34,7 +34,6 @@ from annotation.adjudication.pyramids import adjudicated_pyramid_topics
 from annotation.adjudication.services import adjudicated_version
 from annotation.api import downloads
 from annotation.api.choices import choose
-from annotation.corpus.assignments import progress
 from annotation.corpus.models import Assignment, PeerSummary, Topic
 from annotation.corpus.natural_order import natural_key as _natural
 from annotation.corpus.wording import count_noun
@@ -51,6 +50,7 @@ from annotation.dashboards.snapshots import RETRY_AFTER_SECONDS, schedule, snaps
 from annotation.dashboards.statistics import TABLES as STATISTICS_TABLES
 from annotation.dashboards.statistics import download_rows as statistics_rows
 from annotation.jobs.queue import scoring_delayed
+from annotation.peers.assignments import progress
 from annotation.peers.models import PeerAnnotation
 from annotation.peers.results import (
     AGREEMENT_KEYS,

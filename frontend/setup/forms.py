@@ -29,6 +29,20 @@ class DatasetForm(forms.Form):
         return name
 
 
+class BuildingForm(forms.Form):
+    """How the dataset's pyramids are built: with the builder's proposals, or unassisted."""
+
+    assisted_building = forms.BooleanField(
+        required=False,
+        label="Propose contributors and SCUs in the pyramid builder",
+        help_text=(
+            "Off: the builder proposes nothing and the API refuses proposals, so every pyramid is the expert's "
+            "unaided work (for studies of agreement between experts). Pyramids record what came from accepted "
+            "proposals either way."
+        ),
+    )
+
+
 class HeaderPatternField(forms.CharField):
     def __init__(self, **kwargs):
         super().__init__(max_length=MAX_PATTERN, strip=False, **kwargs)

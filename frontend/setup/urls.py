@@ -27,6 +27,7 @@ urlpatterns = [
     path("", views.landing, name="landing"),
     path("datasets/new/", views.dataset_create, name="dataset_new"),
     path(D, views.dataset, name="dataset"),
+    path(D + "building/", views.building, name="building"),
     path(D + "topics/add/", views.topics_add, name="topics_add"),
     path(D + "topics/zip/", views.topics_zip, name="topics_zip"),
     path(T, views.topic, name="topic"),

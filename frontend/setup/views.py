@@ -38,6 +38,7 @@ from annotation.transfer.ducview_import import file_kind
 
 from .forms import (
     AccountForm,
+    BuildingForm,
     DatasetForm,
     ExistingUserForm,
     PyramidSetForm,
@@ -140,7 +141,26 @@ def dataset(request, dataset):
         n_peers=Count("peersummarys", distinct=True),
         n_pyramids=Count("pyramids", distinct=True),
     ).order_by("external_id")
-    return render(request, "setup/dataset.html", _frame(dataset, "setup:dataset", topics=topics))
+    building = BuildingForm(initial={"assisted_building": dataset.assisted_building})
+    return render(request, "setup/dataset.html", _frame(dataset, "setup:dataset", topics=topics, building=building))
+
+
+@dataset_view
+@require_POST
+def building(request, dataset):
+    """Turn the builder's proposals on or off for the dataset (``Dataset.assisted_building``)."""
+    form = BuildingForm(request.POST)
+    form.is_valid()  # one optional checkbox: always valid
+    assisted = form.cleaned_data["assisted_building"]
+    if assisted != dataset.assisted_building:
+        datasets.set_assisted_building(dataset, assisted)
+    messages.success(
+        request,
+        "The pyramid builder proposes contributors and SCUs in this dataset."
+        if assisted
+        else "Pyramids of this dataset are built unassisted: the builder proposes nothing.",
+    )
+    return redirect("setup:dataset", dataset.pk)
 
 
 # --- one topic: its page, its summaries, its deletion (rules: corpus.topic_editing) -----------

@@ -80,7 +80,7 @@ def annotated_then_adjudicated(password=None) -> dict:
     newest finished one) and finished; then the topic's pyramid adjudicated by ``coord``
     (``DECISIONS``). Run it with the on-commit callbacks executed (scores stored)."""
     from annotation.adjudication import pyramids
-    from annotation.corpus import assignments
+    from annotation.peers import assignments
     from annotation.peers.editing import add_match
 
     dataset, topic, a, b = build()

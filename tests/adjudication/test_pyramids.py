@@ -9,8 +9,8 @@ from django.core.exceptions import ValidationError
 
 from annotation.adjudication import pyramid_merge, pyramids
 from annotation.adjudication.models import PyramidAdjudication
-from annotation.corpus import assignments
 from annotation.history.models import Change
+from annotation.peers import assignments
 from annotation.peers.editing import add_match
 from annotation.peers.models import PeerAnnotation
 from annotation.peers.results import score_rows

@@ -10,10 +10,10 @@ from rest_framework.test import APIClient
 
 from annotation.adjudication import reannotation
 from annotation.adjudication.models import PyramidAdjudication
-from annotation.corpus import assignments
 from annotation.corpus.models import Assignment
 from annotation.history import changes
 from annotation.history.models import Change
+from annotation.peers import assignments
 from annotation.peers.document_states import annotation_state
 from annotation.peers.editing import add_match
 from annotation.peers.models import PeerAnnotation

@@ -6,9 +6,8 @@ else's assignment), and a refused write stores nothing, not even the annotation.
 
 from django.contrib.auth.models import User
 
-from annotation.corpus import assignments
 from annotation.corpus.models import Assignment
-from annotation.peers import results
+from annotation.peers import assignments, results
 from annotation.peers.models import PeerAnnotation, PeerMatch
 
 from tests.corpus.test_untouched_peers import api, start_url, topic_world  # noqa: F401 (a fixture)

@@ -49,8 +49,11 @@ def test_constant_queries_for_small_and_large(world, role):
         n_small, doc_small = queries(client, f"/api/{kind}/{small[index].pk}/full/")
         n_large, doc_large = queries(client, f"/api/{kind}/{large[index].pk}/full/")
         assert n_small == n_large, f"{kind}: {n_small} queries for 3 SCUs but {n_large} for 9"
-        # the object, 4 for the pyramid's content, 2-3 for matches/annotations/scores, 1 for can_edit
-        assert n_large <= 13, f"{kind}: {n_large} queries"  # the annotation adds 4 for next/progress
+        # a pyramid: the object and its content (its SCUs, contributors, parts, references), scores,
+        # can_edit (not for admin); an annotation adds its matches, parts and where its annotator
+        # stands (``assignments.walk``: one statement here, none of these users annotates the topic;
+        # three at most, tests/peers/test_walk.py). Measured 2026-11-29: 4-5 and 7-8.
+        assert n_large <= (5 if kind == "pyramids" else 8), f"{kind}: {n_large} queries"
         assert len((doc_large if kind == "pyramids" else doc_large["pyramid"])["scus"]) == 9
 
 

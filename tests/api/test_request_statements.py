@@ -5,13 +5,14 @@ scheduling included), not a test's enclosing transaction."""
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation.corpus.models import Topic
 from annotation.history.models import Change
+from annotation.peers.actions import match_span
 from annotation.peers.document_states import annotation_state
 from annotation.peers.editing import add_match
 from annotation.peers.models import PeerAnnotation, PeerMatch
@@ -32,7 +33,18 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # full_clean of what cannot change, no SAVEPOINT, its ETag from the row read in the transaction.
 # "Done" 7 -> 8 on 2026-11-29: whether the topic's pyramid is adjudicated (then the annotator's
 # assignment follows its peers to re-annotate: ``reannotation.sync_status``).
-ADD_CONTRIBUTOR, MATCH_CREATE, FULL_PYRAMID, DONE = 30, 20, 7, 8
+# Match create 20 -> 18 on 2026-11-29 (issue 33): the match is written in the action's savepoint,
+# not in one more of its own (``peers.editing.write_match``).
+# Match create 18 -> 13 (issue 33, the app's statements per save): the delta is the matches the
+# action read after its change, and the answer's parts those it wrote (nothing read back), so the
+# action's transaction is the only one (no create's transaction around it); the change is recorded
+# and its user's redo stack ended in one statement (``history.queries.record``: add contributor
+# 30 -> 29 too). With an Idempotency-Key, as the annotator's page sends every save, it took 18 + 11
+# (a DELETE of expired keys in a transaction of its own, the lock timeout set and given back around
+# the key taken in a savepoint, the create's savepoint, the answer stored): now 13 + 4 (the key
+# taken in one INSERT that sets its own lock timeout and gives it back, the action's savepoint in
+# the key's transaction, the answer stored).
+ADD_CONTRIBUTOR, MATCH_CREATE, MATCH_CREATE_WITH_KEY, FULL_PYRAMID, DONE = 29, 13, 17, 7, 8
 
 
 @pytest.fixture
@@ -78,6 +90,19 @@ def test_add_contributor_match_create_and_full_in_a_fixed_number_of_statements(w
         assert response.status_code == 201, response.content
     assert count <= MATCH_CREATE, f"match create: {count} statements"
     assert response.json()["parts"] == [{"id": response.json()["parts"][0]["id"], "start": 0, "end": 5}]
+    count, response = statements(
+        lambda: alice.post(
+            "/api/matches/",
+            {"annotation": world.annotation.pk, "scu": scus[0].pk, "parts": [{"start": 6, "end": 10}]},
+            format="json",
+            headers={"Idempotency-Key": "match-with-a-key"},
+        )
+    )
+    assert response.status_code == 201, response.content
+    assert count <= MATCH_CREATE_WITH_KEY, f"match create with an Idempotency-Key: {count} statements"
+    written = PeerMatch.objects.get(pk=response.json()["id"])  # the answer is what was stored
+    assert response.json()["parts"] == [{"id": written.parts.get().pk, "start": 6, "end": 10}]
+    assert {m["id"]: m["parts"] for m in response.json()["delta"]["matches"]}[written.pk] == response.json()["parts"]
     count, response = statements(lambda: alice.get(f"/api/pyramids/{world.pyramid.pk}/full/"))
     assert response.status_code == 200 and len(response.json()["scus"]) == 4
     assert count <= FULL_PYRAMID, f"full pyramid: {count} statements"
@@ -156,3 +181,21 @@ def test_a_refused_action_writes_nothing_and_the_next_one_and_its_undo_redo_work
         alice.post(f"/api/annotations/{world.annotation.pk}/undo/").status_code == 200
         and PeerMatch.objects.count() == matches
     )
+
+
+def test_a_refused_match_writes_nothing_and_the_callers_transaction_goes_on(world):
+    """The match is written in its action's savepoint only (``peers.editing.write_match``): a part
+    refused after the match row was inserted takes the row with it, the revision stays, and the
+    caller's transaction (an adjudication, an importer) goes on with the next action."""
+    scu = SCU.objects.create(pyramid=world.pyramid, uid=12, label="Twelve")
+    annotation = PeerAnnotation.objects.get(pk=world.annotation.pk)
+    matches, revision, end = PeerMatch.objects.count(), annotation.revision, len(annotation.peer.text)
+    alice = world.users["alice"]
+    with transaction.atomic():
+        with pytest.raises(ValidationError):
+            match_span(annotation, alice, scu=scu, spans=[(0, 5), (end, end + 5)])
+        assert PeerMatch.objects.count() == matches and not Change.objects.filter(annotation=annotation).exists()
+        assert PeerAnnotation.objects.get(pk=annotation.pk).revision == revision
+        outcome = match_span(annotation, alice, scu=scu, spans=[(0, 5)])
+    assert outcome.revision == revision + 1 and PeerMatch.objects.count() == matches + 1
+    assert list(outcome.value.parts.values_list("start", "end")) == [(0, 5)]

@@ -1,6 +1,7 @@
 """The REST API is cut by concept: each concept's package serves its resources, ``annotation/api/``
-keeps only what they share and imports no concept, and the router is assembled at the top
-(``pyramid_app/api_urls.py``), where a higher concept's actions join a lower concept's resource."""
+keeps only what they share, and the router is assembled at the top (``pyramid_app/api_urls.py``),
+where a higher concept's actions join a lower concept's resource. That the shared plumbing imports
+no concept is the layer order's (``tests/foundation/test_layers.py``): it is a layer below them all."""
 
 import re
 import types
@@ -17,24 +18,6 @@ from annotation.pyramids import api as pyramids_api
 from pyramid_app import api_urls
 
 from tests.foundation.test_import_cycles import imported, project_modules
-
-# The bottom's infrastructure, below every concept: the throttles reach the cache's Redis client
-# through ``annotation.jobs.framework_internals``, as the job queue does.
-SHARED_AT_THE_BOTTOM = ("annotation.jobs", "annotation.formats", "scoring")
-
-
-def test_the_shared_plumbing_imports_no_concept():
-    modules = project_modules()
-    offenders = {
-        module: sorted(
-            target
-            for target in imported(module, path, modules)
-            if not target.startswith(("annotation.api", *SHARED_AT_THE_BOTTOM)) and target != "annotation"
-        )
-        for module, path in modules.items()
-        if module.startswith("annotation.api")
-    }
-    assert {module: targets for module, targets in offenders.items() if targets} == {}
 
 
 def test_every_resource_is_served_by_its_concept():

@@ -85,8 +85,10 @@ class FakeRobot:
         self.calls.append(("select", u16, shift))
         run.act("select", 1.0)
 
-    def shown(self, text):
-        return self.suggestions.pop(0) if self.suggestions else None
+    def shown(self):
+        """The next page of suggestions (9 at most, as the annotator shows them), and how many after."""
+        page, self.suggestions = self.suggestions[:9], self.suggestions[9:]
+        return [(n, scu, parts) for n, (scu, parts) in enumerate(page, 1)], len(self.suggestions)
 
     def sight(self):
         return self.in_sight, self.rows
@@ -97,29 +99,33 @@ def test_reproducing_a_peer_counts_every_action_by_hand():
     expert = [Match(1, ((0, 15),)), Match(2, ((17, 32), (42, 48))), Match(None, ((55, 67),))]
     order = [(1, "Dams hold water"), (2, "River floods"), (3, "Rivers dry up")]
     suggestions = [
-        (1, ((5, 15),)),  # 10 of 15 characters of the expert's SCU 1: accept
-        (2, ((17, 21),)),  # SCU 2 but 4 of 21 characters: reject
-        (3, ((42, 48),)),
-    ]  # an SCU the expert did not match: reject
+        (1, ((5, 15),)),  # 10 of 15 characters of the expert's SCU 1: kept
+        (2, ((17, 21),)),  # SCU 2 but 4 of 21 characters: struck (2)
+        (3, ((42, 48),)),  # an SCU the expert did not match: struck (3)
+    ]
     robot = FakeRobot(suggestions, in_sight={1})
     run = PeerRun(peer="1", todo=list(expert))
     bench.reproduce_peer(robot, run, text, order)
-    # By hand: S (1); three suggestions read (3), one A and two R (3); SCU 2's match: two drags, the
+    # By hand: three suggestions read (3), two struck (2) and A (1); SCU 2's match: two drags, the
     # second with Shift (2), SCU 2 not in sight: "/" (the selection leaves the filter unfocused),
-    # "i", then Enter (3); the non-matching unit: one drag and "No SCU" (2). 14 actions.
+    # "i", then Enter (3); the non-matching unit: one drag and "No SCU" (2). 13 actions.
     assert run.actions == {
-        "suggest": 1,
         "read": 3,
+        "strike": 2,
         "accept": 1,
-        "reject": 2,
         "select": 3,
         "find": 1,
         "type": 1,
         "enter": 1,
         "no-scu": 1,
     }
-    assert run.total == 14
-    assert run.waited_ms == 11.0  # every action but the three readings waited (1 ms each here)
+    assert run.total == 13
+    assert [c for c in robot.calls if c[0] in ("strike", "accept")] == [
+        ("strike", "2"),
+        ("strike", "3"),
+        ("accept", "a"),
+    ]
+    assert run.waited_ms == 10.0  # every action but the three readings waited (1 ms each here)
     assert [c for c in robot.calls if c[0] in ("find", "type", "enter")] == [
         ("find", "/"),
         ("type", "i"),
@@ -136,9 +142,29 @@ def test_reproducing_a_peer_counts_every_action_by_hand():
         [(m.scu, " ".join(text[s:e] for s, e in m.parts)) for m in expert], {1: ["dams hold water"]}
     )
     assert (minimum, automatic) == (10, 0)
-    # Perfect suggestions: S, read + A for SCUs 1 and 2 (4), a drag and "No SCU" for the unit (2), Done.
-    assert bench.perfect_floor(expert, opens=0) == 1 + 4 + 2 + 1
-    assert bench.perfect_floor([Match(None, ((0, 1), (3, 4)))], opens=1) == 1 + 1 + 3 + 1
+    # Perfect suggestions: a read for SCUs 1 and 2 and one A (3), a drag and "No SCU" for the unit (2), Done.
+    assert bench.perfect_floor(expert, opens=0) == 3 + 2 + 1
+    assert bench.perfect_floor([Match(None, ((0, 1), (3, 4)))], opens=1) == 1 + 3 + 1
+    # Ten suggested matches: ten reads and two A (nine are shown at once).
+    assert bench.perfect_floor([Match(k, ((k, k + 1),)) for k in range(10)], opens=0) == 10 + 2 + 1
+
+
+def test_suggestions_shown_nine_at_a_time_only_wrong_ones_are_struck_and_a_last_wrong_page_is_left():
+    text = "x" * 200
+    expert = [Match(1, ((0, 10),)), Match(2, ((100, 110),))]
+    # Page 1: nine wrong ones (struck, then A to see the next); page 2: the right one for SCU 2 and a
+    # wrong one (struck, A); nothing after. Then SCU 1 by hand (in sight: a drag and a click).
+    page1 = [(9, ((k, k + 1),)) for k in range(9)]
+    robot = FakeRobot([*page1, (3, ((50, 60),)), (2, ((100, 106),))], in_sight={1})
+    run = PeerRun(peer="1", todo=list(expert))
+    bench.reproduce_peer(robot, run, text, [(1, "a"), (2, "b")])
+    assert [c[1] for c in robot.calls if c[0] in ("strike", "accept")] == [*"123456789", "a", "1", "a"]
+    assert run.actions == {"read": 11, "strike": 10, "accept": 2, "select": 1, "pick": 1}
+    # Only wrong ones left after the last page's A: no key is spent on them.
+    robot = FakeRobot([(3, ((50, 60),))], in_sight={1, 2})
+    run = PeerRun(peer="1", todo=list(expert))
+    bench.reproduce_peer(robot, run, text, [(1, "a"), (2, "b")])
+    assert run.actions == {"read": 1, "select": 2, "pick": 2}
 
 
 @pytest.mark.parametrize(
@@ -146,4 +172,17 @@ def test_reproducing_a_peer_counts_every_action_by_hand():
 )
 def test_offsets_between_code_points_and_utf16(text, cp, u16):
     assert bench.to_u16(text, cp) == u16
-    assert bench.to_cp(text, u16) == cp
+    assert sys.modules["_robot"].to_cp(text, u16) == cp  # (the robot's module, which the bench imports)
+
+
+def test_the_model_is_trained_on_the_other_year_unless_told(tmp_path):
+    shared = tmp_path / "data"
+    assert sys.modules["_release"].training_folder(shared / "duc2006", None) == (shared / "duc2007-main").resolve()
+    assert sys.modules["_release"].training_folder(shared / "duc2007-main", None) == (shared / "duc2006").resolve()
+    assert sys.modules["_release"].training_folder(shared / "odd-release", None) is None  # the bench then asks which
+    assert sys.modules["_release"].training_folder(shared / "duc2006", str(shared / "x")) == shared / "x"
+    files = [shared / "duc2006" / "allpans" / name for name in ("a.pan", "b.pan")] + [shared / "c.pan"]
+    assert (
+        sys.modules["_release"].files_line(files)
+        == f"{shared}/*.pan (1 files); {shared}/duc2006/allpans/*.pan (2 files)"
+    )

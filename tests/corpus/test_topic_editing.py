@@ -120,6 +120,57 @@ def test_the_topic_page_lists_summaries_with_what_rests_on_them(people, topic):
     assert "1 judgment fixed" in _row(body, "peer:3")
 
 
+def test_what_rests_on_a_text_is_told_concept_by_concept_in_the_order_of_the_layers(people, topic):
+    """Each concept registers its part with ``corpus.topic_editing``; a reference with something of
+    every kind on it lists the reasons in the layers' order (pyramids, peers, dashboards, crowd), as
+    the pages always did."""
+    from annotation.dashboards.models import Judgment
+    from annotation.lightweight.models import LightweightPyramid, LiteStatement
+
+    reference = topic.refs["A"]
+    Judgment.objects.create(topic=topic.topic, summary="A", metric="linguistic_quality", value=4)
+    run = LightweightPyramid.objects.create(dataset=people.dataset, name="crowd")
+    LiteStatement.objects.create(pyramid=run, topic=topic.topic, external_id="q1", text="x", reference=reference)
+    row = topic_editing.summary_row(topic.topic, "reference", reference.pk)
+    built = topic.built.pk
+    assert row.locks == [
+        "1 pyramid contributor points into this text by character offsets.",
+        f"Pyramid {built} by ann was built from it: the SCUs were read against this text.",
+        "1 imported judgment (linguistic_quality) was made on this text.",
+        "1 crowd statement of a lightweight pyramid rests on this text.",
+    ]
+    assert row.rests_on == f"Pyramid {built} by ann (1 contributor here), 1 judgment, 1 crowd statement"
+    assert row.notes == [] and not row.editable
+    assert list(topic_editing.DEPENDENTS) == ["corpus", "history", "pyramids", "peers", "dashboards", "lightweight"]
+
+
+def test_every_model_a_topic_delete_cascades_to_is_counted():
+    """The confirmation shows what the cascade removes: a model reached from the topic by CASCADE
+    that no concept counts would go unseen (a concept that forgot to register its part)."""
+    from django.db.models import CASCADE
+
+    reached, todo = set(), [Topic]
+    while todo:
+        for relation in todo.pop()._meta.related_objects:
+            if getattr(relation, "on_delete", None) is CASCADE and relation.related_model not in reached:
+                reached.add(relation.related_model)
+                todo.append(relation.related_model)
+    counted = {c.model for c in topic_editing.delete_counts().values()}
+    # Not counted, as before the concepts registered their parts: the parts of counted contributors
+    # and matches, and the records kept beside counted rows (adjudication records, stored
+    # construction agreement, crowd reservations).
+    uncounted = {
+        "annotation.ContributorPart",
+        "annotation.PeerMatchPart",
+        "annotation.Adjudication",
+        "annotation.PyramidAdjudication",
+        "annotation.PyramidAgreement",
+        "annotation.LiteReservation",
+    }
+    assert {m._meta.label for m in reached - counted} == uncounted
+    assert counted <= reached | {Topic}
+
+
 def test_rename_and_a_duplicate_id_is_a_form_error(people, topic):
     t, coord = topic.topic, _client(people.coord)
     duplicate = coord.post(_url(people, t), {"form": "rename", "topic-external_id": " D0602 ", "topic-title": "x"})
@@ -238,7 +289,7 @@ def _shown(body: str) -> dict[str, int]:
 def _table_counts() -> dict[str, int]:
     return {
         label: model.objects.count()
-        for label, model in ((m._meta.label, m) for m in topic_editing.TopicContents.MODELS.values())
+        for label, model in ((c.model._meta.label, c.model) for c in topic_editing.delete_counts().values())
     }
 
 
@@ -277,7 +328,7 @@ def test_delete_needs_the_topic_id_typed_and_removes_what_it_counted(people, top
     )
     after = _table_counts()
     deleted = {label: before[label] - after[label] for label in before}
-    expected = {topic_editing.TopicContents.MODELS[name]._meta.label: n for name, n in shown.items()}
+    expected = {topic_editing.delete_counts()[name].model._meta.label: n for name, n in shown.items()}
     assert deleted == {label: expected.get(label, 0) for label in deleted}  # exactly what was shown, nothing more
     assert not Topic.objects.filter(pk=t.pk).exists() and Topic.objects.filter(pk=topic.other.pk).exists()
     assert topic.other.referencesummarys.count() == 1
@@ -372,7 +423,7 @@ def test_deleting_a_topic_deletes_its_stored_results_and_leaves_the_others_curre
     t1, t2 = scored.topics["T1"], scored.topics["T2"]
     n_t2 = AnnotationScore.objects.filter(annotation__pyramid__topic=t2).count()
     contents = topic_editing.contents(t1)
-    assert contents.scores > 0 and contents.agreement == 1 and contents.history == 0
+    assert contents.counts["scores"] > 0 and contents.counts["agreement"] == 1 and contents.counts["history"] == 0
     deleted = topic_editing.delete_topic(t1, "T1", contents.token)
     assert deleted == contents
     assert not AnnotationScore.objects.filter(annotation__pyramid__topic_id=t1.pk).exists()

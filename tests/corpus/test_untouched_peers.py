@@ -12,9 +12,8 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.corpus import assignments
 from annotation.corpus.models import Assignment, PeerSummary, Topic
-from annotation.peers import results
+from annotation.peers import assignments, results
 from annotation.peers.models import PeerAnnotation
 
 from tests.browser.editors.browser import world

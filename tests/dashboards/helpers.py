@@ -7,9 +7,9 @@ import re
 from django.contrib.auth import get_user_model
 from django.template.defaultfilters import floatformat
 
-from annotation.corpus import assignments
 from annotation.corpus.models import Dataset, PeerSummary
 from annotation.corpus.roles import ANNOTATOR, COORDINATOR, role_group
+from annotation.peers import assignments
 from annotation.peers.editing import add_match
 from annotation.peers.models import PeerAnnotation
 from annotation.pyramids.editing import add_contributor

@@ -18,9 +18,9 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.corpus import assignments
 from annotation.corpus.models import PeerSummary
 from annotation.dashboards.statistics import TABLES as STATISTICS_TABLES
+from annotation.peers import assignments
 from annotation.peers.models import PeerAnnotation
 
 from tests.dashboards.helpers import build_toy, make_users, url_patterns
@@ -50,6 +50,8 @@ NO_SCORES = {
     "api:pyramid-history": "the pyramid's edit history",
     "api:pyramid-undo": "an edit",
     "api:pyramid-redo": "an edit",
+    "api:pyramid-scu-proposals": "the assisted builder's proposed SCUs: texts, no score",
+    "api:pyramid-accept-scu": "an edit (a proposed SCU accepted)",
     "api:dataset-detail": "the dataset's metadata",
     "api:dataset-list": "datasets' metadata",
     "api:dataset-import": "an upload",

@@ -3,9 +3,12 @@ independent computations), unchanged topics are reused without changing any figu
 snapshot is never overwritten, and "current" follows the live state."""
 
 import json
+import time
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
+from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection
 from nltk.metrics.agreement import AnnotationTask
@@ -15,6 +18,7 @@ from annotation.corpus.models import Assignment, PeerSummary, Topic
 from annotation.dashboards import snapshots
 from annotation.dashboards.figures import metaeval_table, score_dashboard, tier_histograms
 from annotation.dashboards.models import DatasetDashboard
+from annotation.jobs import queue
 from annotation.jobs.kept import Kept
 from annotation.peers.editing import add_match
 from annotation.peers.models import PeerAnnotation, PeerMatch
@@ -159,6 +163,28 @@ def test_unchanged_topics_are_reused_and_figures_stay_equal(dataset, django_asse
     assert_equals_services(second.data)
     assert second.data == snapshots.compute_payload(dataset, live, previous=None)
     assert second.data["conventions"]["nist"]["per_system"] != first.data["conventions"]["nist"]["per_system"]
+
+
+def test_stability_scores_kept_between_snapshots_change_no_figure(dataset, monkeypatch):
+    """The reference-stability scores the process keeps per topic's data (``statistics``'s memo): after
+    a save in T2 only T2 is scored again, and the snapshot equals one computed with nothing kept."""
+    from annotation.dashboards import statistics
+    from scoring import stability
+
+    monkeypatch.setattr(statistics, "_STABILITY_MEMO", {})
+    scored = []
+    real = stability._system_means
+    monkeypatch.setattr(stability, "_system_means", lambda p, a, c: scored.append(p) or real(p, a, c))
+    snapshot(dataset)
+    everything = len(scored)
+    t2 = Topic.objects.get(dataset=dataset, external_id="T2")
+    annotation = PeerAnnotation.objects.get(peer__topic=t2, peer__external_id="3")
+    add_match(annotation, SCU.objects.get(pyramid=annotation.pyramid, uid=1), [(10, 14)])
+    scored.clear()
+    second = snapshot(dataset)
+    assert 0 < len(scored) < everything  # T2's subsets, not T1's
+    monkeypatch.setattr(statistics, "_STABILITY_MEMO", {})
+    assert second.data == snapshots.compute_payload(dataset, snapshots.fingerprint(dataset), previous=None)
 
 
 def test_newer_snapshot_is_never_overwritten(dataset):
@@ -362,3 +388,60 @@ def test_a_difference_of_exactly_the_noise_is_flagged_alike_for_every_peer(datas
     detail = snapshot(dataset).data["conventions"]["nist"]["agreement_details"]["T1"]
     assert {p["peer"]: p["flagged"] for p in detail["peers"]} == {"1": False, "2": False, "3": True}
     assert detail["flagged"] == 1
+
+
+def test_a_dashboard_nobody_looks_at_waits_for_a_quiet_spell(db, monkeypatch, settings):
+    """Issue 33: with workers, a stale dashboard nobody looked at lately is recomputed once its data
+    has stayed unchanged for ``DASHBOARD_QUIET_SECONDS``, not while an annotator goes on saving;
+    one being looked at, one never computed, one older than ``DASHBOARD_UNWATCHED_SECONDS`` at once."""
+    settings.DASHBOARD_QUIET_SECONDS, settings.DASHBOARD_UNWATCHED_SECONDS = 15, 600
+    dataset = build_toy()
+    snapshots.recompute_dataset(dataset.pk)
+    monkeypatch.setattr(queue, "in_process", lambda: False)  # as with workers
+    start = time.time() + 1  # after the snapshot was computed
+    clock = SimpleNamespace(time=lambda: start)
+    monkeypatch.setattr(snapshots, "time", clock)
+    annotation = PeerAnnotation.objects.filter(peer__topic__dataset=dataset).first()
+    scu = SCU.objects.get(pyramid=annotation.pyramid, uid=1)
+
+    def due() -> tuple[list[int], list[int]]:
+        found = {}
+        return snapshots._due_now(snapshots.stale_among([dataset.pk], found), found)
+
+    assert due() == ([], [])  # current: nothing to do
+    add_match(annotation, scu, [(0, 3)])
+    assert due() == ([], [dataset.pk])  # just changed: it waits
+    clock.time = lambda: start + 10
+    assert due() == ([], [dataset.pk])  # unchanged for 10 s only
+    add_match(annotation, scu, [(4, 7)])  # the annotator saves again
+    clock.time = lambda: start + 20
+    assert due() == ([], [dataset.pk])  # changed since it was last seen: it waits again
+    clock.time = lambda: start + 34.5
+    assert due() == ([dataset.pk], [])  # unchanged for 14.5 s (a countdown ends a little early): now
+    add_match(annotation, scu, [(8, 11)])
+    assert due() == ([], [dataset.pk])
+    snapshots.note_watched(dataset.pk)  # a coordinator opens a page of it
+    assert due() == ([dataset.pk], [])
+    cache.delete(snapshots._watched_key(dataset.pk))
+    settings.DASHBOARD_UNWATCHED_SECONDS = 0  # stale for longer than the longest wait
+    assert due() == ([dataset.pk], [])
+    settings.DASHBOARD_UNWATCHED_SECONDS = 600
+    monkeypatch.setattr(queue, "in_process", lambda: True)  # no workers: nothing is spaced
+    assert due() == ([dataset.pk], [])
+    DatasetDashboard.objects.filter(dataset=dataset).delete()
+    monkeypatch.setattr(queue, "in_process", lambda: False)
+    assert due() == ([dataset.pk], [])  # the first snapshot is never put off
+
+
+def test_a_dashboard_put_off_is_looked_at_again_by_one_message(db, monkeypatch, settings):
+    """Two runs putting the same dataset off (its own message and one the agreement published while
+    it ran) publish one look again, not two chains of looks that never merge."""
+    settings.DASHBOARD_QUIET_SECONDS = 15
+    sent = []
+    monkeypatch.setattr(queue, "dispatch", lambda kind, ids, delay=None: sent.append((kind, list(ids), delay)))
+    snapshots._look_again([7])
+    snapshots._look_again([7, 8])
+    assert sent == [("dashboard", [7], 15), ("dashboard", [8], 15)]
+    cache.delete("dashboard:look:7")  # the look is due: its mark has expired
+    snapshots._look_again([7])
+    assert sent[-1] == ("dashboard", [7], 15)

@@ -20,6 +20,9 @@ def test_worker_recomputes_the_dashboard_after_a_save(celery_worker, settings):
     # The save comes seconds after the toy's own: not the at-most-once-per-interval pacing
     # (tests/jobs/test_queue_coalescing.py), the recomputation after a save, is what is tested here.
     settings.DASHBOARD_INTERVAL_SECONDS = 0
+    # Nobody looks at it: the recomputation waits for the data to stay unchanged (shortened here;
+    # the rule itself: test_snapshots.py's test_a_dashboard_nobody_looks_at_waits_for_a_quiet_spell).
+    settings.DASHBOARD_QUIET_SECONDS = 2
     assert "annotation.recompute_dashboards" in celery_worker.app.tasks
     dataset = build_toy()  # autocommit: every save schedules work for the worker
     deadline = time.monotonic() + 30

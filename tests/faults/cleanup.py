@@ -10,6 +10,10 @@ HAProxy, gunicorn, Celery workers and beat), also when the run is interrupted:
   its own, children included); ``sweep()``, at each session's start and end, kills what the records
   of gone owners name. A live run's stacks (another checkout's suite) are left alone.
 
+What a run makes once for all its processes (``tests/run_scoped.py``: the stacks' demo cluster, the
+lock of the workers' template database) is recorded the same way, owned by the run's process (xdist's
+controller): swept at the run's end by that process (``sweep(ended=True)``), or by the next run.
+
 Processes are found by their process group, not by name or environment: redis-server and
 PostgreSQL's backends rewrite their command line, and with it the environment /proc shows.
 """
@@ -24,6 +28,8 @@ from pathlib import Path
 
 RECORD = "PYRAMID_STACK_RECORD"  # in a stack's environment: its record, for the processes it starts
 RECORDS = Path(tempfile.gettempdir()) / "pyramid-stacks"
+# What is made once for a whole test run (``tests/run_scoped.made_once``), owned by the run's process.
+RUN_SCOPED = "pyramid-faults-run-"
 OPEN: list = []  # the stacks of this process not closed yet
 
 
@@ -58,12 +64,17 @@ def alive(ident_: str) -> bool:
     return pid.isdigit() and started_at(int(pid)) == start
 
 
-def open_record(root: Path) -> Path:
-    """A new stack's record, owned by this process."""
+def open_record(root: Path, owner: int | None = None) -> Path:
+    """A new stack's record, owned by ``owner`` (default: this process)."""
     RECORDS.mkdir(exist_ok=True)
     record = RECORDS / root.name
-    record.write_text(f"owner {ident(os.getpid())}\nroot {root}\n")
+    record.write_text(f"owner {ident(owner or os.getpid())}\nroot {root}\n")
     return record
+
+
+def run_owner() -> int:
+    """The process of this test run: pytest-xdist's controller (each worker's parent), else this one."""
+    return os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid()
 
 
 def note(record: str | Path | None, line: str) -> None:
@@ -105,15 +116,17 @@ def processes(record: Path) -> list[int]:
     return found
 
 
-def sweep() -> list[int]:
-    """Kill the processes of the stacks whose owner is gone, remove their folders; the pids killed."""
-    killed = []
+def sweep(ended: bool = False) -> list[int]:
+    """Kill the processes of the stacks whose owner is gone, remove their folders; the pids killed.
+    ``ended``: this process's test run is over, what was made once for it (``RUN_SCOPED``) goes too."""
+    killed, me = [], ident(os.getpid())
     for record in RECORDS.glob("pyramid-faults-*") if RECORDS.is_dir() else []:
         try:
             entries = read(record)
         except OSError:
             continue
-        if alive(entries.get("owner", [""])[0]):
+        owner = entries.get("owner", [""])[0]
+        if alive(owner) and not (ended and owner == me and record.name.startswith(RUN_SCOPED)):
             continue
         for pid in processes(record):
             try:

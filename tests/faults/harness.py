@@ -19,6 +19,7 @@ from pathlib import Path
 
 import requests
 
+from tests import run_scoped
 from tests.conftest import REPO
 from tests.faults import cleanup
 
@@ -139,8 +140,15 @@ class Postgres:
         self.port = port
         self.dir = root / "pg"
         self.bin = postgres_bin()
-        self.dir.mkdir()
         cleanup.note(record, f"postgres {self.dir}")
+
+    def create(self, copied: Path | None = None):
+        """The cluster's data directory: a new empty cluster (initdb), or a copy of ``copied``'s
+        (a cluster stopped cleanly: the copy starts without recovery)."""
+        if copied:
+            subprocess.run(["cp", "-a", str(copied), str(self.dir)], check=True, capture_output=True)
+            return
+        self.dir.mkdir()
         if os.geteuid() == 0:
             shutil.chown(self.dir, "postgres", "postgres")
         subprocess.run(
@@ -172,14 +180,17 @@ class Postgres:
             check=True,
             capture_output=True,
         )
+
+    def createdb(self):
         subprocess.run(
             [str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "pyramid"],
+            check=True,
             capture_output=True,
         )
 
-    def stop(self):
+    def stop(self, mode: str = "immediate"):
         subprocess.run(
-            _as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.dir), "-m", "immediate", "-w", "stop"]),
+            _as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.dir), "-m", mode, "-w", "stop"]),
             capture_output=True,
         )
         try:  # pg_ctl could not stop it: the postmaster's session (pg_ctl starts it in one of its own)
@@ -197,8 +208,9 @@ class Postgres:
 class Process:
     """A child process we started (and only those are ever signalled)."""
 
-    def __init__(self, cmd: list[str], env: dict, log: Path, cwd: Path = REPO):
-        self.cmd, self.env, self.log, self.cwd = cmd, env, log, cwd
+    def __init__(self, cmd: list[str], env: dict, log: Path, cwd: Path = REPO, piped: bool = False):
+        """``piped``: its standard input and output are pipes of ours (its errors go to the log)."""
+        self.cmd, self.env, self.log, self.cwd, self.piped = cmd, env, log, cwd, piped
         self.proc: subprocess.Popen | None = None
         self.started: float | None = None  # time.time() of the last start
 
@@ -208,8 +220,10 @@ class Process:
             self.cmd,
             env=self.env,
             cwd=self.cwd,
-            stdout=self.log.open("ab"),
-            stderr=subprocess.STDOUT,
+            stdin=subprocess.PIPE if self.piped else None,
+            stdout=subprocess.PIPE if self.piped else self.log.open("ab"),
+            stderr=self.log.open("ab") if self.piped else subprocess.STDOUT,
+            text=self.piped,
             start_new_session=True,
         )
         cleanup.note(self.env.get(cleanup.RECORD), f"group {cleanup.ident(self.proc.pid)}")
@@ -233,13 +247,70 @@ class Process:
             except ProcessLookupError:
                 pass
             self.proc.wait()
+            for pipe in (self.proc.stdin, self.proc.stdout) if self.piped else ():
+                pipe.close()
 
     def kill(self):
         self.stop(signal.SIGKILL)
 
     def with_settings(self, env: dict) -> "Process":
         """The same command with these settings over its own (same log and working directory)."""
-        return Process(self.cmd, {**self.env, **env}, self.log, self.cwd)
+        return Process(self.cmd, {**self.env, **env}, self.log, self.cwd, self.piped)
+
+
+def app_env(database_url: str, redis_port: int, record: Path, env: dict | None = None) -> dict:
+    """The settings of a stack's processes: this environment's, on the stack's own database and Redis,
+    in development mode unless ``env`` says otherwise, with the defaults' recovery timings."""
+    settings = {
+        **{k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}},
+        "DATABASE_URL": database_url,
+        "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+        "DEBUG": "1",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DJANGO_SETTINGS_MODULE": "pyramid_app.settings",
+        **(env or {}),
+        cleanup.RECORD: str(record),
+    }
+    for name in ("CELERY_VISIBILITY_TIMEOUT", "SWEEP_SECONDS", "TASK_LOCK_SECONDS", "DASHBOARD_DEBOUNCE_SECONDS"):
+        settings.pop(name, None)  # the recovery bounds asserted are those of the defaults
+    return settings
+
+
+def redis_server(port: int, env: dict, log: Path) -> Process:
+    return Process(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], env, log
+    )
+
+
+def demo_cluster() -> Path:
+    """The data directory of a PostgreSQL cluster migrated and loaded with the demo (``manage.py
+    migrate``, ``load_demo``, as a deployment starts), made once for the test run
+    (``run_scoped.made_once``), which each stack copies instead of making its own: 13 CPU-s of
+    Django's a stack (migrate 6.9, load_demo 5.5, initdb 0.8) and PostgreSQL's own, 4 stacks a run.
+    Made in development mode, which the demo's rows do not depend on (the scale stack, in production
+    mode, copies it too)."""
+    return run_scoped.made_once(f"demo-{run_scoped.sources_digest(str(postgres_bin()))}", _build_demo_cluster) / "pg"
+
+
+def _build_demo_cluster(folder: Path, record: Path):
+    """migrate and load_demo with a redis-server of their own, then the cluster stopped cleanly. What
+    the demo's saves published is dropped with that Redis: a stack's workers find the demo's results
+    stale at their start (their start's sweep), where they found its messages queued before."""
+    postgres = Postgres(folder, free_port(POSTGRES_PORTS), record)
+    redis_port = free_port(REDIS_PORTS)
+    env = app_env(postgres.url, redis_port, record)
+    redis = redis_server(redis_port, env, folder / "redis.log")
+    postgres.create()
+    postgres.start()
+    redis.start()
+    try:
+        postgres.createdb()
+        wait_for(lambda: socket.create_connection(("127.0.0.1", redis_port), 1).close() or True, 20, "redis start")
+        for command in (["migrate", "--noinput"], ["load_demo"]):
+            subprocess.run([sys.executable, "manage.py", *command], env=env, cwd=REPO, check=True, capture_output=True)
+    finally:
+        redis.stop()
+        postgres.stop("fast")
 
 
 class Stack:
@@ -256,23 +327,10 @@ class Stack:
         self.postgres = Postgres(self.root, self.port(POSTGRES_PORTS), self.record)
         self.redis_port = self.port(REDIS_PORTS)
         self.web_port = self.port()
-        self.env = {
-            **{k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}},
-            "DATABASE_URL": self.postgres.url,
-            "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
-            "DEBUG": "1",
-            "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "DJANGO_SETTINGS_MODULE": "pyramid_app.settings",
-            **(env or {}),
-            cleanup.RECORD: str(self.record),
-        }
-        for name in ("CELERY_VISIBILITY_TIMEOUT", "SWEEP_SECONDS", "TASK_LOCK_SECONDS", "DASHBOARD_DEBOUNCE_SECONDS"):
-            self.env.pop(name, None)  # the recovery bounds asserted are those of the defaults
-        self.redis = Process(
-            ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            self.env,
-            self.root / "redis.log",
-        )
+        self.env = app_env(self.postgres.url, self.redis_port, self.record, env)
+        self.redis = redis_server(self.redis_port, self.env, self.root / "redis.log")
+        self.prober: Process | None = None  # probe.py serving, once asked (``probe``)
+        self.probing = threading.Lock()
         self.web = Process(
             [
                 sys.executable,
@@ -317,37 +375,46 @@ class Stack:
             cwd,
         )
 
-    def manage(self, *args: str):
-        subprocess.run([sys.executable, "manage.py", *args], env=self.env, cwd=REPO, check=True, capture_output=True)
-
     def probe(self, *args: str) -> dict:
-        out = subprocess.run(
-            [sys.executable, str(REPO / "tests" / "faults" / "probe.py"), *args],
-            env=self.env,
-            cwd=REPO,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        """``probe.py``'s answer to ``args``, each in a process of its own forked by one probe.py serving
+        this stack: a new process (nothing kept from an earlier probe), without Django's start (1 CPU-s)
+        for each, which ``current`` pays every second it waits."""
+        with self.probing:
+            if self.prober is None or self.prober.proc.poll() is not None:
+                self.prober = Process(
+                    [sys.executable, str(REPO / "tests" / "faults" / "probe.py"), "serve"],
+                    self.env,
+                    self.root / "probe.log",
+                    piped=True,
+                )
+                self.prober.start()
+            self.prober.proc.stdin.write(json.dumps(args) + "\n")
+            self.prober.proc.stdin.flush()
+            line = self.prober.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"probe.py {' '.join(args)}: exited; {(self.root / 'probe.log').read_text()[-3000:]}")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise RuntimeError(f"probe.py {' '.join(args)}: {answer['error']}")
+        return answer["answer"]
 
     def services(self) -> list[Process]:
         """The app's processes, in the order they start (and stop the other way round)."""
         return [self.worker, self.dashboards, self.beat, self.web]
 
     def start(self):
-        self.postgres.start()
         self.redis.start()
-        wait_for(lambda: socket.create_connection(("127.0.0.1", self.redis_port), 1).close() or True, 20, "redis start")
         self.prepare()
+        wait_for(lambda: socket.create_connection(("127.0.0.1", self.redis_port), 1).close() or True, 20, "redis start")
         for process in self.services():
             process.start()
         self.wait_ready()
 
     def prepare(self):
-        """The database's tables and the demo data, before any process of the app starts."""
-        self.manage("migrate", "--noinput")
-        self.manage("load_demo")
+        """The database, before any process of the app starts: a copy of this run's demo cluster
+        (``demo_cluster``: migrated, the demo loaded) started; a stack's own, whatever it does to it."""
+        self.postgres.create(demo_cluster())
+        self.postgres.start()
 
     def wait_ready(self):
         wait_for(lambda: requests.get(self.url("/healthz"), timeout=2).ok, 60, "gunicorn start")
@@ -373,7 +440,7 @@ class Stack:
         return state
 
     def close(self):
-        processes = [*reversed(self.services()), self.redis]
+        processes = [*reversed(self.services()), self.redis, *([self.prober] if self.prober else [])]
         for process in processes:  # all shut down at once, then each waited for
             process.send()
         for process in processes:
@@ -384,3 +451,10 @@ class Stack:
 
     def logs(self) -> str:
         return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in self.root.glob("*.log"))
+
+
+def client(stack, username: str) -> requests.Session:
+    """An API client of ``username`` (its token) on ``stack``, sending ``If-Match: *``."""
+    session = requests.Session()
+    session.headers.update({"Authorization": f"Token {stack.probe('token', username)['token']}", "If-Match": "*"})
+    return session

@@ -21,7 +21,9 @@ class SmallStack(Stack):
         return [self.web]
 
     def prepare(self):
-        pass
+        """An empty cluster of its own (what is asserted is its processes, not its data)."""
+        self.postgres.create()
+        self.postgres.start()
 
     def wait_ready(self):
         pass

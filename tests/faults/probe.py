@@ -2,11 +2,13 @@
 JSON saying what is stale and whether every stored score equals a fresh computation.
 
     python tests/faults/probe.py state | token USERNAME | ids
+    python tests/faults/probe.py serve   (one command a line on stdin, JSON: see ``serve``)
 """
 
 import json
 import os
 import sys
+import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -16,17 +18,23 @@ import django  # noqa: E402  (the repository on sys.path and the settings module
 
 django.setup()
 
+# What the commands use, imported once (``serve``'s children inherit them): nothing here touches the database.
+from django.contrib.auth.models import User  # noqa: E402
+from django.db import connections  # noqa: E402
+from rest_framework.authtoken.models import Token  # noqa: E402
+
+from annotation.dashboards.snapshots import stale_datasets  # noqa: E402
+from annotation.peers.models import AnnotationScore, PeerAnnotation  # noqa: E402
+from annotation.peers.recompute import stale_work  # noqa: E402
+from annotation.peers.results import score_annotations  # noqa: E402
+from annotation.pyramids.models import SCU  # noqa: E402
+from scoring.model import Convention  # noqa: E402
+
 
 def state() -> dict:
     """What is stale, and which stored scores differ from the same annotations scored afresh here
     (a new process: no prepared pyramid kept). Not from ``export_scores``: it reads the stored
     scores whenever their revisions are current, so it would compare them with themselves."""
-    from annotation.dashboards.snapshots import stale_datasets
-    from annotation.peers.models import AnnotationScore, PeerAnnotation
-    from annotation.peers.recompute import stale_work
-    from annotation.peers.results import score_annotations
-    from scoring.model import Convention
-
     annotations, topics = stale_work()
     mismatches = []
     for convention in Convention:
@@ -45,16 +53,10 @@ def state() -> dict:
 
 
 def token(username: str) -> dict:
-    from django.contrib.auth.models import User
-    from rest_framework.authtoken.models import Token
-
     return {"token": Token.objects.get_or_create(user=User.objects.get(username=username))[0].key}
 
 
 def ids() -> dict:
-    from annotation.peers.models import PeerAnnotation
-    from annotation.pyramids.models import SCU
-
     annotations = {
         f"{a.annotator.username}:{a.peer.external_id}": a.pk
         for a in PeerAnnotation.objects.select_related("annotator", "peer")
@@ -71,6 +73,34 @@ def ids() -> dict:
     }
 
 
+COMMANDS = {"state": state, "token": token, "ids": ids}
+
+
+def serve():
+    """Each line of stdin a command (a JSON list: name, arguments) answered by a child forked for it
+    (``{"answer": ...}`` or ``{"error": traceback}``, a line on stdout): a new process each time, as a
+    probe run alone (no prepared pyramid, cache or connection kept from another), with Django
+    started once. This process itself never opens a connection, so none is shared with a child."""
+    connections.close_all()
+    for line in sys.stdin:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                command, *args = json.loads(line)
+                answer = {"answer": COMMANDS[command](*args)}
+            except BaseException:
+                answer = {"error": traceback.format_exc()}
+            finally:
+                connections.close_all()
+            sys.stdout.write(json.dumps(answer) + "\n")
+            sys.stdout.flush()
+            os._exit(0)
+        os.waitpid(pid, 0)
+
+
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
-    print(json.dumps({"state": state, "token": token, "ids": ids}[command](*args)))
+    if command == "serve":
+        serve()
+    else:
+        print(json.dumps(COMMANDS[command](*args)))

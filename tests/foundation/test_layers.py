@@ -73,6 +73,14 @@ def test_the_imports_keep_the_layer_order():
     )
 
 
+def test_no_import_is_exempt_from_the_order():
+    """An ``ignore_imports`` entry would let one import against the order pass (and its chains):
+    what must go up is published through the job queue or registered with the lower package."""
+    configuration = read_configuration(str(ROOT / "pyproject.toml"))
+    [layers] = [c for c in configuration["contracts_options"] if c["id"] == "layers"]
+    assert not layers.get("ignore_imports"), layers["ignore_imports"]
+
+
 def test_a_planted_import_from_a_low_layer_to_a_high_one_breaks_the_order():
     graph = project_graph()
     graph.add_import(

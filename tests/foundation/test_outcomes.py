@@ -102,17 +102,61 @@ def test_every_reported_test_is_recorded_with_its_outcome(suite, parallel):
     folder, collected = suite
     if parallel:
         pytest.importorskip("xdist", reason="pytest-xdist is not installed (pip install -e '.[test]')")
-    run = pytest_in(folder, str(folder), f"--record-outcomes={folder / 'outcomes.txt'}", *parallel)
+    run = pytest_in(
+        folder,
+        str(folder),
+        f"--record-outcomes={folder / 'outcomes.txt'}",
+        f"--record-durations={folder / 'durations.txt'}",
+        *parallel,
+    )
     assert run.returncode == 1, run.stdout[-3000:]  # one test fails
     lines = (folder / "outcomes.txt").read_text().splitlines()
     assert sorted(tuple(reversed(line.split(" ", 1))) for line in lines) == [
         (f"test_small.py::{n}", o) for n, o in EXPECTED
     ]
+    durations = [line.split(" ", 3) for line in (folder / "durations.txt").read_text().splitlines()]
+    assert sorted(nodeid for *_, nodeid in durations) == [f"test_small.py::{n}" for n, _ in EXPECTED]
+    workers = {worker for worker, *_ in durations}
+    assert workers <= ({"gw0", "gw1"} if parallel else {"-"}) and workers, durations
+    assert all(float(seconds) >= 0 and float(cpu) >= 0 for _, seconds, cpu, _ in durations), durations
     checked = compare(collected, folder / "outcomes.txt")
     assert checked.returncode == 1 and checked.stdout.splitlines()[1:] == [
         "error: test_small.py::test_errors",
         "failed: test_small.py::test_fails",
     ], checked.stdout
+
+
+CPU_SUITE = """
+import subprocess, sys, time
+
+SPIN = "import time\\nend = time.process_time() + 0.6\\nwhile time.process_time() < end: pass"
+
+def test_computes():
+    subprocess.run([sys.executable, "-c", SPIN], check=True)
+
+def test_waits():
+    time.sleep(0.6)
+"""
+
+
+@pytest.mark.parametrize("parallel", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_the_durations_tell_a_test_that_computes_from_one_that_waits(tmp_path, parallel):
+    """The CPU column counts what a test's own processes computed (here in a child it started and
+    ended), not the seconds it waited: the figure CI sums to say where a loaded machine's cores went."""
+    if parallel:
+        pytest.importorskip("xdist", reason="pytest-xdist is not installed (pip install -e '.[test]')")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_cpu.py").write_text(CPU_SUITE)
+    run = pytest_in(tmp_path, str(tmp_path), f"--record-durations={tmp_path / 'durations.txt'}", *parallel)
+    assert run.returncode == 0, run.stdout[-3000:]
+    recorded = {
+        nodeid.split("::")[1]: (float(seconds), float(cpu))
+        for _, seconds, cpu, nodeid in (
+            line.split(" ", 3) for line in (tmp_path / "durations.txt").read_text().splitlines()
+        )
+    }
+    assert recorded["test_computes"][1] >= 0.5, recorded
+    assert recorded["test_waits"][0] >= 0.6 and recorded["test_waits"][1] < 0.3, recorded
 
 
 def test_a_test_collected_but_never_reported_fails_the_comparison(suite):

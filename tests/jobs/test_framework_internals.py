@@ -132,3 +132,32 @@ def test_a_response_s_own_policy_reaches_the_header(write):
     CSPMiddleware(lambda r: response).process_response(request, response)
     header = response.get("Content-Security-Policy", "") or response.get("Content-Security-Policy-Report-Only", "")
     assert "frame-ancestors" in header and "https://example.org" in header, (header, settings.CONTENT_SECURITY_POLICY)
+
+
+def _topics_named_after(dataset: int, lowest: int):
+    """A kept statement's build: a filter on two ids, a constant, an ordering."""
+    return Topic.objects.filter(dataset_id=dataset, pk__gte=lowest, external_id__startswith="T").values_list(
+        "id", "external_id"
+    )
+
+
+def _ignores(dataset: int):
+    return Topic.objects.values_list("id")
+
+
+def test_a_kept_statement_reads_the_orms_rows_for_each_ids_composed_once(db):
+    from annotation.corpus.models import Dataset
+
+    datasets = [Dataset.objects.create(name=f"D{i}") for i in range(2)]
+    topics = [Topic.objects.create(dataset=d, external_id=f"{p}{i}") for d in datasets for i in range(3) for p in "TU"]
+    framework_internals._kept.cache_clear()
+    for dataset in datasets:
+        for lowest in (0, topics[4].pk):
+            rows = framework_internals.kept_rows(_topics_named_after, dataset=dataset.pk, lowest=lowest)
+            assert sorted(rows) == sorted(_topics_named_after(dataset.pk, lowest)) and rows
+    info = framework_internals._kept.cache_info()
+    assert (info.misses, info.hits) == (1, 3)
+    with pytest.raises(ValueError, match="not parameters"):
+        framework_internals.kept_rows(_ignores, dataset=datasets[0].pk)
+    with pytest.raises(TypeError):
+        framework_internals.kept_rows(_topics_named_after, dataset=str(datasets[0].pk), lowest=0)

@@ -68,18 +68,17 @@ def test_a_pyramids_edits_coalesce_into_one_delayed_rescoring(db, sent, settings
     sent.clear()
     publish_annotations_of([pyramid.pk])  # an edit of the pyramid
     publish_annotations_of([pyramid.pk])  # the next edit, while the rescoring waits: nothing more
-    # Its topic's agreement and construction agreement wait as long (they read the scores then stored).
+    # Its topic's agreement and construction agreement (one job) wait as long (they read the scores then stored).
     assert sent == [
         ("annotation.recompute_scores", against, 2.5),
         ("annotation.recompute_agreement", topic, 2.5),
-        ("annotation.recompute_construction", topic, 2.5),
     ]
     queue.dispatch("topic", topic)  # the same commit's own message for the topic: already waiting
-    assert len(sent) == 3
-    for kind, ids in (("annotation", against), ("topic", topic), ("construction", topic)):
+    assert len(sent) == 2
+    for kind, ids in (("annotation", against), ("topic", topic)):
         queue.release(kind, ids)  # the tasks started: a later edit is published anew
     publish_annotations_of([pyramid.pk])
-    assert sent[3] == ("annotation.recompute_scores", against, 2.5)
+    assert sent[2] == ("annotation.recompute_scores", against, 2.5)
     queue.release("annotation", against)
     queue.dispatch("annotation", against[:1])  # an annotation's own edit: rescored at once
     assert sent[-1] == ("annotation.recompute_scores", against[:1], None)
@@ -96,14 +95,13 @@ def test_a_busy_builders_edits_are_rescored_at_most_once_per_spacing(db, sent, s
     sent.clear()
     publish_annotations_of([pyramid.pk])
     assert sent[0] == ("annotation.recompute_scores", against, 2)
-    for kind, ids in (("annotation", against), ("topic", [pyramid.topic_id]), ("construction", [pyramid.topic_id])):
+    for kind, ids in (("annotation", against), ("topic", [pyramid.topic_id])):
         queue.release(kind, ids)  # that rescoring started
     sent.clear()
     publish_annotations_of([pyramid.pk])  # the builder's next edit, right after
     assert [(task, ids) for task, ids, _ in sent] == [
         ("annotation.recompute_scores", against),
         ("annotation.recompute_agreement", [pyramid.topic_id]),
-        ("annotation.recompute_construction", [pyramid.topic_id]),
     ]
     assert all(9 < countdown <= 12 for _, _, countdown in sent)  # 10 s after the last one was due, not 2
     # The pending marks outlive the longer countdown as they outlive the job's own (the broker's redelivery after it).
@@ -114,33 +112,29 @@ def test_a_busy_builders_edits_are_rescored_at_most_once_per_spacing(db, sent, s
 
 def test_an_annotators_saves_are_rescored_at_once_and_their_topics_agreement_at_most_once_per_spacing(sent, settings):
     """An annotation's save publishes its own rescoring and its topic's agreement and construction
-    agreement (``recompute.schedule``). The annotator's score never waits; the topic's figures (each
+    agreement, one job (``recompute.schedule``). The annotator's score never waits; the topic's figures (each
     reads every annotation of the topic) start at once after a quiet spell, then at most once per
     ``AGREEMENT_SPACING_SECONDS``: every save of a match ran both, half the worker's CPU per save."""
     settings.SCORE_DEBOUNCE_SECONDS, settings.AGREEMENT_SPACING_SECONDS = 0, 10
-    save = (("annotation", [5]), ("topic", [3]), ("construction", [3]))
+    save = (("annotation", [5]), ("topic", [3]))
     for kind, ids in save:
         queue.dispatch(kind, ids)
     assert sent == [
         ("annotation.recompute_scores", [5], None),
         ("annotation.recompute_agreement", [3], None),
-        ("annotation.recompute_construction", [3], None),
     ]
-    assert queue.due("topic", [3]) == [3] and queue.due("construction", [3]) == [3]
+    assert queue.due("topic", [3]) == [3]
     for kind, ids in save:
         queue.release(kind, ids)  # the tasks started
     sent.clear()
     for kind, ids in save:  # the annotator's next save, right after
         queue.dispatch(kind, ids)
     assert sent[0] == ("annotation.recompute_scores", [5], None)  # its score at once
-    assert [(task, ids) for task, ids, _ in sent[1:]] == [
-        ("annotation.recompute_agreement", [3]),
-        ("annotation.recompute_construction", [3]),
-    ]
+    assert [(task, ids) for task, ids, _ in sent[1:]] == [("annotation.recompute_agreement", [3])]
     assert all(9 < countdown <= 10 for _, _, countdown in sent[1:])  # 10 s after the last start
     for kind, ids in save[1:]:
         queue.dispatch(kind, ids)  # later saves meanwhile: the topic's figures are already waiting
-    assert len(sent) == 3
+    assert len(sent) == 2
     assert queue.dispatch("topic", [4]) == [4] and sent[-1] == (
         "annotation.recompute_agreement",
         [4],

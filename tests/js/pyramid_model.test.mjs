@@ -47,9 +47,38 @@ test("create_scu adds an SCU of weight 1 labelled as asked, its contributor labe
   const doc = documentWith();
   applyAction(doc, { kind: "create_scu", scu: -1, contributor: -2, part: -3, reference: 2, start: 15, end: 22, label: "Old dam" }, indexes);
   assert.deepEqual(doc.scus, [{
-    id: -1, uid: null, label: "Old dam", comment: "", weight: 1,
-    contributors: [{ id: -2, reference: 2, label: "old dam", comment: "", legacy_issue: "", parts: [{ id: -3, reference: 2, start: 15, end: 22 }] }],
+    id: -1, uid: null, label: "Old dam", comment: "", proposed: false, weight: 1,
+    contributors: [{ id: -2, reference: 2, label: "old dam", comment: "", legacy_issue: "", proposed: false, parts: [{ id: -3, reference: 2, start: 15, end: 22 }] }],
   }]);
+});
+
+test("accepted proposed contributors are added at once, marked proposed, or none when one breaks the rule", () => {
+  const doc = documentWith(damScu);
+  const accepted = (reference, start, end) => ({ contributor: temporaryId(), reference, parts: [{ part: temporaryId(), start, end }] });
+  refused(doc, { kind: "accept_contributors", scu: 10, contributors: [accepted(2, 0, 4), accepted(1, 12, 17)] }, /two contributors from one reference/);
+  refused(doc, { kind: "accept_contributors", scu: 10, contributors: [accepted(2, 0, 4), accepted(2, 19, 22)] }, /two contributors from one reference/);
+  const action = { kind: "accept_contributors", scu: 10, contributors: [accepted(2, 15, 22)] };
+  assert.deepEqual(scusTouchedBy(doc, action), [10]);
+  const before = statesOf(doc, [10]);
+  applyAction(doc, action, indexes);
+  const scu = findScu(doc, 10);
+  assert.equal(scu.weight, 2);
+  assert.deepEqual(scu.contributors.map((c) => [c.reference, c.label, c.proposed ?? false]), [[1, "The dam", false], [2, "old dam", true]]);
+  applyAction(doc, { kind: "restore", states: before }, indexes); // one undo step takes them back
+  assert.deepEqual(findScu(doc, 10), damScu);
+});
+
+test("an accepted proposed SCU is a new SCU marked proposed with all its contributors", () => {
+  const doc = documentWith(damScu);
+  const contributors = [
+    { contributor: -31, reference: 1, parts: [{ part: -32, start: 0, end: 3 }, { part: -33, start: 10, end: 15 }] },
+    { contributor: -34, reference: 2, parts: [{ part: -35, start: 0, end: 4 }] },
+  ];
+  applyAction(doc, { kind: "accept_scu", scu: -30, label: " It rained ", contributors }, indexes);
+  const scu = findScu(doc, -30);
+  assert.deepEqual([scu.label, scu.proposed, scu.weight], ["It rained", true, 2]);
+  assert.deepEqual(scu.contributors.map((c) => [c.id, c.label, c.proposed, c.parts.map((p) => p.id)]), [[-31, "The...burst", true, [-32, -33]], [-34, "Rain", true, [-35]]]);
+  refused(doc, { kind: "accept_scu", scu: -40, label: "  ", contributors }, /may not be empty/);
 });
 
 test("an SCU takes one contributor per reference (a legacy one aside)", () => {

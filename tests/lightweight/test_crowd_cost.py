@@ -109,3 +109,20 @@ def test_a_crowd_link_is_read_with_its_run_as_the_orm_reads_them(link):
             assert getattr(mine, field.attname) == getattr(theirs, field.attname), field.name
             assert type(getattr(mine, field.attname)) is type(getattr(theirs, field.attname)), field.name
     assert not read._state.adding and not read.pyramid._state.adding  # saved as an update, as the ORM's
+
+
+@pytest.mark.postgres
+def test_a_submission_writes_its_answer_holds_and_revision_in_one_statement(link):
+    """On PostgreSQL the answer, the removal of its hold and the run's new revision are one
+    statement (``queries.store_answer``): two fewer than ``SUBMIT_STATEMENTS``, with the same rows."""
+    client, url = worker_client(link, "j1")
+    page, _ = _page(client, url)
+    task = LiteTask.objects.get(pk=re.search(r'name="task" value="(\d+)"', page).group(1))
+    revision = LightweightPyramid.objects.get(pk=link.pyramid_id).revision
+    with CaptureQueriesContext(connection) as queries:
+        done = client.post(url, answers_for(task))
+    assert done.status_code == 200 and len(queries) <= SUBMIT_STATEMENTS - 2
+    stored = LiteAssignment.objects.get(task=task, worker_id="j1")
+    assert stored.completion_code in done.content.decode() and stored.external_id == "app:j1"
+    assert not LiteReservation.objects.filter(task=task, worker_id="j1").exists()
+    assert LightweightPyramid.objects.get(pk=link.pyramid_id).revision == revision + 1

@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 import pytest
-from django.db import connection, transaction
-from django.db.models import Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.corpus.models import PeerSummary
@@ -384,18 +384,95 @@ def test_a_worker_s_hold_of_a_task_is_the_one_the_orm_reads(world):
                 assert (row and (*row[:4], _when(row[4]))) == orm, (task.pk, worker)
 
 
-def test_an_answer_deletes_the_holds_the_orm_deletes(world):
-    _, tasks, _ = world
+def _answer_rows(change):
+    """What ``change`` returns and leaves behind, rolled back: the holds, the answers (every field
+    but the id) and the runs' revisions."""
+    with transaction.atomic():
+        result = change()
+        holds = sorted(
+            (h.task_id, h.worker_id, h.client, h.session, h.expires_at) for h in LiteReservation.objects.all()
+        )
+        answers = sorted(tuple(v for k, v in row.items() if k != "id") for row in LiteAssignment.objects.values())
+        revisions = sorted(LightweightPyramid.objects.values_list("id", "revision"))
+        transaction.set_rollback(True)
+    return result, holds, answers, revisions
+
+
+def test_an_answer_is_stored_as_the_orm_stores_it(world):
+    """The answer's row, the holds removed with it (its own and the task's expired past ``late``)
+    and the run's revision: as the ORM's create, delete and update leave them."""
+    runs, tasks, _ = world
     for task in tasks:
+        run = runs[0] if task.pyramid_id == runs[0].pk else runs[1]
         for hold in [*LiteReservation.objects.filter(task=task).values_list("pk", flat=True), 999_999]:
             for late in (_at(-100), _at(0), _at(1000)):
+                record = {"platform": "mturk", "platform_assignment": "A1", "platform_task": "H1"} if hold % 2 else {}
+                answer = LiteAssignment(
+                    task=task,
+                    worker_id="w9",
+                    external_id="app:w9",
+                    answers="pn",
+                    completion_code="C0DE",
+                    client="a1",
+                    session="s1",
+                    submitted_at=_at(5),
+                    **record,
+                )
 
-                def orm(task=task, hold=hold, late=late):
+                def ours(answer=answer, task=task, hold=hold, late=late, run=run):
+                    values = {f: getattr(answer, f) for f in queries.ASSIGNMENT_FIELDS}
+                    pk = queries.store_answer(
+                        {
+                            **values,
+                            "task": task.pk,
+                            "submitted_at": _adapt(answer.submitted_at),
+                            "hold": hold,
+                            "late": _adapt(late),
+                            "run": run.pk,
+                        }
+                    )
+                    return LiteAssignment.objects.filter(pk=pk).exists()
+
+                def orm(answer=answer, task=task, hold=hold, late=late, run=run):
+                    stored = LiteAssignment.objects.create(
+                        **{f.attname: getattr(answer, f.attname) for f in LiteAssignment._meta.concrete_fields[1:]}
+                    )
+                    LiteAssignment.objects.filter(pk=stored.pk).update(submitted_at=answer.submitted_at)
                     LiteReservation.objects.filter(Q(pk=hold) | Q(expires_at__lte=late), task=task).delete()
+                    LightweightPyramid.objects.filter(pk=run.pk).update(revision=F("revision") + 1)
+                    return True
 
-                assert _rows_after(
-                    lambda task=task, hold=hold, late=late: queries.answered(task.pk, hold, _adapt(late))
-                ) == _rows_after(orm)
+                assert _answer_rows(ours) == _answer_rows(orm), (task.pk, hold, late)
+
+
+def test_an_answer_stored_twice_is_refused(world):
+    """The worker's second answer to a task (another tab's, at the same moment) is the database's
+    refusal, which ``submit_judgments`` answers as not held."""
+    _, tasks, _ = world
+    task = tasks[0]
+    values = {
+        "task": task.pk,
+        "worker_id": "w9",
+        "external_id": "app:w9",
+        "origin": "app",
+        "answers": "pn",
+        "completion_code": "C0DE",
+        "client": "a1",
+        "session": "s1",
+        "platform": "",
+        "platform_assignment": "",
+        "platform_task": "",
+        "submitted_at": _adapt(NOW),
+        "hold": 0,
+        "late": _adapt(_at(-100)),
+        "run": task.pyramid_id,
+    }
+    with transaction.atomic():
+        queries.store_answer(values)
+        with pytest.raises(IntegrityError), transaction.atomic():
+            queries.store_answer({**values, "completion_code": "OTHER"})
+        assert LiteAssignment.objects.filter(task=task, external_id="app:w9").count() == 1
+        transaction.set_rollback(True)
 
 
 @pytest.mark.postgres

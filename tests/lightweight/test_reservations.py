@@ -3,15 +3,18 @@ arriving together get different tasks, a reload keeps the task, an expired hold 
 an answer takes the slot's place (even late), and a worker with nothing free is told to come back.
 The races run on real PostgreSQL, where the task's row lock is what keeps them apart."""
 
+import threading
+import time
 from datetime import timedelta
 
 import pytest
+from django.db import connection, transaction
 from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation.corpus.models import PeerSummary
-from annotation.lightweight import work
+from annotation.lightweight import queries, work
 from annotation.lightweight.models import CrowdLink, LightweightPyramid, LiteAssignment, LiteReservation, LiteTask
 
 from tests.foundation.factories import topic
@@ -145,6 +148,42 @@ def test_a_late_answer_is_stored_even_when_the_task_is_full_by_then():
     assert not LiteReservation.objects.exists()
 
 
+@pytest.mark.postgres
+def test_an_answer_waiting_while_its_hold_is_taken_over_is_a_late_one(transactional_db, settings):
+    """j1 submits while a newcomer takes its hold over under the task's lock. The hold ended at
+    the taker's time, later than the moment j1's request began: read with that earlier time it
+    looked live, and the answer was stored on time beside the taker's hold, past judges + late."""
+    settings.LIGHTWEIGHT_LATE_ANSWERS = 0
+    link = judging_link(peers=1, judges=1)
+    task = work.next_task(link, "j1", own("j1"))
+    locked, submitted = threading.Event(), []
+
+    def submit():
+        locked.wait()
+        try:
+            submitted.append(answer(link, task, "j1"))
+        except work.WorkError as error:
+            submitted.append(error)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=submit)
+    thread.start()
+    with transaction.atomic():  # the take-over, as _take_over does it
+        queries.lock_task(task.pk, skip_locked=False)
+        locked.set()
+        time.sleep(0.5)  # j1's request began and waits for the task's lock
+        hold = LiteReservation.objects.get(worker_id="j1")
+        adapt = connection.ops.adapt_datetimefield_value
+        assert queries.end_hold({"hold": hold.pk, "now": adapt(timezone.now())})
+        LiteReservation.objects.create(task=task, worker_id="j2", expires_at=timezone.now() + timedelta(minutes=5))
+    thread.join()
+    assert isinstance(submitted[0], work.WorkError) and str(submitted[0]) == work.NOT_HELD
+    assert not LiteAssignment.objects.exists()
+    answer(link, task, "j2")
+    assert LiteAssignment.objects.filter(task=task).count() == 1
+
+
 @pytest.mark.django_db
 def test_a_worker_whose_tasks_are_all_held_is_told_to_come_back_on_the_page_and_in_the_api():
     link = judging_link(peers=1, judges=1)
@@ -173,6 +212,27 @@ def test_a_worker_whose_tasks_are_all_held_is_told_to_come_back_on_the_page_and_
         "done": True,
         "key": held.data["key"],
     }
+
+
+@pytest.mark.django_db
+def test_a_worker_whose_chosen_tasks_others_fill_round_after_round_gets_a_slot_left(monkeypatch):
+    """A burst chases the same tasks: every task a choice proposes goes to another worker before this
+    request locks it, for more rounds than a fixed bound (three) allowed. While the link has a free
+    slot the worker gets one, never "all taken"."""
+    link = judging_link(peers=24, judges=1)  # batch 1: 24 tasks of one slot
+    lock, taken = queries.lock_task, []
+
+    def others_first(pk, *, skip_locked):
+        if len(taken) < 5 * work.RESERVE_CANDIDATES:
+            LiteAssignment.objects.create(task_id=pk, worker_id=f"other{len(taken)}", external_id=f"x{len(taken)}")
+            taken.append(pk)
+        return lock(pk, skip_locked=skip_locked)
+
+    monkeypatch.setattr(queries, "lock_task", others_first)
+    task = work.next_task(link, "late", own("late"))
+    assert len(taken) == 5 * work.RESERVE_CANDIDATES
+    assert task is not None and task.pk not in taken
+    assert LiteReservation.objects.get(worker_id="late").task_id == task.pk
 
 
 @pytest.mark.postgres

@@ -8,8 +8,8 @@ from django.db.models import F
 
 from annotation.corpus.models import Topic
 from annotation.peers import queries
-from annotation.peers.models import AnnotationScore, PeerAnnotation
-from annotation.pyramids.models import Pyramid
+from annotation.peers.models import AnnotationScore, PeerAnnotation, PeerMatch, PeerMatchPart
+from annotation.pyramids.models import SCU, Pyramid
 
 from tests.foundation import factories
 
@@ -140,3 +140,42 @@ def test_bumping_a_pyramid_without_its_topic_is_refused(world):
     pyramids, _ = world
     with pytest.raises(ValueError, match="topic of a pyramid"):
         queries.bump_revisions(Pyramid, pyramids[0].pk, None)
+
+
+def _match_rows_orm(annotation_id: int) -> list[tuple]:
+    return list(
+        PeerMatch.objects.filter(annotation_id=annotation_id)
+        .order_by("id", "parts__start", "parts__end", "parts__id")
+        .values_list("id", "scu_id", "scu__uid", "review_note", "parts__id", "parts__start", "parts__end")
+    )
+
+
+def test_match_rows_are_the_orms_rows(world):
+    """Matches of several annotations: of an SCU or of none, with a review note, parts given out of
+    order and two starting at the same character, a match without parts, an annotation without
+    matches: the statement reads the ORM's rows in the ORM's order, and only the annotation's."""
+    pyramids, annotations = world
+    first, second, empty = annotations[0], annotations[1], annotations[2]
+    scu = SCU.objects.create(pyramid=first.pyramid, uid=5, label="Five")
+    spread = PeerMatch.objects.create(annotation=first, scu=scu, review_note="checked")
+    PeerMatchPart.objects.bulk_create(
+        PeerMatchPart(match=spread, start=s, end=e) for s, e in [(10, 14), (0, 3), (10, 12)]
+    )
+    unmatched = PeerMatch.objects.create(annotation=first, scu=None)
+    PeerMatchPart.objects.create(match=unmatched, start=4, end=8)
+    PeerMatch.objects.create(annotation=first, scu=scu)  # no parts
+    other = PeerMatch.objects.create(annotation=second, scu=scu)
+    PeerMatchPart.objects.create(match=other, start=1, end=2)
+    rows = queries.match_rows(first.pk)
+    assert rows == _match_rows_orm(first.pk)
+    assert [r[0] for r in rows] == [spread.pk] * 3 + [unmatched.pk] + [rows[-1][0]]
+    assert [(r[5], r[6]) for r in rows[:3]] == [(0, 3), (10, 12), (10, 14)] and rows[-1][4:] == (None, None, None)
+    assert (
+        queries.match_rows(second.pk) == _match_rows_orm(second.pk) == [(other.pk, scu.pk, 5, "", *other_part(other))]
+    )
+    assert queries.match_rows(empty.pk) == _match_rows_orm(empty.pk) == []
+
+
+def other_part(match) -> tuple:
+    part = match.parts.get()
+    return part.pk, part.start, part.end

@@ -7,14 +7,18 @@ from unittest import mock
 
 import pytest
 from celery.signals import task_postrun
+from django.db.models import F
 from kombu.exceptions import OperationalError
 
+from annotation.corpus.models import Topic
+from annotation.peers import recompute
 from annotation.peers.demo import load_demo
 from annotation.peers.editing import add_match
 from annotation.peers.models import AnnotationScore, PeerAnnotation, TopicAgreement
 from annotation.peers.recompute import _store_scores, recompute_annotations
 from annotation.pyramids.editing import add_contributor
-from annotation.pyramids.models import SCU
+from annotation.pyramids.models import SCU, Pyramid
+from scoring.model import Convention
 
 
 def scores_of(annotation, convention="nist"):
@@ -224,3 +228,50 @@ def test_a_reference_added_to_or_removed_from_the_pyramid_or_renamed_restales_it
     extra.pyramids.remove(a.pyramid)  # from the reference's side
     removed = never_current_with_old_values()
     assert removed["xa"] == before["xa"] and jackknifed(removed) == jackknifed(before)
+
+
+def _stale_by_reading_every_row() -> tuple[list[int], list[int]]:
+    """The sweep's answer computed the long way, row by row in Python (what ``stale_work`` did
+    before it asked the database for the stale ids only)."""
+    stored = {
+        (a, c): (p, r)
+        for a, c, p, r in AnnotationScore.objects.values_list(
+            "annotation_id", "convention", "pyramid_revision", "annotation_revision"
+        )
+    }
+    annotations = sorted(
+        pk
+        for pk, a_rev, p_rev in PeerAnnotation.objects.values_list("id", "revision", "pyramid__revision")
+        if any(stored.get((pk, c.value)) != (p_rev, a_rev) for c in Convention)
+    )
+    agreed = dict(TopicAgreement.objects.values_list("topic_id", "topic_revision"))
+    topics = sorted(
+        {pk for pk, rev in Topic.objects.filter(pyramids__annotations__isnull=False).values_list("id", "revision")}
+        - {pk for pk, rev in Topic.objects.values_list("id", "revision") if agreed.get(pk) == rev}
+    )
+    return annotations, topics
+
+
+def test_the_sweep_finds_exactly_the_stale_scores_and_agreement(in_process_jobs, demo_annotation):
+    """``stale_work`` (beat's sweep) lists what lags behind, in each way a result can: an
+    annotation edited, a pyramid edited (every annotation against it), a score row lost (one
+    convention only), an agreement lost or behind its topic; and nothing once all is current."""
+    assert recompute.stale_work() == ([], []) == _stale_by_reading_every_row()
+    a = demo_annotation
+    lost_one_convention = PeerAnnotation.objects.exclude(pk=a.pk).order_by("pk").first()
+    PeerAnnotation.objects.filter(pk=a.pk).update(revision=F("revision") + 1)
+    AnnotationScore.objects.filter(annotation=lost_one_convention, convention=Convention.NIST.value).delete()
+    TopicAgreement.objects.filter(topic=a.pyramid.topic).update(topic_revision=F("topic_revision") - 1)
+    found = recompute.stale_work()
+    assert found == _stale_by_reading_every_row()
+    assert found == (sorted([a.pk, lost_one_convention.pk]), [a.pyramid.topic_id])
+    TopicAgreement.objects.filter(topic=a.pyramid.topic).delete()
+    assert recompute.stale_work()[1] == [a.pyramid.topic_id]
+    recompute.recompute_annotations(found[0])
+    recompute.recompute_topics(found[1])
+    assert recompute.stale_work() == ([], [])
+    Pyramid.objects.filter(pk=a.pyramid_id).update(revision=F("revision") + 1)
+    against = sorted(PeerAnnotation.objects.filter(pyramid=a.pyramid).values_list("pk", flat=True))
+    assert recompute.stale_work() == (against, []) == _stale_by_reading_every_row()
+    recompute.recompute_annotations(against)
+    assert recompute.stale_work() == ([], []) == _stale_by_reading_every_row()

@@ -1,5 +1,5 @@
 """Autoannotate suggestions (annotation/pyramids/suggestions.py, suggestion_features.py,
-suggestion_model.py, ranked_suggestions.py and GET annotations/{id}/suggestions/): what each source
+suggestion_model.py, peers/ranked_suggestions.py and GET annotations/{id}/suggestions/): what each source
 finds, the features and the ranking, training from DUCView files, and the blind rule: an annotator's
 suggestions never come from another annotator's work."""
 
@@ -17,19 +17,24 @@ from annotation.formats.model import Pyramid as PyramidFile
 from annotation.formats.writer import write_peer_annotation
 from annotation.peers.editing import add_match
 from annotation.peers.models import PeerAnnotation
+from annotation.peers.ranked_suggestions import peer_case, study_cases
 from annotation.pyramids.editing import add_contributor
 from annotation.pyramids.models import SCU, Pyramid
-from annotation.pyramids.ranked_suggestions import study_cases
 from annotation.pyramids.suggestion_features import (
     FEATURES,
     ScuText,
+    _mass,
     candidates,
+    contributor_context,
     covers,
     is_right,
+    most_alike,
+    seen_sentences,
     tokens,
     word_weights,
     word_weights_of_sets,
 )
+from annotation.pyramids.suggestion_inputs import pyramid_scus
 from annotation.pyramids.suggestion_model import (
     PeerCase,
     ducview_cases,
@@ -39,6 +44,7 @@ from annotation.pyramids.suggestion_model import (
     ranked,
     rules_confidence,
     save,
+    saw,
 )
 from annotation.pyramids.suggestions import from_earlier
 
@@ -171,6 +177,27 @@ def test_earlier_matches_give_the_very_words_and_their_share():
     )
 
 
+def test_a_sentence_read_and_left_without_the_scu_says_it_is_not_there():
+    """The annotator's finished earlier peers: each sentence with the SCUs matched in it; the most
+    alike sentence of the peer being annotated tells which SCUs the annotator put there, and which not."""
+    earlier = "The old dam burst at night. Officials met on Monday."
+    matches = [(1, [(earlier.index("dam burst"), earlier.index("dam burst") + 9)])]  # in the first sentence only
+    read = seen_sentences([(earlier, matches)])
+    assert read == [({"old", "dam", "burst", "night"}, frozenset({1})), ({"official", "meet", "monday"}, frozenset())]
+    assert most_alike({"old", "dam", "burst", "night", "valley"}, read) == (0.8, frozenset({1}))  # 4 of 5 lemmas
+    assert most_alike({"valley", "flood"}, read) == (0.0, frozenset())  # alike to none: says nothing
+
+    peer = "Officials met on Monday, after the old dam burst at night."
+    scus = [ScuText(1, "The dam burst", ["the dam burst"]), ScuText(2, "Officials met", ["officials met"])]
+    found = {c.scu: c.features for c in candidates(peer, scus, {}, seen=[(earlier, matches)])}
+    alike = 4 / 7  # {official, meet, monday, old, dam, burst, night} against the first earlier sentence's 4
+    assert found[1]["seen_likeness"] == pytest.approx(alike) and found[1]["seen_matched"] == 1.0
+    assert found[2]["seen_likeness"] == pytest.approx(alike) and found[2]["seen_matched"] == 0.0  # read, not put there
+    assert found[1]["seen_matches"] == pytest.approx(math.log(2))
+    blind = {c.scu: c.features for c in candidates(peer, scus, {})}
+    assert blind[2]["seen_likeness"] == 0.0 and blind[2]["seen_matches"] == 0.0
+
+
 def test_right_means_the_experts_scu_and_half_of_its_span():
     expert = [(7, [(10, 20), (30, 40)])]  # 20 characters
     assert covers([(10, 20)], expert[0][1]) == 0.5 and is_right(7, [(0, 20)], expert)
@@ -286,6 +313,13 @@ def test_train_suggestions_command_learns_from_pan_files(tmp_path, db, settings)
     assert "trained on 24 peer annotations (24 DUCView files, 0 study annotations)" in out.getvalue()
     model = load()
     assert model is not None and 0 < model.threshold < 1
+    # It records what trained it: every .pan file (resolved) and their topics (the files' D09xx).
+    pans = sorted(str(p.resolve()) for p in folder.glob("*.pan"))
+    assert (
+        sorted(model.sources) == pans
+        and len(pans) == 24
+        and model.topics == tuple(sorted({f"D09{k:02d}" for k in range(1, 25)}))
+    )
     case = ducview_cases([_pan_file(tmp_path, 200, 1, 2020)])[0][3]  # a peer it never saw
     out = ranked(case, model)
     assert {c.scu for c, _ in out} == {1, 2} and all(is_right(c.scu, [c.span], case.expert) for c, _ in out)
@@ -295,11 +329,50 @@ def test_train_suggestions_command_learns_from_pan_files(tmp_path, db, settings)
         call_command("train_suggestions", "--no-study", str(tmp_path / "var"))
 
 
+def test_a_model_that_saw_the_release_or_its_topics_is_refused(tmp_path):
+    """What a bench checks before it measures a model on a release (issue 30): it must record what
+    trained it, no file of it may lie in the release, and it may not share a topic with it."""
+    cases, topics = _constructed_cases()
+    trained = tmp_path / "duc2006" / "allpans"
+    sources = [str(trained / f"{t}.pan") for t in topics]
+    model = fit(cases, topics, "constructed", sources)
+    other = tmp_path / "duc2007-main"
+    assert saw(model, other, ["D0701", "D0702"]) is None
+    assert "are in" in saw(model, tmp_path / "duc2006", ["D0701"])  # its own files
+    assert "trained on 1 of the topics reported on" in saw(model, other, ["D0701", topics[0]])
+    unrecorded = fit(cases, topics, "constructed")  # what the files were is not known: refused too
+    unrecorded.topics = ()
+    assert "does not record" in saw(unrecorded, other, ["D0701"])
+    del model.sources, model.topics  # a model pickled before they were recorded: the class's defaults
+    assert model.seen() is None and "does not record" in saw(model, other, ["D0701"])
+
+
 def test_training_from_the_study_uses_finished_annotations_only(study):
     users, mine, dam, concrete = study
     ((topic_id, case),) = study_cases()  # xena's earlier peer is done
     assert case.expert and case.text == PeerSummary.objects.get(external_id="1").text
     assert [scu for scu, _ in case.expert] == [concrete.pk]
+
+
+def test_seen_is_the_annotators_own_finished_peers_and_the_one_finishing(study):
+    """The finished peers the ranking reads: the annotator's own done annotations of the pyramid, plus
+    the one the page says it is finishing (read ahead of its "done"), never another annotator's."""
+    users, mine, dam, concrete = study
+    first = PeerSummary.objects.get(external_id="1")
+    third = PeerSummary.objects.create(topic=first.topic, external_id="3", text="The dam burst at night.")
+    going = PeerAnnotation.objects.create(peer=third, pyramid=dam.pyramid, annotator=users["xena"])
+    add_match(going, dam, [(4, 13)])
+    at = first.text.index("aging concrete cracked")
+    assert peer_case(mine["xena"]).seen == [(first.text, [(concrete.pk, [(at, at + 22)])])]  # not the unfinished one
+    assert peer_case(mine["xena"], finishing=going.pk).seen == [
+        (first.text, [(concrete.pk, [(at, at + 22)])]),
+        (third.text, [(dam.pk, [(4, 13)])]),
+    ]
+    assert peer_case(mine["yuri"], finishing=going.pk).seen == []  # xena's, named by yuri: nothing read
+    url = f"/api/annotations/{mine['xena'].pk}/suggestions/"
+    assert client_for(users["xena"]).get(url, {"finishing": going.pk}).status_code == 200
+    refused = client_for(users["xena"]).get(url, {"finishing": "next"})
+    assert refused.status_code == 400 and "finishing" in refused.json()
 
 
 def _shown(user, annotation):
@@ -373,3 +446,87 @@ def test_words_that_tell_scus_apart_weigh_more_and_phrases_count():
     assert (
         spillway["bigram_share"] == 0.5 and dam["bigram_share"] == 0.0
     )  # "spillway broke" of (dam spillway, spillway broke)
+
+
+def test_evidence_in_absolute_mass_rarest_word_order_and_derived_words():
+    """The pooled words found as idf mass and as their rarest one; the contributor's words found in
+    its order with gaps (longest common subsequence); and words matching on their first letters
+    ("investigators" for "investigation", which their lemmas do not join)."""
+    peer = "The valley dam, at night, burst open as investigators watched."
+    scus = [ScuText(1, "The dam burst", ["dam burst at night, valley investigation"])]
+    weights = {"dam": 1.0, "burst": 2.0, "night": 1.5, "valley": 3.0, "investigation": 2.5}
+    (c,) = candidates(peer, scus, weights)
+    found = ["valley", "dam", "night", "burst"]  # "investigation" is not, as a lemma
+    assert c.features["union_mass"] == pytest.approx(sum(weights[w] for w in found))
+    assert c.features["rarest_hit"] == weights["valley"]
+    contributor = [t[0] for t in tokens("dam burst at night, valley investigation")]
+    sentence = [t[0] for t in tokens(peer)]
+    assert contributor == ["dam", "burst", "night", "valley", "investigation"]
+    assert sentence[:4] == ["valley", "dam", "night", "burst"]
+    assert c.features["order_share"] == pytest.approx(2 / 5)  # "dam night" or "dam burst", in order
+    assert tokens("investigators")[0][0] != "investigation"
+    mass = sum(weights.values())
+    assert c.features["contributor_wshare"] == pytest.approx(7.5 / mass)
+    assert c.features["stem_wshare"] == pytest.approx((7.5 + weights["investigation"]) / mass)
+    in_span = {t[0] for t in tokens(peer[slice(*c.span)])}
+    assert c.features["length_ratio"] == pytest.approx(math.log((1 + len(in_span)) / (1 + 5)))
+
+
+def test_rivals_strong_and_the_best_other_score():
+    peer = "The dam burst and the old concrete cracked. The dam held."
+    scus = [
+        ScuText(1, "The dam burst", ["dam burst"]),
+        ScuText(2, "The concrete cracked", ["old concrete cracked"]),
+        ScuText(3, "The dam was rebuilt", ["dam rebuilt quickly"]),
+    ]
+    found = {(c.scu, c.sentence): c.features for c in candidates(peer, scus, {})}
+    burst, concrete, rebuilt = found[(1, 0)], found[(2, 0)], found[(3, 0)]
+    assert (burst["contributor_wshare"], concrete["contributor_wshare"], rebuilt["contributor_wshare"]) == (
+        1.0,
+        1.0,
+        pytest.approx(1 / 3),
+    )
+    assert burst["strong_rivals"] == pytest.approx(math.log(2))  # the concrete only: rebuilt is below one half
+    assert rebuilt["strong_rivals"] == pytest.approx(math.log(3))
+    assert rebuilt["best_other_in_sentence"] == 1.0 and burst["best_other_in_sentence"] == 1.0
+    assert found[(1, 1)]["best_other_in_peer"] == 1.0 and burst["best_other_in_peer"] == pytest.approx(0.5)
+    assert burst["margin_in_peer"] == pytest.approx(1.0 - burst["best_other_in_peer"])
+
+
+def test_the_reference_sentence_of_a_contributor_tells_the_peer_sentence_it_was_written_from():
+    reference = "The dam burst. Engineers blamed the old concrete, officials said. Rain fell."
+    at = reference.index("old concrete")
+    context = contributor_context([(reference, at, at + len("old concrete")), (reference, 0, 3)])
+    assert context == "Engineers blamed the old concrete, officials said. The dam burst."
+    scus = [ScuText(2, "The concrete was old", ["old concrete"], [context])]
+    peer = "Officials said engineers blamed the concrete. The concrete was old."
+    weights = word_weights([peer, reference])
+    found = {c.sentence: c.features for c in candidates(peer, scus, weights)}
+    lemmas = {t[0] for t in tokens(context)}
+    rest = lemmas - {"old", "concrete"}
+
+    def share(words, of):
+        return sum(weights[w] for w in words & of) / sum(weights[w] for w in of)
+
+    first = {t[0] for t in tokens("Officials said engineers blamed the concrete.")}
+    assert found[0]["context_wshare"] == pytest.approx(share(first, lemmas))
+    assert found[0]["context_rest_wshare"] == pytest.approx(share(first, rest)) and share(first, rest) > 0
+    assert found[1]["context_rest_wshare"] == 0.0  # the SCU's own words only: not the sentence written from
+    (alone,) = [c for c in candidates(peer, [ScuText(2, "x", ["old concrete"])], weights) if c.sentence == 1]
+    assert alone.features["context_wshare"] == 0.0  # no reference sentence known: nothing
+
+
+def test_weighted_masses_do_not_depend_on_the_order_of_a_set():
+    """A set's order changes with string hashing from one process to the next: a plain sum of the
+    same weights in another order differs in its last bit, which reordered tied candidates and so
+    changed a trained model from run to run."""
+    weights = {"a": 0.1, "b": 0.2, "c": 0.3}
+    assert sum([0.1, 0.2, 0.3]) != sum([0.3, 0.2, 0.1])  # what a plain sum does
+    assert _mass(["a", "b", "c"], weights) == _mass(["c", "b", "a"], weights) == 0.6
+
+
+def test_the_pyramid_gives_each_contributor_its_reference_sentence(study):
+    _, _, dam, concrete = study
+    scus = {unit.scu: unit for unit in pyramid_scus(dam.pyramid)}
+    assert scus[dam.pk].contributors == [REF_A[4:22]] and scus[dam.pk].contexts == [REF_A]
+    assert scus[concrete.pk].contributors == [REF_B[21:33]] and scus[concrete.pk].contexts == [REF_B]

@@ -127,7 +127,7 @@ class TwoNodes(Stack):
 
     def prepare(self):
         """Static files are collected (once, then copied into each node's directory, as each
-        image holds its own) while the database is migrated."""
+        image holds its own) while the database is made ready."""
         collected = self.root / "static"
         collect = subprocess.Popen(
             [sys.executable, "manage.py", "collectstatic", "--noinput"],

@@ -94,3 +94,58 @@ def test_reference_curve_samples_subsets_when_there_are_many():
     assert [p.k for p in curve] == list(range(1, 8))
     assert [p.subsets for p in curve] == [5, 5, 5, 5, 5, 5, 5]  # C(8, k) > 5 for every k < 8: a seeded sample
     assert reference_stability({"T": topic}, draws=10, max_subsets=5) == curve
+
+
+def _sampled_topic(peers):
+    """Eight references (C(8, k) > 5 subsets for every k: drawn from the curve's generator) and one
+    legacy cross-reference contributor, which SacreROUGE's reading drops (the conventions differ)."""
+    refs = "ABCDEFGH"
+    scus = {i: [refs[i % 8], refs[(i + 1) % 8]] for i in range(16)} | {16: [("A", "C")]}
+    return TopicAnnotations(Pyramid.of(refs, scus), [(f"p{j}", PeerAnnotation.of(uids)) for j, uids in peers])
+
+
+def test_reference_curve_with_a_memo_scores_only_changed_topics_and_draws_the_same_curve(monkeypatch):
+    """The dashboard keeps each topic's subset scores between snapshots: a topic whose data did not
+    change is not scored again, one whose data changed is, each convention apart, and the curve
+    (subsets drawn from the one generator, in topic order, whatever the memo holds) is the same."""
+    import scoring.stability as stability_module
+
+    scored = []
+    real = stability_module.modified_against
+
+    def counting(pyramid, annotations, convention):
+        scored.append(pyramid.references)
+        return real(pyramid, annotations, convention)
+
+    monkeypatch.setattr(stability_module, "modified_against", counting)
+    topics = {
+        "T1": _topic(0),
+        "T2": _topic(1),
+        "T3": _sampled_topic([(0, [0, 1, 16]), (1, [2, 3, 4]), (2, [16, 5]), (3, [7, 8, 9, 10])]),
+    }
+    memo = {}
+
+    def curves(topics, convention):
+        with_memo = reference_stability(topics, convention, draws=25, max_subsets=5, seed=3, memo=memo)
+        calls = len(scored)
+        without = reference_stability(topics, convention, draws=25, max_subsets=5, seed=3)
+        del scored[calls:]
+        return with_memo, without
+
+    for convention in ("nist", "sacrerouge"):
+        scored.clear()
+        with_memo, without = curves(topics, convention)
+        assert with_memo == without
+        # Every subset of every topic's data once (a new convention): T1 and T2 hold the same data (the
+        # rotation of the found uids changes no count), scored once.
+        assert len(scored) == (1 + 3 + 3) + (1 + 7 * 5)
+        scored.clear()
+        again, _ = curves(topics, convention)
+        assert again == without and scored == []  # nothing changed: nothing scored
+
+    changed = {**topics, "T3": _sampled_topic([(0, [0, 1, 16]), (1, [2, 3]), (2, [16, 5]), (3, [7, 8, 9, 10])])}
+    for convention in ("nist", "sacrerouge"):
+        scored.clear()
+        with_memo, without = curves(changed, convention)
+        assert with_memo == without
+        assert len(scored) == 1 + 7 * 5 and {len(refs) for refs in scored} == set(range(1, 9))  # T3 alone

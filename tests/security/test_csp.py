@@ -51,6 +51,7 @@ NOT_PAGES = {
     "lightweight:chart_csv": "download",
     "lightweight:action": "POST-only, redirects to the run page",
     "setup:summary_remove": "POST-only, redirects to the topic page",
+    "setup:building": "POST-only, redirects to the dataset's set-up page",
     "logout": "POST-only, redirects to the login page",
 }
 

@@ -43,7 +43,15 @@ SERIALIZER_MODULES = (
     "annotation.transfer.api",
     "annotation.pyramids.api",
 )
-RESPONSES_ONLY = {"FileOutcomeSerializer", "ImportReportSerializer"}  # describe answers; never read a request
+# Describe answers; never read a request (the builder's proposals are accepted through the bounded
+# SCU and contributor serializers).
+RESPONSES_ONLY = {
+    "FileOutcomeSerializer",
+    "ImportReportSerializer",
+    "ContributorProposalSerializer",
+    "ProposedContributorSerializer",
+    "SCUProposalSerializer",
+}
 
 
 def bound_of(validators) -> int | None:

@@ -497,7 +497,7 @@ def test_an_adjudicated_pyramid_whose_source_is_missing_is_said_and_not_restored
     dataset = build_lived_in("Missing pyramid")
     api, coordinator, source = archive_of(dataset)
     manifest = json.loads(source.read("manifest.json"))
-    assert manifest["version"] == 4
+    assert manifest["version"] == 5
     [entry] = [e for e in manifest["files"] if e["kind"] == "pyramid" and "adjudication" in e]
     assert entry["creator"] is None and entry["topic"] == "T3" and len(entry["adjudication"]["sources"]) == 2
     gone = entry["adjudication"]["sources"][1]

@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.formats.errors import DucViewError
+from annotation.peers.ranked_suggestions import study_cases
 from annotation.pyramids import suggestion_model
-from annotation.pyramids.ranked_suggestions import study_cases
 
 
 class Command(BaseCommand):
@@ -35,20 +35,19 @@ class Command(BaseCommand):
         except DucViewError as error:
             raise CommandError(str(error)) from None
         cases = [case for *_, case in found]
-        topics = [f"file:{topic}" for topic, *_ in found]
+        topics = [topic for topic, *_ in found]  # as the files name them (D0601): what a bench checks
         if not no_study:
             for topic, case in study_cases():
                 cases.append(case)
                 topics.append(f"study:{topic}")
         if not cases:
             raise CommandError("nothing to learn from: give .pan files, or finish annotations in the study")
-        # Each peer is also seen as its annotator's first of the topic (the pyramid alone).
-        alone = [suggestion_model.PeerCase(c.text, c.scus, c.weights, (), c.expert) for c in cases if c.earlier]
-        try:
-            model = suggestion_model.fit(
-                cases + alone,
-                topics + [t for t, c in zip(topics, cases, strict=True) if c.earlier],
+        try:  # each peer also as its annotator's first of the topic (the pyramid alone)
+            model = suggestion_model.fit_each_peer_twice(
+                cases,
+                topics,
                 f"{len(files)} DUCView files, {len(cases) - len(found)} study annotations",
+                [str(path.resolve()) for path in files],
             )
         except ValueError as error:
             raise CommandError(str(error)) from None

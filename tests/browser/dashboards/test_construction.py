@@ -19,8 +19,8 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from annotation.adjudication.models import PyramidAdjudication
-from annotation.corpus import assignments
 from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
+from annotation.peers import assignments
 from annotation.peers.editing import add_match
 from annotation.pyramids import construction
 from annotation.pyramids.models import SCU, Contributor, Pyramid, PyramidAgreement
@@ -183,16 +183,19 @@ def test_two_annotators_build_blind_and_the_coordinator_compares(
 ):
     dataset, topic, users = world()
     coordinator_of(dataset)
-    # The comparison is the background job's (``construction``), run by the background runner's own
-    # thread as in production (``background_runner``: not in the saving request): each run is recorded.
+    # The comparison is the background job's (a topic's agreement job computes it with the peers'
+    # agreement: ``construction.recompute_due``), run by the background runner's own thread as in
+    # production (``background_runner``: not in the saving request): each run that computes is recorded.
     runs = []
-    compute = construction.recompute_topics
+    compute = construction.recompute_due
 
     def recorded(ids):
-        runs.append((threading.current_thread().name, list(ids)))
+        ids = list(ids)
+        if ids:
+            runs.append((threading.current_thread().name, ids))
         return compute(ids)
 
-    monkeypatch.setattr(construction, "recompute_topics", recorded)
+    monkeypatch.setattr(construction, "recompute_due", recorded)
 
     # Each annotator in their own browser: ann1 with the mouse, ann2 with the keyboard, at the same time.
     context1, page1 = open_builder(chromium, live_server, "ann1")

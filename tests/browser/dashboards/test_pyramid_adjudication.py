@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotation.adjudication.models import PyramidAdjudication
-from annotation.corpus import assignments
+from annotation.peers import assignments
 from annotation.peers.editing import add_match
 from annotation.pyramids.models import SCU
 

@@ -43,8 +43,9 @@ def login(page, base_url, username):
     page.wait_for_url(f"{base_url}/")
 
 
-def drag_select(page, container_selector, phrase, shift=False):
-    """Select ``phrase`` inside the container with a real mouse drag (from its first to its last character)."""
+def drag_select(page, container_selector, phrase, shift=False, modifier=None):
+    """Select ``phrase`` inside the container with a real mouse drag (from its first to its last
+    character), Shift held when ``shift``, else ``modifier`` (e.g. "Control") when given."""
     box = page.evaluate(
         """([selector, phrase]) => {
             const root = document.querySelector(selector);
@@ -66,15 +67,16 @@ def drag_select(page, container_selector, phrase, shift=False):
         }""",
         [container_selector, phrase],
     )
-    if shift:
-        page.keyboard.down("Shift")
+    held = "Shift" if shift else modifier
+    if held:
+        page.keyboard.down(held)
     page.mouse.move(box["x1"], box["y1"])
     page.mouse.down()
     page.mouse.move((box["x1"] + box["x2"]) / 2, (box["y1"] + box["y2"]) / 2, steps=3)
     page.mouse.move(box["x2"], box["y2"], steps=3)
     page.mouse.up()
-    if shift:
-        page.keyboard.up("Shift")
+    if held:
+        page.keyboard.up(held)
 
 
 def program_select(page, container_selector, phrase):

@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from annotation.corpus import assignments
 from annotation.corpus.models import Assignment
+from annotation.peers import assignments
 from annotation.peers.models import PeerAnnotation, PeerMatch
 from annotation.pyramids.editing import add_contributor
 from annotation.pyramids.models import SCU, Pyramid

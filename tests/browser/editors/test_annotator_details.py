@@ -7,8 +7,8 @@ import json
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.corpus import assignments
 from annotation.corpus.models import Assignment, PeerSummary
+from annotation.peers import assignments
 from annotation.peers.models import PeerAnnotation
 
 from tests.browser.editors.browser import UNTOUCHED_PEER_URL, drag_select, login, wait_saved, world

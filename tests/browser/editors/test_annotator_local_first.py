@@ -10,8 +10,8 @@ import time
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.corpus import assignments
 from annotation.corpus.models import Assignment
+from annotation.peers import assignments
 
 from tests.browser.editors.browser import boxes, drag_select, login, wait_saved, world
 from tests.browser.editors.test_annotator import build_pyramid, export_row
@@ -190,38 +190,6 @@ def test_a_conflict_is_reported_rolled_back_and_resolved(annotator):
     page.click(f'.scu[data-id="{valley.pk}"]')
     wait_saved(page)
     assert saved(annotation) == [(1, ["old dam"]), (2, ["valley was flooded"])]
-
-
-def test_autoannotate_suggestions_are_accepted_or_rejected_one_by_one(annotator, artifacts):
-    """S asks for the ranked suggestions; the most confident is shown first with its confidence, A
-    accepts it (a match like any other), R rejects the next (nothing written)."""
-    page, context, annotation, dam, valley = annotator
-    ranked = page.evaluate(
-        f"async () => (await (await fetch('/api/annotations/{annotation.pk}/suggestions/')).json()).suggestions"
-    )
-    assert [s["scu"] for s in ranked] == [dam.pk, valley.pk]
-    assert [s["confidence"] for s in ranked] == sorted((s["confidence"] for s in ranked), reverse=True)
-    text = annotation.peer.text
-    first, second = ([text[p["start"] : p["end"]] for p in s["parts"]] for s in ranked)
-    page.keyboard.press("s")
-    page.wait_for_selector(".suggestion-bar:not([hidden]) button[data-action=accept]:not([disabled])")
-    shown = page.text_content(".suggestion-text")
-    assert shown.startswith(
-        f"Suggestion (2 left, {round(100 * ranked[0]['confidence'])}% confident): “{first[0]}” → (3) The "
-        "dam failed at night."
-    ), shown
-    assert page.locator(".peer-text .seg.pending").all_text_contents() == first and saved(annotation) == []
-    page.screenshot(path=str(artifacts / "annotator-suggestion.png"))
-    page.keyboard.press("a")  # accept: a match like any other
-    page.wait_for_selector(
-        f".suggestion-text:has-text('(1 left, {round(100 * ranked[1]['confidence'])}% confident): "
-        f"“{second[0]}” → (2) The valley flooded')"
-    )
-    page.keyboard.press("r")  # reject: nothing is written
-    page.wait_for_selector(".suggestion-bar", state="hidden")
-    wait_saved(page)
-    assert page.text_content(".last-action") == "No more suggestions."
-    assert saved(annotation) == [(1, first)]
 
 
 def test_a_click_on_an_scu_patches_the_page(annotator):

@@ -241,6 +241,7 @@ def test_comments_offline_edits_and_mark_as_done(builder, live_server, artifacts
     page.keyboard.press("Enter")
     wait_saved(page)
     scu = SCU.objects.get(pyramid=pyramid, uid=1)
+    page.keyboard.press("Escape")  # N selected its contributor: Esc leaves the SCU selected
     page.keyboard.press(";")  # comment the SCU
     page.wait_for_selector(".comment-edit")
     page.keyboard.type("Check the cause with the coordinator")

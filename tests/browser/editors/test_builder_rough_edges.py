@@ -55,6 +55,7 @@ def test_keys_that_do_nothing_say_why(builder, artifacts):  # noqa: F811  (the i
     assert page.locator(".banner:not([hidden])").count() == 0, "a missing selection is not an error"
     new_scu(page, "A", "dam burst at night", "The dam burst")
     assert status(page).startswith("Relabelled"), "an action says what it did, not the last explanation"
+    page.keyboard.press("Escape")  # N selected its contributor: Esc clears it, the SCU stays selected
     drag_select(page, ref(page, "B"), "the dam had failed", shift=True)  # Shift+select, no contributor selected
     assert "none is selected" in status(page)
     page.screenshot(path=str(artifacts / "builder-status-line.png"))

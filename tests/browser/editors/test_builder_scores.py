@@ -5,8 +5,8 @@ they are computed (nothing stays "updating…"), and its table fits in the panel
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.corpus import assignments
 from annotation.corpus.models import Assignment, PeerSummary
+from annotation.peers import assignments
 from annotation.peers.editing import add_match
 from annotation.peers.models import PeerAnnotation
 from annotation.peers.results import counted, score_rows

@@ -47,7 +47,8 @@ const state = {
   selection: [],       // parts [{start, end}] in the peer text, code points (several: discontinuous)
   filter: "",
   step: 0,             // which contributor of the selected SCU is shown in the references
-  suggestions: null,   // Autoannotate: the suggestions still to decide on (null: not suggesting)
+  suggestions: null,   // Autoannotate: the suggestions still to decide on, best first (null: not suggesting)
+  struck: new Set(),   // of those shown, the ones struck (A leaves them out)
 };
 
 /**
@@ -80,6 +81,8 @@ const scuOf = (id) => state.doc.pyramid.scus.find((s) => s.id === id);
 const scuName = (scu) => `(${scu.weight}) ${scu.label}`;
 const quoted = (parts) => parts.map((p) => `“${state.peerIndex.slice(p.start, p.end)}”`).join(" … ");
 const resolve = (key) => state.ids.get(key) ?? key;
+/** A span id of the peer view that is a match's (not the selection's "sel…"). */
+const isMatchId = (id) => Boolean(id) && !id.startsWith("sel");
 
 // ---------------------------------------------------------------------------- the document
 
@@ -92,6 +95,7 @@ function derive() {
 }
 
 function applyEffect(matches, effect) {
+  if (effect.kind === "batch") return effect.effects.reduce(applyEffect, matches);
   const key = resolve(effect.key);
   if (effect.kind === "create") return [...matches, { id: key, scu: effect.scu, parts: effect.parts }];
   if (effect.kind === "delete") return matches.filter((m) => m.id !== key);
@@ -101,6 +105,10 @@ function applyEffect(matches, effect) {
 
 /** The effect that undoes ``effect`` (applied to ``matches``, before it). */
 function inverse(effect, matches) {
+  if (effect.kind === "batch") {
+    const effects = effect.effects.map((e) => inverse(e, matches)).filter(Boolean).reverse();
+    return effects.length ? { kind: "batch", effects } : null;
+  }
   if (effect.kind === "create") return { kind: "delete", key: effect.key };
   if (effect.kind === "delete") {
     const m = matches.find((x) => x.id === resolve(effect.key));
@@ -123,6 +131,7 @@ async function show(at, { read = null, adjust = (body) => body, fresh = false } 
     session.open(at.full);
     root.classList.remove("ready");
   }
+  const opening = fresh || !state.doc; // another peer, or the page's first: not a reload after a conflict
   const { body, etag } = await (read ?? readDocument(at.full));
   if (place !== at) return false;
   const doc = adjust(session.adopt({ body, etag }));
@@ -139,6 +148,7 @@ async function show(at, { read = null, adjust = (body) => body, fresh = false } 
   render();
   pollScore();
   root.classList.add("ready");
+  if (opening && canEdit) suggest({ opening: true }); // issue 30: shown as the peer opens, no key needed
   prepare();
   return true;
 }
@@ -183,6 +193,7 @@ function perform(effect, method, url, body, { onSaved, record = true } = {}) {
     if (place !== at) return true; // saved; the page shows another peer since
     unqueue();
     if (effect?.kind === "create" && answer.id !== undefined) state.ids.set(effect.key, answer.id);
+    if (effect?.kind === "batch" && answer.ids) effect.effects.forEach((e, i) => { if (e.kind === "create") state.ids.set(e.key, answer.ids[i]); });
     if (answer.delta) state.confirmed = answer.delta.matches;
     else if (effect?.kind === "delete") state.confirmed = state.confirmed.filter((m) => m.id !== resolve(effect.key));
     state.revision = answer.revision ?? Number(session.revision);
@@ -304,20 +315,23 @@ function history(kind) {
 
 // ---------------------------------------------------------------------------- Autoannotate
 
+/** How many suggestions are shown at once: each is struck with its digit (1-9). */
+const SUGGESTIONS_SHOWN = 9;
+
 /**
  * Autoannotate: the server's suggestions (from the pyramid, and from this annotator's own other
- * peers of the topic), ranked by the server, shown one at a time, the most confident first (each
- * with its confidence): A accepts (a match like any other), R rejects, Esc stops. Nothing is
- * matched without the key.
+ * peers of the topic), ranked by the server, shown as the peer opens, the most confident first
+ * (issue 30): up to nine at once, numbered, their words outlined in the peer. A digit strikes the
+ * wrong one (again: restores it); A accepts every one shown and not struck, in one action (one undo
+ * step), and shows the next ones; Esc hides them; S shows them again. Nothing is matched without A.
  */
-async function suggest() {
+async function suggest({ opening = false } = {}) {
   const at = place;
-  // Read ahead once the peer settled (``prepare``), shown at once; used once (S again: read anew,
-  // unless a pause in the changes let ``prepare`` read them again).
+  // Read ahead while the previous peer was shown (``prepare``, "Done"), shown at once; used once
+  // (S again: read anew, as of the matches made since).
   const ready = at.suggested?.promise ?? prepareSuggestions(at);
   at.suggested = null;
-  at.suggestionsTaken = true;
-  showSuggestion(null, "Looking for suggestions…");
+  showSuggestionBar("Looking for suggestions…", false);
   let suggestions;
   try {
     suggestions = await ready;
@@ -328,53 +342,138 @@ async function suggest() {
     return;
   }
   if (place !== at) return;
-  state.suggestions = [...suggestions];
-  nextSuggestion();
+  state.suggestions = suggestions.filter((s) => !taken(s));
+  state.struck = new Set();
+  const shown = shownSuggestions().length;
+  // As the peer opens the list says it all (the status line keeps the last thing the annotator did);
+  // S asked, so the status line answers.
+  if (!shown) {
+    stopSuggesting();
+    if (!opening) announce("No suggestions left for this peer.");
+    return;
+  }
+  renderSuggestions();
+  renderPeer();
+  if (!opening) announce(`${plural(shown, "suggestion")} shown: strike the wrong ones (1–${shown}), A accepts the others.`);
 }
 
-/** Show the next suggestion still new (a match made meanwhile may already cover it). */
-function nextSuggestion() {
-  const taken = (s) => state.doc.matches.some((m) => m.scu === s.scu && m.parts.some((p) => s.parts.some((q) => p.start < q.end && q.start < p.end)));
-  while (state.suggestions?.length && taken(state.suggestions[0])) state.suggestions.shift();
-  const current = state.suggestions?.[0];
-  if (!current) { const had = state.suggestions !== null; stopSuggesting(); if (had) announce("No more suggestions."); return; }
-  clearFilter();
-  state.selection = current.parts.map((p) => ({ start: p.start, end: p.end }));
-  selectScu(current.scu);
-  const scu = scuOf(current.scu);
-  const confidence = `${Math.round(100 * current.confidence)}% confident`;
-  showSuggestion(current, `Suggestion (${plural(state.suggestions.length, "left", "left")}, ${confidence}): ${quoted(state.selection)} → ${scuName(scu)}. ${current.why[0].toUpperCase()}${current.why.slice(1)}.`);
+/** A suggestion a match made meanwhile already covers (the same SCU, overlapping words). */
+const taken = (s) => state.doc.matches.some((m) => m.scu === s.scu && m.parts.some((p) => s.parts.some((q) => p.start < q.end && q.start < p.end)));
+
+/**
+ * The suggestions shown: the most confident, at most SUGGESTIONS_SHOWN. One a match made meanwhile
+ * covers stays in its place, marked matched (a row taken away would move what is under the
+ * pointer), until A shows the next ones.
+ */
+function shownSuggestions() {
+  return state.suggestions ? state.suggestions.slice(0, SUGGESTIONS_SHOWN) : [];
 }
 
-function showSuggestion(current, message) {
+/**
+ * Outline the words of the suggestions shown (struck ones apart) with the CSS Custom Highlight API,
+ * never by rewriting the peer's text: suggestions arriving while the annotator drags over the text
+ * would otherwise replace the nodes under the pointer (and move the selection). Ranges are built
+ * anew after each repaint of the text (its nodes may have been replaced).
+ */
+function outlineSuggestions() {
+  if (!globalThis.CSS?.highlights || typeof Highlight === "undefined") return;
+  const outlined = { "peer-suggested": [], "peer-suggested-struck": [] };
+  const shown = shownSuggestions();
+  if (shown.length) {
+    const nodes = [];
+    const walker = document.createTreeWalker($(".peer-text", root), NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(), at = 0; node; at += node.data.length, node = walker.nextNode()) nodes.push([node, at]);
+    const point = (u16) => { const found = nodes.findLast(([, at]) => at <= u16) ?? nodes[0]; return [found[0], Math.min(u16 - found[1], found[0].data.length)]; };
+    const open = shown.filter((x) => !taken(x));
+    const kept = open.filter((x) => !state.struck.has(x)).flatMap((x) => x.parts);
+    for (const s of open) {
+      const struck = state.struck.has(s);
+      // Words another suggestion still offers are not shown struck.
+      if (struck && s.parts.some((p) => kept.some((q) => p.start < q.end && q.start < p.end))) continue;
+      for (const p of s.parts) {
+        const range = new Range();
+        range.setStart(...point(state.peerIndex.toUtf16(p.start)));
+        range.setEnd(...point(state.peerIndex.toUtf16(p.end)));
+        outlined[struck ? "peer-suggested-struck" : "peer-suggested"].push(range);
+      }
+    }
+  }
+  for (const [name, ranges] of Object.entries(outlined)) CSS.highlights.set(name, Object.assign(new Highlight(...ranges), { priority: name === "peer-suggested" ? 1 : 0 }));
+}
+
+/** The list of the suggestions shown (``data-scu`` and ``data-parts``: code points, for tools). */
+function renderSuggestions() {
+  if (!state.suggestions) return;
+  const shown = shownSuggestions();
+  if (!shown.length) { stopSuggesting(); return; }
+  const left = state.suggestions.length - shown.length;
+  const rows = shown.map((s, i) => {
+    const scu = scuOf(s.scu);
+    const struck = state.struck.has(s);
+    if (taken(s)) return el("li", { class: "suggestion taken", "data-n": String(i + 1), "data-scu": String(s.scu), title: "Matched meanwhile." }, el("kbd", {}, String(i + 1)), ` ✓ ${scuName(scu)}: matched`);
+    const what = [scuName(scu), " ", el("span", { class: "confidence muted" }, `${Math.round(100 * s.confidence)}%`), " ", el("span", { class: "quote" }, quoted(s.parts))];
+    return el("li", { class: `suggestion${struck ? " struck" : ""}`, "data-n": String(i + 1), "data-scu": String(s.scu),
+      "data-parts": s.parts.map((p) => `${p.start}-${p.end}`).join(","),
+      title: `${quoted(s.parts)} → ${scuName(scu)}. ${s.why[0].toUpperCase()}${s.why.slice(1)}. Press ${i + 1} to ${struck ? "restore" : "strike"} it.` },
+    el("kbd", {}, String(i + 1)), " ", struck ? el("s", {}, ...what) : el("span", {}, ...what));
+  });
+  $(".suggestion-list", root).replaceChildren(...rows);
+  const kept = shown.filter((s) => !state.struck.has(s) && !taken(s)).length;
+  $(".suggestion-bar", root).dataset.more = String(left);
+  showSuggestionBar(`Suggested: ${kept} of ${shown.length} to accept${left ? `, ${left} more after` : ""}`, true);
+}
+
+function showSuggestionBar(message, ready) {
   const bar = $(".suggestion-bar", root);
   bar.hidden = false;
   $(".suggestion-text", bar).textContent = message;
-  for (const button of $$("button", bar)) button.disabled = !current;
+  if (!ready) $(".suggestion-list", bar).replaceChildren();
+  for (const button of $$("button", bar)) button.disabled = !ready;
 }
 
 function stopSuggesting() {
+  const was = state.suggestions !== null;
   state.suggestions = null;
+  state.struck = new Set();
+  $(".suggestion-list", root).replaceChildren();
   $(".suggestion-bar", root).hidden = true;
+  if (was && state.peerView) renderPeer();
 }
 
-function acceptSuggestion() {
-  const current = state.suggestions?.[0];
-  if (!current) return;
-  state.suggestions.shift();
-  const scu = scuOf(current.scu);
-  announce(`Matched ${quoted(current.parts)} to ${scuName(scu)} (suggestion accepted).`);
-  state.selection = [];
-  create(current.scu, current.parts.map((p) => ({ start: p.start, end: p.end })));
-  nextSuggestion();
-}
-
-function rejectSuggestion() {
-  if (!state.suggestions?.length) return;
-  state.suggestions.shift();
-  state.selection = [];
-  nextSuggestion();
+/** A digit: strike the suggestion of that number (it will not be accepted), or restore it. */
+function strikeSuggestion(n) {
+  const s = shownSuggestions()[n - 1];
+  if (!s || taken(s)) return;
+  const struck = !state.struck.has(s);
+  if (struck) state.struck.add(s); else state.struck.delete(s);
+  renderSuggestions();
   renderPeer();
+  announce(`${struck ? "Struck" : "Restored"} suggestion ${n}: ${quoted(s.parts)} → ${scuName(scuOf(s.scu))}${struck ? ` (press ${n} again to restore it)` : ""}.`);
+}
+
+/** A: every suggestion shown and not struck becomes a match, in one action (one undo step). */
+function acceptSuggestions() {
+  const shown = shownSuggestions();
+  if (!shown.length) return;
+  const kept = shown.filter((s) => !state.struck.has(s) && !taken(s));
+  const struck = shown.filter((s) => state.struck.has(s)).length;
+  const rest = state.suggestions.slice(shown.length);
+  state.suggestions = null; // while the matches are painted: the page decided on is gone
+  state.struck = new Set();
+  if (kept.length) acceptMatches(kept.map((s) => ({ scu: s.scu, parts: s.parts.map((p) => ({ start: p.start, end: p.end })) })));
+  state.suggestions = rest.filter((s) => !taken(s)); // the next ones, less those just matched
+  const more = shownSuggestions().length;
+  const after = more ? ` ${plural(more, "more suggestion")} shown.` : "";
+  if (kept.length) announce(`Accepted ${plural(kept.length, "suggestion")}${struck ? ` (${struck} struck)` : ""}: ${kept.map((s) => scuName(scuOf(s.scu))).join("; ")}. Ctrl+Z undoes them at once.${after}`);
+  else announce(`Accepted none: ${struck ? `all ${plural(struck, "suggestion")} struck` : "nothing left to accept"}.${after}`);
+  if (more) { renderSuggestions(); renderPeer(); } else stopSuggesting();
+}
+
+/** Several matches made in one action: POST matches/accept/ (one revision, one undo step). */
+function acceptMatches(matches) {
+  const effects = matches.map((m) => ({ kind: "create", key: `local-${++localKeys}`, scu: m.scu, parts: m.parts }));
+  const at = place;
+  return perform({ kind: "batch", effects }, "POST", `${API}matches/accept/`, () => ({ ...placeOfWrite(at), matches }));
 }
 
 /**
@@ -398,7 +497,7 @@ async function done() {
     return;
   }
   saved.catch((error) => goBack(finished, doc, error));
-  prepareSuggestions(next, suggestionsAfter(doc, state.revision)).catch(() => {}); // as of this peer's last change
+  prepareSuggestions(next, suggestionsAfter(doc, state.revision), finished.annotation).catch(() => {}); // as of this peer's last change
   window.history.pushState(null, "", next.annotation ? `/annotations/${next.annotation}/` : next.page);
   // Not read ahead (the peer was done before it settled): read once its "done" is saved, since a
   // read racing that save could count the peer or not, and the progress must count it once.
@@ -425,27 +524,25 @@ const suggestionsAfter = (doc, revision) => `${doc.peer.id}@${revision}`;
 const PREPARE_IDLE_MS = 1000;
 let preparing = null;
 /**
- * Once the peer shown has settled: its own suggestions (the first time) and the next peer's
- * document at once, and after a pause in the annotator's changes the next peer's suggestions (they
- * learn from this peer's matches: read once per state of it, and again at "Done" if it changed
- * since) and this peer's own again once S took them. Read at once, those would run on the server
- * beside the saves of the very actions that follow (the accepts after S: each one's wait is its
- * save). Background reads: a failure is forgotten and the read made again when asked for.
+ * Once the peer shown has settled: the next peer's document at once, and after a pause in the
+ * annotator's changes the next peer's suggestions (they learn from this peer's matches: read once
+ * per state of it, and again at "Done" if it changed since). Read at once, they would run on the
+ * server beside the saves of the very actions that follow. The peer's own suggestions are read as
+ * it opens (shown then: issue 30), and anew when S asks again. Background reads: a failure is
+ * forgotten and the read made again when asked for.
  */
 function prepare() {
   clearTimeout(preparing);
   const at = place;
   if (!canEdit || state.pending.length || session.pending || !root.classList.contains("ready")) return;
-  if (!at.suggested && !at.suggestionsTaken) prepareSuggestions(at).catch(() => {});
   at.next ??= nextPlace(API, state.doc.next);
-  if (at.next) prepareDocument(at.next).catch(() => {});
+  if (!at.next) return;
+  prepareDocument(at.next).catch(() => {});
   const after = suggestionsAfter(state.doc, state.revision);
-  const ownTaken = !at.suggested, nextStale = at.next && at.next.suggested?.after !== after;
-  if (!ownTaken && !nextStale) return;
+  if (at.next.suggested?.after === after) return;
   preparing = setTimeout(() => {
     if (place !== at || state.pending.length || session.pending || suggestionsAfter(state.doc, state.revision) !== after) return;
-    if (ownTaken && !at.suggested) prepareSuggestions(at).catch(() => {});
-    if (nextStale) prepareSuggestions(at.next, after).catch(() => {});
+    prepareSuggestions(at.next, after, at.annotation).catch(() => {});
   }, PREPARE_IDLE_MS);
 }
 
@@ -539,6 +636,7 @@ function render() {
 
 /** What an action changes: the peer's highlights, the SCU list's counts, the score. */
 function paint() {
+  renderSuggestions();
   renderPeer();
   renderScus();
   renderScore();
@@ -557,7 +655,7 @@ function renderPeer() {
   const review = new Map(state.doc.matches.filter((m) => m.review_note).map((m) => [String(m.id), m.review_note]));
   for (const seg of $$(".peer-text .seg", root)) {
     const ids = seg.dataset.ids ? seg.dataset.ids.split(" ") : [];
-    const matchIds = ids.filter((id) => !id.startsWith("sel"));
+    const matchIds = ids.filter(isMatchId);
     seg.classList.toggle("nm", matchIds.length > 0 && matchIds.every((id) => nonMatching.has(id)));
     seg.classList.toggle("hl", ids.some((id) => ofScu.has(id)));
     seg.classList.toggle("hl-match", ids.includes(selected));
@@ -568,6 +666,7 @@ function renderPeer() {
     if (notes.length) seg.title = notes.join("; "); else seg.removeAttribute("title");
   }
   renderReviewSummary(review);
+  outlineSuggestions();
   const parts = state.selection.length;
   $(".selection-text", root).textContent = parts > 1 ? `${plural(parts, "part")} selected: one match (Shift+select adds a part)` : "";
 }
@@ -661,7 +760,7 @@ function moveInList(step) {
 
 const ACTIONS = {
   match: () => match(), "non-matching": nonMatching, remove: removeMatch, move: moveMatch, suggest,
-  accept: acceptSuggestion, reject: rejectSuggestion, stop: () => { stopSuggesting(); state.selection = []; renderPeer(); },
+  accept: acceptSuggestions, stop: () => { stopSuggesting(); state.selection = []; renderPeer(); },
   undo: () => history("undo"), redo: () => history("redo"), help: () => $("dialog.help", root).showModal(), done,
 };
 
@@ -691,7 +790,7 @@ $(".peer-text", root).addEventListener("mouseup", (event) => {
     return;
   }
   const seg = event.target.closest(".seg");
-  const ids = (seg?.dataset.ids || "").split(" ").filter((id) => id && !id.startsWith("sel"));
+  const ids = (seg?.dataset.ids || "").split(" ").filter(isMatchId);
   const matches = state.doc.matches.filter((m) => ids.includes(String(m.id)));
   const pick = (m) => {
     state.selectedMatch = m.id;
@@ -711,6 +810,10 @@ for (const bar of [$(".toolbar", root), $(".suggestion-bar", root)]) {
     if (action && !loading()) ACTIONS[action]();
   });
 }
+$(".suggestion-list", root).addEventListener("click", (event) => {
+  const row = event.target.closest(".suggestion");
+  if (row && !loading() && canEdit) strikeSuggestion(Number(row.dataset.n));
+});
 $(".scu-list", root).addEventListener("click", (event) => {
   const item = event.target.closest(".scu");
   if (!item || loading()) return;
@@ -764,7 +867,8 @@ document.addEventListener("keydown", (event) => {
   if (ctrl && key === "y") { event.preventDefault(); if (canEdit) history("redo"); return; }
   if (ctrl || event.altKey) return;
   if (event.key === "N" && event.shiftKey) { event.preventDefault(); if (canEdit) done(); return; }
-  if (state.suggestions && canEdit && ["a", "r"].includes(key)) { event.preventDefault(); (key === "a" ? acceptSuggestion : rejectSuggestion)(); return; }
+  if (state.suggestions && canEdit && key === "a") { event.preventDefault(); acceptSuggestions(); return; }
+  if (state.suggestions && canEdit && /^[1-9]$/.test(event.key)) { event.preventDefault(); strikeSuggestion(Number(event.key)); return; }
   const handlers = {
     s: suggest, enter: () => match(), u: nonMatching, delete: removeMatch, backspace: removeMatch, m: moveMatch,
     j: () => moveInList(1), arrowdown: () => moveInList(1), k: () => moveInList(-1), arrowup: () => moveInList(-1),

@@ -4,7 +4,7 @@
 // or refuses it, and then the change is rolled back and the reason shown. Writes still carry the
 // revision (no lost updates), wait in the session's queue while offline, and are recorded in the
 // server's history; undo/redo are painted at once the same way and applied on the server.
-import { ActionError, DocumentSession, bindStatus } from "./session.js";
+import { ActionError, DocumentSession, bindStatus, readDocument } from "./session.js";
 import { SpanView, TextIndex, coverage, draggedSpan, selectedSpan } from "./textspans.js";
 import { $, $$, el, plural, sayInStatus, showBanner, hideBanner, isTyping, openChooser, closeChooser, bindTextSize } from "./ui.js";
 import { RuleBroken, applyAction, findContributor, findScu, matchIds, scusTouchedBy, statesOf, temporaryId } from "./pyramid_model.js";
@@ -17,6 +17,9 @@ const PYRAMID = Number(root.dataset.pyramid);
 const session = new DocumentSession(root.dataset.fullUrl);
 bindStatus(session, $(".save-status", root), $(".retry", root));
 bindTextSize(root);
+
+const QUICK_KEY = "pyramid.builder.quick";
+const WIDE_KEY = "pyramid.builder.wide";
 
 const state = {
   doc: null,                   // what the page shows: the last confirmed document and the actions since
@@ -39,7 +42,18 @@ const state = {
   draft: null,                 // {key, value, start, end, focused}: the open editor's text survives repaints
   undo: [],                    // [{action, before, after}]: this page's own changes, newest last
   redo: [],
+  quick: readFlag(QUICK_KEY),  // quick building: a drag makes an SCU at once (Q; remembered in this browser)
+  wide: readFlag(WIDE_KEY),    // the texts side by side, the SCU list hidden (W; remembered in this browser)
 };
+
+/** A mode this browser remembers, as it remembers the text size (``toggleQuick``, ``toggleWide``). */
+function readFlag(key) {
+  try { return localStorage.getItem(key) === "1"; } catch { return false; } // storage refused: off
+}
+
+function storeFlag(key, on) {
+  try { localStorage.setItem(key, on ? "1" : "0"); } catch { /* storage refused: for this page only */ }
+}
 
 // Server ids of objects created in this page, learnt from the answers and from re-reads.
 const known = { scus: new Map(), contributors: new Map(), parts: new Map() };
@@ -119,6 +133,7 @@ function rename(map) {
   state.checked = new Set([...state.checked].map(scu));
   state.toggled = new Set([...state.toggled].map(scu));
   if (state.editing !== null) state.editing = scu(state.editing);
+  if (assist.scu !== null) assist.scu = scu(assist.scu);
   if (state.commenting) state.commenting = { ...state.commenting, id: (state.commenting.kind === "scu" ? scu : contributor)(state.commenting.id) };
   if (state.draft) state.draft.key = state.draft.key.replace(/(-?\d+)$/, (id) => String((state.draft.key.startsWith("comment:contributor") ? contributor : scu)(Number(id))));
   for (const entry of [...state.undo, ...state.redo]) { entry.before = renameStates(entry.before, map); entry.after = renameStates(entry.after, map); }
@@ -290,6 +305,9 @@ function referencesOf(...states) {
   return ids;
 }
 
+/** A text segment's id that is a contributor's (not "sel", the text selection, nor "p0", a proposal). */
+const isContributorId = (id) => /^-?\d+$/.test(id);
+
 function contributorSpans(references) {
   const byReference = new Map(state.doc.references.filter((r) => !references || references.has(r.id)).map((r) => [r.id, []]));
   for (const scu of state.doc.scus)
@@ -315,7 +333,7 @@ function renderTexts(references = null) {
       refViews.set(ref.id, view);
     }
     if (container.children[position] !== view.card) container.insertBefore(view.card, container.children[position] ?? null);
-    if (!view.spans.update([...spans, ...sel])) return;
+    if (!view.spans.update([...spans, ...sel, ...proposalSpans(ref.id)])) return;
     const percent = Math.round(coverage(index, spans) * 100);
     const bar = el("span", { class: "bar" }, el("span", { class: `fill p${Math.round(percent / 5) * 5}` }));
     view.share.replaceChildren(bar, `${percent}% covered`);
@@ -406,7 +424,7 @@ function renderScus(touched = new Set()) {
       rows.push(scuRow(scu));
     }
   } else rows.push(...shown.map(scuRow));
-  if (!scus.length) rows.push(messageRow("No SCUs yet. Select text in a reference and press N."));
+  if (!scus.length) rows.push(messageRow(state.quick ? "No SCUs yet. Drag over text in a reference: quick building makes an SCU of it." : "No SCUs yet. Select text in a reference and press N."));
   else if (!shown.length) rows.push(messageRow("No SCU matches the filter."));
   scuList.setRows(rows);
   const total = scus.length;
@@ -511,9 +529,30 @@ function labelEditor(scu) {
     if (event.key === "Escape") { event.preventDefault(); state.editing = null; state.draft = null; paint(); }
     event.stopPropagation();
   });
-  input.addEventListener("blur", () => { if (!repainting && input.isConnected && state.editing === scu.id) saveLabel(scu.id, input.value); });
+  input.addEventListener("blur", () => {
+    if (!repainting && input.isConnected && state.editing === scu.id) { const value = input.value; whenPressEnds(() => { if (state.editing === scu.id) saveLabel(scu.id, value); }); }
+  });
   return input;
 }
+
+/**
+ * A mouse press that takes the focus from a label field (right after N, a click on an SCU or a
+ * contributor in the list) must not lose its click: saving the label repaints the list, and a row
+ * rebuilt between the press and the release gets no click. So the save waits until the press ends
+ * (its click handled first); a blur without a press (the window left, Tab) saves at once.
+ */
+let pressing = false;
+let afterPress = [];
+function whenPressEnds(work) { if (pressing) afterPress.push(work); else work(); }
+function pressEnded() {
+  if (!pressing) return;
+  pressing = false;
+  const work = afterPress;
+  afterPress = [];
+  if (work.length) setTimeout(() => { for (const w of work) w(); }, 0); // after the click this release makes
+}
+document.addEventListener("pointerdown", (event) => { if (event.button === 0) pressing = true; }, true);
+for (const type of ["pointerup", "pointercancel", "dragend"]) document.addEventListener(type, pressEnded, true);
 
 function commentEditor(key, value, save) {
   const box = el("textarea", { class: "comment-edit", rows: "2", placeholder: "Comment (Enter to save, Shift+Enter for a new line, Esc to cancel)", "aria-label": "Comment" });
@@ -551,7 +590,7 @@ function segmentsOf(id) {
 }
 
 function highlight() {
-  for (const seg of lit) seg.classList.remove("hl", "hl-contrib");
+  for (const seg of lit) seg.classList.remove("hl", "hl-contrib", "proposed", "proposed-current");
   lit = [];
   const scu = state.selectedScu === null ? null : findScu(state.doc, state.selectedScu);
   for (const c of scu?.contributors ?? []) {
@@ -562,6 +601,14 @@ function highlight() {
     }
   }
   for (const seg of segmentsOf("sel")) seg.classList.add("pending");
+  shown().forEach((_, k) => {
+    for (const seg of segmentsOf(`p${k}`)) {
+      seg.classList.add("proposed");
+      if (k === assist.current) seg.classList.add("proposed-current");
+      if (!seg.dataset.ids.split(" ").some(isContributorId)) seg.classList.remove("covered"); // proposed, not yet in the pyramid
+      lit.push(seg);
+    }
+  });
   for (const button of $$("[data-action]", root)) {
     const a = button.dataset.action;
     if (a === "new-scu") button.disabled = !state.selection;
@@ -585,6 +632,7 @@ function select(scuId, contributorId = null, { scrollText = true } = {}) {
   renderScus();
   highlight();
   reveal(scuId, contributorId, scrollText);
+  proposeFor(scuId);
 }
 
 /** Scroll the SCU into view in the list (and its contributor, or first one, in the texts). */
@@ -634,6 +682,7 @@ function clearOneLevel() {
     had.push("the selected SCU");
   }
   say(had.length ? `Cleared ${had.join(", ")}.${left}` : "Nothing is selected.");
+  if (state.selectedScu === null && assist.scu !== null) { proposeFor(null); return; } // repaints the texts, the selection's too
   paintSelection(previous);
 }
 
@@ -686,13 +735,20 @@ function onTextMouseUp(event) {
     window.getSelection().removeAllRanges();
     hideBanner(root);
     if (event.shiftKey && state.selectedContributor !== null) { addPart(); return; }
+    if (!event.shiftKey && (event.ctrlKey || event.metaKey)) { // Ctrl+select (⌘ on a Mac): A at once
+      if (state.selectedScu !== null) { addContributor(); return; }
+      say("Ctrl+select adds the text to the selected SCU, and none is selected: the text is only selected (N makes a new SCU of it).");
+      paintSelection(previous);
+      return;
+    }
+    if (!event.shiftKey && state.quick) { newScu({ quick: true }); return; }
     say(event.shiftKey ? "Shift+select adds a part to the selected contributor, and none is selected: the text is only selected (A adds it to the selected SCU)." : "");
     paintSelection(previous);
     return;
   }
   // A click (no selection) on highlighted text selects its SCU, with a chooser when several overlap.
   const seg = event.target.closest(".seg");
-  const ids = (seg?.dataset.ids || "").split(" ").filter((id) => id && id !== "sel").map(Number);
+  const ids = (seg?.dataset.ids || "").split(" ").filter(isContributorId).map(Number); // not the selection, nor a proposal
   const owners = new Map();
   for (const id of ids) { const found = findContributor(state.doc, id); if (found && !owners.has(found.scu.id)) owners.set(found.scu.id, [found.scu, id]); }
   const scus = [...owners.values()];
@@ -716,22 +772,29 @@ function requireSelection() {
   return true;
 }
 
-function newScu() {
+/**
+ * A new SCU from the selected text, its contributor selected. By N: its label (the text) opens for
+ * editing; by a drag in quick building (``quick``): the label stays the text, as DUCView's New SCU
+ * leaves it, so the next drag or key is the builder's (E relabels).
+ */
+function newScu({ quick = false } = {}) {
   if (!requireSelection()) return;
   const s = state.selection;
   const label = selectionText().replace(/\s+/gu, " ").trim(); // a selection across lines is one label line
   const action = { kind: "create_scu", scu: temporaryId(), contributor: temporaryId(), part: temporaryId(), label, reference: s.reference, start: s.start, end: s.end };
   const previous = [state.selectedScu, state.selectedContributor];
   state.selection = null;
-  state.editing = action.scu;
+  state.editing = quick ? null : action.scu;
   state.draft = null;
-  [state.selectedScu, state.selectedContributor] = [action.scu, null]; // painted with the action: one repaint
+  // Its contributor selected, as A selects the one it adds: Shift+select adds a part at once, no click first.
+  [state.selectedScu, state.selectedContributor] = [action.scu, action.contributor]; // painted with the action: one repaint
   const sent = perform(action, { method: "POST", url: `${API}scus/`, body: { pyramid: PYRAMID, label, reference: s.reference, parts: [{ start: s.start, end: s.end }] } }, {
     reread: true, // the answer names the SCU, not its contributor
-    learn: (answer) => { known.scus.set(action.scu, answer.id); learnUid(action, answer.uid); },
-    said: `New SCU “${label}” from reference ${referenceName(s.reference)}.`, hint: "Type its label; Enter keeps it.",
+    learn: (answer) => { known.scus.set(action.scu, answer.id); learnUid(action, answer.uid); if (assist.scu === action.scu) fetchProposals(); },
+    said: `New SCU “${label}” from reference ${referenceName(s.reference)}.`,
+    hint: quick ? "Ctrl+drag adds a contributor to it, Shift+drag a part; E relabels it, Ctrl+Z takes it back." : "Type its label; Enter keeps it.",
   });
-  if (sent) reveal(action.scu, null, false);
+  if (sent) { reveal(action.scu, null, false); proposeFor(action.scu); }
   else { state.selection = s; state.editing = null; [state.selectedScu, state.selectedContributor] = previous; }
 }
 
@@ -773,6 +836,37 @@ function addPart() {
   const said = `Added “${selectionTextOf(s)}” as a part of the contributor from reference ${referenceName(s.reference)}.`;
   if (!perform(action, { method: "POST", url: () => `${API}contributors/${serverId("contributors", action.contributor)}/parts/`, body: { start: s.start, end: s.end } },
     { learn: (answer) => known.parts.set(action.part, answer.part.id), said })) { state.selection = s; paintSelection(null); }
+}
+
+/** Quick building on or off (Q): a drag then makes a new SCU at once, so an SCU costs one gesture per part. */
+function toggleQuick() {
+  state.quick = !state.quick;
+  storeFlag(QUICK_KEY, state.quick);
+  paintModes();
+  if (state.doc) renderScus(); // the empty list's hint says how to make an SCU
+  say(state.quick ? "Quick building on: a drag makes a new SCU of its text at once; Ctrl+drag adds the text to the selected SCU, Shift+drag adds a part. Q turns it off."
+    : "Quick building off: a drag only selects text (N, A and P use it; Ctrl+drag still adds to the selected SCU).");
+}
+
+/**
+ * The texts side by side or not (W): one column per reference across the page, the SCU list (and
+ * the proposals' list) hidden, so that a scroll shows the same stretch of every reference and an
+ * SCU's contributors are mostly in sight together. The status line still says what each gesture
+ * did, the texts highlight the selected SCU and the proposals (Y, Shift+Y, 1-9 and R still work).
+ */
+function toggleWide() {
+  state.wide = !state.wide;
+  storeFlag(WIDE_KEY, state.wide);
+  paintModes();
+  say(state.wide ? "The texts side by side, the SCU list hidden (W shows it again); the texts highlight the selected SCU and the proposals."
+    : "The SCU list is back beside the texts (W hides it again).");
+}
+
+function paintModes() {
+  $("[data-action=quick]", root).setAttribute("aria-pressed", String(state.quick));
+  $("[data-action=wide]", root).setAttribute("aria-pressed", String(state.wide));
+  root.classList.toggle("quick", state.quick);
+  root.classList.toggle("wide", state.wide);
 }
 
 function merge(targetId = state.selectedScu, sources = [...state.checked]) {
@@ -886,8 +980,8 @@ function history(kind) {
   }
   const action = { kind: "restore", states: kind === "undo" ? entry.before : entry.after };
   const said = `${done}: ${entry.said || "the last change"} (${again}).`;
-  if (perform(action, request, { reread: true, undoable: false, said })) to.push(entry);
-  else from.push(entry);
+  const sent = perform(action, request, { reread: true, undoable: false, said });
+  if (sent) { to.push(entry); sent.then(reproposeAfterUndo, () => {}); } else from.push(entry);
 }
 
 function move(by) {
@@ -895,6 +989,206 @@ function move(by) {
   if (!ids.length) { say(state.doc.scus.length ? "No SCU matches the filter: there is nothing to walk through." : "No SCUs yet: select text in a reference and press N."); return; }
   const at = ids.indexOf(state.selectedScu);
   select(ids[Math.max(0, Math.min(ids.length - 1, at === -1 ? 0 : at + by))]);
+}
+
+// ---------------------------------------------------------------------------- assistance (issue 30 §2)
+
+/**
+ * Proposals (the server's ``assistance``): for the selected SCU, its likely contributor in each
+ * other reference, ranked, painted in the texts and listed below the SCUs; with U, new SCUs for the
+ * text no contributor covers. Y accepts the ringed one (1-9: the one of that number), R rejects it,
+ * Shift+Y accepts every one still shown in one action (one undo step). Nothing is added without a
+ * key or a click, and a dataset that builds unassisted (``data-assisted``) asks for nothing.
+ */
+const ASSISTED = root.dataset.assisted === "1";
+const assist = {
+  scu: null,    // the SCU (page id) whose contributor proposals are shown
+  items: [],    // its proposals still open, best first: {reference, parts, text, confidence, why}
+  scus: null,   // proposed new SCUs while shown (U), else null: {label, contributors, confidence}
+  current: 0,   // the ringed proposal: an index into what is shown
+  asked: 0,     // bumped by every request and change of SCU: a late answer is dropped
+  timer: null,
+};
+
+/** What the panel shows: the proposed SCUs while U shows them, else the selected SCU's open proposals. */
+function shown() {
+  if (assist.scus) return assist.scus;
+  const scu = assist.scu === null ? null : findScu(state.doc, assist.scu);
+  if (!scu || assist.scu !== state.selectedScu) return [];
+  const taken = new Set(scu.contributors.map((c) => c.reference)); // added meanwhile (A): no longer proposed
+  return assist.items.filter((p) => !taken.has(p.reference));
+}
+
+/** The texts' spans of what is shown: ids p0, p1, ... (every contributor of a proposed SCU under its number). */
+function proposalSpans(reference) {
+  if (!state.doc) return [];
+  return shown().flatMap((p, k) => (p.contributors ?? [p]).filter((c) => c.reference === reference).flatMap((c) => c.parts.map((part) => ({ id: `p${k}`, ...part }))));
+}
+
+/** Show the proposals of ``scuId`` (null: none); read once the SCU exists on the server. */
+function proposeFor(scuId) {
+  if (!ASSISTED || assist.scu === scuId && !assist.scus) return;
+  assist.scu = scuId;
+  assist.items = [];
+  assist.scus = null;
+  assist.current = 0;
+  assist.asked++;
+  clearTimeout(assist.timer);
+  paintProposals();
+  if (scuId !== null) { assist.timer = setTimeout(fetchProposals, 150); root.dataset.proposing = "1"; } // J/K walking the list asks only where it stops
+  else delete root.dataset.proposing;
+}
+
+async function fetchProposals() {
+  const scuId = assist.scu;
+  const id = scuId === null ? -1 : latestId("scus", scuId);
+  if (id < 0) return; // not on the server yet: asked again when its creation is confirmed (newScu)
+  const asked = ++assist.asked;
+  try {
+    const { body } = await readDocument(`${API}scus/${id}/proposals/`);
+    if (asked !== assist.asked || assist.scus) return;
+    assist.items = body;
+    assist.current = 0;
+  } catch { if (asked === assist.asked) delete root.dataset.proposing; return; } // no proposals (the SCU deleted meanwhile, assistance turned off): building goes on
+  delete root.dataset.proposing; // shown (tests and the construction bench wait for it)
+  paintProposals();
+}
+
+/** An undo or redo may take accepted proposals back (or bring them again): the shown SCU's are read anew. */
+function reproposeAfterUndo() {
+  if (!ASSISTED || assist.scu === null || assist.scus || latestId("scus", assist.scu) < 0) return;
+  assist.asked++;
+  root.dataset.proposing = "1";
+  fetchProposals();
+}
+
+async function toggleScuProposals() {
+  if (!ASSISTED) { say("Assistance is off for this dataset: the builder proposes nothing."); return; }
+  if (assist.scus) { assist.scus = null; assist.current = 0; paintProposals(); say("Proposed SCUs hidden (U shows them again)."); return; }
+  const asked = ++assist.asked;
+  say("Looking for SCUs in the text no contributor covers yet…");
+  let body;
+  try { ({ body } = await readDocument(`${API}pyramids/${PYRAMID}/proposals/`)); } catch (error) { say(`No proposed SCUs: ${error.message}`); return; }
+  if (asked !== assist.asked) return;
+  assist.scus = body;
+  assist.current = 0;
+  paintProposals();
+  say(body.length ? `${plural(body.length, "proposed SCU")} for uncovered text: Y accepts the ringed one (then edit its label, merge with M, split with S), R rejects it; U hides them.`
+    : "No proposed SCUs: no two references say the same in the text still uncovered.");
+}
+
+const percent = (confidence) => `${Math.round(confidence * 100)}%`;
+
+/** The panel below the SCU list, and the proposals' highlights in the texts (repainted once a press ends:
+ * texts rebuilt under a drag would lose the selection being made). */
+function paintProposals() {
+  const panel = $(".proposals", root);
+  if (!panel) return;
+  const items = shown();
+  assist.current = Math.max(0, Math.min(assist.current, items.length - 1));
+  const scu = assist.scu === null ? null : findScu(state.doc, assist.scu);
+  panel.hidden = !items.length && !assist.scus;
+  panel.classList.toggle("of-scus", Boolean(assist.scus));
+  const title = $(".proposals-title", panel);
+  title.textContent = assist.scus ? `Proposed SCUs for uncovered text · ${items.length}`
+    : scu ? `Proposed for ${scu.uid == null ? "the new SCU" : `SCU ${scu.uid}`} · ${items.length}` : "";
+  title.title = assist.scus || !scu ? "" : `Likely contributors of ${scuName(scu)} in the other references, most likely first`;
+  $("[data-assist=accept-all]", panel).hidden = Boolean(assist.scus);
+  $("[data-assist=hide]", panel).hidden = !assist.scus;
+  $(".proposal-list", panel).replaceChildren(...items.map((p, k) => {
+    const what = p.contributors
+      ? [el("span", { class: "proposal-text" }, el("span", { class: "proposal-label" }, p.label),
+        el("span", { class: "muted" }, ` · references ${p.contributors.map((c) => referenceName(c.reference)).join(", ")}`))]
+      : [el("span", { class: "ref-tag" }, referenceName(p.reference)), el("span", { class: "proposal-text" }, p.text)];
+    const spans = (p.contributors ?? [p]).map((c) => `${c.reference}:${c.parts.map((part) => `${part.start}-${part.end}`).join(",")}`);
+    return el("li", { class: `proposal${k === assist.current ? " current" : ""}`, "data-k": String(k), "data-spans": spans.join(" "), title: p.why ?? "" },
+      el("span", { class: "rank", "aria-label": `Proposal ${k + 1}` }, String(k + 1)), ...what,
+      el("span", { class: "confidence muted", title: "How confident the proposal is" }, percent(p.confidence)),
+      el("button", { type: "button", class: "quiet", "data-assist": "accept", title: k === assist.current ? "Accept (Y)" : `Accept (${k + 1})`, "aria-label": `Accept proposal ${k + 1}` }, "✓"),
+      el("button", { type: "button", class: "quiet", "data-assist": "reject", title: k === assist.current ? "Reject (R)" : "Reject", "aria-label": `Reject proposal ${k + 1}` }, "✕"));
+  }));
+  whenPressEnds(() => paint(new Set(), null));
+}
+
+function leftAfter() {
+  const n = shown().length;
+  return n ? `${plural(n, "proposal")} left: Y accepts the ringed one, R rejects it.` : "No proposals left.";
+}
+
+function noProposal() {
+  say(!ASSISTED ? "Assistance is off for this dataset: the builder proposes nothing."
+    : assist.scus ? "No proposed SCU there." : "No proposal there: select an SCU (or N) to see its proposed contributors; U proposes new SCUs.");
+}
+
+/** Accepted contributors as the action carries them (page ids for the new objects) and as the API reads them. */
+function acceptedOf(proposals) {
+  const contributors = proposals.map((p) => ({ contributor: temporaryId(), reference: p.reference, parts: p.parts.map((part) => ({ part: temporaryId(), start: part.start, end: part.end })) }));
+  const body = contributors.map((c) => ({ reference: c.reference, parts: c.parts.map(({ start, end }) => ({ start, end })) }));
+  return { contributors, body };
+}
+
+function acceptProposal(k) {
+  const items = shown();
+  const proposal = items[k];
+  if (!proposal) { noProposal(); return; }
+  if (assist.scus) { acceptScu(proposal); return; }
+  const scu = findScu(state.doc, assist.scu);
+  const { contributors, body } = acceptedOf([proposal]);
+  const action = { kind: "accept_contributors", scu: scu.id, contributors };
+  assist.items = assist.items.filter((p) => p !== proposal);
+  assist.current = Math.min(k, items.length - 2);
+  const said = `Accepted the proposed contributor “${proposal.text}” (reference ${referenceName(proposal.reference)}) into ${scuName(scu)}.`;
+  if (!perform(action, { method: "POST", url: () => `${API}scus/${serverId("scus", scu.id)}/accept/`, body: { contributors: body } }, { said, hint: leftAfter() }))
+    assist.items.splice(k, 0, proposal);
+  paintProposals();
+}
+
+function acceptAll() {
+  const items = shown();
+  if (assist.scus || !items.length) { say(assist.scus ? "Shift+Y accepts a SCU's proposed contributors; proposed SCUs are accepted one by one (Y)." : "No proposals to accept."); return; }
+  const scu = findScu(state.doc, assist.scu);
+  const { contributors, body } = acceptedOf(items);
+  const action = { kind: "accept_contributors", scu: scu.id, contributors };
+  const references = items.map((p) => referenceName(p.reference)).join(", ");
+  const said = items.length === 1 ? `Accepted 1 proposed contributor (reference ${references}) into ${scuName(scu)}; Ctrl+Z takes it back.`
+    : `Accepted ${items.length} proposed contributors (references ${references}) into ${scuName(scu)}; Ctrl+Z takes them all back in one step.`;
+  const kept = assist.items;
+  assist.items = [];
+  if (!perform(action, { method: "POST", url: () => `${API}scus/${serverId("scus", scu.id)}/accept/`, body: { contributors: body } }, { said }))
+    assist.items = kept;
+  paintProposals();
+}
+
+/** A proposed SCU accepted: a new SCU (selected, its label open for editing, as N does), recorded as proposed. */
+function acceptScu(proposal) {
+  const { contributors, body } = acceptedOf(proposal.contributors);
+  const action = { kind: "accept_scu", scu: temporaryId(), label: proposal.label, contributors };
+  const previous = [state.selectedScu, state.selectedContributor];
+  [state.selectedScu, state.selectedContributor, state.editing, state.draft] = [action.scu, null, action.scu, null];
+  const kept = assist.scus;
+  assist.scus = assist.scus.filter((p) => p !== proposal);
+  const references = proposal.contributors.map((c) => referenceName(c.reference)).join(", ");
+  const said = `Accepted the proposed SCU “${proposal.label}” (references ${references}).`;
+  const sent = perform(action, { method: "POST", url: `${API}pyramids/${PYRAMID}/accept-scu/`, body: { label: proposal.label, contributors: body } }, {
+    learn: (answer) => { known.scus.set(action.scu, answer.scu.id); learnUid(action, answer.scu.uid); },
+    said, hint: "Type its label; Enter keeps it.",
+  });
+  if (sent) reveal(action.scu, null, false);
+  else { [state.selectedScu, state.selectedContributor] = previous; state.editing = null; assist.scus = kept; }
+  paintProposals();
+}
+
+function rejectProposal(k = assist.current) {
+  const items = shown();
+  const proposal = items[k];
+  if (!proposal) { noProposal(); return; }
+  if (assist.scus) assist.scus = assist.scus.filter((p) => p !== proposal);
+  else assist.items = assist.items.filter((p) => p !== proposal);
+  assist.current = Math.min(k, items.length - 2);
+  const said = proposal.contributors ? `Rejected the proposed SCU “${proposal.label}”.`
+    : `Rejected the proposed contributor “${proposal.text}” (reference ${referenceName(proposal.reference)}); nothing was added.`;
+  say(`${said} ${leftAfter()}`);
+  paintProposals();
 }
 
 // ---------------------------------------------------------------------------- finding
@@ -933,7 +1227,7 @@ async function applyFilter() {
 const ACTIONS = {
   "new-scu": newScu, "add-contributor": addContributor, "add-part": addPart, merge: () => merge(),
   undo: () => history("undo"), redo: () => history("redo"), help: () => $("dialog.help", root).showModal(),
-  comment: startComment, split, delete: remove, "copy-label": copyLabel,
+  comment: startComment, split, delete: remove, "copy-label": copyLabel, quick: toggleQuick, wide: toggleWide,
 };
 
 $(".texts", root).addEventListener("mousedown", onTextMouseDown);
@@ -946,6 +1240,13 @@ $(".filter", root).addEventListener("input", (event) => { state.filter = event.t
 $(".regex", root).addEventListener("change", (event) => { state.regex = event.target.checked; applyFilter(); });
 $(".sort", root).addEventListener("change", (event) => { state.sort = event.target.value; paint(); });
 $(".fold-all", root).addEventListener("click", foldAll);
+$("[data-action=propose-scus]", root)?.addEventListener("click", toggleScuProposals);
+$(".proposals", root)?.addEventListener("click", (event) => {
+  const button = event.target.closest("[data-assist]");
+  if (!button) return;
+  const k = Number(button.closest("[data-k]")?.dataset.k);
+  ({ accept: () => acceptProposal(k), reject: () => rejectProposal(k), "accept-all": acceptAll, hide: toggleScuProposals })[button.dataset.assist]();
+});
 for (const button of $$("[data-step]", root)) button.addEventListener("click", () => step(Number(button.dataset.step)));
 $(".scores", root).addEventListener("toggle", () => { if (scoresOpen()) scheduleRefresh(); });
 
@@ -1038,6 +1339,8 @@ document.addEventListener("keydown", (event) => {
   if (ctrl && key === "z") { event.preventDefault(); history(event.shiftKey ? "redo" : "undo"); return; }
   if (ctrl && key === "y") { event.preventDefault(); history("redo"); return; }
   if (ctrl || event.altKey) return;
+  if (event.key === "Y") { event.preventDefault(); acceptAll(); return; }
+  if (/^[1-9]$/.test(event.key) && (assist.items.length || assist.scus)) { event.preventDefault(); acceptProposal(Number(event.key) - 1); return; }
   const relabel = () => { if (state.selectedScu !== null) { state.editing = state.selectedScu; state.draft = null; paint(); reveal(state.selectedScu, null, false); } else say("Select an SCU to relabel first."); };
   const handlers = {
     n: newScu, a: addContributor, p: addPart, m: () => merge(), s: split, c: copyLabel, ";": startComment, "/": () => $(".filter", root).focus(),
@@ -1047,6 +1350,7 @@ document.addEventListener("keydown", (event) => {
     "<": () => step(-1), ">": () => step(1), ",": () => step(-1), ".": () => step(1),
     delete: remove, backspace: remove, j: () => move(1), arrowdown: () => move(1), k: () => move(-1), arrowup: () => move(-1),
     "?": () => $("dialog.help", root).showModal(),
+    y: () => acceptProposal(assist.current), r: () => rejectProposal(), u: toggleScuProposals, q: toggleQuick, w: toggleWide,
   };
   const handler = handlers[event.key] ?? handlers[key];
   if (handler) { event.preventDefault(); handler(); }
@@ -1062,4 +1366,5 @@ session.addEventListener("conflict", async (event) => {
   settle();
 });
 
+paintModes();
 load().then(() => root.classList.add("ready")).catch((error) => showBanner(root, `Could not load the pyramid: ${error.message}`));

@@ -1,7 +1,7 @@
 // The annotator's peers as places to read and write, and the reads made before they are asked for
 // (issue 21: no page does work on the request that can be prepared). Once a peer has settled, the
 // next peer's document and suggestions are read in the background, so "Done, next peer" paints it
-// from memory and S answers at once. Only the peer the server named as next (``doc.next``: a peer
+// from memory with its suggestions. Only the peer the server named as next (``doc.next``: a peer
 // of the annotator's own assignment, walked by the server) is ever read ahead, through the same
 // API as a page load, whose permission checks hold.
 import { readDocument } from "./session.js";
@@ -20,7 +20,6 @@ export function placeOf(api, { annotation = null, assignment = null, peer = null
     page: annotation ? `/annotations/${annotation}/` : `/assignments/${assignment}/peers/${peer}/`,
     read: null,       // a read of ``full`` made ahead ({body, etag} promise)
     suggested: null,  // a read of ``suggestions`` made ahead: {after, promise}
-    suggestionsTaken: false, // S took a read made ahead: the next one waits for a pause in the changes
   };
 }
 
@@ -42,10 +41,13 @@ export function prepareDocument(place) {
 /**
  * The place's suggestions as they are after ``after`` (the state of the annotator's other peers
  * they depend on: suggestions learn from the annotator's own earlier matches), read once per state.
+ * ``finishing``: the annotation of the peer shown, read ahead of its "done": the server takes it as
+ * finished (what the annotator left unmatched in it tells the ranking too).
  */
-export function prepareSuggestions(place, after = null) {
+export function prepareSuggestions(place, after = null, finishing = null) {
   if (!place.suggested || place.suggested.after !== after) {
-    const promise = readDocument(place.suggestions).then(({ body }) => body.suggestions);
+    const url = finishing ? `${place.suggestions}?finishing=${finishing}` : place.suggestions;
+    const promise = readDocument(url).then(({ body }) => body.suggestions);
     const held = { after, promise };
     place.suggested = held;
     promise.catch(() => { if (place.suggested === held) place.suggested = null; });

@@ -39,9 +39,27 @@ function twinOf(scu, reference, except = null) {
 }
 
 function newContributor(id, partId, reference, start, end, indexes) {
-  const contributor = { id, reference, label: "", comment: "", legacy_issue: "", parts: [{ id: partId, reference, start, end }] };
+  const contributor = { id, reference, label: "", comment: "", legacy_issue: "", proposed: false, parts: [{ id: partId, reference, start, end }] };
   contributor.label = contributorLabel(contributor, indexes);
   return contributor;
+}
+
+/** A contributor accepted from a proposal: {contributor, parts: [{part, start, end}], reference} -> the document's shape. */
+function proposedContributor(accepted, indexes) {
+  const { reference } = accepted;
+  const contributor = { id: accepted.contributor, reference, label: "", comment: "", legacy_issue: "", proposed: true,
+    parts: accepted.parts.map((p) => ({ id: p.part, reference, start: p.start, end: p.end })) };
+  contributor.label = contributorLabel(contributor, indexes);
+  return contributor;
+}
+
+/** Accepted contributors must come from references the SCU (and each other) have none from. */
+function checkAccepted(scu, accepted) {
+  const seen = new Set();
+  for (const { reference } of accepted) {
+    if ((scu && twinOf(scu, reference)) || seen.has(reference)) throw new RuleBroken(`SCU ${scu?.uid ?? ""} would have two contributors from one reference.`);
+    seen.add(reference);
+  }
 }
 
 /** The states an action will touch (SCU id -> deep copy or null), for local undo. */
@@ -55,7 +73,7 @@ export function statesOf(doc, scuIds) {
 export function scusTouchedBy(doc, action) {
   switch (action.kind) {
     case "create_scu": case "split": return [action.scu, ...(action.kind === "split" ? [findContributor(doc, action.contributor)?.scu.id] : [])].filter((x) => x != null);
-    case "add_contributor": case "update_scu": case "delete_scu": return [action.scu];
+    case "add_contributor": case "update_scu": case "delete_scu": case "accept_contributors": case "accept_scu": return [action.scu];
     case "add_part": case "update_contributor": case "remove_contributor": return [findContributor(doc, action.contributor)?.scu.id].filter((x) => x != null);
     case "move": return [findContributor(doc, action.contributor)?.scu.id, action.scu].filter((x) => x != null);
     case "merge": return [action.scu, ...action.sources];
@@ -72,7 +90,20 @@ export function applyAction(doc, action, indexes) {
   switch (action.kind) {
     case "create_scu": {
       const contributor = newContributor(action.contributor, action.part, action.reference, action.start, action.end, indexes);
-      doc.scus.push({ id: action.scu, uid: action.uid ?? null, label: action.label, comment: "", weight: 1, contributors: [contributor] });
+      doc.scus.push({ id: action.scu, uid: action.uid ?? null, label: action.label, comment: "", proposed: false, weight: 1, contributors: [contributor] });
+      break;
+    }
+    case "accept_contributors": {
+      const scu = need(findScu(doc, action.scu), "The SCU");
+      checkAccepted(scu, action.contributors);
+      scu.contributors.push(...action.contributors.map((c) => proposedContributor(c, indexes)));
+      break;
+    }
+    case "accept_scu": {
+      if (!action.label.trim()) throw new RuleBroken("The label may not be empty.");
+      checkAccepted(null, action.contributors);
+      doc.scus.push({ id: action.scu, uid: action.uid ?? null, label: action.label.trim(), comment: "", proposed: true, weight: 0,
+        contributors: action.contributors.map((c) => proposedContributor(c, indexes)) });
       break;
     }
     case "add_contributor": {
@@ -141,7 +172,7 @@ export function applyAction(doc, action, indexes) {
       const { scu: source, contributor } = need(findContributor(doc, action.contributor), "The contributor");
       if (source.contributors.length === 1) throw new RuleBroken("This is the SCU's only contributor: there is nothing to split it from.");
       source.contributors = source.contributors.filter((c) => c !== contributor);
-      doc.scus.push({ id: action.scu, uid: action.uid ?? null, label: action.label ?? contributor.label, comment: "", weight: 1, contributors: [contributor] });
+      doc.scus.push({ id: action.scu, uid: action.uid ?? null, label: action.label ?? contributor.label, comment: "", proposed: false, weight: 1, contributors: [contributor] });
       break;
     }
     case "restore": {

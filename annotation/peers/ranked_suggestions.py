@@ -2,47 +2,21 @@
 annotations as training material.
 
 One builder (``peer_case``) reads what a suggestion may rest on, at suggestion time and at training
-time alike: the pyramid (SCU labels, contributors), the topic's texts (for its word weights) and the
-annotation's OWN annotator's other annotations against the same pyramid. Nothing of another
-annotator's annotation of any peer is read (the blind rule).
+time alike: the pyramid (SCU labels, contributors) and the topic's texts (for its word weights), as
+``pyramids.suggestion_inputs`` reads them, and the annotation's OWN annotator's other annotations
+against the same pyramid (their matches, and the texts of the finished ones with what was matched
+where). Nothing of another annotator's annotation of any peer is read (the blind
+rule).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from annotation.pyramids.suggestion_features import ScuText, word_weights
+from annotation.pyramids.suggestion_features import ScuText
+from annotation.pyramids.suggestion_inputs import pyramid_scus, topic_weights
 from annotation.pyramids.suggestion_model import PeerCase, load, ranked
 from annotation.pyramids.suggestions import Suggestion
-
-
-def pyramid_scus(pyramid) -> list[ScuText]:
-    from annotation.pyramids.models import ContributorPart
-
-    references = {r.pk: r.text for r in pyramid.references.all()}
-    texts: dict[int, list[str]] = {}
-    scu_of: dict[int, int] = {}
-    for contributor, scu, reference, start, end in (
-        ContributorPart.objects.filter(contributor__scu__pyramid=pyramid)
-        .values_list("contributor_id", "contributor__scu_id", "reference_id", "start", "end")
-        .order_by("contributor_id", "start")
-    ):
-        texts.setdefault(contributor, []).append(references.get(reference, "")[start:end])
-        scu_of[contributor] = scu
-    by_scu: dict[int, list[str]] = {}
-    for contributor, parts in texts.items():
-        by_scu.setdefault(scu_of[contributor], []).append(" ".join(parts))
-    return [
-        ScuText(pk, label, by_scu.get(pk, [])) for pk, label in pyramid.scus.order_by("uid").values_list("pk", "label")
-    ]
-
-
-def topic_weights(pyramid) -> dict[str, float]:
-    from annotation.corpus.models import PeerSummary
-
-    texts = [r.text for r in pyramid.references.all()]
-    texts += list(PeerSummary.objects.filter(topic_id=pyramid.topic_id).values_list("text", flat=True))
-    return word_weights(texts)
 
 
 def _earlier(annotation) -> list[tuple[int, list[str], str]]:
@@ -74,8 +48,39 @@ def _earlier(annotation) -> list[tuple[int, list[str], str]]:
     return list(found.values())
 
 
+def _seen(annotation, finishing: int | None = None) -> list[tuple[str, list[tuple[int, list[tuple[int, int]]]]]]:
+    """The annotation's own annotator's FINISHED other annotations against the same pyramid, as (peer
+    text, matches as (SCU id, spans)): a sentence they read and left without an SCU says the SCU is
+    not there (an unfinished one says nothing yet). ``finishing``: one of their annotations taken
+    as finished (the page reads the next peer's suggestions ahead while this one is shown; it asks
+    again at "Done" if the annotation changed since). Another annotator's id there reads nothing."""
+    from django.db.models import Q
+
+    from annotation.peers.models import PeerAnnotation, PeerMatchPart
+
+    if annotation.annotator_id is None:
+        return []
+    finished = (
+        Q(status=PeerAnnotation.Status.DONE) | Q(pk=finishing) if finishing else Q(status=PeerAnnotation.Status.DONE)
+    )
+    done = (
+        PeerAnnotation.objects.filter(finished, annotator_id=annotation.annotator_id, pyramid_id=annotation.pyramid_id)
+        .exclude(pk=annotation.pk)
+        .values_list("pk", "peer__text")
+    )
+    texts = dict(done)
+    spans: dict[int, dict[int, tuple[int, list[tuple[int, int]]]]] = {pk: {} for pk in texts}
+    for other, match, scu, start, end in (
+        PeerMatchPart.objects.filter(match__annotation_id__in=texts, match__scu__isnull=False)
+        .values_list("match__annotation_id", "match_id", "match__scu_id", "start", "end")
+        .order_by("match_id", "start")
+    ):
+        spans[other].setdefault(match, (scu, []))[1].append((start, end))
+    return [(texts[pk], list(spans[pk].values())) for pk in sorted(texts)]
+
+
 def _matches(annotation) -> list[tuple[int, list[tuple[int, int]]]]:
-    if annotation.pk is None:  # a peer opened but not acted on yet (``corpus.assignments.unsaved_annotation``)
+    if annotation.pk is None:  # a peer opened but not acted on yet (``peers.assignments.unsaved_annotation``)
         return []
     return [
         (m.scu_id, [(p.start, p.end) for p in m.parts.all()])
@@ -83,21 +88,23 @@ def _matches(annotation) -> list[tuple[int, list[tuple[int, int]]]]:
     ]
 
 
-def peer_case(annotation, scus=None, weights=None) -> PeerCase:
-    """What the suggestions for ``annotation`` rest on, its own matches as ``expert``."""
+def peer_case(annotation, scus=None, weights=None, finishing: int | None = None) -> PeerCase:
+    """What the suggestions for ``annotation`` rest on, its own matches as ``expert`` (``finishing``:
+    ``_seen``)."""
     return PeerCase(
         annotation.peer.text,
         scus if scus is not None else pyramid_scus(annotation.pyramid),
         weights if weights is not None else topic_weights(annotation.pyramid),
         _earlier(annotation),
         _matches(annotation),
+        _seen(annotation, finishing),
     )
 
 
-def suggestions_for(annotation) -> list[dict]:
+def suggestions_for(annotation, finishing: int | None = None) -> list[dict]:
     """The suggestions for a peer annotation, best first, each with its confidence; none where the
-    annotation already matches the same SCU (overlapping spans)."""
-    case = peer_case(annotation)
+    annotation already matches the same SCU (overlapping spans). ``finishing``: ``_seen``."""
+    case = peer_case(annotation, finishing=finishing)
     out = []
     for c, confidence in ranked(case, load()):
         parts = c.exact or (c.span,)
