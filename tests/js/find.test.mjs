@@ -8,15 +8,17 @@ import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Worker as ThreadWorker } from "node:worker_threads";
 
-import { FindError, MAX_PATTERN, RegexFinder, TIME_LIMIT_MS } from "../../frontend/static/frontend/js/find.js";
+import { FindError, MAX_PATTERN, RegexFinder, START_LIMIT_MS, TIME_LIMIT_MS } from "../../frontend/static/frontend/js/find.js";
 
 const started = [];
+const startup = { busyMs: 0 }; // how long the next workers spend starting (a busy machine, a slow fetch)
 
 /** The browser's Worker API over a worker thread: postMessage, message events, terminate. */
 class Worker {
   constructor(url) {
     const source = readFileSync(fileURLToPath(url), "utf-8");
-    const glue = "const { parentPort } = require('node:worker_threads');\n"
+    const glue = `const until = Date.now() + ${startup.busyMs}; while (Date.now() < until);\n`
+      + "const { parentPort } = require('node:worker_threads');\n"
       + "const self = { postMessage: (data) => parentPort.postMessage(data) };\n"
       + "parentPort.on('message', (data) => self.onmessage({ data }));\n";
     this.thread = new ThreadWorker(glue + source, { eval: true });
@@ -79,4 +81,28 @@ test("a runaway expression is stopped after the time limit, and the next search 
   assert.ok(performance.now() - start >= TIME_LIMIT_MS - 5);
   assert.equal(finder.worker, null, "the stopped worker is dropped");
   assert.deepEqual(await finder.search("a+!", 1, corpus), new Set([9]), "a fresh worker, sent the corpus again");
+});
+
+test("a worker slower to start than the time limit still runs a plain pattern: the limit counts from the run", { timeout: 10000 }, async () => {
+  startup.busyMs = TIME_LIMIT_MS * 2;
+  try {
+    const finder = new RegexFinder();
+    assert.deepEqual(await finder.search("rain", 1, () => CORPUS), new Set([1, 3]));
+  } finally {
+    startup.busyMs = 0;
+  }
+});
+
+test("a worker that does not start in time is given up with a message that says so", { timeout: 10000 }, async () => {
+  assert.ok(START_LIMIT_MS >= 10 * TIME_LIMIT_MS, "a slow start is allowed far more than a run");
+  startup.busyMs = 1500;
+  try {
+    const finder = new RegexFinder({ startLimitMs: 300 });
+    await assert.rejects(finder.search("rain", 1, () => CORPUS), (error) => error instanceof FindError && /could not start/.test(error.message));
+    assert.equal(finder.worker, null, "the worker that did not start is dropped");
+  } finally {
+    startup.busyMs = 0;
+  }
+  const finder = new RegexFinder({ startLimitMs: 300 });
+  assert.deepEqual(await finder.search("boats", 1, () => CORPUS), new Set([2]));
 });
