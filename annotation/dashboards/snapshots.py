@@ -440,6 +440,11 @@ def _seen_key(dataset_id: int) -> str:
     return f"dashboard:seen:{dataset_id}"
 
 
+# Set once in the cache, never expiring: its absence says the cache holds no "seen" marks to measure
+# a quiet spell by (Redis restarted empty after an outage, or never used yet).
+MARKS_KEPT_KEY = "dashboard:marks-kept"
+
+
 def note_watched(dataset_id: int) -> None:
     """Someone looks at the dataset's figures: while they do, its dashboard follows every change
     (at most once per ``DASHBOARD_INTERVAL_SECONDS``). Never raises."""
@@ -456,14 +461,21 @@ def _due_now(stale: list[int], found: dict) -> tuple[list[int], list[int]]:
     every few seconds cost 130 ms of the worker's CPU per save (issue 33). So a dashboard nobody
     looked at in the last ``WATCHED_SECONDS`` waits until its data has stayed the same for
     ``DASHBOARD_QUIET_SECONDS`` (its live fingerprint seen unchanged that long before; each look
-    notes it), unless it has none yet or is older than ``DASHBOARD_UNWATCHED_SECONDS``. With the
-    in-process runner (no workers) everything is recomputed now, as nothing is spaced there."""
+    notes it), unless it has none yet or is older than ``DASHBOARD_UNWATCHED_SECONDS``, or the cache
+    lost its marks (``MARKS_KEPT_KEY``). With the in-process runner (no workers) everything is
+    recomputed now, as nothing is spaced there."""
     if not stale or queue.in_process():
         return stale, []
     now = time.time()
     quiet, longest = settings.DASHBOARD_QUIET_SECONDS, settings.DASHBOARD_UNWATCHED_SECONDS
     try:
-        marks = cache.get_many([_watched_key(pk) for pk in stale] + [_seen_key(pk) for pk in stale])
+        marks = cache.get_many([_watched_key(pk) for pk in stale] + [_seen_key(pk) for pk in stale] + [MARKS_KEPT_KEY])
+        if MARKS_KEPT_KEY not in marks:
+            # Redis lost every mark (restarted empty): how long each dataset's data has been quiet is
+            # unknown, and waiting a quiet spell from now would add it to the recovery (up to a
+            # minute after an outage, with the sweep's 30 s). Nothing is deferred this once.
+            cache.add(MARKS_KEPT_KEY, 1, timeout=None)
+            return stale, []
     except Exception:  # the cache is Redis: without it, nothing is deferred
         return stale, []
     ready, later, seen = [], [], {}

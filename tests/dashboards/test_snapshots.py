@@ -409,6 +409,7 @@ def test_a_dashboard_nobody_looks_at_waits_for_a_quiet_spell(db, monkeypatch, se
         return snapshots._due_now(snapshots.stale_among([dataset.pk], found), found)
 
     assert due() == ([], [])  # current: nothing to do
+    cache.add(snapshots.MARKS_KEPT_KEY, 1, timeout=None)  # the cache has kept its marks (below: lost)
     add_match(annotation, scu, [(0, 3)])
     assert due() == ([], [dataset.pk])  # just changed: it waits
     clock.time = lambda: start + 10
@@ -426,6 +427,12 @@ def test_a_dashboard_nobody_looks_at_waits_for_a_quiet_spell(db, monkeypatch, se
     settings.DASHBOARD_UNWATCHED_SECONDS = 0  # stale for longer than the longest wait
     assert due() == ([dataset.pk], [])
     settings.DASHBOARD_UNWATCHED_SECONDS = 600
+    add_match(annotation, scu, [(12, 15)])
+    assert due() == ([], [dataset.pk])
+    cache.clear()  # Redis restarted empty: the marks of when the data was seen are gone
+    assert due() == ([dataset.pk], [])  # how long it has been quiet is unknown: not put off, once
+    add_match(annotation, scu, [(16, 19)])
+    assert due() == ([], [dataset.pk])  # the marks are kept again: the next change waits
     monkeypatch.setattr(queue, "in_process", lambda: True)  # no workers: nothing is spaced
     assert due() == ([dataset.pk], [])
     DatasetDashboard.objects.filter(dataset=dataset).delete()
