@@ -229,6 +229,18 @@ def _accessible_pages(request):
     assert not found, "accessibility violations (axe-core, WCAG 2 A/AA):\n" + "\n".join(found)
 
 
+@pytest.fixture(autouse=True)
+def _browser_contexts_closed(request):
+    """Every browser context a test opened is closed when it ends. The browser lives for the whole
+    run (one per worker): a context left open kept its pages running, polling the live server from
+    later tests (whose database was then closed to them: "Database access not allowed" in CI's log)
+    and using the CPU every later test shares."""
+    yield
+    if "chromium" in request.fixturenames:
+        for context in request.getfixturevalue("chromium").contexts:
+            context.close()
+
+
 @pytest.fixture
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
