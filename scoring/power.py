@@ -71,12 +71,14 @@ def topics_needed(
 
 
 def difference_sds(by_system: Mapping[Hashable, Mapping[Hashable, float]]) -> list[float]:
-    """Sample sd of the per-topic differences of every pair of systems with 2+ shared topics."""
+    """Sample sd of the per-topic differences of every pair of systems with 2+ shared topics, the
+    topics in a fixed order (a set's order changes with the process's string hashing, and with it
+    the sd's last bits: the figure would depend on which process computed it)."""
     systems = list(by_system)
     out = []
     for i, a in enumerate(systems):
         for b in systems[i + 1 :]:
-            shared = by_system[a].keys() & by_system[b].keys()
+            shared = sorted(by_system[a].keys() & by_system[b].keys(), key=lambda k: (str(type(k)), str(k)))
             if len(shared) >= 2:
                 out.append(float(np.std([by_system[a][t] - by_system[b][t] for t in shared], ddof=1)))
     return out

@@ -123,8 +123,9 @@ def max_weight(weights_desc: list[int], k: int) -> int:
     return sum(weights_desc[: max(k, 0)])
 
 
-def _check_uids(pyramid: Pyramid, annotation: PeerAnnotation) -> None:
-    known = {s.uid for s in pyramid.scus}
+def _check_uids(pyramid: Pyramid, annotation: PeerAnnotation, known: set[int] | None = None) -> None:
+    """``known``: the pyramid's uids, when the caller checks many annotations against it."""
+    known = {s.uid for s in pyramid.scus} if known is None else known
     unknown = sorted(u for u in annotation.matches if u not in known)
     if unknown:
         raise ValueError(f"annotation matches SCU uid(s) not in the pyramid: {unknown}")
@@ -395,9 +396,19 @@ def reference_annotation(
 
 def scu_vector(pyramid: Pyramid, annotation: PeerAnnotation) -> tuple[int, ...]:
     """0/1 per pyramid SCU, ascending uid, for paired tests over SCUs (all SCUs as stored)."""
-    _check_uids(pyramid, annotation)
-    ordered = sorted(pyramid.scus, key=lambda s: s.uid)
-    return tuple(1 if s.uid in annotation.matches else 0 for s in ordered)
+    return scu_vectors(pyramid, [annotation])[0]
+
+
+def scu_vectors(pyramid: Pyramid, annotations: Sequence[PeerAnnotation]) -> list[tuple[int, ...]]:
+    """``scu_vector`` of each annotation against one pyramid (its uids sorted once: a dashboard
+    reads every peer of a topic against the topic's pyramid)."""
+    uids = sorted(s.uid for s in pyramid.scus)
+    known = set(uids)
+    out = []
+    for annotation in annotations:
+        _check_uids(pyramid, annotation, known)
+        out.append(tuple(1 if uid in annotation.matches else 0 for uid in uids))
+    return out
 
 
 def modified_against(

@@ -97,7 +97,12 @@ class PeerSummary(Summary):
 
     @property
     def system(self) -> str:
-        return self.system_id or self.external_id
+        return self.system_of(self.system_id, self.external_id)
+
+    @staticmethod
+    def system_of(system_id: str, external_id: str) -> str:
+        """The system a peer stands for, from its two columns (readers of ``values_list`` rows)."""
+        return system_id or external_id
 
 
 # Who is asked to do what: assignments of annotators to topics and tasks.

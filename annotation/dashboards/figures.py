@@ -9,6 +9,8 @@ can never disagree with an export; averaging lives in ``scoring.aggregate`` and 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from annotation.corpus.models import PeerSummary, ReferenceSummary
 from annotation.dashboards.models import Judgment
 from annotation.peers.results import SCORE_KEYS, is_adjudicated_pyramid, rests_on_adjudication, score_rows, topics_of
@@ -136,6 +138,14 @@ def tier_histograms(dataset_name: str | None, convention: Convention = Conventio
     """For each pyramid: weight -> number of SCUs (every tier from 1 up, empty ones included).
     ``creator`` names who built it (``adjudicated`` for a topic's adjudicated pyramid)."""
     convention = Convention(convention)
+    return tier_histograms_by_convention(dataset_name, (convention,))[convention]
+
+
+def tier_histograms_by_convention(
+    dataset_name: str | None, conventions: Iterable[Convention]
+) -> dict[Convention, list[dict]]:
+    """``tier_histograms`` under each of these conventions, the pyramids read once (a dashboard
+    snapshot draws both conventions: reading the pyramids is most of the cost)."""
     pyramids = list(
         Pyramid.objects.filter(topic__in=topics_of(dataset_name))
         .select_related("topic__dataset", "creator")
@@ -143,21 +153,23 @@ def tier_histograms(dataset_name: str | None, convention: Convention = Conventio
         .annotate(adjudicated=is_adjudicated_pyramid())
     )
     inputs = load_pyramids(p.pk for p in pyramids)
-    out = []
-    for p in pyramids:
-        tiers = tier_histogram(inputs[p.pk], convention)
-        out.append(
-            {
-                "dataset": p.topic.dataset.name,
-                "topic": p.topic.external_id,
-                "pyramid": p.pk,
-                "creator": p.creator.username if p.creator_id else ("adjudicated" if p.adjudicated else ""),
-                "references": inputs[p.pk].n,
-                "scus": sum(tiers.values()),
-                "tiers": [{"weight": w, "scus": k} for w, k in tiers.items()],
-                "convention": convention.value,
-            }
-        )
+    out: dict[Convention, list[dict]] = {}
+    for convention in map(Convention, conventions):
+        out[convention] = []
+        for p in pyramids:
+            tiers = tier_histogram(inputs[p.pk], convention)
+            out[convention].append(
+                {
+                    "dataset": p.topic.dataset.name,
+                    "topic": p.topic.external_id,
+                    "pyramid": p.pk,
+                    "creator": p.creator.username if p.creator_id else ("adjudicated" if p.adjudicated else ""),
+                    "references": inputs[p.pk].n,
+                    "scus": sum(tiers.values()),
+                    "tiers": [{"weight": w, "scus": k} for w, k in tiers.items()],
+                    "convention": convention.value,
+                }
+            )
     return out
 
 

@@ -44,17 +44,14 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from annotation.corpus.models import Dataset, PeerSummary, Topic
-from annotation.dashboards import figures
+from annotation.dashboards import figures, queries
 from annotation.dashboards.models import DatasetDashboard, Judgment
 from annotation.jobs import queue
-from annotation.peers.models import PeerAnnotation
 from annotation.peers.results import agreement_rows_by_convention, score_annotations, score_rows, shared_groups
 from annotation.peers.scoring_inputs import load_annotations
-from annotation.pyramids.models import Pyramid
 from annotation.pyramids.scoring_inputs import load_pyramids
 from scoring.agreement import alpha_dice, alpha_dice_summary, peer_matrix
 from scoring.correlation import above_noise, pearson
@@ -90,33 +87,14 @@ def fingerprint(dataset: Dataset) -> dict:
         str(pk): {
             "external_id": ext,
             "revision": int(rev),
-            "annotations": [0, 0, 0],
-            "pyramids": [0, 0, 0],
-            "references": [0, 0],
+            "annotations": [int(n or 0), int(ids or 0), int(done or 0)],
+            "pyramids": [int(pyramids or 0), int(pyramid_ids or 0), int(revisions or 0)],
+            "references": [int(links or 0), int(references or 0)],
         }
-        for pk, ext, rev in Topic.objects.filter(dataset=dataset).values_list("id", "external_id", "revision")
+        for pk, ext, rev, n, ids, done, pyramids, pyramid_ids, revisions, links, references in queries.topic_states(
+            dataset.pk
+        )
     }
-    for topic_id, n, ids, done in (
-        PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset)
-        .values("pyramid__topic")
-        .annotate(n=Count("id"), ids=Sum("id"), done=Count("id", filter=Q(status=PeerAnnotation.Status.DONE)))
-        .values_list("pyramid__topic", "n", "ids", "done")
-    ):
-        topics[str(topic_id)]["annotations"] = [int(n), int(ids or 0), int(done)]
-    for topic_id, n, ids, revisions in (
-        Pyramid.objects.filter(topic__dataset=dataset)
-        .values("topic")
-        .annotate(n=Count("id"), ids=Sum("id"), revisions=Sum("revision"))
-        .values_list("topic", "n", "ids", "revisions")
-    ):
-        topics[str(topic_id)]["pyramids"] = [int(n), int(ids or 0), int(revisions or 0)]
-    links = Pyramid.references.through.objects.filter(pyramid__topic__dataset=dataset)
-    for topic_id, n, ids in (
-        links.values("pyramid__topic")
-        .annotate(n=Count("id"), ids=Sum("referencesummary_id"))
-        .values_list("pyramid__topic", "n", "ids")
-    ):
-        topics[str(topic_id)]["references"] = [int(n), int(ids or 0)]
     systems = hashlib.sha256(
         repr(
             list(
@@ -336,6 +314,7 @@ def compute_payload(dataset: Dataset, live: dict, previous: DatasetDashboard | N
     fresh_agreement = (
         agreement_rows_by_convention(stale_topics, Convention) if stale_shared else {c: [] for c in Convention}
     )
+    tiers = figures.tier_histograms_by_convention(dataset.name, Convention)
     conventions = {}
     for convention in Convention:
         old = previous.data["conventions"][convention.value] if names else {"agreement": [], "agreement_details": {}}
@@ -354,7 +333,7 @@ def compute_payload(dataset: Dataset, live: dict, previous: DatasetDashboard | N
         conventions[convention.value] = {
             "per_topic": rows,
             "per_system": figures.system_rows(rows, summarizers, convention),
-            "tiers": figures.tier_histograms(dataset.name, convention),
+            "tiers": tiers[convention],
             "agreement": agreement,
             "agreement_details": dict(sorted(details.items())),
             "metaeval": metaeval,

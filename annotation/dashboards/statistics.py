@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings as django_settings
 
+from annotation.corpus.models import PeerSummary
 from annotation.peers.models import PeerAnnotation
 from annotation.peers.results import counted
 from annotation.peers.scoring_inputs import load_annotations
@@ -30,7 +31,7 @@ from annotation.pyramids.scoring_inputs import load_pyramids
 from scoring import intervals, power, significance, stability
 from scoring.aggregate import system_scores
 from scoring.model import Convention
-from scoring.scores import scu_vector
+from scoring.scores import scu_vectors
 
 SETTINGS = {
     "seed": 20070401,  # any fixed number; shown so a reader can reproduce
@@ -157,7 +158,12 @@ def _ordered(data: dict) -> list:
 
 
 def view_statistics(data: dict[tuple[str, str], dict[str, float]], seed: int) -> dict:
-    """Intervals, pairwise tests, groups, power and topic stability of one view."""
+    """Intervals, pairwise tests, groups, power and topic stability of one view (kept in the process
+    under ``data`` itself: ``_remembered``)."""
+    return _remembered(("view", seed, _exactly(data)), lambda: _view_statistics(data, seed))
+
+
+def _view_statistics(data: dict[tuple[str, str], dict[str, float]], seed: int) -> dict:
     order = _ordered(data)
     ordered = {k: data[k] for k in order}
     cis = intervals.system_intervals(ordered, seed=seed)
@@ -199,14 +205,23 @@ def view_statistics(data: dict[tuple[str, str], dict[str, float]], seed: int) ->
     }
 
 
-def _peer_annotations(topics) -> list[PeerAnnotation]:
-    """The peer annotations behind the score rows (``results.score_rows`` selects the same ones:
-    the adjudicated version of a peer where there is one)."""
-    return list(
-        counted(PeerAnnotation.objects.filter(pyramid__topic__in=topics), for_scores=True).select_related(
-            "peer", "pyramid__topic"
+def _peer_annotations(topics) -> list[tuple[int, int, int, str, str]]:
+    """(id, pyramid id, topic id, topic, system) of the peer annotations behind the score rows
+    (``results.score_rows`` selects the same ones: the adjudicated version of a peer where there is
+    one), in the models' order; rows, not model instances (a fifth of the time of reading them)."""
+    return [
+        (pk, pyramid_id, topic_id, topic, PeerSummary.system_of(system_id, external_id))
+        for pk, pyramid_id, topic_id, topic, system_id, external_id in counted(
+            PeerAnnotation.objects.filter(pyramid__topic__in=topics), for_scores=True
+        ).values_list(
+            "pk",
+            "pyramid_id",
+            "pyramid__topic_id",
+            "pyramid__topic__external_id",
+            "peer__system_id",
+            "peer__external_id",
         )
-    )
+    ]
 
 
 def _natural(system: str) -> tuple:
@@ -227,18 +242,25 @@ class PeerInputs:
         """Every pair of peer systems (natural order of their ids), Holm-adjusted together; the same
         under both conventions (vectors do not depend on weights), so computed once."""
         if self._scu_tests is None:
-            order = sorted(self.vectors, key=_natural)
-            tests = [
-                significance.scu_test(a, b, self.vectors, seed=seed)
-                for i, a in enumerate(order)
-                for b in order[i + 1 :]
-            ]
-            adjusted = significance.holm([t.test.p_value for t in tests])
-            self._scu_tests = [
-                t.as_dict() | {"p_holm": p, "significant": p is not None and p < significance.ALPHA}
-                for t, p in zip(tests, adjusted, strict=True)
-            ]
+            vectors = tuple(  # the key: every vector by its bytes (exact), systems and topics sorted
+                sorted(
+                    (system, tuple(sorted((topic, np.asarray(v, dtype=float).tobytes()) for topic, v in per.items())))
+                    for system, per in self.vectors.items()
+                )
+            )
+            self._scu_tests = _remembered(("scu_tests", seed, vectors), lambda: self._computed_scu_tests(seed))
         return self._scu_tests
+
+    def _computed_scu_tests(self, seed: int) -> list[dict]:
+        order = sorted(self.vectors, key=_natural)
+        tests = [
+            significance.scu_test(a, b, self.vectors, seed=seed) for i, a in enumerate(order) for b in order[i + 1 :]
+        ]
+        adjusted = significance.holm([t.test.p_value for t in tests])
+        return [
+            t.as_dict() | {"p_holm": p, "significant": p is not None and p < significance.ALPHA}
+            for t, p in zip(tests, adjusted, strict=True)
+        ]
 
 
 # The reference-stability curve scores each topic under every subset of its references (a fifth to
@@ -247,32 +269,68 @@ class PeerInputs:
 # alone is scored again. The topics used longest ago are dropped beyond this many (their data and
 # scores, ~0.2 MB a topic of 120 SCUs and 22 peers: ~20 MB at most; a DUC-sized dataset has 50).
 _STABILITY_MEMO: dict = {}
-_STABILITY_LOCK = threading.Lock()
 STABILITY_MEMO_TOPICS = 100
+
+# A view's statistics and the SCU-level tests are functions of their input scores alone (seeded:
+# ``SETTINGS``), and most snapshots compute them again from the same scores: while an annotator
+# saves matches in an unfinished annotation (which counts for no score) the topic's data changes
+# and the snapshot is recomputed, and the two conventions often give the same peer scores. They
+# are kept in the process under those scores themselves, compared exactly (``_exactly``: every
+# system, topic and value, each value by its repr), so a kept figure answers only the very scores
+# it was computed from. 16 results at most (a dataset's four views and its SCU tests; ~0.1-1 MB
+# each), the one used longest ago dropped first. Kept results are shared by the payloads that use
+# them: they are serialised, never modified.
+_FIGURES_MEMO: dict = {}
+FIGURES_MEMO_ENTRIES = 16
+_MEMO_LOCK = threading.Lock()  # a web process's threads may compute a first snapshot each
+
+
+def _exactly(data: dict[tuple[str, str], dict[str, float]]) -> tuple:
+    """``data`` as a memo key: systems and topics in their order (the bootstrap pairs resampled
+    positions with the values in that order), each value by its repr (exact: 0.0 and -0.0 are equal
+    as floats but not as figures)."""
+    return tuple((system, tuple((topic, repr(v)) for topic, v in scores.items())) for system, scores in data.items())
+
+
+def _remembered(key: tuple, compute):
+    """``compute()``, kept in ``_FIGURES_MEMO`` under ``key`` (its whole input); computed outside the
+    lock, so two threads may compute one key at once (the same result: the later one is kept)."""
+    with _MEMO_LOCK:
+        found = _FIGURES_MEMO.pop(key, None)
+        if found is not None:
+            _FIGURES_MEMO[key] = found  # used last: dropped last
+            return found
+    found = compute()
+    with _MEMO_LOCK:
+        _FIGURES_MEMO[key] = found
+        while len(_FIGURES_MEMO) > FIGURES_MEMO_ENTRIES:
+            del _FIGURES_MEMO[next(iter(_FIGURES_MEMO))]
+    return found
 
 
 def load_peer_inputs(topics) -> PeerInputs:
     annotations = _peer_annotations(topics)
-    by_topic: dict[int, list[PeerAnnotation]] = defaultdict(list)
-    for a in annotations:
-        by_topic[a.pyramid.topic_id].append(a)
-    chosen = {}
-    for topic_id, found in by_topic.items():
-        counts: dict[int, int] = defaultdict(int)
-        for a in found:
-            counts[a.pyramid_id] += 1
-        chosen[topic_id] = min(counts, key=lambda pid: (-counts[pid], pid))
-    used = [a for a in annotations if chosen[a.pyramid.topic_id] == a.pyramid_id]
+    counts: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))  # topic -> pyramid -> annotations
+    for _, pyramid_id, topic_id, _, _ in annotations:
+        counts[topic_id][pyramid_id] += 1
+    chosen = {topic_id: min(found, key=lambda pid: (-found[pid], pid)) for topic_id, found in counts.items()}
+    used = [a for a in annotations if chosen[a[2]] == a[1]]
     pyramids = load_pyramids(set(chosen.values()))
-    inputs = load_annotations(a.pk for a in used)
+    inputs = load_annotations(a[0] for a in used)
+    by_pyramid: dict[int, list] = defaultdict(list)
+    for a in used:
+        by_pyramid[a[1]].append(a)
     vectors: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     pairs: dict[str, list] = defaultdict(list)
     pyramid_of = {}
-    for a in used:
-        topic, system = a.pyramid.topic.external_id, a.peer.system
-        pyramid_of[topic] = a.pyramid_id
-        vectors[system][topic].append(scu_vector(pyramids[a.pyramid_id], inputs[a.pk]))
-        pairs[topic].append((system, inputs[a.pk]))
+    for pyramid_id, found in by_pyramid.items():
+        for (_, _, _, topic, system), vector in zip(
+            found, scu_vectors(pyramids[pyramid_id], [inputs[a[0]] for a in found]), strict=True
+        ):
+            pyramid_of[topic] = pyramid_id
+            vectors[system][topic].append(vector)
+    for pk, _, _, topic, system in used:
+        pairs[topic].append((system, inputs[pk]))
     mean_vectors = {
         s: {t: [float(v) for v in np.mean(vs, axis=0)] for t, vs in per_topic.items()}
         for s, per_topic in vectors.items()
@@ -290,7 +348,7 @@ def compute(dataset_name: str, rows: list[dict], summarizer_of, convention: Conv
         data = by_system(rows, summarizer_of, kinds, score)
         views[view] = {"score": score, **view_statistics(data, seed)}
     views["peers"]["scu_tests"] = peers.scu_tests(seed)
-    with _STABILITY_LOCK:  # a web process's threads may compute a first snapshot each
+    with _MEMO_LOCK:
         curve = stability.reference_stability(peers.topics, convention, seed=seed, memo=_STABILITY_MEMO)
         while len(_STABILITY_MEMO) > STABILITY_MEMO_TOPICS:
             del _STABILITY_MEMO[next(iter(_STABILITY_MEMO))]

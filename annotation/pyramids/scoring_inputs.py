@@ -44,14 +44,23 @@ def load_pyramids(pyramid_ids: Iterable[int]) -> dict[int, ScoringPyramid]:
         .values_list("contributor_id", "reference__external_id")
     ):
         contributor_refs[contributor_id].add(ref)
+    # Contributors are values (the references they lie in): one object per set of references, not
+    # one per contributor row (building and checking thousands of equal ones was most of the time).
+    contributors_in: dict[frozenset[str], ScoringContributor] = {}
+
+    def contributor(refs: set[str]) -> ScoringContributor:
+        key = frozenset(refs)
+        found = contributors_in.get(key)
+        if found is None:
+            found = contributors_in[key] = ScoringContributor(key)
+        return found
+
     return {
         pyramid_id: ScoringPyramid(
             references=tuple(sorted(references[pyramid_id])),
             scus=tuple(
                 # contributors in the models' order (reference, then id), as every other reader sees them
-                ScoringSCU(
-                    uid, tuple(ScoringContributor(frozenset(contributor_refs[c])) for _, c in sorted(contributors))
-                )
+                ScoringSCU(uid, tuple(contributor(contributor_refs[c]) for _, c in sorted(contributors)))
                 for uid, contributors in sorted(scus[pyramid_id].items())
             ),
         )

@@ -8,6 +8,7 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection
@@ -185,6 +186,68 @@ def test_stability_scores_kept_between_snapshots_change_no_figure(dataset, monke
     assert 0 < len(scored) < everything  # T2's subsets, not T1's
     monkeypatch.setattr(statistics, "_STABILITY_MEMO", {})
     assert second.data == snapshots.compute_payload(dataset, snapshots.fingerprint(dataset), previous=None)
+
+
+def test_statistics_kept_for_the_same_scores_and_only_for_them(dataset, monkeypatch):
+    """A view's statistics and the SCU-level tests are kept in the process under their input scores
+    (``statistics``'s memo): matches saved in an unfinished annotation (which counts for no score)
+    change the data but no score, and the snapshot computes none of them again; a save in a
+    finished annotation moves a score, and what is computed again equals a snapshot computed with
+    nothing kept."""
+    from annotation.dashboards import statistics
+
+    monkeypatch.setattr(statistics, "_FIGURES_MEMO", {})
+    computed = []
+    view, scu = statistics._view_statistics, statistics.PeerInputs._computed_scu_tests
+    monkeypatch.setattr(statistics, "_view_statistics", lambda data, seed: computed.append("view") or view(data, seed))
+    monkeypatch.setattr(
+        statistics.PeerInputs, "_computed_scu_tests", lambda self, seed: computed.append("scu") or scu(self, seed)
+    )
+    first = snapshot(dataset)
+    assert "view" in computed and "scu" in computed
+    t2 = Topic.objects.get(dataset=dataset, external_id="T2")
+    unfinished = PeerAnnotation.objects.create(
+        peer=PeerSummary.objects.get(topic=t2, external_id="1"),
+        pyramid=t2.pyramids.get(),
+        annotator=get_user_model().objects.get(username="ann2"),
+    )
+    add_match(unfinished, SCU.objects.get(pyramid=unfinished.pyramid, uid=1), [(0, 4)])
+    computed.clear()
+    second = snapshot(dataset)
+    assert second.fingerprint != first.fingerprint and computed == []
+    assert second.data == first.data
+    finished = PeerAnnotation.objects.get(peer__topic=t2, peer__external_id="3", status="done")
+    add_match(finished, SCU.objects.get(pyramid=finished.pyramid, uid=1), [(10, 14)])
+    computed.clear()
+    third = snapshot(dataset)
+    assert "view" in computed and "scu" in computed
+    monkeypatch.setattr(statistics, "_FIGURES_MEMO", {})
+    monkeypatch.setattr(statistics, "_STABILITY_MEMO", {})
+    assert third.data == snapshots.compute_payload(dataset, snapshots.fingerprint(dataset), previous=None)
+    assert third.data["conventions"]["nist"]["statistics"] != first.data["conventions"]["nist"]["statistics"]
+
+
+def test_kept_statistics_are_told_apart_by_every_bit_of_a_score(monkeypatch):
+    """The memo's key is exact: scores one unit in the last place apart, or the same scores in
+    another topic order (the bootstrap pairs resampled positions with values in order), are
+    other inputs, each answered with its own figures; and at most ``FIGURES_MEMO_ENTRIES`` are kept."""
+    import math
+
+    from annotation.dashboards import statistics
+
+    monkeypatch.setattr(statistics, "_FIGURES_MEMO", {})
+    scores = {("peer", str(s)): {f"T{t}": ((s * 7 + t * 3) % 11) / 10 for t in range(6)} for s in (1, 2, 3)}
+    nudged = {k: dict(v) for k, v in scores.items()}
+    nudged[("peer", "2")]["T4"] = math.nextafter(nudged[("peer", "2")]["T4"], 2.0)
+    reordered = {k: dict(reversed(v.items())) for k, v in scores.items()}
+    figures = [statistics._view_statistics(data, 7) for data in (scores, nudged, reordered)]
+    assert figures[0] != figures[1] and figures[0] != figures[2]  # each input has figures of its own
+    for data in (scores, nudged, reordered, scores):
+        assert statistics.view_statistics(data, 7) == statistics._view_statistics(data, 7)
+    assert len(statistics._FIGURES_MEMO) == 3
+    for seed in range(statistics.FIGURES_MEMO_ENTRIES + 5):
+        statistics.view_statistics(scores, seed)
+    assert len(statistics._FIGURES_MEMO) == statistics.FIGURES_MEMO_ENTRIES
 
 
 def test_newer_snapshot_is_never_overwritten(dataset):

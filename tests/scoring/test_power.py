@@ -1,10 +1,16 @@
 """Topics needed: the paired t-test's published sample sizes (G*Power: d_z = 0.5 -> 34, 0.8 -> 15,
 0.2 -> 199 at alpha 0.05 two-sided, power 0.8) and a simulation of the planned test."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from scoring.power import power_table, topics_needed
+
+from tests.conftest import REPO
 
 
 def test_known_sample_sizes():
@@ -38,3 +44,27 @@ def test_table_uses_the_spread_of_observed_paired_differences():
     assert table.pairs == 1 and table.sd_quartiles == pytest.approx((sd, sd, sd)) and table.topics == 3
     assert table.rows[0].typical == topics_needed(0.05, sd)
     assert power_table({"a": {"t": 1.0}}).reason
+
+
+def test_the_spread_does_not_depend_on_the_process_string_hashing():
+    """The sd of a pair's differences sums them in the shared topics' sorted order: in a set's order
+    (which follows the process's string hashing) its last bits, and with them the table's
+    quartiles, changed with the process that computed the dashboard."""
+    script = (
+        "from scoring.power import difference_sds\n"
+        "a = {f'T{t}': ((t * 37 + 1) % 23) / 23 for t in range(20)}\n"
+        "b = {f'T{t}': ((t * 11 + 3) % 19) / 19 for t in range(20)}\n"
+        "print(repr(difference_sds({'x': a, 'y': b})))\n"
+    )
+    found = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(8)
+    }
+    assert len(found) == 1, found
