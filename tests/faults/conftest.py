@@ -6,8 +6,9 @@ broker's timings).
 
 A module's ``STACK_SETTINGS`` (a dict) are set over production's in every process of its stack from
 its start: the long dashboards' scaled broker timings, which every process must share (the web
-derives its countdowns from the visibility timeout). Restarting every process with them inside the
-test, and back after, cost two starts of the whole app per test (Django's start in five processes)."""
+derives its countdowns from the visibility timeout). A test then swaps only the workers it slows
+(``slow_dashboards.swapped``) instead of starting the whole app again with them, and again after
+(Django's start in five processes, twice a test)."""
 
 import pytest
 
