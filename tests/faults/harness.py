@@ -253,16 +253,18 @@ class Process:
     def kill(self):
         self.stop(signal.SIGKILL)
 
-    def with_settings(self, env: dict) -> "Process":
-        """The same command with these settings over its own (same log and working directory)."""
-        return Process(self.cmd, {**self.env, **env}, self.log, self.cwd, self.piped)
+
+RECOVERY_TIMINGS = ("CELERY_VISIBILITY_TIMEOUT", "SWEEP_SECONDS", "TASK_LOCK_SECONDS", "DASHBOARD_DEBOUNCE_SECONDS")
 
 
 def app_env(database_url: str, redis_port: int, record: Path, env: dict | None = None) -> dict:
     """The settings of a stack's processes: this environment's, on the stack's own database and Redis,
-    in development mode unless ``env`` says otherwise, with the defaults' recovery timings."""
-    settings = {
-        **{k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}},
+    in development mode unless ``env`` says otherwise. The recovery timings are the defaults' (the
+    bounds asserted are production's), whatever this environment says; only ``env`` may set them (the
+    long dashboards' scaled timings: a module's ``STACK_SETTINGS``, conftest.py)."""
+    not_inherited = {"DATABASE_URL", "REDIS_URL", *RECOVERY_TIMINGS}
+    return {
+        **{k: v for k, v in os.environ.items() if k not in not_inherited},
         "DATABASE_URL": database_url,
         "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
         "DEBUG": "1",
@@ -271,9 +273,6 @@ def app_env(database_url: str, redis_port: int, record: Path, env: dict | None =
         **(env or {}),
         cleanup.RECORD: str(record),
     }
-    for name in ("CELERY_VISIBILITY_TIMEOUT", "SWEEP_SECONDS", "TASK_LOCK_SECONDS", "DASHBOARD_DEBOUNCE_SECONDS"):
-        settings.pop(name, None)  # the recovery bounds asserted are those of the defaults
-    return settings
 
 
 def redis_server(port: int, env: dict, log: Path) -> Process:

@@ -1,6 +1,5 @@
-"""The long dashboards of the fault tests: every process of the app restarted with other settings
-(``replaced``), a dashboards worker whose runs take longer (``slow_worker.py``) and the runs it
-recorded (``dashboard_runs``)."""
+"""The long dashboards of the fault tests: a stack's workers swapped for ones whose runs take longer
+(``swapped``, ``slow_worker.py``) and the runs they recorded (``dashboard_runs``)."""
 
 import json
 from contextlib import contextmanager
@@ -31,23 +30,19 @@ def stop_together(processes) -> None:
 
 
 @contextmanager
-def replaced(stack, env: dict, **processes):
-    """Every process of the app restarted with ``env`` over its settings, those named in
-    ``processes`` (``worker``, ``dashboards``) replaced by the ones given; the usual ones back after."""
-    names = ("worker", "dashboards", "beat", "web")
-    normal = [getattr(stack, name) for name in names]
-    stop_together(stack.services())
-    for name, process in zip(names, normal, strict=True):
-        setattr(stack, name, processes.get(name) or process.with_settings(env))
+def swapped(stack, **processes):
+    """The stack's processes named (``worker``, ``dashboards``) replaced by the ones given for the
+    ``with`` block, the usual ones back after; the others keep running (their settings are the
+    stack's, the module's ``STACK_SETTINGS``: conftest.py)."""
+    normal = {name: getattr(stack, name) for name in processes}
+    stop_together(normal.values())
+    for name, process in processes.items():
+        setattr(stack, name, process)
+        process.start()
     try:
-        for process in stack.services():
-            process.start()
-        stack.wait_ready()
         yield
     finally:
-        stop_together(stack.services())
-        for name, process in zip(names, normal, strict=True):
+        stop_together(processes.values())
+        for name, process in normal.items():
             setattr(stack, name, process)
-        for process in stack.services():
             process.start()
-        stack.wait_ready()

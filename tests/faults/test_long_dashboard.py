@@ -10,14 +10,15 @@ from tests.faults.harness import (
     client,
     wait_for,
 )
-from tests.faults.slow_dashboards import SLOW_WORKER, dashboard_runs, replaced
+from tests.faults.slow_dashboards import SLOW_WORKER, dashboard_runs, swapped
 
 # The broker's timings of the long-dashboard test, scaled down from production's (visibility timeout
 # 20 s, lock 12 s) in every process of the app, as each process derives its countdowns and lock from
 # them: what it guards depends on their order (countdown <= half the visibility timeout < the run;
 # lock < visibility timeout), not on their size, and the run of 40 s it needed took two minutes.
-SCALED_BROKER = {"CELERY_VISIBILITY_TIMEOUT": "10", "TASK_LOCK_SECONDS": "6"}
-SLOW_SECONDS = 2 * int(SCALED_BROKER["CELERY_VISIBILITY_TIMEOUT"])
+# Every process of the module's stack runs with them from its start (conftest.py).
+STACK_SETTINGS = {"CELERY_VISIBILITY_TIMEOUT": "10", "TASK_LOCK_SECONDS": "6"}
+SLOW_SECONDS = 2 * int(STACK_SETTINGS["CELERY_VISIBILITY_TIMEOUT"])
 
 
 def test_a_long_dashboard_runs_once_at_a_time_and_never_delays_a_score(stack, ids):
@@ -26,12 +27,11 @@ def test_a_long_dashboard_runs_once_at_a_time_and_never_delays_a_score(stack, id
     dashboard takes twice the visibility timeout longer (both workers run slow_worker.py, so a
     dashboard on the scores' queue would hold the scores up)."""
     log = stack.root / "dashboard-runs.jsonl"
-    slow = {"program": SLOW_WORKER, "env": {**SCALED_BROKER, "RUNS_LOG": str(log), "SLOW_SECONDS": str(SLOW_SECONDS)}}
+    slow = {"program": SLOW_WORKER, "env": {"RUNS_LOG": str(log), "SLOW_SECONDS": str(SLOW_SECONDS)}}
     bob = client(stack, "bob")
     annotation = ids["annotations"]["bob:1"]
-    with replaced(
+    with swapped(
         stack,
-        SCALED_BROKER,
         worker=stack.celery(*SCORES_WORKER, name="slow-scores", **slow),
         dashboards=stack.celery(*DASHBOARDS_WORKER, name="slow-dashboards", **slow),
     ):

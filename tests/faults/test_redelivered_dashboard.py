@@ -12,13 +12,14 @@ from tests.faults.harness import (
     client,
     wait_for,
 )
-from tests.faults.slow_dashboards import SLOW_WORKER, dashboard_runs, replaced
+from tests.faults.slow_dashboards import SLOW_WORKER, dashboard_runs, swapped
 
 # The long job of issue 31: a dashboard run longer than the visibility timeout, delivered again while
 # it runs, with production's order of timings scaled down (countdown <= half the visibility timeout
 # < the run; lock < visibility timeout; DASHBOARD_INTERVAL_SECONDS a little longer than the run, so
-# a copy that would run again does so while the test watches).
-LOOP_BROKER = {"CELERY_VISIBILITY_TIMEOUT": "5", "TASK_LOCK_SECONDS": "3", "DASHBOARD_INTERVAL_SECONDS": "10"}
+# a copy that would run again does so while the test watches). Every process of the module's stack
+# runs with them from its start (conftest.py).
+STACK_SETTINGS = {"CELERY_VISIBILITY_TIMEOUT": "5", "TASK_LOCK_SECONDS": "3", "DASHBOARD_INTERVAL_SECONDS": "10"}
 LOOP_SLOW_SECONDS = 8
 # How long after a run a copy of its message may still start: delivered again once the visibility
 # timeout has passed, by a worker's restore (every 5 s), then its countdown; with margin.
@@ -50,7 +51,7 @@ def test_a_dashboard_longer_than_the_visibility_timeout_runs_once_per_change(sta
         name=name,
         program=SLOW_WORKER,
         loglevel="INFO",
-        env={**LOOP_BROKER, "RUNS_LOG": str(log), "SLOW_SECONDS": str(LOOP_SLOW_SECONDS)},
+        env={"RUNS_LOG": str(log), "SLOW_SECONDS": str(LOOP_SLOW_SECONDS)},
     )
     bob, dataset, annotation = client(stack, "bob"), ids["dataset"], ids["annotations"]["bob:1"]
 
@@ -61,7 +62,7 @@ def test_a_dashboard_longer_than_the_visibility_timeout_runs_once_per_change(sta
         wait_for(lambda: _full_runs(log, dataset, since), 60, "a full run of the changed dataset's dashboard")
         return since
 
-    with replaced(stack, LOOP_BROKER, dashboards=dashboards):
+    with swapped(stack, dashboards=dashboards):
         stack.current(120)
         wait_for(lambda: all(run["end"] for run in dashboard_runs(log)), 60, "the runs of the worker's start done")
         for uid in ("4", "6"):  # a change, then a later one
