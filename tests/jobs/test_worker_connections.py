@@ -22,6 +22,9 @@ def run_task_signals():
 
 
 def test_the_connection_outlives_the_task(transactional_db):
+    # A connection of its own: one an earlier test opened may be past CONN_MAX_AGE already, and is
+    # then rightly replaced before the first task (CI: the suite's worker had held it over 60 s).
+    connection.close()
     connection.ensure_connection()
     before = connection.connection
     for _ in range(3):
