@@ -19,6 +19,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from django.conf import settings as django_settings
@@ -205,12 +206,22 @@ def _view_statistics(data: dict[tuple[str, str], dict[str, float]], seed: int) -
     }
 
 
-def _peer_annotations(topics) -> list[tuple[int, int, int, str, str]]:
-    """(id, pyramid id, topic id, topic, system) of the peer annotations behind the score rows
-    (``results.score_rows`` selects the same ones: the adjudicated version of a peer where there is
-    one), in the models' order; rows, not model instances (a fifth of the time of reading them)."""
+class PeerRow(NamedTuple):
+    """A peer annotation behind the score rows, as the statistics read it."""
+
+    pk: int
+    pyramid_id: int
+    topic_id: int
+    topic: str  # the topic's external id
+    system: str
+
+
+def _peer_annotations(topics) -> list[PeerRow]:
+    """The peer annotations behind the score rows (``results.score_rows`` selects the same ones: the
+    adjudicated version of a peer where there is one), in the models' order; rows, not model
+    instances (a fifth of the time of reading them)."""
     return [
-        (pk, pyramid_id, topic_id, topic, PeerSummary.system_of(system_id, external_id))
+        PeerRow(pk, pyramid_id, topic_id, topic, PeerSummary.system_of(system_id, external_id))
         for pk, pyramid_id, topic_id, topic, system_id, external_id in counted(
             PeerAnnotation.objects.filter(pyramid__topic__in=topics), for_scores=True
         ).values_list(
@@ -311,26 +322,24 @@ def _remembered(key: tuple, compute):
 def load_peer_inputs(topics) -> PeerInputs:
     annotations = _peer_annotations(topics)
     counts: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))  # topic -> pyramid -> annotations
-    for _, pyramid_id, topic_id, _, _ in annotations:
-        counts[topic_id][pyramid_id] += 1
+    for a in annotations:
+        counts[a.topic_id][a.pyramid_id] += 1
     chosen = {topic_id: min(found, key=lambda pid: (-found[pid], pid)) for topic_id, found in counts.items()}
-    used = [a for a in annotations if chosen[a[2]] == a[1]]
+    used = [a for a in annotations if chosen[a.topic_id] == a.pyramid_id]
     pyramids = load_pyramids(set(chosen.values()))
-    inputs = load_annotations(a[0] for a in used)
-    by_pyramid: dict[int, list] = defaultdict(list)
+    inputs = load_annotations(a.pk for a in used)
+    by_pyramid: dict[int, list[PeerRow]] = defaultdict(list)
     for a in used:
-        by_pyramid[a[1]].append(a)
+        by_pyramid[a.pyramid_id].append(a)
     vectors: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     pairs: dict[str, list] = defaultdict(list)
     pyramid_of = {}
     for pyramid_id, found in by_pyramid.items():
-        for (_, _, _, topic, system), vector in zip(
-            found, scu_vectors(pyramids[pyramid_id], [inputs[a[0]] for a in found]), strict=True
-        ):
-            pyramid_of[topic] = pyramid_id
-            vectors[system][topic].append(vector)
-    for pk, _, _, topic, system in used:
-        pairs[topic].append((system, inputs[pk]))
+        for a, vector in zip(found, scu_vectors(pyramids[pyramid_id], [inputs[a.pk] for a in found]), strict=True):
+            pyramid_of[a.topic] = pyramid_id
+            vectors[a.system][a.topic].append(vector)
+    for a in used:
+        pairs[a.topic].append((a.system, inputs[a.pk]))
     mean_vectors = {
         s: {t: [float(v) for v in np.mean(vs, axis=0)] for t, vs in per_topic.items()}
         for s, per_topic in vectors.items()

@@ -296,20 +296,17 @@ class ProposedPartSerializer(serializers.Serializer):
     end = serializers.IntegerField()
 
 
-class ContributorProposalSerializer(serializers.Serializer):
-    """A proposed contributor (``assistance.contributor_proposals``), best first."""
-
-    reference = serializers.IntegerField()
-    parts = ProposedPartSerializer(many=True)
-    text = serializers.CharField()
-    confidence = serializers.FloatField()
-    why = serializers.CharField()
-
-
 class ProposedContributorSerializer(serializers.Serializer):
     reference = serializers.IntegerField()
     parts = ProposedPartSerializer(many=True)
     text = serializers.CharField()
+
+
+class ContributorProposalSerializer(ProposedContributorSerializer):
+    """A proposed contributor (``assistance.contributor_proposals``), best first."""
+
+    confidence = serializers.FloatField()
+    why = serializers.CharField()
 
 
 class SCUProposalSerializer(serializers.Serializer):

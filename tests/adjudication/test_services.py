@@ -9,7 +9,7 @@ from django.core.management import call_command
 
 from annotation.adjudication import services
 from annotation.adjudication.models import Adjudication
-from annotation.corpus.models import PeerSummary, Topic
+from annotation.corpus.models import Topic
 from annotation.dashboards import statistics
 from annotation.dashboards.figures import score_dashboard
 from annotation.peers.models import PeerAnnotation
@@ -153,8 +153,8 @@ def test_scores_switch_to_the_adjudicated_version_and_agreement_does_not(world, 
     assert [r["version"] for r in _peer_rows(dashboard["per_topic"])] == ["adjudicated"]
     system_1 = next(r for r in dashboard["per_system"] if r["system"] == "1" and r["kind"] == "peer")
     assert system_1["adjudicated"] == 1
-    peer_key = (peer.topic.external_id, PeerSummary.system_of(peer.system_id, peer.external_id))
-    behind_statistics = {pk for pk, _, _, *key in statistics._peer_annotations(topics) if tuple(key) == peer_key}
+    this_peer = (peer.topic.external_id, peer.system)
+    behind_statistics = {a.pk for a in statistics._peer_annotations(topics) if (a.topic, a.system) == this_peer}
     assert behind_statistics == {version.pk}
     out = io.StringIO()
     call_command("export_scores", "--format", "csv", "--dataset", dataset.name, stdout=out)

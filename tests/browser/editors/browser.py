@@ -3,6 +3,7 @@ mouse drag, wait for saves."""
 
 import re
 
+import pytest
 from django.contrib.auth.models import User
 
 from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
@@ -113,3 +114,29 @@ def wait_saved(page):
         "document.querySelector('.editor.ready') && !document.querySelector('.editor').dataset.busy"
     )
     page.wait_for_timeout(50)
+
+
+def status(page):
+    """What the editor's status line says of the last action."""
+    return page.text_content(".last-action")
+
+
+def wait_status(page, pattern):
+    """Wait until the status line says ``pattern`` (a regular expression), and return it."""
+    page.wait_for_function(
+        "(pattern) => new RegExp(pattern).test(document.querySelector('.last-action').textContent)", arg=pattern
+    )
+    return status(page)
+
+
+def open_builder_page(chromium, live_server, user, viewport):
+    """``user`` logged in a new context, their first pyramid opened in the builder and loaded; the
+    page and its context (a JavaScript error fails the test)."""
+    context = chromium.new_context(viewport=viewport)
+    page = context.new_page()
+    page.on("pageerror", lambda error: pytest.fail(f"JavaScript error: {error}"))
+    login(page, live_server.url, user.username)
+    page.click("button:has-text('Start')")
+    page.wait_for_url("**/build/")
+    wait_saved(page)
+    return page, context

@@ -7,7 +7,16 @@ import pytest
 from annotation.history.models import Change
 from annotation.pyramids.models import SCU, Contributor, Pyramid
 
-from tests.browser.editors.browser import REFERENCES, boxes, drag_select, login, program_select, wait_saved, world
+from tests.browser.editors.browser import (
+    REFERENCES,
+    boxes,
+    drag_select,
+    login,
+    open_builder_page,
+    program_select,
+    wait_saved,
+    world,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -44,13 +53,7 @@ def spans(scu):
 @pytest.fixture
 def builder(chromium, live_server, artifacts):
     user, topic = world()
-    context = chromium.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.on("pageerror", lambda error: pytest.fail(f"JavaScript error: {error}"))
-    login(page, live_server.url, user.username)
-    page.click("button:has-text('Start')")
-    page.wait_for_url("**/build/")
-    wait_saved(page)
+    page, context = open_builder_page(chromium, live_server, user, {"width": 1280, "height": 800})
     yield page, user, topic, context
     context.close()
 

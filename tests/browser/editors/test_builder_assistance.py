@@ -16,7 +16,14 @@ from annotation.corpus.models import Assignment, Dataset, ReferenceSummary, Topi
 from annotation.history.models import Change
 from annotation.pyramids.models import SCU, Contributor, Pyramid
 
-from tests.browser.editors.browser import PASSWORD, drag_select, login, wait_saved
+from tests.browser.editors.browser import (
+    PASSWORD,
+    drag_select,
+    open_builder_page,
+    status,
+    wait_saved,
+    wait_status,
+)
 from tests.browser.editors.test_builder import builder, ref, spans  # noqa: F401 (the fixture)
 from tests.browser.editors.test_builder_rough_edges import new_scu
 
@@ -39,13 +46,7 @@ def open_builder(chromium, live_server, assisted=True):
     for rid, text in TEXTS.items():
         ReferenceSummary.objects.create(topic=topic, external_id=rid, text=text)
     Assignment.objects.create(topic=topic, annotator=user, task="build_pyramid")
-    context = chromium.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    page.on("pageerror", lambda error: pytest.fail(f"JavaScript error: {error}"))
-    login(page, live_server.url, user.username)
-    page.click("button:has-text('Start')")
-    page.wait_for_url("**/build/")
-    wait_saved(page)
+    page, context = open_builder_page(chromium, live_server, user, {"width": 1400, "height": 900})
     return page, user, context
 
 
@@ -54,17 +55,6 @@ def assisted(chromium, live_server):
     page, user, context = open_builder(chromium, live_server)
     yield page, user
     context.close()
-
-
-def status(page):
-    return page.text_content(".last-action")
-
-
-def wait_status(page, pattern):
-    page.wait_for_function(
-        "(pattern) => new RegExp(pattern).test(document.querySelector('.last-action').textContent)", arg=pattern
-    )
-    return status(page)
 
 
 def proposals(page):

@@ -7,7 +7,7 @@ import pytest
 
 from annotation.pyramids.models import SCU, Contributor, Pyramid
 
-from tests.browser.editors.browser import drag_select, wait_saved
+from tests.browser.editors.browser import drag_select, status, wait_saved
 from tests.browser.editors.test_builder import builder, ref, spans  # noqa: F401 (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -21,10 +21,6 @@ def new_scu(page, rid, phrase, label):
     page.keyboard.type(label)
     page.keyboard.press("Enter")
     wait_saved(page)
-
-
-def status(page):
-    return page.text_content(".last-action")
 
 
 def test_the_added_contributor_is_selected_and_shift_select_extends_it(builder, artifacts):  # noqa: F811  (the imported fixture)

@@ -11,24 +11,12 @@ import pytest
 from annotation.peers.models import PeerMatch
 from annotation.pyramids.models import SCU, Contributor, Pyramid
 
-from tests.browser.editors.browser import drag_select, wait_saved
+from tests.browser.editors.browser import drag_select, status, wait_saved, wait_status
 from tests.browser.editors.test_annotator import annotator  # noqa: F401 (the fixture)
 from tests.browser.editors.test_builder import builder, ref  # noqa: F401 (the fixture)
 from tests.browser.editors.test_builder_rough_edges import new_scu
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def status(page):
-    return page.text_content(".last-action")
-
-
-def wait_status(page, pattern):
-    """Wait until the status line says ``pattern`` (a regular expression), and return it."""
-    page.wait_for_function(
-        "(pattern) => new RegExp(pattern).test(document.querySelector('.last-action').textContent)", arg=pattern
-    )
-    return status(page)
 
 
 def focused_class(page):

@@ -10,7 +10,7 @@ from annotation.corpus.models import Assignment
 from annotation.history.models import Change
 from annotation.peers import assignments
 
-from tests.browser.editors.browser import login, wait_saved, world
+from tests.browser.editors.browser import login, status, wait_saved, world
 from tests.browser.editors.test_annotator import build_pyramid
 from tests.browser.editors.test_annotator_local_first import saved
 
@@ -57,10 +57,6 @@ def parts_of(suggestion):
 
 def texts(annotation, suggestion):
     return [annotation.peer.text[p["start"] : p["end"]] for p in suggestion["parts"]]
-
-
-def status(page):
-    return page.text_content(".last-action")
 
 
 def test_suggestions_are_shown_as_the_peer_opens(opened, artifacts):
