@@ -6,6 +6,7 @@ machine; with REQUIRE_SERVICES=1 (CI) a missing service fails the test instead.
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -229,16 +230,52 @@ def _accessible_pages(request):
     assert not found, "accessibility violations (axe-core, WCAG 2 A/AA):\n" + "\n".join(found)
 
 
+class _RequestsInFlight:
+    """The requests Django is answering in any thread (the live server answers each in its own),
+    counted from Django's request_started and request_finished signals."""
+
+    def __init__(self):
+        self._count = 0
+        self._changed = threading.Condition()
+
+    def started(self, **kwargs):
+        with self._changed:
+            self._count += 1
+
+    def finished(self, **kwargs):
+        with self._changed:
+            self._count -= 1
+            self._changed.notify_all()
+
+    def wait_none(self, timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: self._count <= 0, timeout)
+
+
+REQUESTS_IN_FLIGHT = _RequestsInFlight()
+
+
+def pytest_configure(config):
+    from django.core.signals import request_finished, request_started
+
+    request_started.connect(REQUESTS_IN_FLIGHT.started, dispatch_uid="tests-requests-in-flight")
+    request_finished.connect(REQUESTS_IN_FLIGHT.finished, dispatch_uid="tests-requests-in-flight")
+
+
 @pytest.fixture(autouse=True)
 def _browser_contexts_closed(request):
-    """Every browser context a test opened is closed when it ends. The browser lives for the whole
+    """Every browser context a test opened is closed when it ends, and the live server's answers to
+    its pages are finished, before the test's database is flushed. The browser lives for the whole
     run (one per worker): a context left open kept its pages running, polling the live server from
     later tests (whose database was then closed to them: "Database access not allowed" in CI's log)
-    and using the CPU every later test shares."""
+    and using the CPU every later test shares. And a page closed with a save in flight leaves the
+    server answering it: the flush's TRUNCATE then deadlocked with that request's transaction
+    (test_next_peer.py, "Database couldn't be flushed: deadlock detected")."""
     yield
     if "chromium" in request.fixturenames:
         for context in request.getfixturevalue("chromium").contexts:
             context.close()
+        assert REQUESTS_IN_FLIGHT.wait_none(timeout=60), "the live server was still answering a request 60 s on"
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
+from django.db.models import Count
 
 from annotation.corpus.models import Dataset
 from annotation.peers import recompute
@@ -30,14 +31,24 @@ def test_figures_of_rows_edited_in_sql_are_recomputed(capsys, in_process_jobs):
     other = build_toy("Other")
     everything = list(PeerAnnotation.objects.values_list("id", flat=True))
     recompute.recompute_annotations(everything)  # warms each process's prepared pyramids too
-    annotation = PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset).order_by("peer__external_id").first()
+    annotation = (
+        PeerAnnotation.objects.filter(pyramid__topic__dataset=dataset, matches__scu__isnull=False)
+        .order_by("peer__topic__external_id", "peer__external_id", "annotator__username")
+        .first()
+    )
     before = stored(annotation.pk)
-    # By hand, as an operator's repair would: the matches now point at the pyramid's heaviest SCU.
-    heaviest = max(SCU.objects.filter(pyramid=annotation.pyramid), key=lambda scu: scu.contributors.count())
+    # By hand, as an operator's repair would: the matches now all point at one SCU whose weight is not
+    # the weight the annotation observes now, so its score must change (the pyramid's heaviest SCU,
+    # chosen before, was sometimes the one SCU the annotation already matched: the test then failed
+    # on which rows the database returned first).
+    by_weight = SCU.objects.filter(pyramid=annotation.pyramid).annotate(
+        weight=Count("contributors__reference", distinct=True)
+    )
+    target = by_weight.exclude(weight=before["observed_weight"]).order_by("-weight", "uid").first()
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {PeerMatch._meta.db_table} SET scu_id = %s WHERE annotation_id = %s AND scu_id IS NOT NULL",
-            [heaviest.pk, annotation.pk],
+            [target.pk, annotation.pk],
         )
     fresh = score_annotations([annotation], Convention.NIST)[annotation.pk].as_dict()
     assert fresh != before
