@@ -20,19 +20,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+from _chromium import CHROMIUM_FLAGS  # bench/ is on sys.path, as for every bench module
+
 REPO = Path(__file__).resolve().parent.parent
 DUC2006 = REPO.parent / "shared" / "data" / "duc2006"
 PASSWORD = "a-long-bench-password"
-# The same flags as tests/conftest.py CHROMIUM_FLAGS (not imported: tests/ needs pytest).
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 VENV_BIN = Path(sys.executable).parent
 
 

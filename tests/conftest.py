@@ -12,21 +12,14 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from bench._chromium import CHROMIUM_FLAGS
+
 from tests.accessibility import FINDINGS, AuditedBrowser
 
 REPO = Path(__file__).resolve().parent.parent
 # The real data lives beside the repository; SHARED_DATA points elsewhere (a git worktree in another folder).
 SHARED_DATA = Path(os.environ.get("SHARED_DATA") or REPO.parent / "shared" / "data")
 ARTIFACTS = REPO / "test-artifacts"
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def require(ok, reason: str) -> None:

@@ -13,10 +13,11 @@ from playwright.sync_api import expect
 from annotation.corpus.roles import COORDINATOR, role_group
 from annotation.lightweight.models import CrowdLink, LiteAssignment, LiteReservation
 from annotation.lightweight.privacy import is_pseudonym
+from bench._chromium import chromium_flags
 
 from tests.browser.editors.browser import PASSWORD, login
 from tests.browser.lightweight.test_pages import no_inline_code, served
-from tests.conftest import CHROMIUM_FLAGS, chromium_path
+from tests.conftest import chromium_path
 from tests.lightweight.test_platforms import MTURK, PROLIFIC
 from tests.lightweight.world import small_run
 
@@ -201,11 +202,13 @@ def test_coordinator_checks_codes_and_pseudonymises(chromium, live_server, world
 
 def framing_browser(chromium, request, *flags):
     """A Chromium of its own in which the test's MTurk, a public site, frames localhost, which
-    Chromium otherwise refuses (local network access); deployed, the app is a public site too."""
+    Chromium otherwise refuses (local network access); deployed, the app is a public site too. Its
+    third-party storage is partitioned per top-level site, as browsers ship it (Playwright turns
+    partitioning off)."""
     browser = chromium.browser_type.launch(
         executable_path=chromium_path(),
         headless=True,
-        args=[*CHROMIUM_FLAGS, "--disable-features=LocalNetworkAccessChecks", *flags],
+        args=[*chromium_flags(disable=("LocalNetworkAccessChecks",), keep=("ThirdPartyStoragePartitioning",)), *flags],
     )
     request.addfinalizer(browser.close)
     return browser
