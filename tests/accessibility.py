@@ -40,9 +40,30 @@ _RUN_AFTER_LOAD_TEMPLATE = r"""
   if (%(skip)s.some(prefix => location.pathname.startsWith(prefix))) return;
   if (document.contentType !== 'text/html') return;   // a JSON or text answer shown by the browser
   window.__axeInstalled = true;
+  // Two 32-bit multiplicative hashes of the text (cyrb53's mixing, 64 bits kept) and its length: not
+  // crypto.subtle, which pages served over plain HTTP from another host than localhost lack.
+  const digest = (text) => {
+    let h1 = 0xdeadbeef, h2 = 0x41c6ce57;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, 2654435761);
+      h2 = Math.imul(h2 ^ c, 1597334677);
+    }
+    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+    return (h1 >>> 0).toString(16) + (h2 >>> 0).toString(16) + ':' + text.length;
+  };
   window.__axeCheck = async () => {
     if (window.__axeRunning) return window.__axeRunning;
     window.__axeRunning = (async () => {
+      // The document as it stands and what its styles depend on besides: an identical one already
+      // audited in this browser has its findings reported again without a second audit.
+      const media = ['(prefers-color-scheme: dark)', '(forced-colors: active)', '(prefers-reduced-motion: reduce)',
+                     '(prefers-contrast: more)'].map(query => matchMedia(query).matches ? 1 : 0).join('');
+      const markup = document.documentElement.outerHTML
+        .replace(/(name="csrfmiddlewaretoken" value=|nonce=)"[^"]*"/g, '$1""');
+      const key = digest([innerWidth, innerHeight, devicePixelRatio, media, document.compatMode, markup].join('\n'));
+      if (await window.__axeSeen(location.pathname + location.search, key)) return [];
       const large = document.getElementsByTagName('*').length > %(large)d;
       const result = await axe.run(document, {runOnly: {type: 'tag', values: %(tags)s}, resultTypes: ['violations'],
                                               rules: large ? {'color-contrast': {enabled: false}} : {}});
@@ -65,7 +86,7 @@ _RUN_AFTER_LOAD_TEMPLATE = r"""
       }
       if (dangling.length) found.push({id: 'missing-idref', impact: 'serious', help: 'referenced ids must exist',
         nodes: dangling.slice(0, 5)});
-      await window.__axeReport(location.pathname + location.search, found);
+      await window.__axeReport(location.pathname + location.search, found, key);
       return found;
     })().finally(() => { window.__axeRunning = null; });
     return window.__axeRunning;
@@ -83,15 +104,31 @@ _RUN_AFTER_LOAD = _RUN_AFTER_LOAD_TEMPLATE % {
 
 @dataclass
 class Findings:
-    """Violations reported by the pages of the running test, as readable lines."""
+    """Violations reported by the pages of the running test, as readable lines; and, for the whole
+    run, the violations found in each document audited (by its digest: the markup, viewport and media
+    features a page's styles depend on). Auditing a document is a function of these alone, so a
+    document seen before (a login page, the same page reloaded, a test's page as another test left it)
+    is not audited again: its findings are reported again, to the test now running."""
 
     lines: list[str] = field(default_factory=list)
+    audited: dict[str, list[dict]] = field(default_factory=dict)
+    audits: int = 0
 
-    def record(self, path: str, violations: list[dict]) -> None:
+    def record(self, path: str, violations: list[dict], digest: str | None = None) -> None:
+        if digest is not None:
+            self.audited[digest] = violations
+            self.audits += 1
         for violation in violations:
             line = f"{path}: {violation['id']} ({violation['impact']}): {violation['help']} at {violation['nodes']}"
             if line not in self.lines:
                 self.lines.append(line)
+
+    def seen(self, path: str, digest: str) -> bool:
+        """Whether the document was audited before; if so its findings count for the running test."""
+        if digest not in self.audited:
+            return False
+        self.record(path, self.audited[digest])
+        return True
 
 
 FINDINGS = Findings()
@@ -99,7 +136,10 @@ FINDINGS = Findings()
 
 def instrument(context) -> None:
     """Run axe in every page of ``context`` after each load; results go to FINDINGS."""
-    context.expose_binding("__axeReport", lambda source, path, violations: FINDINGS.record(path, violations))
+    context.expose_binding("__axeSeen", lambda source, path, digest: FINDINGS.seen(path, digest))
+    context.expose_binding(
+        "__axeReport", lambda source, path, violations, digest: FINDINGS.record(path, violations, digest)
+    )
     context.add_init_script(_AXE_IN_WEB_PAGES)
     context.add_init_script(_RUN_AFTER_LOAD)
 

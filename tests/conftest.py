@@ -7,6 +7,7 @@ machine; with REQUIRE_SERVICES=1 (CI) a missing service fails the test instead.
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -224,25 +225,34 @@ def _accessible_pages(request):
 
 
 class _RequestsInFlight:
-    """The requests Django is answering in any thread (the live server answers each in its own),
-    counted from Django's request_started and request_finished signals."""
+    """The requests the live server is answering: each in a thread of its own, from Django's
+    request_started to its request_finished. Only threads other than the main one count: the test
+    client answers in the main thread, and a view's exception raised through it never finishes its
+    request (a count of every request then never came back to 0)."""
 
     def __init__(self):
-        self._count = 0
+        self._threads = set()
         self._changed = threading.Condition()
 
     def started(self, **kwargs):
-        with self._changed:
-            self._count += 1
+        if threading.current_thread() is not threading.main_thread():
+            with self._changed:
+                self._threads.add(threading.current_thread())
 
     def finished(self, **kwargs):
         with self._changed:
-            self._count -= 1
+            self._threads.discard(threading.current_thread())
             self._changed.notify_all()
 
     def wait_none(self, timeout: float) -> bool:
+        """Wait until no living thread is answering a request (a thread that died is not waited for)."""
+        deadline = time.monotonic() + timeout
         with self._changed:
-            return self._changed.wait_for(lambda: self._count <= 0, timeout)
+            while any(thread.is_alive() for thread in self._threads):
+                if time.monotonic() > deadline:
+                    return False
+                self._changed.wait(0.05)
+            return True
 
 
 REQUESTS_IN_FLIGHT = _RequestsInFlight()

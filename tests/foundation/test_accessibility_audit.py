@@ -36,3 +36,37 @@ def test_the_audit_reports_a_violation_and_passes_a_clean_page(chromium):
     finally:
         accessibility.FINDINGS.lines.clear()
         page.context.close()
+
+
+@pytest.mark.browser
+def test_a_document_audited_before_is_reported_again_not_audited_again(chromium):
+    """The run's memo of audited documents (tests/accessibility.py): an identical document, loaded
+    again in another context, counts its violations for the test that loads it, without a second
+    audit; a document differing in one attribute, or the same one at another width, is audited."""
+    bad = '<html lang="en"><head><title>Bad</title></head><body><main><img src="data:,">%s</main></body></html>'
+    documents = {"one": bad % "", "changed": bad % '<p class="x">a</p>', "token": bad % ""}
+
+    def load(name, width=800):
+        context = chromium.new_context(viewport={"width": width, "height": 600})
+        page = context.new_page()
+        page.route(
+            "http://audit.test/**",
+            lambda route: route.fulfill(body=documents[route.request.url.rsplit("/", 1)[1]], content_type="text/html"),
+        )
+        page.goto(f"http://audit.test/{name}")
+        accessibility.check(page)
+        found, accessibility.FINDINGS.lines[:] = list(accessibility.FINDINGS.lines), []
+        context.close()
+        return found
+
+    try:
+        first = load("one")
+        assert any("image-alt" in line for line in first), first
+        audits = accessibility.FINDINGS.audits
+        again = load("one")
+        assert again == first and accessibility.FINDINGS.audits == audits  # reported again, not audited again
+        assert any("image-alt" in line for line in load("changed")) and accessibility.FINDINGS.audits == audits + 1
+        assert load("one", width=390) and accessibility.FINDINGS.audits == audits + 2
+        assert load("token") and accessibility.FINDINGS.audits == audits + 2  # the same markup at another URL
+    finally:
+        accessibility.FINDINGS.lines.clear()
