@@ -77,9 +77,9 @@ class Recorder:
         self.path.write_text("".join(f"{outcome} {nodeid}\n" for nodeid, outcome in sorted(self.done)))
 
 
-def tree_cpu(root: int) -> float:
-    """CPU seconds of ``root`` and its living descendants, each with what its reaped children used
-    (a child that ends moves into its parent's count, so the total only grows). 0 without /proc."""
+def _process_table() -> tuple[dict[int, int], dict[int, int]]:
+    """Each living process's parent, and its CPU ticks with what its reaped children used; empty
+    without /proc."""
     ticks, parents = {}, {}
     for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
         if entry.name.isdigit():
@@ -90,15 +90,27 @@ def tree_cpu(root: int) -> float:
                 continue
             parents[int(entry.name)] = int(fields[1])
             ticks[int(entry.name)] = sum(int(field) for field in fields[11:15])  # utime stime cutime cstime
+    return parents, ticks
+
+
+def descendants(root: int, parents: dict[int, int] | None = None) -> list[int]:
+    """``root`` and its living descendants."""
     children = {}
-    for pid, parent in parents.items():
+    for pid, parent in (parents if parents is not None else _process_table()[0]).items():
         children.setdefault(parent, []).append(pid)
-    total, stack = 0, [root]
+    found, stack = [], [root]
     while stack:
         pid = stack.pop()
-        total += ticks.get(pid, 0)
+        found.append(pid)
         stack.extend(children.get(pid, ()))
-    return total / os.sysconf("SC_CLK_TCK")
+    return found
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds of ``root`` and its living descendants, each with what its reaped children used
+    (a child that ends moves into its parent's count, so the total only grows). 0 without /proc."""
+    parents, ticks = _process_table()
+    return sum(ticks.get(pid, 0) for pid in descendants(root, parents)) / os.sysconf("SC_CLK_TCK")
 
 
 class CpuMeter:

@@ -3,34 +3,13 @@ off are off, and Playwright's own list of disabled features still is (Chromium r
 --disable-features of its command line, so ours must repeat Playwright's)."""
 
 import os
-from pathlib import Path
 
 import pytest
 
 from bench._chromium import UNUSED_HEADLESS_FEATURES
 
-
-def _descendants_command_lines(root: int) -> list[list[str]]:
-    """The command lines of every process under ``root`` (this xdist worker: its own browser)."""
-    parents, lines = {}, {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            lines[int(entry.name)] = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        parents[int(entry.name)] = int(stat[1])
-
-    def under_root(pid: int) -> bool:
-        while pid > 1:
-            if pid == root:
-                return True
-            pid = parents.get(pid, 1)
-        return False
-
-    return [[part.decode(errors="replace") for part in line if part] for pid, line in lines.items() if under_root(pid)]
+from tests.faults.cleanup import command_line
+from tests.outcomes import descendants
 
 
 @pytest.mark.browser
@@ -38,11 +17,11 @@ def test_the_browser_runs_without_the_unused_headless_features(chromium):
     context = chromium.new_context()
     try:
         context.new_page().set_content("<p>a page</p>")
+        lines = [command_line(pid).split() for pid in descendants(os.getpid())]  # this worker's browser
         browsers = [
             line
-            for line in _descendants_command_lines(os.getpid())
-            if any(arg.startswith("--remote-debugging-pipe") for arg in line)
-            and not any(arg.startswith("--type=") for arg in line)
+            for line in lines
+            if "--remote-debugging-pipe" in line and not any(arg.startswith("--type=") for arg in line)
         ]
         assert len(browsers) == 1, browsers
         disabled = [arg.split("=", 1)[1].split(",") for arg in browsers[0] if arg.startswith("--disable-features=")]
