@@ -177,6 +177,13 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
         "annotators": {number: name for name, number in numbers.items() if number != name},
     }
     written = set()
+    formatted: dict[int, formats.Pyramid] = {}  # pyramid id -> the pyramid as its .pyr and every .pan hold it
+
+    def pyramid_format(pyramid) -> formats.Pyramid:
+        if pyramid.pk not in formatted:
+            formatted[pyramid.pk] = ducview_export.pyramid_to_format(pyramid)
+        return formatted[pyramid.pk]
+
     paths: dict[int, tuple[str, dict]] = {}  # annotation id -> its path and manifest entry
     pyramid_paths: dict[int, tuple[str, dict]] = {}  # pyramid id -> its path and manifest entry
 
@@ -202,7 +209,7 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
             }
             try:
                 path = folder("pyramids", pyramid.pk, pyramid.topic_id) + pyramid_name(pyramid)
-                add(archive, path, ducview_export.export_pyramid(pyramid), entry)
+                add(archive, path, formats.write_pyramid(pyramid_format(pyramid)), entry)
             except DucViewError as error:
                 manifest["skipped"].append({**entry, "reason": str(error)})
         for annotation in annotations:
@@ -220,7 +227,12 @@ def write_archive(stream, dataset: Dataset, pyramids, annotations, convention: C
                 path = folder("pans", annotation.pyramid_id, annotation.pyramid.topic_id) + annotation_name(
                     annotation, numbers.get(username)
                 )
-                add(archive, path, ducview_export.export_annotation(annotation), entry)
+                add(
+                    archive,
+                    path,
+                    ducview_export.export_annotation(annotation, pyramid_format(annotation.pyramid)),
+                    entry,
+                )
             except DucViewError as error:
                 manifest["skipped"].append({**entry, "reason": str(error)})
         _add_adjudications(manifest, paths)

@@ -43,7 +43,10 @@ def export_pyramid(pyramid: Pyramid) -> bytes:
     return formats.write_pyramid(pyramid_to_format(pyramid))
 
 
-def export_annotation(annotation: PeerAnnotation) -> bytes:
+def export_annotation(annotation: PeerAnnotation, pyramid: formats.Pyramid | None = None) -> bytes:
+    """``pyramid``: the annotation's pyramid as ``pyramid_to_format`` gives it, when the caller writes
+    many annotations of one pyramid (an archive: each .pan holds its whole pyramid, and reading it
+    again for each was half of an archive's time)."""
     parts = defaultdict(list)
     for match_id, start, end in (
         PeerMatchPart.objects.filter(match__annotation=annotation)
@@ -57,7 +60,7 @@ def export_annotation(annotation: PeerAnnotation) -> bytes:
         label = "...".join(text[p.start : p.end] for p in parts[match_id])
         (matches if uid else non_matching).append(formats.PeerMatch(uid or 0, label, "", parts[match_id]))
     pan = formats.PeerAnnotationFile(
-        pyramid=pyramid_to_format(annotation.pyramid),
+        pyramid=pyramid if pyramid is not None else pyramid_to_format(annotation.pyramid),
         text=text,
         matches=matches,
         non_matching=non_matching,
