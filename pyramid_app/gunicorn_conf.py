@@ -20,14 +20,18 @@ threads = int(os.environ.get("GUNICORN_THREADS", 4))
 
 def post_worker_init(worker):
     """Import every view before the worker takes its first request: resolving the URL
-    configuration imports the views and what they import (the API, scipy for the statistics), some
-    0.8 s that the first visitor of each worker would otherwise wait for. And build the tables
+    configuration imports the views and what they import (the API), and scipy's statistics, which
+    the scoring modules import on first use (``scoring.scipy_stats``), some 0.8 s that the first
+    visitor of each worker would otherwise wait for. And build the tables
     that reversing a URL reads (each namespace's): built on the first ``reverse``/``{% url %}``,
     by every thread that reverses before one has finished them (a crowd's first submissions, whose
     page links the next task, built them about seven times per process, a twentieth of the app's
     CPU in a 200-worker burst)."""
     from django.urls import get_resolver
 
+    from scoring.scipy_stats import stats
+
+    stats()
     resolver = get_resolver()
     resolver.url_patterns  # noqa: B018  (reading it imports every view)
     _reversal_tables(resolver)

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy import stats
+
+from .scipy_stats import stats
 
 
 def _as_pair(x, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -58,8 +59,8 @@ def spearman_rows(x, y) -> np.ndarray:
     """Spearman's rho per row: Pearson's r of the average ranks among the row's valid items."""
     xs, ys, valid = _as_pair(x, y)
     # Rank only the items valid on both sides (``rankdata`` leaves NaN out and in place).
-    rx = stats.rankdata(np.where(valid, xs, np.nan), axis=1, nan_policy="omit")
-    ry = stats.rankdata(np.where(valid, ys, np.nan), axis=1, nan_policy="omit")
+    rx = stats().rankdata(np.where(valid, xs, np.nan), axis=1, nan_policy="omit")
+    ry = stats().rankdata(np.where(valid, ys, np.nan), axis=1, nan_policy="omit")
     return _pearson_masked(rx, ry, valid)
 
 

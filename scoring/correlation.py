@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from .scipy_stats import stats
+
 NOISE = 0.06  # two independent annotations' scores differ by about this much (2007 paper, 4.2)
 _NOISE_DIGITS = 9  # differences are compared to NOISE rounded to 1e-9
 
@@ -27,14 +29,6 @@ def above_noise(difference: float | None, noise: float = NOISE) -> bool:
     rounded to 1e-9, because float subtraction is not exact: |0.56 - 0.50| is 0.06000000000000005
     and |0.36 - 0.30| is 0.06 (both 3/50), so a plain ``>`` would flag one and not the other."""
     return difference is not None and round(abs(difference), _NOISE_DIGITS) > noise
-
-
-def _stats():
-    """scipy.stats, imported on first use: it takes seconds to import, and every process that
-    loads the models (commands, workers) imports this module without needing it."""
-    from scipy import stats
-
-    return stats
 
 
 @dataclass(frozen=True)
@@ -188,7 +182,7 @@ def _average_ranks(values: list[float]) -> list[float]:
 
 def kendall(x: Sequence[float], y: Sequence[float]) -> Correlation:
     """Kendall's tau-b (``scipy.stats.kendalltau``, which handles ties); no interval."""
-    return _rank("kendall", _stats().kendalltau, x, y)
+    return _rank("kendall", stats().kendalltau, x, y)
 
 
 def mean_abs_difference(x: Sequence[float], y: Sequence[float]) -> float | None:

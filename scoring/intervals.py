@@ -33,9 +33,9 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from .batch_correlation import METHODS, repeated
+from .scipy_stats import stats
 
 CONFIDENCE = 0.95
 MEAN_RESAMPLES = 9999
@@ -85,7 +85,7 @@ def mean_interval(
     if np.all(vs == vs[0]):
         # Every resample has this mean; scipy would warn about a degenerate distribution.
         return Interval(mean, mean, mean, n, confidence, resamples, seed)
-    res = stats.bootstrap(
+    res = stats().bootstrap(
         (vs,),
         np.mean,
         n_resamples=resamples,
@@ -120,7 +120,7 @@ def system_intervals(by_system: Mapping[Hashable, Mapping[Hashable, float]], **o
             by_size.setdefault(len(values), []).append((system, values))
     for n, group in by_size.items():
         sample = np.array([values for _, values in group])
-        res = stats.bootstrap(
+        res = stats().bootstrap(
             (sample,),
             np.mean,
             n_resamples=resamples,

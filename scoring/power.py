@@ -18,7 +18,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+
+from .scipy_stats import stats
 
 ALPHA = 0.05
 POWER = 0.8
@@ -30,11 +31,11 @@ def t_test_power(n, effect, alpha: float = ALPHA) -> np.ndarray:
     """Power of the two-sided paired t-test with n pairs at standardized effect delta / sd_d."""
     n = np.asarray(n, dtype=float)
     df = n - 1
-    crit = stats.t.ppf(1 - alpha / 2, df)
+    crit = stats().t.ppf(1 - alpha / 2, df)
     nc = effect * np.sqrt(n)
-    exact = stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc)
+    exact = stats().nct.sf(crit, df, nc) + stats().nct.cdf(-crit, df, nc)
     # scipy's noncentral t gives NaN for large noncentralities, where it is all but normal.
-    normal = stats.norm.sf(crit - nc) + stats.norm.cdf(-crit - nc)
+    normal = stats().norm.sf(crit - nc) + stats().norm.cdf(-crit - nc)
     return np.where(np.isfinite(exact), exact, normal)
 
 

@@ -28,7 +28,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+
+from .scipy_stats import stats
 
 ALPHA = 0.05
 PERMUTATIONS = 9999
@@ -70,7 +71,7 @@ def _lattice_p_value(d: np.ndarray, observed: float, tolerance: float) -> float 
     for step in np.unique(steps):
         m = int((steps == step).sum())
         spread = np.zeros(2 * step * m + 1)
-        spread[:: 2 * step] = stats.binom.pmf(np.arange(m + 1), m, 0.5)
+        spread[:: 2 * step] = stats().binom.pmf(np.arange(m + 1), m, 0.5)
         distribution = np.convolve(distribution, spread)
     values = np.arange(-total, total + 1)
     threshold = round(observed / unit) - 1e-6
