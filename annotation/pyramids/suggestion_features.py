@@ -270,7 +270,7 @@ def candidates(
         pooled = pooled_of[unit.scu]
         if not pooled:
             continue
-        sequences = [seq for seq in ([t[0] for t in tokens(c)] for c in unit.contributors) if seq]
+        sequences = [seq for seq in map(_lemma_sequence, unit.contributors) if seq]
         bigrams = [set(zip(seq, seq[1:], strict=False)) for seq in sequences]
         pooled_mass = _mass(pooled, weights)
         masses = [_mass(lems, weights) for lems in unit.lemmas]
@@ -364,9 +364,20 @@ def candidates(
     return out
 
 
+@lru_cache(maxsize=20_000)
+def _lemma_sequence(text: str) -> tuple[str, ...]:
+    """A contributor's content lemmas in order: the same for every peer its SCU is ranked against."""
+    return tuple(t[0] for t in tokens(text))
+
+
 def _common_subsequence(a: Sequence[str], b: Sequence[str]) -> int:
     """The length of the longest common subsequence of two lemma sequences: the contributor's words
     found in its own order, gaps allowed (a paraphrase inserts words; bigrams need them adjacent)."""
+    # A word absent from the other sequence is in no common subsequence: leaving such words out
+    # gives the same length, and a sentence shares only a few of its words with a contributor.
+    shared = set(a) & set(b)
+    a = [x for x in a if x in shared]
+    b = [y for y in b if y in shared]
     row = [0] * (len(b) + 1)
     for x in a:
         diagonal = 0

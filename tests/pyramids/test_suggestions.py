@@ -9,6 +9,8 @@ import math
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
+from hypothesis import given
+from hypothesis import strategies as st
 
 from annotation.corpus.models import Assignment, PeerSummary
 from annotation.formats.model import SCU as SCUFile
@@ -23,6 +25,7 @@ from annotation.pyramids.models import SCU, Pyramid
 from annotation.pyramids.suggestion_features import (
     FEATURES,
     ScuText,
+    _common_subsequence,
     _mass,
     candidates,
     contributor_context,
@@ -50,6 +53,7 @@ from annotation.pyramids.suggestions import from_earlier
 
 from tests.api.world import client_for
 from tests.foundation.factories import topic
+from tests.scoring._strategies import hsettings
 
 REF_A = "The dam burst at night and the valley flooded."
 REF_B = "Engineers blamed the old concrete of the dam."
@@ -530,3 +534,18 @@ def test_the_pyramid_gives_each_contributor_its_reference_sentence(study):
     scus = {unit.scu: unit for unit in pyramid_scus(dam.pyramid)}
     assert scus[dam.pk].contributors == [REF_A[4:22]] and scus[dam.pk].contexts == [REF_A]
     assert scus[concrete.pk].contributors == [REF_B[21:33]] and scus[concrete.pk].contexts == [REF_B]
+
+
+@hsettings(300)
+@given(
+    st.lists(st.sampled_from("abcdefgh"), max_size=12),
+    st.lists(st.sampled_from("abcdefghijklmnop"), max_size=25),
+)
+def test_the_order_feature_is_the_longest_common_subsequence(contributor, sentence):
+    """The words in no common subsequence are left out before the quadratic search: the length is
+    that of the plain dynamic programme over both whole sequences."""
+    table = [[0] * (len(sentence) + 1) for _ in range(len(contributor) + 1)]
+    for i, x in enumerate(contributor, 1):
+        for j, y in enumerate(sentence, 1):
+            table[i][j] = table[i - 1][j - 1] + 1 if x == y else max(table[i - 1][j], table[i][j - 1])
+    assert _common_subsequence(contributor, sentence) == table[-1][-1]
