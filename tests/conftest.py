@@ -287,6 +287,35 @@ def artifacts() -> Path:
     return ARTIFACTS
 
 
+def screenshots_wanted() -> bool:
+    return os.environ.get("SCREENSHOTS") == "1"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _screenshots_when_asked():
+    """The screenshots browser tests save into test-artifacts/ (to look at a page a change touched)
+    are taken only with SCREENSHOTS=1: nobody looks at a whole run's (CI throws its clone away), and
+    they cost the browser 0.1 CPU-s each, 0.5 s and more for a long page in full (119 of them). A
+    screenshot saved anywhere else, or returned as bytes, is taken as always."""
+    if screenshots_wanted():
+        yield
+        return
+    from playwright.sync_api import ElementHandle, Locator, Page
+
+    def gated(take):
+        def screenshot(self, *args, path=None, **options):
+            if path is not None and Path(path).resolve().is_relative_to(ARTIFACTS):
+                return b""
+            return take(self, *args, path=path, **options)
+
+        return screenshot
+
+    with pytest.MonkeyPatch.context() as patch:
+        for kind in (Page, Locator, ElementHandle):
+            patch.setattr(kind, "screenshot", gated(kind.screenshot))
+        yield
+
+
 def without_provenance(content, fmt: str) -> str:
     """A download's text without the provenance columns every download carries
     (``services.downloads``: ``app_version``, ``settings``), as the management commands write it."""

@@ -1,6 +1,7 @@
 """The suite's Chromium runs with the flags tests/conftest.py gives it: the headless features it turns
 off are off, and Playwright's own list of disabled features still is (Chromium reads only the last
---disable-features of its command line, so ours must repeat Playwright's)."""
+--disable-features of its command line, so ours must repeat Playwright's); and it saves the tests'
+screenshots only when asked."""
 
 import os
 
@@ -8,6 +9,7 @@ import pytest
 
 from bench._chromium import UNUSED_HEADLESS_FEATURES
 
+from tests.conftest import screenshots_wanted
 from tests.faults.cleanup import command_line
 from tests.outcomes import descendants
 
@@ -35,3 +37,27 @@ def test_the_browser_runs_without_the_unused_headless_features(chromium):
         assert [t["url"] for t in targets if t["type"] == "browser_ui"] == [], "the omnibox WebUI was started"
     finally:
         context.close()
+
+
+@pytest.mark.browser
+def test_screenshots_into_the_artifacts_are_taken_only_when_asked(chromium, artifacts, tmp_path):
+    """SCREENSHOTS=1 (tests/conftest.py): a page's, an element's and a locator's screenshot into
+    test-artifacts/ saved; without it none is, and a screenshot elsewhere or as bytes is taken as always."""
+    context = chromium.new_context()
+    page = context.new_page()
+    page.set_content("<p>a page</p>")
+    names = [f"screenshot-gate-{kind}-{os.getpid()}.png" for kind in ("page", "element", "locator")]
+    for name in names:
+        (artifacts / name).unlink(missing_ok=True)
+    try:
+        page.screenshot(path=str(artifacts / names[0]), full_page=True)
+        page.query_selector("p").screenshot(path=artifacts / names[1])
+        page.locator("p").screenshot(path=str(artifacts / names[2]))
+        saved = [(artifacts / name).exists() for name in names]
+        assert saved == [screenshots_wanted()] * 3
+        page.screenshot(path=str(tmp_path / "elsewhere.png"))
+        assert (tmp_path / "elsewhere.png").read_bytes().startswith(b"\x89PNG")
+        assert page.locator("p").screenshot().startswith(b"\x89PNG")
+    finally:
+        for name in names:
+            (artifacts / name).unlink(missing_ok=True)
