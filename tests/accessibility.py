@@ -3,9 +3,10 @@
 Why here and not in each test: a page that a test merely passes through is still a page a person
 uses, and the violations found by hand (an unlabelled select, low contrast, a link told apart by
 colour alone) were on pages no accessibility test named. The session's Chromium is wrapped so that
-every context it opens injects axe (the copy pinned by the ``axe-playwright-python`` test
-dependency) and runs it once the page has loaded and settled; the results come back through a
-binding, so pages reached by clicks, redirects and form posts are checked as well as ``goto``s.
+every context it opens runs axe (the copy pinned by the ``axe-playwright-python`` test dependency,
+evaluated in a document when that document is first audited) once the page has loaded and settled;
+the results come back through a binding, so pages reached by clicks, redirects and form posts are
+checked as well as ``goto``s.
 """
 
 from __future__ import annotations
@@ -15,11 +16,6 @@ import json
 from dataclasses import dataclass, field
 
 AXE_SOURCE = importlib.resources.files("axe_playwright_python").joinpath("axe.min.js").read_text(encoding="utf-8")
-# axe is evaluated only in documents served over HTTP, the ones audited: not in the about:blank each
-# new page starts as (nor a data: URL), where no audit runs and where, as the first script of a new
-# renderer process, it cost 0.3-0.6 s of CPU for each browser context a test opened (axe's one
-# statement, a function called at once, means the same inside the block).
-_AXE_IN_WEB_PAGES = "if (location.protocol === 'http:' || location.protocol === 'https:') {\n" + AXE_SOURCE + "\n}"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 # Pages whose markup a third-party UI renders, not this project: Django's admin, DRF's browsable API
 # and drf-spectacular's Swagger UI (developer tools, outside the WCAG scope of the app's own pages;
@@ -64,6 +60,10 @@ _RUN_AFTER_LOAD_TEMPLATE = r"""
         .replace(/(name="csrfmiddlewaretoken" value=|nonce=)"[^"]*"/g, '$1""');
       const key = digest([innerWidth, innerHeight, devicePixelRatio, media, document.compatMode, markup].join('\n'));
       if (await window.__axeSeen(location.pathname + location.search, key)) return [];
+      // axe (half a megabyte of script) evaluated only in a document about to be audited: not in every
+      // document a test loads (a repeat, a third-party page, a page left before it settled), where
+      // parsing it cost Chromium a quarter of a navigation's CPU.
+      if (typeof axe === 'undefined') await window.__axeLoad();
       const large = document.getElementsByTagName('*').length > %(large)d;
       const result = await axe.run(document, {runOnly: {type: 'tag', values: %(tags)s}, resultTypes: ['violations'],
                                               rules: large ? {'color-contrast': {enabled: false}} : {}});
@@ -140,7 +140,7 @@ def instrument(context) -> None:
     context.expose_binding(
         "__axeReport", lambda source, path, violations, digest: FINDINGS.record(path, violations, digest)
     )
-    context.add_init_script(_AXE_IN_WEB_PAGES)
+    context.expose_binding("__axeLoad", lambda source: source["frame"].evaluate(AXE_SOURCE))
     context.add_init_script(_RUN_AFTER_LOAD)
 
 
