@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 WORD = re.compile(r"\w+(?:['’]\w+)*")
 SENTENCE_END = re.compile(r"[.!?;:]+(?=\s|$)|\n+")
@@ -48,7 +49,10 @@ class Suggestion:
         }
 
 
-def _sentences(text: str) -> list[tuple[int, int]]:
+@lru_cache(maxsize=4096)
+def _sentences(text: str) -> tuple[tuple[int, int], ...]:
+    """The text's sentences as (start, end); kept for the texts seen lately: a reference is split for
+    every contributor it holds (the sentences around each, ``contributor_context``)."""
     out, start = [], 0
     for m in SENTENCE_END.finditer(text):
         if m.end() > start:
@@ -56,7 +60,7 @@ def _sentences(text: str) -> list[tuple[int, int]]:
         start = m.end()
     if start < len(text):
         out.append((start, len(text)))
-    return out
+    return tuple(out)
 
 
 def _normalised(text: str) -> tuple[str, list[int]]:
