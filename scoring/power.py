@@ -31,11 +31,12 @@ def t_test_power(n, effect, alpha: float = ALPHA) -> np.ndarray:
     """Power of the two-sided paired t-test with n pairs at standardized effect delta / sd_d."""
     n = np.asarray(n, dtype=float)
     df = n - 1
-    crit = stats().t.ppf(1 - alpha / 2, df)
+    scipy_stats = stats()
+    crit = scipy_stats.t.ppf(1 - alpha / 2, df)
     nc = effect * np.sqrt(n)
-    exact = stats().nct.sf(crit, df, nc) + stats().nct.cdf(-crit, df, nc)
+    exact = scipy_stats.nct.sf(crit, df, nc) + scipy_stats.nct.cdf(-crit, df, nc)
     # scipy's noncentral t gives NaN for large noncentralities, where it is all but normal.
-    normal = stats().norm.sf(crit - nc) + stats().norm.cdf(-crit - nc)
+    normal = scipy_stats.norm.sf(crit - nc) + scipy_stats.norm.cdf(-crit - nc)
     return np.where(np.isfinite(exact), exact, normal)
 
 

@@ -62,7 +62,7 @@ _RUN_AFTER_LOAD_TEMPLATE = r"""
       if (await window.__axeSeen(location.pathname + location.search, key)) return [];
       // axe (half a megabyte of script) evaluated only in a document about to be audited: not in every
       // document a test loads (a repeat, a third-party page, a page left before it settled), where
-      // parsing it cost Chromium a quarter of a navigation's CPU.
+      // parsing it cost Chromium a fifth of a navigation's CPU.
       if (typeof axe === 'undefined') await window.__axeLoad();
       const large = document.getElementsByTagName('*').length > %(large)d;
       const result = await axe.run(document, {runOnly: {type: 'tag', values: %(tags)s}, resultTypes: ['violations'],
