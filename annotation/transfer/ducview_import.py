@@ -28,6 +28,7 @@ import dataclasses
 import gc
 import logging
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -453,6 +454,24 @@ def _import_batch(
         raise
 
 
+# How many imports of this process are running (a web process may run two at once), and whether the
+# process froze its objects for good (``freeze_for_process``): the collector's own count of frozen
+# objects is no answer, as ``gc.get_freeze_count`` walks them all (10 ms for a bare Django process, a
+# hundred times more in a long-lived one that froze once).
+_freezing = threading.Lock()
+_imports_running = 0
+_frozen_for_process = False
+
+
+def freeze_for_process() -> None:
+    """Keep every object that exists now out of the collector for the rest of the process, which does
+    nothing but import and score (``import_ducview``): ``older_objects_frozen`` then has nothing to do."""
+    global _frozen_for_process
+    with _freezing:
+        gc.freeze()
+        _frozen_for_process = True
+
+
 @contextmanager
 def older_objects_frozen() -> Iterator[None]:
     """Keep the objects that exist before an import (Django, the app's modules: a few hundred
@@ -462,16 +481,20 @@ def older_objects_frozen() -> Iterator[None]:
     all again: a third of DUC 2006's import time went to the collector, and a collection that
     starts while a label is searched for is charged to the file's pattern budget
     (``IMPORT_PATTERN_SECONDS_PER_FILE``): one pause of 0.48 s under load refused a real file as
-    hostile. (``import_ducview`` freezes them for its whole process, scoring included: nothing to
-    do here then.)"""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
+    hostile. The first import of the process to start freezes, the last to end unfreezes (an end
+    unfreezes every frozen object, so two imports at once share one freeze)."""
+    global _imports_running
+    with _freezing:
+        if not _frozen_for_process and not _imports_running:
+            gc.freeze()
+        _imports_running += 1
     try:
         yield
     finally:
-        gc.unfreeze()
+        with _freezing:
+            _imports_running -= 1
+            if not _frozen_for_process and not _imports_running:
+                gc.unfreeze()
 
 
 def file_kind(name: str, data: bytes) -> str:

@@ -1,4 +1,3 @@
-import gc
 import sys
 from pathlib import Path
 
@@ -8,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.corpus.models import Dataset
 from annotation.formats import AnnotatorTable, AnnotatorTableError, NameOptions, parse_annotator_table
 from annotation.transfer import uploads
-from annotation.transfer.ducview_import import ImportReport, import_paths
+from annotation.transfer.ducview_import import ImportReport, freeze_for_process, import_paths
 
 
 class Command(BaseCommand):
@@ -71,7 +70,7 @@ class Command(BaseCommand):
                 raise CommandError(f"--annotators {annotators}: {error.strerror or error}") from None
             except AnnotatorTableError as error:
                 raise CommandError(str(error)) from None
-        gc.freeze()  # for the rest of the process, the import and its scoring (see ``older_objects_frozen``)
+        freeze_for_process()  # the import and its scoring: nothing else runs in this process
         first = Path(paths[0])
         archive = first.suffix.lower() in uploads.ARCHIVE_EXTENSIONS
         dataset = dataset or (first.stem if archive else (first if first.is_dir() else first.parent).resolve().name)
