@@ -32,10 +32,10 @@ def require_assistance(pyramid: Pyramid) -> None:
         raise AssistanceOff(OFF)
 
 
-def _texts(pyramid: Pyramid) -> tuple[list[proposals.ReferenceText], dict[str, int]]:
+def _texts(pyramid: Pyramid) -> tuple[tuple[proposals.ReferenceText, ...], dict[str, int]]:
     """The references as the proposals read them (keyed by name), and name -> id."""
     references = list(pyramid.references.order_by("external_id").values_list("id", "external_id", "text"))
-    return [proposals.ReferenceText(name, text) for _, name, text in references], {
+    return tuple(proposals.ReferenceText(name, text) for _, name, text in references), {
         name: pk for pk, name, _ in references
     }
 
@@ -71,7 +71,9 @@ def contributor_proposals(scu: SCU) -> list[dict]:
     require_assistance(pyramid)
     texts, ids = _texts(pyramid)
     drafts = _drafts(pyramid)
-    found = proposals.contributor_proposals(texts, drafts[scu.pk], list(drafts.values()), proposals.load_model())
+    found = proposals.contributor_proposals(
+        texts, drafts[scu.pk], list(drafts.values()), proposals.load_model(), topic=proposals.read_topic(texts)
+    )
     text_of = {t.key: t.text for t in texts}
     return [
         {
@@ -92,7 +94,9 @@ def scu_proposals(pyramid: Pyramid) -> list[dict]:
     require_assistance(pyramid)
     texts, ids = _texts(pyramid)
     text_of = {t.key: t.text for t in texts}
-    found = proposals.scu_proposals(texts, list(_drafts(pyramid).values()), proposals.load_model())
+    found = proposals.scu_proposals(
+        texts, list(_drafts(pyramid).values()), proposals.load_model(), topic=proposals.read_topic(texts)
+    )
     return [
         {
             "label": p.label,

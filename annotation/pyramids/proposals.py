@@ -37,6 +37,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from annotation.pyramids.model_files import ModelFile
@@ -280,6 +281,16 @@ class Topic:
             ref = self.references[contributor.reference]
             self._words[contributor] = _Words.of(ref, contributor.parts, self.weights)
         return self._words[contributor]
+
+
+@lru_cache(maxsize=8)
+def read_topic(references: tuple[ReferenceText, ...]) -> Topic:
+    """``Topic(references)``, read once per process for the same texts: the builder asks for proposals
+    at every SCU the expert makes or opens, and reading the references (their words, every candidate
+    span's words, the word weights) was a third of each answer; the candidates' matches are then
+    computed once for the whole session too. A Topic depends on nothing but these texts; one of four
+    DUC references holds 1-3 MB once every SCU's proposals were asked, hence only the last few."""
+    return Topic(references)
 
 
 # --- features -------------------------------------------------------------------------------------

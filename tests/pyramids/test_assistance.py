@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 
 from annotation.corpus.models import Assignment
 from annotation.history.models import Change
-from annotation.pyramids import assistance
+from annotation.pyramids import assistance, proposals
 from annotation.pyramids.editing import add_contributor
 from annotation.pyramids.models import SCU, Contributor, Pyramid
 
@@ -81,6 +81,31 @@ def test_new_scu_proposals_pair_uncovered_sentences_of_two_references(assisted):
         for x in p["contributors"]:
             if x["reference"] == assisted.refs["A"].pk:
                 assert all(part["end"] <= covered["start"] or part["start"] >= covered["end"] for part in x["parts"])
+
+
+def test_the_references_are_read_once_and_the_answers_follow_the_pyramid(assisted, monkeypatch):
+    """The topic's words are read once for every request on the same texts (``proposals.read_topic``),
+    while what is proposed still follows the pyramid as it changes: the same answers as a fresh read."""
+    proposals.read_topic.cache_clear()
+    reads, read = [], proposals.Topic
+    monkeypatch.setattr(proposals, "Topic", lambda references: reads.append(references) or read(references))
+    b = assisted.refs["B"]
+    assert b.pk in {p["reference"] for p in assistance.contributor_proposals(assisted.scu)}
+    before = assistance.scu_proposals(assisted.pyramid)
+    span = span_of(b, DAM)
+    add_contributor(assisted.scu, b, [(span["start"], span["end"])])
+    rain = span_of(b, "Rain fell for days")
+    add_contributor(
+        SCU.objects.create(pyramid=assisted.pyramid, uid=2, label="Rain"), b, [(rain["start"], rain["end"])]
+    )
+    after = assistance.contributor_proposals(assisted.scu), assistance.scu_proposals(assisted.pyramid)
+    assert len(reads) == 1
+    assert b.pk not in {p["reference"] for p in after[0]}, "B contributes now"
+    assert b.pk in {x["reference"] for p in before for x in p["contributors"]}
+    assert b.pk not in {x["reference"] for p in after[1] for x in p["contributors"]}, "B's rain is in an SCU now"
+    proposals.read_topic.cache_clear()
+    assert (assistance.contributor_proposals(assisted.scu), assistance.scu_proposals(assisted.pyramid)) == after
+    assert len(reads) == 2
 
 
 @pytest.mark.parametrize(
