@@ -62,7 +62,13 @@ def test_an_interrupted_run_stops_every_process_of_its_stacks(tmp_path, sig):
     try:
         processes = running_processes(record)
         run.send_signal(sig)  # the pytest process only, as a timeout sends it (its stack runs in sessions of its own)
-        output = run.communicate(timeout=90)[0].decode(errors="replace")
+        try:
+            output = run.communicate(timeout=90)[0].decode(errors="replace")
+        except subprocess.TimeoutExpired:
+            # Where it hangs: pytest's faulthandler prints every thread's stack on SIGABRT.
+            run.send_signal(signal.SIGABRT)
+            output = run.communicate(timeout=30)[0].decode(errors="replace")
+            pytest.fail(f"the run had not ended 90 s after {sig.name}; its output:\n{output[-8000:]}")
     finally:
         run.kill()
     assert run.returncode == pytest.ExitCode.INTERRUPTED, output

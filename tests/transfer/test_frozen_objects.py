@@ -49,4 +49,4 @@ def test_a_process_frozen_for_good_stays_frozen_and_is_never_counted(unfrozen, m
         with older_objects_frozen(), older_objects_frozen():
             pass
     assert counted == []
-    assert gc.get_freeze_count() >= frozen > 0
+    assert gc.get_freeze_count() > 0, "the imports unfroze what the process froze for good"
