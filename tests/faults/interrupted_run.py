@@ -4,12 +4,19 @@ its own) started by a module fixture, as the fault and scale suites start theirs
 waits until it is signalled. Not collected by the suite (its name does not start with ``test_``)."""
 
 import os
+import signal
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.faults.harness import Process, Stack, running
+
+# Ctrl+C reaches this run as it reaches one in a terminal, whatever started the suite: a shell without
+# job control (a script's `cmd &`, `nohup ... &`) starts its background commands with SIGINT ignored,
+# every process below inherits that, and Python then leaves it ignored (the SIGINT case hung in its
+# sleep, the signal never seen).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 class SmallStack(Stack):
