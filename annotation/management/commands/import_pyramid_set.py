@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.transfer.ducview_import import freeze_for_process
 from annotation.transfer.pyramid_sets import import_pyramid_set
 
 
@@ -19,6 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--topic", required=True, help="topic id (created if needed)")
 
     def handle(self, *args, paths, dataset, topic, **options):
+        freeze_for_process()  # the import and its scoring: nothing else runs in this process
         try:
             report = import_pyramid_set(paths, dataset, topic)
         except FileNotFoundError as error:
