@@ -93,7 +93,7 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, d
 def deleting_flush(ops, style, tables, *, reset_sequences=False, allow_cascade=False) -> list[str]:
     """On PostgreSQL, the flush after a transactional test as one DELETE a table (its foreign keys
     deferred to the commit, so in any order) rather than Django's TRUNCATE of them all: a TRUNCATE makes
-    new files for every table and index and waits for each, 0.05-0.09 CPU-s of PostgreSQL and 0.12 s of
+    new files for every table and index and waits for each, 0.04-0.07 CPU-s of PostgreSQL and 0.12 s of
     wall a test (60 trivial transactional tests, alternated: 13.6-15.4 s against 6.4-6.5), where the
     tables hold a test's few rows. No table has a DELETE trigger. Before it, ``_browser_contexts_closed``
     waits for the live server's requests, and the worker and runner fixtures end theirs, so no

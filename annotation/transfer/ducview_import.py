@@ -456,8 +456,8 @@ def _import_batch(
 
 # How many imports of this process are running (a web process may run two at once), and whether the
 # process froze its objects for good (``freeze_for_process``): the collector's own count of frozen
-# objects is no answer, as ``gc.get_freeze_count`` walks them all (10 ms for a bare Django process, a
-# hundred times more in a long-lived one that froze once).
+# objects is no answer, as ``gc.get_freeze_count`` walks them all (10 ms for a bare Django process, far
+# more in a long-lived one that froze once).
 _freezing = threading.Lock()
 _imports_running = 0
 _frozen_for_process = False
@@ -465,7 +465,8 @@ _frozen_for_process = False
 
 def freeze_for_process() -> None:
     """Keep every object that exists now out of the collector for the rest of the process, which does
-    nothing but import and score (``import_ducview``): ``older_objects_frozen`` then has nothing to do."""
+    nothing but import and score (``import_ducview``, ``import_pyramid_set``): ``older_objects_frozen``
+    then has nothing to do."""
     global _frozen_for_process
     with _freezing:
         gc.freeze()
