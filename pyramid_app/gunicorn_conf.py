@@ -26,12 +26,19 @@ def post_worker_init(worker):
     that reversing a URL reads (each namespace's): built on the first ``reverse``/``{% url %}``,
     by every thread that reverses before one has finished them (a crowd's first submissions, whose
     page links the next task, built them about seven times per process, a twentieth of the app's
-    CPU in a 200-worker burst)."""
+    CPU in a 200-worker burst). And read the trained suggestions and proposals models, when their files
+    exist, and the lemmatizer's English dictionary: the first suggestions of each worker otherwise
+    waited for them (scikit-learn imported and a model unpickled, 1.2 CPU-s; the dictionary 0.1), which
+    made the first "Done, next peer" of a session wait half a second for its read-ahead."""
     from django.urls import get_resolver
 
+    from annotation.pyramids import proposals, suggestion_features, suggestion_model
     from scoring.scipy_stats import stats
 
     stats()
+    suggestion_model.load()
+    proposals.load_model()
+    suggestion_features.tokens("warm")
     resolver = get_resolver()
     resolver.url_patterns  # noqa: B018  (reading it imports every view)
     _reversal_tables(resolver)

@@ -39,8 +39,6 @@ class ModelFile:
 
     def load(self, path: Path | None = None):
         """The model, or None: no file, an unreadable one, or one of an older format."""
-        import joblib
-
         path = path or self.path()
         try:
             stamp = path.stat().st_mtime
@@ -48,6 +46,8 @@ class ModelFile:
             return None
         key = (str(path), stamp)
         if key not in self._loaded:
+            import joblib  # only to read a file: a server without a trained model never imports it
+
             self._loaded.clear()
             try:
                 model = joblib.load(path)
