@@ -59,8 +59,9 @@ def spearman_rows(x, y) -> np.ndarray:
     """Spearman's rho per row: Pearson's r of the average ranks among the row's valid items."""
     xs, ys, valid = _as_pair(x, y)
     # Rank only the items valid on both sides (``rankdata`` leaves NaN out and in place).
-    rx = stats().rankdata(np.where(valid, xs, np.nan), axis=1, nan_policy="omit")
-    ry = stats().rankdata(np.where(valid, ys, np.nan), axis=1, nan_policy="omit")
+    rankdata = stats().rankdata
+    rx = rankdata(np.where(valid, xs, np.nan), axis=1, nan_policy="omit")
+    ry = rankdata(np.where(valid, ys, np.nan), axis=1, nan_policy="omit")
     return _pearson_masked(rx, ry, valid)
 
 

@@ -90,6 +90,9 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, d
             template_database.use_run_template(connection)
 
 
+TRUNCATING_FLUSH = PostgresOperations.sql_flush
+
+
 def deleting_flush(ops, style, tables, *, reset_sequences=False, allow_cascade=False) -> list[str]:
     """On PostgreSQL, the flush after a transactional test as one DELETE a table (its foreign keys
     deferred to the commit, so in any order) rather than Django's TRUNCATE of them all: a TRUNCATE makes
@@ -101,9 +104,6 @@ def deleting_flush(ops, style, tables, *, reset_sequences=False, allow_cascade=F
     if reset_sequences or allow_cascade:
         return TRUNCATING_FLUSH(ops, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
     return ["SET CONSTRAINTS ALL DEFERRED;", *(f"DELETE FROM {ops.quote_name(table)};" for table in tables)]
-
-
-TRUNCATING_FLUSH = PostgresOperations.sql_flush
 
 
 @pytest.fixture(scope="session", autouse=True)

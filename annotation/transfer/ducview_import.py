@@ -454,23 +454,22 @@ def _import_batch(
         raise
 
 
-# How many imports of this process are running (a web process may run two at once), and whether the
-# process froze its objects for good (``freeze_for_process``): the collector's own count of frozen
-# objects is no answer, as ``gc.get_freeze_count`` walks them all (10 ms for a bare Django process, far
-# more in a long-lived one that froze once).
+# The freezes this process holds: one per import running (a web process may run two at once), and one
+# for good once ``freeze_for_process`` ran. Counted rather than asked of the collector, as
+# ``gc.get_freeze_count`` walks every frozen object (10 ms for a bare Django process, far more in a
+# long-lived one that froze once).
 _freezing = threading.Lock()
-_imports_running = 0
-_frozen_for_process = False
+_freezes = 0
 
 
 def freeze_for_process() -> None:
     """Keep every object that exists now out of the collector for the rest of the process, which does
-    nothing but import and score (``import_ducview``, ``import_pyramid_set``): ``older_objects_frozen``
-    then has nothing to do."""
-    global _frozen_for_process
+    nothing but import and score (``import_ducview``, ``import_pyramid_set``): a freeze never released,
+    so ``older_objects_frozen`` then has nothing to do."""
+    global _freezes
     with _freezing:
         gc.freeze()
-        _frozen_for_process = True
+        _freezes += 1
 
 
 @contextmanager
@@ -482,19 +481,19 @@ def older_objects_frozen() -> Iterator[None]:
     all again: a third of DUC 2006's import time went to the collector, and a collection that
     starts while a label is searched for is charged to the file's pattern budget
     (``IMPORT_PATTERN_SECONDS_PER_FILE``): one pause of 0.48 s under load refused a real file as
-    hostile. The first import of the process to start freezes, the last to end unfreezes (an end
-    unfreezes every frozen object, so two imports at once share one freeze)."""
-    global _imports_running
+    hostile. The first freeze held freezes, the last released unfreezes (an unfreeze releases every
+    frozen object, so imports running at once share one freeze)."""
+    global _freezes
     with _freezing:
-        if not _frozen_for_process and not _imports_running:
+        if not _freezes:
             gc.freeze()
-        _imports_running += 1
+        _freezes += 1
     try:
         yield
     finally:
         with _freezing:
-            _imports_running -= 1
-            if not _frozen_for_process and not _imports_running:
+            _freezes -= 1
+            if not _freezes:
                 gc.unfreeze()
 
 

@@ -14,7 +14,7 @@ def unfrozen(monkeypatch):
     """A process with nothing frozen (an earlier test of this worker may have run ``import_ducview``)."""
     was_frozen = gc.get_freeze_count() > 0
     gc.unfreeze()
-    monkeypatch.setattr(ducview_import, "_frozen_for_process", False)
+    monkeypatch.setattr(ducview_import, "_freezes", 0)
     yield
     gc.unfreeze()
     if was_frozen:
