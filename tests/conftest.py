@@ -44,8 +44,18 @@ def redis_available() -> bool:
         return False
 
 
+BROWSER_MISSING = (
+    "this test needs Debian's Chromium (apt-get install chromium-headless-shell, or chromium) or CHROMIUM_PATH"
+)
+
+
 def chromium_path() -> str | None:
-    return os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
+    """The Chromium the browser tests drive: ``CHROMIUM_PATH``, else Debian's headless shell
+    (package chromium-headless-shell: the same engine and release as its chromium, without the
+    desktop browser's interface, which headless tests never show; the browser Playwright itself runs
+    headless tests in), else Debian's chromium. The shell costs a browser test 15-28% less CPU
+    (docs/results/test_suite.md). The benchmarks keep the full chromium: they measure what a user sees."""
+    return os.environ.get("CHROMIUM_PATH") or shutil.which("chromium-headless-shell") or shutil.which("chromium")
 
 
 def shared_data(*parts: str) -> Path:
@@ -123,7 +133,7 @@ def _required_services(request):
     if marker("redis") or marker("worker"):
         require(redis_available(), "this test needs Redis: set REDIS_URL=redis://... to a running server")
     if marker("browser"):
-        require(chromium_path(), "this test needs Debian's chromium (apt-get install chromium) or CHROMIUM_PATH")
+        require(chromium_path(), BROWSER_MISSING)
     if marker("realdata"):
         shared_data()
 
@@ -225,7 +235,7 @@ def celery_worker(transactional_db):
 def chromium():
     """Debian's Chromium driven by Playwright (never a downloaded browser)."""
     path = chromium_path()
-    require(path, "browser tests need Debian's chromium (apt-get install chromium) or CHROMIUM_PATH")
+    require(path, BROWSER_MISSING)
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
     from playwright.sync_api import sync_playwright
 

@@ -14,16 +14,26 @@ from tests.faults.cleanup import command_line
 from tests.outcomes import descendants
 
 
+def executable(pid: int) -> str:
+    try:
+        return os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+    except OSError:
+        return ""
+
+
 @pytest.mark.browser
 def test_the_browser_runs_without_the_unused_headless_features(chromium):
     context = chromium.new_context()
     try:
         context.new_page().set_content("<p>a page</p>")
-        lines = [command_line(pid).split() for pid in descendants(os.getpid())]  # this worker's browser
+        # this worker's browser: the Chromium process without --type= (Debian's launcher is a shell
+        # script whose process has the same command line, so the program itself is looked at)
         browsers = [
             line
-            for line in lines
-            if "--remote-debugging-pipe" in line and not any(arg.startswith("--type=") for arg in line)
+            for pid in descendants(os.getpid())
+            if "chromium" in executable(pid)
+            and "--remote-debugging-pipe" in (line := command_line(pid).split())
+            and not any(arg.startswith("--type=") for arg in line)
         ]
         assert len(browsers) == 1, browsers
         disabled = [arg.split("=", 1)[1].split(",") for arg in browsers[0] if arg.startswith("--disable-features=")]
