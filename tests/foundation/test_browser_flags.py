@@ -26,14 +26,15 @@ def test_the_browser_runs_without_the_unused_headless_features(chromium):
     context = chromium.new_context()
     try:
         context.new_page().set_content("<p>a page</p>")
-        # this worker's browser: the Chromium process without --type= (Debian's launcher is a shell
-        # script whose process has the same command line, so the program itself is looked at)
+        # this worker's browser: the process without --type= running the program its renderers run
+        # (Debian's launcher of the headless shell is a script whose process has the same command line)
+        lines = {pid: command_line(pid).split() for pid in descendants(os.getpid())}
+        children = {pid for pid, line in lines.items() if any(arg.startswith("--type=") for arg in line)}
+        programs = {executable(pid) for pid in children}
         browsers = [
             line
-            for pid in descendants(os.getpid())
-            if "chromium" in executable(pid)
-            and "--remote-debugging-pipe" in (line := command_line(pid).split())
-            and not any(arg.startswith("--type=") for arg in line)
+            for pid, line in lines.items()
+            if pid not in children and "--remote-debugging-pipe" in line and executable(pid) in programs
         ]
         assert len(browsers) == 1, browsers
         disabled = [arg.split("=", 1)[1].split(",") for arg in browsers[0] if arg.startswith("--disable-features=")]
