@@ -84,14 +84,25 @@ STEM = 5  # lemmas sharing their first letters this far count as one word for ``
 STRONG = 0.5  # a rival whose best contributor share reaches this is a ``strong_rivals`` one
 
 
+# Texts whose words are kept (``tokens``): a DUC topic's texts, sentences and SCUs are ~1,500; a
+# sentence's words take ~5 KB, so at most ~20 MB a process.
+TOKENS_KEPT = 4096
+
+
 @lru_cache(maxsize=200_000)
 def lemma(word: str) -> str:
     """The lemma of a lower-cased word ("dams" -> "dam", "flooded" -> "flood")."""
     return simplemma.lemmatize(word, lang="en").lower()
 
 
-def tokens(text: str) -> list[tuple[str, int, int, str]]:
-    """Content words as (lemma, start, end, the word as written), stop words dropped."""
+@lru_cache(maxsize=TOKENS_KEPT)
+def tokens(text: str) -> tuple[tuple[str, int, int, str], ...]:
+    """Content words as (lemma, start, end, the word as written), stop words dropped.
+
+    Kept per process for the last ``TOKENS_KEPT`` texts: a peer's suggestions read the same texts at
+    every request (the topic's references and peers for the word weights, every SCU's contributors,
+    labels and reference sentences, the annotator's finished peers), and splitting them into words
+    was a fifth of a request and a third of the reading of its pyramid. A tuple: shared, never changed."""
     out = []
     for m in WORD.finditer(text):
         low = m.group().lower()
@@ -101,7 +112,7 @@ def tokens(text: str) -> list[tuple[str, int, int, str]]:
         if lem in STOP:
             continue
         out.append((lem, m.start(), m.end(), m.group()))
-    return out
+    return tuple(out)
 
 
 def word_weights(texts: Iterable[str]) -> dict[str, float]:

@@ -24,6 +24,7 @@ from annotation.pyramids.editing import add_contributor
 from annotation.pyramids.models import SCU, Pyramid
 from annotation.pyramids.suggestion_features import (
     FEATURES,
+    TOKENS_KEPT,
     ScuText,
     _common_subsequence,
     _mass,
@@ -37,7 +38,7 @@ from annotation.pyramids.suggestion_features import (
     word_weights,
     word_weights_of_sets,
 )
-from annotation.pyramids.suggestion_inputs import pyramid_scus
+from annotation.pyramids.suggestion_inputs import pyramid_scus, topic_weights
 from annotation.pyramids.suggestion_model import (
     PeerCase,
     ducview_cases,
@@ -135,6 +136,24 @@ def test_suggestions_api_and_the_blind_rule(study):
 
 def test_tokens_are_lemmas_without_stop_words():
     assert [t[0] for t in tokens("The dams were flooded by 3 rivers")] == ["dam", "flood", "3", "river"]
+
+
+def test_a_peers_second_suggestions_split_no_text_of_the_pyramid_or_topic_again(study):
+    """The words of the texts suggestions rest on are kept per process (``tokens``): a second read of
+    the pyramid's SCUs and the topic's word weights splits nothing again and gives what a fresh
+    split gives; what is kept is a tuple (shared by every caller: never changed) and bounded."""
+    users, mine, _, _ = study
+    pyramid = mine["xena"].pyramid
+    tokens.cache_clear()
+    first = (pyramid_scus(pyramid), topic_weights(pyramid), peer_case(mine["xena"]))
+    split = tokens.cache_info().misses
+    again = (pyramid_scus(pyramid), topic_weights(pyramid), peer_case(mine["xena"]))
+    assert tokens.cache_info().misses == split, "texts split again"
+    assert again == first
+    tokens.cache_clear()
+    assert (pyramid_scus(pyramid), topic_weights(pyramid), peer_case(mine["xena"])) == first
+    assert isinstance(tokens("The dams were flooded"), tuple)
+    assert tokens.cache_info().maxsize == TOKENS_KEPT
 
 
 def test_word_weights_are_the_topics_idf():
