@@ -84,8 +84,10 @@ STEM = 5  # lemmas sharing their first letters this far count as one word for ``
 STRONG = 0.5  # a rival whose best contributor share reaches this is a ``strong_rivals`` one
 
 
-# Texts whose words are kept (``tokens``): a DUC topic's texts, sentences and SCUs are ~1,500; a
-# sentence's words take ~5 KB, so at most ~20 MB a process.
+# Texts whose words are kept (``tokens``): a DUC topic's suggestions read ~1,200 (its ~35 summaries
+# whole, their sentences, its SCUs' contributors, labels and reference sentences). Measured on DUC
+# 2006: a sentence with its words ~1.6 KB, a whole summary ~30 KB; 4,096 sentences 6.7 MB, so ~10 MB
+# for that mix (~130 MB only if every text kept were a whole summary).
 TOKENS_KEPT = 4096
 
 
