@@ -292,7 +292,9 @@ def save_until_acknowledged(stack, session, payload, failures: list) -> requests
             if answer.status_code == 201:
                 return answer
             failures.append(answer.status_code)
-        except requests.ConnectionError as error:
+        except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as error:
+            # refused, reset, or the answer cut off after its headers (the node killed while sending
+            # it): whether the save was stored is unknown, so it is sent again with its key
             failures.append(type(error).__name__)
         time.sleep(0.25)
     raise AssertionError(f"never acknowledged: {failures[-5:]}")
