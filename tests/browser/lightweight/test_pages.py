@@ -6,6 +6,7 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
 
 from annotation.corpus.models import PeerSummary
 from annotation.corpus.roles import COORDINATOR, role_group
@@ -145,7 +146,7 @@ def test_coordinator_and_crowd_run_the_protocol(chromium, live_server, world, ar
                 worker_page.screenshot(path=str(artifacts / "lightweight-judge-mobile.png"), full_page=True)
                 no_inline_code(served(worker_page))
             worker_page.click("text=Submit")
-            assert worker_page.locator("[data-completion-code]").is_visible()
+            expect(worker_page.locator("[data-completion-code]")).to_be_visible()  # waits for the answer
     assert LiteAssignment.objects.filter(task__pyramid=run).count() == 4
 
     # The coordinator sees the scores once the background recomputation has stored them.
