@@ -11,6 +11,7 @@ ann2's (B side), uid: label, reference -> span:
 """
 
 from django.contrib.auth import get_user_model
+from django.db import transaction
 
 from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.pyramids.editing import add_contributor
@@ -34,6 +35,7 @@ PYRAMIDS = {
 PEER_TEXT = "cats purr and dogs bark while horses run"
 
 
+@transaction.atomic  # as tests/dashboards/toy.build: one recomputation, at its end
 def build(name="Pyramid adjudication"):
     """(dataset, topic, ann1's pyramid, ann2's pyramid), both finished; one peer summary "1"."""
     dataset = Dataset.objects.create(name=name)

@@ -5,6 +5,7 @@ it (``build_lived_in``), and the users of each role."""
 import re
 
 from django.contrib.auth import get_user_model
+from django.db import transaction
 from django.template.defaultfilters import floatformat
 
 from annotation.corpus.models import Dataset, PeerSummary
@@ -21,6 +22,7 @@ from tests.dashboards import toy
 ANN2_T1 = {"2": [2, 2], "3": [1]}  # peer 2: SCU 2 found twice (a repetition)
 
 
+@transaction.atomic  # as toy.build: one recomputation, at its end
 def build_toy(name="Toy") -> Dataset:
     dataset = toy.build(name)
     ann2 = get_user_model().objects.get(username="ann2")

@@ -6,6 +6,7 @@ MaxWeight(2) = 3 + 2 = 5. Modified score = D / 5 with D the weights of the SCUs 
 """
 
 from django.contrib.auth import get_user_model
+from django.db import transaction
 
 from annotation.corpus.models import Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.peers.editing import add_match
@@ -24,6 +25,7 @@ MATCHES = {
 MODIFIED = {("T1", "1"): 0.7, ("T1", "2"): 0.4, ("T1", "3"): 1.0, ("T2", "1"): 0.4, ("T2", "2"): 0.8, ("T2", "3"): 0.2}
 
 
+@transaction.atomic  # the recomputation its saves call for scheduled once, at its end, over all of it
 def build(name="Toy") -> Dataset:
     dataset = Dataset.objects.create(name=name)
     users = {u: get_user_model().objects.get_or_create(username=u)[0] for u in ("ann1", "ann2")}

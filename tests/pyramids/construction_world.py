@@ -14,6 +14,7 @@ B-cubed precision = recall = (1 + 1 + 1 + 2/3 + 2/3 + 1/3) / 6 = 7/9. SCUs: 1-1 
 """
 
 from django.contrib.auth import get_user_model
+from django.db import transaction
 
 from annotation.corpus.models import Assignment, Dataset, PeerSummary, ReferenceSummary, Topic
 from annotation.peers.editing import add_match
@@ -62,6 +63,7 @@ HAND_SCUS = {
 }
 
 
+@transaction.atomic  # as tests/dashboards/toy.build: one recomputation, at its end
 def build(name="Construction") -> Dataset:
     User = get_user_model()
     dataset = Dataset.objects.create(name=name)
