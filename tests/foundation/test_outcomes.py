@@ -4,6 +4,7 @@ the comparison with ``--collect-only`` fails on a test collected but never repor
 fewer times than collected under one node id, as schemathesis's operations are), on a failure,
 and (``--no-skips``, REQUIRE_SERVICES=1) on a skip. Run on a small suite of its own."""
 
+import os
 import subprocess
 import sys
 
@@ -53,7 +54,9 @@ EXPECTED = sorted(
 
 
 def pytest_in(folder, *args) -> subprocess.CompletedProcess:
-    """pytest on the small suite, with the outcomes plugin and none of the project's settings."""
+    """pytest on the small suite, with the outcomes plugin, xdist and none of the project's settings
+    or other plugins: without the installed plugins' loading (Django's, hypothesis', schemathesis') a
+    run costs 0.2 CPU-s instead of 0.8, and one with two xdist workers 0.6 instead of 2.2."""
     return subprocess.run(
         [
             sys.executable,
@@ -66,12 +69,13 @@ def pytest_in(folder, *args) -> subprocess.CompletedProcess:
             "-p",
             "tests.outcomes",
             "-p",
-            "no:cacheprovider",
+            "xdist",
             "-p",
-            "no:django",
+            "no:cacheprovider",
             *args,
         ],
         cwd=REPO,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
         capture_output=True,
         text=True,
         timeout=300,
