@@ -79,6 +79,14 @@ def pytest_collection_finish(session):
     gc.set_threshold(50_000, 20, 100)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    """Before the session's fixtures end (the test database dropped with them): the connections of
+    ended threads (the live server's, a runner's) that garbage cycles still hold are closed, else the
+    drop finds them open ("being accessed by other users") and leaves the database behind."""
+    gc.collect()
+
+
 def pytest_sessionstart(session):
     """The stacks of an earlier run killed before it could stop them (``tests/faults/cleanup.py``)."""
     from tests.faults import cleanup
