@@ -81,15 +81,12 @@ def pytest_collection_finish(session):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session):
-    """Before the session's fixtures end (the test database dropped with them): the in-process
-    runner's thread, which a module's fixture may have started outside any test, is ended (else its
-    periodic sweep ran on the dropped database, logging errors as the process exited), and the
-    connections of ended threads (the live server's) that garbage cycles still hold are closed (else
-    the drop finds them open, "being accessed by other users", and leaves the database behind)."""
+    """Before the session's fixtures end (the test database dropped with them), the in-process
+    runner's thread, which a module's fixture may have started outside any test, is ended: its
+    periodic sweep otherwise ran on the dropped database, logging errors as the process exited."""
     from annotation.jobs.queue import runner
 
     runner.stop()
-    gc.collect()
 
 
 def pytest_sessionstart(session):
