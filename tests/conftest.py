@@ -9,6 +9,7 @@ import os
 import shutil
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -208,8 +209,8 @@ def _synchronous_recomputation():
     runner.synchronous = False
 
 
-@pytest.fixture
-def in_process_jobs():
+@contextmanager
+def jobs_in_process():
     """Background jobs run in the saving thread, as without REDIS_URL (also when it is set)."""
     if not settings.REDIS_URL:
         yield
@@ -218,8 +219,33 @@ def in_process_jobs():
 
     saved = app.conf.task_always_eager
     app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = saved
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = saved
+
+
+@pytest.fixture
+def in_process_jobs():
+    with jobs_in_process():
+        yield
+
+
+@contextmanager
+def recomputed_as_in_a_test():
+    """For a world a module's fixture builds outside any test: its recomputation runs in the saving
+    thread with the jobs in process, as a test's own saves (``_synchronous_recomputation``,
+    ``in_process_jobs``). Outside a test the in-process runner is not synchronous: an import's
+    scheduling started its thread, which sent the jobs to Redis, racing the first test's fixture that
+    turns Celery's eager mode on ("task_always_eager has no effect on send_task")."""
+    from annotation.jobs.queue import runner
+
+    saved, runner.synchronous = runner.synchronous, True
+    try:
+        with jobs_in_process():
+            yield
+    finally:
+        runner.synchronous = saved
 
 
 @pytest.fixture

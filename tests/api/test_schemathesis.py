@@ -29,6 +29,8 @@ from annotation.peers.demo import load_demo  # noqa: E402  (only once schemathes
 from annotation.peers.models import PeerAnnotation, PeerMatch  # noqa: E402  (only once schemathesis is known to be installed)
 from annotation.pyramids.models import SCU, Contributor, Pyramid  # noqa: E402  (only once schemathesis is known to be installed)
 
+from tests.conftest import recomputed_as_in_a_test  # noqa: E402  (only once schemathesis is known to be installed)
+
 # The schemathesis test item does not list the ``db`` fixture where pytest-django looks for it
 # when deciding which test databases to create: the marker says so.
 pytestmark = pytest.mark.django_db
@@ -81,7 +83,8 @@ def api_world(django_db_setup, django_db_blocker):
 
     with django_db_blocker.unblock(), requests_keep_the_connection():
         with transaction.atomic():
-            load_demo()
+            with recomputed_as_in_a_test():
+                load_demo()
             admin = User.objects.create_superuser("schemathesis", email=None, password=None)
             token = Token.objects.create(user=admin)
             ids = {

@@ -16,7 +16,7 @@ from annotation.dashboards.figures import metaeval_table, score_dashboard, tier_
 from annotation.dashboards.judgments import import_duc_table
 from annotation.dashboards.models import Judgment
 
-from tests.conftest import shared_data
+from tests.conftest import recomputed_as_in_a_test, shared_data
 from tests.dashboards import independent
 
 pytestmark = [pytest.mark.django_db, pytest.mark.realdata]
@@ -31,8 +31,9 @@ def duc2006(django_db_setup, django_db_blocker):
         from django.db import transaction
 
         with transaction.atomic():
-            call_command("import_ducview", str(path), stdout=StringIO())
-            result = import_duc_table("duc2006", path / "scoring" / "2006_modified_scores.txt")
+            with recomputed_as_in_a_test():
+                call_command("import_ducview", str(path), stdout=StringIO())
+                result = import_duc_table("duc2006", path / "scoring" / "2006_modified_scores.txt")
             yield path, result
             transaction.set_rollback(True)
 

@@ -17,7 +17,7 @@ from django.test import Client
 from django.urls import reverse
 from scipy import stats
 
-from tests.conftest import shared_data
+from tests.conftest import recomputed_as_in_a_test, shared_data
 from tests.dashboards import independent
 
 pytestmark = [pytest.mark.django_db, pytest.mark.realdata]
@@ -39,22 +39,23 @@ def duc2007(django_db_setup, django_db_blocker):
         from annotation.dashboards.judgments import import_duc_table
 
         with transaction.atomic():
-            call_command("import_ducview", str(path), stdout=StringIO())
-            dataset = Dataset.objects.get(name="duc2007-main")
-            import_duc_table(dataset, path / "scoring" / "2007_modified_scores.txt")  # content responsiveness
-            snapshots.recompute_dataset(dataset.pk)
-            user = get_user_model().objects.create_user("coord-2007")
-            user.groups.add(role_group(COORDINATOR))
-            dataset.coordinators.add(user)
-            client = Client()
-            client.force_login(user)
-            pages = {
-                name: client.get(reverse(f"dashboards:{name}", args=[dataset.pk])).content.decode()
-                for name in ("significance", "scores", "metaeval")
-            }
-            pages["with references"] = client.get(
-                reverse("dashboards:significance", args=[dataset.pk]) + "?references=1"
-            ).content.decode()
+            with recomputed_as_in_a_test():
+                call_command("import_ducview", str(path), stdout=StringIO())
+                dataset = Dataset.objects.get(name="duc2007-main")
+                import_duc_table(dataset, path / "scoring" / "2007_modified_scores.txt")  # content responsiveness
+                snapshots.recompute_dataset(dataset.pk)
+                user = get_user_model().objects.create_user("coord-2007")
+                user.groups.add(role_group(COORDINATOR))
+                dataset.coordinators.add(user)
+                client = Client()
+                client.force_login(user)
+                pages = {
+                    name: client.get(reverse(f"dashboards:{name}", args=[dataset.pk])).content.decode()
+                    for name in ("significance", "scores", "metaeval")
+                }
+                pages["with references"] = client.get(
+                    reverse("dashboards:significance", args=[dataset.pk]) + "?references=1"
+                ).content.decode()
             yield path, pages
             transaction.set_rollback(True)
 

@@ -12,7 +12,7 @@ from annotation.peers.models import PeerAnnotation
 from annotation.pyramids.models import SCU, Contributor, Pyramid
 from scoring.agreement import dice_distance
 
-from tests.conftest import shared_data
+from tests.conftest import recomputed_as_in_a_test, shared_data
 
 pytestmark = [pytest.mark.django_db, pytest.mark.realdata]
 
@@ -43,10 +43,11 @@ def duc(django_db_setup, django_db_blocker):
         from django.db import transaction
 
         with transaction.atomic():
-            outputs = (
-                run("import_ducview", str(d2006)),
-                run("import_ducview", str(d2007), annotators=str(d2007 / "annotator-table.txt")),
-            )
+            with recomputed_as_in_a_test():
+                outputs = (
+                    run("import_ducview", str(d2006)),
+                    run("import_ducview", str(d2007), annotators=str(d2007 / "annotator-table.txt")),
+                )
             yield d2006, d2007, outputs
             transaction.set_rollback(True)
 
