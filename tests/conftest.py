@@ -198,15 +198,25 @@ def _clean_redis():
         redis.Redis.from_url(settings.REDIS_URL).flushdb()
 
 
-@pytest.fixture(autouse=True)
-def _synchronous_recomputation():
-    """Recomputation runs in the saving thread (as eager Celery did), so a test reads results right
-    after a save; tests of the background thread itself use ``background_runner``."""
+@contextmanager
+def synchronous_recomputation():
+    """Recomputation runs in the saving thread (as eager Celery did), so what a save changed is
+    computed when it returns."""
     from annotation.jobs.queue import runner
 
-    runner.synchronous = True
-    yield
-    runner.synchronous = False
+    saved, runner.synchronous = runner.synchronous, True
+    try:
+        yield
+    finally:
+        runner.synchronous = saved
+
+
+@pytest.fixture(autouse=True)
+def _synchronous_recomputation():
+    """A test reads results right after a save; tests of the background thread itself use
+    ``background_runner``."""
+    with synchronous_recomputation():
+        yield
 
 
 @contextmanager
@@ -238,14 +248,8 @@ def recomputed_as_in_a_test():
     ``in_process_jobs``). Outside a test the in-process runner is not synchronous: an import's
     scheduling started its thread, which sent the jobs to Redis, racing the first test's fixture that
     turns Celery's eager mode on ("task_always_eager has no effect on send_task")."""
-    from annotation.jobs.queue import runner
-
-    saved, runner.synchronous = runner.synchronous, True
-    try:
-        with jobs_in_process():
-            yield
-    finally:
-        runner.synchronous = saved
+    with synchronous_recomputation(), jobs_in_process():
+        yield
 
 
 @pytest.fixture
