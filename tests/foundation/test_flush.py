@@ -61,3 +61,21 @@ def test_the_flush_keeps_exactly_what_post_migrate_would_write_back():
     assert _kept() == before  # the same rows, ids included
     emit_post_migrate_signal(0, False, connection.alias)  # what the flush no longer sends: adds nothing
     assert _kept() == before
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_the_truncating_flush_keeps_them_too():
+    """Django's TRUNCATE, which the flush still uses when asked to reset sequences or cascade, spares
+    the same tables (none of the suite's tests asks for it today)."""
+    from django.core.management.color import no_style
+
+    from tests.conftest import KEPT_BY_FLUSH, deleting_flush
+
+    tables = connection.introspection.django_table_names(only_existing=True)
+    assert KEPT_BY_FLUSH <= set(tables)
+    for options in ({"reset_sequences": True}, {"allow_cascade": True}):
+        statements = deleting_flush(connection.ops, no_style(), tables, **options)
+        flushed = " ".join(statements)
+        assert "TRUNCATE" in flushed and "annotation_peermatch" in flushed, statements
+        assert not any(table in flushed for table in KEPT_BY_FLUSH), statements
